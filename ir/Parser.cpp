@@ -1,0 +1,1065 @@
+#include "ir/Parser.h"
+
+#include "ir/Lexer.h"
+#include "ir/LayoutPresets.h"
+
+#include <llvm/Support/MemoryBuffer.h>
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace tilescope {
+
+namespace {
+
+constexpr int kMaxNesting = 200;
+
+class Parser {
+public:
+  Parser(llvm::StringRef buffer, Diagnostics &diag) : lexer_(buffer), diag_(diag) {
+    tok_ = lexer_.next();
+  }
+
+  Module parseModule();
+  std::optional<LayoutSpec> parseWholeLayout();
+
+private:
+  // --- tokens ---
+  void advance() {
+    if (hasPeek_) {
+      tok_ = peek_;
+      hasPeek_ = false;
+    } else {
+      tok_ = lexer_.next();
+    }
+  }
+  const Token &peek() {
+    if (!hasPeek_) {
+      peek_ = lexer_.next();
+      hasPeek_ = true;
+    }
+    return peek_;
+  }
+  bool consume(Tok k) {
+    if (!tok_.is(k))
+      return false;
+    advance();
+    return true;
+  }
+  bool consumeIdent(llvm::StringRef s) {
+    if (!tok_.isIdent(s))
+      return false;
+    advance();
+    return true;
+  }
+  std::string found() const {
+    if (tok_.is(Tok::Eof))
+      return "end of file";
+    if (tok_.is(Tok::Error))
+      return fmt::format("invalid token '{}'", printable(tok_.text));
+    return fmt::format("'{}'", printable(tok_.text));
+  }
+  static std::string printable(llvm::StringRef s) {
+    std::string out;
+    for (char c : s.take_front(24)) {
+      unsigned char u = static_cast<unsigned char>(c);
+      out += (u >= 0x20 && u < 0x7f) ? std::string(1, c) : fmt::format("\\x{:02x}", u);
+    }
+    return out;
+  }
+  bool expect(Tok k, llvm::StringRef what) {
+    if (consume(k))
+      return true;
+    error(tok_.loc(), fmt::format("expected {}, found {}", what.str(), found()));
+    return false;
+  }
+  bool expectIdent(llvm::StringRef word) {
+    if (consumeIdent(word))
+      return true;
+    error(tok_.loc(), fmt::format("expected '{}', found {}", word.str(), found()));
+    return false;
+  }
+  void error(llvm::SMLoc loc, const std::string &msg) {
+    diag_.error(loc, msg);
+    if (diag_.tooManyErrors())
+      fatal_ = true;
+  }
+
+  // Skips to where a new statement can start: a token first on its line, or
+  // the `}` closing the current block, never stopping inside a nested block.
+  void syncStatement(const char *startedAt);
+  void syncTopLevel();
+
+  // --- grammar ---
+  std::optional<Kernel> parseKernel();
+  bool parseParam(std::vector<Param> &out);
+  bool parseLaunch(Launch &launch);
+  bool parseBlock(Block &out);
+  void parseStatement(Block &out);
+  Stmt parseBufferDecl(MemScope scope);
+  bool parseBarrierDecl(Block &out);
+  bool parseLet(Block &out);
+  Stmt parseFor();
+  Stmt parseIf();
+  Stmt parseCallOrStore();
+  std::optional<Dtype> parseDtype();
+  bool parseExprList(std::vector<Expr> &out, Tok close, llvm::StringRef closeText);
+
+  Expr parseExpr() { return parseBinary(1); }
+  Expr parseBinary(int minPrec);
+  Expr parseUnary();
+  Expr parsePrimary();
+  Expr parsePostfix(Expr base);
+  bool parseSubscript(Subscript &out);
+  std::optional<int64_t> parseIntLiteral(bool allowNegative);
+
+  std::optional<LayoutSpec> parseLayout();
+  bool parseLayoutSum(std::vector<Iter> &shard, std::vector<Iter> &replica,
+                      std::vector<AxisOffset> &offset, bool &haveShard);
+  bool parseIters(std::vector<Iter> &iters);
+  std::optional<Axis> parseAxisSuffix();
+
+  struct DepthGuard {
+    Parser &p;
+    bool ok;
+    explicit DepthGuard(Parser &parser) : p(parser), ok(++parser.depth_ <= kMaxNesting) {
+      if (!ok && !p.fatal_) {
+        p.error(p.tok_.loc(), fmt::format("nesting deeper than {} levels", kMaxNesting));
+        p.fatal_ = true;
+      }
+    }
+    ~DepthGuard() { --p.depth_; }
+  };
+
+  Lexer lexer_;
+  Diagnostics &diag_;
+  Token tok_, peek_;
+  bool hasPeek_ = false;
+  bool fatal_ = false;
+  int depth_ = 0;
+};
+
+bool isBinaryOp(Tok k, BinaryOp &op) {
+  switch (k) {
+  case Tok::Plus: op = BinaryOp::Add; return true;
+  case Tok::Minus: op = BinaryOp::Sub; return true;
+  case Tok::Star: op = BinaryOp::Mul; return true;
+  case Tok::Slash: op = BinaryOp::Div; return true;
+  case Tok::Percent: op = BinaryOp::Mod; return true;
+  case Tok::Lt: op = BinaryOp::Lt; return true;
+  case Tok::Le: op = BinaryOp::Le; return true;
+  case Tok::Gt: op = BinaryOp::Gt; return true;
+  case Tok::Ge: op = BinaryOp::Ge; return true;
+  case Tok::Eq: op = BinaryOp::Eq; return true;
+  case Tok::Ne: op = BinaryOp::Ne; return true;
+  case Tok::AndAnd: op = BinaryOp::And; return true;
+  case Tok::OrOr: op = BinaryOp::Or; return true;
+  default: return false;
+  }
+}
+
+std::optional<ExecScope> scopeFromName(llvm::StringRef s) {
+  if (s == "warp")
+    return ExecScope::Warp;
+  if (s == "wg")
+    return ExecScope::Warpgroup;
+  if (s == "cta")
+    return ExecScope::Cta;
+  if (s == "cluster")
+    return ExecScope::Cluster;
+  return std::nullopt;
+}
+
+std::optional<MemScope> memScopeFromName(llvm::StringRef s) {
+  if (s == "global")
+    return MemScope::Global;
+  if (s == "shared")
+    return MemScope::Shared;
+  if (s == "reg")
+    return MemScope::Reg;
+  if (s == "tmem")
+    return MemScope::Tmem;
+  return std::nullopt;
+}
+
+void Parser::syncStatement(const char *startedAt) {
+  int depth = 0;
+  bool moved = tok_.text.data() != startedAt;
+  while (!tok_.is(Tok::Eof) && !fatal_) {
+    if (depth == 0 && moved && tok_.firstOnLine)
+      return;
+    if (tok_.is(Tok::LBrace)) {
+      ++depth;
+    } else if (tok_.is(Tok::RBrace)) {
+      if (depth == 0)
+        return;
+      --depth;
+    }
+    advance();
+    moved = true;
+  }
+}
+
+void Parser::syncTopLevel() {
+  while (!tok_.is(Tok::Eof) && !fatal_) {
+    advance();
+    if (tok_.firstOnLine && tok_.isIdent("kernel"))
+      return;
+  }
+}
+
+Module Parser::parseModule() {
+  Module module;
+  while (!tok_.is(Tok::Eof) && !fatal_) {
+    if (!tok_.isIdent("kernel")) {
+      error(tok_.loc(), fmt::format("expected 'kernel', found {}", found()));
+      syncTopLevel();
+      continue;
+    }
+    if (auto k = parseKernel())
+      module.kernels.push_back(std::move(*k));
+  }
+  if (module.kernels.empty() && !diag_.hasErrors())
+    error(tok_.loc(), "expected at least one kernel");
+  return module;
+}
+
+std::optional<Kernel> Parser::parseKernel() {
+  Kernel k;
+  k.loc = tok_.loc();
+  advance(); // 'kernel'
+  if (!tok_.is(Tok::Ident)) {
+    error(tok_.loc(), fmt::format("expected kernel name, found {}", found()));
+    syncTopLevel();
+    return std::nullopt;
+  }
+  k.name = tok_.text.str();
+  advance();
+  bool ok = expect(Tok::LParen, "'(' after the kernel name");
+  if (ok && !tok_.is(Tok::RParen)) {
+    do {
+      ok = parseParam(k.params);
+    } while (ok && consume(Tok::Comma));
+  }
+  ok = ok && expect(Tok::RParen, "')' closing the parameter list");
+  if (ok && consumeIdent("where")) {
+    do {
+      Expr c = parseExpr();
+      if (!c) {
+        ok = false;
+        break;
+      }
+      k.constraints.push_back(c);
+    } while (consume(Tok::Comma));
+  }
+  ok = ok && parseLaunch(k.launch);
+  if (!ok) {
+    // Resume at the body if there is one, so its errors are reported too.
+    while (!tok_.is(Tok::Eof) && !tok_.is(Tok::LBrace) && !fatal_ &&
+           !(tok_.firstOnLine && tok_.isIdent("kernel")))
+      advance();
+    if (!tok_.is(Tok::LBrace))
+      return std::nullopt;
+  }
+  if (!parseBlock(k.body))
+    return std::nullopt;
+  return ok ? std::optional<Kernel>(std::move(k)) : std::nullopt;
+}
+
+std::optional<Dtype> Parser::parseDtype() {
+  if (tok_.is(Tok::Ident))
+    if (auto d = dtypeFromName(tok_.text.str())) {
+      advance();
+      return d;
+    }
+  error(tok_.loc(), fmt::format("expected a dtype (f32, bf16, f8e4m3, i32, ...), found {}",
+                                found()));
+  return std::nullopt;
+}
+
+bool Parser::parseExprList(std::vector<Expr> &out, Tok close, llvm::StringRef closeText) {
+  if (!tok_.is(close)) {
+    do {
+      Expr e = parseExpr();
+      if (!e)
+        return false;
+      out.push_back(std::move(e));
+    } while (consume(Tok::Comma));
+  }
+  return expect(close, closeText);
+}
+
+bool Parser::parseParam(std::vector<Param> &out) {
+  Param p;
+  p.loc = tok_.loc();
+  if (!tok_.is(Tok::Ident)) {
+    error(tok_.loc(), fmt::format("expected a parameter name, found {}", found()));
+    return false;
+  }
+  p.name = tok_.text.str();
+  advance();
+  if (!expect(Tok::Colon, "':' after the parameter name"))
+    return false;
+  if (consumeIdent("global")) {
+    p.isTensor = true;
+    auto d = parseDtype();
+    if (!d)
+      return false;
+    p.dtype = *d;
+    if (!expect(Tok::LBracket, "'[' starting the tensor shape"))
+      return false;
+    if (!parseExprList(p.shape, Tok::RBracket, "']' closing the shape"))
+      return false;
+    if (p.shape.empty()) {
+      error(p.loc, "a tensor parameter needs at least one dimension");
+      return false;
+    }
+  } else {
+    auto d = parseDtype();
+    if (!d)
+      return false;
+    p.dtype = *d;
+  }
+  out.push_back(std::move(p));
+  return true;
+}
+
+bool Parser::parseLaunch(Launch &launch) {
+  launch.loc = tok_.loc();
+  if (!expectIdent("launch"))
+    return false;
+  bool sawThreads = false, sawTarget = false, sawGrid = false;
+  while (tok_.is(Tok::Ident)) {
+    llvm::SMLoc at = tok_.loc();
+    llvm::StringRef word = tok_.text;
+    if (word == "grid" || word == "cluster") {
+      advance();
+      auto &dims = word == "grid" ? launch.grid : launch.cluster;
+      if (!expect(Tok::LParen, "'('") || !parseExprList(dims, Tok::RParen, "')'"))
+        return false;
+      if (dims.empty() || dims.size() > 3) {
+        error(at, fmt::format("{} takes 1 to 3 extents, not {}", word.str(), dims.size()));
+        return false;
+      }
+      sawGrid |= word == "grid";
+    } else if (word == "threads") {
+      advance();
+      if (!expect(Tok::LParen, "'('"))
+        return false;
+      llvm::SMLoc numAt = tok_.loc();
+      auto n = parseIntLiteral(false);
+      if (!n || !expect(Tok::RParen, "')'"))
+        return false;
+      if (*n < 1 || *n > 1024) {
+        error(numAt, fmt::format("threads per CTA must be in [1, 1024], not {}", *n));
+        return false;
+      }
+      launch.threads = *n;
+      sawThreads = true;
+    } else if (word == "target") {
+      advance();
+      if (!expect(Tok::LParen, "'('"))
+        return false;
+      auto t = tok_.is(Tok::Ident) ? targetFromName(tok_.text.str()) : std::nullopt;
+      if (!t) {
+        error(tok_.loc(), fmt::format("expected a target (sm_80, sm_90a, sm_100a), found {}",
+                                      found()));
+        return false;
+      }
+      advance();
+      if (!expect(Tok::RParen, "')'"))
+        return false;
+      launch.target = *t;
+      sawTarget = true;
+    } else {
+      error(at, fmt::format("unknown launch item '{}' (grid, cluster, threads, target)",
+                            word.str()));
+      return false;
+    }
+  }
+  if (!sawGrid || !sawThreads || !sawTarget) {
+    error(launch.loc, fmt::format("launch needs {}", !sawGrid      ? "grid(...)"
+                                                     : !sawThreads ? "threads(...)"
+                                                                   : "target(...)"));
+    return false;
+  }
+  return true;
+}
+
+bool Parser::parseBlock(Block &out) {
+  DepthGuard guard(*this);
+  if (!guard.ok)
+    return false;
+  llvm::SMLoc open = tok_.loc();
+  if (!expect(Tok::LBrace, "'{'"))
+    return false;
+  while (!tok_.is(Tok::RBrace) && !tok_.is(Tok::Eof) && !fatal_)
+    parseStatement(out);
+  if (fatal_)
+    return false;
+  if (!tok_.is(Tok::RBrace)) {
+    error(tok_.loc(), "expected '}' before end of file");
+    diag_.note(open, "the block opened here");
+    return false;
+  }
+  advance();
+  return true;
+}
+
+void Parser::parseStatement(Block &out) {
+  const char *start = tok_.text.data();
+  if (consume(Tok::Semi))
+    return;
+  Stmt s;
+  bool ok = true;
+  if (tok_.is(Tok::Ident)) {
+    llvm::StringRef w = tok_.text;
+    if (auto scope = memScopeFromName(w); scope && peek().is(Tok::Ident)) {
+      advance();
+      s = parseBufferDecl(*scope);
+      ok = bool(s);
+    } else if (w == "mbarrier" && peek().is(Tok::Ident)) {
+      ok = parseBarrierDecl(out);
+    } else if (w == "let") {
+      ok = parseLet(out);
+    } else if (w == "for") {
+      s = parseFor();
+      ok = bool(s);
+    } else if (w == "if") {
+      s = parseIf();
+      ok = bool(s);
+    } else {
+      s = parseCallOrStore();
+      ok = bool(s);
+    }
+  } else {
+    error(tok_.loc(), fmt::format("expected a statement, found {}", found()));
+    ok = false;
+  }
+  if (s)
+    out.push_back(std::move(s));
+  if (!ok)
+    syncStatement(start);
+}
+
+Stmt Parser::parseBufferDecl(MemScope scope) {
+  llvm::SMLoc loc = tok_.loc();
+  std::string name = tok_.text.str();
+  advance();
+  if (!expect(Tok::Colon, "':' after the buffer name"))
+    return nullptr;
+  auto dtype = parseDtype();
+  if (!dtype || !expect(Tok::LBracket, "'[' starting the buffer shape"))
+    return nullptr;
+  std::vector<Expr> shape;
+  if (!parseExprList(shape, Tok::RBracket, "']' closing the shape"))
+    return nullptr;
+  if (shape.empty()) {
+    error(loc, "a buffer needs at least one dimension");
+    return nullptr;
+  }
+  std::optional<LayoutSpec> layout;
+  if (consumeIdent("layout")) {
+    if (!expect(Tok::LParen, "'(' after 'layout'"))
+      return nullptr;
+    layout = parseLayout();
+    if (!layout || !expect(Tok::RParen, "')' closing the layout"))
+      return nullptr;
+  }
+  return BufferDecl::make(scope, std::move(name), *dtype, std::move(shape), std::move(layout),
+                          loc);
+}
+
+bool Parser::parseBarrierDecl(Block &out) {
+  advance(); // 'mbarrier'
+  do {
+    llvm::SMLoc loc = tok_.loc();
+    if (!tok_.is(Tok::Ident)) {
+      error(tok_.loc(), fmt::format("expected a barrier name, found {}", found()));
+      return false;
+    }
+    std::string name = tok_.text.str();
+    advance();
+    Expr arraySize, count;
+    if (consume(Tok::LBracket)) {
+      arraySize = parseExpr();
+      if (!arraySize || !expect(Tok::RBracket, "']'"))
+        return false;
+    }
+    if (consume(Tok::LParen)) {
+      if (!expectIdent("count") || !expect(Tok::Assign, "'='"))
+        return false;
+      count = parseExpr();
+      if (!count || !expect(Tok::RParen, "')'"))
+        return false;
+    }
+    out.push_back(BarrierDecl::make(std::move(name), arraySize, count, loc));
+  } while (consume(Tok::Comma));
+  return true;
+}
+
+bool Parser::parseLet(Block &out) {
+  advance(); // 'let'
+  do {
+    llvm::SMLoc loc = tok_.loc();
+    if (!tok_.is(Tok::Ident)) {
+      error(tok_.loc(), fmt::format("expected a name after 'let', found {}", found()));
+      return false;
+    }
+    std::string name = tok_.text.str();
+    advance();
+    if (!expect(Tok::Assign, "'=' in 'let'"))
+      return false;
+    Expr value = parseExpr();
+    if (!value)
+      return false;
+    out.push_back(Let::make(std::move(name), std::move(value), loc));
+  } while (consume(Tok::Comma));
+  return true;
+}
+
+Stmt Parser::parseFor() {
+  llvm::SMLoc loc = tok_.loc();
+  advance(); // 'for'
+  if (!tok_.is(Tok::Ident)) {
+    error(tok_.loc(), fmt::format("expected a loop variable, found {}", found()));
+    return nullptr;
+  }
+  std::string var = tok_.text.str();
+  advance();
+  if (!expectIdent("in"))
+    return nullptr;
+  Expr begin = parseExpr();
+  if (!begin || !expect(Tok::DotDot, "'..' between the loop bounds"))
+    return nullptr;
+  Expr end = parseExpr();
+  if (!end)
+    return nullptr;
+  Expr step;
+  int64_t unroll = 0, stages = 0;
+  while (tok_.is(Tok::Ident)) {
+    llvm::SMLoc at = tok_.loc();
+    if (consumeIdent("step")) {
+      step = parseExpr();
+      if (!step)
+        return nullptr;
+    } else if (consumeIdent("unroll")) {
+      unroll = -1;
+      if (consume(Tok::LParen)) {
+        auto n = parseIntLiteral(false);
+        if (!n || !expect(Tok::RParen, "')'"))
+          return nullptr;
+        if (*n < 1) {
+          error(at, "unroll factor must be at least 1");
+          return nullptr;
+        }
+        unroll = *n;
+      }
+    } else if (consumeIdent("pipelined")) {
+      if (!expect(Tok::LParen, "'(' after 'pipelined'"))
+        return nullptr;
+      auto n = parseIntLiteral(false);
+      if (!n || !expect(Tok::RParen, "')'"))
+        return nullptr;
+      if (*n < 1) {
+        error(at, "pipeline stages must be at least 1");
+        return nullptr;
+      }
+      stages = *n;
+    } else {
+      error(at, fmt::format("expected 'step', 'unroll', 'pipelined' or '{{', found {}",
+                            found()));
+      return nullptr;
+    }
+  }
+  if (!step)
+    step = IntImm::make(1, loc);
+  Block body;
+  if (!parseBlock(body))
+    return nullptr;
+  return For::make(std::move(var), std::move(begin), std::move(end), std::move(step), unroll,
+                   stages, std::move(body), loc);
+}
+
+Stmt Parser::parseIf() {
+  DepthGuard guard(*this);
+  if (!guard.ok)
+    return nullptr;
+  llvm::SMLoc loc = tok_.loc();
+  advance(); // 'if'
+  Expr cond = parseExpr();
+  if (!cond)
+    return nullptr;
+  Block thenBody, elseBody;
+  if (!parseBlock(thenBody))
+    return nullptr;
+  if (consumeIdent("else")) {
+    if (tok_.isIdent("if")) {
+      Stmt nested = parseIf();
+      if (!nested)
+        return nullptr;
+      elseBody.push_back(std::move(nested));
+    } else if (!parseBlock(elseBody)) {
+      return nullptr;
+    }
+  }
+  return If::make(std::move(cond), std::move(thenBody), std::move(elseBody), loc);
+}
+
+Stmt Parser::parseCallOrStore() {
+  llvm::SMLoc loc = tok_.loc();
+  if (peek().is(Tok::LBracket)) {
+    Expr base = Var::make(tok_.text.str(), loc);
+    advance();
+    Expr target = parsePostfix(std::move(base));
+    if (!target)
+      return nullptr;
+    if (!expect(Tok::Assign, "'=' in a store"))
+      return nullptr;
+    Expr value = parseExpr();
+    if (!value)
+      return nullptr;
+    return Store::make(std::move(target), std::move(value), loc);
+  }
+  std::vector<std::string> parts{tok_.text.str()};
+  advance();
+  while (consume(Tok::Dot)) {
+    if (!tok_.is(Tok::Ident)) {
+      error(tok_.loc(), fmt::format("expected a name after '.', found {}", found()));
+      return nullptr;
+    }
+    parts.push_back(tok_.text.str());
+    advance();
+  }
+  ExecScope scope = ExecScope::Thread;
+  if (parts.size() > 1)
+    if (auto s = scopeFromName(parts[0])) {
+      scope = *s;
+      parts.erase(parts.begin());
+    }
+  std::string callee;
+  for (const std::string &p : parts)
+    callee += (callee.empty() ? "" : ".") + p;
+  if (!tok_.is(Tok::LParen)) {
+    error(tok_.loc(), fmt::format("expected '(' to call '{}' or '[' to store into it, found {}",
+                                  callee, found()));
+    return nullptr;
+  }
+  advance();
+  std::vector<CallArg> args;
+  if (!tok_.is(Tok::RParen)) {
+    do {
+      CallArg arg;
+      arg.loc = tok_.loc();
+      if (tok_.is(Tok::Ident) && peek().is(Tok::Assign)) {
+        arg.keyword = tok_.text.str();
+        advance();
+        advance();
+      }
+      arg.value = parseExpr();
+      if (!arg.value)
+        return nullptr;
+      args.push_back(std::move(arg));
+    } while (consume(Tok::Comma));
+  }
+  if (!expect(Tok::RParen, "')' closing the call"))
+    return nullptr;
+  return CallStmt::make(scope, std::move(callee), std::move(args), loc);
+}
+
+std::optional<int64_t> Parser::parseIntLiteral(bool allowNegative) {
+  llvm::SMLoc at = tok_.loc();
+  bool negative = allowNegative && consume(Tok::Minus);
+  if (!tok_.is(Tok::Int)) {
+    error(tok_.loc(), fmt::format("expected an integer, found {}", found()));
+    return std::nullopt;
+  }
+  int64_t v = 0;
+  if (tok_.text.getAsInteger(10, v)) {
+    error(at, "integer literal does not fit in 64 bits");
+    return std::nullopt;
+  }
+  advance();
+  return negative ? -v : v;
+}
+
+Expr Parser::parseBinary(int minPrec) {
+  Expr lhs = parseUnary();
+  while (lhs) {
+    BinaryOp op;
+    if (!isBinaryOp(tok_.kind, op) || binaryOpPrecedence(op) < minPrec)
+      break;
+    llvm::SMLoc at = tok_.loc();
+    advance();
+    Expr rhs = parseBinary(binaryOpPrecedence(op) + 1);
+    if (!rhs)
+      return nullptr;
+    lhs = Binary::make(op, std::move(lhs), std::move(rhs), at);
+  }
+  return lhs;
+}
+
+Expr Parser::parseUnary() {
+  DepthGuard guard(*this);
+  if (!guard.ok)
+    return nullptr;
+  llvm::SMLoc at = tok_.loc();
+  if (consume(Tok::Minus)) {
+    Expr e = parseUnary();
+    return e ? Unary::make(UnaryOp::Neg, std::move(e), at) : nullptr;
+  }
+  if (consume(Tok::Bang)) {
+    Expr e = parseUnary();
+    return e ? Unary::make(UnaryOp::Not, std::move(e), at) : nullptr;
+  }
+  Expr e = parsePrimary();
+  return e ? parsePostfix(std::move(e)) : nullptr;
+}
+
+Expr Parser::parsePrimary() {
+  llvm::SMLoc at = tok_.loc();
+  switch (tok_.kind) {
+  case Tok::Int: {
+    auto v = parseIntLiteral(false);
+    return v ? IntImm::make(*v, at) : nullptr;
+  }
+  case Tok::Float: {
+    double v = std::strtod(tok_.text.str().c_str(), nullptr);
+    if (!std::isfinite(v)) {
+      error(at, "float literal is out of range");
+      return nullptr;
+    }
+    advance();
+    return FloatImm::make(v, at);
+  }
+  case Tok::String: {
+    std::string s = tok_.text.drop_front().drop_back().str();
+    advance();
+    return StringImm::make(std::move(s), at);
+  }
+  case Tok::LParen: {
+    advance();
+    Expr e = parseExpr();
+    if (!e || !expect(Tok::RParen, "')'"))
+      return nullptr;
+    return e;
+  }
+  case Tok::Ident: {
+    std::string name = tok_.text.str();
+    advance();
+    if (name == "true" || name == "false")
+      return BoolImm::make(name == "true", at);
+    // threadIdx.x, blockIdx.y, clusterCtaIdx.z
+    if ((name == "threadIdx" || name == "blockIdx" || name == "clusterCtaIdx") &&
+        tok_.is(Tok::Dot)) {
+      advance();
+      if (tok_.is(Tok::Ident))
+        name += "." + tok_.text.str();
+      auto b = builtinFromName(name);
+      if (!b) {
+        error(tok_.loc(), fmt::format("unknown builtin '{}'", name));
+        return nullptr;
+      }
+      advance();
+      return Builtin::make(*b, at);
+    }
+    if (auto b = builtinFromName(name))
+      return Builtin::make(*b, at);
+    if (tok_.is(Tok::LParen)) {
+      advance();
+      std::vector<Expr> args;
+      if (!parseExprList(args, Tok::RParen, "')' closing the call"))
+        return nullptr;
+      return Call::make(std::move(name), std::move(args), at);
+    }
+    return Var::make(std::move(name), at);
+  }
+  default:
+    error(at, fmt::format("expected an expression, found {}", found()));
+    return nullptr;
+  }
+}
+
+Expr Parser::parsePostfix(Expr base) {
+  while (tok_.is(Tok::LBracket)) {
+    llvm::SMLoc at = tok_.loc();
+    advance();
+    std::vector<Subscript> subs;
+    do {
+      Subscript s;
+      if (!parseSubscript(s))
+        return nullptr;
+      subs.push_back(std::move(s));
+    } while (consume(Tok::Comma));
+    if (!expect(Tok::RBracket, "']' closing the subscripts"))
+      return nullptr;
+    base = Index::make(std::move(base), std::move(subs), at);
+  }
+  return base;
+}
+
+bool Parser::parseSubscript(Subscript &out) {
+  if (tok_.is(Tok::Colon) && (peek().is(Tok::Comma) || peek().is(Tok::RBracket))) {
+    advance();
+    out.kind = Subscript::Full;
+    return true;
+  }
+  out.begin = parseExpr();
+  if (!out.begin)
+    return false;
+  if (!consume(Tok::Colon)) {
+    out.kind = Subscript::Point;
+    return true;
+  }
+  out.kind = consume(Tok::Plus) ? Subscript::Extent : Subscript::Range;
+  out.end = parseExpr();
+  return bool(out.end);
+}
+
+// --- layouts ---
+
+std::optional<Axis> Parser::parseAxisSuffix() {
+  if (!consume(Tok::At))
+    return Axis::m;
+  if (tok_.is(Tok::Ident))
+    if (auto a = axisFromName(tok_.text.str())) {
+      advance();
+      return a;
+    }
+  error(tok_.loc(),
+        fmt::format("unknown axis {}; axes are laneid, warpid, wgid, tid_in_wg, wid_in_wg, tx, "
+                    "cbx, cby, cbz, bx, by, bz, pid, m, TLane, TCol, P, F, Bank",
+                    found()));
+  return std::nullopt;
+}
+
+bool Parser::parseIters(std::vector<Iter> &iters) {
+  // Either `(e0,e1,...):(s0@a0,...)` or a single `e:s@a`.
+  if (consume(Tok::LParen)) {
+    std::vector<int64_t> extents;
+    llvm::SMLoc extentsAt = tok_.loc();
+    do {
+      auto e = parseIntLiteral(true);
+      if (!e)
+        return false;
+      extents.push_back(*e);
+    } while (consume(Tok::Comma));
+    if (!expect(Tok::RParen, "')' closing the extents") || !expect(Tok::Colon, "':'") ||
+        !expect(Tok::LParen, "'(' opening the strides"))
+      return false;
+    size_t i = 0;
+    do {
+      auto s = parseIntLiteral(true);
+      if (!s)
+        return false;
+      auto a = parseAxisSuffix();
+      if (!a)
+        return false;
+      iters.push_back({i < extents.size() ? extents[i] : 1, *s, *a});
+      ++i;
+    } while (consume(Tok::Comma));
+    if (!expect(Tok::RParen, "')' closing the strides"))
+      return false;
+    if (i != extents.size()) {
+      error(extentsAt, fmt::format("{} extents but {} strides", extents.size(), i));
+      return false;
+    }
+    return true;
+  }
+  auto e = parseIntLiteral(true);
+  if (!e || !expect(Tok::Colon, "':' between extent and stride"))
+    return false;
+  auto s = parseIntLiteral(true);
+  if (!s)
+    return false;
+  auto a = parseAxisSuffix();
+  if (!a)
+    return false;
+  iters.push_back({*e, *s, *a});
+  return true;
+}
+
+bool Parser::parseLayoutSum(std::vector<Iter> &shard, std::vector<Iter> &replica,
+                            std::vector<AxisOffset> &offset, bool &haveShard) {
+  bool haveReplica = false;
+  do {
+    llvm::SMLoc at = tok_.loc();
+    if (tok_.isIdent("S") || tok_.isIdent("R")) {
+      bool isShard = tok_.text == "S";
+      if (isShard ? haveShard : haveReplica) {
+        error(at, fmt::format("a layout has at most one {} part", isShard ? "S" : "R"));
+        return false;
+      }
+      if (!isShard && !haveShard) {
+        error(at, "the S part comes first in a layout");
+        return false;
+      }
+      advance();
+      if (!expect(Tok::LBracket, "'['"))
+        return false;
+      if (!parseIters(isShard ? shard : replica) || !expect(Tok::RBracket, "']'"))
+        return false;
+      (isShard ? haveShard : haveReplica) = true;
+    } else if (tok_.is(Tok::Int) || tok_.is(Tok::Minus)) {
+      if (!haveShard) {
+        error(at, "the S part comes first in a layout");
+        return false;
+      }
+      auto v = parseIntLiteral(true);
+      if (!v)
+        return false;
+      auto a = parseAxisSuffix();
+      if (!a)
+        return false;
+      offset.push_back({*a, *v});
+    } else {
+      error(at, fmt::format("expected S[...], R[...] or an offset k@axis, found {}", found()));
+      return false;
+    }
+  } while (consume(Tok::Plus));
+  return true;
+}
+
+std::optional<LayoutSpec> Parser::parseLayout() {
+  LayoutSpec spec;
+  spec.loc = tok_.loc();
+  std::vector<Iter> shard, replica;
+  std::vector<AxisOffset> offset;
+  std::optional<Swizzle> swizzle;
+  bool haveShard = false;
+  std::string why;
+
+  if (tok_.is(Tok::Ident) && !tok_.isIdent("S") && !tok_.isIdent("R") &&
+      !tok_.isIdent("swizzle")) {
+    const LayoutPreset *preset = findLayoutPreset(tok_.text.str());
+    if (!preset) {
+      error(tok_.loc(), fmt::format("unknown layout '{}': expected S[...], swizzle(...) or a "
+                                    "preset such as wgmma_acc(64, 128)",
+                                    tok_.text.str()));
+      return std::nullopt;
+    }
+    advance();
+    if (!expect(Tok::LParen, "'(' after the preset name"))
+      return std::nullopt;
+    if (!tok_.is(Tok::RParen)) {
+      do {
+        auto v = parseIntLiteral(true);
+        if (!v)
+          return std::nullopt;
+        spec.presetArgs.push_back(*v);
+      } while (consume(Tok::Comma));
+    }
+    if (!expect(Tok::RParen, "')'"))
+      return std::nullopt;
+    if (spec.presetArgs.size() != preset->arity) {
+      error(spec.loc, fmt::format("preset {} takes {} argument{} ({}), not {}", preset->name,
+                                  preset->arity, preset->arity == 1 ? "" : "s", preset->params,
+                                  spec.presetArgs.size()));
+      return std::nullopt;
+    }
+    auto l = preset->build(spec.presetArgs, &why);
+    if (!l) {
+      error(spec.loc, fmt::format("{}: {}", preset->name, why));
+      return std::nullopt;
+    }
+    spec.preset = std::string(preset->name);
+    spec.layout = std::move(*l);
+    return spec;
+  }
+
+  bool swizzled = consumeIdent("swizzle");
+  if (swizzled) {
+    if (!expect(Tok::LParen, "'(' after 'swizzle'"))
+      return std::nullopt;
+    llvm::SMLoc at = tok_.loc();
+    if (tok_.is(Tok::Bytes)) {
+      int64_t bytes = 0;
+      if (tok_.text.drop_back().getAsInteger(10, bytes))
+        bytes = 0;
+      advance();
+      if (!expect(Tok::Comma, "',' after the swizzle mode"))
+        return std::nullopt;
+      auto dtype = parseDtype();
+      if (!dtype)
+        return std::nullopt;
+      swizzle = Swizzle::fromMode(static_cast<int>(bytes), *dtype, &why);
+      if (!swizzle) {
+        error(at, why);
+        return std::nullopt;
+      }
+    } else {
+      int params[3];
+      for (int i = 0; i < 3; ++i) {
+        auto v = parseIntLiteral(true);
+        if (!v)
+          return std::nullopt;
+        if (*v < 0 || *v > 20) {
+          error(at, fmt::format("swizzle parameters are in [0, 20], not {}", *v));
+          return std::nullopt;
+        }
+        params[i] = static_cast<int>(*v);
+        if (i < 2 && !expect(Tok::Comma, "','"))
+          return std::nullopt;
+      }
+      swizzle = Swizzle{params[0], params[1], params[2]};
+    }
+    if (!expect(Tok::Comma, "',' before the swizzled layout"))
+      return std::nullopt;
+  }
+  if (!parseLayoutSum(shard, replica, offset, haveShard))
+    return std::nullopt;
+  if (!haveShard) {
+    error(spec.loc, "a layout needs an S[...] part");
+    return std::nullopt;
+  }
+  if (swizzled && !expect(Tok::RParen, "')' closing swizzle"))
+    return std::nullopt;
+  auto l = Layout::make(std::move(shard), std::move(replica), std::move(offset), swizzle, &why);
+  if (!l) {
+    error(spec.loc, why);
+    return std::nullopt;
+  }
+  spec.layout = std::move(*l);
+  return spec;
+}
+
+std::optional<LayoutSpec> Parser::parseWholeLayout() {
+  auto spec = parseLayout();
+  if (spec && !tok_.is(Tok::Eof)) {
+    error(tok_.loc(), fmt::format("unexpected {} after the layout", found()));
+    return std::nullopt;
+  }
+  return spec;
+}
+
+} // namespace
+
+Module parseModule(unsigned bufferId, Diagnostics &diag) {
+  Parser parser(diag.sourceMgr().getMemoryBuffer(bufferId)->getBuffer(), diag);
+  return parser.parseModule();
+}
+
+Module parseModuleText(llvm::StringRef text, llvm::StringRef name, Diagnostics &diag) {
+  unsigned id = diag.sourceMgr().AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, name), llvm::SMLoc());
+  return parseModule(id, diag);
+}
+
+std::optional<LayoutSpec> parseLayoutText(llvm::StringRef text, llvm::StringRef bufferName,
+                                          Diagnostics &diag) {
+  unsigned id = diag.sourceMgr().AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
+  Parser parser(diag.sourceMgr().getMemoryBuffer(id)->getBuffer(), diag);
+  return parser.parseWholeLayout();
+}
+
+std::string LayoutSpec::str() const {
+  if (preset.empty())
+    return layout.str();
+  std::string out = preset + "(";
+  for (size_t i = 0; i < presetArgs.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(presetArgs[i]);
+  return out + ")";
+}
+
+} // namespace tilescope

@@ -1,0 +1,16 @@
+// Reading the file a command works on, with the same diagnostics as parsing:
+// a missing or unreadable file is an input error (exit 2), never a crash.
+#pragma once
+
+#include "ir/Diagnostics.h"
+
+#include <llvm/ADT/StringRef.h>
+
+#include <optional>
+
+namespace tilescope::tool {
+
+// Adds FILE ("-" for standard input) to diag.sourceMgr(); returns its buffer id.
+std::optional<unsigned> loadInput(llvm::StringRef path, Diagnostics &diag);
+
+} // namespace tilescope::tool
