@@ -1,0 +1,652 @@
+#include "simulator/Mma.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+
+namespace tilescope::mma {
+
+using numerics::Decoded;
+
+namespace {
+constexpr FusedSumParams kHalfSm90{25, 23};
+constexpr FusedSumParams kFp8Sm90{13, 13};
+constexpr FusedSumParams kHalfSm100{25, 23};
+constexpr FusedSumParams kFp4BlockScaled{35, 23};
+constexpr FusedSumParams kNone{0, 0};
+
+constexpr std::string_view kMeasuredHalf =
+    "DESIGN.md reports bit-for-bit agreement with an H200; tests/hw measures it";
+constexpr std::string_view kMeasuredFp8 =
+    "DESIGN.md reports bit-for-bit agreement with an H200; tests/hw measures it";
+constexpr std::string_view kSameFp8Path =
+    "e5m2 operands assumed to share the e4m3 datapath; only e4m3 is measured";
+constexpr std::string_view kReportedSm100 =
+    "DESIGN.md reports n = 25 for tcgen05 f16/bf16; not measured here (no sm_100 GPU)";
+constexpr std::string_view kReportedFp4 =
+    "DESIGN.md reports n = 35 over groups of 16; not measured here (no sm_100 GPU); "
+    "output mantissa of 23 bits assumed";
+constexpr std::string_view kNoModel = "no measured model for this instruction";
+
+using T = TargetKind;
+using D = Dtype;
+using F = MmaFamily;
+using S = ModelStatus;
+
+// The one table. Adding an instruction or a target is adding a row here.
+const std::array kTable = {
+    // Hopper warpgroup MMA.
+    MmaInstructionRow{T::sm_90a,
+                      F::Wgmma,
+                      64,
+                      8,
+                      256,
+                      8,
+                      16,
+                      D::f32,
+                      D::bf16,
+                      D::bf16,
+                      {},
+                      0,
+                      kHalfSm90,
+                      S::Reported,
+                      kMeasuredHalf},
+    MmaInstructionRow{T::sm_90a,
+                      F::Wgmma,
+                      64,
+                      8,
+                      256,
+                      8,
+                      16,
+                      D::f32,
+                      D::f16,
+                      D::f16,
+                      {},
+                      0,
+                      kHalfSm90,
+                      S::Reported,
+                      kMeasuredHalf},
+    MmaInstructionRow{T::sm_90a,
+                      F::Wgmma,
+                      64,
+                      8,
+                      256,
+                      8,
+                      32,
+                      D::f32,
+                      D::f8e4m3,
+                      D::f8e4m3,
+                      {},
+                      0,
+                      kFp8Sm90,
+                      S::Reported,
+                      kMeasuredFp8},
+    MmaInstructionRow{T::sm_90a,
+                      F::Wgmma,
+                      64,
+                      8,
+                      256,
+                      8,
+                      32,
+                      D::f32,
+                      D::f8e4m3,
+                      D::f8e5m2,
+                      {},
+                      0,
+                      kFp8Sm90,
+                      S::Reported,
+                      kSameFp8Path},
+    MmaInstructionRow{T::sm_90a,
+                      F::Wgmma,
+                      64,
+                      8,
+                      256,
+                      8,
+                      32,
+                      D::f32,
+                      D::f8e5m2,
+                      D::f8e4m3,
+                      {},
+                      0,
+                      kFp8Sm90,
+                      S::Reported,
+                      kSameFp8Path},
+    MmaInstructionRow{T::sm_90a,
+                      F::Wgmma,
+                      64,
+                      8,
+                      256,
+                      8,
+                      32,
+                      D::f32,
+                      D::f8e5m2,
+                      D::f8e5m2,
+                      {},
+                      0,
+                      kFp8Sm90,
+                      S::Reported,
+                      kSameFp8Path},
+    MmaInstructionRow{T::sm_90a,
+                      F::Wgmma,
+                      64,
+                      8,
+                      256,
+                      8,
+                      8,
+                      D::f32,
+                      D::tf32,
+                      D::tf32,
+                      {},
+                      0,
+                      kNone,
+                      S::Unknown,
+                      kNoModel},
+    MmaInstructionRow{T::sm_90a,
+                      F::Wgmma,
+                      64,
+                      8,
+                      256,
+                      8,
+                      16,
+                      D::f16,
+                      D::f16,
+                      D::f16,
+                      {},
+                      0,
+                      kNone,
+                      S::Unknown,
+                      kNoModel},
+    // Warp-level MMA on Hopper.
+    MmaInstructionRow{T::sm_90a,
+                      F::MmaSync,
+                      16,
+                      8,
+                      8,
+                      8,
+                      16,
+                      D::f32,
+                      D::bf16,
+                      D::bf16,
+                      {},
+                      0,
+                      kHalfSm90,
+                      S::Reported,
+                      kMeasuredHalf},
+    MmaInstructionRow{T::sm_90a,
+                      F::MmaSync,
+                      16,
+                      8,
+                      8,
+                      8,
+                      16,
+                      D::f32,
+                      D::f16,
+                      D::f16,
+                      {},
+                      0,
+                      kHalfSm90,
+                      S::Reported,
+                      "assumed to share the bf16 datapath; bf16 measured"},
+    MmaInstructionRow{T::sm_90a,
+                      F::MmaSync,
+                      16,
+                      8,
+                      8,
+                      8,
+                      8,
+                      D::f32,
+                      D::bf16,
+                      D::bf16,
+                      {},
+                      0,
+                      kNone,
+                      S::Unknown,
+                      kNoModel},
+    MmaInstructionRow{T::sm_90a,
+                      F::MmaSync,
+                      16,
+                      8,
+                      8,
+                      8,
+                      32,
+                      D::f32,
+                      D::f8e4m3,
+                      D::f8e4m3,
+                      {},
+                      0,
+                      kNone,
+                      S::Unknown,
+                      kNoModel},
+    // Ampere: the instructions exist, their numerics are not measured.
+    MmaInstructionRow{T::sm_80,
+                      F::MmaSync,
+                      16,
+                      8,
+                      8,
+                      8,
+                      16,
+                      D::f32,
+                      D::bf16,
+                      D::bf16,
+                      {},
+                      0,
+                      kNone,
+                      S::Unknown,
+                      kNoModel},
+    MmaInstructionRow{T::sm_80,
+                      F::MmaSync,
+                      16,
+                      8,
+                      8,
+                      8,
+                      16,
+                      D::f32,
+                      D::f16,
+                      D::f16,
+                      {},
+                      0,
+                      kNone,
+                      S::Unknown,
+                      kNoModel},
+    // Blackwell tcgen05.mma (kind::f16, kind::f8f6f4, kind::mxf4nvf4).
+    MmaInstructionRow{T::sm_100a,
+                      F::Tcgen05,
+                      64,
+                      8,
+                      256,
+                      8,
+                      16,
+                      D::f32,
+                      D::bf16,
+                      D::bf16,
+                      {},
+                      0,
+                      kHalfSm100,
+                      S::Reported,
+                      kReportedSm100},
+    MmaInstructionRow{T::sm_100a,
+                      F::Tcgen05,
+                      128,
+                      16,
+                      256,
+                      16,
+                      16,
+                      D::f32,
+                      D::bf16,
+                      D::bf16,
+                      {},
+                      0,
+                      kHalfSm100,
+                      S::Reported,
+                      kReportedSm100},
+    MmaInstructionRow{T::sm_100a,
+                      F::Tcgen05,
+                      64,
+                      8,
+                      256,
+                      8,
+                      16,
+                      D::f32,
+                      D::f16,
+                      D::f16,
+                      {},
+                      0,
+                      kHalfSm100,
+                      S::Reported,
+                      kReportedSm100},
+    MmaInstructionRow{T::sm_100a,
+                      F::Tcgen05,
+                      128,
+                      16,
+                      256,
+                      16,
+                      16,
+                      D::f32,
+                      D::f16,
+                      D::f16,
+                      {},
+                      0,
+                      kHalfSm100,
+                      S::Reported,
+                      kReportedSm100},
+    MmaInstructionRow{T::sm_100a,
+                      F::Tcgen05,
+                      128,
+                      16,
+                      256,
+                      16,
+                      32,
+                      D::f32,
+                      D::f8e4m3,
+                      D::f8e4m3,
+                      {},
+                      0,
+                      kNone,
+                      S::Unknown,
+                      kNoModel},
+    MmaInstructionRow{T::sm_100a, F::Tcgen05BlockScale, 128, 8, 256, 8, 64, D::f32, D::f4e2m1,
+                      D::f4e2m1, D::ue8m0, 16, kFp4BlockScaled, S::Reported, kReportedFp4},
+};
+
+std::string_view familyName(MmaFamily f) {
+  switch (f) {
+  case F::MmaSync:
+    return "mma.sync";
+  case F::Wgmma:
+    return "wgmma";
+  case F::Tcgen05:
+    return "tcgen05.mma";
+  case F::Tcgen05BlockScale:
+    return "tcgen05.mma.block_scale";
+  }
+  return "?";
+}
+
+std::string shapeName(int m, std::string_view n, int k) {
+  return "m" + std::to_string(m) + "n" + std::string(n) + "k" + std::to_string(k);
+}
+
+std::string withTypes(const MmaInstructionRow &row, std::string name) {
+  name += ".";
+  name += ptxTypeName(row.d);
+  name += ".";
+  name += ptxTypeName(row.a);
+  name += ".";
+  name += ptxTypeName(row.b);
+  if (row.scale) {
+    name += ".";
+    name += ptxTypeName(*row.scale);
+  }
+  return name;
+}
+
+bool parseInt(std::string_view s, int &out) {
+  if (s.empty() || s.size() > 6)
+    return false;
+  int v = 0;
+  for (char ch : s) {
+    if (ch < '0' || ch > '9')
+      return false;
+    v = v * 10 + (ch - '0');
+  }
+  out = v;
+  return true;
+}
+
+// "m64n8k16" -> (64, 8, 16).
+bool parseShape(std::string_view token, int &m, int &n, int &k) {
+  if (token.size() < 6 || token[0] != 'm')
+    return false;
+  size_t posN = token.find('n'), posK = token.find('k');
+  if (posN == std::string_view::npos || posK == std::string_view::npos || posK < posN)
+    return false;
+  return parseInt(token.substr(1, posN - 1), m) &&
+         parseInt(token.substr(posN + 1, posK - posN - 1), n) &&
+         parseInt(token.substr(posK + 1), k);
+}
+
+bool takesN(const MmaInstructionRow &row, int n) {
+  return n >= row.nMin && n <= row.nMax && (n - row.nMin) % row.nStep == 0;
+}
+} // namespace
+
+std::span<const MmaInstructionRow> instructionTable() {
+  return kTable;
+}
+
+std::string_view ptxTypeName(Dtype d) {
+  switch (d) {
+  case D::f8e4m3:
+    return "e4m3";
+  case D::f8e5m2:
+    return "e5m2";
+  case D::f6e2m3:
+    return "e2m3";
+  case D::f6e3m2:
+    return "e3m2";
+  case D::f4e2m1:
+    return "e2m1";
+  default:
+    return dtypeName(d);
+  }
+}
+
+std::string instructionName(const MmaInstructionRow &row, int n) {
+  return withTypes(row, std::string(familyName(row.family)) + "." +
+                            shapeName(row.m, std::to_string(n), row.k));
+}
+
+std::string instructionPattern(const MmaInstructionRow &row) {
+  std::string n = row.nMin == row.nMax
+                      ? std::to_string(row.nMin)
+                      : "{" + std::to_string(row.nMin) + ".." + std::to_string(row.nMax) + "/" +
+                            std::to_string(row.nStep) + "}";
+  return withTypes(row, std::string(familyName(row.family)) + "." + shapeName(row.m, n, row.k));
+}
+
+std::optional<MmaInstruction> findInstruction(TargetKind target, std::string_view name,
+                                              std::string *error) {
+  // Split at the shape token: family before it, dtypes after it.
+  std::vector<std::string_view> tokens;
+  for (size_t start = 0;;) {
+    size_t dot = name.find('.', start);
+    tokens.push_back(name.substr(start, dot == std::string_view::npos ? dot : dot - start));
+    if (dot == std::string_view::npos)
+      break;
+    start = dot + 1;
+  }
+  int m = 0, n = 0, k = 0;
+  size_t shapeAt = tokens.size();
+  for (size_t i = 0; i < tokens.size(); ++i)
+    if (parseShape(tokens[i], m, n, k)) {
+      shapeAt = i;
+      break;
+    }
+  auto fail = [&](std::string message) -> std::optional<MmaInstruction> {
+    if (error)
+      *error = std::move(message);
+    return std::nullopt;
+  };
+  if (shapeAt == tokens.size())
+    return fail("'" + std::string(name) + "' has no shape such as m64n8k16");
+  std::string family, types;
+  for (size_t i = 0; i < shapeAt; ++i)
+    family += (i ? "." : "") + std::string(tokens[i]);
+  for (size_t i = shapeAt + 1; i < tokens.size(); ++i)
+    types += "." + std::string(tokens[i]);
+
+  std::vector<std::string_view> otherTargets;
+  const MmaInstructionRow *wrongN = nullptr;
+  for (const auto &row : kTable) {
+    if (familyName(row.family) != family || row.m != m || row.k != k || withTypes(row, "") != types)
+      continue;
+    if (!takesN(row, n)) {
+      wrongN = &row;
+      continue;
+    }
+    if (row.target != target) {
+      otherTargets.push_back(targetInfo(row.target).name);
+      continue;
+    }
+    return MmaInstruction{&row, m, n, k};
+  }
+  std::string targetName(targetInfo(target).name);
+  if (!otherTargets.empty()) {
+    std::string list;
+    for (auto t : otherTargets)
+      list += (list.empty() ? "" : ", ") + std::string(t);
+    return fail("'" + std::string(name) + "' is not an instruction of " + targetName +
+                " (it is one of " + list + ")");
+  }
+  if (wrongN)
+    return fail("'" + std::string(name) + "' has an N this instruction does not take (" +
+                instructionPattern(*wrongN) + ")");
+  return fail("unknown MMA instruction '" + std::string(name) + "' for " + targetName);
+}
+
+uint32_t fusedSum(uint32_t cBits, std::span<const ProductTerm> products,
+                  const FusedSumParams &params) {
+  const numerics::FloatFormat &f32 = *numerics::floatFormat(Dtype::f32);
+  Decoded c = numerics::decompose(cBits, f32);
+
+  // Specials first: NaN, inf * 0, inf - inf give NaN; otherwise an infinity wins.
+  bool nan = c.cls == Decoded::NaN, posInf = false, negInf = false;
+  if (c.cls == Decoded::Inf)
+    (c.negative ? negInf : posInf) = true;
+  for (const auto &p : products) {
+    if (p.a.cls == Decoded::NaN || p.b.cls == Decoded::NaN || p.scaleIsNaN) {
+      nan = true;
+      continue;
+    }
+    bool aInf = p.a.cls == Decoded::Inf, bInf = p.b.cls == Decoded::Inf;
+    if (!aInf && !bInf)
+      continue;
+    if (p.a.cls == Decoded::Zero || p.b.cls == Decoded::Zero)
+      nan = true;
+    else
+      ((p.a.negative != p.b.negative) ? negInf : posInf) = true;
+  }
+  if (nan || (posInf && negInf))
+    return numerics::kCanonicalNanF32;
+  if (posInf)
+    return 0x7F800000u;
+  if (negInf)
+    return 0xFF800000u;
+
+  // Finite terms as sig * 2^lsb with their model exponent; zeros take no part
+  // in choosing the largest exponent.
+  struct Term {
+    bool negative;
+    uint64_t significand;
+    int lsb;      // exponent of the significand's unit bit
+    int exponent; // the model's exponent of the term
+  };
+  Term terms[1 + 256];
+  std::vector<Term> manyTerms;
+  Term *out = terms;
+  if (products.size() > 256) {
+    manyTerms.resize(products.size() + 1);
+    out = manyTerms.data();
+  }
+  size_t count = 0;
+  bool allZerosNegative = c.cls != Decoded::Finite ? c.negative : false;
+  if (c.cls == Decoded::Finite)
+    out[count++] = {c.negative, c.significand, c.exponent - 23, c.exponent};
+  for (const auto &p : products) {
+    bool negative = p.a.negative != p.b.negative;
+    if (p.a.cls == Decoded::Zero || p.b.cls == Decoded::Zero) {
+      allZerosNegative = allZerosNegative && negative;
+      continue;
+    }
+    int exponent = p.a.exponent + p.b.exponent + p.scaleExponent;
+    out[count++] = {negative, uint64_t(p.a.significand) * p.b.significand,
+                    exponent - p.manBitsA - p.manBitsB, exponent};
+  }
+  if (count == 0)
+    return allZerosNegative ? 0x80000000u : 0u;
+
+  int maxExponent = out[0].exponent;
+  for (size_t i = 1; i < count; ++i)
+    maxExponent = std::max(maxExponent, out[i].exponent);
+  const int quantum = maxExponent - params.alignBits; // exponent of the kept unit bit
+
+  // Each term truncated toward zero to the quantum, then summed exactly.
+  __int128 sum = 0;
+  for (size_t i = 0; i < count; ++i) {
+    int shift = out[i].lsb - quantum;
+    unsigned __int128 magnitude;
+    if (shift >= 0)
+      magnitude = (unsigned __int128)out[i].significand << shift;
+    else
+      magnitude = -shift >= 64 ? 0 : out[i].significand >> -shift;
+    sum += out[i].negative ? -(__int128)magnitude : (__int128)magnitude;
+  }
+  if (sum == 0)
+    return 0u;
+
+  // Normalise and truncate toward zero to the output mantissa.
+  bool negative = sum < 0;
+  unsigned __int128 magnitude = negative ? -(unsigned __int128)sum : (unsigned __int128)sum;
+  int top = 0;
+  for (unsigned __int128 v = magnitude >> 1; v; v >>= 1)
+    ++top;
+  int lsb = quantum;
+  if (top > params.outputMantissaBits) {
+    magnitude >>= top - params.outputMantissaBits;
+    lsb += top - params.outputMantissaBits;
+    top = params.outputMantissaBits;
+  }
+  uint32_t sign = negative ? 0x80000000u : 0u;
+  if (lsb + top > 127) // beyond f32's range
+    return sign | 0x7F800000u;
+  if (lsb < -149) { // f32 subnormal range: truncate to its grid
+    int drop = -149 - lsb;
+    magnitude = drop >= 100 ? 0 : magnitude >> drop;
+    lsb = -149;
+  }
+  if (magnitude == 0)
+    return sign;
+  float value = std::ldexp(float(uint64_t(magnitude)), lsb); // exact: < 2^24, in range
+  return sign | numerics::bitsOf(value);
+}
+
+MmaResult evaluate(const MmaInstruction &inst, const MmaOperands &operands) {
+  MmaResult result;
+  const MmaInstructionRow &row = *inst.row;
+  std::string name = instructionName(row, inst.n);
+  if (row.status == ModelStatus::Unknown) {
+    result.error = "the numerics of " + name + " on " + std::string(targetInfo(row.target).name) +
+                   " are unknown (" + std::string(row.note) + ")";
+    return result;
+  }
+  const size_t M = inst.m, N = inst.n, K = inst.k;
+  auto sizeError = [&](std::string_view what, size_t got, size_t want) {
+    result.error = std::string(what) + " has " + std::to_string(got) + " elements, " + name +
+                   " needs " + std::to_string(want);
+    return result;
+  };
+  if (operands.a.size() != M * K)
+    return sizeError("A", operands.a.size(), M * K);
+  if (operands.b.size() != K * N)
+    return sizeError("B", operands.b.size(), K * N);
+  if (operands.c.size() != M * N)
+    return sizeError("C", operands.c.size(), M * N);
+  const size_t blocks = row.scaleBlock ? K / row.scaleBlock : 0;
+  if (row.scale) {
+    if (operands.scaleA.size() != M * blocks)
+      return sizeError("the scale of A", operands.scaleA.size(), M * blocks);
+    if (operands.scaleB.size() != blocks * N)
+      return sizeError("the scale of B", operands.scaleB.size(), blocks * N);
+  }
+
+  const auto &fa = *numerics::floatFormat(row.a);
+  const auto &fb = *numerics::floatFormat(row.b);
+  std::vector<Decoded> a(M * K), b(K * N);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = numerics::decompose(operands.a[i], fa);
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = numerics::decompose(operands.b[i], fb);
+  const numerics::FloatFormat *fs = row.scale ? numerics::floatFormat(*row.scale) : nullptr;
+
+  result.d.resize(M * N);
+  std::vector<ProductTerm> terms(K);
+  for (size_t i = 0; i < M; ++i)
+    for (size_t j = 0; j < N; ++j) {
+      for (size_t kk = 0; kk < K; ++kk) {
+        ProductTerm &t = terms[kk];
+        t = {a[i * K + kk], b[kk * N + j], fa.manBits, fb.manBits, 0, false};
+        if (fs) {
+          Decoded sa = numerics::decompose(operands.scaleA[i * blocks + kk / row.scaleBlock], *fs);
+          Decoded sb = numerics::decompose(operands.scaleB[(kk / row.scaleBlock) * N + j], *fs);
+          t.scaleIsNaN = sa.cls == Decoded::NaN || sb.cls == Decoded::NaN;
+          t.scaleExponent = sa.exponent + sb.exponent;
+        }
+      }
+      result.d[i * N + j] = fusedSum(operands.c[i * N + j], terms, row.params);
+    }
+  result.ok = true;
+  return result;
+}
+
+} // namespace tilescope::mma
