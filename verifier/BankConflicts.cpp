@@ -1,0 +1,183 @@
+#include "verifier/BankConflicts.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace tilescope {
+
+namespace {
+// One thread's access within a phase: the elements it touches.
+struct ThreadAccess {
+  int64_t thread;
+  std::vector<int64_t> flats;
+};
+using Phase = std::vector<ThreadAccess>;
+using Request = std::vector<Phase>;
+
+// ldmatrix/stmatrix: per request `matrices` 8x8 matrices, covering 8 rows x
+// 8*matrices columns... in the order x4 uses: (rows 0-7, cols 0-7),
+// (rows 8-15, cols 0-7), (rows 0-7, cols 8-15), (rows 8-15, cols 8-15).
+// Thread t supplies row t % 8 of matrix t / 8.
+std::vector<Request> matrixRequests(const InstructionRule &rule,
+                                    const std::vector<int64_t> &shape, std::string *error) {
+  std::vector<Request> requests;
+  if (shape.size() < 2) {
+    *error = "needs a tile of rank 2 or more";
+    return requests;
+  }
+  int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  int64_t blockRows = rule.matrices >= 2 ? 16 : 8, blockCols = rule.matrices == 4 ? 16 : 8;
+  if (rows % blockRows != 0 || cols % blockCols != 0) {
+    *error = fmt::format("{} covers {}x{} blocks, which do not tile {} x {}", rule.name,
+                         blockRows, blockCols, rows, cols);
+    return requests;
+  }
+  int64_t tiles = 1;
+  for (size_t d = 0; d + 2 < shape.size(); ++d)
+    tiles *= shape[d];
+  for (int64_t lead = 0; lead < tiles; ++lead)
+    for (int64_t br = 0; br < rows; br += blockRows)
+      for (int64_t bc = 0; bc < cols; bc += blockCols) {
+        Request req;
+        for (int64_t mat = 0; mat < rule.matrices; ++mat) {
+          int64_t r0 = br + (mat % 2) * 8 * (blockRows / 16), c0 = bc + (mat / 2) * 8;
+          if (rule.matrices == 2)
+            r0 = br + mat * 8, c0 = bc;
+          Phase phase;
+          for (int64_t row = 0; row < 8; ++row) {
+            ThreadAccess a{mat * 8 + row, {}};
+            for (int64_t j = 0; j < 8; ++j)
+              a.flats.push_back((lead * rows + r0 + row) * cols + c0 + j);
+            phase.push_back(std::move(a));
+          }
+          req.push_back(std::move(phase));
+        }
+        requests.push_back(std::move(req));
+      }
+  return requests;
+}
+
+// ld/st.shared: a warp's 32 threads take consecutive row-major chunks of
+// accessBits; 128 bytes per phase.
+std::vector<Request> sharedRequests(const InstructionRule &rule, int64_t size, int bits,
+                                    std::string *error) {
+  std::vector<Request> requests;
+  int64_t perThread = rule.accessBits / std::max(bits, 1);
+  if (perThread < 1 || size % perThread != 0) {
+    *error = fmt::format("{}-bit accesses do not tile {} elements of {} bits", rule.accessBits,
+                         size, bits);
+    return requests;
+  }
+  int64_t threadsPerPhase = 32 * 32 / rule.accessBits;
+  int64_t perRequest = 32 * perThread;
+  for (int64_t start = 0; start < size; start += perRequest) {
+    Request req;
+    for (int64_t t = 0; t < 32 && start + t * perThread < size; ++t) {
+      if (t % threadsPerPhase == 0)
+        req.emplace_back();
+      ThreadAccess a{t, {}};
+      for (int64_t j = 0; j < perThread; ++j)
+        a.flats.push_back(start + t * perThread + j);
+      req.back().push_back(std::move(a));
+    }
+    requests.push_back(std::move(req));
+  }
+  return requests;
+}
+} // namespace
+
+BankReport analyzeBankConflicts(const InstructionRule &rule, const Layout &layout,
+                                const std::vector<int64_t> &shape, const BufferInfo &buffer) {
+  BankReport report;
+  report.instruction = std::string(rule.name);
+  if (!layout.admits(shape)) {
+    report.error = fmt::format("layout {} does not admit shape {}", layout.str(),
+                               formatLogical(shape));
+    return report;
+  }
+  int bits = std::max(dtypeBits(buffer.dtype), 1);
+  std::vector<Request> requests;
+  if (rule.family == InstructionFamily::Matrix)
+    requests = matrixRequests(rule, shape, &report.error);
+  else if (rule.family == InstructionFamily::SharedAccess)
+    requests = sharedRequests(rule, layout.size(), bits, &report.error);
+  else
+    report.error = fmt::format("{} has no shared-memory bank pattern (try ldmatrix.x4 or "
+                               "lds.128)",
+                               rule.name);
+  if (!report.error.empty())
+    return report;
+  report.requests = static_cast<int64_t>(requests.size());
+  int64_t worst = -1;
+  for (size_t q = 0; q < requests.size(); ++q) {
+    int64_t wavefronts = 0;
+    std::vector<BankAccess> worstBank;
+    int64_t worstBankWords = 0;
+    for (const Phase &phase : requests[q]) {
+      // bank -> distinct words, and the accesses that reach it.
+      std::map<int64_t, std::set<int64_t>> words;
+      std::map<int64_t, std::vector<BankAccess>> accesses;
+      for (const ThreadAccess &a : phase)
+        for (int64_t flat : a.flats) {
+          int64_t byte = buffer.baseByte + layout.base(flat).get(Axis::m) * bits / 8;
+          // An element wider than a word touches consecutive words.
+          for (int64_t w = byte / 4; w <= (byte + std::max<int64_t>(bits / 8, 1) - 1) / 4; ++w) {
+            int64_t bank = w % 32;
+            if (words[bank].insert(w).second)
+              accesses[bank].push_back({a.thread, unflattenIndex(shape, flat), byte, bank});
+          }
+        }
+      int64_t phaseCost = 0;
+      for (const auto &[bank, ws] : words) {
+        int64_t n = static_cast<int64_t>(ws.size());
+        phaseCost = std::max(phaseCost, n);
+        if (n > worstBankWords) {
+          worstBankWords = n;
+          worstBank = accesses[bank];
+        }
+      }
+      wavefronts += phaseCost;
+    }
+    report.totalWavefronts += wavefronts;
+    if (wavefronts > worst) {
+      worst = wavefronts;
+      report.worstRequest = static_cast<int64_t>(q);
+      report.idealWavefronts = static_cast<int64_t>(requests[q].size());
+      report.conflicts = worstBankWords > 1 ? worstBank : std::vector<BankAccess>{};
+    }
+  }
+  report.wavefrontsPerRequest = std::max<int64_t>(worst, 0);
+  return report;
+}
+
+std::string describe(const BankReport &r) {
+  if (!r.error.empty())
+    return fmt::format("{}: {}", r.instruction, r.error);
+  std::string out = fmt::format("{}: {} requests, {} wavefronts per request (ideal {})",
+                                r.instruction, r.requests, r.wavefrontsPerRequest,
+                                r.idealWavefronts);
+  if (r.conflicts.empty())
+    return out + ", conflict-free";
+  out += fmt::format("; {}-way bank conflict in request {}, bank {}:", r.degree(),
+                     r.worstRequest, r.conflicts.front().bank);
+  for (size_t i = 0; i < r.conflicts.size(); ++i)
+    out += fmt::format("{} thread {} reads {} at byte {}", i ? "," : "", r.conflicts[i].thread,
+                       formatLogical(r.conflicts[i].logical), r.conflicts[i].byte);
+  return out;
+}
+
+std::optional<LayoutViolation> bankViolation(const BankReport &r) {
+  if (r.conflicts.empty() || !r.error.empty())
+    return std::nullopt;
+  LayoutViolation v{ViolationKind::Banks, {}, {}};
+  for (const BankAccess &a : r.conflicts)
+    v.witness.logical.push_back(a.logical);
+  v.witness.physical.set(Axis::Bank, r.conflicts.front().bank);
+  v.message = describe(r);
+  return v;
+}
+
+} // namespace tilescope
