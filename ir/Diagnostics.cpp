@@ -15,19 +15,10 @@ void Diagnostics::note(llvm::SMLoc loc, const llvm::Twine &message) {
 }
 
 void Diagnostics::report(Diagnostic::Kind kind, llvm::SMLoc loc, const llvm::Twine &message) {
-  if (kind == Diagnostic::Error) {
-    if (errors_ == kMaxErrors) {
-      ++errors_;
-      if (print_)
-        llvm::errs() << "tilescope: too many errors, stopping\n";
-      return;
-    }
-    if (errors_ > kMaxErrors)
-      return;
-    ++errors_;
-  } else if (errors_ > kMaxErrors) {
+  if (errors_ >= kMaxErrors)
     return;
-  }
+  if (kind == Diagnostic::Error)
+    ++errors_;
   Diagnostic d{kind, "", 0, 0, message.str()};
   if (loc.isValid()) {
     unsigned buffer = sourceMgr_.FindBufferContainingLoc(loc);
@@ -49,6 +40,8 @@ void Diagnostics::report(Diagnostic::Kind kind, llvm::SMLoc loc, const llvm::Twi
                    << message << "\n";
   }
   diagnostics_.push_back(std::move(d));
+  if (errors_ == kMaxErrors && kind == Diagnostic::Error && print_)
+    llvm::errs() << "tilescope: too many errors, stopping\n";
 }
 
 } // namespace tilescope

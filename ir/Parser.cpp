@@ -96,7 +96,7 @@ private:
   bool parseLaunch(Launch &launch);
   bool parseBlock(Block &out);
   void parseStatement(Block &out);
-  Stmt parseBufferDecl(MemScope scope);
+  Stmt parseBufferDecl(MemScope scope, llvm::SMLoc loc);
   bool parseBarrierDecl(Block &out);
   bool parseLet(Block &out);
   Stmt parseFor();
@@ -156,6 +156,16 @@ bool isBinaryOp(Tok k, BinaryOp &op) {
   case Tok::OrOr: op = BinaryOp::Or; return true;
   default: return false;
   }
+}
+
+// Words that start statements or clauses; never names in expressions, so an
+// unfinished expression stops at the next statement instead of eating it.
+bool isReservedWord(llvm::StringRef w) {
+  for (const char *k : {"let", "for", "if", "else", "kernel", "launch", "where", "in", "step",
+                        "unroll", "pipelined", "shared", "reg", "tmem", "global", "mbarrier"})
+    if (w == k)
+      return true;
+  return false;
 }
 
 std::optional<ExecScope> scopeFromName(llvm::StringRef s) {
@@ -415,8 +425,9 @@ void Parser::parseStatement(Block &out) {
   if (tok_.is(Tok::Ident)) {
     llvm::StringRef w = tok_.text;
     if (auto scope = memScopeFromName(w); scope && peek().is(Tok::Ident)) {
+      llvm::SMLoc declLoc = tok_.loc();
       advance();
-      s = parseBufferDecl(*scope);
+      s = parseBufferDecl(*scope, declLoc);
       ok = bool(s);
     } else if (w == "mbarrier" && peek().is(Tok::Ident)) {
       ok = parseBarrierDecl(out);
@@ -442,8 +453,7 @@ void Parser::parseStatement(Block &out) {
     syncStatement(start);
 }
 
-Stmt Parser::parseBufferDecl(MemScope scope) {
-  llvm::SMLoc loc = tok_.loc();
+Stmt Parser::parseBufferDecl(MemScope scope, llvm::SMLoc loc) {
   std::string name = tok_.text.str();
   advance();
   if (!expect(Tok::Colon, "':' after the buffer name"))
@@ -745,6 +755,10 @@ Expr Parser::parsePrimary() {
     return e;
   }
   case Tok::Ident: {
+    if (isReservedWord(tok_.text)) {
+      error(at, fmt::format("expected an expression, found {}", found()));
+      return nullptr;
+    }
     std::string name = tok_.text.str();
     advance();
     if (name == "true" || name == "false")
@@ -793,7 +807,9 @@ Expr Parser::parsePostfix(Expr base) {
     } while (consume(Tok::Comma));
     if (!expect(Tok::RBracket, "']' closing the subscripts"))
       return nullptr;
-    base = Index::make(std::move(base), std::move(subs), at);
+    (void)at;
+    llvm::SMLoc start = base->loc;
+    base = Index::make(std::move(base), std::move(subs), start);
   }
   return base;
 }
