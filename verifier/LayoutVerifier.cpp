@@ -251,11 +251,9 @@ void checkScope(const LayoutQuestion &q, const TargetInfo &target, LayoutReport 
     v.witness.replica = {replicaIndex};
     v.witness.physical = detail::ownerAt(q.layout, flat, replicaIndex);
     v.witness.axis = axis;
-    v.message = fmt::format("{} {} puts {} on {}, but a {} buffer cannot {} {}", what,
-                            replica ? "replicates" : "places",
+    v.message = fmt::format("{} puts {} on {}, but a {} buffer cannot hold {}", what,
                             formatLogical(v.witness.logical[0]), v.witness.physical.str(),
-                            scopeName(q.buffer.scope), replica ? "replicate over" : "hold",
-                            axisName(axis));
+                            scopeName(q.buffer.scope), axisName(axis));
     if (replica)
       v.message = fmt::format("{} on {}: a {} buffer cannot replicate over {} (replica {} of {} "
                               "is at {})",
