@@ -1,15 +1,18 @@
-// `tilescope check FILE [--kernel K] [--json]`: parse, type and well-formedness
-// checks, then the proofs the verifier offers. Input errors exit 2; findings
-// of the proofs exit 1.
+// `tilescope check [FILE] [--kernel K] [--json]`: parse, type and
+// well-formedness checks, then the proofs the verifier offers. Without FILE it
+// checks the bundled kernel library. Input errors exit 2; findings of the
+// proofs exit 1.
 #include "ir/Checker.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
+#include "kernels/BundledKernels.h"
 #include "tools/Command.h"
 #include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
 
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <fmt/format.h>
@@ -19,52 +22,91 @@ namespace {
 namespace cl = llvm::cl;
 
 cl::SubCommand checkCommand("check", "Parse and check a kernel file");
-cl::opt<std::string> input(cl::Positional, cl::desc("FILE"), cl::Required, cl::sub(checkCommand));
+cl::opt<std::string> input(cl::Positional, cl::desc("[FILE]"), cl::sub(checkCommand));
 cl::opt<std::string> kernelName("kernel", cl::desc("Check only kernel K"), cl::value_desc("K"),
                                 cl::sub(checkCommand));
 cl::opt<bool> json("json", cl::desc("Print the result as JSON"), cl::sub(checkCommand));
 
+struct FileResult {
+  std::string file;
+  int status = kClean;
+  Module module;
+};
+
+// Parses and checks one buffer of `diag`'s source manager.
+FileResult checkBuffer(unsigned id, const std::string &file, Diagnostics &diag) {
+  FileResult r;
+  r.file = file;
+  unsigned before = diag.errorCount();
+  r.module = parseModule(id, diag);
+  if (diag.errorCount() == before && !kernelName.empty()) {
+    if (const Kernel *k = r.module.find(kernelName)) {
+      Module only;
+      only.kernels.push_back(*k);
+      r.module = std::move(only);
+    } else {
+      r.module.kernels.clear();
+    }
+  }
+  if (diag.errorCount() == before)
+    checkModule(r.module, diag);
+  if (diag.errorCount() != before)
+    r.status = kInputError;
+  return r;
+}
+
 int runCheck() {
   llvm::SourceMgr sourceMgr;
   Diagnostics diag(sourceMgr, /*printImmediately=*/!json);
-  int status = kClean;
-  Module module;
-  if (auto id = loadInput(input, diag)) {
-    module = parseModule(*id, diag);
-    if (!diag.hasErrors() && !kernelName.empty()) {
-      const Kernel *k = module.find(kernelName);
-      if (!k) {
-        diag.error(module.kernels.front().loc,
-                   fmt::format("no kernel named '{}' in this file", kernelName.getValue()));
-      } else {
-        Module only;
-        only.kernels.push_back(*k);
-        module = std::move(only);
-      }
+  std::vector<FileResult> results;
+  if (!input.empty()) {
+    if (auto id = loadInput(input, diag))
+      results.push_back(checkBuffer(*id, input, diag));
+    else
+      results.push_back({input.getValue(), kInputError, {}});
+  } else {
+    for (const BundledKernelFile &f : bundledKernelFiles()) {
+      std::string name = "kernels/" + std::string(f.name);
+      unsigned id = sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(f.text, name),
+                                                 llvm::SMLoc());
+      results.push_back(checkBuffer(id, name, diag));
     }
-    if (!diag.hasErrors())
-      checkModule(module, diag);
   }
-  if (diag.hasErrors())
+  int status = kClean;
+  size_t kernelsFound = 0;
+  for (const FileResult &r : results) {
+    status = std::max(status, r.status);
+    kernelsFound += r.module.kernels.size();
+  }
+  if (status == kClean && !kernelName.empty() && kernelsFound == 0) {
+    diag.error(llvm::SMLoc(), fmt::format("no kernel named '{}'", kernelName.getValue()));
     status = kInputError;
+  }
   if (json) {
-    llvm::json::Array kernels;
-    if (status == kClean)
-      for (const Kernel &k : module.kernels)
-        kernels.push_back(llvm::json::Object{
-            {"name", k.name},
-            {"hash", fmt::format("{:016x}", structuralHash(k))},
-            {"target", std::string(targetInfo(k.launch.target).name)},
-            {"threads", k.launch.threads}});
-    llvm::json::Object out{{"file", input.getValue()},
-                           {"ok", status == kClean},
+    llvm::json::Array files;
+    for (const FileResult &r : results) {
+      llvm::json::Array kernels;
+      if (r.status == kClean)
+        for (const Kernel &k : r.module.kernels)
+          kernels.push_back(llvm::json::Object{
+              {"name", k.name},
+              {"hash", fmt::format("{:016x}", structuralHash(k))},
+              {"target", std::string(targetInfo(k.launch.target).name)},
+              {"threads", k.launch.threads}});
+      files.push_back(llvm::json::Object{
+          {"file", r.file}, {"status", r.status}, {"kernels", std::move(kernels)}});
+    }
+    llvm::json::Object out{{"ok", status == kClean},
                            {"status", status},
-                           {"kernels", std::move(kernels)},
+                           {"files", std::move(files)},
                            {"diagnostics", diagnosticsJson(diag)}};
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
-  } else if (status == kClean) {
-    for (const Kernel &k : module.kernels)
-      llvm::outs() << fmt::format("{}: kernel {} ok\n", input.getValue(), k.name);
+  } else {
+    for (const FileResult &r : results)
+      if (r.status == kClean)
+        for (const Kernel &k : r.module.kernels)
+          llvm::outs() << fmt::format("{}: kernel {} ok ({}, {} threads)\n", r.file, k.name,
+                                      targetInfo(k.launch.target).name, k.launch.threads);
   }
   return status;
 }

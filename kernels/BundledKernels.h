@@ -1,0 +1,17 @@
+// The kernel library shipped inside the tools: each kernels/*.tile file by
+// name and text. Depends on nothing.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace tilescope {
+
+struct BundledKernelFile {
+  std::string_view name; // e.g. "gemm_bf16_sm90.tile"
+  std::string_view text;
+};
+
+const std::vector<BundledKernelFile> &bundledKernelFiles();
+
+} // namespace tilescope

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Runs the tilescope CLI on every malformed input and requires, for each, exit
+status 2 and a `file:line:col: error:` diagnostic: no crash, no hang, no
+uncaught exception. The corpus is corpus/*.tile (kernel files, given to
+`check`; `fmt`, which only parses, must exit 0 or 2 without crashing) and corpus/*.layout (layout text, given to `layout`), plus
+inputs generated here that are too big to commit (10 MB files, deep nesting)."""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+DIAG = re.compile(rb"^[^\n:]+:\d+:\d+: error: ", re.M)
+
+
+def run(tool, args, label, failures, allowed=(2,)):
+    try:
+        p = subprocess.run([tool] + args, capture_output=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        failures.append(f"{label}: hung (over 60 s)")
+        return
+    if p.returncode not in allowed:
+        failures.append(f"{label}: exit status {p.returncode}, expected {allowed}\n"
+                        f"{p.stderr[:400]!r}")
+    elif p.returncode == 2 and not DIAG.search(p.stderr):
+        failures.append(f"{label}: no file:line:col diagnostic\n{p.stderr[:400]!r}")
+    elif b"Stack dump" in p.stderr or b"terminate called" in p.stderr:
+        failures.append(f"{label}: crashed\n{p.stderr[:400]!r}")
+
+
+def main():
+    tool = sys.argv[1]
+    corpus = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+    failures, count = [], 0
+    for name in sorted(os.listdir(corpus)):
+        path = os.path.join(corpus, name)
+        if name.endswith(".tile"):
+            run(tool, ["check", path], f"check {name}", failures)
+            # fmt only parses: a well-formed but ill-typed kernel formats fine.
+            run(tool, ["fmt", path], f"fmt {name}", failures, allowed=(0, 2))
+            count += 2
+        elif name.endswith(".layout"):
+            text = open(path, encoding="utf-8").read()
+            run(tool, ["layout", text, "--shape", "4,8"], f"layout {name}", failures)
+            count += 1
+    with tempfile.TemporaryDirectory() as tmp:
+        generated = {
+            "garbage_10mb.tile": bytes((i * 7919 + 13) % 256 for i in range(10 << 20)),
+            "statements_10mb.tile": b"kernel k() launch grid(1) threads(32) target(sm_90a) {\n"
+            + b"  let x = 1 +\n" * ((10 << 20) // 14),
+            "deep_parens.tile": b"kernel k() launch grid(1) threads(32) target(sm_90a) {\n"
+            + b"  let x = " + b"(" * 200000 + b"1" + b")" * 200000 + b"\n}\n",
+            "deep_blocks.tile": b"kernel k() launch grid(1) threads(32) target(sm_90a) {\n"
+            + b"if true {\n" * 100000 + b"}\n" * 100000 + b"}\n",
+            "deep_unary.tile": b"kernel k() launch grid(1) threads(32) target(sm_90a) {\n"
+            + b"  let x = " + b"-" * 300000 + b"1\n}\n",
+        }
+        for name, data in generated.items():
+            path = os.path.join(tmp, name)
+            with open(path, "wb") as f:
+                f.write(data)
+            run(tool, ["check", path], f"check {name}", failures)
+            count += 1
+        run(tool, ["layout", "S[(" + "2," * 20000 + "2):(1)]", "--shape", "4"],
+            "layout huge", failures)
+        count += 1
+    for f in failures:
+        print("FAIL:", f)
+    print(f"malformed: {count - len(failures)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
