@@ -132,14 +132,15 @@ bool onlyMemory(const Layout &l) {
 }
 
 void checkTma(Findings &f, const BufferInfo &b, const InstructionUse &use) {
-  const auto &shape = f.shape;
-  if (shape.empty() || static_cast<int>(shape.size()) > f.rule.maxRank)
-    f.add(-1, fmt::format("a box has rank 1 to {}, not {}", f.rule.maxRank, shape.size()));
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (shape[d] > f.rule.maxBoxExtent)
-      f.add(-1, fmt::format("box extent {} of dimension {} exceeds {}", shape[d], d,
+  size_t batch = std::min(use.batchDims, f.shape.size());
+  std::vector<int64_t> box(f.shape.begin() + static_cast<std::ptrdiff_t>(batch), f.shape.end());
+  if (box.empty() || static_cast<int>(box.size()) > f.rule.maxRank)
+    f.add(-1, fmt::format("a box has rank 1 to {}, not {}", f.rule.maxRank, box.size()));
+  for (size_t d = 0; d < box.size(); ++d)
+    if (box[d] > f.rule.maxBoxExtent)
+      f.add(-1, fmt::format("box extent {} of dimension {} exceeds {}", box[d], d + batch,
                             f.rule.maxBoxExtent));
-  int64_t innerBytes = shape.empty() ? 0 : shape.back() * bitsOf(b) / 8;
+  int64_t innerBytes = box.empty() ? 0 : box.back() * bitsOf(b) / 8;
   if (innerBytes % f.rule.innerBytesMultiple != 0)
     f.add(-1, fmt::format("the inner box dimension is {} bytes, not a multiple of {}",
                           innerBytes, f.rule.innerBytesMultiple));
@@ -164,20 +165,28 @@ void checkTma(Findings &f, const BufferInfo &b, const InstructionUse &use) {
                             innerBytes, span));
     alignment = 8 * span; // the swizzle pattern repeats every 8 rows of the span
   }
-  // The box lands dense and row-major after the swizzle.
+  // Each box lands dense and row-major after the swizzle.
   Layout plain = unswizzled(f.layout);
-  int64_t start = plain.base(0).get(Axis::m);
-  int64_t startByte = b.baseByte + start * bitsOf(b) / 8;
-  if (startByte % alignment != 0)
-    f.add(0, fmt::format("the box starts at byte {}, not aligned to {} bytes", startByte,
-                         alignment));
-  for (int64_t flat = 0; flat < f.layout.size(); ++flat)
-    if (plain.base(flat).get(Axis::m) != start + flat) {
-      f.add(flat, fmt::format("TMA writes the box dense and row-major, but {} is at m {} "
-                              "before the swizzle, not {}",
-                              f.at(flat), plain.base(flat).get(Axis::m), start + flat));
+  int64_t boxSize = 1;
+  for (int64_t e : box)
+    boxSize *= e;
+  for (int64_t first = 0; first < f.layout.size(); first += boxSize) {
+    int64_t start = plain.base(first).get(Axis::m);
+    int64_t startByte = b.baseByte + start * bitsOf(b) / 8;
+    if (startByte % alignment != 0) {
+      f.add(first, fmt::format("the box at {} starts at byte {}, not aligned to {} bytes",
+                               f.at(first), startByte, alignment));
       return;
     }
+    for (int64_t i = 0; i < boxSize; ++i)
+      if (plain.base(first + i).get(Axis::m) != start + i) {
+        f.add(first + i, fmt::format("TMA writes the box dense and row-major, but {} is at m {} "
+                                     "before the swizzle, not {}",
+                                     f.at(first + i), plain.base(first + i).get(Axis::m),
+                                     start + i));
+        return;
+      }
+  }
 }
 
 void checkMatrix(Findings &f, const BufferInfo &b) {

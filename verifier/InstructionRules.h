@@ -65,6 +65,9 @@ std::string instructionRuleNames();
 // Facts about the instruction's use that the operand layout does not carry.
 struct InstructionUse {
   std::vector<int64_t> globalStridesBytes; // Tma: strides of the global tensor
+  // Tma: leading dimensions that index separate boxes (pipeline stages: the
+  // operand is As[s]); each box is checked on its own.
+  size_t batchDims = 0;
   bool mnMajor = false;                    // SmemOperand: contiguous along M/N, not K
 };
 

@@ -81,7 +81,28 @@ TEST_CASE("tma: a swizzled box must start on the pattern's 1024-byte repeat") {
   Layout l = make({{8, 64, Axis::m}, {64, 1, Axis::m}}, {}, {{Axis::m, 64}},
                   mode(128, Dtype::bf16));
   CHECK(check("tma", l, {8, 64}, shared(Dtype::bf16), sm90) ==
-        Msgs{"tma: the box starts at byte 128, not aligned to 1024 bytes"});
+        Msgs{"tma: the box at (0, 0) starts at byte 128, not aligned to 1024 bytes"});
+}
+
+TEST_CASE("tma: with stage dimensions each stage is its own box") {
+  // Stages 8192 elements apart but only 8 x 64 = 512 elements used each: as
+  // one box it is not dense, as 4 boxes of [8, 64] it is.
+  Layout l = make({{4, 8192, Axis::m}, {8, 64, Axis::m}, {64, 1, Axis::m}}, {}, {},
+                  mode(128, Dtype::bf16));
+  BufferInfo b = shared(Dtype::bf16);
+  b.memoryElements = 4 * 8192;
+  CHECK(check("tma", l, {4, 8, 64}, b, sm90) ==
+        Msgs{"tma: TMA writes the box dense and row-major, but (1, 0, 0) is at m 8192 before "
+             "the swizzle, not 512"});
+  InstructionUse stages;
+  stages.batchDims = 1;
+  CHECK(check("tma", l, {4, 8, 64}, b, sm90, stages).empty());
+  // A stage that starts off the 1024-byte repeat.
+  Layout odd = make({{4, 8256, Axis::m}, {8, 64, Axis::m}, {64, 1, Axis::m}}, {}, {},
+                    mode(128, Dtype::bf16));
+  b.memoryElements = 4 * 8256;
+  CHECK(check("tma", odd, {4, 8, 64}, b, sm90, stages) ==
+        Msgs{"tma: the box at (1, 0, 0) starts at byte 16512, not aligned to 1024 bytes"});
 }
 
 TEST_CASE("ldmatrix: 16-byte rows, 16-byte aligned, 16-bit elements") {

@@ -1,0 +1,231 @@
+#include "verifier/KernelLayouts.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace tilescope {
+
+namespace {
+BufferScope toBufferScope(MemScope s) {
+  switch (s) {
+  case MemScope::Global: return BufferScope::Global;
+  case MemScope::Shared: return BufferScope::Shared;
+  case MemScope::Reg: return BufferScope::Reg;
+  case MemScope::Tmem: return BufferScope::Tmem;
+  }
+  return BufferScope::Shared;
+}
+
+bool comparable(const KernelBuffer &a, const KernelBuffer &b) {
+  if (a.scope != b.scope)
+    return false;
+  if (std::find(a.aliases.begin(), a.aliases.end(), b.name) != a.aliases.end() ||
+      std::find(b.aliases.begin(), b.aliases.end(), a.name) != b.aliases.end())
+    return false;
+  switch (a.scope) {
+  case BufferScope::Tmem: return true;
+  case BufferScope::Shared:
+  case BufferScope::Global: return a.baseByte.has_value() && b.baseByte.has_value();
+  case BufferScope::Reg: return false;
+  }
+  return false;
+}
+
+BufferInfo infoOf(const KernelBuffer &b) {
+  BufferInfo info;
+  info.name = b.name;
+  info.scope = b.scope;
+  info.dtype = b.dtype;
+  info.baseByte = b.baseByte.value_or(0);
+  info.mayAlias = b.mayAlias;
+  return info;
+}
+} // namespace
+
+KernelLayoutReport verifyKernelLayouts(const std::vector<KernelBuffer> &buffers,
+                                       const std::vector<OperandUse> &uses,
+                                       const TargetInfo &target, const LaunchShape &launch,
+                                       const VerifyOptions &options) {
+  KernelLayoutReport report;
+  auto absorb = [&](const KernelBuffer &b, LayoutReport r, llvm::SMLoc loc) {
+    for (auto &v : r.violations)
+      report.findings.push_back({b.name, loc, std::move(v)});
+    for (auto &u : r.undecided)
+      report.undecided.push_back({loc, fmt::format("layout of {}: {}", b.name, u)});
+  };
+  int64_t sharedBytes = 0;
+  const KernelBuffer *lastShared = nullptr;
+  for (const KernelBuffer &b : buffers) {
+    BufferInfo info = infoOf(b);
+    absorb(b, verifyLayout(b.layout, b.shape, info, target, launch, options), b.loc);
+    if (b.scope == BufferScope::Shared && b.layout.admits(b.shape)) {
+      sharedBytes += boundOf(Axis::m, info, b.shape, target, launch) *
+                     std::max(dtypeBits(b.dtype), 1) / 8;
+      lastShared = &b;
+    }
+  }
+  if (lastShared && sharedBytes > target.sharedBytesPerCta) {
+    LayoutViolation v{ViolationKind::Bounds, {}, {}};
+    v.witness.axis = Axis::m;
+    v.witness.extent = target.sharedBytesPerCta;
+    v.message = fmt::format("shared buffers need {} bytes, but {} offers {} per CTA", sharedBytes,
+                            target.name, target.sharedBytesPerCta);
+    report.findings.push_back({lastShared->name, lastShared->loc, std::move(v)});
+  }
+  for (size_t i = 0; i < buffers.size(); ++i)
+    for (size_t j = i + 1; j < buffers.size(); ++j) {
+      const KernelBuffer &a = buffers[i], &b = buffers[j];
+      if (!comparable(a, b))
+        continue;
+      BufferView va{&a.layout, a.shape, infoOf(a)}, vb{&b.layout, b.shape, infoOf(b)};
+      absorb(b, verifyNoOverlap(va, vb, options), b.loc);
+    }
+  std::map<std::string, const KernelBuffer *> byName;
+  for (const KernelBuffer &b : buffers)
+    byName[b.name] = &b;
+  for (const OperandUse &u : uses) {
+    auto it = byName.find(u.buffer);
+    const InstructionRule *rule = findInstructionRule(u.instruction);
+    if (it == byName.end() || !rule) {
+      report.undecided.push_back(
+          {u.loc, fmt::format("no layout rule for operand {} of {}", u.buffer, u.instruction)});
+      continue;
+    }
+    const KernelBuffer &b = *it->second;
+    for (auto &v : checkInstruction(*rule, b.layout, b.shape, infoOf(b), target, u.use)) {
+      v.message += fmt::format(" (operand {})", b.name);
+      report.findings.push_back({b.name, u.loc.isValid() ? u.loc : b.loc, std::move(v)});
+    }
+  }
+  return report;
+}
+
+unsigned reportKernelLayouts(const KernelLayoutReport &report, Diagnostics &diag) {
+  unsigned n = 0;
+  for (const KernelFinding &f : report.findings) {
+    diag.error(f.loc, f.violation.message);
+    ++n;
+  }
+  for (const auto &[loc, why] : report.undecided) {
+    diag.error(loc, fmt::format("could not prove the layout legal: {}", why));
+    ++n;
+  }
+  return n;
+}
+
+namespace {
+// The buffer an operand expression names, and how many point subscripts lead
+// it (As[s] -> As, 1).
+std::optional<std::pair<std::string, size_t>> operandBuffer(const Expr &e) {
+  if (!e)
+    return std::nullopt;
+  if (e->kind == ExprKind::Var)
+    return std::pair{as<Var>(e).name, size_t{0}};
+  if (e->kind != ExprKind::Index)
+    return std::nullopt;
+  // Walk to the innermost Index, whose subscripts apply to the buffer itself.
+  const Index *inner = &as<Index>(e);
+  while (inner->base && inner->base->kind == ExprKind::Index)
+    inner = &as<Index>(inner->base);
+  if (!inner->base || inner->base->kind != ExprKind::Var)
+    return std::nullopt;
+  size_t points = 0;
+  while (points < inner->subscripts.size() &&
+         inner->subscripts[points].kind == Subscript::Point)
+    ++points;
+  return std::pair{as<Var>(inner->base).name, points};
+}
+
+struct Collector {
+  KernelLayoutInput &in;
+  std::map<std::string, BufferScope> scopes;
+
+  void block(const Block &b) {
+    for (const Stmt &s : b)
+      stmt(s);
+  }
+  void stmt(const Stmt &s) {
+    switch (s->kind) {
+    case StmtKind::BufferDecl: buffer(as<BufferDecl>(s)); break;
+    case StmtKind::For: block(as<For>(s).body); break;
+    case StmtKind::If:
+      block(as<If>(s).thenBody);
+      block(as<If>(s).elseBody);
+      break;
+    case StmtKind::CallStmt: call(as<CallStmt>(s)); break;
+    default: break;
+    }
+  }
+  void buffer(const BufferDecl &d) {
+    KernelBuffer b;
+    b.name = d.name;
+    b.scope = toBufferScope(d.scope);
+    b.dtype = d.dtype;
+    for (const Expr &e : d.shape) {
+      auto v = constantValue(e);
+      if (!v || *v < 1) {
+        in.skipped.push_back({d.loc, fmt::format("{} has a shape that is not constant", d.name)});
+        return;
+      }
+      b.shape.push_back(*v);
+    }
+    b.layout = d.layout ? d.layout->layout : Layout::rowMajor(b.shape);
+    b.loc = d.layout && d.layout->loc.isValid() ? d.layout->loc : d.loc;
+    scopes[b.name] = b.scope;
+    in.buffers.push_back(std::move(b));
+  }
+  void use(const Expr &arg, const char *instruction, llvm::SMLoc loc, bool stages) {
+    auto named = operandBuffer(arg);
+    if (!named)
+      return;
+    auto it = scopes.find(named->first);
+    if (it == scopes.end() || it->second != BufferScope::Shared)
+      return;
+    OperandUse u{named->first, instruction, {}, loc};
+    if (stages)
+      u.use.batchDims = named->second;
+    in.uses.push_back(std::move(u));
+  }
+  void call(const CallStmt &c) {
+    bool hopper = in.target == TargetKind::sm_90a, blackwell = in.target == TargetKind::sm_100a;
+    if (c.callee == "copy_async" && !c.args.empty() && (hopper || blackwell))
+      use(c.args[0].value, "tma", c.loc, true);
+    bool gemm = c.callee == "gemm" || c.callee == "gemm_async";
+    if (gemm && hopper && c.scope == ExecScope::Warpgroup)
+      for (size_t i = 1; i < c.args.size() && i < 3; ++i)
+        if (c.args[i].keyword.empty())
+          use(c.args[i].value, "wgmma.smem", c.loc, false);
+    if (gemm && blackwell)
+      for (size_t i = 1; i < c.args.size() && i < 3; ++i)
+        if (c.args[i].keyword.empty())
+          use(c.args[i].value, "tcgen05.smem", c.loc, false);
+  }
+};
+} // namespace
+
+KernelLayoutInput collectKernelLayouts(const Kernel &kernel) {
+  KernelLayoutInput in;
+  in.target = kernel.launch.target;
+  in.launch.threads = kernel.launch.threads > 0 ? kernel.launch.threads : 128;
+  for (size_t d = 0; d < kernel.launch.cluster.size() && d < 3; ++d)
+    if (auto v = constantValue(kernel.launch.cluster[d]))
+      in.launch.cluster[d] = *v;
+  for (size_t d = 0; d < kernel.launch.grid.size() && d < 3; ++d)
+    if (auto v = constantValue(kernel.launch.grid[d]))
+      in.launch.grid[d] = *v;
+  Collector collector{in, {}};
+  collector.block(kernel.body);
+  return in;
+}
+
+unsigned checkKernelLayouts(const Kernel &kernel, Diagnostics &diag,
+                            const VerifyOptions &options) {
+  KernelLayoutInput in = collectKernelLayouts(kernel);
+  KernelLayoutReport report = verifyKernelLayouts(in.buffers, in.uses, targetInfo(in.target),
+                                                  in.launch, options);
+  return reportKernelLayouts(report, diag);
+}
+
+} // namespace tilescope

@@ -1,0 +1,93 @@
+// The layout proofs over a whole kernel, for `tilescope check`: every
+// buffer's layout (scope, bounds, aliasing, replicas), every pair of buffers
+// in one space (overlap), the shared-memory budget, and every operand whose
+// instruction is known (InstructionRules.h). Findings are reported as
+// diagnostics at the layout's source location, with the witness in the
+// message, e.g.
+//   gemm.tile:14:22: error: layout maps (3, 9) and (3, 13) to the same owner {...}
+//
+// Two entry points: verifyKernelLayouts() over plain buffer descriptions (any
+// front end can fill them), and checkKernelLayouts() straight from a parsed
+// Kernel. Depends on ir/ and the rest of verifier/; never on the command line.
+#pragma once
+
+#include "ir/Diagnostics.h"
+#include "ir/Stmt.h"
+#include "verifier/InstructionRules.h"
+#include "verifier/LayoutVerifier.h"
+
+#include <llvm/Support/SMLoc.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilescope {
+
+// One buffer of a kernel with a concrete shape.
+struct KernelBuffer {
+  std::string name;
+  BufferScope scope = BufferScope::Shared;
+  Dtype dtype = Dtype::f32;
+  std::vector<int64_t> shape;
+  Layout layout;
+  llvm::SMLoc loc; // where its layout is written (else its declaration)
+  // Where the allocation starts in its space. Shared and global buffers are
+  // compared for overlap only when both are placed; tensor-memory layouts use
+  // absolute lanes and columns and are always compared; registers are the
+  // compiler's and never compared.
+  std::optional<int64_t> baseByte;
+  std::vector<std::string> aliases; // buffers it is declared to share storage with
+  bool mayAlias = false;            // its own elements may share slots
+};
+
+// An operand of a primitive or intrinsic whose instruction is known.
+struct OperandUse {
+  std::string buffer;
+  std::string instruction; // a name in instructionRules()
+  InstructionUse use;
+  llvm::SMLoc loc; // the call
+};
+
+struct KernelFinding {
+  std::string buffer;
+  llvm::SMLoc loc;
+  LayoutViolation violation;
+};
+
+struct KernelLayoutReport {
+  std::vector<KernelFinding> findings;
+  std::vector<std::pair<llvm::SMLoc, std::string>> undecided;
+  bool clean() const { return findings.empty() && undecided.empty(); }
+};
+
+KernelLayoutReport verifyKernelLayouts(const std::vector<KernelBuffer> &buffers,
+                                       const std::vector<OperandUse> &uses,
+                                       const TargetInfo &target, const LaunchShape &launch,
+                                       const VerifyOptions &options = {});
+
+// Errors into `diag` (one per finding, one per undecided proof); returns how
+// many were reported.
+unsigned reportKernelLayouts(const KernelLayoutReport &report, Diagnostics &diag);
+
+// What checkKernelLayouts reads from the IR: buffers with constant shapes
+// (others are listed in `skipped` with the reason), the launch, and the
+// operands whose instruction follows from the call: copy_async into shared
+// memory is TMA (point subscripts on leading dimensions are stages), wg.gemm /
+// wg.gemm_async read shared operands through wgmma descriptors on sm_90a, and
+// gemm on sm_100a through tcgen05 descriptors.
+struct KernelLayoutInput {
+  std::vector<KernelBuffer> buffers;
+  std::vector<OperandUse> uses;
+  TargetKind target = TargetKind::sm_90a;
+  LaunchShape launch;
+  std::vector<std::pair<llvm::SMLoc, std::string>> skipped;
+};
+KernelLayoutInput collectKernelLayouts(const Kernel &kernel);
+
+// collectKernelLayouts + verifyKernelLayouts + reportKernelLayouts; returns
+// the number of findings reported.
+unsigned checkKernelLayouts(const Kernel &kernel, Diagnostics &diag,
+                            const VerifyOptions &options = {});
+
+} // namespace tilescope
