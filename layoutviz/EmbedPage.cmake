@@ -1,0 +1,18 @@
+# Writes OUTPUT, a C++ file defining the page's HTML, CSS and script as raw
+# string literals. Run as `cmake -DPAGE_DIR=... -DOUTPUT=... -P EmbedPage.cmake`.
+set(delimiter "tsviz")
+set(body "// Generated from layoutviz/page/ by EmbedPage.cmake; do not edit.\n")
+string(APPEND body "#include \"layoutviz/PageAssets.h\"\n\nnamespace tilescope::viz {\n")
+foreach(pair "kPageHtml;index.html" "kPageCss;viz.css" "kPageJs;viz.js")
+  list(GET pair 0 name)
+  list(GET pair 1 file)
+  file(READ ${PAGE_DIR}/${file} content)
+  string(FIND "${content}" ")${delimiter}\"" clash)
+  if(NOT clash EQUAL -1)
+    message(FATAL_ERROR "${file} contains the raw-string delimiter )${delimiter}\"")
+  endif()
+  string(APPEND body "const char *const ${name} = R\"${delimiter}(${content})${delimiter}\";\n")
+endforeach()
+string(APPEND body "} // namespace tilescope::viz\n")
+file(WRITE ${OUTPUT}.tmp "${body}")
+file(COPY_FILE ${OUTPUT}.tmp ${OUTPUT} ONLY_IF_DIFFERENT)

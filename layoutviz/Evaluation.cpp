@@ -1,0 +1,595 @@
+#include "layoutviz/Evaluation.h"
+
+#include "ir/Diagnostics.h"
+#include "ir/LayoutPresets.h"
+#include "ir/LayoutText.h"
+
+#ifdef TILESCOPE_VIZ_HAS_VERIFIER
+#include "verifier/LayoutVerifier.h"
+#endif
+
+#include <fmt/format.h>
+#include <llvm/Support/SourceMgr.h>
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <unordered_map>
+
+namespace tilescope::viz {
+
+namespace json = llvm::json;
+
+namespace {
+
+// Axes in the order people read an owner: who holds it, from the largest
+// group down to the lane, then where it sits. `warpid 6, laneid 12, m 1`.
+constexpr std::array<Axis, kNumAxes> kReadingOrder = {
+    Axis::pid,       Axis::bz,   Axis::by,     Axis::bx,     Axis::cbz,
+    Axis::cby,       Axis::cbx,  Axis::wgid,   Axis::warpid, Axis::wid_in_wg,
+    Axis::tid_in_wg, Axis::tx,   Axis::laneid, Axis::TLane,  Axis::P,
+    Axis::m,         Axis::TCol, Axis::F,      Axis::Bank,
+};
+
+bool usesAxis(const Layout &l, Axis a) {
+  return l.axesUsed() >> static_cast<unsigned>(a) & 1;
+}
+
+bool usesThreads(const Layout &l) {
+  for (size_t i = 0; i < kNumAxes; ++i) {
+    auto kind = axisInfo(static_cast<Axis>(i)).kind;
+    if ((kind == AxisKind::Thread || kind == AxisKind::Block) && usesAxis(l, static_cast<Axis>(i)))
+      return true;
+  }
+  return false;
+}
+
+// One diagnostic of the document.
+json::Object diagnostic(std::string_view kind, std::string_view severity, std::string message) {
+  return json::Object{{"kind", std::string(kind)},
+                      {"severity", std::string(severity)},
+                      {"message", std::move(message)}};
+}
+
+// `64,128`, `64x128`, `[64, 128]`, `(64, 128)`. On error, `column` is 1-based.
+std::optional<std::vector<int64_t>> parseShape(const std::string &text, std::string *error,
+                                               unsigned *column) {
+  std::vector<int64_t> shape;
+  size_t i = 0, n = text.size();
+  auto skipSpace = [&] {
+    while (i < n && (text[i] == ' ' || text[i] == '\t'))
+      ++i;
+  };
+  auto fail = [&](std::string message) -> std::optional<std::vector<int64_t>> {
+    *error = std::move(message);
+    *column = static_cast<unsigned>(std::min(i, n) + 1);
+    return std::nullopt;
+  };
+  skipSpace();
+  char close = 0;
+  if (i < n && (text[i] == '[' || text[i] == '(')) {
+    close = text[i] == '[' ? ']' : ')';
+    ++i;
+  }
+  while (true) {
+    skipSpace();
+    if (i >= n || !(text[i] >= '0' && text[i] <= '9'))
+      return fail(i >= n ? "expected an extent at the end of the shape"
+                         : fmt::format("expected an extent, found '{}'", text[i]));
+    size_t start = i;
+    int64_t value = 0;
+    while (i < n && text[i] >= '0' && text[i] <= '9') {
+      if (value > (int64_t{1} << 40)) {
+        i = start;
+        return fail("extent too large");
+      }
+      value = value * 10 + (text[i] - '0');
+      ++i;
+    }
+    if (value == 0) {
+      i = start;
+      return fail("extents must be at least 1");
+    }
+    shape.push_back(value);
+    if (shape.size() > 8) {
+      i = start;
+      return fail("at most 8 dimensions");
+    }
+    skipSpace();
+    if (i < n && (text[i] == ',' || text[i] == 'x' || text[i] == 'X' || text[i] == '*')) {
+      ++i;
+      continue;
+    }
+    break;
+  }
+  if (close) {
+    if (i >= n || text[i] != close)
+      return fail(fmt::format("expected '{}'", close));
+    ++i;
+    skipSpace();
+  }
+  if (i != n)
+    return fail(fmt::format("unexpected '{}' in the shape", text[i]));
+  return shape;
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string out;
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i ? "x" : "") + std::to_string(shape[i]);
+  return out;
+}
+
+enum class Scope { Reg, Shared, Tmem, Global };
+std::string_view scopeText(Scope s) {
+  switch (s) {
+  case Scope::Reg:
+    return "reg";
+  case Scope::Shared:
+    return "shared";
+  case Scope::Tmem:
+    return "tmem";
+  case Scope::Global:
+    return "global";
+  }
+  return "shared";
+}
+std::optional<Scope> scopeFrom(std::string_view text, const Layout &l) {
+  if (text == "reg")
+    return Scope::Reg;
+  if (text == "shared")
+    return Scope::Shared;
+  if (text == "tmem")
+    return Scope::Tmem;
+  if (text == "global")
+    return Scope::Global;
+  if (text != "auto" && !text.empty())
+    return std::nullopt;
+  if (usesThreads(l))
+    return Scope::Reg;
+  if (usesAxis(l, Axis::TLane) || usesAxis(l, Axis::TCol))
+    return Scope::Tmem;
+  if (usesAxis(l, Axis::pid))
+    return Scope::Global;
+  return Scope::Shared;
+}
+
+// The engine's own legality checks, used when the verifier is not built:
+// bounds against the axis extents and aliasing, both by enumeration.
+struct OwnChecks {
+  const Layout &layout;
+  const std::vector<int64_t> &shape;
+  const std::vector<Axis> &axes;
+  const std::vector<int64_t> &extents;
+
+  json::Object witnessOf(std::vector<int64_t> flats, const PhysCoord &slot) const {
+    json::Object slotObject;
+    for (Axis a : axes)
+      slotObject[std::string(axisName(a))] = slot.get(a);
+    json::Array elements;
+    for (int64_t f : flats)
+      elements.push_back(f);
+    return json::Object{{"elements", std::move(elements)}, {"slot", std::move(slotObject)}};
+  }
+
+  void run(json::Array &out) const {
+    // Bounds: the first owner past its extent, per axis.
+    std::vector<bool> reported(axes.size(), false);
+    // Aliasing: a slot reached by two distinct elements.
+    std::map<std::vector<int64_t>, int64_t> slotOwner;
+    bool aliasReported = false;
+    int64_t aliasCount = 0;
+    std::vector<int64_t> key(axes.size());
+    for (int64_t flat = 0; flat < layout.size(); ++flat) {
+      layout.forEachOwner(flat, [&](const PhysCoord &c) {
+        for (size_t k = 0; k < axes.size(); ++k) {
+          key[k] = c.get(axes[k]);
+          if (!reported[k] && extents[k] > 0 && key[k] >= extents[k]) {
+            reported[k] = true;
+            auto d = diagnostic("bounds", "error",
+                                fmt::format("element {} reaches {} {} but {} has extent {}",
+                                            formatIndex(flat), axisName(axes[k]), key[k],
+                                            axisName(axes[k]), extents[k]));
+            auto w = witnessOf({flat}, c);
+            w["axis"] = std::string(axisName(axes[k]));
+            d["witness"] = std::move(w);
+            out.push_back(std::move(d));
+          }
+        }
+        auto [it, inserted] = slotOwner.emplace(key, flat);
+        if (!inserted && it->second != flat) {
+          ++aliasCount;
+          if (!aliasReported) {
+            aliasReported = true;
+            auto d = diagnostic("alias", "error",
+                                fmt::format("elements {} and {} share the slot {}",
+                                            formatIndex(it->second), formatIndex(flat), c.str()));
+            d["witness"] = witnessOf({it->second, flat}, c);
+            out.push_back(std::move(d));
+          }
+        }
+      });
+    }
+    if (aliasCount > 1)
+      out.push_back(diagnostic("alias", "note",
+                               fmt::format("{} owners in all land on a slot another element "
+                                           "already holds",
+                                           aliasCount)));
+  }
+
+  std::string formatIndex(int64_t flat) const {
+    auto index = unflattenIndex(shape, flat);
+    std::string out = "(";
+    for (size_t i = 0; i < index.size(); ++i)
+      out += (i ? ", " : "") + std::to_string(index[i]);
+    return out + ")";
+  }
+};
+
+#ifndef TILESCOPE_VIZ_HAS_VERIFIER
+// Where the memory axis m is bounded for the engine's own checks: the
+// register budget of a thread, the shared memory of a CTA, or nothing.
+int64_t memoryBound(Scope scope, const TargetInfo &target, Dtype dtype) {
+  switch (scope) {
+  case Scope::Reg:
+    return target.registersPerThread * 32 / std::max(dtypeBits(dtype), 1);
+  case Scope::Shared:
+    return target.sharedBytesPerCta * 8 / std::max(dtypeBits(dtype), 1);
+  case Scope::Tmem:
+  case Scope::Global:
+    return 0;
+  }
+  return 0;
+}
+#endif
+
+#ifdef TILESCOPE_VIZ_HAS_VERIFIER
+BufferScope verifierScope(Scope s) {
+  switch (s) {
+  case Scope::Reg:
+    return BufferScope::Reg;
+  case Scope::Shared:
+    return BufferScope::Shared;
+  case Scope::Tmem:
+    return BufferScope::Tmem;
+  case Scope::Global:
+    return BufferScope::Global;
+  }
+  return BufferScope::Shared;
+}
+#endif
+
+// The dtype a preset's fragment holds, for the menu.
+std::string presetDtype(std::string_view name) {
+  if (name.find("_a") == name.size() - 2 || name.find("_b") == name.size() - 2 ||
+      name.find("ldmatrix") != std::string_view::npos)
+    return "bf16";
+  for (auto [suffix, dtype] : {std::pair{"8bit", "u8"}, {"16bit", "bf16"}, {"32bit", "f32"}})
+    if (name.size() >= std::string_view(suffix).size() &&
+        name.substr(name.size() - std::string_view(suffix).size()) == suffix)
+      return dtype;
+  return "f32";
+}
+
+} // namespace
+
+VizRequest requestFromJson(const json::Object &o) {
+  VizRequest r;
+  if (auto s = o.getString("layout"))
+    r.layout = s->str();
+  if (auto s = o.getString("shape"))
+    r.shape = s->str();
+  if (auto s = o.getString("dtype"))
+    r.dtype = s->str();
+  if (auto s = o.getString("target"))
+    r.target = s->str();
+  if (auto s = o.getString("scope"))
+    r.scope = s->str();
+  if (auto v = o.getInteger("threads"))
+    r.threads = *v;
+  if (auto v = o.getInteger("devices"))
+    r.devices = *v;
+  if (auto v = o.getInteger("alloc"))
+    r.alloc = *v;
+  return r;
+}
+
+json::Value evaluate(const VizRequest &request) {
+  json::Object doc;
+  json::Array diagnostics;
+  doc["request"] = json::Object{{"layout", request.layout},   {"shape", request.shape},
+                                {"dtype", request.dtype},     {"target", request.target},
+                                {"scope", request.scope},     {"threads", request.threads},
+                                {"devices", request.devices}, {"alloc", request.alloc}};
+  auto finish = [&](bool ok) -> json::Value {
+    doc["ok"] = ok;
+    doc["diagnostics"] = std::move(diagnostics);
+    return json::Value(std::move(doc));
+  };
+  auto fieldError = [&](std::string_view kind, std::string message) {
+    diagnostics.push_back(diagnostic(kind, "error", std::move(message)));
+  };
+
+  std::string dtypeText = request.dtype;
+  if (dtypeText.empty()) {
+    // The preset's own element type, else f32; settled after parsing.
+    dtypeText = "f32";
+    size_t paren = request.layout.find('(');
+    std::string head = request.layout.substr(0, paren);
+    head.erase(0, head.find_first_not_of(" \t"));
+    head.erase(head.find_last_not_of(" \t") + 1);
+    if (paren != std::string::npos && findLayoutPreset(head))
+      dtypeText = presetDtype(head);
+  }
+  auto dtype = dtypeFromName(dtypeText);
+  if (!dtype)
+    fieldError("dtype", fmt::format("unknown dtype '{}'", request.dtype));
+  auto targetKind = targetFromName(request.target);
+  if (!targetKind)
+    fieldError("target",
+               fmt::format("unknown target '{}' (sm_80, sm_90a or sm_100a)", request.target));
+  if (request.threads < 1 || request.threads > 1024)
+    fieldError("threads",
+               fmt::format("threads per CTA must be in [1, 1024], not {}", request.threads));
+  if (request.devices < 1 || request.devices > 4096)
+    fieldError("devices", fmt::format("devices must be in [1, 4096], not {}", request.devices));
+  if (request.alloc < 0 || request.alloc > (int64_t{1} << 40))
+    fieldError("alloc", fmt::format("alloc must be in [0, 2^40] elements, not {}", request.alloc));
+
+  // The layout, with the parser's own diagnostics (line and column).
+  llvm::SourceMgr sourceMgr;
+  Diagnostics diag(sourceMgr, /*printImmediately=*/false);
+  std::optional<LayoutSpec> spec;
+  if (request.layout.find_first_not_of(" \t\r\n") == std::string::npos)
+    fieldError("parse", "the layout is empty");
+  else
+    spec = parseLayoutText(request.layout, "<layout>", diag);
+  for (const Diagnostic &d : diag.all()) {
+    auto o = diagnostic("parse",
+                        d.kind == Diagnostic::Error     ? "error"
+                        : d.kind == Diagnostic::Warning ? "warning"
+                                                        : "note",
+                        d.message);
+    if (d.line) {
+      o["line"] = static_cast<int64_t>(d.line);
+      o["column"] = static_cast<int64_t>(d.column);
+    }
+    diagnostics.push_back(std::move(o));
+  }
+  if (diag.hasErrors())
+    spec.reset();
+  if (!spec || !dtype || !targetKind || request.threads < 1 || request.threads > 1024 ||
+      request.devices < 1 || request.devices > 4096 || request.alloc < 0 ||
+      request.alloc > (int64_t{1} << 40))
+    return finish(false);
+  const Layout &layout = spec->layout;
+  doc["canonical"] = spec->str();
+  doc["resolved"] = layout.str();
+  if (!spec->preset.empty()) {
+    doc["preset"] = spec->preset;
+    if (const LayoutPreset *p = findLayoutPreset(spec->preset))
+      doc["presetSummary"] = std::string(p->summary);
+  }
+
+  // The shape: as written, or the preset's own.
+  std::vector<int64_t> shape;
+  if (request.shape.find_first_not_of(" \t") == std::string::npos) {
+    const LayoutPreset *p = spec->preset.empty() ? nullptr : findLayoutPreset(spec->preset);
+    if (!p) {
+      fieldError("shape", "give the logical shape, e.g. 8,16");
+      return finish(false);
+    }
+    shape = p->shape(spec->presetArgs);
+  } else {
+    std::string why;
+    unsigned column = 0;
+    auto parsed = parseShape(request.shape, &why, &column);
+    if (!parsed) {
+      auto o = diagnostic("shape", "error", why);
+      o["line"] = 1;
+      o["column"] = static_cast<int64_t>(column);
+      diagnostics.push_back(std::move(o));
+      return finish(false);
+    }
+    shape = std::move(*parsed);
+  }
+  json::Array shapeArray;
+  for (int64_t e : shape)
+    shapeArray.push_back(e);
+  doc["shape"] = std::move(shapeArray);
+  if (!layout.admits(shape)) {
+    int64_t count = 1;
+    for (int64_t e : shape)
+      count *= e;
+    fieldError("shape", fmt::format("shape {} has {} elements but the layout places {} (the "
+                                    "product of its shard extents)",
+                                    shapeText(shape), count, layout.size()));
+    return finish(false);
+  }
+  if (layout.size() * layout.replicas() > kMaxDrawnOwners) {
+    fieldError("size", fmt::format("{} elements x {} replicas is more than the {} owners the "
+                                   "page draws; visualize a smaller tile",
+                                   layout.size(), layout.replicas(), kMaxDrawnOwners));
+    return finish(false);
+  }
+
+  auto scope = scopeFrom(request.scope, layout);
+  if (!scope) {
+    fieldError("scope",
+               fmt::format("unknown scope '{}' (auto, reg, shared, tmem, global)", request.scope));
+    return finish(false);
+  }
+  const TargetInfo &target = targetInfo(*targetKind);
+  LaunchShape launch;
+  launch.threads = request.threads;
+  launch.devices = request.devices;
+
+  // The axes shown, in reading order, and how far each reaches.
+  std::vector<Axis> axes;
+  for (Axis a : kReadingOrder)
+    if (usesAxis(layout, a))
+      axes.push_back(a);
+  std::vector<int64_t> extents;
+  for (Axis a : axes) {
+#ifdef TILESCOPE_VIZ_HAS_VERIFIER
+    BufferInfo info;
+    info.scope = verifierScope(*scope);
+    info.dtype = *dtype;
+    info.memoryElements = request.alloc;
+    extents.push_back(boundOf(a, info, shape, target, launch));
+#else
+    extents.push_back(a == Axis::m
+                          ? (request.alloc ? request.alloc : memoryBound(*scope, target, *dtype))
+                          : axisExtent(a, target, launch, 0));
+#endif
+  }
+
+  // Which physical picture fits: registers (threads x registers), tensor
+  // memory (TLane x TCol), shared memory (lines x banks), devices, or a plain
+  // grid of whatever axes remain.
+  std::string view;
+  bool memoryOnly = !usesThreads(layout);
+  if (usesAxis(layout, Axis::TLane) || usesAxis(layout, Axis::TCol))
+    view = "tmem";
+  else if (!memoryOnly)
+    view = "register";
+  else if (usesAxis(layout, Axis::pid))
+    view = "device";
+  else if (usesAxis(layout, Axis::m) && (*scope == Scope::Shared || *scope == Scope::Global))
+    view = "shared";
+  else
+    view = "generic";
+  json::Array rowAxes, colAxes, axisNames, extentArray;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    Axis a = axes[k];
+    axisNames.push_back(std::string(axisName(a)));
+    extentArray.push_back(extents[k]);
+    bool column = a == Axis::m || a == Axis::TCol || a == Axis::F || a == Axis::Bank;
+    if (view == "tmem" && a == Axis::m)
+      column = false;
+    (column ? colAxes : rowAxes).push_back(std::string(axisName(a)));
+  }
+  doc["view"] = view;
+  doc["scope"] = std::string(scopeText(*scope));
+  doc["dtype"] = std::string(dtypeName(*dtype));
+  doc["bits"] = dtypeBits(*dtype);
+  doc["target"] = std::string(target.name);
+  doc["axes"] = std::move(axisNames);
+  doc["extents"] = std::move(extentArray);
+  doc["rowAxes"] = std::move(rowAxes);
+  doc["colAxes"] = std::move(colAxes);
+  doc["size"] = layout.size();
+  doc["replicas"] = layout.replicas();
+
+  // Every owner of every element, one flat array per element:
+  // [replica 0's value on each axis..., replica 1's..., ...].
+  json::Array owners;
+  json::Array banks;
+  bool withBanks = usesAxis(layout, Axis::m) && view != "register" && view != "tmem";
+  for (int64_t flat = 0; flat < layout.size(); ++flat) {
+    json::Array values;
+    layout.forEachOwner(flat, [&](const PhysCoord &c) {
+      for (Axis a : axes)
+        values.push_back(c.get(a));
+    });
+    owners.push_back(std::move(values));
+    if (withBanks) {
+      BankSlot slot = bankOf(layout.base(flat).get(Axis::m), *dtype);
+      banks.push_back(json::Array{slot.line, slot.bank});
+    }
+  }
+  doc["owners"] = std::move(owners);
+  if (withBanks)
+    doc["banks"] = std::move(banks);
+
+  // Legality.
+  if (*scope == Scope::Tmem && !target.hasTensorMemory)
+    fieldError("scope",
+               fmt::format("{} has no tensor memory (TLane, TCol need sm_100a)", target.name));
+#ifdef TILESCOPE_VIZ_HAS_VERIFIER
+  {
+    BufferInfo info;
+    info.scope = verifierScope(*scope);
+    info.dtype = *dtype;
+    info.memoryElements = request.alloc;
+    VerifyOptions options;
+    options.timeoutMs = 3000;
+    LayoutReport report = verifyLayout(layout, shape, info, target, launch, options);
+    for (const LayoutViolation &v : report.violations) {
+      auto d = diagnostic(violationKindName(v.kind), "error", v.message);
+      json::Array elements;
+      for (const auto &coords : v.witness.logical)
+        if (auto flat = flattenIndex(shape, coords))
+          elements.push_back(*flat);
+      json::Object slot;
+      for (Axis a : axes)
+        if (v.witness.physical.has(a))
+          slot[std::string(axisName(a))] = v.witness.physical.get(a);
+      json::Object witness{{"elements", std::move(elements)}, {"slot", std::move(slot)}};
+      if (v.witness.axis)
+        witness["axis"] = std::string(axisName(*v.witness.axis));
+      d["witness"] = std::move(witness);
+      diagnostics.push_back(std::move(d));
+    }
+    for (const std::string &u : report.undecided)
+      diagnostics.push_back(diagnostic("undecided", "warning", u));
+    doc["checkedBy"] = "verifier";
+  }
+#else
+  OwnChecks{layout, shape, axes, extents}.run(diagnostics);
+  doc["checkedBy"] = "layout engine (enumeration)";
+#endif
+  return finish(true);
+}
+
+json::Value presetMenu() {
+  json::Array items;
+  for (const LayoutPreset &p : layoutPresets()) {
+    std::string call(p.name);
+    call += "(";
+    for (size_t i = 0; i < p.exampleArgs.size(); ++i)
+      call += (i ? ", " : "") + std::to_string(p.exampleArgs[i]);
+    call += ")";
+    std::vector<int64_t> shape = p.shape(p.exampleArgs);
+    bool tmem = p.name.find("tmem") != std::string_view::npos ||
+                p.name.find("tcgen05") != std::string_view::npos;
+    items.push_back(json::Object{{"group", "hardware"},
+                                 {"title", std::string(p.summary)},
+                                 {"layout", call},
+                                 {"shape", shapeText(shape)},
+                                 {"dtype", presetDtype(p.name)},
+                                 {"target", tmem ? "sm_100a" : "sm_90a"},
+                                 {"threads", 128}});
+  }
+  // Literal layouts, one idea each (docs/layouts.md walks through them).
+  struct Lesson {
+    const char *title, *layout, *shape, *dtype, *target;
+    int64_t threads, devices, alloc;
+  };
+  static constexpr Lesson kLessons[] = {
+      {"rows on warps, columns on lanes", "S[(4,32):(1@warpid,1@laneid)]", "4,32", "f32", "sm_90a",
+       128, 1, 0},
+      {"row-major shared tile (bank conflicts on a column read)", "S[(32,64):(64,1)]", "32,64",
+       "bf16", "sm_90a", 128, 1, 0},
+      {"128B-swizzled shared tile", "swizzle(128B, bf16, S[(32,64):(64,1)])", "32,64", "bf16",
+       "sm_90a", 128, 1, 0},
+      {"padded shared tile (+2 elements per row)", "S[(32,64):(66,1)]", "32,64", "bf16", "sm_90a",
+       128, 1, 32 * 66},
+      {"a value broadcast to every lane (replica)", "S[8:1@m] + R[32:1@laneid]", "8", "f32",
+       "sm_90a", 32, 1, 0},
+      {"rows split over 4 devices", "S[(4,16):(1@pid,1@m)]", "4,16", "f32", "sm_90a", 128, 4, 0},
+  };
+  for (const Lesson &l : kLessons)
+    items.push_back(json::Object{{"group", "lesson"},
+                                 {"title", l.title},
+                                 {"layout", l.layout},
+                                 {"shape", l.shape},
+                                 {"dtype", l.dtype},
+                                 {"target", l.target},
+                                 {"threads", l.threads},
+                                 {"devices", l.devices},
+                                 {"alloc", l.alloc}});
+  return json::Value(std::move(items));
+}
+
+} // namespace tilescope::viz

@@ -1,0 +1,48 @@
+// What the layout visualizer shows, computed by the C++ layout engine: one
+// request (layout text, shape, dtype, target, launch, scope) becomes one JSON
+// document with every owner of every logical element, the shared-memory bank
+// of each element, and every diagnostic (parse errors with their column,
+// shape admission, and the legality violations with their witnesses).
+//
+// The page (layoutviz/page/) only draws and indexes this document; it never
+// evaluates a layout itself, so the picture is the engine's answer. This
+// component depends on ir/ (and on verifier/ when it is built); it must never
+// depend on the command line, the simulator or the HTTP server.
+#pragma once
+
+#include <llvm/Support/JSON.h>
+
+#include <cstdint>
+#include <string>
+
+namespace tilescope::viz {
+
+struct VizRequest {
+  std::string layout; // layout text or preset call, e.g. `wgmma_acc(64, 128)`
+  std::string shape;  // `64,128`, `64x128` or `[64, 128]`; empty: the preset's shape
+  std::string dtype;  // empty: the preset's element type, else f32
+  std::string target = "sm_90a";
+  std::string scope = "auto"; // auto | reg | shared | tmem | global
+  int64_t threads = 128;      // threads per CTA
+  int64_t devices = 1;        // extent of `pid`
+  int64_t alloc = 0;          // slots of the allocation on m; 0: the shape's element count
+};
+
+// Draw at most this many owners (elements x replicas); larger layouts are
+// reported, not evaluated.
+constexpr int64_t kMaxDrawnOwners = int64_t{1} << 18;
+
+// Evaluates a request. Never fails: malformed input comes back as
+// `"ok": false` with diagnostics. The document's fields are described in
+// docs/layoutviz.md ("The evaluation document").
+llvm::json::Value evaluate(const VizRequest &request);
+
+// The request read back from a document's "request" field (for tests).
+VizRequest requestFromJson(const llvm::json::Object &object);
+
+// The preset menu of the page: every preset of ir/LayoutPresets.h at its
+// example arguments, with the shape, dtype and target it is meant for, plus a
+// few literal layouts that teach one idea each.
+llvm::json::Value presetMenu();
+
+} // namespace tilescope::viz

@@ -1,0 +1,95 @@
+#include "layoutviz/Server.h"
+
+#include "layoutviz/Evaluation.h"
+#include "layoutviz/Page.h"
+
+#ifdef TILESCOPE_VIZ_HAS_HTTPLIB
+#include <httplib.h>
+#endif
+
+#include <exception>
+
+namespace tilescope::viz {
+
+#ifdef TILESCOPE_VIZ_HAS_HTTPLIB
+
+bool serverAvailable() {
+  return true;
+}
+
+namespace {
+int64_t integerParam(const httplib::Request &req, const char *name, int64_t fallback) {
+  if (!req.has_param(name))
+    return fallback;
+  std::string text = req.get_param_value(name);
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
+    return -1; // out of every range: evaluate() reports it
+  return std::stoll(text);
+}
+} // namespace
+
+int serve(const std::string &host, int port, llvm::raw_ostream &log) {
+  httplib::Server server;
+  const std::string page = renderPage(std::nullopt);
+  server.Get("/", [&page](const httplib::Request &, httplib::Response &res) {
+    res.set_content(page, "text/html; charset=utf-8");
+  });
+  // Browsers ask for an icon; answer "none" rather than 404.
+  server.Get("/favicon.ico",
+             [](const httplib::Request &, httplib::Response &res) { res.status = 204; });
+  server.Get("/api/eval", [](const httplib::Request &req, httplib::Response &res) {
+    VizRequest r;
+    r.layout = req.get_param_value("layout");
+    r.shape = req.get_param_value("shape");
+    if (req.has_param("dtype"))
+      r.dtype = req.get_param_value("dtype");
+    if (req.has_param("target"))
+      r.target = req.get_param_value("target");
+    if (req.has_param("scope"))
+      r.scope = req.get_param_value("scope");
+    r.threads = integerParam(req, "threads", r.threads);
+    r.devices = integerParam(req, "devices", r.devices);
+    r.alloc = integerParam(req, "alloc", r.alloc);
+    std::string body;
+    llvm::raw_string_ostream os(body);
+    os << evaluate(r);
+    os.flush();
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(body, "application/json");
+  });
+  // A handler that throws must not take the server down: answer 500.
+  server.set_exception_handler(
+      [](const httplib::Request &, httplib::Response &res, std::exception_ptr) {
+        res.status = 500;
+        res.set_content("{\"ok\":false,\"diagnostics\":[{\"kind\":\"server\",\"severity\":"
+                        "\"error\",\"message\":\"internal error while evaluating\"}]}",
+                        "application/json");
+      });
+  int bound =
+      port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : -1);
+  if (bound < 0) {
+    log << "tilescope viz: error: cannot listen on " << host << ":" << port
+        << " (is the port in use? try --port 0 for a free one)\n";
+    log.flush();
+    return 2;
+  }
+  log << "tilescope viz: serving on http://" << host << ":" << bound << "/\n";
+  log.flush();
+  return server.listen_after_bind() ? 0 : 2;
+}
+
+#else
+
+bool serverAvailable() {
+  return false;
+}
+
+int serve(const std::string &, int, llvm::raw_ostream &log) {
+  log << "tilescope viz: error: this build has no server (install libcpp-httplib-dev and "
+         "reconfigure); `tilescope viz LAYOUT --shape ... -o page.html` still works\n";
+  return 2;
+}
+
+#endif
+
+} // namespace tilescope::viz

@@ -1,0 +1,176 @@
+// `tilescope viz`: the layout visualizer from the command line.
+//
+//   tilescope viz LAYOUT --shape 64,128 [--dtype f32] -o page.html
+//       one self-contained HTML page with the engine's evaluation embedded
+//   tilescope viz --serve [--port P] [LAYOUT --shape ...]
+//       the live page on http://127.0.0.1:P/, evaluating edits in C++
+//   tilescope viz LAYOUT --shape ... --json
+//       the evaluation document itself
+//
+// Exit status: 0 written and legal, 1 written but the layout has legality
+// findings (the page shows their witnesses), 2 input or usage error.
+#include "layoutviz/Evaluation.h"
+#include "layoutviz/Page.h"
+#include "layoutviz/Server.h"
+#include "tools/Command.h"
+
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/FormatVariadic.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <algorithm>
+#include <string>
+
+namespace tilescope::tool {
+namespace {
+
+namespace cl = llvm::cl;
+namespace json = llvm::json;
+
+cl::SubCommand vizCommand("viz", "Visualize a layout: write an HTML page or serve the live one");
+
+cl::opt<std::string> layoutArg(cl::Positional, cl::desc("LAYOUT"), cl::init(""),
+                               cl::sub(vizCommand));
+cl::opt<std::string> shapeOpt("shape", cl::desc("Logical shape, e.g. 64,128 (presets: optional)"),
+                              cl::value_desc("dims"), cl::init(""), cl::sub(vizCommand));
+cl::opt<std::string> dtypeOpt("dtype", cl::desc("Element type (default: the preset's, else f32)"),
+                              cl::init(""), cl::sub(vizCommand));
+cl::opt<std::string> targetOpt("target", cl::desc("sm_80, sm_90a or sm_100a (default sm_90a)"),
+                               cl::init("sm_90a"), cl::sub(vizCommand));
+cl::opt<std::string> scopeOpt("scope", cl::desc("auto, reg, shared, tmem or global"),
+                              cl::init("auto"), cl::sub(vizCommand));
+cl::opt<int> threadsOpt("threads", cl::desc("Threads per CTA (default 128)"), cl::init(128),
+                        cl::sub(vizCommand));
+cl::opt<int> devicesOpt("devices", cl::desc("Extent of the pid axis (default 1)"), cl::init(1),
+                        cl::sub(vizCommand));
+cl::opt<long> allocOpt("alloc",
+                       cl::desc("Slots of the allocation on m (default: the shape's elements)"),
+                       cl::init(0), cl::sub(vizCommand));
+cl::opt<std::string> outputOpt("o", cl::desc("Write a self-contained HTML page"),
+                               cl::value_desc("page.html"), cl::init(""), cl::sub(vizCommand));
+cl::opt<bool> jsonOpt("json", cl::desc("Print the evaluation document as JSON"),
+                      cl::sub(vizCommand));
+cl::opt<bool> serveOpt("serve", cl::desc("Serve the live page on 127.0.0.1"), cl::sub(vizCommand));
+cl::opt<int> portOpt("port", cl::desc("Port for --serve (0: any free port)"),
+                     cl::init(viz::kDefaultPort), cl::sub(vizCommand));
+
+// The text a diagnostic of `kind` points into, and the name it goes by.
+std::pair<std::string, std::string> sourceOf(std::string_view kind, const viz::VizRequest &r) {
+  if (kind == "shape")
+    return {"<shape>", r.shape};
+  if (kind == "dtype")
+    return {"<dtype>", r.dtype};
+  if (kind == "target")
+    return {"<target>", r.target};
+  if (kind == "scope")
+    return {"<scope>", r.scope};
+  if (kind == "threads")
+    return {"<threads>", std::to_string(r.threads)};
+  if (kind == "devices")
+    return {"<devices>", std::to_string(r.devices)};
+  if (kind == "alloc")
+    return {"<alloc>", std::to_string(r.alloc)};
+  return {"<layout>", r.layout};
+}
+
+// `file:line:col: severity: message`, the source line and a caret.
+void printDiagnostic(const json::Object &d, const viz::VizRequest &r) {
+  std::string kind = d.getString("kind").getValueOr("").str();
+  std::string severity = d.getString("severity").getValueOr("error").str();
+  std::string message = d.getString("message").getValueOr("").str();
+  int64_t line = d.getInteger("line").getValueOr(1), column = d.getInteger("column").getValueOr(1);
+  auto [name, text] = sourceOf(kind, r);
+  bool finding = kind == "alias" || kind == "bounds" || kind == "replica" || kind == "scope" ||
+                 kind == "overlap";
+  llvm::errs() << name << ":" << line << ":" << column << ": " << severity << ": "
+               << (finding ? kind + ": " : "") << message << "\n";
+  // The line the location points into, then the caret under its column.
+  size_t start = 0;
+  for (int64_t l = 1; l < line && start != std::string::npos; ++l) {
+    start = text.find('\n', start);
+    if (start != std::string::npos)
+      ++start;
+  }
+  if (start == std::string::npos)
+    return;
+  std::string source = text.substr(start, text.find('\n', start) - start);
+  llvm::errs() << source << "\n"
+               << std::string(static_cast<size_t>(std::max<int64_t>(column - 1, 0)), ' ') << "^\n";
+}
+
+int runViz() {
+  viz::VizRequest request;
+  request.layout = layoutArg;
+  request.shape = shapeOpt;
+  request.dtype = dtypeOpt;
+  request.target = targetOpt;
+  request.scope = scopeOpt;
+  request.threads = threadsOpt;
+  request.devices = devicesOpt;
+  request.alloc = allocOpt;
+
+  if (serveOpt) {
+    if (!outputOpt.empty() || jsonOpt) {
+      llvm::errs() << "tilescope viz: error: --serve cannot be combined with -o or --json\n";
+      return kInputError;
+    }
+    if (portOpt < 0 || portOpt > 65535) {
+      llvm::errs() << "tilescope viz: error: --port must be in [0, 65535], not " << portOpt << "\n";
+      return kInputError;
+    }
+    return viz::serve("127.0.0.1", portOpt, llvm::outs());
+  }
+  if (request.layout.empty()) {
+    llvm::errs() << "tilescope viz: error: give a LAYOUT (e.g. 'wgmma_acc(64, 128)'), or "
+                    "--serve for the live page\n";
+    return kInputError;
+  }
+  if (outputOpt.empty() && !jsonOpt) {
+    llvm::errs() << "tilescope viz: error: say where the page goes (-o page.html), or ask for "
+                    "--json\n";
+    return kInputError;
+  }
+
+  json::Value document = viz::evaluate(request);
+  const json::Object &doc = *document.getAsObject();
+  bool ok = doc.getBoolean("ok").getValueOr(false);
+  unsigned findings = 0;
+  if (const json::Array *diags = doc.getArray("diagnostics"))
+    for (const json::Value &d : *diags)
+      if (const json::Object *o = d.getAsObject()) {
+        printDiagnostic(*o, request);
+        if (o->getString("severity") == llvm::StringRef("error"))
+          ++findings;
+      }
+  if (!ok)
+    return kInputError;
+
+  if (jsonOpt)
+    llvm::outs() << llvm::formatv("{0:2}", document) << "\n";
+  if (!outputOpt.empty()) {
+    std::error_code error;
+    llvm::raw_fd_ostream out(outputOpt, error, llvm::sys::fs::OF_None);
+    if (error) {
+      llvm::errs() << "tilescope viz: error: cannot write " << outputOpt << ": " << error.message()
+                   << "\n";
+      return kInputError;
+    }
+    out << viz::renderPage(document);
+    out.close();
+    if (out.has_error()) {
+      llvm::errs() << "tilescope viz: error: cannot write " << outputOpt << ": "
+                   << out.error().message() << "\n";
+      out.clear_error();
+      return kInputError;
+    }
+    if (findings)
+      llvm::errs() << "tilescope viz: note: " << outputOpt << " written; it shows the witness of "
+                   << (findings == 1 ? "this finding" : "these findings") << "\n";
+  }
+  return findings ? kFindings : kClean;
+}
+
+CommandRegistration registration(vizCommand, runViz);
+
+} // namespace
+} // namespace tilescope::tool
