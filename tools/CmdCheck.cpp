@@ -6,6 +6,7 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "kernels/BundledKernels.h"
+#include "verifier/KernelLayouts.h"
 #include "tools/Command.h"
 #include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
@@ -27,10 +28,25 @@ cl::opt<std::string> kernelName("kernel", cl::desc("Check only kernel K"), cl::v
                                 cl::sub(checkCommand));
 cl::opt<bool> json("json", cl::desc("Print the result as JSON"), cl::sub(checkCommand));
 
+// The proofs run on each well-formed kernel, in order. Each reports its
+// findings as diagnostics and returns how many.
+struct Proof {
+  const char *name;
+  unsigned (*run)(const Kernel &, Diagnostics &);
+};
+const Proof kProofs[] = {
+    {"layouts", [](const Kernel &k, Diagnostics &d) { return checkKernelLayouts(k, d); }},
+};
+
+struct KernelResult {
+  std::vector<std::pair<std::string, unsigned>> findings; // proof name, count
+};
+
 struct FileResult {
   std::string file;
   int status = kClean;
   Module module;
+  std::vector<KernelResult> kernels;
 };
 
 // Parses and checks one buffer of `diag`'s source manager.
@@ -50,8 +66,20 @@ FileResult checkBuffer(unsigned id, const std::string &file, Diagnostics &diag) 
   }
   if (diag.errorCount() == before)
     checkModule(r.module, diag);
-  if (diag.errorCount() != before)
+  if (diag.errorCount() != before) {
     r.status = kInputError;
+    return r;
+  }
+  for (const Kernel &k : r.module.kernels) {
+    KernelResult kr;
+    for (const Proof &p : kProofs) {
+      unsigned n = p.run(k, diag);
+      kr.findings.push_back({p.name, n});
+      if (n)
+        r.status = kFindings;
+    }
+    r.kernels.push_back(std::move(kr));
+  }
   return r;
 }
 
@@ -78,7 +106,7 @@ int runCheck() {
     status = std::max(status, r.status);
     kernelsFound += r.module.kernels.size();
   }
-  if (status == kClean && !kernelName.empty() && kernelsFound == 0) {
+  if (status != kInputError && !kernelName.empty() && kernelsFound == 0) {
     diag.error(llvm::SMLoc(), fmt::format("no kernel named '{}'", kernelName.getValue()));
     status = kInputError;
   }
@@ -86,13 +114,19 @@ int runCheck() {
     llvm::json::Array files;
     for (const FileResult &r : results) {
       llvm::json::Array kernels;
-      if (r.status == kClean)
-        for (const Kernel &k : r.module.kernels)
-          kernels.push_back(llvm::json::Object{
-              {"name", k.name},
-              {"hash", fmt::format("{:016x}", structuralHash(k))},
-              {"target", std::string(targetInfo(k.launch.target).name)},
-              {"threads", k.launch.threads}});
+      for (size_t i = 0; i < r.kernels.size(); ++i) {
+        const Kernel &k = r.module.kernels[i];
+        llvm::json::Object proofs;
+        for (const auto &[name, n] : r.kernels[i].findings)
+          proofs[name] = llvm::json::Object{{"findings", static_cast<int64_t>(n)},
+                                            {"ok", n == 0}};
+        kernels.push_back(llvm::json::Object{
+            {"name", k.name},
+            {"hash", fmt::format("{:016x}", structuralHash(k))},
+            {"target", std::string(targetInfo(k.launch.target).name)},
+            {"threads", k.launch.threads},
+            {"proofs", std::move(proofs)}});
+      }
       files.push_back(llvm::json::Object{
           {"file", r.file}, {"status", r.status}, {"kernels", std::move(kernels)}});
     }
@@ -103,10 +137,19 @@ int runCheck() {
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
   } else {
     for (const FileResult &r : results)
-      if (r.status == kClean)
-        for (const Kernel &k : r.module.kernels)
-          llvm::outs() << fmt::format("{}: kernel {} ok ({}, {} threads)\n", r.file, k.name,
-                                      targetInfo(k.launch.target).name, k.launch.threads);
+      for (size_t i = 0; i < r.kernels.size(); ++i) {
+        const Kernel &k = r.module.kernels[i];
+        std::string proofs;
+        unsigned total = 0;
+        for (const auto &[name, n] : r.kernels[i].findings) {
+          proofs += fmt::format("{}{} {}", proofs.empty() ? "" : ", ", name,
+                                n ? fmt::format("{} finding{}", n, n == 1 ? "" : "s") : "proved");
+          total += n;
+        }
+        llvm::outs() << fmt::format("{}: kernel {} {} ({}, {} threads; {})\n", r.file, k.name,
+                                    total ? "has findings" : "ok",
+                                    targetInfo(k.launch.target).name, k.launch.threads, proofs);
+      }
   }
   return status;
 }
