@@ -544,22 +544,62 @@ json::Value evaluate(const VizRequest &request) {
 
 json::Value presetMenu() {
   json::Array items;
+  // Hardware fragments at the sizes people draw them. Every preset of the
+  // table appears; those not listed here come at their example arguments.
+  struct Entry {
+    std::string layout, dtype, target;
+    int64_t threads;
+  };
+  std::vector<Entry> entries = {
+      {"mma_m16n8k16_a()", "bf16", "sm_80", 32},     {"mma_m16n8k16_b()", "bf16", "sm_80", 32},
+      {"mma_m16n8k16_c()", "f32", "sm_80", 32},      {"wgmma_acc(64, 64)", "f32", "sm_90a", 128},
+      {"wgmma_acc(64, 128)", "f32", "sm_90a", 128},  {"ldmatrix_x4()", "bf16", "sm_90a", 32},
+      {"tcgen05_32x32b(16)", "f32", "sm_100a", 128}, {"tcgen05_16x64b(4)", "f32", "sm_100a", 32},
+      {"tmem_m128(64)", "f32", "sm_100a", 128},      {"tmem_m64(64)", "f32", "sm_100a", 128},
+      {"tmem_m64_2cta(64)", "f32", "sm_100a", 128},
+  };
+  for (int bytes : {128, 64, 32})
+    for (auto [bits, dtype] : {std::pair{16, "bf16"}, {8, "u8"}, {32, "f32"}})
+      entries.push_back({fmt::format("smem_swizzle({}, {}, 32, {})", bytes, bits, bytes * 8 / bits),
+                         dtype, "sm_90a", 128});
   for (const LayoutPreset &p : layoutPresets()) {
+    bool listed = false;
+    for (const Entry &e : entries)
+      listed |= e.layout.compare(0, p.name.size() + 1, std::string(p.name) + "(") == 0;
+    if (listed)
+      continue;
     std::string call(p.name);
     call += "(";
     for (size_t i = 0; i < p.exampleArgs.size(); ++i)
       call += (i ? ", " : "") + std::to_string(p.exampleArgs[i]);
-    call += ")";
-    std::vector<int64_t> shape = p.shape(p.exampleArgs);
     bool tmem = p.name.find("tmem") != std::string_view::npos ||
                 p.name.find("tcgen05") != std::string_view::npos;
+    entries.push_back({call + ")", presetDtype(p.name), tmem ? "sm_100a" : "sm_90a", 128});
+  }
+  for (const Entry &e : entries) {
+    // The title and shape come from the table, so the menu cannot disagree
+    // with what the parser builds.
+    std::string name = e.layout.substr(0, e.layout.find('('));
+    const LayoutPreset *p = findLayoutPreset(name);
+    if (!p)
+      continue; // a preset this build does not have
+    std::vector<int64_t> args;
+    for (size_t at = e.layout.find('(') + 1; at < e.layout.size();) {
+      size_t end = e.layout.find_first_of(",)", at);
+      std::string digits = e.layout.substr(at, end - at);
+      if (digits.find_first_of("0123456789") != std::string::npos)
+        args.push_back(std::stoll(digits));
+      at = end + 1;
+    }
+    if (args.size() != p->arity)
+      continue;
     items.push_back(json::Object{{"group", "hardware"},
-                                 {"title", std::string(p.summary)},
-                                 {"layout", call},
-                                 {"shape", shapeText(shape)},
-                                 {"dtype", presetDtype(p.name)},
-                                 {"target", tmem ? "sm_100a" : "sm_90a"},
-                                 {"threads", 128}});
+                                 {"title", std::string(p->summary)},
+                                 {"layout", e.layout},
+                                 {"shape", shapeText(p->shape(args))},
+                                 {"dtype", e.dtype},
+                                 {"target", e.target},
+                                 {"threads", e.threads}});
   }
   // Literal layouts, one idea each (docs/layouts.md walks through them).
   struct Lesson {

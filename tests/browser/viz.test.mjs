@@ -126,8 +126,8 @@ test('clicking a physical slot lights its logical element; a thread lights all o
 });
 
 test('an illegal edit shows the violation inline with its witness lit', async () => {
-  const page = await openPage(base);
-  await setLayout(page, 'S[(4,8):(1@warpid,1@laneid)]', '4,8');
+  const page = await openPage(base + '#layout=S%5B(4%2C8)%3A(1%40warpid%2C1%40laneid)%5D&shape=4%2C8&threads=128&dtype=f32');
+  await settled(page, 'S[(4,8):(1@warpid,1@laneid)]');
   assert.ok(await page.locator('#legal-ok').isVisible());
   // Every lane of a warp on lane 0: elements (0, 0) and (0, 1) collide.
   await setLayout(page, 'S[(4,8):(1@warpid,0@laneid)]');
