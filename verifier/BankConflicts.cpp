@@ -98,6 +98,11 @@ BankReport analyzeBankConflicts(const InstructionRule &rule, const Layout &layou
                                formatLogical(shape));
     return report;
   }
+  if (layout.size() > (int64_t{1} << 22)) {
+    report.error = fmt::format("a tile of {} elements does not fit in shared memory",
+                               layout.size());
+    return report;
+  }
   int bits = std::max(dtypeBits(buffer.dtype), 1);
   std::vector<Request> requests;
   if (rule.family == InstructionFamily::Matrix)

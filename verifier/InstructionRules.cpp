@@ -424,6 +424,14 @@ std::vector<LayoutViolation> checkInstruction(const InstructionRule &rule, const
                           dtypeBits(buffer.dtype), dtypeName(buffer.dtype)));
     return f.out;
   }
+  // Every operand lives in shared or tensor memory, far below this; refusing
+  // larger ones keeps the element-by-element rules from running for hours.
+  constexpr int64_t kLargestOperand = int64_t{1} << 22;
+  if (layout.size() > kLargestOperand) {
+    f.add(-1, fmt::format("an operand of {} elements does not fit in {} memory", layout.size(),
+                          scopeName(rule.scope)));
+    return f.out;
+  }
   switch (rule.family) {
   case F::Tma: checkTma(f, buffer, use); break;
   case F::Matrix: checkMatrix(f, buffer); break;

@@ -31,21 +31,34 @@ bool LayoutEncoding::prefersBitVectors(std::initializer_list<const Layout *> lay
 }
 
 int64_t LayoutEncoding::largestValue(const Layout &layout) {
+  // Saturating: strides are unbounded, and a value past 2^62 only has to be
+  // recognised as too wide for bit-vectors.
+  auto add = [](int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) || r > kHuge ? kHuge : r;
+  };
+  auto mul = [](int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) || r > kHuge ? kHuge : r;
+  };
   std::array<int64_t, kNumAxes> reach{};
-  int64_t largest = layout.size() + layout.replicas();
+  int64_t largest = add(layout.size(), layout.replicas());
   for (const auto *iters : {&layout.shard(), &layout.replica()})
     for (const Iter &it : *iters) {
-      reach[static_cast<size_t>(it.axis)] += (it.extent - 1) * it.stride;
+      size_t a = static_cast<size_t>(it.axis);
+      reach[a] = add(reach[a], mul(it.extent - 1, it.stride));
       largest = std::max(largest, it.extent);
     }
   for (const AxisOffset &o : layout.offset())
-    reach[static_cast<size_t>(o.axis)] += o.value;
+    reach[static_cast<size_t>(o.axis)] = add(reach[static_cast<size_t>(o.axis)], o.value);
   for (int64_t r : reach)
     largest = std::max(largest, r);
   if (layout.swizzle()) {
     // The swizzle rewrites bits below the highest set bit of m only.
     int64_t m = reach[static_cast<size_t>(Axis::m)];
-    largest = std::max(largest, (int64_t{1} << std::bit_width(static_cast<uint64_t>(m))) - 1);
+    largest = m >= kHuge ? kHuge
+                         : std::max(largest,
+                                    (int64_t{1} << std::bit_width(static_cast<uint64_t>(m))) - 1);
   }
   return largest;
 }

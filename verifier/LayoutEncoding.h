@@ -23,6 +23,9 @@ namespace tilescope::detail {
 
 class LayoutEncoding {
 public:
+  // Values at or past this do not fit the bit-vectors; queries that reach it
+  // use integers, or (with a swizzle, which needs bit-vectors) are refused.
+  static constexpr int64_t kHuge = int64_t{1} << 61;
   // `maxValue`: the largest number any term of the query may reach.
   LayoutEncoding(z3::context &ctx, bool bitVector, int64_t maxValue);
 

@@ -58,7 +58,14 @@ void proveLayout(const LayoutQuestion &q, unsigned timeoutMs, LayoutReport &repo
     int64_t largest = LayoutEncoding::largestValue(q.layout);
     for (int64_t b : q.bound)
       largest = std::max(largest, b);
-    LayoutEncoding enc(ctx, LayoutEncoding::prefersBitVectors({&q.layout}), largest);
+    if (largest >= LayoutEncoding::kHuge && q.layout.swizzle()) {
+      report.undecided.push_back("a swizzled layout with coordinates past 2^61");
+      return;
+    }
+    LayoutEncoding enc(ctx,
+                       LayoutEncoding::prefersBitVectors({&q.layout}) &&
+                           largest < LayoutEncoding::kHuge,
+                       largest);
 
     // Bounds, one query per bounded axis: some owner at or past the extent.
     for (size_t i = 0; i < kNumAxes; ++i) {
@@ -122,7 +129,14 @@ void proveOverlap(const OverlapQuestion &q, unsigned timeoutMs, LayoutReport &re
     int64_t bitsB = std::max(dtypeBits(q.b.info.dtype), 1);
     // Footprints compare in bits: start = base * 8 + m * element bits.
     int64_t largest = std::max(LayoutEncoding::largestValue(la), LayoutEncoding::largestValue(lb));
-    largest = std::max({largest * std::max(bitsA, bitsB) + 8 * (q.a.info.baseByte + q.b.info.baseByte) + 64});
+    bool huge = largest >= LayoutEncoding::kHuge / 256 ||
+                std::max(q.a.info.baseByte, q.b.info.baseByte) >= LayoutEncoding::kHuge / 64;
+    if (huge && (la.swizzle() || lb.swizzle())) {
+      report.undecided.push_back("a swizzled buffer with coordinates past 2^53");
+      return;
+    }
+    if (!huge)
+      largest = largest * std::max(bitsA, bitsB) + 8 * (q.a.info.baseByte + q.b.info.baseByte) + 64;
     // Integers unless a swizzle forces bit-vectors: the byte arithmetic has
     // multiplications by element widths and arbitrary base addresses.
     LayoutEncoding enc(ctx, la.swizzle() || lb.swizzle(), largest);

@@ -1,0 +1,90 @@
+// Barrier-protocol proofs: on a kernel's synchronisation skeleton
+// (BarrierSkeleton.h), with loop counters and shape symbols symbolic under
+// the `where` clause, Z3 proves that
+//  - every mbarrier phase receives exactly `count` arrivals (no over-arrival,
+//    every phase completes) and as many transaction bytes as expect_tx
+//    announced (TMA box bytes from the region shapes and dtypes);
+//  - every wait refers to one phase consistently (its parity tracks the
+//    phase: no aliasing with a phase two behind or ahead), that phase
+//    completes, and no cycle of waits and arrivals blocks (deadlock);
+//  - pipeline stages are read only after the phase that filled them
+//    (read-after-write) and refilled only after every reader of the previous
+//    contents released them (write-after-read);
+// and checks structurally: mbarrier init before use and made visible (fence +
+// cta.sync), no re-init of a live barrier; CTA and named barriers reached by
+// all participants, named-barrier thread counts multiples of 32 that agree;
+// wgmma fence / commit / wait discipline; tcgen05 alloc/dealloc by the same
+// warp and wait_ld after tcgen05.ld.
+//
+// Loops take part in the symbolic proofs when they are not nested and the
+// barrier (or stage) indices are `(k + c) % S` or constant in the iteration;
+// other shapes are reported as not proved, never as correct.
+//
+// Depends on ir/ and verifier/; Z3 stays inside the .cpp files.
+#pragma once
+
+#include "ir/Diagnostics.h"
+#include "ir/Stmt.h"
+#include "verifier/BarrierSkeleton.h"
+
+#include <string>
+#include <vector>
+
+namespace tilescope {
+
+enum class ProtocolViolationKind : uint8_t {
+  Deadlock,            // a wait whose phase never completes, or a cycle of waits
+  ParityAliasing,      // a wait that can be satisfied by another phase
+  OverArrival,         // more arrivals than the count in one phase
+  PhaseNeverCompletes, // fewer arrivals than the count in one phase
+  TxBytesMismatch,     // expect_tx bytes != bytes delivered in the phase
+  InitOrder,           // use before init / init not made visible / re-init
+  Divergence,          // a CTA barrier not reached by every thread
+  NamedBarrierThreads, // a named barrier's thread count
+  WgmmaDiscipline,
+  Tcgen05Discipline,
+  ReadBeforeFilled,    // read-after-write on a pipeline stage
+  OverwriteWhileRead,  // write-after-read on a pipeline stage
+};
+std::string_view protocolViolationName(ProtocolViolationKind k);
+
+struct ProtocolFinding {
+  ProtocolViolationKind kind;
+  llvm::SMLoc loc;
+  std::string message; // includes the witness
+  std::vector<std::pair<llvm::SMLoc, std::string>> notes;
+  // True when Z3 found the witness among all sizes and iterations; false for
+  // a structural (size-independent) check.
+  bool symbolic = false;
+};
+
+struct ProtocolResult {
+  std::string property; // "full: arrivals per phase"
+  // "proved for all sizes", "checked structurally", or "not proved: <why>"
+  std::string status;
+  bool proved = false;
+};
+
+struct BarrierReport {
+  std::vector<ProtocolFinding> findings;
+  std::vector<ProtocolResult> results;
+  std::vector<std::pair<llvm::SMLoc, std::string>> notProved;
+  bool clean() const { return findings.empty(); }
+};
+
+struct BarrierProofOptions {
+  unsigned timeoutMs = 4000;
+};
+
+BarrierReport proveBarrierProtocols(const Kernel &kernel, const BarrierProofOptions &options = {});
+BarrierReport proveBarrierProtocols(const BarrierSkeleton &skeleton,
+                                    const BarrierProofOptions &options = {});
+
+// Errors into `diag` (one per finding, with notes), warnings for what could
+// not be proved; returns the number of findings.
+unsigned reportBarrierProtocols(const BarrierReport &report, Diagnostics &diag);
+
+// For `tilescope check`: prove and report; returns the number of findings.
+unsigned verifyBarrierProtocols(const Kernel &kernel, Diagnostics &diag);
+
+} // namespace tilescope

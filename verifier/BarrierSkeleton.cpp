@@ -1,0 +1,908 @@
+#include "verifier/BarrierSkeleton.h"
+
+#include "ir/Printer.h"
+#include "ir/Visitor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+namespace tilescope {
+
+// --- ThreadSet ---
+
+int64_t ThreadSet::count() const { return std::count(member_.begin(), member_.end(), true); }
+
+bool ThreadSet::subsetOf(const ThreadSet &o) const {
+  for (size_t i = 0; i < member_.size(); ++i)
+    if (member_[i] && !(i < o.member_.size() && o.member_[i]))
+      return false;
+  return true;
+}
+
+ThreadSet ThreadSet::widened(int64_t groupSize) const {
+  ThreadSet out(launchThreads());
+  for (int64_t t = 0; t < launchThreads(); ++t)
+    if (contains(t))
+      for (int64_t u = t / groupSize * groupSize; u < std::min(launchThreads(), (t / groupSize + 1) * groupSize); ++u)
+        out.add(u);
+  return out;
+}
+
+int64_t ThreadSet::groupsTouched(int64_t groupSize) const {
+  std::set<int64_t> groups;
+  for (int64_t t = 0; t < launchThreads(); ++t)
+    if (contains(t))
+      groups.insert(t / groupSize);
+  return int64_t(groups.size());
+}
+
+namespace {
+std::string ranges(const std::vector<int64_t> &values) {
+  std::string out;
+  for (size_t i = 0; i < values.size();) {
+    size_t j = i;
+    while (j + 1 < values.size() && values[j + 1] == values[j] + 1)
+      ++j;
+    if (!out.empty())
+      out += ", ";
+    out += j == i ? fmt::format("{}", values[i]) : fmt::format("{}-{}", values[i], values[j]);
+    i = j + 1;
+  }
+  return out;
+}
+} // namespace
+
+std::string ThreadSet::describe() const {
+  std::vector<int64_t> all;
+  for (int64_t t = 0; t < launchThreads(); ++t)
+    if (contains(t))
+      all.push_back(t);
+  if (all.empty())
+    return "no thread";
+  if (int64_t(all.size()) == launchThreads())
+    return fmt::format("all {} threads", all.size());
+  for (int64_t group : {int64_t{128}, int64_t{32}}) {
+    const char *unit = group == 128 ? "warpgroup" : "warp";
+    // Whole groups.
+    if (widened(group) == *this) {
+      std::vector<int64_t> g;
+      for (int64_t t : all)
+        if (t % group == 0)
+          g.push_back(t / group);
+      return fmt::format("{}{} {}", unit, g.size() > 1 ? "s" : "", ranges(g));
+    }
+    // The same thread of several groups.
+    int64_t offset = all.front() % group;
+    bool sameOffset = std::all_of(all.begin(), all.end(), [&](int64_t t) { return t % group == offset; });
+    if (sameOffset && all.size() > 1) {
+      std::vector<int64_t> g;
+      for (int64_t t : all)
+        g.push_back(t / group);
+      return fmt::format("thread {} of {}s {}", offset, unit, ranges(g));
+    }
+  }
+  return fmt::format("thread{} {}", all.size() > 1 ? "s" : "", ranges(all));
+}
+
+std::string_view syncKindName(SyncKind k) {
+  switch (k) {
+  case SyncKind::MbarInit: return "mbarrier.init";
+  case SyncKind::MbarArrive: return "arrive";
+  case SyncKind::MbarExpectTx: return "expect_tx";
+  case SyncKind::MbarCompleteTx: return "complete_tx";
+  case SyncKind::MbarWait: return "wait";
+  case SyncKind::MbarInval: return "mbarrier.inval";
+  case SyncKind::TxDelivery: return "tma";
+  case SyncKind::Tcgen05Commit: return "tcgen05.commit";
+  case SyncKind::CtaSync: return "cta.sync";
+  case SyncKind::NamedSync: return "barrier.sync";
+  case SyncKind::NamedArrive: return "barrier.arrive";
+  case SyncKind::FenceProxyAsync: return "fence.proxy.async";
+  case SyncKind::FenceMbarrierInit: return "fence.mbarrier_init";
+  case SyncKind::WgmmaFence: return "wgmma.fence";
+  case SyncKind::WgmmaMma: return "wgmma.mma_async";
+  case SyncKind::WgmmaCommit: return "wgmma.commit_group";
+  case SyncKind::WgmmaWait: return "wgmma.wait_group";
+  case SyncKind::Tcgen05Alloc: return "tcgen05.alloc";
+  case SyncKind::Tcgen05Dealloc: return "tcgen05.dealloc";
+  case SyncKind::Tcgen05Ld: return "tcgen05.ld";
+  case SyncKind::Tcgen05WaitLd: return "tcgen05.wait_ld";
+  case SyncKind::Access: return "access";
+  }
+  return "?";
+}
+
+int64_t SyncEvent::issuers() const {
+  switch (scope) {
+  case ExecScope::Thread: return threads.count();
+  case ExecScope::Warp: return threads.groupsTouched(32);
+  case ExecScope::Warpgroup: return threads.groupsTouched(128);
+  case ExecScope::Cta:
+  case ExecScope::Cluster: return threads.empty() ? 0 : 1;
+  }
+  return threads.count();
+}
+
+Expr SkeletonLoop::trip() const {
+  Expr one = IntImm::make(1);
+  Expr span = Binary::make(BinaryOp::Sub, end, begin);
+  Expr stepped = Binary::make(
+      BinaryOp::Div, Binary::make(BinaryOp::Add, span, Binary::make(BinaryOp::Sub, step, one)), step);
+  return foldConstants(Call::make("max", {IntImm::make(0), stepped}));
+}
+
+const BarrierArray *BarrierSkeleton::barrier(const std::string &name) const {
+  auto it = barriers.find(name);
+  return it == barriers.end() ? nullptr : &it->second;
+}
+
+Expr regionBytes(const std::vector<RegionDim> &region, Dtype dtype) {
+  Expr elements = IntImm::make(1);
+  for (const RegionDim &d : region) {
+    if (!d.extent)
+      return nullptr;
+    elements = Binary::make(BinaryOp::Mul, elements, d.extent);
+  }
+  int bits = std::max(dtypeBits(dtype), 1);
+  Expr bitsTotal = Binary::make(BinaryOp::Mul, elements, IntImm::make(bits));
+  return foldConstants(Binary::make(BinaryOp::Div, bitsTotal, IntImm::make(8)));
+}
+
+namespace {
+
+// --- what an expression depends on ---
+
+bool isThreadBuiltin(BuiltinKind b) {
+  switch (b) {
+  case BuiltinKind::laneid:
+  case BuiltinKind::warpid:
+  case BuiltinKind::wgid:
+  case BuiltinKind::tid_in_wg:
+  case BuiltinKind::wid_in_wg:
+  case BuiltinKind::threadIdx_x: return true;
+  default: return false;
+  }
+}
+
+// Thread indices that differ inside one warp.
+bool isLaneVarying(BuiltinKind b) {
+  return b == BuiltinKind::laneid || b == BuiltinKind::tid_in_wg || b == BuiltinKind::threadIdx_x;
+}
+
+struct Dependence {
+  bool thread = false;      // reads a thread index or a per-thread collective
+  bool laneVarying = false; // differs between lanes of one warp
+  bool uniform = false;     // reads a loop variable, a shape symbol, blockIdx, a scalar
+};
+
+class DependenceScan : public IRVisitor {
+public:
+  Dependence dep;
+
+protected:
+  void visitVar(const Var &) override { dep.uniform = true; }
+  void visitBuiltin(const Builtin &b) override {
+    if (isThreadBuiltin(b.which)) {
+      dep.thread = true;
+      dep.laneVarying |= isLaneVarying(b.which);
+    } else {
+      dep.uniform = true;
+    }
+  }
+  void visitCall(const Call &c) override {
+    if (c.callee == "elect_sync" || c.callee.rfind("shfl", 0) == 0) {
+      dep.thread = true;
+      dep.laneVarying = true;
+    }
+    IRVisitor::visitCall(c);
+  }
+  void visitIndex(const Index &x) override {
+    dep.uniform = true; // a load: data-dependent, treated as uniform-unknown
+    IRVisitor::visitIndex(x);
+  }
+};
+
+Dependence dependenceOf(const Expr &e) {
+  DependenceScan scan;
+  scan.visit(e);
+  return scan.dep;
+}
+
+void splitConjuncts(const Expr &e, std::vector<Expr> &out) {
+  if (e->kind == ExprKind::Binary && as<Binary>(e).op == BinaryOp::And) {
+    splitConjuncts(as<Binary>(e).lhs, out);
+    splitConjuncts(as<Binary>(e).rhs, out);
+  } else {
+    out.push_back(e);
+  }
+}
+
+// --- evaluating thread conditions on every thread ---
+
+int64_t builtinValue(BuiltinKind b, int64_t tx) {
+  switch (b) {
+  case BuiltinKind::laneid: return tx % 32;
+  case BuiltinKind::warpid: return tx / 32;
+  case BuiltinKind::wgid: return tx / 128;
+  case BuiltinKind::tid_in_wg: return tx % 128;
+  case BuiltinKind::wid_in_wg: return (tx / 32) % 4;
+  case BuiltinKind::threadIdx_x: return tx;
+  default: return 0;
+  }
+}
+
+std::optional<int64_t> valueAt(const Expr &e, int64_t tx) {
+  switch (e->kind) {
+  case ExprKind::IntImm: return as<IntImm>(e).value;
+  case ExprKind::BoolImm: return as<BoolImm>(e).value ? 1 : 0;
+  case ExprKind::Builtin: return builtinValue(as<Builtin>(e).which, tx);
+  case ExprKind::Unary: {
+    auto v = valueAt(as<Unary>(e).operand, tx);
+    if (!v)
+      return std::nullopt;
+    return as<Unary>(e).op == UnaryOp::Neg ? -*v : int64_t(*v == 0);
+  }
+  case ExprKind::Binary: {
+    const Binary &b = as<Binary>(e);
+    auto l = valueAt(b.lhs, tx), r = valueAt(b.rhs, tx);
+    if (!l || !r)
+      return std::nullopt;
+    switch (b.op) {
+    case BinaryOp::Add: return *l + *r;
+    case BinaryOp::Sub: return *l - *r;
+    case BinaryOp::Mul: return *l * *r;
+    case BinaryOp::Div: return *r == 0 ? std::nullopt : std::optional<int64_t>(*l / *r);
+    case BinaryOp::Mod: return *r == 0 ? std::nullopt : std::optional<int64_t>(*l % *r);
+    case BinaryOp::Lt: return int64_t(*l < *r);
+    case BinaryOp::Le: return int64_t(*l <= *r);
+    case BinaryOp::Gt: return int64_t(*l > *r);
+    case BinaryOp::Ge: return int64_t(*l >= *r);
+    case BinaryOp::Eq: return int64_t(*l == *r);
+    case BinaryOp::Ne: return int64_t(*l != *r);
+    case BinaryOp::And: return int64_t(*l && *r);
+    case BinaryOp::Or: return int64_t(*l || *r);
+    }
+    return std::nullopt;
+  }
+  case ExprKind::Call: {
+    const Call &c = as<Call>(e);
+    if ((c.callee == "min" || c.callee == "max") && c.args.size() == 2) {
+      auto a = valueAt(c.args[0], tx), b = valueAt(c.args[1], tx);
+      if (!a || !b)
+        return std::nullopt;
+      return c.callee == "min" ? std::min(*a, *b) : std::max(*a, *b);
+    }
+    return std::nullopt;
+  }
+  default: return std::nullopt;
+  }
+}
+
+// The threads of `active` for which `cond` holds; elect_sync() picks the
+// lowest active lane of each warp (one thread per warp, as the hardware does).
+std::optional<ThreadSet> threadsWhere(const Expr &cond, const ThreadSet &active) {
+  if (cond->kind == ExprKind::Binary) {
+    const Binary &b = as<Binary>(cond);
+    if (b.op == BinaryOp::And) {
+      auto l = threadsWhere(b.lhs, active);
+      if (!l)
+        return std::nullopt;
+      return threadsWhere(b.rhs, *l);
+    }
+    if (b.op == BinaryOp::Or) {
+      auto l = threadsWhere(b.lhs, active), r = threadsWhere(b.rhs, active);
+      if (!l || !r)
+        return std::nullopt;
+      ThreadSet out(active.launchThreads());
+      for (int64_t t = 0; t < active.launchThreads(); ++t)
+        if (l->contains(t) || r->contains(t))
+          out.add(t);
+      return out;
+    }
+  }
+  if (cond->kind == ExprKind::Unary && as<Unary>(cond).op == UnaryOp::Not) {
+    auto inner = threadsWhere(as<Unary>(cond).operand, active);
+    if (!inner)
+      return std::nullopt;
+    ThreadSet out(active.launchThreads());
+    for (int64_t t = 0; t < active.launchThreads(); ++t)
+      if (active.contains(t) && !inner->contains(t))
+        out.add(t);
+    return out;
+  }
+  ThreadSet out(active.launchThreads());
+  if (cond->kind == ExprKind::Call && as<Call>(cond).callee == "elect_sync") {
+    for (int64_t w = 0; w * 32 < active.launchThreads(); ++w)
+      for (int64_t t = w * 32; t < std::min(active.launchThreads(), w * 32 + 32); ++t)
+        if (active.contains(t)) {
+          out.add(t);
+          break;
+        }
+    return out;
+  }
+  for (int64_t t = 0; t < active.launchThreads(); ++t) {
+    if (!active.contains(t))
+      continue;
+    auto v = valueAt(cond, t);
+    if (!v)
+      return std::nullopt;
+    if (*v)
+      out.add(t);
+  }
+  return out;
+}
+
+ThreadSet minus(const ThreadSet &a, const ThreadSet &b) {
+  ThreadSet out(a.launchThreads());
+  for (int64_t t = 0; t < a.launchThreads(); ++t)
+    if (a.contains(t) && !b.contains(t))
+      out.add(t);
+  return out;
+}
+
+// --- the walk ---
+
+class Extractor {
+public:
+  explicit Extractor(const Kernel &k) : kernel_(k) {
+    sk_.kernel = k.name;
+    sk_.threads = k.launch.threads;
+    sk_.target = k.launch.target;
+    sk_.constraints = k.constraints;
+    std::set<std::string> symbols;
+    for (const Param &p : k.params) {
+      if (!p.isTensor)
+        symbols.insert(p.name);
+      for (const Expr &d : p.shape)
+        for (const std::string &n : namesUsed(d))
+          symbols.insert(n);
+      if (p.isTensor)
+        sk_.buffers[p.name] = {p.name, MemScope::Global, p.dtype, p.shape, p.loc};
+    }
+    sk_.symbols.assign(symbols.begin(), symbols.end());
+  }
+
+  BarrierSkeleton run() {
+    Context top;
+    top.active = ThreadSet(sk_.threads, true);
+    top.roleActive = top.active;
+    walk(kernel_.body, top);
+    return std::move(sk_);
+  }
+
+private:
+  struct Context {
+    ThreadSet active;     // threads that reach this point
+    ThreadSet roleActive; // narrowed by warp-uniform conditions only
+    std::vector<Expr> guards;
+    std::map<std::string, Expr> env; // let bindings, substituted
+    int loop = -1;
+    int role = -1; // fixed at the outermost loop's entry
+  };
+
+  Expr subst(const Expr &e, const Context &c) const {
+    return e ? foldConstants(substitute(e, c.env)) : e;
+  }
+
+  int roleFor(const ThreadSet &threads, llvm::SMLoc loc) {
+    for (size_t i = 0; i < sk_.roles.size(); ++i)
+      if (sk_.roles[i].threads == threads)
+        return int(i);
+    sk_.roles.push_back({threads, loc});
+    return int(sk_.roles.size() - 1);
+  }
+
+  void walk(const Block &block, Context c) {
+    for (const Stmt &s : block)
+      walkStmt(s, c);
+  }
+
+  void walkStmt(const Stmt &s, Context &c) {
+    switch (s->kind) {
+    case StmtKind::BufferDecl: {
+      const BufferDecl &b = as<BufferDecl>(s);
+      std::vector<Expr> shape;
+      for (const Expr &d : b.shape)
+        shape.push_back(subst(d, c));
+      sk_.buffers[b.name] = {b.name, b.scope, b.dtype, shape, b.loc};
+      return;
+    }
+    case StmtKind::BarrierDecl: {
+      const BarrierDecl &b = as<BarrierDecl>(s);
+      BarrierArray arr;
+      arr.name = b.name;
+      arr.loc = b.loc;
+      if (b.arraySize) {
+        auto n = constantValue(subst(b.arraySize, c));
+        if (!n) {
+          sk_.unsupported.push_back({b.loc, fmt::format("barrier array {} has no constant size", b.name)});
+          return;
+        }
+        arr.size = *n;
+      }
+      if (b.count)
+        arr.count = constantValue(subst(b.count, c));
+      sk_.barriers[b.name] = arr;
+      return;
+    }
+    case StmtKind::Let: {
+      const Let &l = as<Let>(s);
+      Expr v = subst(l.value, c);
+      recordLoads(v, s->loc, c);
+      c.env[l.name] = v;
+      return;
+    }
+    case StmtKind::For: {
+      const For &f = as<For>(s);
+      SkeletonLoop loop;
+      loop.var = f.var;
+      loop.begin = subst(f.begin, c);
+      loop.end = subst(f.end, c);
+      loop.step = f.step ? subst(f.step, c) : IntImm::make(1);
+      loop.parent = c.loop;
+      loop.loc = f.loc;
+      if (dependenceOf(loop.begin).thread || dependenceOf(loop.end).thread)
+        sk_.unsupported.push_back({f.loc, "loop bounds depend on the thread"});
+      sk_.loops.push_back(loop);
+      Context inner = c;
+      inner.loop = int(sk_.loops.size() - 1);
+      inner.env.erase(f.var);
+      if (inner.role < 0)
+        inner.role = roleFor(c.roleActive, f.loc);
+      walk(f.body, inner);
+      return;
+    }
+    case StmtKind::If: {
+      const If &i = as<If>(s);
+      Expr cond = subst(i.cond, c);
+      recordLoads(cond, s->loc, c);
+      Context thenC = c, elseC = c;
+      std::vector<Expr> conj;
+      splitConjuncts(cond, conj);
+      std::vector<Expr> threadPart, uniformPart;
+      bool mixed = false;
+      for (const Expr &e : conj) {
+        Dependence d = dependenceOf(e);
+        if (d.thread && d.uniform)
+          mixed = true;
+        (d.thread ? threadPart : uniformPart).push_back(e);
+      }
+      if (mixed) {
+        sk_.unsupported.push_back(
+            {i.loc, fmt::format("condition '{}' mixes thread indices with sizes or loop variables", print(cond))});
+      }
+      // then: every conjunct holds
+      for (const Expr &e : uniformPart)
+        thenC.guards.push_back(e);
+      for (const Expr &e : threadPart) {
+        if (auto t = threadsWhere(e, thenC.active))
+          thenC.active = *t;
+        if (!dependenceOf(e).laneVarying && !dependenceOf(e).uniform)
+          if (auto t = threadsWhere(e, thenC.roleActive))
+            thenC.roleActive = *t;
+      }
+      // else: the negation, exact when the condition is all thread or all uniform
+      if (threadPart.empty()) {
+        elseC.guards.push_back(Unary::make(UnaryOp::Not, cond));
+      } else if (uniformPart.empty()) {
+        if (auto t = threadsWhere(cond, c.active))
+          elseC.active = minus(c.active, *t);
+        if (!dependenceOf(cond).laneVarying)
+          if (auto t = threadsWhere(cond, c.roleActive))
+            elseC.roleActive = minus(c.roleActive, *t);
+      } else if (!i.elseBody.empty()) {
+        sk_.unsupported.push_back({i.loc, "else branch of a condition mixing thread indices and sizes"});
+      }
+      walk(i.thenBody, thenC);
+      walk(i.elseBody, elseC);
+      return;
+    }
+    case StmtKind::Store: {
+      const Store &st = as<Store>(s);
+      Expr target = subst(st.target, c);
+      Expr value = subst(st.value, c);
+      SyncEvent e = base(SyncKind::Access, s->loc, "store", ExecScope::Thread, c);
+      recordLoadsInto(value, e);
+      if (auto a = accessOf(target, true, false, true))
+        e.accesses.push_back(*a);
+      if (!e.accesses.empty())
+        push(std::move(e));
+      return;
+    }
+    case StmtKind::CallStmt: walkCall(as<CallStmt>(s), c); return;
+    }
+  }
+
+  SyncEvent base(SyncKind kind, llvm::SMLoc loc, std::string what, ExecScope scope, const Context &c) {
+    SyncEvent e;
+    e.kind = kind;
+    e.loc = loc;
+    e.what = std::move(what);
+    e.order = order_++;
+    e.loop = c.loop;
+    e.scope = scope;
+    e.threads = c.active;
+    e.guards = c.guards;
+    e.role = c.role >= 0 ? c.role : roleFor(c.roleActive, loc);
+    return e;
+  }
+
+  void push(SyncEvent e) {
+    if (!e.threads.empty())
+      sk_.events.push_back(std::move(e));
+  }
+
+  // --- regions ---
+
+  struct DimState {
+    Expr begin, extent;
+    bool point = false;
+  };
+
+  std::optional<MemoryAccess> accessOf(const Expr &e, bool write, bool async, bool perThread) {
+    std::string name;
+    std::vector<DimState> dims;
+    Expr stage;
+    int64_t stages = 1;
+    if (!resolve(e, name, dims, stage, stages, true))
+      return std::nullopt;
+    auto it = sk_.buffers.find(name);
+    if (it == sk_.buffers.end() || it->second.scope == MemScope::Reg)
+      return std::nullopt;
+    MemoryAccess a;
+    a.buffer = name;
+    a.scope = it->second.scope;
+    a.dtype = it->second.dtype;
+    a.write = write;
+    a.asyncProxy = async;
+    a.perThread = perThread;
+    for (const DimState &d : dims)
+      a.region.push_back({d.begin, d.point ? IntImm::make(1) : d.extent});
+    a.stage = stage ? stage : IntImm::make(0);
+    a.stages = stage ? stages : 1;
+    return a;
+  }
+
+  bool resolve(const Expr &e, std::string &name, std::vector<DimState> &dims, Expr &stage,
+               int64_t &stages, bool outermost) {
+    if (e->kind == ExprKind::Var) {
+      name = as<Var>(e).name;
+      auto it = sk_.buffers.find(name);
+      if (it == sk_.buffers.end())
+        return false;
+      for (const Expr &d : it->second.shape)
+        dims.push_back({IntImm::make(0), d, false});
+      return true;
+    }
+    if (e->kind != ExprKind::Index)
+      return false;
+    const Index &x = as<Index>(e);
+    if (!resolve(x.base, name, dims, stage, stages, false))
+      return false;
+    (void)outermost;
+    size_t next = 0;
+    bool first = true;
+    for (const Subscript &sub : x.subscripts) {
+      while (next < dims.size() && dims[next].point)
+        ++next;
+      if (next >= dims.size())
+        return false;
+      DimState &d = dims[next];
+      switch (sub.kind) {
+      case Subscript::Point:
+        if (first && next == 0 && !stage) {
+          auto extent = constantValue(d.extent);
+          if (extent && *extent >= 1) {
+            stage = sub.begin;
+            stages = *extent;
+          }
+        }
+        d.begin = foldConstants(Binary::make(BinaryOp::Add, d.begin, sub.begin));
+        d.point = true;
+        break;
+      case Subscript::Range:
+        d.begin = foldConstants(Binary::make(BinaryOp::Add, d.begin, sub.begin));
+        d.extent = foldConstants(Binary::make(BinaryOp::Sub, sub.end, sub.begin));
+        break;
+      case Subscript::Extent:
+        d.begin = foldConstants(Binary::make(BinaryOp::Add, d.begin, sub.begin));
+        d.extent = sub.end;
+        break;
+      case Subscript::Full: break;
+      }
+      first = false;
+      ++next;
+    }
+    return true;
+  }
+
+  void recordLoadsInto(const Expr &e, SyncEvent &ev) {
+    std::function<void(const Expr &)> scan = [&](const Expr &x) {
+      if (!x)
+        return;
+      switch (x->kind) {
+      case ExprKind::Index:
+        if (auto a = accessOf(x, false, false, true))
+          ev.accesses.push_back(*a);
+        for (const Subscript &s : as<Index>(x).subscripts) {
+          scan(s.begin);
+          scan(s.end);
+        }
+        return;
+      case ExprKind::Unary: scan(as<Unary>(x).operand); return;
+      case ExprKind::Binary:
+        scan(as<Binary>(x).lhs);
+        scan(as<Binary>(x).rhs);
+        return;
+      case ExprKind::Call:
+        for (const Expr &a : as<Call>(x).args)
+          scan(a);
+        return;
+      default: return;
+      }
+    };
+    scan(e);
+  }
+
+  void recordLoads(const Expr &e, llvm::SMLoc loc, const Context &c) {
+    SyncEvent ev = base(SyncKind::Access, loc, "load", ExecScope::Thread, c);
+    recordLoadsInto(e, ev);
+    if (!ev.accesses.empty())
+      push(std::move(ev));
+  }
+
+  BarrierRef barrierOf(const Expr &e) {
+    BarrierRef r;
+    if (!e)
+      return r;
+    if (e->kind == ExprKind::Var) {
+      r.array = as<Var>(e).name;
+      r.index = IntImm::make(0);
+    } else if (e->kind == ExprKind::Index) {
+      const Index &x = as<Index>(e);
+      if (x.base->kind == ExprKind::Var && x.subscripts.size() == 1 &&
+          x.subscripts[0].kind == Subscript::Point) {
+        r.array = as<Var>(x.base).name;
+        r.index = x.subscripts[0].begin;
+      }
+    }
+    return r;
+  }
+
+  static const Expr *positional(const CallStmt &call, size_t i) {
+    size_t seen = 0;
+    for (const CallArg &a : call.args)
+      if (a.keyword.empty() && seen++ == i)
+        return &a.value;
+    return nullptr;
+  }
+  static Expr keywordArg(const CallStmt &call, std::string_view name) {
+    const CallArg *a = call.keyword(name);
+    return a ? a->value : nullptr;
+  }
+
+  void walkCall(const CallStmt &call, Context &c) {
+    // Substitute lets in every argument first.
+    std::vector<CallArg> args;
+    for (const CallArg &a : call.args)
+      args.push_back({a.keyword, subst(a.value, c), a.loc});
+    CallStmt s(call.scope, call.callee, args, call.loc);
+    const std::string &name = s.callee;
+    std::string shown = call.scope == ExecScope::Thread
+                            ? name
+                            : fmt::format("{}.{}", execScopePrefix(call.scope), name);
+    const Expr *p0 = positional(s, 0);
+    const Expr *p1 = positional(s, 1);
+    const Expr *p2 = positional(s, 2);
+    auto make = [&](SyncKind kind) { return base(kind, s.loc, shown, s.scope, c); };
+
+    if (name.rfind("mbarrier.", 0) == 0) {
+      SyncEvent e = make(SyncKind::MbarArrive);
+      e.barrier = barrierOf(p0 ? *p0 : nullptr);
+      if (e.barrier.array.empty()) {
+        sk_.unsupported.push_back({s.loc, "barrier operand is not an mbarrier or an element of an array"});
+        return;
+      }
+      if (name == "mbarrier.init") {
+        e.kind = SyncKind::MbarInit;
+        e.amount = keywordArg(s, "count");
+      } else if (name == "mbarrier.arrive") {
+        Expr n = keywordArg(s, "count");
+        e.amount = n ? n : IntImm::make(1);
+      } else if (name == "mbarrier.arrive_expect_tx") {
+        SyncEvent tx = e;
+        e.amount = IntImm::make(1);
+        push(std::move(e));
+        tx.kind = SyncKind::MbarExpectTx;
+        tx.order = order_++;
+        tx.amount = keywordArg(s, "bytes");
+        push(std::move(tx));
+        return;
+      } else if (name == "mbarrier.expect_tx") {
+        e.kind = SyncKind::MbarExpectTx;
+        e.amount = keywordArg(s, "bytes");
+      } else if (name == "mbarrier.complete_tx") {
+        e.kind = SyncKind::MbarCompleteTx;
+        e.amount = keywordArg(s, "bytes");
+      } else if (name == "mbarrier.wait") {
+        e.kind = SyncKind::MbarWait;
+        e.parity = keywordArg(s, "parity");
+      } else if (name == "mbarrier.inval") {
+        e.kind = SyncKind::MbarInval;
+      } else {
+        return;
+      }
+      push(std::move(e));
+      return;
+    }
+    if (name == "copy_async" || name == "tma.load") {
+      Expr mbar = keywordArg(s, "mbar");
+      SyncEvent e = make(mbar ? SyncKind::TxDelivery : SyncKind::Access);
+      std::optional<MemoryAccess> dst = p0 ? accessOf(*p0, true, mbar != nullptr, false) : std::nullopt;
+      if (p1)
+        if (auto src = accessOf(*p1, false, false, false))
+          e.accesses.push_back(*src);
+      if (dst)
+        e.accesses.push_back(*dst);
+      if (mbar) {
+        e.barrier = barrierOf(mbar);
+        e.amount = dst ? regionBytes(dst->region, dst->dtype) : nullptr;
+        if (!e.amount)
+          sk_.unsupported.push_back({s.loc, "cannot tell how many bytes this copy delivers"});
+      }
+      push(std::move(e));
+      return;
+    }
+    if (name == "tma.store") {
+      SyncEvent e = make(SyncKind::Access);
+      if (p1)
+        if (auto a = accessOf(*p1, false, true, false))
+          e.accesses.push_back(*a);
+      if (p0)
+        if (auto a = accessOf(*p0, true, true, false))
+          e.accesses.push_back(*a);
+      push(std::move(e));
+      return;
+    }
+    const TargetInfo &target = targetInfo(sk_.target);
+    bool gemmLike = name == "gemm" || name == "gemm_async" || name == "wgmma.mma_async" ||
+                    name == "tcgen05.mma";
+    if (gemmLike) {
+      bool async = name == "wgmma.mma_async" || name == "tcgen05.mma" ||
+                   (target.hasWgmma && s.scope == ExecScope::Warpgroup) || target.hasTensorMemory;
+      SyncKind kind = name == "wgmma.mma_async" ? SyncKind::WgmmaMma : SyncKind::Access;
+      SyncEvent e = make(kind);
+      for (const Expr *op : {p1, p2})
+        if (op)
+          if (auto a = accessOf(*op, false, async, false))
+            e.accesses.push_back(*a);
+      if (p0)
+        if (auto a = accessOf(*p0, true, name == "tcgen05.mma", false))
+          e.accesses.push_back(*a);
+      if (Expr mbar = keywordArg(s, "mbar")) {
+        SyncEvent arrival = make(SyncKind::Tcgen05Commit);
+        arrival.barrier = barrierOf(mbar);
+        arrival.amount = IntImm::make(1);
+        push(std::move(e));
+        push(std::move(arrival));
+        return;
+      }
+      push(std::move(e));
+      return;
+    }
+    static const std::map<std::string, SyncKind, std::less<>> simple = {
+        {"fence.proxy.async", SyncKind::FenceProxyAsync},
+        {"fence.mbarrier_init", SyncKind::FenceMbarrierInit},
+        {"wgmma.fence", SyncKind::WgmmaFence},
+        {"wgmma.commit_group", SyncKind::WgmmaCommit},
+        {"tcgen05.wait_ld", SyncKind::Tcgen05WaitLd},
+        {"tcgen05.relinquish_alloc_permit", SyncKind::Access},
+    };
+    if (auto it = simple.find(name); it != simple.end()) {
+      push(make(it->second));
+      return;
+    }
+    if (name == "wgmma.wait_group") {
+      SyncEvent e = make(SyncKind::WgmmaWait);
+      e.amount = p0 ? *p0 : IntImm::make(0);
+      push(std::move(e));
+      return;
+    }
+    if (name == "sync") {
+      if (s.scope == ExecScope::Cta || s.scope == ExecScope::Cluster)
+        push(make(SyncKind::CtaSync));
+      return;
+    }
+    if (name == "barrier.sync" || name == "barrier.arrive") {
+      SyncEvent e = make(name == "barrier.sync" ? SyncKind::NamedSync : SyncKind::NamedArrive);
+      if (p0)
+        e.namedId = constantValue(*p0).value_or(-1);
+      if (Expr t = keywordArg(s, "threads"))
+        e.namedThreads = constantValue(t).value_or(-1);
+      push(std::move(e));
+      return;
+    }
+    if (name == "tcgen05.commit") {
+      SyncEvent e = make(SyncKind::Tcgen05Commit);
+      e.barrier = barrierOf(p0 ? *p0 : nullptr);
+      e.amount = IntImm::make(1);
+      push(std::move(e));
+      return;
+    }
+    if (name == "tcgen05.alloc" || name == "tcgen05.dealloc") {
+      SyncEvent e = make(name == "tcgen05.alloc" ? SyncKind::Tcgen05Alloc : SyncKind::Tcgen05Dealloc);
+      if (p0 && (*p0)->kind == ExprKind::Var)
+        e.what = fmt::format("{}({})", shown, as<Var>(*p0).name);
+      e.amount = keywordArg(s, "cols");
+      if (p0)
+        if (auto a = accessOf(*p0, true, false, false))
+          e.accesses.push_back(*a);
+      push(std::move(e));
+      return;
+    }
+    if (name == "tcgen05.ld") {
+      SyncEvent e = make(SyncKind::Tcgen05Ld);
+      if (p1)
+        if (auto a = accessOf(*p1, false, false, false))
+          e.accesses.push_back(*a);
+      push(std::move(e));
+      return;
+    }
+    // Any other call: the first buffer argument is written, the others read.
+    SyncEvent e = make(SyncKind::Access);
+    size_t index = 0;
+    for (const CallArg &a : s.args) {
+      if (!a.keyword.empty())
+        continue;
+      bool write = index == 0; // dst, c, acc: the first operand
+      if (a.value->kind == ExprKind::Var || a.value->kind == ExprKind::Index)
+        if (auto acc = accessOf(a.value, write, false, false))
+          e.accesses.push_back(*acc);
+      ++index;
+    }
+    if (!e.accesses.empty())
+      push(std::move(e));
+  }
+
+  const Kernel &kernel_;
+  BarrierSkeleton sk_;
+  int order_ = 0;
+};
+
+} // namespace
+
+BarrierSkeleton extractBarrierSkeleton(const Kernel &kernel) { return Extractor(kernel).run(); }
+
+std::string BarrierSkeleton::print() const {
+  std::string out = fmt::format("kernel {} ({} threads)\n", kernel, threads);
+  for (size_t r = 0; r < roles.size(); ++r) {
+    out += fmt::format("role {}: {}\n", r, roles[r].describe());
+    for (const SyncEvent &e : events) {
+      if (e.role != int(r) || e.kind == SyncKind::Access)
+        continue;
+      std::string loops;
+      for (int l = e.loop; l >= 0; l = this->loops[size_t(l)].parent)
+        loops = fmt::format("for {} in {} .. {}{}", this->loops[size_t(l)].var,
+                            tilescope::print(this->loops[size_t(l)].begin),
+                            tilescope::print(this->loops[size_t(l)].end), loops.empty() ? "" : ", " + loops);
+      out += fmt::format("  {}", syncKindName(e.kind));
+      if (!e.barrier.array.empty())
+        out += fmt::format(" {}[{}]", e.barrier.array, tilescope::print(e.barrier.index));
+      if (e.parity)
+        out += fmt::format(" parity {}", tilescope::print(e.parity));
+      if (e.amount)
+        out += fmt::format(" {} {}", e.kind == SyncKind::MbarArrive ? "count" : "amount",
+                           tilescope::print(e.amount));
+      out += fmt::format(" by {} ({} issuing)", e.threads.describe(), e.issuers());
+      if (!loops.empty())
+        out += " in " + loops;
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+} // namespace tilescope

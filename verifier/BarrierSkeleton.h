@@ -1,0 +1,187 @@
+// The synchronisation skeleton of a kernel: what the barrier proofs
+// (BarrierProofs.h) and the static race check (racecheck/) reason about.
+//
+// Extraction walks the kernel body once and keeps, in program order, every
+// statement that synchronises or touches shared, global or tensor memory:
+// mbarrier inits, arrivals (with their count and how many threads execute
+// them), expect_tx and the bytes TMA copies deliver, waits with their parity,
+// CTA and named barriers, fences, wgmma and tcgen05 operations, and the memory
+// regions each statement reads and writes. Let bindings are substituted, so
+// every expression left is over loop variables, shape symbols, blockIdx and
+// thread indices.
+//
+// Which threads execute an event is computed exactly: the conditions of the
+// enclosing `if`s that depend only on thread indices (wgid, warpid,
+// tid_in_wg, laneid, elect_sync(), ...) are evaluated for every thread of the
+// launch; conditions over sizes and loop variables stay symbolic (`guards`).
+// A *role* is the set of threads that runs a piece of code as one sequential
+// process: the threads selected by warp-uniform (or coarser) conditions where
+// the outermost enclosing loop starts (or at the event, outside loops), e.g.
+// the producer warpgroup and the two consumer warpgroups of a Hopper GEMM.
+//
+// Depends on ir/ only; no Z3 here.
+#pragma once
+
+#include "ir/Stmt.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilescope {
+
+// A set of threads of one CTA, by thread index.
+class ThreadSet {
+public:
+  ThreadSet() = default;
+  explicit ThreadSet(int64_t threads, bool all = false) : member_(size_t(threads), all) {}
+  void add(int64_t tx) { member_[size_t(tx)] = true; }
+  bool contains(int64_t tx) const { return tx >= 0 && size_t(tx) < member_.size() && member_[size_t(tx)]; }
+  int64_t count() const;
+  bool empty() const { return count() == 0; }
+  int64_t launchThreads() const { return int64_t(member_.size()); }
+  bool subsetOf(const ThreadSet &o) const;
+  bool operator==(const ThreadSet &o) const { return member_ == o.member_; }
+  // Every thread of each warp (32) or warpgroup (128) that has one here.
+  ThreadSet widened(int64_t groupSize) const;
+  // How many warps / warpgroups have at least one thread here.
+  int64_t groupsTouched(int64_t groupSize) const;
+  // "warpgroup 0", "warpgroups 1-2", "thread 0 of warpgroups 1-2",
+  // "threads 0-383", "thread 0".
+  std::string describe() const;
+
+private:
+  std::vector<bool> member_;
+};
+
+enum class SyncKind : uint8_t {
+  MbarInit,
+  MbarArrive,      // mbarrier.arrive: `amount` arrivals per executing thread
+  MbarExpectTx,    // expect_tx / arrive_expect_tx (then also an arrival): `amount` bytes
+  MbarCompleteTx,  // explicit complete_tx: `amount` bytes
+  MbarWait,        // `parity`
+  MbarInval,
+  TxDelivery,      // a TMA / bulk copy signalling `barrier`: `amount` bytes
+  Tcgen05Commit,   // an arrival on `barrier` when prior tcgen05 ops complete
+  CtaSync,         // cta.sync
+  NamedSync,       // barrier.sync(id, threads)
+  NamedArrive,     // barrier.arrive(id, threads)
+  FenceProxyAsync,
+  FenceMbarrierInit,
+  WgmmaFence,
+  WgmmaMma,
+  WgmmaCommit,
+  WgmmaWait,       // `amount`: groups allowed to stay pending
+  Tcgen05Alloc,
+  Tcgen05Dealloc,
+  Tcgen05Ld,
+  Tcgen05WaitLd,
+  Access,          // only memory accesses
+};
+std::string_view syncKindName(SyncKind k);
+
+// A region of a buffer, per dimension [begin, begin + extent).
+struct RegionDim {
+  Expr begin, extent;
+};
+
+struct MemoryAccess {
+  std::string buffer;
+  MemScope scope = MemScope::Shared;
+  Dtype dtype = Dtype::f32;
+  bool write = false;
+  // Read or written by the async proxy (TMA, wgmma / tcgen05 operands).
+  bool asyncProxy = false;
+  // Element accesses of one thread (stores, loads) versus a whole region
+  // handled by the executing group (tile primitives, copies).
+  bool perThread = false;
+  std::vector<RegionDim> region;
+  // The stage: the first subscript when it is a point on a leading dimension
+  // of extent `stages` (pipeline rings `As[s]`); else 0 of 1.
+  Expr stage;
+  int64_t stages = 1;
+};
+
+struct BarrierRef {
+  std::string array; // empty: none
+  Expr index;        // IntImm 0 for a single barrier
+};
+
+struct SyncEvent {
+  SyncKind kind = SyncKind::Access;
+  llvm::SMLoc loc;
+  std::string what; // the call as written, for messages: "mbarrier.wait"
+  int role = -1;
+  int order = 0; // program order (textual, pre-order): later is larger
+  int loop = -1; // innermost enclosing loop, -1 outside loops
+  ExecScope scope = ExecScope::Thread;
+  ThreadSet threads;
+  std::vector<Expr> guards; // conditions over sizes and loop variables
+  BarrierRef barrier;
+  Expr parity;               // waits
+  Expr amount;               // arrivals per thread, bytes, wait_group n, init count
+  int64_t namedId = -1, namedThreads = -1;
+  std::vector<MemoryAccess> accesses;
+  // How many times one execution counts: an unscoped call is issued by
+  // each of its threads; a scoped one once per warp / warpgroup / CTA.
+  int64_t issuers() const;
+};
+
+struct SkeletonLoop {
+  std::string var;
+  Expr begin, end, step;
+  int parent = -1;
+  llvm::SMLoc loc;
+  Expr trip() const; // max(0, ceil((end - begin) / step))
+};
+
+struct Role {
+  ThreadSet threads;
+  llvm::SMLoc loc; // where its code starts
+  std::string describe() const { return threads.describe(); }
+};
+
+struct BarrierArray {
+  std::string name;
+  int64_t size = 1;
+  std::optional<int64_t> count; // initialised by the declaration with this count
+  llvm::SMLoc loc;
+};
+
+struct SkeletonBuffer {
+  std::string name;
+  MemScope scope = MemScope::Shared;
+  Dtype dtype = Dtype::f32;
+  std::vector<Expr> shape;
+  llvm::SMLoc loc;
+};
+
+struct BarrierSkeleton {
+  std::string kernel;
+  int64_t threads = 0;
+  TargetKind target = TargetKind::sm_90a;
+  std::vector<Expr> constraints; // the `where` clause
+  std::vector<std::string> symbols; // shape symbols and scalar parameters
+  std::vector<Role> roles;
+  std::vector<SkeletonLoop> loops;
+  std::vector<SyncEvent> events;
+  std::map<std::string, BarrierArray> barriers;
+  std::map<std::string, SkeletonBuffer> buffers;
+  // What extraction could not model, with where: a proof that needs it is
+  // reported as not proved rather than trusted.
+  std::vector<std::pair<llvm::SMLoc, std::string>> unsupported;
+
+  const BarrierArray *barrier(const std::string &name) const;
+  // "loop k (line 17)" style names are the IR's own: the loop variable.
+  std::string print() const;
+};
+
+BarrierSkeleton extractBarrierSkeleton(const Kernel &kernel);
+
+// Bytes of a region of `dtype` elements: the product of the extents times
+// the element width; null when an extent is not an integer expression.
+Expr regionBytes(const std::vector<RegionDim> &region, Dtype dtype);
+
+} // namespace tilescope

@@ -1,0 +1,47 @@
+// Internal to the barrier proofs and the static race check: integer
+// expressions of the IR as Z3 terms, with the kernel's shape symbols as
+// unknowns (>= 1, under the `where` clause) and loop variables bound to
+// `begin + i * step` for an iteration index i. Exposes z3++.h: include it only
+// from .cpp files, and catch z3::exception before it leaves a library.
+//
+// Division and remainder are Z3's (Euclidean); they agree with the IR's
+// truncating ones for the non-negative values index arithmetic produces.
+#pragma once
+
+#include "verifier/BarrierSkeleton.h"
+
+#include <z3++.h>
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace tilescope::detail {
+
+class ProtoEncoder {
+public:
+  ProtoEncoder(z3::context &ctx, const BarrierSkeleton &skeleton);
+
+  z3::context &ctx() { return ctx_; }
+  // The where clause and the ranges of the symbols.
+  const z3::expr_vector &assumptions() const { return assumptions_; }
+  // A fresh integer unknown.
+  z3::expr fresh(const std::string &name);
+  // `e` with the given names bound (loop variables, thread indices as
+  // builtins are refused); nothing when `e` uses what Z3 cannot express here.
+  std::optional<z3::expr> encode(const Expr &e, const std::map<std::string, z3::expr> &bound,
+                                 const std::map<BuiltinKind, z3::expr> &builtins = {});
+  // The value of a symbol or name in a model, for witnesses.
+  const std::map<std::string, z3::expr> &symbols() const { return symbols_; }
+  // "K = 128, M = 128" for the symbols that appear in `names` (all when empty).
+  std::string describeSymbols(const z3::model &m) const;
+  static int64_t value(const z3::model &m, const z3::expr &e);
+
+private:
+  z3::context &ctx_;
+  std::map<std::string, z3::expr> symbols_;
+  z3::expr_vector assumptions_;
+  int fresh_ = 0;
+};
+
+} // namespace tilescope::detail
