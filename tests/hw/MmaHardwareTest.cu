@@ -40,7 +40,8 @@ namespace {
 // types uint8.
 
 // mma.sync.m16n8k16 bf16: one warp per trial; fragments as in the PTX ISA.
-__global__ void mmaSyncBf16(const uint16_t *A, const uint16_t *B, const float *C, float *D) {
+template <bool isF16>
+__global__ void mmaSync(const uint16_t *A, const uint16_t *B, const float *C, float *D) {
   const int trial = blockIdx.x, lane = threadIdx.x, g = lane >> 2, t = lane & 3;
   const uint16_t *a = A + trial * 16 * 16;
   const uint16_t *b = B + trial * 16 * 8;
@@ -55,17 +56,23 @@ __global__ void mmaSyncBf16(const uint16_t *A, const uint16_t *B, const float *C
   uint32_t b1 = pack(b[(2 * t + 8) * 8 + g], b[(2 * t + 9) * 8 + g]);
   float d0 = c[g * 8 + 2 * t], d1 = c[g * 8 + 2 * t + 1];
   float d2 = c[(g + 8) * 8 + 2 * t], d3 = c[(g + 8) * 8 + 2 * t + 1];
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
-               "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
-               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  if constexpr (isF16)
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  else
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
   d[g * 8 + 2 * t] = d0;
   d[g * 8 + 2 * t + 1] = d1;
   d[(g + 8) * 8 + 2 * t] = d2;
   d[(g + 8) * 8 + 2 * t + 1] = d3;
 }
 
-enum class WgmmaKind : int { Bf16, F16, E4m3 };
+enum class WgmmaKind : int { Bf16, F16, E4m3E4m3, E4m3E5m2, E5m2E4m3, E5m2E5m2 };
 
 // A shared-memory matrix descriptor without swizzling: start address,
 // leading-dimension byte offset, stride-dimension byte offset (all >> 4).
@@ -84,7 +91,7 @@ __global__ void wgmmaM64N8(const uint8_t *A, const uint8_t *B, const float *C, f
                            uint32_t lbo, uint32_t sbo) {
   __shared__ __align__(1024) uint8_t smemA[64 * 32];
   __shared__ __align__(1024) uint8_t smemB[8 * 32];
-  constexpr int elemBytes = kind == WgmmaKind::E4m3 ? 1 : 2;
+  constexpr int elemBytes = kind == WgmmaKind::Bf16 || kind == WgmmaKind::F16 ? 2 : 1;
   constexpr int K = 32 / elemBytes;
   const int trial = blockIdx.x, tid = threadIdx.x;
   const uint8_t *a = A + size_t(trial) * 64 * 32;
@@ -120,9 +127,27 @@ __global__ void wgmmaM64N8(const uint8_t *A, const uint8_t *B, const float *C, f
                  "1, 1, 0, 0;\n}\n"
                  : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
                  : "l"(descA), "l"(descB), "r"(1));
-  else
+  else if constexpr (kind == WgmmaKind::E4m3E4m3)
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 {%0,%1,%2,%3}, %4, %5, p, "
+                 "1, 1;\n}\n"
+                 : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+                 : "l"(descA), "l"(descB), "r"(1));
+  else if constexpr (kind == WgmmaKind::E4m3E5m2)
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e5m2 {%0,%1,%2,%3}, %4, %5, p, "
+                 "1, 1;\n}\n"
+                 : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+                 : "l"(descA), "l"(descB), "r"(1));
+  else if constexpr (kind == WgmmaKind::E5m2E4m3)
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e4m3 {%0,%1,%2,%3}, %4, %5, p, "
+                 "1, 1;\n}\n"
+                 : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+                 : "l"(descA), "l"(descB), "r"(1));
+  else if constexpr (kind == WgmmaKind::E5m2E5m2)
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e5m2 {%0,%1,%2,%3}, %4, %5, p, "
                  "1, 1;\n}\n"
                  : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
                  : "l"(descA), "l"(descB), "r"(1));
@@ -147,17 +172,26 @@ const char *categoryName(int c) {
 
 struct Config {
   const char *inst;
-  Dtype type;
+  Dtype typeA, typeB;
   int m, n, k;
   bool wgmma;
   WgmmaKind kind;
 };
 
 const Config kConfigs[] = {
-    {"mma.sync.m16n8k16.f32.bf16.bf16", Dtype::bf16, 16, 8, 16, false, WgmmaKind::Bf16},
-    {"wgmma.m64n8k16.f32.bf16.bf16", Dtype::bf16, 64, 8, 16, true, WgmmaKind::Bf16},
-    {"wgmma.m64n8k16.f32.f16.f16", Dtype::f16, 64, 8, 16, true, WgmmaKind::F16},
-    {"wgmma.m64n8k32.f32.e4m3.e4m3", Dtype::f8e4m3, 64, 8, 32, true, WgmmaKind::E4m3},
+    {"mma.sync.m16n8k16.f32.bf16.bf16", Dtype::bf16, Dtype::bf16, 16, 8, 16, false,
+     WgmmaKind::Bf16},
+    {"mma.sync.m16n8k16.f32.f16.f16", Dtype::f16, Dtype::f16, 16, 8, 16, false, WgmmaKind::F16},
+    {"wgmma.m64n8k16.f32.bf16.bf16", Dtype::bf16, Dtype::bf16, 64, 8, 16, true, WgmmaKind::Bf16},
+    {"wgmma.m64n8k16.f32.f16.f16", Dtype::f16, Dtype::f16, 64, 8, 16, true, WgmmaKind::F16},
+    {"wgmma.m64n8k32.f32.e4m3.e4m3", Dtype::f8e4m3, Dtype::f8e4m3, 64, 8, 32, true,
+     WgmmaKind::E4m3E4m3},
+    {"wgmma.m64n8k32.f32.e4m3.e5m2", Dtype::f8e4m3, Dtype::f8e5m2, 64, 8, 32, true,
+     WgmmaKind::E4m3E5m2},
+    {"wgmma.m64n8k32.f32.e5m2.e4m3", Dtype::f8e5m2, Dtype::f8e4m3, 64, 8, 32, true,
+     WgmmaKind::E5m2E4m3},
+    {"wgmma.m64n8k32.f32.e5m2.e5m2", Dtype::f8e5m2, Dtype::f8e5m2, 64, 8, 32, true,
+     WgmmaKind::E5m2E5m2},
 };
 
 struct Operands {
@@ -182,14 +216,16 @@ uint32_t randomF32(std::mt19937 &rng, int minExp, int maxExp) {
 // Fills one trial's operands for a category.
 void drawTrial(std::mt19937 &rng, const Config &cfg, Category cat, uint32_t *a, uint32_t *b,
                uint32_t *c) {
-  const auto &f = *numerics::floatFormat(cfg.type);
-  const int bias = f.bias,
-            top = (1 << f.expBits) - (f.specials == numerics::Specials::Ieee ? 2 : 1);
-  auto clampB = [&](int v) { return v < 0 ? 0 : (v > top ? top : v); };
+  const auto &fa = *numerics::floatFormat(cfg.typeA), &fb = *numerics::floatFormat(cfg.typeB);
   const int M = cfg.m, N = cfg.n, K = cfg.k;
   for (int i = 0; i < M * K + K * N; ++i) {
     uint32_t &x = i < M * K ? a[i] : b[i - M * K];
     bool isA = i < M * K;
+    const auto &f = isA ? fa : fb;
+    const Dtype type = isA ? cfg.typeA : cfg.typeB;
+    const int bias = f.bias,
+              top = (1 << f.expBits) - (f.specials == numerics::Specials::Ieee ? 2 : 1);
+    auto clampB = [&](int v) { return v < 0 ? 0 : (v > top ? top : v); };
     switch (cat) {
     case Typical:
     case Cancelling:
@@ -198,8 +234,8 @@ void drawTrial(std::mt19937 &rng, const Config &cfg, Category cat, uint32_t *a, 
       break;
     case Wide:
       x = rng() % 16 == 0 ? (rng() & 1) << (f.expBits + f.manBits)
-                          : randomCode(rng, f, 0, cfg.type == Dtype::bf16 ? 127 + 40 : top);
-      if (cfg.type == Dtype::bf16 && (x >> 7 & 0xFF) > 0 && (x >> 7 & 0xFF) < 127 - 40)
+                          : randomCode(rng, f, 0, type == Dtype::bf16 ? 127 + 40 : top);
+      if (type == Dtype::bf16 && (x >> 7 & 0xFF) > 0 && (x >> 7 & 0xFF) < 127 - 40)
         x = (x & 0x807F) | uint32_t(127 - 40 + rng() % 80) << 7;
       break;
     case Tiny: // subnormal-heavy A against large-ish B
@@ -228,8 +264,8 @@ void drawTrial(std::mt19937 &rng, const Config &cfg, Category cat, uint32_t *a, 
       int row = i / N, col = i % N;
       double exact = 0;
       for (int k = 0; k < K; ++k)
-        exact += double(numerics::decode(a[row * K + k], f)) *
-                 double(numerics::decode(b[k * N + col], f));
+        exact += double(numerics::decode(a[row * K + k], fa)) *
+                 double(numerics::decode(b[k * N + col], fb));
       float negated = float(-exact);
       uint32_t bits = numerics::bitsOf(negated);
       if (rng() % 2 && bits & 0x7F800000u)
@@ -243,16 +279,18 @@ void drawTrial(std::mt19937 &rng, const Config &cfg, Category cat, uint32_t *a, 
   }
   if (cat == Specials) {
     // One or two special operands per trial, and sometimes a special C.
-    uint32_t nan = f.canonicalNan, inf = f.specials == numerics::Specials::Ieee
-                                             ? ((1u << f.expBits) - 1) << f.manBits
-                                             : f.canonicalNan;
+    auto special = [&](const numerics::FloatFormat &f) {
+      uint32_t nan = f.canonicalNan, inf = f.specials == numerics::Specials::Ieee
+                                               ? ((1u << f.expBits) - 1) << f.manBits
+                                               : f.canonicalNan;
+      return rng() % 3 == 0 ? nan : (inf | ((rng() & 1) << (f.expBits + f.manBits)));
+    };
     int count = 1 + rng() % 2;
     for (int s = 0; s < count; ++s) {
-      uint32_t v = rng() % 3 == 0 ? nan : (inf | ((rng() & 1) << (f.expBits + f.manBits)));
       if (rng() & 1)
-        a[rng() % (M * K)] = v;
+        a[rng() % (M * K)] = special(fa);
       else
-        b[rng() % (K * N)] = v;
+        b[rng() % (K * N)] = special(fb);
     }
     if (rng() % 4 == 0)
       c[rng() % (M * N)] = rng() & 1 ? 0x7F800000u : 0xFF800000u;
@@ -268,7 +306,7 @@ struct Tally {
 // Runs `trials` trials of a config with a descriptor variant; fills gpu results.
 std::vector<uint32_t> runOnGpu(const Config &cfg, const Operands &ops, int trials, uint32_t lbo,
                                uint32_t sbo) {
-  const int elemBytes = dtypeBits(cfg.type) / 8;
+  const int elemBytes = dtypeBits(cfg.typeA) / 8;
   const size_t aCount = size_t(trials) * cfg.m * cfg.k, bCount = size_t(trials) * cfg.k * cfg.n,
                cCount = size_t(trials) * cfg.m * cfg.n;
   std::vector<uint8_t> aBytes(aCount * elemBytes), bBytes(bCount * elemBytes);
@@ -289,14 +327,23 @@ std::vector<uint32_t> runOnGpu(const Config &cfg, const Operands &ops, int trial
   CUDA_CHECK(cudaMemcpy(dC, ops.c.data(), cCount * 4, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemset(dD, 0xFF, cCount * 4));
   if (!cfg.wgmma) {
-    mmaSyncBf16<<<trials, 32>>>(reinterpret_cast<uint16_t *>(dA), reinterpret_cast<uint16_t *>(dB),
-                                dC, dD);
+    auto *a16 = reinterpret_cast<uint16_t *>(dA), *b16 = reinterpret_cast<uint16_t *>(dB);
+    if (cfg.kind == WgmmaKind::F16)
+      mmaSync<true><<<trials, 32>>>(a16, b16, dC, dD);
+    else
+      mmaSync<false><<<trials, 32>>>(a16, b16, dC, dD);
   } else if (cfg.kind == WgmmaKind::Bf16) {
     wgmmaM64N8<WgmmaKind::Bf16><<<trials, 128>>>(dA, dB, dC, dD, lbo, sbo);
   } else if (cfg.kind == WgmmaKind::F16) {
     wgmmaM64N8<WgmmaKind::F16><<<trials, 128>>>(dA, dB, dC, dD, lbo, sbo);
+  } else if (cfg.kind == WgmmaKind::E4m3E4m3) {
+    wgmmaM64N8<WgmmaKind::E4m3E4m3><<<trials, 128>>>(dA, dB, dC, dD, lbo, sbo);
+  } else if (cfg.kind == WgmmaKind::E4m3E5m2) {
+    wgmmaM64N8<WgmmaKind::E4m3E5m2><<<trials, 128>>>(dA, dB, dC, dD, lbo, sbo);
+  } else if (cfg.kind == WgmmaKind::E5m2E4m3) {
+    wgmmaM64N8<WgmmaKind::E5m2E4m3><<<trials, 128>>>(dA, dB, dC, dD, lbo, sbo);
   } else {
-    wgmmaM64N8<WgmmaKind::E4m3><<<trials, 128>>>(dA, dB, dC, dD, lbo, sbo);
+    wgmmaM64N8<WgmmaKind::E5m2E5m2><<<trials, 128>>>(dA, dB, dC, dD, lbo, sbo);
   }
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaDeviceSynchronize());
@@ -344,11 +391,11 @@ Operands draw(const Config &cfg, int trials, std::mt19937 &rng, Category forced 
 // means the operand layout (fragments or descriptors) is wrong, not numerics.
 Operands probeOperands(const Config &cfg) {
   Operands ops;
-  const auto &f = *numerics::floatFormat(cfg.type);
+  const auto &fa = *numerics::floatFormat(cfg.typeA), &fb = *numerics::floatFormat(cfg.typeB);
   for (int i = 0; i < cfg.m * cfg.k; ++i)
-    ops.a.push_back(numerics::encode(float((i * 7) % 9 - 4), f));
+    ops.a.push_back(numerics::encode(float((i * 7) % 9 - 4), fa));
   for (int i = 0; i < cfg.k * cfg.n; ++i)
-    ops.b.push_back(numerics::encode(float((i * 5) % 7 - 3), f));
+    ops.b.push_back(numerics::encode(float((i * 5) % 7 - 3), fb));
   for (int i = 0; i < cfg.m * cfg.n; ++i)
     ops.c.push_back(numerics::bitsOf(float(i % 13)));
   return ops;
@@ -361,7 +408,7 @@ Operands probeOperands(const Config &cfg) {
 void printVariants(const mma::MmaInstruction &inst, const Config &cfg, const Operands &ops,
                    int trials, const std::vector<uint32_t> &model) {
   const auto &row = *inst.row;
-  const auto &f = *numerics::floatFormat(cfg.type);
+  const auto &fa = *numerics::floatFormat(cfg.typeA), &fb = *numerics::floatFormat(cfg.typeB);
   const size_t aN = size_t(cfg.m) * cfg.k, bN = size_t(cfg.k) * cfg.n, cN = size_t(cfg.m) * cfg.n;
   const mma::FusedSumParams variants[] = {
       {row.params.alignBits - 1, row.params.outputMantissaBits},
@@ -381,13 +428,13 @@ void printVariants(const mma::MmaInstruction &inst, const Config &cfg, const Ope
         uint32_t want = model[t * cN + i * cfg.n + j];
         float chain = numerics::floatOf(c);
         for (int k = 0; k < cfg.k; ++k) {
-          terms[k] = {numerics::decompose(a[k], f),
-                      numerics::decompose(b[k * cfg.n], f),
-                      f.manBits,
-                      f.manBits,
+          terms[k] = {numerics::decompose(a[k], fa),
+                      numerics::decompose(b[k * cfg.n], fb),
+                      fa.manBits,
+                      fb.manBits,
                       0,
                       false};
-          chain = std::fma(numerics::decode(a[k], f), numerics::decode(b[k * cfg.n], f), chain);
+          chain = std::fma(numerics::decode(a[k], fa), numerics::decode(b[k * cfg.n], fb), chain);
         }
         for (int v = 0; v < 3; ++v)
           differ[v] += mma::fusedSum(c, terms, variants[v]) != want;
