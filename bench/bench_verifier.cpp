@@ -41,8 +41,8 @@ void gemmKernelLayouts(benchmark::State &state, ProofEngine engine) {
 
 void ring(benchmark::State &state, ProofEngine engine) {
   auto sw = Swizzle::fromMode(128, Dtype::bf16, nullptr);
-  Layout l = *Layout::make({{4, 8192, Axis::m}, {128, 64, Axis::m}, {64, 1, Axis::m}}, {}, {},
-                           sw, nullptr);
+  Layout l = *Layout::make({{4, 8192, Axis::m}, {128, 64, Axis::m}, {64, 1, Axis::m}}, {}, {}, sw,
+                           nullptr);
   BufferInfo b;
   b.scope = BufferScope::Shared;
   b.dtype = Dtype::bf16;
@@ -57,7 +57,7 @@ void ring(benchmark::State &state, ProofEngine engine) {
 }
 } // namespace
 
-BENCHMARK_CAPTURE(gemmKernelLayouts, auto, ProofEngine::Auto)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(gemmKernelLayouts, auto, ProofEngine::Auto) -> Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(gemmKernelLayouts, z3, ProofEngine::Z3)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(gemmKernelLayouts, enumerate, ProofEngine::Enumerate)
     ->Unit(benchmark::kMillisecond);

@@ -42,7 +42,8 @@ cl::opt<std::string> atOpt("at", cl::desc("Print the owners of one logical eleme
                            cl::value_desc("i,j"), cl::init(""), cl::sub(layoutCommand));
 cl::opt<bool> tableOpt("table", cl::desc("Print the whole mapping as a grid"),
                        cl::sub(layoutCommand));
-cl::opt<std::string> dtypeOpt("dtype", cl::desc("Element type: adds bank and line of memory owners"),
+cl::opt<std::string> dtypeOpt("dtype",
+                              cl::desc("Element type: adds bank and line of memory owners"),
                               cl::init(""), cl::sub(layoutCommand));
 cl::opt<bool> jsonOpt("json", cl::desc("Print JSON"), cl::sub(layoutCommand));
 cl::opt<bool> checkOpt("check", cl::desc("Prove the layout legal (exit 1 on findings)"),
@@ -69,9 +70,10 @@ cl::opt<std::string> banksOpt("banks",
                               cl::desc("Bank conflicts of an instruction's access pattern "
                                        "(ldmatrix.x4, lds.128, ...)"),
                               cl::init(""), cl::sub(layoutCommand));
-cl::opt<std::string> otherOpt("overlaps-with",
-                              cl::desc("Prove this second layout's footprint disjoint from LAYOUT's"),
-                              cl::value_desc("LAYOUT"), cl::init(""), cl::sub(layoutCommand));
+cl::opt<std::string>
+    otherOpt("overlaps-with",
+             cl::desc("Prove this second layout's footprint disjoint from LAYOUT's"),
+             cl::value_desc("LAYOUT"), cl::init(""), cl::sub(layoutCommand));
 cl::opt<std::string> otherShapeOpt("other-shape", cl::desc("Shape of --overlaps-with's layout"),
                                    cl::value_desc("dims"), cl::init(""), cl::sub(layoutCommand));
 cl::opt<std::string> engineOpt("engine", cl::desc("auto, z3 or enumerate (default auto)"),
@@ -82,8 +84,8 @@ struct OptionText {
   Diagnostics &diag;
   llvm::SMLoc start;
   OptionText(Diagnostics &d, llvm::StringRef name, llvm::StringRef text) : diag(d) {
-    unsigned id = d.sourceMgr().AddNewSourceBuffer(
-        llvm::MemoryBuffer::getMemBufferCopy(text, name), llvm::SMLoc());
+    unsigned id = d.sourceMgr().AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, name),
+                                                   llvm::SMLoc());
     start = llvm::SMLoc::getFromPointer(d.sourceMgr().getMemoryBuffer(id)->getBufferStart());
   }
   void error(size_t column, const llvm::Twine &message) {
@@ -140,7 +142,9 @@ void writeOwner(json::OStream &j, const PhysCoord &c, std::optional<Dtype> dtype
   j.object([&] {
     for (size_t i = 0; i < kNumAxes; ++i)
       if (c.has(static_cast<Axis>(i)))
-        j.attribute(llvm::StringRef(axisName(static_cast<Axis>(i)).data(), axisName(static_cast<Axis>(i)).size()), c.value[i]);
+        j.attribute(llvm::StringRef(axisName(static_cast<Axis>(i)).data(),
+                                    axisName(static_cast<Axis>(i)).size()),
+                    c.value[i]);
     if (dtype && c.has(Axis::m)) {
       BankSlot slot = bankOf(c.get(Axis::m), *dtype);
       j.attribute("bank", slot.bank);
@@ -164,8 +168,11 @@ void writeViolation(json::OStream &j, const LayoutViolation &v) {
         for (const auto &l : v.witness.logical)
           writeInts(j, l);
       });
-      if (!v.witness.replica.empty())
-        j.attributeBegin("replica"), writeInts(j, v.witness.replica), j.attributeEnd();
+      if (!v.witness.replica.empty()) {
+        j.attributeBegin("replica");
+        writeInts(j, v.witness.replica);
+        j.attributeEnd();
+      }
       if (!v.witness.buffers.empty())
         j.attributeArray("buffers", [&] {
           for (const auto &b : v.witness.buffers)
@@ -180,6 +187,11 @@ void writeViolation(json::OStream &j, const LayoutViolation &v) {
         j.attribute("axis", std::string(axisName(*v.witness.axis)));
       if (v.kind == ViolationKind::Bounds)
         j.attribute("extent", v.witness.extent);
+      if (!v.witness.symbols.empty())
+        j.attributeObject("symbols", [&] {
+          for (const auto &[name, value] : v.witness.symbols)
+            j.attribute(name, value);
+        });
     });
     j.attribute("message", v.message);
   });
@@ -246,8 +258,8 @@ void printTable(const Layout &l, const std::vector<int64_t> &shape) {
   size_t rowLabel = std::to_string(std::max<int64_t>(rows - 1, 0)).size();
   for (int64_t t = 0; t < tiles; ++t) {
     if (shape.size() > 2) {
-      std::vector<int64_t> lead = unflattenIndex(
-          std::vector<int64_t>(shape.begin(), shape.end() - 2), t);
+      std::vector<int64_t> lead =
+          unflattenIndex(std::vector<int64_t>(shape.begin(), shape.end() - 2), t);
       std::string label = "[";
       for (int64_t x : lead)
         label += std::to_string(x) + ", ";
@@ -280,9 +292,10 @@ int runLayout() {
   std::vector<int64_t> shape;
   if (!shapeOpt.empty() || spec->preset.empty()) {
     if (shapeOpt.empty()) {
-      OptionText(diag, "<shape>", "").error(0, fmt::format("give --shape for {} (it has {} "
-                                                           "elements)",
-                                                           layout.str(), layout.size()));
+      OptionText(diag, "<shape>", "")
+          .error(0, fmt::format("give --shape for {} (it has {} "
+                                "elements)",
+                                layout.str(), layout.size()));
       return kInputError;
     }
     auto parsed = parseList(diag, "<shape>", shapeOpt, 1, "extents");
@@ -307,7 +320,8 @@ int runLayout() {
   if (!dtypeOpt.empty()) {
     dtype = dtypeFromName(dtypeOpt);
     if (!dtype) {
-      OptionText(diag, "<dtype>", dtypeOpt).error(0, fmt::format("unknown dtype '{}'", dtypeOpt.getValue()));
+      OptionText(diag, "<dtype>", dtypeOpt)
+          .error(0, fmt::format("unknown dtype '{}'", dtypeOpt.getValue()));
       return kInputError;
     }
   }
@@ -318,10 +332,10 @@ int runLayout() {
     if (!at)
       return kInputError;
     if (at->size() != shape.size()) {
-      OptionText(diag, "<at>", atOpt).error(0, fmt::format("--at has {} indices, but the shape {} "
-                                                           "has rank {}",
-                                                           at->size(), formatLogical(shape),
-                                                           shape.size()));
+      OptionText(diag, "<at>", atOpt)
+          .error(0, fmt::format("--at has {} indices, but the shape {} "
+                                "has rank {}",
+                                at->size(), formatLogical(shape), shape.size()));
       return kInputError;
     }
     for (size_t d = 0; d < shape.size(); ++d)
@@ -331,8 +345,8 @@ int runLayout() {
           if (atOpt[k] == ',' && ++commas == d)
             column = k + 1;
         OptionText(diag, "<at>", atOpt)
-            .error(column, fmt::format("index {} is outside dimension {} of extent {}", (*at)[d],
-                                       d, shape[d]));
+            .error(column, fmt::format("index {} is outside dimension {} of extent {}", (*at)[d], d,
+                                       shape[d]));
         return kInputError;
       }
     int64_t flat = *flattenIndex(shape, *at);
@@ -380,7 +394,8 @@ int runLayout() {
   auto target = targetFromName(targetOpt);
   if (!target) {
     OptionText(diag, "<target>", targetOpt)
-        .error(0, fmt::format("unknown target '{}' (sm_80, sm_90a or sm_100a)", targetOpt.getValue()));
+        .error(0,
+               fmt::format("unknown target '{}' (sm_80, sm_90a or sm_100a)", targetOpt.getValue()));
     return kInputError;
   }
   const TargetInfo &targetInfoRef = targetInfo(*target);
@@ -415,13 +430,15 @@ int runLayout() {
     return kInputError;
   }
   const InstructionRule *inst = nullptr, *banks = nullptr;
-  for (auto [opt, rule, name] : {std::tuple{&instOpt, &inst, "<inst>"}, {&banksOpt, &banks, "<banks>"}}) {
+  for (auto [opt, rule, name] :
+       {std::tuple{&instOpt, &inst, "<inst>"}, {&banksOpt, &banks, "<banks>"}}) {
     if (opt->empty())
       continue;
     *rule = findInstructionRule(*opt);
     if (!*rule) {
-      OptionText(diag, name, *opt).error(0, fmt::format("unknown instruction '{}' (one of: {})",
-                                                        opt->getValue(), instructionRuleNames()));
+      OptionText(diag, name, *opt)
+          .error(0, fmt::format("unknown instruction '{}' (one of: {})", opt->getValue(),
+                                instructionRuleNames()));
       return kInputError;
     }
   }

@@ -21,8 +21,8 @@ using Request = std::vector<Phase>;
 // 8*matrices columns... in the order x4 uses: (rows 0-7, cols 0-7),
 // (rows 8-15, cols 0-7), (rows 0-7, cols 8-15), (rows 8-15, cols 8-15).
 // Thread t supplies row t % 8 of matrix t / 8.
-std::vector<Request> matrixRequests(const InstructionRule &rule,
-                                    const std::vector<int64_t> &shape, std::string *error) {
+std::vector<Request> matrixRequests(const InstructionRule &rule, const std::vector<int64_t> &shape,
+                                    std::string *error) {
   std::vector<Request> requests;
   if (shape.size() < 2) {
     *error = "needs a tile of rank 2 or more";
@@ -31,8 +31,8 @@ std::vector<Request> matrixRequests(const InstructionRule &rule,
   int64_t rows = shape[shape.size() - 2], cols = shape.back();
   int64_t blockRows = rule.matrices >= 2 ? 16 : 8, blockCols = rule.matrices == 4 ? 16 : 8;
   if (rows % blockRows != 0 || cols % blockCols != 0) {
-    *error = fmt::format("{} covers {}x{} blocks, which do not tile {} x {}", rule.name,
-                         blockRows, blockCols, rows, cols);
+    *error = fmt::format("{} covers {}x{} blocks, which do not tile {} x {}", rule.name, blockRows,
+                         blockCols, rows, cols);
     return requests;
   }
   int64_t tiles = 1;
@@ -94,13 +94,13 @@ BankReport analyzeBankConflicts(const InstructionRule &rule, const Layout &layou
   BankReport report;
   report.instruction = std::string(rule.name);
   if (!layout.admits(shape)) {
-    report.error = fmt::format("layout {} does not admit shape {}", layout.str(),
-                               formatLogical(shape));
+    report.error =
+        fmt::format("layout {} does not admit shape {}", layout.str(), formatLogical(shape));
     return report;
   }
   if (layout.size() > (int64_t{1} << 22)) {
-    report.error = fmt::format("a tile of {} elements does not fit in shared memory",
-                               layout.size());
+    report.error =
+        fmt::format("a tile of {} elements does not fit in shared memory", layout.size());
     return report;
   }
   int bits = std::max(dtypeBits(buffer.dtype), 1);
@@ -161,13 +161,13 @@ BankReport analyzeBankConflicts(const InstructionRule &rule, const Layout &layou
 std::string describe(const BankReport &r) {
   if (!r.error.empty())
     return fmt::format("{}: {}", r.instruction, r.error);
-  std::string out = fmt::format("{}: {} requests, {} wavefronts per request (ideal {})",
-                                r.instruction, r.requests, r.wavefrontsPerRequest,
-                                r.idealWavefronts);
+  std::string out =
+      fmt::format("{}: {} requests, {} wavefronts per request (ideal {})", r.instruction,
+                  r.requests, r.wavefrontsPerRequest, r.idealWavefronts);
   if (r.conflicts.empty())
     return out + ", conflict-free";
-  out += fmt::format("; {}-way bank conflict in request {}, bank {}:", r.degree(),
-                     r.worstRequest, r.conflicts.front().bank);
+  out += fmt::format("; {}-way bank conflict in request {}, bank {}:", r.degree(), r.worstRequest,
+                     r.conflicts.front().bank);
   for (size_t i = 0; i < r.conflicts.size(); ++i)
     out += fmt::format("{} thread {} reads {} at byte {}", i ? "," : "", r.conflicts[i].thread,
                        formatLogical(r.conflicts[i].logical), r.conflicts[i].byte);

@@ -104,7 +104,9 @@ struct Findings {
   std::string at(int64_t flat) const { return formatLogical(unflattenIndex(shape, flat)); }
 };
 
-int64_t bitsOf(const BufferInfo &b) { return std::max(dtypeBits(b.dtype), 1); }
+int64_t bitsOf(const BufferInfo &b) {
+  return std::max(dtypeBits(b.dtype), 1);
+}
 
 // The layout with its swizzle removed: addresses before the swizzle.
 Layout unswizzled(const Layout &l) {
@@ -142,8 +144,8 @@ void checkTma(Findings &f, const BufferInfo &b, const InstructionUse &use) {
                             f.rule.maxBoxExtent));
   int64_t innerBytes = box.empty() ? 0 : box.back() * bitsOf(b) / 8;
   if (innerBytes % f.rule.innerBytesMultiple != 0)
-    f.add(-1, fmt::format("the inner box dimension is {} bytes, not a multiple of {}",
-                          innerBytes, f.rule.innerBytesMultiple));
+    f.add(-1, fmt::format("the inner box dimension is {} bytes, not a multiple of {}", innerBytes,
+                          f.rule.innerBytesMultiple));
   for (size_t d = 0; d < use.globalStridesBytes.size(); ++d)
     if (use.globalStridesBytes[d] % 16 != 0)
       f.add(-1, fmt::format("global stride {} of {} bytes is not a multiple of 16", d,
@@ -180,10 +182,10 @@ void checkTma(Findings &f, const BufferInfo &b, const InstructionUse &use) {
     }
     for (int64_t i = 0; i < boxSize; ++i)
       if (plain.base(first + i).get(Axis::m) != start + i) {
-        f.add(first + i, fmt::format("TMA writes the box dense and row-major, but {} is at m {} "
-                                     "before the swizzle, not {}",
-                                     f.at(first + i), plain.base(first + i).get(Axis::m),
-                                     start + i));
+        f.add(first + i,
+              fmt::format("TMA writes the box dense and row-major, but {} is at m {} "
+                          "before the swizzle, not {}",
+                          f.at(first + i), plain.base(first + i).get(Axis::m), start + i));
         return;
       }
   }
@@ -201,8 +203,8 @@ void checkMatrix(Findings &f, const BufferInfo &b) {
     return;
   }
   if ((rows / 8) * (cols / 8) % f.rule.matrices != 0)
-    f.add(-1, fmt::format("{} matrices per instruction do not tile {} x {}", f.rule.matrices,
-                          rows, cols));
+    f.add(-1, fmt::format("{} matrices per instruction do not tile {} x {}", f.rule.matrices, rows,
+                          cols));
   if (!onlyMemory(f.layout)) {
     f.add(-1, "the operand must be a plain shared-memory layout (axis m only, no replicas)");
     return;
@@ -211,8 +213,8 @@ void checkMatrix(Findings &f, const BufferInfo &b) {
   for (int64_t seg = 0; seg < f.layout.size(); seg += 8) {
     int64_t first = byteOf(f.layout, b, seg);
     if (first % 16 != 0) {
-      f.add(seg, fmt::format("the row starting at {} is at byte {}, not 16-byte aligned",
-                             f.at(seg), first));
+      f.add(seg, fmt::format("the row starting at {} is at byte {}, not 16-byte aligned", f.at(seg),
+                             first));
       return;
     }
     for (int64_t j = 1; j < 8; ++j)
@@ -229,8 +231,8 @@ void checkSmemOperand(Findings &f, const BufferInfo &b, const InstructionUse &us
   const auto &shape = f.shape;
   int64_t bits = bitsOf(b);
   if (bits != 8 && bits != 16 && bits != 32)
-    f.add(-1, fmt::format("operands are 8, 16 or 32 bits wide, not {} ({})", bits,
-                          dtypeName(b.dtype)));
+    f.add(-1,
+          fmt::format("operands are 8, 16 or 32 bits wide, not {} ({})", bits, dtypeName(b.dtype)));
   if (shape.size() < 2) {
     f.add(-1, "needs a tile of rank 2 or more ([M or N, K])");
     return;
@@ -241,8 +243,8 @@ void checkSmemOperand(Findings &f, const BufferInfo &b, const InstructionUse &us
   }
   int64_t mn = shape[shape.size() - 2], k = shape.back();
   if (k * bits / 8 % 32 != 0)
-    f.add(-1, fmt::format("K = {} is {} bytes, not a whole number of 32-byte instruction steps",
-                          k, k * bits / 8));
+    f.add(-1, fmt::format("K = {} is {} bytes, not a whole number of 32-byte instruction steps", k,
+                          k * bits / 8));
   int64_t span = 16; // no swizzle: 8 x 16-byte core matrices
   if (const auto &sw = f.layout.swizzle()) {
     std::string why;
@@ -271,7 +273,8 @@ void checkSmemOperand(Findings &f, const BufferInfo &b, const InstructionUse &us
     int64_t sbo = rowsExtent > 8 ? addr(lead, 8, 0) - a0 : 0;
     int64_t lbo = contigExtent > perRow ? addr(lead, 0, perRow) - a0 : 0;
     int64_t atomAlign = f.layout.swizzle() ? 8 * span : 16;
-    for (auto [what, v] : {std::pair{"start address", a0}, {"stride byte offset", sbo},
+    for (auto [what, v] : {std::pair{"start address", a0},
+                           {"stride byte offset", sbo},
                            {"leading byte offset", lbo}})
       if (v < 0 || v % atomAlign != 0 || v >= (int64_t{1} << 18)) {
         f.add(lead * mn * k,
@@ -282,8 +285,8 @@ void checkSmemOperand(Findings &f, const BufferInfo &b, const InstructionUse &us
       }
     for (int64_t row = 0; row < rowsExtent; ++row)
       for (int64_t c = 0; c < contigExtent; ++c) {
-        int64_t want = a0 + row / 8 * sbo + c / perRow * lbo + row % 8 * span +
-                       c % perRow * bits / 8;
+        int64_t want =
+            a0 + row / 8 * sbo + c / perRow * lbo + row % 8 * span + c % perRow * bits / 8;
         int64_t got = addr(lead, row, c);
         if (got != want) {
           int64_t r = use.mnMajor ? c : row, cc = use.mnMajor ? row : c;
@@ -305,13 +308,13 @@ void checkTmemAccess(Findings &f, const BufferInfo &b) {
   }
   int64_t rows = shape[shape.size() - 2], cols = shape.back(), bits = bitsOf(b);
   if (rows % f.rule.lanes != 0)
-    f.add(-1, fmt::format("{} rows are not a whole number of {}-lane accesses", rows,
-                          f.rule.lanes));
+    f.add(-1,
+          fmt::format("{} rows are not a whole number of {}-lane accesses", rows, f.rule.lanes));
   if (cols * bits % f.rule.bitsPerLane != 0)
-    f.add(-1, fmt::format("a row of {} x {} bits is not a whole number of {}-bit repetitions",
-                          cols, bits, f.rule.bitsPerLane));
-  uint32_t want = (1u << static_cast<unsigned>(Axis::TLane)) |
-                  (1u << static_cast<unsigned>(Axis::TCol));
+    f.add(-1, fmt::format("a row of {} x {} bits is not a whole number of {}-bit repetitions", cols,
+                          bits, f.rule.bitsPerLane));
+  uint32_t want =
+      (1u << static_cast<unsigned>(Axis::TLane)) | (1u << static_cast<unsigned>(Axis::TCol));
   if ((f.layout.axesUsed() & ~want) != 0 || f.layout.replicas() != 1) {
     f.add(-1, "the operand must sit on TLane and TCol only, without replicas");
     return;
@@ -346,8 +349,8 @@ void checkTmemAccess(Findings &f, const BufferInfo &b) {
 void checkSharedAccess(Findings &f, const BufferInfo &b) {
   int64_t bits = bitsOf(b);
   if (bits > f.rule.accessBits || f.rule.accessBits % bits != 0) {
-    f.add(-1, fmt::format("{}-bit accesses cannot carry whole {}-bit elements",
-                          f.rule.accessBits, bits));
+    f.add(-1, fmt::format("{}-bit accesses cannot carry whole {}-bit elements", f.rule.accessBits,
+                          bits));
     return;
   }
   int64_t perThread = f.rule.accessBits / bits, bytes = f.rule.accessBits / 8;
@@ -404,8 +407,7 @@ std::vector<LayoutViolation> checkInstruction(const InstructionRule &rule, const
                                               const InstructionUse &use) {
   Findings f{rule, layout, shape, {}};
   if (!layout.admits(shape)) {
-    f.add(-1, fmt::format("layout {} does not admit shape {}", layout.str(),
-                          formatLogical(shape)));
+    f.add(-1, fmt::format("layout {} does not admit shape {}", layout.str(), formatLogical(shape)));
     return f.out;
   }
   if (target.smVersion < rule.minSm || (rule.needsWgmma && !target.hasWgmma) ||
@@ -433,11 +435,21 @@ std::vector<LayoutViolation> checkInstruction(const InstructionRule &rule, const
     return f.out;
   }
   switch (rule.family) {
-  case F::Tma: checkTma(f, buffer, use); break;
-  case F::Matrix: checkMatrix(f, buffer); break;
-  case F::SmemOperand: checkSmemOperand(f, buffer, use); break;
-  case F::TmemAccess: checkTmemAccess(f, buffer); break;
-  case F::SharedAccess: checkSharedAccess(f, buffer); break;
+  case F::Tma:
+    checkTma(f, buffer, use);
+    break;
+  case F::Matrix:
+    checkMatrix(f, buffer);
+    break;
+  case F::SmemOperand:
+    checkSmemOperand(f, buffer, use);
+    break;
+  case F::TmemAccess:
+    checkTmemAccess(f, buffer);
+    break;
+  case F::SharedAccess:
+    checkSharedAccess(f, buffer);
+    break;
   }
   return f.out;
 }

@@ -48,11 +48,11 @@ struct InstructionRule {
   BufferScope scope = BufferScope::Shared; // the operand whose layout is checked
   int minSm = 0;                           // first architecture that has it
   bool needsWgmma = false, needsTensorMemory = false;
-  int elementBits = 0;  // required element width; 0: any
-  int matrices = 0;     // Matrix: 8x8 matrices per instruction
-  int lanes = 0;        // TmemAccess: TMEM lanes one warp reaches per access
-  int bitsPerLane = 0;  // TmemAccess: bits per lane per repetition
-  int accessBits = 0;   // SharedAccess: bits per thread
+  int elementBits = 0; // required element width; 0: any
+  int matrices = 0;    // Matrix: 8x8 matrices per instruction
+  int lanes = 0;       // TmemAccess: TMEM lanes one warp reaches per access
+  int bitsPerLane = 0; // TmemAccess: bits per lane per repetition
+  int accessBits = 0;  // SharedAccess: bits per thread
   int maxRank = 0, maxBoxExtent = 0, innerBytesMultiple = 0; // Tma
   std::string_view summary;
 };
@@ -68,7 +68,7 @@ struct InstructionUse {
   // Tma: leading dimensions that index separate boxes (pipeline stages: the
   // operand is As[s]); each box is checked on its own.
   size_t batchDims = 0;
-  bool mnMajor = false;                    // SmemOperand: contiguous along M/N, not K
+  bool mnMajor = false; // SmemOperand: contiguous along M/N, not K
 };
 
 // Violations (kind Instruction) of `rule` by the operand `layout` over `shape`.

@@ -10,10 +10,14 @@ namespace tilescope {
 namespace {
 BufferScope toBufferScope(MemScope s) {
   switch (s) {
-  case MemScope::Global: return BufferScope::Global;
-  case MemScope::Shared: return BufferScope::Shared;
-  case MemScope::Reg: return BufferScope::Reg;
-  case MemScope::Tmem: return BufferScope::Tmem;
+  case MemScope::Global:
+    return BufferScope::Global;
+  case MemScope::Shared:
+    return BufferScope::Shared;
+  case MemScope::Reg:
+    return BufferScope::Reg;
+  case MemScope::Tmem:
+    return BufferScope::Tmem;
   }
   return BufferScope::Shared;
 }
@@ -25,10 +29,13 @@ bool comparable(const KernelBuffer &a, const KernelBuffer &b) {
       std::find(b.aliases.begin(), b.aliases.end(), a.name) != b.aliases.end())
     return false;
   switch (a.scope) {
-  case BufferScope::Tmem: return true;
+  case BufferScope::Tmem:
+    return true;
   case BufferScope::Shared:
-  case BufferScope::Global: return a.baseByte.has_value() && b.baseByte.has_value();
-  case BufferScope::Reg: return false;
+  case BufferScope::Global:
+    return a.baseByte.has_value() && b.baseByte.has_value();
+  case BufferScope::Reg:
+    return false;
   }
   return false;
 }
@@ -61,8 +68,8 @@ KernelLayoutReport verifyKernelLayouts(const std::vector<KernelBuffer> &buffers,
     BufferInfo info = infoOf(b);
     absorb(b, verifyLayout(b.layout, b.shape, info, target, launch, options), b.loc);
     if (b.scope == BufferScope::Shared && b.layout.admits(b.shape)) {
-      sharedBytes += boundOf(Axis::m, info, b.shape, target, launch) *
-                     std::max(dtypeBits(b.dtype), 1) / 8;
+      sharedBytes +=
+          boundOf(Axis::m, info, b.shape, target, launch) * std::max(dtypeBits(b.dtype), 1) / 8;
       lastShared = &b;
     }
   }
@@ -132,8 +139,7 @@ std::optional<std::pair<std::string, size_t>> operandBuffer(const Expr &e) {
   if (!inner->base || inner->base->kind != ExprKind::Var)
     return std::nullopt;
   size_t points = 0;
-  while (points < inner->subscripts.size() &&
-         inner->subscripts[points].kind == Subscript::Point)
+  while (points < inner->subscripts.size() && inner->subscripts[points].kind == Subscript::Point)
     ++points;
   return std::pair{as<Var>(inner->base).name, points};
 }
@@ -148,14 +154,21 @@ struct Collector {
   }
   void stmt(const Stmt &s) {
     switch (s->kind) {
-    case StmtKind::BufferDecl: buffer(as<BufferDecl>(s)); break;
-    case StmtKind::For: block(as<For>(s).body); break;
+    case StmtKind::BufferDecl:
+      buffer(as<BufferDecl>(s));
+      break;
+    case StmtKind::For:
+      block(as<For>(s).body);
+      break;
     case StmtKind::If:
       block(as<If>(s).thenBody);
       block(as<If>(s).elseBody);
       break;
-    case StmtKind::CallStmt: call(as<CallStmt>(s)); break;
-    default: break;
+    case StmtKind::CallStmt:
+      call(as<CallStmt>(s));
+      break;
+    default:
+      break;
     }
   }
   void buffer(const BufferDecl &d) {
@@ -220,11 +233,10 @@ KernelLayoutInput collectKernelLayouts(const Kernel &kernel) {
   return in;
 }
 
-unsigned checkKernelLayouts(const Kernel &kernel, Diagnostics &diag,
-                            const VerifyOptions &options) {
+unsigned checkKernelLayouts(const Kernel &kernel, Diagnostics &diag, const VerifyOptions &options) {
   KernelLayoutInput in = collectKernelLayouts(kernel);
-  KernelLayoutReport report = verifyKernelLayouts(in.buffers, in.uses, targetInfo(in.target),
-                                                  in.launch, options);
+  KernelLayoutReport report =
+      verifyKernelLayouts(in.buffers, in.uses, targetInfo(in.target), in.launch, options);
   return reportKernelLayouts(report, diag);
 }
 

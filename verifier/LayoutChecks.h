@@ -32,8 +32,7 @@ std::optional<LayoutViolation> boundsViolation(const LayoutQuestion &q, Axis axi
 std::optional<LayoutViolation> aliasViolation(const LayoutQuestion &q, int64_t flatA,
                                               int64_t flatB);
 std::optional<LayoutViolation> replicaViolation(const LayoutQuestion &q, int64_t flatA,
-                                                int64_t replicaA, int64_t flatB,
-                                                int64_t replicaB);
+                                                int64_t replicaA, int64_t flatB, int64_t replicaB);
 
 // Two buffers of one space: the overlap obligation, in units of `unitBits`.
 struct OverlapQuestion {
@@ -41,8 +40,7 @@ struct OverlapQuestion {
   const BufferView &b;
 };
 std::optional<LayoutViolation> overlapViolation(const OverlapQuestion &q, int64_t flatA,
-                                                int64_t replicaA, int64_t flatB,
-                                                int64_t replicaB);
+                                                int64_t replicaA, int64_t flatB, int64_t replicaB);
 // Whether one owner of each buffer occupy a common bit of their space.
 bool ownersOverlap(const OverlapQuestion &q, const PhysCoord &a, const PhysCoord &b);
 

@@ -56,9 +56,9 @@ int64_t LayoutEncoding::largestValue(const Layout &layout) {
   if (layout.swizzle()) {
     // The swizzle rewrites bits below the highest set bit of m only.
     int64_t m = reach[static_cast<size_t>(Axis::m)];
-    largest = m >= kHuge ? kHuge
-                         : std::max(largest,
-                                    (int64_t{1} << std::bit_width(static_cast<uint64_t>(m))) - 1);
+    largest = m >= kHuge
+                  ? kHuge
+                  : std::max(largest, (int64_t{1} << std::bit_width(static_cast<uint64_t>(m))) - 1);
   }
   return largest;
 }

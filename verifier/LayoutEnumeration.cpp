@@ -124,7 +124,9 @@ void enumerateOverlap(const OverlapQuestion &q, LayoutReport &report) {
     }
   };
   forEachOwnerIndexed(*q.a.layout, [&](int64_t flat, int64_t r, const PhysCoord &c) {
-    unitsOf(q.a.info, bitsA, c, [&](const CoordKey &k) { footprint.try_emplace(k, Owner{flat, r}); });
+    unitsOf(q.a.info, bitsA, c, [&](const CoordKey &k) {
+      footprint.try_emplace(k, Owner{flat, r});
+    });
   });
   bool found = false;
   forEachOwnerIndexed(*q.b.layout, [&](int64_t flat, int64_t r, const PhysCoord &c) {

@@ -21,9 +21,12 @@ template <typename Fn> void guarded(LayoutReport &report, const char *what, Fn &
 // sat -> true; unsat -> false; unknown -> records why and false.
 bool hasCounterexample(z3::solver &s, LayoutReport &report, const std::string &what) {
   switch (s.check()) {
-  case z3::sat: return true;
-  case z3::unsat: return false;
-  case z3::unknown: break;
+  case z3::sat:
+    return true;
+  case z3::unsat:
+    return false;
+  case z3::unknown:
+    break;
   }
   report.undecided.push_back(fmt::format("{}: undecided ({})", what, s.reason_unknown()));
   return false;
@@ -62,10 +65,9 @@ void proveLayout(const LayoutQuestion &q, unsigned timeoutMs, LayoutReport &repo
       report.undecided.push_back("a swizzled layout with coordinates past 2^61");
       return;
     }
-    LayoutEncoding enc(ctx,
-                       LayoutEncoding::prefersBitVectors({&q.layout}) &&
-                           largest < LayoutEncoding::kHuge,
-                       largest);
+    LayoutEncoding enc(
+        ctx, LayoutEncoding::prefersBitVectors({&q.layout}) && largest < LayoutEncoding::kHuge,
+        largest);
 
     // Bounds, one query per bounded axis: some owner at or past the extent.
     for (size_t i = 0; i < kNumAxes; ++i) {
@@ -74,7 +76,8 @@ void proveLayout(const LayoutQuestion &q, unsigned timeoutMs, LayoutReport &repo
       z3::solver s = enc.solver(timeoutMs);
       auto x = enc.element(s, q.layout, "x", true);
       s.add(enc.lessEq(enc.num(q.bound[i]), x.axis[i]));
-      if (hasCounterexample(s, report, fmt::format("bounds on {}", axisName(static_cast<Axis>(i))))) {
+      if (hasCounterexample(s, report,
+                            fmt::format("bounds on {}", axisName(static_cast<Axis>(i))))) {
         z3::model m = s.get_model();
         confirm(report,
                 boundsViolation(q, static_cast<Axis>(i), flatIndexOf(enc, m, q.layout, x),
@@ -93,10 +96,10 @@ void proveLayout(const LayoutQuestion &q, unsigned timeoutMs, LayoutReport &repo
       s.add(sameOwner(x, y));
       if (hasCounterexample(s, report, "aliasing")) {
         z3::model m = s.get_model();
-        confirm(report,
-                aliasViolation(q, flatIndexOf(enc, m, q.layout, x),
-                               flatIndexOf(enc, m, q.layout, y)),
-                "aliasing");
+        confirm(
+            report,
+            aliasViolation(q, flatIndexOf(enc, m, q.layout, x), flatIndexOf(enc, m, q.layout, y)),
+            "aliasing");
       }
     }
 
@@ -111,10 +114,9 @@ void proveLayout(const LayoutQuestion &q, unsigned timeoutMs, LayoutReport &repo
       if (hasCounterexample(s, report, "replica consistency")) {
         z3::model m = s.get_model();
         confirm(report,
-                replicaViolation(q, flatIndexOf(enc, m, q.layout, x),
-                                 replicaIndexOf(enc, m, q.layout, x),
-                                 flatIndexOf(enc, m, q.layout, y),
-                                 replicaIndexOf(enc, m, q.layout, y)),
+                replicaViolation(
+                    q, flatIndexOf(enc, m, q.layout, x), replicaIndexOf(enc, m, q.layout, x),
+                    flatIndexOf(enc, m, q.layout, y), replicaIndexOf(enc, m, q.layout, y)),
                 "replica consistency");
       }
     }

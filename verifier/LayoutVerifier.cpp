@@ -8,10 +8,14 @@ namespace tilescope {
 
 std::string_view scopeName(BufferScope s) {
   switch (s) {
-  case BufferScope::Global: return "global";
-  case BufferScope::Shared: return "shared";
-  case BufferScope::Reg: return "reg";
-  case BufferScope::Tmem: return "tmem";
+  case BufferScope::Global:
+    return "global";
+  case BufferScope::Shared:
+    return "shared";
+  case BufferScope::Reg:
+    return "reg";
+  case BufferScope::Tmem:
+    return "tmem";
   }
   return "?";
 }
@@ -25,7 +29,9 @@ std::optional<BufferScope> scopeFromName(std::string_view name) {
 }
 
 namespace {
-bool isClusterAxis(Axis a) { return a == Axis::cbx || a == Axis::cby || a == Axis::cbz; }
+bool isClusterAxis(Axis a) {
+  return a == Axis::cbx || a == Axis::cby || a == Axis::cbz;
+}
 } // namespace
 
 // Shared memory may be spread over the CTAs of a cluster (distributed shared
@@ -34,11 +40,14 @@ bool isClusterAxis(Axis a) { return a == Axis::cbx || a == Axis::cby || a == Axi
 // accelerator axes P / F or the bank axis on these targets.
 bool scopeHoldsAxis(BufferScope s, Axis a) {
   switch (s) {
-  case BufferScope::Global: return a == Axis::m || a == Axis::pid;
-  case BufferScope::Shared: return a == Axis::m || isClusterAxis(a);
+  case BufferScope::Global:
+    return a == Axis::m || a == Axis::pid;
+  case BufferScope::Shared:
+    return a == Axis::m || isClusterAxis(a);
   case BufferScope::Reg:
     return a == Axis::m || isThreadAxis(a) || axisInfo(a).kind == AxisKind::Block;
-  case BufferScope::Tmem: return a == Axis::TLane || a == Axis::TCol || isClusterAxis(a);
+  case BufferScope::Tmem:
+    return a == Axis::TLane || a == Axis::TCol || isClusterAxis(a);
   }
   return false;
 }
@@ -48,23 +57,34 @@ bool scopeHoldsAxis(BufferScope s, Axis a) {
 // written twice, so no memory axis may carry a replica.
 bool scopeReplicatesOver(BufferScope s, Axis a) {
   switch (s) {
-  case BufferScope::Global: return a == Axis::pid;
-  case BufferScope::Shared: return isClusterAxis(a);
-  case BufferScope::Reg: return isThreadAxis(a) || axisInfo(a).kind == AxisKind::Block;
-  case BufferScope::Tmem: return isClusterAxis(a);
+  case BufferScope::Global:
+    return a == Axis::pid;
+  case BufferScope::Shared:
+    return isClusterAxis(a);
+  case BufferScope::Reg:
+    return isThreadAxis(a) || axisInfo(a).kind == AxisKind::Block;
+  case BufferScope::Tmem:
+    return isClusterAxis(a);
   }
   return false;
 }
 
 std::string_view violationKindName(ViolationKind k) {
   switch (k) {
-  case ViolationKind::Scope: return "scope";
-  case ViolationKind::Bounds: return "bounds";
-  case ViolationKind::Alias: return "alias";
-  case ViolationKind::Replica: return "replica";
-  case ViolationKind::Overlap: return "overlap";
-  case ViolationKind::Instruction: return "instruction";
-  case ViolationKind::Banks: return "banks";
+  case ViolationKind::Scope:
+    return "scope";
+  case ViolationKind::Bounds:
+    return "bounds";
+  case ViolationKind::Alias:
+    return "alias";
+  case ViolationKind::Replica:
+    return "replica";
+  case ViolationKind::Overlap:
+    return "overlap";
+  case ViolationKind::Instruction:
+    return "instruction";
+  case ViolationKind::Banks:
+    return "banks";
   }
   return "?";
 }
@@ -155,15 +175,14 @@ std::optional<LayoutViolation> aliasViolation(const LayoutQuestion &q, int64_t f
   v.witness.logical = {unflattenIndex(q.shape, flatA), unflattenIndex(q.shape, flatB)};
   v.witness.replica = {0, 0};
   v.witness.physical = a;
-  v.message = fmt::format("layout maps {} and {} to the same owner {}",
-                          formatLogical(v.witness.logical[0]),
-                          formatLogical(v.witness.logical[1]), a.str());
+  v.message =
+      fmt::format("layout maps {} and {} to the same owner {}", formatLogical(v.witness.logical[0]),
+                  formatLogical(v.witness.logical[1]), a.str());
   return v;
 }
 
 std::optional<LayoutViolation> replicaViolation(const LayoutQuestion &q, int64_t flatA,
-                                                int64_t replicaA, int64_t flatB,
-                                                int64_t replicaB) {
+                                                int64_t replicaA, int64_t flatB, int64_t replicaB) {
   if (flatA == flatB || (replicaA == 0 && replicaB == 0))
     return std::nullopt;
   if (flatA > flatB) {
@@ -183,7 +202,9 @@ std::optional<LayoutViolation> replicaViolation(const LayoutQuestion &q, int64_t
 }
 
 namespace {
-int64_t bitsOf(const BufferView &v) { return std::max(dtypeBits(v.info.dtype), 1); }
+int64_t bitsOf(const BufferView &v) {
+  return std::max(dtypeBits(v.info.dtype), 1);
+}
 } // namespace
 
 bool ownersOverlap(const OverlapQuestion &q, const PhysCoord &a, const PhysCoord &b) {
@@ -200,8 +221,7 @@ bool ownersOverlap(const OverlapQuestion &q, const PhysCoord &a, const PhysCoord
 }
 
 std::optional<LayoutViolation> overlapViolation(const OverlapQuestion &q, int64_t flatA,
-                                                int64_t replicaA, int64_t flatB,
-                                                int64_t replicaB) {
+                                                int64_t replicaA, int64_t flatB, int64_t replicaB) {
   PhysCoord a = ownerAt(*q.a.layout, flatA, replicaA);
   PhysCoord b = ownerAt(*q.b.layout, flatB, replicaB);
   if (!ownersOverlap(q, a, b))
@@ -214,15 +234,14 @@ std::optional<LayoutViolation> overlapViolation(const OverlapQuestion &q, int64_
   auto where = [](const BufferView &view, const PhysCoord &c) {
     if (view.info.scope == BufferScope::Shared || view.info.scope == BufferScope::Global) {
       int64_t bits = std::max(dtypeBits(view.info.dtype), 1);
-      return fmt::format("{} (byte {})", c.str(),
-                         view.info.baseByte + c.get(Axis::m) * bits / 8);
+      return fmt::format("{} (byte {})", c.str(), view.info.baseByte + c.get(Axis::m) * bits / 8);
     }
     return c.str();
   };
-  v.message = fmt::format("buffers {} and {} overlap: {}{} at {} and {}{} at {}", q.a.info.name,
-                          q.b.info.name, q.a.info.name,
-                          formatLogical(v.witness.logical[0]), where(q.a, a), q.b.info.name,
-                          formatLogical(v.witness.logical[1]), where(q.b, b));
+  v.message =
+      fmt::format("buffers {} and {} overlap: {}{} at {} and {}{} at {}", q.a.info.name,
+                  q.b.info.name, q.a.info.name, formatLogical(v.witness.logical[0]), where(q.a, a),
+                  q.b.info.name, formatLogical(v.witness.logical[1]), where(q.b, b));
   return v;
 }
 
@@ -255,11 +274,11 @@ void checkScope(const LayoutQuestion &q, const TargetInfo &target, LayoutReport 
                             formatLogical(v.witness.logical[0]), v.witness.physical.str(),
                             scopeName(q.buffer.scope), axisName(axis));
     if (replica)
-      v.message = fmt::format("{} on {}: a {} buffer cannot replicate over {} (replica {} of {} "
-                              "is at {})",
-                              what, axisName(axis), scopeName(q.buffer.scope), axisName(axis),
-                              replicaIndex, formatLogical(v.witness.logical[0]),
-                              v.witness.physical.str());
+      v.message =
+          fmt::format("{} on {}: a {} buffer cannot replicate over {} (replica {} of {} "
+                      "is at {})",
+                      what, axisName(axis), scopeName(q.buffer.scope), axisName(axis), replicaIndex,
+                      formatLogical(v.witness.logical[0]), v.witness.physical.str());
     report.violations.push_back(std::move(v));
   };
   int64_t radix = q.layout.size();
@@ -292,8 +311,8 @@ LayoutReport verifyLayout(const Layout &layout, const std::vector<int64_t> &shap
                           const LaunchShape &launch, const VerifyOptions &options) {
   LayoutReport report;
   if (!layout.admits(shape)) {
-    report.undecided.push_back(fmt::format("layout {} does not admit shape {}", layout.str(),
-                                           formatLogical(shape)));
+    report.undecided.push_back(
+        fmt::format("layout {} does not admit shape {}", layout.str(), formatLogical(shape)));
     return report;
   }
   LayoutQuestion q{layout, shape, buffer};
@@ -326,8 +345,8 @@ LayoutReport verifyNoOverlap(const BufferView &a, const BufferView &b,
     return report;
   }
   detail::OverlapQuestion q{a, b};
-  int64_t owners = a.layout->size() * a.layout->replicas() +
-                   b.layout->size() * b.layout->replicas();
+  int64_t owners =
+      a.layout->size() * a.layout->replicas() + b.layout->size() * b.layout->replicas();
   if (useEnumeration(options.engine, owners)) {
     if (owners > kEnumerationLimit) {
       report.undecided.push_back(

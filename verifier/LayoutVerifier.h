@@ -43,7 +43,7 @@ bool scopeReplicatesOver(BufferScope s, Axis a);
 
 // What the verifier needs to know about the buffer a layout describes.
 struct BufferInfo {
-  std::string name;                      // for messages; may be empty
+  std::string name; // for messages; may be empty
   BufferScope scope = BufferScope::Shared;
   Dtype dtype = Dtype::f32;
   // Slots of the allocation on the memory axis m (elements of `dtype`); 0
@@ -63,11 +63,11 @@ std::string_view violationKindName(ViolationKind k);
 // `physical` the owner they reach.
 struct Witness {
   std::vector<std::vector<int64_t>> logical;
-  std::vector<int64_t> replica;      // replica index of each logical coordinate
-  std::vector<std::string> buffers;  // buffer of each logical coordinate (overlap)
+  std::vector<int64_t> replica;     // replica index of each logical coordinate
+  std::vector<std::string> buffers; // buffer of each logical coordinate (overlap)
   PhysCoord physical;
-  std::optional<Axis> axis;          // the axis out of bounds or out of scope
-  int64_t extent = 0;                // that axis's extent (bounds)
+  std::optional<Axis> axis;                             // the axis out of bounds or out of scope
+  int64_t extent = 0;                                   // that axis's extent (bounds)
   std::vector<std::pair<std::string, int64_t>> symbols; // symbolic sizes (symbolic proofs)
 };
 

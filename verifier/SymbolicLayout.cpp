@@ -12,7 +12,8 @@ std::optional<int64_t> evaluate(const Expr &e, const std::map<std::string, int64
   if (!e)
     return std::nullopt;
   switch (e->kind) {
-  case ExprKind::IntImm: return as<IntImm>(e).value;
+  case ExprKind::IntImm:
+    return as<IntImm>(e).value;
   case ExprKind::Var: {
     auto it = symbols.find(as<Var>(e).name);
     return it == symbols.end() ? std::nullopt : std::optional<int64_t>(it->second);
@@ -23,23 +24,37 @@ std::optional<int64_t> evaluate(const Expr &e, const std::map<std::string, int64
     if (!l || !r)
       return std::nullopt;
     switch (b.op) {
-    case BinaryOp::Add: return *l + *r;
-    case BinaryOp::Sub: return *l - *r;
-    case BinaryOp::Mul: return *l * *r;
-    case BinaryOp::Div: return *r == 0 ? std::nullopt : std::optional<int64_t>(*l / *r);
-    case BinaryOp::Mod: return *r == 0 ? std::nullopt : std::optional<int64_t>(*l % *r);
-    case BinaryOp::Lt: return *l < *r;
-    case BinaryOp::Le: return *l <= *r;
-    case BinaryOp::Gt: return *l > *r;
-    case BinaryOp::Ge: return *l >= *r;
-    case BinaryOp::Eq: return *l == *r;
-    case BinaryOp::Ne: return *l != *r;
-    case BinaryOp::And: return *l && *r;
-    case BinaryOp::Or: return *l || *r;
+    case BinaryOp::Add:
+      return *l + *r;
+    case BinaryOp::Sub:
+      return *l - *r;
+    case BinaryOp::Mul:
+      return *l * *r;
+    case BinaryOp::Div:
+      return *r == 0 ? std::nullopt : std::optional<int64_t>(*l / *r);
+    case BinaryOp::Mod:
+      return *r == 0 ? std::nullopt : std::optional<int64_t>(*l % *r);
+    case BinaryOp::Lt:
+      return *l < *r;
+    case BinaryOp::Le:
+      return *l <= *r;
+    case BinaryOp::Gt:
+      return *l > *r;
+    case BinaryOp::Ge:
+      return *l >= *r;
+    case BinaryOp::Eq:
+      return *l == *r;
+    case BinaryOp::Ne:
+      return *l != *r;
+    case BinaryOp::And:
+      return *l && *r;
+    case BinaryOp::Or:
+      return *l || *r;
     }
     return std::nullopt;
   }
-  default: return std::nullopt;
+  default:
+    return std::nullopt;
   }
 }
 
@@ -95,30 +110,47 @@ struct SymbolEncoder {
     if (!e)
       throw std::invalid_argument("missing expression");
     switch (e->kind) {
-    case ExprKind::IntImm: return ctx.int_val(as<IntImm>(e).value);
-    case ExprKind::BoolImm: return ctx.bool_val(as<BoolImm>(e).value);
-    case ExprKind::Var: return symbols.at(as<Var>(e).name);
+    case ExprKind::IntImm:
+      return ctx.int_val(as<IntImm>(e).value);
+    case ExprKind::BoolImm:
+      return ctx.bool_val(as<BoolImm>(e).value);
+    case ExprKind::Var:
+      return symbols.at(as<Var>(e).name);
     case ExprKind::Binary: {
       const Binary &b = as<Binary>(e);
       z3::expr l = term(b.lhs), r = term(b.rhs);
       switch (b.op) {
-      case BinaryOp::Add: return l + r;
-      case BinaryOp::Sub: return l - r;
-      case BinaryOp::Mul: return l * r;
-      case BinaryOp::Div: return l / r;
-      case BinaryOp::Mod: return z3::mod(l, r);
-      case BinaryOp::Lt: return l < r;
-      case BinaryOp::Le: return l <= r;
-      case BinaryOp::Gt: return l > r;
-      case BinaryOp::Ge: return l >= r;
-      case BinaryOp::Eq: return l == r;
-      case BinaryOp::Ne: return l != r;
-      case BinaryOp::And: return l && r;
-      case BinaryOp::Or: return l || r;
+      case BinaryOp::Add:
+        return l + r;
+      case BinaryOp::Sub:
+        return l - r;
+      case BinaryOp::Mul:
+        return l * r;
+      case BinaryOp::Div:
+        return l / r;
+      case BinaryOp::Mod:
+        return z3::mod(l, r);
+      case BinaryOp::Lt:
+        return l < r;
+      case BinaryOp::Le:
+        return l <= r;
+      case BinaryOp::Gt:
+        return l > r;
+      case BinaryOp::Ge:
+        return l >= r;
+      case BinaryOp::Eq:
+        return l == r;
+      case BinaryOp::Ne:
+        return l != r;
+      case BinaryOp::And:
+        return l && r;
+      case BinaryOp::Or:
+        return l || r;
       }
       break;
     }
-    default: break;
+    default:
+      break;
     }
     throw std::invalid_argument("an expression the symbolic verifier does not model");
   }
@@ -128,6 +160,70 @@ struct SymbolicElement {
   std::vector<z3::expr> shard, replica;
   std::vector<z3::expr> axis;
 };
+
+// A solver holding the symbols' ranges (>= 1) and the `where` constraints.
+z3::solver constrainedSolver(SymbolEncoder &enc, const std::vector<Expr> &constraints,
+                             unsigned timeoutMs) {
+  z3::solver s(enc.ctx);
+  z3::params p(enc.ctx);
+  p.set("timeout", timeoutMs);
+  s.set(p);
+  for (const auto &[n, v] : enc.symbols)
+    s.add(v >= 1);
+  for (const Expr &c : constraints)
+    s.add(enc.term(c));
+  return s;
+}
+
+// One element of `layout`: digits in range, coordinates per axis.
+SymbolicElement declareElement(SymbolEncoder &enc, z3::solver &s, const SymbolicLayout &layout,
+                               const std::string &prefix, bool withReplicas) {
+  SymbolicElement el;
+  el.axis.assign(kNumAxes, enc.ctx.int_val(0));
+  auto add = [&](const std::vector<SymbolicIter> &iters, const char *tag,
+                 std::vector<z3::expr> &digits) {
+    for (size_t k = 0; k < iters.size(); ++k) {
+      z3::expr d = enc.ctx.int_const(fmt::format("{}_{}{}", prefix, tag, k).c_str());
+      s.add(d >= 0 && d < enc.term(iters[k].extent));
+      digits.push_back(d);
+      size_t a = static_cast<size_t>(iters[k].axis);
+      el.axis[a] = el.axis[a] + d * enc.term(iters[k].stride);
+    }
+  };
+  add(layout.shard, "s", el.shard);
+  if (withReplicas)
+    add(layout.replica, "r", el.replica);
+  for (const auto &[axis, value] : layout.offset) {
+    size_t a = static_cast<size_t>(axis);
+    el.axis[a] = el.axis[a] + enc.term(value);
+  }
+  return el;
+}
+
+std::map<std::string, int64_t> symbolValues(SymbolEncoder &enc, const z3::model &m) {
+  std::map<std::string, int64_t> values;
+  for (const auto &[n, v] : enc.symbols)
+    values[n] = m.eval(v, true).get_numeral_int64();
+  return values;
+}
+
+int64_t flatOf(const z3::model &m, const std::vector<z3::expr> &digits,
+               const std::vector<Iter> &iters) {
+  int64_t flat = 0;
+  for (size_t k = 0; k < digits.size(); ++k)
+    flat = flat * iters[k].extent + m.eval(digits[k], true).get_numeral_int64();
+  return flat;
+}
+
+void collectLayoutSymbols(const SymbolicLayout &layout, std::set<std::string> &names) {
+  for (const auto *iters : {&layout.shard, &layout.replica})
+    for (const SymbolicIter &it : *iters) {
+      collectSymbols(it.extent, names);
+      collectSymbols(it.stride, names);
+    }
+  for (const auto &o : layout.offset)
+    collectSymbols(o.second, names);
+}
 
 std::string symbolText(const std::map<std::string, int64_t> &values) {
   std::string out;
@@ -145,13 +241,7 @@ LayoutReport verifySymbolicLayout(const SymbolicLayout &layout, const std::vecto
   try {
     z3::context &ctx = detail::sharedContext();
     std::set<std::string> names;
-    for (const auto *iters : {&layout.shard, &layout.replica})
-      for (const SymbolicIter &it : *iters) {
-        collectSymbols(it.extent, names);
-        collectSymbols(it.stride, names);
-      }
-    for (const auto &o : layout.offset)
-      collectSymbols(o.second, names);
+    collectLayoutSymbols(layout, names);
     for (const Expr &e : shape)
       collectSymbols(e, names);
     for (const Expr &e : constraints)
@@ -161,38 +251,9 @@ LayoutReport verifySymbolicLayout(const SymbolicLayout &layout, const std::vecto
     for (const std::string &n : names)
       enc.symbols.emplace(n, ctx.int_const(("sym_" + n).c_str()));
 
-    auto newSolver = [&] {
-      z3::solver s(ctx);
-      z3::params p(ctx);
-      p.set("timeout", options.timeoutMs);
-      s.set(p);
-      for (const auto &[n, v] : enc.symbols)
-        s.add(v >= 1);
-      for (const Expr &c : constraints)
-        s.add(enc.term(c));
-      return s;
-    };
+    auto newSolver = [&] { return constrainedSolver(enc, constraints, options.timeoutMs); };
     auto declare = [&](z3::solver &s, const std::string &prefix, bool withReplicas) {
-      SymbolicElement el;
-      el.axis.assign(kNumAxes, ctx.int_val(0));
-      auto add = [&](const std::vector<SymbolicIter> &iters, const char *tag,
-                     std::vector<z3::expr> &digits) {
-        for (size_t k = 0; k < iters.size(); ++k) {
-          z3::expr d = ctx.int_const(fmt::format("{}_{}{}", prefix, tag, k).c_str());
-          s.add(d >= 0 && d < enc.term(iters[k].extent));
-          digits.push_back(d);
-          size_t a = static_cast<size_t>(iters[k].axis);
-          el.axis[a] = el.axis[a] + d * enc.term(iters[k].stride);
-        }
-      };
-      add(layout.shard, "s", el.shard);
-      if (withReplicas)
-        add(layout.replica, "r", el.replica);
-      for (const auto &[axis, value] : layout.offset) {
-        size_t a = static_cast<size_t>(axis);
-        el.axis[a] = el.axis[a] + enc.term(value);
-      }
-      return el;
+      return declareElement(enc, s, layout, prefix, withReplicas);
     };
     auto product = [&](auto begin, auto end, auto &&termOf) {
       z3::expr p = ctx.int_val(1);
@@ -206,12 +267,7 @@ LayoutReport verifySymbolicLayout(const SymbolicLayout &layout, const std::vecto
                                    [&](const SymbolicIter &it) { return enc.term(it.extent); });
 
     // A model fixes the symbols; the concrete engine then names the witness.
-    auto symbolsOf = [&](const z3::model &m) {
-      std::map<std::string, int64_t> values;
-      for (const auto &[n, v] : enc.symbols)
-        values[n] = m.eval(v, true).get_numeral_int64();
-      return values;
-    };
+    auto symbolsOf = [&](const z3::model &m) { return symbolValues(enc, m); };
     auto concreteShape = [&](const std::map<std::string, int64_t> &values) {
       std::vector<int64_t> out;
       for (const Expr &e : shape)
@@ -220,18 +276,14 @@ LayoutReport verifySymbolicLayout(const SymbolicLayout &layout, const std::vecto
     };
     auto digitsToFlat = [&](const z3::model &m, const std::vector<z3::expr> &digits,
                             const Layout &concrete, bool replica) {
-      int64_t flat = 0;
-      const auto &iters = replica ? concrete.replica() : concrete.shard();
-      for (size_t k = 0; k < digits.size(); ++k)
-        flat = flat * iters[k].extent + m.eval(digits[k], true).get_numeral_int64();
-      return flat;
+      return flatOf(m, digits, replica ? concrete.replica() : concrete.shard());
     };
     auto finish = [&](std::optional<LayoutViolation> v,
                       const std::map<std::string, int64_t> &values, const char *what) {
       if (!v) {
-        report.undecided.push_back(fmt::format(
-            "{}: the counterexample for {} did not re-check (verifier bug)", what,
-            symbolText(values)));
+        report.undecided.push_back(
+            fmt::format("{}: the counterexample for {} did not re-check (verifier bug)", what,
+                        symbolText(values)));
         return;
       }
       for (const auto &[n, x] : values)
@@ -241,12 +293,15 @@ LayoutReport verifySymbolicLayout(const SymbolicLayout &layout, const std::vecto
     };
     auto check = [&](z3::solver &s, const char *what) {
       switch (s.check()) {
-      case z3::sat: return true;
-      case z3::unsat: return false;
-      case z3::unknown: break;
+      case z3::sat:
+        return true;
+      case z3::unsat:
+        return false;
+      case z3::unknown:
+        break;
       }
-      report.undecided.push_back(fmt::format("{}: undecided for symbolic sizes ({})", what,
-                                             s.reason_unknown()));
+      report.undecided.push_back(
+          fmt::format("{}: undecided for symbolic sizes ({})", what, s.reason_unknown()));
       return false;
     };
     // Everything the concrete engine needs once the symbols are fixed.
@@ -410,6 +465,83 @@ LayoutReport verifySymbolicLayout(const SymbolicLayout &layout, const std::vecto
     report.undecided.push_back(fmt::format("symbolic proof: Z3 error: {}", e.msg()));
   } catch (const std::exception &e) {
     report.undecided.push_back(fmt::format("symbolic proof: {}", e.what()));
+  }
+  return report;
+}
+
+LayoutReport verifySymbolicNoOverlap(const SymbolicBufferView &a, const SymbolicBufferView &b,
+                                     const std::vector<Expr> &constraints,
+                                     const VerifyOptions &options) {
+  LayoutReport report;
+  if (a.info.scope != b.info.scope)
+    return report;
+  try {
+    z3::context &ctx = detail::sharedContext();
+    std::set<std::string> names;
+    collectLayoutSymbols(a.layout, names);
+    collectLayoutSymbols(b.layout, names);
+    for (const auto *shape : {&a.shape, &b.shape})
+      for (const Expr &e : *shape)
+        collectSymbols(e, names);
+    for (const Expr &e : constraints)
+      collectSymbols(e, names);
+    SymbolEncoder enc{ctx, {}};
+    for (const std::string &n : names)
+      enc.symbols.emplace(n, ctx.int_const(("sym_" + n).c_str()));
+    z3::solver s = constrainedSolver(enc, constraints, options.timeoutMs);
+    SymbolicElement x = declareElement(enc, s, a.layout, "a", true);
+    SymbolicElement y = declareElement(enc, s, b.layout, "b", true);
+    size_t m = static_cast<size_t>(Axis::m);
+    for (size_t i = 0; i < kNumAxes; ++i)
+      if (i != m)
+        s.add(x.axis[i] == y.axis[i]);
+    int64_t bitsA = std::max(dtypeBits(a.info.dtype), 1),
+            bitsB = std::max(dtypeBits(b.info.dtype), 1);
+    z3::expr startA = ctx.int_val(a.info.baseByte * 8) + x.axis[m] * ctx.int_val(bitsA);
+    z3::expr startB = ctx.int_val(b.info.baseByte * 8) + y.axis[m] * ctx.int_val(bitsB);
+    s.add(startA < startB + ctx.int_val(bitsB) && startB < startA + ctx.int_val(bitsA));
+    switch (s.check()) {
+    case z3::unsat:
+      return report;
+    case z3::unknown:
+      report.undecided.push_back(
+          fmt::format("buffer overlap: undecided for symbolic sizes ({})", s.reason_unknown()));
+      return report;
+    case z3::sat:
+      break;
+    }
+    z3::model model = s.get_model();
+    auto values = symbolValues(enc, model);
+    std::string error;
+    auto la = a.layout.concretize(values, &error), lb = b.layout.concretize(values, &error);
+    if (!la || !lb) {
+      report.undecided.push_back(fmt::format("for {}: {}", symbolText(values), error));
+      return report;
+    }
+    auto shapeAt = [&](const std::vector<Expr> &shape) {
+      std::vector<int64_t> out;
+      for (const Expr &e : shape)
+        out.push_back(evaluate(e, values).value_or(0));
+      return out;
+    };
+    BufferView va{&*la, shapeAt(a.shape), a.info}, vb{&*lb, shapeAt(b.shape), b.info};
+    auto v = detail::overlapViolation(
+        detail::OverlapQuestion{va, vb}, flatOf(model, x.shard, la->shard()),
+        flatOf(model, x.replica, la->replica()), flatOf(model, y.shard, lb->shard()),
+        flatOf(model, y.replica, lb->replica()));
+    if (!v) {
+      report.undecided.push_back(
+          "buffer overlap: the counterexample did not re-check (verifier bug)");
+      return report;
+    }
+    for (const auto &[n, val] : values)
+      v->witness.symbols.push_back({n, val});
+    v->message = fmt::format("for {}: {}", symbolText(values), v->message);
+    report.violations.push_back(std::move(*v));
+  } catch (const z3::exception &e) {
+    report.undecided.push_back(fmt::format("symbolic overlap proof: Z3 error: {}", e.msg()));
+  } catch (const std::exception &e) {
+    report.undecided.push_back(fmt::format("symbolic overlap proof: {}", e.what()));
   }
   return report;
 }

@@ -51,4 +51,17 @@ LayoutReport verifySymbolicLayout(const SymbolicLayout &layout, const std::vecto
                                   const Expr &memoryElements = nullptr,
                                   const VerifyOptions &options = {});
 
+// One buffer of symbolic shape, for the overlap proof.
+struct SymbolicBufferView {
+  SymbolicLayout layout;
+  std::vector<Expr> shape;
+  BufferInfo info;
+};
+
+// Proves that two buffers of one space never occupy the same bits for any
+// admitted sizes (see verifyNoOverlap for what "the same space" compares).
+LayoutReport verifySymbolicNoOverlap(const SymbolicBufferView &a, const SymbolicBufferView &b,
+                                     const std::vector<Expr> &constraints,
+                                     const VerifyOptions &options = {});
+
 } // namespace tilescope

@@ -30,7 +30,9 @@ std::vector<std::string> check(std::string_view inst, const Layout &l,
   return out;
 }
 using Msgs = std::vector<std::string>;
-std::optional<Swizzle> mode(int bytes, Dtype d) { return Swizzle::fromMode(bytes, d, nullptr); }
+std::optional<Swizzle> mode(int bytes, Dtype d) {
+  return Swizzle::fromMode(bytes, d, nullptr);
+}
 } // namespace
 
 TEST_CASE("every instruction in the table has a unique name and a summary") {
@@ -68,8 +70,8 @@ TEST_CASE("tma: box extents, inner bytes, global strides and swizzle span") {
 
 TEST_CASE("tma: padded rows are not what a box copy writes") {
   Layout padded = make({{8, 72, Axis::m}, {64, 1, Axis::m}});
-  auto v = checkInstruction(*findInstructionRule("tma"), padded, {8, 64}, shared(Dtype::bf16),
-                            sm90);
+  auto v =
+      checkInstruction(*findInstructionRule("tma"), padded, {8, 64}, shared(Dtype::bf16), sm90);
   REQUIRE(v.size() == 1);
   CHECK(v[0].message == "tma: TMA writes the box dense and row-major, but (1, 0) is at m 72 "
                         "before the swizzle, not 64");
@@ -78,8 +80,8 @@ TEST_CASE("tma: padded rows are not what a box copy writes") {
 }
 
 TEST_CASE("tma: a swizzled box must start on the pattern's 1024-byte repeat") {
-  Layout l = make({{8, 64, Axis::m}, {64, 1, Axis::m}}, {}, {{Axis::m, 64}},
-                  mode(128, Dtype::bf16));
+  Layout l =
+      make({{8, 64, Axis::m}, {64, 1, Axis::m}}, {}, {{Axis::m, 64}}, mode(128, Dtype::bf16));
   CHECK(check("tma", l, {8, 64}, shared(Dtype::bf16), sm90) ==
         Msgs{"tma: the box at (0, 0) starts at byte 128, not aligned to 1024 bytes"});
 }
@@ -168,8 +170,8 @@ TEST_CASE("tcgen05.ld: rows on consecutive lanes of the warp's quarter") {
 
 TEST_CASE("banks: ldmatrix.x4 on a 16x16 row-major tile has a 2-way conflict") {
   Layout l = make({{16, 16, Axis::m}, {16, 1, Axis::m}});
-  BankReport r = analyzeBankConflicts(*findInstructionRule("ldmatrix.x4"), l, {16, 16},
-                                      shared(Dtype::bf16));
+  BankReport r =
+      analyzeBankConflicts(*findInstructionRule("ldmatrix.x4"), l, {16, 16}, shared(Dtype::bf16));
   CHECK(r.error.empty());
   CHECK(r.requests == 1);
   CHECK(r.wavefrontsPerRequest == 8);
@@ -185,8 +187,8 @@ TEST_CASE("banks: ldmatrix.x4 on a 16x16 row-major tile has a 2-way conflict") {
 
 TEST_CASE("banks: the 128B swizzle makes ldmatrix.x4 conflict-free") {
   Layout l = make({{64, 64, Axis::m}, {64, 1, Axis::m}}, {}, {}, mode(128, Dtype::bf16));
-  BankReport r = analyzeBankConflicts(*findInstructionRule("ldmatrix.x4"), l, {64, 64},
-                                      shared(Dtype::bf16));
+  BankReport r =
+      analyzeBankConflicts(*findInstructionRule("ldmatrix.x4"), l, {64, 64}, shared(Dtype::bf16));
   CHECK(r.requests == 16);
   CHECK(r.wavefrontsPerRequest == 4);
   CHECK(r.conflictFree());

@@ -1,8 +1,8 @@
 // The kernel-level hook of `tilescope check`: every buffer, pair of buffers
 // and instruction operand of a parsed kernel, reported at the layout's source
 // location with the witness.
-#include "ir/Parser.h"
 #include "verifier/KernelLayouts.h"
+#include "ir/Parser.h"
 
 #include <doctest/doctest.h>
 
@@ -60,8 +60,8 @@ TEST_CASE("the Hopper GEMM's operands are found: two TMA destinations, two wgmma
   std::vector<std::string> uses;
   for (const auto &u : in.uses)
     uses.push_back(u.buffer + ":" + u.instruction + ":" + std::to_string(u.use.batchDims));
-  CHECK(uses == std::vector<std::string>{"As:tma:1", "Bs:tma:1", "As:wgmma.smem:0",
-                                         "Bs:wgmma.smem:0"});
+  CHECK(uses ==
+        std::vector<std::string>{"As:tma:1", "Bs:tma:1", "As:wgmma.smem:0", "Bs:wgmma.smem:0"});
 }
 
 TEST_CASE("an aliasing layout is reported at the layout with both coordinates") {

@@ -76,8 +76,7 @@ TEST_CASE("bounds: an offset pushes the last element past the shared allocation"
   Layout illegal = make({{4, 8, Axis::m}, {8, 1, Axis::m}}, {}, {{Axis::m, 1}});
   for (auto &r : verifyBoth(illegal, {4, 8}, buffer(BufferScope::Shared), sm90)) {
     REQUIRE(kinds(r) == std::vector{VK::Bounds});
-    CHECK(r.violations[0].message ==
-          "layout maps (3, 7) to {m: 32}, but m must stay below 32");
+    CHECK(r.violations[0].message == "layout maps (3, 7) to {m: 32}, but m must stay below 32");
   }
 }
 
@@ -231,7 +230,8 @@ BufferView view(const Layout &l, std::vector<int64_t> shape, std::string name, D
 TEST_CASE("overlap: the second buffer starts one element early") {
   Layout a = make({{4, 8, Axis::m}, {8, 1, Axis::m}});
   Layout b = make({{4, 8, Axis::m}, {8, 1, Axis::m}}, {}, {{Axis::m, 32}});
-  for (auto &r : overlapBoth(view(a, {4, 8}, "As", Dtype::bf16), view(b, {4, 8}, "Bs", Dtype::bf16)))
+  for (auto &r :
+       overlapBoth(view(a, {4, 8}, "As", Dtype::bf16), view(b, {4, 8}, "Bs", Dtype::bf16)))
     CHECK(r.legal());
   Layout early = make({{4, 8, Axis::m}, {8, 1, Axis::m}}, {}, {{Axis::m, 31}});
   for (auto &r :

@@ -1,17 +1,27 @@
 // Proofs over every problem size: layouts on symbolic shapes [M, K] under
 // `where` constraints, with the counterexample's sizes in the witness.
-#include "TestLayouts.h"
 #include "verifier/SymbolicLayout.h"
+#include "TestLayouts.h"
 
 using namespace tilescope;
 using namespace tilescope::test;
 
 namespace {
-Expr V(const char *n) { return Var::make(n); }
-Expr I(int64_t v) { return IntImm::make(v); }
-Expr bin(BinaryOp op, Expr a, Expr b) { return Binary::make(op, std::move(a), std::move(b)); }
-Expr sub(Expr a, Expr b) { return bin(BinaryOp::Sub, std::move(a), std::move(b)); }
-Expr mul(Expr a, Expr b) { return bin(BinaryOp::Mul, std::move(a), std::move(b)); }
+Expr V(const char *n) {
+  return Var::make(n);
+}
+Expr I(int64_t v) {
+  return IntImm::make(v);
+}
+Expr bin(BinaryOp op, Expr a, Expr b) {
+  return Binary::make(op, std::move(a), std::move(b));
+}
+Expr sub(Expr a, Expr b) {
+  return bin(BinaryOp::Sub, std::move(a), std::move(b));
+}
+Expr mul(Expr a, Expr b) {
+  return bin(BinaryOp::Mul, std::move(a), std::move(b));
+}
 Expr multipleOf(const char *n, int64_t k) {
   return bin(BinaryOp::Eq, bin(BinaryOp::Mod, V(n), I(k)), I(0));
 }
@@ -51,9 +61,8 @@ SymbolicLayout rowMajor(Expr rowStride) {
 
 TEST_CASE("symbolic: a row-major [M, K] tensor is legal for every M, K") {
   std::vector<Expr> shape = {V("M"), V("K")};
-  LayoutReport r = verifySymbolicLayout(rowMajor(V("K")), shape,
-                                        {multipleOf("M", 128), multipleOf("K", 64)}, global(),
-                                        sm90, {});
+  LayoutReport r = verifySymbolicLayout(
+      rowMajor(V("K")), shape, {multipleOf("M", 128), multipleOf("K", 64)}, global(), sm90, {});
   CHECK(r.violations.empty());
   CHECK(r.undecided.empty());
 }
@@ -112,4 +121,32 @@ TEST_CASE("symbolic admission: a layout over [M, K] does not admit [M, K + 1]") 
   LayoutReport r = verifySymbolicLayout(rowMajor(V("K")), shape, {}, global(), sm90, {});
   REQUIRE(r.violations.size() == 1);
   CHECK(r.violations[0].message.find("elements but the shape") != std::string::npos);
+}
+
+TEST_CASE("symbolic overlap: a second [M, K] buffer placed at M * K - 1 touches the first") {
+  std::vector<Expr> shape = {V("M"), V("K")};
+  auto at = [&](Expr offset) {
+    SymbolicBufferView v{rowMajor(V("K")), shape, global(Dtype::f32)};
+    v.layout.offset = {{Axis::m, std::move(offset)}};
+    return v;
+  };
+  SymbolicBufferView first{rowMajor(V("K")), shape, global(Dtype::f32)};
+  first.info.name = "A";
+  SymbolicBufferView second = at(mul(V("M"), V("K")));
+  second.info.name = "B";
+  std::vector<Expr> where = {multipleOf("K", 64)};
+  LayoutReport ok = verifySymbolicNoOverlap(first, second, where);
+  CHECK(ok.legal());
+  SymbolicBufferView early = at(sub(mul(V("M"), V("K")), I(1)));
+  early.info.name = "B";
+  LayoutReport bad = verifySymbolicNoOverlap(first, early, where);
+  REQUIRE(bad.undecided.empty());
+  REQUIRE(bad.violations.size() == 1);
+  const LayoutViolation &v = bad.violations[0];
+  CHECK(v.kind == ViolationKind::Overlap);
+  CHECK(v.message.find("buffers A and B overlap") != std::string::npos);
+  // The last element of A meets the first of B.
+  std::map<std::string, int64_t> values(v.witness.symbols.begin(), v.witness.symbols.end());
+  CHECK(v.witness.logical[0] == std::vector<int64_t>{values["M"] - 1, values["K"] - 1});
+  CHECK(v.witness.logical[1] == std::vector<int64_t>{0, 0});
 }

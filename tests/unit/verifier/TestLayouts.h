@@ -73,7 +73,8 @@ inline void checkWitness(const Layout &l, const std::vector<int64_t> &shape,
       CHECK((w.replica[0] != 0 || w.replica[1] != 0));
     break;
   }
-  default: break;
+  default:
+    break;
   }
 }
 
