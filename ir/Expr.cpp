@@ -1,7 +1,7 @@
 #include "ir/Expr.h"
 
+#include "ir/Invariant.h"
 #include <array>
-#include <cassert>
 #include <cmath>
 
 namespace tilescope {
@@ -28,7 +28,9 @@ constexpr std::array<BuiltinSpelling, 12> kBuiltins = {{
 }};
 } // namespace
 
-std::string_view builtinName(BuiltinKind b) { return kBuiltins[static_cast<size_t>(b)].name; }
+std::string_view builtinName(BuiltinKind b) {
+  return kBuiltins[static_cast<size_t>(b)].name;
+}
 
 std::optional<BuiltinKind> builtinFromName(std::string_view name) {
   for (const BuiltinSpelling &s : kBuiltins)
@@ -39,57 +41,80 @@ std::optional<BuiltinKind> builtinFromName(std::string_view name) {
 
 std::string_view binaryOpSpelling(BinaryOp op) {
   switch (op) {
-  case BinaryOp::Add: return "+";
-  case BinaryOp::Sub: return "-";
-  case BinaryOp::Mul: return "*";
-  case BinaryOp::Div: return "/";
-  case BinaryOp::Mod: return "%";
-  case BinaryOp::Lt: return "<";
-  case BinaryOp::Le: return "<=";
-  case BinaryOp::Gt: return ">";
-  case BinaryOp::Ge: return ">=";
-  case BinaryOp::Eq: return "==";
-  case BinaryOp::Ne: return "!=";
-  case BinaryOp::And: return "&&";
-  case BinaryOp::Or: return "||";
+  case BinaryOp::Add:
+    return "+";
+  case BinaryOp::Sub:
+    return "-";
+  case BinaryOp::Mul:
+    return "*";
+  case BinaryOp::Div:
+    return "/";
+  case BinaryOp::Mod:
+    return "%";
+  case BinaryOp::Lt:
+    return "<";
+  case BinaryOp::Le:
+    return "<=";
+  case BinaryOp::Gt:
+    return ">";
+  case BinaryOp::Ge:
+    return ">=";
+  case BinaryOp::Eq:
+    return "==";
+  case BinaryOp::Ne:
+    return "!=";
+  case BinaryOp::And:
+    return "&&";
+  case BinaryOp::Or:
+    return "||";
   }
   return "?";
 }
 
 int binaryOpPrecedence(BinaryOp op) {
   switch (op) {
-  case BinaryOp::Or: return 1;
-  case BinaryOp::And: return 2;
+  case BinaryOp::Or:
+    return 1;
+  case BinaryOp::And:
+    return 2;
   case BinaryOp::Eq:
-  case BinaryOp::Ne: return 3;
+  case BinaryOp::Ne:
+    return 3;
   case BinaryOp::Lt:
   case BinaryOp::Le:
   case BinaryOp::Gt:
-  case BinaryOp::Ge: return 4;
+  case BinaryOp::Ge:
+    return 4;
   case BinaryOp::Add:
-  case BinaryOp::Sub: return 5;
+  case BinaryOp::Sub:
+    return 5;
   case BinaryOp::Mul:
   case BinaryOp::Div:
-  case BinaryOp::Mod: return 6;
+  case BinaryOp::Mod:
+    return 6;
   }
   return 0;
 }
 
-Expr IntImm::make(int64_t value, llvm::SMLoc loc) { return std::make_shared<IntImm>(value, loc); }
+Expr IntImm::make(int64_t value, llvm::SMLoc loc) {
+  return std::make_shared<IntImm>(value, loc);
+}
 
 Expr FloatImm::make(double value, llvm::SMLoc loc) {
-  assert(std::isfinite(value) && "float literals are finite");
+  TILESCOPE_INVARIANT(std::isfinite(value), "float literals are finite");
   return std::make_shared<FloatImm>(value, loc);
 }
 
-Expr BoolImm::make(bool value, llvm::SMLoc loc) { return std::make_shared<BoolImm>(value, loc); }
+Expr BoolImm::make(bool value, llvm::SMLoc loc) {
+  return std::make_shared<BoolImm>(value, loc);
+}
 
 Expr StringImm::make(std::string value, llvm::SMLoc loc) {
   return std::make_shared<StringImm>(std::move(value), loc);
 }
 
 Expr Var::make(std::string name, llvm::SMLoc loc) {
-  assert(!name.empty() && "a variable has a name");
+  TILESCOPE_INVARIANT(!name.empty(), "a variable has a name");
   return std::make_shared<Var>(std::move(name), loc);
 }
 
@@ -98,27 +123,28 @@ Expr Builtin::make(BuiltinKind which, llvm::SMLoc loc) {
 }
 
 Expr Unary::make(UnaryOp op, Expr operand, llvm::SMLoc loc) {
-  assert(operand && "unary needs an operand");
+  TILESCOPE_INVARIANT(operand, "unary needs an operand");
   return std::make_shared<Unary>(op, std::move(operand), loc);
 }
 
 Expr Binary::make(BinaryOp op, Expr lhs, Expr rhs, llvm::SMLoc loc) {
-  assert(lhs && rhs && "binary needs two operands");
+  TILESCOPE_INVARIANT(lhs && rhs, "binary needs two operands");
   return std::make_shared<Binary>(op, std::move(lhs), std::move(rhs), loc);
 }
 
 Expr Call::make(std::string callee, std::vector<Expr> args, llvm::SMLoc loc) {
-  assert(!callee.empty());
-  for ([[maybe_unused]] const Expr &a : args)
-    assert(a && "call arguments are expressions");
+  TILESCOPE_INVARIANT(!callee.empty(), "a call names its callee");
+  for (const Expr &a : args)
+    TILESCOPE_INVARIANT(a, "call arguments are expressions");
   return std::make_shared<Call>(std::move(callee), std::move(args), loc);
 }
 
 Expr Index::make(Expr base, std::vector<Subscript> subscripts, llvm::SMLoc loc) {
-  assert(base && !subscripts.empty() && "an index has a base and subscripts");
-  for ([[maybe_unused]] const Subscript &s : subscripts) {
-    assert((s.kind == Subscript::Full) == !s.begin && "only `:` has no begin");
-    assert((s.kind == Subscript::Range || s.kind == Subscript::Extent) == bool(s.end));
+  TILESCOPE_INVARIANT(base && !subscripts.empty(), "an index has a base and subscripts");
+  for (const Subscript &s : subscripts) {
+    TILESCOPE_INVARIANT((s.kind == Subscript::Full) == !s.begin, "only `:` has no begin");
+    TILESCOPE_INVARIANT((s.kind == Subscript::Range || s.kind == Subscript::Extent) == bool(s.end),
+                        "only ranges and extents have an end");
   }
   return std::make_shared<Index>(std::move(base), std::move(subscripts), loc);
 }
@@ -140,21 +166,27 @@ bool equal(const Expr &a, const Expr &b) {
   if (a->kind != b->kind)
     return false;
   switch (a->kind) {
-  case ExprKind::IntImm: return as<IntImm>(a).value == as<IntImm>(b).value;
-  case ExprKind::FloatImm: return as<FloatImm>(a).value == as<FloatImm>(b).value;
-  case ExprKind::BoolImm: return as<BoolImm>(a).value == as<BoolImm>(b).value;
-  case ExprKind::StringImm: return as<StringImm>(a).value == as<StringImm>(b).value;
-  case ExprKind::Var: return as<Var>(a).name == as<Var>(b).name;
-  case ExprKind::Builtin: return as<Builtin>(a).which == as<Builtin>(b).which;
+  case ExprKind::IntImm:
+    return as<IntImm>(a).value == as<IntImm>(b).value;
+  case ExprKind::FloatImm:
+    return as<FloatImm>(a).value == as<FloatImm>(b).value;
+  case ExprKind::BoolImm:
+    return as<BoolImm>(a).value == as<BoolImm>(b).value;
+  case ExprKind::StringImm:
+    return as<StringImm>(a).value == as<StringImm>(b).value;
+  case ExprKind::Var:
+    return as<Var>(a).name == as<Var>(b).name;
+  case ExprKind::Builtin:
+    return as<Builtin>(a).which == as<Builtin>(b).which;
   case ExprKind::Unary:
-    return as<Unary>(a).op == as<Unary>(b).op &&
-           equal(as<Unary>(a).operand, as<Unary>(b).operand);
+    return as<Unary>(a).op == as<Unary>(b).op && equal(as<Unary>(a).operand, as<Unary>(b).operand);
   case ExprKind::Binary: {
     const auto &x = as<Binary>(a), &y = as<Binary>(b);
     return x.op == y.op && equal(x.lhs, y.lhs) && equal(x.rhs, y.rhs);
   }
   case ExprKind::Call:
-    return as<Call>(a).callee == as<Call>(b).callee && equalList(as<Call>(a).args, as<Call>(b).args);
+    return as<Call>(a).callee == as<Call>(b).callee &&
+           equalList(as<Call>(a).args, as<Call>(b).args);
   case ExprKind::Index: {
     const auto &x = as<Index>(a), &y = as<Index>(b);
     if (!equal(x.base, y.base) || x.subscripts.size() != y.subscripts.size())
@@ -174,7 +206,8 @@ std::optional<int64_t> constantValue(const Expr &e) {
   if (!e)
     return std::nullopt;
   switch (e->kind) {
-  case ExprKind::IntImm: return as<IntImm>(e).value;
+  case ExprKind::IntImm:
+    return as<IntImm>(e).value;
   case ExprKind::Unary: {
     const auto &u = as<Unary>(e);
     auto v = constantValue(u.operand);
@@ -209,10 +242,12 @@ std::optional<int64_t> constantValue(const Expr &e) {
       if (*y == 0 || (*x == INT64_MIN && *y == -1))
         return std::nullopt;
       return *x % *y;
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
     }
   }
-  default: return std::nullopt;
+  default:
+    return std::nullopt;
   }
 }
 

@@ -1,69 +1,81 @@
 #include "ir/Stmt.h"
 
-#include <cassert>
+#include "ir/Invariant.h"
 
 namespace tilescope {
 
 std::string_view memScopeName(MemScope s) {
   switch (s) {
-  case MemScope::Global: return "global";
-  case MemScope::Shared: return "shared";
-  case MemScope::Reg: return "reg";
-  case MemScope::Tmem: return "tmem";
+  case MemScope::Global:
+    return "global";
+  case MemScope::Shared:
+    return "shared";
+  case MemScope::Reg:
+    return "reg";
+  case MemScope::Tmem:
+    return "tmem";
   }
   return "?";
 }
 
 std::string_view execScopePrefix(ExecScope s) {
   switch (s) {
-  case ExecScope::Thread: return "";
-  case ExecScope::Warp: return "warp";
-  case ExecScope::Warpgroup: return "wg";
-  case ExecScope::Cta: return "cta";
-  case ExecScope::Cluster: return "cluster";
+  case ExecScope::Thread:
+    return "";
+  case ExecScope::Warp:
+    return "warp";
+  case ExecScope::Warpgroup:
+    return "wg";
+  case ExecScope::Cta:
+    return "cta";
+  case ExecScope::Cluster:
+    return "cluster";
   }
   return "?";
 }
 
 Stmt BufferDecl::make(MemScope scope, std::string name, Dtype dtype, std::vector<Expr> shape,
                       std::optional<LayoutSpec> layout, llvm::SMLoc loc) {
-  assert(!name.empty() && !shape.empty() && "a buffer has a name and a shape");
+  TILESCOPE_INVARIANT(!name.empty() && !shape.empty(), "a buffer has a name and a shape");
   return std::make_shared<BufferDecl>(scope, std::move(name), dtype, std::move(shape),
                                       std::move(layout), loc);
 }
 
 Stmt BarrierDecl::make(std::string name, Expr arraySize, Expr count, llvm::SMLoc loc) {
-  assert(!name.empty());
+  TILESCOPE_INVARIANT(!name.empty(), "a declaration has a name");
   return std::make_shared<BarrierDecl>(std::move(name), std::move(arraySize), std::move(count),
                                        loc);
 }
 
 Stmt Let::make(std::string name, Expr value, llvm::SMLoc loc) {
-  assert(!name.empty() && value);
+  TILESCOPE_INVARIANT(!name.empty() && value, "a let binds a name to a value");
   return std::make_shared<Let>(std::move(name), std::move(value), loc);
 }
 
 Stmt For::make(std::string var, Expr begin, Expr end, Expr step, int64_t unroll,
                int64_t pipelineStages, Block body, llvm::SMLoc loc) {
-  assert(!var.empty() && begin && end && step);
-  assert(unroll >= -1 && pipelineStages >= 0);
+  TILESCOPE_INVARIANT(!var.empty() && begin && end && step,
+                      "a loop has a variable, bounds and a step");
+  TILESCOPE_INVARIANT(unroll >= -1 && pipelineStages >= 0,
+                      "unroll is -1 (full), 0 or a factor; stages are not negative");
   return std::make_shared<For>(std::move(var), std::move(begin), std::move(end), std::move(step),
                                unroll, pipelineStages, std::move(body), loc);
 }
 
 Stmt If::make(Expr cond, Block thenBody, Block elseBody, llvm::SMLoc loc) {
-  assert(cond);
+  TILESCOPE_INVARIANT(cond, "a branch has a condition");
   return std::make_shared<If>(std::move(cond), std::move(thenBody), std::move(elseBody), loc);
 }
 
 Stmt Store::make(Expr target, Expr value, llvm::SMLoc loc) {
-  assert(target && target->kind == ExprKind::Index && value);
+  TILESCOPE_INVARIANT(target && target->kind == ExprKind::Index && value,
+                      "a store writes a subscripted element");
   return std::make_shared<Store>(std::move(target), std::move(value), loc);
 }
 
 Stmt CallStmt::make(ExecScope scope, std::string callee, std::vector<CallArg> args,
                     llvm::SMLoc loc) {
-  assert(!callee.empty());
+  TILESCOPE_INVARIANT(!callee.empty(), "a call names its callee");
   return std::make_shared<CallStmt>(scope, std::move(callee), std::move(args), loc);
 }
 
@@ -119,13 +131,12 @@ bool equal(const Stmt &a, const Stmt &b) {
   case StmtKind::For: {
     const auto &x = as<For>(a), &y = as<For>(b);
     return x.var == y.var && equal(x.begin, y.begin) && equal(x.end, y.end) &&
-           equal(x.step, y.step) && x.unroll == y.unroll &&
-           x.pipelineStages == y.pipelineStages && equal(x.body, y.body);
+           equal(x.step, y.step) && x.unroll == y.unroll && x.pipelineStages == y.pipelineStages &&
+           equal(x.body, y.body);
   }
   case StmtKind::If: {
     const auto &x = as<If>(a), &y = as<If>(b);
-    return equal(x.cond, y.cond) && equal(x.thenBody, y.thenBody) &&
-           equal(x.elseBody, y.elseBody);
+    return equal(x.cond, y.cond) && equal(x.thenBody, y.thenBody) && equal(x.elseBody, y.elseBody);
   }
   case StmtKind::Store:
     return equal(as<Store>(a).target, as<Store>(b).target) &&
