@@ -108,6 +108,20 @@ std::optional<Layout> Layout::make(std::vector<Iter> shard, std::vector<Iter> re
   l.radix_.assign(l.shard_.size(), 1);
   for (size_t k = l.shard_.size() - 1; k > 0; --k)
     l.radix_[k - 1] = l.radix_[k] * l.shard_[k].extent;
+  uint32_t index = 0;
+  for (const auto *iters : {&l.shard_, &l.replica_})
+    for (const Iter &it : *iters)
+      l.byAxis_[static_cast<size_t>(it.axis)].push_back({index++, it.extent, it.stride});
+  for (auto &group : l.byAxis_) {
+    std::stable_sort(group.begin(), group.end(),
+                     [](const AxisIter &x, const AxisIter &y) { return x.stride > y.stride; });
+    int64_t reach = 0; // what the iters after position i can add
+    for (size_t i = group.size(); i-- > 0;) {
+      if (group[i].stride == 0 || (group[i].extent > 1 && group[i].stride <= reach))
+        l.nested_ = false;
+      reach += (group[i].extent - 1) * group[i].stride;
+    }
+  }
   return l;
 }
 
@@ -239,36 +253,53 @@ std::vector<int64_t> Layout::preimages(const PhysCoord &coord, size_t limit) con
     target[static_cast<size_t>(Axis::m)] = swizzle_->apply(target[static_cast<size_t>(Axis::m)]);
   for (const AxisOffset &o : offset_)
     target[static_cast<size_t>(o.axis)] -= o.value;
+  if (!nested_)
+    return preimagesBySearch(target, limit);
 
-  // Iters of shard (index < shard size) and replica, grouped per axis.
+  // Nested strides: on each axis the largest stride's digit is fixed by the
+  // value alone, then the next, and so on; a remainder means no preimage.
+  int64_t flat = 0;
   size_t nShard = shard_.size();
-  std::vector<const Iter *> all;
-  for (const Iter &it : shard_)
-    all.push_back(&it);
-  for (const Iter &it : replica_)
-    all.push_back(&it);
+  for (size_t a = 0; a < kNumAxes; ++a) {
+    int64_t rest = target[a];
+    if (rest < 0)
+      return result;
+    for (const AxisIter &it : byAxis_[a]) {
+      int64_t digit = std::min(it.extent - 1, rest / it.stride);
+      rest -= digit * it.stride;
+      if (it.index < nShard)
+        flat += digit * radix_[it.index];
+    }
+    if (rest != 0)
+      return result;
+  }
+  result.push_back(flat);
+  return result;
+}
 
-  // Per axis: its solutions, as full-length digit vectors over `all`.
+std::vector<int64_t> Layout::preimagesBySearch(const std::array<int64_t, kNumAxes> &target,
+                                               size_t limit) const {
+  std::vector<int64_t> result;
+  size_t nShard = shard_.size();
+  // Per axis: its solutions, combined across axes as (iter index, digit) lists.
   std::vector<std::vector<std::pair<size_t, int64_t>>> partial{{}};
   for (size_t a = 0; a < kNumAxes; ++a) {
     if (!(axesUsed_ >> a & 1))
       continue;
     if (target[a] < 0)
       return result;
-    std::vector<size_t> idx;
-    for (size_t i = 0; i < all.size(); ++i)
-      if (static_cast<size_t>(all[i]->axis) == a)
-        idx.push_back(i);
-    std::stable_sort(idx.begin(), idx.end(),
-                     [&](size_t x, size_t y) { return all[x]->stride > all[y]->stride; });
+    const std::vector<AxisIter> &group = byAxis_[a];
+    std::vector<Iter> sorted;
+    for (const AxisIter &it : group)
+      sorted.push_back({it.extent, it.stride, static_cast<Axis>(a)});
     AxisSolver solver;
-    for (size_t i : idx)
-      solver.iters.push_back(all[i]);
-    solver.reach.assign(idx.size(), 0);
-    for (size_t i = idx.size(); i-- > 0;)
-      solver.reach[i] = (all[idx[i]]->extent - 1) * all[idx[i]]->stride +
-                        (i + 1 < idx.size() ? solver.reach[i + 1] : 0);
-    solver.digits.assign(idx.size(), 0);
+    for (const Iter &it : sorted)
+      solver.iters.push_back(&it);
+    solver.reach.assign(group.size(), 0);
+    for (size_t i = group.size(); i-- > 0;)
+      solver.reach[i] = (group[i].extent - 1) * group[i].stride +
+                        (i + 1 < group.size() ? solver.reach[i + 1] : 0);
+    solver.digits.assign(group.size(), 0);
     // Enough solutions per axis to reach `limit` distinct shard indices.
     solver.limit = std::max<size_t>(limit * static_cast<size_t>(std::min<int64_t>(replicas_, 64)),
                                     limit);
@@ -279,8 +310,8 @@ std::vector<int64_t> Layout::preimages(const PhysCoord &coord, size_t limit) con
     for (const auto &p : partial)
       for (const auto &sol : solver.solutions) {
         auto q = p;
-        for (size_t j = 0; j < idx.size(); ++j)
-          q.push_back({idx[j], sol[j]});
+        for (size_t j = 0; j < group.size(); ++j)
+          q.push_back({group[j].index, sol[j]});
         next.push_back(std::move(q));
         if (next.size() > 4096)
           break;

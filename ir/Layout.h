@@ -142,6 +142,19 @@ private:
   int64_t replicas_ = 1;
   uint32_t axesUsed_ = 0;
   std::vector<int64_t> radix_; // radix_[k] = prod_{l>k} e_l
+
+  // For the inverse query: per axis, its iters (shard then replica indices)
+  // by decreasing stride. When every axis is "nested" (each stride exceeds
+  // all that the smaller iters can reach, no zero strides) the digits follow
+  // greedily and the inverse needs no search.
+  struct AxisIter {
+    uint32_t index; // into shard_ (< shard_.size()) or replica_ (after)
+    int64_t extent, stride;
+  };
+  std::array<std::vector<AxisIter>, kNumAxes> byAxis_;
+  bool nested_ = true;
+  std::vector<int64_t> preimagesBySearch(const std::array<int64_t, kNumAxes> &target,
+                                         size_t limit) const;
 };
 
 // Row-major flattening of a logical coordinate; nothing if out of range.
