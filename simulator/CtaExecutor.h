@@ -1,0 +1,160 @@
+// Internal to the engine: the state of one CTA while it runs (warps with their
+// interpreter stacks, shared memory bytes, registers, mbarriers, copies in
+// flight) and the executor that steps it. Engine.cpp drives statements and
+// scheduling; Primitives.cpp gives tile primitives their reference semantics
+// (elements move and combine according to the operand layouts).
+#pragma once
+
+#include "simulator/Engine.h"
+#include "simulator/Mbarrier.h"
+#include "simulator/Value.h"
+
+#include <map>
+#include <optional>
+#include <random>
+
+namespace tilescope::sim {
+
+// A rectangular part of a buffer: a start per buffer dimension and the
+// dimensions that remain (a point subscript drops one).
+struct Region {
+  int buffer = -1;
+  std::vector<int64_t> start;  // per buffer dimension
+  std::vector<int64_t> extent; // per remaining dimension (the region's shape)
+  std::vector<int> dimOf;      // buffer dimension of each remaining dimension
+  llvm::SMLoc loc;
+
+  int64_t elements() const;
+  // The buffer coordinate of element `idx` of the region (row-major).
+  void coordOf(int64_t idx, std::vector<int64_t> &coord) const;
+};
+
+struct Frame {
+  const Block *block = nullptr;
+  size_t pc = 0;
+  uint32_t mask = 0;
+  const For *loop = nullptr; // a loop body: at its end the loop steps
+  int slot = -1;
+  std::array<int64_t, kWarpSize> end{}, step{};
+};
+
+struct Warp {
+  enum class State : uint8_t { Ready, WaitBarrier, WaitCollective, Done } state = State::Ready;
+  int id = 0;
+  uint32_t fullMask = 0;
+  std::vector<Frame> stack;
+  std::vector<LaneValues> slots;
+  const StmtNode *blockedAt = nullptr;
+  std::vector<std::pair<int, int64_t>> waits; // (barrier, parity) of each waiting lane
+  int64_t steps = 0;
+};
+
+struct AsyncCopy {
+  Region dst, src;
+  int barrier = -1;
+  int64_t bytes = 0;
+  llvm::SMLoc loc;
+};
+
+struct Rendezvous {
+  const StmtNode *stmt = nullptr;
+  std::vector<int> warps;
+  size_t needed = 0;
+  std::string scopeName;
+};
+
+struct Failure {
+  RunResult::Outcome outcome = RunResult::Outcome::RuntimeError;
+  std::string message;
+  std::vector<std::string> notes;
+};
+
+// Threads [begin, end) of the CTA that execute one call together.
+struct ThreadRange {
+  int64_t begin = 0, end = 0;
+  bool contains(int64_t t) const { return t >= begin && t < end; }
+};
+
+class CtaExecutor {
+public:
+  CtaExecutor(const Program &program, std::vector<HostTensor> &tensors,
+              const EngineOptions &options, RunStats &stats, std::array<int64_t, 3> ctaId,
+              std::mt19937_64 &rng);
+
+  // Runs the CTA to its end; a failure otherwise.
+  std::optional<Failure> run();
+
+  // --- used by the tile primitives (Primitives.cpp) ---
+  const Program &program() const { return p_; }
+  const BufferPlan &plan(int buffer) const { return p_.buffers[buffer]; }
+  // Encoded bits of element `flat` of a buffer as thread range `threads` sees
+  // it (a register tile is read from its first owner inside the range).
+  std::optional<uint64_t> readBits(int buffer, int64_t flat, ThreadRange threads,
+                                   llvm::SMLoc loc);
+  // Writes element `flat` (every owner inside the range for register tiles).
+  bool writeBits(int buffer, int64_t flat, uint64_t bits, ThreadRange threads, llvm::SMLoc loc);
+  int64_t bufferFlat(const Region &r, int64_t idx) const;
+  bool inBounds(const Region &r, int64_t idx) const;
+  bool fail(llvm::SMLoc loc, const std::string &message);
+  std::string where(llvm::SMLoc loc) const;
+  Mbarrier *barrier(int index, llvm::SMLoc loc);
+  bool barrierError(Mbarrier::Error e, int index, llvm::SMLoc loc);
+  std::string barrierName(int index) const;
+  RunStats &stats() { return stats_; }
+  void enqueue(AsyncCopy copy) { inflight_.push_back(std::move(copy)); }
+
+  // A tile primitive executed by `threads`; `args` are evaluated operands.
+  struct Operand {
+    bool isRegion = false;
+    Region region;
+    ValueKind kind = ValueKind::Int;
+    Dtype dtype = Dtype::i64;
+    Scalar value{};
+  };
+  struct PrimitiveCall {
+    const CallStmt *call = nullptr;
+    std::vector<Operand> positional;
+    std::map<std::string, Operand> keywords;
+    int barrier = -1; // `mbar = ...`
+    ThreadRange threads;
+    bool warpgroupScope = false;
+  };
+  bool executePrimitive(const PrimitiveCall &call);
+
+private:
+  // Engine.cpp: statements, expressions, scheduling.
+  bool step(Warp &w);
+  bool execStmt(Warp &w, Frame &f, const Stmt &s);
+  bool execCall(Warp &w, Frame &f, const CallStmt &c);
+  bool execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRange threads, int lane);
+  bool arriveCollective(Warp &w, const CallStmt &c, int convergence);
+  bool runCollective(Warp &w, const CallStmt &c, ThreadRange threads);
+  bool eval(const Expr &e, Warp &w, uint32_t mask, LaneValues &out);
+  bool evalIndexLoad(const Index &x, const Expr &e, Warp &w, uint32_t mask, LaneValues &out);
+  bool evalCall(const Call &c, const Expr &e, Warp &w, uint32_t mask, LaneValues &out);
+  bool elementFlat(const Index &x, Warp &w, uint32_t mask, int &buffer,
+                   std::array<int64_t, kWarpSize> &flat);
+  std::optional<Region> region(const Expr &e, Warp &w, int lane);
+  std::optional<int> barrierRef(const Expr &e, Warp &w, int lane);
+  std::optional<Operand> operand(const Expr &e, Warp &w, int lane, bool wantRegion);
+  bool completeAsync(size_t index);
+  bool waitSatisfied(const Warp &w) const;
+  Failure deadlock() const;
+  int64_t builtin(BuiltinKind b, int64_t thread) const;
+
+  const Program &p_;
+  std::vector<HostTensor> &tensors_;
+  const EngineOptions &options_;
+  RunStats &stats_;
+  std::array<int64_t, 3> ctaId_;
+  std::mt19937_64 &rng_;
+  std::vector<uint8_t> shared_;
+  std::vector<uint64_t> regs_;
+  std::vector<Mbarrier> barriers_;
+  std::vector<Warp> warps_;
+  std::map<std::pair<int, int64_t>, Rendezvous> rendezvous_;
+  std::vector<AsyncCopy> inflight_;
+  std::optional<Failure> failure_;
+};
+
+} // namespace tilescope::sim

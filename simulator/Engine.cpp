@@ -1,0 +1,1494 @@
+#include "simulator/CtaExecutor.h"
+
+#include "ir/Intrinsics.h"
+#include "ir/Printer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+namespace tilescope::sim {
+
+// --- host tensors -----------------------------------------------------------
+
+int64_t HostTensor::elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+uint64_t HostTensor::bitsAt(int64_t i) const {
+  uint64_t v = 0;
+  std::memcpy(&v, bytes.data() + i * dtypeBytes(dtype), dtypeBytes(dtype));
+  return v;
+}
+
+void HostTensor::setBits(int64_t i, uint64_t bits) {
+  std::memcpy(bytes.data() + i * dtypeBytes(dtype), &bits, dtypeBytes(dtype));
+}
+
+std::vector<HostTensor> allocateTensors(const Program &program) {
+  std::vector<HostTensor> out;
+  for (int b : program.tensorParams) {
+    if (b < 0)
+      continue;
+    const BufferPlan &plan = program.buffers[b];
+    HostTensor t;
+    t.name = plan.name;
+    t.dtype = plan.dtype;
+    t.shape = plan.shape;
+    t.bytes.assign(plan.elements * dtypeBytes(plan.dtype), 0);
+    t.written.assign(plan.elements, 0);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::string_view outcomeName(RunResult::Outcome o) {
+  switch (o) {
+  case RunResult::Outcome::Completed: return "completed";
+  case RunResult::Outcome::RuntimeError: return "runtime-error";
+  case RunResult::Outcome::Deadlock: return "deadlock";
+  case RunResult::Outcome::StepBudget: return "step-budget";
+  case RunResult::Outcome::MemoryCap: return "memory-cap";
+  }
+  return "?";
+}
+
+// --- regions ----------------------------------------------------------------
+
+int64_t Region::elements() const {
+  int64_t n = 1;
+  for (int64_t e : extent)
+    n *= e;
+  return n;
+}
+
+void Region::coordOf(int64_t idx, std::vector<int64_t> &coord) const {
+  coord = start;
+  for (size_t k = extent.size(); k-- > 0;) {
+    coord[dimOf[k]] += idx % extent[k];
+    idx /= extent[k];
+  }
+}
+
+int64_t CtaExecutor::bufferFlat(const Region &r, int64_t idx) const {
+  const std::vector<int64_t> &shape = p_.buffers[r.buffer].shape;
+  int64_t flat = 0;
+  // Row-major over the buffer with the region's coordinates.
+  int64_t rem = idx;
+  thread_local std::vector<int64_t> coord;
+  coord = r.start;
+  for (size_t k = r.extent.size(); k-- > 0;) {
+    coord[r.dimOf[k]] += rem % r.extent[k];
+    rem /= r.extent[k];
+  }
+  for (size_t d = 0; d < shape.size(); ++d)
+    flat = flat * shape[d] + coord[d];
+  return flat;
+}
+
+bool CtaExecutor::inBounds(const Region &r, int64_t idx) const {
+  const std::vector<int64_t> &shape = p_.buffers[r.buffer].shape;
+  thread_local std::vector<int64_t> coord;
+  r.coordOf(idx, coord);
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (coord[d] < 0 || coord[d] >= shape[d])
+      return false;
+  return true;
+}
+
+// --- the CTA ------------------------------------------------------------------
+
+CtaExecutor::CtaExecutor(const Program &program, std::vector<HostTensor> &tensors,
+                         const EngineOptions &options, RunStats &stats,
+                         std::array<int64_t, 3> ctaId, std::mt19937_64 &rng)
+    : p_(program), tensors_(tensors), options_(options), stats_(stats), ctaId_(ctaId),
+      rng_(rng) {}
+
+std::string CtaExecutor::where(llvm::SMLoc loc) const {
+  return options_.where ? options_.where(loc) : std::string("<unknown>");
+}
+
+bool CtaExecutor::fail(llvm::SMLoc loc, const std::string &message) {
+  if (!failure_)
+    failure_ = Failure{RunResult::Outcome::RuntimeError,
+                       fmt::format("{}: error: {} (CTA ({}, {}, {}))", where(loc), message,
+                                   ctaId_[0], ctaId_[1], ctaId_[2]),
+                       {}};
+  return false;
+}
+
+std::string CtaExecutor::barrierName(int index) const {
+  for (const BarrierPlan &b : p_.barriers)
+    if (index >= b.first && index < b.first + b.size)
+      return b.array ? fmt::format("{}[{}]", b.name, index - b.first) : b.name;
+  return "?";
+}
+
+Mbarrier *CtaExecutor::barrier(int index, llvm::SMLoc loc) {
+  if (index < 0 || index >= static_cast<int>(barriers_.size())) {
+    fail(loc, "mbarrier index out of range");
+    return nullptr;
+  }
+  return &barriers_[index];
+}
+
+bool CtaExecutor::barrierError(Mbarrier::Error e, int index, llvm::SMLoc loc) {
+  if (e == Mbarrier::Error::None)
+    return true;
+  return fail(loc, fmt::format("{} ({}: {})", Mbarrier::errorText(e), barrierName(index),
+                               barriers_[index].str()));
+}
+
+int64_t CtaExecutor::builtin(BuiltinKind b, int64_t t) const {
+  switch (b) {
+  case BuiltinKind::laneid: return t % 32;
+  case BuiltinKind::warpid: return t / 32;
+  case BuiltinKind::wgid: return t / 128;
+  case BuiltinKind::tid_in_wg: return t % 128;
+  case BuiltinKind::wid_in_wg: return (t / 32) % 4;
+  case BuiltinKind::threadIdx_x: return t;
+  case BuiltinKind::blockIdx_x: return ctaId_[0];
+  case BuiltinKind::blockIdx_y: return ctaId_[1];
+  case BuiltinKind::blockIdx_z: return ctaId_[2];
+  case BuiltinKind::clusterCtaIdx_x:
+  case BuiltinKind::clusterCtaIdx_y:
+  case BuiltinKind::clusterCtaIdx_z: return 0; // clusters of one CTA
+  }
+  return 0;
+}
+
+std::optional<uint64_t> CtaExecutor::readBits(int buffer, int64_t flat, ThreadRange threads,
+                                              llvm::SMLoc loc) {
+  const BufferPlan &b = p_.buffers[buffer];
+  int bytes = dtypeBytes(b.dtype);
+  uint64_t v = 0;
+  switch (b.scope) {
+  case MemScope::Global: {
+    const HostTensor &t = tensors_[b.tensor];
+    std::memcpy(&v, t.bytes.data() + flat * bytes, bytes);
+    stats_.globalBytesRead += bytes;
+    return v;
+  }
+  case MemScope::Shared: {
+    int64_t at = b.sharedByte(flat);
+    if (at < 0 || at + bytes > static_cast<int64_t>(shared_.size())) {
+      fail(loc, fmt::format("shared access outside the CTA's shared memory ('{}')", b.name));
+      return std::nullopt;
+    }
+    std::memcpy(&v, shared_.data() + at, bytes);
+    stats_.sharedBytesAccessed += bytes;
+    return v;
+  }
+  case MemScope::Reg: {
+    if (b.privateRegs())
+      return regs_[threads.begin * p_.regsPerThread + b.regBase + flat];
+    for (int32_t k = b.ownerStart[flat]; k < b.ownerStart[flat + 1]; ++k) {
+      auto [t, r] = b.owners[k];
+      if (threads.contains(t))
+        return regs_[t * p_.regsPerThread + b.regBase + r];
+    }
+    std::vector<int64_t> idx = unflattenIndex(b.shape, flat);
+    std::string at;
+    for (size_t i = 0; i < idx.size(); ++i)
+      at += (i ? ", " : "") + std::to_string(idx[i]);
+    fail(loc, fmt::format("threads [{}, {}) read element [{}] of register tile '{}', but its "
+                          "layout places that element on none of them",
+                          threads.begin, threads.end, at, b.name));
+    return std::nullopt;
+  }
+  case MemScope::Tmem:
+    fail(loc, fmt::format("tensor memory ('{}') is not simulated yet", b.name));
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+bool CtaExecutor::writeBits(int buffer, int64_t flat, uint64_t bits, ThreadRange threads,
+                            llvm::SMLoc loc) {
+  const BufferPlan &b = p_.buffers[buffer];
+  int bytes = dtypeBytes(b.dtype);
+  switch (b.scope) {
+  case MemScope::Global: {
+    HostTensor &t = tensors_[b.tensor];
+    std::memcpy(t.bytes.data() + flat * bytes, &bits, bytes);
+    t.written[flat] = 1;
+    stats_.globalBytesWritten += bytes;
+    return true;
+  }
+  case MemScope::Shared: {
+    int64_t at = b.sharedByte(flat);
+    if (at < 0 || at + bytes > static_cast<int64_t>(shared_.size()))
+      return fail(loc, fmt::format("shared access outside the CTA's shared memory ('{}')",
+                                   b.name));
+    std::memcpy(shared_.data() + at, &bits, bytes);
+    stats_.sharedBytesAccessed += bytes;
+    return true;
+  }
+  case MemScope::Reg: {
+    if (bytes < 8)
+      bits &= (uint64_t{1} << (8 * bytes)) - 1;
+    if (b.privateRegs()) {
+      for (int64_t t = threads.begin; t < threads.end; ++t)
+        regs_[t * p_.regsPerThread + b.regBase + flat] = bits;
+      return true;
+    }
+    bool any = false;
+    for (int32_t k = b.ownerStart[flat]; k < b.ownerStart[flat + 1]; ++k) {
+      auto [t, r] = b.owners[k];
+      if (threads.contains(t)) {
+        regs_[t * p_.regsPerThread + b.regBase + r] = bits;
+        any = true;
+      }
+    }
+    if (!any) {
+      std::vector<int64_t> idx = unflattenIndex(b.shape, flat);
+      std::string at;
+      for (size_t i = 0; i < idx.size(); ++i)
+        at += (i ? ", " : "") + std::to_string(idx[i]);
+      return fail(loc, fmt::format("threads [{}, {}) write element [{}] of register tile '{}', "
+                                   "but its layout places that element on none of them",
+                                   threads.begin, threads.end, at, b.name));
+    }
+    return true;
+  }
+  case MemScope::Tmem:
+    return fail(loc, fmt::format("tensor memory ('{}') is not simulated yet", b.name));
+  }
+  return false;
+}
+
+// --- expressions --------------------------------------------------------------
+
+namespace {
+
+bool isFloatKind(ValueKind k) { return k == ValueKind::Float || k == ValueKind::Literal; }
+
+double asDouble(const LaneValues &v, int lane) {
+  return isFloatKind(v.kind) ? v.lane[lane].f : static_cast<double>(v.lane[lane].i);
+}
+
+template <typename Fn> void forLanes(uint32_t mask, Fn fn) {
+  while (mask) {
+    int l = std::countr_zero(mask);
+    mask &= mask - 1;
+    fn(l);
+  }
+}
+
+double floatOp(BinaryOp op, Dtype d, double x, double y) {
+  if (d == Dtype::f64) {
+    switch (op) {
+    case BinaryOp::Add: return x + y;
+    case BinaryOp::Sub: return x - y;
+    case BinaryOp::Mul: return x * y;
+    case BinaryOp::Div: return x / y;
+    default: return 0;
+    }
+  }
+  float a = static_cast<float>(x), b = static_cast<float>(y), r = 0;
+  switch (op) {
+  case BinaryOp::Add: r = a + b; break;
+  case BinaryOp::Sub: r = a - b; break;
+  case BinaryOp::Mul: r = a * b; break;
+  case BinaryOp::Div: r = a / b; break;
+  default: break;
+  }
+  return d == Dtype::f32 ? static_cast<double>(r) : roundTo(d, r);
+}
+
+} // namespace
+
+bool CtaExecutor::elementFlat(const Index &x, Warp &w, uint32_t mask, int &buffer,
+                              std::array<int64_t, kWarpSize> &flat) {
+  // Fast path: one subscript list of points over a named buffer.
+  if (x.base->kind != ExprKind::Var)
+    return fail(x.base->loc, "element access needs a buffer name");
+  auto it = p_.names.find(x.base.get());
+  if (it == p_.names.end() || it->second.kind != NameRef::Buffer)
+    return fail(x.base->loc, "not a buffer");
+  buffer = it->second.index;
+  const BufferPlan &b = p_.buffers[buffer];
+  if (x.subscripts.size() != b.shape.size())
+    return fail(x.loc, fmt::format("element access to '{}' needs {} indices", b.name,
+                                   b.shape.size()));
+  flat.fill(0);
+  LaneValues v;
+  for (size_t d = 0; d < x.subscripts.size(); ++d) {
+    const Subscript &s = x.subscripts[d];
+    if (s.kind != Subscript::Point)
+      return fail(x.loc, "a region is not a value");
+    if (!eval(s.begin, w, mask, v))
+      return false;
+    int64_t extent = b.shape[d];
+    bool bad = false;
+    int badLane = 0;
+    forLanes(mask, [&](int l) {
+      int64_t i = v.lane[l].i;
+      if (i < 0 || i >= extent) {
+        if (!bad)
+          badLane = l;
+        bad = true;
+      }
+      flat[l] = flat[l] * extent + i;
+    });
+    if (bad)
+      return fail(s.begin->loc,
+                  fmt::format("index {} is out of range for dimension {} of '{}' (extent {}) in "
+                              "thread {}",
+                              v.lane[badLane].i, d, b.name, extent, w.id * 32 + badLane));
+  }
+  return true;
+}
+
+bool CtaExecutor::evalIndexLoad(const Index &x, const Expr &e, Warp &w, uint32_t mask,
+                                LaneValues &out) {
+  int buffer = -1;
+  std::array<int64_t, kWarpSize> flat;
+  if (!elementFlat(x, w, mask, buffer, flat))
+    return false;
+  const BufferPlan &b = p_.buffers[buffer];
+  out.dtype = b.dtype;
+  out.kind = isFloat(b.dtype) ? ValueKind::Float
+             : b.dtype == Dtype::pred ? ValueKind::Bool
+                                      : ValueKind::Int;
+  bool ok = true;
+  forLanes(mask, [&](int l) {
+    if (!ok)
+      return;
+    int64_t t = w.id * 32 + l;
+    auto bits = readBits(buffer, flat[l], {t, t + 1}, e->loc);
+    if (!bits) {
+      ok = false;
+      return;
+    }
+    if (out.kind == ValueKind::Float)
+      out.lane[l].f = decodeFloat(b.dtype, *bits);
+    else
+      out.lane[l].i = decodeInt(b.dtype, *bits);
+  });
+  return ok;
+}
+
+bool CtaExecutor::eval(const Expr &e, Warp &w, uint32_t mask, LaneValues &out) {
+  switch (e->kind) {
+  case ExprKind::IntImm:
+    out.kind = ValueKind::Int;
+    out.dtype = Dtype::i64;
+    forLanes(mask, [&](int l) { out.lane[l].i = as<IntImm>(e).value; });
+    return true;
+  case ExprKind::FloatImm:
+    out.kind = ValueKind::Literal;
+    out.dtype = Dtype::f64;
+    forLanes(mask, [&](int l) { out.lane[l].f = as<FloatImm>(e).value; });
+    return true;
+  case ExprKind::BoolImm:
+    out.kind = ValueKind::Bool;
+    out.dtype = Dtype::pred;
+    forLanes(mask, [&](int l) { out.lane[l].i = as<BoolImm>(e).value; });
+    return true;
+  case ExprKind::StringImm: return fail(e->loc, "a string is not a value");
+  case ExprKind::Var: {
+    auto it = p_.names.find(e.get());
+    if (it == p_.names.end())
+      return fail(e->loc, "unresolved name");
+    const NameRef &r = it->second;
+    switch (r.kind) {
+    case NameRef::Slot: {
+      const LaneValues &s = w.slots[r.index];
+      out.kind = s.kind;
+      out.dtype = s.dtype;
+      forLanes(mask, [&](int l) { out.lane[l] = s.lane[l]; });
+      return true;
+    }
+    case NameRef::IntConst:
+      out.kind = ValueKind::Int;
+      out.dtype = Dtype::i64;
+      forLanes(mask, [&](int l) { out.lane[l].i = r.intValue; });
+      return true;
+    case NameRef::FloatConst:
+      out.kind = ValueKind::Float;
+      out.dtype = r.dtype;
+      forLanes(mask, [&](int l) { out.lane[l].f = r.floatValue; });
+      return true;
+    default:
+      return fail(e->loc, fmt::format("'{}' is a buffer or barrier, not a value",
+                                      as<Var>(e).name));
+    }
+  }
+  case ExprKind::Builtin:
+    out.kind = ValueKind::Int;
+    out.dtype = Dtype::i64;
+    forLanes(mask, [&](int l) { out.lane[l].i = builtin(as<Builtin>(e).which, w.id * 32 + l); });
+    return true;
+  case ExprKind::Unary: {
+    const auto &u = as<Unary>(e);
+    if (!eval(u.operand, w, mask, out))
+      return false;
+    if (u.op == UnaryOp::Not) {
+      forLanes(mask, [&](int l) { out.lane[l].i = !out.lane[l].i; });
+    } else if (isFloatKind(out.kind)) {
+      forLanes(mask, [&](int l) { out.lane[l].f = -out.lane[l].f; });
+    } else {
+      forLanes(mask, [&](int l) { out.lane[l].i = -out.lane[l].i; });
+    }
+    return true;
+  }
+  case ExprKind::Binary: {
+    const auto &b = as<Binary>(e);
+    LaneValues y;
+    // nvcc contracts a * b + c into one fma by default (-fmad=true); so does
+    // the simulator for f32.
+    if (b.op == BinaryOp::Add || b.op == BinaryOp::Sub) {
+      const Expr *mulSide = nullptr, *other = nullptr;
+      bool mulLeft = false;
+      if (b.lhs->kind == ExprKind::Binary && as<Binary>(b.lhs).op == BinaryOp::Mul) {
+        mulSide = &b.lhs;
+        other = &b.rhs;
+        mulLeft = true;
+      } else if (b.rhs->kind == ExprKind::Binary && as<Binary>(b.rhs).op == BinaryOp::Mul) {
+        mulSide = &b.rhs;
+        other = &b.lhs;
+      }
+      if (mulSide) {
+        LaneValues mx, my, c;
+        const auto &m = as<Binary>(*mulSide);
+        if (!eval(m.lhs, w, mask, mx) || !eval(m.rhs, w, mask, my) || !eval(*other, w, mask, c))
+          return false;
+        bool f32 = (mx.kind == ValueKind::Float && mx.dtype == Dtype::f32) ||
+                   (my.kind == ValueKind::Float && my.dtype == Dtype::f32) ||
+                   (c.kind == ValueKind::Float && c.dtype == Dtype::f32);
+        bool allFloat = isFloatKind(mx.kind) && isFloatKind(my.kind) && isFloatKind(c.kind);
+        if (f32 && allFloat) {
+          out.kind = ValueKind::Float;
+          out.dtype = Dtype::f32;
+          forLanes(mask, [&](int l) {
+            float a = static_cast<float>(mx.lane[l].f), bb = static_cast<float>(my.lane[l].f),
+                  cc = static_cast<float>(c.lane[l].f);
+            float r;
+            if (b.op == BinaryOp::Add)
+              r = std::fmaf(a, bb, cc);
+            else if (mulLeft)
+              r = std::fmaf(a, bb, -cc);
+            else
+              r = std::fmaf(-a, bb, cc);
+            out.lane[l].f = r;
+          });
+          return true;
+        }
+      }
+    }
+    if (!eval(b.lhs, w, mask, out) || !eval(b.rhs, w, mask, y))
+      return false;
+    if (b.op == BinaryOp::And || b.op == BinaryOp::Or) {
+      bool isAnd = b.op == BinaryOp::And;
+      forLanes(mask, [&](int l) {
+        out.lane[l].i = isAnd ? (out.lane[l].i && y.lane[l].i) : (out.lane[l].i || y.lane[l].i);
+      });
+      out.kind = ValueKind::Bool;
+      return true;
+    }
+    bool compare = binaryOpPrecedence(b.op) == 3 || binaryOpPrecedence(b.op) == 4;
+    if (!isFloatKind(out.kind) && !isFloatKind(y.kind)) {
+      bool bad = false;
+      forLanes(mask, [&](int l) {
+        int64_t p = out.lane[l].i, q = y.lane[l].i, r = 0;
+        switch (b.op) {
+        case BinaryOp::Add: r = p + q; break;
+        case BinaryOp::Sub: r = p - q; break;
+        case BinaryOp::Mul: r = p * q; break;
+        case BinaryOp::Div:
+        case BinaryOp::Mod:
+          if (q == 0) {
+            bad = true;
+            break;
+          }
+          r = b.op == BinaryOp::Div ? p / q : p % q;
+          break;
+        case BinaryOp::Lt: r = p < q; break;
+        case BinaryOp::Le: r = p <= q; break;
+        case BinaryOp::Gt: r = p > q; break;
+        case BinaryOp::Ge: r = p >= q; break;
+        case BinaryOp::Eq: r = p == q; break;
+        case BinaryOp::Ne: r = p != q; break;
+        default: break;
+        }
+        out.lane[l].i = r;
+      });
+      if (bad)
+        return fail(e->loc, "integer division by zero");
+      if (compare) {
+        out.kind = ValueKind::Bool;
+        out.dtype = Dtype::pred;
+      } else if (out.kind != ValueKind::Int || y.kind != ValueKind::Int) {
+        out.kind = ValueKind::Int;
+        out.dtype = Dtype::i64;
+      }
+      return true;
+    }
+    // Floats: the non-literal side's dtype wins; literals round into it.
+    Dtype d = Dtype::f64;
+    bool literal = true;
+    if (out.kind == ValueKind::Float) {
+      d = out.dtype;
+      literal = false;
+    } else if (y.kind == ValueKind::Float) {
+      d = y.dtype;
+      literal = false;
+    }
+    forLanes(mask, [&](int l) {
+      double p = asDouble(out, l), q = asDouble(y, l);
+      if (!literal) {
+        p = out.kind == ValueKind::Float ? p : roundTo(d, p);
+        q = y.kind == ValueKind::Float ? q : roundTo(d, q);
+      }
+      double r = 0;
+      switch (b.op) {
+      case BinaryOp::Lt: r = p < q; break;
+      case BinaryOp::Le: r = p <= q; break;
+      case BinaryOp::Gt: r = p > q; break;
+      case BinaryOp::Ge: r = p >= q; break;
+      case BinaryOp::Eq: r = p == q; break;
+      case BinaryOp::Ne: r = p != q; break;
+      default: r = floatOp(b.op, literal ? Dtype::f64 : d, p, q); break;
+      }
+      if (compare)
+        out.lane[l].i = r != 0;
+      else
+        out.lane[l].f = r;
+    });
+    if (compare) {
+      out.kind = ValueKind::Bool;
+      out.dtype = Dtype::pred;
+    } else {
+      out.kind = literal ? ValueKind::Literal : ValueKind::Float;
+      out.dtype = d;
+    }
+    return true;
+  }
+  case ExprKind::Call: return evalCall(as<Call>(e), e, w, mask, out);
+  case ExprKind::Index: return evalIndexLoad(as<Index>(e), e, w, mask, out);
+  }
+  return false;
+}
+
+bool CtaExecutor::evalCall(const Call &c, const Expr &e, Warp &w, uint32_t mask,
+                           LaneValues &out) {
+  if (auto d = dtypeFromName(c.callee)) {
+    if (c.args.size() != 1 || !eval(c.args[0], w, mask, out))
+      return c.args.size() == 1 ? false : fail(e->loc, "a conversion takes one value");
+    bool from = isFloatKind(out.kind);
+    forLanes(mask, [&](int l) {
+      if (isFloat(*d)) {
+        double v = from ? out.lane[l].f : static_cast<double>(out.lane[l].i);
+        out.lane[l].f = roundTo(*d, v);
+      } else {
+        int64_t v = from ? static_cast<int64_t>(std::trunc(out.lane[l].f)) : out.lane[l].i;
+        out.lane[l].i = decodeInt(*d, encodeInt(*d, v));
+      }
+    });
+    out.kind = isFloat(*d) ? ValueKind::Float : *d == Dtype::pred ? ValueKind::Bool : ValueKind::Int;
+    out.dtype = *d;
+    return true;
+  }
+  const std::string &f = c.callee;
+  if (f == "elect_sync") {
+    out.kind = ValueKind::Bool;
+    out.dtype = Dtype::pred;
+    int first = std::countr_zero(mask);
+    forLanes(mask, [&](int l) { out.lane[l].i = l == first; });
+    return true;
+  }
+  std::vector<LaneValues> a(c.args.size());
+  for (size_t i = 0; i < c.args.size(); ++i)
+    if (!eval(c.args[i], w, mask, a[i]))
+      return false;
+  if (f == "vote_any" || f == "vote_all" || f == "ballot") {
+    uint32_t bits = 0;
+    forLanes(mask, [&](int l) { bits |= (a[0].lane[l].i ? 1u : 0u) << l; });
+    int64_t r = f == "ballot" ? bits : f == "vote_any" ? bits != 0 : bits == mask;
+    out.kind = f == "ballot" ? ValueKind::Int : ValueKind::Bool;
+    out.dtype = f == "ballot" ? Dtype::u32 : Dtype::pred;
+    forLanes(mask, [&](int l) { out.lane[l].i = r; });
+    return true;
+  }
+  if (f.rfind("shfl_", 0) == 0) {
+    out.kind = a[0].kind;
+    out.dtype = a[0].dtype;
+    bool bad = false;
+    int badLane = 0;
+    forLanes(mask, [&](int l) {
+      int64_t k = a[1].lane[l].i, src = l;
+      if (f == "shfl_xor")
+        src = l ^ (k & 31);
+      else if (f == "shfl_idx")
+        src = k & 31;
+      else if (f == "shfl_up")
+        src = l - k >= 0 ? l - k : l;
+      else
+        src = l + k < 32 ? l + k : l;
+      if (!(mask >> src & 1)) {
+        bad = true;
+        badLane = l;
+      }
+      out.lane[l] = a[0].lane[src];
+    });
+    if (bad)
+      return fail(e->loc, fmt::format("'{}' in lane {} reads an inactive lane", f, badLane));
+    return true;
+  }
+  if (f == "select") {
+    out.kind = a[1].kind;
+    out.dtype = a[1].dtype;
+    forLanes(mask, [&](int l) { out.lane[l] = a[0].lane[l].i ? a[1].lane[l] : a[2].lane[l]; });
+    if (isFloatKind(a[1].kind) != isFloatKind(a[2].kind))
+      forLanes(mask, [&](int l) {
+        if (!a[0].lane[l].i && !isFloatKind(a[2].kind) && isFloatKind(a[1].kind))
+          out.lane[l].f = static_cast<double>(a[2].lane[l].i);
+      });
+    return true;
+  }
+  if (a.empty())
+    return fail(e->loc, fmt::format("unknown function '{}'", f));
+  // Math on numbers: integers for min/max/abs of integers, otherwise floats of
+  // the first non-literal dtype, evaluated in single precision (correctly
+  // rounded; the GPU's .approx instructions may differ in the last bits).
+  bool anyFloat = false;
+  Dtype d = Dtype::f64;
+  bool literal = true;
+  for (const LaneValues &v : a) {
+    anyFloat |= isFloatKind(v.kind);
+    if (v.kind == ValueKind::Float && literal) {
+      d = v.dtype;
+      literal = false;
+    }
+  }
+  if (!anyFloat && (f == "min" || f == "max" || f == "abs")) {
+    out.kind = ValueKind::Int;
+    out.dtype = a[0].dtype;
+    forLanes(mask, [&](int l) {
+      int64_t x = a[0].lane[l].i;
+      out.lane[l].i = f == "abs" ? std::llabs(x)
+                      : f == "min" ? std::min(x, a[1].lane[l].i)
+                                   : std::max(x, a[1].lane[l].i);
+    });
+    return true;
+  }
+  if (literal)
+    d = Dtype::f32;
+  bool known = true;
+  forLanes(mask, [&](int l) {
+    float x = static_cast<float>(roundTo(d, asDouble(a[0], l)));
+    float y = a.size() > 1 ? static_cast<float>(roundTo(d, asDouble(a[1], l))) : 0.0f;
+    float r = 0;
+    if (f == "min")
+      r = std::fmin(x, y);
+    else if (f == "max")
+      r = std::fmax(x, y);
+    else if (f == "abs")
+      r = std::fabs(x);
+    else if (f == "exp")
+      r = std::exp(x);
+    else if (f == "exp2")
+      r = std::exp2(x);
+    else if (f == "log")
+      r = std::log(x);
+    else if (f == "sqrt")
+      r = std::sqrt(x);
+    else if (f == "rsqrt")
+      r = static_cast<float>(1.0 / std::sqrt(static_cast<double>(x)));
+    else
+      known = false;
+    out.lane[l].f = d == Dtype::f64 ? static_cast<double>(r) : roundTo(d, r);
+  });
+  if (!known)
+    return fail(e->loc, fmt::format("unknown function '{}'", f));
+  out.kind = ValueKind::Float;
+  out.dtype = d;
+  return true;
+}
+
+// --- operands of calls --------------------------------------------------------
+
+std::optional<Region> CtaExecutor::region(const Expr &e, Warp &w, int lane) {
+  std::vector<const Index *> chain;
+  Expr base = e;
+  while (base->kind == ExprKind::Index) {
+    chain.push_back(&as<Index>(base));
+    base = as<Index>(base).base;
+  }
+  auto it = base->kind == ExprKind::Var ? p_.names.find(base.get()) : p_.names.end();
+  if (it == p_.names.end() || it->second.kind != NameRef::Buffer) {
+    fail(e->loc, "expected a buffer or a region of one");
+    return std::nullopt;
+  }
+  Region r;
+  r.buffer = it->second.index;
+  r.loc = e->loc;
+  const BufferPlan &b = p_.buffers[r.buffer];
+  r.start.assign(b.shape.size(), 0);
+  for (size_t d = 0; d < b.shape.size(); ++d) {
+    r.extent.push_back(b.shape[d]);
+    r.dimOf.push_back(static_cast<int>(d));
+  }
+  uint32_t mask = 1u << lane;
+  LaneValues v;
+  for (auto ci = chain.rbegin(); ci != chain.rend(); ++ci) {
+    const Index &x = **ci;
+    if (x.subscripts.size() > r.extent.size()) {
+      fail(x.loc, "too many subscripts");
+      return std::nullopt;
+    }
+    std::vector<int64_t> extent;
+    std::vector<int> dimOf;
+    for (size_t k = 0; k < r.extent.size(); ++k) {
+      int d = r.dimOf[k];
+      if (k >= x.subscripts.size()) {
+        extent.push_back(r.extent[k]);
+        dimOf.push_back(d);
+        continue;
+      }
+      const Subscript &s = x.subscripts[k];
+      int64_t begin = 0, len = r.extent[k];
+      if (s.kind != Subscript::Full) {
+        if (!eval(s.begin, w, mask, v))
+          return std::nullopt;
+        begin = v.lane[lane].i;
+      }
+      if (s.kind == Subscript::Range || s.kind == Subscript::Extent) {
+        if (!eval(s.end, w, mask, v))
+          return std::nullopt;
+        len = s.kind == Subscript::Extent ? v.lane[lane].i : v.lane[lane].i - begin;
+        if (len < 1) {
+          fail(s.end->loc, fmt::format("empty region (extent {})", len));
+          return std::nullopt;
+        }
+      }
+      if (s.kind == Subscript::Point)
+        len = 1;
+      if (s.kind != Subscript::Full && (begin < 0 || begin + len > r.extent[k])) {
+        // Leaving the parent region is allowed only at the buffer's edge for
+        // global tensors (TMA clips); everything else is out of bounds.
+        bool global = b.scope == MemScope::Global;
+        if (!global || begin < 0 || r.start[d] + begin >= b.shape[d] ||
+            r.extent[k] != b.shape[d]) {
+          fail(s.begin->loc, fmt::format("region [{}, {}) is out of range for dimension {} of "
+                                         "'{}' (extent {})",
+                                         begin, begin + len, d, b.name, r.extent[k]));
+          return std::nullopt;
+        }
+      }
+      r.start[d] += begin;
+      if (s.kind != Subscript::Point) {
+        extent.push_back(len);
+        dimOf.push_back(d);
+      }
+    }
+    r.extent = std::move(extent);
+    r.dimOf = std::move(dimOf);
+  }
+  return r;
+}
+
+std::optional<int> CtaExecutor::barrierRef(const Expr &e, Warp &w, int lane) {
+  const Expr &base = e->kind == ExprKind::Index ? as<Index>(e).base : e;
+  auto it = base->kind == ExprKind::Var ? p_.names.find(base.get()) : p_.names.end();
+  if (it == p_.names.end() || it->second.kind != NameRef::Barrier) {
+    fail(e->loc, "expected an mbarrier");
+    return std::nullopt;
+  }
+  const BarrierPlan &b = p_.barriers[it->second.index];
+  int64_t i = 0;
+  if (e->kind == ExprKind::Index) {
+    LaneValues v;
+    if (!eval(as<Index>(e).subscripts.at(0).begin, w, 1u << lane, v))
+      return std::nullopt;
+    i = v.lane[lane].i;
+  }
+  if (i < 0 || i >= b.size) {
+    fail(e->loc, fmt::format("mbarrier index {} is out of range for '{}' ({} elements)", i,
+                             b.name, b.size));
+    return std::nullopt;
+  }
+  return static_cast<int>(b.first + i);
+}
+
+std::optional<CtaExecutor::Operand> CtaExecutor::operand(const Expr &e, Warp &w, int lane,
+                                                         bool wantRegion) {
+  Operand o;
+  bool isRegion = wantRegion;
+  if (!wantRegion) {
+    // A buffer name or a subscript that is not a full element access is a region.
+    Expr base = e;
+    while (base->kind == ExprKind::Index)
+      base = as<Index>(base).base;
+    if (base->kind == ExprKind::Var) {
+      auto it = p_.names.find(base.get());
+      if (it != p_.names.end() && it->second.kind == NameRef::Buffer) {
+        isRegion = true;
+        if (e->kind == ExprKind::Index && as<Index>(e).base->kind == ExprKind::Var) {
+          const auto &x = as<Index>(e);
+          bool points = x.subscripts.size() == p_.buffers[it->second.index].shape.size();
+          for (const Subscript &s : x.subscripts)
+            points &= s.kind == Subscript::Point;
+          isRegion = !points;
+        }
+      }
+    }
+  }
+  if (isRegion) {
+    auto r = region(e, w, lane);
+    if (!r)
+      return std::nullopt;
+    o.isRegion = true;
+    o.region = std::move(*r);
+    return o;
+  }
+  LaneValues v;
+  if (!eval(e, w, 1u << lane, v))
+    return std::nullopt;
+  o.kind = v.kind;
+  o.dtype = v.dtype;
+  o.value = v.lane[lane];
+  return o;
+}
+
+// --- statements ---------------------------------------------------------------
+
+bool CtaExecutor::step(Warp &w) {
+  ++w.steps;
+  ++stats_.steps;
+  Frame &f = w.stack.back();
+  if (f.pc >= f.block->size()) {
+    if (f.loop) {
+      // The end of a loop body: step the lanes that are still iterating.
+      LaneValues &iv = w.slots[f.slot];
+      uint32_t next = 0;
+      forLanes(f.mask, [&](int l) {
+        iv.lane[l].i += f.step[l];
+        if (iv.lane[l].i < f.end[l])
+          next |= 1u << l;
+      });
+      if (next) {
+        f.mask = next;
+        f.pc = 0;
+        return true;
+      }
+    }
+    w.stack.pop_back();
+    if (w.stack.empty())
+      w.state = Warp::State::Done;
+    return true;
+  }
+  stats_.laneOps += std::popcount(f.mask);
+  const Stmt &s = (*f.block)[f.pc];
+  return execStmt(w, f, s);
+}
+
+bool CtaExecutor::execStmt(Warp &w, Frame &f, const Stmt &s) {
+  uint32_t mask = f.mask;
+  switch (s->kind) {
+  case StmtKind::BufferDecl:
+  case StmtKind::BarrierDecl: ++f.pc; return true;
+  case StmtKind::Let: {
+    int slot = p_.stmtSlot.at(s.get());
+    LaneValues v;
+    if (!eval(as<Let>(s).value, w, mask, v))
+      return false;
+    LaneValues &dst = w.slots[slot];
+    dst.kind = v.kind;
+    dst.dtype = v.dtype;
+    forLanes(mask, [&](int l) { dst.lane[l] = v.lane[l]; });
+    ++f.pc;
+    return true;
+  }
+  case StmtKind::Store: {
+    const auto &st = as<Store>(s);
+    if (st.target->kind != ExprKind::Index)
+      return fail(s->loc, "a store needs an element of a buffer");
+    int buffer = -1;
+    std::array<int64_t, kWarpSize> flat;
+    LaneValues v;
+    if (!eval(st.value, w, mask, v) || !elementFlat(as<Index>(st.target), w, mask, buffer, flat))
+      return false;
+    Dtype d = p_.buffers[buffer].dtype;
+    bool ok = true;
+    forLanes(mask, [&](int l) {
+      if (!ok)
+        return;
+      uint64_t bits = isFloatKind(v.kind) ? encodeFloat(d, v.lane[l].f) : encodeInt(d, v.lane[l].i);
+      int64_t t = w.id * 32 + l;
+      ok = writeBits(buffer, flat[l], bits, {t, t + 1}, st.target->loc);
+    });
+    if (!ok)
+      return false;
+    ++f.pc;
+    return true;
+  }
+  case StmtKind::If: {
+    const auto &i = as<If>(s);
+    LaneValues c;
+    if (!eval(i.cond, w, mask, c))
+      return false;
+    uint32_t thenMask = 0;
+    forLanes(mask, [&](int l) {
+      if (c.lane[l].i)
+        thenMask |= 1u << l;
+    });
+    uint32_t elseMask = mask & ~thenMask;
+    ++f.pc;
+    // Divergent lanes run the then-branch first, then the else-branch.
+    if (elseMask && !i.elseBody.empty())
+      w.stack.push_back(Frame{&i.elseBody, 0, elseMask});
+    if (thenMask && !i.thenBody.empty())
+      w.stack.push_back(Frame{&i.thenBody, 0, thenMask});
+    return true;
+  }
+  case StmtKind::For: {
+    const auto &lp = as<For>(s);
+    LaneValues b, e, st;
+    if (!eval(lp.begin, w, mask, b) || !eval(lp.end, w, mask, e) || !eval(lp.step, w, mask, st))
+      return false;
+    Frame body{&lp.body, 0, 0, &lp, p_.stmtSlot.at(s.get())};
+    LaneValues &iv = w.slots[body.slot];
+    iv.kind = ValueKind::Int;
+    iv.dtype = Dtype::i64;
+    bool badStep = false;
+    forLanes(mask, [&](int l) {
+      iv.lane[l].i = b.lane[l].i;
+      body.end[l] = e.lane[l].i;
+      body.step[l] = st.lane[l].i;
+      badStep |= st.lane[l].i <= 0;
+      if (b.lane[l].i < e.lane[l].i)
+        body.mask |= 1u << l;
+    });
+    if (badStep)
+      return fail(lp.step->loc, "loop step must be positive");
+    ++f.pc;
+    if (body.mask && !lp.body.empty())
+      w.stack.push_back(body);
+    return true;
+  }
+  case StmtKind::CallStmt: return execCall(w, f, as<CallStmt>(s));
+  }
+  return false;
+}
+
+bool CtaExecutor::execCall(Warp &w, Frame &f, const CallStmt &c) {
+  const IntrinsicInfo *info = findIntrinsic(c.callee);
+  if (!info)
+    return fail(c.loc, fmt::format("unknown call '{}'", c.callee));
+  Convergence need = std::max(convergenceOf(c.scope), info->convergence);
+  uint32_t mask = f.mask;
+  if (c.callee == "barrier.sync" || c.callee == "barrier.arrive")
+    return arriveCollective(w, c, -1);
+  if (need == Convergence::Thread) {
+    if (c.callee == "mbarrier.wait") {
+      // The warp waits until every active lane's phase completed.
+      w.waits.clear();
+      bool ok = true;
+      forLanes(mask, [&](int l) {
+        if (!ok)
+          return;
+        auto bar = barrierRef(c.args.at(0).value, w, l);
+        LaneValues par;
+        const CallArg *pa = c.keyword("parity");
+        if (!bar || !pa || !eval(pa->value, w, 1u << l, par)) {
+          ok = false;
+          return;
+        }
+        w.waits.emplace_back(*bar, par.lane[l].i);
+      });
+      if (!ok)
+        return failure_ ? false : fail(c.loc, "mbarrier.wait needs a barrier and a parity");
+      for (auto [bar, parity] : w.waits) {
+        if (!barriers_[bar].live())
+          return fail(c.loc, fmt::format("wait on {}: {}", barrierName(bar),
+                                         Mbarrier::errorText(Mbarrier::Error::NotInitialised)));
+        if (parity != 0 && parity != 1)
+          return fail(c.loc, fmt::format("parity must be 0 or 1, not {}", parity));
+      }
+      if (!waitSatisfied(w)) {
+        w.state = Warp::State::WaitBarrier;
+        w.blockedAt = &c;
+        return true;
+      }
+      w.waits.clear();
+      ++f.pc;
+      return true;
+    }
+    bool ok = true;
+    forLanes(mask, [&](int l) {
+      if (!ok)
+        return;
+      int64_t t = w.id * 32 + l;
+      ok = info->cls == CallClass::Native ? execNative(w, c, mask, {t, t + 1}, l)
+                                          : false;
+      if (info->cls == CallClass::TilePrimitive) {
+        PrimitiveCall call;
+        call.call = &c;
+        call.threads = {t, t + 1};
+        ok = true;
+        for (const CallArg &a : c.args) {
+          if (a.keyword == "mbar") {
+            auto b = barrierRef(a.value, w, l);
+            if (!b) {
+              ok = false;
+              return;
+            }
+            call.barrier = *b;
+            continue;
+          }
+          size_t index = call.positional.size();
+          bool wantRegion = a.keyword.empty() && index < info->positional.size() &&
+                            info->positional[index].kind == ArgKind::Buffer;
+          auto o = operand(a.value, w, l, wantRegion);
+          if (!o) {
+            ok = false;
+            return;
+          }
+          if (a.keyword.empty())
+            call.positional.push_back(std::move(*o));
+          else
+            call.keywords[a.keyword] = std::move(*o);
+        }
+        ok = executePrimitive(call);
+      }
+    });
+    if (!ok)
+      return false;
+    ++f.pc;
+    return true;
+  }
+  if (mask != w.fullMask)
+    return fail(c.loc, fmt::format("'{}' must be executed by a whole {}, but warp {} reaches it "
+                                   "with active mask 0x{:08x}",
+                                   c.callee, convergenceName(need), w.id, mask));
+  if (need == Convergence::Warp) {
+    int64_t t0 = w.id * 32;
+    if (!runCollective(w, c, {t0, std::min<int64_t>(t0 + 32, p_.threads)}))
+      return false;
+    ++f.pc;
+    return true;
+  }
+  return arriveCollective(w, c, static_cast<int>(need));
+}
+
+bool CtaExecutor::arriveCollective(Warp &w, const CallStmt &c, int convergence) {
+  // Which warps must meet here, and what they run together.
+  std::pair<int, int64_t> key;
+  size_t needed = 0;
+  ThreadRange threads;
+  std::string scopeName;
+  bool named = convergence < 0;
+  bool arriveOnly = c.callee == "barrier.arrive";
+  if (named) {
+    LaneValues id, count;
+    const CallArg *tc = c.keyword("threads");
+    int lane = std::countr_zero(w.stack.back().mask);
+    if (!eval(c.args.at(0).value, w, 1u << lane, id) || !tc ||
+        !eval(tc->value, w, 1u << lane, count))
+      return failure_ ? false : fail(c.loc, "a named barrier needs an id and a thread count");
+    int64_t n = count.lane[lane].i;
+    if (id.lane[lane].i < 0 || id.lane[lane].i > 15)
+      return fail(c.loc, fmt::format("named barrier id must be in [0, 15], not {}",
+                                     id.lane[lane].i));
+    if (n <= 0 || n % 32 != 0 || n > p_.threads)
+      return fail(c.loc, fmt::format("named barrier thread count must be a positive multiple of "
+                                     "32 up to the CTA's {} threads, not {}",
+                                     p_.threads, n));
+    if (w.stack.back().mask != w.fullMask)
+      return fail(c.loc, fmt::format("'{}' reached by part of warp {} (active mask 0x{:08x})",
+                                     c.callee, w.id, w.stack.back().mask));
+    key = {-1, id.lane[lane].i};
+    needed = static_cast<size_t>(n / 32);
+    scopeName = fmt::format("named barrier {}", id.lane[lane].i);
+  } else if (convergence == static_cast<int>(Convergence::Warpgroup)) {
+    int64_t g = w.id / 4;
+    key = {convergence, g};
+    int64_t first = g * 4, last = std::min<int64_t>(first + 4, p_.warps);
+    needed = static_cast<size_t>(last - first);
+    threads = {first * 32, std::min<int64_t>(last * 32, p_.threads)};
+    scopeName = fmt::format("warpgroup {}", g);
+  } else {
+    key = {convergence, 0};
+    needed = static_cast<size_t>(p_.warps);
+    threads = {0, p_.threads};
+    scopeName = "the CTA";
+  }
+  Rendezvous &r = rendezvous_[key];
+  if (r.warps.empty()) {
+    r.stmt = &c;
+    r.needed = needed;
+    r.scopeName = scopeName;
+  } else if (r.stmt != &c && !named) {
+    return fail(c.loc, fmt::format("warp {} reaches '{}' here while warp {} of {} waits at {} "
+                                   "for a different collective call",
+                                   w.id, c.callee, r.warps.front(), scopeName,
+                                   where(r.stmt->loc)));
+  } else if (named && r.needed != needed) {
+    return fail(c.loc, fmt::format("{} used with {} threads here but {} at {}", scopeName,
+                                   needed * 32, r.needed * 32, where(r.stmt->loc)));
+  }
+  r.warps.push_back(w.id);
+  if (r.warps.size() < r.needed) {
+    if (arriveOnly) {
+      ++w.stack.back().pc;
+      return true;
+    }
+    w.state = Warp::State::WaitCollective;
+    w.blockedAt = &c;
+    return true;
+  }
+  Rendezvous done = std::move(r);
+  rendezvous_.erase(key);
+  if (!named && !runCollective(w, c, threads))
+    return false;
+  for (int other : done.warps) {
+    Warp &o = warps_[other];
+    if (other == w.id || o.state != Warp::State::WaitCollective)
+      continue;
+    o.state = Warp::State::Ready;
+    o.blockedAt = nullptr;
+    ++o.stack.back().pc;
+  }
+  ++w.stack.back().pc;
+  return true;
+}
+
+bool CtaExecutor::runCollective(Warp &w, const CallStmt &c, ThreadRange threads) {
+  const IntrinsicInfo *info = findIntrinsic(c.callee);
+  int lane = std::countr_zero(w.stack.back().mask);
+  if (info->cls == CallClass::Native)
+    return execNative(w, c, w.stack.back().mask, threads, lane);
+  PrimitiveCall call;
+  call.call = &c;
+  call.threads = threads;
+  call.warpgroupScope = c.scope == ExecScope::Warpgroup;
+  for (const CallArg &a : c.args) {
+    if (a.keyword == "mbar") {
+      auto b = barrierRef(a.value, w, lane);
+      if (!b)
+        return false;
+      call.barrier = *b;
+      continue;
+    }
+    size_t index = call.positional.size();
+    bool wantRegion = a.keyword.empty() && index < info->positional.size() &&
+                      info->positional[index].kind == ArgKind::Buffer;
+    auto o = operand(a.value, w, lane, wantRegion);
+    if (!o)
+      return false;
+    if (a.keyword.empty())
+      call.positional.push_back(std::move(*o));
+    else
+      call.keywords[a.keyword] = std::move(*o);
+  }
+  return executePrimitive(call);
+}
+
+bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRange threads,
+                             int lane) {
+  (void)mask;
+  (void)threads;
+  const std::string &n = c.callee;
+  auto intArg = [&](std::string_view kw, int64_t fallback) -> std::optional<int64_t> {
+    const CallArg *a = nullptr;
+    if (kw.empty())
+      a = !c.args.empty() && c.args[0].keyword.empty() ? &c.args[0] : nullptr;
+    else
+      a = c.keyword(kw);
+    if (!a)
+      return fallback;
+    LaneValues v;
+    if (!eval(a->value, w, 1u << lane, v))
+      return std::nullopt;
+    return v.lane[lane].i;
+  };
+  if (n.rfind("mbarrier.", 0) == 0) {
+    auto bar = barrierRef(c.args.at(0).value, w, lane);
+    if (!bar)
+      return false;
+    Mbarrier &b = barriers_[*bar];
+    if (n == "mbarrier.init") {
+      auto count = intArg("count", 0);
+      return count && barrierError(b.init(*count), *bar, c.loc);
+    }
+    if (n == "mbarrier.inval")
+      return barrierError(b.inval(), *bar, c.loc);
+    if (n == "mbarrier.arrive") {
+      auto count = intArg("count", 1);
+      return count && barrierError(b.arrive(*count), *bar, c.loc);
+    }
+    auto bytes = intArg("bytes", 0);
+    if (!bytes)
+      return false;
+    if (*bytes < 0 || *bytes > (int64_t{1} << 20) - 1)
+      return fail(c.loc, fmt::format("transaction bytes must be in [0, 2^20 - 1], not {}", *bytes));
+    if (n == "mbarrier.expect_tx")
+      return barrierError(b.expectTx(*bytes), *bar, c.loc);
+    if (n == "mbarrier.complete_tx")
+      return barrierError(b.completeTx(*bytes), *bar, c.loc);
+    if (n == "mbarrier.arrive_expect_tx")
+      return barrierError(b.expectTx(*bytes), *bar, c.loc) &&
+             barrierError(b.arrive(1), *bar, c.loc);
+    return fail(c.loc, fmt::format("'{}' is not simulated yet", n));
+  }
+  if (n == "setmaxnreg.inc" || n == "setmaxnreg.dec") {
+    auto regs = intArg("", 0);
+    if (!regs)
+      return false;
+    if (*regs < 24 || *regs > 256 || *regs % 8 != 0)
+      return fail(c.loc, fmt::format("setmaxnreg takes a multiple of 8 in [24, 256], not {}",
+                                     *regs));
+    return true;
+  }
+  if (n == "fence.proxy.async" || n == "fence.mbarrier_init" || n == "wgmma.fence" ||
+      n.rfind("tcgen05.fence", 0) == 0)
+    return true;
+  if (n == "tma.load") {
+    PrimitiveCall call;
+    call.call = &c;
+    call.threads = threads;
+    for (const CallArg &a : c.args) {
+      if (a.keyword == "mbar") {
+        auto b = barrierRef(a.value, w, lane);
+        if (!b)
+          return false;
+        call.barrier = *b;
+      } else if (a.keyword.empty()) {
+        auto r = region(a.value, w, lane);
+        if (!r)
+          return false;
+        Operand o;
+        o.isRegion = true;
+        o.region = std::move(*r);
+        call.positional.push_back(std::move(o));
+      }
+    }
+    return executePrimitive(call);
+  }
+  return fail(c.loc, fmt::format("'{}' is not simulated yet", n));
+}
+
+// --- scheduling -----------------------------------------------------------------
+
+bool CtaExecutor::waitSatisfied(const Warp &w) const {
+  for (auto [bar, parity] : w.waits)
+    if (!barriers_[bar].waitSatisfied(parity))
+      return false;
+  return true;
+}
+
+bool CtaExecutor::completeAsync(size_t index) {
+  AsyncCopy copy = std::move(inflight_[index]);
+  inflight_.erase(inflight_.begin() + static_cast<long>(index));
+  ++stats_.asyncCopies;
+  int64_t n = copy.dst.elements();
+  const BufferPlan &src = p_.buffers[copy.src.buffer];
+  ThreadRange none{0, 0};
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t bits = 0;
+    // TMA fills elements outside the global tensor with zeros and clips stores.
+    if (inBounds(copy.src, i)) {
+      auto b = readBits(copy.src.buffer, bufferFlat(copy.src, i), none, copy.loc);
+      if (!b)
+        return false;
+      bits = *b;
+    } else if (src.scope != MemScope::Global) {
+      return fail(copy.loc, "asynchronous copy reads outside its source");
+    }
+    if (inBounds(copy.dst, i)) {
+      if (!writeBits(copy.dst.buffer, bufferFlat(copy.dst, i), bits, none, copy.loc))
+        return false;
+    } else if (p_.buffers[copy.dst.buffer].scope != MemScope::Global) {
+      return fail(copy.loc, "asynchronous copy writes outside its destination");
+    }
+  }
+  stats_.elementsMoved += n;
+  if (copy.barrier >= 0)
+    return barrierError(barriers_[copy.barrier].completeTx(copy.bytes), copy.barrier, copy.loc);
+  return true;
+}
+
+Failure CtaExecutor::deadlock() const {
+  Failure f;
+  f.outcome = RunResult::Outcome::Deadlock;
+  f.message = fmt::format("deadlock in CTA ({}, {}, {}): every unfinished warp is blocked and "
+                          "nothing is in flight",
+                          ctaId_[0], ctaId_[1], ctaId_[2]);
+  std::vector<int> shown;
+  for (const Warp &w : warps_) {
+    if (w.state == Warp::State::Done || !w.blockedAt)
+      continue;
+    const auto &c = static_cast<const CallStmt &>(*w.blockedAt);
+    std::string what = c.scope == ExecScope::Thread
+                           ? c.callee
+                           : std::string(execScopePrefix(c.scope)) + "." + c.callee;
+    if (w.state == Warp::State::WaitBarrier) {
+      std::string waits;
+      for (auto [bar, parity] : w.waits) {
+        std::string one = fmt::format("{} parity {}", barrierName(bar), parity);
+        if (waits.find(one) == std::string::npos)
+          waits += (waits.empty() ? "" : ", ") + one;
+        if (std::find(shown.begin(), shown.end(), bar) == shown.end())
+          shown.push_back(bar);
+      }
+      f.notes.push_back(fmt::format("warp {} (threads {}..{}) blocked at {}: {} on {}", w.id,
+                                    w.id * 32, std::min<int64_t>(w.id * 32 + 32, p_.threads) - 1,
+                                    where(c.loc), what, waits));
+    } else {
+      size_t arrived = 0, needed = 0;
+      for (const auto &[key, r] : rendezvous_)
+        if (std::find(r.warps.begin(), r.warps.end(), w.id) != r.warps.end()) {
+          arrived = r.warps.size();
+          needed = r.needed;
+        }
+      f.notes.push_back(fmt::format("warp {} (threads {}..{}) blocked at {}: {} waiting for its "
+                                    "scope ({} of {} warps arrived)",
+                                    w.id, w.id * 32,
+                                    std::min<int64_t>(w.id * 32 + 32, p_.threads) - 1,
+                                    where(c.loc), what, arrived, needed));
+    }
+  }
+  std::vector<std::string> finished;
+  for (const Warp &w : warps_)
+    if (w.state == Warp::State::Done)
+      finished.push_back(std::to_string(w.id));
+  if (!finished.empty()) {
+    std::string list;
+    for (const std::string &s : finished)
+      list += (list.empty() ? "" : ", ") + s;
+    f.notes.push_back("finished warps: " + list);
+  }
+  for (int bar : shown)
+    f.notes.push_back(fmt::format("mbarrier {}: {}", barrierName(bar), barriers_[bar].str()));
+  return f;
+}
+
+std::optional<Failure> CtaExecutor::run() {
+  shared_.assign(p_.sharedBytes, 0);
+  regs_.assign(p_.threads * p_.regsPerThread, 0);
+  barriers_.assign(p_.barrierCount, Mbarrier());
+  for (const BarrierPlan &b : p_.barriers)
+    if (b.count > 0)
+      for (int64_t i = 0; i < b.size; ++i)
+        if (auto e = barriers_[b.first + i].init(b.count); e != Mbarrier::Error::None) {
+          fail(b.loc, std::string(Mbarrier::errorText(e)));
+          return failure_;
+        }
+  warps_.assign(p_.warps, Warp());
+  for (int64_t i = 0; i < p_.warps; ++i) {
+    Warp &w = warps_[i];
+    w.id = static_cast<int>(i);
+    int64_t lanes = std::min<int64_t>(32, p_.threads - i * 32);
+    w.fullMask = lanes == 32 ? 0xFFFFFFFFu : (1u << lanes) - 1;
+    w.slots.assign(p_.slots, LaneValues());
+    w.stack.push_back(Frame{&p_.kernel->body, 0, w.fullMask});
+  }
+  std::vector<int> ready;
+  while (true) {
+    if (stats_.steps > options_.maxSteps)
+      return Failure{RunResult::Outcome::StepBudget,
+                     fmt::format("step budget of {} warp statements exhausted in CTA ({}, {}, "
+                                 "{}); the kernel may not terminate (raise it with --max-steps)",
+                                 options_.maxSteps, ctaId_[0], ctaId_[1], ctaId_[2]),
+                     {}};
+    ready.clear();
+    bool allDone = true;
+    for (Warp &w : warps_) {
+      if (w.state == Warp::State::WaitBarrier && waitSatisfied(w)) {
+        w.state = Warp::State::Ready;
+        w.blockedAt = nullptr;
+      }
+      if (w.state == Warp::State::Ready)
+        ready.push_back(w.id);
+      allDone &= w.state == Warp::State::Done;
+    }
+    if (!inflight_.empty() && (ready.empty() || rng_() % 4 == 0)) {
+      if (!completeAsync(rng_() % inflight_.size()))
+        return failure_;
+      continue;
+    }
+    if (ready.empty()) {
+      if (allDone)
+        break;
+      return deadlock();
+    }
+    Warp &w = warps_[ready[rng_() % ready.size()]];
+    int quantum = 1 + static_cast<int>(rng_() % 64);
+    for (int q = 0; q < quantum && w.state == Warp::State::Ready; ++q)
+      if (!step(w))
+        return failure_ ? failure_ : Failure{RunResult::Outcome::RuntimeError, "internal error", {}};
+  }
+  if (!rendezvous_.empty())
+    return deadlock();
+  return std::nullopt;
+}
+
+// --- the run --------------------------------------------------------------------
+
+std::vector<std::array<int64_t, 3>> sampleCtas(const std::array<int64_t, 3> &grid, int64_t count,
+                                               uint64_t seed) {
+  int64_t total = grid[0] * grid[1] * grid[2];
+  std::vector<std::array<int64_t, 3>> out;
+  auto add = [&](std::array<int64_t, 3> c) {
+    if (std::find(out.begin(), out.end(), c) == out.end())
+      out.push_back(c);
+  };
+  if (count <= 0 || count >= total) {
+    for (int64_t z = 0; z < grid[2]; ++z)
+      for (int64_t y = 0; y < grid[1]; ++y)
+        for (int64_t x = 0; x < grid[0]; ++x)
+          out.push_back({x, y, z});
+    return out;
+  }
+  for (int corner = 0; corner < 8 && static_cast<int64_t>(out.size()) < count; ++corner)
+    add({corner & 1 ? grid[0] - 1 : 0, corner & 2 ? grid[1] - 1 : 0,
+         corner & 4 ? grid[2] - 1 : 0});
+  std::mt19937_64 rng(seed ^ 0x9E3779B97F4A7C15ull);
+  while (static_cast<int64_t>(out.size()) < count) {
+    int64_t i = static_cast<int64_t>(rng() % static_cast<uint64_t>(total));
+    add({i % grid[0], (i / grid[0]) % grid[1], i / (grid[0] * grid[1])});
+  }
+  return out;
+}
+
+RunResult runProgram(const Program &program, std::vector<HostTensor> &tensors,
+                     const EngineOptions &options) {
+  RunResult result;
+  auto start = std::chrono::steady_clock::now();
+  int64_t perCta = program.sharedBytes + program.threads * program.regsPerThread * 8 +
+                   program.warps * (program.slots * static_cast<int64_t>(sizeof(LaneValues)));
+  if (perCta + program.hostBytes() > options.memoryCapBytes) {
+    result.outcome = RunResult::Outcome::MemoryCap;
+    result.message = fmt::format("the simulated state needs {} bytes per CTA plus {} bytes of "
+                                 "layout tables, over the memory cap of {} bytes",
+                                 perCta, program.hostBytes(), options.memoryCapBytes);
+    return result;
+  }
+  std::vector<std::array<int64_t, 3>> ctas =
+      options.ctas.empty() ? sampleCtas(program.grid, 0, options.seed) : options.ctas;
+  std::mt19937_64 rng(options.seed);
+  for (const auto &cta : ctas) {
+    CtaExecutor exec(program, tensors, options, result.stats, cta, rng);
+    if (auto f = exec.run()) {
+      result.outcome = f->outcome;
+      result.message = std::move(f->message);
+      result.notes = std::move(f->notes);
+      break;
+    }
+    ++result.stats.ctas;
+  }
+  result.stats.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+} // namespace tilescope::sim

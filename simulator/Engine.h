@@ -1,0 +1,91 @@
+// The execution engine: runs a bound kernel (Program.h) on host tensors, CTA
+// by CTA, warp by warp, and says how it ended.
+//
+// Execution model. Each CTA has its warps of 32 lanes, shared memory as bytes,
+// registers per thread, its mbarriers and the asynchronous copies in flight.
+// A warp executes the statement tree with an explicit stack of frames (block,
+// loop) and an active mask per frame, so divergent branches run one after the
+// other with the lanes that took them, and a warp can stop in the middle of
+// any block and resume later. Expressions are evaluated for all active lanes
+// at once. A statement is one step.
+//
+// A warp blocks on an mbarrier wait whose phase has not completed and on a
+// collective call (cta.sync, wg.gemm, setmaxnreg, ...) until every warp of its
+// scope has reached the same call; the last one to arrive executes it for the
+// whole scope. A seeded scheduler picks the next ready warp, how many steps it
+// runs, and when an asynchronous copy (TMA) completes. When no warp can run
+// and nothing is in flight while some warp has not finished, the run ends in a
+// deadlock report naming each warp's blocking call, its location and the
+// state of the barriers it waits on.
+//
+// Must not depend on the command line; diagnostics are returned, not printed.
+#pragma once
+
+#include "simulator/Program.h"
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tilescope::sim {
+
+// A kernel tensor in host memory: row-major encoded elements. `written` marks
+// each element some thread stored (outputs start poisoned and unwritten).
+struct HostTensor {
+  std::string name;
+  Dtype dtype = Dtype::f32;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+  std::vector<uint8_t> written;
+
+  int64_t elements() const;
+  uint64_t bitsAt(int64_t i) const;
+  void setBits(int64_t i, uint64_t bits);
+};
+
+// Allocates each tensor parameter of `program` (zero bytes, nothing written).
+std::vector<HostTensor> allocateTensors(const Program &program);
+
+struct EngineOptions {
+  uint64_t seed = 1;
+  // The CTAs to run (blockIdx x, y, z); empty: all of them.
+  std::vector<std::array<int64_t, 3>> ctas;
+  int64_t maxSteps = int64_t{1} << 32;        // warp statements over the whole run
+  int64_t memoryCapBytes = int64_t{4} << 30;  // simulated state per CTA plus plan tables
+  // Renders a source location as `file:line:col`.
+  std::function<std::string(llvm::SMLoc)> where;
+};
+
+struct RunStats {
+  int64_t ctas = 0;
+  int64_t steps = 0;          // warp-level statements executed
+  int64_t laneOps = 0;        // active lanes summed over those statements
+  int64_t elementsMoved = 0;  // elements copied by tile primitives and TMA
+  int64_t asyncCopies = 0;    // TMA operations completed
+  int64_t mmaSums = 0;        // fused-sum evaluations of the tensor-core model
+  int64_t globalBytesRead = 0, globalBytesWritten = 0, sharedBytesAccessed = 0;
+  double seconds = 0;
+};
+
+struct RunResult {
+  enum class Outcome : uint8_t { Completed, RuntimeError, Deadlock, StepBudget, MemoryCap };
+  Outcome outcome = Outcome::Completed;
+  std::string message;            // what happened, with the location
+  std::vector<std::string> notes; // deadlock: one line per blocked warp, then barriers
+  RunStats stats;
+  bool ok() const { return outcome == Outcome::Completed; }
+};
+std::string_view outcomeName(RunResult::Outcome o);
+
+RunResult runProgram(const Program &program, std::vector<HostTensor> &tensors,
+                     const EngineOptions &options);
+
+// `count` CTAs of `grid` for sampling: every corner of the grid (the edge
+// tiles) first, then others drawn from `seed`; all of them when count <= 0 or
+// count >= the grid's size.
+std::vector<std::array<int64_t, 3>> sampleCtas(const std::array<int64_t, 3> &grid, int64_t count,
+                                               uint64_t seed);
+
+} // namespace tilescope::sim

@@ -1,0 +1,393 @@
+// Reference semantics of the tile primitives: what a copy, fill, cast,
+// elementwise operation, reduction or gemm does to the logical elements of its
+// operands, whatever instruction a dispatch later picks. Elements are found
+// through the operands' layouts (shared memory through Layout and its swizzle,
+// register tiles through their owner tables), so a primitive executed by a
+// warpgroup reads and writes exactly the registers its threads hold.
+#include "simulator/CtaExecutor.h"
+
+#include "ir/Intrinsics.h"
+#include "simulator/Mma.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace tilescope::sim {
+
+namespace {
+
+bool isFloatKind(ValueKind k) { return k == ValueKind::Float || k == ValueKind::Literal; }
+
+// A register or memory element as a number, or a scalar operand.
+struct Number {
+  bool isFloat;
+  double f;
+  int64_t i;
+};
+
+Number decodeNumber(Dtype d, uint64_t bits) {
+  if (isFloat(d))
+    return {true, decodeFloat(d, bits), 0};
+  return {false, 0, decodeInt(d, bits)};
+}
+
+uint64_t encodeNumber(Dtype d, const Number &n) {
+  return n.isFloat ? encodeFloat(d, n.f) : encodeInt(d, n.i);
+}
+
+// Arithmetic of elementwise operations in the destination's dtype: single
+// precision for f32 and narrower floats (then rounded into the dtype), double
+// for f64, 64-bit integers otherwise.
+Number arith(std::string_view op, Dtype d, Number x, Number y) {
+  if (!isFloat(d)) {
+    int64_t a = x.isFloat ? static_cast<int64_t>(x.f) : x.i;
+    int64_t b = y.isFloat ? static_cast<int64_t>(y.f) : y.i;
+    int64_t r = 0;
+    if (op == "add") r = a + b;
+    else if (op == "sub") r = a - b;
+    else if (op == "mul") r = a * b;
+    else if (op == "div") r = b ? a / b : 0;
+    else if (op == "max") r = std::max(a, b);
+    else if (op == "min") r = std::min(a, b);
+    else if (op == "neg") r = -a;
+    else if (op == "abs") r = a < 0 ? -a : a;
+    return {false, 0, r};
+  }
+  double a = x.isFloat ? x.f : static_cast<double>(x.i);
+  double b = y.isFloat ? y.f : static_cast<double>(y.i);
+  if (d == Dtype::f64) {
+    double r = 0;
+    if (op == "add") r = a + b;
+    else if (op == "sub") r = a - b;
+    else if (op == "mul") r = a * b;
+    else if (op == "div") r = a / b;
+    else if (op == "max") r = std::fmax(a, b);
+    else if (op == "min") r = std::fmin(a, b);
+    else if (op == "exp") r = std::exp(a);
+    else if (op == "exp2") r = std::exp2(a);
+    else if (op == "log") r = std::log(a);
+    else if (op == "sqrt") r = std::sqrt(a);
+    else if (op == "rsqrt") r = 1.0 / std::sqrt(a);
+    else if (op == "neg") r = -a;
+    else if (op == "abs") r = std::fabs(a);
+    return {true, r, 0};
+  }
+  float p = static_cast<float>(a), q = static_cast<float>(b), r = 0;
+  if (op == "add") r = p + q;
+  else if (op == "sub") r = p - q;
+  else if (op == "mul") r = p * q;
+  else if (op == "div") r = p / q;
+  else if (op == "max") r = std::fmax(p, q);
+  else if (op == "min") r = std::fmin(p, q);
+  else if (op == "exp") r = std::exp(p);
+  else if (op == "exp2") r = std::exp2(p);
+  else if (op == "log") r = std::log(p);
+  else if (op == "sqrt") r = std::sqrt(p);
+  else if (op == "rsqrt") r = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p)));
+  else if (op == "neg") r = -p;
+  else if (op == "abs") r = std::fabs(p);
+  return {true, roundTo(d, r), 0};
+}
+
+const mma::MmaInstructionRow *pickMma(TargetKind target, bool warpgroup, Dtype d, Dtype a,
+                                      Dtype b) {
+  mma::MmaFamily family = mma::MmaFamily::MmaSync;
+  if (target == TargetKind::sm_100a)
+    family = mma::MmaFamily::Tcgen05;
+  else if (target == TargetKind::sm_90a && warpgroup)
+    family = mma::MmaFamily::Wgmma;
+  for (const mma::MmaInstructionRow &row : mma::instructionTable())
+    if (row.target == target && row.family == family && row.d == d && row.a == a && row.b == b)
+      return &row;
+  return nullptr;
+}
+
+std::string regionText(const BufferPlan &b, const Region &r) {
+  std::string s = b.name + "[";
+  for (size_t i = 0; i < r.extent.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(r.extent[i]);
+  return s + "]";
+}
+
+} // namespace
+
+bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
+  const CallStmt &c = *call.call;
+  const std::string &op = c.callee;
+  llvm::SMLoc loc = c.loc;
+  ThreadRange threads = call.threads;
+  auto region = [&](size_t i) -> const Region * {
+    if (i < call.positional.size() && call.positional[i].isRegion)
+      return &call.positional[i].region;
+    return nullptr;
+  };
+  auto flag = [&](const char *kw, bool fallback) {
+    auto it = call.keywords.find(kw);
+    return it == call.keywords.end() ? fallback : it->second.value.i != 0;
+  };
+  auto read = [&](const Region &r, int64_t i) -> std::optional<uint64_t> {
+    if (!inBounds(r, i)) {
+      fail(loc, fmt::format("'{}' reads outside '{}'", op, plan(r.buffer).name));
+      return std::nullopt;
+    }
+    return readBits(r.buffer, bufferFlat(r, i), threads, loc);
+  };
+  auto write = [&](const Region &r, int64_t i, uint64_t bits) {
+    if (!inBounds(r, i))
+      return fail(loc, fmt::format("'{}' writes outside '{}'", op, plan(r.buffer).name));
+    return writeBits(r.buffer, bufferFlat(r, i), bits, threads, loc);
+  };
+
+  if (op == "sync")
+    return true;
+  const Region *dst = region(0);
+  if (!dst)
+    return fail(loc, fmt::format("'{}' needs a destination region", op));
+  const BufferPlan &db = plan(dst->buffer);
+  int64_t n = dst->elements();
+
+  if (op == "copy" || op == "copy_async" || op == "tma.load") {
+    const Region *src = region(1);
+    if (!src)
+      return fail(loc, fmt::format("'{}' needs a source region", op));
+    const BufferPlan &sb = plan(src->buffer);
+    if (src->elements() != n)
+      return fail(loc, fmt::format("'{}' copies {} elements into {}", op, src->elements(), n));
+    if (sb.dtype != db.dtype)
+      return fail(loc, fmt::format("'{}' between {} and {}: use cast", op, dtypeName(sb.dtype),
+                                   dtypeName(db.dtype)));
+    bool async = op != "copy" && sb.scope == MemScope::Global && db.scope == MemScope::Shared;
+    if (async) {
+      AsyncCopy copy{*dst, *src, call.barrier, n * dtypeBytes(db.dtype), loc};
+      if (call.barrier >= 0 && !barriers_[call.barrier].live())
+        return fail(loc, fmt::format("copy signals {}, which is not initialised",
+                                     barrierName(call.barrier)));
+      enqueue(std::move(copy));
+      return true;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      auto bits = read(*src, i);
+      if (!bits || !write(*dst, i, *bits))
+        return false;
+    }
+    stats_.elementsMoved += n;
+    return true;
+  }
+  if (op == "fill") {
+    if (call.positional.size() < 2 || call.positional[1].isRegion)
+      return fail(loc, "'fill' needs a value");
+    const Operand &v = call.positional[1];
+    uint64_t bits = isFloatKind(v.kind) ? encodeFloat(db.dtype, v.value.f)
+                                        : encodeInt(db.dtype, v.value.i);
+    for (int64_t i = 0; i < n; ++i)
+      if (!write(*dst, i, bits))
+        return false;
+    return true;
+  }
+  if (op == "cast") {
+    const Region *src = region(1);
+    if (!src || src->elements() != n)
+      return fail(loc, "'cast' needs a source region of the destination's size");
+    Dtype sd = plan(src->buffer).dtype;
+    for (int64_t i = 0; i < n; ++i) {
+      auto bits = read(*src, i);
+      if (!bits)
+        return false;
+      Number x = decodeNumber(sd, *bits);
+      if (x.isFloat && !isFloat(db.dtype))
+        x = {false, 0, static_cast<int64_t>(std::trunc(x.f))};
+      if (!write(*dst, i, encodeNumber(db.dtype, x)))
+        return false;
+    }
+    return true;
+  }
+  static const char *kBinary[] = {"add", "sub", "mul", "div", "max", "min"};
+  static const char *kUnary[] = {"exp", "exp2", "log", "sqrt", "rsqrt", "neg", "abs"};
+  bool binary = std::find_if(std::begin(kBinary), std::end(kBinary),
+                             [&](const char *s) { return op == s; }) != std::end(kBinary);
+  bool unary = std::find_if(std::begin(kUnary), std::end(kUnary),
+                            [&](const char *s) { return op == s; }) != std::end(kUnary);
+  if (binary || unary) {
+    size_t arity = binary ? 2 : 1;
+    if (call.positional.size() != arity + 1)
+      return fail(loc, fmt::format("'{}' takes {} operands", op, arity));
+    for (size_t k = 1; k <= arity; ++k)
+      if (call.positional[k].isRegion && call.positional[k].region.elements() != n)
+        return fail(loc, fmt::format("'{}' operand {} has {} elements, the destination {}", op, k,
+                                     call.positional[k].region.elements(), n));
+    // Read every operand before writing: the destination may be an operand.
+    std::vector<Number> results(n);
+    for (int64_t i = 0; i < n; ++i) {
+      Number xs[2] = {{false, 0, 0}, {false, 0, 0}};
+      for (size_t k = 1; k <= arity; ++k) {
+        const Operand &o = call.positional[k];
+        if (o.isRegion) {
+          auto bits = read(o.region, i);
+          if (!bits)
+            return false;
+          xs[k - 1] = decodeNumber(plan(o.region.buffer).dtype, *bits);
+        } else if (isFloatKind(o.kind)) {
+          xs[k - 1] = {true, o.value.f, 0};
+        } else {
+          xs[k - 1] = {false, 0, o.value.i};
+        }
+      }
+      results[i] = arith(op, db.dtype, xs[0], xs[1]);
+    }
+    for (int64_t i = 0; i < n; ++i)
+      if (!write(*dst, i, encodeNumber(db.dtype, results[i])))
+        return false;
+    return true;
+  }
+  if (op.rfind("reduce_", 0) == 0) {
+    const Region *src = region(1);
+    if (!src)
+      return fail(loc, "a reduction needs a source region");
+    std::string combine = op == "reduce_sum" ? "add" : op == "reduce_max" ? "max" : "min";
+    Dtype sd = plan(src->buffer).dtype;
+    auto axisIt = call.keywords.find("axis");
+    int64_t axis = axisIt == call.keywords.end() ? -1 : axisIt->second.value.i;
+    int64_t sn = src->elements();
+    int64_t reduceExtent = axis < 0 ? sn : src->extent.at(axis);
+    int64_t inner = 1;
+    if (axis >= 0)
+      for (size_t k = axis + 1; k < src->extent.size(); ++k)
+        inner *= src->extent[k];
+    int64_t outputs = sn / reduceExtent;
+    if (outputs != n)
+      return fail(loc, fmt::format("'{}' produces {} values into {} elements", op, outputs, n));
+    // Each output combines its inputs in logical order, starting from the
+    // first one, in the destination's arithmetic.
+    for (int64_t o = 0; o < outputs; ++o) {
+      int64_t outer = o / inner, in = o % inner;
+      Number acc{};
+      for (int64_t r = 0; r < reduceExtent; ++r) {
+        int64_t i = axis < 0 ? r : (outer * reduceExtent + r) * inner + in;
+        auto bits = read(*src, i);
+        if (!bits)
+          return false;
+        Number x = decodeNumber(sd, *bits);
+        acc = r == 0 ? arith("add", db.dtype, x, Number{x.isFloat, 0, 0}) : arith(combine, db.dtype, acc, x);
+      }
+      if (flag("accumulate", false)) {
+        auto old = read(*dst, o);
+        if (!old)
+          return false;
+        acc = arith(combine, db.dtype, decodeNumber(db.dtype, *old), acc);
+      }
+      if (!write(*dst, o, encodeNumber(db.dtype, acc)))
+        return false;
+    }
+    return true;
+  }
+  if (op == "gemm" || op == "gemm_async" || op == "wgmma.mma_async") {
+    const Region *a = region(1), *b = region(2);
+    if (!a || !b)
+      return fail(loc, fmt::format("'{}' needs regions C, A and B", op));
+    auto dims = [](const Region &r) {
+      std::vector<int64_t> d;
+      for (int64_t e : r.extent)
+        if (e != 1)
+          d.push_back(e);
+      while (d.size() < 2)
+        d.insert(d.begin(), 1);
+      return d;
+    };
+    std::vector<int64_t> cd = dims(*dst), ad = dims(*a), bd = dims(*b);
+    if (cd.size() != 2 || ad.size() != 2 || bd.size() != 2)
+      return fail(loc, fmt::format("'{}' operands must be 2-D", op));
+    bool ta = flag("transpose_a", false), tb = flag("transpose_b", false);
+    int64_t M = cd[0], N = cd[1], K = ta ? ad[0] : ad[1];
+    if ((ta ? ad[1] : ad[0]) != M || (tb ? bd[1] : bd[0]) != K || (tb ? bd[0] : bd[1]) != N)
+      return fail(loc, fmt::format("'{}' shapes do not agree: C {}, A {}{}, B {}{}", op,
+                                   regionText(db, *dst), regionText(plan(a->buffer), *a),
+                                   ta ? "^T" : "", regionText(plan(b->buffer), *b),
+                                   tb ? "^T" : ""));
+    Dtype ad_t = plan(a->buffer).dtype, bd_t = plan(b->buffer).dtype;
+    // Operands as row-major M x K and K x N codes.
+    std::vector<uint32_t> A(M * K), B(K * N), C(M * N);
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t k = 0; k < K; ++k) {
+        auto bits = read(*a, ta ? k * M + i : i * K + k);
+        if (!bits)
+          return false;
+        A[i * K + k] = static_cast<uint32_t>(*bits);
+      }
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < N; ++j) {
+        auto bits = read(*b, tb ? j * K + k : k * N + j);
+        if (!bits)
+          return false;
+        B[k * N + j] = static_cast<uint32_t>(*bits);
+      }
+    bool accumulate = flag("accumulate", true);
+    for (int64_t i = 0; i < M * N; ++i) {
+      if (!accumulate) {
+        C[i] = 0;
+        continue;
+      }
+      auto bits = read(*dst, i);
+      if (!bits)
+        return false;
+      C[i] = db.dtype == Dtype::f32 ? static_cast<uint32_t>(*bits)
+                                    : numerics::bitsOf(static_cast<float>(decodeFloat(db.dtype, *bits)));
+    }
+    if (ad_t == Dtype::f32 && bd_t == Dtype::f32) {
+      // CUDA-core GEMM: one fma per product, in k order.
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          float acc = numerics::floatOf(C[i * N + j]);
+          for (int64_t k = 0; k < K; ++k)
+            acc = std::fmaf(numerics::floatOf(A[i * K + k]), numerics::floatOf(B[k * N + j]), acc);
+          C[i * N + j] = numerics::bitsOf(acc);
+        }
+    } else {
+      const mma::MmaInstructionRow *row =
+          pickMma(p_.target, call.warpgroupScope || op == "wgmma.mma_async", db.dtype, ad_t, bd_t);
+      if (!row)
+        return fail(loc, fmt::format("no tensor-core instruction of {} computes {} += {} x {}",
+                                     targetInfo(p_.target).name, dtypeName(db.dtype),
+                                     dtypeName(ad_t), dtypeName(bd_t)));
+      if (row->status == mma::ModelStatus::Unknown)
+        return fail(loc, fmt::format("the numerics of {} on {} are unknown ({}); the simulator "
+                                     "does not guess",
+                                     mma::instructionPattern(*row), targetInfo(p_.target).name,
+                                     row->note));
+      if (row->scaleBlock)
+        return fail(loc, "block-scaled gemm is not simulated yet");
+      const numerics::FloatFormat &fa = *numerics::floatFormat(ad_t);
+      const numerics::FloatFormat &fb = *numerics::floatFormat(bd_t);
+      std::vector<numerics::Decoded> da(M * K), dbv(K * N);
+      for (int64_t i = 0; i < M * K; ++i)
+        da[i] = numerics::decompose(A[i], fa);
+      for (int64_t i = 0; i < K * N; ++i)
+        dbv[i] = numerics::decompose(B[i], fb);
+      // The instruction's K chunks, in order: one fused sum each.
+      int64_t kStep = row->k;
+      std::vector<mma::ProductTerm> terms(kStep);
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          uint32_t acc = C[i * N + j];
+          for (int64_t k0 = 0; k0 < K; k0 += kStep) {
+            int64_t len = std::min(kStep, K - k0);
+            for (int64_t kk = 0; kk < len; ++kk)
+              terms[kk] = {da[i * K + k0 + kk], dbv[(k0 + kk) * N + j], fa.manBits, fb.manBits,
+                           0, false};
+            acc = mma::fusedSum(acc, std::span(terms.data(), len), row->params);
+            ++stats_.mmaSums;
+          }
+          C[i * N + j] = acc;
+        }
+    }
+    for (int64_t i = 0; i < M * N; ++i) {
+      uint64_t bits = db.dtype == Dtype::f32 ? C[i] : encodeFloat(db.dtype, numerics::floatOf(C[i]));
+      if (!write(*dst, i, bits))
+        return false;
+    }
+    return true;
+  }
+  return fail(loc, fmt::format("tile primitive '{}' is not simulated yet", op));
+}
+
+} // namespace tilescope::sim
