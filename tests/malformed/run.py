@@ -28,6 +28,44 @@ def run(tool, args, label, failures, allowed=(2,)):
         failures.append(f"{label}: crashed\n{p.stderr[:400]!r}")
 
 
+MUTATION_PIECES = [b"(", b")", b"{", b"}", b"[", b"]", b":", b"+", b"..", b"@", b"=", b"==",
+                   b",", b"wg.", b"-", b"0", b"99999999999", b"\n", b"layout(", b"S[", b"R[",
+                   b"swizzle(", b"128B", b"laneid", b"if ", b"for ", b"let ", b"mbarrier ",
+                   b"\x00", b"\xff", b"1.5e308", b"1e999"]
+
+
+def mutate_bundled_kernels(tool, failures, count=150, seed=20261122):
+    """Random edits of the bundled kernels (deterministic seed): check and fmt
+    may accept or reject them, but must exit 0, 1 or 2 without crashing, and
+    a rejection must carry a diagnostic."""
+    import random
+    kernels = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "kernels")
+    sources = [open(os.path.join(kernels, f), "rb").read()
+               for f in sorted(os.listdir(kernels)) if f.endswith(".tile")]
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "mutant.tile")
+        for i in range(count):
+            text = bytearray(rng.choice(sources))
+            for _ in range(rng.randint(1, 4)):
+                kind, at = rng.randrange(4), rng.randrange(len(text) + 1)
+                if kind == 0:
+                    del text[at:at + rng.randint(1, 20)]
+                elif kind == 1:
+                    text[at:at] = rng.choice(MUTATION_PIECES)
+                elif kind == 2:
+                    src = rng.randrange(len(text) + 1)
+                    text[at:at] = text[src:src + rng.randint(1, 30)]
+                elif at < len(text):
+                    text[at] = rng.randrange(256)
+            with open(path, "wb") as f:
+                f.write(text)
+            for command in ("check", "fmt"):
+                run(tool, [command, path], f"{command} mutant {i} (seed {seed})", failures,
+                    allowed=(0, 1, 2))
+    return 2 * count
+
+
 def main():
     tool = sys.argv[1]
     corpus = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
@@ -64,6 +102,7 @@ def main():
         run(tool, ["layout", "S[(" + "2," * 20000 + "2):(1)]", "--shape", "4"],
             "layout huge", failures)
         count += 1
+    count += mutate_bundled_kernels(tool, failures)
     for f in failures:
         print("FAIL:", f)
     print(f"malformed: {count - len(failures)} passed, {len(failures)} failed")
