@@ -274,6 +274,44 @@ double asDouble(const LaneValues &v, int lane) {
   return isFloatKind(v.kind) ? v.lane[lane].f : static_cast<double>(v.lane[lane].i);
 }
 
+inline uint64_t loadBits(const uint8_t *p, int bytes) {
+  switch (bytes) {
+  case 1: return *p;
+  case 2: {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return v;
+  }
+  case 4: {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  default: {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  }
+}
+
+inline void storeBits(uint8_t *p, int bytes, uint64_t v) {
+  switch (bytes) {
+  case 1: *p = static_cast<uint8_t>(v); return;
+  case 2: {
+    uint16_t x = static_cast<uint16_t>(v);
+    std::memcpy(p, &x, 2);
+    return;
+  }
+  case 4: {
+    uint32_t x = static_cast<uint32_t>(v);
+    std::memcpy(p, &x, 4);
+    return;
+  }
+  default: std::memcpy(p, &v, 8); return;
+  }
+}
+
 template <typename Fn> void forLanes(uint32_t mask, Fn fn) {
   while (mask) {
     int l = std::countr_zero(mask);
@@ -358,6 +396,29 @@ bool CtaExecutor::evalIndexLoad(const Index &x, const Expr &e, Warp &w, uint32_t
   out.kind = isFloat(b.dtype) ? ValueKind::Float
              : b.dtype == Dtype::pred ? ValueKind::Bool
                                       : ValueKind::Int;
+  // Fast paths: global tensors and private registers.
+  if (b.scope == MemScope::Global || b.privateRegs()) {
+    std::array<uint64_t, kWarpSize> bits;
+    if (b.scope == MemScope::Global) {
+      const uint8_t *base = tensors_[b.tensor].bytes.data();
+      int bytes = b.elementBytes;
+      forLanes(mask, [&](int l) { bits[l] = loadBits(base + flat[l] * bytes, bytes); });
+      stats_.globalBytesRead += bytes * std::popcount(mask);
+    } else {
+      forLanes(mask, [&](int l) {
+        bits[l] = regs_[(w.id * 32 + l) * p_.regsPerThread + b.regBase + flat[l]];
+      });
+    }
+    if (b.dtype == Dtype::f32)
+      forLanes(mask, [&](int l) {
+        out.lane[l].f = std::bit_cast<float>(static_cast<uint32_t>(bits[l]));
+      });
+    else if (out.kind == ValueKind::Float)
+      forLanes(mask, [&](int l) { out.lane[l].f = decodeFloat(b.dtype, bits[l]); });
+    else
+      forLanes(mask, [&](int l) { out.lane[l].i = decodeInt(b.dtype, bits[l]); });
+    return true;
+  }
   bool ok = true;
   forLanes(mask, [&](int l) {
     if (!ok)
@@ -917,7 +978,36 @@ bool CtaExecutor::execStmt(Warp &w, Frame &f, const Stmt &s) {
     LaneValues v;
     if (!eval(st.value, w, mask, v) || !elementFlat(as<Index>(st.target), w, mask, buffer, flat))
       return false;
-    Dtype d = p_.buffers[buffer].dtype;
+    const BufferPlan &bp = p_.buffers[buffer];
+    Dtype d = bp.dtype;
+    if (bp.scope == MemScope::Global || bp.privateRegs()) {
+      std::array<uint64_t, kWarpSize> bits;
+      if (d == Dtype::f32 && isFloatKind(v.kind))
+        forLanes(mask, [&](int l) {
+          bits[l] = std::bit_cast<uint32_t>(static_cast<float>(v.lane[l].f));
+        });
+      else
+        forLanes(mask, [&](int l) {
+          bits[l] = isFloatKind(v.kind) ? encodeFloat(d, v.lane[l].f) : encodeInt(d, v.lane[l].i);
+        });
+      if (bp.scope == MemScope::Global) {
+        HostTensor &t = tensors_[bp.tensor];
+        int bytes = bp.elementBytes;
+        forLanes(mask, [&](int l) {
+          storeBits(t.bytes.data() + flat[l] * bytes, bytes, bits[l]);
+          t.written[flat[l]] = 1;
+        });
+        stats_.globalBytesWritten += bytes * std::popcount(mask);
+      } else {
+        forLanes(mask, [&](int l) {
+          regs_[(w.id * 32 + l) * p_.regsPerThread + bp.regBase + flat[l]] =
+              bits[l] & (bp.elementBytes >= 8 ? ~uint64_t{0}
+                                               : (uint64_t{1} << (8 * bp.elementBytes)) - 1);
+        });
+      }
+      ++f.pc;
+      return true;
+    }
     bool ok = true;
     forLanes(mask, [&](int l) {
       if (!ok)

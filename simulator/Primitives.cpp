@@ -358,11 +358,13 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
         return fail(loc, "block-scaled gemm is not simulated yet");
       const numerics::FloatFormat &fa = *numerics::floatFormat(ad_t);
       const numerics::FloatFormat &fb = *numerics::floatFormat(bd_t);
+      // A row-major and B transposed (N x K), so a chunk's operands are contiguous.
       std::vector<numerics::Decoded> da(M * K), dbv(K * N);
       for (int64_t i = 0; i < M * K; ++i)
         da[i] = numerics::decompose(A[i], fa);
-      for (int64_t i = 0; i < K * N; ++i)
-        dbv[i] = numerics::decompose(B[i], fb);
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t j = 0; j < N; ++j)
+          dbv[j * K + k] = numerics::decompose(B[k * N + j], fb);
       // The instruction's K chunks, in order: one fused sum each.
       int64_t kStep = row->k;
       std::vector<mma::ProductTerm> terms(kStep);
@@ -372,7 +374,7 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
           for (int64_t k0 = 0; k0 < K; k0 += kStep) {
             int64_t len = std::min(kStep, K - k0);
             for (int64_t kk = 0; kk < len; ++kk)
-              terms[kk] = {da[i * K + k0 + kk], dbv[(k0 + kk) * N + j], fa.manBits, fb.manBits,
+              terms[kk] = {da[i * K + k0 + kk], dbv[j * K + k0 + kk], fa.manBits, fb.manBits,
                            0, false};
             acc = mma::fusedSum(acc, std::span(terms.data(), len), row->params);
             ++stats_.mmaSums;

@@ -279,6 +279,7 @@ private:
     plan.loc = b.loc;
     ConstEval ce(p_.symbols, diag_);
     plan.elements = 1;
+    plan.elementBytes = dtypeBytes(b.dtype);
     for (const Expr &d : b.shape) {
       auto v = ce.eval(d);
       if (!v || *v < 1 || *v > (int64_t{1} << 24)) {
@@ -466,6 +467,7 @@ std::optional<Program> bindProgram(const Kernel &kernel, const ArgValues &args,
     plan.loc = param.loc;
     plan.tensor = static_cast<int>(p.buffers.size());
     plan.elements = 1;
+    plan.elementBytes = dtypeBytes(param.dtype);
     for (const Expr &d : param.shape) {
       auto v = ce.eval(d);
       if (!v)

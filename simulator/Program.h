@@ -44,6 +44,7 @@ struct BufferPlan {
   int64_t sharedOffset = 0;     // shared: byte offset in the CTA's shared memory
   int64_t regBase = 0;          // reg: first register of this buffer in every thread
   int64_t regCount = 0;         // reg: registers per thread
+  int elementBytes = 4;         // bytes of one element in memory
   // reg with a layout: for each element, the (thread, register) pairs that
   // hold it, sorted by thread (CSR: ownerStart[i] .. ownerStart[i + 1]).
   std::vector<int32_t> ownerStart;

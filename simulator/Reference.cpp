@@ -86,10 +86,11 @@ std::optional<ProblemSpec> parseProblem(std::string_view text, std::string *erro
 }
 
 std::optional<ProblemSpec> problemOf(std::string_view source, std::string_view kernelName,
-                                     std::string *error) {
+                                     std::string *error, size_t *errorOffset) {
   std::string pending;
-  size_t pos = 0;
+  size_t pos = 0, pendingAt = 0;
   while (pos < source.size()) {
+    size_t lineStart = pos;
     size_t end = source.find('\n', pos);
     if (end == std::string_view::npos)
       end = source.size();
@@ -98,13 +99,17 @@ std::optional<ProblemSpec> problemOf(std::string_view source, std::string_view k
     constexpr std::string_view tag = "// problem:";
     if (line.rfind(tag, 0) == 0) {
       pending = trim(std::string_view(line).substr(tag.size()));
+      pendingAt = lineStart + (source.substr(lineStart).find('/'));
       continue;
     }
     if (line.rfind("kernel ", 0) == 0) {
       std::string name = trim(std::string_view(line).substr(7));
       name = name.substr(0, name.find_first_of("( \t"));
-      if (name == kernelName && !pending.empty())
+      if (name == kernelName && !pending.empty()) {
+        if (errorOffset)
+          *errorOffset = pendingAt;
         return parseProblem(pending, error);
+      }
       pending.clear();
     }
   }

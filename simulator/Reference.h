@@ -34,9 +34,10 @@ struct ProblemSpec {
 std::optional<ProblemSpec> parseProblem(std::string_view text, std::string *error);
 
 // The `// problem:` annotation before `kernel NAME` in `source`, else the
-// bundled table's entry, else nothing. `error` is set for a malformed one.
+// bundled table's entry, else nothing. `error` is set for a malformed one,
+// and `errorOffset` to the annotation's byte offset in `source`.
 std::optional<ProblemSpec> problemOf(std::string_view source, std::string_view kernelName,
-                                     std::string *error);
+                                     std::string *error, size_t *errorOffset = nullptr);
 
 struct Mismatch {
   int64_t index;       // flat

@@ -181,9 +181,12 @@ int runSim() {
     return finishInputError();
 
   llvm::StringRef source = sourceMgr.getMemoryBuffer(*id)->getBuffer();
-  auto problem = problemOf(std::string_view(source.data(), source.size()), kernel->name, &error);
+  size_t problemAt = std::string::npos;
+  auto problem = problemOf(std::string_view(source.data(), source.size()), kernel->name, &error,
+                           &problemAt);
   if (!problem && !error.empty()) {
-    diag.error(kernel->loc, error);
+    diag.error(problemAt != std::string::npos ? llvm::SMLoc::getFromPointer(source.data() + problemAt) : kernel->loc,
+               error);
     return finishInputError();
   }
 
