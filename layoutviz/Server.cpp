@@ -11,6 +11,22 @@
 
 namespace tilescope::viz {
 
+std::string urlEncode(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+        c == '_' || c == '.' || c == '(' || c == ')' || c == '*') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 #ifdef TILESCOPE_VIZ_HAS_HTTPLIB
 
 bool serverAvailable() {
@@ -28,7 +44,7 @@ int64_t integerParam(const httplib::Request &req, const char *name, int64_t fall
 }
 } // namespace
 
-int serve(const std::string &host, int port, llvm::raw_ostream &log) {
+int serve(const std::string &host, int port, const std::string &view, llvm::raw_ostream &log) {
   httplib::Server server;
   const std::string page = renderPage(std::nullopt);
   server.Get("/", [&page](const httplib::Request &, httplib::Response &res) {
@@ -74,6 +90,8 @@ int serve(const std::string &host, int port, llvm::raw_ostream &log) {
     return 2;
   }
   log << "tilescope viz: serving on http://" << host << ":" << bound << "/\n";
+  if (!view.empty())
+    log << "tilescope viz: open http://" << host << ":" << bound << "/#" << view << "\n";
   log.flush();
   return server.listen_after_bind() ? 0 : 2;
 }
@@ -84,7 +102,7 @@ bool serverAvailable() {
   return false;
 }
 
-int serve(const std::string &, int, llvm::raw_ostream &log) {
+int serve(const std::string &, int, const std::string &, llvm::raw_ostream &log) {
   log << "tilescope viz: error: this build has no server (install libcpp-httplib-dev and "
          "reconfigure); `tilescope viz LAYOUT --shape ... -o page.html` still works\n";
   return 2;

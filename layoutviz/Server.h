@@ -10,6 +10,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <string>
+#include <string_view>
 
 namespace tilescope::viz {
 
@@ -18,8 +19,13 @@ bool serverAvailable();
 
 // Serves until the process is stopped. Port 0 picks a free port. Prints
 // `tilescope viz: serving on http://127.0.0.1:PORT/` to `log` once listening
-// (the browser tests read the port from that line). Returns the exit status:
-// 2 when the port cannot be bound or the server is not built.
-int serve(const std::string &host, int port, llvm::raw_ostream &log);
+// (the browser tests read the port from that line), then, when `view` (a
+// URL fragment such as `layout=...&shape=...`) is given, the link that opens
+// the page on it. Returns the exit status: 2 when the port cannot be bound or
+// the server is not built.
+int serve(const std::string &host, int port, const std::string &view, llvm::raw_ostream &log);
+
+// `text` percent-encoded for a URL fragment parameter.
+std::string urlEncode(std::string_view text);
 
 } // namespace tilescope::viz

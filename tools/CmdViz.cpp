@@ -118,7 +118,16 @@ int runViz() {
       llvm::errs() << "tilescope viz: error: --port must be in [0, 65535], not " << portOpt << "\n";
       return kInputError;
     }
-    return viz::serve("127.0.0.1", portOpt, llvm::outs());
+    // With a layout on the command line, also print the link that opens it.
+    std::string view;
+    if (!request.layout.empty()) {
+      view = "layout=" + viz::urlEncode(request.layout) + "&shape=" + viz::urlEncode(request.shape);
+      if (!request.dtype.empty())
+        view += "&dtype=" + viz::urlEncode(request.dtype);
+      view += "&target=" + viz::urlEncode(request.target) +
+              "&threads=" + std::to_string(request.threads);
+    }
+    return viz::serve("127.0.0.1", portOpt, view, llvm::outs());
   }
   if (request.layout.empty()) {
     llvm::errs() << "tilescope viz: error: give a LAYOUT (e.g. 'wgmma_acc(64, 128)'), or "

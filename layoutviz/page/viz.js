@@ -15,7 +15,7 @@
     'sel', 'color', 'acc', 'ai', 'av', 'ac'];
   const EVAL_KEYS = ['layout', 'shape', 'dtype', 'target', 'threads', 'devices', 'alloc', 'scope'];
 
-  const state = { layout: '', shape: '', dtype: 'f32', target: 'sm_90a', threads: '128',
+  const state = { layout: '', shape: '', dtype: '', target: 'sm_90a', threads: '128',
     devices: '1', alloc: '0', scope: 'auto', sel: '', color: '', acc: 'column', ai: '0', av: '1', ac: '' };
   let doc = null;    // the evaluation shown
   let model = null;  // indices derived from it
@@ -152,7 +152,8 @@
   // A number per element for colouring: its thread (row of its first owner),
   // its logical row or column, or the element itself.
   function colourKey(flat) {
-    const mode = state.color || (doc.view === 'shared' ? 'chunk' : 'owner');
+    // Replicated layouts give every element many threads: tell elements apart instead.
+    const mode = state.color || (doc.view === 'shared' ? 'chunk' : doc.replicas > 1 ? 'element' : 'owner');
     if (mode === 'row') return Math.floor(flat / model.lcols);
     if (mode === 'chunk') return Math.floor((flat % model.lcols) * doc.bits / 128);
     if (mode === 'column') return flat % model.lcols;
@@ -195,7 +196,8 @@
   function logicalLabel(f) {
     const s = model.slots.get(model.elemSlots[f][0]);
     if (doc.view === 'shared') return 'b' + doc.banks[f][1];
-    if (doc.view === 'register' || doc.view === 'device') return 'T' + s.row;
+    if (doc.view === 'register') return 'T' + s.row;
+    if (doc.view === 'device') return 'D' + (model.rowKeys[s.row] || [])[0];
     if (doc.view === 'tmem') return 'L' + (model.rowKeys[s.row] || []).slice(-1)[0];
     return String(s.row);
   }
@@ -232,7 +234,8 @@
       const cstep = Math.max(1, Math.ceil(22 / w));
       model.colKeys.forEach((t, j) => {
         if (j % cstep) return;
-        const text = t.map((v, k) => (SHORT[doc.axes[model.colAx[k]]] || '') + v).join(' ');
+        const prefix = (name) => (name === 'm' && doc.view !== 'register' ? 'm' : SHORT[name] || '');
+        const text = t.map((v, k) => prefix(doc.axes[model.colAx[k]]) + v).join(' ');
         parts.push('<text class="hdr" x="' + (left + j * w + w / 2) + '" y="11" text-anchor="middle">' + esc(text) + '</text>');
       });
       const rstep = Math.max(1, Math.ceil(10 / h));
@@ -511,6 +514,7 @@
   }
   function fillSelects() {
     const dt = $('dtype-select');
+    dt.insertAdjacentHTML('beforeend', '<option value="">auto</option>');
     for (const name of data.dtypes || []) dt.insertAdjacentHTML('beforeend', '<option>' + esc(name) + '</option>');
     const ps = $('preset-select');
     const groups = { hardware: 'Hardware fragments', lesson: 'Lessons' };

@@ -1,6 +1,7 @@
 // The page is self-contained and carries its data intact.
 #include "layoutviz/Page.h"
 #include "layoutviz/Evaluation.h"
+#include "layoutviz/Server.h"
 
 #include <doctest/doctest.h>
 
@@ -45,4 +46,10 @@ TEST_CASE("the served page evaluates through the server") {
   std::string page = renderPage(std::nullopt);
   CHECK(count(page, "\"mode\":\"server\"") == 1);
   CHECK(count(page, "api/eval") >= 1);
+}
+
+TEST_CASE("links to a view percent-encode the layout text") {
+  CHECK(urlEncode("wgmma_acc(64, 128)") == "wgmma_acc(64%2C%20128)");
+  CHECK(urlEncode("S[(4,8):(1@warpid,1@laneid)] + 3@m") ==
+        "S%5B(4%2C8)%3A(1%40warpid%2C1%40laneid)%5D%20%2B%203%40m");
 }
