@@ -49,12 +49,6 @@ struct Warp {
   int64_t steps = 0;
 };
 
-struct AsyncCopy {
-  Region dst, src;
-  int barrier = -1;
-  int64_t bytes = 0;
-  llvm::SMLoc loc;
-};
 
 struct Rendezvous {
   const StmtNode *stmt = nullptr;
@@ -101,7 +95,6 @@ public:
   bool barrierError(Mbarrier::Error e, int index, llvm::SMLoc loc);
   std::string barrierName(int index) const;
   RunStats &stats() { return stats_; }
-  void enqueue(AsyncCopy copy) { inflight_.push_back(std::move(copy)); }
 
   // A tile primitive executed by `threads`; `args` are evaluated operands.
   struct Operand {
@@ -121,6 +114,19 @@ public:
   };
   bool executePrimitive(const PrimitiveCall &call);
 
+  // An asynchronous unit in flight: a TMA copy (complete_tx of `bytes` on
+  // `barrier` when it lands), or a tcgen05.commit (the MMAs issued before it
+  // run, then one arrival on `barrier`).
+  struct AsyncCopy {
+    Region dst, src;
+    int barrier = -1;
+    int64_t bytes = 0;
+    llvm::SMLoc loc;
+    std::vector<PrimitiveCall> mmas; // non-empty or `isCommit`: a tcgen05.commit
+    bool isCommit = false;
+  };
+  void enqueue(AsyncCopy copy) { inflight_.push_back(std::move(copy)); }
+
 private:
   // Engine.cpp: statements, expressions, scheduling.
   bool step(Warp &w);
@@ -137,6 +143,11 @@ private:
   std::optional<Region> region(const Expr &e, Warp &w, int lane);
   std::optional<int> barrierRef(const Expr &e, Warp &w, int lane);
   std::optional<Operand> operand(const Expr &e, Warp &w, int lane, bool wantRegion);
+  std::optional<PrimitiveCall> buildCall(Warp &w, const CallStmt &c, ThreadRange threads,
+                                         int lane);
+  bool execTcgen05(Warp &w, const CallStmt &c, ThreadRange threads, int lane);
+  bool execWgmma(Warp &w, const CallStmt &c, ThreadRange threads, int lane);
+  std::optional<int64_t> tmemIndex(int buffer, int64_t flat, llvm::SMLoc loc);
   bool completeAsync(size_t index);
   bool waitSatisfied(const Warp &w) const;
   Failure deadlock() const;
@@ -155,6 +166,14 @@ private:
   std::map<std::pair<int, int64_t>, Rendezvous> rendezvous_;
   std::vector<AsyncCopy> inflight_;
   std::optional<Failure> failure_;
+  // Tensor memory: 128 lanes x 512 columns of 32 bits, and who allocated what.
+  std::vector<uint32_t> tmem_;
+  std::vector<int> tmemOwner_;             // per column: allocating warp, -1 free
+  std::map<int, std::pair<int64_t, int64_t>> tmemAlloc_; // buffer -> (first column, columns)
+  std::vector<PrimitiveCall> tcgen05Issued_; // tcgen05.mma not yet committed
+  // wgmma per warpgroup: the open group and the committed groups, oldest first.
+  std::map<int64_t, std::vector<PrimitiveCall>> wgmmaOpen_;
+  std::map<int64_t, std::vector<std::vector<PrimitiveCall>>> wgmmaCommitted_;
 };
 
 } // namespace tilescope::sim

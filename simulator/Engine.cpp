@@ -203,11 +203,41 @@ std::optional<uint64_t> CtaExecutor::readBits(int buffer, int64_t flat, ThreadRa
                           threads.begin, threads.end, at, b.name));
     return std::nullopt;
   }
-  case MemScope::Tmem:
-    fail(loc, fmt::format("tensor memory ('{}') is not simulated yet", b.name));
-    return std::nullopt;
+  case MemScope::Tmem: {
+    auto at = tmemIndex(buffer, flat, loc);
+    if (!at)
+      return std::nullopt;
+    return tmem_[*at];
+  }
   }
   return std::nullopt;
+}
+
+std::optional<int64_t> CtaExecutor::tmemIndex(int buffer, int64_t flat, llvm::SMLoc loc) {
+  const BufferPlan &b = p_.buffers[buffer];
+  auto it = tmemAlloc_.find(buffer);
+  if (it == tmemAlloc_.end()) {
+    fail(loc, fmt::format("tensor memory '{}' used while not allocated (tcgen05.alloc)", b.name));
+    return std::nullopt;
+  }
+  int64_t lane = 0, col = 0;
+  if (b.layout) {
+    PhysCoord c = b.layout->base(flat);
+    lane = c.get(Axis::TLane);
+    col = c.get(Axis::TCol);
+  } else {
+    int64_t cols = b.shape.empty() ? 1 : b.shape.back();
+    lane = flat / cols;
+    col = flat % cols;
+  }
+  auto [first, count] = it->second;
+  if (lane < 0 || lane >= 128 || col < 0 || col >= count) {
+    fail(loc, fmt::format("element {} of '{}' is at tensor-memory lane {}, column {}, outside its "
+                          "allocation of {} columns",
+                          flat, b.name, lane, col, count));
+    return std::nullopt;
+  }
+  return lane * 512 + first + col;
 }
 
 bool CtaExecutor::writeBits(int buffer, int64_t flat, uint64_t bits, ThreadRange threads,
@@ -258,8 +288,13 @@ bool CtaExecutor::writeBits(int buffer, int64_t flat, uint64_t bits, ThreadRange
     }
     return true;
   }
-  case MemScope::Tmem:
-    return fail(loc, fmt::format("tensor memory ('{}') is not simulated yet", b.name));
+  case MemScope::Tmem: {
+    auto at = tmemIndex(buffer, flat, loc);
+    if (!at)
+      return false;
+    tmem_[*at] = static_cast<uint32_t>(bits);
+    return true;
+  }
   }
   return false;
 }
@@ -1257,30 +1292,44 @@ bool CtaExecutor::runCollective(Warp &w, const CallStmt &c, ThreadRange threads)
   int lane = std::countr_zero(w.stack.back().mask);
   if (info->cls == CallClass::Native)
     return execNative(w, c, w.stack.back().mask, threads, lane);
+  auto call = buildCall(w, c, threads, lane);
+  return call && executePrimitive(*call);
+}
+
+std::optional<CtaExecutor::PrimitiveCall> CtaExecutor::buildCall(Warp &w, const CallStmt &c,
+                                                                 ThreadRange threads, int lane) {
+  const IntrinsicInfo *info = findIntrinsic(c.callee);
   PrimitiveCall call;
   call.call = &c;
   call.threads = threads;
   call.warpgroupScope = c.scope == ExecScope::Warpgroup;
   for (const CallArg &a : c.args) {
-    if (a.keyword == "mbar") {
+    if (a.keyword == "mbar" || (a.keyword.empty() && call.positional.size() <
+                                                        info->positional.size() &&
+                                info->positional[call.positional.size()].kind ==
+                                    ArgKind::Barrier)) {
       auto b = barrierRef(a.value, w, lane);
       if (!b)
-        return false;
+        return std::nullopt;
       call.barrier = *b;
+      if (a.keyword.empty())
+        call.positional.emplace_back();
       continue;
     }
+    if (a.value->kind == ExprKind::StringImm)
+      continue; // enumerated options (shape = "32x32b") do not change the values
     size_t index = call.positional.size();
     bool wantRegion = a.keyword.empty() && index < info->positional.size() &&
                       info->positional[index].kind == ArgKind::Buffer;
     auto o = operand(a.value, w, lane, wantRegion);
     if (!o)
-      return false;
+      return std::nullopt;
     if (a.keyword.empty())
       call.positional.push_back(std::move(*o));
     else
       call.keywords[a.keyword] = std::move(*o);
   }
-  return executePrimitive(call);
+  return call;
 }
 
 bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRange threads,
@@ -1342,6 +1391,20 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
   if (n == "fence.proxy.async" || n == "fence.mbarrier_init" || n == "wgmma.fence" ||
       n.rfind("tcgen05.fence", 0) == 0)
     return true;
+  if (n.rfind("tcgen05.", 0) == 0)
+    return execTcgen05(w, c, threads, lane);
+  if (n.rfind("wgmma.", 0) == 0)
+    return execWgmma(w, c, threads, lane);
+  if (n == "ldmatrix" || n == "stmatrix") {
+    // Reference semantics: the warp moves the logical elements between the
+    // shared tile and its register fragment, as the layouts say.
+    auto call = buildCall(w, c, threads, lane);
+    if (!call)
+      return false;
+    if (call->keywords.count("trans") && call->keywords["trans"].value.i)
+      return fail(c.loc, fmt::format("'{}' with trans = true is not simulated yet", n));
+    return executePrimitive(*call);
+  }
   if (n == "tma.load") {
     PrimitiveCall call;
     call.call = &c;
@@ -1379,6 +1442,15 @@ bool CtaExecutor::waitSatisfied(const Warp &w) const {
 bool CtaExecutor::completeAsync(size_t index) {
   AsyncCopy copy = std::move(inflight_[index]);
   inflight_.erase(inflight_.begin() + static_cast<long>(index));
+  if (copy.isCommit) {
+    // A tcgen05.commit: the MMAs issued before it complete, in issue order,
+    // then its mbarrier gets one arrival.
+    for (const PrimitiveCall &mma : copy.mmas)
+      if (!executePrimitive(mma))
+        return false;
+    return copy.barrier < 0 ||
+           barrierError(barriers_[copy.barrier].arrive(1), copy.barrier, copy.loc);
+  }
   ++stats_.asyncCopies;
   int64_t n = copy.dst.elements();
   const BufferPlan &src = p_.buffers[copy.src.buffer];
@@ -1473,6 +1545,10 @@ std::optional<Failure> CtaExecutor::run() {
           fail(b.loc, std::string(Mbarrier::errorText(e)));
           return failure_;
         }
+  if (targetInfo(p_.target).hasTensorMemory) {
+    tmem_.assign(128 * 512, 0);
+    tmemOwner_.assign(512, -1);
+  }
   warps_.assign(p_.warps, Warp());
   for (int64_t i = 0; i < p_.warps; ++i) {
     Warp &w = warps_[i];
@@ -1502,7 +1578,16 @@ std::optional<Failure> CtaExecutor::run() {
       allDone &= w.state == Warp::State::Done;
     }
     if (!inflight_.empty() && (ready.empty() || rng_() % 4 == 0)) {
-      if (!completeAsync(rng_() % inflight_.size()))
+      size_t pick = rng_() % inflight_.size();
+      // tcgen05 operations complete in issue order: a commit unit is only
+      // taken after every older one.
+      if (inflight_[pick].isCommit)
+        for (size_t i = 0; i < pick; ++i)
+          if (inflight_[i].isCommit) {
+            pick = i;
+            break;
+          }
+      if (!completeAsync(pick))
         return failure_;
       continue;
     }

@@ -147,7 +147,8 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
   const BufferPlan &db = plan(dst->buffer);
   int64_t n = dst->elements();
 
-  if (op == "copy" || op == "copy_async" || op == "tma.load") {
+  if (op == "copy" || op == "copy_async" || op == "tma.load" || op == "ldmatrix" ||
+      op == "stmatrix" || op == "tcgen05.ld" || op == "tcgen05.st") {
     const Region *src = region(1);
     if (!src)
       return fail(loc, fmt::format("'{}' needs a source region", op));
@@ -157,7 +158,7 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     if (sb.dtype != db.dtype)
       return fail(loc, fmt::format("'{}' between {} and {}: use cast", op, dtypeName(sb.dtype),
                                    dtypeName(db.dtype)));
-    bool async = op != "copy" && sb.scope == MemScope::Global && db.scope == MemScope::Shared;
+    bool async = (op == "copy_async" || op == "tma.load") && sb.scope == MemScope::Global && db.scope == MemScope::Shared;
     if (async) {
       AsyncCopy copy{*dst, *src, call.barrier, n * dtypeBytes(db.dtype), loc};
       if (call.barrier >= 0 && !barriers_[call.barrier].live())
@@ -281,8 +282,10 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     }
     return true;
   }
-  if (op == "gemm" || op == "gemm_async" || op == "wgmma.mma_async") {
+  if (op == "gemm" || op == "gemm_async" || op == "wgmma.mma_async" || op == "tcgen05.mma") {
     const Region *a = region(1), *b = region(2);
+    if (op == "tcgen05.mma")
+      threads = {0, p_.threads}; // the accumulator lives in tensor memory
     if (!a || !b)
       return fail(loc, fmt::format("'{}' needs regions C, A and B", op));
     auto dims = [](const Region &r) {
@@ -297,7 +300,9 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     std::vector<int64_t> cd = dims(*dst), ad = dims(*a), bd = dims(*b);
     if (cd.size() != 2 || ad.size() != 2 || bd.size() != 2)
       return fail(loc, fmt::format("'{}' operands must be 2-D", op));
-    bool ta = flag("transpose_a", false), tb = flag("transpose_b", false);
+    // tcgen05.mma takes both operands K-major (its descriptors' common
+    // form): A is M x K and B is N x K.
+    bool ta = flag("transpose_a", false), tb = flag("transpose_b", op == "tcgen05.mma");
     int64_t M = cd[0], N = cd[1], K = ta ? ad[0] : ad[1];
     if ((ta ? ad[1] : ad[0]) != M || (tb ? bd[1] : bd[0]) != K || (tb ? bd[0] : bd[1]) != N)
       return fail(loc, fmt::format("'{}' shapes do not agree: C {}, A {}{}, B {}{}", op,
