@@ -43,8 +43,8 @@ enum class ProtocolViolationKind : uint8_t {
   NamedBarrierThreads, // a named barrier's thread count
   WgmmaDiscipline,
   Tcgen05Discipline,
-  ReadBeforeFilled,    // read-after-write on a pipeline stage
-  OverwriteWhileRead,  // write-after-read on a pipeline stage
+  ReadBeforeFilled,   // read-after-write on a pipeline stage
+  OverwriteWhileRead, // write-after-read on a pipeline stage
 };
 std::string_view protocolViolationName(ProtocolViolationKind k);
 

@@ -13,7 +13,9 @@ namespace tilescope {
 
 // --- ThreadSet ---
 
-int64_t ThreadSet::count() const { return std::count(member_.begin(), member_.end(), true); }
+int64_t ThreadSet::count() const {
+  return std::count(member_.begin(), member_.end(), true);
+}
 
 bool ThreadSet::subsetOf(const ThreadSet &o) const {
   for (size_t i = 0; i < member_.size(); ++i)
@@ -26,7 +28,8 @@ ThreadSet ThreadSet::widened(int64_t groupSize) const {
   ThreadSet out(launchThreads());
   for (int64_t t = 0; t < launchThreads(); ++t)
     if (contains(t))
-      for (int64_t u = t / groupSize * groupSize; u < std::min(launchThreads(), (t / groupSize + 1) * groupSize); ++u)
+      for (int64_t u = t / groupSize * groupSize;
+           u < std::min(launchThreads(), (t / groupSize + 1) * groupSize); ++u)
         out.add(u);
   return out;
 }
@@ -76,7 +79,8 @@ std::string ThreadSet::describe() const {
     }
     // The same thread of several groups.
     int64_t offset = all.front() % group;
-    bool sameOffset = std::all_of(all.begin(), all.end(), [&](int64_t t) { return t % group == offset; });
+    bool sameOffset =
+        std::all_of(all.begin(), all.end(), [&](int64_t t) { return t % group == offset; });
     if (sameOffset && all.size() > 1) {
       std::vector<int64_t> g;
       for (int64_t t : all)
@@ -89,39 +93,65 @@ std::string ThreadSet::describe() const {
 
 std::string_view syncKindName(SyncKind k) {
   switch (k) {
-  case SyncKind::MbarInit: return "mbarrier.init";
-  case SyncKind::MbarArrive: return "arrive";
-  case SyncKind::MbarExpectTx: return "expect_tx";
-  case SyncKind::MbarCompleteTx: return "complete_tx";
-  case SyncKind::MbarWait: return "wait";
-  case SyncKind::MbarInval: return "mbarrier.inval";
-  case SyncKind::TxDelivery: return "tma";
-  case SyncKind::Tcgen05Commit: return "tcgen05.commit";
-  case SyncKind::CtaSync: return "cta.sync";
-  case SyncKind::NamedSync: return "barrier.sync";
-  case SyncKind::NamedArrive: return "barrier.arrive";
-  case SyncKind::FenceProxyAsync: return "fence.proxy.async";
-  case SyncKind::FenceMbarrierInit: return "fence.mbarrier_init";
-  case SyncKind::WgmmaFence: return "wgmma.fence";
-  case SyncKind::WgmmaMma: return "wgmma.mma_async";
-  case SyncKind::WgmmaCommit: return "wgmma.commit_group";
-  case SyncKind::WgmmaWait: return "wgmma.wait_group";
-  case SyncKind::Tcgen05Alloc: return "tcgen05.alloc";
-  case SyncKind::Tcgen05Dealloc: return "tcgen05.dealloc";
-  case SyncKind::Tcgen05Ld: return "tcgen05.ld";
-  case SyncKind::Tcgen05WaitLd: return "tcgen05.wait_ld";
-  case SyncKind::Access: return "access";
+  case SyncKind::MbarInit:
+    return "mbarrier.init";
+  case SyncKind::MbarArrive:
+    return "arrive";
+  case SyncKind::MbarExpectTx:
+    return "expect_tx";
+  case SyncKind::MbarCompleteTx:
+    return "complete_tx";
+  case SyncKind::MbarWait:
+    return "wait";
+  case SyncKind::MbarInval:
+    return "mbarrier.inval";
+  case SyncKind::TxDelivery:
+    return "tma";
+  case SyncKind::Tcgen05Commit:
+    return "tcgen05.commit";
+  case SyncKind::CtaSync:
+    return "cta.sync";
+  case SyncKind::NamedSync:
+    return "barrier.sync";
+  case SyncKind::NamedArrive:
+    return "barrier.arrive";
+  case SyncKind::FenceProxyAsync:
+    return "fence.proxy.async";
+  case SyncKind::FenceMbarrierInit:
+    return "fence.mbarrier_init";
+  case SyncKind::WgmmaFence:
+    return "wgmma.fence";
+  case SyncKind::WgmmaMma:
+    return "wgmma.mma_async";
+  case SyncKind::WgmmaCommit:
+    return "wgmma.commit_group";
+  case SyncKind::WgmmaWait:
+    return "wgmma.wait_group";
+  case SyncKind::Tcgen05Alloc:
+    return "tcgen05.alloc";
+  case SyncKind::Tcgen05Dealloc:
+    return "tcgen05.dealloc";
+  case SyncKind::Tcgen05Ld:
+    return "tcgen05.ld";
+  case SyncKind::Tcgen05WaitLd:
+    return "tcgen05.wait_ld";
+  case SyncKind::Access:
+    return "access";
   }
   return "?";
 }
 
 int64_t SyncEvent::issuers() const {
   switch (scope) {
-  case ExecScope::Thread: return threads.count();
-  case ExecScope::Warp: return threads.groupsTouched(32);
-  case ExecScope::Warpgroup: return threads.groupsTouched(128);
+  case ExecScope::Thread:
+    return threads.count();
+  case ExecScope::Warp:
+    return threads.groupsTouched(32);
+  case ExecScope::Warpgroup:
+    return threads.groupsTouched(128);
   case ExecScope::Cta:
-  case ExecScope::Cluster: return threads.empty() ? 0 : 1;
+  case ExecScope::Cluster:
+    return threads.empty() ? 0 : 1;
   }
   return threads.count();
 }
@@ -129,8 +159,9 @@ int64_t SyncEvent::issuers() const {
 Expr SkeletonLoop::trip() const {
   Expr one = IntImm::make(1);
   Expr span = Binary::make(BinaryOp::Sub, end, begin);
-  Expr stepped = Binary::make(
-      BinaryOp::Div, Binary::make(BinaryOp::Add, span, Binary::make(BinaryOp::Sub, step, one)), step);
+  Expr stepped =
+      Binary::make(BinaryOp::Div,
+                   Binary::make(BinaryOp::Add, span, Binary::make(BinaryOp::Sub, step, one)), step);
   return foldConstants(Call::make("max", {IntImm::make(0), stepped}));
 }
 
@@ -162,8 +193,10 @@ bool isThreadBuiltin(BuiltinKind b) {
   case BuiltinKind::wgid:
   case BuiltinKind::tid_in_wg:
   case BuiltinKind::wid_in_wg:
-  case BuiltinKind::threadIdx_x: return true;
-  default: return false;
+  case BuiltinKind::threadIdx_x:
+    return true;
+  default:
+    return false;
   }
 }
 
@@ -224,21 +257,31 @@ void splitConjuncts(const Expr &e, std::vector<Expr> &out) {
 
 int64_t builtinValue(BuiltinKind b, int64_t tx) {
   switch (b) {
-  case BuiltinKind::laneid: return tx % 32;
-  case BuiltinKind::warpid: return tx / 32;
-  case BuiltinKind::wgid: return tx / 128;
-  case BuiltinKind::tid_in_wg: return tx % 128;
-  case BuiltinKind::wid_in_wg: return (tx / 32) % 4;
-  case BuiltinKind::threadIdx_x: return tx;
-  default: return 0;
+  case BuiltinKind::laneid:
+    return tx % 32;
+  case BuiltinKind::warpid:
+    return tx / 32;
+  case BuiltinKind::wgid:
+    return tx / 128;
+  case BuiltinKind::tid_in_wg:
+    return tx % 128;
+  case BuiltinKind::wid_in_wg:
+    return (tx / 32) % 4;
+  case BuiltinKind::threadIdx_x:
+    return tx;
+  default:
+    return 0;
   }
 }
 
 std::optional<int64_t> valueAt(const Expr &e, int64_t tx) {
   switch (e->kind) {
-  case ExprKind::IntImm: return as<IntImm>(e).value;
-  case ExprKind::BoolImm: return as<BoolImm>(e).value ? 1 : 0;
-  case ExprKind::Builtin: return builtinValue(as<Builtin>(e).which, tx);
+  case ExprKind::IntImm:
+    return as<IntImm>(e).value;
+  case ExprKind::BoolImm:
+    return as<BoolImm>(e).value ? 1 : 0;
+  case ExprKind::Builtin:
+    return builtinValue(as<Builtin>(e).which, tx);
   case ExprKind::Unary: {
     auto v = valueAt(as<Unary>(e).operand, tx);
     if (!v)
@@ -251,19 +294,32 @@ std::optional<int64_t> valueAt(const Expr &e, int64_t tx) {
     if (!l || !r)
       return std::nullopt;
     switch (b.op) {
-    case BinaryOp::Add: return *l + *r;
-    case BinaryOp::Sub: return *l - *r;
-    case BinaryOp::Mul: return *l * *r;
-    case BinaryOp::Div: return *r == 0 ? std::nullopt : std::optional<int64_t>(*l / *r);
-    case BinaryOp::Mod: return *r == 0 ? std::nullopt : std::optional<int64_t>(*l % *r);
-    case BinaryOp::Lt: return int64_t(*l < *r);
-    case BinaryOp::Le: return int64_t(*l <= *r);
-    case BinaryOp::Gt: return int64_t(*l > *r);
-    case BinaryOp::Ge: return int64_t(*l >= *r);
-    case BinaryOp::Eq: return int64_t(*l == *r);
-    case BinaryOp::Ne: return int64_t(*l != *r);
-    case BinaryOp::And: return int64_t(*l && *r);
-    case BinaryOp::Or: return int64_t(*l || *r);
+    case BinaryOp::Add:
+      return *l + *r;
+    case BinaryOp::Sub:
+      return *l - *r;
+    case BinaryOp::Mul:
+      return *l * *r;
+    case BinaryOp::Div:
+      return *r == 0 ? std::nullopt : std::optional<int64_t>(*l / *r);
+    case BinaryOp::Mod:
+      return *r == 0 ? std::nullopt : std::optional<int64_t>(*l % *r);
+    case BinaryOp::Lt:
+      return int64_t(*l < *r);
+    case BinaryOp::Le:
+      return int64_t(*l <= *r);
+    case BinaryOp::Gt:
+      return int64_t(*l > *r);
+    case BinaryOp::Ge:
+      return int64_t(*l >= *r);
+    case BinaryOp::Eq:
+      return int64_t(*l == *r);
+    case BinaryOp::Ne:
+      return int64_t(*l != *r);
+    case BinaryOp::And:
+      return int64_t(*l && *r);
+    case BinaryOp::Or:
+      return int64_t(*l || *r);
     }
     return std::nullopt;
   }
@@ -277,7 +333,8 @@ std::optional<int64_t> valueAt(const Expr &e, int64_t tx) {
     }
     return std::nullopt;
   }
-  default: return std::nullopt;
+  default:
+    return std::nullopt;
   }
 }
 
@@ -418,7 +475,8 @@ private:
       if (b.arraySize) {
         auto n = constantValue(subst(b.arraySize, c));
         if (!n) {
-          sk_.unsupported.push_back({b.loc, fmt::format("barrier array {} has no constant size", b.name)});
+          sk_.unsupported.push_back(
+              {b.loc, fmt::format("barrier array {} has no constant size", b.name)});
           return;
         }
         arr.size = *n;
@@ -472,7 +530,8 @@ private:
       }
       if (mixed) {
         sk_.unsupported.push_back(
-            {i.loc, fmt::format("condition '{}' mixes thread indices with sizes or loop variables", print(cond))});
+            {i.loc, fmt::format("condition '{}' mixes thread indices with sizes or loop variables",
+                                print(cond))});
       }
       // then: every conjunct holds
       for (const Expr &e : uniformPart)
@@ -494,7 +553,8 @@ private:
           if (auto t = threadsWhere(cond, c.roleActive))
             elseC.roleActive = minus(c.roleActive, *t);
       } else if (!i.elseBody.empty()) {
-        sk_.unsupported.push_back({i.loc, "else branch of a condition mixing thread indices and sizes"});
+        sk_.unsupported.push_back(
+            {i.loc, "else branch of a condition mixing thread indices and sizes"});
       }
       walk(i.thenBody, thenC);
       walk(i.elseBody, elseC);
@@ -512,11 +572,14 @@ private:
         push(std::move(e));
       return;
     }
-    case StmtKind::CallStmt: walkCall(as<CallStmt>(s), c); return;
+    case StmtKind::CallStmt:
+      walkCall(as<CallStmt>(s), c);
+      return;
     }
   }
 
-  SyncEvent base(SyncKind kind, llvm::SMLoc loc, std::string what, ExecScope scope, const Context &c) {
+  SyncEvent base(SyncKind kind, llvm::SMLoc loc, std::string what, ExecScope scope,
+                 const Context &c) {
     SyncEvent e;
     e.kind = kind;
     e.loc = loc;
@@ -611,7 +674,8 @@ private:
         d.begin = foldConstants(Binary::make(BinaryOp::Add, d.begin, sub.begin));
         d.extent = sub.end;
         break;
-      case Subscript::Full: break;
+      case Subscript::Full:
+        break;
       }
       first = false;
       ++next;
@@ -632,7 +696,9 @@ private:
           scan(s.end);
         }
         return;
-      case ExprKind::Unary: scan(as<Unary>(x).operand); return;
+      case ExprKind::Unary:
+        scan(as<Unary>(x).operand);
+        return;
       case ExprKind::Binary:
         scan(as<Binary>(x).lhs);
         scan(as<Binary>(x).rhs);
@@ -641,7 +707,8 @@ private:
         for (const Expr &a : as<Call>(x).args)
           scan(a);
         return;
-      default: return;
+      default:
+        return;
       }
     };
     scan(e);
@@ -703,7 +770,8 @@ private:
       SyncEvent e = make(SyncKind::MbarArrive);
       e.barrier = barrierOf(p0 ? *p0 : nullptr);
       if (e.barrier.array.empty()) {
-        sk_.unsupported.push_back({s.loc, "barrier operand is not an mbarrier or an element of an array"});
+        sk_.unsupported.push_back(
+            {s.loc, "barrier operand is not an mbarrier or an element of an array"});
         return;
       }
       if (name == "mbarrier.init") {
@@ -741,7 +809,8 @@ private:
     if (name == "copy_async" || name == "tma.load") {
       Expr mbar = keywordArg(s, "mbar");
       SyncEvent e = make(mbar ? SyncKind::TxDelivery : SyncKind::Access);
-      std::optional<MemoryAccess> dst = p0 ? accessOf(*p0, true, mbar != nullptr, false) : std::nullopt;
+      std::optional<MemoryAccess> dst =
+          p0 ? accessOf(*p0, true, mbar != nullptr, false) : std::nullopt;
       if (p1)
         if (auto src = accessOf(*p1, false, false, false))
           e.accesses.push_back(*src);
@@ -833,7 +902,8 @@ private:
       return;
     }
     if (name == "tcgen05.alloc" || name == "tcgen05.dealloc") {
-      SyncEvent e = make(name == "tcgen05.alloc" ? SyncKind::Tcgen05Alloc : SyncKind::Tcgen05Dealloc);
+      SyncEvent e =
+          make(name == "tcgen05.alloc" ? SyncKind::Tcgen05Alloc : SyncKind::Tcgen05Dealloc);
       if (p0 && (*p0)->kind == ExprKind::Var)
         e.what = fmt::format("{}({})", shown, as<Var>(*p0).name);
       e.amount = keywordArg(s, "cols");
@@ -874,11 +944,18 @@ private:
 
 } // namespace
 
-BarrierSkeleton extractBarrierSkeleton(const Kernel &kernel) { return Extractor(kernel).run(); }
+BarrierSkeleton extractBarrierSkeleton(const Kernel &kernel) {
+  return Extractor(kernel).run();
+}
 
 std::string BarrierSkeleton::print() const {
   std::string out = fmt::format("kernel {} ({} threads)\n", kernel, threads);
   for (size_t r = 0; r < roles.size(); ++r) {
+    bool any = std::any_of(events.begin(), events.end(), [&](const SyncEvent &e) {
+      return e.role == int(r) && e.kind != SyncKind::Access;
+    });
+    if (!any)
+      continue;
     out += fmt::format("role {}: {}\n", r, roles[r].describe());
     for (const SyncEvent &e : events) {
       if (e.role != int(r) || e.kind == SyncKind::Access)
@@ -887,7 +964,8 @@ std::string BarrierSkeleton::print() const {
       for (int l = e.loop; l >= 0; l = this->loops[size_t(l)].parent)
         loops = fmt::format("for {} in {} .. {}{}", this->loops[size_t(l)].var,
                             tilescope::print(this->loops[size_t(l)].begin),
-                            tilescope::print(this->loops[size_t(l)].end), loops.empty() ? "" : ", " + loops);
+                            tilescope::print(this->loops[size_t(l)].end),
+                            loops.empty() ? "" : ", " + loops);
       out += fmt::format("  {}", syncKindName(e.kind));
       if (!e.barrier.array.empty())
         out += fmt::format(" {}[{}]", e.barrier.array, tilescope::print(e.barrier.index));

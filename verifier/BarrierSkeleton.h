@@ -38,7 +38,9 @@ public:
   ThreadSet() = default;
   explicit ThreadSet(int64_t threads, bool all = false) : member_(size_t(threads), all) {}
   void add(int64_t tx) { member_[size_t(tx)] = true; }
-  bool contains(int64_t tx) const { return tx >= 0 && size_t(tx) < member_.size() && member_[size_t(tx)]; }
+  bool contains(int64_t tx) const {
+    return tx >= 0 && size_t(tx) < member_.size() && member_[size_t(tx)];
+  }
   int64_t count() const;
   bool empty() const { return count() == 0; }
   int64_t launchThreads() const { return int64_t(member_.size()); }
@@ -58,27 +60,27 @@ private:
 
 enum class SyncKind : uint8_t {
   MbarInit,
-  MbarArrive,      // mbarrier.arrive: `amount` arrivals per executing thread
-  MbarExpectTx,    // expect_tx / arrive_expect_tx (then also an arrival): `amount` bytes
-  MbarCompleteTx,  // explicit complete_tx: `amount` bytes
-  MbarWait,        // `parity`
+  MbarArrive,     // mbarrier.arrive: `amount` arrivals per executing thread
+  MbarExpectTx,   // expect_tx / arrive_expect_tx (then also an arrival): `amount` bytes
+  MbarCompleteTx, // explicit complete_tx: `amount` bytes
+  MbarWait,       // `parity`
   MbarInval,
-  TxDelivery,      // a TMA / bulk copy signalling `barrier`: `amount` bytes
-  Tcgen05Commit,   // an arrival on `barrier` when prior tcgen05 ops complete
-  CtaSync,         // cta.sync
-  NamedSync,       // barrier.sync(id, threads)
-  NamedArrive,     // barrier.arrive(id, threads)
+  TxDelivery,    // a TMA / bulk copy signalling `barrier`: `amount` bytes
+  Tcgen05Commit, // an arrival on `barrier` when prior tcgen05 ops complete
+  CtaSync,       // cta.sync
+  NamedSync,     // barrier.sync(id, threads)
+  NamedArrive,   // barrier.arrive(id, threads)
   FenceProxyAsync,
   FenceMbarrierInit,
   WgmmaFence,
   WgmmaMma,
   WgmmaCommit,
-  WgmmaWait,       // `amount`: groups allowed to stay pending
+  WgmmaWait, // `amount`: groups allowed to stay pending
   Tcgen05Alloc,
   Tcgen05Dealloc,
   Tcgen05Ld,
   Tcgen05WaitLd,
-  Access,          // only memory accesses
+  Access, // only memory accesses
 };
 std::string_view syncKindName(SyncKind k);
 
@@ -120,8 +122,8 @@ struct SyncEvent {
   ThreadSet threads;
   std::vector<Expr> guards; // conditions over sizes and loop variables
   BarrierRef barrier;
-  Expr parity;               // waits
-  Expr amount;               // arrivals per thread, bytes, wait_group n, init count
+  Expr parity; // waits
+  Expr amount; // arrivals per thread, bytes, wait_group n, init count
   int64_t namedId = -1, namedThreads = -1;
   std::vector<MemoryAccess> accesses;
   // How many times one execution counts: an unscoped call is issued by
@@ -162,7 +164,7 @@ struct BarrierSkeleton {
   std::string kernel;
   int64_t threads = 0;
   TargetKind target = TargetKind::sm_90a;
-  std::vector<Expr> constraints; // the `where` clause
+  std::vector<Expr> constraints;    // the `where` clause
   std::vector<std::string> symbols; // shape symbols and scalar parameters
   std::vector<Role> roles;
   std::vector<SkeletonLoop> loops;

@@ -45,8 +45,10 @@ std::optional<z3::expr> ProtoEncoder::encode(const Expr &e,
   if (!e)
     return std::nullopt;
   switch (e->kind) {
-  case ExprKind::IntImm: return ctx_.int_val(as<IntImm>(e).value);
-  case ExprKind::BoolImm: return ctx_.bool_val(as<BoolImm>(e).value);
+  case ExprKind::IntImm:
+    return ctx_.int_val(as<IntImm>(e).value);
+  case ExprKind::BoolImm:
+    return ctx_.bool_val(as<BoolImm>(e).value);
   case ExprKind::Var: {
     const std::string &n = as<Var>(e).name;
     if (auto it = bound.find(n); it != bound.end())
@@ -72,7 +74,8 @@ std::optional<z3::expr> ProtoEncoder::encode(const Expr &e,
       }
       return it->second;
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
     }
   }
   case ExprKind::Unary: {
@@ -91,19 +94,58 @@ std::optional<z3::expr> ProtoEncoder::encode(const Expr &e,
     bool ints = l->is_int() && r->is_int();
     bool bools = l->is_bool() && r->is_bool();
     switch (b.op) {
-    case BinaryOp::Add: if (ints) return *l + *r; break;
-    case BinaryOp::Sub: if (ints) return *l - *r; break;
-    case BinaryOp::Mul: if (ints) return *l * *r; break;
-    case BinaryOp::Div: if (ints) return *l / *r; break;
-    case BinaryOp::Mod: if (ints) return z3::mod(*l, *r); break;
-    case BinaryOp::Lt: if (ints) return *l < *r; break;
-    case BinaryOp::Le: if (ints) return *l <= *r; break;
-    case BinaryOp::Gt: if (ints) return *l > *r; break;
-    case BinaryOp::Ge: if (ints) return *l >= *r; break;
-    case BinaryOp::Eq: if (ints || bools) return *l == *r; break;
-    case BinaryOp::Ne: if (ints || bools) return *l != *r; break;
-    case BinaryOp::And: if (bools) return *l && *r; break;
-    case BinaryOp::Or: if (bools) return *l || *r; break;
+    case BinaryOp::Add:
+      if (ints)
+        return *l + *r;
+      break;
+    case BinaryOp::Sub:
+      if (ints)
+        return *l - *r;
+      break;
+    case BinaryOp::Mul:
+      if (ints)
+        return *l * *r;
+      break;
+    case BinaryOp::Div:
+      if (ints)
+        return *l / *r;
+      break;
+    case BinaryOp::Mod:
+      if (ints)
+        return z3::mod(*l, *r);
+      break;
+    case BinaryOp::Lt:
+      if (ints)
+        return *l < *r;
+      break;
+    case BinaryOp::Le:
+      if (ints)
+        return *l <= *r;
+      break;
+    case BinaryOp::Gt:
+      if (ints)
+        return *l > *r;
+      break;
+    case BinaryOp::Ge:
+      if (ints)
+        return *l >= *r;
+      break;
+    case BinaryOp::Eq:
+      if (ints || bools)
+        return *l == *r;
+      break;
+    case BinaryOp::Ne:
+      if (ints || bools)
+        return *l != *r;
+      break;
+    case BinaryOp::And:
+      if (bools)
+        return *l && *r;
+      break;
+    case BinaryOp::Or:
+      if (bools)
+        return *l || *r;
+      break;
     }
     return std::nullopt;
   }
@@ -124,7 +166,8 @@ std::optional<z3::expr> ProtoEncoder::encode(const Expr &e,
     }
     return std::nullopt;
   }
-  default: return std::nullopt;
+  default:
+    return std::nullopt;
   }
 }
 

@@ -1,0 +1,345 @@
+#include "racecheck/StaticRaces.h"
+
+#include "ir/Printer.h"
+#include "verifier/BarrierSkeleton.h"
+#include "verifier/ProtoEncoding.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tilescope {
+
+namespace {
+
+using detail::ProtoEncoder;
+
+ThreadSet coverOf(const SyncEvent &e) {
+  switch (e.scope) {
+  case ExecScope::Warp:
+    return e.threads.widened(32);
+  case ExecScope::Warpgroup:
+    return e.threads.widened(128);
+  case ExecScope::Cta:
+  case ExecScope::Cluster:
+    return ThreadSet(e.threads.launchThreads(), true);
+  case ExecScope::Thread:
+    return e.threads;
+  }
+  return e.threads;
+}
+
+int64_t groupSize(ExecScope s, int64_t threads) {
+  switch (s) {
+  case ExecScope::Thread:
+    return 1;
+  case ExecScope::Warp:
+    return 32;
+  case ExecScope::Warpgroup:
+    return 128;
+  default:
+    return threads;
+  }
+}
+
+class RaceChecker {
+public:
+  RaceChecker(const Kernel &k, const RaceOptions &opt)
+      : sk_(extractBarrierSkeleton(k)), opt_(opt), enc_(ctx_, sk_) {}
+
+  RaceReport run() {
+    try {
+      checkPairs();
+    } catch (const z3::exception &e) {
+      report_.notChecked.push_back({llvm::SMLoc(), fmt::format("Z3 failed: {}", e.msg())});
+    }
+    checkProxyFences();
+    return std::move(report_);
+  }
+
+private:
+  std::map<BuiltinKind, z3::expr> builtinsOf(const z3::expr &t) {
+    std::map<BuiltinKind, z3::expr> b;
+    b.emplace(BuiltinKind::threadIdx_x, t);
+    b.emplace(BuiltinKind::laneid, z3::mod(t, 32));
+    b.emplace(BuiltinKind::warpid, t / 32);
+    b.emplace(BuiltinKind::wgid, t / 128);
+    b.emplace(BuiltinKind::tid_in_wg, z3::mod(t, 128));
+    b.emplace(BuiltinKind::wid_in_wg, z3::mod(t / 32, 4));
+    return b;
+  }
+
+  // The loop variables of ev's loops bound to iteration unknowns.
+  bool bindLoops(const SyncEvent &ev, const std::string &tag,
+                 std::map<std::string, z3::expr> &bound, z3::expr_vector &ranges,
+                 std::vector<z3::expr> &iters) {
+    for (int l = ev.loop; l >= 0; l = sk_.loops[size_t(l)].parent) {
+      const SkeletonLoop &loop = sk_.loops[size_t(l)];
+      z3::expr i = enc_.fresh(tag + loop.var);
+      // Outer loop variables first, so bounds of inner loops can use them.
+      iters.insert(iters.begin(), i);
+      auto b = enc_.encode(loop.begin, bound), s = enc_.encode(loop.step, bound);
+      auto trip = enc_.encode(loop.trip(), bound);
+      if (!b || !s || !trip)
+        return false;
+      bound.emplace(loop.var, *b + i * *s);
+      ranges.push_back(i >= 0 && i < *trip);
+    }
+    return true;
+  }
+
+  bool threadMember(const ThreadSet &set, const z3::expr &t, z3::expr_vector &out) {
+    z3::expr_vector any(ctx_);
+    for (int64_t x = 0; x < set.launchThreads(); ++x)
+      if (set.contains(x))
+        any.push_back(t == ctx_.int_val(x));
+    if (any.empty())
+      return false;
+    out.push_back(z3::mk_or(any));
+    return true;
+  }
+
+  // A CTA barrier by every thread between two orders, or anywhere in a loop body.
+  bool ctaSyncBetween(int fromOrder, int toOrder, int loop = -2) const {
+    for (const SyncEvent &e : sk_.events)
+      if ((e.kind == SyncKind::CtaSync) && e.threads.count() == sk_.threads) {
+        if (loop == -2 && e.order > fromOrder && e.order < toOrder)
+          return true;
+        if (loop != -2 && e.loop == loop)
+          return true;
+      }
+    return false;
+  }
+
+  bool inModelledLoop(const SyncEvent &e) const {
+    return e.loop >= 0 && sk_.loops[size_t(e.loop)].parent < 0;
+  }
+
+  void checkPairs() {
+    std::vector<std::pair<size_t, size_t>> accesses; // (event, access)
+    for (size_t e = 0; e < sk_.events.size(); ++e)
+      for (size_t a = 0; a < sk_.events[e].accesses.size(); ++a)
+        if (sk_.events[e].accesses[a].scope != MemScope::Reg)
+          accesses.push_back({e, a});
+    for (size_t x = 0; x < accesses.size(); ++x)
+      for (size_t y = x; y < accesses.size(); ++y) {
+        const SyncEvent &ea = sk_.events[accesses[x].first], &eb = sk_.events[accesses[y].first];
+        const MemoryAccess &a = ea.accesses[accesses[x].second],
+                           &b = eb.accesses[accesses[y].second];
+        if (a.buffer != b.buffer || (!a.write && !b.write))
+          continue;
+        if (x == y && !a.write)
+          continue;
+        checkPair(ea, a, eb, b);
+      }
+  }
+
+  void checkPair(const SyncEvent &ea, const MemoryAccess &a, const SyncEvent &eb,
+                 const MemoryAccess &b) {
+    // Pipeline stages shared between roles: the barrier proofs' business.
+    if (ea.role != eb.role && a.scope != MemScope::Global && inModelledLoop(ea) &&
+        inModelledLoop(eb)) {
+      ++report_.pairsOrderedByMbarrier;
+      return;
+    }
+    bool sameLoop = ea.loop == eb.loop && ea.loop >= 0;
+    bool sameEvent = &ea == &eb;
+    bool orderedSameIteration =
+        sameEvent ? false
+                  : ctaSyncBetween(std::min(ea.order, eb.order), std::max(ea.order, eb.order));
+    bool orderedAcross = sameLoop && ctaSyncBetween(0, 0, ea.loop);
+    if (!sameLoop && orderedSameIteration) {
+      ++report_.pairsProved;
+      return;
+    }
+    if (sameLoop && orderedSameIteration && orderedAcross) {
+      ++report_.pairsProved;
+      return;
+    }
+    // Collective calls of the same group are ordered by their dispatch.
+    bool groupScoped = ea.scope != ExecScope::Thread && eb.scope != ExecScope::Thread;
+    z3::solver s(ctx_);
+    z3::params p(ctx_);
+    p.set("timeout", opt_.timeoutMs);
+    s.set(p);
+    s.add(enc_.assumptions());
+    z3::expr t1 = enc_.fresh("t1"), t2 = enc_.fresh("t2");
+    z3::expr_vector cons(ctx_);
+    if (!threadMember(ea.threads, t1, cons) || !threadMember(eb.threads, t2, cons))
+      return;
+    if (groupScoped && ea.scope == eb.scope) {
+      int64_t g = groupSize(ea.scope, sk_.threads);
+      cons.push_back(t1 / ctx_.int_val(g) != t2 / ctx_.int_val(g));
+    } else {
+      cons.push_back(t1 != t2);
+      // A thread inside a group that runs the other call collectively is
+      // still a different executor from the group's other threads.
+    }
+    std::map<std::string, z3::expr> boundA, boundB;
+    std::vector<z3::expr> itersA, itersB;
+    if (!bindLoops(ea, "a_", boundA, cons, itersA) || !bindLoops(eb, "b_", boundB, cons, itersB)) {
+      report_.notChecked.push_back(
+          {ea.loc,
+           fmt::format("accesses to {} here and at another site: loop bounds Z3 cannot read",
+                       a.buffer)});
+      return;
+    }
+    if (sameLoop && !itersA.empty() && !itersB.empty()) {
+      if (orderedSameIteration)
+        cons.push_back(itersA.back() != itersB.back());
+      if (orderedAcross)
+        cons.push_back(itersA.back() == itersB.back());
+    }
+    for (const Expr &g : ea.guards)
+      if (auto e = enc_.encode(g, boundA, builtinsOf(t1)); e && e->is_bool())
+        cons.push_back(*e);
+    for (const Expr &g : eb.guards)
+      if (auto e = enc_.encode(g, boundB, builtinsOf(t2)); e && e->is_bool())
+        cons.push_back(*e);
+    if (a.region.size() != b.region.size())
+      return;
+    std::vector<z3::expr> element;
+    for (size_t d = 0; d < a.region.size(); ++d) {
+      auto ba = enc_.encode(a.region[d].begin, boundA, builtinsOf(t1));
+      auto xa = enc_.encode(a.region[d].extent, boundA, builtinsOf(t1));
+      auto bb = enc_.encode(b.region[d].begin, boundB, builtinsOf(t2));
+      auto xb = enc_.encode(b.region[d].extent, boundB, builtinsOf(t2));
+      if (!ba || !xa || !bb || !xb) {
+        report_.notChecked.push_back(
+            {ea.loc,
+             fmt::format("access to {}: an index Z3 cannot read (data-dependent?)", a.buffer)});
+        return;
+      }
+      z3::expr x = enc_.fresh("x");
+      element.push_back(x);
+      cons.push_back(x >= *ba && x < *ba + *xa && x >= *bb && x < *bb + *xb);
+    }
+    s.add(cons);
+    z3::check_result r = s.check();
+    if (r == z3::unknown) {
+      report_.notChecked.push_back({ea.loc, fmt::format("race on {}: Z3 gave up", a.buffer)});
+      return;
+    }
+    if (r == z3::unsat) {
+      ++report_.pairsProved;
+      return;
+    }
+    z3::model m = s.get_model();
+    auto threadText = [&](const z3::expr &t) {
+      int64_t v = ProtoEncoder::value(m, t);
+      return fmt::format("thread {} (warp {}, lane {})", v, v / 32, v % 32);
+    };
+    auto iterText = [&](const SyncEvent &e, const std::vector<z3::expr> &iters,
+                        std::map<std::string, z3::expr> &bound) {
+      std::string out;
+      int l = e.loop;
+      for (size_t k = iters.size(); k-- > 0 && l >= 0; l = sk_.loops[size_t(l)].parent) {
+        const std::string &var = sk_.loops[size_t(l)].var;
+        out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", var,
+                           ProtoEncoder::value(m, bound.at(var)));
+      }
+      return out.empty() ? std::string("outside loops") : out;
+    };
+    std::string coords;
+    for (const z3::expr &x : element)
+      coords += fmt::format("{}{}", coords.empty() ? "" : ", ", ProtoEncoder::value(m, x));
+    const SyncEvent &w = a.write ? ea : eb;
+    const SyncEvent &o = a.write ? eb : ea;
+    bool firstIsA = a.write;
+    RaceFinding f;
+    f.kind = RaceKind::DataRace;
+    f.first = w.loc;
+    f.second = o.loc;
+    f.message = fmt::format(
+        "data race on {} {}[{}]: {} by {} ({}) and {} by {} ({}) with no barrier between them ({})",
+        memScopeName(a.scope), a.buffer, coords, w.what, threadText(firstIsA ? t1 : t2),
+        firstIsA ? iterText(ea, itersA, boundA) : iterText(eb, itersB, boundB), o.what,
+        threadText(firstIsA ? t2 : t1),
+        firstIsA ? iterText(eb, itersB, boundB) : iterText(ea, itersA, boundA),
+        enc_.describeSymbols(m));
+    for (const RaceFinding &g : report_.findings)
+      if (g.first == f.first && g.second == f.second)
+        return;
+    report_.findings.push_back(std::move(f));
+  }
+
+  void checkProxyFences() {
+    struct Pending {
+      const SyncEvent *write;
+      std::string buffer;
+    };
+    std::vector<Pending> pending;
+    for (int pass = 0; pass < 2; ++pass)
+      for (const SyncEvent &e : sk_.events) {
+        if (pass == 1 && e.loop < 0)
+          continue; // the second pass covers loop back edges
+        if (e.kind == SyncKind::FenceProxyAsync) {
+          ThreadSet cover = coverOf(e);
+          pending.erase(
+              std::remove_if(pending.begin(), pending.end(),
+                             [&](const Pending &p) { return p.write->threads.subsetOf(cover); }),
+              pending.end());
+          continue;
+        }
+        for (const MemoryAccess &a : e.accesses) {
+          if (a.scope != MemScope::Shared)
+            continue;
+          if (a.write && !a.asyncProxy) {
+            pending.push_back({&e, a.buffer});
+            continue;
+          }
+          if (a.write || !a.asyncProxy)
+            continue;
+          for (const Pending &p : pending)
+            if (p.buffer == a.buffer) {
+              RaceFinding f;
+              f.kind = RaceKind::MissingProxyFence;
+              f.first = e.loc;
+              f.second = p.write->loc;
+              f.message = fmt::format("missing fence.proxy.async: {} by {} reads shared {} through "
+                                      "the async proxy, but {} by {} "
+                                      "wrote it through the generic proxy with no "
+                                      "fence.proxy.async in the writing threads "
+                                      "in between",
+                                      e.what, e.threads.describe(), a.buffer, p.write->what,
+                                      p.write->threads.describe());
+              bool dup = false;
+              for (const RaceFinding &g : report_.findings)
+                dup |= g.first == f.first && g.second == f.second;
+              if (!dup)
+                report_.findings.push_back(std::move(f));
+              break;
+            }
+        }
+      }
+  }
+
+  BarrierSkeleton sk_;
+  RaceOptions opt_;
+  z3::context ctx_;
+  ProtoEncoder enc_;
+  RaceReport report_;
+};
+
+} // namespace
+
+RaceReport checkStaticRaces(const Kernel &kernel, const RaceOptions &options) {
+  return RaceChecker(kernel, options).run();
+}
+
+unsigned reportStaticRaces(const RaceReport &report, Diagnostics &diag) {
+  for (const RaceFinding &f : report.findings) {
+    diag.error(f.first, f.message);
+    diag.note(f.second,
+              f.kind == RaceKind::DataRace ? "the other access" : "the generic-proxy write");
+  }
+  for (const auto &[loc, text] : report.notChecked)
+    diag.warning(loc, "not checked: " + text);
+  return unsigned(report.findings.size());
+}
+
+unsigned verifyStaticRaces(const Kernel &kernel, Diagnostics &diag) {
+  return reportStaticRaces(checkStaticRaces(kernel), diag);
+}
+
+} // namespace tilescope

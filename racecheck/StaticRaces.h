@@ -1,0 +1,62 @@
+// Static race detection: for every pair of memory accesses of one kernel
+// (shared, global or tensor memory; at least one a write) Z3 looks for two
+// distinct threads, loop iterations and sizes under which both touch the
+// same element with nothing ordering them:
+//  - same thread: program order orders them (except through the async proxy);
+//  - a CTA barrier (cta.sync) executed between them by every thread orders
+//    them; inside one loop, iterations are separated when the body has one;
+//  - two calls of one scoped tile primitive's group (wg.copy then wg.cast by
+//    the same warpgroup) are ordered by the primitive's dispatch;
+//  - accesses of different roles to a pipeline stage in loops are ordered by
+//    mbarriers: those pairs are the barrier proofs' read-after-write and
+//    write-after-read obligations (BarrierProofs.h) and are not repeated here.
+// Elements are compared in logical coordinates: the layout proofs
+// (KernelLayouts.h) establish that distinct elements never share a physical
+// slot, so logical overlap is exactly physical overlap.
+//
+// The async-proxy rule: a generic-proxy write to shared memory (a store, a
+// tile primitive through st.shared / stmatrix) that a later TMA store, wgmma
+// or tcgen05 operand reads must be followed by fence.proxy.async in the
+// writing threads; otherwise the read is reported with the write.
+//
+// Depends on ir/ and verifier/ (the skeleton); Z3 stays inside the .cpp.
+#pragma once
+
+#include "ir/Diagnostics.h"
+#include "ir/Stmt.h"
+
+#include <string>
+#include <vector>
+
+namespace tilescope {
+
+enum class RaceKind : uint8_t { DataRace, MissingProxyFence };
+
+struct RaceFinding {
+  RaceKind kind;
+  llvm::SMLoc first, second; // the two access sites (write first where one is)
+  std::string message;       // with the witness
+};
+
+struct RaceReport {
+  std::vector<RaceFinding> findings;
+  unsigned pairsProved = 0;            // proved race-free for all sizes
+  unsigned pairsOrderedByMbarrier = 0; // left to the barrier proofs
+  std::vector<std::pair<llvm::SMLoc, std::string>> notChecked;
+  bool clean() const { return findings.empty(); }
+};
+
+struct RaceOptions {
+  unsigned timeoutMs = 4000;
+};
+
+RaceReport checkStaticRaces(const Kernel &kernel, const RaceOptions &options = {});
+
+// Errors (with a note at the second site) and warnings for what was not
+// checked; returns the number of findings.
+unsigned reportStaticRaces(const RaceReport &report, Diagnostics &diag);
+
+// For `tilescope check`: check and report; returns the number of findings.
+unsigned verifyStaticRaces(const Kernel &kernel, Diagnostics &diag);
+
+} // namespace tilescope

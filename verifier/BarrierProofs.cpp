@@ -1,0 +1,1242 @@
+#include "verifier/BarrierProofs.h"
+
+#include "ir/Printer.h"
+#include "verifier/ProtoEncoding.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+#include <set>
+
+namespace tilescope {
+
+std::string_view protocolViolationName(ProtocolViolationKind k) {
+  switch (k) {
+  case ProtocolViolationKind::Deadlock:
+    return "deadlock";
+  case ProtocolViolationKind::ParityAliasing:
+    return "parity aliasing";
+  case ProtocolViolationKind::OverArrival:
+    return "over-arrival";
+  case ProtocolViolationKind::PhaseNeverCompletes:
+    return "phase never completes";
+  case ProtocolViolationKind::TxBytesMismatch:
+    return "expect_tx bytes mismatch";
+  case ProtocolViolationKind::InitOrder:
+    return "mbarrier init";
+  case ProtocolViolationKind::Divergence:
+    return "divergent barrier";
+  case ProtocolViolationKind::NamedBarrierThreads:
+    return "named barrier threads";
+  case ProtocolViolationKind::WgmmaDiscipline:
+    return "wgmma discipline";
+  case ProtocolViolationKind::Tcgen05Discipline:
+    return "tcgen05 discipline";
+  case ProtocolViolationKind::ReadBeforeFilled:
+    return "read before filled";
+  case ProtocolViolationKind::OverwriteWhileRead:
+    return "overwrite while read";
+  }
+  return "?";
+}
+
+namespace {
+
+using detail::ProtoEncoder;
+constexpr int64_t kNoPath = INT64_MIN / 4;
+
+// How an index (a barrier element or a pipeline stage) moves with the
+// iteration i of its loop: (i + c) % period, or the constant c.
+struct Pattern {
+  bool ok = false;
+  bool constant = false;
+  int64_t c = 0;
+  int64_t period = 1;
+};
+
+bool isArrival(SyncKind k) {
+  return k == SyncKind::MbarArrive || k == SyncKind::Tcgen05Commit;
+}
+bool isTx(SyncKind k) {
+  return k == SyncKind::MbarExpectTx || k == SyncKind::TxDelivery || k == SyncKind::MbarCompleteTx;
+}
+// Events a wait needs for its phase to complete.
+bool completesPhase(SyncKind k) {
+  return isArrival(k) || k == SyncKind::TxDelivery || k == SyncKind::MbarCompleteTx;
+}
+
+ThreadSet coverOf(const SyncEvent &e) {
+  switch (e.scope) {
+  case ExecScope::Warp:
+    return e.threads.widened(32);
+  case ExecScope::Warpgroup:
+    return e.threads.widened(128);
+  case ExecScope::Cta:
+  case ExecScope::Cluster:
+    return ThreadSet(e.threads.launchThreads(), true);
+  case ExecScope::Thread:
+    return e.threads;
+  }
+  return e.threads;
+}
+
+
+class Prover {
+public:
+  Prover(const BarrierSkeleton &sk, const BarrierProofOptions &opt)
+      : sk_(sk), opt_(opt), enc_(ctx_, sk) {}
+
+  BarrierReport run() {
+    try {
+      prepareLoops();
+      for (const auto &[name, arr] : sk_.barriers)
+        analyseBarrier(arr);
+      buildGraph();
+      findDeadlockCycles();
+      // Aliasing and stage ordering read the phases as the waits intend them;
+      // with a phase that never completes or is over-filled, every later
+      // conclusion would be a consequence of that first finding.
+      bool phasesBroken = std::any_of(
+          report_.findings.begin(), report_.findings.end(), [](const ProtocolFinding &f) {
+            return f.kind == ProtocolViolationKind::Deadlock ||
+                   f.kind == ProtocolViolationKind::PhaseNeverCompletes ||
+                   f.kind == ProtocolViolationKind::OverArrival ||
+                   f.kind == ProtocolViolationKind::TxBytesMismatch;
+          });
+      if (phasesBroken) {
+        result("parity aliasing and pipeline stages", false,
+               "not checked: fix the phase findings first");
+      } else {
+        checkAliasing();
+        checkStages();
+      }
+    } catch (const z3::exception &e) {
+      report_.notProved.push_back({llvm::SMLoc(), fmt::format("Z3 failed: {}", e.msg())});
+    }
+    checkInit();
+    checkCtaBarriers();
+    checkWgmma();
+    checkTcgen05();
+    for (const auto &u : sk_.unsupported)
+      report_.notProved.push_back(u);
+    return std::move(report_);
+  }
+
+private:
+  // --- encoding helpers ---
+
+  std::optional<z3::expr> at(const Expr &e, const SyncEvent &ev, const z3::expr &i) {
+    std::map<std::string, z3::expr> bound;
+    if (ev.loop >= 0) {
+      const SkeletonLoop &l = sk_.loops[size_t(ev.loop)];
+      auto b = enc_.encode(l.begin, {}), s = enc_.encode(l.step, {});
+      if (!b || !s)
+        return std::nullopt;
+      bound.emplace(l.var, *b + i * *s);
+    }
+    return enc_.encode(e, bound);
+  }
+
+  // Whether ev's loop takes part in the symbolic proofs.
+  bool modelled(const SyncEvent &ev) const {
+    return ev.loop < 0 || loopTrip_[size_t(ev.loop)].has_value();
+  }
+
+  z3::expr fires(const SyncEvent &ev, const z3::expr &i) {
+    z3::expr_vector all(ctx_);
+    if (ev.loop < 0) {
+      all.push_back(i == 0);
+    } else {
+      all.push_back(i >= 0);
+      all.push_back(i < *loopTrip_[size_t(ev.loop)]);
+    }
+    for (const Expr &g : ev.guards) {
+      auto e = at(g, ev, i);
+      if (e && e->is_bool())
+        all.push_back(*e);
+    }
+    return z3::mk_and(all);
+  }
+
+  void prepareLoops() {
+    for (const SkeletonLoop &l : sk_.loops) {
+      std::optional<z3::expr> trip;
+      if (l.parent < 0)
+        trip = enc_.encode(l.trip(), {});
+      loopTrip_.push_back(trip);
+    }
+    // Loops whose trip counts are equal for every size share iteration numbers.
+    loopClass_.assign(sk_.loops.size(), -1);
+    for (size_t a = 0; a < sk_.loops.size(); ++a) {
+      if (!loopTrip_[a] || loopClass_[a] >= 0)
+        continue;
+      loopClass_[a] = int(a);
+      for (size_t b = a + 1; b < sk_.loops.size(); ++b)
+        if (loopTrip_[b] && loopClass_[b] < 0 && provedEqual(*loopTrip_[a], *loopTrip_[b]))
+          loopClass_[b] = int(a);
+    }
+  }
+
+  z3::solver solver() {
+    z3::solver s(ctx_);
+    z3::params p(ctx_);
+    p.set("timeout", opt_.timeoutMs);
+    s.set(p);
+    s.add(enc_.assumptions());
+    return s;
+  }
+
+  bool provedEqual(const z3::expr &a, const z3::expr &b) {
+    z3::solver s = solver();
+    s.add(a != b);
+    return s.check() == z3::unsat;
+  }
+
+  // sat: a model in `model`; unsat; unknown is recorded as not proved.
+  z3::check_result check(z3::solver &s, std::optional<z3::model> &model, llvm::SMLoc loc,
+                         const std::string &what) {
+    z3::check_result r = s.check();
+    if (r == z3::sat)
+      model = s.get_model();
+    if (r == z3::unknown)
+      report_.notProved.push_back(
+          {loc, fmt::format("{}: Z3 gave up ({})", what, s.reason_unknown())});
+    return r;
+  }
+
+  Pattern patternOf(const SyncEvent &ev, const Expr &index, int64_t period) {
+    Pattern p;
+    p.period = std::max<int64_t>(period, 1);
+    if (!modelled(ev))
+      return p;
+    if (ev.loop < 0) {
+      z3::expr zero = ctx_.int_val(0);
+      auto v = at(index, ev, zero);
+      if (!v)
+        return p;
+      z3::solver s = solver();
+      z3::expr probe = enc_.fresh("probe");
+      s.add(probe == *v);
+      if (s.check() != z3::sat)
+        return p;
+      int64_t c = ProtoEncoder::value(s.get_model(), probe);
+      z3::solver t = solver();
+      t.add(*v != ctx_.int_val(c));
+      if (t.check() != z3::unsat)
+        return p;
+      p.ok = p.constant = true;
+      p.c = c;
+      return p;
+    }
+    z3::expr i = enc_.fresh("i");
+    auto v = at(index, ev, i);
+    if (!v || !v->is_int())
+      return p;
+    z3::expr trip = *loopTrip_[size_t(ev.loop)];
+    z3::solver s = solver();
+    s.add(i == 0 && trip >= 1);
+    z3::expr probe = enc_.fresh("probe");
+    s.add(probe == *v);
+    if (s.check() != z3::sat) {
+      // The loop never runs: any pattern is vacuously right.
+      p.ok = p.constant = true;
+      return p;
+    }
+    int64_t c = ProtoEncoder::value(s.get_model(), probe);
+    if (p.period > 1 && c >= 0 && c < p.period) {
+      z3::solver t = solver();
+      t.add(i >= 0 && i < trip && *v != z3::mod(i + ctx_.int_val(c), ctx_.int_val(p.period)));
+      if (t.check() == z3::unsat) {
+        p.ok = true;
+        p.c = c;
+        return p;
+      }
+    }
+    z3::solver t = solver();
+    t.add(i >= 0 && i < trip && *v != ctx_.int_val(c));
+    if (t.check() == z3::unsat) {
+      p.ok = p.constant = true;
+      p.c = c;
+    }
+    return p;
+  }
+
+  // The iteration at which an event with pattern p touches element j for
+  // the n-th time (n from 0), and whether it ever touches j.
+  z3::expr iterOf(const Pattern &p, const z3::expr &j, const z3::expr &n) {
+    if (p.constant)
+      return n;
+    z3::expr S = ctx_.int_val(p.period);
+    return z3::mod(j - ctx_.int_val(p.c), S) + n * S;
+  }
+  z3::expr touches(const Pattern &p, const z3::expr &j) {
+    if (p.constant)
+      return j == ctx_.int_val(p.c);
+    return j >= 0 && j < ctx_.int_val(p.period);
+  }
+  std::pair<z3::expr, z3::expr> roundOf(const Pattern &p, const z3::expr &i) {
+    if (p.constant)
+      return {ctx_.int_val(p.c), i};
+    z3::expr S = ctx_.int_val(p.period);
+    z3::expr j = z3::mod(i + ctx_.int_val(p.c), S);
+    return {j, (i - z3::mod(j - ctx_.int_val(p.c), S)) / S};
+  }
+
+  // --- witnesses ---
+
+  std::string iterationText(const z3::model &m, const SyncEvent &ev, const z3::expr &i) {
+    if (ev.loop < 0)
+      return "outside loops";
+    const SkeletonLoop &l = sk_.loops[size_t(ev.loop)];
+    int64_t iv = ProtoEncoder::value(m, i);
+    auto b = enc_.encode(l.begin, {}), s = enc_.encode(l.step, {});
+    int64_t value = iv;
+    if (b && s)
+      value = ProtoEncoder::value(m, *b + ctx_.int_val(iv) * *s);
+    return fmt::format("{} = {}", l.var, value);
+  }
+  std::string sizes(const z3::model &m) { return enc_.describeSymbols(m); }
+  static std::string phaseText(int64_t phase) {
+    return phase < 0 ? std::string("the phase before the first (it passes at once)")
+                     : fmt::format("phase {}", phase);
+  }
+
+  void finding(ProtocolViolationKind kind, llvm::SMLoc loc, std::string message,
+               std::vector<std::pair<llvm::SMLoc, std::string>> notes = {}, bool symbolic = true) {
+    for (const ProtocolFinding &f : report_.findings)
+      if (f.kind == kind && f.loc == loc)
+        return; // one report per site and kind
+    report_.findings.push_back({kind, loc, std::move(message), std::move(notes), symbolic});
+  }
+  void result(std::string property, bool proved, std::string status) {
+    report_.results.push_back({std::move(property), std::move(status), proved});
+  }
+
+  // --- mbarrier phases ---
+
+  struct BarrierInfo {
+    const BarrierArray *arr = nullptr;
+    std::optional<int64_t> count;
+    std::vector<size_t> events;
+    bool symbolic = false; // every event's pattern is known
+  };
+
+  z3::expr amountOf(const SyncEvent &ev, const z3::expr &i, bool &ok) {
+    auto a = ev.amount ? at(ev.amount, ev, i) : std::optional<z3::expr>(ctx_.int_val(1));
+    if (!a || !a->is_int()) {
+      ok = false;
+      return ctx_.int_val(0);
+    }
+    return *a * ctx_.int_val(ev.issuers());
+  }
+
+  void analyseBarrier(const BarrierArray &arr) {
+    BarrierInfo info;
+    info.arr = &arr;
+    info.count = arr.count;
+    for (size_t e = 0; e < sk_.events.size(); ++e)
+      if (sk_.events[e].barrier.array == arr.name)
+        info.events.push_back(e);
+    if (info.events.empty())
+      return;
+    if (!info.count)
+      for (size_t e : info.events)
+        if (sk_.events[e].kind == SyncKind::MbarInit && sk_.events[e].amount)
+          info.count = constantValue(sk_.events[e].amount);
+    info.symbolic = info.count.has_value();
+    for (size_t e : info.events) {
+      const SyncEvent &ev = sk_.events[e];
+      Pattern p = patternOf(ev, ev.barrier.index, arr.size);
+      barrierPattern_[e] = p;
+      if (!p.ok && ev.kind != SyncKind::MbarInit && ev.kind != SyncKind::MbarInval) {
+        info.symbolic = false;
+        report_.notProved.push_back(
+            {ev.loc, fmt::format("{}: the index of {} is neither (iteration + c) % {} nor constant "
+                                 "in a non-nested loop, so its phases are not proved",
+                                 ev.what, arr.name, arr.size)});
+      }
+    }
+    barriers_[arr.name] = info;
+    if (!info.symbolic) {
+      result(arr.name + ": phases", false, "not proved: see warnings");
+      return;
+    }
+    checkArrivals(info);
+    checkTransactions(info);
+    for (size_t e : info.events)
+      if (sk_.events[e].kind == SyncKind::MbarWait)
+        checkWait(info, e);
+  }
+
+  // The round-n events of element j of `arr` that match `pick`, as
+  // (fires, amount) terms.
+  struct Term {
+    size_t event;
+    z3::expr fires, amount, iteration;
+  };
+  std::vector<Term> roundTerms(const BarrierInfo &info, const z3::expr &j, const z3::expr &n,
+                               bool (*pick)(SyncKind), bool &ok) {
+    std::vector<Term> out;
+    for (size_t e : info.events) {
+      const SyncEvent &ev = sk_.events[e];
+      if (!pick(ev.kind))
+        continue;
+      const Pattern &p = barrierPattern_[e];
+      z3::expr i = iterOf(p, j, n);
+      z3::expr f = touches(p, j) && fires(ev, i);
+      out.push_back({e, f, amountOf(ev, i, ok), i});
+    }
+    return out;
+  }
+
+  static z3::expr sumOf(z3::context &ctx, const std::vector<Term> &terms) {
+    z3::expr sum = ctx.int_val(0);
+    for (const Term &t : terms)
+      sum = sum + z3::ite(t.fires, t.amount, ctx.int_val(0));
+    return sum;
+  }
+  static z3::expr anyOf(z3::context &ctx, const std::vector<Term> &terms) {
+    z3::expr_vector v(ctx);
+    for (const Term &t : terms)
+      v.push_back(t.fires);
+    return v.empty() ? ctx.bool_val(false) : z3::mk_or(v);
+  }
+
+  std::string termList(const z3::model &m, const std::vector<Term> &terms, const char *unit) {
+    std::string out;
+    for (const Term &t : terms) {
+      if (!m.eval(t.fires, true).is_true())
+        continue;
+      const SyncEvent &ev = sk_.events[t.event];
+      if (!out.empty())
+        out += " + ";
+      out += fmt::format("{} {} ({} by {}, {})", ProtoEncoder::value(m, t.amount), unit, ev.what,
+                         ev.threads.describe(), iterationText(m, ev, t.iteration));
+    }
+    return out.empty() ? "none" : out;
+  }
+
+  void checkArrivals(const BarrierInfo &info) {
+    const BarrierArray &arr = *info.arr;
+    z3::expr j = enc_.fresh("j"), n = enc_.fresh("n");
+    bool ok = true;
+    auto terms = roundTerms(info, j, n, isArrival, ok);
+    if (!ok || terms.empty()) {
+      result(arr.name + ": arrivals per phase", false, "not proved: no arrival with a known count");
+      return;
+    }
+    z3::expr sum = sumOf(ctx_, terms);
+    z3::expr C = ctx_.int_val(*info.count);
+    for (bool over : {true, false}) {
+      z3::solver s = solver();
+      s.add(j >= 0 && j < ctx_.int_val(arr.size) && n >= 0);
+      s.add(anyOf(ctx_, terms));
+      s.add(over ? sum > C : sum < C);
+      std::optional<z3::model> m;
+      if (check(s, m, arr.loc, arr.name + " arrivals") != z3::sat)
+        continue;
+      int64_t jv = ProtoEncoder::value(*m, j), nv = ProtoEncoder::value(*m, n),
+              got = ProtoEncoder::value(*m, sum);
+      size_t firstEvent = terms.front().event;
+      for (const Term &t : terms)
+        if (m->eval(t.fires, true).is_true()) {
+          firstEvent = t.event;
+          break;
+        }
+      std::vector<std::pair<llvm::SMLoc, std::string>> notes;
+      for (const Term &t : terms)
+        if (m->eval(t.fires, true).is_true())
+          notes.push_back({sk_.events[t.event].loc,
+                           fmt::format("arrives {} time(s) per execution: {} by {}",
+                                       ProtoEncoder::value(*m, t.amount), sk_.events[t.event].what,
+                                       sk_.events[t.event].threads.describe())});
+      notes.push_back(
+          {arr.loc, fmt::format("{} is declared with count {}", arr.name, *info.count)});
+      if (over) {
+        finding(ProtocolViolationKind::OverArrival, sk_.events[firstEvent].loc,
+                fmt::format(
+                    "over-arrival: phase {} of {}[{}] receives {} arrivals but its count is {} "
+                    "({}; for {})",
+                    nv, arr.name, jv, got, *info.count, termList(*m, terms, "arrivals"), sizes(*m)),
+                notes);
+      } else {
+        // Report at the first wait on this barrier (who hangs), else the arrive.
+        llvm::SMLoc loc = sk_.events[firstEvent].loc;
+        for (size_t e : info.events)
+          if (sk_.events[e].kind == SyncKind::MbarWait) {
+            loc = sk_.events[e].loc;
+            break;
+          }
+        finding(
+            ProtocolViolationKind::PhaseNeverCompletes, loc,
+            fmt::format(
+                "phase {} of {}[{}] never completes: it receives {} of {} arrivals ({}; for {})",
+                nv, arr.name, jv, got, *info.count, termList(*m, terms, "arrivals"), sizes(*m)),
+            notes);
+      }
+      result(arr.name + ": arrivals per phase", false, "violated");
+      return;
+    }
+    result(arr.name + ": arrivals per phase", true,
+           fmt::format("proved for all sizes: every phase receives exactly {}", *info.count));
+  }
+
+  void checkTransactions(const BarrierInfo &info) {
+    const BarrierArray &arr = *info.arr;
+    z3::expr j = enc_.fresh("j"), n = enc_.fresh("n");
+    bool ok = true;
+    auto expected = roundTerms(
+        info, j, n, [](SyncKind k) { return k == SyncKind::MbarExpectTx; }, ok);
+    auto delivered = roundTerms(
+        info, j, n,
+        [](SyncKind k) { return k == SyncKind::TxDelivery || k == SyncKind::MbarCompleteTx; }, ok);
+    if (expected.empty() && delivered.empty())
+      return;
+    if (!ok) {
+      result(arr.name + ": transaction bytes", false,
+             "not proved: a byte count is not an integer expression");
+      return;
+    }
+    z3::expr want = sumOf(ctx_, expected), got = sumOf(ctx_, delivered);
+    z3::solver s = solver();
+    s.add(j >= 0 && j < ctx_.int_val(arr.size) && n >= 0);
+    s.add(anyOf(ctx_, expected) || anyOf(ctx_, delivered));
+    s.add(want != got);
+    std::optional<z3::model> m;
+    if (check(s, m, arr.loc, arr.name + " bytes") == z3::sat) {
+      int64_t jv = ProtoEncoder::value(*m, j), nv = ProtoEncoder::value(*m, n);
+      int64_t w = ProtoEncoder::value(*m, want), g = ProtoEncoder::value(*m, got);
+      llvm::SMLoc loc = !expected.empty() ? sk_.events[expected.front().event].loc
+                                          : sk_.events[delivered.front().event].loc;
+      std::vector<std::pair<llvm::SMLoc, std::string>> notes;
+      for (const Term &t : delivered)
+        if (m->eval(t.fires, true).is_true())
+          notes.push_back({sk_.events[t.event].loc,
+                           fmt::format("delivers {} bytes to {}[{}]",
+                                       ProtoEncoder::value(*m, t.amount), arr.name, jv)});
+      finding(ProtocolViolationKind::TxBytesMismatch, loc,
+              fmt::format(
+                  "expect_tx bytes mismatch: phase {} of {}[{}] expects {} bytes but the copies "
+                  "signalling it deliver {} (expected: {}; delivered: {}; for {})",
+                  nv, arr.name, jv, w, g, termList(*m, expected, "bytes"),
+                  termList(*m, delivered, "bytes"), sizes(*m)),
+              notes);
+      result(arr.name + ": transaction bytes", false, "violated");
+      return;
+    }
+    if (s.check() == z3::unsat)
+      result(arr.name + ": transaction bytes", true,
+             "proved for all sizes: expect_tx equals the bytes delivered in every phase");
+  }
+
+  void checkWait(const BarrierInfo &info, size_t w) {
+    const SyncEvent &ev = sk_.events[w];
+    const BarrierArray &arr = *info.arr;
+    const Pattern &p = barrierPattern_[w];
+    z3::expr i = enc_.fresh("i");
+    auto [j, n] = roundOf(p, i);
+    auto parity = ev.parity ? at(ev.parity, ev, i) : std::nullopt;
+    if (!parity || !parity->is_int()) {
+      report_.notProved.push_back(
+          {ev.loc, "the parity of this wait is not an integer expression Z3 can read"});
+      return;
+    }
+    z3::expr two = ctx_.int_val(2);
+    z3::expr same = z3::mod(*parity, two) == z3::mod(n, two);
+    std::optional<z3::model> cur, prev;
+    {
+      z3::solver s = solver();
+      s.add(fires(ev, i) && same);
+      check(s, cur, ev.loc, "wait parity");
+    }
+    {
+      z3::solver s = solver();
+      s.add(fires(ev, i) && !same);
+      check(s, prev, ev.loc, "wait parity");
+    }
+    if (cur && prev) {
+      // Read the wait as its first round does, so the rest of the proof is
+      // not a cascade of this finding.
+      z3::solver first = solver();
+      first.add(fires(ev, i) && same && n == 0);
+      waitShift_[w] = first.check() == z3::sat ? 0 : -1;
+      finding(
+          ProtocolViolationKind::ParityAliasing, ev.loc,
+          fmt::format(
+              "parity aliasing: the parity {} does not follow the phases of {}: at {} (the "
+              "wait's round {} on {}[{}]) it waits for phase {}, but at {} (round {} on {}[{}]) "
+              "for phase {}, so one of them is satisfied by a phase two behind (for {})",
+              print(ev.parity), arr.name, iterationText(*cur, ev, i), ProtoEncoder::value(*cur, n),
+              arr.name, ProtoEncoder::value(*cur, j), ProtoEncoder::value(*cur, n),
+              iterationText(*prev, ev, i), ProtoEncoder::value(*prev, n), arr.name,
+              ProtoEncoder::value(*prev, j), ProtoEncoder::value(*prev, n) - 1, sizes(*prev)));
+      return;
+    }
+    if (!cur && !prev)
+      return; // never runs
+    int64_t d = cur ? 0 : -1;
+    waitShift_[w] = d;
+    // The phase it waits for must complete.
+    z3::expr tau = n + ctx_.int_val(d);
+    bool ok = true;
+    auto completing = roundTerms(info, j, tau, completesPhase, ok);
+    auto arrivals = roundTerms(info, j, tau, isArrival, ok);
+    z3::solver s = solver();
+    s.add(fires(ev, i) && tau >= 0 && !anyOf(ctx_, arrivals));
+    std::optional<z3::model> m;
+    if (check(s, m, ev.loc, "wait completion") == z3::sat) {
+      int64_t phase = ProtoEncoder::value(*m, tau);
+      finding(
+          ProtocolViolationKind::Deadlock, ev.loc,
+          fmt::format("deadlock: this wait on {}[{}] (parity {}) at {} by {} waits for phase {}, "
+                      "which never completes: nothing arrives on {}[{}] in that phase (for {})",
+                      arr.name, ProtoEncoder::value(*m, j), ProtoEncoder::value(*m, *parity) % 2,
+                      iterationText(*m, ev, i), sk_.roles[size_t(ev.role)].describe(), phase,
+                      arr.name, ProtoEncoder::value(*m, j), sizes(*m)));
+    }
+  }
+
+  // --- the dependency graph: who must happen before whom ---
+  //
+  // Nodes are events in non-nested loops. An edge a -> b of weight w says
+  // "a at iteration x happens after b at iteration x + w" (w <= 0): program
+  // order within a role (same iteration: w = 0 to an earlier statement;
+  // earlier iterations: w = -1), and a wait's need for the arrivals and
+  // transactions of the phase it waits for. D[a][b] is the heaviest path:
+  // a at x happens after b at every iteration <= x + D[a][b].
+
+  void buildGraph() {
+    for (size_t e = 0; e < sk_.events.size(); ++e) {
+      const SyncEvent &ev = sk_.events[e];
+      if (ev.loop >= 0 && loopClass_[size_t(ev.loop)] >= 0) {
+        nodeOf_[e] = int(nodes_.size());
+        nodes_.push_back(e);
+      }
+    }
+    size_t N = nodes_.size();
+    D_.assign(N, std::vector<int64_t>(N, kNoPath));
+    next_.assign(N, std::vector<int>(N, -1));
+    auto edge = [&](size_t a, size_t b, int64_t w) {
+      if (w > D_[a][b]) {
+        D_[a][b] = w;
+        next_[a][b] = int(b);
+      }
+    };
+    for (size_t a = 0; a < N; ++a)
+      for (size_t b = 0; b < N; ++b) {
+        const SyncEvent &later = sk_.events[nodes_[a]], &earlier = sk_.events[nodes_[b]];
+        if (later.role != earlier.role || later.loop != earlier.loop)
+          continue;
+        if (!later.threads.subsetOf(coverOf(earlier)))
+          continue;
+        bool asyncUnwaited =
+            earlier.kind == SyncKind::WgmmaMma && !waitedAfter(nodes_[b], nodes_[a]);
+        if (later.order > earlier.order && !asyncUnwaited)
+          edge(a, b, 0);
+        if (!(earlier.kind == SyncKind::WgmmaMma && !waitedAfter(nodes_[b], SIZE_MAX)))
+          edge(a, b, -1);
+      }
+    // A wait needs the events completing its phase.
+    for (const auto &[w, d] : waitShift_) {
+      if (!nodeOf_.count(w))
+        continue;
+      const SyncEvent &wait = sk_.events[w];
+      const BarrierInfo &info = barriers_.at(wait.barrier.array);
+      for (size_t e : info.events) {
+        if (!completesPhase(sk_.events[e].kind) || !nodeOf_.count(e))
+          continue;
+        if (loopClass_[size_t(sk_.events[e].loop)] != loopClass_[size_t(wait.loop)])
+          continue;
+        if (auto delta = constantDelta(w, e, d))
+          edge(size_t(nodeOf_[w]), size_t(nodeOf_[e]), *delta);
+        else
+          report_.notProved.push_back(
+              {wait.loc,
+               fmt::format("the iteration distance between this wait and {} is not constant; "
+                           "deadlock freedom through it is not proved",
+                           sk_.events[e].what)});
+      }
+    }
+    // Heaviest paths (weights <= 0; a cycle of weight 0 is a deadlock).
+    for (size_t k = 0; k < N; ++k)
+      for (size_t a = 0; a < N; ++a) {
+        if (D_[a][k] == kNoPath)
+          continue;
+        for (size_t b = 0; b < N; ++b) {
+          if (D_[k][b] == kNoPath)
+            continue;
+          int64_t w = std::max(D_[a][k] + D_[k][b], kNoPath);
+          if (w > D_[a][b] && w <= 0) {
+            D_[a][b] = w;
+            next_[a][b] = next_[a][k];
+          }
+        }
+      }
+  }
+
+  // Whether a wgmma.wait_group(0) of the same role and loop lies between
+  // `mma` and `before` in program order (anywhere after mma when before is
+  // SIZE_MAX).
+  bool waitedAfter(size_t mma, size_t before) const {
+    const SyncEvent &m = sk_.events[mma];
+    for (const SyncEvent &e : sk_.events)
+      if (e.kind == SyncKind::WgmmaWait && e.role == m.role && e.loop == m.loop &&
+          e.order > m.order && (before == SIZE_MAX || e.order < sk_.events[before].order) &&
+          constantValue(e.amount).value_or(1) == 0)
+        return true;
+    return false;
+  }
+
+  // iteration(event e in the wait's phase) - iteration(wait), when constant.
+  std::optional<int64_t> constantDelta(size_t w, size_t e, int64_t d, int64_t extraRounds = 0) {
+    const Pattern &pw = barrierPattern_[w], &pe = barrierPattern_[e];
+    z3::expr i = enc_.fresh("i");
+    auto [j, n] = roundOf(pw, i);
+    z3::expr ie = iterOf(pe, j, n + ctx_.int_val(d + extraRounds));
+    z3::expr delta = ie - i;
+    z3::solver s = solver();
+    s.add(fires(sk_.events[w], i) && touches(pe, j));
+    z3::expr probe = enc_.fresh("delta");
+    s.add(probe == delta);
+    if (s.check() != z3::sat)
+      return std::nullopt;
+    int64_t v = ProtoEncoder::value(s.get_model(), probe);
+    z3::solver t = solver();
+    t.add(fires(sk_.events[w], i) && touches(pe, j) && delta != ctx_.int_val(v));
+    if (t.check() != z3::unsat)
+      return std::nullopt;
+    return v;
+  }
+
+  std::vector<size_t> cycleThrough(size_t a) {
+    std::vector<size_t> path{a};
+    size_t cur = a;
+    for (size_t steps = 0; steps < nodes_.size() + 1; ++steps) {
+      int nx = next_[cur][a];
+      if (nx < 0)
+        break;
+      if (size_t(nx) == a)
+        return path;
+      path.push_back(size_t(nx));
+      cur = size_t(nx);
+    }
+    return path;
+  }
+
+  void findDeadlockCycles() {
+    std::set<std::set<size_t>> seen;
+    bool any = false;
+    for (size_t a = 0; a < nodes_.size(); ++a) {
+      if (D_[a][a] < 0 || sk_.events[nodes_[a]].kind != SyncKind::MbarWait)
+        continue;
+      std::vector<size_t> cycle = cycleThrough(a);
+      std::set<size_t> key(cycle.begin(), cycle.end());
+      if (!seen.insert(key).second)
+        continue;
+      any = true;
+      // A witness iteration where every event of the cycle runs.
+      z3::expr i = enc_.fresh("i");
+      z3::solver s = solver();
+      for (size_t node : cycle)
+        s.add(fires(sk_.events[nodes_[node]], i));
+      std::optional<z3::model> m;
+      if (check(s, m, sk_.events[nodes_[a]].loc, "deadlock witness") != z3::sat)
+        continue;
+      const SyncEvent &first = sk_.events[nodes_[a]];
+      std::string chain;
+      std::vector<std::pair<llvm::SMLoc, std::string>> notes;
+      for (size_t k = 0; k < cycle.size(); ++k) {
+        const SyncEvent &e = sk_.events[nodes_[cycle[k]]];
+        const SyncEvent &nx = sk_.events[nodes_[cycle[(k + 1) % cycle.size()]]];
+        if (e.kind == SyncKind::MbarWait && nx.role != e.role)
+          notes.push_back(
+              {e.loc, fmt::format("{} by {} waits on {} for a phase completed only by the "
+                                  "{} below",
+                                  e.what, e.threads.describe(), e.barrier.array, nx.what)});
+        else if (e.kind == SyncKind::MbarWait)
+          notes.push_back({e.loc, fmt::format("{} by {} waits on {}", e.what, e.threads.describe(),
+                                              e.barrier.array)});
+        else
+          notes.push_back({e.loc, fmt::format("{} by {} runs only after the wait below", e.what,
+                                              e.threads.describe())});
+      }
+      auto [j, n] = roundOf(barrierPattern_[nodes_[a]], i);
+      int64_t d = waitShift_.count(nodes_[a]) ? waitShift_[nodes_[a]] : 0;
+      auto parity = at(first.parity, first, i);
+      finding(
+          ProtocolViolationKind::Deadlock, first.loc,
+          fmt::format("deadlock: at {} this wait on {}[{}] (parity {}) by {} waits for phase {}, "
+                      "whose arrivals come after this same wait through a cycle of {} waits and "
+                      "arrivals (for {})",
+                      iterationText(*m, first, i), first.barrier.array, ProtoEncoder::value(*m, j),
+                      parity ? ProtoEncoder::value(*m, *parity) % 2 : -1,
+                      sk_.roles[size_t(first.role)].describe(), ProtoEncoder::value(*m, n) + d,
+                      cycle.size(), sizes(*m)),
+          notes);
+    }
+    if (!nodes_.empty())
+      result("deadlock freedom (waits and arrivals in loops)", !any,
+             any ? "violated" : "proved for all sizes: no cycle of waits and arrivals");
+  }
+
+  // A wait for phase t must not see phase t + 1 complete before it runs.
+  void checkAliasing() {
+    for (const auto &[w, d] : waitShift_) {
+      if (!nodeOf_.count(w))
+        continue;
+      const SyncEvent &wait = sk_.events[w];
+      const BarrierInfo &info = barriers_.at(wait.barrier.array);
+      bool guarded = false;
+      for (size_t e : info.events) {
+        if (!isArrival(sk_.events[e].kind) || !nodeOf_.count(e))
+          continue;
+        auto delta = constantDelta(w, e, d, 1);
+        int64_t path = D_[size_t(nodeOf_[e])][size_t(nodeOf_[w])];
+        if (delta && path != kNoPath && *delta + path >= 0)
+          guarded = true;
+      }
+      if (guarded)
+        continue;
+      z3::expr i = enc_.fresh("i");
+      auto [j, n] = roundOf(barrierPattern_[w], i);
+      bool ok = true;
+      auto next = roundTerms(info, j, n + ctx_.int_val(d + 1), isArrival, ok);
+      z3::solver s = solver();
+      s.add(fires(wait, i) && anyOf(ctx_, next));
+      std::optional<z3::model> m;
+      if (check(s, m, wait.loc, "aliasing") != z3::sat)
+        continue;
+      int64_t phase = ProtoEncoder::value(*m, n) + d;
+      auto parity = at(wait.parity, wait, i);
+      finding(
+          ProtocolViolationKind::ParityAliasing, wait.loc,
+          fmt::format(
+              "parity aliasing: at {} this wait on {}[{}] (parity {}) by {} waits for {}, "
+              "but nothing orders the arrivals of phase {} ({}) after it, so phase {} can "
+              "complete first and the wait then refers to a phase two behind (for {})",
+              iterationText(*m, wait, i), wait.barrier.array, ProtoEncoder::value(*m, j),
+              parity ? ProtoEncoder::value(*m, *parity) % 2 : -1,
+              sk_.roles[size_t(wait.role)].describe(), phaseText(phase), phase + 1,
+              termList(*m, next, "arrivals"), phase + 1, sizes(*m)));
+    }
+  }
+
+  // --- pipeline stages: read-after-write and write-after-read ---
+
+  void checkStages() {
+    struct Use {
+      size_t event;
+      const MemoryAccess *access;
+      Pattern stage;
+    };
+    std::map<std::string, std::vector<Use>> writes, reads;
+    for (size_t node = 0; node < nodes_.size(); ++node) {
+      size_t e = nodes_[node];
+      const SyncEvent &ev = sk_.events[e];
+      for (const MemoryAccess &a : ev.accesses) {
+        if (a.scope == MemScope::Global || a.scope == MemScope::Reg)
+          continue;
+        Pattern p = patternOf(ev, a.stage, a.stages);
+        if (!p.ok) {
+          report_.notProved.push_back(
+              {ev.loc, fmt::format("the stage of {} is neither (iteration + c) % {} "
+                                   "nor constant; its reuse is not proved",
+                                   a.buffer, a.stages)});
+          continue;
+        }
+        (a.write ? writes : reads)[a.buffer].push_back({e, &a, p});
+      }
+    }
+    bool any = false, checked = false;
+    for (const auto &[buffer, ws] : writes) {
+      auto rit = reads.find(buffer);
+      if (rit == reads.end())
+        continue;
+      for (const Use &x : ws)
+        for (const Use &r : rit->second) {
+          const SyncEvent &xe = sk_.events[x.event], &re = sk_.events[r.event];
+          if (xe.role == re.role || loopClass_[size_t(xe.loop)] != loopClass_[size_t(re.loop)])
+            continue;
+          checked = true;
+          any |= !readAfterWrite(buffer, x.event, x.stage, r.event, r.stage);
+          any |= !writeAfterRead(buffer, x.event, x.stage, r.event, r.stage);
+        }
+    }
+    if (checked)
+      result("pipeline stages (read after fill, refill after release)", !any,
+             any ? "violated" : "proved for all sizes");
+  }
+
+  bool readAfterWrite(const std::string &buffer, size_t x, const Pattern &px, size_t r,
+                      const Pattern &pr) {
+    const SyncEvent &xe = sk_.events[x], &re = sk_.events[r];
+    z3::expr iR = enc_.fresh("i");
+    auto [s, nR] = roundOf(pr, iR);
+    z3::expr iX = iterOf(px, s, nR);
+    z3::expr_vector safe(ctx_);
+    size_t R = size_t(nodeOf_[r]);
+    std::string barrierName;
+    if (xe.kind == SyncKind::TxDelivery && barrierPattern_.count(x) && barrierPattern_[x].ok) {
+      barrierName = xe.barrier.array;
+      auto [e, rho] = roundOf(barrierPattern_[x], iX);
+      const BarrierInfo &info = barriers_.at(xe.barrier.array);
+      for (size_t w : info.events) {
+        if (!waitShift_.count(w) || !nodeOf_.count(w))
+          continue;
+        int64_t path = D_[R][size_t(nodeOf_[w])];
+        if (path == kNoPath)
+          continue;
+        const Pattern &pw = barrierPattern_[w];
+        z3::expr iW = iterOf(pw, e, rho - ctx_.int_val(waitShift_[w]));
+        safe.push_back(touches(pw, e) && fires(sk_.events[w], iW) && iW <= iR + ctx_.int_val(path));
+      }
+    } else {
+      int64_t path = D_[R][size_t(nodeOf_[x])];
+      if (path != kNoPath)
+        safe.push_back(iX <= iR + ctx_.int_val(path));
+    }
+    z3::solver sv = solver();
+    sv.add(fires(re, iR) && touches(px, s) && fires(xe, iX));
+    if (!safe.empty())
+      sv.add(!z3::mk_or(safe));
+    std::optional<z3::model> m;
+    if (check(sv, m, re.loc, "read after write") != z3::sat)
+      return true;
+    std::string how =
+        barrierName.empty()
+            ? "nothing orders this read after that write"
+            : fmt::format(
+                  "the copy completes a phase of {} that no wait of {} covers before this read",
+                  barrierName, sk_.roles[size_t(re.role)].describe());
+    finding(ProtocolViolationKind::ReadBeforeFilled, re.loc,
+            fmt::format(
+                "read before filled: {} by {} reads {} stage {} at {}, before {} of the same round "
+                "(at {}) has filled it: {} (for {})",
+                re.what, re.threads.describe(), buffer, ProtoEncoder::value(*m, s),
+                iterationText(*m, re, iR), xe.what, iterationText(*m, xe, iX), how, sizes(*m)),
+            {{xe.loc, fmt::format("{} fills {} here", xe.what, buffer)}});
+    return false;
+  }
+
+  bool writeAfterRead(const std::string &buffer, size_t x, const Pattern &px, size_t r,
+                      const Pattern &pr) {
+    const SyncEvent &xe = sk_.events[x], &re = sk_.events[r];
+    z3::expr iX = enc_.fresh("i");
+    auto [s, nX] = roundOf(px, iX);
+    z3::expr iR = iterOf(pr, s, nX - 1);
+    z3::solver sv = solver();
+    sv.add(fires(xe, iX) && nX >= 1 && touches(pr, s) && fires(re, iR));
+    int64_t path = D_[size_t(nodeOf_[x])][size_t(nodeOf_[r])];
+    if (path != kNoPath)
+      sv.add(!(iR <= iX + ctx_.int_val(path)));
+    std::optional<z3::model> m;
+    if (check(sv, m, xe.loc, "write after read") != z3::sat)
+      return true;
+    finding(ProtocolViolationKind::OverwriteWhileRead, xe.loc,
+            fmt::format(
+                "overwrite while read: {} by {} refills {} stage {} at {} while {} by {} may still "
+                "read its previous contents (from {}): nothing orders the refill after that read "
+                "(for {})",
+                xe.what, xe.threads.describe(), buffer, ProtoEncoder::value(*m, s),
+                iterationText(*m, xe, iX), re.what, re.threads.describe(),
+                iterationText(*m, re, iR), sizes(*m)),
+            {{re.loc, fmt::format("{} reads {} here", re.what, buffer)}});
+    return false;
+  }
+
+  // --- structural checks ---
+
+  void checkInit() {
+    for (const auto &[name, arr] : sk_.barriers) {
+      std::vector<const SyncEvent *> inits, uses;
+      for (const SyncEvent &e : sk_.events)
+        if (e.barrier.array == name)
+          (e.kind == SyncKind::MbarInit ? inits : uses).push_back(&e);
+      if (arr.count) {
+        for (const SyncEvent *i : inits)
+          finding(ProtocolViolationKind::InitOrder, i->loc,
+                  fmt::format("re-init of a live barrier: {} is initialised with count {} by its "
+                              "declaration, and initialised again here",
+                              name, *arr.count),
+                  {{arr.loc, "declared here"}}, false);
+        continue;
+      }
+      if (inits.empty()) {
+        if (!uses.empty())
+          finding(ProtocolViolationKind::InitOrder, uses.front()->loc,
+                  fmt::format("{} is used but never initialised (declare it with a count or call "
+                              "mbarrier.init)",
+                              name),
+                  {{arr.loc, "declared here"}}, false);
+        continue;
+      }
+      const SyncEvent &init = *inits.front();
+      if (init.loop >= 0)
+        finding(
+            ProtocolViolationKind::InitOrder, init.loc,
+            fmt::format("mbarrier.init of {} inside a loop re-initialises a live barrier", name),
+            {}, false);
+      if (init.issuers() > 1 && arr.size == 1)
+        finding(ProtocolViolationKind::InitOrder, init.loc,
+                fmt::format("{} is initialised by {} threads ({}); one thread must initialise it",
+                            name, init.issuers(), init.threads.describe()),
+                {}, false);
+      // fence.mbarrier_init (or fence.proxy.async) by the initialising
+      // threads, then a CTA barrier, before any other thread uses it.
+      const SyncEvent *fence = nullptr, *sync = nullptr;
+      for (const SyncEvent &e : sk_.events) {
+        if (!fence && e.order > init.order &&
+            (e.kind == SyncKind::FenceMbarrierInit || e.kind == SyncKind::FenceProxyAsync) &&
+            init.threads.subsetOf(coverOf(e)))
+          fence = &e;
+        if (fence && !sync && e.order > fence->order && e.kind == SyncKind::CtaSync)
+          sync = &e;
+      }
+      for (const SyncEvent *u : uses) {
+        bool otherThreads = !u->threads.subsetOf(init.threads);
+        if (u->order < init.order && u->kind != SyncKind::MbarInval) {
+          finding(ProtocolViolationKind::InitOrder, u->loc,
+                  fmt::format("{} is used before its mbarrier.init", name),
+                  {{init.loc, "initialised here"}}, false);
+          break;
+        }
+        if (otherThreads && (!sync || u->order < sync->order)) {
+          finding(ProtocolViolationKind::InitOrder, u->loc,
+                  fmt::format("the init of {} is not made visible before {} ({}) uses it: it needs "
+                              "fence.mbarrier_init by the initialising thread{} and then cta.sync",
+                              name, u->threads.describe(), u->what,
+                              init.threads.count() > 1 ? "s" : ""),
+                  {{init.loc, "initialised here"}}, false);
+          break;
+        }
+      }
+      if (inits.size() > 1)
+        for (size_t k = 1; k < inits.size(); ++k) {
+          bool invalidated = false;
+          for (const SyncEvent *u : uses)
+            if (u->kind == SyncKind::MbarInval && u->order > inits[k - 1]->order &&
+                u->order < inits[k]->order)
+              invalidated = true;
+          if (!invalidated)
+            finding(ProtocolViolationKind::InitOrder, inits[k]->loc,
+                    fmt::format(
+                        "re-init of a live barrier: {} was initialised before and not invalidated",
+                        name),
+                    {{inits[k - 1]->loc, "first initialised here"}}, false);
+        }
+    }
+  }
+
+  void checkCtaBarriers() {
+    std::map<int64_t, std::vector<const SyncEvent *>> named;
+    for (const SyncEvent &e : sk_.events) {
+      if (e.kind == SyncKind::CtaSync && e.threads.count() != sk_.threads)
+        finding(ProtocolViolationKind::Divergence, e.loc,
+                fmt::format(
+                    "divergent barrier: {} is reached only by {} ({} of {} threads); the others "
+                    "never arrive and the CTA hangs",
+                    e.what, e.threads.describe(), e.threads.count(), sk_.threads),
+                {}, false);
+      if (e.kind == SyncKind::NamedSync || e.kind == SyncKind::NamedArrive) {
+        if (e.namedThreads <= 0 || e.namedThreads % 32 != 0 || e.namedThreads > sk_.threads)
+          finding(ProtocolViolationKind::NamedBarrierThreads, e.loc,
+                  fmt::format(
+                      "named barrier {} counts {} threads: it must be a positive multiple of 32 "
+                      "and at most the CTA's {}",
+                      e.namedId, e.namedThreads, sk_.threads),
+                  {}, false);
+        else if (!(e.threads.widened(32) == e.threads))
+          finding(ProtocolViolationKind::Divergence, e.loc,
+                  fmt::format("divergent barrier: {} is reached by part of a warp ({})", e.what,
+                              e.threads.describe()),
+                  {}, false);
+        named[e.namedId].push_back(&e);
+      }
+    }
+    for (const auto &[id, events] : named) {
+      ThreadSet all(sk_.threads);
+      for (const SyncEvent *e : events) {
+        if (e->namedThreads != events.front()->namedThreads)
+          finding(ProtocolViolationKind::NamedBarrierThreads, e->loc,
+                  fmt::format("named barrier {} counts {} threads here but {} elsewhere", id,
+                              e->namedThreads, events.front()->namedThreads),
+                  {{events.front()->loc, "first use"}}, false);
+        for (int64_t t = 0; t < sk_.threads; ++t)
+          if (e->threads.contains(t))
+            all.add(t);
+      }
+      int64_t expect = events.front()->namedThreads;
+      if (expect > 0 && all.count() != expect && events.size() >= 1)
+        finding(ProtocolViolationKind::NamedBarrierThreads, events.front()->loc,
+                fmt::format("named barrier {} expects {} threads but {} ({}) reach it", id, expect,
+                            all.count(), all.describe()),
+                {}, false);
+    }
+  }
+
+  // Per role, in program order (a loop body read twice covers the back edge).
+  std::vector<const SyncEvent *> roleSequence(int role) {
+    std::vector<const SyncEvent *> seq;
+    for (const SyncEvent &e : sk_.events)
+      if (e.role == role)
+        seq.push_back(&e);
+    return seq;
+  }
+
+  void checkWgmma() {
+    for (size_t r = 0; r < sk_.roles.size(); ++r) {
+      auto seq = roleSequence(int(r));
+      bool fenced = false;
+      int uncommitted = 0;
+      const SyncEvent *lastMma = nullptr, *lastCommit = nullptr;
+      bool pending = false;
+      for (int pass = 0; pass < 2; ++pass)
+        for (const SyncEvent *e : seq) {
+          if (pass == 1 && e->loop < 0)
+            continue;
+          switch (e->kind) {
+          case SyncKind::WgmmaFence:
+            fenced = true;
+            break;
+          case SyncKind::WgmmaMma:
+            if (!fenced)
+              finding(
+                  ProtocolViolationKind::WgmmaDiscipline, e->loc,
+                  fmt::format("wgmma.mma_async by {} without a wgmma.fence before it: the "
+                              "accumulator registers may still be written by other instructions",
+                              e->threads.describe()),
+                  {}, false);
+            ++uncommitted;
+            lastMma = e;
+            break;
+          case SyncKind::WgmmaCommit:
+            if (uncommitted)
+              pending = true;
+            uncommitted = 0;
+            lastCommit = e;
+            break;
+          case SyncKind::WgmmaWait:
+            if (constantValue(e->amount).value_or(1) == 0)
+              pending = false;
+            fenced = false; // accumulators touched again need a new fence
+            break;
+          default:
+            break;
+          }
+        }
+      if (uncommitted && lastMma)
+        finding(ProtocolViolationKind::WgmmaDiscipline, lastMma->loc,
+                "wgmma.mma_async is never committed (wgmma.commit_group) before its warpgroup ends",
+                {}, false);
+      else if (pending && lastCommit)
+        finding(ProtocolViolationKind::WgmmaDiscipline, lastCommit->loc,
+                "committed wgmma groups are never waited for (wgmma.wait_group(0)) before the "
+                "results are "
+                "used at the end of the role",
+                {}, false);
+    }
+  }
+
+  void checkTcgen05() {
+    std::vector<const SyncEvent *> allocs, deallocs;
+    for (const SyncEvent &e : sk_.events) {
+      if (e.kind == SyncKind::Tcgen05Alloc) {
+        allocs.push_back(&e);
+        if (auto cols = e.amount ? constantValue(e.amount) : std::nullopt)
+          if (*cols < 32 || (*cols & (*cols - 1)) != 0 || *cols > 512)
+            finding(
+                ProtocolViolationKind::Tcgen05Discipline, e.loc,
+                fmt::format("tcgen05.alloc of {} columns: it must be a power of two in [32, 512]",
+                            *cols),
+                {}, false);
+      }
+      if (e.kind == SyncKind::Tcgen05Dealloc)
+        deallocs.push_back(&e);
+    }
+    for (const SyncEvent *a : allocs) {
+      const SyncEvent *match = nullptr;
+      for (const SyncEvent *d : deallocs)
+        if (d->what.substr(d->what.find('(')) == a->what.substr(a->what.find('(')))
+          match = d;
+      if (!match)
+        finding(ProtocolViolationKind::Tcgen05Discipline, a->loc,
+                fmt::format("{} by {} is never freed (tcgen05.dealloc)", a->what,
+                            a->threads.describe()),
+                {}, false);
+      else if (!(match->threads.widened(32) == a->threads.widened(32)))
+        finding(ProtocolViolationKind::Tcgen05Discipline, match->loc,
+                fmt::format("tensor memory allocated by {} is freed by {}: dealloc must run in the "
+                            "allocating warp",
+                            a->threads.widened(32).describe(),
+                            match->threads.widened(32).describe()),
+                {{a->loc, "allocated here"}}, false);
+    }
+    for (size_t r = 0; r < sk_.roles.size(); ++r) {
+      auto seq = roleSequence(int(r));
+      const SyncEvent *pendingLd = nullptr;
+      for (const SyncEvent *e : seq) {
+        if (e->kind == SyncKind::Tcgen05Ld) {
+          pendingLd = e;
+          continue;
+        }
+        if (e->kind == SyncKind::Tcgen05WaitLd) {
+          pendingLd = nullptr;
+          continue;
+        }
+        if (pendingLd && e->threads.subsetOf(coverOf(*pendingLd))) {
+          finding(ProtocolViolationKind::Tcgen05Discipline, e->loc,
+                  fmt::format(
+                      "{} runs after tcgen05.ld without tcgen05.wait_ld: the loaded registers are "
+                      "not ready",
+                      e->what),
+                  {{pendingLd->loc, "tcgen05.ld here"}}, false);
+          pendingLd = nullptr;
+        }
+      }
+    }
+  }
+
+  const BarrierSkeleton &sk_;
+  BarrierProofOptions opt_;
+  z3::context ctx_;
+  ProtoEncoder enc_;
+  BarrierReport report_;
+  std::vector<std::optional<z3::expr>> loopTrip_;
+  std::vector<int> loopClass_;
+  std::map<size_t, Pattern> barrierPattern_;
+  std::map<std::string, BarrierInfo> barriers_;
+  std::map<size_t, int64_t> waitShift_;
+  std::map<size_t, int> nodeOf_;
+  std::vector<size_t> nodes_;
+  std::vector<std::vector<int64_t>> D_;
+  std::vector<std::vector<int>> next_;
+};
+
+} // namespace
+
+BarrierReport proveBarrierProtocols(const BarrierSkeleton &skeleton,
+                                    const BarrierProofOptions &options) {
+  return Prover(skeleton, options).run();
+}
+
+BarrierReport proveBarrierProtocols(const Kernel &kernel, const BarrierProofOptions &options) {
+  return proveBarrierProtocols(extractBarrierSkeleton(kernel), options);
+}
+
+unsigned reportBarrierProtocols(const BarrierReport &report, Diagnostics &diag) {
+  for (const ProtocolFinding &f : report.findings) {
+    diag.error(f.loc, f.message + (f.symbolic ? " [Z3 witness]" : " [structural]"));
+    for (const auto &[loc, text] : f.notes)
+      diag.note(loc, text);
+  }
+  for (const auto &[loc, text] : report.notProved)
+    diag.warning(loc, "not proved: " + text);
+  return unsigned(report.findings.size());
+}
+
+unsigned verifyBarrierProtocols(const Kernel &kernel, Diagnostics &diag) {
+  return reportBarrierProtocols(proveBarrierProtocols(kernel), diag);
+}
+
+} // namespace tilescope
