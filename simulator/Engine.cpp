@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <ctime>
 #include <cmath>
 #include <cstring>
 
@@ -1639,6 +1640,7 @@ RunResult runProgram(const Program &program, std::vector<HostTensor> &tensors,
                      const EngineOptions &options) {
   RunResult result;
   auto start = std::chrono::steady_clock::now();
+  std::clock_t cpuStart = std::clock();
   int64_t perCta = program.sharedBytes + program.threads * program.regsPerThread * 8 +
                    program.warps * (program.slots * static_cast<int64_t>(sizeof(LaneValues)));
   if (perCta + program.hostBytes() > options.memoryCapBytes) {
@@ -1663,6 +1665,7 @@ RunResult runProgram(const Program &program, std::vector<HostTensor> &tensors,
   }
   result.stats.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.stats.cpuSeconds = static_cast<double>(std::clock() - cpuStart) / CLOCKS_PER_SEC;
   return result;
 }
 

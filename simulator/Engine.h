@@ -66,7 +66,8 @@ struct RunStats {
   int64_t asyncCopies = 0;    // TMA operations completed
   int64_t mmaSums = 0;        // fused-sum evaluations of the tensor-core model
   int64_t globalBytesRead = 0, globalBytesWritten = 0, sharedBytesAccessed = 0;
-  double seconds = 0;
+  double seconds = 0;     // wall clock
+  double cpuSeconds = 0;  // processor time of this process during the run
 };
 
 struct RunResult {

@@ -309,7 +309,8 @@ int runSim() {
   }
 
   const RunStats &s = run.stats;
-  double rate = s.seconds > 0 ? static_cast<double>(s.steps) / s.seconds : 0;
+  double rate = s.cpuSeconds > 0 ? static_cast<double>(s.steps) / s.cpuSeconds : 0;
+  double laneRate = s.cpuSeconds > 0 ? static_cast<double>(s.laneOps) / s.cpuSeconds : 0;
   if (json) {
     llvm::json::Array outs;
     for (const OutputReport &r : reports) {
@@ -361,7 +362,9 @@ int runSim() {
                             {"global_bytes_written", s.globalBytesWritten},
                             {"shared_bytes_accessed", s.sharedBytesAccessed},
                             {"seconds", s.seconds},
-                            {"steps_per_second", rate}}},
+                            {"cpu_seconds", s.cpuSeconds},
+                            {"steps_per_second", rate},
+                            {"lane_ops_per_second", laneRate}}},
         {"notes", std::move(noteArray)},
         {"diagnostics", diagnosticsJson(diag)}};
     if (!run.ok())
@@ -400,8 +403,9 @@ int runSim() {
     }
   }
   llvm::outs() << fmt::format("  stats: {} steps, {} lane ops, {} async copies, {} mma sums, "
-                              "{:.3f} s, {:.3g} steps/s\n",
-                              s.steps, s.laneOps, s.asyncCopies, s.mmaSums, s.seconds, rate);
+                              "{:.3f} s ({:.3f} s CPU), {:.3g} steps/s, {:.3g} lane ops/s\n",
+                              s.steps, s.laneOps, s.asyncCopies, s.mmaSums, s.seconds,
+                              s.cpuSeconds, rate, laneRate);
   return status;
 }
 

@@ -405,3 +405,99 @@ TEST_CASE("engine: CTA sampling takes the grid's corners first") {
   CHECK(ctas[3] == std::array<int64_t, 3>{3, 2, 0});
   CHECK(sampleCtas({4, 3, 1}, 0, 7).size() == 12);
 }
+
+TEST_CASE("engine: tensor memory must be allocated before use and freed by its allocator") {
+  auto s = prepare(R"(
+kernel tmem_use(C: global f32[128, 32])
+  launch grid(1) threads(128) target(sm_100a)
+{
+  tmem acc: f32[128, 32] layout(tmem_m128(32))
+  reg frag: f32[128, 32] layout(tcgen05_32x32b(32))
+  tcgen05.ld(frag[warpid * 32 : +32, :], acc[warpid * 32 : +32, :], shape = "32x32b")
+}
+)");
+  run(*s);
+  REQUIRE(s->result.outcome == RunResult::Outcome::RuntimeError);
+  CHECK(s->result.message.find("error: tensor memory 'acc' used while not allocated "
+                               "(tcgen05.alloc)") != std::string::npos);
+
+  auto t = prepare(R"(
+kernel tmem_free(C: global f32[128, 32])
+  launch grid(1) threads(128) target(sm_100a)
+{
+  tmem acc: f32[128, 32] layout(tmem_m128(32))
+  if warpid == 0 {
+    tcgen05.alloc(acc, cols = 32)
+  }
+  cta.sync()
+  if warpid == 1 {
+    tcgen05.dealloc(acc)
+  }
+}
+)");
+  run(*t);
+  REQUIRE(t->result.outcome == RunResult::Outcome::RuntimeError);
+  CHECK(t->result.message == "test.tile:11:5: error: warp 1 frees tensor memory 'acc' that warp 0 "
+                             "allocated (CTA (0, 0, 0))");
+}
+
+TEST_CASE("engine: tensor memory round trip through tcgen05.st and tcgen05.ld") {
+  auto s = prepare(R"(
+kernel tmem_trip(X: global f32[128, 32], Y: global f32[128, 32])
+  launch grid(1) threads(128) target(sm_100a)
+{
+  tmem acc: f32[128, 32] layout(tmem_m128(32))
+  reg frag: f32[128, 32] layout(tcgen05_32x32b(32))
+  if warpid == 0 {
+    tcgen05.alloc(acc, cols = 64)
+  }
+  cta.sync()
+  warp.copy(frag[warpid * 32 : +32, :], X[warpid * 32 : +32, :])
+  tcgen05.st(acc[warpid * 32 : +32, :], frag[warpid * 32 : +32, :], shape = "32x32b")
+  warp.fill(frag[warpid * 32 : +32, :], 0.0)
+  tcgen05.ld(frag[warpid * 32 : +32, :], acc[warpid * 32 : +32, :], shape = "32x32b")
+  tcgen05.wait_ld()
+  warp.copy(Y[warpid * 32 : +32, :], frag[warpid * 32 : +32, :])
+}
+)");
+  HostTensor &x = s->tensor("X");
+  for (int64_t i = 0; i < x.elements(); ++i)
+    x.setBits(i, encodeFloat(Dtype::f32, 0.5 * static_cast<double>(i)));
+  run(*s);
+  REQUIRE_MESSAGE(s->result.ok(), s->result.message);
+  for (int64_t i = 0; i < x.elements(); ++i)
+    CHECK(s->tensor("Y").bitsAt(i) == x.bitsAt(i));
+}
+
+TEST_CASE("engine: the tensor-core gemm primitive is the MMA model chunk by chunk") {
+  // One 64x8 tile with K = 32: two k16 chunks, each one fused sum (truncation
+  // toward zero), differs from a plain fp32 fma chain on these inputs.
+  auto s = prepare(R"(
+kernel one_gemm(A: global bf16[64, 32], B: global bf16[8, 32], C: global f32[64, 8])
+  launch grid(1) threads(128) target(sm_90a)
+{
+  shared As: bf16[64, 32]
+  shared Bs: bf16[8, 32]
+  reg acc: f32[64, 8] layout(wgmma_acc(64, 8))
+  cta.copy(As, A)
+  cta.copy(Bs, B)
+  wg.fill(acc, 0.0)
+  wg.gemm(acc, As, Bs, transpose_b = true)
+  wg.copy(C, acc)
+}
+)");
+  HostTensor &a = s->tensor("A"), &b = s->tensor("B");
+  // Row 0 of A: 1.0 then 2^-24 in every other place; B all ones.
+  for (int64_t i = 0; i < a.elements(); ++i)
+    a.setBits(i, encodeFloat(Dtype::bf16, i % 32 == 0 ? 1.0 : std::ldexp(1.0, -24)));
+  for (int64_t i = 0; i < b.elements(); ++i)
+    b.setBits(i, encodeFloat(Dtype::bf16, 1.0));
+  run(*s);
+  REQUIRE_MESSAGE(s->result.ok(), s->result.message);
+  // Chunk 0: 1 + 15 * 2^-24, kept to 25 bits below 2^0 -> truncated to
+  // 1 + 14 * 2^-24 ... then to 23 mantissa bits: 1 + 7 * 2^-23.
+  // Chunk 1: that + 16 * 2^-24 = 1 + 15 * 2^-23.
+  float got = static_cast<float>(decodeFloat(Dtype::f32, s->tensor("C").bitsAt(0)));
+  CHECK(got == 1.0f + 15.0f * std::ldexp(1.0f, -23));
+  CHECK(s->result.stats.mmaSums == 64 * 8 * 2);
+}
