@@ -199,6 +199,18 @@ TEST_CASE("scope: a register layout cannot place data on tensor memory lanes") {
     REQUIRE(kinds(r) == std::vector{VK::Scope});
 }
 
+TEST_CASE("scope: shared memory cannot place data on lanes") {
+  Layout l = make({{4, 8, Axis::m}, {8, 1, Axis::laneid}});
+  for (auto &r : verifyBoth(l, {4, 8}, buffer(BufferScope::Shared), sm90)) {
+    REQUIRE(kinds(r) == std::vector{VK::Scope});
+    CHECK(r.violations[0].message == "shard iter 1 puts (0, 1) on {laneid: 1, m: 0}, but a "
+                                     "shared buffer cannot hold laneid");
+  }
+  Layout twin = make({{4, 8, Axis::m}, {8, 1, Axis::m}});
+  for (auto &r : verifyBoth(twin, {4, 8}, buffer(BufferScope::Shared), sm90))
+    CHECK(r.legal());
+}
+
 TEST_CASE("a shape the layout does not admit is an input error, not a finding") {
   Layout l = make({{4, 1, Axis::m}});
   LayoutReport r = verifyLayout(l, {5}, buffer(BufferScope::Shared), sm90, {});
