@@ -251,11 +251,12 @@ private:
     f.first = w.loc;
     f.second = o.loc;
     f.message = fmt::format(
-        "data race on {} {}[{}]: {} by {} ({}) and {} by {} ({}) with no barrier between them ({})",
-        memScopeName(a.scope), a.buffer, coords, w.what, threadText(firstIsA ? t1 : t2),
-        firstIsA ? iterText(ea, itersA, boundA) : iterText(eb, itersB, boundB), o.what,
-        threadText(firstIsA ? t2 : t1),
-        firstIsA ? iterText(eb, itersB, boundB) : iterText(ea, itersA, boundA),
+        "data race on {} {}[{}]: written by {} in {} ({}) and {} by {} in {} ({}) with no "
+        "barrier between them ({})",
+        memScopeName(a.scope), a.buffer, coords, threadText(firstIsA ? t1 : t2), w.what,
+        firstIsA ? iterText(ea, itersA, boundA) : iterText(eb, itersB, boundB),
+        (firstIsA ? b.write : a.write) ? "written" : "read", threadText(firstIsA ? t2 : t1),
+        o.what, firstIsA ? iterText(eb, itersB, boundB) : iterText(ea, itersA, boundA),
         enc_.describeSymbols(m));
     for (const RaceFinding &g : report_.findings)
       if (g.first == f.first && g.second == f.second)

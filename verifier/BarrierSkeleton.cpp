@@ -907,10 +907,7 @@ private:
       if (p0 && (*p0)->kind == ExprKind::Var)
         e.what = fmt::format("{}({})", shown, as<Var>(*p0).name);
       e.amount = keywordArg(s, "cols");
-      if (p0)
-        if (auto a = accessOf(*p0, true, false, false))
-          e.accesses.push_back(*a);
-      push(std::move(e));
+      push(std::move(e)); // allocation, not an access to the contents
       return;
     }
     if (name == "tcgen05.ld") {
