@@ -139,6 +139,7 @@ bool CtaExecutor::execTcgen05(Warp &w, const CallStmt &c, ThreadRange threads, i
     unit.loc = c.loc;
     unit.mmas = std::move(tcgen05Issued_);
     tcgen05Issued_.clear();
+    stampAsync(unit);
     enqueue(std::move(unit));
     return true;
   }

@@ -7,9 +7,11 @@
 
 #include "simulator/Engine.h"
 #include "simulator/Mbarrier.h"
+#include "simulator/RaceDetector.h"
 #include "simulator/Value.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 
@@ -55,6 +57,7 @@ struct Rendezvous {
   std::vector<int> warps;
   size_t needed = 0;
   std::string scopeName;
+  VectorClock joined; // race detection: the clocks of the warps that arrived
 };
 
 struct Failure {
@@ -124,7 +127,15 @@ public:
     llvm::SMLoc loc;
     std::vector<PrimitiveCall> mmas; // non-empty or `isCommit`: a tcgen05.commit
     bool isCommit = false;
+    int agent = -1;     // race detection: the issuing warp's asynchronous agent
+    VectorClock clock;  // and its clock at issue
   };
+  // Race detection hooks (no-ops unless enabled).
+  bool racing() const { return race_ != nullptr; }
+  void stampAsync(AsyncCopy &unit);
+  void releaseTo(int barrier, const VectorClock &clock, int64_t phaseBefore);
+  void acquireFrom(Warp &w);
+  std::vector<std::string> raceReports() const;
   void enqueue(AsyncCopy copy) { inflight_.push_back(std::move(copy)); }
 
 private:
@@ -174,6 +185,14 @@ private:
   // wgmma per warpgroup: the open group and the committed groups, oldest first.
   std::map<int64_t, std::vector<PrimitiveCall>> wgmmaOpen_;
   std::map<int64_t, std::vector<std::vector<PrimitiveCall>>> wgmmaCommitted_;
+  // Race detection.
+  std::unique_ptr<RaceDetector> race_;
+  std::vector<VectorClock> clocks_;              // per agent (warps, then their async agents)
+  std::vector<uint32_t> asyncCounter_;           // per warp
+  std::vector<VectorClock> barrierAccum_;        // per barrier: releases of the current phase
+  std::vector<std::array<VectorClock, 2>> phaseClock_; // per barrier: last completed phase by parity
+  int currentAgent_ = 0;
+  VectorClock *currentClock_ = nullptr;
 };
 
 } // namespace tilescope::sim

@@ -185,6 +185,8 @@ std::optional<uint64_t> CtaExecutor::readBits(int buffer, int64_t flat, ThreadRa
     }
     std::memcpy(&v, shared_.data() + at, bytes);
     stats_.sharedBytesAccessed += bytes;
+    if (race_)
+      race_->access(at, bytes, false, currentAgent_, *currentClock_, loc);
     return v;
   }
   case MemScope::Reg: {
@@ -260,6 +262,8 @@ bool CtaExecutor::writeBits(int buffer, int64_t flat, uint64_t bits, ThreadRange
                                    b.name));
     std::memcpy(shared_.data() + at, &bits, bytes);
     stats_.sharedBytesAccessed += bytes;
+    if (race_)
+      race_->access(at, bytes, true, currentAgent_, *currentClock_, loc);
     return true;
   }
   case MemScope::Reg: {
@@ -959,6 +963,10 @@ std::optional<CtaExecutor::Operand> CtaExecutor::operand(const Expr &e, Warp &w,
 // --- statements ---------------------------------------------------------------
 
 bool CtaExecutor::step(Warp &w) {
+  if (race_) {
+    currentAgent_ = w.id;
+    currentClock_ = &clocks_[w.id];
+  }
   ++w.steps;
   ++stats_.steps;
   Frame &f = w.stack.back();
@@ -1145,6 +1153,7 @@ bool CtaExecutor::execCall(Warp &w, Frame &f, const CallStmt &c) {
         w.blockedAt = &c;
         return true;
       }
+      acquireFrom(w);
       w.waits.clear();
       ++f.pc;
       return true;
@@ -1263,6 +1272,11 @@ bool CtaExecutor::arriveCollective(Warp &w, const CallStmt &c, int convergence) 
                                    needed * 32, r.needed * 32, where(r.stmt->loc)));
   }
   r.warps.push_back(w.id);
+  if (race_) {
+    joinInto(r.joined, clocks_[w.id]);
+    if (r.warps.size() < r.needed)
+      ++clocks_[w.id][w.id];
+  }
   if (r.warps.size() < r.needed) {
     if (arriveOnly) {
       ++w.stack.back().pc;
@@ -1274,8 +1288,18 @@ bool CtaExecutor::arriveCollective(Warp &w, const CallStmt &c, int convergence) 
   }
   Rendezvous done = std::move(r);
   rendezvous_.erase(key);
+  if (race_)
+    clocks_[w.id] = done.joined; // the collective runs after every arrival
   if (!named && !runCollective(w, c, threads))
     return false;
+  if (race_) {
+    for (int other : done.warps) {
+      Warp &o = warps_[other];
+      if (other == w.id || o.state == Warp::State::WaitCollective)
+        joinInto(clocks_[other], clocks_[w.id]);
+      ++clocks_[other][other];
+    }
+  }
   for (int other : done.warps) {
     Warp &o = warps_[other];
     if (other == w.id || o.state != Warp::State::WaitCollective)
@@ -1362,9 +1386,14 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
     }
     if (n == "mbarrier.inval")
       return barrierError(b.inval(), *bar, c.loc);
+    int64_t phaseBefore = b.phase();
     if (n == "mbarrier.arrive") {
       auto count = intArg("count", 1);
-      return count && barrierError(b.arrive(*count), *bar, c.loc);
+      if (!count || !barrierError(b.arrive(*count), *bar, c.loc))
+        return false;
+      if (race_)
+        releaseTo(*bar, clocks_[w.id], phaseBefore);
+      return true;
     }
     auto bytes = intArg("bytes", 0);
     if (!bytes)
@@ -1373,11 +1402,20 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
       return fail(c.loc, fmt::format("transaction bytes must be in [0, 2^20 - 1], not {}", *bytes));
     if (n == "mbarrier.expect_tx")
       return barrierError(b.expectTx(*bytes), *bar, c.loc);
-    if (n == "mbarrier.complete_tx")
-      return barrierError(b.completeTx(*bytes), *bar, c.loc);
-    if (n == "mbarrier.arrive_expect_tx")
-      return barrierError(b.expectTx(*bytes), *bar, c.loc) &&
-             barrierError(b.arrive(1), *bar, c.loc);
+    if (n == "mbarrier.complete_tx") {
+      if (!barrierError(b.completeTx(*bytes), *bar, c.loc))
+        return false;
+      if (race_)
+        releaseTo(*bar, clocks_[w.id], phaseBefore);
+      return true;
+    }
+    if (n == "mbarrier.arrive_expect_tx") {
+      if (!barrierError(b.expectTx(*bytes), *bar, c.loc) || !barrierError(b.arrive(1), *bar, c.loc))
+        return false;
+      if (race_)
+        releaseTo(*bar, clocks_[w.id], phaseBefore);
+      return true;
+    }
     return fail(c.loc, fmt::format("'{}' is not simulated yet", n));
   }
   if (n == "setmaxnreg.inc" || n == "setmaxnreg.dec") {
@@ -1443,14 +1481,24 @@ bool CtaExecutor::waitSatisfied(const Warp &w) const {
 bool CtaExecutor::completeAsync(size_t index) {
   AsyncCopy copy = std::move(inflight_[index]);
   inflight_.erase(inflight_.begin() + static_cast<long>(index));
+  if (race_) {
+    currentAgent_ = copy.agent;
+    currentClock_ = &copy.clock;
+  }
+  int64_t phaseBefore = copy.barrier >= 0 ? barriers_[copy.barrier].phase() : 0;
   if (copy.isCommit) {
     // A tcgen05.commit: the MMAs issued before it complete, in issue order,
     // then its mbarrier gets one arrival.
     for (const PrimitiveCall &mma : copy.mmas)
       if (!executePrimitive(mma))
         return false;
-    return copy.barrier < 0 ||
-           barrierError(barriers_[copy.barrier].arrive(1), copy.barrier, copy.loc);
+    if (copy.barrier < 0)
+      return true;
+    if (!barrierError(barriers_[copy.barrier].arrive(1), copy.barrier, copy.loc))
+      return false;
+    if (race_)
+      releaseTo(copy.barrier, copy.clock, phaseBefore);
+    return true;
   }
   ++stats_.asyncCopies;
   int64_t n = copy.dst.elements();
@@ -1475,9 +1523,68 @@ bool CtaExecutor::completeAsync(size_t index) {
     }
   }
   stats_.elementsMoved += n;
-  if (copy.barrier >= 0)
-    return barrierError(barriers_[copy.barrier].completeTx(copy.bytes), copy.barrier, copy.loc);
+  if (copy.barrier >= 0) {
+    if (!barrierError(barriers_[copy.barrier].completeTx(copy.bytes), copy.barrier, copy.loc))
+      return false;
+    if (race_)
+      releaseTo(copy.barrier, copy.clock, phaseBefore);
+  }
   return true;
+}
+
+void CtaExecutor::stampAsync(AsyncCopy &unit) {
+  if (!race_)
+    return;
+  int w = currentAgent_ < p_.warps ? currentAgent_ : currentAgent_ - static_cast<int>(p_.warps);
+  unit.agent = static_cast<int>(p_.warps) + w;
+  unit.clock = clocks_[w];
+  unit.clock[unit.agent] = ++asyncCounter_[w];
+  ++clocks_[w][w];
+}
+
+void CtaExecutor::releaseTo(int barrier, const VectorClock &clock, int64_t phaseBefore) {
+  joinInto(barrierAccum_[barrier], clock);
+  const Mbarrier &b = barriers_[barrier];
+  if (b.phase() != phaseBefore) {
+    // The phase completed: everything released into it is seen by its waits.
+    phaseClock_[barrier][phaseBefore & 1] = barrierAccum_[barrier];
+    barrierAccum_[barrier].assign(clocks_.size(), 0);
+  }
+  if (currentAgent_ < p_.warps && &clock == &clocks_[currentAgent_])
+    ++clocks_[currentAgent_][currentAgent_];
+}
+
+void CtaExecutor::acquireFrom(Warp &w) {
+  if (!race_)
+    return;
+  for (auto [bar, parity] : w.waits)
+    joinInto(clocks_[w.id], phaseClock_[bar][parity & 1]);
+}
+
+std::vector<std::string> CtaExecutor::raceReports() const {
+  std::vector<std::string> out;
+  if (!race_)
+    return out;
+  auto agentName = [&](int a) {
+    return a < p_.warps ? fmt::format("warp {}", a)
+                        : fmt::format("an asynchronous unit of warp {}", a - p_.warps);
+  };
+  for (const Race &r : race_->races()) {
+    std::string buffer = "?";
+    int64_t element = 0;
+    for (const BufferPlan &b : p_.buffers)
+      if (b.scope == MemScope::Shared && r.byte >= b.sharedOffset) {
+        buffer = b.name;
+        element = (r.byte - b.sharedOffset) / b.elementBytes;
+      }
+    out.push_back(fmt::format("race on shared '{}' (memory element {}, byte {}) in CTA ({}, {}, "
+                              "{}): {} by {} at {} and {} by {} at {} are not ordered",
+                              buffer, element, r.byte, ctaId_[0], ctaId_[1], ctaId_[2],
+                              r.first.write ? "write" : "read", agentName(r.first.agent),
+                              where(r.first.loc), r.second.write ? "write" : "read",
+                              agentName(r.second.agent), where(r.second.loc)));
+  }
+  return out;
 }
 
 Failure CtaExecutor::deadlock() const {
@@ -1549,6 +1656,17 @@ std::optional<Failure> CtaExecutor::run() {
   if (targetInfo(p_.target).hasTensorMemory) {
     tmem_.assign(128 * 512, 0);
     tmemOwner_.assign(512, -1);
+  }
+  if (options_.detectRaces) {
+    size_t agents = static_cast<size_t>(2 * p_.warps);
+    race_ = std::make_unique<RaceDetector>(p_.sharedBytes, static_cast<int>(agents));
+    clocks_.assign(agents, VectorClock(agents, 0));
+    for (size_t a = 0; a < agents; ++a)
+      clocks_[a][a] = 1;
+    asyncCounter_.assign(p_.warps, 0);
+    barrierAccum_.assign(p_.barrierCount, VectorClock(agents, 0));
+    phaseClock_.assign(p_.barrierCount, {VectorClock(agents, 0), VectorClock(agents, 0)});
+    currentClock_ = &clocks_[0];
   }
   warps_.assign(p_.warps, Warp());
   for (int64_t i = 0; i < p_.warps; ++i) {
@@ -1655,7 +1773,10 @@ RunResult runProgram(const Program &program, std::vector<HostTensor> &tensors,
   std::mt19937_64 rng(options.seed);
   for (const auto &cta : ctas) {
     CtaExecutor exec(program, tensors, options, result.stats, cta, rng);
-    if (auto f = exec.run()) {
+    auto failure = exec.run();
+    for (std::string &r : exec.raceReports())
+      result.races.push_back(std::move(r));
+    if (auto f = failure) {
       result.outcome = f->outcome;
       result.message = std::move(f->message);
       result.notes = std::move(f->notes);

@@ -54,6 +54,8 @@ struct EngineOptions {
   std::vector<std::array<int64_t, 3>> ctas;
   int64_t maxSteps = int64_t{1} << 32;        // warp statements over the whole run
   int64_t memoryCapBytes = int64_t{4} << 30;  // simulated state per CTA plus plan tables
+  // Track happens-before over shared memory and report unordered accesses.
+  bool detectRaces = false;
   // Renders a source location as `file:line:col`.
   std::function<std::string(llvm::SMLoc)> where;
 };
@@ -75,6 +77,7 @@ struct RunResult {
   Outcome outcome = Outcome::Completed;
   std::string message;            // what happened, with the location
   std::vector<std::string> notes; // deadlock: one line per blocked warp, then barriers
+  std::vector<std::string> races; // with detectRaces: one line per race found
   RunStats stats;
   bool ok() const { return outcome == Outcome::Completed; }
 };

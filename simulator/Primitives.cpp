@@ -160,7 +160,8 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
                                    dtypeName(db.dtype)));
     bool async = (op == "copy_async" || op == "tma.load") && sb.scope == MemScope::Global && db.scope == MemScope::Shared;
     if (async) {
-      AsyncCopy copy{*dst, *src, call.barrier, n * dtypeBytes(db.dtype), loc};
+      AsyncCopy copy{*dst, *src, call.barrier, n * dtypeBytes(db.dtype), loc, {}, false, -1, {}};
+      stampAsync(copy);
       if (call.barrier >= 0 && !barriers_[call.barrier].live())
         return fail(loc, fmt::format("copy signals {}, which is not initialised",
                                      barrierName(call.barrier)));

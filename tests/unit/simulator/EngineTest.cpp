@@ -501,3 +501,120 @@ kernel one_gemm(A: global bf16[64, 32], B: global bf16[8, 32], C: global f32[64,
   CHECK(got == 1.0f + 15.0f * std::ldexp(1.0f, -23));
   CHECK(s->result.stats.mmaSums == 64 * 8 * 2);
 }
+
+namespace {
+RunResult runRacing(Sim &s, uint64_t seed = 1) {
+  EngineOptions o;
+  o.seed = seed;
+  o.detectRaces = true;
+  o.where = [&s](llvm::SMLoc loc) {
+    auto [line, col] = s.sourceMgr.getLineAndColumn(loc);
+    return fmt::format("test.tile:{}:{}", line, col);
+  };
+  return runProgram(*s.program, s.tensors, o);
+}
+
+std::string exchangeKernel(bool sync) {
+  return fmt::format(R"(
+kernel exchange(X: global f32[128], Y: global f32[128])
+  launch grid(1) threads(128) target(sm_90a)
+{{
+  shared S: f32[128]
+  S[threadIdx.x] = X[threadIdx.x]
+  {}
+  Y[threadIdx.x] = S[127 - threadIdx.x]
+}}
+)",
+                     sync ? "cta.sync()" : "");
+}
+} // namespace
+
+TEST_CASE("race detection: a shared exchange without cta.sync races, with it does not") {
+  for (uint64_t seed : {1, 2, 3}) {
+    auto racy = prepare(exchangeKernel(false));
+    RunResult r = runRacing(*racy, seed);
+    REQUIRE(r.ok());
+    REQUIRE_FALSE(r.races.empty());
+    CHECK(r.races[0].find("race on shared 'S'") == 0);
+    CHECK(r.races[0].find("test.tile:6:") != std::string::npos);
+    CHECK(r.races[0].find("test.tile:8:") != std::string::npos);
+    auto fixed = prepare(exchangeKernel(true));
+    RunResult f = runRacing(*fixed, seed);
+    REQUIRE(f.ok());
+    CHECK(f.races.empty());
+  }
+}
+
+TEST_CASE("race detection: TMA writes are ordered by the mbarrier wait that observes them") {
+  for (uint64_t seed : {1, 2, 3, 4}) {
+    auto s = prepare(tmaKernel(8192));
+    RunResult r = runRacing(*s, seed);
+    REQUIRE(r.ok());
+    CHECK(r.races.empty());
+  }
+  // Reading the tile before waiting races with the copy.
+  auto bad = prepare(R"(
+kernel early(A: global bf16[64, 64], C: global bf16[64, 64])
+  launch grid(1) threads(128) target(sm_90a)
+{
+  shared S: bf16[64, 64]
+  mbarrier full(count = 1)
+  if threadIdx.x == 0 {
+    mbarrier.arrive_expect_tx(full, bytes = 8192)
+    copy_async(S, A, mbar = full)
+  }
+  cta.copy(C, S)
+  mbarrier.wait(full, parity = 0)
+}
+)");
+  bool found = false;
+  for (uint64_t seed : {1, 2, 3, 4, 5, 6}) {
+    RunResult r = runRacing(*bad, seed);
+    REQUIRE(r.ok());
+    for (const std::string &race : r.races)
+      found |= race.find("an asynchronous unit of warp 0 at test.tile:9:5") != std::string::npos;
+  }
+  CHECK(found);
+}
+
+TEST_CASE("race detection: the bundled-style pipelines are race-free") {
+  auto s = prepare(R"(
+kernel ring(A: global bf16[256, 64], C: global bf16[256, 64])
+  launch grid(1) threads(256) target(sm_90a)
+{
+  shared S: bf16[2, 64, 64]
+  mbarrier full[2](count = 1), empty[2](count = 4)
+  if warpid == 0 {
+    for k in 0 .. 4 {
+      let s = k % 2
+      mbarrier.wait(empty[s], parity = (k / 2 + 1) % 2)
+      if elect_sync() {
+        mbarrier.arrive_expect_tx(full[s], bytes = 8192)
+        copy_async(S[s], A[k * 64 : +64, :], mbar = full[s])
+      }
+    }
+  }
+  if warpid >= 4 {
+    for k in 0 .. 4 {
+      let s = k % 2
+      mbarrier.wait(full[s], parity = (k / 2) % 2)
+      for i in 0 .. 32 {
+        let e = (warpid - 4) * 1024 + i * 32 + laneid
+        C[k * 64 + e / 64, e % 64] = S[s, e / 64, e % 64]
+      }
+      if laneid == 0 {
+        mbarrier.arrive(empty[s])
+      }
+    }
+  }
+}
+)",
+                   {}, /*check=*/false);
+  for (uint64_t seed : {1, 2, 3, 4, 5}) {
+    RunResult r = runRacing(*s, seed);
+    REQUIRE_MESSAGE(r.ok(), r.message);
+    CHECK(r.races.empty());
+    if (!r.races.empty())
+      MESSAGE(r.races[0]);
+  }
+}
