@@ -618,3 +618,39 @@ kernel ring(A: global bf16[256, 64], C: global bf16[256, 64])
       MESSAGE(r.races[0]);
   }
 }
+
+TEST_CASE("engine: a named barrier waits for its thread count, arrive does not wait") {
+  auto s = prepare(R"(
+kernel named(C: global i32[4])
+  launch grid(1) threads(128) target(sm_90a)
+{
+  shared S: i32[4]
+  if warpid == 0 {
+    S[0] = 7
+    barrier.arrive(1, threads = 64)
+  }
+  if warpid == 1 {
+    barrier.sync(1, threads = 64)
+    C[laneid % 4] = S[0]
+  }
+}
+)");
+  for (uint64_t seed : {1, 2, 3}) {
+    run(*s, seed);
+    REQUIRE_MESSAGE(s->result.ok(), s->result.message);
+    CHECK(intAt(s->tensor("C"), 3) == 7);
+    RunResult r = runRacing(*s, seed);
+    CHECK(r.races.empty());
+  }
+  auto bad = prepare(R"(
+kernel named_bad(C: global i32[4])
+  launch grid(1) threads(128) target(sm_90a)
+{
+  barrier.sync(1, threads = 48)
+}
+)");
+  run(*bad);
+  REQUIRE(bad->result.outcome == RunResult::Outcome::RuntimeError);
+  CHECK(bad->result.message.find("named barrier thread count must be a positive multiple of 32") !=
+        std::string::npos);
+}
