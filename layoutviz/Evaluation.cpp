@@ -310,20 +310,13 @@ json::Value evaluate(const VizRequest &request) {
     diagnostics.push_back(diagnostic(kind, "error", std::move(message)));
   };
 
-  std::string dtypeText = request.dtype;
-  if (dtypeText.empty()) {
-    // The preset's own element type, else f32; settled after parsing.
-    dtypeText = "f32";
-    size_t paren = request.layout.find('(');
-    std::string head = request.layout.substr(0, paren);
-    head.erase(0, head.find_first_not_of(" \t"));
-    head.erase(head.find_last_not_of(" \t") + 1);
-    if (paren != std::string::npos && findLayoutPreset(head))
-      dtypeText = presetDtype(head);
+  // An empty dtype is settled once the layout is known (see below).
+  std::optional<Dtype> dtype;
+  if (!request.dtype.empty()) {
+    dtype = dtypeFromName(request.dtype);
+    if (!dtype)
+      fieldError("dtype", fmt::format("unknown dtype '{}'", request.dtype));
   }
-  auto dtype = dtypeFromName(dtypeText);
-  if (!dtype)
-    fieldError("dtype", fmt::format("unknown dtype '{}'", request.dtype));
   auto targetKind = targetFromName(request.target);
   if (!targetKind)
     fieldError("target",
@@ -358,11 +351,21 @@ json::Value evaluate(const VizRequest &request) {
   }
   if (diag.hasErrors())
     spec.reset();
-  if (!spec || !dtype || !targetKind || request.threads < 1 || request.threads > 1024 ||
-      request.devices < 1 || request.devices > 4096 || request.alloc < 0 ||
-      request.alloc > (int64_t{1} << 40))
+  if (!spec || (!request.dtype.empty() && !dtype) || !targetKind || request.threads < 1 ||
+      request.threads > 1024 || request.devices < 1 || request.devices > 4096 ||
+      request.alloc < 0 || request.alloc > (int64_t{1} << 40))
     return finish(false);
   const Layout &layout = spec->layout;
+  if (!dtype) {
+    // The element type the layout was written for: a swizzle mode names it,
+    // a preset implies it; else f32.
+    if (layout.swizzle() && layout.swizzle()->shorthandBytes)
+      dtype = layout.swizzle()->shorthandDtype;
+    else if (!spec->preset.empty())
+      dtype = dtypeFromName(presetDtype(spec->preset));
+    if (!dtype)
+      dtype = Dtype::f32;
+  }
   doc["canonical"] = spec->str();
   doc["resolved"] = layout.str();
   if (!spec->preset.empty()) {
@@ -485,7 +488,9 @@ json::Value evaluate(const VizRequest &request) {
   // [replica 0's value on each axis..., replica 1's..., ...].
   json::Array owners;
   json::Array banks;
-  bool withBanks = usesAxis(layout, Axis::m) && view != "register" && view != "tmem";
+  // Banks matter for shared memory only.
+  bool withBanks =
+      usesAxis(layout, Axis::m) && *scope == Scope::Shared && view != "register" && view != "tmem";
   for (int64_t flat = 0; flat < layout.size(); ++flat) {
     json::Array values;
     layout.forEachOwner(flat, [&](const PhysCoord &c) {

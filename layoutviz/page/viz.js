@@ -250,7 +250,7 @@
           if (!s) { parts.push('<rect class="empty" x="' + x + '" y="' + y + '" width="' + w + '" height="' + h + '"/>'); continue; }
           const f = s.owners[0][0];
           parts.push('<rect class="cell' + (s.owners.length > 1 ? ' aliased' : '') + '" data-slot="' + key + '" x="' + x + '" y="' + y + '" width="' + w + '" height="' + h + '" fill="' + colourOf(colourKey(f)) + '"/>');
-          if (labels) parts.push('<text class="lbl" x="' + (x + w / 2) + '" y="' + (y + h / 2 + 3) + '" text-anchor="middle">' + unflatten(doc.shape, f).join(',') + '</text>');
+          if (labels) parts.push('<text class="lbl" x="' + (x + w / 2) + '" y="' + (y + h / 2 + 3) + '" text-anchor="middle">' + unflatten(doc.shape, f).join(',') + (s.owners.length > 1 ? '+' + (s.owners.length - 1) : '') + '</text>');
         }
       svg.setAttribute('width', left + nc * w + 4);
       svg.setAttribute('height', top + nr * h + 4);
@@ -462,6 +462,13 @@
       renderDiagnostics();
       document.querySelector('.views').classList.add('stale');
       $('bank-panel').hidden = true;
+      if (!model) {
+        // Nothing evaluated yet: say why the views are empty.
+        for (const id of ['logical', 'physical']) {
+          $(id).setAttribute('width', 320); $(id).setAttribute('height', 40);
+          $(id).innerHTML = '<text class="hdr" x="4" y="20">no evaluation: see the diagnostics on the left</text>';
+        }
+      }
       return;
     }
     doc = d;
@@ -607,7 +614,7 @@
   const EXPORT_CSS = 'text{font-family:monospace}.cell{stroke:#fff;stroke-width:.6}.empty{fill:#eef0f4}' +
     '.hdr{font-size:9px;fill:#6b7385}.lbl{font-size:9px;fill:#1d2330}.banksep{stroke:#b9c0cc;stroke-width:.6}' +
     '.dim .cell{opacity:.22}.cell.lit{opacity:1;stroke:#111;stroke-width:2}.cell.witness{opacity:1;stroke:#c62828;stroke-width:2.4}' +
-    '.cell.access{stroke:#0b3d91;stroke-width:1.6}.cell.conflict{stroke:#c62828;stroke-width:2}.bankcol.conflict{fill:#fbd5d5}';
+    '.cell.aliased{stroke:#c62828;stroke-dasharray:3 2}.cell.access{stroke:#0b3d91;stroke-width:1.6}.cell.conflict{stroke:#c62828;stroke-width:2}.bankcol.conflict{fill:#fbd5d5}';
   function exportSvg() {
     const l = $('logical'), p = $('physical');
     const lw = +l.getAttribute('width') || 0, lh = +l.getAttribute('height') || 0;

@@ -176,3 +176,12 @@ TEST_CASE("too many owners to draw is refused with a diagnostic") {
   CHECK(doc.getBoolean("ok") == false);
   CHECK(diags(doc, "size").size() == 1);
 }
+
+TEST_CASE("without a dtype: the swizzle's element type, else the preset's, else f32") {
+  CHECK(run("smem_swizzle(64, 8, 16, 64)", "", "").getString("dtype") == llvm::StringRef("u8"));
+  CHECK(run("swizzle(32B, f32, S[(8,8):(8,1)])", "8,8", "").getString("dtype") ==
+        llvm::StringRef("f32"));
+  CHECK(run("mma_m16n8k16_a()", "", "").getString("dtype") == llvm::StringRef("bf16"));
+  CHECK(run("S[(4,8):(1@warpid,1@laneid)]", "4,8", "").getString("dtype") ==
+        llvm::StringRef("f32"));
+}
