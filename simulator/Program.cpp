@@ -339,6 +339,14 @@ private:
       p_.regsPerThread += plan.regCount;
       return;
     }
+    // Matching every owner against every thread must stay affordable.
+    if (plan.elements * plan.layout->replicas() * p_.threads > (int64_t{1} << 30)) {
+      diag_.error(plan.loc, fmt::format("register tile '{}' ({} elements x {} replicas x {} "
+                                        "threads) is too large to simulate",
+                                        plan.name, plan.elements, plan.layout->replicas(),
+                                        p_.threads));
+      return;
+    }
     std::vector<std::array<int64_t, 6>> coords(p_.threads);
     for (int64_t t = 0; t < p_.threads; ++t)
       coords[t] = threadCoords(t);
@@ -479,6 +487,12 @@ std::optional<Program> bindProgram(const Kernel &kernel, const ArgValues &args,
       }
       plan.shape.push_back(*v);
       plan.elements *= *v;
+      if (plan.elements > (int64_t{1} << 36)) {
+        diag.error(param.loc, fmt::format("tensor '{}' has more than 2^36 elements; the simulator "
+                                          "holds every tensor in memory",
+                                          param.name));
+        break;
+      }
     }
     if (dtypeBits(param.dtype) < 8)
       diag.error(param.loc, fmt::format("sub-byte tensor '{}' ({}) is not simulated yet",

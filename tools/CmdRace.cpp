@@ -108,6 +108,13 @@ int runRace() {
     return usage(fmt::format("--ctas takes 'all' or a positive count, not '{}'",
                              ctasText.getValue()));
 
+  int64_t tensorBytes = 0;
+  for (int b : program->tensorParams)
+    if (b >= 0)
+      tensorBytes += program->buffers[b].elements * program->buffers[b].elementBytes;
+  if (tensorBytes > (int64_t{4} << 30))
+    return usage(fmt::format("the kernel's tensors need {} bytes; race checks take at most 4 GiB",
+                             tensorBytes));
   EngineOptions options;
   options.detectRaces = true;
   options.where = [&](llvm::SMLoc loc) -> std::string {

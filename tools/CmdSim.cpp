@@ -190,6 +190,16 @@ int runSim() {
     return finishInputError();
   }
 
+  int64_t tensorBytes = 0;
+  for (int b : program->tensorParams)
+    if (b >= 0)
+      tensorBytes += program->buffers[b].elements * program->buffers[b].elementBytes;
+  if (tensorBytes > memoryCapMb * (int64_t{1} << 20)) {
+    llvm::errs() << fmt::format("tilescope sim: the kernel's tensors need {} bytes, over the "
+                                "memory cap of {} MiB (--memory-cap)\n",
+                                tensorBytes, memoryCapMb.getValue());
+    return kFindings;
+  }
   std::vector<HostTensor> tensors = allocateTensors(*program);
   auto isOutput = [&](const std::string &name) {
     return problem && std::find(problem->outputs.begin(), problem->outputs.end(), name) !=
