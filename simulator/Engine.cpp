@@ -352,7 +352,12 @@ inline void storeBits(uint8_t *p, int bytes, uint64_t v) {
   }
 }
 
-template <typename Fn> void forLanes(uint32_t mask, Fn fn) {
+template <typename Fn> inline void forLanes(uint32_t mask, Fn fn) {
+  if (mask == 0xFFFFFFFFu) { // converged warps: a plain loop the compiler can unroll
+    for (int l = 0; l < kWarpSize; ++l)
+      fn(l);
+    return;
+  }
   while (mask) {
     int l = std::countr_zero(mask);
     mask &= mask - 1;
