@@ -84,7 +84,7 @@ enum class ProofEngine : uint8_t {
   Enumerate, // always enumerate (refused past kEnumerationLimit owners)
 };
 constexpr int64_t kAutoEnumerationLimit = 1 << 12;
-constexpr int64_t kEnumerationLimit = 1 << 22;
+constexpr int64_t kEnumerationLimit = 1 << 20;
 
 struct VerifyOptions {
   ProofEngine engine = ProofEngine::Auto;
