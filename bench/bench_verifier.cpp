@@ -2,21 +2,19 @@
 // (the budget: under 100 ms in total on one core), and one 4-stage
 // 128B-swizzled ring under each engine.
 #include "ir/Parser.h"
+#include "kernels/BundledKernels.h"
 #include "verifier/KernelLayouts.h"
 
 #include <benchmark/benchmark.h>
 
-#include <fstream>
-#include <sstream>
-
 using namespace tilescope;
 
 namespace {
-std::string readKernel(const char *name) {
-  std::ifstream in(std::string(TILESCOPE_SOURCE_DIR) + "/kernels/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+std::string readKernel(std::string_view name) {
+  for (const BundledKernelFile &f : bundledKernelFiles())
+    if (f.name == name)
+      return std::string(f.text);
+  return "";
 }
 
 void gemmKernelLayouts(benchmark::State &state, ProofEngine engine) {
