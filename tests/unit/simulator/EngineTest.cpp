@@ -654,3 +654,23 @@ kernel named_bad(C: global i32[4])
   CHECK(bad->result.message.find("named barrier thread count must be a positive multiple of 32") !=
         std::string::npos);
 }
+
+TEST_CASE("engine: a TMA box that is not 16-byte aligned in global memory is an error") {
+  auto s = prepare(R"(
+kernel misaligned(A: global bf16[64, 128], C: global bf16[64, 64])
+  launch grid(1) threads(128) target(sm_90a)
+{
+  shared S: bf16[64, 64]
+  mbarrier full(count = 1)
+  if threadIdx.x == 0 {
+    mbarrier.arrive_expect_tx(full, bytes = 8192)
+    copy_async(S, A[:, 3 : +64], mbar = full)
+  }
+  mbarrier.wait(full, parity = 0)
+}
+)");
+  run(*s);
+  REQUIRE(s->result.outcome == RunResult::Outcome::RuntimeError);
+  CHECK(s->result.message == "test.tile:9:5: error: misaligned TMA: the box starts 6 bytes into a "
+                             "row of 'A'; global addresses must be 16-byte aligned (CTA (0, 0, 0))");
+}
