@@ -45,10 +45,10 @@ bool usesThreads(const Layout &l) {
 }
 
 // One diagnostic of the document.
-json::Object diagnostic(std::string_view kind, std::string_view severity, std::string message) {
-  return json::Object{{"kind", std::string(kind)},
-                      {"severity", std::string(severity)},
-                      {"message", std::move(message)}};
+json::Object diagnostic(std::string_view kind, std::string_view severity,
+                        const std::string &message) {
+  return json::Object{
+      {"kind", std::string(kind)}, {"severity", std::string(severity)}, {"message", message}};
 }
 
 // `64,128`, `64x128`, `[64, 128]`, `(64, 128)`. On error, `column` is 1-based.
@@ -294,7 +294,14 @@ VizRequest requestFromJson(const json::Object &o) {
   return r;
 }
 
-json::Value evaluate(const VizRequest &request) {
+json::Value evaluate(const VizRequest &given) {
+  // Text from a browser or a shell may be any bytes; JSON strings must be
+  // UTF-8, so invalid sequences become U+FFFD before anything quotes them.
+  VizRequest request = given;
+  for (std::string *text :
+       {&request.layout, &request.shape, &request.dtype, &request.target, &request.scope})
+    if (!json::isUTF8(*text))
+      *text = json::fixUTF8(*text);
   json::Object doc;
   json::Array diagnostics;
   doc["request"] = json::Object{{"layout", request.layout},   {"shape", request.shape},
@@ -306,8 +313,8 @@ json::Value evaluate(const VizRequest &request) {
     doc["diagnostics"] = std::move(diagnostics);
     return json::Value(std::move(doc));
   };
-  auto fieldError = [&](std::string_view kind, std::string message) {
-    diagnostics.push_back(diagnostic(kind, "error", std::move(message)));
+  auto fieldError = [&](std::string_view kind, const std::string &message) {
+    diagnostics.push_back(diagnostic(kind, "error", message));
   };
 
   // An empty dtype is settled once the layout is known (see below).
@@ -619,7 +626,7 @@ json::Value presetMenu() {
       {"128B-swizzled shared tile", "swizzle(128B, bf16, S[(32,64):(64,1)])", "32,64", "bf16",
        "sm_90a", 128, 1, 0},
       {"padded shared tile (+2 elements per row)", "S[(32,64):(66,1)]", "32,64", "bf16", "sm_90a",
-       128, 1, 32 * 66},
+       128, 1, int64_t{32} * 66},
       {"a value broadcast to every lane (replica)", "S[8:1@m] + R[32:1@laneid]", "8", "f32",
        "sm_90a", 32, 1, 0},
       {"rows split over 4 devices", "S[(4,16):(1@pid,1@m)]", "4,16", "f32", "sm_90a", 128, 4, 0},

@@ -75,7 +75,7 @@ int serve(const std::string &host, int port, const std::string &view, llvm::raw_
   });
   // A handler that throws must not take the server down: answer 500.
   server.set_exception_handler(
-      [](const httplib::Request &, httplib::Response &res, std::exception_ptr) {
+      [](const httplib::Request &, httplib::Response &res, const std::exception_ptr &) {
         res.status = 500;
         res.set_content("{\"ok\":false,\"diagnostics\":[{\"kind\":\"server\",\"severity\":"
                         "\"error\",\"message\":\"internal error while evaluating\"}]}",

@@ -185,3 +185,9 @@ TEST_CASE("without a dtype: the swizzle's element type, else the preset's, else 
   CHECK(run("S[(4,8):(1@warpid,1@laneid)]", "4,8", "").getString("dtype") ==
         llvm::StringRef("f32"));
 }
+
+TEST_CASE("bytes that are not UTF-8 come back as a parse error, not a crash") {
+  json::Object doc = run(std::string("S[\xff\xfe]"), "4");
+  CHECK(doc.getBoolean("ok") == false);
+  CHECK(!diags(doc, "parse").empty());
+}
