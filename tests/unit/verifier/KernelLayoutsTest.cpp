@@ -3,11 +3,9 @@
 // location with the witness.
 #include "verifier/KernelLayouts.h"
 #include "ir/Parser.h"
+#include "kernels/BundledKernels.h"
 
 #include <doctest/doctest.h>
-
-#include <fstream>
-#include <sstream>
 
 using namespace tilescope;
 
@@ -29,23 +27,27 @@ Checked checkText(const std::string &text) {
   return out;
 }
 
-std::string readKernel(const char *name) {
-  std::ifstream in(std::string(TILESCOPE_SOURCE_DIR) + "/kernels/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+std::string readKernel(std::string_view name) {
+  for (const BundledKernelFile &f : bundledKernelFiles())
+    if (f.name == name)
+      return std::string(f.text);
+  return "";
 }
 } // namespace
 
 TEST_CASE("the kernel library verifies clean") {
-  for (const char *name : {"gemm_bf16_sm90.tile", "gemm_naive.tile", "rmsnorm.tile"}) {
-    INFO(name);
-    std::string text = readKernel(name);
-    REQUIRE(!text.empty());
-    Checked c = checkText(text);
-    CHECK(c.findings == 0);
-    for (const auto &d : c.diagnostics)
-      INFO(d.line << ":" << d.column << ": " << d.message);
+  REQUIRE(bundledKernelFiles().size() >= 3);
+  for (const BundledKernelFile &f : bundledKernelFiles()) {
+    INFO(f.name);
+    llvm::SourceMgr sm;
+    Diagnostics diag(sm, false);
+    Module module = parseModuleText(f.text, f.name, diag);
+    REQUIRE(!diag.hasErrors());
+    for (const Kernel &k : module.kernels) {
+      unsigned findings = checkKernelLayouts(k, diag);
+      std::string first = diag.all().empty() ? "" : diag.all()[0].message;
+      CHECK_MESSAGE(findings == 0, k.name << ": " << first);
+    }
   }
 }
 
