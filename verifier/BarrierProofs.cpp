@@ -1,5 +1,6 @@
 #include "verifier/BarrierProofs.h"
 
+#include "ir/Affine.h"
 #include "ir/Printer.h"
 #include "verifier/ProtoEncoding.h"
 
@@ -205,11 +206,42 @@ private:
     return r;
   }
 
+  // The common shapes without a solver: a constant index, and `k % S`
+  // (or `(k + c) % S`) over a loop from 0 in steps of 1.
+  std::optional<Pattern> quickPattern(const SyncEvent &ev, const Expr &index, int64_t period) {
+    Pattern p;
+    p.period = std::max<int64_t>(period, 1);
+    if (auto c = constantValue(index)) {
+      if (*c < 0 || *c >= p.period)
+        return std::nullopt;
+      p.ok = p.constant = true;
+      p.c = *c;
+      return p;
+    }
+    if (ev.loop < 0 || p.period == 1)
+      return std::nullopt;
+    const SkeletonLoop &l = sk_.loops[size_t(ev.loop)];
+    if (constantValue(l.begin) != 0 || constantValue(l.step) != 1)
+      return std::nullopt;
+    if (index->kind != ExprKind::Binary || as<Binary>(index).op != BinaryOp::Mod ||
+        constantValue(as<Binary>(index).rhs) != p.period)
+      return std::nullopt;
+    Affine a = Affine::of(as<Binary>(index).lhs);
+    if (a.terms.size() != 1 || a.terms.begin()->first != l.var || a.terms.begin()->second != 1 ||
+        a.constant < 0)
+      return std::nullopt;
+    p.ok = true;
+    p.c = a.constant % p.period;
+    return p;
+  }
+
   Pattern patternOf(const SyncEvent &ev, const Expr &index, int64_t period) {
     Pattern p;
     p.period = std::max<int64_t>(period, 1);
     if (!modelled(ev))
       return p;
+    if (auto quick = quickPattern(ev, index, period))
+      return *quick;
     if (ev.loop < 0) {
       z3::expr zero = ctx_.int_val(0);
       auto v = at(index, ev, zero);
@@ -691,6 +723,10 @@ private:
   // iteration(event e in the wait's phase) - iteration(wait), when constant.
   std::optional<int64_t> constantDelta(size_t w, size_t e, int64_t d, int64_t extraRounds = 0) {
     const Pattern &pw = barrierPattern_[w], &pe = barrierPattern_[e];
+    if (!pw.constant && !pe.constant && pw.c == pe.c && pw.period == pe.period)
+      return (d + extraRounds) * pw.period;
+    if (pw.constant && pe.constant && pw.c == pe.c)
+      return d + extraRounds;
     z3::expr i = enc_.fresh("i");
     auto [j, n] = roundOf(pw, i);
     z3::expr ie = iterOf(pe, j, n + ctx_.int_val(d + extraRounds));
