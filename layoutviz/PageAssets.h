@@ -1,5 +1,6 @@
-// The page's source files (layoutviz/page/*), compiled in by
-// EmbedPage.cmake at build time. Internal to layoutviz/.
+// The page's source files (layoutviz/page/*) as strings, generated into the
+// build tree by EmbedPage.cmake. Internal to layoutviz/ (Page.cpp reads them);
+// depends on nothing.
 #pragma once
 
 namespace tilescope::viz {

@@ -182,6 +182,17 @@ test('export SVG and keep a screenshot as artifacts', async () => {
   // threadID_in_group 1 => lane 1, register 4 * 2 + 1 = 9.
   assert.match(await page.textContent('#owners'), /element \(16, 19\)/);
   assert.match(await page.textContent('#owners'), /wid_in_wg 1, laneid 1, m 9/);
+  // Select a whole warp: warp 1 of the warpgroup holds rows 16..31, all 64 columns.
+  await page.fill('#owner-query', 'wid_in_wg 1');
+  await page.press('#owner-query', 'Enter');
+  const warp = await litFlats(page);
+  assert.equal(warp.length, 16 * 64);
+  assert.equal(warp[0], 16 * 64);
+  assert.equal(warp[warp.length - 1], 32 * 64 - 1);
+  await page.fill('#owner-query', 'warpid 1');
+  await page.press('#owner-query', 'Enter');
+  assert.match(await page.textContent('#owners'), /no axis warpid/);
+  await page.evaluate(() => window.tilescopeViz.select('e:1043'));
   const svg = await page.evaluate(() => window.tilescopeViz.exportSvg());
   assert.ok(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"'));
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-svg')]);
