@@ -1728,6 +1728,9 @@ std::optional<Failure> CtaExecutor::run() {
   }
   if (!rendezvous_.empty())
     return deadlock();
+  stats_.stepsPerWarp.resize(warps_.size(), 0);
+  for (const Warp &w : warps_)
+    stats_.stepsPerWarp[w.id] += w.steps;
   return std::nullopt;
 }
 

@@ -63,6 +63,7 @@ struct EngineOptions {
 struct RunStats {
   int64_t ctas = 0;
   int64_t steps = 0;          // warp-level statements executed
+  std::vector<int64_t> stepsPerWarp; // by warp index, summed over the CTAs run
   int64_t laneOps = 0;        // active lanes summed over those statements
   int64_t elementsMoved = 0;  // elements copied by tile primitives and TMA
   int64_t asyncCopies = 0;    // TMA operations completed

@@ -373,6 +373,13 @@ int runSim() {
                             {"shared_bytes_accessed", s.sharedBytesAccessed},
                             {"seconds", s.seconds},
                             {"cpu_seconds", s.cpuSeconds},
+                            {"steps_per_warp",
+                             [&] {
+                               llvm::json::Array a;
+                               for (int64_t v : s.stepsPerWarp)
+                                 a.push_back(v);
+                               return a;
+                             }()},
                             {"steps_per_second", rate},
                             {"lane_ops_per_second", laneRate}}},
         {"notes", std::move(noteArray)},
