@@ -68,7 +68,7 @@
   }
   const ownerText = (values) => doc.axes.map((a, k) => a + ' ' + values[k]).join(', ');
   function hue(i) { return (i * 137.508) % 360; }
-  function colourOf(i) { return 'hsl(' + hue(i).toFixed(1) + ',62%,76%)'; }
+  function colourOf(i) { return 'hsl(' + hue(i).toFixed(1) + ',66%,72%)'; }
 
   // ---------------------------------------------------------------- model
   // Where each owner sits in the physical picture, and who sits in each slot.
@@ -613,7 +613,7 @@
   // ---------------------------------------------------------------- SVG export
   const EXPORT_CSS = 'text{font-family:monospace}.cell{stroke:#fff;stroke-width:.6}.empty{fill:#eef0f4}' +
     '.hdr{font-size:9px;fill:#6b7385}.lbl{font-size:9px;fill:#1d2330}.banksep{stroke:#b9c0cc;stroke-width:.6}' +
-    '.dim .cell{opacity:.22}.cell.lit{opacity:1;stroke:#111;stroke-width:2}.cell.witness{opacity:1;stroke:#c62828;stroke-width:2.4}' +
+    '.dim .cell{opacity:.16}.cell.lit{opacity:1;stroke:#111;stroke-width:2}.cell.witness{opacity:1;stroke:#c62828;stroke-width:2.4}' +
     '.cell.aliased{stroke:#c62828;stroke-dasharray:3 2}.cell.access{stroke:#0b3d91;stroke-width:1.6}.cell.conflict{stroke:#c62828;stroke-width:2}.bankcol.conflict{fill:#fbd5d5}';
   function exportSvg() {
     const l = $('logical'), p = $('physical');
