@@ -65,8 +65,8 @@ void runKernel(benchmark::State &state, std::string_view file, ArgValues args, i
     total.steps += r.stats.steps;
     total.mmaSums += r.stats.mmaSums;
   }
-  state.counters["lane_ops/s"] = benchmark::Counter(static_cast<double>(total.laneOps),
-                                                    benchmark::Counter::kIsRate);
+  state.counters["lane_ops/s"] =
+      benchmark::Counter(static_cast<double>(total.laneOps), benchmark::Counter::kIsRate);
   state.counters["steps/s"] =
       benchmark::Counter(static_cast<double>(total.steps), benchmark::Counter::kIsRate);
   state.counters["mma_sums/s"] =

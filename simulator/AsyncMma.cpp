@@ -55,8 +55,7 @@ bool CtaExecutor::execTcgen05(Warp &w, const CallStmt &c, ThreadRange threads, i
     return fail(c.loc, fmt::format("'{}' needs tensor memory, which {} does not have", n,
                                    targetInfo(p_.target).name));
   if (n == "tcgen05.fence_before_thread_sync" || n == "tcgen05.fence_after_thread_sync" ||
-      n == "tcgen05.wait_ld" || n == "tcgen05.wait_st" ||
-      n == "tcgen05.relinquish_alloc_permit")
+      n == "tcgen05.wait_ld" || n == "tcgen05.wait_st" || n == "tcgen05.relinquish_alloc_permit")
     return true;
   if (n == "tcgen05.alloc" || n == "tcgen05.dealloc") {
     auto r = region(c.args.at(0).value, w, lane);
@@ -97,10 +96,11 @@ bool CtaExecutor::execTcgen05(Warp &w, const CallStmt &c, ThreadRange threads, i
                                : i % (b.shape.empty() ? 1 : b.shape.back());
         need = std::max(need, col + 1);
       }
-      need = std::max<int64_t>(32, static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(need))));
+      need =
+          std::max<int64_t>(32, static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(need))));
       if (need > 512)
-        return fail(c.loc, fmt::format("'{}' needs {} tensor-memory columns; there are 512",
-                                       b.name, need));
+        return fail(
+            c.loc, fmt::format("'{}' needs {} tensor-memory columns; there are 512", b.name, need));
     }
     if (tmemAlloc_.count(r->buffer))
       return fail(c.loc, fmt::format("'{}' is already allocated", b.name));
@@ -131,8 +131,8 @@ bool CtaExecutor::execTcgen05(Warp &w, const CallStmt &c, ThreadRange threads, i
     if (!bar)
       return false;
     if (!barriers_[*bar].live())
-      return fail(c.loc, fmt::format("tcgen05.commit to {}, which is not initialised",
-                                     barrierName(*bar)));
+      return fail(c.loc,
+                  fmt::format("tcgen05.commit to {}, which is not initialised", barrierName(*bar)));
     AsyncCopy unit;
     unit.isCommit = true;
     unit.barrier = *bar;

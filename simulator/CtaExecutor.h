@@ -51,7 +51,6 @@ struct Warp {
   int64_t steps = 0;
 };
 
-
 struct Rendezvous {
   const StmtNode *stmt = nullptr;
   std::vector<int> warps;
@@ -86,8 +85,7 @@ public:
   const BufferPlan &plan(int buffer) const { return p_.buffers[buffer]; }
   // Encoded bits of element `flat` of a buffer as thread range `threads` sees
   // it (a register tile is read from its first owner inside the range).
-  std::optional<uint64_t> readBits(int buffer, int64_t flat, ThreadRange threads,
-                                   llvm::SMLoc loc);
+  std::optional<uint64_t> readBits(int buffer, int64_t flat, ThreadRange threads, llvm::SMLoc loc);
   // Writes element `flat` (every owner inside the range for register tiles).
   bool writeBits(int buffer, int64_t flat, uint64_t bits, ThreadRange threads, llvm::SMLoc loc);
   int64_t bufferFlat(const Region &r, int64_t idx) const;
@@ -127,8 +125,8 @@ public:
     llvm::SMLoc loc;
     std::vector<PrimitiveCall> mmas; // non-empty or `isCommit`: a tcgen05.commit
     bool isCommit = false;
-    int agent = -1;     // race detection: the issuing warp's asynchronous agent
-    VectorClock clock;  // and its clock at issue
+    int agent = -1;    // race detection: the issuing warp's asynchronous agent
+    VectorClock clock; // and its clock at issue
   };
   // Race detection hooks (no-ops unless enabled).
   bool racing() const { return race_ != nullptr; }
@@ -154,8 +152,7 @@ private:
   std::optional<Region> region(const Expr &e, Warp &w, int lane);
   std::optional<int> barrierRef(const Expr &e, Warp &w, int lane);
   std::optional<Operand> operand(const Expr &e, Warp &w, int lane, bool wantRegion);
-  std::optional<PrimitiveCall> buildCall(Warp &w, const CallStmt &c, ThreadRange threads,
-                                         int lane);
+  std::optional<PrimitiveCall> buildCall(Warp &w, const CallStmt &c, ThreadRange threads, int lane);
   bool execTcgen05(Warp &w, const CallStmt &c, ThreadRange threads, int lane);
   bool execWgmma(Warp &w, const CallStmt &c, ThreadRange threads, int lane);
   std::optional<int64_t> tmemIndex(int buffer, int64_t flat, llvm::SMLoc loc);
@@ -179,18 +176,19 @@ private:
   std::optional<Failure> failure_;
   // Tensor memory: 128 lanes x 512 columns of 32 bits, and who allocated what.
   std::vector<uint32_t> tmem_;
-  std::vector<int> tmemOwner_;             // per column: allocating warp, -1 free
+  std::vector<int> tmemOwner_;                           // per column: allocating warp, -1 free
   std::map<int, std::pair<int64_t, int64_t>> tmemAlloc_; // buffer -> (first column, columns)
-  std::vector<PrimitiveCall> tcgen05Issued_; // tcgen05.mma not yet committed
+  std::vector<PrimitiveCall> tcgen05Issued_;             // tcgen05.mma not yet committed
   // wgmma per warpgroup: the open group and the committed groups, oldest first.
   std::map<int64_t, std::vector<PrimitiveCall>> wgmmaOpen_;
   std::map<int64_t, std::vector<std::vector<PrimitiveCall>>> wgmmaCommitted_;
   // Race detection.
   std::unique_ptr<RaceDetector> race_;
-  std::vector<VectorClock> clocks_;              // per agent (warps, then their async agents)
-  std::vector<uint32_t> asyncCounter_;           // per warp
-  std::vector<VectorClock> barrierAccum_;        // per barrier: releases of the current phase
-  std::vector<std::array<VectorClock, 2>> phaseClock_; // per barrier: last completed phase by parity
+  std::vector<VectorClock> clocks_;       // per agent (warps, then their async agents)
+  std::vector<uint32_t> asyncCounter_;    // per warp
+  std::vector<VectorClock> barrierAccum_; // per barrier: releases of the current phase
+  std::vector<std::array<VectorClock, 2>>
+      phaseClock_; // per barrier: last completed phase by parity
   int currentAgent_ = 0;
   VectorClock *currentClock_ = nullptr;
 };

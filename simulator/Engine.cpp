@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
-#include <ctime>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 
 namespace tilescope::sim {
 
@@ -52,11 +52,16 @@ std::vector<HostTensor> allocateTensors(const Program &program) {
 
 std::string_view outcomeName(RunResult::Outcome o) {
   switch (o) {
-  case RunResult::Outcome::Completed: return "completed";
-  case RunResult::Outcome::RuntimeError: return "runtime-error";
-  case RunResult::Outcome::Deadlock: return "deadlock";
-  case RunResult::Outcome::StepBudget: return "step-budget";
-  case RunResult::Outcome::MemoryCap: return "memory-cap";
+  case RunResult::Outcome::Completed:
+    return "completed";
+  case RunResult::Outcome::RuntimeError:
+    return "runtime-error";
+  case RunResult::Outcome::Deadlock:
+    return "deadlock";
+  case RunResult::Outcome::StepBudget:
+    return "step-budget";
+  case RunResult::Outcome::MemoryCap:
+    return "memory-cap";
   }
   return "?";
 }
@@ -109,8 +114,7 @@ bool CtaExecutor::inBounds(const Region &r, int64_t idx) const {
 CtaExecutor::CtaExecutor(const Program &program, std::vector<HostTensor> &tensors,
                          const EngineOptions &options, RunStats &stats,
                          std::array<int64_t, 3> ctaId, std::mt19937_64 &rng)
-    : p_(program), tensors_(tensors), options_(options), stats_(stats), ctaId_(ctaId),
-      rng_(rng) {}
+    : p_(program), tensors_(tensors), options_(options), stats_(stats), ctaId_(ctaId), rng_(rng) {}
 
 std::string CtaExecutor::where(llvm::SMLoc loc) const {
   return options_.where ? options_.where(loc) : std::string("<unknown>");
@@ -149,18 +153,28 @@ bool CtaExecutor::barrierError(Mbarrier::Error e, int index, llvm::SMLoc loc) {
 
 int64_t CtaExecutor::builtin(BuiltinKind b, int64_t t) const {
   switch (b) {
-  case BuiltinKind::laneid: return t % 32;
-  case BuiltinKind::warpid: return t / 32;
-  case BuiltinKind::wgid: return t / 128;
-  case BuiltinKind::tid_in_wg: return t % 128;
-  case BuiltinKind::wid_in_wg: return (t / 32) % 4;
-  case BuiltinKind::threadIdx_x: return t;
-  case BuiltinKind::blockIdx_x: return ctaId_[0];
-  case BuiltinKind::blockIdx_y: return ctaId_[1];
-  case BuiltinKind::blockIdx_z: return ctaId_[2];
+  case BuiltinKind::laneid:
+    return t % 32;
+  case BuiltinKind::warpid:
+    return t / 32;
+  case BuiltinKind::wgid:
+    return t / 128;
+  case BuiltinKind::tid_in_wg:
+    return t % 128;
+  case BuiltinKind::wid_in_wg:
+    return (t / 32) % 4;
+  case BuiltinKind::threadIdx_x:
+    return t;
+  case BuiltinKind::blockIdx_x:
+    return ctaId_[0];
+  case BuiltinKind::blockIdx_y:
+    return ctaId_[1];
+  case BuiltinKind::blockIdx_z:
+    return ctaId_[2];
   case BuiltinKind::clusterCtaIdx_x:
   case BuiltinKind::clusterCtaIdx_y:
-  case BuiltinKind::clusterCtaIdx_z: return 0; // clusters of one CTA
+  case BuiltinKind::clusterCtaIdx_z:
+    return 0; // clusters of one CTA
   }
   return 0;
 }
@@ -258,8 +272,7 @@ bool CtaExecutor::writeBits(int buffer, int64_t flat, uint64_t bits, ThreadRange
   case MemScope::Shared: {
     int64_t at = b.sharedByte(flat);
     if (at < 0 || at + bytes > static_cast<int64_t>(shared_.size()))
-      return fail(loc, fmt::format("shared access outside the CTA's shared memory ('{}')",
-                                   b.name));
+      return fail(loc, fmt::format("shared access outside the CTA's shared memory ('{}')", b.name));
     std::memcpy(shared_.data() + at, &bits, bytes);
     stats_.sharedBytesAccessed += bytes;
     if (race_)
@@ -308,7 +321,9 @@ bool CtaExecutor::writeBits(int buffer, int64_t flat, uint64_t bits, ThreadRange
 
 namespace {
 
-bool isFloatKind(ValueKind k) { return k == ValueKind::Float || k == ValueKind::Literal; }
+bool isFloatKind(ValueKind k) {
+  return k == ValueKind::Float || k == ValueKind::Literal;
+}
 
 double asDouble(const LaneValues &v, int lane) {
   return isFloatKind(v.kind) ? v.lane[lane].f : static_cast<double>(v.lane[lane].i);
@@ -316,7 +331,8 @@ double asDouble(const LaneValues &v, int lane) {
 
 inline uint64_t loadBits(const uint8_t *p, int bytes) {
   switch (bytes) {
-  case 1: return *p;
+  case 1:
+    return *p;
   case 2: {
     uint16_t v;
     std::memcpy(&v, p, 2);
@@ -337,7 +353,9 @@ inline uint64_t loadBits(const uint8_t *p, int bytes) {
 
 inline void storeBits(uint8_t *p, int bytes, uint64_t v) {
   switch (bytes) {
-  case 1: *p = static_cast<uint8_t>(v); return;
+  case 1:
+    *p = static_cast<uint8_t>(v);
+    return;
   case 2: {
     uint16_t x = static_cast<uint16_t>(v);
     std::memcpy(p, &x, 2);
@@ -348,7 +366,9 @@ inline void storeBits(uint8_t *p, int bytes, uint64_t v) {
     std::memcpy(p, &x, 4);
     return;
   }
-  default: std::memcpy(p, &v, 8); return;
+  default:
+    std::memcpy(p, &v, 8);
+    return;
   }
 }
 
@@ -368,20 +388,34 @@ template <typename Fn> inline void forLanes(uint32_t mask, Fn fn) {
 double floatOp(BinaryOp op, Dtype d, double x, double y) {
   if (d == Dtype::f64) {
     switch (op) {
-    case BinaryOp::Add: return x + y;
-    case BinaryOp::Sub: return x - y;
-    case BinaryOp::Mul: return x * y;
-    case BinaryOp::Div: return x / y;
-    default: return 0;
+    case BinaryOp::Add:
+      return x + y;
+    case BinaryOp::Sub:
+      return x - y;
+    case BinaryOp::Mul:
+      return x * y;
+    case BinaryOp::Div:
+      return x / y;
+    default:
+      return 0;
     }
   }
   float a = static_cast<float>(x), b = static_cast<float>(y), r = 0;
   switch (op) {
-  case BinaryOp::Add: r = a + b; break;
-  case BinaryOp::Sub: r = a - b; break;
-  case BinaryOp::Mul: r = a * b; break;
-  case BinaryOp::Div: r = a / b; break;
-  default: break;
+  case BinaryOp::Add:
+    r = a + b;
+    break;
+  case BinaryOp::Sub:
+    r = a - b;
+    break;
+  case BinaryOp::Mul:
+    r = a * b;
+    break;
+  case BinaryOp::Div:
+    r = a / b;
+    break;
+  default:
+    break;
   }
   return d == Dtype::f32 ? static_cast<double>(r) : roundTo(d, r);
 }
@@ -399,8 +433,8 @@ bool CtaExecutor::elementFlat(const Index &x, Warp &w, uint32_t mask, int &buffe
   buffer = it->second.index;
   const BufferPlan &b = p_.buffers[buffer];
   if (x.subscripts.size() != b.shape.size())
-    return fail(x.loc, fmt::format("element access to '{}' needs {} indices", b.name,
-                                   b.shape.size()));
+    return fail(x.loc,
+                fmt::format("element access to '{}' needs {} indices", b.name, b.shape.size()));
   flat.fill(0);
   LaneValues v;
   for (size_t d = 0; d < x.subscripts.size(); ++d) {
@@ -438,7 +472,7 @@ bool CtaExecutor::evalIndexLoad(const Index &x, const Expr &e, Warp &w, uint32_t
     return false;
   const BufferPlan &b = p_.buffers[buffer];
   out.dtype = b.dtype;
-  out.kind = isFloat(b.dtype) ? ValueKind::Float
+  out.kind = isFloat(b.dtype)         ? ValueKind::Float
              : b.dtype == Dtype::pred ? ValueKind::Bool
                                       : ValueKind::Int;
   // Fast paths: global tensors and private registers.
@@ -499,7 +533,8 @@ bool CtaExecutor::eval(const Expr &e, Warp &w, uint32_t mask, LaneValues &out) {
     out.dtype = Dtype::pred;
     forLanes(mask, [&](int l) { out.lane[l].i = as<BoolImm>(e).value; });
     return true;
-  case ExprKind::StringImm: return fail(e->loc, "a string is not a value");
+  case ExprKind::StringImm:
+    return fail(e->loc, "a string is not a value");
   case ExprKind::Var: {
     auto it = p_.names.find(e.get());
     if (it == p_.names.end())
@@ -524,8 +559,7 @@ bool CtaExecutor::eval(const Expr &e, Warp &w, uint32_t mask, LaneValues &out) {
       forLanes(mask, [&](int l) { out.lane[l].f = r.floatValue; });
       return true;
     default:
-      return fail(e->loc, fmt::format("'{}' is a buffer or barrier, not a value",
-                                      as<Var>(e).name));
+      return fail(e->loc, fmt::format("'{}' is a buffer or barrier, not a value", as<Var>(e).name));
     }
   }
   case ExprKind::Builtin:
@@ -606,9 +640,15 @@ bool CtaExecutor::eval(const Expr &e, Warp &w, uint32_t mask, LaneValues &out) {
       forLanes(mask, [&](int l) {
         int64_t p = out.lane[l].i, q = y.lane[l].i, r = 0;
         switch (b.op) {
-        case BinaryOp::Add: r = p + q; break;
-        case BinaryOp::Sub: r = p - q; break;
-        case BinaryOp::Mul: r = p * q; break;
+        case BinaryOp::Add:
+          r = p + q;
+          break;
+        case BinaryOp::Sub:
+          r = p - q;
+          break;
+        case BinaryOp::Mul:
+          r = p * q;
+          break;
         case BinaryOp::Div:
         case BinaryOp::Mod:
           if (q == 0) {
@@ -617,13 +657,26 @@ bool CtaExecutor::eval(const Expr &e, Warp &w, uint32_t mask, LaneValues &out) {
           }
           r = b.op == BinaryOp::Div ? p / q : p % q;
           break;
-        case BinaryOp::Lt: r = p < q; break;
-        case BinaryOp::Le: r = p <= q; break;
-        case BinaryOp::Gt: r = p > q; break;
-        case BinaryOp::Ge: r = p >= q; break;
-        case BinaryOp::Eq: r = p == q; break;
-        case BinaryOp::Ne: r = p != q; break;
-        default: break;
+        case BinaryOp::Lt:
+          r = p < q;
+          break;
+        case BinaryOp::Le:
+          r = p <= q;
+          break;
+        case BinaryOp::Gt:
+          r = p > q;
+          break;
+        case BinaryOp::Ge:
+          r = p >= q;
+          break;
+        case BinaryOp::Eq:
+          r = p == q;
+          break;
+        case BinaryOp::Ne:
+          r = p != q;
+          break;
+        default:
+          break;
         }
         out.lane[l].i = r;
       });
@@ -656,13 +709,27 @@ bool CtaExecutor::eval(const Expr &e, Warp &w, uint32_t mask, LaneValues &out) {
       }
       double r = 0;
       switch (b.op) {
-      case BinaryOp::Lt: r = p < q; break;
-      case BinaryOp::Le: r = p <= q; break;
-      case BinaryOp::Gt: r = p > q; break;
-      case BinaryOp::Ge: r = p >= q; break;
-      case BinaryOp::Eq: r = p == q; break;
-      case BinaryOp::Ne: r = p != q; break;
-      default: r = floatOp(b.op, literal ? Dtype::f64 : d, p, q); break;
+      case BinaryOp::Lt:
+        r = p < q;
+        break;
+      case BinaryOp::Le:
+        r = p <= q;
+        break;
+      case BinaryOp::Gt:
+        r = p > q;
+        break;
+      case BinaryOp::Ge:
+        r = p >= q;
+        break;
+      case BinaryOp::Eq:
+        r = p == q;
+        break;
+      case BinaryOp::Ne:
+        r = p != q;
+        break;
+      default:
+        r = floatOp(b.op, literal ? Dtype::f64 : d, p, q);
+        break;
       }
       if (compare)
         out.lane[l].i = r != 0;
@@ -678,14 +745,15 @@ bool CtaExecutor::eval(const Expr &e, Warp &w, uint32_t mask, LaneValues &out) {
     }
     return true;
   }
-  case ExprKind::Call: return evalCall(as<Call>(e), e, w, mask, out);
-  case ExprKind::Index: return evalIndexLoad(as<Index>(e), e, w, mask, out);
+  case ExprKind::Call:
+    return evalCall(as<Call>(e), e, w, mask, out);
+  case ExprKind::Index:
+    return evalIndexLoad(as<Index>(e), e, w, mask, out);
   }
   return false;
 }
 
-bool CtaExecutor::evalCall(const Call &c, const Expr &e, Warp &w, uint32_t mask,
-                           LaneValues &out) {
+bool CtaExecutor::evalCall(const Call &c, const Expr &e, Warp &w, uint32_t mask, LaneValues &out) {
   if (auto d = dtypeFromName(c.callee)) {
     if (c.args.size() != 1 || !eval(c.args[0], w, mask, out))
       return c.args.size() == 1 ? false : fail(e->loc, "a conversion takes one value");
@@ -699,7 +767,9 @@ bool CtaExecutor::evalCall(const Call &c, const Expr &e, Warp &w, uint32_t mask,
         out.lane[l].i = decodeInt(*d, encodeInt(*d, v));
       }
     });
-    out.kind = isFloat(*d) ? ValueKind::Float : *d == Dtype::pred ? ValueKind::Bool : ValueKind::Int;
+    out.kind = isFloat(*d)         ? ValueKind::Float
+               : *d == Dtype::pred ? ValueKind::Bool
+                                   : ValueKind::Int;
     out.dtype = *d;
     return true;
   }
@@ -780,7 +850,7 @@ bool CtaExecutor::evalCall(const Call &c, const Expr &e, Warp &w, uint32_t mask,
     out.dtype = a[0].dtype;
     forLanes(mask, [&](int l) {
       int64_t x = a[0].lane[l].i;
-      out.lane[l].i = f == "abs" ? std::llabs(x)
+      out.lane[l].i = f == "abs"   ? std::llabs(x)
                       : f == "min" ? std::min(x, a[1].lane[l].i)
                                    : std::max(x, a[1].lane[l].i);
     });
@@ -882,8 +952,7 @@ std::optional<Region> CtaExecutor::region(const Expr &e, Warp &w, int lane) {
         // Leaving the parent region is allowed only at the buffer's edge for
         // global tensors (TMA clips); everything else is out of bounds.
         bool global = b.scope == MemScope::Global;
-        if (!global || begin < 0 || r.start[d] + begin >= b.shape[d] ||
-            r.extent[k] != b.shape[d]) {
+        if (!global || begin < 0 || r.start[d] + begin >= b.shape[d] || r.extent[k] != b.shape[d]) {
           fail(s.begin->loc, fmt::format("region [{}, {}) is out of range for dimension {} of "
                                          "'{}' (extent {})",
                                          begin, begin + len, d, b.name, r.extent[k]));
@@ -918,8 +987,8 @@ std::optional<int> CtaExecutor::barrierRef(const Expr &e, Warp &w, int lane) {
     i = v.lane[lane].i;
   }
   if (i < 0 || i >= b.size) {
-    fail(e->loc, fmt::format("mbarrier index {} is out of range for '{}' ({} elements)", i,
-                             b.name, b.size));
+    fail(e->loc, fmt::format("mbarrier index {} is out of range for '{}' ({} elements)", i, b.name,
+                             b.size));
     return std::nullopt;
   }
   return static_cast<int>(b.first + i);
@@ -1005,7 +1074,9 @@ bool CtaExecutor::execStmt(Warp &w, Frame &f, const Stmt &s) {
   uint32_t mask = f.mask;
   switch (s->kind) {
   case StmtKind::BufferDecl:
-  case StmtKind::BarrierDecl: ++f.pc; return true;
+  case StmtKind::BarrierDecl:
+    ++f.pc;
+    return true;
   case StmtKind::Let: {
     int slot = p_.stmtSlot.at(s.get());
     LaneValues v;
@@ -1050,8 +1121,8 @@ bool CtaExecutor::execStmt(Warp &w, Frame &f, const Stmt &s) {
       } else {
         forLanes(mask, [&](int l) {
           regs_[(w.id * 32 + l) * p_.regsPerThread + bp.regBase + flat[l]] =
-              bits[l] & (bp.elementBytes >= 8 ? ~uint64_t{0}
-                                               : (uint64_t{1} << (8 * bp.elementBytes)) - 1);
+              bits[l] &
+              (bp.elementBytes >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * bp.elementBytes)) - 1);
         });
       }
       ++f.pc;
@@ -1114,7 +1185,8 @@ bool CtaExecutor::execStmt(Warp &w, Frame &f, const Stmt &s) {
       w.stack.push_back(body);
     return true;
   }
-  case StmtKind::CallStmt: return execCall(w, f, as<CallStmt>(s));
+  case StmtKind::CallStmt:
+    return execCall(w, f, as<CallStmt>(s));
   }
   return false;
 }
@@ -1168,8 +1240,7 @@ bool CtaExecutor::execCall(Warp &w, Frame &f, const CallStmt &c) {
       if (!ok)
         return;
       int64_t t = w.id * 32 + l;
-      ok = info->cls == CallClass::Native ? execNative(w, c, mask, {t, t + 1}, l)
-                                          : false;
+      ok = info->cls == CallClass::Native ? execNative(w, c, mask, {t, t + 1}, l) : false;
       if (info->cls == CallClass::TilePrimitive) {
         PrimitiveCall call;
         call.call = &c;
@@ -1237,8 +1308,8 @@ bool CtaExecutor::arriveCollective(Warp &w, const CallStmt &c, int convergence) 
       return failure_ ? false : fail(c.loc, "a named barrier needs an id and a thread count");
     int64_t n = count.lane[lane].i;
     if (id.lane[lane].i < 0 || id.lane[lane].i > 15)
-      return fail(c.loc, fmt::format("named barrier id must be in [0, 15], not {}",
-                                     id.lane[lane].i));
+      return fail(c.loc,
+                  fmt::format("named barrier id must be in [0, 15], not {}", id.lane[lane].i));
     if (n <= 0 || n % 32 != 0 || n > p_.threads)
       return fail(c.loc, fmt::format("named barrier thread count must be a positive multiple of "
                                      "32 up to the CTA's {} threads, not {}",
@@ -1270,8 +1341,7 @@ bool CtaExecutor::arriveCollective(Warp &w, const CallStmt &c, int convergence) 
   } else if (r.stmt != &c && !named) {
     return fail(c.loc, fmt::format("warp {} reaches '{}' here while warp {} of {} waits at {} "
                                    "for a different collective call",
-                                   w.id, c.callee, r.warps.front(), scopeName,
-                                   where(r.stmt->loc)));
+                                   w.id, c.callee, r.warps.front(), scopeName, where(r.stmt->loc)));
   } else if (named && r.needed != needed) {
     return fail(c.loc, fmt::format("{} used with {} threads here but {} at {}", scopeName,
                                    needed * 32, r.needed * 32, where(r.stmt->loc)));
@@ -1334,10 +1404,9 @@ std::optional<CtaExecutor::PrimitiveCall> CtaExecutor::buildCall(Warp &w, const 
   call.threads = threads;
   call.warpgroupScope = c.scope == ExecScope::Warpgroup;
   for (const CallArg &a : c.args) {
-    if (a.keyword == "mbar" || (a.keyword.empty() && call.positional.size() <
-                                                        info->positional.size() &&
-                                info->positional[call.positional.size()].kind ==
-                                    ArgKind::Barrier)) {
+    if (a.keyword == "mbar" ||
+        (a.keyword.empty() && call.positional.size() < info->positional.size() &&
+         info->positional[call.positional.size()].kind == ArgKind::Barrier)) {
       auto b = barrierRef(a.value, w, lane);
       if (!b)
         return std::nullopt;
@@ -1428,8 +1497,8 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
     if (!regs)
       return false;
     if (*regs < 24 || *regs > 256 || *regs % 8 != 0)
-      return fail(c.loc, fmt::format("setmaxnreg takes a multiple of 8 in [24, 256], not {}",
-                                     *regs));
+      return fail(c.loc,
+                  fmt::format("setmaxnreg takes a multiple of 8 in [24, 256], not {}", *regs));
     return true;
   }
   if (n == "fence.proxy.async" || n == "fence.mbarrier_init" || n == "wgmma.fence" ||
@@ -1628,8 +1697,8 @@ Failure CtaExecutor::deadlock() const {
       f.notes.push_back(fmt::format("warp {} (threads {}..{}) blocked at {}: {} waiting for its "
                                     "scope ({} of {} warps arrived)",
                                     w.id, w.id * 32,
-                                    std::min<int64_t>(w.id * 32 + 32, p_.threads) - 1,
-                                    where(c.loc), what, arrived, needed));
+                                    std::min<int64_t>(w.id * 32 + 32, p_.threads) - 1, where(c.loc),
+                                    what, arrived, needed));
     }
   }
   std::vector<std::string> finished;
@@ -1724,7 +1793,8 @@ std::optional<Failure> CtaExecutor::run() {
     int quantum = 1 + static_cast<int>(rng_() % 64);
     for (int q = 0; q < quantum && w.state == Warp::State::Ready; ++q)
       if (!step(w))
-        return failure_ ? failure_ : Failure{RunResult::Outcome::RuntimeError, "internal error", {}};
+        return failure_ ? failure_
+                        : Failure{RunResult::Outcome::RuntimeError, "internal error", {}};
   }
   if (!rendezvous_.empty())
     return deadlock();
@@ -1752,8 +1822,7 @@ std::vector<std::array<int64_t, 3>> sampleCtas(const std::array<int64_t, 3> &gri
     return out;
   }
   for (int corner = 0; corner < 8 && static_cast<int64_t>(out.size()) < count; ++corner)
-    add({corner & 1 ? grid[0] - 1 : 0, corner & 2 ? grid[1] - 1 : 0,
-         corner & 4 ? grid[2] - 1 : 0});
+    add({corner & 1 ? grid[0] - 1 : 0, corner & 2 ? grid[1] - 1 : 0, corner & 4 ? grid[2] - 1 : 0});
   std::mt19937_64 rng(seed ^ 0x9E3779B97F4A7C15ull);
   while (static_cast<int64_t>(out.size()) < count) {
     int64_t i = static_cast<int64_t>(rng() % static_cast<uint64_t>(total));

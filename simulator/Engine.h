@@ -52,8 +52,8 @@ struct EngineOptions {
   uint64_t seed = 1;
   // The CTAs to run (blockIdx x, y, z); empty: all of them.
   std::vector<std::array<int64_t, 3>> ctas;
-  int64_t maxSteps = int64_t{1} << 32;        // warp statements over the whole run
-  int64_t memoryCapBytes = int64_t{4} << 30;  // simulated state per CTA plus plan tables
+  int64_t maxSteps = int64_t{1} << 32;       // warp statements over the whole run
+  int64_t memoryCapBytes = int64_t{4} << 30; // simulated state per CTA plus plan tables
   // Track happens-before over shared memory and report unordered accesses.
   bool detectRaces = false;
   // Renders a source location as `file:line:col`.
@@ -62,15 +62,15 @@ struct EngineOptions {
 
 struct RunStats {
   int64_t ctas = 0;
-  int64_t steps = 0;          // warp-level statements executed
+  int64_t steps = 0;                 // warp-level statements executed
   std::vector<int64_t> stepsPerWarp; // by warp index, summed over the CTAs run
-  int64_t laneOps = 0;        // active lanes summed over those statements
-  int64_t elementsMoved = 0;  // elements copied by tile primitives and TMA
-  int64_t asyncCopies = 0;    // TMA operations completed
-  int64_t mmaSums = 0;        // fused-sum evaluations of the tensor-core model
+  int64_t laneOps = 0;               // active lanes summed over those statements
+  int64_t elementsMoved = 0;         // elements copied by tile primitives and TMA
+  int64_t asyncCopies = 0;           // TMA operations completed
+  int64_t mmaSums = 0;               // fused-sum evaluations of the tensor-core model
   int64_t globalBytesRead = 0, globalBytesWritten = 0, sharedBytesAccessed = 0;
-  double seconds = 0;     // wall clock
-  double cpuSeconds = 0;  // processor time of this process during the run
+  double seconds = 0;    // wall clock
+  double cpuSeconds = 0; // processor time of this process during the run
 };
 
 struct RunResult {

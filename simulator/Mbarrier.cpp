@@ -63,11 +63,16 @@ std::string Mbarrier::str() const {
 
 std::string_view Mbarrier::errorText(Error e) {
   switch (e) {
-  case Error::None: return "ok";
-  case Error::NotInitialised: return "mbarrier used before init (or after inval)";
-  case Error::CountOutOfRange: return "mbarrier arrival count must be in [1, 2^20 - 1]";
-  case Error::ReInit: return "re-init of a live mbarrier";
-  case Error::OverArrival: return "more arrivals than the mbarrier's count in one phase";
+  case Error::None:
+    return "ok";
+  case Error::NotInitialised:
+    return "mbarrier used before init (or after inval)";
+  case Error::CountOutOfRange:
+    return "mbarrier arrival count must be in [1, 2^20 - 1]";
+  case Error::ReInit:
+    return "re-init of a live mbarrier";
+  case Error::OverArrival:
+    return "more arrivals than the mbarrier's count in one phase";
   }
   return "?";
 }

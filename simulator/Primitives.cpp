@@ -17,7 +17,9 @@ namespace tilescope::sim {
 
 namespace {
 
-bool isFloatKind(ValueKind k) { return k == ValueKind::Float || k == ValueKind::Literal; }
+bool isFloatKind(ValueKind k) {
+  return k == ValueKind::Float || k == ValueKind::Literal;
+}
 
 // A register or memory element as a number, or a scalar operand.
 struct Number {
@@ -44,49 +46,83 @@ Number arith(std::string_view op, Dtype d, Number x, Number y) {
     int64_t a = x.isFloat ? static_cast<int64_t>(x.f) : x.i;
     int64_t b = y.isFloat ? static_cast<int64_t>(y.f) : y.i;
     int64_t r = 0;
-    if (op == "add") r = a + b;
-    else if (op == "sub") r = a - b;
-    else if (op == "mul") r = a * b;
-    else if (op == "div") r = b ? a / b : 0;
-    else if (op == "max") r = std::max(a, b);
-    else if (op == "min") r = std::min(a, b);
-    else if (op == "neg") r = -a;
-    else if (op == "abs") r = a < 0 ? -a : a;
+    if (op == "add")
+      r = a + b;
+    else if (op == "sub")
+      r = a - b;
+    else if (op == "mul")
+      r = a * b;
+    else if (op == "div")
+      r = b ? a / b : 0;
+    else if (op == "max")
+      r = std::max(a, b);
+    else if (op == "min")
+      r = std::min(a, b);
+    else if (op == "neg")
+      r = -a;
+    else if (op == "abs")
+      r = a < 0 ? -a : a;
     return {false, 0, r};
   }
   double a = x.isFloat ? x.f : static_cast<double>(x.i);
   double b = y.isFloat ? y.f : static_cast<double>(y.i);
   if (d == Dtype::f64) {
     double r = 0;
-    if (op == "add") r = a + b;
-    else if (op == "sub") r = a - b;
-    else if (op == "mul") r = a * b;
-    else if (op == "div") r = a / b;
-    else if (op == "max") r = std::fmax(a, b);
-    else if (op == "min") r = std::fmin(a, b);
-    else if (op == "exp") r = std::exp(a);
-    else if (op == "exp2") r = std::exp2(a);
-    else if (op == "log") r = std::log(a);
-    else if (op == "sqrt") r = std::sqrt(a);
-    else if (op == "rsqrt") r = 1.0 / std::sqrt(a);
-    else if (op == "neg") r = -a;
-    else if (op == "abs") r = std::fabs(a);
+    if (op == "add")
+      r = a + b;
+    else if (op == "sub")
+      r = a - b;
+    else if (op == "mul")
+      r = a * b;
+    else if (op == "div")
+      r = a / b;
+    else if (op == "max")
+      r = std::fmax(a, b);
+    else if (op == "min")
+      r = std::fmin(a, b);
+    else if (op == "exp")
+      r = std::exp(a);
+    else if (op == "exp2")
+      r = std::exp2(a);
+    else if (op == "log")
+      r = std::log(a);
+    else if (op == "sqrt")
+      r = std::sqrt(a);
+    else if (op == "rsqrt")
+      r = 1.0 / std::sqrt(a);
+    else if (op == "neg")
+      r = -a;
+    else if (op == "abs")
+      r = std::fabs(a);
     return {true, r, 0};
   }
   float p = static_cast<float>(a), q = static_cast<float>(b), r = 0;
-  if (op == "add") r = p + q;
-  else if (op == "sub") r = p - q;
-  else if (op == "mul") r = p * q;
-  else if (op == "div") r = p / q;
-  else if (op == "max") r = std::fmax(p, q);
-  else if (op == "min") r = std::fmin(p, q);
-  else if (op == "exp") r = std::exp(p);
-  else if (op == "exp2") r = std::exp2(p);
-  else if (op == "log") r = std::log(p);
-  else if (op == "sqrt") r = std::sqrt(p);
-  else if (op == "rsqrt") r = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p)));
-  else if (op == "neg") r = -p;
-  else if (op == "abs") r = std::fabs(p);
+  if (op == "add")
+    r = p + q;
+  else if (op == "sub")
+    r = p - q;
+  else if (op == "mul")
+    r = p * q;
+  else if (op == "div")
+    r = p / q;
+  else if (op == "max")
+    r = std::fmax(p, q);
+  else if (op == "min")
+    r = std::fmin(p, q);
+  else if (op == "exp")
+    r = std::exp(p);
+  else if (op == "exp2")
+    r = std::exp2(p);
+  else if (op == "log")
+    r = std::log(p);
+  else if (op == "sqrt")
+    r = std::sqrt(p);
+  else if (op == "rsqrt")
+    r = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p)));
+  else if (op == "neg")
+    r = -p;
+  else if (op == "abs")
+    r = std::fabs(p);
   return {true, roundTo(d, r), 0};
 }
 
@@ -158,23 +194,25 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     if (sb.dtype != db.dtype)
       return fail(loc, fmt::format("'{}' between {} and {}: use cast", op, dtypeName(sb.dtype),
                                    dtypeName(db.dtype)));
-    bool async = (op == "copy_async" || op == "tma.load") && sb.scope == MemScope::Global && db.scope == MemScope::Shared;
+    bool async = (op == "copy_async" || op == "tma.load") && sb.scope == MemScope::Global &&
+                 db.scope == MemScope::Shared;
     if (async) {
       // TMA: the box's rows start 16-byte aligned in global memory and are a
       // multiple of 16 bytes; the shared destination is 128-byte aligned.
       int bytes = dtypeBytes(db.dtype);
       size_t rank = sb.shape.size();
       int64_t innerStart = src->start.back();
-      int64_t innerExtent =
-          !src->dimOf.empty() && src->dimOf.back() == static_cast<int>(rank) - 1 ? src->extent.back()
-                                                                                 : 1;
+      int64_t innerExtent = !src->dimOf.empty() && src->dimOf.back() == static_cast<int>(rank) - 1
+                                ? src->extent.back()
+                                : 1;
       if (innerStart * bytes % 16 != 0)
         return fail(loc, fmt::format("misaligned TMA: the box starts {} bytes into a row of '{}'; "
                                      "global addresses must be 16-byte aligned",
                                      innerStart * bytes, sb.name));
       if (innerExtent * bytes % 16 != 0)
-        return fail(loc, fmt::format("misaligned TMA: box rows of {} bytes are not a multiple of 16",
-                                     innerExtent * bytes));
+        return fail(loc,
+                    fmt::format("misaligned TMA: box rows of {} bytes are not a multiple of 16",
+                                innerExtent * bytes));
       int64_t dstByte = db.sharedByte(bufferFlat(*dst, 0));
       if (dstByte % 128 != 0)
         return fail(loc, fmt::format("misaligned TMA: the shared destination starts at byte {} of "
@@ -200,8 +238,8 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     if (call.positional.size() < 2 || call.positional[1].isRegion)
       return fail(loc, "'fill' needs a value");
     const Operand &v = call.positional[1];
-    uint64_t bits = isFloatKind(v.kind) ? encodeFloat(db.dtype, v.value.f)
-                                        : encodeInt(db.dtype, v.value.i);
+    uint64_t bits =
+        isFloatKind(v.kind) ? encodeFloat(db.dtype, v.value.f) : encodeInt(db.dtype, v.value.i);
     for (int64_t i = 0; i < n; ++i)
       if (!write(*dst, i, bits))
         return false;
@@ -290,7 +328,8 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
         if (!bits)
           return false;
         Number x = decodeNumber(sd, *bits);
-        acc = r == 0 ? arith("add", db.dtype, x, Number{x.isFloat, 0, 0}) : arith(combine, db.dtype, acc, x);
+        acc = r == 0 ? arith("add", db.dtype, x, Number{x.isFloat, 0, 0})
+                     : arith(combine, db.dtype, acc, x);
       }
       if (flag("accumulate", false)) {
         auto old = read(*dst, o);
@@ -326,10 +365,10 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     bool ta = flag("transpose_a", false), tb = flag("transpose_b", op == "tcgen05.mma");
     int64_t M = cd[0], N = cd[1], K = ta ? ad[0] : ad[1];
     if ((ta ? ad[1] : ad[0]) != M || (tb ? bd[1] : bd[0]) != K || (tb ? bd[0] : bd[1]) != N)
-      return fail(loc, fmt::format("'{}' shapes do not agree: C {}, A {}{}, B {}{}", op,
-                                   regionText(db, *dst), regionText(plan(a->buffer), *a),
-                                   ta ? "^T" : "", regionText(plan(b->buffer), *b),
-                                   tb ? "^T" : ""));
+      return fail(loc,
+                  fmt::format("'{}' shapes do not agree: C {}, A {}{}, B {}{}", op,
+                              regionText(db, *dst), regionText(plan(a->buffer), *a), ta ? "^T" : "",
+                              regionText(plan(b->buffer), *b), tb ? "^T" : ""));
     Dtype ad_t = plan(a->buffer).dtype, bd_t = plan(b->buffer).dtype;
     // Operands as row-major M x K and K x N codes.
     std::vector<uint32_t> A(M * K), B(K * N), C(M * N);
@@ -356,8 +395,9 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
       auto bits = read(*dst, i);
       if (!bits)
         return false;
-      C[i] = db.dtype == Dtype::f32 ? static_cast<uint32_t>(*bits)
-                                    : numerics::bitsOf(static_cast<float>(decodeFloat(db.dtype, *bits)));
+      C[i] = db.dtype == Dtype::f32
+                 ? static_cast<uint32_t>(*bits)
+                 : numerics::bitsOf(static_cast<float>(decodeFloat(db.dtype, *bits)));
     }
     if (ad_t == Dtype::f32 && bd_t == Dtype::f32) {
       // CUDA-core GEMM: one fma per product, in k order.
@@ -400,8 +440,8 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
           for (int64_t k0 = 0; k0 < K; k0 += kStep) {
             int64_t len = std::min(kStep, K - k0);
             for (int64_t kk = 0; kk < len; ++kk)
-              terms[kk] = {da[i * K + k0 + kk], dbv[j * K + k0 + kk], fa.manBits, fb.manBits,
-                           0, false};
+              terms[kk] = {
+                  da[i * K + k0 + kk], dbv[j * K + k0 + kk], fa.manBits, fb.manBits, 0, false};
             acc = mma::fusedSum(acc, std::span(terms.data(), len), row->params);
             ++stats_.mmaSums;
           }
@@ -409,7 +449,8 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
         }
     }
     for (int64_t i = 0; i < M * N; ++i) {
-      uint64_t bits = db.dtype == Dtype::f32 ? C[i] : encodeFloat(db.dtype, numerics::floatOf(C[i]));
+      uint64_t bits =
+          db.dtype == Dtype::f32 ? C[i] : encodeFloat(db.dtype, numerics::floatOf(C[i]));
       if (!write(*dst, i, bits))
         return false;
     }

@@ -44,7 +44,9 @@ void collectSymbols(const Expr &e, const std::set<std::string> &scalars,
       out.push_back(n);
     return;
   }
-  case ExprKind::Unary: collectSymbols(as<Unary>(e).operand, scalars, out); return;
+  case ExprKind::Unary:
+    collectSymbols(as<Unary>(e).operand, scalars, out);
+    return;
   case ExprKind::Binary:
     collectSymbols(as<Binary>(e).lhs, scalars, out);
     collectSymbols(as<Binary>(e).rhs, scalars, out);
@@ -53,7 +55,8 @@ void collectSymbols(const Expr &e, const std::set<std::string> &scalars,
     for (const Expr &a : as<Call>(e).args)
       collectSymbols(a, scalars, out);
     return;
-  default: return;
+  default:
+    return;
   }
 }
 
@@ -65,8 +68,10 @@ public:
 
   std::optional<int64_t> eval(const Expr &e) {
     switch (e->kind) {
-    case ExprKind::IntImm: return as<IntImm>(e).value;
-    case ExprKind::BoolImm: return as<BoolImm>(e).value ? 1 : 0;
+    case ExprKind::IntImm:
+      return as<IntImm>(e).value;
+    case ExprKind::BoolImm:
+      return as<BoolImm>(e).value ? 1 : 0;
     case ExprKind::Var: {
       auto it = values_.find(as<Var>(e).name);
       if (it == values_.end()) {
@@ -87,9 +92,12 @@ public:
       if (!x || !y)
         return std::nullopt;
       switch (b.op) {
-      case BinaryOp::Add: return *x + *y;
-      case BinaryOp::Sub: return *x - *y;
-      case BinaryOp::Mul: return *x * *y;
+      case BinaryOp::Add:
+        return *x + *y;
+      case BinaryOp::Sub:
+        return *x - *y;
+      case BinaryOp::Mul:
+        return *x * *y;
       case BinaryOp::Div:
       case BinaryOp::Mod:
         if (*y == 0) {
@@ -97,14 +105,22 @@ public:
           return std::nullopt;
         }
         return b.op == BinaryOp::Div ? *x / *y : *x % *y;
-      case BinaryOp::Lt: return *x < *y;
-      case BinaryOp::Le: return *x <= *y;
-      case BinaryOp::Gt: return *x > *y;
-      case BinaryOp::Ge: return *x >= *y;
-      case BinaryOp::Eq: return *x == *y;
-      case BinaryOp::Ne: return *x != *y;
-      case BinaryOp::And: return *x && *y;
-      case BinaryOp::Or: return *x || *y;
+      case BinaryOp::Lt:
+        return *x < *y;
+      case BinaryOp::Le:
+        return *x <= *y;
+      case BinaryOp::Gt:
+        return *x > *y;
+      case BinaryOp::Ge:
+        return *x >= *y;
+      case BinaryOp::Eq:
+        return *x == *y;
+      case BinaryOp::Ne:
+        return *x != *y;
+      case BinaryOp::And:
+        return *x && *y;
+      case BinaryOp::Or:
+        return *x || *y;
       }
       return std::nullopt;
     }
@@ -118,7 +134,8 @@ public:
       }
       break;
     }
-    default: break;
+    default:
+      break;
     }
     diag_.error(e->loc, "expected an integer expression of shape symbols and constants");
     return std::nullopt;
@@ -180,7 +197,9 @@ private:
       diag_.error(e->loc, fmt::format("'{}' is undefined", n));
       return;
     }
-    case ExprKind::Unary: expr(as<Unary>(e).operand); return;
+    case ExprKind::Unary:
+      expr(as<Unary>(e).operand);
+      return;
     case ExprKind::Binary:
       expr(as<Binary>(e).lhs);
       expr(as<Binary>(e).rhs);
@@ -196,7 +215,8 @@ private:
         expr(s.end);
       }
       return;
-    default: return;
+    default:
+      return;
     }
   }
 
@@ -209,7 +229,9 @@ private:
 
   void stmt(const Stmt &s) {
     switch (s->kind) {
-    case StmtKind::BufferDecl: bufferDecl(as<BufferDecl>(s), s.get()); return;
+    case StmtKind::BufferDecl:
+      bufferDecl(as<BufferDecl>(s), s.get());
+      return;
     case StmtKind::BarrierDecl: {
       const auto &b = as<BarrierDecl>(s);
       BarrierPlan plan;
@@ -311,9 +333,8 @@ private:
     case MemScope::Shared: {
       int64_t maxM = 0;
       for (int64_t i = 0; i < plan.elements; ++i)
-        plan.layout ? plan.layout->forEachOwner(i, [&](const PhysCoord &c) {
-          maxM = std::max(maxM, c.get(Axis::m));
-        })
+        plan.layout ? plan.layout->forEachOwner(
+                          i, [&](const PhysCoord &c) { maxM = std::max(maxM, c.get(Axis::m)); })
                     : void(maxM = plan.elements - 1);
       // 1024-byte alignment: every swizzle mode's pattern repeats within it.
       p_.sharedBytes = (p_.sharedBytes + 1023) / 1024 * 1024;
@@ -321,11 +342,14 @@ private:
       p_.sharedBytes += (maxM + 1) * dtypeBytes(b.dtype);
       break;
     }
-    case MemScope::Reg: regTable(plan); break;
+    case MemScope::Reg:
+      regTable(plan);
+      break;
     case MemScope::Global:
       diag_.error(b.loc, "global buffers are kernel parameters; a body cannot declare one");
       return;
-    case MemScope::Tmem: break; // allocated by tcgen05.alloc at run time
+    case MemScope::Tmem:
+      break; // allocated by tcgen05.alloc at run time
     }
     p_.stmtBuffer[node] = static_cast<int>(p_.buffers.size());
     define(b.name, NameRef{NameRef::Buffer, static_cast<int>(p_.buffers.size())});
@@ -341,10 +365,10 @@ private:
     }
     // Matching every owner against every thread must stay affordable.
     if (plan.elements * plan.layout->replicas() * p_.threads > (int64_t{1} << 30)) {
-      diag_.error(plan.loc, fmt::format("register tile '{}' ({} elements x {} replicas x {} "
-                                        "threads) is too large to simulate",
-                                        plan.name, plan.elements, plan.layout->replicas(),
-                                        p_.threads));
+      diag_.error(plan.loc,
+                  fmt::format("register tile '{}' ({} elements x {} replicas x {} "
+                              "threads) is too large to simulate",
+                              plan.name, plan.elements, plan.layout->replicas(), p_.threads));
       return;
     }
     std::vector<std::array<int64_t, 6>> coords(p_.threads);
@@ -400,8 +424,7 @@ std::vector<std::string> shapeSymbols(const Kernel &kernel) {
   return out;
 }
 
-std::optional<Program> bindProgram(const Kernel &kernel, const ArgValues &args,
-                                   Diagnostics &diag) {
+std::optional<Program> bindProgram(const Kernel &kernel, const ArgValues &args, Diagnostics &diag) {
   unsigned before = diag.errorCount();
   Program p;
   p.kernel = &kernel;
@@ -447,8 +470,7 @@ std::optional<Program> bindProgram(const Kernel &kernel, const ArgValues &args,
       std::string values;
       for (const auto &[name, value] : p.symbols)
         values += fmt::format("{}{}={}", values.empty() ? "" : ", ", name, value);
-      diag.error(c->loc, fmt::format("constraint '{}' does not hold for {}", print(c),
-                                     values));
+      diag.error(c->loc, fmt::format("constraint '{}' does not hold for {}", print(c), values));
     }
   }
   for (size_t i = 0; i < kernel.launch.grid.size() && i < 3; ++i) {
@@ -481,8 +503,8 @@ std::optional<Program> bindProgram(const Kernel &kernel, const ArgValues &args,
       if (!v)
         continue;
       if (*v < 1 || *v > (int64_t{1} << 30)) {
-        diag.error(d->loc, fmt::format("dimension of '{}' must be in [1, 2^30], not {}",
-                                       param.name, *v));
+        diag.error(d->loc,
+                   fmt::format("dimension of '{}' must be in [1, 2^30], not {}", param.name, *v));
         continue;
       }
       plan.shape.push_back(*v);

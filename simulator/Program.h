@@ -40,11 +40,11 @@ struct BufferPlan {
   int64_t elements = 0;
   std::optional<Layout> layout; // shared / reg / tmem; none: row-major / private
   llvm::SMLoc loc;
-  int tensor = -1;              // global: index of the kernel parameter
-  int64_t sharedOffset = 0;     // shared: byte offset in the CTA's shared memory
-  int64_t regBase = 0;          // reg: first register of this buffer in every thread
-  int64_t regCount = 0;         // reg: registers per thread
-  int elementBytes = 4;         // bytes of one element in memory
+  int tensor = -1;          // global: index of the kernel parameter
+  int64_t sharedOffset = 0; // shared: byte offset in the CTA's shared memory
+  int64_t regBase = 0;      // reg: first register of this buffer in every thread
+  int64_t regCount = 0;     // reg: registers per thread
+  int elementBytes = 4;     // bytes of one element in memory
   // reg with a layout: for each element, the (thread, register) pairs that
   // hold it, sorted by thread (CSR: ownerStart[i] .. ownerStart[i + 1]).
   std::vector<int32_t> ownerStart;
@@ -59,17 +59,17 @@ struct BufferPlan {
 
 struct BarrierPlan {
   std::string name;
-  int first = 0;      // index of element 0 among the CTA's barriers
-  int64_t size = 1;   // 1 for a single barrier
+  int first = 0;    // index of element 0 among the CTA's barriers
+  int64_t size = 1; // 1 for a single barrier
   bool array = false;
-  int64_t count = 0;  // 0: not initialised by the declaration
+  int64_t count = 0; // 0: not initialised by the declaration
   llvm::SMLoc loc;
 };
 
 // What a name in the body refers to.
 struct NameRef {
   enum Kind : uint8_t { Slot, IntConst, FloatConst, Buffer, Barrier } kind = Slot;
-  int index = 0;      // slot, buffer or barrier plan
+  int index = 0; // slot, buffer or barrier plan
   int64_t intValue = 0;
   double floatValue = 0;
   Dtype dtype = Dtype::f32; // FloatConst
@@ -81,19 +81,19 @@ struct Program {
   std::array<int64_t, 3> grid = {1, 1, 1};
   int64_t threads = 0;
   int64_t warps = 0;
-  std::vector<BufferPlan> buffers;  // kernel tensors first (index = parameter order)
+  std::vector<BufferPlan> buffers; // kernel tensors first (index = parameter order)
   std::vector<BarrierPlan> barriers;
-  int64_t barrierCount = 0;          // barriers per CTA
+  int64_t barrierCount = 0; // barriers per CTA
   int64_t sharedBytes = 0;
   int64_t regsPerThread = 0;
-  int slots = 0;                     // let and loop-variable slots per warp
-  std::vector<int> tensorParams;     // buffer index of each tensor parameter
+  int slots = 0;                 // let and loop-variable slots per warp
+  std::vector<int> tensorParams; // buffer index of each tensor parameter
   std::map<std::string, int64_t> symbols;
   std::map<std::string, double> scalars;
 
-  std::unordered_map<const ExprNode *, NameRef> names;      // Var nodes
-  std::unordered_map<const StmtNode *, int> stmtSlot;       // Let / For -> slot
-  std::unordered_map<const StmtNode *, int> stmtBuffer;     // BufferDecl -> buffer
+  std::unordered_map<const ExprNode *, NameRef> names;  // Var nodes
+  std::unordered_map<const StmtNode *, int> stmtSlot;   // Let / For -> slot
+  std::unordered_map<const StmtNode *, int> stmtBuffer; // BufferDecl -> buffer
 
   int64_t hostBytes() const; // memory the plan itself holds (ownership tables)
 };
@@ -101,8 +101,7 @@ struct Program {
 // Binds `kernel` to `args`: every shape symbol must have a value, the `where`
 // clause must hold, the launch must be well-formed. Diagnostics point at the
 // kernel's source. Returns nothing after reporting errors.
-std::optional<Program> bindProgram(const Kernel &kernel, const ArgValues &args,
-                                   Diagnostics &diag);
+std::optional<Program> bindProgram(const Kernel &kernel, const ArgValues &args, Diagnostics &diag);
 
 // Shape symbols of a kernel: names used in tensor shapes that are not scalar
 // parameters, in first-use order.

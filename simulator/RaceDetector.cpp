@@ -29,7 +29,8 @@ void RaceDetector::access(int64_t offset, int bytes, bool write, int agent,
         if (r.first.loc.getPointer() == otherLoc && r.second.loc == loc &&
             r.first.agent == otherAgent && r.second.agent == agent)
           return;
-      races_.push_back({b, {otherAgent, otherWrite, llvm::SMLoc::getFromPointer(otherLoc)},
+      races_.push_back({b,
+                        {otherAgent, otherWrite, llvm::SMLoc::getFromPointer(otherLoc)},
                         {agent, write, loc}});
     };
     int w = writeAgent_[b];

@@ -53,8 +53,8 @@ private:
   std::vector<int16_t> writeAgent_;
   std::vector<uint32_t> writeClock_;
   std::vector<const char *> writeLoc_;
-  std::vector<uint32_t> readClock_;      // byte * agents + agent
-  std::vector<const char *> readLoc_;    // byte * agents + agent
+  std::vector<uint32_t> readClock_;   // byte * agents + agent
+  std::vector<const char *> readLoc_; // byte * agents + agent
   std::vector<Race> races_;
   std::vector<int64_t> reportedBytes_;
 };

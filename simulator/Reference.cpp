@@ -119,9 +119,9 @@ std::optional<ProblemSpec> problemOf(std::string_view source, std::string_view k
   return std::nullopt;
 }
 
-std::optional<std::vector<OutputReport>> compareWithReference(
-    const ProblemSpec &problem, const Program &program, const std::vector<HostTensor> &tensors,
-    bool allCtas, std::string *error) {
+std::optional<std::vector<OutputReport>>
+compareWithReference(const ProblemSpec &problem, const Program &program,
+                     const std::vector<HostTensor> &tensors, bool allCtas, std::string *error) {
   auto tensor = [&](const std::string &name) -> const HostTensor * {
     for (const HostTensor &t : tensors)
       if (t.name == name)

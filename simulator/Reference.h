@@ -23,11 +23,11 @@
 namespace tilescope::sim {
 
 struct ProblemSpec {
-  std::string kind;                 // "gemm", "rmsnorm"
-  std::vector<std::string> inputs;  // tensor and scalar names, in order
-  std::vector<bool> transposed;     // per input (gemm)
+  std::string kind;                // "gemm", "rmsnorm"
+  std::vector<std::string> inputs; // tensor and scalar names, in order
+  std::vector<bool> transposed;    // per input (gemm)
   std::vector<std::string> outputs;
-  std::string text;                 // as written
+  std::string text; // as written
 };
 
 // Parses `gemm(A, B^T -> C)`; nothing with `error` set when malformed.
@@ -40,15 +40,15 @@ std::optional<ProblemSpec> problemOf(std::string_view source, std::string_view k
                                      std::string *error, size_t *errorOffset = nullptr);
 
 struct Mismatch {
-  int64_t index;       // flat
+  int64_t index; // flat
   double got, expected;
 };
 
 struct OutputReport {
   std::string name;
   int64_t elements = 0;
-  int64_t compared = 0;   // elements some thread wrote (or all, when every CTA ran)
-  int64_t unwritten = 0;  // elements nobody wrote (counted as mismatches when every CTA ran)
+  int64_t compared = 0;  // elements some thread wrote (or all, when every CTA ran)
+  int64_t unwritten = 0; // elements nobody wrote (counted as mismatches when every CTA ran)
   int64_t mismatches = 0;
   double maxAbsError = 0, maxRelError = 0;
   std::vector<Mismatch> first; // up to 8
@@ -57,8 +57,8 @@ struct OutputReport {
 // Checks the outputs of `problem` in `tensors` (after the run) against the
 // reference computed from the inputs. `allCtas` says whether every CTA ran.
 // Returns nothing with `error` set when the problem does not fit the kernel.
-std::optional<std::vector<OutputReport>> compareWithReference(
-    const ProblemSpec &problem, const Program &program, const std::vector<HostTensor> &tensors,
-    bool allCtas, std::string *error);
+std::optional<std::vector<OutputReport>>
+compareWithReference(const ProblemSpec &problem, const Program &program,
+                     const std::vector<HostTensor> &tensors, bool allCtas, std::string *error);
 
 } // namespace tilescope::sim

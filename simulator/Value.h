@@ -44,6 +44,8 @@ int64_t decodeInt(Dtype dtype, uint64_t bits);
 // Rounds a double to the nearest value of a float dtype (f64 keeps it).
 double roundTo(Dtype dtype, double value);
 
-inline int dtypeBytes(Dtype d) { return (dtypeBits(d) + 7) / 8; }
+inline int dtypeBytes(Dtype d) {
+  return (dtypeBits(d) + 7) / 8;
+}
 
 } // namespace tilescope::sim

@@ -150,10 +150,10 @@ int runStaticRace() {
                                 count(races.findings.size()));
     for (const ProtocolResult &r : barriers.results)
       llvm::outs() << fmt::format("  {}: {}\n", r.property, r.status);
-    llvm::outs() << fmt::format("  races: {} access pair(s) proved race-free for all sizes, {} left "
-                                "to the mbarrier proofs, {} not checked\n",
-                                races.pairsProved, races.pairsOrderedByMbarrier,
-                                races.notChecked.size());
+    llvm::outs() << fmt::format(
+        "  races: {} access pair(s) proved race-free for all sizes, {} left "
+        "to the mbarrier proofs, {} not checked\n",
+        races.pairsProved, races.pairsOrderedByMbarrier, races.notChecked.size());
     if (!barriers.notProved.empty())
       llvm::outs() << fmt::format("  {} obligation(s) not proved (see warnings)\n",
                                   barriers.notProved.size());
@@ -175,11 +175,10 @@ int runRace() {
   Diagnostics diag(sourceMgr, /*printImmediately=*/!json);
   auto inputError = [&]() {
     if (json)
-      llvm::outs() << llvm::formatv(
-                          "{0:2}", llvm::json::Value(llvm::json::Object{
-                                       {"ok", false},
-                                       {"status", static_cast<int64_t>(kInputError)},
-                                       {"diagnostics", diagnosticsJson(diag)}}))
+      llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
+                                                 {"ok", false},
+                                                 {"status", static_cast<int64_t>(kInputError)},
+                                                 {"diagnostics", diagnosticsJson(diag)}}))
                    << "\n";
     return kInputError;
   };
@@ -191,9 +190,8 @@ int runRace() {
     checkModule(module, diag);
   if (diag.hasErrors())
     return inputError();
-  const Kernel *kernel = kernelName.empty() && module.kernels.size() == 1
-                             ? &module.kernels[0]
-                             : module.find(kernelName);
+  const Kernel *kernel = kernelName.empty() && module.kernels.size() == 1 ? &module.kernels[0]
+                                                                          : module.find(kernelName);
   if (!kernel) {
     diag.error(llvm::SMLoc(), kernelName.empty()
                                   ? fmt::format("{} holds {} kernels; choose one with --kernel",
@@ -228,8 +226,8 @@ int runRace() {
     return usage("--seeds takes 1 to 10000");
   int64_t ctaCount = 0;
   if (ctasText != "all" && (llvm::StringRef(ctasText).getAsInteger(10, ctaCount) || ctaCount < 1))
-    return usage(fmt::format("--ctas takes 'all' or a positive count, not '{}'",
-                             ctasText.getValue()));
+    return usage(
+        fmt::format("--ctas takes 'all' or a positive count, not '{}'", ctasText.getValue()));
 
   int64_t tensorBytes = 0;
   for (int b : program->tensorParams)

@@ -67,8 +67,8 @@ std::optional<ArgValues> parseArgs(std::string *error) {
     name = name.trim();
     value = value.trim();
     if (name.empty() || value.empty()) {
-      *error = fmt::format("--args takes NAME=VALUE pairs separated by commas, not '{}'",
-                           item.str());
+      *error =
+          fmt::format("--args takes NAME=VALUE pairs separated by commas, not '{}'", item.str());
       return std::nullopt;
     }
     int64_t i = 0;
@@ -87,11 +87,16 @@ std::optional<ArgValues> parseArgs(std::string *error) {
 
 std::optional<npy::ElementType> npyTypeOf(Dtype d) {
   switch (d) {
-  case Dtype::f32: return npy::ElementType::F32;
-  case Dtype::f16: return npy::ElementType::F16;
-  case Dtype::bf16: return npy::ElementType::U16;
-  case Dtype::i32: return npy::ElementType::I32;
-  case Dtype::u32: return npy::ElementType::U32;
+  case Dtype::f32:
+    return npy::ElementType::F32;
+  case Dtype::f16:
+    return npy::ElementType::F16;
+  case Dtype::bf16:
+    return npy::ElementType::U16;
+  case Dtype::i32:
+    return npy::ElementType::I32;
+  case Dtype::u32:
+    return npy::ElementType::U32;
   default:
     if (dtypeBits(d) == 8)
       return npy::ElementType::U8;
@@ -182,10 +187,12 @@ int runSim() {
 
   llvm::StringRef source = sourceMgr.getMemoryBuffer(*id)->getBuffer();
   size_t problemAt = std::string::npos;
-  auto problem = problemOf(std::string_view(source.data(), source.size()), kernel->name, &error,
-                           &problemAt);
+  auto problem =
+      problemOf(std::string_view(source.data(), source.size()), kernel->name, &error, &problemAt);
   if (!problem && !error.empty()) {
-    diag.error(problemAt != std::string::npos ? llvm::SMLoc::getFromPointer(source.data() + problemAt) : kernel->loc,
+    diag.error(problemAt != std::string::npos
+                   ? llvm::SMLoc::getFromPointer(source.data() + problemAt)
+                   : kernel->loc,
                error);
     return finishInputError();
   }
@@ -224,9 +231,8 @@ int runSim() {
     auto array = npy::readFile(path.str());
     if (!array) {
       std::string message;
-      llvm::handleAllErrors(array.takeError(), [&](const llvm::ErrorInfoBase &e) {
-        message = e.message();
-      });
+      llvm::handleAllErrors(array.takeError(),
+                            [&](const llvm::ErrorInfoBase &e) { message = e.message(); });
       return usage(fmt::format("{}: {}", path.str(), message));
     }
     if (array->shape != t->shape)
@@ -243,8 +249,8 @@ int runSim() {
         std::memcpy(&v, &bits, 4);
         uint64_t code = encodeFloat(t->dtype, v);
         if (decodeFloat(t->dtype, code) != v && !std::isnan(v))
-          return usage(fmt::format("{}: element {} ({}) is not representable in {}", path.str(),
-                                   i, number(v), dtypeName(t->dtype)));
+          return usage(fmt::format("{}: element {} ({}) is not representable in {}", path.str(), i,
+                                   number(v), dtypeName(t->dtype)));
         t->setBits(i, code);
       } else {
         t->setBits(i, bits);
@@ -270,8 +276,8 @@ int runSim() {
   if (ctasText != "all") {
     int64_t n = 0;
     if (llvm::StringRef(ctasText).getAsInteger(10, n) || n < 1)
-      return usage(fmt::format("--ctas takes 'all' or a positive count, not '{}'",
-                               ctasText.getValue()));
+      return usage(
+          fmt::format("--ctas takes 'all' or a positive count, not '{}'", ctasText.getValue()));
     int64_t total = program->grid[0] * program->grid[1] * program->grid[2];
     allCtas = n >= total;
     options.ctas = sampleCtas(program->grid, n, seed);
@@ -291,7 +297,7 @@ int runSim() {
   for (const OutputReport &r : reports)
     mismatch |= r.mismatches > 0;
   int status = !run.ok() || mismatch ? kFindings : kClean;
-  std::string verdict = !run.ok() ? std::string(outcomeName(run.outcome))
+  std::string verdict = !run.ok()  ? std::string(outcomeName(run.outcome))
                         : !problem ? "unchecked"
                         : mismatch ? "mismatch"
                                    : "match";
@@ -302,8 +308,8 @@ int runSim() {
     for (const HostTensor &t : tensors) {
       auto type = npyTypeOf(t.dtype);
       if (!type) {
-        notes.push_back(fmt::format("'{}' ({}) not dumped: no .npy element type", t.name,
-                                    dtypeName(t.dtype)));
+        notes.push_back(
+            fmt::format("'{}' ({}) not dumped: no .npy element type", t.name, dtypeName(t.dtype)));
         continue;
       }
       std::vector<uint32_t> bits(t.elements());
@@ -327,15 +333,14 @@ int runSim() {
       llvm::json::Array first;
       for (const Mismatch &m : r.first)
         first.push_back(llvm::json::Object{
-            {"index", llvm::json::Array(
-                          [&] {
-                            std::vector<llvm::json::Value> v;
-                            for (const HostTensor &t : tensors)
-                              if (t.name == r.name)
-                                for (int64_t x : unflattenIndex(t.shape, m.index))
-                                  v.push_back(x);
-                            return v;
-                          }())},
+            {"index", llvm::json::Array([&] {
+               std::vector<llvm::json::Value> v;
+               for (const HostTensor &t : tensors)
+                 if (t.name == r.name)
+                   for (int64_t x : unflattenIndex(t.shape, m.index))
+                     v.push_back(x);
+               return v;
+             }())},
             {"got", std::isnan(m.got) ? llvm::json::Value(nullptr) : llvm::json::Value(m.got)},
             {"expected", m.expected}});
       outs.push_back(llvm::json::Object{{"name", r.name},
@@ -362,26 +367,25 @@ int runSim() {
         {"ctas", s.ctas},
         {"all_ctas", allCtas},
         {"outputs", std::move(outs)},
-        {"stats",
-         llvm::json::Object{{"steps", s.steps},
-                            {"lane_ops", s.laneOps},
-                            {"elements_moved", s.elementsMoved},
-                            {"async_copies", s.asyncCopies},
-                            {"mma_sums", s.mmaSums},
-                            {"global_bytes_read", s.globalBytesRead},
-                            {"global_bytes_written", s.globalBytesWritten},
-                            {"shared_bytes_accessed", s.sharedBytesAccessed},
-                            {"seconds", s.seconds},
-                            {"cpu_seconds", s.cpuSeconds},
-                            {"steps_per_warp",
-                             [&] {
-                               llvm::json::Array a;
-                               for (int64_t v : s.stepsPerWarp)
-                                 a.push_back(v);
-                               return a;
-                             }()},
-                            {"steps_per_second", rate},
-                            {"lane_ops_per_second", laneRate}}},
+        {"stats", llvm::json::Object{{"steps", s.steps},
+                                     {"lane_ops", s.laneOps},
+                                     {"elements_moved", s.elementsMoved},
+                                     {"async_copies", s.asyncCopies},
+                                     {"mma_sums", s.mmaSums},
+                                     {"global_bytes_read", s.globalBytesRead},
+                                     {"global_bytes_written", s.globalBytesWritten},
+                                     {"shared_bytes_accessed", s.sharedBytesAccessed},
+                                     {"seconds", s.seconds},
+                                     {"cpu_seconds", s.cpuSeconds},
+                                     {"steps_per_warp",
+                                      [&] {
+                                        llvm::json::Array a;
+                                        for (int64_t v : s.stepsPerWarp)
+                                          a.push_back(v);
+                                        return a;
+                                      }()},
+                                     {"steps_per_second", rate},
+                                     {"lane_ops_per_second", laneRate}}},
         {"notes", std::move(noteArray)},
         {"diagnostics", diagnosticsJson(diag)}};
     if (!run.ok())
@@ -403,8 +407,8 @@ int runSim() {
   for (const OutputReport &r : reports) {
     llvm::outs() << fmt::format("  {}: {} of {} elements compared, {} mismatches, max abs error "
                                 "{}, max rel error {}{}\n",
-                                r.name, r.compared, r.elements, r.mismatches,
-                                number(r.maxAbsError), number(r.maxRelError),
+                                r.name, r.compared, r.elements, r.mismatches, number(r.maxAbsError),
+                                number(r.maxRelError),
                                 r.unwritten ? fmt::format(", {} unwritten", r.unwritten) : "");
     for (const Mismatch &m : r.first) {
       const HostTensor *t = nullptr;
@@ -421,8 +425,8 @@ int runSim() {
   }
   llvm::outs() << fmt::format("  stats: {} steps, {} lane ops, {} async copies, {} mma sums, "
                               "{:.3f} s ({:.3f} s CPU), {:.3g} steps/s, {:.3g} lane ops/s\n",
-                              s.steps, s.laneOps, s.asyncCopies, s.mmaSums, s.seconds,
-                              s.cpuSeconds, rate, laneRate);
+                              s.steps, s.laneOps, s.asyncCopies, s.mmaSums, s.seconds, s.cpuSeconds,
+                              rate, laneRate);
   return status;
 }
 

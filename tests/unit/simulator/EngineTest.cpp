@@ -2,9 +2,9 @@
 // masks, per-lane loop trip counts, swizzled shared memory, TMA transaction
 // accounting, mbarrier errors and deadlock reports that name the warp, the
 // source location and the barrier state.
+#include "simulator/Engine.h"
 #include "ir/Checker.h"
 #include "ir/Parser.h"
-#include "simulator/Engine.h"
 #include "simulator/Value.h"
 
 #include <doctest/doctest.h>
@@ -65,7 +65,9 @@ void run(Sim &s, uint64_t seed = 1) {
   s.result = runProgram(*s.program, s.tensors, o);
 }
 
-int64_t intAt(HostTensor &t, int64_t i) { return decodeInt(t.dtype, t.bitsAt(i)); }
+int64_t intAt(HostTensor &t, int64_t i) {
+  return decodeInt(t.dtype, t.bitsAt(i));
+}
 
 } // namespace
 
@@ -671,6 +673,7 @@ kernel misaligned(A: global bf16[64, 128], C: global bf16[64, 64])
 )");
   run(*s);
   REQUIRE(s->result.outcome == RunResult::Outcome::RuntimeError);
-  CHECK(s->result.message == "test.tile:9:5: error: misaligned TMA: the box starts 6 bytes into a "
-                             "row of 'A'; global addresses must be 16-byte aligned (CTA (0, 0, 0))");
+  CHECK(s->result.message ==
+        "test.tile:9:5: error: misaligned TMA: the box starts 6 bytes into a "
+        "row of 'A'; global addresses must be 16-byte aligned (CTA (0, 0, 0))");
 }
