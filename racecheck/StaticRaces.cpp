@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace tilescope {
 
@@ -167,11 +168,6 @@ private:
     }
     // Collective calls of the same group are ordered by their dispatch.
     bool groupScoped = ea.scope != ExecScope::Thread && eb.scope != ExecScope::Thread;
-    z3::solver s(ctx_);
-    z3::params p(ctx_);
-    p.set("timeout", opt_.timeoutMs);
-    s.set(p);
-    s.add(enc_.assumptions());
     z3::expr t1 = enc_.fresh("t1"), t2 = enc_.fresh("t2");
     z3::expr_vector cons(ctx_);
     if (!threadMember(ea.threads, t1, cons) || !threadMember(eb.threads, t2, cons))
@@ -223,8 +219,23 @@ private:
       element.push_back(x);
       cons.push_back(x >= *ba && x < *ba + *xa && x >= *bb && x < *bb + *xb);
     }
-    s.add(cons);
-    z3::check_result r = s.check();
+    // One solver for all pairs: each pair's constraints hang off a fresh
+    // literal and are checked under it.
+    if (!solver_) {
+      solver_.emplace(ctx_);
+      z3::params p(ctx_);
+      p.set("timeout", opt_.timeoutMs);
+      solver_->set(p);
+    }
+    for (; assumed_ < enc_.assumptions().size(); ++assumed_)
+      solver_->add(enc_.assumptions()[int(assumed_)]);
+    z3::solver &s = *solver_;
+    z3::expr pair = ctx_.bool_const(fmt::format("pair!{}", pairs_++).c_str());
+    for (unsigned k = 0; k < cons.size(); ++k)
+      s.add(z3::implies(pair, cons[int(k)]));
+    z3::expr_vector under(ctx_);
+    under.push_back(pair);
+    z3::check_result r = s.check(under);
     if (r == z3::unknown) {
       report_.notChecked.push_back({ea.loc, fmt::format("race on {}: Z3 gave up", a.buffer)});
       return;
@@ -328,6 +339,9 @@ private:
   RaceOptions opt_;
   z3::context ctx_;
   ProtoEncoder enc_;
+  std::optional<z3::solver> solver_;
+  unsigned assumed_ = 0;
+  int pairs_ = 0;
   RaceReport report_;
 };
 

@@ -179,24 +179,71 @@ private:
     }
   }
 
-  z3::solver solver() {
-    z3::solver s(ctx_);
-    z3::params p(ctx_);
-    p.set("timeout", opt_.timeoutMs);
-    s.set(p);
-    s.add(enc_.assumptions());
-    return s;
+  // One solver for every query: each query's constraints are guarded by a
+  // fresh literal and checked under it, so nothing leaks between queries and
+  // the solver (with the where clause) is built once.
+  class Query {
+  public:
+    Query(z3::solver &base, z3::expr literal) : base_(base), literal_(std::move(literal)) {}
+    void add(const z3::expr &e) { base_.add(z3::implies(literal_, e)); }
+    // Witness values to make small (iterations first, then sizes), so a
+    // counterexample reads "k = 0, K = 64" rather than whatever Z3 found first.
+    void prefer(const z3::expr &e) { small_.push_back(e); }
+    z3::check_result check() {
+      z3::expr_vector a(literal_.ctx());
+      a.push_back(literal_);
+      z3::check_result r = base_.check(a);
+      if (r != z3::sat)
+        return r;
+      for (const z3::expr &e : small_)
+        for (int step = 0; step < 12; ++step) {
+          z3::expr v = base_.get_model().eval(e, true);
+          z3::expr tighter = literal_.ctx().bool_const(
+              fmt::format("{}!{}", literal_.to_string(), tightenings_++).c_str());
+          base_.add(z3::implies(tighter, e < v));
+          a.push_back(tighter);
+          if (base_.check(a) != z3::sat) {
+            a.pop_back();
+            base_.check(a); // restore the last model
+            break;
+          }
+        }
+      return z3::sat;
+    }
+    z3::model get_model() const { return base_.get_model(); }
+    std::string reason_unknown() const { return base_.reason_unknown(); }
+
+  private:
+    z3::solver &base_;
+    z3::expr literal_;
+    std::vector<z3::expr> small_;
+    int tightenings_ = 0;
+  };
+
+  Query solver() {
+    if (!base_) {
+      base_.emplace(ctx_);
+      z3::params p(ctx_);
+      p.set("timeout", opt_.timeoutMs);
+      base_->set(p);
+    }
+    // Assumptions the encoder added since (blockIdx ranges appear lazily).
+    for (; assumed_ < enc_.assumptions().size(); ++assumed_)
+      base_->add(enc_.assumptions()[int(assumed_)]);
+    return Query(*base_, ctx_.bool_const(fmt::format("query!{}", queries_++).c_str()));
   }
 
   bool provedEqual(const z3::expr &a, const z3::expr &b) {
-    z3::solver s = solver();
+    Query s = solver();
     s.add(a != b);
     return s.check() == z3::unsat;
   }
 
   // sat: a model in `model`; unsat; unknown is recorded as not proved.
-  z3::check_result check(z3::solver &s, std::optional<z3::model> &model, llvm::SMLoc loc,
+  z3::check_result check(Query &s, std::optional<z3::model> &model, llvm::SMLoc loc,
                          const std::string &what) {
+    for (const auto &[name, v] : enc_.symbols())
+      s.prefer(v);
     z3::check_result r = s.check();
     if (r == z3::sat)
       model = s.get_model();
@@ -247,13 +294,13 @@ private:
       auto v = at(index, ev, zero);
       if (!v)
         return p;
-      z3::solver s = solver();
+      Query s = solver();
       z3::expr probe = enc_.fresh("probe");
       s.add(probe == *v);
       if (s.check() != z3::sat)
         return p;
       int64_t c = ProtoEncoder::value(s.get_model(), probe);
-      z3::solver t = solver();
+      Query t = solver();
       t.add(*v != ctx_.int_val(c));
       if (t.check() != z3::unsat)
         return p;
@@ -266,7 +313,7 @@ private:
     if (!v || !v->is_int())
       return p;
     z3::expr trip = *loopTrip_[size_t(ev.loop)];
-    z3::solver s = solver();
+    Query s = solver();
     s.add(i == 0 && trip >= 1);
     z3::expr probe = enc_.fresh("probe");
     s.add(probe == *v);
@@ -277,7 +324,7 @@ private:
     }
     int64_t c = ProtoEncoder::value(s.get_model(), probe);
     if (p.period > 1 && c >= 0 && c < p.period) {
-      z3::solver t = solver();
+      Query t = solver();
       t.add(i >= 0 && i < trip && *v != z3::mod(i + ctx_.int_val(c), ctx_.int_val(p.period)));
       if (t.check() == z3::unsat) {
         p.ok = true;
@@ -285,7 +332,7 @@ private:
         return p;
       }
     }
-    z3::solver t = solver();
+    Query t = solver();
     t.add(i >= 0 && i < trip && *v != ctx_.int_val(c));
     if (t.check() == z3::unsat) {
       p.ok = p.constant = true;
@@ -461,11 +508,13 @@ private:
     z3::expr sum = sumOf(ctx_, terms);
     z3::expr C = ctx_.int_val(*info.count);
     for (bool over : {true, false}) {
-      z3::solver s = solver();
+      Query s = solver();
       s.add(j >= 0 && j < ctx_.int_val(arr.size) && n >= 0);
       s.add(anyOf(ctx_, terms));
       s.add(over ? sum > C : sum < C);
       std::optional<z3::model> m;
+      s.prefer(n);
+      s.prefer(j);
       if (check(s, m, arr.loc, arr.name + " arrivals") != z3::sat)
         continue;
       int64_t jv = ProtoEncoder::value(*m, j), nv = ProtoEncoder::value(*m, n),
@@ -531,11 +580,13 @@ private:
       return;
     }
     z3::expr want = sumOf(ctx_, expected), got = sumOf(ctx_, delivered);
-    z3::solver s = solver();
+    Query s = solver();
     s.add(j >= 0 && j < ctx_.int_val(arr.size) && n >= 0);
     s.add(anyOf(ctx_, expected) || anyOf(ctx_, delivered));
     s.add(want != got);
     std::optional<z3::model> m;
+    s.prefer(n);
+    s.prefer(j);
     if (check(s, m, arr.loc, arr.name + " bytes") == z3::sat) {
       int64_t jv = ProtoEncoder::value(*m, j), nv = ProtoEncoder::value(*m, n);
       int64_t w = ProtoEncoder::value(*m, want), g = ProtoEncoder::value(*m, got);
@@ -557,7 +608,8 @@ private:
       result(arr.name + ": transaction bytes", false, "violated");
       return;
     }
-    if (s.check() == z3::unsat)
+    if (!m && !std::any_of(report_.notProved.begin(), report_.notProved.end(),
+                           [&](const auto &n) { return n.first == arr.loc; }))
       result(arr.name + ": transaction bytes", true,
              "proved for all sizes: expect_tx equals the bytes delivered in every phase");
   }
@@ -578,19 +630,21 @@ private:
     z3::expr same = z3::mod(*parity, two) == z3::mod(n, two);
     std::optional<z3::model> cur, prev;
     {
-      z3::solver s = solver();
+      Query s = solver();
       s.add(fires(ev, i) && same);
+      s.prefer(i);
       check(s, cur, ev.loc, "wait parity");
     }
     {
-      z3::solver s = solver();
+      Query s = solver();
       s.add(fires(ev, i) && !same);
+      s.prefer(i);
       check(s, prev, ev.loc, "wait parity");
     }
     if (cur && prev) {
       // Read the wait as its first round does, so the rest of the proof is
       // not a cascade of this finding.
-      z3::solver first = solver();
+      Query first = solver();
       first.add(fires(ev, i) && same && n == 0);
       waitShift_[w] = first.check() == z3::sat ? 0 : -1;
       finding(
@@ -614,9 +668,10 @@ private:
     bool ok = true;
     auto completing = roundTerms(info, j, tau, completesPhase, ok);
     auto arrivals = roundTerms(info, j, tau, isArrival, ok);
-    z3::solver s = solver();
+    Query s = solver();
     s.add(fires(ev, i) && tau >= 0 && !anyOf(ctx_, arrivals));
     std::optional<z3::model> m;
+    s.prefer(i);
     if (check(s, m, ev.loc, "wait completion") == z3::sat) {
       int64_t phase = ProtoEncoder::value(*m, tau);
       finding(
@@ -731,14 +786,14 @@ private:
     auto [j, n] = roundOf(pw, i);
     z3::expr ie = iterOf(pe, j, n + ctx_.int_val(d + extraRounds));
     z3::expr delta = ie - i;
-    z3::solver s = solver();
+    Query s = solver();
     s.add(fires(sk_.events[w], i) && touches(pe, j));
     z3::expr probe = enc_.fresh("delta");
     s.add(probe == delta);
     if (s.check() != z3::sat)
       return std::nullopt;
     int64_t v = ProtoEncoder::value(s.get_model(), probe);
-    z3::solver t = solver();
+    Query t = solver();
     t.add(fires(sk_.events[w], i) && touches(pe, j) && delta != ctx_.int_val(v));
     if (t.check() != z3::unsat)
       return std::nullopt;
@@ -773,10 +828,11 @@ private:
       any = true;
       // A witness iteration where every event of the cycle runs.
       z3::expr i = enc_.fresh("i");
-      z3::solver s = solver();
+      Query s = solver();
       for (size_t node : cycle)
         s.add(fires(sk_.events[nodes_[node]], i));
       std::optional<z3::model> m;
+      s.prefer(i);
       if (check(s, m, sk_.events[nodes_[a]].loc, "deadlock witness") != z3::sat)
         continue;
       const SyncEvent &first = sk_.events[nodes_[a]];
@@ -838,9 +894,10 @@ private:
       auto [j, n] = roundOf(barrierPattern_[w], i);
       bool ok = true;
       auto next = roundTerms(info, j, n + ctx_.int_val(d + 1), isArrival, ok);
-      z3::solver s = solver();
+      Query s = solver();
       s.add(fires(wait, i) && anyOf(ctx_, next));
       std::optional<z3::model> m;
+      s.prefer(i);
       if (check(s, m, wait.loc, "aliasing") != z3::sat)
         continue;
       int64_t phase = ProtoEncoder::value(*m, n) + d;
@@ -932,11 +989,12 @@ private:
       if (path != kNoPath)
         safe.push_back(iX <= iR + ctx_.int_val(path));
     }
-    z3::solver sv = solver();
+    Query sv = solver();
     sv.add(fires(re, iR) && touches(px, s) && fires(xe, iX));
     if (!safe.empty())
       sv.add(!z3::mk_or(safe));
     std::optional<z3::model> m;
+    sv.prefer(iR);
     if (check(sv, m, re.loc, "read after write") != z3::sat)
       return true;
     std::string how =
@@ -961,12 +1019,13 @@ private:
     z3::expr iX = enc_.fresh("i");
     auto [s, nX] = roundOf(px, iX);
     z3::expr iR = iterOf(pr, s, nX - 1);
-    z3::solver sv = solver();
+    Query sv = solver();
     sv.add(fires(xe, iX) && nX >= 1 && touches(pr, s) && fires(re, iR));
     int64_t path = D_[size_t(nodeOf_[x])][size_t(nodeOf_[r])];
     if (path != kNoPath)
       sv.add(!(iR <= iX + ctx_.int_val(path)));
     std::optional<z3::model> m;
+    sv.prefer(iX);
     if (check(sv, m, xe.loc, "write after read") != z3::sat)
       return true;
     finding(ProtocolViolationKind::OverwriteWhileRead, xe.loc,
@@ -1237,6 +1296,9 @@ private:
   BarrierProofOptions opt_;
   z3::context ctx_;
   ProtoEncoder enc_;
+  std::optional<z3::solver> base_;
+  int queries_ = 0;
+  unsigned assumed_ = 0;
   BarrierReport report_;
   std::vector<std::optional<z3::expr>> loopTrip_;
   std::vector<int> loopClass_;
