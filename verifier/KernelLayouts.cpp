@@ -1,9 +1,12 @@
 #include "verifier/KernelLayouts.h"
 
+#include "verifier/SymbolicLayout.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace tilescope {
 
@@ -146,7 +149,28 @@ std::optional<std::pair<std::string, size_t>> operandBuffer(const Expr &e) {
 
 struct Collector {
   KernelLayoutInput &in;
+  const Kernel &kernel;
   std::map<std::string, BufferScope> scopes;
+
+  // The row strides (in bytes) of a global tensor parameter named by `arg`.
+  void globalStrides(const Expr &arg, llvm::SMLoc loc) {
+    auto named = operandBuffer(arg);
+    if (!named)
+      return;
+    for (const Param &p : kernel.params) {
+      if (!p.isTensor || p.name != named->first || p.shape.size() < 2)
+        continue;
+      int64_t bits = dtypeBits(p.dtype);
+      if (bits % 8 != 0)
+        return;
+      Expr stride = IntImm::make(bits / 8);
+      for (size_t d = p.shape.size() - 1; d-- > 0;) {
+        stride = Binary::make(BinaryOp::Mul, p.shape[d + 1], stride);
+        in.globalStrides.push_back({p.name, d, stride, loc});
+      }
+      return;
+    }
+  }
 
   void block(const Block &b) {
     for (const Stmt &s : b)
@@ -203,8 +227,12 @@ struct Collector {
   }
   void call(const CallStmt &c) {
     bool hopper = in.target == TargetKind::sm_90a, blackwell = in.target == TargetKind::sm_100a;
-    if (c.callee == "copy_async" && !c.args.empty() && (hopper || blackwell))
+    if (c.callee == "copy_async" && !c.args.empty() && (hopper || blackwell)) {
       use(c.args[0].value, "tma", c.loc, true);
+      for (size_t i = 0; i < c.args.size() && i < 2; ++i)
+        if (c.args[i].keyword.empty())
+          globalStrides(c.args[i].value, c.loc);
+    }
     bool gemm = c.callee == "gemm" || c.callee == "gemm_async";
     if (gemm && hopper && c.scope == ExecScope::Warpgroup)
       for (size_t i = 1; i < c.args.size() && i < 3; ++i)
@@ -228,15 +256,51 @@ KernelLayoutInput collectKernelLayouts(const Kernel &kernel) {
   for (size_t d = 0; d < kernel.launch.grid.size() && d < 3; ++d)
     if (auto v = constantValue(kernel.launch.grid[d]))
       in.launch.grid[d] = *v;
-  Collector collector{in, {}};
+  in.constraints = kernel.constraints;
+  Collector collector{in, kernel, {}};
   collector.block(kernel.body);
   return in;
+}
+
+KernelLayoutReport verifyGlobalStrides(const std::vector<GlobalStride> &strides,
+                                       const std::vector<Expr> &constraints,
+                                       const VerifyOptions &options) {
+  KernelLayoutReport report;
+  std::set<std::pair<std::string, size_t>> seen;
+  for (const GlobalStride &g : strides) {
+    if (!seen.insert({g.tensor, g.dim}).second)
+      continue;
+    Expr claim = Binary::make(BinaryOp::Eq, Binary::make(BinaryOp::Mod, g.bytes, IntImm::make(16)),
+                              IntImm::make(0));
+    std::string undecided;
+    auto counter = findCounterexample(claim, constraints, &undecided, options.timeoutMs);
+    if (!counter)
+      continue;
+    if (counter->empty()) {
+      report.undecided.push_back(
+          {g.loc, fmt::format("global stride {} of {}: {}", g.dim, g.tensor, undecided)});
+      continue;
+    }
+    LayoutViolation v{ViolationKind::Instruction, {}, {}};
+    for (const auto &[n, x] : *counter)
+      v.witness.symbols.push_back({n, x});
+    v.message =
+        fmt::format("tma: global stride {} of {} is {} bytes for {}, not a multiple of 16", g.dim,
+                    g.tensor, evaluate(g.bytes, *counter).value_or(0), formatSymbols(*counter));
+    report.findings.push_back({g.tensor, g.loc, std::move(v)});
+  }
+  return report;
 }
 
 unsigned checkKernelLayouts(const Kernel &kernel, Diagnostics &diag, const VerifyOptions &options) {
   KernelLayoutInput in = collectKernelLayouts(kernel);
   KernelLayoutReport report =
       verifyKernelLayouts(in.buffers, in.uses, targetInfo(in.target), in.launch, options);
+  KernelLayoutReport strides = verifyGlobalStrides(in.globalStrides, in.constraints, options);
+  for (auto &f : strides.findings)
+    report.findings.push_back(std::move(f));
+  for (auto &u : strides.undecided)
+    report.undecided.push_back(std::move(u));
   return reportKernelLayouts(report, diag);
 }
 

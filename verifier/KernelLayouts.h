@@ -73,19 +73,39 @@ unsigned reportKernelLayouts(const KernelLayoutReport &report, Diagnostics &diag
 // What checkKernelLayouts reads from the IR: buffers with constant shapes
 // (others are listed in `skipped` with the reason), the launch, and the
 // operands whose instruction follows from the call: copy_async into shared
-// memory is TMA (point subscripts on leading dimensions are stages), wg.gemm /
+// memory (or out of it) is TMA — point subscripts on leading dimensions are
+// stages, and the global tensor's strides are proved multiples of 16 bytes
+// for every admitted size — wg.gemm /
 // wg.gemm_async read shared operands through wgmma descriptors on sm_90a, and
 // gemm on sm_100a through tcgen05 descriptors.
+// A global tensor's stride that a TMA copy hands to the hardware: it must be
+// a multiple of 16 bytes for every size the kernel admits.
+struct GlobalStride {
+  std::string tensor;
+  size_t dim = 0;
+  Expr bytes;      // over the kernel's shape symbols
+  llvm::SMLoc loc; // the copy
+};
+
 struct KernelLayoutInput {
   std::vector<KernelBuffer> buffers;
   std::vector<OperandUse> uses;
+  std::vector<GlobalStride> globalStrides; // of TMA sources and destinations
+  std::vector<Expr> constraints;           // the kernel's `where` clause
   TargetKind target = TargetKind::sm_90a;
   LaunchShape launch;
   std::vector<std::pair<llvm::SMLoc, std::string>> skipped;
 };
 KernelLayoutInput collectKernelLayouts(const Kernel &kernel);
 
-// collectKernelLayouts + verifyKernelLayouts + reportKernelLayouts; returns
+// Proves every stride of `strides` a multiple of 16 bytes under `constraints`;
+// a finding (kind Instruction) names the sizes that break it.
+KernelLayoutReport verifyGlobalStrides(const std::vector<GlobalStride> &strides,
+                                       const std::vector<Expr> &constraints,
+                                       const VerifyOptions &options = {});
+
+// collectKernelLayouts + verifyKernelLayouts + verifyGlobalStrides +
+// reportKernelLayouts; returns
 // the number of findings reported.
 unsigned checkKernelLayouts(const Kernel &kernel, Diagnostics &diag,
                             const VerifyOptions &options = {});

@@ -469,6 +469,44 @@ LayoutReport verifySymbolicLayout(const SymbolicLayout &layout, const std::vecto
   return report;
 }
 
+std::string formatSymbols(const std::map<std::string, int64_t> &values) {
+  return symbolText(values);
+}
+
+std::optional<std::map<std::string, int64_t>>
+findCounterexample(const Expr &claim, const std::vector<Expr> &constraints, std::string *undecided,
+                   unsigned timeoutMs) {
+  try {
+    z3::context &ctx = detail::sharedContext();
+    std::set<std::string> names;
+    collectSymbols(claim, names);
+    for (const Expr &e : constraints)
+      collectSymbols(e, names);
+    SymbolEncoder enc{ctx, {}};
+    for (const std::string &n : names)
+      enc.symbols.emplace(n, ctx.int_const(("sym_" + n).c_str()));
+    z3::solver s = constrainedSolver(enc, constraints, timeoutMs);
+    s.add(!enc.term(claim));
+    switch (s.check()) {
+    case z3::unsat:
+      return std::nullopt;
+    case z3::sat:
+      return symbolValues(enc, s.get_model());
+    case z3::unknown:
+      if (undecided)
+        *undecided = fmt::format("undecided ({})", s.reason_unknown());
+      return std::map<std::string, int64_t>{};
+    }
+  } catch (const z3::exception &e) {
+    if (undecided)
+      *undecided = fmt::format("Z3 error: {}", e.msg());
+  } catch (const std::exception &e) {
+    if (undecided)
+      *undecided = e.what();
+  }
+  return std::map<std::string, int64_t>{};
+}
+
 LayoutReport verifySymbolicNoOverlap(const SymbolicBufferView &a, const SymbolicBufferView &b,
                                      const std::vector<Expr> &constraints,
                                      const VerifyOptions &options) {

@@ -51,6 +51,17 @@ LayoutReport verifySymbolicLayout(const SymbolicLayout &layout, const std::vecto
                                   const Expr &memoryElements = nullptr,
                                   const VerifyOptions &options = {});
 
+// Proves that the boolean `claim` holds for every assignment of its symbols
+// (integers >= 1) that satisfies `constraints`. Returns nothing when proved;
+// otherwise a counterexample, or an empty map with `undecided` set when Z3
+// could not decide.
+std::optional<std::map<std::string, int64_t>>
+findCounterexample(const Expr &claim, const std::vector<Expr> &constraints, std::string *undecided,
+                   unsigned timeoutMs = 10000);
+
+// `K = 1, M = 1`
+std::string formatSymbols(const std::map<std::string, int64_t> &values);
+
 // One buffer of symbolic shape, for the overlap proof.
 struct SymbolicBufferView {
   SymbolicLayout layout;

@@ -135,3 +135,25 @@ TEST_CASE("shared buffers past the per-CTA budget") {
   CHECK(c.diagnostics[0].message == "shared buffers need 262144 bytes, but sm_90a offers 232448 "
                                     "per CTA");
 }
+
+TEST_CASE("symbolic TMA rule: the global row stride must be 16 bytes for every admitted K") {
+  auto kernel = [](const char *where) {
+    return std::string("kernel k(A: global bf16[M, K])\n  where ") + where +
+           "\n  launch grid(1) threads(128) target(sm_90a)\n"
+           "{\n"
+           "  shared S: bf16[64, 64] layout(S[(64, 64):(64, 1)])\n"
+           "  mbarrier bar(count = 1)\n"
+           "  if tid_in_wg == 0 {\n"
+           "    copy_async(S, A[0 : +64, 0 : +64], mbar = bar)\n"
+           "  }\n"
+           "}\n";
+  };
+  CHECK(checkText(kernel("K % 64 == 0, M % 64 == 0")).findings == 0);
+  Checked c = checkText(kernel("K % 4 == 0, M % 64 == 0"));
+  REQUIRE(c.findings == 1);
+  CHECK(c.diagnostics[0].line == 8);
+  const std::string &msg = c.diagnostics[0].message;
+  CHECK(msg.rfind("tma: global stride 0 of A is ", 0) == 0);
+  CHECK(msg.find(" bytes for K = ") != std::string::npos);
+  CHECK(msg.find("not a multiple of 16") != std::string::npos);
+}
