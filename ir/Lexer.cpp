@@ -18,8 +18,11 @@ void Lexer::skipBlanks(bool &sawNewline) {
     } else if (c == ' ' || c == '\t' || c == '\r') {
       ++cur_;
     } else if (c == '/' && cur_ + 1 < end && cur_[1] == '/') {
+      const char *start = cur_;
       while (cur_ < end && *cur_ != '\n')
         ++cur_;
+      comments_.push_back(
+          {start, llvm::StringRef(start, cur_ - start).rtrim(" \t\r"), sawNewline});
     } else {
       return;
     }

@@ -5,6 +5,8 @@
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Support/SMLoc.h>
 
+#include <vector>
+
 namespace tilescope {
 
 enum class Tok : uint8_t {
@@ -24,17 +26,27 @@ struct Token {
   bool isIdent(llvm::StringRef s) const { return kind == Tok::Ident && text == s; }
 };
 
+// A `//` comment: not a token, but kept so the printer can put it back.
+struct SourceComment {
+  const char *pos;
+  llvm::StringRef text; // from `//`, trailing blanks removed
+  bool ownLine;         // nothing but blanks before it on its line
+};
+
 class Lexer {
 public:
   explicit Lexer(llvm::StringRef buffer) : buffer_(buffer), cur_(buffer.begin()) {}
   Token next();
   const char *position() const { return cur_; }
+  // Every comment lexed so far, in source order.
+  const std::vector<SourceComment> &comments() const { return comments_; }
 
 private:
   void skipBlanks(bool &sawNewline);
   llvm::StringRef buffer_;
   const char *cur_;
   bool atStart_ = true;
+  std::vector<SourceComment> comments_;
 };
 
 const char *tokenDescription(Tok k);

@@ -16,6 +16,12 @@ constexpr int kMaxNesting = 200;
 
 class Parser {
 public:
+  // Comments around a block, placed once the statement owning it exists.
+  struct BlockComments {
+    std::string header;             // after the `{` on its line
+    std::vector<std::string> close; // own lines before the `}`
+  };
+
   Parser(llvm::StringRef buffer, Diagnostics &diag) : lexer_(buffer), diag_(diag) {
     tok_ = lexer_.next();
   }
@@ -94,7 +100,8 @@ private:
   std::optional<Kernel> parseKernel();
   bool parseParam(std::vector<Param> &out);
   bool parseLaunch(Launch &launch);
-  bool parseBlock(Block &out);
+  bool parseBlock(Block &out, BlockComments *comments = nullptr);
+  BlockComments lastKernelBody_;
   void parseStatement(Block &out);
   Stmt parseBufferDecl(MemScope scope, llvm::SMLoc loc);
   bool parseBarrierDecl(Block &out);
@@ -131,7 +138,33 @@ private:
     ~DepthGuard() { --p.depth_; }
   };
 
+  // --- comments (kept beside the IR, see Comments in Stmt.h) ---
+  // Comments lexed before the current token, not yet placed.
+  std::vector<SourceComment> takeComments() {
+    std::vector<SourceComment> out;
+    const auto &all = lexer_.comments();
+    while (nextComment_ < all.size() && all[nextComment_].pos < tok_.text.data())
+      out.push_back(all[nextComment_++]);
+    return out;
+  }
+  void placeAfter(const Block &out, size_t index, const SourceComment &c) {
+    const StmtNode *prev = out[index].get();
+    bool compound = prev->kind == StmtKind::For || prev->kind == StmtKind::If;
+    auto &slot = compound ? comments_->afterClose : comments_->endOfLine;
+    std::string &text = slot[prev];
+    text += (text.empty() ? "" : " ") + c.text.str();
+  }
+
+  void attachBlockComments(const Stmt &node, int block, BlockComments &c) {
+    if (!c.header.empty())
+      (block == 0 ? comments_->endOfLine : comments_->elseLine)[node.get()] = std::move(c.header);
+    if (!c.close.empty())
+      comments_->beforeClose[{node.get(), block}] = std::move(c.close);
+  }
+
   Lexer lexer_;
+  std::shared_ptr<Comments> comments_ = std::make_shared<Comments>();
+  size_t nextComment_ = 0;
   Diagnostics &diag_;
   Token tok_, peek_;
   bool hasPeek_ = false;
@@ -226,11 +259,22 @@ Module Parser::parseModule() {
       syncTopLevel();
       continue;
     }
-    if (auto k = parseKernel())
+    std::vector<std::string> leading;
+    for (const SourceComment &c : takeComments())
+      leading.push_back(c.text.str());
+    if (auto k = parseKernel()) {
       module.kernels.push_back(std::move(*k));
+      comments_->kernelBefore.push_back(std::move(leading));
+      comments_->kernelOpen.push_back(std::move(lastKernelBody_.header));
+      comments_->kernelBodyEnd.push_back(std::move(lastKernelBody_.close));
+    }
   }
   if (module.kernels.empty() && !diag_.hasErrors())
     error(tok_.loc(), "expected at least one kernel");
+  if (!fatal_)
+    for (const SourceComment &c : takeComments())
+      comments_->fileEnd.push_back(c.text.str());
+  module.comments = comments_;
   return module;
 }
 
@@ -271,7 +315,8 @@ std::optional<Kernel> Parser::parseKernel() {
     if (!tok_.is(Tok::LBrace))
       return std::nullopt;
   }
-  if (!parseBlock(k.body))
+  lastKernelBody_ = {};
+  if (!parseBlock(k.body, &lastKernelBody_))
     return std::nullopt;
   return ok ? std::optional<Kernel>(std::move(k)) : std::nullopt;
 }
@@ -396,15 +441,27 @@ bool Parser::parseLaunch(Launch &launch) {
   return true;
 }
 
-bool Parser::parseBlock(Block &out) {
+bool Parser::parseBlock(Block &out, BlockComments *comments) {
   DepthGuard guard(*this);
   if (!guard.ok)
     return false;
   llvm::SMLoc open = tok_.loc();
   if (!expect(Tok::LBrace, "'{'"))
     return false;
+  // A comment on the line of the `{` belongs to the header that opened it.
+  const auto &all = lexer_.comments();
+  if (comments && nextComment_ < all.size() && all[nextComment_].pos < tok_.text.data() &&
+      !all[nextComment_].ownLine)
+    comments->header = all[nextComment_++].text.str();
   while (!tok_.is(Tok::RBrace) && !tok_.is(Tok::Eof) && !fatal_)
     parseStatement(out);
+  if (tok_.is(Tok::RBrace))
+    for (const SourceComment &c : takeComments()) {
+      if (!c.ownLine && !out.empty())
+        placeAfter(out, out.size() - 1, c);
+      else if (comments)
+        comments->close.push_back(c.text.str());
+    }
   if (fatal_)
     return false;
   if (!tok_.is(Tok::RBrace)) {
@@ -418,6 +475,15 @@ bool Parser::parseBlock(Block &out) {
 
 void Parser::parseStatement(Block &out) {
   const char *start = tok_.text.data();
+  std::vector<SourceComment> pending = takeComments();
+  size_t first = out.size();
+  std::vector<std::string> leading;
+  for (const SourceComment &c : pending) {
+    if (!c.ownLine && first > 0)
+      placeAfter(out, first - 1, c);
+    else
+      leading.push_back(c.text.str());
+  }
   if (consume(Tok::Semi))
     return;
   Stmt s;
@@ -449,6 +515,8 @@ void Parser::parseStatement(Block &out) {
   }
   if (s)
     out.push_back(std::move(s));
+  if (out.size() > first && !leading.empty())
+    comments_->before[out[first].get()] = std::move(leading);
   if (!ok)
     syncStatement(start);
 }
@@ -585,10 +653,13 @@ Stmt Parser::parseFor() {
   if (!step)
     step = IntImm::make(1, loc);
   Block body;
-  if (!parseBlock(body))
+  BlockComments bodyComments;
+  if (!parseBlock(body, &bodyComments))
     return nullptr;
-  return For::make(std::move(var), std::move(begin), std::move(end), std::move(step), unroll,
-                   stages, std::move(body), loc);
+  Stmt node = For::make(std::move(var), std::move(begin), std::move(end), std::move(step),
+                        unroll, stages, std::move(body), loc);
+  attachBlockComments(node, 0, bodyComments);
+  return node;
 }
 
 Stmt Parser::parseIf() {
@@ -601,7 +672,8 @@ Stmt Parser::parseIf() {
   if (!cond)
     return nullptr;
   Block thenBody, elseBody;
-  if (!parseBlock(thenBody))
+  BlockComments thenComments, elseComments;
+  if (!parseBlock(thenBody, &thenComments))
     return nullptr;
   if (consumeIdent("else")) {
     if (tok_.isIdent("if")) {
@@ -609,11 +681,14 @@ Stmt Parser::parseIf() {
       if (!nested)
         return nullptr;
       elseBody.push_back(std::move(nested));
-    } else if (!parseBlock(elseBody)) {
+    } else if (!parseBlock(elseBody, &elseComments)) {
       return nullptr;
     }
   }
-  return If::make(std::move(cond), std::move(thenBody), std::move(elseBody), loc);
+  Stmt node = If::make(std::move(cond), std::move(thenBody), std::move(elseBody), loc);
+  attachBlockComments(node, 0, thenComments);
+  attachBlockComments(node, 1, elseComments);
+  return node;
 }
 
 Stmt Parser::parseCallOrStore() {

@@ -78,8 +78,30 @@ std::string printExpr(const Expr &e, int outer) {
 class KernelPrinter {
 public:
   std::string out;
+  const Comments *comments = nullptr; // null: print the IR alone (hashing)
+  size_t kernelIndex = 0;
+
+  template <typename Map, typename Key> const typename Map::mapped_type *find(const Map &m, const Key &k) {
+    if (!comments)
+      return nullptr;
+    auto it = m.find(k);
+    return it == m.end() ? nullptr : &it->second;
+  }
+  void commentLines(int depth, const std::vector<std::string> *lines) {
+    if (lines)
+      for (const std::string &l : *lines)
+        line(depth, l);
+  }
+  static std::string withComment(std::string text, const std::string *comment) {
+    return comment ? text + "  " + *comment : text;
+  }
+  const std::vector<std::string> *perKernel(const std::vector<std::vector<std::string>> &v) {
+    return comments && kernelIndex < v.size() ? &v[kernelIndex] : nullptr;
+  }
 
   void kernel(const Kernel &k) {
+    if (comments)
+      commentLines(0, perKernel(comments->kernelBefore));
     out += "kernel " + k.name + "(";
     for (size_t i = 0; i < k.params.size(); ++i) {
       const Param &p = k.params[i];
@@ -97,8 +119,14 @@ public:
       out += " cluster(" + joinExprs(k.launch.cluster) + ")";
     out += fmt::format(" threads({}) target({})\n", k.launch.threads,
                        targetInfo(k.launch.target).name);
-    out += "{\n";
+    const std::string *open = comments && kernelIndex < comments->kernelOpen.size() &&
+                                      !comments->kernelOpen[kernelIndex].empty()
+                                  ? &comments->kernelOpen[kernelIndex]
+                                  : nullptr;
+    line(0, withComment("{", open));
     block(k.body, 1);
+    if (comments)
+      commentLines(1, perKernel(comments->kernelBodyEnd));
     out += "}\n";
   }
 
@@ -114,6 +142,9 @@ public:
   }
 
   void stmt(const Stmt &s, int depth) {
+    if (comments)
+      commentLines(depth, find(comments->before, s.get()));
+    const std::string *eol = comments ? find(comments->endOfLine, s.get()) : nullptr;
     switch (s->kind) {
     case StmtKind::BufferDecl: {
       const auto &b = as<BufferDecl>(s);
@@ -121,7 +152,7 @@ public:
                                      dtypeName(b.dtype), joinExprs(b.shape));
       if (b.layout)
         text += " layout(" + b.layout->str() + ")";
-      line(depth, text);
+      line(depth, withComment(text, eol));
       return;
     }
     case StmtKind::BarrierDecl: {
@@ -131,12 +162,12 @@ public:
         text += "[" + printExpr(b.arraySize, 0) + "]";
       if (b.count)
         text += "(count = " + printExpr(b.count, 0) + ")";
-      line(depth, text);
+      line(depth, withComment(text, eol));
       return;
     }
     case StmtKind::Let: {
       const auto &l = as<Let>(s);
-      line(depth, "let " + l.name + " = " + printExpr(l.value, 0));
+      line(depth, withComment("let " + l.name + " = " + printExpr(l.value, 0), eol));
       return;
     }
     case StmtKind::For: {
@@ -151,18 +182,21 @@ public:
         text += fmt::format(" unroll({})", f.unroll);
       if (f.pipelineStages > 0)
         text += fmt::format(" pipelined({})", f.pipelineStages);
-      line(depth, text + " {");
+      line(depth, withComment(text + " {", eol));
       block(f.body, depth + 1);
-      line(depth, "}");
+      if (comments)
+        commentLines(depth + 1, find(comments->beforeClose, std::make_pair(s.get(), 0)));
+      line(depth, withComment("}", find(comments ? comments->afterClose : empty_, s.get())));
       return;
     }
     case StmtKind::If: {
-      ifChain(as<If>(s), depth, "if ");
+      ifChain(s, depth, "if ");
+      line(depth, withComment("}", find(comments ? comments->afterClose : empty_, s.get())));
       return;
     }
     case StmtKind::Store: {
       const auto &st = as<Store>(s);
-      line(depth, printExpr(st.target, 0) + " = " + printExpr(st.value, 0));
+      line(depth, withComment(printExpr(st.target, 0) + " = " + printExpr(st.value, 0), eol));
       return;
     }
     case StmtKind::CallStmt: {
@@ -177,31 +211,34 @@ public:
           text += c.args[i].keyword + " = ";
         text += printExpr(c.args[i].value, 0);
       }
-      line(depth, text + ")");
+      line(depth, withComment(text + ")", eol));
       return;
     }
     }
   }
 
-  void ifChain(const If &i, int depth, const std::string &lead) {
-    line(depth, lead + printExpr(i.cond, 0) + " {");
+  // Prints `if c {`, the branches and `} else ...`, but not the final `}`.
+  void ifChain(const Stmt &node, int depth, const std::string &lead) {
+    const If &i = as<If>(node);
+    line(depth, withComment(lead + printExpr(i.cond, 0) + " {",
+                            find(comments ? comments->endOfLine : empty_, node.get())));
     block(i.thenBody, depth + 1);
-    if (i.elseBody.empty()) {
-      line(depth, "}");
-    } else if (i.elseBody.size() == 1 && i.elseBody[0]->kind == StmtKind::If) {
+    if (comments)
+      commentLines(depth + 1, find(comments->beforeClose, std::make_pair(node.get(), 0)));
+    if (i.elseBody.empty())
+      return;
+    if (i.elseBody.size() == 1 && i.elseBody[0]->kind == StmtKind::If) {
       // `else if` stays flat; the block it came from is the same IR.
-      out.append(static_cast<size_t>(depth) * 2, ' ');
-      out += "} ";
-      size_t mark = out.size();
-      ifChain(as<If>(i.elseBody[0]), depth, "else if ");
-      // ifChain indented its first line; drop that indentation after "} ".
-      out.erase(mark, static_cast<size_t>(depth) * 2);
-    } else {
-      line(depth, "} else {");
-      block(i.elseBody, depth + 1);
-      line(depth, "}");
+      ifChain(i.elseBody[0], depth, "} else if ");
+      return;
     }
+    line(depth, withComment("} else {", find(comments ? comments->elseLine : empty_, node.get())));
+    block(i.elseBody, depth + 1);
+    if (comments)
+      commentLines(depth + 1, find(comments->beforeClose, std::make_pair(node.get(), 1)));
   }
+
+  static inline const std::map<const StmtNode *, std::string> empty_{};
 };
 
 } // namespace
@@ -216,8 +253,18 @@ std::string print(const Kernel &k) {
 
 std::string print(const Module &m) {
   std::string out;
-  for (size_t i = 0; i < m.kernels.size(); ++i)
-    out += (i ? "\n" : "") + print(m.kernels[i]);
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    KernelPrinter p;
+    p.comments = m.comments.get();
+    p.kernelIndex = i;
+    p.kernel(m.kernels[i]);
+    out += (i ? "\n" : "") + p.out;
+  }
+  if (m.comments && !m.comments->fileEnd.empty()) {
+    out += "\n";
+    for (const std::string &c : m.comments->fileEnd)
+      out += c + "\n";
+  }
   return out;
 }
 

@@ -8,6 +8,8 @@
 #include "ir/LayoutText.h"
 #include "ir/Target.h"
 
+#include <map>
+
 namespace tilescope {
 
 enum class MemScope : uint8_t { Global, Shared, Reg, Tmem };
@@ -150,8 +152,26 @@ struct Kernel {
   llvm::SMLoc loc;
 };
 
+// Comments are not IR: equality and hashing ignore them. The parser records
+// where they were, so the printer can put them back: own-line comments before
+// a statement or before a block's closing brace, and a comment ending a
+// statement's (first) line.
+struct Comments {
+  std::map<const StmtNode *, std::vector<std::string>> before;
+  std::map<const StmtNode *, std::string> endOfLine;
+  std::map<const StmtNode *, std::string> afterClose; // after a for/if's final `}`
+  std::map<const StmtNode *, std::string> elseLine;   // after `} else {`
+  // (for/if statement, 0 = body or then-block, 1 = else-block)
+  std::map<std::pair<const StmtNode *, int>, std::vector<std::string>> beforeClose;
+  std::vector<std::vector<std::string>> kernelBefore;  // per kernel, in order
+  std::vector<std::string> kernelOpen;                 // per kernel: after its `{`
+  std::vector<std::vector<std::string>> kernelBodyEnd; // per kernel, in order
+  std::vector<std::string> fileEnd;
+};
+
 struct Module {
   std::vector<Kernel> kernels;
+  std::shared_ptr<const Comments> comments; // may be null
   const Kernel *find(std::string_view name) const;
 };
 
