@@ -38,6 +38,8 @@ std::string_view protocolViolationName(ProtocolViolationKind k) {
     return "read before filled";
   case ProtocolViolationKind::OverwriteWhileRead:
     return "overwrite while read";
+  case ProtocolViolationKind::IndexOutOfRange:
+    return "barrier index out of range";
   }
   return "?";
 }
@@ -101,6 +103,7 @@ public:
       bool phasesBroken = std::any_of(
           report_.findings.begin(), report_.findings.end(), [](const ProtocolFinding &f) {
             return f.kind == ProtocolViolationKind::Deadlock ||
+               f.kind == ProtocolViolationKind::IndexOutOfRange ||
                    f.kind == ProtocolViolationKind::PhaseNeverCompletes ||
                    f.kind == ProtocolViolationKind::OverArrival ||
                    f.kind == ProtocolViolationKind::TxBytesMismatch;
@@ -410,6 +413,31 @@ private:
     return *a * ctx_.int_val(ev.issuers());
   }
 
+  // A ring whose index runs past the array (a stage count off by one).
+  void checkIndexRange(const BarrierArray &arr, const SyncEvent &ev) {
+    if (!modelled(ev))
+      return;
+    if (auto c = constantValue(ev.barrier.index); c && *c >= 0 && *c < arr.size)
+      return;
+    z3::expr i = enc_.fresh("i");
+    auto idx = at(ev.barrier.index, ev, i);
+    if (!idx || !idx->is_int())
+      return;
+    Query s = solver();
+    s.add(fires(ev, i) && (*idx < 0 || *idx >= ctx_.int_val(arr.size)));
+    s.prefer(i);
+    std::optional<z3::model> m;
+    if (check(s, m, ev.loc, "barrier index") != z3::sat)
+      return;
+    finding(ProtocolViolationKind::IndexOutOfRange, ev.loc,
+            fmt::format("barrier index out of range: {} by {} uses {}[{}] at {}, but {} has {} "
+                        "element{} (for {})",
+                        ev.what, ev.threads.describe(), arr.name, ProtoEncoder::value(*m, *idx),
+                        iterationText(*m, ev, i), arr.name, arr.size, arr.size == 1 ? "" : "s",
+                        sizes(*m)),
+            {{arr.loc, "declared here"}});
+  }
+
   void analyseBarrier(const BarrierArray &arr) {
     BarrierInfo info;
     info.arr = &arr;
@@ -424,6 +452,8 @@ private:
         if (sk_.events[e].kind == SyncKind::MbarInit && sk_.events[e].amount)
           info.count = constantValue(sk_.events[e].amount);
     info.symbolic = info.count.has_value();
+    for (size_t e : info.events)
+      checkIndexRange(arr, sk_.events[e]);
     for (size_t e : info.events) {
       const SyncEvent &ev = sk_.events[e];
       Pattern p = patternOf(ev, ev.barrier.index, arr.size);

@@ -45,6 +45,7 @@ enum class ProtocolViolationKind : uint8_t {
   Tcgen05Discipline,
   ReadBeforeFilled,   // read-after-write on a pipeline stage
   OverwriteWhileRead, // write-after-read on a pipeline stage
+  IndexOutOfRange,    // an mbarrier array element that does not exist
 };
 std::string_view protocolViolationName(ProtocolViolationKind k);
 
