@@ -1263,7 +1263,45 @@ private:
     }
   }
 
+  // tcgen05.mma results in tensor memory are read only after a wait on a
+  // barrier that a tcgen05.commit after the MMA arrives on.
+  void checkTcgen05Results() {
+    for (const SyncEvent &ld : sk_.events) {
+      if (ld.kind != SyncKind::Tcgen05Ld || ld.accesses.empty())
+        continue;
+      const std::string &buffer = ld.accesses.front().buffer;
+      const SyncEvent *mma = nullptr;
+      std::set<std::string> commitBarriers;
+      for (const SyncEvent &e : sk_.events) {
+        bool writes = std::any_of(e.accesses.begin(), e.accesses.end(), [&](const MemoryAccess &a) {
+          return a.write && a.asyncProxy && a.buffer == buffer;
+        });
+        if (writes && e.order < ld.order)
+          mma = &e;
+        if (mma && e.kind == SyncKind::Tcgen05Commit && e.order > mma->order && e.role == mma->role)
+          commitBarriers.insert(e.barrier.array);
+      }
+      if (!mma)
+        continue;
+      bool waited = false;
+      for (const SyncEvent &w : sk_.events)
+        if (w.kind == SyncKind::MbarWait && w.order > mma->order && w.order < ld.order &&
+            commitBarriers.count(w.barrier.array) && ld.threads.subsetOf(coverOf(w)))
+          waited = true;
+      if (!waited)
+        finding(ProtocolViolationKind::Tcgen05Discipline, ld.loc,
+                fmt::format("tcgen05.ld by {} reads {} that tcgen05.mma writes, with no wait on the "
+                            "mbarrier of a tcgen05.commit after the MMA ({}) before it: the results "
+                            "may not have landed",
+                            ld.threads.describe(), buffer,
+                            commitBarriers.empty() ? std::string("there is no such commit")
+                                                   : "commits go to " + *commitBarriers.begin()),
+                {{mma->loc, "the MMA writing it"}}, false);
+    }
+  }
+
   void checkTcgen05() {
+    checkTcgen05Results();
     std::vector<const SyncEvent *> allocs, deallocs;
     for (const SyncEvent &e : sk_.events) {
       if (e.kind == SyncKind::Tcgen05Alloc) {
