@@ -1,0 +1,1321 @@
+#include "codegen/CudaEmitter.h"
+
+#include "ir/Dispatch.h"
+#include "ir/Intrinsics.h"
+#include "ir/Printer.h"
+#include "ir/Visitor.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+namespace tilescope::codegen {
+
+std::string gencodeFor(TargetKind target) {
+  switch (target) {
+  case TargetKind::sm_80: return "-gencode=arch=compute_80,code=sm_80";
+  case TargetKind::sm_90a: return "-gencode=arch=compute_90a,code=sm_90a";
+  case TargetKind::sm_100a: return "-gencode=arch=compute_100a,code=sm_100a";
+  }
+  return "";
+}
+
+namespace {
+
+std::string cType(Dtype d) {
+  switch (d) {
+  case Dtype::f64: return "double";
+  case Dtype::f32: return "float";
+  case Dtype::f16: return "__half";
+  case Dtype::bf16: return "__nv_bfloat16";
+  case Dtype::i8: return "int8_t";
+  case Dtype::u8: return "uint8_t";
+  case Dtype::i16: return "int16_t";
+  case Dtype::i32: return "int32_t";
+  case Dtype::u32: return "uint32_t";
+  case Dtype::i64: return "int64_t";
+  case Dtype::pred: return "bool";
+  default: return "";
+  }
+}
+
+std::string tmaType(Dtype d) {
+  switch (d) {
+  case Dtype::bf16: return "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16";
+  case Dtype::f16: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
+  case Dtype::f32: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";
+  case Dtype::u8:
+  case Dtype::i8: return "CU_TENSOR_MAP_DATA_TYPE_UINT8";
+  default: return "";
+  }
+}
+
+// A polynomial over opaque atoms (the C++ text of non-affine pieces), used to
+// prove that consecutive loop iterations touch consecutive, aligned elements.
+using Monomial = std::vector<std::string>;
+using Poly = std::map<Monomial, int64_t>;
+
+Poly polyConst(int64_t v) { return v ? Poly{{{}, v}} : Poly{}; }
+Poly polyAdd(const Poly &a, const Poly &b, int64_t sign = 1) {
+  Poly r = a;
+  for (auto &[m, c] : b)
+    if ((r[m] += sign * c) == 0)
+      r.erase(m);
+  return r;
+}
+Poly polyMul(const Poly &a, const Poly &b) {
+  Poly r;
+  for (auto &[ma, ca] : a)
+    for (auto &[mb, cb] : b) {
+      Monomial m = ma;
+      m.insert(m.end(), mb.begin(), mb.end());
+      std::sort(m.begin(), m.end());
+      if ((r[m] += ca * cb) == 0)
+        r.erase(m);
+    }
+  return r;
+}
+
+struct BufferInfo {
+  MemScope scope;
+  Dtype dtype;
+  std::vector<Expr> shape;
+  std::vector<int64_t> constShape;
+  std::optional<Layout> layout;
+  int64_t slots = 0;     // reg: per-thread array length
+  int64_t smemOffset = 0; // shared: byte offset in the dynamic allocation
+  int64_t bytes = 0;
+};
+
+struct TmaMap {
+  std::string param;
+  Dtype dtype;
+  std::vector<int64_t> box; // per dimension of the tensor, outermost first
+  int swizzleBytes = 0;
+  int index = 0;
+};
+
+class KernelEmitter {
+public:
+  KernelEmitter(const Kernel &k, Diagnostics &diag, LoweredKernel &info)
+      : k_(k), diag_(diag), info_(info), target_(targetInfo(k.launch.target)) {}
+
+  bool run(std::string &device, std::string &host);
+
+private:
+  // ---- setup
+  void collect();
+  void error(llvm::SMLoc loc, const std::string &msg) {
+    diag_.error(loc, "lower: " + msg);
+    failed_ = true;
+  }
+
+  // ---- expressions
+  std::string ex(const Expr &e);
+  std::string index(const Index &x, const Expr &self);
+  std::string globalFlat(const std::string &buf, const std::vector<Expr> &idx);
+  std::string sharedElement(const BufferInfo &b, const std::string &flat);
+  std::string regionByteAddress(const Expr &region, std::string *buffer);
+  std::optional<int64_t> slotOf(const std::string &buf, const BufferInfo &b,
+                                const std::vector<Expr> &idx);
+  std::optional<int64_t> eval(const Expr &e, int64_t tid);
+  Dtype typeOf(const Expr &e);
+  Poly poly(const Expr &e);
+  int64_t divisibility(const Monomial &m);
+  std::string barrierAddr(const Expr &e);
+
+  // ---- statements
+  void block(const Block &b);
+  void stmt(const Stmt &s);
+  void callStmt(const CallStmt &c);
+  bool tryVectorize(const For &f, int64_t begin, int64_t trips);
+  void line(const std::string &s) { out_ << std::string(indent_ * 2, ' ') << s << "\n"; }
+
+  const Kernel &k_;
+  Diagnostics &diag_;
+  LoweredKernel &info_;
+  const TargetInfo &target_;
+  bool failed_ = false;
+  std::map<std::string, BufferInfo> bufs_;
+  std::map<std::string, std::pair<int64_t, bool>> barriers_; // name -> (offset, has count)
+  std::vector<std::string> symbols_;                          // shape symbols, in order
+  std::map<std::string, int64_t> symbolMultiple_;             // from `where S % c == 0`
+  std::map<std::string, int64_t> env_;                        // unrolled loop variables
+  std::vector<std::pair<std::string, Expr>> lets_;             // visible lets, innermost last
+  std::map<std::string, Dtype> letTypes_;
+  std::map<std::string, TmaMap> tma_;
+  std::set<int> wgmmaShapes_;
+  int64_t smemBytes_ = 0;
+  std::ostringstream out_;
+  int indent_ = 1;
+  friend std::string helperSource(const std::set<int> &);
+};
+
+// ------------------------------------------------------------------ setup
+
+void KernelEmitter::collect() {
+  std::set<std::string> seen;
+  for (const Param &p : k_.params) {
+    if (!p.isTensor)
+      continue;
+    BufferInfo b{MemScope::Global, p.dtype, p.shape, {}, std::nullopt};
+    bufs_[p.name] = b;
+    for (const Expr &d : p.shape)
+      for (const std::string &n : namesUsed(d))
+        if (seen.insert(n).second)
+          symbols_.push_back(n);
+  }
+  for (const Expr &c : k_.constraints) {
+    // `S % c == 0`
+    if (c->kind != ExprKind::Binary || as<Binary>(c).op != BinaryOp::Eq)
+      continue;
+    const auto &eq = as<Binary>(c);
+    if (constantValue(eq.rhs).value_or(1) != 0 || eq.lhs->kind != ExprKind::Binary)
+      continue;
+    const auto &m = as<Binary>(eq.lhs);
+    if (m.op == BinaryOp::Mod && m.lhs->kind == ExprKind::Var)
+      if (auto v = constantValue(m.rhs))
+        symbolMultiple_[as<Var>(m.lhs).name] = *v;
+  }
+  struct Walk : IRVisitor {
+    KernelEmitter &e;
+    explicit Walk(KernelEmitter &em) : e(em) {}
+    void visitBufferDecl(const BufferDecl &b) override {
+      BufferInfo info{b.scope, b.dtype, b.shape, {}, std::nullopt};
+      int64_t count = 1;
+      for (const Expr &d : b.shape) {
+        info.constShape.push_back(constantValue(d).value_or(1));
+        count *= info.constShape.back();
+      }
+      info.layout = b.layout ? b.layout->layout : Layout::rowMajor(info.constShape);
+      if (b.scope == MemScope::Reg) {
+        int64_t maxM = 0;
+        for (int64_t f = 0; f < count; ++f)
+          maxM = std::max(maxM, info.layout->base(f).get(Axis::m));
+        info.slots = maxM + 1;
+      } else if (b.scope == MemScope::Shared) {
+        int64_t maxM = 0;
+        for (int64_t f = 0; f < count; f += std::max<int64_t>(1, count / 4096))
+          maxM = std::max(maxM, info.layout->base(f).get(Axis::m));
+        maxM = std::max(maxM, info.layout->base(count - 1).get(Axis::m));
+        int64_t span = std::max(count, maxM + 1);
+        info.bytes = span * dtypeBits(b.dtype) / 8;
+        e.smemBytes_ = (e.smemBytes_ + 1023) / 1024 * 1024;
+        info.smemOffset = e.smemBytes_;
+        e.smemBytes_ += info.bytes;
+      } else if (b.scope == MemScope::Tmem) {
+        e.error(b.loc, "tensor-memory buffers are not lowered yet (sm_100a kernels stop here)");
+      }
+      e.bufs_[b.name] = info;
+    }
+    void visitBarrierDecl(const BarrierDecl &b) override {
+      int64_t n = b.arraySize ? constantValue(b.arraySize).value_or(1) : 1;
+      e.smemBytes_ = (e.smemBytes_ + 7) / 8 * 8;
+      e.barriers_[b.name] = {e.smemBytes_, b.count != nullptr};
+      e.smemBytes_ += 8 * n;
+    }
+  } walk(*this);
+  walk.visit(k_.body);
+}
+
+// ------------------------------------------------------------------ expressions
+
+std::optional<int64_t> KernelEmitter::eval(const Expr &e, int64_t t) {
+  switch (e->kind) {
+  case ExprKind::IntImm: return as<IntImm>(e).value;
+  case ExprKind::Var: {
+    auto it = env_.find(as<Var>(e).name);
+    if (it != env_.end())
+      return it->second;
+    return std::nullopt;
+  }
+  case ExprKind::Builtin:
+    if (t < 0)
+      return std::nullopt; // asked for a value no thread position decides
+    switch (as<Builtin>(e).which) {
+    case BuiltinKind::threadIdx_x: return t;
+    case BuiltinKind::laneid: return t % 32;
+    case BuiltinKind::warpid: return t / 32;
+    case BuiltinKind::wgid: return t / 128;
+    case BuiltinKind::tid_in_wg: return t % 128;
+    case BuiltinKind::wid_in_wg: return (t / 32) % 4;
+    default: return std::nullopt;
+    }
+  case ExprKind::Unary:
+    if (as<Unary>(e).op == UnaryOp::Neg)
+      if (auto v = eval(as<Unary>(e).operand, t))
+        return -*v;
+    return std::nullopt;
+  case ExprKind::Binary: {
+    const auto &b = as<Binary>(e);
+    auto l = eval(b.lhs, t), r = eval(b.rhs, t);
+    if (!l || !r)
+      return std::nullopt;
+    switch (b.op) {
+    case BinaryOp::Add: return *l + *r;
+    case BinaryOp::Sub: return *l - *r;
+    case BinaryOp::Mul: return *l * *r;
+    case BinaryOp::Div: return *r ? std::optional<int64_t>(*l / *r) : std::nullopt;
+    case BinaryOp::Mod: return *r ? std::optional<int64_t>(*l % *r) : std::nullopt;
+    default: return std::nullopt;
+    }
+  }
+  default: return std::nullopt;
+  }
+}
+
+std::optional<int64_t> KernelEmitter::slotOf(const std::string &, const BufferInfo &b,
+                                             const std::vector<Expr> &idx) {
+  std::optional<int64_t> slot;
+  bool any = false;
+  for (int64_t t = 0; t < k_.launch.threads; ++t) {
+    int64_t flat = 0;
+    bool inRange = true;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      auto v = eval(idx[d], t);
+      if (!v)
+        return std::nullopt;
+      if (*v < 0 || *v >= b.constShape[d])
+        inRange = false;
+      flat = flat * b.constShape[d] + *v;
+    }
+    if (!inRange)
+      continue;
+    int64_t m = b.layout->base(flat).get(Axis::m);
+    if (any && m != *slot)
+      return std::nullopt;
+    slot = m;
+    any = true;
+  }
+  return slot;
+}
+
+Dtype KernelEmitter::typeOf(const Expr &e) {
+  switch (e->kind) {
+  case ExprKind::IntImm: return Dtype::i32;
+  case ExprKind::FloatImm: return Dtype::f32;
+  case ExprKind::BoolImm: return Dtype::pred;
+  case ExprKind::Var: {
+    const std::string &n = as<Var>(e).name;
+    if (auto it = letTypes_.find(n); it != letTypes_.end())
+      return it->second;
+    for (const Param &p : k_.params)
+      if (p.name == n && !p.isTensor)
+        return p.dtype;
+    return Dtype::i32;
+  }
+  case ExprKind::Index: {
+    Expr base = e;
+    while (base->kind == ExprKind::Index)
+      base = as<Index>(base).base;
+    if (base->kind == ExprKind::Var)
+      if (auto it = bufs_.find(as<Var>(base).name); it != bufs_.end())
+        return it->second.dtype;
+    return Dtype::f32;
+  }
+  case ExprKind::Call: {
+    const auto &c = as<Call>(e);
+    if (auto d = dtypeFromName(c.callee))
+      return *d;
+    if (c.callee == "elect_sync" || c.callee == "vote_any" || c.callee == "vote_all")
+      return Dtype::pred;
+    if (c.callee == "ballot")
+      return Dtype::u32;
+    if (!c.args.empty())
+      return typeOf(c.args.back());
+    return Dtype::f32;
+  }
+  case ExprKind::Binary: {
+    const auto &b = as<Binary>(e);
+    if (b.op >= BinaryOp::Lt)
+      return Dtype::pred;
+    Dtype l = typeOf(b.lhs), r = typeOf(b.rhs);
+    if (isFloat(l) || isFloat(r))
+      return Dtype::f32;
+    return Dtype::i32;
+  }
+  case ExprKind::Unary: return typeOf(as<Unary>(e).operand);
+  default: return Dtype::i32;
+  }
+}
+
+std::string KernelEmitter::globalFlat(const std::string &buf, const std::vector<Expr> &idx) {
+  const BufferInfo &b = bufs_.at(buf);
+  std::string flat;
+  for (size_t d = 0; d < idx.size(); ++d) {
+    if (d == 0)
+      flat = "(int64_t)(" + ex(idx[d]) + ")";
+    else
+      flat = "(" + flat + ") * (" + ex(b.shape[d]) + ") + (" + ex(idx[d]) + ")";
+  }
+  return flat;
+}
+
+// The physical element of a shared buffer at a flat logical index: the
+// layout's m coordinate, digit by digit, then the swizzle.
+std::string KernelEmitter::sharedElement(const BufferInfo &b, const std::string &flat) {
+  const Layout &l = *b.layout;
+  const auto &shard = l.shard();
+  std::vector<int64_t> radix(shard.size(), 1);
+  for (size_t k = shard.size(); k-- > 1;)
+    radix[k - 1] = radix[k] * shard[k].extent;
+  std::string m;
+  for (size_t k = 0; k < shard.size(); ++k) {
+    if (shard[k].axis != Axis::m || shard[k].stride == 0 || shard[k].extent == 1)
+      continue;
+    std::string digit = fmt::format("((({}) / {}) % {})", flat, radix[k], shard[k].extent);
+    if (k == 0)
+      digit = fmt::format("(({}) / {})", flat, radix[k]);
+    m += (m.empty() ? "" : " + ") + fmt::format("{} * {}", digit, shard[k].stride);
+  }
+  for (const AxisOffset &o : l.offset())
+    if (o.axis == Axis::m && o.value)
+      m += fmt::format(" + {}", o.value);
+  if (m.empty())
+    m = "0";
+  if (const auto &sw = l.swizzle())
+    m = fmt::format("ts_swizzle<{}, {}, {}>({})", sw->bitsKept, sw->bitsXored, sw->shift, m);
+  return m;
+}
+
+std::string KernelEmitter::index(const Index &x, const Expr &self) {
+  // Flatten a chain into one point index per dimension.
+  std::vector<const Index *> chain;
+  Expr base = self;
+  while (base->kind == ExprKind::Index) {
+    chain.insert(chain.begin(), &as<Index>(base));
+    base = as<Index>(base).base;
+  }
+  (void)x;
+  std::string name = as<Var>(base).name;
+  if (barriers_.count(name))
+    return barrierAddr(self);
+  auto it = bufs_.find(name);
+  if (it == bufs_.end()) {
+    error(self->loc, fmt::format("'{}' is not a buffer", name));
+    return "0";
+  }
+  const BufferInfo &b = it->second;
+  std::vector<Expr> idx;
+  for (const Index *c : chain)
+    for (const Subscript &s : c->subscripts) {
+      if (s.kind != Subscript::Point) {
+        error(self->loc, "a region is used where an element is expected");
+        return "0";
+      }
+      idx.push_back(s.begin);
+    }
+  if (idx.size() != b.shape.size()) {
+    error(self->loc, "element access with the wrong number of indices");
+    return "0";
+  }
+  switch (b.scope) {
+  case MemScope::Global: return fmt::format("{}[{}]", name, globalFlat(name, idx));
+  case MemScope::Shared: {
+    std::string flat;
+    for (size_t d = 0; d < idx.size(); ++d)
+      flat = d == 0 ? "(" + ex(idx[d]) + ")"
+                    : fmt::format("({}) * {} + ({})", flat, b.constShape[d], ex(idx[d]));
+    return fmt::format("{}[{}]", name, sharedElement(b, flat));
+  }
+  case MemScope::Reg: {
+    if (auto slot = slotOf(name, b, idx))
+      return fmt::format("{}[{}]", name, *slot);
+    // Run-time slot: correct, but the array leaves registers.
+    std::string flat;
+    for (size_t d = 0; d < idx.size(); ++d)
+      flat = d == 0 ? "(" + ex(idx[d]) + ")"
+                    : fmt::format("({}) * {} + ({})", flat, b.constShape[d], ex(idx[d]));
+    std::string note = fmt::format("register tile '{}' is indexed by a run-time slot at {} "
+                                   "(it may live in local memory)",
+                                   name, print(self));
+    if (std::find(info_.notes.begin(), info_.notes.end(), note) == info_.notes.end())
+      info_.notes.push_back(note);
+    BufferInfo asMemory = b;
+    const auto &shard = b.layout->shard();
+    std::string m;
+    std::vector<int64_t> radix(shard.size(), 1);
+    for (size_t k = shard.size(); k-- > 1;)
+      radix[k - 1] = radix[k] * shard[k].extent;
+    for (size_t k = 0; k < shard.size(); ++k)
+      if (shard[k].axis == Axis::m && shard[k].extent > 1)
+        m += (m.empty() ? "" : " + ") + fmt::format("((({}) / {}) % {}) * {}", flat, radix[k],
+                                                    shard[k].extent, shard[k].stride);
+    return fmt::format("{}[{}]", name, m.empty() ? "0" : m);
+  }
+  case MemScope::Tmem: error(self->loc, "tensor memory is not lowered yet"); return "0";
+  }
+  return "0";
+}
+
+std::string KernelEmitter::barrierAddr(const Expr &e) {
+  std::string name;
+  std::string i = "0";
+  if (e->kind == ExprKind::Var) {
+    name = as<Var>(e).name;
+  } else if (e->kind == ExprKind::Index && as<Index>(e).base->kind == ExprKind::Var) {
+    name = as<Var>(as<Index>(e).base).name;
+    i = ex(as<Index>(e).subscripts.at(0).begin);
+  }
+  if (!barriers_.count(name)) {
+    error(e->loc, "expected an mbarrier");
+    return "0";
+  }
+  return fmt::format("ts_smem_addr(&{}[{}])", name, i);
+}
+
+std::string floatLiteral(double v) {
+  std::string s = fmt::format("{:.9g}", v);
+  if (s.find_first_of(".eE") == std::string::npos && s.find("inf") == std::string::npos)
+    s += ".0";
+  return s + "f";
+}
+
+std::string KernelEmitter::ex(const Expr &e) {
+  switch (e->kind) {
+  case ExprKind::IntImm: {
+    int64_t v = as<IntImm>(e).value;
+    if (v > INT32_MAX || v < INT32_MIN)
+      return std::to_string(v) + "LL";
+    return std::to_string(v);
+  }
+  case ExprKind::FloatImm: return floatLiteral(as<FloatImm>(e).value);
+  case ExprKind::BoolImm: return as<BoolImm>(e).value ? "true" : "false";
+  case ExprKind::StringImm: return "\"" + as<StringImm>(e).value + "\"";
+  case ExprKind::Var: {
+    const std::string &n = as<Var>(e).name;
+    if (auto it = env_.find(n); it != env_.end())
+      return std::to_string(it->second);
+    return n;
+  }
+  case ExprKind::Builtin:
+    switch (as<Builtin>(e).which) {
+    case BuiltinKind::laneid: return "ts_laneid()";
+    case BuiltinKind::warpid: return "ts_warpid()";
+    case BuiltinKind::wgid: return "ts_wgid()";
+    case BuiltinKind::tid_in_wg: return "((int)threadIdx.x % 128)";
+    case BuiltinKind::wid_in_wg: return "(ts_warpid() % 4)";
+    case BuiltinKind::threadIdx_x: return "(int)threadIdx.x";
+    case BuiltinKind::blockIdx_x: return "(int)blockIdx.x";
+    case BuiltinKind::blockIdx_y: return "(int)blockIdx.y";
+    case BuiltinKind::blockIdx_z: return "(int)blockIdx.z";
+    default: return "0";
+    }
+  case ExprKind::Unary: {
+    const auto &u = as<Unary>(e);
+    return fmt::format("({}({}))", u.op == UnaryOp::Neg ? "-" : "!", ex(u.operand));
+  }
+  case ExprKind::Binary: {
+    const auto &b = as<Binary>(e);
+    if (auto v = constantValue(e); v && env_.empty())
+      return std::to_string(*v);
+    if (auto v = eval(e, -1))
+      return std::to_string(*v);
+    return fmt::format("({} {} {})", ex(b.lhs), binaryOpSpelling(b.op), ex(b.rhs));
+  }
+  case ExprKind::Call: {
+    const auto &c = as<Call>(e);
+    std::vector<std::string> a;
+    for (const Expr &x : c.args)
+      a.push_back(ex(x));
+    if (auto d = dtypeFromName(c.callee)) {
+      switch (*d) {
+      case Dtype::f32: return fmt::format("ts_to_f32({})", a[0]);
+      case Dtype::bf16: return fmt::format("__float2bfloat16_rn(ts_to_f32({}))", a[0]);
+      case Dtype::f16: return fmt::format("__float2half_rn(ts_to_f32({}))", a[0]);
+      default: return fmt::format("(({})({}))", cType(*d), a[0]);
+      }
+    }
+    const std::string &f = c.callee;
+    if (f == "elect_sync") return "ts_elect_sync()";
+    if (f == "shfl_xor") return fmt::format("__shfl_xor_sync(0xffffffffu, {}, {})", a[0], a[1]);
+    if (f == "shfl_idx") return fmt::format("__shfl_sync(0xffffffffu, {}, {})", a[0], a[1]);
+    if (f == "shfl_up") return fmt::format("__shfl_up_sync(0xffffffffu, {}, {})", a[0], a[1]);
+    if (f == "shfl_down") return fmt::format("__shfl_down_sync(0xffffffffu, {}, {})", a[0], a[1]);
+    if (f == "vote_any") return fmt::format("__any_sync(0xffffffffu, {})", a[0]);
+    if (f == "vote_all") return fmt::format("__all_sync(0xffffffffu, {})", a[0]);
+    if (f == "ballot") return fmt::format("__ballot_sync(0xffffffffu, {})", a[0]);
+    if (f == "select") return fmt::format("(({}) ? ({}) : ({}))", a[0], a[1], a[2]);
+    if (f == "rsqrt") return fmt::format("rsqrtf({})", a[0]);
+    if (f == "sqrt") return fmt::format("sqrtf({})", a[0]);
+    if (f == "exp") return fmt::format("__expf({})", a[0]);
+    if (f == "exp2") return fmt::format("exp2f({})", a[0]);
+    if (f == "log") return fmt::format("__logf({})", a[0]);
+    if (f == "abs") return fmt::format("fabsf({})", a[0]);
+    if (f == "min") return fmt::format("min({}, {})", a[0], a[1]);
+    if (f == "max") return fmt::format("max({}, {})", a[0], a[1]);
+    error(e->loc, fmt::format("no lowering for function '{}'", f));
+    return "0";
+  }
+  case ExprKind::Index: return index(as<Index>(e), e);
+  }
+  return "0";
+}
+
+Poly KernelEmitter::poly(const Expr &e) {
+  if (auto v = eval(e, -1))
+    return polyConst(*v);
+  switch (e->kind) {
+  case ExprKind::IntImm: return polyConst(as<IntImm>(e).value);
+  case ExprKind::Var: {
+    const std::string &n = as<Var>(e).name;
+    if (auto it = env_.find(n); it != env_.end())
+      return polyConst(it->second);
+    for (auto l = lets_.rbegin(); l != lets_.rend(); ++l)
+      if (l->first == n)
+        return poly(l->second);
+    return Poly{{{n}, 1}};
+  }
+  case ExprKind::Binary: {
+    const auto &b = as<Binary>(e);
+    if (b.op == BinaryOp::Add) return polyAdd(poly(b.lhs), poly(b.rhs));
+    if (b.op == BinaryOp::Sub) return polyAdd(poly(b.lhs), poly(b.rhs), -1);
+    if (b.op == BinaryOp::Mul) return polyMul(poly(b.lhs), poly(b.rhs));
+    break;
+  }
+  default: break;
+  }
+  return Poly{{{ex(e)}, 1}};
+}
+
+int64_t KernelEmitter::divisibility(const Monomial &m) {
+  int64_t d = 1;
+  for (const std::string &a : m)
+    if (auto it = symbolMultiple_.find(a); it != symbolMultiple_.end())
+      d *= it->second;
+  return d;
+}
+
+// The byte address (shared state space) of the start of a shared region.
+std::string KernelEmitter::regionByteAddress(const Expr &region, std::string *buffer) {
+  std::vector<const Index *> chain;
+  Expr base = region;
+  while (base->kind == ExprKind::Index) {
+    chain.insert(chain.begin(), &as<Index>(base));
+    base = as<Index>(base).base;
+  }
+  std::string name = as<Var>(base).name;
+  *buffer = name;
+  const BufferInfo &b = bufs_.at(name);
+  std::vector<Expr> begin(b.shape.size(), IntImm::make(0));
+  std::vector<bool> kept(b.shape.size(), true);
+  for (const Index *c : chain) {
+    size_t i = 0;
+    for (size_t d = 0; d < kept.size() && i < c->subscripts.size(); ++d) {
+      if (!kept[d])
+        continue;
+      const Subscript &s = c->subscripts[i++];
+      if (s.kind == Subscript::Full)
+        continue;
+      begin[d] = foldConstants(Binary::make(BinaryOp::Add, begin[d], s.begin));
+      if (s.kind == Subscript::Point)
+        kept[d] = false;
+    }
+  }
+  std::string flat;
+  for (size_t d = 0; d < begin.size(); ++d)
+    flat = d == 0 ? "(" + ex(begin[d]) + ")"
+                  : fmt::format("({}) * {} + ({})", flat, b.constShape[d], ex(begin[d]));
+  // The unswizzled element offset: descriptors and TMA apply the swizzle.
+  BufferInfo plain = b;
+  if (plain.layout && plain.layout->swizzle()) {
+    std::string why;
+    plain.layout = Layout::make(plain.layout->shard(), plain.layout->replica(),
+                                plain.layout->offset(), std::nullopt, &why);
+  }
+  return fmt::format("(ts_smem_addr({}) + (uint32_t)({}) * {})", name, sharedElement(plain, flat),
+                     dtypeBits(b.dtype) / 8);
+}
+
+// ------------------------------------------------------------------ statements
+
+void KernelEmitter::block(const Block &b) {
+  size_t lets = lets_.size();
+  for (const Stmt &s : b)
+    stmt(s);
+  lets_.resize(lets);
+}
+
+bool KernelEmitter::tryVectorize(const For &f, int64_t begin, int64_t trips) {
+  if (f.body.size() != 1 || f.body[0]->kind != StmtKind::Store || trips < 2)
+    return false;
+  const auto &st = as<Store>(f.body[0]);
+  if (st.target->kind != ExprKind::Index || st.value->kind != ExprKind::Index)
+    return false;
+  auto bufferOf = [&](const Expr &e) -> std::string {
+    Expr b = e;
+    while (b->kind == ExprKind::Index)
+      b = as<Index>(b).base;
+    return b->kind == ExprKind::Var ? as<Var>(b).name : "";
+  };
+  std::string tn = bufferOf(st.target), vn = bufferOf(st.value);
+  if (!bufs_.count(tn) || !bufs_.count(vn))
+    return false;
+  const BufferInfo &tb = bufs_.at(tn), &vb = bufs_.at(vn);
+  bool load = tb.scope == MemScope::Reg && vb.scope == MemScope::Global;
+  bool store = tb.scope == MemScope::Global && vb.scope == MemScope::Reg;
+  if ((!load && !store) || tb.dtype != vb.dtype)
+    return false;
+  const Expr &regE = load ? st.target : st.value;
+  const Expr &memE = load ? st.value : st.target;
+  const BufferInfo &rb = load ? tb : vb;
+  std::string memName = load ? vn : tn, regName = load ? tn : vn;
+  auto points = [](const Expr &e) {
+    std::vector<Expr> idx;
+    std::vector<const Index *> chain;
+    Expr b = e;
+    while (b->kind == ExprKind::Index) {
+      chain.insert(chain.begin(), &as<Index>(b));
+      b = as<Index>(b).base;
+    }
+    for (const Index *c : chain)
+      for (const Subscript &s : c->subscripts)
+        idx.push_back(s.begin);
+    return idx;
+  };
+  std::vector<Expr> regIdx = points(regE), memIdx = points(memE);
+  const BufferInfo &mb = bufs_.at(memName);
+  if (memIdx.size() != mb.shape.size())
+    return false;
+  std::vector<int64_t> slots;
+  std::vector<Poly> flats;
+  for (int64_t i = 0; i < trips; ++i) {
+    env_[f.var] = begin + i;
+    auto s = slotOf(regName, rb, regIdx);
+    if (!s) {
+      env_.erase(f.var);
+      return false;
+    }
+    slots.push_back(*s);
+    Poly flat;
+    for (size_t d = 0; d < memIdx.size(); ++d) {
+      flat = d == 0 ? poly(memIdx[d]) : polyAdd(polyMul(flat, poly(mb.shape[d])), poly(memIdx[d]));
+    }
+    flats.push_back(flat);
+  }
+  int bytes = dtypeBits(tb.dtype) / 8;
+  int64_t i = 0;
+  bool vectorized = false;
+  while (i < trips) {
+    int64_t width = 1;
+    for (int64_t w = 16 / bytes; w >= 2; w /= 2) {
+      if (i + w > trips)
+        continue;
+      bool ok = true;
+      for (int64_t u = 1; u < w && ok; ++u) {
+        Poly diff = polyAdd(flats[i + u], flats[i], -1);
+        ok = slots[i + u] == slots[i] + u && diff.size() == 1 && diff.count({}) && diff[{}] == u;
+      }
+      for (auto &[m, c] : flats[i])
+        if (ok && (c * divisibility(m)) % w != 0)
+          ok = false;
+      if (ok) {
+        width = w;
+        break;
+      }
+    }
+    env_[f.var] = begin + i;
+    if (width == 1) {
+      stmt(f.body[0]);
+    } else {
+      vectorized = true;
+      std::string addr = fmt::format("&{}[{}]", memName, globalFlat(memName, memIdx));
+      std::string vt = fmt::format("ts_vec<{}, {}>", cType(tb.dtype), width);
+      if (load) {
+        line(fmt::format("{{ {} v = *reinterpret_cast<const {} *>({});", vt, vt, addr));
+        for (int64_t u = 0; u < width; ++u)
+          line(fmt::format("  {}[{}] = v.e[{}];", regName, slots[i] + u, u));
+        line("}");
+      } else {
+        std::string vals;
+        for (int64_t u = 0; u < width; ++u)
+          vals += (u ? ", " : "") + fmt::format("{}[{}]", regName, slots[i] + u);
+        line(fmt::format("*reinterpret_cast<{} *>({}) = {}{{{{{}}}}};", vt, addr, vt, vals));
+      }
+    }
+    i += width;
+  }
+  env_.erase(f.var);
+  return vectorized || true;
+}
+
+void KernelEmitter::stmt(const Stmt &s) {
+  switch (s->kind) {
+  case StmtKind::BufferDecl: {
+    const auto &b = as<BufferDecl>(s);
+    const BufferInfo &info = bufs_.at(b.name);
+    if (b.scope == MemScope::Reg)
+      line(fmt::format("{} {}[{}];", cType(b.dtype), b.name, info.slots));
+    return; // shared buffers are bound at kernel entry
+  }
+  case StmtKind::BarrierDecl: return;
+  case StmtKind::Let: {
+    const auto &l = as<Let>(s);
+    Dtype t = typeOf(l.value);
+    letTypes_[l.name] = t;
+    line(fmt::format("const {} {} = {};", isFloat(t) ? "float" : (t == Dtype::pred ? "bool" : "int"),
+                     l.name, ex(l.value)));
+    lets_.push_back({l.name, l.value});
+    return;
+  }
+  case StmtKind::For: {
+    const auto &f = as<For>(s);
+    auto b = constantValue(f.begin), e = constantValue(f.end), st = constantValue(f.step);
+    if (f.unroll == -1 && b && e && st && *st == 1 && *e - *b <= 256) {
+      if (tryVectorize(f, *b, *e - *b))
+        return;
+      bool scoped = false;
+      for (const Stmt &x : f.body)
+        scoped |= x->kind == StmtKind::Let || x->kind == StmtKind::BufferDecl;
+      for (int64_t i = *b; i < *e; ++i) {
+        env_[f.var] = i;
+        if (scoped)
+          line("{");
+        indent_ += scoped;
+        block(f.body);
+        indent_ -= scoped;
+        if (scoped)
+          line("}");
+      }
+      env_.erase(f.var);
+      return;
+    }
+    if (f.unroll > 0)
+      line(fmt::format("#pragma unroll {}", f.unroll));
+    else if (f.unroll == -1)
+      line("#pragma unroll");
+    line(fmt::format("for (int {} = {}; {} < {}; {} += {}) {{", f.var, ex(f.begin), f.var,
+                     ex(f.end), f.var, ex(f.step)));
+    ++indent_;
+    block(f.body);
+    --indent_;
+    line("}");
+    return;
+  }
+  case StmtKind::If: {
+    const auto &i = as<If>(s);
+    if (i.cond->kind == ExprKind::BoolImm && as<BoolImm>(i.cond).value) {
+      line("{");
+      ++indent_;
+      block(i.thenBody);
+      --indent_;
+      line("}");
+      return;
+    }
+    line(fmt::format("if ({}) {{", ex(i.cond)));
+    ++indent_;
+    block(i.thenBody);
+    --indent_;
+    if (!i.elseBody.empty()) {
+      line("} else {");
+      ++indent_;
+      block(i.elseBody);
+      --indent_;
+    }
+    line("}");
+    return;
+  }
+  case StmtKind::Store: {
+    const auto &st = as<Store>(s);
+    Dtype t = typeOf(st.target), v = typeOf(st.value);
+    std::string value = ex(st.value);
+    if (t != v) {
+      if (t == Dtype::bf16)
+        value = fmt::format("__float2bfloat16_rn(ts_to_f32({}))", value);
+      else if (t == Dtype::f16)
+        value = fmt::format("__float2half_rn(ts_to_f32({}))", value);
+      else if (t == Dtype::f32)
+        value = fmt::format("ts_to_f32({})", value);
+    }
+    line(fmt::format("{} = {};", ex(st.target), value));
+    return;
+  }
+  case StmtKind::CallStmt: callStmt(as<CallStmt>(s)); return;
+  }
+}
+
+void KernelEmitter::callStmt(const CallStmt &c) {
+  const std::string &f = c.callee;
+  auto arg = [&](size_t i) -> const Expr & { return c.args.at(i).value; };
+  auto kwv = [&](std::string_view n) -> Expr {
+    const CallArg *a = c.keyword(n);
+    return a ? a->value : nullptr;
+  };
+  const IntrinsicInfo *info = findIntrinsic(f);
+  if (info && info->cls == CallClass::TilePrimitive) {
+    if (f == "sync") {
+      line("__syncthreads();");
+      return;
+    }
+    error(c.loc, fmt::format("tile primitive '{}' reached lowering undispatched", f));
+    return;
+  }
+  if (f == "mbarrier.init") {
+    line(fmt::format("ts_mbar_init({}, {});", barrierAddr(arg(0)), ex(kwv("count"))));
+  } else if (f == "mbarrier.arrive") {
+    line(fmt::format("ts_mbar_arrive({});", barrierAddr(arg(0))));
+  } else if (f == "mbarrier.arrive_expect_tx") {
+    line(fmt::format("ts_mbar_arrive_expect_tx({}, {});", barrierAddr(arg(0)), ex(kwv("bytes"))));
+  } else if (f == "mbarrier.expect_tx") {
+    line(fmt::format("ts_mbar_expect_tx({}, {});", barrierAddr(arg(0)), ex(kwv("bytes"))));
+  } else if (f == "mbarrier.wait") {
+    line(fmt::format("ts_mbar_wait({}, {});", barrierAddr(arg(0)), ex(kwv("parity"))));
+  } else if (f == "mbarrier.inval") {
+    line(fmt::format("ts_mbar_inval({});", barrierAddr(arg(0))));
+  } else if (f == "tma.load" || f == "tma.store") {
+    bool load = f == "tma.load";
+    const Expr &sh = arg(load ? 0 : 1), &gl = arg(load ? 1 : 0);
+    std::string sbuf;
+    std::string saddr = regionByteAddress(sh, &sbuf);
+    // The global region: its begin per dimension and its box.
+    std::vector<const Index *> chain;
+    Expr base = gl;
+    while (base->kind == ExprKind::Index) {
+      chain.insert(chain.begin(), &as<Index>(base));
+      base = as<Index>(base).base;
+    }
+    std::string param = as<Var>(base).name;
+    const BufferInfo &gb = bufs_.at(param);
+    std::vector<Expr> begin(gb.shape.size(), IntImm::make(0));
+    std::vector<int64_t> box(gb.shape.size(), 1);
+    for (const Index *x : chain)
+      for (size_t d = 0; d < x->subscripts.size() && d < box.size(); ++d) {
+        const Subscript &s = x->subscripts[d];
+        begin[d] = s.begin ? s.begin : IntImm::make(0);
+        if (s.kind == Subscript::Extent)
+          box[d] = constantValue(s.end).value_or(1);
+        else if (s.kind == Subscript::Range)
+          box[d] = constantValue(foldConstants(Binary::make(BinaryOp::Sub, s.end, s.begin)))
+                       .value_or(1);
+        else if (s.kind == Subscript::Full)
+          box[d] = constantValue(gb.shape[d]).value_or(1);
+      }
+    const BufferInfo &sb = bufs_.at(sbuf);
+    int swz = 0;
+    if (const auto &sw = sb.layout->swizzle())
+      swz = 16 << sw->bitsXored;
+    auto it = tma_.find(param);
+    if (it == tma_.end()) {
+      TmaMap m{param, gb.dtype, box, swz, static_cast<int>(tma_.size())};
+      it = tma_.emplace(param, m).first;
+    } else if (it->second.box != box || it->second.swizzleBytes != swz) {
+      error(c.loc, fmt::format("TMA copies of '{}' use two different boxes or swizzles; one tensor "
+                               "map per tensor is supported",
+                               param));
+    }
+    std::string coords;
+    for (size_t d = gb.shape.size(); d-- > 0;)
+      coords += fmt::format("{}(int)({})", coords.empty() ? "" : ", ", ex(begin[d]));
+    if (load)
+      line(fmt::format("ts_tma_load_{}d({}, &tmap_{}, {}, {});", gb.shape.size(), saddr, param,
+                       barrierAddr(kwv("mbar")), coords));
+    else
+      line(fmt::format("ts_tma_store_{}d(&tmap_{}, {}, {});", gb.shape.size(), param, saddr,
+                       coords));
+  } else if (f == "tma.store_commit") {
+    line("asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\");");
+  } else if (f == "tma.store_wait") {
+    line(fmt::format("asm volatile(\"cp.async.bulk.wait_group.read {};\" ::: \"memory\");",
+                     ex(arg(0))));
+  } else if (f == "cp_async") {
+    std::string sbuf;
+    std::string saddr = regionByteAddress(arg(0), &sbuf);
+    // The source: the address of its first element.
+    std::vector<const Index *> chain;
+    Expr base = arg(1);
+    while (base->kind == ExprKind::Index) {
+      chain.insert(chain.begin(), &as<Index>(base));
+      base = as<Index>(base).base;
+    }
+    std::string param = as<Var>(base).name;
+    std::vector<Expr> begin;
+    for (const Index *x : chain)
+      for (const Subscript &s : x->subscripts)
+        begin.push_back(s.begin ? s.begin : IntImm::make(0));
+    line(fmt::format("ts_cp_async16({}, &{}[{}]);", saddr, param, globalFlat(param, begin)));
+  } else if (f == "cp_async.commit") {
+    line("asm volatile(\"cp.async.commit_group;\" ::: \"memory\");");
+  } else if (f == "cp_async.wait") {
+    line(fmt::format("asm volatile(\"cp.async.wait_group {};\" ::: \"memory\");", ex(arg(0))));
+  } else if (f == "wgmma.fence") {
+    line("asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");");
+  } else if (f == "wgmma.commit_group") {
+    line("asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");");
+  } else if (f == "wgmma.wait_group") {
+    line(fmt::format("asm volatile(\"wgmma.wait_group.sync.aligned {};\" ::: \"memory\");",
+                     ex(arg(0))));
+  } else if (f == "wgmma.mma_async") {
+    std::string accName = as<Var>(arg(0)).name;
+    const BufferInfo &acc = bufs_.at(accName);
+    int n = static_cast<int>(acc.constShape.at(1));
+    std::string abuf, bbuf;
+    std::string aaddr = regionByteAddress(arg(1), &abuf), baddr = regionByteAddress(arg(2), &bbuf);
+    auto desc = [&](const std::string &addr, const BufferInfo &b) {
+      int span = 16, mode = 0;
+      if (const auto &sw = b.layout->swizzle()) {
+        span = 16 << sw->bitsXored;
+        mode = sw->bitsXored == 3 ? 1 : sw->bitsXored == 2 ? 2 : 3;
+      }
+      return fmt::format("ts_wgmma_desc({}, {}, {})", addr, mode, 8 * span);
+    };
+    wgmmaShapes_.insert(n);
+    std::string ab = bufs_.at(abuf).dtype == Dtype::bf16 ? "bf16" : "f16";
+    Expr accum = kwv("accumulate");
+    bool acc1 = !accum || (accum->kind == ExprKind::BoolImm && as<BoolImm>(accum).value);
+    line(fmt::format("ts_wgmma_m64n{}k16_{}({}, {}, {}, {});", n, ab, accName,
+                     desc(aaddr, bufs_.at(abuf)), desc(baddr, bufs_.at(bbuf)), acc1 ? 1 : 0));
+  } else if (f == "setmaxnreg.inc" || f == "setmaxnreg.dec") {
+    line(fmt::format("asm volatile(\"setmaxnreg.{}.sync.aligned.u32 {};\");",
+                     f == "setmaxnreg.inc" ? "inc" : "dec", ex(arg(0))));
+  } else if (f == "fence.proxy.async") {
+    line("asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");");
+  } else if (f == "fence.mbarrier_init") {
+    line("asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");");
+  } else if (f == "barrier.sync" || f == "barrier.arrive") {
+    line(fmt::format("asm volatile(\"bar.{} %0, %1;\" :: \"r\"((int)({})), \"r\"((int)({})) : "
+                     "\"memory\");",
+                     f == "barrier.sync" ? "sync" : "arrive", ex(arg(0)), ex(kwv("threads"))));
+  } else {
+    error(c.loc, fmt::format("no lowering for '{}' yet", f));
+  }
+}
+
+// ------------------------------------------------------------------ whole kernel
+
+std::string wgmmaHelper(int n, const std::string &ab) {
+  int regs = n / 2;
+  std::string operands, constraints;
+  for (int i = 0; i < regs; ++i) {
+    operands += fmt::format("{}%{}", i ? ", " : "", i);
+    constraints += fmt::format("{}\"+f\"(d[{}])", i ? ", " : "", i);
+  }
+  std::ostringstream o;
+  // The empty asm statements around the instruction pin the accumulators
+  // (as CUTLASS's warpgroup_fence_operand does), so the compiler does not
+  // move their definitions across wgmmas in flight.
+  o << "__device__ __forceinline__ void ts_wgmma_m64n" << n << "k16_" << ab << "(float (&d)["
+    << regs << "], uint64_t da, uint64_t db, int scale_d) {\n"
+    << "#pragma unroll\n  for (int i = 0; i < " << regs
+    << "; ++i) asm volatile(\"\" : \"+f\"(d[i]) :: \"memory\");\n"
+    << "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" << regs + 2 << ", 0;\\n"
+    << "wgmma.mma_async.sync.aligned.m64n" << n << "k16.f32." << ab << "." << ab << " {"
+    << operands << "}, %" << regs << ", %" << regs + 1 << ", p, 1, 1, 0, 0;\\n}\\n\"\n"
+    << "    : " << constraints << "\n    : \"l\"(da), \"l\"(db), \"r\"(scale_d));\n"
+    << "#pragma unroll\n  for (int i = 0; i < " << regs
+    << "; ++i) asm volatile(\"\" : \"+f\"(d[i]) :: \"memory\");\n" << "}\n";
+  return o.str();
+}
+
+bool KernelEmitter::run(std::string &device, std::string &host) {
+  collect();
+  if (failed_)
+    return false;
+  // Body first: it discovers the TMA maps and wgmma shapes the signature needs.
+  out_.str("");
+  // Shared buffers and barriers bound to the dynamic allocation.
+  for (auto &[n, b] : bufs_)
+    if (b.scope == MemScope::Shared)
+      line(fmt::format("{} *{} = reinterpret_cast<{} *>(ts_smem + {});", cType(b.dtype), n,
+                       cType(b.dtype), b.smemOffset));
+  for (auto &[n, b] : barriers_)
+    line(fmt::format("uint64_t *{} = reinterpret_cast<uint64_t *>(ts_smem + {});", n, b.first));
+  bool inits = false;
+  struct InitWalk : IRVisitor {
+    std::vector<const BarrierDecl *> decls;
+    void visitBarrierDecl(const BarrierDecl &b) override { decls.push_back(&b); }
+  } iw;
+  iw.visit(k_.body);
+  for (const BarrierDecl *b : iw.decls)
+    if (b->count) {
+      if (!inits)
+        line("if (threadIdx.x == 0) {");
+      inits = true;
+      int64_t n = b->arraySize ? constantValue(b->arraySize).value_or(1) : 1;
+      line(fmt::format("  for (int i = 0; i < {}; ++i) ts_mbar_init(ts_smem_addr(&{}[i]), {});", n,
+                       b->name, ex(b->count)));
+    }
+  if (inits) {
+    line("  asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");");
+    line("}");
+    line("__syncthreads();");
+  }
+  block(k_.body);
+  std::string body = out_.str();
+  if (failed_)
+    return false;
+
+  // Signature.
+  std::vector<std::string> params;
+  for (const Param &p : k_.params) {
+    if (p.isTensor)
+      params.push_back(fmt::format("{} *__restrict__ {}", cType(p.dtype), p.name));
+    else
+      params.push_back(fmt::format("{} {}", cType(p.dtype), p.name));
+  }
+  for (const std::string &s : symbols_)
+    params.push_back("int " + s);
+  for (auto &[n, m] : tma_)
+    params.push_back("const __grid_constant__ CUtensorMap tmap_" + n);
+  std::string sig;
+  for (size_t i = 0; i < params.size(); ++i)
+    sig += (i ? ", " : "") + params[i];
+  std::ostringstream d;
+  for (int n : wgmmaShapes_)
+    d << wgmmaHelper(n, "bf16") << wgmmaHelper(n, "f16");
+  bool usesSetmaxnreg = body.find("setmaxnreg") != std::string::npos;
+  d << "extern \"C\" __global__ void __launch_bounds__(" << k_.launch.threads
+    << (usesSetmaxnreg ? ", 1" : "") << ") " << k_.name << "(" << sig << ") {\n"
+    << "  extern __shared__ __align__(1024) uint8_t ts_smem_raw[];\n"
+    << "  uint8_t *ts_smem = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(ts_smem_raw) "
+       "+ 1023) & ~uintptr_t(1023));\n"
+    << body << "}\n\n";
+  device = d.str();
+
+  // Host launcher.
+  std::ostringstream h;
+  int64_t dynSmem = smemBytes_ + 1024;
+  std::string abi = fmt::format("{{\"kernel\": \"{}\", \"target\": \"{}\", \"tensors\": [",
+                                k_.name, target_.name);
+  int ti = 0;
+  for (const Param &p : k_.params)
+    if (p.isTensor) {
+      std::string shape;
+      for (const Expr &e : p.shape)
+        shape += (shape.empty() ? "\"" : ", \"") + print(e) + "\"";
+      abi += fmt::format("{}{{\"name\": \"{}\", \"dtype\": \"{}\", \"shape\": [{}]}}",
+                         ti++ ? ", " : "", p.name, dtypeName(p.dtype), shape);
+    }
+  abi += "], \"symbols\": [";
+  for (size_t i = 0; i < symbols_.size(); ++i)
+    abi += (i ? ", \"" : "\"") + symbols_[i] + "\"";
+  abi += "], \"scalars\": [";
+  int si = 0;
+  for (const Param &p : k_.params)
+    if (!p.isTensor)
+      abi += fmt::format("{}{{\"name\": \"{}\", \"dtype\": \"{}\"}}", si++ ? ", " : "",
+                         p.name, dtypeName(p.dtype));
+  abi += fmt::format("], \"threads\": {}, \"dynamic_smem\": {}}}", k_.launch.threads, dynSmem);
+  std::string escaped;
+  for (char ch : abi)
+    escaped += ch == '"' ? std::string("\\\"") : std::string(1, ch);
+  h << "extern \"C\" const char *tilescope_abi_" << k_.name << "() { return \"" << escaped
+    << "\"; }\n\n";
+  h << "extern \"C\" int tilescope_launch_" << k_.name
+    << "(void *const *tensors, const int64_t *symbols, const double *scalars, cudaStream_t "
+       "stream) {\n";
+  h << "  (void)tensors; (void)symbols; (void)scalars;\n";
+  ti = 0;
+  for (const Param &p : k_.params)
+    if (p.isTensor)
+      h << "  " << cType(p.dtype) << " *" << p.name << " = static_cast<" << cType(p.dtype)
+        << " *>(tensors[" << ti++ << "]);\n";
+  for (size_t i = 0; i < symbols_.size(); ++i)
+    h << "  const int " << symbols_[i] << " = (int)symbols[" << i << "];\n";
+  si = 0;
+  for (const Param &p : k_.params)
+    if (!p.isTensor)
+      h << "  const " << cType(p.dtype) << " " << p.name << " = (" << cType(p.dtype)
+        << ")scalars[" << si++ << "];\n";
+  for (const Expr &c : k_.constraints) {
+    std::string text = ex(c);
+    h << "  if (!(" << text << ")) return (int)cudaErrorInvalidValue; // where " << print(c)
+      << "\n";
+  }
+  for (auto &[n, m] : tma_) {
+    const BufferInfo &gb = bufs_.at(n);
+    size_t rank = gb.shape.size();
+    h << "  CUtensorMap tmap_" << n << ";\n  {\n";
+    h << "    cuuint64_t dims[" << rank << "] = {";
+    for (size_t dd = rank; dd-- > 0;)
+      h << "(cuuint64_t)(" << ex(gb.shape[dd]) << ")" << (dd ? ", " : "");
+    h << "};\n    cuuint64_t strides[" << std::max<size_t>(rank - 1, 1) << "] = {";
+    std::string stride = std::to_string(dtypeBits(gb.dtype) / 8);
+    for (size_t dd = rank; dd-- > 1;) {
+      stride = "(" + stride + ") * (cuuint64_t)(" + ex(gb.shape[dd]) + ")";
+      h << stride << (dd > 1 ? ", " : "");
+    }
+    if (rank == 1)
+      h << "0";
+    h << "};\n    cuuint32_t box[" << rank << "] = {";
+    for (size_t dd = rank; dd-- > 0;)
+      h << m.box[dd] << (dd ? ", " : "");
+    h << "};\n    cuuint32_t estr[" << rank << "] = {";
+    for (size_t dd = 0; dd < rank; ++dd)
+      h << "1" << (dd + 1 < rank ? ", " : "");
+    std::string sw = m.swizzleBytes == 128  ? "CU_TENSOR_MAP_SWIZZLE_128B"
+                     : m.swizzleBytes == 64 ? "CU_TENSOR_MAP_SWIZZLE_64B"
+                     : m.swizzleBytes == 32 ? "CU_TENSOR_MAP_SWIZZLE_32B"
+                                            : "CU_TENSOR_MAP_SWIZZLE_NONE";
+    h << "};\n    CUresult r = ts_encode_tiled()(&tmap_" << n << ", " << tmaType(gb.dtype) << ", "
+      << rank << ", " << n << ", dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, " << sw
+      << ", CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);\n"
+      << "    if (r != CUDA_SUCCESS) return (int)cudaErrorInvalidValue;\n  }\n";
+  }
+  std::string grid;
+  for (size_t g = 0; g < 3; ++g)
+    grid += (g ? ", " : "") +
+            (g < k_.launch.grid.size() ? "(unsigned)(" + ex(k_.launch.grid[g]) + ")" : "1u");
+  h << "  cudaError_t e = cudaFuncSetAttribute(" << k_.name
+    << ", cudaFuncAttributeMaxDynamicSharedMemorySize, " << dynSmem << ");\n"
+    << "  if (e != cudaSuccess) return (int)e;\n";
+  std::string args;
+  for (const Param &p : k_.params)
+    args += (args.empty() ? "" : ", ") + p.name;
+  for (const std::string &s : symbols_)
+    args += ", " + s;
+  for (auto &[n, m] : tma_)
+    args += ", tmap_" + n;
+  h << "  " << k_.name << "<<<dim3(" << grid << "), dim3(" << k_.launch.threads << "), "
+    << dynSmem << ", stream>>>(" << args << ");\n"
+    << "  return (int)cudaGetLastError();\n}\n\n";
+  host = h.str();
+  return true;
+}
+
+const char *kPrelude = R"(// Generated by `tilescope lower`. Do not edit: change the .tile source.
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <cstdint>
+
+template <class T, int N> struct alignas(sizeof(T) * N) ts_vec { T e[N]; };
+
+__device__ __forceinline__ float ts_to_f32(float x) { return x; }
+__device__ __forceinline__ float ts_to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ float ts_to_f32(__half x) { return __half2float(x); }
+__device__ __forceinline__ float ts_to_f32(int x) { return (float)x; }
+__device__ __forceinline__ float ts_to_f32(double x) { return (float)x; }
+
+__device__ __forceinline__ int ts_laneid() { return (int)threadIdx.x & 31; }
+// Plain arithmetic, not a broadcast shuffle: these are read under divergent
+// conditions too (a shuffle there would wait for lanes that never come).
+__device__ __forceinline__ int ts_warpid() { return (int)threadIdx.x >> 5; }
+__device__ __forceinline__ int ts_wgid() { return (int)threadIdx.x >> 7; }
+
+template <int M, int B, int S> __device__ __forceinline__ int ts_swizzle(int m) {
+  int x = m >> M;
+  x ^= (x & (((1 << B) - 1) << S)) >> S;
+  return (x << M) | (m & ((1 << M) - 1));
+}
+
+__device__ __forceinline__ uint32_t ts_smem_addr(const void *p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ bool ts_elect_sync() {
+#if __CUDA_ARCH__ >= 900
+  uint32_t elected;
+  asm volatile("{\n.reg .pred P;\n.reg .b32 r;\nelect.sync r|P, 0xffffffff;\nselp.u32 %0, 1, 0, P;\n}\n"
+               : "=r"(elected));
+  return elected != 0;
+#else
+  return ts_laneid() == __ffs(__activemask()) - 1;
+#endif
+}
+
+__device__ __forceinline__ void ts_mbar_init(uint32_t bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void ts_mbar_inval(uint32_t bar) {
+  asm volatile("mbarrier.inval.shared::cta.b64 [%0];" :: "r"(bar) : "memory");
+}
+__device__ __forceinline__ void ts_mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
+}
+__device__ __forceinline__ void ts_mbar_arrive_expect_tx(uint32_t bar, int bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void ts_mbar_expect_tx(uint32_t bar, int bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void ts_mbar_wait(uint32_t bar, int parity) {
+  uint32_t done;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  } while (!done);
+}
+
+__device__ __forceinline__ void ts_tma_load_2d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
+               :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1) : "memory");
+}
+__device__ __forceinline__ void ts_tma_load_3d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];"
+               :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1), "r"(c2) : "memory");
+}
+__device__ __forceinline__ void ts_tma_store_2d(const CUtensorMap *map, uint32_t src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%2, %3}], [%1];"
+               :: "l"(map), "r"(src), "r"(c0), "r"(c1) : "memory");
+}
+__device__ __forceinline__ void ts_cp_async16(uint32_t dst, const void *src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(src) : "memory");
+}
+
+// wgmma shared-memory matrix descriptor: start address, leading byte offset
+// (unused by swizzled K-major operands), stride byte offset between 8-row
+// core-matrix groups, swizzle mode (1: 128B, 2: 64B, 3: 32B).
+__device__ __forceinline__ uint64_t ts_wgmma_desc(uint32_t addr, int mode, int sbo) {
+  uint64_t d = 0;
+  d |= (uint64_t)((addr & 0x3FFFF) >> 4);
+  d |= (uint64_t)1 << 16;
+  d |= (uint64_t)((sbo >> 4) & 0x3FFF) << 32;
+  d |= (uint64_t)mode << 62;
+  return d;
+}
+
+)";
+
+const char *kHostPrelude = R"(// ---- host side
+typedef CUresult (*ts_encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                                       const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                                       const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                       CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+[[maybe_unused]] static ts_encode_tiled_fn ts_encode_tiled() {
+  static ts_encode_tiled_fn fn = nullptr;
+  if (!fn) {
+    void *p = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess)
+      fn = reinterpret_cast<ts_encode_tiled_fn>(p);
+  }
+  return fn;
+}
+
+)";
+
+} // namespace
+
+std::optional<LoweredModule> lowerModule(const Module &module, Diagnostics &diag,
+                                         const std::string &kernelName) {
+  LoweredModule out;
+  std::string device, host;
+  for (const Kernel &k : module.kernels) {
+    if (!kernelName.empty() && k.name != kernelName)
+      continue;
+    auto d = dispatchKernel(k, diag);
+    if (!d)
+      return std::nullopt;
+    LoweredKernel info;
+    info.name = k.name;
+    info.target = k.launch.target;
+    for (const DispatchDecision &dd : d->decisions)
+      info.dispatchChoices.push_back(dd.primitive + " -> " + dd.chosen);
+    KernelEmitter e(d->kernel, diag, info);
+    std::string dev, hst;
+    if (!e.run(dev, hst))
+      return std::nullopt;
+    device += dev;
+    host += hst;
+    out.kernels.push_back(std::move(info));
+  }
+  out.source = std::string(kPrelude) + device + kHostPrelude + host;
+  return out;
+}
+
+} // namespace tilescope::codegen

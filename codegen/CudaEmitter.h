@@ -1,0 +1,55 @@
+// Lowering of dispatched native IR to one CUDA C++ translation unit: a
+// __global__ function per kernel with inline PTX where CUDA C++ has no
+// spelling (TMA, mbarrier, wgmma, elect, setmaxnreg, fence.proxy.async,
+// cp.async), and a host launcher that builds the TMA tensor maps through the
+// driver API (cuTensorMapEncodeTiled reached with
+// cudaGetDriverEntryPointByVersion), raises the dynamic shared memory limit
+// and launches.
+//
+// Launcher ABI (what tools/CmdBench.cpp and codegen/bench.py call), per kernel K:
+//   extern "C" int tilescope_launch_K(void *const *tensors, const int64_t *symbols,
+//                                     const double *scalars, cudaStream_t stream);
+//   extern "C" const char *tilescope_abi_K(); // JSON: tensors, symbols, scalars in order
+// The return value is a cudaError_t (0: launched).
+//
+// Register tiles become per-thread arrays indexed by the register slot their
+// layout gives; the slot of each access is decided here, at compile time,
+// by evaluating the index for every thread of the CTA (accesses whose slot
+// depends on run-time values are diagnosed). Unrolled loops are unrolled
+// here so that those slots are constants. Runs of consecutive elements moved
+// between registers and memory by an unrolled loop become 32/64/128-bit
+// accesses when their alignment follows from the `where` constraints.
+//
+// Depends on ir/ (and dispatch); never on Z3 or the simulator.
+#pragma once
+
+#include "ir/Diagnostics.h"
+#include "ir/Stmt.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilescope::codegen {
+
+struct LoweredKernel {
+  std::string name;
+  TargetKind target;
+  std::vector<std::string> dispatchChoices; // "wg.gemm -> wgmma", in program order
+  std::vector<std::string> notes;           // what lowering chose to leave slow, and why
+};
+
+struct LoweredModule {
+  std::string source; // the .cu text
+  std::vector<LoweredKernel> kernels;
+};
+
+// Dispatches (when the kernel still has tile primitives) and lowers every
+// kernel of `module` (or only `kernelName`). Errors go to `diag`.
+std::optional<LoweredModule> lowerModule(const Module &module, Diagnostics &diag,
+                                         const std::string &kernelName = "");
+
+// The nvcc -gencode argument for a target: compute_90a/sm_90a etc.
+std::string gencodeFor(TargetKind target);
+
+} // namespace tilescope::codegen

@@ -1,0 +1,91 @@
+#include "codegen/Toolchain.h"
+
+#include <llvm/ADT/SmallString.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Program.h>
+
+#include <cstdlib>
+#include <set>
+#include <sstream>
+
+namespace tilescope::codegen {
+
+std::optional<std::string> findNvcc() {
+  if (const char *env = std::getenv("TILESCOPE_NVCC"); env && *env)
+    return std::string(env);
+  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/nvcc"))
+    return std::string("/usr/local/cuda/bin/nvcc");
+  if (auto p = llvm::sys::findProgramByName("nvcc"))
+    return *p;
+  return std::nullopt;
+}
+
+BuildResult build(const std::string &nvcc, const std::string &cuFile, const std::string &outFile,
+                  TargetKind target, BuildKind kind) {
+  std::vector<std::string> args = {nvcc, "-std=c++17", "-O3", gencodeFor(target)};
+  switch (kind) {
+  case BuildKind::Ptx: args.push_back("-ptx"); break;
+  case BuildKind::Cubin:
+    args.push_back("-cubin");
+    args.push_back("-Xptxas=-v,-warn-spills,-warn-lmem-usage");
+    break;
+  case BuildKind::SharedLibrary:
+    args.insert(args.end(), {"-shared", "-Xcompiler", "-fPIC"});
+    break;
+  }
+  args.insert(args.end(), {cuFile, "-o", outFile});
+  llvm::SmallString<128> logPath;
+  llvm::sys::fs::createTemporaryFile("tilescope-nvcc", "log", logPath);
+  std::vector<llvm::StringRef> argv(args.begin(), args.end());
+  llvm::Optional<llvm::StringRef> redirects[] = {llvm::None, llvm::StringRef(logPath),
+                                                llvm::StringRef(logPath)};
+  BuildResult r;
+  std::string err;
+  r.exitCode = llvm::sys::ExecuteAndWait(nvcc, argv, llvm::None, redirects, 0, 0, &err);
+  if (auto buf = llvm::MemoryBuffer::getFile(logPath))
+    r.log = (*buf)->getBuffer().str();
+  r.log += err;
+  llvm::sys::fs::remove(logPath);
+  return r;
+}
+
+std::vector<PtxasFinding> slowPathFindings(const std::string &log) {
+  std::vector<PtxasFinding> out;
+  std::istringstream in(log);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto has = [&](const char *s) { return line.find(s) != std::string::npos; };
+    if (has("wgmma") && (has("serializ") || has("Performance Loss")))
+      out.push_back({"wgmma-serialized", line});
+    else if (has("setmaxnreg") && has("ignor"))
+      out.push_back({"setmaxnreg-ignored", line});
+    else if (has("bytes spill stores") && !has(" 0 bytes spill stores"))
+      out.push_back({"spill", line});
+    else if (has("warning") && has("spill"))
+      out.push_back({"spill", line});
+    else if (has("warning") && has("Local memory"))
+      out.push_back({"local-memory", line});
+  }
+  return out;
+}
+
+std::vector<std::string> expectedPtx(const LoweredKernel &k) {
+  std::set<std::string> want;
+  for (const std::string &c : k.dispatchChoices) {
+    std::string impl = c.substr(c.find("-> ") + 3);
+    if (impl == "wgmma")
+      want.insert("wgmma.mma_async");
+    else if (impl == "tma")
+      want.insert("cp.async.bulk.tensor");
+    else if (impl == "tcgen05.mma")
+      want.insert("tcgen05.mma");
+    else if (impl == "cp_async")
+      want.insert("cp.async.cg");
+    else if (impl == "ldmatrix")
+      want.insert("ldmatrix");
+  }
+  return {want.begin(), want.end()};
+}
+
+} // namespace tilescope::codegen

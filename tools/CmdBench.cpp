@@ -1,0 +1,103 @@
+// `tilescope bench FILE --kernel K --args M=4096,N=4096,K=4096 --ref gemm_abt
+//  [--scalars eps=1e-6] [--reps 50] [--keep DIR]` (GPU machine): lower, build a
+// shared library with nvcc, and run the harness codegen/bench.py, which checks
+// the result against a float64 reference, times the kernel with CUDA events
+// next to cuBLAS or Triton in the same process, and prints one JSON object.
+// Exit 0 when the result is right, 1 when it is wrong, 2 on input errors.
+#include "codegen/CudaEmitter.h"
+#include "codegen/Toolchain.h"
+#include "ir/Checker.h"
+#include "ir/Parser.h"
+#include "tools/Command.h"
+#include "tools/InputFile.h"
+
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/Program.h>
+#include <llvm/Support/raw_ostream.h>
+
+namespace tilescope::tool {
+namespace {
+namespace cl = llvm::cl;
+
+cl::SubCommand benchCommand("bench", "Compile, check and time a kernel on the GPU");
+cl::opt<std::string> input(cl::Positional, cl::desc("FILE"), cl::Required, cl::sub(benchCommand));
+cl::opt<std::string> kernelName("kernel", cl::desc("Kernel to run"), cl::Required,
+                                cl::sub(benchCommand));
+cl::opt<std::string> argsOpt("args", cl::desc("Shape symbols, e.g. M=4096,N=4096,K=4096"),
+                             cl::Required, cl::sub(benchCommand));
+cl::opt<std::string> scalarsOpt("scalars", cl::desc("Scalar parameters, e.g. eps=1e-6"),
+                                cl::init(""), cl::sub(benchCommand));
+cl::opt<std::string> refOpt("ref", cl::desc("Reference: gemm_abt, gemm_ab or rmsnorm"),
+                            cl::Required, cl::sub(benchCommand));
+cl::opt<int> reps("reps", cl::desc("Timed runs (median reported)"), cl::init(50),
+                  cl::sub(benchCommand));
+cl::opt<std::string> keep("keep", cl::desc("Keep the .cu and .so in DIR"), cl::init(""),
+                          cl::sub(benchCommand));
+cl::opt<std::string> python("python", cl::desc("Python with torch and triton"),
+                            cl::init("python3"), cl::sub(benchCommand));
+cl::opt<std::string> dump("dump", cl::desc("Save inputs/outputs as .npy with this prefix"),
+                          cl::init(""), cl::sub(benchCommand));
+
+int runBench() {
+  llvm::SourceMgr sourceMgr;
+  Diagnostics diag(sourceMgr);
+  auto id = loadInput(input, diag);
+  if (!id)
+    return kInputError;
+  Module module = parseModule(*id, diag);
+  if (diag.hasErrors() || checkModule(module, diag) != 0)
+    return kInputError;
+  if (!module.find(kernelName)) {
+    llvm::errs() << "tilescope: error: no kernel named '" << kernelName << "'\n";
+    return kInputError;
+  }
+  auto lowered = codegen::lowerModule(module, diag, kernelName);
+  if (!lowered)
+    return kInputError;
+  auto nvcc = codegen::findNvcc();
+  if (!nvcc) {
+    llvm::errs() << "tilescope: error: nvcc not found (set TILESCOPE_NVCC)\n";
+    return kInputError;
+  }
+  llvm::SmallString<128> dir;
+  if (keep.empty())
+    llvm::sys::fs::createUniqueDirectory("tilescope-bench", dir);
+  else {
+    dir = keep;
+    llvm::sys::fs::create_directories(dir);
+  }
+  std::string cu = (dir + "/" + kernelName + ".cu").str(), so = (dir + "/" + kernelName + ".so").str();
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(cu, ec);
+    os << lowered->source;
+  }
+  auto b = codegen::build(*nvcc, cu, so, lowered->kernels[0].target,
+                          codegen::BuildKind::SharedLibrary);
+  if (b.exitCode != 0) {
+    llvm::errs() << b.log << "tilescope: error: nvcc failed\n";
+    return kInputError;
+  }
+  auto py = llvm::sys::findProgramByName(python);
+  if (!py) {
+    llvm::errs() << "tilescope: error: no '" << python << "'\n";
+    return kInputError;
+  }
+  std::string harness = std::string(TILESCOPE_SOURCE_DIR) + "/codegen/bench.py";
+  std::vector<std::string> args = {*py,       harness,         "--lib",   so,
+                                   "--kernel", kernelName,      "--args",  argsOpt,
+                                   "--ref",    refOpt,          "--reps",  std::to_string(reps),
+                                   "--scalars", scalarsOpt};
+  if (!dump.empty()) {
+    args.push_back("--dump");
+    args.push_back(dump);
+  }
+  std::vector<llvm::StringRef> argv(args.begin(), args.end());
+  int rc = llvm::sys::ExecuteAndWait(*py, argv);
+  return rc == 0 ? kClean : (rc == 1 ? kFindings : kInputError);
+}
+
+CommandRegistration registration(benchCommand, runBench);
+} // namespace
+} // namespace tilescope::tool

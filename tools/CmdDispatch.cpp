@@ -1,0 +1,65 @@
+// `tilescope dispatch FILE [--kernel K] [--explain]`: parse, check, dispatch
+// every tile primitive to native IR and print the result in canonical form.
+// --explain prints, per call, the implementation chosen and why each one
+// before it refused.
+#include "ir/Checker.h"
+#include "ir/Dispatch.h"
+#include "ir/Parser.h"
+#include "ir/Printer.h"
+#include "tools/Command.h"
+#include "tools/InputFile.h"
+
+#include <llvm/Support/raw_ostream.h>
+
+namespace tilescope::tool {
+namespace {
+namespace cl = llvm::cl;
+
+cl::SubCommand dispatchCommand("dispatch", "Dispatch tile primitives to native IR and print it");
+cl::opt<std::string> input(cl::Positional, cl::desc("FILE"), cl::Required,
+                           cl::sub(dispatchCommand));
+cl::opt<std::string> kernelName("kernel", cl::desc("Dispatch only kernel K"), cl::value_desc("K"),
+                                cl::sub(dispatchCommand));
+cl::opt<bool> explain("explain", cl::desc("Print each decision and the refusals before it"),
+                      cl::sub(dispatchCommand));
+
+int runDispatch() {
+  llvm::SourceMgr sourceMgr;
+  Diagnostics diag(sourceMgr);
+  auto id = loadInput(input, diag);
+  if (!id)
+    return kInputError;
+  Module module = parseModule(*id, diag);
+  if (diag.hasErrors())
+    return kInputError;
+  if (checkModule(module, diag) != 0)
+    return kInputError;
+  Module out;
+  for (const Kernel &k : module.kernels) {
+    if (!kernelName.empty() && k.name != kernelName)
+      continue;
+    auto r = dispatchKernel(k, diag);
+    if (!r)
+      return kInputError;
+    if (explain) {
+      for (const DispatchDecision &d : r->decisions) {
+        auto lc = sourceMgr.getLineAndColumn(d.loc);
+        llvm::outs() << "// " << k.name << ":" << lc.first << ":" << lc.second << " "
+                     << d.primitive << " -> " << d.chosen << "\n";
+        for (const auto &[n, why] : d.refused)
+          llvm::outs() << "//   " << n << " refused: " << why << "\n";
+      }
+    }
+    out.kernels.push_back(std::move(r->kernel));
+  }
+  if (!kernelName.empty() && out.kernels.empty()) {
+    llvm::errs() << "tilescope: error: no kernel named '" << kernelName << "'\n";
+    return kInputError;
+  }
+  llvm::outs() << print(out);
+  return kClean;
+}
+
+CommandRegistration registration(dispatchCommand, runDispatch);
+} // namespace
+} // namespace tilescope::tool

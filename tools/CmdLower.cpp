@@ -1,0 +1,128 @@
+// `tilescope lower FILE [--kernel K] -o out.cu [--verify-ptx]`: dispatch and
+// lower to CUDA C++. With --verify-ptx it also compiles with nvcc for each
+// kernel's target, checks that the PTX holds the instructions dispatch chose
+// and that ptxas reports no slow path (wgmma serialization, spills), and
+// prints one line per check; a failed check exits 1.
+#include "codegen/CudaEmitter.h"
+#include "codegen/Toolchain.h"
+#include "ir/Checker.h"
+#include "ir/Parser.h"
+#include "tools/Command.h"
+#include "tools/InputFile.h"
+
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
+
+namespace tilescope::tool {
+namespace {
+namespace cl = llvm::cl;
+
+cl::SubCommand lowerCommand("lower", "Lower a kernel file to CUDA C++ with inline PTX");
+cl::opt<std::string> input(cl::Positional, cl::desc("FILE"), cl::Required, cl::sub(lowerCommand));
+cl::opt<std::string> kernelName("kernel", cl::desc("Lower only kernel K"), cl::value_desc("K"),
+                                cl::sub(lowerCommand));
+cl::opt<std::string> output("o", cl::desc("Output .cu file ('-' for stdout)"),
+                            cl::value_desc("out.cu"), cl::init("-"), cl::sub(lowerCommand));
+cl::opt<bool> verifyPtx("verify-ptx",
+                        cl::desc("Compile with nvcc; check the PTX and ptxas's report"),
+                        cl::sub(lowerCommand));
+
+int runLower() {
+  llvm::SourceMgr sourceMgr;
+  Diagnostics diag(sourceMgr);
+  auto id = loadInput(input, diag);
+  if (!id)
+    return kInputError;
+  Module module = parseModule(*id, diag);
+  if (diag.hasErrors() || checkModule(module, diag) != 0)
+    return kInputError;
+  if (!kernelName.empty() && !module.find(kernelName)) {
+    llvm::errs() << "tilescope: error: no kernel named '" << kernelName << "'\n";
+    return kInputError;
+  }
+  auto lowered = codegen::lowerModule(module, diag, kernelName);
+  if (!lowered)
+    return kInputError;
+  std::string cuPath = output;
+  if (output == "-") {
+    if (!verifyPtx) {
+      llvm::outs() << lowered->source;
+      return kClean;
+    }
+    llvm::SmallString<128> tmp;
+    llvm::sys::fs::createTemporaryFile("tilescope-lower", "cu", tmp);
+    cuPath = std::string(tmp);
+  }
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(cuPath, ec);
+    if (ec) {
+      llvm::errs() << "tilescope: error: cannot write '" << cuPath << "': " << ec.message() << "\n";
+      return kInputError;
+    }
+    os << lowered->source;
+  }
+  if (!verifyPtx)
+    return kClean;
+  auto nvcc = codegen::findNvcc();
+  if (!nvcc) {
+    llvm::errs() << "tilescope: error: nvcc not found (set TILESCOPE_NVCC)\n";
+    return kInputError;
+  }
+  int status = kClean;
+  for (const codegen::LoweredKernel &k : lowered->kernels) {
+    for (const std::string &c : k.dispatchChoices)
+      llvm::outs() << k.name << ": dispatch " << c << "\n";
+    for (const std::string &n : k.notes)
+      llvm::outs() << k.name << ": note: " << n << "\n";
+    std::string ptx = cuPath + "." + k.name + ".ptx", cubin = cuPath + "." + k.name + ".cubin";
+    auto p = codegen::build(*nvcc, cuPath, ptx, k.target, codegen::BuildKind::Ptx);
+    if (p.exitCode != 0) {
+      llvm::errs() << p.log;
+      llvm::outs() << k.name << ": FAIL nvcc -ptx exited " << p.exitCode << "\n";
+      return kFindings;
+    }
+    auto text = llvm::MemoryBuffer::getFile(ptx);
+    std::string ptxText = text ? (*text)->getBuffer().str() : "";
+    for (const std::string &want : codegen::expectedPtx(k)) {
+      bool ok = ptxText.find(want) != std::string::npos;
+      llvm::outs() << k.name << ": " << (ok ? "ok" : "FAIL") << " ptx has " << want << "\n";
+      if (!ok)
+        status = kFindings;
+    }
+    auto c = codegen::build(*nvcc, cuPath, cubin, k.target, codegen::BuildKind::Cubin);
+    if (c.exitCode != 0) {
+      llvm::errs() << c.log;
+      llvm::outs() << k.name << ": FAIL nvcc -cubin exited " << c.exitCode << "\n";
+      return kFindings;
+    }
+    // Resource lines of this kernel.
+    std::string line;
+    for (char ch : c.log) {
+      if (ch != '\n') {
+        line += ch;
+        continue;
+      }
+      if (line.find("Used") != std::string::npos || line.find("spill") != std::string::npos)
+        llvm::outs() << k.name << ": ptxas" << line.substr(line.find(':') == std::string::npos ? 0 : line.find(':') + 1) << "\n";
+      line.clear();
+    }
+    auto findings = codegen::slowPathFindings(c.log);
+    for (const auto &f : findings)
+      llvm::outs() << k.name << ": FAIL slow path (" << f.kind << "): " << f.line << "\n";
+    if (!findings.empty())
+      status = kFindings;
+    else
+      llvm::outs() << k.name << ": ok ptxas reports no slow path\n";
+    llvm::sys::fs::remove(ptx);
+    llvm::sys::fs::remove(cubin);
+  }
+  if (output == "-")
+    llvm::sys::fs::remove(cuPath);
+  return status;
+}
+
+CommandRegistration registration(lowerCommand, runLower);
+} // namespace
+} // namespace tilescope::tool
