@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <climits>
 #include <set>
+#include <tuple>
 
 namespace tilescope {
 
@@ -150,7 +151,8 @@ private:
   z3::expr fires(const SyncEvent &ev, const z3::expr &i) {
     z3::expr_vector all(ctx_);
     if (ev.loop < 0) {
-      all.push_back(i == 0);
+      auto it = oneShotRound_.find(&ev);
+      all.push_back(i == ctx_.int_val(it == oneShotRound_.end() ? 0 : it->second));
     } else {
       all.push_back(i >= 0);
       all.push_back(i < *loopTrip_[size_t(ev.loop)]);
@@ -163,7 +165,41 @@ private:
     return z3::mk_and(all);
   }
 
+  // Barrier events outside loops run once; several on one element in one
+  // role are consecutive rounds: the k-th arrival (or wait) is round k, an
+  // expect_tx belongs to the arrival it comes with, a delivery to the last
+  // expect_tx before it.
+  void numberOneShotRounds() {
+    std::map<std::tuple<int, std::string, int64_t, int>, int64_t> seen;
+    std::map<std::tuple<int, std::string, int64_t>, int64_t> lastArrival, lastExpect;
+    for (const SyncEvent &e : sk_.events) {
+      if (e.loop >= 0 || e.barrier.array.empty())
+        continue;
+      auto elem = constantValue(e.barrier.index);
+      if (!elem)
+        continue;
+      auto key = std::make_tuple(e.role, e.barrier.array, *elem);
+      auto next = [&](int cls) { return seen[std::tuple_cat(key, std::make_tuple(cls))]++; };
+      switch (e.kind) {
+      case SyncKind::MbarArrive:
+      case SyncKind::Tcgen05Commit: oneShotRound_[&e] = lastArrival[key] = next(0); break;
+      case SyncKind::MbarWait: oneShotRound_[&e] = next(1); break;
+      case SyncKind::MbarExpectTx: {
+        bool withArrival = &e != &sk_.events.front() && (&e - 1)->loc == e.loc &&
+                           (&e - 1)->kind == SyncKind::MbarArrive;
+        int64_t r = withArrival ? lastArrival[key] : next(2);
+        oneShotRound_[&e] = lastExpect[key] = r;
+        break;
+      }
+      case SyncKind::TxDelivery:
+      case SyncKind::MbarCompleteTx: oneShotRound_[&e] = lastExpect[key]; break;
+      default: break;
+      }
+    }
+  }
+
   void prepareLoops() {
+    numberOneShotRounds();
     for (const SkeletonLoop &l : sk_.loops) {
       std::optional<z3::expr> trip;
       if (l.parent < 0)
@@ -369,7 +405,7 @@ private:
 
   std::string iterationText(const z3::model &m, const SyncEvent &ev, const z3::expr &i) {
     if (ev.loop < 0)
-      return "outside loops";
+      return "its one execution (outside loops)";
     const SkeletonLoop &l = sk_.loops[size_t(ev.loop)];
     int64_t iv = ProtoEncoder::value(m, i);
     auto b = enc_.encode(l.begin, {}), s = enc_.encode(l.step, {});
@@ -378,7 +414,10 @@ private:
       value = ProtoEncoder::value(m, *b + ctx_.int_val(iv) * *s);
     return fmt::format("{} = {}", l.var, value);
   }
-  std::string sizes(const z3::model &m) { return enc_.describeSymbols(m); }
+  std::string sizes(const z3::model &m) {
+    std::string text = enc_.describeSymbols(m);
+    return text.empty() ? std::string("every size") : text;
+  }
   static std::string phaseText(int64_t phase) {
     return phase < 0 ? std::string("the phase before the first (it passes at once)")
                      : fmt::format("phase {}", phase);
@@ -1371,6 +1410,7 @@ private:
   std::vector<std::optional<z3::expr>> loopTrip_;
   std::vector<int> loopClass_;
   std::map<size_t, Pattern> barrierPattern_;
+  std::map<const SyncEvent *, int64_t> oneShotRound_;
   std::map<std::string, BarrierInfo> barriers_;
   std::map<size_t, int64_t> waitShift_;
   std::map<size_t, int> nodeOf_;
