@@ -63,7 +63,8 @@ std::string wrap(const std::string &body, const std::string &params = "A: global
 } // namespace
 
 TEST_CASE("the bundled kernels parse, check, and print canonically (fmt is idempotent)") {
-  for (const char *name : {"gemm_naive.tile", "rmsnorm.tile", "gemm_bf16_sm90.tile"}) {
+  for (const char *name :
+       {"gemm_naive.tile", "rmsnorm.tile", "gemm_bf16_sm90.tile", "gemm_bf16_sm100.tile"}) {
     INFO(name);
     auto p = parse(readFile(std::string(TILESCOPE_SOURCE_DIR) + "/kernels/" + name), true);
     REQUIRE(errors(*p) == std::vector<std::string>{});
