@@ -1,11 +1,14 @@
 // `tilescope check [FILE] [--kernel K] [--json]`: parse, type and
-// well-formedness checks, then the proofs the verifier offers. Without FILE it
+// well-formedness checks, then the proofs: layout legality, barrier
+// protocols, static races. Without FILE it
 // checks the bundled kernel library. Input errors exit 2; findings of the
 // proofs exit 1.
 #include "ir/Checker.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "kernels/BundledKernels.h"
+#include "racecheck/StaticRaces.h"
+#include "verifier/BarrierProofs.h"
 #include "verifier/KernelLayouts.h"
 #include "tools/Command.h"
 #include "tools/InputFile.h"
@@ -36,6 +39,8 @@ struct Proof {
 };
 const Proof kProofs[] = {
     {"layouts", [](const Kernel &k, Diagnostics &d) { return checkKernelLayouts(k, d); }},
+    {"barriers", verifyBarrierProtocols},
+    {"races", verifyStaticRaces},
 };
 
 struct KernelResult {
