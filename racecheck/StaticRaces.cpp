@@ -121,8 +121,15 @@ private:
     return false;
   }
 
+  // In a loop whose outermost loop the barrier proofs model (an inner loop,
+  // e.g. the K-chunks of a dispatched gemm, runs within one outer iteration).
   bool inModelledLoop(const SyncEvent &e) const {
-    return e.loop >= 0 && sk_.loops[size_t(e.loop)].parent < 0;
+    if (e.loop < 0)
+      return false;
+    int loop = e.loop;
+    while (sk_.loops[size_t(loop)].parent >= 0)
+      loop = sk_.loops[size_t(loop)].parent;
+    return loop >= 0;
   }
 
   void checkPairs() {
