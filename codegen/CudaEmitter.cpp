@@ -98,10 +98,32 @@ struct TmaMap {
   int index = 0;
 };
 
+// sm_100a only: emitted once per module, before the first kernel that uses
+// tensor memory (ptxas for sm_90a rejects these instructions).
+const char *kTcgen05Helpers = R"(// tcgen05 shared-memory matrix descriptor (sm_100): start address, leading
+// byte offset 16 (unused for swizzled K-major), stride byte offset, version 1,
+// layout type (2: 128B swizzle, 4: 64B, 6: 32B, 0: none).
+__device__ __forceinline__ uint64_t ts_umma_desc(uint32_t addr, int layout, int sbo) {
+  uint64_t d = 0;
+  d |= (uint64_t)((addr & 0x3FFFF) >> 4);
+  d |= (uint64_t)1 << 16;
+  d |= (uint64_t)((sbo >> 4) & 0x3FFF) << 32;
+  d |= (uint64_t)1 << 46;
+  d |= (uint64_t)layout << 61;
+  return d;
+}
+__device__ __forceinline__ void ts_umma_f16(uint32_t tmem, uint64_t da, uint64_t db, uint32_t idesc, bool accumulate) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\ntcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, p;\n}\n"
+               :: "r"(tmem), "l"(da), "l"(db), "r"(idesc), "r"((int)accumulate) : "memory");
+}
+
+)";
+
 class KernelEmitter {
 public:
-  KernelEmitter(const Kernel &k, Diagnostics &diag, LoweredKernel &info)
-      : k_(k), diag_(diag), info_(info), target_(targetInfo(k.launch.target)) {}
+  KernelEmitter(const Kernel &k, Diagnostics &diag, LoweredKernel &info, bool &tcgenHelpers)
+      : k_(k), diag_(diag), info_(info), target_(targetInfo(k.launch.target)),
+        tcgenHelpers_(tcgenHelpers) {}
 
   bool run(std::string &device, std::string &host);
 
@@ -138,6 +160,7 @@ private:
   Diagnostics &diag_;
   LoweredKernel &info_;
   const TargetInfo &target_;
+  bool &tcgenHelpers_;
   bool failed_ = false;
   std::map<std::string, BufferInfo> bufs_;
   std::map<std::string, std::pair<int64_t, bool>> barriers_; // name -> (offset, has count)
@@ -148,6 +171,12 @@ private:
   std::map<std::string, Dtype> letTypes_;
   std::map<std::string, TmaMap> tma_;
   std::set<int> wgmmaShapes_;
+  bool usesTcgen05_ = false;
+  std::map<std::string, int64_t> tmemColumns_;
+  std::string tmemAddr(const std::string &buf) {
+    return fmt::format("(*reinterpret_cast<volatile uint32_t *>(ts_smem + {}))",
+                       bufs_.at(buf).smemOffset);
+  }
   int64_t smemBytes_ = 0;
   std::ostringstream out_;
   int indent_ = 1;
@@ -207,7 +236,12 @@ void KernelEmitter::collect() {
         info.smemOffset = e.smemBytes_;
         e.smemBytes_ += info.bytes;
       } else if (b.scope == MemScope::Tmem) {
-        e.error(b.loc, "tensor-memory buffers are not lowered yet (sm_100a kernels stop here)");
+        // Tensor memory: tcgen05.alloc writes the allocation's address into
+        // a shared-memory word that every thread reads after a CTA barrier.
+        e.smemBytes_ = (e.smemBytes_ + 15) / 16 * 16;
+        info.smemOffset = e.smemBytes_;
+        e.smemBytes_ += 16;
+        e.usesTcgen05_ = true;
       }
       e.bufs_[b.name] = info;
     }
@@ -845,6 +879,8 @@ void KernelEmitter::callStmt(const CallStmt &c) {
     return a ? a->value : nullptr;
   };
   const IntrinsicInfo *info = findIntrinsic(f);
+  if (std::find(info_.natives.begin(), info_.natives.end(), f) == info_.natives.end())
+    info_.natives.push_back(f);
   if (info && info->cls == CallClass::TilePrimitive) {
     if (f == "sync") {
       line("__syncthreads();");
@@ -978,6 +1014,141 @@ void KernelEmitter::callStmt(const CallStmt &c) {
     line(fmt::format("asm volatile(\"bar.{} %0, %1;\" :: \"r\"((int)({})), \"r\"((int)({})) : "
                      "\"memory\");",
                      f == "barrier.sync" ? "sync" : "arrive", ex(arg(0)), ex(kwv("threads"))));
+  } else if (f == "tcgen05.alloc" || f == "tcgen05.dealloc") {
+    std::string buf = as<Var>(arg(0)).name;
+    const BufferInfo &b = bufs_.at(buf);
+    int64_t cols = b.constShape.size() > 1 ? b.constShape[1] : 32;
+    if (Expr c = kwv("cols"))
+      cols = constantValue(c).value_or(cols);
+    if (f == "tcgen05.alloc") {
+      tmemColumns_[buf] = cols;
+      line(fmt::format("asm volatile(\"tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 "
+                       "[%0], {};\" :: \"r\"(ts_smem_addr(ts_smem + {})) : \"memory\");",
+                       cols, b.smemOffset));
+    } else {
+      if (tmemColumns_.count(buf))
+        cols = tmemColumns_[buf];
+      line(fmt::format("asm volatile(\"tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, {};\" "
+                       ":: \"r\"({}) : \"memory\");",
+                       cols, tmemAddr(buf)));
+    }
+  } else if (f == "tcgen05.relinquish_alloc_permit") {
+    line("asm volatile(\"tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\" ::: "
+         "\"memory\");");
+  } else if (f == "tcgen05.mma") {
+    std::string d = as<Var>(arg(0)).name;
+    std::string abuf, bbuf;
+    std::string aaddr = regionByteAddress(arg(1), &abuf), baddr = regionByteAddress(arg(2), &bbuf);
+    auto extents = [&](const Expr &region) {
+      // Kept extents of a region of a shared buffer: [rows, K].
+      std::vector<const Index *> chain;
+      Expr base = region;
+      while (base->kind == ExprKind::Index) {
+        chain.insert(chain.begin(), &as<Index>(base));
+        base = as<Index>(base).base;
+      }
+      const BufferInfo &b = bufs_.at(as<Var>(base).name);
+      std::vector<int64_t> ext = b.constShape;
+      std::vector<bool> kept(ext.size(), true);
+      for (const Index *x : chain) {
+        size_t i = 0;
+        for (size_t dd = 0; dd < kept.size() && i < x->subscripts.size(); ++dd) {
+          if (!kept[dd])
+            continue;
+          const Subscript &sub = x->subscripts[i++];
+          if (sub.kind == Subscript::Point)
+            kept[dd] = false;
+          else if (sub.kind == Subscript::Extent)
+            ext[dd] = constantValue(sub.end).value_or(ext[dd]);
+        }
+      }
+      std::vector<int64_t> out;
+      for (size_t dd = 0; dd < ext.size(); ++dd)
+        if (kept[dd])
+          out.push_back(ext[dd]);
+      return out;
+    };
+    auto ae = extents(arg(1)), be = extents(arg(2));
+    if (ae.size() != 2 || be.size() != 2 || ae[1] % 16 != 0) {
+      error(c.loc, "tcgen05.mma operands must be [M, K] and [N, K] tiles with K a multiple of 16");
+      return;
+    }
+    int64_t m = ae[0], n = be[0], k = ae[1];
+    Dtype ab = bufs_.at(abuf).dtype;
+    uint32_t idesc = (1u << 4) | ((ab == Dtype::bf16 ? 1u : 0u) << 7) |
+                     ((ab == Dtype::bf16 ? 1u : 0u) << 10) | (static_cast<uint32_t>(n >> 3) << 17) |
+                     (static_cast<uint32_t>(m >> 4) << 24);
+    auto swizzleOf = [&](const BufferInfo &b) {
+      int mode = 0, span = 16;
+      if (const auto &sw = b.layout->swizzle()) {
+        span = 16 << sw->bitsXored;
+        mode = sw->bitsXored == 3 ? 2 : sw->bitsXored == 2 ? 4 : 6;
+      }
+      return std::pair<int, int>{mode, 8 * span};
+    };
+    auto [amode, asbo] = swizzleOf(bufs_.at(abuf));
+    auto [bmode, bsbo] = swizzleOf(bufs_.at(bbuf));
+    Expr accum = kwv("accumulate");
+    std::string acc = accum ? ex(accum) : "true";
+    line("{");
+    line(fmt::format("  const uint32_t a0 = {}, b0 = {};", aaddr, baddr));
+    line(fmt::format("  const bool acc0 = {};", acc));
+    line("#pragma unroll");
+    line(fmt::format("  for (int kk = 0; kk < {}; ++kk)", k / 16));
+    line(fmt::format("    ts_umma_f16({}, ts_umma_desc(a0 + kk * 32, {}, {}), "
+                     "ts_umma_desc(b0 + kk * 32, {}, {}), {}u, acc0 || kk > 0);",
+                     tmemAddr(d), amode, asbo, bmode, bsbo, idesc));
+    line("}");
+  } else if (f == "tcgen05.commit") {
+    line(fmt::format("asm volatile(\"tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::"
+                     "cluster.b64 [%0];\" :: \"r\"({}) : \"memory\");",
+                     barrierAddr(arg(0))));
+  } else if (f == "tcgen05.ld") {
+    // dst: a region of a tcgen05_32x32b register tile (one row per thread);
+    // src: a region of tensor memory, rows = lanes, columns.
+    std::vector<const Index *> chain;
+    Expr base = arg(1);
+    while (base->kind == ExprKind::Index) {
+      chain.insert(chain.begin(), &as<Index>(base));
+      base = as<Index>(base).base;
+    }
+    std::string tm = as<Var>(base).name;
+    Expr row = IntImm::make(0), col = IntImm::make(0);
+    int64_t cols = bufs_.at(tm).constShape.at(1);
+    if (!chain.empty() && chain[0]->subscripts.size() == 2) {
+      const auto &sr = chain[0]->subscripts[0], &sc = chain[0]->subscripts[1];
+      if (sr.begin)
+        row = sr.begin;
+      if (sc.begin)
+        col = sc.begin;
+      if (sc.kind == Subscript::Extent)
+        cols = constantValue(sc.end).value_or(cols);
+    }
+    Expr shape = kwv("shape");
+    if (!shape || shape->kind != ExprKind::StringImm || as<StringImm>(shape).value != "32x32b") {
+      error(c.loc, "only tcgen05.ld shape \"32x32b\" is lowered");
+      return;
+    }
+    Expr dbase = arg(0);
+    while (dbase->kind == ExprKind::Index)
+      dbase = as<Index>(dbase).base;
+    std::string dst = as<Var>(dbase).name;
+    std::string ops, cons;
+    for (int64_t j = 0; j < cols; ++j) {
+      ops += fmt::format("{}%{}", j ? ", " : "", j);
+      cons += fmt::format("{}\"=f\"({}[{}])", j ? ", " : "", dst, j);
+    }
+    line(fmt::format("asm volatile(\"tcgen05.ld.sync.aligned.32x32b.x{}.b32 {{{}}}, [%{}];\" : {} "
+                     ": \"r\"({} + ((uint32_t)({}) << 16) + (uint32_t)({})) : \"memory\");",
+                     cols, ops, cols, cons, tmemAddr(tm), ex(row), ex(col)));
+  } else if (f == "tcgen05.wait_ld") {
+    line("asm volatile(\"tcgen05.wait::ld.sync.aligned;\" ::: \"memory\");");
+  } else if (f == "tcgen05.wait_st") {
+    line("asm volatile(\"tcgen05.wait::st.sync.aligned;\" ::: \"memory\");");
+  } else if (f == "tcgen05.fence_before_thread_sync") {
+    line("asm volatile(\"tcgen05.fence::before_thread_sync;\" ::: \"memory\");");
+  } else if (f == "tcgen05.fence_after_thread_sync") {
+    line("asm volatile(\"tcgen05.fence::after_thread_sync;\" ::: \"memory\");");
   } else {
     error(c.loc, fmt::format("no lowering for '{}' yet", f));
   }
@@ -1063,6 +1234,10 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
   for (size_t i = 0; i < params.size(); ++i)
     sig += (i ? ", " : "") + params[i];
   std::ostringstream d;
+  if (usesTcgen05_ && !tcgenHelpers_) {
+    tcgenHelpers_ = true;
+    d << kTcgen05Helpers;
+  }
   for (int n : wgmmaShapes_)
     d << wgmmaHelper(n, "bf16") << wgmmaHelper(n, "f16");
   bool usesSetmaxnreg = body.find("setmaxnreg") != std::string::npos;
@@ -1295,6 +1470,7 @@ std::optional<LoweredModule> lowerModule(const Module &module, Diagnostics &diag
                                          const std::string &kernelName) {
   LoweredModule out;
   std::string device, host;
+  bool tcgenHelpers = false;
   for (const Kernel &k : module.kernels) {
     if (!kernelName.empty() && k.name != kernelName)
       continue;
@@ -1306,7 +1482,7 @@ std::optional<LoweredModule> lowerModule(const Module &module, Diagnostics &diag
     info.target = k.launch.target;
     for (const DispatchDecision &dd : d->decisions)
       info.dispatchChoices.push_back(dd.primitive + " -> " + dd.chosen);
-    KernelEmitter e(d->kernel, diag, info);
+    KernelEmitter e(d->kernel, diag, info, tcgenHelpers);
     std::string dev, hst;
     if (!e.run(dev, hst))
       return std::nullopt;

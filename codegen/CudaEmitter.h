@@ -37,6 +37,7 @@ struct LoweredKernel {
   TargetKind target;
   std::vector<std::string> dispatchChoices; // "wg.gemm -> wgmma", in program order
   std::vector<std::string> notes;           // what lowering chose to leave slow, and why
+  std::vector<std::string> natives;         // native intrinsics lowered, first use order
 };
 
 struct LoweredModule {

@@ -85,6 +85,17 @@ std::vector<std::string> expectedPtx(const LoweredKernel &k) {
     else if (impl == "ldmatrix")
       want.insert("ldmatrix");
   }
+  // Natives written in the kernel itself (or produced by dispatch).
+  for (const std::string &n : k.natives) {
+    if (n == "tcgen05.mma")
+      want.insert("tcgen05.mma");
+    else if (n == "tcgen05.ld")
+      want.insert("tcgen05.ld");
+    else if (n == "wgmma.mma_async")
+      want.insert("wgmma.mma_async");
+    else if (n == "tma.load")
+      want.insert("cp.async.bulk.tensor");
+  }
   return {want.begin(), want.end()};
 }
 

@@ -90,12 +90,14 @@ std::string sameTile(const Operand &a, const Operand &b) {
 
 // The owner map of a register operand, or a refusal.
 std::string ownerRefusal(const Operand &reg, std::optional<OwnerMap> *out) {
-  if (!reg.whole)
-    return fmt::format("register tile '{}' must be used whole", reg.buffer);
+  for (bool k : reg.kept)
+    if (!k)
+      return fmt::format("register tile '{}' is indexed by a point; use a region of it",
+                         reg.buffer);
   Layout storage;
   const Layout &l = layoutOf(reg, storage);
   std::string why;
-  *out = ownerMap(l, reg.regionShape(), &why);
+  *out = ownerMap(l, constShape(reg), &why);
   return out->has_value() ? "" : fmt::format("'{}': {}", reg.buffer, why);
 }
 
@@ -118,13 +120,34 @@ Block scopeBarrier(const CallSite &s) {
   return {};
 }
 
-// Per-element copy/convert through the register owner loop.
+// Per-element work through the owner loop of register tile `reg`. The loop
+// runs over the whole tile; `perElement` gets coordinates relative to the
+// region `reg` names, and elements outside that region are skipped.
 Block elementwiseOverOwner(const CallSite &s, DispatchState &st, const Operand &reg,
                            const std::function<Stmt(const std::vector<Expr> &)> &perElement) {
   std::optional<OwnerMap> map;
   ownerRefusal(reg, &map);
-  return ownerLoop(*map, st, [&](const std::vector<Expr> &c) { return Block{perElement(c)}; },
-                   s.scopeThreads(), s.scope);
+  auto full = constShape(reg);
+  return ownerLoop(
+      *map, st,
+      [&](const std::vector<Expr> &c) {
+        std::vector<Expr> rel;
+        Expr guard;
+        for (size_t d = 0; d < c.size(); ++d) {
+          rel.push_back(sub(c[d], reg.begin[d]));
+          if (reg.extent[d] == full[d])
+            continue;
+          Expr in = Binary::make(
+              BinaryOp::And, Binary::make(BinaryOp::Ge, c[d], reg.begin[d]),
+              lt(c[d], add(reg.begin[d], lit(reg.extent[d]))));
+          guard = guard ? Binary::make(BinaryOp::And, guard, in) : in;
+        }
+        Stmt body = perElement(rel);
+        if (guard)
+          return Block{If::make(guard, {body}, {})};
+        return Block{body};
+      },
+      s.scopeThreads(), s.scope);
 }
 
 Expr convert(Expr v, Dtype from, Dtype to) {
@@ -488,8 +511,8 @@ std::vector<DispatchImpl> buildTable() {
       const Operand &o = s.operands[i];
       if (o.isScalar)
         continue;
-      if (o.scope != MemScope::Reg || !o.whole)
-        return fmt::format("operand '{}' is not a whole register tile", o.buffer);
+      if (o.scope != MemScope::Reg)
+        return fmt::format("operand '{}' is not a register tile", o.buffer);
       if (!(layoutOf(o, s1) == layoutOf(d, s2)) || o.regionShape() != d.regionShape())
         return fmt::format("'{}' and '{}' differ in layout or shape", o.buffer, d.buffer);
     }
@@ -522,6 +545,20 @@ std::vector<DispatchImpl> buildTable() {
            return Store::make(elementAt(d, c), r);
          });
        }});
+
+  // ---- sync
+  t.push_back({"sync", "bar.sync", 10, "named barrier 0 (CTA) or 1 + wgid (warpgroup)",
+               [](const CallSite &s) -> std::string {
+                 if (s.scope == ExecScope::Cta || s.scope == ExecScope::Warpgroup)
+                   return "";
+                 return fmt::format("no native barrier for {} scope in ir/Intrinsics.h",
+                                    execScopePrefix(s.scope));
+               },
+               [](const CallSite &s, DispatchState &) -> Block {
+                 Expr id = s.scope == ExecScope::Cta ? lit(0)
+                                                     : add(lit(1), builtin(BuiltinKind::wgid));
+                 return {call("barrier.sync", {pos(id), kw("threads", lit(s.scopeThreads()))})};
+               }});
 
   // ---- reductions to a value every thread of the scope holds
   t.push_back(
