@@ -149,8 +149,7 @@ Expr Index::make(Expr base, std::vector<Subscript> subscripts, llvm::SMLoc loc) 
   return std::make_shared<Index>(std::move(base), std::move(subscripts), loc);
 }
 
-namespace {
-bool equalList(const std::vector<Expr> &a, const std::vector<Expr> &b) {
+bool equal(const std::vector<Expr> &a, const std::vector<Expr> &b) {
   if (a.size() != b.size())
     return false;
   for (size_t i = 0; i < a.size(); ++i)
@@ -158,7 +157,6 @@ bool equalList(const std::vector<Expr> &a, const std::vector<Expr> &b) {
       return false;
   return true;
 }
-} // namespace
 
 bool equal(const Expr &a, const Expr &b) {
   if (!a || !b)
@@ -186,7 +184,7 @@ bool equal(const Expr &a, const Expr &b) {
   }
   case ExprKind::Call:
     return as<Call>(a).callee == as<Call>(b).callee &&
-           equalList(as<Call>(a).args, as<Call>(b).args);
+           equal(as<Call>(a).args, as<Call>(b).args);
   case ExprKind::Index: {
     const auto &x = as<Index>(a), &y = as<Index>(b);
     if (!equal(x.base, y.base) || x.subscripts.size() != y.subscripts.size())

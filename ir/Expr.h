@@ -134,6 +134,7 @@ template <typename T> const T &as(const Expr &e) { return static_cast<const T &>
 
 // Structural equality, ignoring source locations.
 bool equal(const Expr &a, const Expr &b);
+bool equal(const std::vector<Expr> &a, const std::vector<Expr> &b);
 
 // Folds an integer expression of literals; nothing if it has names in it.
 std::optional<int64_t> constantValue(const Expr &e);

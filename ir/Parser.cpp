@@ -201,27 +201,18 @@ bool isReservedWord(llvm::StringRef w) {
   return false;
 }
 
+// The spellings come from the printer's tables (Stmt.h), read backwards.
 std::optional<ExecScope> scopeFromName(llvm::StringRef s) {
-  if (s == "warp")
-    return ExecScope::Warp;
-  if (s == "wg")
-    return ExecScope::Warpgroup;
-  if (s == "cta")
-    return ExecScope::Cta;
-  if (s == "cluster")
-    return ExecScope::Cluster;
+  for (ExecScope e : {ExecScope::Warp, ExecScope::Warpgroup, ExecScope::Cta, ExecScope::Cluster})
+    if (std::string_view(s) == execScopePrefix(e))
+      return e;
   return std::nullopt;
 }
 
 std::optional<MemScope> memScopeFromName(llvm::StringRef s) {
-  if (s == "global")
-    return MemScope::Global;
-  if (s == "shared")
-    return MemScope::Shared;
-  if (s == "reg")
-    return MemScope::Reg;
-  if (s == "tmem")
-    return MemScope::Tmem;
+  for (MemScope m : {MemScope::Global, MemScope::Shared, MemScope::Reg, MemScope::Tmem})
+    if (std::string_view(s) == memScopeName(m))
+      return m;
   return std::nullopt;
 }
 

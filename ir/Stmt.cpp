@@ -93,16 +93,6 @@ const Kernel *Module::find(std::string_view name) const {
   return nullptr;
 }
 
-namespace {
-bool equalExprs(const std::vector<Expr> &a, const std::vector<Expr> &b) {
-  if (a.size() != b.size())
-    return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!equal(a[i], b[i]))
-      return false;
-  return true;
-}
-} // namespace
 
 bool equal(const Block &a, const Block &b) {
   if (a.size() != b.size())
@@ -120,7 +110,7 @@ bool equal(const Stmt &a, const Stmt &b) {
   case StmtKind::BufferDecl: {
     const auto &x = as<BufferDecl>(a), &y = as<BufferDecl>(b);
     return x.scope == y.scope && x.name == y.name && x.dtype == y.dtype &&
-           equalExprs(x.shape, y.shape) && x.layout == y.layout;
+           equal(x.shape, y.shape) && x.layout == y.layout;
   }
   case StmtKind::BarrierDecl: {
     const auto &x = as<BarrierDecl>(a), &y = as<BarrierDecl>(b);
@@ -160,11 +150,11 @@ bool equal(const Kernel &a, const Kernel &b) {
   for (size_t i = 0; i < a.params.size(); ++i) {
     const Param &p = a.params[i], &q = b.params[i];
     if (p.name != q.name || p.isTensor != q.isTensor || p.dtype != q.dtype ||
-        !equalExprs(p.shape, q.shape))
+        !equal(p.shape, q.shape))
       return false;
   }
-  return equalExprs(a.constraints, b.constraints) && equalExprs(a.launch.grid, b.launch.grid) &&
-         equalExprs(a.launch.cluster, b.launch.cluster) && a.launch.threads == b.launch.threads &&
+  return equal(a.constraints, b.constraints) && equal(a.launch.grid, b.launch.grid) &&
+         equal(a.launch.cluster, b.launch.cluster) && a.launch.threads == b.launch.threads &&
          a.launch.target == b.launch.target && equal(a.body, b.body);
 }
 
