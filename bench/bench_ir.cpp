@@ -27,9 +27,9 @@ void BM_ParsePrintLibrary(benchmark::State &state) {
     }
   }
   state.SetBytesProcessed(state.iterations() * bytes);
-  state.counters["kernels/s"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * bundledKernelFiles().size()),
-      benchmark::Counter::kIsRate);
+  state.counters["kernels/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * bundledKernelFiles().size()),
+                         benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_ParsePrintLibrary);
 
@@ -57,8 +57,12 @@ void runApply(benchmark::State &state, const Layout &l) {
     }
   state.SetItemsProcessed(state.iterations() * l.size());
 }
-void BM_ApplyWgmmaAccumulator(benchmark::State &state) { runApply(state, wgmmaAccumulator()); }
-void BM_ApplySwizzledRing(benchmark::State &state) { runApply(state, swizzledRing()); }
+void BM_ApplyWgmmaAccumulator(benchmark::State &state) {
+  runApply(state, wgmmaAccumulator());
+}
+void BM_ApplySwizzledRing(benchmark::State &state) {
+  runApply(state, swizzledRing());
+}
 BENCHMARK(BM_ApplyWgmmaAccumulator);
 BENCHMARK(BM_ApplySwizzledRing);
 
@@ -73,9 +77,15 @@ void runInverse(benchmark::State &state, const Layout &l) {
     }
   state.SetItemsProcessed(state.iterations() * l.size());
 }
-void BM_InverseWgmmaAccumulator(benchmark::State &state) { runInverse(state, wgmmaAccumulator()); }
-void BM_InverseSwizzledRing(benchmark::State &state) { runInverse(state, swizzledRing()); }
-void BM_InverseReplicated(benchmark::State &state) { runInverse(state, replicated()); }
+void BM_InverseWgmmaAccumulator(benchmark::State &state) {
+  runInverse(state, wgmmaAccumulator());
+}
+void BM_InverseSwizzledRing(benchmark::State &state) {
+  runInverse(state, swizzledRing());
+}
+void BM_InverseReplicated(benchmark::State &state) {
+  runInverse(state, replicated());
+}
 BENCHMARK(BM_InverseWgmmaAccumulator);
 BENCHMARK(BM_InverseSwizzledRing);
 BENCHMARK(BM_InverseReplicated);

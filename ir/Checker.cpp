@@ -17,21 +17,21 @@ struct Symbol {
   enum Kind { ShapeSymbol, Scalar, Tensor, Buffer, Barrier, Value } kind;
   llvm::SMLoc loc;
   Dtype dtype = Dtype::i32;
-  bool isInt = true;            // Value / Scalar: an integer (else dtype-typed float or bool)
+  bool isInt = true; // Value / Scalar: an integer (else dtype-typed float or bool)
   bool isBool = false;
   Convergence uniform = Convergence::Grid;
   MemScope scope = MemScope::Global;
-  std::vector<Expr> shape;      // Tensor, Buffer
+  std::vector<Expr> shape; // Tensor, Buffer
   bool barrierArray = false;
 };
 
 // The type of an expression.
 struct Type {
   enum Kind { Invalid, Int, Float, Bool, String, Region, BarrierRef } kind = Invalid;
-  Dtype dtype = Dtype::f32;      // Float: its dtype; Region: element dtype
-  bool literal = false;          // an untyped literal that adapts (0.0, 2)
+  Dtype dtype = Dtype::f32; // Float: its dtype; Region: element dtype
+  bool literal = false;     // an untyped literal that adapts (0.0, 2)
   Convergence uniform = Convergence::Grid;
-  std::vector<Affine> shape;     // Region
+  std::vector<Affine> shape; // Region
   const Symbol *buffer = nullptr;
   std::string bufferName;
 
@@ -59,13 +59,20 @@ bool sameShape(const std::vector<Affine> &a, const std::vector<Affine> &b) {
 
 std::string typeName(const Type &t) {
   switch (t.kind) {
-  case Type::Invalid: return "<invalid>";
-  case Type::Int: return "integer";
-  case Type::Float: return t.literal ? "float literal" : std::string(dtypeName(t.dtype));
-  case Type::Bool: return "bool";
-  case Type::String: return "string";
-  case Type::Region: return fmt::format("{} region {}", dtypeName(t.dtype), shapeText(t.shape));
-  case Type::BarrierRef: return "mbarrier";
+  case Type::Invalid:
+    return "<invalid>";
+  case Type::Int:
+    return "integer";
+  case Type::Float:
+    return t.literal ? "float literal" : std::string(dtypeName(t.dtype));
+  case Type::Bool:
+    return "bool";
+  case Type::String:
+    return "string";
+  case Type::Region:
+    return fmt::format("{} region {}", dtypeName(t.dtype), shapeText(t.shape));
+  case Type::BarrierRef:
+    return "mbarrier";
   }
   return "?";
 }
@@ -141,10 +148,12 @@ bool Checker::onlySymbols(const Expr &e, const char *what) {
   case ExprKind::Call:
     error(e->loc, fmt::format("{} may only use shape symbols and scalar parameters", what));
     return false;
-  case ExprKind::Unary: return onlySymbols(as<Unary>(e).operand, what);
+  case ExprKind::Unary:
+    return onlySymbols(as<Unary>(e).operand, what);
   case ExprKind::Binary:
     return onlySymbols(as<Binary>(e).lhs, what) && onlySymbols(as<Binary>(e).rhs, what);
-  default: return true;
+  default:
+    return true;
   }
 }
 
@@ -243,11 +252,19 @@ Type Checker::expr(const Expr &e) {
     switch (as<Builtin>(e).which) {
     case BuiltinKind::laneid:
     case BuiltinKind::tid_in_wg:
-    case BuiltinKind::threadIdx_x: t.uniform = Convergence::Thread; break;
+    case BuiltinKind::threadIdx_x:
+      t.uniform = Convergence::Thread;
+      break;
     case BuiltinKind::warpid:
-    case BuiltinKind::wid_in_wg: t.uniform = Convergence::Warp; break;
-    case BuiltinKind::wgid: t.uniform = Convergence::Warpgroup; break;
-    default: t.uniform = Convergence::Cta; break;
+    case BuiltinKind::wid_in_wg:
+      t.uniform = Convergence::Warp;
+      break;
+    case BuiltinKind::wgid:
+      t.uniform = Convergence::Warpgroup;
+      break;
+    default:
+      t.uniform = Convergence::Cta;
+      break;
     }
     return t;
   }
@@ -259,7 +276,9 @@ Type Checker::expr(const Expr &e) {
       return Type::invalid();
     }
     switch (s->kind) {
-    case Symbol::ShapeSymbol: t.kind = Type::Int; return t;
+    case Symbol::ShapeSymbol:
+      t.kind = Type::Int;
+      return t;
     case Symbol::Scalar:
     case Symbol::Value:
       t.kind = s->isBool ? Type::Bool : s->isInt ? Type::Int : Type::Float;
@@ -278,8 +297,8 @@ Type Checker::expr(const Expr &e) {
       return t;
     case Symbol::Barrier:
       if (s->barrierArray) {
-        error(e->loc, fmt::format("'{}' is an array of mbarriers; pick one with {}[i]", name,
-                                  name));
+        error(e->loc,
+              fmt::format("'{}' is an array of mbarriers; pick one with {}[i]", name, name));
         return Type::invalid();
       }
       t.kind = Type::BarrierRef;
@@ -302,9 +321,12 @@ Type Checker::expr(const Expr &e) {
     }
     return a;
   }
-  case ExprKind::Binary: return binary(as<Binary>(e), e->loc);
-  case ExprKind::Call: return call(as<Call>(e), e->loc);
-  case ExprKind::Index: return index(as<Index>(e), e->loc);
+  case ExprKind::Binary:
+    return binary(as<Binary>(e), e->loc);
+  case ExprKind::Call:
+    return call(as<Call>(e), e->loc);
+  case ExprKind::Index:
+    return index(as<Index>(e), e->loc);
   }
   return Type::invalid();
 }
@@ -318,8 +340,7 @@ Type Checker::binary(const Binary &b, llvm::SMLoc loc) {
   std::string_view op = binaryOpSpelling(b.op);
   if (b.op == BinaryOp::And || b.op == BinaryOp::Or) {
     if (x.kind != Type::Bool || y.kind != Type::Bool) {
-      error(loc, fmt::format("'{}' needs two bools, not {} and {}", op, typeName(x),
-                             typeName(y)));
+      error(loc, fmt::format("'{}' needs two bools, not {} and {}", op, typeName(x), typeName(y)));
       return Type::invalid();
     }
     t.kind = Type::Bool;
@@ -562,7 +583,9 @@ bool Checker::assignable(const Type &value, Dtype target) const {
 
 void Checker::stmt(const Stmt &s) {
   switch (s->kind) {
-  case StmtKind::BufferDecl: bufferDecl(as<BufferDecl>(s)); return;
+  case StmtKind::BufferDecl:
+    bufferDecl(as<BufferDecl>(s));
+    return;
   case StmtKind::BarrierDecl: {
     const auto &b = as<BarrierDecl>(s);
     Symbol sym{Symbol::Barrier, s->loc};
@@ -650,12 +673,14 @@ void Checker::stmt(const Stmt &s) {
       return;
     }
     if (!assignable(value, target.dtype))
-      error(st.value->loc, fmt::format("dtype mismatch: cannot store {} into {} element of '{}'",
-                                       typeName(value), dtypeName(target.dtype),
-                                       target.bufferName));
+      error(st.value->loc,
+            fmt::format("dtype mismatch: cannot store {} into {} element of '{}'", typeName(value),
+                        dtypeName(target.dtype), target.bufferName));
     return;
   }
-  case StmtKind::CallStmt: callStmt(as<CallStmt>(s)); return;
+  case StmtKind::CallStmt:
+    callStmt(as<CallStmt>(s));
+    return;
   }
 }
 
@@ -702,9 +727,15 @@ void Checker::bufferDecl(const BufferDecl &b) {
       bool ok = true;
       switch (b.scope) {
       case MemScope::Global:
-      case MemScope::Shared: ok = axis == Axis::m || axis == Axis::Bank; break;
-      case MemScope::Reg: ok = axis == Axis::m || isThreadAxis(axis); break;
-      case MemScope::Tmem: ok = axis == Axis::TLane || axis == Axis::TCol || isThreadAxis(axis); break;
+      case MemScope::Shared:
+        ok = axis == Axis::m || axis == Axis::Bank;
+        break;
+      case MemScope::Reg:
+        ok = axis == Axis::m || isThreadAxis(axis);
+        break;
+      case MemScope::Tmem:
+        ok = axis == Axis::TLane || axis == Axis::TCol || isThreadAxis(axis);
+        break;
       }
       if (!ok)
         error(b.layout->loc, fmt::format("a {} buffer cannot place data on axis {}",
@@ -735,9 +766,9 @@ void Checker::callStmt(const CallStmt &c) {
     return;
   }
   if (!targetHas(kernel_->launch.target, info->feature)) {
-    error(c.loc, fmt::format("'{}' needs {}; the kernel targets {}", shown,
-                             featureDescription(info->feature),
-                             targetInfo(kernel_->launch.target).name));
+    error(c.loc,
+          fmt::format("'{}' needs {}; the kernel targets {}", shown,
+                      featureDescription(info->feature), targetInfo(kernel_->launch.target).name));
   }
   // Arguments: positional first, then keywords, each of the kind the table says.
   size_t positional = 0;
@@ -746,22 +777,35 @@ void Checker::callStmt(const CallStmt &c) {
   auto checkKind = [&](const CallArg &arg, const ParamSpec &spec, const Type &t) {
     bool ok = false;
     switch (spec.kind) {
-    case ArgKind::Buffer: ok = t.kind == Type::Region; break;
-    case ArgKind::Barrier: ok = t.kind == Type::BarrierRef; break;
-    case ArgKind::Int: ok = t.kind == Type::Int; break;
-    case ArgKind::Bool: ok = t.kind == Type::Bool; break;
-    case ArgKind::Number: ok = t.kind == Type::Int || t.kind == Type::Float; break;
-    case ArgKind::String: ok = t.kind == Type::String; break;
+    case ArgKind::Buffer:
+      ok = t.kind == Type::Region;
+      break;
+    case ArgKind::Barrier:
+      ok = t.kind == Type::BarrierRef;
+      break;
+    case ArgKind::Int:
+      ok = t.kind == Type::Int;
+      break;
+    case ArgKind::Bool:
+      ok = t.kind == Type::Bool;
+      break;
+    case ArgKind::Number:
+      ok = t.kind == Type::Int || t.kind == Type::Float;
+      break;
+    case ArgKind::String:
+      ok = t.kind == Type::String;
+      break;
     case ArgKind::Operand:
       ok = t.kind == Type::Region || t.kind == Type::Int || t.kind == Type::Float;
       break;
     }
-    static const char *kindNames[] = {"a buffer or region", "an mbarrier", "an integer", "a bool",
-                                      "a number", "a string", "a region or a scalar"};
+    static const char *kindNames[] = {
+        "a buffer or region", "an mbarrier", "an integer",          "a bool",
+        "a number",           "a string",    "a region or a scalar"};
     if (!ok && t.kind != Type::Invalid)
-      error(arg.value->loc, fmt::format("argument '{}' of '{}' must be {}, not {}", spec.name,
-                                        shown, kindNames[static_cast<int>(spec.kind)],
-                                        typeName(t)));
+      error(arg.value->loc,
+            fmt::format("argument '{}' of '{}' must be {}, not {}", spec.name, shown,
+                        kindNames[static_cast<int>(spec.kind)], typeName(t)));
     return ok;
   };
   bool argsOk = true;
@@ -772,9 +816,9 @@ void Checker::callStmt(const CallStmt &c) {
         error(arg.loc, "positional arguments come before keyword arguments");
         argsOk = false;
       } else if (positional >= info->positional.size()) {
-        error(arg.loc, fmt::format("'{}' takes {} positional argument{}", shown,
-                                   info->positional.size(),
-                                   info->positional.size() == 1 ? "" : "s"));
+        error(arg.loc,
+              fmt::format("'{}' takes {} positional argument{}", shown, info->positional.size(),
+                          info->positional.size() == 1 ? "" : "s"));
         argsOk = false;
       } else {
         argsOk &= checkKind(arg, info->positional[positional], t);
@@ -829,8 +873,8 @@ void Checker::callStmt(const CallStmt &c) {
     primitiveShapes(c, shown, *info, types);
 }
 
-void Checker::primitiveShapes(const CallStmt &c, const std::string &name,
-                              const IntrinsicInfo &info, const std::vector<Type> &args) {
+void Checker::primitiveShapes(const CallStmt &c, const std::string &name, const IntrinsicInfo &info,
+                              const std::vector<Type> &args) {
   const std::string &op = c.callee;
   auto loc = [&](size_t i) { return c.args[i].value->loc; };
   auto needShapes = [&](size_t i, size_t j, const char *what) {
@@ -887,15 +931,15 @@ void Checker::primitiveShapes(const CallStmt &c, const std::string &name,
                                ta ? "^T" : "", shapeText(args[2].shape), tb ? "^T" : ""));
     needDtype(1, 2);
     if (args[0].dtype != Dtype::f32 && args[0].dtype != Dtype::f16)
-      error(loc(0), fmt::format("'{}' accumulates in f32 or f16, not {}", name,
-                                dtypeName(args[0].dtype)));
+      error(loc(0),
+            fmt::format("'{}' accumulates in f32 or f16, not {}", name, dtypeName(args[0].dtype)));
   } else if (op.rfind("reduce_", 0) == 0) {
     const CallArg *axisArg = c.keyword("axis");
     if (axisArg) {
       auto axis = constantValue(axisArg->value);
       if (!axis || *axis < 0 || *axis >= static_cast<int64_t>(args[1].shape.size())) {
-        error(axisArg->value->loc, fmt::format("reduction axis must be a constant in [0, {})",
-                                               args[1].shape.size()));
+        error(axisArg->value->loc,
+              fmt::format("reduction axis must be a constant in [0, {})", args[1].shape.size()));
         return;
       }
       std::vector<Affine> expect = args[1].shape;

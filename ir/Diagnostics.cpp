@@ -36,8 +36,8 @@ void Diagnostics::report(Diagnostic::Kind kind, llvm::SMLoc loc, const llvm::Twi
     if (loc.isValid())
       sourceMgr_.PrintMessage(llvm::errs(), loc, k, message);
     else
-      llvm::errs() << "tilescope: " << (kind == Diagnostic::Error ? "error: " : "note: ")
-                   << message << "\n";
+      llvm::errs() << "tilescope: " << (kind == Diagnostic::Error ? "error: " : "note: ") << message
+                   << "\n";
   }
   diagnostics_.push_back(std::move(d));
   if (errors_ == kMaxErrors && kind == Diagnostic::Error && print_)

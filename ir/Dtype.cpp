@@ -27,7 +27,9 @@ constexpr std::array<DtypeInfo, 18> kDtypes = {{
 }};
 } // namespace
 
-const DtypeInfo &dtypeInfo(Dtype d) { return kDtypes[static_cast<size_t>(d)]; }
+const DtypeInfo &dtypeInfo(Dtype d) {
+  return kDtypes[static_cast<size_t>(d)];
+}
 
 std::optional<Dtype> dtypeFromName(std::string_view name) {
   for (const DtypeInfo &info : kDtypes)

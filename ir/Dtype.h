@@ -9,8 +9,24 @@
 namespace tilescope {
 
 enum class Dtype : uint8_t {
-  f64, f32, tf32, f16, bf16, f8e4m3, f8e5m2, f6e2m3, f6e3m2, f4e2m1, ue8m0,
-  i8, u8, i16, i32, u32, i64, pred,
+  f64,
+  f32,
+  tf32,
+  f16,
+  bf16,
+  f8e4m3,
+  f8e5m2,
+  f6e2m3,
+  f6e3m2,
+  f4e2m1,
+  ue8m0,
+  i8,
+  u8,
+  i16,
+  i32,
+  u32,
+  i64,
+  pred,
 };
 
 struct DtypeInfo {
@@ -23,9 +39,17 @@ struct DtypeInfo {
 
 const DtypeInfo &dtypeInfo(Dtype d);
 std::optional<Dtype> dtypeFromName(std::string_view name);
-inline std::string_view dtypeName(Dtype d) { return dtypeInfo(d).name; }
-inline int dtypeBits(Dtype d) { return dtypeInfo(d).bits; }
-inline bool isFloat(Dtype d) { return dtypeInfo(d).isFloat; }
-inline bool isInteger(Dtype d) { return !dtypeInfo(d).isFloat && d != Dtype::pred; }
+inline std::string_view dtypeName(Dtype d) {
+  return dtypeInfo(d).name;
+}
+inline int dtypeBits(Dtype d) {
+  return dtypeInfo(d).bits;
+}
+inline bool isFloat(Dtype d) {
+  return dtypeInfo(d).isFloat;
+}
+inline bool isInteger(Dtype d) {
+  return !dtypeInfo(d).isFloat && d != Dtype::pred;
+}
 
 } // namespace tilescope

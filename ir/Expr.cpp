@@ -183,8 +183,7 @@ bool equal(const Expr &a, const Expr &b) {
     return x.op == y.op && equal(x.lhs, y.lhs) && equal(x.rhs, y.rhs);
   }
   case ExprKind::Call:
-    return as<Call>(a).callee == as<Call>(b).callee &&
-           equal(as<Call>(a).args, as<Call>(b).args);
+    return as<Call>(a).callee == as<Call>(b).callee && equal(as<Call>(a).args, as<Call>(b).args);
   case ExprKind::Index: {
     const auto &x = as<Index>(a), &y = as<Index>(b);
     if (!equal(x.base, y.base) || x.subscripts.size() != y.subscripts.size())

@@ -16,7 +16,16 @@
 namespace tilescope {
 
 enum class ExprKind : uint8_t {
-  IntImm, FloatImm, BoolImm, StringImm, Var, Builtin, Unary, Binary, Call, Index,
+  IntImm,
+  FloatImm,
+  BoolImm,
+  StringImm,
+  Var,
+  Builtin,
+  Unary,
+  Binary,
+  Call,
+  Index,
 };
 
 struct ExprNode {
@@ -67,8 +76,18 @@ struct Var final : ExprNode {
 // Hardware indices a thread can ask for. How uniform each one is (per thread,
 // warp, warpgroup, CTA) decides which scoped calls may run under it.
 enum class BuiltinKind : uint8_t {
-  laneid, warpid, wgid, tid_in_wg, wid_in_wg, threadIdx_x,
-  blockIdx_x, blockIdx_y, blockIdx_z, clusterCtaIdx_x, clusterCtaIdx_y, clusterCtaIdx_z,
+  laneid,
+  warpid,
+  wgid,
+  tid_in_wg,
+  wid_in_wg,
+  threadIdx_x,
+  blockIdx_x,
+  blockIdx_y,
+  blockIdx_z,
+  clusterCtaIdx_x,
+  clusterCtaIdx_y,
+  clusterCtaIdx_z,
 };
 std::string_view builtinName(BuiltinKind b);
 std::optional<BuiltinKind> builtinFromName(std::string_view name);
@@ -84,7 +103,8 @@ struct Unary final : ExprNode {
   UnaryOp op;
   Expr operand;
   static Expr make(UnaryOp op, Expr operand, llvm::SMLoc loc = {});
-  Unary(UnaryOp o, Expr a, llvm::SMLoc l) : ExprNode(ExprKind::Unary, l), op(o), operand(std::move(a)) {}
+  Unary(UnaryOp o, Expr a, llvm::SMLoc l)
+      : ExprNode(ExprKind::Unary, l), op(o), operand(std::move(a)) {}
 };
 
 enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Mod, Lt, Le, Gt, Ge, Eq, Ne, And, Or };
@@ -130,7 +150,9 @@ struct Index final : ExprNode {
       : ExprNode(ExprKind::Index, l), base(std::move(b)), subscripts(std::move(s)) {}
 };
 
-template <typename T> const T &as(const Expr &e) { return static_cast<const T &>(*e); }
+template <typename T> const T &as(const Expr &e) {
+  return static_cast<const T &>(*e);
+}
 
 // Structural equality, ignoring source locations.
 bool equal(const Expr &a, const Expr &b);

@@ -24,7 +24,7 @@ enum class ArgKind : uint8_t {
   Barrier, // one mbarrier (an element of a barrier array)
   Int,
   Bool,
-  Number,  // an integer or float scalar
+  Number, // an integer or float scalar
   String,
   Operand, // a buffer region or a scalar (elementwise operands)
 };

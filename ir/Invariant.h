@@ -6,8 +6,8 @@
 
 #include <llvm/Support/ErrorHandling.h>
 
-#define TILESCOPE_INVARIANT(cond, what)                                                        \
-  do {                                                                                         \
-    if (!(cond))                                                                               \
-      llvm::report_fatal_error("tilescope IR invariant violated: " what, false);               \
+#define TILESCOPE_INVARIANT(cond, what)                                                            \
+  do {                                                                                             \
+    if (!(cond))                                                                                   \
+      llvm::report_fatal_error("tilescope IR invariant violated: " what, false);                   \
   } while (false)

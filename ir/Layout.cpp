@@ -55,8 +55,8 @@ std::string PhysCoord::str() const {
 }
 
 std::optional<Layout> Layout::make(std::vector<Iter> shard, std::vector<Iter> replica,
-                                   std::vector<AxisOffset> offset,
-                                   std::optional<Swizzle> swizzle, std::string *error) {
+                                   std::vector<AxisOffset> offset, std::optional<Swizzle> swizzle,
+                                   std::string *error) {
   auto fail = [&](std::string msg) -> std::optional<Layout> {
     if (error)
       *error = std::move(msg);
@@ -84,8 +84,8 @@ std::optional<Layout> Layout::make(std::vector<Iter> shard, std::vector<Iter> re
   std::array<int64_t, kNumAxes> merged{};
   for (const AxisOffset &o : offset) {
     if (o.value < 0)
-      return fail(fmt::format("offset on {} must not be negative, not {}", axisName(o.axis),
-                              o.value));
+      return fail(
+          fmt::format("offset on {} must not be negative, not {}", axisName(o.axis), o.value));
     merged[static_cast<size_t>(o.axis)] += o.value;
   }
   for (size_t i = 0; i < kNumAxes; ++i)
@@ -301,8 +301,8 @@ std::vector<int64_t> Layout::preimagesBySearch(const std::array<int64_t, kNumAxe
                         (i + 1 < group.size() ? solver.reach[i + 1] : 0);
     solver.digits.assign(group.size(), 0);
     // Enough solutions per axis to reach `limit` distinct shard indices.
-    solver.limit = std::max<size_t>(limit * static_cast<size_t>(std::min<int64_t>(replicas_, 64)),
-                                    limit);
+    solver.limit =
+        std::max<size_t>(limit * static_cast<size_t>(std::min<int64_t>(replicas_, 64)), limit);
     solver.solve(0, target[a]);
     if (solver.solutions.empty())
       return result;
@@ -358,8 +358,7 @@ std::string Layout::str() const {
     return body;
   const Swizzle &s = *swizzle_;
   if (s.shorthandBytes)
-    return fmt::format("swizzle({}B, {}, {})", s.shorthandBytes, dtypeName(s.shorthandDtype),
-                       body);
+    return fmt::format("swizzle({}B, {}, {})", s.shorthandBytes, dtypeName(s.shorthandDtype), body);
   return fmt::format("swizzle({}, {}, {}, {})", s.bitsKept, s.bitsXored, s.shift, body);
 }
 

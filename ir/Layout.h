@@ -98,8 +98,8 @@ public:
   // strides and offsets >= 0, at least one shard iter, swizzle S >= B).
   // Returns the layout, or fills `error` and returns nothing.
   static std::optional<Layout> make(std::vector<Iter> shard, std::vector<Iter> replica,
-                                    std::vector<AxisOffset> offset,
-                                    std::optional<Swizzle> swizzle, std::string *error);
+                                    std::vector<AxisOffset> offset, std::optional<Swizzle> swizzle,
+                                    std::string *error);
 
   // Row-major layout of `shape` on the memory axis.
   static Layout rowMajor(const std::vector<int64_t> &shape);

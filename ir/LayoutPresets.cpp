@@ -162,29 +162,105 @@ std::optional<Layout> smemSwizzle(const Args &a, std::string *e) {
 
 const std::vector<LayoutPreset> &layoutPresets() {
   static const std::vector<LayoutPreset> presets = {
-      {"mma_m16n8k16_a", "", "mma.sync m16n8k16 A fragment (16x16, f16/bf16) per warp", 0, {},
-       mmaA, [](const Args &) { return Args{16, 16}; }},
-      {"mma_m16n8k16_b", "", "mma.sync m16n8k16 B fragment (16x8, k by n, f16/bf16) per warp", 0,
-       {}, mmaB, [](const Args &) { return Args{16, 8}; }},
-      {"mma_m16n8k16_c", "", "mma.sync m16n8k16 C/D fragment (16x8, f32) per warp", 0, {}, mmaC,
-       [](const Args &) { return Args{16, 8}; }},
-      {"wgmma_acc", "M, N", "wgmma m64nNk16 f32 accumulator per warpgroup", 2, {64, 128},
-       wgmmaAcc, [](const Args &a) { return Args{a[0], a[1]}; }},
-      {"ldmatrix_x4", "", "ldmatrix .m8n8.x4.b16 destination: four 8x8 matrices per warp", 0, {},
-       ldmatrixX4, [](const Args &) { return Args{4, 8, 8}; }},
-      {"tcgen05_32x32b", "N", "tcgen05.ld/st .32x32b.xN over a warpgroup (128 lanes x N columns)",
-       1, {16}, tcgen05_32x32b, [](const Args &a) { return Args{128, a[0]}; }},
-      {"tcgen05_16x64b", "N", "tcgen05.ld/st .16x64b.xN for one warp (16 lanes x 2N columns)", 1,
-       {4}, tcgen05_16x64b, [](const Args &a) { return Args{16, 2 * a[0]}; }},
-      {"tmem_m128", "N", "tcgen05.mma M=128 accumulator in tensor memory (cta_group::1)", 1,
-       {64}, tmemM128, [](const Args &a) { return Args{128, a[0]}; }},
-      {"tmem_m64", "N", "tcgen05.mma M=64 accumulator in tensor memory (cta_group::1)", 1, {64},
-       tmemM64, [](const Args &a) { return Args{64, a[0]}; }},
-      {"tmem_m64_2cta", "N", "tcgen05.mma M=128 cta_group::2: one CTA's 64 rows, halves folded",
-       1, {64}, tmemM64TwoCta, [](const Args &a) { return Args{64, a[0]}; }},
-      {"smem_swizzle", "bytes, bits, rows, cols",
-       "shared-memory tile in the 32B/64B/128B swizzle mode for 8/16/32-bit elements", 4,
-       {128, 16, 32, 64}, smemSwizzle, [](const Args &a) { return Args{a[2], a[3]}; }},
+      {"mma_m16n8k16_a",
+       "",
+       "mma.sync m16n8k16 A fragment (16x16, f16/bf16) per warp",
+       0,
+       {},
+       mmaA,
+       [](const Args &) {
+         return Args{16, 16};
+       }},
+      {"mma_m16n8k16_b",
+       "",
+       "mma.sync m16n8k16 B fragment (16x8, k by n, f16/bf16) per warp",
+       0,
+       {},
+       mmaB,
+       [](const Args &) {
+         return Args{16, 8};
+       }},
+      {"mma_m16n8k16_c",
+       "",
+       "mma.sync m16n8k16 C/D fragment (16x8, f32) per warp",
+       0,
+       {},
+       mmaC,
+       [](const Args &) {
+         return Args{16, 8};
+       }},
+      {"wgmma_acc",
+       "M, N",
+       "wgmma m64nNk16 f32 accumulator per warpgroup",
+       2,
+       {64, 128},
+       wgmmaAcc,
+       [](const Args &a) {
+         return Args{a[0], a[1]};
+       }},
+      {"ldmatrix_x4",
+       "",
+       "ldmatrix .m8n8.x4.b16 destination: four 8x8 matrices per warp",
+       0,
+       {},
+       ldmatrixX4,
+       [](const Args &) {
+         return Args{4, 8, 8};
+       }},
+      {"tcgen05_32x32b",
+       "N",
+       "tcgen05.ld/st .32x32b.xN over a warpgroup (128 lanes x N columns)",
+       1,
+       {16},
+       tcgen05_32x32b,
+       [](const Args &a) {
+         return Args{128, a[0]};
+       }},
+      {"tcgen05_16x64b",
+       "N",
+       "tcgen05.ld/st .16x64b.xN for one warp (16 lanes x 2N columns)",
+       1,
+       {4},
+       tcgen05_16x64b,
+       [](const Args &a) {
+         return Args{16, 2 * a[0]};
+       }},
+      {"tmem_m128",
+       "N",
+       "tcgen05.mma M=128 accumulator in tensor memory (cta_group::1)",
+       1,
+       {64},
+       tmemM128,
+       [](const Args &a) {
+         return Args{128, a[0]};
+       }},
+      {"tmem_m64",
+       "N",
+       "tcgen05.mma M=64 accumulator in tensor memory (cta_group::1)",
+       1,
+       {64},
+       tmemM64,
+       [](const Args &a) {
+         return Args{64, a[0]};
+       }},
+      {"tmem_m64_2cta",
+       "N",
+       "tcgen05.mma M=128 cta_group::2: one CTA's 64 rows, halves folded",
+       1,
+       {64},
+       tmemM64TwoCta,
+       [](const Args &a) {
+         return Args{64, a[0]};
+       }},
+      {"smem_swizzle",
+       "bytes, bits, rows, cols",
+       "shared-memory tile in the 32B/64B/128B swizzle mode for 8/16/32-bit elements",
+       4,
+       {128, 16, 32, 64},
+       smemSwizzle,
+       [](const Args &a) {
+         return Args{a[2], a[3]};
+       }},
   };
   return presets;
 }

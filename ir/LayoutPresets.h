@@ -20,8 +20,7 @@ struct LayoutPreset {
   size_t arity;
   std::vector<int64_t> exampleArgs;
   // The layout for `args`, or nothing with `error` set.
-  std::function<std::optional<Layout>(const std::vector<int64_t> &args, std::string *error)>
-      build;
+  std::function<std::optional<Layout>(const std::vector<int64_t> &args, std::string *error)> build;
   // The logical shape the fragment covers for `args`.
   std::function<std::vector<int64_t>(const std::vector<int64_t> &args)> shape;
 };

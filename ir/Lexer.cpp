@@ -3,9 +3,15 @@
 namespace tilescope {
 
 namespace {
-bool isIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
-bool isIdentChar(char c) { return isIdentStart(c) || isDigit(c); }
+bool isIdentStart(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool isDigit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool isIdentChar(char c) {
+  return isIdentStart(c) || isDigit(c);
+}
 } // namespace
 
 void Lexer::skipBlanks(bool &sawNewline) {
@@ -21,8 +27,7 @@ void Lexer::skipBlanks(bool &sawNewline) {
       const char *start = cur_;
       while (cur_ < end && *cur_ != '\n')
         ++cur_;
-      comments_.push_back(
-          {start, llvm::StringRef(start, cur_ - start).rtrim(" \t\r"), sawNewline});
+      comments_.push_back({start, llvm::StringRef(start, cur_ - start).rtrim(" \t\r"), sawNewline});
     } else {
       return;
     }
@@ -93,26 +98,46 @@ Token Lexer::next() {
   }
   auto two = [&](char second) { return cur_ + 1 < end && cur_[1] == second; };
   switch (c) {
-  case '(': return finish(Tok::LParen, cur_ + 1);
-  case ')': return finish(Tok::RParen, cur_ + 1);
-  case '[': return finish(Tok::LBracket, cur_ + 1);
-  case ']': return finish(Tok::RBracket, cur_ + 1);
-  case '{': return finish(Tok::LBrace, cur_ + 1);
-  case '}': return finish(Tok::RBrace, cur_ + 1);
-  case ',': return finish(Tok::Comma, cur_ + 1);
-  case ':': return finish(Tok::Colon, cur_ + 1);
-  case ';': return finish(Tok::Semi, cur_ + 1);
-  case '@': return finish(Tok::At, cur_ + 1);
-  case '+': return finish(Tok::Plus, cur_ + 1);
-  case '-': return finish(Tok::Minus, cur_ + 1);
-  case '*': return finish(Tok::Star, cur_ + 1);
-  case '/': return finish(Tok::Slash, cur_ + 1);
-  case '%': return finish(Tok::Percent, cur_ + 1);
-  case '.': return two('.') ? finish(Tok::DotDot, cur_ + 2) : finish(Tok::Dot, cur_ + 1);
-  case '=': return two('=') ? finish(Tok::Eq, cur_ + 2) : finish(Tok::Assign, cur_ + 1);
-  case '!': return two('=') ? finish(Tok::Ne, cur_ + 2) : finish(Tok::Bang, cur_ + 1);
-  case '<': return two('=') ? finish(Tok::Le, cur_ + 2) : finish(Tok::Lt, cur_ + 1);
-  case '>': return two('=') ? finish(Tok::Ge, cur_ + 2) : finish(Tok::Gt, cur_ + 1);
+  case '(':
+    return finish(Tok::LParen, cur_ + 1);
+  case ')':
+    return finish(Tok::RParen, cur_ + 1);
+  case '[':
+    return finish(Tok::LBracket, cur_ + 1);
+  case ']':
+    return finish(Tok::RBracket, cur_ + 1);
+  case '{':
+    return finish(Tok::LBrace, cur_ + 1);
+  case '}':
+    return finish(Tok::RBrace, cur_ + 1);
+  case ',':
+    return finish(Tok::Comma, cur_ + 1);
+  case ':':
+    return finish(Tok::Colon, cur_ + 1);
+  case ';':
+    return finish(Tok::Semi, cur_ + 1);
+  case '@':
+    return finish(Tok::At, cur_ + 1);
+  case '+':
+    return finish(Tok::Plus, cur_ + 1);
+  case '-':
+    return finish(Tok::Minus, cur_ + 1);
+  case '*':
+    return finish(Tok::Star, cur_ + 1);
+  case '/':
+    return finish(Tok::Slash, cur_ + 1);
+  case '%':
+    return finish(Tok::Percent, cur_ + 1);
+  case '.':
+    return two('.') ? finish(Tok::DotDot, cur_ + 2) : finish(Tok::Dot, cur_ + 1);
+  case '=':
+    return two('=') ? finish(Tok::Eq, cur_ + 2) : finish(Tok::Assign, cur_ + 1);
+  case '!':
+    return two('=') ? finish(Tok::Ne, cur_ + 2) : finish(Tok::Bang, cur_ + 1);
+  case '<':
+    return two('=') ? finish(Tok::Le, cur_ + 2) : finish(Tok::Lt, cur_ + 1);
+  case '>':
+    return two('=') ? finish(Tok::Ge, cur_ + 2) : finish(Tok::Gt, cur_ + 1);
   case '&':
     if (two('&'))
       return finish(Tok::AndAnd, cur_ + 2);
@@ -121,7 +146,8 @@ Token Lexer::next() {
     if (two('|'))
       return finish(Tok::OrOr, cur_ + 2);
     break;
-  default: break;
+  default:
+    break;
   }
   // One bad character; a UTF-8 sequence counts as one.
   const char *p = cur_ + 1;
@@ -133,40 +159,74 @@ Token Lexer::next() {
 
 const char *tokenDescription(Tok k) {
   switch (k) {
-  case Tok::Eof: return "end of file";
-  case Tok::Error: return "invalid token";
-  case Tok::Ident: return "identifier";
-  case Tok::Int: return "integer";
-  case Tok::Float: return "float";
-  case Tok::String: return "string";
-  case Tok::Bytes: return "byte size";
-  case Tok::LParen: return "'('";
-  case Tok::RParen: return "')'";
-  case Tok::LBracket: return "'['";
-  case Tok::RBracket: return "']'";
-  case Tok::LBrace: return "'{'";
-  case Tok::RBrace: return "'}'";
-  case Tok::Comma: return "','";
-  case Tok::Colon: return "':'";
-  case Tok::Semi: return "';'";
-  case Tok::Dot: return "'.'";
-  case Tok::DotDot: return "'..'";
-  case Tok::At: return "'@'";
-  case Tok::Plus: return "'+'";
-  case Tok::Minus: return "'-'";
-  case Tok::Star: return "'*'";
-  case Tok::Slash: return "'/'";
-  case Tok::Percent: return "'%'";
-  case Tok::Assign: return "'='";
-  case Tok::Eq: return "'=='";
-  case Tok::Ne: return "'!='";
-  case Tok::Lt: return "'<'";
-  case Tok::Le: return "'<='";
-  case Tok::Gt: return "'>'";
-  case Tok::Ge: return "'>='";
-  case Tok::AndAnd: return "'&&'";
-  case Tok::OrOr: return "'||'";
-  case Tok::Bang: return "'!'";
+  case Tok::Eof:
+    return "end of file";
+  case Tok::Error:
+    return "invalid token";
+  case Tok::Ident:
+    return "identifier";
+  case Tok::Int:
+    return "integer";
+  case Tok::Float:
+    return "float";
+  case Tok::String:
+    return "string";
+  case Tok::Bytes:
+    return "byte size";
+  case Tok::LParen:
+    return "'('";
+  case Tok::RParen:
+    return "')'";
+  case Tok::LBracket:
+    return "'['";
+  case Tok::RBracket:
+    return "']'";
+  case Tok::LBrace:
+    return "'{'";
+  case Tok::RBrace:
+    return "'}'";
+  case Tok::Comma:
+    return "','";
+  case Tok::Colon:
+    return "':'";
+  case Tok::Semi:
+    return "';'";
+  case Tok::Dot:
+    return "'.'";
+  case Tok::DotDot:
+    return "'..'";
+  case Tok::At:
+    return "'@'";
+  case Tok::Plus:
+    return "'+'";
+  case Tok::Minus:
+    return "'-'";
+  case Tok::Star:
+    return "'*'";
+  case Tok::Slash:
+    return "'/'";
+  case Tok::Percent:
+    return "'%'";
+  case Tok::Assign:
+    return "'='";
+  case Tok::Eq:
+    return "'=='";
+  case Tok::Ne:
+    return "'!='";
+  case Tok::Lt:
+    return "'<'";
+  case Tok::Le:
+    return "'<='";
+  case Tok::Gt:
+    return "'>'";
+  case Tok::Ge:
+    return "'>='";
+  case Tok::AndAnd:
+    return "'&&'";
+  case Tok::OrOr:
+    return "'||'";
+  case Tok::Bang:
+    return "'!'";
   }
   return "token";
 }

@@ -10,11 +10,40 @@
 namespace tilescope {
 
 enum class Tok : uint8_t {
-  Eof, Error, Ident, Int, Float, String, Bytes, // Bytes: `128B` (a swizzle mode)
-  LParen, RParen, LBracket, RBracket, LBrace, RBrace,
-  Comma, Colon, Semi, Dot, DotDot, At,
-  Plus, Minus, Star, Slash, Percent,
-  Assign, Eq, Ne, Lt, Le, Gt, Ge, AndAnd, OrOr, Bang,
+  Eof,
+  Error,
+  Ident,
+  Int,
+  Float,
+  String,
+  Bytes, // Bytes: `128B` (a swizzle mode)
+  LParen,
+  RParen,
+  LBracket,
+  RBracket,
+  LBrace,
+  RBrace,
+  Comma,
+  Colon,
+  Semi,
+  Dot,
+  DotDot,
+  At,
+  Plus,
+  Minus,
+  Star,
+  Slash,
+  Percent,
+  Assign,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  AndAnd,
+  OrOr,
+  Bang,
 };
 
 struct Token {

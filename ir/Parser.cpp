@@ -1,7 +1,7 @@
 #include "ir/Parser.h"
 
-#include "ir/Lexer.h"
 #include "ir/LayoutPresets.h"
+#include "ir/Lexer.h"
 
 #include <llvm/Support/MemoryBuffer.h>
 
@@ -174,20 +174,47 @@ private:
 
 bool isBinaryOp(Tok k, BinaryOp &op) {
   switch (k) {
-  case Tok::Plus: op = BinaryOp::Add; return true;
-  case Tok::Minus: op = BinaryOp::Sub; return true;
-  case Tok::Star: op = BinaryOp::Mul; return true;
-  case Tok::Slash: op = BinaryOp::Div; return true;
-  case Tok::Percent: op = BinaryOp::Mod; return true;
-  case Tok::Lt: op = BinaryOp::Lt; return true;
-  case Tok::Le: op = BinaryOp::Le; return true;
-  case Tok::Gt: op = BinaryOp::Gt; return true;
-  case Tok::Ge: op = BinaryOp::Ge; return true;
-  case Tok::Eq: op = BinaryOp::Eq; return true;
-  case Tok::Ne: op = BinaryOp::Ne; return true;
-  case Tok::AndAnd: op = BinaryOp::And; return true;
-  case Tok::OrOr: op = BinaryOp::Or; return true;
-  default: return false;
+  case Tok::Plus:
+    op = BinaryOp::Add;
+    return true;
+  case Tok::Minus:
+    op = BinaryOp::Sub;
+    return true;
+  case Tok::Star:
+    op = BinaryOp::Mul;
+    return true;
+  case Tok::Slash:
+    op = BinaryOp::Div;
+    return true;
+  case Tok::Percent:
+    op = BinaryOp::Mod;
+    return true;
+  case Tok::Lt:
+    op = BinaryOp::Lt;
+    return true;
+  case Tok::Le:
+    op = BinaryOp::Le;
+    return true;
+  case Tok::Gt:
+    op = BinaryOp::Gt;
+    return true;
+  case Tok::Ge:
+    op = BinaryOp::Ge;
+    return true;
+  case Tok::Eq:
+    op = BinaryOp::Eq;
+    return true;
+  case Tok::Ne:
+    op = BinaryOp::Ne;
+    return true;
+  case Tok::AndAnd:
+    op = BinaryOp::And;
+    return true;
+  case Tok::OrOr:
+    op = BinaryOp::Or;
+    return true;
+  default:
+    return false;
   }
 }
 
@@ -318,8 +345,8 @@ std::optional<Dtype> Parser::parseDtype() {
       advance();
       return d;
     }
-  error(tok_.loc(), fmt::format("expected a dtype (f32, bf16, f8e4m3, i32, ...), found {}",
-                                found()));
+  error(tok_.loc(),
+        fmt::format("expected a dtype (f32, bf16, f8e4m3, i32, ...), found {}", found()));
   return std::nullopt;
 }
 
@@ -408,8 +435,8 @@ bool Parser::parseLaunch(Launch &launch) {
         return false;
       auto t = tok_.is(Tok::Ident) ? targetFromName(tok_.text.str()) : std::nullopt;
       if (!t) {
-        error(tok_.loc(), fmt::format("expected a target (sm_80, sm_90a, sm_100a), found {}",
-                                      found()));
+        error(tok_.loc(),
+              fmt::format("expected a target (sm_80, sm_90a, sm_100a), found {}", found()));
         return false;
       }
       advance();
@@ -418,8 +445,8 @@ bool Parser::parseLaunch(Launch &launch) {
       launch.target = *t;
       sawTarget = true;
     } else {
-      error(at, fmt::format("unknown launch item '{}' (grid, cluster, threads, target)",
-                            word.str()));
+      error(at,
+            fmt::format("unknown launch item '{}' (grid, cluster, threads, target)", word.str()));
       return false;
     }
   }
@@ -535,8 +562,7 @@ Stmt Parser::parseBufferDecl(MemScope scope, llvm::SMLoc loc) {
     if (!layout || !expect(Tok::RParen, "')' closing the layout"))
       return nullptr;
   }
-  return BufferDecl::make(scope, std::move(name), *dtype, std::move(shape), std::move(layout),
-                          loc);
+  return BufferDecl::make(scope, std::move(name), *dtype, std::move(shape), std::move(layout), loc);
 }
 
 bool Parser::parseBarrierDecl(Block &out) {
@@ -636,8 +662,7 @@ Stmt Parser::parseFor() {
       }
       stages = *n;
     } else {
-      error(at, fmt::format("expected 'step', 'unroll', 'pipelined' or '{{', found {}",
-                            found()));
+      error(at, fmt::format("expected 'step', 'unroll', 'pipelined' or '{{', found {}", found()));
       return nullptr;
     }
   }
@@ -647,8 +672,8 @@ Stmt Parser::parseFor() {
   BlockComments bodyComments;
   if (!parseBlock(body, &bodyComments))
     return nullptr;
-  Stmt node = For::make(std::move(var), std::move(begin), std::move(end), std::move(step),
-                        unroll, stages, std::move(body), loc);
+  Stmt node = For::make(std::move(var), std::move(begin), std::move(end), std::move(step), unroll,
+                        stages, std::move(body), loc);
   attachBlockComments(node, 0, bodyComments);
   return node;
 }
@@ -1011,8 +1036,7 @@ std::optional<LayoutSpec> Parser::parseLayout() {
   bool haveShard = false;
   std::string why;
 
-  if (tok_.is(Tok::Ident) && !tok_.isIdent("S") && !tok_.isIdent("R") &&
-      !tok_.isIdent("swizzle")) {
+  if (tok_.is(Tok::Ident) && !tok_.isIdent("S") && !tok_.isIdent("R") && !tok_.isIdent("swizzle")) {
     const LayoutPreset *preset = findLayoutPreset(tok_.text.str());
     if (!preset) {
       error(tok_.loc(), fmt::format("unknown layout '{}': expected S[...], swizzle(...) or a "
@@ -1034,9 +1058,9 @@ std::optional<LayoutSpec> Parser::parseLayout() {
     if (!expect(Tok::RParen, "')'"))
       return std::nullopt;
     if (spec.presetArgs.size() != preset->arity) {
-      error(spec.loc, fmt::format("preset {} takes {} argument{} ({}), not {}", preset->name,
-                                  preset->arity, preset->arity == 1 ? "" : "s", preset->params,
-                                  spec.presetArgs.size()));
+      error(spec.loc,
+            fmt::format("preset {} takes {} argument{} ({}), not {}", preset->name, preset->arity,
+                        preset->arity == 1 ? "" : "s", preset->params, spec.presetArgs.size()));
       return std::nullopt;
     }
     auto l = preset->build(spec.presetArgs, &why);

@@ -22,10 +22,14 @@ std::string printExpr(const Expr &e, int outer);
 
 std::string printSubscript(const Subscript &s) {
   switch (s.kind) {
-  case Subscript::Point: return printExpr(s.begin, 0);
-  case Subscript::Range: return printExpr(s.begin, 0) + " : " + printExpr(s.end, 0);
-  case Subscript::Extent: return printExpr(s.begin, 0) + " : +" + printExpr(s.end, 0);
-  case Subscript::Full: return ":";
+  case Subscript::Point:
+    return printExpr(s.begin, 0);
+  case Subscript::Range:
+    return printExpr(s.begin, 0) + " : " + printExpr(s.end, 0);
+  case Subscript::Extent:
+    return printExpr(s.begin, 0) + " : +" + printExpr(s.end, 0);
+  case Subscript::Full:
+    return ":";
   }
   return "?";
 }
@@ -39,12 +43,18 @@ std::string joinExprs(const std::vector<Expr> &list) {
 
 std::string printExpr(const Expr &e, int outer) {
   switch (e->kind) {
-  case ExprKind::IntImm: return std::to_string(as<IntImm>(e).value);
-  case ExprKind::FloatImm: return printFloat(as<FloatImm>(e).value);
-  case ExprKind::BoolImm: return as<BoolImm>(e).value ? "true" : "false";
-  case ExprKind::StringImm: return "\"" + as<StringImm>(e).value + "\"";
-  case ExprKind::Var: return as<Var>(e).name;
-  case ExprKind::Builtin: return std::string(builtinName(as<Builtin>(e).which));
+  case ExprKind::IntImm:
+    return std::to_string(as<IntImm>(e).value);
+  case ExprKind::FloatImm:
+    return printFloat(as<FloatImm>(e).value);
+  case ExprKind::BoolImm:
+    return as<BoolImm>(e).value ? "true" : "false";
+  case ExprKind::StringImm:
+    return "\"" + as<StringImm>(e).value + "\"";
+  case ExprKind::Var:
+    return as<Var>(e).name;
+  case ExprKind::Builtin:
+    return std::string(builtinName(as<Builtin>(e).which));
   case ExprKind::Unary: {
     const auto &u = as<Unary>(e);
     std::string inner = printExpr(u.operand, 7);
@@ -81,7 +91,8 @@ public:
   const Comments *comments = nullptr; // null: print the IR alone (hashing)
   size_t kernelIndex = 0;
 
-  template <typename Map, typename Key> const typename Map::mapped_type *find(const Map &m, const Key &k) {
+  template <typename Map, typename Key>
+  const typename Map::mapped_type *find(const Map &m, const Key &k) {
     if (!comments)
       return nullptr;
     auto it = m.find(k);
@@ -243,7 +254,9 @@ public:
 
 } // namespace
 
-std::string print(const Expr &e) { return printExpr(e, 0); }
+std::string print(const Expr &e) {
+  return printExpr(e, 0);
+}
 
 std::string print(const Kernel &k) {
   KernelPrinter p;
@@ -268,6 +281,8 @@ std::string print(const Module &m) {
   return out;
 }
 
-uint64_t structuralHash(const Kernel &k) { return llvm::xxHash64(print(k)); }
+uint64_t structuralHash(const Kernel &k) {
+  return llvm::xxHash64(print(k));
+}
 
 } // namespace tilescope

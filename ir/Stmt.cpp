@@ -93,7 +93,6 @@ const Kernel *Module::find(std::string_view name) const {
   return nullptr;
 }
 
-
 bool equal(const Block &a, const Block &b) {
   if (a.size() != b.size())
     return false;

@@ -43,8 +43,8 @@ struct BufferDecl final : StmtNode {
   std::optional<LayoutSpec> layout;
   static Stmt make(MemScope scope, std::string name, Dtype dtype, std::vector<Expr> shape,
                    std::optional<LayoutSpec> layout, llvm::SMLoc loc = {});
-  BufferDecl(MemScope s, std::string n, Dtype d, std::vector<Expr> sh,
-             std::optional<LayoutSpec> l, llvm::SMLoc loc)
+  BufferDecl(MemScope s, std::string n, Dtype d, std::vector<Expr> sh, std::optional<LayoutSpec> l,
+             llvm::SMLoc loc)
       : StmtNode(StmtKind::BufferDecl, loc), scope(s), name(std::move(n)), dtype(d),
         shape(std::move(sh)), layout(std::move(l)) {}
 };
@@ -123,7 +123,9 @@ struct CallStmt final : StmtNode {
   const CallArg *keyword(std::string_view name) const;
 };
 
-template <typename T> const T &as(const Stmt &s) { return static_cast<const T &>(*s); }
+template <typename T> const T &as(const Stmt &s) {
+  return static_cast<const T &>(*s);
+}
 
 // A kernel parameter: a global tensor with a dtype and a (symbolic) shape,
 // or a scalar.

@@ -30,12 +30,13 @@ constexpr std::array<AxisInfo, kNumAxes> kAxes = {{
 constexpr std::array<TargetInfo, 3> kTargets = {{
     {TargetKind::sm_80, "sm_80", 80, 163 * 1024, 255, 1024, 1, false, false, false, 0, 0},
     {TargetKind::sm_90a, "sm_90a", 90, 227 * 1024, 255, 1024, 16, true, true, false, 0, 0},
-    {TargetKind::sm_100a, "sm_100a", 100, 227 * 1024, 255, 1024, 16, false, true, true, 128,
-     512},
+    {TargetKind::sm_100a, "sm_100a", 100, 227 * 1024, 255, 1024, 16, false, true, true, 128, 512},
 }};
 } // namespace
 
-const AxisInfo &axisInfo(Axis a) { return kAxes[static_cast<size_t>(a)]; }
+const AxisInfo &axisInfo(Axis a) {
+  return kAxes[static_cast<size_t>(a)];
+}
 
 std::optional<Axis> axisFromName(std::string_view name) {
   for (const AxisInfo &info : kAxes)
@@ -44,7 +45,9 @@ std::optional<Axis> axisFromName(std::string_view name) {
   return std::nullopt;
 }
 
-const TargetInfo &targetInfo(TargetKind t) { return kTargets[static_cast<size_t>(t)]; }
+const TargetInfo &targetInfo(TargetKind t) {
+  return kTargets[static_cast<size_t>(t)];
+}
 
 std::optional<TargetKind> targetFromName(std::string_view name) {
   for (const TargetInfo &info : kTargets)
@@ -56,25 +59,44 @@ std::optional<TargetKind> targetFromName(std::string_view name) {
 int64_t axisExtent(Axis a, const TargetInfo &target, const LaunchShape &launch,
                    int64_t memoryElements) {
   switch (a) {
-  case Axis::laneid: return 32;
-  case Axis::warpid: return (launch.threads + 31) / 32;
-  case Axis::wgid: return (launch.threads + 127) / 128;
-  case Axis::tid_in_wg: return launch.threads < 128 ? launch.threads : 128;
-  case Axis::wid_in_wg: return launch.threads < 128 ? (launch.threads + 31) / 32 : 4;
-  case Axis::tx: return launch.threads;
-  case Axis::cbx: return launch.cluster[0];
-  case Axis::cby: return launch.cluster[1];
-  case Axis::cbz: return launch.cluster[2];
-  case Axis::bx: return launch.grid[0];
-  case Axis::by: return launch.grid[1];
-  case Axis::bz: return launch.grid[2];
-  case Axis::pid: return launch.devices;
-  case Axis::m: return memoryElements;
-  case Axis::TLane: return target.tmemLanes;
-  case Axis::TCol: return target.tmemColumns;
-  case Axis::P: return 128;
-  case Axis::F: return 0;
-  case Axis::Bank: return 32;
+  case Axis::laneid:
+    return 32;
+  case Axis::warpid:
+    return (launch.threads + 31) / 32;
+  case Axis::wgid:
+    return (launch.threads + 127) / 128;
+  case Axis::tid_in_wg:
+    return launch.threads < 128 ? launch.threads : 128;
+  case Axis::wid_in_wg:
+    return launch.threads < 128 ? (launch.threads + 31) / 32 : 4;
+  case Axis::tx:
+    return launch.threads;
+  case Axis::cbx:
+    return launch.cluster[0];
+  case Axis::cby:
+    return launch.cluster[1];
+  case Axis::cbz:
+    return launch.cluster[2];
+  case Axis::bx:
+    return launch.grid[0];
+  case Axis::by:
+    return launch.grid[1];
+  case Axis::bz:
+    return launch.grid[2];
+  case Axis::pid:
+    return launch.devices;
+  case Axis::m:
+    return memoryElements;
+  case Axis::TLane:
+    return target.tmemLanes;
+  case Axis::TCol:
+    return target.tmemColumns;
+  case Axis::P:
+    return 128;
+  case Axis::F:
+    return 0;
+  case Axis::Bank:
+    return 32;
   }
   return 0;
 }

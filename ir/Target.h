@@ -13,9 +13,25 @@ namespace tilescope {
 // Thread axes come first so owners print in the order people read them
 // (who holds it, then where it sits).
 enum class Axis : uint8_t {
-  laneid, warpid, wgid, tid_in_wg, wid_in_wg, tx,
-  cbx, cby, cbz, bx, by, bz, pid,
-  m, TLane, TCol, P, F, Bank,
+  laneid,
+  warpid,
+  wgid,
+  tid_in_wg,
+  wid_in_wg,
+  tx,
+  cbx,
+  cby,
+  cbz,
+  bx,
+  by,
+  bz,
+  pid,
+  m,
+  TLane,
+  TCol,
+  P,
+  F,
+  Bank,
 };
 constexpr size_t kNumAxes = 19;
 
@@ -29,9 +45,15 @@ struct AxisInfo {
 
 const AxisInfo &axisInfo(Axis a);
 std::optional<Axis> axisFromName(std::string_view name);
-inline std::string_view axisName(Axis a) { return axisInfo(a).name; }
-inline bool isMemoryAxis(Axis a) { return axisInfo(a).kind == AxisKind::Memory; }
-inline bool isThreadAxis(Axis a) { return axisInfo(a).kind == AxisKind::Thread; }
+inline std::string_view axisName(Axis a) {
+  return axisInfo(a).name;
+}
+inline bool isMemoryAxis(Axis a) {
+  return axisInfo(a).kind == AxisKind::Memory;
+}
+inline bool isThreadAxis(Axis a) {
+  return axisInfo(a).kind == AxisKind::Thread;
+}
 
 enum class TargetKind : uint8_t { sm_80, sm_90a, sm_100a };
 

@@ -8,28 +8,45 @@ void IRVisitor::visit(const Expr &e) {
   if (!e)
     return;
   switch (e->kind) {
-  case ExprKind::IntImm: return visitIntImm(as<IntImm>(e));
-  case ExprKind::FloatImm: return visitFloatImm(as<FloatImm>(e));
-  case ExprKind::BoolImm: return visitBoolImm(as<BoolImm>(e));
-  case ExprKind::StringImm: return visitStringImm(as<StringImm>(e));
-  case ExprKind::Var: return visitVar(as<Var>(e));
-  case ExprKind::Builtin: return visitBuiltin(as<Builtin>(e));
-  case ExprKind::Unary: return visitUnary(as<Unary>(e));
-  case ExprKind::Binary: return visitBinary(as<Binary>(e));
-  case ExprKind::Call: return visitCall(as<Call>(e));
-  case ExprKind::Index: return visitIndex(as<Index>(e));
+  case ExprKind::IntImm:
+    return visitIntImm(as<IntImm>(e));
+  case ExprKind::FloatImm:
+    return visitFloatImm(as<FloatImm>(e));
+  case ExprKind::BoolImm:
+    return visitBoolImm(as<BoolImm>(e));
+  case ExprKind::StringImm:
+    return visitStringImm(as<StringImm>(e));
+  case ExprKind::Var:
+    return visitVar(as<Var>(e));
+  case ExprKind::Builtin:
+    return visitBuiltin(as<Builtin>(e));
+  case ExprKind::Unary:
+    return visitUnary(as<Unary>(e));
+  case ExprKind::Binary:
+    return visitBinary(as<Binary>(e));
+  case ExprKind::Call:
+    return visitCall(as<Call>(e));
+  case ExprKind::Index:
+    return visitIndex(as<Index>(e));
   }
 }
 
 void IRVisitor::visit(const Stmt &s) {
   switch (s->kind) {
-  case StmtKind::BufferDecl: return visitBufferDecl(as<BufferDecl>(s));
-  case StmtKind::BarrierDecl: return visitBarrierDecl(as<BarrierDecl>(s));
-  case StmtKind::Let: return visitLet(as<Let>(s));
-  case StmtKind::For: return visitFor(as<For>(s));
-  case StmtKind::If: return visitIf(as<If>(s));
-  case StmtKind::Store: return visitStore(as<Store>(s));
-  case StmtKind::CallStmt: return visitCallStmt(as<CallStmt>(s));
+  case StmtKind::BufferDecl:
+    return visitBufferDecl(as<BufferDecl>(s));
+  case StmtKind::BarrierDecl:
+    return visitBarrierDecl(as<BarrierDecl>(s));
+  case StmtKind::Let:
+    return visitLet(as<Let>(s));
+  case StmtKind::For:
+    return visitFor(as<For>(s));
+  case StmtKind::If:
+    return visitIf(as<If>(s));
+  case StmtKind::Store:
+    return visitStore(as<Store>(s));
+  case StmtKind::CallStmt:
+    return visitCallStmt(as<CallStmt>(s));
   }
 }
 
@@ -109,24 +126,37 @@ Expr IRMutator::mutate(const Expr &e) {
   if (!e)
     return e;
   switch (e->kind) {
-  case ExprKind::Unary: return mutateUnary(as<Unary>(e), e);
-  case ExprKind::Binary: return mutateBinary(as<Binary>(e), e);
-  case ExprKind::Call: return mutateCall(as<Call>(e), e);
-  case ExprKind::Index: return mutateIndex(as<Index>(e), e);
-  case ExprKind::Var: return mutateVar(as<Var>(e), e);
-  default: return mutateLeaf(e);
+  case ExprKind::Unary:
+    return mutateUnary(as<Unary>(e), e);
+  case ExprKind::Binary:
+    return mutateBinary(as<Binary>(e), e);
+  case ExprKind::Call:
+    return mutateCall(as<Call>(e), e);
+  case ExprKind::Index:
+    return mutateIndex(as<Index>(e), e);
+  case ExprKind::Var:
+    return mutateVar(as<Var>(e), e);
+  default:
+    return mutateLeaf(e);
   }
 }
 
 Stmt IRMutator::mutate(const Stmt &s) {
   switch (s->kind) {
-  case StmtKind::BufferDecl: return mutateBufferDecl(as<BufferDecl>(s), s);
-  case StmtKind::BarrierDecl: return mutateBarrierDecl(as<BarrierDecl>(s), s);
-  case StmtKind::Let: return mutateLet(as<Let>(s), s);
-  case StmtKind::For: return mutateFor(as<For>(s), s);
-  case StmtKind::If: return mutateIf(as<If>(s), s);
-  case StmtKind::Store: return mutateStore(as<Store>(s), s);
-  case StmtKind::CallStmt: return mutateCallStmt(as<CallStmt>(s), s);
+  case StmtKind::BufferDecl:
+    return mutateBufferDecl(as<BufferDecl>(s), s);
+  case StmtKind::BarrierDecl:
+    return mutateBarrierDecl(as<BarrierDecl>(s), s);
+  case StmtKind::Let:
+    return mutateLet(as<Let>(s), s);
+  case StmtKind::For:
+    return mutateFor(as<For>(s), s);
+  case StmtKind::If:
+    return mutateIf(as<If>(s), s);
+  case StmtKind::Store:
+    return mutateStore(as<Store>(s), s);
+  case StmtKind::CallStmt:
+    return mutateCallStmt(as<CallStmt>(s), s);
   }
   return s;
 }
@@ -308,7 +338,8 @@ protected:
       if (isInt(f.rhs, 1))
         return f.lhs;
       break;
-    default: break;
+    default:
+      break;
     }
     return folded;
   }
@@ -337,8 +368,12 @@ Block substitute(const Block &b, const std::map<std::string, Expr> &replacements
   return Substituter(replacements).mutate(b);
 }
 
-Expr foldConstants(const Expr &e) { return ConstantFolder().mutate(e); }
-Kernel foldConstants(const Kernel &k) { return ConstantFolder().mutate(k); }
+Expr foldConstants(const Expr &e) {
+  return ConstantFolder().mutate(e);
+}
+Kernel foldConstants(const Kernel &k) {
+  return ConstantFolder().mutate(k);
+}
 
 std::set<std::string> namesUsed(const Expr &e) {
   NameCollector c;

@@ -8,11 +8,11 @@
 #include "ir/Printer.h"
 #include "kernels/BundledKernels.h"
 #include "racecheck/StaticRaces.h"
-#include "verifier/BarrierProofs.h"
-#include "verifier/KernelLayouts.h"
 #include "tools/Command.h"
 #include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
+#include "verifier/BarrierProofs.h"
+#include "verifier/KernelLayouts.h"
 
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
@@ -123,14 +123,13 @@ int runCheck() {
         const Kernel &k = r.module.kernels[i];
         llvm::json::Object proofs;
         for (const auto &[name, n] : r.kernels[i].findings)
-          proofs[name] = llvm::json::Object{{"findings", static_cast<int64_t>(n)},
-                                            {"ok", n == 0}};
-        kernels.push_back(llvm::json::Object{
-            {"name", k.name},
-            {"hash", fmt::format("{:016x}", structuralHash(k))},
-            {"target", std::string(targetInfo(k.launch.target).name)},
-            {"threads", k.launch.threads},
-            {"proofs", std::move(proofs)}});
+          proofs[name] = llvm::json::Object{{"findings", static_cast<int64_t>(n)}, {"ok", n == 0}};
+        kernels.push_back(
+            llvm::json::Object{{"name", k.name},
+                               {"hash", fmt::format("{:016x}", structuralHash(k))},
+                               {"target", std::string(targetInfo(k.launch.target).name)},
+                               {"threads", k.launch.threads},
+                               {"proofs", std::move(proofs)}});
       }
       files.push_back(llvm::json::Object{
           {"file", r.file}, {"status", r.status}, {"kernels", std::move(kernels)}});
@@ -152,8 +151,8 @@ int runCheck() {
           total += n;
         }
         llvm::outs() << fmt::format("{}: kernel {} {} ({}, {} threads; {})\n", r.file, k.name,
-                                    total ? "has findings" : "ok",
-                                    targetInfo(k.launch.target).name, k.launch.threads, proofs);
+                                    total ? "has findings" : "ok", targetInfo(k.launch.target).name,
+                                    k.launch.threads, proofs);
       }
   }
   return status;

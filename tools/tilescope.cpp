@@ -29,8 +29,8 @@ int main(int argc, char **argv) {
   std::string errors;
   llvm::raw_string_ostream errorStream(errors);
   if (!llvm::cl::ParseCommandLineOptions(
-          argc, argv,
-          "tilescope: verify, simulate, race-check and lower GPU tile kernels\n", &errorStream)) {
+          argc, argv, "tilescope: verify, simulate, race-check and lower GPU tile kernels\n",
+          &errorStream)) {
     errorStream.flush();
     llvm::errs() << errors;
     return kInputError;

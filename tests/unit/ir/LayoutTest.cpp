@@ -94,11 +94,11 @@ TEST_CASE("every swizzle mode for 8, 16 and 32-bit elements") {
     Dtype dtype;
     int kept, xored;
   };
-  for (Case c : {Case{32, Dtype::f8e4m3, 4, 1}, Case{64, Dtype::f8e4m3, 4, 2},
-                 Case{128, Dtype::f8e4m3, 4, 3}, Case{32, Dtype::f16, 3, 1},
-                 Case{64, Dtype::f16, 3, 2}, Case{128, Dtype::f16, 3, 3},
-                 Case{32, Dtype::f32, 2, 1}, Case{64, Dtype::f32, 2, 2},
-                 Case{128, Dtype::f32, 2, 3}}) {
+  for (Case c :
+       {Case{32, Dtype::f8e4m3, 4, 1}, Case{64, Dtype::f8e4m3, 4, 2},
+        Case{128, Dtype::f8e4m3, 4, 3}, Case{32, Dtype::f16, 3, 1}, Case{64, Dtype::f16, 3, 2},
+        Case{128, Dtype::f16, 3, 3}, Case{32, Dtype::f32, 2, 1}, Case{64, Dtype::f32, 2, 2},
+        Case{128, Dtype::f32, 2, 3}}) {
     auto sw = Swizzle::fromMode(c.bytes, c.dtype, nullptr);
     REQUIRE(sw);
     CHECK(sw->bitsKept == c.kept);
@@ -110,8 +110,8 @@ TEST_CASE("every swizzle mode for 8, 16 and 32-bit elements") {
   }
   // 32B mode on f32: chunk bit 0 flips with chunk bit 3, i.e. every 128 bytes.
   auto sw32 = *Swizzle::fromMode(32, Dtype::f32, nullptr);
-  CHECK(sw32.apply(32) == 36); // chunk 8 -> 9
-  CHECK(sw32.apply(64) == 64); // chunk 16 -> 16
+  CHECK(sw32.apply(32) == 36);  // chunk 8 -> 9
+  CHECK(sw32.apply(64) == 64);  // chunk 16 -> 16
   CHECK(sw32.apply(97) == 101); // chunk 24 -> 25, element 1 kept
   std::string why;
   CHECK_FALSE(Swizzle::fromMode(96, Dtype::f16, &why));

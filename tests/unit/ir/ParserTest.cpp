@@ -1,7 +1,7 @@
 // The parser, printer and checker: canonical text, round trips, recovery,
 // and one exact diagnostic per kind of mistake.
-#include "ir/Checker.h"
 #include "ir/Parser.h"
+#include "ir/Checker.h"
 #include "ir/Printer.h"
 
 #include <fstream>
@@ -128,16 +128,16 @@ TEST_CASE("syntax errors: truncation, garbage, deep nesting, huge literals") {
   CHECK(errors(*parse("")) == std::vector<std::string>{"1:1: expected at least one kernel"});
   CHECK(errors(*parse("\x01\xff garbage")) ==
         std::vector<std::string>{"1:1: expected 'kernel', found invalid token '\\x01'"});
-  std::string deep = wrap("  let x = " + std::string(5000, '(') + "1" + std::string(5000, ')') +
-                          "\n");
+  std::string deep =
+      wrap("  let x = " + std::string(5000, '(') + "1" + std::string(5000, ')') + "\n");
   CHECK(errors(*parse(deep)) == std::vector<std::string>{"4:210: nesting deeper than 200 levels"});
   CHECK(errors(*parse(wrap("  let x = 99999999999999999999\n"))) ==
         std::vector<std::string>{"4:11: integer literal does not fit in 64 bits"});
   CHECK(errors(*parse("kernel k() launch grid(1) threads(2000) target(sm_80) {}")) ==
         std::vector<std::string>{"1:35: threads per CTA must be in [1, 1024], not 2000"});
-  CHECK(errors(*parse("kernel k() launch grid(1) threads(32) target(sm_75) {}")) ==
-        std::vector<std::string>{
-            "1:46: expected a target (sm_80, sm_90a, sm_100a), found 'sm_75'"});
+  CHECK(
+      errors(*parse("kernel k() launch grid(1) threads(32) target(sm_75) {}")) ==
+      std::vector<std::string>{"1:46: expected a target (sm_80, sm_90a, sm_100a), found 'sm_75'"});
 }
 
 TEST_CASE("a flood of errors stops at the limit") {
@@ -164,7 +164,8 @@ TEST_CASE("layout syntax errors") {
   CHECK(layoutError("swizzle(48B, f32, S[32:1])") ==
         "4:38: swizzle mode must be 32B, 64B or 128B, not 48B");
   CHECK(layoutError("S[(4,8):(-1,1)]") == "4:30: shard stride must not be negative, not -1");
-  CHECK(layoutError("wgmma_acc(32, 8)") == "4:30: wgmma_acc: wgmma accumulators have M = 64, not 32");
+  CHECK(layoutError("wgmma_acc(32, 8)") ==
+        "4:30: wgmma_acc: wgmma accumulators have M = 64, not 32");
   CHECK(layoutError("nope(1)") ==
         "4:30: unknown layout 'nope': expected S[...], swizzle(...) or a preset such as "
         "wgmma_acc(64, 128)");
@@ -178,9 +179,9 @@ TEST_CASE("checker: undefined names, redefinitions and dtype mismatches") {
   CHECK(check("  let x = y + 1\n") == std::vector<std::string>{"4:11: use of undefined name 'y'"});
   CHECK(check("  let x = 1\n  let x = 2\n") ==
         std::vector<std::string>{"5:7: 'x' is already defined"});
-  CHECK(check("  A[0, 0] = B[0]\n", "A: global f32[M, N], B: global bf16[N]") ==
-        std::vector<std::string>{
-            "4:13: dtype mismatch: cannot store bf16 into f32 element of 'A'"});
+  CHECK(
+      check("  A[0, 0] = B[0]\n", "A: global f32[M, N], B: global bf16[N]") ==
+      std::vector<std::string>{"4:13: dtype mismatch: cannot store bf16 into f32 element of 'A'"});
   CHECK(check("  let x = A[0, 0] + B[0]\n", "A: global f32[M, N], B: global bf16[N]") ==
         std::vector<std::string>{"4:19: dtype mismatch: '+' between f32 and bf16"});
   CHECK(check("  let x = A[0, 0] * M\n") ==
@@ -220,8 +221,7 @@ TEST_CASE("checker: shape mismatches of tile-primitive operands") {
                                  "[32, 64]^T needs M, N and K to agree"});
   CHECK(check(decls + "  cta.copy(C[0 : +64, 0 : +64], As)\n").size() == 2);
   CHECK(check(decls + "  cta.copy(As, A[0, 0 : +32, 1])\n") ==
-        std::vector<std::string>{
-            "7:16: too many subscripts for 'A': 3 given, 2 dimensions left"});
+        std::vector<std::string>{"7:16: too many subscripts for 'A': 3 given, 2 dimensions left"});
 }
 
 TEST_CASE("checker: layouts must admit the buffer shape and sit on axes the scope holds") {
@@ -245,8 +245,9 @@ TEST_CASE("checker: the intrinsic table drives arity, keywords and targets") {
   };
   CHECK(check("  mbarrier b(count = 1)\n  mbarrier.wait(b)\n") ==
         std::vector<std::string>{"5:3: 'mbarrier.wait' is missing argument 'parity = ...'"});
-  CHECK(check("  mbarrier b(count = 1)\n  mbarrier.wait(b, parity = 0, phase = 1)\n") ==
-        std::vector<std::string>{"5:32: 'mbarrier.wait' has no argument 'phase' (it takes parity)"});
+  CHECK(
+      check("  mbarrier b(count = 1)\n  mbarrier.wait(b, parity = 0, phase = 1)\n") ==
+      std::vector<std::string>{"5:32: 'mbarrier.wait' has no argument 'phase' (it takes parity)"});
   CHECK(check("  mbarrier b[2](count = 1)\n  mbarrier.arrive(b)\n") ==
         std::vector<std::string>{"5:19: 'b' is an array of mbarriers; pick one with b[i]"});
   CHECK(check("  mbarrier b(count = 0)\n") ==
@@ -255,7 +256,7 @@ TEST_CASE("checker: the intrinsic table drives arity, keywords and targets") {
         std::vector<std::string>{"4:3: 'wgmma.fence' needs sm_90a; the kernel targets sm_100a"});
   CHECK(check("  frobnicate(1)\n") == std::vector<std::string>{"4:3: unknown call 'frobnicate'"});
   CHECK(check("  cta.mbarrier.wait(1)\n").size() == 1);
-  CHECK(check("  sync()\n") == std::vector<std::string>{
-                                   "4:3: 'sync' needs a scope: warp.sync(), cta.sync() or "
-                                   "cluster.sync()"});
+  CHECK(check("  sync()\n") ==
+        std::vector<std::string>{"4:3: 'sync' needs a scope: warp.sync(), cta.sync() or "
+                                 "cluster.sync()"});
 }

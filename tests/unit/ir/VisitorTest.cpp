@@ -1,8 +1,8 @@
 // Visitors and mutators: traversal order, sharing of unchanged subtrees, and
 // the passes built on them (substitute, foldConstants, namesUsed).
+#include "ir/Visitor.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
-#include "ir/Visitor.h"
 
 #include <doctest/doctest.h>
 
@@ -19,7 +19,9 @@ Kernel parseKernel(const std::string &body) {
   REQUIRE(!diag.hasErrors());
   return m.kernels[0];
 }
-Expr firstLetValue(const Kernel &k) { return as<Let>(k.body[0]).value; }
+Expr firstLetValue(const Kernel &k) {
+  return as<Let>(k.body[0]).value;
+}
 } // namespace
 
 TEST_CASE("a visitor sees every node; overriding one kind counts just those") {
@@ -49,8 +51,9 @@ TEST_CASE("a mutator shares every subtree it did not change") {
 }
 
 TEST_CASE("foldConstants folds integer arithmetic and drops identities") {
-  Kernel k = parseKernel("  let a = M * 1 + 0\n  let b = (4 + 4) / 2 - M / 1\n  let c = 0 + M * (2 - 1)\n"
-                         "  let d = 7 % 4 * N\n");
+  Kernel k =
+      parseKernel("  let a = M * 1 + 0\n  let b = (4 + 4) / 2 - M / 1\n  let c = 0 + M * (2 - 1)\n"
+                  "  let d = 7 % 4 * N\n");
   Kernel f = foldConstants(k);
   CHECK(print(as<Let>(f.body[0]).value) == "M");
   CHECK(print(as<Let>(f.body[1]).value) == "4 - M");
