@@ -128,6 +128,10 @@ std::vector<IntrinsicInfo> buildTable() {
                  TargetFeature::None,
                  "reduction over one axis, or over everything"});
 
+  // Every tile primitive may force one of dispatch's implementations by name.
+  for (IntrinsicInfo &primitive : t)
+    primitive.keywords.push_back({"dispatch", K::String, false});
+
   std::vector<IntrinsicInfo> natives = {
       // --- mbarrier ---
       {"mbarrier.init",
