@@ -42,12 +42,10 @@ cl::opt<std::string> dump("dump", cl::desc("Save inputs/outputs as .npy with thi
 int runBench() {
   llvm::SourceMgr sourceMgr;
   Diagnostics diag(sourceMgr);
-  auto id = loadInput(input, diag);
-  if (!id)
+  std::optional<Module> loaded = loadModule(input, diag, Checked::Yes);
+  if (!loaded)
     return kInputError;
-  Module module = parseModule(*id, diag);
-  if (diag.hasErrors() || checkModule(module, diag) != 0)
-    return kInputError;
+  const Module &module = *loaded;
   if (!module.find(kernelName)) {
     llvm::errs() << "tilescope: error: no kernel named '" << kernelName << "'\n";
     return kInputError;

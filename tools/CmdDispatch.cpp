@@ -26,14 +26,10 @@ cl::opt<bool> explain("explain", cl::desc("Print each decision and the refusals 
 int runDispatch() {
   llvm::SourceMgr sourceMgr;
   Diagnostics diag(sourceMgr);
-  auto id = loadInput(input, diag);
-  if (!id)
+  std::optional<Module> loaded = loadModule(input, diag, Checked::Yes);
+  if (!loaded)
     return kInputError;
-  Module module = parseModule(*id, diag);
-  if (diag.hasErrors())
-    return kInputError;
-  if (checkModule(module, diag) != 0)
-    return kInputError;
+  const Module &module = *loaded;
   Module out;
   for (const Kernel &k : module.kernels) {
     if (!kernelName.empty() && k.name != kernelName)

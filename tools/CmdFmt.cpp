@@ -19,12 +19,10 @@ cl::opt<bool> hashOnly("hash", cl::desc("Print each kernel's structural hash ins
 int runFmt() {
   llvm::SourceMgr sourceMgr;
   Diagnostics diag(sourceMgr);
-  auto id = loadInput(input, diag);
-  if (!id)
+  std::optional<Module> loaded = loadModule(input, diag, Checked::No);
+  if (!loaded)
     return kInputError;
-  Module module = parseModule(*id, diag);
-  if (diag.hasErrors())
-    return kInputError;
+  const Module &module = *loaded;
   if (hashOnly) {
     for (const Kernel &k : module.kernels)
       llvm::outs() << llvm::format_hex_no_prefix(structuralHash(k), 16) << "  " << k.name << "\n";

@@ -31,12 +31,10 @@ cl::opt<bool> verifyPtx("verify-ptx",
 int runLower() {
   llvm::SourceMgr sourceMgr;
   Diagnostics diag(sourceMgr);
-  auto id = loadInput(input, diag);
-  if (!id)
+  std::optional<Module> loaded = loadModule(input, diag, Checked::Yes);
+  if (!loaded)
     return kInputError;
-  Module module = parseModule(*id, diag);
-  if (diag.hasErrors() || checkModule(module, diag) != 0)
-    return kInputError;
+  const Module &module = *loaded;
   if (!kernelName.empty() && !module.find(kernelName)) {
     llvm::errs() << "tilescope: error: no kernel named '" << kernelName << "'\n";
     return kInputError;

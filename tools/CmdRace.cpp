@@ -87,14 +87,10 @@ int runStaticRace() {
                    << "\n";
     return kInputError;
   };
-  auto id = loadInput(input, diag);
-  if (!id)
+  std::optional<Module> loaded = loadModule(input, diag, Checked::Yes);
+  if (!loaded)
     return inputError();
-  Module module = parseModule(*id, diag);
-  if (!diag.hasErrors())
-    checkModule(module, diag);
-  if (diag.hasErrors())
-    return inputError();
+  const Module &module = *loaded;
   std::vector<const Kernel *> kernels;
   for (const Kernel &k : module.kernels)
     if (kernelName.empty() || k.name == kernelName)
@@ -182,14 +178,10 @@ int runRace() {
                    << "\n";
     return kInputError;
   };
-  auto id = loadInput(input, diag);
-  if (!id)
+  std::optional<Module> loaded = loadModule(input, diag, Checked::Yes);
+  if (!loaded)
     return inputError();
-  Module module = parseModule(*id, diag);
-  if (!diag.hasErrors())
-    checkModule(module, diag);
-  if (diag.hasErrors())
-    return inputError();
+  const Module &module = *loaded;
   const Kernel *kernel = kernelName.empty() && module.kernels.size() == 1 ? &module.kernels[0]
                                                                           : module.find(kernelName);
   if (!kernel) {

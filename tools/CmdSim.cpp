@@ -145,15 +145,10 @@ int runSim() {
     }
     return kInputError;
   };
-  auto id = loadInput(input, diag);
-  if (!id)
+  std::optional<Module> loaded = loadModule(input, diag, Checked::Yes);
+  if (!loaded)
     return finishInputError();
-  Module module = parseModule(*id, diag);
-  if (diag.hasErrors())
-    return finishInputError();
-  checkModule(module, diag);
-  if (diag.hasErrors())
-    return finishInputError();
+  const Module &module = *loaded;
   const Kernel *kernel = nullptr;
   if (!kernelName.empty()) {
     kernel = module.find(kernelName);
@@ -185,7 +180,7 @@ int runSim() {
   if (!program)
     return finishInputError();
 
-  llvm::StringRef source = sourceMgr.getMemoryBuffer(*id)->getBuffer();
+  llvm::StringRef source = sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
   size_t problemAt = std::string::npos;
   auto problem =
       problemOf(std::string_view(source.data(), source.size()), kernel->name, &error, &problemAt);

@@ -1,5 +1,8 @@
 #include "tools/InputFile.h"
 
+#include "ir/Checker.h"
+#include "ir/Parser.h"
+
 #include <llvm/Support/MemoryBuffer.h>
 
 namespace tilescope::tool {
@@ -12,6 +15,18 @@ std::optional<unsigned> loadInput(llvm::StringRef path, Diagnostics &diag) {
     return std::nullopt;
   }
   return diag.sourceMgr().AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+}
+
+std::optional<Module> loadModule(llvm::StringRef path, Diagnostics &diag, Checked check) {
+  auto id = loadInput(path, diag);
+  if (!id)
+    return std::nullopt;
+  Module module = parseModule(*id, diag);
+  if (!diag.hasErrors() && check == Checked::Yes)
+    checkModule(module, diag);
+  if (diag.hasErrors())
+    return std::nullopt;
+  return module;
 }
 
 } // namespace tilescope::tool

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ir/Diagnostics.h"
+#include "ir/Stmt.h"
 
 #include <llvm/ADT/StringRef.h>
 
@@ -12,5 +13,11 @@ namespace tilescope::tool {
 
 // Adds FILE ("-" for standard input) to diag.sourceMgr(); returns its buffer id.
 std::optional<unsigned> loadInput(llvm::StringRef path, Diagnostics &diag);
+
+enum class Checked : bool { No, Yes };
+
+// Reads and parses FILE and, with Checked::Yes, runs the well-formedness
+// checker on it. Nothing (after the diagnostics) when any of that fails.
+std::optional<Module> loadModule(llvm::StringRef path, Diagnostics &diag, Checked check);
 
 } // namespace tilescope::tool
