@@ -14,7 +14,7 @@ namespace {
 
 // What a name stands for.
 struct Symbol {
-  enum Kind { ShapeSymbol, Scalar, Tensor, Buffer, Barrier, Value } kind;
+  enum Kind { ShapeSymbol, Scalar, Tensor, Buffer, Barrier, Value } kind = Value;
   llvm::SMLoc loc;
   Dtype dtype = Dtype::i32;
   bool isInt = true; // Value / Scalar: an integer (else dtype-typed float or bool)
@@ -23,6 +23,14 @@ struct Symbol {
   MemScope scope = MemScope::Global;
   std::vector<Expr> shape; // Tensor, Buffer
   bool barrierArray = false;
+
+  static Symbol of(Kind kind, llvm::SMLoc loc, Dtype dtype = Dtype::i32) {
+    Symbol s;
+    s.kind = kind;
+    s.loc = loc;
+    s.dtype = dtype;
+    return s;
+  }
 };
 
 // The type of an expression.
@@ -170,7 +178,7 @@ void Checker::kernel(const Kernel &k) {
           const std::string &n = as<Var>(d).name;
           const Symbol *s = lookup(n);
           if (!s)
-            scopes_.back().emplace(n, Symbol{Symbol::ShapeSymbol, d->loc});
+            scopes_.back().emplace(n, Symbol::of(Symbol::ShapeSymbol, d->loc));
           else if (s->kind != Symbol::ShapeSymbol && s->kind != Symbol::Scalar)
             error(d->loc, fmt::format("'{}' is not a shape symbol", n));
         } else if (auto v = constantValue(d)) {
@@ -180,12 +188,12 @@ void Checker::kernel(const Kernel &k) {
           onlySymbols(d, "a tensor dimension");
         }
       }
-      Symbol sym{Symbol::Tensor, p.loc, p.dtype};
+      Symbol sym = Symbol::of(Symbol::Tensor, p.loc, p.dtype);
       sym.scope = MemScope::Global;
       sym.shape = p.shape;
       define(p.name, std::move(sym));
     } else {
-      Symbol sym{Symbol::Scalar, p.loc, p.dtype};
+      Symbol sym = Symbol::of(Symbol::Scalar, p.loc, p.dtype);
       sym.isInt = isInteger(p.dtype);
       sym.isBool = p.dtype == Dtype::pred;
       define(p.name, std::move(sym));
@@ -588,7 +596,7 @@ void Checker::stmt(const Stmt &s) {
     return;
   case StmtKind::BarrierDecl: {
     const auto &b = as<BarrierDecl>(s);
-    Symbol sym{Symbol::Barrier, s->loc};
+    Symbol sym = Symbol::of(Symbol::Barrier, s->loc);
     if (b.arraySize) {
       sym.barrierArray = true;
       auto n = constantValue(b.arraySize);
@@ -617,7 +625,7 @@ void Checker::stmt(const Stmt &s) {
       error(l.value->loc, fmt::format("'let' binds a scalar, not {}", typeName(t)));
       t = Type::invalid();
     }
-    Symbol sym{Symbol::Value, s->loc, t.dtype};
+    Symbol sym = Symbol::of(Symbol::Value, s->loc, t.dtype);
     sym.isInt = t.kind == Type::Int || t.kind == Type::Invalid;
     sym.isBool = t.kind == Type::Bool;
     sym.uniform = t.uniform;
@@ -638,7 +646,7 @@ void Checker::stmt(const Stmt &s) {
     // Threads that disagree on the trip count diverge inside the loop.
     control_.push_back({u, s->loc});
     push();
-    Symbol var{Symbol::Value, s->loc};
+    Symbol var = Symbol::of(Symbol::Value, s->loc);
     var.uniform = u;
     define(f.var, std::move(var));
     block(f.body);
@@ -742,7 +750,7 @@ void Checker::bufferDecl(const BufferDecl &b) {
                                          memScopeName(b.scope), axisName(axis)));
     }
   }
-  Symbol sym{Symbol::Buffer, b.loc, b.dtype};
+  Symbol sym = Symbol::of(Symbol::Buffer, b.loc, b.dtype);
   sym.scope = b.scope;
   sym.shape = b.shape;
   define(b.name, std::move(sym));
