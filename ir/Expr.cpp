@@ -150,12 +150,7 @@ Expr Index::make(Expr base, std::vector<Subscript> subscripts, llvm::SMLoc loc) 
 }
 
 bool equal(const std::vector<Expr> &a, const std::vector<Expr> &b) {
-  if (a.size() != b.size())
-    return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!equal(a[i], b[i]))
-      return false;
-  return true;
+  return equalLists(a, b);
 }
 
 bool equal(const Expr &a, const Expr &b) {

@@ -158,6 +158,16 @@ template <typename T> const T &as(const Expr &e) {
 bool equal(const Expr &a, const Expr &b);
 bool equal(const std::vector<Expr> &a, const std::vector<Expr> &b);
 
+// Element-wise `equal` of two lists of nodes (expressions, statements).
+template <typename Node> bool equalLists(const std::vector<Node> &a, const std::vector<Node> &b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!equal(a[i], b[i]))
+      return false;
+  return true;
+}
+
 // Folds an integer expression of literals; nothing if it has names in it.
 std::optional<int64_t> constantValue(const Expr &e);
 

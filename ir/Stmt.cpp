@@ -94,12 +94,7 @@ const Kernel *Module::find(std::string_view name) const {
 }
 
 bool equal(const Block &a, const Block &b) {
-  if (a.size() != b.size())
-    return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!equal(a[i], b[i]))
-      return false;
-  return true;
+  return equalLists(a, b);
 }
 
 bool equal(const Stmt &a, const Stmt &b) {

@@ -15,21 +15,6 @@ namespace {
 
 using detail::ProtoEncoder;
 
-ThreadSet coverOf(const SyncEvent &e) {
-  switch (e.scope) {
-  case ExecScope::Warp:
-    return e.threads.widened(32);
-  case ExecScope::Warpgroup:
-    return e.threads.widened(128);
-  case ExecScope::Cta:
-  case ExecScope::Cluster:
-    return ThreadSet(e.threads.launchThreads(), true);
-  case ExecScope::Thread:
-    return e.threads;
-  }
-  return e.threads;
-}
-
 int64_t groupSize(ExecScope s, int64_t threads) {
   switch (s) {
   case ExecScope::Thread:

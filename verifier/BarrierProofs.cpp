@@ -70,21 +70,6 @@ bool completesPhase(SyncKind k) {
   return isArrival(k) || k == SyncKind::TxDelivery || k == SyncKind::MbarCompleteTx;
 }
 
-ThreadSet coverOf(const SyncEvent &e) {
-  switch (e.scope) {
-  case ExecScope::Warp:
-    return e.threads.widened(32);
-  case ExecScope::Warpgroup:
-    return e.threads.widened(128);
-  case ExecScope::Cta:
-  case ExecScope::Cluster:
-    return ThreadSet(e.threads.launchThreads(), true);
-  case ExecScope::Thread:
-    return e.threads;
-  }
-  return e.threads;
-}
-
 
 class Prover {
 public:

@@ -980,4 +980,19 @@ std::string BarrierSkeleton::print() const {
   return out;
 }
 
+ThreadSet coverOf(const SyncEvent &e) {
+  switch (e.scope) {
+  case ExecScope::Warp:
+    return e.threads.widened(32);
+  case ExecScope::Warpgroup:
+    return e.threads.widened(128);
+  case ExecScope::Cta:
+  case ExecScope::Cluster:
+    return ThreadSet(e.threads.launchThreads(), true);
+  case ExecScope::Thread:
+    return e.threads;
+  }
+  return e.threads;
+}
+
 } // namespace tilescope

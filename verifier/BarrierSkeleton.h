@@ -182,6 +182,10 @@ struct BarrierSkeleton {
 
 BarrierSkeleton extractBarrierSkeleton(const Kernel &kernel);
 
+// The threads an event synchronises: its executing threads, widened to the
+// whole warp / warpgroup / CTA of its execution scope.
+ThreadSet coverOf(const SyncEvent &e);
+
 // Bytes of a region of `dtype` elements: the product of the extents times
 // the element width; null when an extent is not an integer expression.
 Expr regionBytes(const std::vector<RegionDim> &region, Dtype dtype);
