@@ -99,6 +99,7 @@ public:
                "not checked: fix the phase findings first");
       } else {
         checkAliasing();
+        checkLaggingWaiters();
         checkStages();
       }
     } catch (const z3::exception &e) {
@@ -967,6 +968,86 @@ private:
               sk_.roles[size_t(wait.role)].describe(), phaseText(phase), phase + 1,
               termList(*m, next, "arrivals"), phase + 1, sizes(*m)));
     }
+  }
+
+  // A warp that waits on an mbarrier in a loop but neither feeds a barrier
+  // there nor meets a feeding warp of its role in a collective is not held
+  // back by anything: the feeding warps can lap it by two phases, after which
+  // its parity wait refers to a phase two behind, and its last waits may never
+  // complete. The proofs above model a role as one sequential process, so
+  // they cannot see this; it is checked here per warp, structurally.
+  void checkLaggingWaiters() {
+    auto outermost = [&](int loop) {
+      while (loop >= 0 && sk_.loops[size_t(loop)].parent >= 0)
+        loop = sk_.loops[size_t(loop)].parent;
+      return loop;
+    };
+    std::map<std::pair<int, int>, std::vector<const SyncEvent *>> groups; // (loop, role)
+    for (const SyncEvent &e : sk_.events)
+      if (e.loop >= 0 && e.role >= 0)
+        groups[{outermost(e.loop), e.role}].push_back(&e);
+    bool any = false;
+    for (const auto &[key, events] : groups) {
+      std::set<int64_t> waiting, feeding;
+      const SyncEvent *firstWait = nullptr;
+      for (const SyncEvent *e : events)
+        for (int64_t t = 0; t < sk_.threads; ++t) {
+          if (!e->threads.contains(t))
+            continue;
+          if (e->kind == SyncKind::MbarWait) {
+            waiting.insert(t / 32);
+            firstWait = firstWait ? firstWait : e;
+          }
+          if (isArrival(e->kind) || isTx(e->kind))
+            feeding.insert(t / 32);
+        }
+      if (feeding.empty())
+        continue;
+      std::set<int64_t> lagging;
+      for (int64_t warp : waiting) {
+        if (feeding.count(warp))
+          continue;
+        bool tied = false; // meets a feeding warp in a collective
+        for (const SyncEvent *e : events) {
+          bool collective = e->scope != ExecScope::Thread || e->kind == SyncKind::CtaSync ||
+                            e->kind == SyncKind::NamedSync || e->kind == SyncKind::WgmmaFence ||
+                            e->kind == SyncKind::WgmmaMma || e->kind == SyncKind::WgmmaCommit ||
+                            e->kind == SyncKind::WgmmaWait;
+          if (!collective)
+            continue;
+          ThreadSet cover = coverOf(*e);
+          if (!cover.contains(warp * 32))
+            continue;
+          for (int64_t f : feeding)
+            tied = tied || cover.contains(f * 32);
+        }
+        if (!tied)
+          lagging.insert(warp);
+      }
+      if (lagging.empty())
+        continue;
+      any = true;
+      ThreadSet laggingThreads(sk_.threads), feedingThreads(sk_.threads);
+      for (int64_t w : lagging)
+        for (int64_t t = w * 32; t < std::min(sk_.threads, w * 32 + 32); ++t)
+          laggingThreads.add(t);
+      for (int64_t w : feeding)
+        for (int64_t t = w * 32; t < std::min(sk_.threads, w * 32 + 32); ++t)
+          feedingThreads.add(t);
+      const SkeletonLoop &loop = sk_.loops[size_t(key.first)];
+      finding(ProtocolViolationKind::ParityAliasing, firstWait->loc,
+              fmt::format("parity aliasing: {} wait on {} in every iteration of loop {} but "
+                          "feed no barrier and meet no feeding warp there; {} can run two "
+                          "phases ahead of them, so their parity waits can refer to a phase two "
+                          "behind and their last waits may never complete",
+                          laggingThreads.describe(), firstWait->barrier.array, loop.var,
+                          feedingThreads.describe()),
+              {}, /*symbolic=*/false);
+    }
+    result("waiting warps kept in step with the warps that feed the barriers", !any,
+           any ? "violated"
+               : "proved for all sizes (structurally): every waiting warp feeds a barrier or "
+                 "meets a feeding warp in each iteration");
   }
 
   // --- pipeline stages: read-after-write and write-after-read ---

@@ -120,7 +120,7 @@ TEST_CASE("the bundled kernels prove clean, for all sizes") {
     CHECK_MESSAGE(p->report.notProved.empty(), name);
   }
   auto p = prove(readKernel("gemm_bf16_sm90.tile"));
-  CHECK(p->report.results.size() == 5);
+  CHECK(p->report.results.size() == 6);
   for (const ProtocolResult &r : p->report.results) {
     CHECK_MESSAGE(r.proved, r.property);
     CHECK(r.status.rfind("proved for all sizes", 0) == 0);
