@@ -70,7 +70,6 @@ bool completesPhase(SyncKind k) {
   return isArrival(k) || k == SyncKind::TxDelivery || k == SyncKind::MbarCompleteTx;
 }
 
-
 class Prover {
 public:
   Prover(const BarrierSkeleton &sk, const BarrierProofOptions &opt)
@@ -89,7 +88,7 @@ public:
       bool phasesBroken = std::any_of(
           report_.findings.begin(), report_.findings.end(), [](const ProtocolFinding &f) {
             return f.kind == ProtocolViolationKind::Deadlock ||
-               f.kind == ProtocolViolationKind::IndexOutOfRange ||
+                   f.kind == ProtocolViolationKind::IndexOutOfRange ||
                    f.kind == ProtocolViolationKind::PhaseNeverCompletes ||
                    f.kind == ProtocolViolationKind::OverArrival ||
                    f.kind == ProtocolViolationKind::TxBytesMismatch;
@@ -168,8 +167,12 @@ private:
       auto next = [&](int cls) { return seen[std::tuple_cat(key, std::make_tuple(cls))]++; };
       switch (e.kind) {
       case SyncKind::MbarArrive:
-      case SyncKind::Tcgen05Commit: oneShotRound_[&e] = lastArrival[key] = next(0); break;
-      case SyncKind::MbarWait: oneShotRound_[&e] = next(1); break;
+      case SyncKind::Tcgen05Commit:
+        oneShotRound_[&e] = lastArrival[key] = next(0);
+        break;
+      case SyncKind::MbarWait:
+        oneShotRound_[&e] = next(1);
+        break;
       case SyncKind::MbarExpectTx: {
         bool withArrival = &e != &sk_.events.front() && (&e - 1)->loc == e.loc &&
                            (&e - 1)->kind == SyncKind::MbarArrive;
@@ -178,8 +181,11 @@ private:
         break;
       }
       case SyncKind::TxDelivery:
-      case SyncKind::MbarCompleteTx: oneShotRound_[&e] = lastExpect[key]; break;
-      default: break;
+      case SyncKind::MbarCompleteTx:
+        oneShotRound_[&e] = lastExpect[key];
+        break;
+      default:
+        break;
       }
     }
   }
@@ -959,14 +965,13 @@ private:
       auto parity = at(wait.parity, wait, i);
       finding(
           ProtocolViolationKind::ParityAliasing, wait.loc,
-          fmt::format(
-              "parity aliasing: at {} this wait on {}[{}] (parity {}) by {} waits for {}, "
-              "but nothing orders the arrivals of phase {} ({}) after it, so phase {} can "
-              "complete first and the wait then refers to a phase two behind (for {})",
-              iterationText(*m, wait, i), wait.barrier.array, ProtoEncoder::value(*m, j),
-              parity ? ProtoEncoder::value(*m, *parity) % 2 : -1,
-              sk_.roles[size_t(wait.role)].describe(), phaseText(phase), phase + 1,
-              termList(*m, next, "arrivals"), phase + 1, sizes(*m)));
+          fmt::format("parity aliasing: at {} this wait on {}[{}] (parity {}) by {} waits for {}, "
+                      "but nothing orders the arrivals of phase {} ({}) after it, so phase {} can "
+                      "complete first and the wait then refers to a phase two behind (for {})",
+                      iterationText(*m, wait, i), wait.barrier.array, ProtoEncoder::value(*m, j),
+                      parity ? ProtoEncoder::value(*m, *parity) % 2 : -1,
+                      sk_.roles[size_t(wait.role)].describe(), phaseText(phase), phase + 1,
+                      termList(*m, next, "arrivals"), phase + 1, sizes(*m)));
     }
   }
 
@@ -1394,14 +1399,15 @@ private:
             commitBarriers.count(w.barrier.array) && ld.threads.subsetOf(coverOf(w)))
           waited = true;
       if (!waited)
-        finding(ProtocolViolationKind::Tcgen05Discipline, ld.loc,
-                fmt::format("tcgen05.ld by {} reads {} that tcgen05.mma writes, with no wait on the "
-                            "mbarrier of a tcgen05.commit after the MMA ({}) before it: the results "
-                            "may not have landed",
-                            ld.threads.describe(), buffer,
-                            commitBarriers.empty() ? std::string("there is no such commit")
-                                                   : "commits go to " + *commitBarriers.begin()),
-                {{mma->loc, "the MMA writing it"}}, false);
+        finding(
+            ProtocolViolationKind::Tcgen05Discipline, ld.loc,
+            fmt::format("tcgen05.ld by {} reads {} that tcgen05.mma writes, with no wait on the "
+                        "mbarrier of a tcgen05.commit after the MMA ({}) before it: the results "
+                        "may not have landed",
+                        ld.threads.describe(), buffer,
+                        commitBarriers.empty() ? std::string("there is no such commit")
+                                               : "commits go to " + *commitBarriers.begin()),
+            {{mma->loc, "the MMA writing it"}}, false);
     }
   }
 
