@@ -288,14 +288,9 @@ std::optional<int64_t> KernelEmitter::eval(const Expr &e, int64_t t) {
     auto l = eval(b.lhs, t), r = eval(b.rhs, t);
     if (!l || !r)
       return std::nullopt;
-    switch (b.op) {
-    case BinaryOp::Add: return *l + *r;
-    case BinaryOp::Sub: return *l - *r;
-    case BinaryOp::Mul: return *l * *r;
-    case BinaryOp::Div: return *r ? std::optional<int64_t>(*l / *r) : std::nullopt;
-    case BinaryOp::Mod: return *r ? std::optional<int64_t>(*l % *r) : std::nullopt;
-    default: return std::nullopt;
-    }
+    if (binaryOpPrecedence(b.op) < 5) // arithmetic only
+      return std::nullopt;
+    return foldIntBinary(b.op, *l, *r);
   }
   default: return std::nullopt;
   }

@@ -194,6 +194,40 @@ bool equal(const Expr &a, const Expr &b) {
   return false;
 }
 
+std::optional<int64_t> foldIntBinary(BinaryOp op, int64_t x, int64_t y) {
+  int64_t r = 0;
+  switch (op) {
+  case BinaryOp::Add:
+    return __builtin_add_overflow(x, y, &r) ? std::nullopt : std::optional<int64_t>(r);
+  case BinaryOp::Sub:
+    return __builtin_sub_overflow(x, y, &r) ? std::nullopt : std::optional<int64_t>(r);
+  case BinaryOp::Mul:
+    return __builtin_mul_overflow(x, y, &r) ? std::nullopt : std::optional<int64_t>(r);
+  case BinaryOp::Div:
+  case BinaryOp::Mod:
+    if (y == 0 || (x == INT64_MIN && y == -1))
+      return std::nullopt;
+    return op == BinaryOp::Div ? x / y : x % y;
+  case BinaryOp::Lt:
+    return int64_t(x < y);
+  case BinaryOp::Le:
+    return int64_t(x <= y);
+  case BinaryOp::Gt:
+    return int64_t(x > y);
+  case BinaryOp::Ge:
+    return int64_t(x >= y);
+  case BinaryOp::Eq:
+    return int64_t(x == y);
+  case BinaryOp::Ne:
+    return int64_t(x != y);
+  case BinaryOp::And:
+    return int64_t(x && y);
+  case BinaryOp::Or:
+    return int64_t(x || y);
+  }
+  return std::nullopt;
+}
+
 std::optional<int64_t> constantValue(const Expr &e) {
   if (!e)
     return std::nullopt;
@@ -212,31 +246,10 @@ std::optional<int64_t> constantValue(const Expr &e) {
     auto x = constantValue(b.lhs), y = constantValue(b.rhs);
     if (!x || !y)
       return std::nullopt;
-    int64_t r = 0;
-    switch (b.op) {
-    case BinaryOp::Add:
-      if (__builtin_add_overflow(*x, *y, &r))
-        return std::nullopt;
-      return r;
-    case BinaryOp::Sub:
-      if (__builtin_sub_overflow(*x, *y, &r))
-        return std::nullopt;
-      return r;
-    case BinaryOp::Mul:
-      if (__builtin_mul_overflow(*x, *y, &r))
-        return std::nullopt;
-      return r;
-    case BinaryOp::Div:
-      if (*y == 0 || (*x == INT64_MIN && *y == -1))
-        return std::nullopt;
-      return *x / *y;
-    case BinaryOp::Mod:
-      if (*y == 0 || (*x == INT64_MIN && *y == -1))
-        return std::nullopt;
-      return *x % *y;
-    default:
+    // Arithmetic only: a comparison is not an integer constant of the IR.
+    if (binaryOpPrecedence(b.op) < 5)
       return std::nullopt;
-    }
+    return foldIntBinary(b.op, *x, *y);
   }
   default:
     return std::nullopt;

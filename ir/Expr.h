@@ -168,6 +168,10 @@ template <typename Node> bool equalLists(const std::vector<Node> &a, const std::
   return true;
 }
 
+// One integer operation as the IR means it (64-bit, C division): comparisons
+// and logic give 0 or 1; overflow and division by zero give nothing.
+std::optional<int64_t> foldIntBinary(BinaryOp op, int64_t x, int64_t y);
+
 // Folds an integer expression of literals; nothing if it has names in it.
 std::optional<int64_t> constantValue(const Expr &e);
 

@@ -293,35 +293,7 @@ std::optional<int64_t> valueAt(const Expr &e, int64_t tx) {
     auto l = valueAt(b.lhs, tx), r = valueAt(b.rhs, tx);
     if (!l || !r)
       return std::nullopt;
-    switch (b.op) {
-    case BinaryOp::Add:
-      return *l + *r;
-    case BinaryOp::Sub:
-      return *l - *r;
-    case BinaryOp::Mul:
-      return *l * *r;
-    case BinaryOp::Div:
-      return *r == 0 ? std::nullopt : std::optional<int64_t>(*l / *r);
-    case BinaryOp::Mod:
-      return *r == 0 ? std::nullopt : std::optional<int64_t>(*l % *r);
-    case BinaryOp::Lt:
-      return int64_t(*l < *r);
-    case BinaryOp::Le:
-      return int64_t(*l <= *r);
-    case BinaryOp::Gt:
-      return int64_t(*l > *r);
-    case BinaryOp::Ge:
-      return int64_t(*l >= *r);
-    case BinaryOp::Eq:
-      return int64_t(*l == *r);
-    case BinaryOp::Ne:
-      return int64_t(*l != *r);
-    case BinaryOp::And:
-      return int64_t(*l && *r);
-    case BinaryOp::Or:
-      return int64_t(*l || *r);
-    }
-    return std::nullopt;
+    return foldIntBinary(b.op, *l, *r);
   }
   case ExprKind::Call: {
     const Call &c = as<Call>(e);

@@ -23,35 +23,7 @@ std::optional<int64_t> evaluate(const Expr &e, const std::map<std::string, int64
     auto l = evaluate(b.lhs, symbols), r = evaluate(b.rhs, symbols);
     if (!l || !r)
       return std::nullopt;
-    switch (b.op) {
-    case BinaryOp::Add:
-      return *l + *r;
-    case BinaryOp::Sub:
-      return *l - *r;
-    case BinaryOp::Mul:
-      return *l * *r;
-    case BinaryOp::Div:
-      return *r == 0 ? std::nullopt : std::optional<int64_t>(*l / *r);
-    case BinaryOp::Mod:
-      return *r == 0 ? std::nullopt : std::optional<int64_t>(*l % *r);
-    case BinaryOp::Lt:
-      return *l < *r;
-    case BinaryOp::Le:
-      return *l <= *r;
-    case BinaryOp::Gt:
-      return *l > *r;
-    case BinaryOp::Ge:
-      return *l >= *r;
-    case BinaryOp::Eq:
-      return *l == *r;
-    case BinaryOp::Ne:
-      return *l != *r;
-    case BinaryOp::And:
-      return *l && *r;
-    case BinaryOp::Or:
-      return *l || *r;
-    }
-    return std::nullopt;
+    return foldIntBinary(b.op, *l, *r);
   }
   default:
     return std::nullopt;
