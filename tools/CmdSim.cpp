@@ -181,9 +181,8 @@ int runSim() {
       llvm::json::Object out{
           {"ok", false},
           {"status", static_cast<int64_t>(kInputError)},
-          {"diagnostics", llvm::json::Array{llvm::json::Object{{"severity", "error"},
-                                                               {"file", file},
-                                                               {"message", message}}}}};
+          {"diagnostics", llvm::json::Array{llvm::json::Object{
+                              {"severity", "error"}, {"file", file}, {"message", message}}}}};
       llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
     } else {
       llvm::errs() << file << ": error: " << message << "\n";
