@@ -211,3 +211,31 @@ TEST_CASE("reference: binding errors name the operand") {
   CHECK(d->error.message == "weight 'W' is [4]; 'X' [2, 8] needs [8]");
   CHECK(d->error.offset == 11);
 }
+
+TEST_CASE("reference: random inputs are nonzero, scales are powers of two near one") {
+  auto b = bind("gemm(A, B^T -> C, scale_a = SA, block = 32)",
+                "A: global bf16[4, 64], B: global bf16[4, 64], SA: global ue8m0[4, 2], "
+                "C: global f32[4, 4]");
+  REQUIRE(b->problem);
+  fillRandomInput(b->at("A"), 7, false);
+  fillRandomInput(b->at("SA"), 7, true);
+  bool anyNegative = false;
+  for (int64_t i = 0; i < b->at("A").elements(); ++i) {
+    double v = decodeFloat(Dtype::bf16, b->at("A").bitsAt(i));
+    CHECK(v != 0);
+    CHECK(std::fabs(v) <= 1);
+    anyNegative |= v < 0;
+  }
+  CHECK(anyNegative);
+  for (int64_t i = 0; i < b->at("SA").elements(); ++i) {
+    double s = decodeFloat(Dtype::ue8m0, b->at("SA").bitsAt(i));
+    int exponent = 0;
+    CHECK(std::frexp(s, &exponent) == 0.5); // a power of two
+    CHECK(s >= 0.125);
+    CHECK(s <= 8);
+  }
+  // The same seed and name give the same values.
+  HostTensor again = b->at("A");
+  fillRandomInput(again, 7, false);
+  CHECK(again.bytes == b->at("A").bytes);
+}
