@@ -140,6 +140,16 @@ bool CtaExecutor::execTcgen05(Warp &w, const CallStmt &c, ThreadRange threads, i
     unit.mmas = std::move(tcgen05Issued_);
     tcgen05Issued_.clear();
     stampAsync(unit);
+    if (const CallArg *m = c.keyword("multicast")) {
+      // One unit runs the MMAs, then arrives on the barrier of every CTA of
+      // the mask (the arrivals follow the MMAs, as the commit promises).
+      LaneValues mask;
+      if (!eval(m->value, w, 1u << lane, mask))
+        return false;
+      unit.multicastMask = static_cast<uint64_t>(mask.lane[lane].i);
+      if (!checkMulticastMask(unit.multicastMask, c.loc))
+        return false;
+    }
     enqueue(std::move(unit));
     return true;
   }

@@ -172,9 +172,11 @@ int64_t CtaExecutor::builtin(BuiltinKind b, int64_t t) const {
   case BuiltinKind::blockIdx_z:
     return ctaId_[2];
   case BuiltinKind::clusterCtaIdx_x:
+    return ctaId_[0] % p_.cluster[0];
   case BuiltinKind::clusterCtaIdx_y:
+    return ctaId_[1] % p_.cluster[1];
   case BuiltinKind::clusterCtaIdx_z:
-    return 0; // clusters of one CTA
+    return ctaId_[2] % p_.cluster[2];
   }
   return 0;
 }
@@ -1202,6 +1204,9 @@ bool CtaExecutor::execCall(Warp &w, Frame &f, const CallStmt &c) {
   if (c.callee == "cp_async.wait" || c.callee == "cp_async.wait_all" ||
       c.callee == "tma.store_wait")
     return execGroupWait(w, f, c);
+  if (c.callee.rfind("barrier.cluster.", 0) == 0 ||
+      (c.callee == "sync" && c.scope == ExecScope::Cluster))
+    return execClusterBarrier(w, f, c);
   if (need == Convergence::Thread) {
     if (c.callee == "mbarrier.wait") {
       // The warp waits until every active lane's phase completed.
@@ -1452,6 +1457,10 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
       return std::nullopt;
     return v.lane[lane].i;
   };
+  if (n == "mbarrier.arrive" && c.keyword("cta"))
+    return execRemoteArrive(w, c, lane);
+  if (n == "dsmem.load" || n == "dsmem.store")
+    return execDsmem(w, c, lane);
   if (n.rfind("mbarrier.", 0) == 0) {
     auto bar = barrierRef(c.args.at(0).value, w, lane);
     if (!bar)
@@ -1519,8 +1528,9 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
     auto call = buildCall(w, c, threads, lane);
     if (!call)
       return false;
-    if (call->keywords.count("trans") && call->keywords["trans"].value.i)
-      return fail(c.loc, fmt::format("'{}' with trans = true is not simulated yet", n));
+    if (call->keywords.count("trans") && call->keywords["trans"].value.i &&
+        !transposeSource(*call))
+      return false;
     return executePrimitive(*call);
   }
   if (n == "tma.load") {
@@ -1543,7 +1553,7 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
         call.positional.push_back(std::move(o));
       }
     }
-    return executePrimitive(call);
+    return multicast(w, c, lane, [&](CtaExecutor &cta) { return cta.executePrimitive(call); });
   }
   return fail(c.loc, fmt::format("'{}' is not simulated yet", n));
 }
@@ -1554,7 +1564,7 @@ bool CtaExecutor::waitSatisfied(const Warp &w) const {
   for (auto [bar, parity] : w.waits)
     if (!barriers_[bar].waitSatisfied(parity))
       return false;
-  return groupWaitSatisfied(w);
+  return groupWaitSatisfied(w) && clusterWaitSatisfied(w);
 }
 
 bool CtaExecutor::completeAsync(size_t index) {
@@ -1575,6 +1585,8 @@ bool CtaExecutor::completeAsync(size_t index) {
         return false;
     if (copy.barrier < 0)
       return true;
+    if (copy.multicastMask)
+      return arriveMulticast(copy);
     if (!barrierError(barriers_[copy.barrier].arrive(1), copy.barrier, copy.loc))
       return false;
     if (race_)
@@ -1691,6 +1703,8 @@ Failure CtaExecutor::deadlock() const {
         if (std::find(shown.begin(), shown.end(), bar) == shown.end())
           shown.push_back(bar);
       }
+      if (w.waits.empty())
+        waits = otherWaitText(w);
       f.notes.push_back(fmt::format("warp {} (threads {}..{}) blocked at {}: {} on {}", w.id,
                                     w.id * 32, std::min<int64_t>(w.id * 32 + 32, p_.threads) - 1,
                                     where(c.loc), what, waits));
@@ -1724,6 +1738,24 @@ Failure CtaExecutor::deadlock() const {
 }
 
 std::optional<Failure> CtaExecutor::run() {
+  if (auto f = start())
+    return f;
+  while (true) {
+    switch (tick()) {
+    case Tick::Progress:
+      continue;
+    case Tick::Done:
+      return finish();
+    case Tick::Stuck:
+      return deadlock();
+    case Tick::Failed:
+      return failure_ ? failure_
+                      : Failure{RunResult::Outcome::RuntimeError, "internal error", {}};
+    }
+  }
+}
+
+std::optional<Failure> CtaExecutor::start() {
   shared_.assign(p_.sharedBytes, 0);
   regs_.assign(p_.threads * p_.regsPerThread, 0);
   barriers_.assign(p_.barrierCount, Mbarrier());
@@ -1734,6 +1766,12 @@ std::optional<Failure> CtaExecutor::run() {
           fail(b.loc, std::string(Mbarrier::errorText(e)));
           return failure_;
         }
+  if (!cluster_) { // a cluster of one: the cluster barrier is this CTA's warps
+    ownCluster_ = std::make_unique<ClusterState>();
+    ownCluster_->ctas = {this};
+    ownCluster_->barrierWarps = p_.warps;
+    joinCluster(ownCluster_.get(), 0);
+  }
   if (targetInfo(p_.target).hasTensorMemory) {
     tmem_.assign(128 * 512, 0);
     tmemOwner_.assign(512, -1);
@@ -1758,51 +1796,53 @@ std::optional<Failure> CtaExecutor::run() {
     w.slots.assign(p_.slots, LaneValues());
     w.stack.push_back(Frame{&p_.kernel->body, 0, w.fullMask});
   }
-  std::vector<int> ready;
-  while (true) {
-    if (stats_.steps > options_.maxSteps)
-      return Failure{RunResult::Outcome::StepBudget,
-                     fmt::format("step budget of {} warp statements exhausted in CTA ({}, {}, "
-                                 "{}); the kernel may not terminate (raise it with --max-steps)",
-                                 options_.maxSteps, ctaId_[0], ctaId_[1], ctaId_[2]),
-                     {}};
-    ready.clear();
-    bool allDone = true;
-    for (Warp &w : warps_) {
-      if (w.state == Warp::State::WaitBarrier && waitSatisfied(w)) {
-        w.state = Warp::State::Ready;
-        w.blockedAt = nullptr;
-      }
-      if (w.state == Warp::State::Ready)
-        ready.push_back(w.id);
-      allDone &= w.state == Warp::State::Done;
-    }
-    if (!inflight_.empty() && (ready.empty() || rng_() % 4 == 0)) {
-      size_t pick = rng_() % inflight_.size();
-      // tcgen05 operations complete in issue order: a commit unit is only
-      // taken after every older one.
-      if (inflight_[pick].isCommit)
-        for (size_t i = 0; i < pick; ++i)
-          if (inflight_[i].isCommit) {
-            pick = i;
-            break;
-          }
-      if (!completeAsync(pick))
-        return failure_;
-      continue;
-    }
-    if (ready.empty()) {
-      if (allDone)
-        break;
-      return deadlock();
-    }
-    Warp &w = warps_[ready[rng_() % ready.size()]];
-    int quantum = 1 + static_cast<int>(rng_() % 64);
-    for (int q = 0; q < quantum && w.state == Warp::State::Ready; ++q)
-      if (!step(w))
-        return failure_ ? failure_
-                        : Failure{RunResult::Outcome::RuntimeError, "internal error", {}};
+  return std::nullopt;
+}
+
+CtaExecutor::Tick CtaExecutor::tick() {
+  std::vector<int> &ready = ready_;
+  if (stats_.steps > options_.maxSteps) {
+    failure_ = Failure{RunResult::Outcome::StepBudget,
+                       fmt::format("step budget of {} warp statements exhausted in CTA ({}, {}, "
+                                   "{}); the kernel may not terminate (raise it with --max-steps)",
+                                   options_.maxSteps, ctaId_[0], ctaId_[1], ctaId_[2]),
+                       {}};
+    return Tick::Failed;
   }
+  ready.clear();
+  bool allDone = true;
+  for (Warp &w : warps_) {
+    if (w.state == Warp::State::WaitBarrier && waitSatisfied(w)) {
+      w.state = Warp::State::Ready;
+      w.blockedAt = nullptr;
+    }
+    if (w.state == Warp::State::Ready)
+      ready.push_back(w.id);
+    allDone &= w.state == Warp::State::Done;
+  }
+  if (!inflight_.empty() && (ready.empty() || rng_() % 4 == 0)) {
+    size_t pick = rng_() % inflight_.size();
+    // tcgen05 operations complete in issue order: a commit unit is only
+    // taken after every older one.
+    if (inflight_[pick].isCommit)
+      for (size_t i = 0; i < pick; ++i)
+        if (inflight_[i].isCommit) {
+          pick = i;
+          break;
+        }
+    return completeAsync(pick) ? Tick::Progress : Tick::Failed;
+  }
+  if (ready.empty())
+    return allDone ? Tick::Done : Tick::Stuck;
+  Warp &w = warps_[ready[rng_() % ready.size()]];
+  int quantum = 1 + static_cast<int>(rng_() % 64);
+  for (int q = 0; q < quantum && w.state == Warp::State::Ready; ++q)
+    if (!step(w))
+      return Tick::Failed;
+  return Tick::Progress;
+}
+
+std::optional<Failure> CtaExecutor::finish() {
   if (!rendezvous_.empty())
     return deadlock();
   stats_.stepsPerWarp.resize(warps_.size(), 0);
@@ -1855,6 +1895,10 @@ RunResult runProgram(const Program &program, std::vector<HostTensor> &tensors,
   std::vector<std::array<int64_t, 3>> ctas =
       options.ctas.empty() ? sampleCtas(program.grid, 0, options.seed) : options.ctas;
   std::mt19937_64 rng(options.seed);
+  if (program.clusterSize() > 1) {
+    runClusters(program, tensors, options, ctas, rng, result);
+    ctas.clear();
+  }
   for (const auto &cta : ctas) {
     CtaExecutor exec(program, tensors, options, result.stats, cta, rng);
     auto failure = exec.run();

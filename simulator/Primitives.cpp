@@ -148,6 +148,22 @@ std::string regionText(const BufferPlan &b, const Region &r) {
 
 } // namespace
 
+bool CtaExecutor::transposeSource(PrimitiveCall &call) {
+  const CallStmt &c = *call.call;
+  if (call.positional.size() < 2 || !call.positional[1].isRegion)
+    return fail(c.loc, fmt::format("'{}' needs a source region", c.callee));
+  Region &src = call.positional[1].region;
+  size_t rank = src.extent.size();
+  if (rank < 2)
+    return fail(c.loc, fmt::format("'{}' with trans = true needs a source of at least two "
+                                   "dimensions (rows and columns of each matrix)",
+                                   c.callee));
+  // A region is a view: swapping its last two dimensions reads it transposed.
+  std::swap(src.extent[rank - 1], src.extent[rank - 2]);
+  std::swap(src.dimOf[rank - 1], src.dimOf[rank - 2]);
+  return true;
+}
+
 bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
   const CallStmt &c = *call.call;
   const std::string &op = c.callee;

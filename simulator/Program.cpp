@@ -481,6 +481,22 @@ std::optional<Program> bindProgram(const Kernel &kernel, const ArgValues &args, 
     else if (v)
       p.grid[i] = *v;
   }
+  // The cluster shape: constants (the checker says so); the grid must be a
+  // whole number of clusters, as cudaLaunchKernelEx demands.
+  for (size_t i = 0; i < kernel.launch.cluster.size() && i < 3; ++i) {
+    auto v = ce.eval(kernel.launch.cluster[i]);
+    if (!v)
+      continue;
+    if (*v < 1 || *v > 16)
+      diag.error(kernel.launch.cluster[i]->loc,
+                 fmt::format("cluster extent must be in [1, 16], not {}", *v));
+    else if (p.grid[i] % *v != 0)
+      diag.error(kernel.launch.cluster[i]->loc,
+                 fmt::format("grid extent {} is not a multiple of the cluster extent {}",
+                             p.grid[i], *v));
+    else
+      p.cluster[i] = *v;
+  }
   p.threads = kernel.launch.threads;
   if (p.threads < 1 || p.threads > 1024)
     diag.error(kernel.launch.loc, fmt::format("threads must be in [1, 1024], not {}", p.threads));

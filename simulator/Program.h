@@ -18,6 +18,7 @@
 #include "ir/Layout.h"
 #include "ir/Stmt.h"
 
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -79,6 +80,8 @@ struct Program {
   const Kernel *kernel = nullptr;
   TargetKind target = TargetKind::sm_90a;
   std::array<int64_t, 3> grid = {1, 1, 1};
+  std::array<int64_t, 3> cluster = {1, 1, 1}; // CTAs per cluster in each dimension
+  int64_t clusterSize() const { return cluster[0] * cluster[1] * cluster[2]; }
   int64_t threads = 0;
   int64_t warps = 0;
   std::vector<BufferPlan> buffers; // kernel tensors first (index = parameter order)
