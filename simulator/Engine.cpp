@@ -226,6 +226,7 @@ std::optional<uint64_t> CtaExecutor::readBits(int buffer, int64_t flat, ThreadRa
     auto at = tmemIndex(buffer, flat, loc);
     if (!at)
       return std::nullopt;
+    stats_.tensorBytesAccessed += 4;
     return tmem_[*at];
   }
   }
@@ -313,6 +314,7 @@ bool CtaExecutor::writeBits(int buffer, int64_t flat, uint64_t bits, ThreadRange
     if (!at)
       return false;
     tmem_[*at] = static_cast<uint32_t>(bits);
+    stats_.tensorBytesAccessed += 4;
     return true;
   }
   }

@@ -435,6 +435,11 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
           dbv[j * K + k] = numerics::decompose(B[k * N + j], fb);
       // The instruction's K chunks, in order: one fused sum each.
       int64_t kStep = row->k;
+      // Instructions of the row's shape that cover M x N x K (N per
+      // instruction as wide as the row allows).
+      int64_t nInst = std::min<int64_t>(N, row->nMax);
+      stats_.mmaInstructions +=
+          (M + row->m - 1) / row->m * ((N + nInst - 1) / nInst) * ((K + kStep - 1) / kStep);
       std::vector<mma::ProductTerm> terms(kStep);
       for (int64_t i = 0; i < M; ++i)
         for (int64_t j = 0; j < N; ++j) {
