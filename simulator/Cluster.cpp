@@ -23,7 +23,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstring>
 
 namespace tilescope::sim {
 
@@ -50,14 +49,6 @@ bool CtaExecutor::adoptFailure(const CtaExecutor &other) {
   if (&other != this && other.failure_ && !failure_)
     failure_ = other.failure_;
   return false;
-}
-
-uint8_t *CtaExecutor::sharedAt(int buffer, int64_t flat) {
-  const BufferPlan &b = p_.buffers[buffer];
-  int64_t at = b.sharedByte(flat);
-  if (at < 0 || at + b.elementBytes > static_cast<int64_t>(shared_.size()))
-    return nullptr;
-  return shared_.data() + at;
 }
 
 // --- the cluster barrier ------------------------------------------------------
@@ -147,20 +138,18 @@ bool CtaExecutor::execDsmem(Warp &w, const CallStmt &c, int lane) {
     if (!inBounds(*src, i) || !inBounds(*dst, i))
       return fail(c.loc, fmt::format("'{}' reaches outside '{}'", c.callee,
                                      inBounds(*src, i) ? db.name : sb.name));
-    uint8_t *at = other->sharedAt(remote.buffer, bufferFlat(remote, i));
+    auto at = other->sharedSpot(rb, bufferFlat(remote, i));
     if (!at)
       return fail(c.loc, fmt::format("'{}' reaches outside CTA {}'s shared memory", c.callee,
                                      rank.lane[lane].i));
-    uint64_t bits = 0;
     if (load) {
-      std::memcpy(&bits, at, rb.elementBytes);
-      if (!writeBits(dst->buffer, bufferFlat(*dst, i), bits, me, c.loc))
+      if (!writeBits(dst->buffer, bufferFlat(*dst, i), other->loadShared(*at, rb.dtype), me, c.loc))
         return false;
     } else {
       auto b = readBits(src->buffer, bufferFlat(*src, i), me, c.loc);
       if (!b)
         return false;
-      std::memcpy(at, &*b, rb.elementBytes);
+      other->storeShared(*at, rb.dtype, *b);
     }
   }
   stats_.elementsMoved += n;

@@ -150,8 +150,15 @@ public:
     int barrier = -1; // `mbar = ...`
     ThreadRange threads;
     bool warpgroupScope = false;
+    // tcgen05.mma with cta_group = 2: B (N x K, row-major codes) gathered from
+    // both CTAs of the pair, used instead of reading operand b.
+    std::vector<uint64_t> bBits;
+    int64_t bRows = 0;
   };
   bool executePrimitive(const PrimitiveCall &call);
+  // A tcgen05.mma when its commit completes: on this CTA, or with
+  // cta_group = 2 on both CTAs of the pair (AsyncMma.cpp).
+  bool executeTcgen05Mma(const PrimitiveCall &mma);
   // ldmatrix / stmatrix with trans = true: the source is read with its last
   // two dimensions swapped (each 8x8 matrix transposed). Primitives.cpp.
   bool transposeSource(PrimitiveCall &call);
@@ -223,11 +230,20 @@ private:
   bool multicast(Warp &w, const CallStmt &c, int lane, const std::function<bool(CtaExecutor &)> &run);
   bool checkMulticastMask(uint64_t mask, llvm::SMLoc loc);
   bool arriveMulticast(const AsyncCopy &commit);
+  CtaExecutor *pairPeer(llvm::SMLoc loc); // the other CTA of a cta_group::2 pair
   // Deadlock notes: what a warp blocked without an mbarrier wait waits for.
   std::string otherWaitText(const Warp &w) const;
   CtaExecutor *peer(int64_t rank, llvm::SMLoc loc);
   bool adoptFailure(const CtaExecutor &other);
-  uint8_t *sharedAt(int buffer, int64_t flat);
+  // Where a shared element lives (its first bit, the bytes it spans), and
+  // its bits there (packed for sub-byte dtypes); nothing when outside.
+  struct SharedSpot {
+    int64_t bit = 0, at = 0;
+    int span = 0;
+  };
+  std::optional<SharedSpot> sharedSpot(const BufferPlan &b, int64_t flat) const;
+  uint64_t loadShared(const SharedSpot &s, Dtype d) const;
+  void storeShared(const SharedSpot &s, Dtype d, uint64_t bits);
   bool waitSatisfied(const Warp &w) const;
   int64_t builtin(BuiltinKind b, int64_t thread) const;
 

@@ -1,4 +1,5 @@
 #include "simulator/CtaExecutor.h"
+#include "simulator/Packed.h"
 
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
@@ -24,12 +25,16 @@ int64_t HostTensor::elements() const {
 }
 
 uint64_t HostTensor::bitsAt(int64_t i) const {
+  if (isPacked(dtype))
+    return loadPacked(bytes.data(), i * dtypeBits(dtype), dtypeBits(dtype));
   uint64_t v = 0;
   std::memcpy(&v, bytes.data() + i * dtypeBytes(dtype), dtypeBytes(dtype));
   return v;
 }
 
 void HostTensor::setBits(int64_t i, uint64_t bits) {
+  if (isPacked(dtype))
+    return storePacked(bytes.data(), i * dtypeBits(dtype), dtypeBits(dtype), bits);
   std::memcpy(bytes.data() + i * dtypeBytes(dtype), &bits, dtypeBytes(dtype));
 }
 
@@ -43,7 +48,7 @@ std::vector<HostTensor> allocateTensors(const Program &program) {
     t.name = plan.name;
     t.dtype = plan.dtype;
     t.shape = plan.shape;
-    t.bytes.assign(plan.elements * dtypeBytes(plan.dtype), 0);
+    t.bytes.assign(storageBytes(plan.dtype, plan.elements), 0);
     t.written.assign(plan.elements, 0);
     out.push_back(std::move(t));
   }
@@ -188,21 +193,20 @@ std::optional<uint64_t> CtaExecutor::readBits(int buffer, int64_t flat, ThreadRa
   uint64_t v = 0;
   switch (b.scope) {
   case MemScope::Global: {
-    const HostTensor &t = tensors_[b.tensor];
-    std::memcpy(&v, t.bytes.data() + flat * bytes, bytes);
+    v = tensors_[b.tensor].bitsAt(flat);
     stats_.globalBytesRead += bytes;
     return v;
   }
   case MemScope::Shared: {
-    int64_t at = b.sharedByte(flat);
-    if (at < 0 || at + bytes > static_cast<int64_t>(shared_.size())) {
+    auto spot = sharedSpot(b, flat);
+    if (!spot) {
       fail(loc, fmt::format("shared access outside the CTA's shared memory ('{}')", b.name));
       return std::nullopt;
     }
-    std::memcpy(&v, shared_.data() + at, bytes);
-    stats_.sharedBytesAccessed += bytes;
+    v = loadShared(*spot, b.dtype);
+    stats_.sharedBytesAccessed += spot->span;
     if (race_)
-      race_->access(at, bytes, false, currentAgent_, *currentClock_, loc);
+      race_->access(spot->at, spot->span, false, currentAgent_, *currentClock_, loc);
     return v;
   }
   case MemScope::Reg: {
@@ -231,6 +235,31 @@ std::optional<uint64_t> CtaExecutor::readBits(int buffer, int64_t flat, ThreadRa
   }
   }
   return std::nullopt;
+}
+
+std::optional<CtaExecutor::SharedSpot> CtaExecutor::sharedSpot(const BufferPlan &b,
+                                                              int64_t flat) const {
+  SharedSpot s;
+  s.bit = b.sharedBit(flat);
+  s.at = s.bit / 8;
+  s.span = static_cast<int>((s.bit % 8 + dtypeBits(b.dtype) + 7) / 8);
+  if (s.at < 0 || s.at + s.span > static_cast<int64_t>(shared_.size()))
+    return std::nullopt;
+  return s;
+}
+
+uint64_t CtaExecutor::loadShared(const SharedSpot &s, Dtype d) const {
+  if (isPacked(d))
+    return loadPacked(shared_.data(), s.bit, dtypeBits(d));
+  uint64_t v = 0;
+  std::memcpy(&v, shared_.data() + s.at, s.span);
+  return v;
+}
+
+void CtaExecutor::storeShared(const SharedSpot &s, Dtype d, uint64_t bits) {
+  if (isPacked(d))
+    return storePacked(shared_.data(), s.bit, dtypeBits(d), bits);
+  std::memcpy(shared_.data() + s.at, &bits, s.span);
 }
 
 std::optional<int64_t> CtaExecutor::tmemIndex(int buffer, int64_t flat, llvm::SMLoc loc) {
@@ -267,19 +296,19 @@ bool CtaExecutor::writeBits(int buffer, int64_t flat, uint64_t bits, ThreadRange
   switch (b.scope) {
   case MemScope::Global: {
     HostTensor &t = tensors_[b.tensor];
-    std::memcpy(t.bytes.data() + flat * bytes, &bits, bytes);
+    t.setBits(flat, bits);
     t.written[flat] = 1;
     stats_.globalBytesWritten += bytes;
     return true;
   }
   case MemScope::Shared: {
-    int64_t at = b.sharedByte(flat);
-    if (at < 0 || at + bytes > static_cast<int64_t>(shared_.size()))
+    auto spot = sharedSpot(b, flat);
+    if (!spot)
       return fail(loc, fmt::format("shared access outside the CTA's shared memory ('{}')", b.name));
-    std::memcpy(shared_.data() + at, &bits, bytes);
-    stats_.sharedBytesAccessed += bytes;
+    storeShared(*spot, b.dtype, bits);
+    stats_.sharedBytesAccessed += spot->span;
     if (race_)
-      race_->access(at, bytes, true, currentAgent_, *currentClock_, loc);
+      race_->access(spot->at, spot->span, true, currentAgent_, *currentClock_, loc);
     return true;
   }
   case MemScope::Reg: {
@@ -479,8 +508,8 @@ bool CtaExecutor::evalIndexLoad(const Index &x, const Expr &e, Warp &w, uint32_t
   out.kind = isFloat(b.dtype)         ? ValueKind::Float
              : b.dtype == Dtype::pred ? ValueKind::Bool
                                       : ValueKind::Int;
-  // Fast paths: global tensors and private registers.
-  if (b.scope == MemScope::Global || b.privateRegs()) {
+  // Fast paths: global tensors of whole-byte elements and private registers.
+  if ((b.scope == MemScope::Global && !isPacked(b.dtype)) || b.privateRegs()) {
     std::array<uint64_t, kWarpSize> bits;
     if (b.scope == MemScope::Global) {
       const uint8_t *base = tensors_[b.tensor].bytes.data();
@@ -1104,7 +1133,7 @@ bool CtaExecutor::execStmt(Warp &w, Frame &f, const Stmt &s) {
       return false;
     const BufferPlan &bp = p_.buffers[buffer];
     Dtype d = bp.dtype;
-    if (bp.scope == MemScope::Global || bp.privateRegs()) {
+    if ((bp.scope == MemScope::Global && !isPacked(d)) || bp.privateRegs()) {
       std::array<uint64_t, kWarpSize> bits;
       if (d == Dtype::f32 && isFloatKind(v.kind))
         forLanes(mask, [&](int l) {
@@ -1583,7 +1612,7 @@ bool CtaExecutor::completeAsync(size_t index) {
     // A tcgen05.commit: the MMAs issued before it complete, in issue order,
     // then its mbarrier gets one arrival.
     for (const PrimitiveCall &mma : copy.mmas)
-      if (!executePrimitive(mma))
+      if (!executeTcgen05Mma(mma))
         return false;
     if (copy.barrier < 0)
       return true;

@@ -52,8 +52,10 @@ struct BufferPlan {
   std::vector<std::pair<int32_t, int32_t>> owners;
 
   bool privateRegs() const { return scope == MemScope::Reg && !layout; }
-  // Shared memory: byte offset of element `flat` (layout and swizzle applied).
+  // Shared memory: byte offset of element `flat` (layout and swizzle applied;
+  // the byte that holds its first bit when sub-byte elements are packed).
   int64_t sharedByte(int64_t flat) const;
+  int64_t sharedBit(int64_t flat) const;
   // Register of element `flat` in `thread`, or -1 when that thread does not hold it.
   int64_t regOf(int64_t flat, int64_t thread) const;
 };
