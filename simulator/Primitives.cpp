@@ -5,6 +5,7 @@
 // register tiles through their owner tables), so a primitive executed by a
 // warpgroup reads and writes exactly the registers its threads hold.
 #include "simulator/CtaExecutor.h"
+#include "simulator/Packed.h"
 
 #include "ir/Intrinsics.h"
 #include "simulator/Mma.h"
@@ -161,6 +162,22 @@ std::string regionText(const BufferPlan &b, const Region &r) {
 
 } // namespace
 
+bool CtaExecutor::transposeSource(PrimitiveCall &call) {
+  const CallStmt &c = *call.call;
+  if (call.positional.size() < 2 || !call.positional[1].isRegion)
+    return fail(c.loc, fmt::format("'{}' needs a source region", c.callee));
+  Region &src = call.positional[1].region;
+  size_t rank = src.extent.size();
+  if (rank < 2)
+    return fail(c.loc, fmt::format("'{}' with trans = true needs a source of at least two "
+                                   "dimensions (rows and columns of each matrix)",
+                                   c.callee));
+  // A region is a view: swapping its last two dimensions reads it transposed.
+  std::swap(src.extent[rank - 1], src.extent[rank - 2]);
+  std::swap(src.dimOf[rank - 1], src.dimOf[rank - 2]);
+  return true;
+}
+
 bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
   const CallStmt &c = *call.call;
   const std::string &op = c.callee;
@@ -216,7 +233,7 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
       copy.dst = *dst;
       copy.src = *src;
       copy.barrier = call.barrier;
-      copy.bytes = n * dtypeBytes(db.dtype);
+      copy.bytes = storageBytes(db.dtype, n);
       copy.loc = loc;
       stampAsync(copy);
       if (call.barrier >= 0 && !barriers_[call.barrier].live())
@@ -357,6 +374,8 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
       return d;
     };
     std::vector<int64_t> cd = dims(*dst), ad = dims(*a), bd = dims(*b);
+    if (call.bRows) // B gathered from a CTA pair: N x K
+      bd = {call.bRows, bd[1]};
     if (cd.size() != 2 || ad.size() != 2 || bd.size() != 2)
       return fail(loc, fmt::format("'{}' operands must be 2-D", op));
     // tcgen05.mma takes both operands K-major (its descriptors' common
@@ -380,7 +399,8 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
       }
     for (int64_t k = 0; k < K; ++k)
       for (int64_t j = 0; j < N; ++j) {
-        auto bits = read(*b, tb ? j * K + k : k * N + j);
+        auto bits = call.bRows ? std::optional<uint64_t>(call.bBits[j * K + k])
+                               : read(*b, tb ? j * K + k : k * N + j);
         if (!bits)
           return false;
         B[k * N + j] = static_cast<uint32_t>(*bits);
