@@ -140,6 +140,19 @@ const mma::MmaInstructionRow *pickMma(TargetKind target, bool warpgroup, Dtype d
   return nullptr;
 }
 
+// How many instructions of `row`'s kind cover an M x N x K product: the
+// widest M of the kind (tcgen05 has m64 and m128 rows with the same numerics)
+// that the product fills, N as wide as the row allows, the row's K.
+int64_t instructionsCovering(const mma::MmaInstructionRow &row, int64_t M, int64_t N, int64_t K) {
+  int64_t m = row.m;
+  for (const mma::MmaInstructionRow &r : mma::instructionTable())
+    if (r.target == row.target && r.family == row.family && r.d == row.d && r.a == row.a &&
+        r.b == row.b && r.m > m && r.m <= M)
+      m = r.m;
+  int64_t n = std::min<int64_t>(N, row.nMax);
+  return (M + m - 1) / m * ((N + n - 1) / n) * ((K + row.k - 1) / row.k);
+}
+
 std::string regionText(const BufferPlan &b, const Region &r) {
   std::string s = b.name + "[";
   for (size_t i = 0; i < r.extent.size(); ++i)
@@ -439,11 +452,7 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
           dbv[j * K + k] = numerics::decompose(B[k * N + j], fb);
       // The instruction's K chunks, in order: one fused sum each.
       int64_t kStep = row->k;
-      // Instructions of the row's shape that cover M x N x K (N per
-      // instruction as wide as the row allows).
-      int64_t nInst = std::min<int64_t>(N, row->nMax);
-      stats_.mmaInstructions +=
-          (M + row->m - 1) / row->m * ((N + nInst - 1) / nInst) * ((K + kStep - 1) / kStep);
+      stats_.mmaInstructions += instructionsCovering(*row, M, N, K);
       std::vector<mma::ProductTerm> terms(kStep);
       for (int64_t i = 0; i < M; ++i)
         for (int64_t j = 0; j < N; ++j) {
