@@ -188,8 +188,12 @@ bool CtaExecutor::execRemoteArrive(Warp &w, const CallStmt &c, int lane) {
   CtaExecutor *other = peer(rank.lane[lane].i, c.loc);
   if (!other)
     return false;
-  return other->barrierError(other->barriers_[*bar].arrive(count.lane[lane].i), *bar, c.loc) ||
-         adoptFailure(*other);
+  int64_t phaseBefore = other->barriers_[*bar].phase();
+  if (!other->barrierError(other->barriers_[*bar].arrive(count.lane[lane].i), *bar, c.loc))
+    return adoptFailure(*other);
+  if (other == this && race_) // clusters of one CTA keep race detection
+    releaseTo(*bar, clocks_[w.id], phaseBefore);
+  return true;
 }
 
 bool CtaExecutor::checkMulticastMask(uint64_t mask, llvm::SMLoc loc) {
@@ -212,9 +216,12 @@ bool CtaExecutor::arriveMulticast(const AsyncCopy &commit) {
       return fail(commit.loc, fmt::format("tcgen05.commit to {}, which is not initialised in CTA "
                                           "rank {}",
                                           barrierName(commit.barrier), r));
+    int64_t phaseBefore = other->barriers_[commit.barrier].phase();
     if (!other->barrierError(other->barriers_[commit.barrier].arrive(1), commit.barrier,
                              commit.loc))
       return adoptFailure(*other);
+    if (other == this && race_) // clusters of one CTA keep race detection
+      releaseTo(commit.barrier, commit.clock, phaseBefore);
   }
   return true;
 }
