@@ -218,8 +218,8 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
         return fail(loc, fmt::format("misaligned TMA: the shared destination starts at byte {} of "
                                      "shared memory; it must be 128-byte aligned",
                                      dstByte));
-      AsyncCopy copy{*dst, *src, call.barrier, n * dtypeBytes(db.dtype), loc, {}, false, -1, {}};
-      stampAsync(copy);
+      AsyncCopy copy{*dst, *src, call.barrier, n * dtypeBytes(db.dtype), loc, {}, false, -1};
+      stampAsync(copy, threads);
       if (call.barrier >= 0 && !barriers_[call.barrier].live())
         return fail(loc, fmt::format("copy signals {}, which is not initialised",
                                      barrierName(call.barrier)));
