@@ -623,6 +623,33 @@ kernel ring(A: global bf16[256, 64], C: global bf16[256, 64])
   }
 }
 
+TEST_CASE("race detection: lanes of one warp are separate threads") {
+  // One statement in which every lane of warp 0 writes the same element: the
+  // lanes' stores are not ordered with each other, and which value lands is
+  // undefined, so it is a race; so is a read by another lane with no
+  // warp.sync after a write by lane 0.
+  auto s = prepare(R"(
+kernel lanes(X: global f32[32], Y: global f32[32])
+  launch grid(1) threads(32) target(sm_90a)
+{
+  shared S: f32[2]
+  S[0] = X[laneid]
+  if laneid == 0 {
+    S[1] = X[0]
+  }
+  Y[laneid] = S[1]
+}
+)");
+  RunResult r = runRacing(*s);
+  REQUIRE(r.ok());
+  REQUIRE(r.races.size() == 2);
+  CHECK(r.races[0].text.find("data race on shared S[0]") == 0);
+  CHECK(r.races[0].first.location == "test.tile:6:3");
+  CHECK(r.races[0].second.location == "test.tile:6:3");
+  CHECK(r.races[1].text.find("data race on shared S[1]") == 0);
+  CHECK(r.races[1].first.agent == "thread 0 (warp 0, lane 0)");
+}
+
 TEST_CASE("engine: a named barrier waits for its thread count, arrive does not wait") {
   auto s = prepare(R"(
 kernel named(C: global i32[4])
