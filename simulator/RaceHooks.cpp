@@ -28,10 +28,15 @@ void CtaExecutor::stampAsync(AsyncCopy &unit, ThreadRange threads) {
   if (!race_)
     return;
   // A commit unit signals after every tcgen05 operation issued before it.
-  unit.agent = static_cast<int>(
-      unit.isCommit
-          ? race_->issueAsync(AsyncKind::Tcgen05Commit, raceAgent(threads), unit.loc, &tcgen05Pipe_)
-          : race_->issueAsync(AsyncKind::TmaCopy, raceAgent(threads), unit.loc));
+  if (unit.isCommit) {
+    unit.agent = static_cast<int>(race_->issueAsync(AsyncKind::Tcgen05Commit, raceAgent(threads),
+                                                    unit.loc, &tcgen05Pipe_));
+    return;
+  }
+  AsyncKind kind = unit.groupKind == 0   ? AsyncKind::CpAsync
+                   : unit.groupKind == 1 ? AsyncKind::TmaStore
+                                         : AsyncKind::TmaCopy;
+  unit.agent = static_cast<int>(race_->issueAsync(kind, raceAgent(threads), unit.loc));
 }
 
 void CtaExecutor::stampAsyncMma(PrimitiveCall &mma, int64_t warpgroup) {
