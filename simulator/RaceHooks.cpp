@@ -29,8 +29,8 @@ void CtaExecutor::stampAsync(AsyncCopy &unit, ThreadRange threads) {
     return;
   // A commit unit signals after every tcgen05 operation issued before it.
   if (unit.isCommit) {
-    unit.agent = static_cast<int>(race_->issueAsync(AsyncKind::Tcgen05Commit, raceAgent(threads),
-                                                    unit.loc, &tcgen05Pipe_));
+    unit.agent = static_cast<int>(
+        race_->issueAsync(AsyncKind::Tcgen05Commit, raceAgent(threads), unit.loc, &tcgen05Pipe_));
     return;
   }
   AsyncKind kind = unit.groupKind == 0   ? AsyncKind::CpAsync
