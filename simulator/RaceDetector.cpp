@@ -197,13 +197,7 @@ void RaceDetector::accessCell(ShadowCell &cell, ReadSets &sets, const Target &t,
     return;
   }
   if (cell.readSet >= 0) {
-    std::vector<Epoch> &set = sets.at(cell.readSet);
-    for (Epoch &r : set)
-      if (r.agent == agent && r.cta == cta_) {
-        r = now;
-        return;
-      }
-    set.push_back(now);
+    sets.add(cell.readSet, now);
   } else if (!cell.read.valid() || orderedBefore(cell.read, agent, cta_, c)) {
     cell.read = now; // the new read is after the old one: it alone matters
   } else {

@@ -1,5 +1,8 @@
 #include "simulator/RaceShadow.h"
 
+#include <algorithm>
+#include <bit>
+
 namespace tilescope::sim {
 
 int32_t ReadSets::create(const Epoch &a, const Epoch &b) {
@@ -13,6 +16,27 @@ int32_t ReadSets::create(const Epoch &a, const Epoch &b) {
   }
   sets_[index] = {a, b};
   return index;
+}
+
+void ReadSets::add(int32_t index, const Epoch &read) {
+  std::vector<Epoch> &set = sets_[index];
+  Epoch &last = set.back();
+  if (last.agent == read.agent && last.cta == read.cta) {
+    last = read;
+    return;
+  }
+  set.push_back(read);
+  if (set.size() < 64 || !std::has_single_bit(set.size()))
+    return;
+  // Keep each reader's latest read (its times only grow).
+  auto key = [](const Epoch &e) { return std::pair(e.cta, e.agent); };
+  std::stable_sort(set.begin(), set.end(),
+                   [&](const Epoch &a, const Epoch &b) { return key(a) < key(b); });
+  std::vector<Epoch> kept;
+  for (size_t i = 0; i < set.size(); ++i)
+    if (i + 1 == set.size() || key(set[i + 1]) != key(set[i]))
+      kept.push_back(set[i]);
+  set = std::move(kept);
 }
 
 void ReadSets::release(int32_t index) {

@@ -28,7 +28,11 @@ struct ShadowCell {
 class ReadSets {
 public:
   int32_t create(const Epoch &a, const Epoch &b);
-  std::vector<Epoch> &at(int32_t index) { return sets_[index]; }
+  // Adds a read, replacing the reader's previous one when it is the last
+  // entry. Other repeats are dropped in batches (at each power of two past 64
+  // entries) so that many readers cost O(log n) each, not a scan.
+  void add(int32_t index, const Epoch &read);
+  const std::vector<Epoch> &at(int32_t index) const { return sets_[index]; }
   void release(int32_t index);
   void clear();
 

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 using namespace tilescope::sim;
 
 namespace {
@@ -195,4 +197,23 @@ TEST_CASE("race detector: one report per statement pair, out-of-view accesses re
   REQUIRE(d.races().size() == 2);
   CHECK(d.races()[1].kind == RaceType::OutOfView);
   CHECK(d.races()[1].address == 40 * 512);
+}
+
+TEST_CASE("read sets: a reader's repeats collapse, every reader's latest read is kept") {
+  ReadSets sets;
+  int32_t s = sets.create({0, 1, 0, kLocA}, {1, 1, 0, kLocA});
+  for (uint32_t round = 2; round < 40; ++round)
+    for (uint32_t agent = 0; agent < 10; ++agent)
+      sets.add(s, {agent, round, 0, kLocB});
+  sets.add(s, {3, 99, 0, kLocB});
+  sets.add(s, {3, 100, 0, kLocB}); // replaces the last entry in place
+  const std::vector<Epoch> &set = sets.at(s);
+  CHECK(set.size() < 64);
+  for (uint32_t agent = 0; agent < 10; ++agent) {
+    uint32_t latest = 0;
+    for (const Epoch &e : set)
+      if (e.agent == agent)
+        latest = std::max(latest, e.time);
+    CHECK(latest == (agent == 3 ? 100u : 39u));
+  }
 }
