@@ -192,11 +192,7 @@ bool CtaExecutor::groupWaitSatisfied(const Warp &w) const {
 bool CtaExecutor::completeGroupUnit(size_t index) {
   AsyncCopy &unit = inflight_[index];
   // Race detection: the accesses are the unit's.
-  asyncAgent_ = unit.agent;
-  struct Reset {
-    int &agent;
-    ~Reset() { agent = -1; }
-  } reset{asyncAgent_};
+  AsyncAgentScope scope(asyncAgent_, unit.agent);
   ThreadRange none{0, 0};
   int64_t n = unit.src.elements();
   if (unit.groupKind == kBulkStore && !unit.sourceRead) {

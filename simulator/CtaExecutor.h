@@ -202,6 +202,12 @@ public:
   void stampAsyncMma(PrimitiveCall &mma, int64_t warpgroup);
   void releaseTo(int barrier, uint32_t agent, int64_t phaseBefore);
   void acquireFrom(Warp &w, uint32_t mask);
+  // While one lives, accesses are asynchronous operation `agent`'s.
+  struct AsyncAgentScope {
+    int &current;
+    AsyncAgentScope(int &slot, int agent) : current(slot) { current = agent; }
+    ~AsyncAgentScope() { current = -1; }
+  };
   void enqueue(AsyncCopy copy) { inflight_.push_back(std::move(copy)); }
 
 private:

@@ -1617,11 +1617,7 @@ bool CtaExecutor::completeAsync(size_t index) {
     return completeGroupUnit(index);
   AsyncCopy copy = std::move(inflight_[index]);
   inflight_.erase(inflight_.begin() + static_cast<long>(index));
-  asyncAgent_ = copy.agent;
-  struct Reset {
-    int &agent;
-    ~Reset() { agent = -1; }
-  } reset{asyncAgent_};
+  AsyncAgentScope scope(asyncAgent_, copy.agent);
   int64_t phaseBefore = copy.barrier >= 0 ? barriers_[copy.barrier].phase() : 0;
   if (copy.isCommit) {
     // A tcgen05.commit: the MMAs issued before it complete, in issue order,
