@@ -117,16 +117,31 @@ public:
 private:
   // --- encoding helpers ---
 
-  std::optional<z3::expr> at(const Expr &e, const SyncEvent &ev, const z3::expr &i) {
+  // The loop variables of ev's loops at flattened iteration i (see
+  // prepareLoops): level m of a nest runs (i / stride_m) % trip_m.
+  std::optional<std::map<std::string, z3::expr>> loopValues(const SyncEvent &ev,
+                                                            const z3::expr &i) {
     std::map<std::string, z3::expr> bound;
-    if (ev.loop >= 0) {
-      const SkeletonLoop &l = sk_.loops[size_t(ev.loop)];
-      auto b = enc_.encode(l.begin, {}), s = enc_.encode(l.step, {});
-      if (!b || !s)
-        return std::nullopt;
-      bound.emplace(l.var, *b + i * *s);
+    if (ev.loop < 0)
+      return bound;
+    const auto &levels = nest_[size_t(ev.loop)];
+    if (levels.empty())
+      return std::nullopt;
+    for (size_t m = 0; m < levels.size(); ++m) {
+      const NestLevel &lv = levels[m];
+      bool innermost = m + 1 == levels.size();
+      z3::expr scaled = innermost ? i : i / lv.stride;
+      z3::expr index = m == 0 ? scaled : z3::mod(scaled, lv.trip);
+      bound.emplace(lv.var, lv.begin + index * lv.step);
     }
-    return enc_.encode(e, bound);
+    return bound;
+  }
+
+  std::optional<z3::expr> at(const Expr &e, const SyncEvent &ev, const z3::expr &i) {
+    auto bound = loopValues(ev, i);
+    if (!bound)
+      return std::nullopt;
+    return enc_.encode(e, *bound);
   }
 
   // Whether ev's loop takes part in the symbolic proofs.
@@ -193,10 +208,37 @@ private:
 
   void prepareLoops() {
     numberOneShotRounds();
-    for (const SkeletonLoop &l : sk_.loops) {
+    // A nest of loops whose bounds do not depend on outer loop variables
+    // (a persistent kernel's tile loop around its k loop) is one loop of
+    // trip_0 * ... * trip_n flattened iterations. Products and the divisions
+    // by inner trip counts stay linear when the inner counts are constants;
+    // with symbolic ones the queries are non-linear and Z3 may give up (then
+    // reported as not proved).
+    for (size_t l = 0; l < sk_.loops.size(); ++l) {
+      std::vector<int> chain;
+      for (int x = int(l); x >= 0; x = sk_.loops[size_t(x)].parent)
+        chain.insert(chain.begin(), x);
+      std::vector<NestLevel> levels;
+      for (int x : chain) {
+        const SkeletonLoop &loop = sk_.loops[size_t(x)];
+        auto b = enc_.encode(loop.begin, {}), st = enc_.encode(loop.step, {}),
+             t = enc_.encode(loop.trip(), {});
+        if (!b || !st || !t) {
+          levels.clear();
+          break;
+        }
+        levels.push_back({loop.var, *b, *st, *t, ctx_.int_val(1)});
+      }
       std::optional<z3::expr> trip;
-      if (l.parent < 0)
-        trip = enc_.encode(l.trip(), {});
+      if (!levels.empty()) {
+        z3::expr stride = ctx_.int_val(1);
+        for (size_t m = levels.size(); m-- > 0;) {
+          levels[m].stride = stride;
+          stride = stride * levels[m].trip;
+        }
+        trip = stride.simplify();
+      }
+      nest_.push_back(std::move(levels));
       loopTrip_.push_back(trip);
     }
     // Loops whose trip counts are equal for every size share iteration numbers.
@@ -300,8 +342,8 @@ private:
     if (ev.loop < 0 || p.period == 1)
       return std::nullopt;
     const SkeletonLoop &l = sk_.loops[size_t(ev.loop)];
-    if (constantValue(l.begin) != 0 || constantValue(l.step) != 1)
-      return std::nullopt;
+    if (l.parent >= 0 || constantValue(l.begin) != 0 || constantValue(l.step) != 1)
+      return std::nullopt; // nested: the iteration is not the loop variable
     if (index->kind != ExprKind::Binary || as<Binary>(index).op != BinaryOp::Mod ||
         constantValue(as<Binary>(index).rhs) != p.period)
       return std::nullopt;
@@ -399,13 +441,14 @@ private:
   std::string iterationText(const z3::model &m, const SyncEvent &ev, const z3::expr &i) {
     if (ev.loop < 0)
       return "its one execution (outside loops)";
-    const SkeletonLoop &l = sk_.loops[size_t(ev.loop)];
-    int64_t iv = ProtoEncoder::value(m, i);
-    auto b = enc_.encode(l.begin, {}), s = enc_.encode(l.step, {});
-    int64_t value = iv;
-    if (b && s)
-      value = ProtoEncoder::value(m, *b + ctx_.int_val(iv) * *s);
-    return fmt::format("{} = {}", l.var, value);
+    z3::expr iv = ctx_.int_val(ProtoEncoder::value(m, i));
+    auto bound = loopValues(ev, iv);
+    std::string out;
+    if (bound)
+      for (const NestLevel &lv : nest_[size_t(ev.loop)])
+        out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", lv.var,
+                           ProtoEncoder::value(m, bound->at(lv.var)));
+    return out.empty() ? fmt::format("iteration {}", ProtoEncoder::value(m, i)) : out;
   }
   std::string sizes(const z3::model &m) {
     std::string text = enc_.describeSymbols(m);
@@ -494,7 +537,8 @@ private:
         info.symbolic = false;
         report_.notProved.push_back(
             {ev.loc, fmt::format("{}: the index of {} is neither (iteration + c) % {} nor constant "
-                                 "in a non-nested loop, so its phases are not proved",
+                                 "in the (flattened) iteration of its loops, so its phases are "
+                                 "not proved",
                                  ev.what, arr.name, arr.size)});
       }
     }
@@ -1529,6 +1573,11 @@ private:
   int queries_ = 0;
   unsigned assumed_ = 0;
   BarrierReport report_;
+  struct NestLevel {
+    std::string var;
+    z3::expr begin, step, trip, stride;
+  };
+  std::vector<std::vector<NestLevel>> nest_; // per loop: its nest, outermost first
   std::vector<std::optional<z3::expr>> loopTrip_;
   std::vector<int> loopClass_;
   std::map<size_t, Pattern> barrierPattern_;
