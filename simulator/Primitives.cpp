@@ -5,6 +5,7 @@
 // register tiles through their owner tables), so a primitive executed by a
 // warpgroup reads and writes exactly the registers its threads hold.
 #include "simulator/CtaExecutor.h"
+#include "simulator/Packed.h"
 
 #include "ir/Intrinsics.h"
 #include "simulator/Mma.h"
@@ -175,6 +176,19 @@ heldByScope(const BufferPlan &b, const Region &r, ThreadRange threads,
   return held;
 }
 
+// How many instructions of `row`'s kind cover an M x N x K product: the
+// widest M of the kind (tcgen05 has m64 and m128 rows with the same numerics)
+// that the product fills, N as wide as the row allows, the row's K.
+int64_t instructionsCovering(const mma::MmaInstructionRow &row, int64_t M, int64_t N, int64_t K) {
+  int64_t m = row.m;
+  for (const mma::MmaInstructionRow &r : mma::instructionTable())
+    if (r.target == row.target && r.family == row.family && r.d == row.d && r.a == row.a &&
+        r.b == row.b && r.m > m && r.m <= M)
+      m = r.m;
+  int64_t n = std::min<int64_t>(N, row.nMax);
+  return (M + m - 1) / m * ((N + n - 1) / n) * ((K + row.k - 1) / row.k);
+}
+
 std::string regionText(const BufferPlan &b, const Region &r) {
   std::string s = b.name + "[";
   for (size_t i = 0; i < r.extent.size(); ++i)
@@ -183,6 +197,22 @@ std::string regionText(const BufferPlan &b, const Region &r) {
 }
 
 } // namespace
+
+bool CtaExecutor::transposeSource(PrimitiveCall &call) {
+  const CallStmt &c = *call.call;
+  if (call.positional.size() < 2 || !call.positional[1].isRegion)
+    return fail(c.loc, fmt::format("'{}' needs a source region", c.callee));
+  Region &src = call.positional[1].region;
+  size_t rank = src.extent.size();
+  if (rank < 2)
+    return fail(c.loc, fmt::format("'{}' with trans = true needs a source of at least two "
+                                   "dimensions (rows and columns of each matrix)",
+                                   c.callee));
+  // A region is a view: swapping its last two dimensions reads it transposed.
+  std::swap(src.extent[rank - 1], src.extent[rank - 2]);
+  std::swap(src.dimOf[rank - 1], src.dimOf[rank - 2]);
+  return true;
+}
 
 bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
   const CallStmt &c = *call.call;
@@ -233,28 +263,14 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     bool async = (op == "copy_async" || op == "tma.load") && sb.scope == MemScope::Global &&
                  db.scope == MemScope::Shared;
     if (async) {
-      // TMA: the box's rows start 16-byte aligned in global memory and are a
-      // multiple of 16 bytes; the shared destination is 128-byte aligned.
-      int bytes = dtypeBytes(db.dtype);
-      size_t rank = sb.shape.size();
-      int64_t innerStart = src->start.back();
-      int64_t innerExtent = !src->dimOf.empty() && src->dimOf.back() == static_cast<int>(rank) - 1
-                                ? src->extent.back()
-                                : 1;
-      if (innerStart * bytes % 16 != 0)
-        return fail(loc, fmt::format("misaligned TMA: the box starts {} bytes into a row of '{}'; "
-                                     "global addresses must be 16-byte aligned",
-                                     innerStart * bytes, sb.name));
-      if (innerExtent * bytes % 16 != 0)
-        return fail(loc,
-                    fmt::format("misaligned TMA: box rows of {} bytes are not a multiple of 16",
-                                innerExtent * bytes));
-      int64_t dstByte = db.sharedByte(bufferFlat(*dst, 0));
-      if (dstByte % 128 != 0)
-        return fail(loc, fmt::format("misaligned TMA: the shared destination starts at byte {} of "
-                                     "shared memory; it must be 128-byte aligned",
-                                     dstByte));
-      AsyncCopy copy{*dst, *src, call.barrier, n * dtypeBytes(db.dtype), loc, {}, false, -1, {}};
+      if (!checkTmaAlignment(*src, *dst, loc))
+        return false;
+      AsyncCopy copy;
+      copy.dst = *dst;
+      copy.src = *src;
+      copy.barrier = call.barrier;
+      copy.bytes = storageBytes(db.dtype, n);
+      copy.loc = loc;
       stampAsync(copy);
       if (call.barrier >= 0 && !barriers_[call.barrier].live())
         return fail(loc, fmt::format("copy signals {}, which is not initialised",
@@ -420,6 +436,8 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
       return d;
     };
     std::vector<int64_t> cd = dims(*dst), ad = dims(*a), bd = dims(*b);
+    if (call.bRows) // B gathered from a CTA pair: N x K
+      bd = {call.bRows, bd[1]};
     if (cd.size() != 2 || ad.size() != 2 || bd.size() != 2)
       return fail(loc, fmt::format("'{}' operands must be 2-D", op));
     // tcgen05.mma takes both operands K-major (its descriptors' common
@@ -443,7 +461,8 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
       }
     for (int64_t k = 0; k < K; ++k)
       for (int64_t j = 0; j < N; ++j) {
-        auto bits = read(*b, tb ? j * K + k : k * N + j);
+        auto bits = call.bRows ? std::optional<uint64_t>(call.bBits[j * K + k])
+                               : read(*b, tb ? j * K + k : k * N + j);
         if (!bits)
           return false;
         B[k * N + j] = static_cast<uint32_t>(*bits);
@@ -495,6 +514,7 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
           dbv[j * K + k] = numerics::decompose(B[k * N + j], fb);
       // The instruction's K chunks, in order: one fused sum each.
       int64_t kStep = row->k;
+      stats_.mmaInstructions += instructionsCovering(*row, M, N, K);
       std::vector<mma::ProductTerm> terms(kStep);
       for (int64_t i = 0; i < M; ++i)
         for (int64_t j = 0; j < N; ++j) {
