@@ -238,7 +238,7 @@ std::optional<uint64_t> CtaExecutor::readBits(int buffer, int64_t flat, ThreadRa
 }
 
 std::optional<CtaExecutor::SharedSpot> CtaExecutor::sharedSpot(const BufferPlan &b,
-                                                              int64_t flat) const {
+                                                               int64_t flat) const {
   SharedSpot s;
   s.bit = b.sharedBit(flat);
   s.at = s.bit / 8;
@@ -1094,8 +1094,10 @@ bool CtaExecutor::step(Warp &w) {
       }
     }
     w.stack.pop_back();
-    if (w.stack.empty())
+    if (w.stack.empty()) {
       w.state = Warp::State::Done;
+      clusterWarpExited(w);
+    }
     return true;
   }
   stats_.laneOps += std::popcount(f.mask);
@@ -1559,8 +1561,7 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
     auto call = buildCall(w, c, threads, lane);
     if (!call)
       return false;
-    if (call->keywords.count("trans") && call->keywords["trans"].value.i &&
-        !transposeSource(*call))
+    if (call->keywords.count("trans") && call->keywords["trans"].value.i && !transposeSource(*call))
       return false;
     return executePrimitive(*call);
   }
@@ -1780,8 +1781,7 @@ std::optional<Failure> CtaExecutor::run() {
     case Tick::Stuck:
       return deadlock();
     case Tick::Failed:
-      return failure_ ? failure_
-                      : Failure{RunResult::Outcome::RuntimeError, "internal error", {}};
+      return failure_ ? failure_ : Failure{RunResult::Outcome::RuntimeError, "internal error", {}};
     }
   }
 }

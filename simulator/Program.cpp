@@ -496,9 +496,9 @@ std::optional<Program> bindProgram(const Kernel &kernel, const ArgValues &args, 
       diag.error(kernel.launch.cluster[i]->loc,
                  fmt::format("cluster extent must be in [1, 16], not {}", *v));
     else if (p.grid[i] % *v != 0)
-      diag.error(kernel.launch.cluster[i]->loc,
-                 fmt::format("grid extent {} is not a multiple of the cluster extent {}",
-                             p.grid[i], *v));
+      diag.error(
+          kernel.launch.cluster[i]->loc,
+          fmt::format("grid extent {} is not a multiple of the cluster extent {}", p.grid[i], *v));
     else
       p.cluster[i] = *v;
   }
