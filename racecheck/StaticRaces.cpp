@@ -3,6 +3,7 @@
 #include "ir/Printer.h"
 #include "verifier/BarrierSkeleton.h"
 #include "verifier/ProtoEncoding.h"
+#include "verifier/SolverBudget.h"
 
 #include <fmt/format.h>
 
@@ -325,7 +326,7 @@ private:
     if (!solver_) {
       solver_.emplace(ctx_);
       z3::params p(ctx_);
-      p.set("timeout", opt_.timeoutMs);
+      setSolverBudget(p, opt_.timeoutMs);
       solver_->set(p);
     }
     for (; assumed_ < enc_.assumptions().size(); ++assumed_)

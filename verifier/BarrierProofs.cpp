@@ -3,6 +3,7 @@
 #include "ir/Affine.h"
 #include "ir/Printer.h"
 #include "verifier/ProtoEncoding.h"
+#include "verifier/SolverBudget.h"
 
 #include <fmt/format.h>
 #include <llvm/ADT/StringRef.h>
@@ -298,7 +299,7 @@ private:
     if (!base_) {
       base_.emplace(ctx_);
       z3::params p(ctx_);
-      p.set("timeout", opt_.timeoutMs);
+      setSolverBudget(p, opt_.timeoutMs);
       base_->set(p);
     }
     // Assumptions the encoder added since (blockIdx ranges appear lazily).
