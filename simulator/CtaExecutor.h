@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <span>
 
 namespace tilescope::sim {
 
@@ -89,6 +90,17 @@ public:
   // Writes element `flat` (every owner inside the range for register tiles).
   bool writeBits(int buffer, int64_t flat, uint64_t bits, ThreadRange threads, llvm::SMLoc loc);
   int64_t bufferFlat(const Region &r, int64_t idx) const;
+  // Whole-region fast paths (RegionAccess.cpp): the region's elements in
+  // logical order as `threads` see them. They return false, having changed
+  // nothing, where the per-element path must decide (clipping, tensor memory,
+  // race detection on shared memory, an element the threads do not hold); the
+  // caller then counts the access with countAccess or takes that path.
+  bool fastRegion(const Region &r) const;
+  void regionFlats(const Region &r, std::vector<int64_t> &flats) const;
+  bool gatherBits(const Region &r, ThreadRange threads, std::vector<uint64_t> &out);
+  // `bits` holds one value per element, or one value for all of them.
+  bool scatterBits(const Region &r, ThreadRange threads, std::span<const uint64_t> bits);
+  void countAccess(const Region &r, bool write);
   bool inBounds(const Region &r, int64_t idx) const;
   bool fail(llvm::SMLoc loc, const std::string &message);
   std::string where(llvm::SMLoc loc) const;
@@ -174,6 +186,7 @@ private:
   std::map<std::pair<int, int64_t>, Rendezvous> rendezvous_;
   std::vector<AsyncCopy> inflight_;
   std::optional<Failure> failure_;
+  std::vector<uint64_t> bits_, bitsB_, bitsC_; // scratch of the whole-region paths
   // Tensor memory: 128 lanes x 512 columns of 32 bits, and who allocated what.
   std::vector<uint32_t> tmem_;
   std::vector<int> tmemOwner_;                           // per column: allocating warp, -1 free

@@ -1578,7 +1578,13 @@ bool CtaExecutor::completeAsync(size_t index) {
   int64_t n = copy.dst.elements();
   const BufferPlan &src = p_.buffers[copy.src.buffer];
   ThreadRange none{0, 0};
-  for (int64_t i = 0; i < n; ++i) {
+  bool whole = copy.src.buffer != copy.dst.buffer && fastRegion(copy.dst) &&
+               gatherBits(copy.src, none, bits_) && scatterBits(copy.dst, none, bits_);
+  if (whole) {
+    countAccess(copy.src, false);
+    countAccess(copy.dst, true);
+  }
+  for (int64_t i = 0; i < n && !whole; ++i) {
     uint64_t bits = 0;
     // TMA fills elements outside the global tensor with zeros and clips stores.
     if (inBounds(copy.src, i)) {

@@ -11,6 +11,8 @@
 namespace tilescope::sim {
 
 int64_t BufferPlan::sharedByte(int64_t flat) const {
+  if (!byteOf.empty())
+    return byteOf[flat];
   int64_t m = layout ? layout->base(flat).get(Axis::m) : flat;
   return sharedOffset + m * dtypeBytes(dtype);
 }
@@ -27,7 +29,8 @@ int64_t BufferPlan::regOf(int64_t flat, int64_t thread) const {
 int64_t Program::hostBytes() const {
   int64_t bytes = 0;
   for (const BufferPlan &b : buffers)
-    bytes += static_cast<int64_t>(b.ownerStart.size() * 4 + b.owners.size() * 8);
+    bytes +=
+        static_cast<int64_t>(b.ownerStart.size() * 4 + b.owners.size() * 8 + b.byteOf.size() * 8);
   return bytes;
 }
 
@@ -340,6 +343,12 @@ private:
       p_.sharedBytes = (p_.sharedBytes + 1023) / 1024 * 1024;
       plan.sharedOffset = p_.sharedBytes;
       p_.sharedBytes += (maxM + 1) * dtypeBytes(b.dtype);
+      if (plan.layout) {
+        std::vector<int64_t> byteOf(plan.elements);
+        for (int64_t i = 0; i < plan.elements; ++i)
+          byteOf[i] = plan.sharedByte(i);
+        plan.byteOf = std::move(byteOf);
+      }
       break;
     }
     case MemScope::Reg:

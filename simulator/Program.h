@@ -49,6 +49,8 @@ struct BufferPlan {
   // hold it, sorted by thread (CSR: ownerStart[i] .. ownerStart[i + 1]).
   std::vector<int32_t> ownerStart;
   std::vector<std::pair<int32_t, int32_t>> owners;
+  // shared with a layout: sharedByte of every element, computed once.
+  std::vector<int64_t> byteOf;
 
   bool privateRegs() const { return scope == MemScope::Reg && !layout; }
   // Shared memory: byte offset of element `flat` (layout and swizzle applied).
