@@ -6,9 +6,12 @@
 #pragma once
 
 #include "simulator/Engine.h"
+#include "simulator/ExprCode.h"
 #include "simulator/Mbarrier.h"
 #include "simulator/RaceDetector.h"
 #include "simulator/Value.h"
+
+#include <llvm/ADT/ArrayRef.h>
 
 #include <map>
 #include <memory>
@@ -39,6 +42,7 @@ struct Frame {
   const For *loop = nullptr; // a loop body: at its end the loop steps
   int slot = -1;
   std::array<int64_t, kWarpSize> end{}, step{};
+  const StmtCode *code = nullptr; // the block compiled (ExprCode.h); found on first step if null
 };
 
 struct Warp {
@@ -156,11 +160,26 @@ private:
   bool execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRange threads, int lane);
   bool arriveCollective(Warp &w, const CallStmt &c, int convergence);
   bool runCollective(Warp &w, const CallStmt &c, ThreadRange threads);
+  // Expressions.cpp: the compiled body's expressions over the active lanes.
+  // `eval` evaluates an expression of the body by its tree node (a lookup);
+  // the statements use `evalOp` with the operation's index.
   bool eval(const Expr &e, Warp &w, uint32_t mask, LaneValues &out);
-  bool evalIndexLoad(const Index &x, const Expr &e, Warp &w, uint32_t mask, LaneValues &out);
-  bool evalCall(const Call &c, const Expr &e, Warp &w, uint32_t mask, LaneValues &out);
-  bool elementFlat(const Index &x, Warp &w, uint32_t mask, int &buffer,
-                   std::array<int64_t, kWarpSize> &flat);
+  const LaneValues *evalOp(int op, Warp &w, uint32_t mask);
+  bool binaryInto(BinaryOp op, llvm::SMLoc loc, const LaneValues &x, const LaneValues &y,
+                  uint32_t mask, LaneValues &out);
+  bool evalFma(const ExprOp &op, Warp &w, uint32_t mask, LaneValues &out);
+  bool evalLoad(const ExprOp &op, Warp &w, uint32_t mask, LaneValues &out);
+  bool evalCall(const ExprOp &op, Warp &w, uint32_t mask, LaneValues &out);
+  bool evalMath(const ExprOp &op, llvm::ArrayRef<const LaneValues *> args, uint32_t mask,
+                LaneValues &out);
+  bool elementFlat(const ExprOp &op, Warp &w, uint32_t mask, std::array<int64_t, kWarpSize> &flat);
+  // A load's subscripts when they are 1 to 3 points that cannot fail (false
+  // otherwise, or when one failed: see failure_), and the bounds report.
+  bool pointSubscripts(const ExprOp &op, Warp &w, uint32_t mask,
+                       std::array<const LaneValues *, 3> &sub);
+  bool boundsError(const ExprOp &op, Warp &w, uint32_t mask,
+                   std::array<const LaneValues *, 3> &sub);
+  bool outOfRange(const ExprOp &op, size_t dim, int64_t index, int64_t thread);
   std::optional<Region> region(const Expr &e, Warp &w, int lane);
   std::optional<int> barrierRef(const Expr &e, Warp &w, int lane);
   std::optional<Operand> operand(const Expr &e, Warp &w, int lane, bool wantRegion);
@@ -174,6 +193,9 @@ private:
   int64_t builtin(BuiltinKind b, int64_t thread) const;
 
   const Program &p_;
+  const KernelCode *code_ = nullptr;
+  std::vector<LaneValues> scratch_; // per operation of code_: its values
+  LaneValues product_;              // an uncontracted a * b of an Fma operation
   std::vector<HostTensor> &tensors_;
   const EngineOptions &options_;
   RunStats &stats_;

@@ -1,6 +1,7 @@
 #include "simulator/Program.h"
 
 #include "ir/Printer.h"
+#include "simulator/ExprCode.h"
 #include "simulator/Value.h"
 
 #include <fmt/format.h>
@@ -537,6 +538,7 @@ std::optional<Program> bindProgram(const Kernel &kernel, const ArgValues &args, 
   binder.bodyNames();
   if (diag.errorCount() != before)
     return std::nullopt;
+  p.code = std::make_shared<const KernelCode>(compileKernel(p));
   return p;
 }
 

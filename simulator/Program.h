@@ -19,6 +19,7 @@
 #include "ir/Stmt.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -77,6 +78,8 @@ struct NameRef {
   Dtype dtype = Dtype::f32; // FloatConst
 };
 
+struct KernelCode; // ExprCode.h
+
 struct Program {
   const Kernel *kernel = nullptr;
   TargetKind target = TargetKind::sm_90a;
@@ -96,6 +99,9 @@ struct Program {
   std::unordered_map<const ExprNode *, NameRef> names;  // Var nodes
   std::unordered_map<const StmtNode *, int> stmtSlot;   // Let / For -> slot
   std::unordered_map<const StmtNode *, int> stmtBuffer; // BufferDecl -> buffer
+
+  // The body compiled for the engine (ExprCode.h), built by bindProgram.
+  std::shared_ptr<const KernelCode> code;
 
   int64_t hostBytes() const; // memory the plan itself holds (ownership tables)
 };
