@@ -10,17 +10,10 @@
 using namespace tilescope;
 
 namespace {
-std::string readKernel(std::string_view name) {
-  for (const BundledKernelFile &f : bundledKernelFiles())
-    if (f.name == name)
-      return std::string(f.text);
-  return "";
-}
-
 void gemmKernelLayouts(benchmark::State &state, ProofEngine engine) {
   llvm::SourceMgr sm;
   Diagnostics diag(sm, false);
-  Module module = parseModuleText(readKernel("gemm_bf16_sm90.tile"), "gemm.tile", diag);
+  Module module = parseModuleText(bundledKernelText("gemm_bf16_sm90.tile"), "gemm.tile", diag);
   if (module.kernels.empty()) {
     state.SkipWithError("gemm_bf16_sm90.tile did not parse");
     return;

@@ -949,8 +949,10 @@ void KernelEmitter::callStmt(const CallStmt &c) {
   } else if (f == "tma.store_commit") {
     line("asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\");");
   } else if (f == "tma.store_wait") {
-    line(fmt::format("asm volatile(\"cp.async.bulk.wait_group.read {};\" ::: \"memory\");",
-                     ex(arg(0))));
+    const CallArg *read = c.keyword("read");
+    bool onlyRead = read && read->value->kind == ExprKind::BoolImm && as<BoolImm>(read->value).value;
+    line(fmt::format("asm volatile(\"cp.async.bulk.wait_group{} {};\" ::: \"memory\");",
+                     onlyRead ? ".read" : "", ex(arg(0))));
   } else if (f == "cp_async") {
     std::string sbuf;
     std::string saddr = regionByteAddress(arg(0), &sbuf);
@@ -969,6 +971,8 @@ void KernelEmitter::callStmt(const CallStmt &c) {
     line(fmt::format("ts_cp_async16({}, &{}[{}]);", saddr, param, globalFlat(param, begin)));
   } else if (f == "cp_async.commit") {
     line("asm volatile(\"cp.async.commit_group;\" ::: \"memory\");");
+  } else if (f == "cp_async.wait_all") {
+    line("asm volatile(\"cp.async.wait_all;\" ::: \"memory\");");
   } else if (f == "cp_async.wait") {
     line(fmt::format("asm volatile(\"cp.async.wait_group {};\" ::: \"memory\");", ex(arg(0))));
   } else if (f == "wgmma.fence") {

@@ -14,4 +14,7 @@ struct BundledKernelFile {
 
 const std::vector<BundledKernelFile> &bundledKernelFiles();
 
+// The text of the bundled file NAME ("gemm_bf16_sm90.tile"); empty when there is none.
+std::string_view bundledKernelText(std::string_view name);
+
 } // namespace tilescope

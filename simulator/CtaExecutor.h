@@ -53,6 +53,13 @@ struct Warp {
   std::vector<LaneValues> slots;
   const StmtNode *blockedAt = nullptr;
   std::vector<std::pair<int, int64_t>> waits; // (barrier, parity) of each waiting lane
+  // A cp.async / bulk-store group wait (AsyncGroups.cpp): kind -1 when none.
+  struct GroupWait {
+    int kind = -1;
+    int64_t keep = 0;  // groups that may stay pending
+    bool read = false; // bulk stores: only their source reads must be done
+    uint32_t mask = 0; // the waiting lanes
+  } groupWait;
   int64_t steps = 0;
 };
 
@@ -143,6 +150,13 @@ public:
     bool isCommit = false;
     int agent = -1;    // race detection: the issuing warp's asynchronous agent
     VectorClock clock; // and its clock at issue
+    // A member of a thread's cp.async or bulk-store group (AsyncGroups.cpp):
+    // kind -1 otherwise. Bulk stores complete in two stages: the source is
+    // read (`staged`), later the destination written.
+    int groupKind = -1;
+    int64_t groupThread = -1, groupSeq = -1;
+    bool sourceRead = false;
+    std::vector<uint64_t> staged;
   };
   // Race detection hooks (no-ops unless enabled).
   bool racing() const { return race_ != nullptr; }
@@ -187,6 +201,12 @@ private:
   bool execTcgen05(Warp &w, const CallStmt &c, ThreadRange threads, int lane);
   bool execWgmma(Warp &w, const CallStmt &c, ThreadRange threads, int lane);
   std::optional<int64_t> tmemIndex(int buffer, int64_t flat, llvm::SMLoc loc);
+  // AsyncGroups.cpp: cp.async and TMA stores with their commit / wait groups.
+  bool execAsyncGroupNative(Warp &w, const CallStmt &c, ThreadRange threads, int lane);
+  bool execGroupWait(Warp &w, Frame &f, const CallStmt &c);
+  bool groupWaitSatisfied(const Warp &w) const;
+  bool completeGroupUnit(size_t index);
+  bool checkTmaAlignment(const Region &global, const Region &shared, llvm::SMLoc loc);
   bool completeAsync(size_t index);
   bool waitSatisfied(const Warp &w) const;
   Failure deadlock() const;
@@ -217,6 +237,14 @@ private:
   // wgmma per warpgroup: the open group and the committed groups, oldest first.
   std::map<int64_t, std::vector<PrimitiveCall>> wgmmaOpen_;
   std::map<int64_t, std::vector<std::vector<PrimitiveCall>>> wgmmaCommitted_;
+  // cp.async (kind 0) and bulk-store (kind 1) groups of each thread, by group
+  // sequence number; the last one of a thread is its open group.
+  struct AsyncGroup {
+    int64_t pending = 0; // units not yet complete
+    int64_t unread = 0;  // bulk stores whose source is not read yet
+    VectorClock done;    // race detection: clocks of the completed units
+  };
+  std::array<std::vector<std::vector<AsyncGroup>>, 2> groups_;
   // Race detection.
   std::unique_ptr<RaceDetector> race_;
   std::vector<VectorClock> clocks_;       // per agent (warps, then their async agents)

@@ -226,6 +226,7 @@ std::optional<uint64_t> CtaExecutor::readBits(int buffer, int64_t flat, ThreadRa
     auto at = tmemIndex(buffer, flat, loc);
     if (!at)
       return std::nullopt;
+    stats_.tensorBytesAccessed += 4;
     return tmem_[*at];
   }
   }
@@ -313,6 +314,7 @@ bool CtaExecutor::writeBits(int buffer, int64_t flat, uint64_t bits, ThreadRange
     if (!at)
       return false;
     tmem_[*at] = static_cast<uint32_t>(bits);
+    stats_.tensorBytesAccessed += 4;
     return true;
   }
   }
@@ -639,6 +641,9 @@ bool CtaExecutor::execCall(Warp &w, Frame &f, const CallStmt &c) {
   uint32_t mask = f.mask;
   if (c.callee == "barrier.sync" || c.callee == "barrier.arrive")
     return arriveCollective(w, c, -1);
+  if (c.callee == "cp_async.wait" || c.callee == "cp_async.wait_all" ||
+      c.callee == "tma.store_wait")
+    return execGroupWait(w, f, c);
   if (need == Convergence::Thread) {
     if (c.callee == "mbarrier.wait") {
       // The warp waits until every active lane's phase completed.
@@ -944,6 +949,8 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
   if (n == "fence.proxy.async" || n == "fence.mbarrier_init" || n == "wgmma.fence" ||
       n.rfind("tcgen05.fence", 0) == 0)
     return true;
+  if (n.rfind("cp_async", 0) == 0 || n.rfind("tma.store", 0) == 0)
+    return execAsyncGroupNative(w, c, threads, lane);
   if (n.rfind("tcgen05.", 0) == 0)
     return execTcgen05(w, c, threads, lane);
   if (n.rfind("wgmma.", 0) == 0)
@@ -989,10 +996,12 @@ bool CtaExecutor::waitSatisfied(const Warp &w) const {
   for (auto [bar, parity] : w.waits)
     if (!barriers_[bar].waitSatisfied(parity))
       return false;
-  return true;
+  return groupWaitSatisfied(w);
 }
 
 bool CtaExecutor::completeAsync(size_t index) {
+  if (inflight_[index].groupKind >= 0)
+    return completeGroupUnit(index);
   AsyncCopy copy = std::move(inflight_[index]);
   inflight_.erase(inflight_.begin() + static_cast<long>(index));
   if (race_) {

@@ -197,28 +197,14 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     bool async = (op == "copy_async" || op == "tma.load") && sb.scope == MemScope::Global &&
                  db.scope == MemScope::Shared;
     if (async) {
-      // TMA: the box's rows start 16-byte aligned in global memory and are a
-      // multiple of 16 bytes; the shared destination is 128-byte aligned.
-      int bytes = dtypeBytes(db.dtype);
-      size_t rank = sb.shape.size();
-      int64_t innerStart = src->start.back();
-      int64_t innerExtent = !src->dimOf.empty() && src->dimOf.back() == static_cast<int>(rank) - 1
-                                ? src->extent.back()
-                                : 1;
-      if (innerStart * bytes % 16 != 0)
-        return fail(loc, fmt::format("misaligned TMA: the box starts {} bytes into a row of '{}'; "
-                                     "global addresses must be 16-byte aligned",
-                                     innerStart * bytes, sb.name));
-      if (innerExtent * bytes % 16 != 0)
-        return fail(loc,
-                    fmt::format("misaligned TMA: box rows of {} bytes are not a multiple of 16",
-                                innerExtent * bytes));
-      int64_t dstByte = db.sharedByte(bufferFlat(*dst, 0));
-      if (dstByte % 128 != 0)
-        return fail(loc, fmt::format("misaligned TMA: the shared destination starts at byte {} of "
-                                     "shared memory; it must be 128-byte aligned",
-                                     dstByte));
-      AsyncCopy copy{*dst, *src, call.barrier, n * dtypeBytes(db.dtype), loc, {}, false, -1, {}};
+      if (!checkTmaAlignment(*src, *dst, loc))
+        return false;
+      AsyncCopy copy;
+      copy.dst = *dst;
+      copy.src = *src;
+      copy.barrier = call.barrier;
+      copy.bytes = n * dtypeBytes(db.dtype);
+      copy.loc = loc;
       stampAsync(copy);
       if (call.barrier >= 0 && !barriers_[call.barrier].live())
         return fail(loc, fmt::format("copy signals {}, which is not initialised",
@@ -464,6 +450,12 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
                                      row->note));
       if (row->scaleBlock)
         return fail(loc, "block-scaled gemm is not simulated yet");
+      // Instructions of the row's shape that cover M x N x K (N per
+      // instruction as wide as the row allows).
+      int64_t kStep = row->k;
+      int64_t nInst = std::min<int64_t>(N, row->nMax);
+      stats_.mmaInstructions +=
+          (M + row->m - 1) / row->m * ((N + nInst - 1) / nInst) * ((K + kStep - 1) / kStep);
       // The instruction's K chunks, in order: one fused sum each.
       stats_.mmaSums += mma::fusedSumTile(*row, M, N, K, A, Bt, C);
     }

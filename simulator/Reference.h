@@ -1,47 +1,71 @@
-// Problems a kernel can claim to solve, and their independent references.
+// Problems a kernel can claim to solve (Problem.h), and their independent
+// references.
 //
-// A kernel names its problem in a comment right before its declaration:
+//   gemm(A[^T], B[^T] -> C [, scale_a = SA, scale_b = SB, block = 32])
+//       C = A * B (A: M x K, B: K x N; `^T` stores it transposed). With block
+//       scales, element k of A's row i is multiplied by SA at k / block of
+//       that row (SA has A's shape with K divided by `block`), likewise B.
+//   rmsnorm(X, W, eps -> Y)
+//       Y = X / sqrt(mean(X^2, row) + eps) * W
+//   softmax(X -> Y)
+//       Y = exp(X - max) / sum(exp(X - max)) over the last axis
+//   attention(Q, K, V -> O [, scale = S, causal = true, lse = L])
+//       O = softmax(scale * Q K^T [masked]) V per leading (batch) index;
+//       L = log(sum(exp(scale * Q K^T - ...))) per query row (natural log).
 //
-//   // problem: gemm(A, B^T -> C)        C = A * B^T   (A: M x K, B: N x K)
-//   // problem: gemm(A, B -> C)          C = A * B     (A: M x K, B: K x N)
-//   // problem: rmsnorm(X, W, eps -> Y)  Y = X / sqrt(mean(X^2, row) + eps) * W
-//
-// (`^T` on A or B transposes it.) Bundled kernels without the comment get it
-// from a small table keyed by kernel name. References are computed in double
-// precision from the decoded inputs, never by the simulator's own code paths,
-// and every output element is compared with a tolerance derived from the
-// problem: the output format's rounding plus a bound on the accumulation
-// error (see docs/simulator.md).
+// References are computed in double precision from the decoded inputs, never
+// by the simulator's own code paths, and every output element is compared with
+// a tolerance derived from the problem: the output format's rounding plus a
+// bound on the error of the kernel's arithmetic (docs/simulator.md says how
+// each is derived).
 #pragma once
 
 #include "simulator/Engine.h"
+#include "simulator/Problem.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace tilescope::sim {
 
-struct ProblemSpec {
-  std::string kind;                // "gemm", "rmsnorm"
-  std::vector<std::string> inputs; // tensor and scalar names, in order
-  std::vector<bool> transposed;    // per input (gemm)
-  std::vector<std::string> outputs;
-  std::string text; // as written
+struct ProblemRule;
+
+// A problem checked against a bound kernel: every name resolved to a tensor
+// (an index into the tensors of allocateTensors) or a scalar value, and every
+// shape found consistent.
+struct BoundProblem {
+  ProblemSpec spec;
+  const ProblemRule *rule = nullptr;
+  std::vector<int> inputs;                // tensor index per positional input, -1 for a scalar
+  std::vector<int> outputs;               // positional outputs, then output options (lse)
+  std::map<std::string, int> tensors;     // tensor options by key (scale_a, lse, ...)
+  std::map<std::string, double> numbers;  // scalars and number options by key or input name
+  std::vector<int> scales;                // tensors that hold block scales
 };
 
-// Parses `gemm(A, B^T -> C)`; nothing with `error` set when malformed.
-std::optional<ProblemSpec> parseProblem(std::string_view text, std::string *error);
+// What went wrong and where: a byte offset in ProblemSpec::text.
+struct ProblemError {
+  std::string message;
+  size_t offset = 0;
+};
 
-// The `// problem:` annotation before `kernel NAME` in `source`, else the
-// bundled table's entry, else nothing. `error` is set for a malformed one,
-// and `errorOffset` to the annotation's byte offset in `source`.
-std::optional<ProblemSpec> problemOf(std::string_view source, std::string_view kernelName,
-                                     std::string *error, size_t *errorOffset = nullptr);
+// Checks `spec` against the kernel: a known kind, its operands and options,
+// names of the kernel's tensor parameters or scalars, shapes that agree.
+std::optional<BoundProblem> bindProblem(const ProblemSpec &spec, const Program &program,
+                                        const std::vector<HostTensor> &tensors,
+                                        ProblemError *error);
+
+// Random inputs of a problem: values in [-1, 1] that are not zero once
+// encoded (integers in [1, 7]); block scales are powers of two in
+// [2^-3, 2^3] (rounded into their format). Seeded by `seed` and the name.
+void fillRandomInput(HostTensor &t, uint64_t seed, bool isScale);
 
 struct Mismatch {
   int64_t index; // flat
   double got, expected;
+  bool written; // false: nobody stored the element (got is meaningless)
 };
 
 struct OutputReport {
@@ -51,14 +75,14 @@ struct OutputReport {
   int64_t unwritten = 0; // elements nobody wrote (counted as mismatches when every CTA ran)
   int64_t mismatches = 0;
   double maxAbsError = 0, maxRelError = 0;
-  std::vector<Mismatch> first; // up to 8
+  std::vector<Mismatch> first;          // up to 8
+  std::vector<int64_t> firstUnwritten; // up to 8 flat indices
 };
 
 // Checks the outputs of `problem` in `tensors` (after the run) against the
 // reference computed from the inputs. `allCtas` says whether every CTA ran.
-// Returns nothing with `error` set when the problem does not fit the kernel.
-std::optional<std::vector<OutputReport>>
-compareWithReference(const ProblemSpec &problem, const Program &program,
-                     const std::vector<HostTensor> &tensors, bool allCtas, std::string *error);
+std::vector<OutputReport> compareWithReference(const BoundProblem &problem,
+                                               const std::vector<HostTensor> &tensors,
+                                               bool allCtas);
 
 } // namespace tilescope::sim

@@ -1,0 +1,167 @@
+#include "tools/SimReport.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace tilescope::tool {
+
+namespace {
+
+using sim::OutputReport;
+
+std::string number(double v) {
+  if (std::isnan(v))
+    return "nan";
+  return fmt::format("{:.9g}", v);
+}
+
+const std::vector<int64_t> &shapeOf(const SimReport &r, const std::string &name) {
+  static const std::vector<int64_t> none;
+  for (const sim::HostTensor &t : *r.tensors)
+    if (t.name == name)
+      return t.shape;
+  return none;
+}
+
+std::string indexText(const std::vector<int64_t> &shape, int64_t flat) {
+  std::string s;
+  for (int64_t x : unflattenIndex(shape, flat))
+    s += (s.empty() ? "" : ", ") + std::to_string(x);
+  return "[" + s + "]";
+}
+
+llvm::json::Array indexJson(const std::vector<int64_t> &shape, int64_t flat) {
+  llvm::json::Array a;
+  for (int64_t x : unflattenIndex(shape, flat))
+    a.push_back(x);
+  return a;
+}
+
+llvm::json::Value numberJson(double v) {
+  return std::isfinite(v) ? llvm::json::Value(v) : llvm::json::Value(nullptr);
+}
+
+} // namespace
+
+void printText(const SimReport &r, llvm::raw_ostream &out, llvm::raw_ostream &err) {
+  const sim::RunResult &run = *r.run;
+  if (!run.ok()) {
+    err << run.message << "\n";
+    for (const std::string &n : run.notes)
+      err << "  note: " << n << "\n";
+  }
+  for (const std::string &n : r.notes)
+    out << "note: " << n << "\n";
+  const sim::RunStats &s = run.stats;
+  out << fmt::format("{}: {} on {} CTA{} (seed {}): {}\n", r.file, r.kernel, s.ctas,
+                     s.ctas == 1 ? "" : "s", r.seed, r.verdict);
+  if (r.problem)
+    out << fmt::format("  problem: {}\n", *r.problem);
+  for (const OutputReport &o : r.outputs) {
+    const std::vector<int64_t> &shape = shapeOf(r, o.name);
+    out << fmt::format("  {}: {} of {} elements compared, {} mismatches, max abs error {}, max rel "
+                       "error {}{}\n",
+                       o.name, o.compared, o.elements, o.mismatches, number(o.maxAbsError),
+                       number(o.maxRelError),
+                       o.unwritten ? fmt::format(", {} unwritten", o.unwritten) : "");
+    for (const sim::Mismatch &m : o.first)
+      out << fmt::format("    {}{}: got {}, expected {}\n", o.name, indexText(shape, m.index),
+                         m.written ? number(m.got) : std::string("unwritten"),
+                         number(m.expected));
+    if (!o.firstUnwritten.empty()) {
+      std::string list;
+      for (int64_t i : o.firstUnwritten)
+        list += (list.empty() ? "" : " ") + indexText(shape, i);
+      out << fmt::format("    unwritten: {}{}\n", list,
+                         o.unwritten > static_cast<int64_t>(o.firstUnwritten.size()) ? " ..." : "");
+    }
+  }
+  double rate = s.cpuSeconds > 0 ? static_cast<double>(s.steps) / s.cpuSeconds : 0;
+  double laneRate = s.cpuSeconds > 0 ? static_cast<double>(s.laneOps) / s.cpuSeconds : 0;
+  out << fmt::format("  stats: {} steps, {} lane ops, {} async copies, {} mma sums, {} mma "
+                     "instructions, {:.3f} s ({:.3f} s CPU), {:.3g} steps/s, {:.3g} lane ops/s\n",
+                     s.steps, s.laneOps, s.asyncCopies, s.mmaSums, s.mmaInstructions, s.seconds,
+                     s.cpuSeconds, rate, laneRate);
+  if (!s.stepsPerWarp.empty()) {
+    auto [lo, hi] = std::minmax_element(s.stepsPerWarp.begin(), s.stepsPerWarp.end());
+    double mean = static_cast<double>(std::accumulate(s.stepsPerWarp.begin(),
+                                                      s.stepsPerWarp.end(), int64_t{0})) /
+                  static_cast<double>(s.stepsPerWarp.size());
+    out << fmt::format("  steps per warp (summed over CTAs): {} warps, min {}, mean {:.1f}, max {}\n",
+                       s.stepsPerWarp.size(), *lo, mean, *hi);
+  }
+  out << fmt::format("  bytes: global {} read, {} written; shared {}; tensor memory {}\n",
+                     s.globalBytesRead, s.globalBytesWritten, s.sharedBytesAccessed,
+                     s.tensorBytesAccessed);
+}
+
+llvm::json::Object toJson(const SimReport &r) {
+  const sim::RunResult &run = *r.run;
+  const sim::RunStats &s = run.stats;
+  llvm::json::Array outs;
+  for (const OutputReport &o : r.outputs) {
+    const std::vector<int64_t> &shape = shapeOf(r, o.name);
+    llvm::json::Array first, unwritten;
+    for (const sim::Mismatch &m : o.first)
+      first.push_back(llvm::json::Object{
+          {"index", indexJson(shape, m.index)},
+          {"written", m.written},
+          {"got", m.written ? numberJson(m.got) : llvm::json::Value(nullptr)},
+          {"expected", numberJson(m.expected)}});
+    for (int64_t i : o.firstUnwritten)
+      unwritten.push_back(indexJson(shape, i));
+    outs.push_back(llvm::json::Object{{"name", o.name},
+                                      {"elements", o.elements},
+                                      {"compared", o.compared},
+                                      {"unwritten", o.unwritten},
+                                      {"first_unwritten", std::move(unwritten)},
+                                      {"mismatches", o.mismatches},
+                                      {"max_abs_error", o.maxAbsError},
+                                      {"max_rel_error", o.maxRelError},
+                                      {"first_mismatches", std::move(first)}});
+  }
+  llvm::json::Array notes, stepsPerWarp;
+  for (const std::string &n : run.notes)
+    notes.push_back(n);
+  for (const std::string &n : r.notes)
+    notes.push_back(n);
+  for (int64_t v : s.stepsPerWarp)
+    stepsPerWarp.push_back(v);
+  double rate = s.cpuSeconds > 0 ? static_cast<double>(s.steps) / s.cpuSeconds : 0;
+  double laneRate = s.cpuSeconds > 0 ? static_cast<double>(s.laneOps) / s.cpuSeconds : 0;
+  llvm::json::Object out{
+      {"ok", r.status == 0},
+      {"status", r.status},
+      {"kernel", r.kernel},
+      {"verdict", r.verdict},
+      {"problem", r.problem ? llvm::json::Value(*r.problem) : llvm::json::Value(nullptr)},
+      {"seed", static_cast<int64_t>(r.seed)},
+      {"ctas", s.ctas},
+      {"all_ctas", r.allCtas},
+      {"outputs", std::move(outs)},
+      {"stats",
+       llvm::json::Object{{"steps", s.steps},
+                          {"lane_ops", s.laneOps},
+                          {"elements_moved", s.elementsMoved},
+                          {"async_copies", s.asyncCopies},
+                          {"mma_sums", s.mmaSums},
+                          {"mma_instructions", s.mmaInstructions},
+                          {"global_bytes_read", s.globalBytesRead},
+                          {"global_bytes_written", s.globalBytesWritten},
+                          {"shared_bytes_accessed", s.sharedBytesAccessed},
+                          {"tensor_bytes_accessed", s.tensorBytesAccessed},
+                          {"seconds", s.seconds},
+                          {"cpu_seconds", s.cpuSeconds},
+                          {"steps_per_warp", std::move(stepsPerWarp)},
+                          {"steps_per_second", rate},
+                          {"lane_ops_per_second", laneRate}}},
+      {"notes", std::move(notes)}};
+  if (!run.ok())
+    out["error"] = run.message;
+  return out;
+}
+
+} // namespace tilescope::tool
