@@ -465,6 +465,28 @@ std::optional<CtaExecutor::Operand> CtaExecutor::operand(const Expr &e, Warp &w,
   return o;
 }
 
+namespace {
+
+// The end of a loop body in a converged warp: every lane steps its counter
+// and the lanes still below their end iterate again (a vector loop on AVX2
+// processors; integer operations only, the same result on every clone).
+#if defined(__GNUC__) && defined(__x86_64__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+uint32_t
+advanceLanes(int64_t *__restrict counter, const int64_t *__restrict step,
+             const int64_t *__restrict end) {
+  uint32_t next = 0;
+  for (int l = 0; l < kWarpSize; ++l) {
+    counter[l] =
+        static_cast<int64_t>(static_cast<uint64_t>(counter[l]) + static_cast<uint64_t>(step[l]));
+    next |= static_cast<uint32_t>(counter[l] < end[l]) << l;
+  }
+  return next;
+}
+
+} // namespace
+
 // --- statements ---------------------------------------------------------------
 
 bool CtaExecutor::step(Warp &w) {
@@ -480,11 +502,14 @@ bool CtaExecutor::step(Warp &w) {
       // The end of a loop body: step the lanes that are still iterating.
       LaneValues &iv = w.slots[f.slot];
       uint32_t next = 0;
-      forLanes(f.mask, [&](int l) {
-        iv.lane[l].i += f.step[l];
-        if (iv.lane[l].i < f.end[l])
-          next |= 1u << l;
-      });
+      if (f.mask == ~0u)
+        next = advanceLanes(&iv.lane[0].i, f.step.data(), f.end.data());
+      else
+        forLanes(f.mask, [&](int l) {
+          iv.lane[l].i += f.step[l];
+          if (iv.lane[l].i < f.end[l])
+            next |= 1u << l;
+        });
       if (next) {
         f.mask = next;
         f.pc = 0;

@@ -445,6 +445,20 @@ bool loadRegF32(size_t dims, const LaneValues *const *sub, const int64_t *shape,
   }
 }
 
+TILESCOPE_LANE_CLONES
+bool warpFlatsInto(size_t dims, const LaneValues *const *sub, const int64_t *shape,
+                   int64_t *__restrict flat) {
+  auto keep = [&](int l, uint64_t f) { flat[l] = static_cast<int64_t>(f); };
+  switch (dims) {
+  case 1:
+    return warpFlats<1>(sub, shape, keep);
+  case 2:
+    return warpFlats<2>(sub, shape, keep);
+  default:
+    return warpFlats<3>(sub, shape, keep);
+  }
+}
+
 template <typename Fn>
 bool forFlats(size_t dims, uint32_t mask, const LaneValues *const *sub, const int64_t *shape,
               Fn fn) {
@@ -500,10 +514,10 @@ bool CtaExecutor::elementFlat(const ExprOp &op, Warp &w, uint32_t mask,
   // walk below would.
   std::array<const LaneValues *, 3> sub{};
   if (pointSubscripts(op, w, mask, sub)) {
-    if (forFlats(op.args.size(), mask, sub.data(), b.shape.data(),
-                 [&](int l, int64_t f) { flat[l] = f; }))
-      return boundsError(op, w, mask, sub);
-    return true;
+    bool bad = mask == ~0u ? warpFlatsInto(op.args.size(), sub.data(), b.shape.data(), flat.data())
+                           : forFlats(op.args.size(), mask, sub.data(), b.shape.data(),
+                                      [&](int l, int64_t f) { flat[l] = f; });
+    return !bad || boundsError(op, w, mask, sub);
   }
   if (failure_)
     return false;

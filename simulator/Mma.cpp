@@ -360,6 +360,46 @@ struct DecodedTile {
 };
 } // namespace
 
+// The two loops over a chunk's products, cloned for AVX2 processors where the
+// compiler builds vector code for them (integer operations only: every clone
+// gives the same sums). The hardware test compiles this file with nvcc, which
+// gets the plain functions.
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__CUDACC__)
+#define TILESCOPE_MMA_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define TILESCOPE_MMA_CLONES
+#endif
+
+namespace {
+// Each product's exponent (into exps) and the largest of them and `start`.
+TILESCOPE_MMA_CLONES
+int32_t chunkExponents(int64_t len, const int32_t *__restrict ea, const int32_t *__restrict eb,
+                       int32_t *__restrict exps, int32_t start) {
+  int32_t largest = start;
+  for (int64_t k = 0; k < len; ++k) {
+    exps[k] = ea[k] + eb[k];
+    largest = std::max(largest, exps[k]);
+  }
+  return largest;
+}
+
+// The signed sum of the (lifted) products, each truncated toward zero to the
+// quantum by a right shift of its distance to the largest exponent.
+TILESCOPE_MMA_CLONES
+int64_t chunkProducts(int64_t len, const uint32_t *__restrict sa, const uint32_t *__restrict sb,
+                      const uint8_t *__restrict na, const uint8_t *__restrict nb,
+                      const int32_t *__restrict exps, int32_t largest) {
+  int64_t sum = 0;
+  for (int64_t k = 0; k < len; ++k) {
+    uint64_t sig = uint64_t(sa[k]) * sb[k];
+    uint64_t m = sig >> std::min(largest - exps[k], 63);
+    int64_t s = -int64_t(na[k] ^ nb[k]); // 0 or -1
+    sum += (int64_t(m) ^ s) - s;
+  }
+  return sum;
+}
+} // namespace
+
 int64_t fusedSumTile(const MmaInstructionRow &row, int64_t M, int64_t N, int64_t K,
                      std::span<const uint32_t> a, std::span<const uint32_t> bt,
                      std::span<uint32_t> c) {
@@ -400,11 +440,7 @@ int64_t fusedSumTile(const MmaInstructionRow &row, int64_t M, int64_t N, int64_t
         const int32_t cExp = biased ? int32_t(biased) - 127 : -126;
         int32_t maxExponent = cTerm ? cExp : kNoTerm;
         if (!general) {
-          const int32_t *eb = &B.exponent[bj];
-          for (int64_t k = 0; k < len; ++k) {
-            exps[k] = ea[k] + eb[k];
-            maxExponent = std::max(maxExponent, exps[k]);
-          }
+          maxExponent = chunkExponents(len, ea, &B.exponent[bj], exps.data(), maxExponent);
           general = maxExponent <= kNoTerm; // only zeros: their signs decide
         }
         if (general) {
@@ -427,14 +463,8 @@ int64_t fusedSumTile(const MmaInstructionRow &row, int64_t M, int64_t N, int64_t
                                      : 0;
           sum = (acc >> 31) ? -int64_t(m) : int64_t(m);
         }
-        const uint32_t *sb = &B.significand[bj];
-        const uint8_t *nb = &B.negative[bj];
-        for (int64_t k = 0; k < len; ++k) {
-          uint64_t sig = uint64_t(sa[k]) * sb[k];
-          uint64_t m = sig >> std::min(maxExponent - exps[k], 63);
-          int64_t s = -int64_t(na[k] ^ nb[k]); // 0 or -1
-          sum += (int64_t(m) ^ s) - s;
-        }
+        sum += chunkProducts(len, sa, &B.significand[bj], na, &B.negative[bj], exps.data(),
+                             maxExponent);
         acc = packSum(sum, quantum, row.params);
       }
     }

@@ -48,9 +48,10 @@ std::vector<Token> tokenize(std::string_view s) {
     else if (isWordChar(c) || c == '-' || c == '+') {
       ++i;
       // An exponent's sign belongs to the number (`1e-5`).
-      while (i < s.size() && (isWordChar(s[i]) || ((s[i] == '-' || s[i] == '+') &&
-                                                    (s[i - 1] == 'e' || s[i - 1] == 'E') &&
-                                                    std::isdigit(static_cast<unsigned char>(s[at])))))
+      while (i < s.size() &&
+             (isWordChar(s[i]) ||
+              ((s[i] == '-' || s[i] == '+') && (s[i - 1] == 'e' || s[i - 1] == 'E') &&
+               std::isdigit(static_cast<unsigned char>(s[at])))))
         ++i;
       out.push_back({Token::Word, std::string(s.substr(at, i - at)), at});
     } else {
@@ -87,7 +88,8 @@ std::optional<ProblemSpec> parseProblem(std::string_view text, ProblemSyntaxErro
   p.kind = toks[k].text;
   p.kindOffset = toks[k].offset;
   if (toks[++k].kind != Token::Open)
-    return fail(toks[k], fmt::format("expected '(' after '{}', found {}", p.kind, describe(toks[k])));
+    return fail(toks[k],
+                fmt::format("expected '(' after '{}', found {}", p.kind, describe(toks[k])));
   ++k;
   // Inputs up to the arrow.
   while (true) {
@@ -118,8 +120,8 @@ std::optional<ProblemSpec> parseProblem(std::string_view text, ProblemSyntaxErro
     if (toks[k + 1].kind == Token::Equals) {
       const Token &value = toks[k + 2];
       if (value.kind != Token::Word)
-        return fail(value, fmt::format("option '{}' needs a value, found {}", t.text,
-                                       describe(value)));
+        return fail(value,
+                    fmt::format("option '{}' needs a value, found {}", t.text, describe(value)));
       for (const ProblemOption &o : p.options)
         if (o.key == t.text)
           return fail(t, fmt::format("option '{}' given twice", t.text));

@@ -14,8 +14,8 @@ namespace tilescope::sim {
 namespace {
 
 const std::vector<const ProblemRule *> &rules() {
-  static const std::vector<const ProblemRule *> all = {&gemmRule(), &rmsnormRule(),
-                                                       &softmaxRule(), &attentionRule()};
+  static const std::vector<const ProblemRule *> all = {&gemmRule(), &rmsnormRule(), &softmaxRule(),
+                                                       &attentionRule()};
   return all;
 }
 
@@ -74,11 +74,11 @@ std::optional<ProblemError> bindOption(BoundProblem &p, const ProblemOption &o,
   case OptionKind::OutputTensor: {
     int t = tensorIndex(tensors, o.value);
     if (t < 0)
-      return at(fmt::format("'{}' ({} = ...) is not a tensor parameter of the kernel", o.value,
-                            o.key));
+      return at(
+          fmt::format("'{}' ({} = ...) is not a tensor parameter of the kernel", o.value, o.key));
     if (!isFloat(tensors[t].dtype))
-      return at(fmt::format("'{}' holds {}, not a float format", o.value,
-                            dtypeName(tensors[t].dtype)));
+      return at(
+          fmt::format("'{}' holds {}, not a float format", o.value, dtypeName(tensors[t].dtype)));
     p.tensors[o.key] = t;
     if (r->kind == OptionKind::ScaleTensor)
       p.scales.push_back(t);
@@ -182,16 +182,16 @@ std::optional<BoundProblem> bindProblem(const ProblemSpec &spec, const Program &
     if (i >= rule->tensorInputs) {
       auto v = scalarValue(program, in.name);
       if (!v)
-        return fail({fmt::format("'{}' is not a scalar parameter of the kernel", in.name),
-                     in.offset});
+        return fail(
+            {fmt::format("'{}' is not a scalar parameter of the kernel", in.name), in.offset});
       p.inputs.push_back(-1);
       p.numbers[in.name] = *v;
       continue;
     }
     int t = tensorIndex(tensors, in.name);
     if (t < 0)
-      return fail({fmt::format("'{}' is not a tensor parameter of the kernel", in.name),
-                   in.offset});
+      return fail(
+          {fmt::format("'{}' is not a tensor parameter of the kernel", in.name), in.offset});
     if (!isFloat(tensors[t].dtype))
       return fail({fmt::format("'{}' holds {}; the references take float formats", in.name,
                                dtypeName(tensors[t].dtype)),
@@ -201,8 +201,8 @@ std::optional<BoundProblem> bindProblem(const ProblemSpec &spec, const Program &
   for (const ProblemOperand &out : spec.outputs) {
     int t = tensorIndex(tensors, out.name);
     if (t < 0)
-      return fail({fmt::format("'{}' is not a tensor parameter of the kernel", out.name),
-                   out.offset});
+      return fail(
+          {fmt::format("'{}' is not a tensor parameter of the kernel", out.name), out.offset});
     if (!isFloat(tensors[t].dtype))
       return fail({fmt::format("'{}' holds {}; the references produce float formats", out.name,
                                dtypeName(tensors[t].dtype)),

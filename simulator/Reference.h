@@ -38,11 +38,11 @@ struct ProblemRule;
 struct BoundProblem {
   ProblemSpec spec;
   const ProblemRule *rule = nullptr;
-  std::vector<int> inputs;                // tensor index per positional input, -1 for a scalar
-  std::vector<int> outputs;               // positional outputs, then output options (lse)
-  std::map<std::string, int> tensors;     // tensor options by key (scale_a, lse, ...)
-  std::map<std::string, double> numbers;  // scalars and number options by key or input name
-  std::vector<int> scales;                // tensors that hold block scales
+  std::vector<int> inputs;               // tensor index per positional input, -1 for a scalar
+  std::vector<int> outputs;              // positional outputs, then output options (lse)
+  std::map<std::string, int> tensors;    // tensor options by key (scale_a, lse, ...)
+  std::map<std::string, double> numbers; // scalars and number options by key or input name
+  std::vector<int> scales;               // tensors that hold block scales
 };
 
 // What went wrong and where: a byte offset in ProblemSpec::text.
@@ -75,7 +75,7 @@ struct OutputReport {
   int64_t unwritten = 0; // elements nobody wrote (counted as mismatches when every CTA ran)
   int64_t mismatches = 0;
   double maxAbsError = 0, maxRelError = 0;
-  std::vector<Mismatch> first;          // up to 8
+  std::vector<Mismatch> first;         // up to 8
   std::vector<int64_t> firstUnwritten; // up to 8 flat indices
 };
 

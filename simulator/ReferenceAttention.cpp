@@ -40,8 +40,8 @@ struct Dims {
 Dims dimsOf(const BoundProblem &p, const std::vector<HostTensor> &t) {
   const HostTensor &q = t[p.inputs[0]], &v = t[p.inputs[2]];
   size_t r = q.shape.size();
-  return {q.elements() / (q.shape[r - 2] * q.shape[r - 1]), q.shape[r - 2],
-          v.shape[r - 2], q.shape[r - 1], v.shape[r - 1]};
+  return {q.elements() / (q.shape[r - 2] * q.shape[r - 1]), q.shape[r - 2], v.shape[r - 2],
+          q.shape[r - 1], v.shape[r - 1]};
 }
 
 std::optional<ProblemError> check(const BoundProblem &p, const std::vector<HostTensor> &t) {
@@ -49,23 +49,26 @@ std::optional<ProblemError> check(const BoundProblem &p, const std::vector<HostT
                    &o = t[p.outputs[0]];
   size_t r = q.shape.size();
   if (r < 2)
-    return errorAt(p, q.name, fmt::format("attention query '{}' is {}; it needs [..., Sq, D]",
-                                          q.name, shapeText(q.shape)));
+    return errorAt(p, q.name,
+                   fmt::format("attention query '{}' is {}; it needs [..., Sq, D]", q.name,
+                               shapeText(q.shape)));
   std::vector<int64_t> lead(q.shape.begin(), q.shape.end() - 2);
-  auto expect = [&](const HostTensor &x, std::vector<int64_t> tail, const char *what)
-      -> std::optional<ProblemError> {
+  auto expect = [&](const HostTensor &x, std::vector<int64_t> tail,
+                    const char *what) -> std::optional<ProblemError> {
     std::vector<int64_t> want = lead;
     want.insert(want.end(), tail.begin(), tail.end());
     if (x.shape == want)
       return std::nullopt;
-    return errorAt(p, x.name, fmt::format("'{}' is {}; with '{}' {} it must be {} ({})", x.name,
-                                          shapeText(x.shape), q.name, shapeText(q.shape),
-                                          shapeText(want), what));
+    return errorAt(p, x.name,
+                   fmt::format("'{}' is {}; with '{}' {} it must be {} ({})", x.name,
+                               shapeText(x.shape), q.name, shapeText(q.shape), shapeText(want),
+                               what));
   };
   for (const HostTensor *x : {&k, &v})
     if (x->shape.size() != r)
-      return errorAt(p, x->name, fmt::format("'{}' is {}; it needs the rank of '{}' {}", x->name,
-                                             shapeText(x->shape), q.name, shapeText(q.shape)));
+      return errorAt(p, x->name,
+                     fmt::format("'{}' is {}; it needs the rank of '{}' {}", x->name,
+                                 shapeText(x->shape), q.name, shapeText(q.shape)));
   int64_t Sq = q.shape[r - 2], D = q.shape[r - 1];
   int64_t Sk = k.shape[r - 2];
   if (auto e = expect(k, {Sk, D}, "[..., Sk, D]"))
@@ -86,8 +89,8 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
   auto [batch, Sq, Sk, D, Dv] = dimsOf(p, t);
   std::vector<double> qv = decodedValues(t[p.inputs[0]]), kv = decodedValues(t[p.inputs[1]]),
                       vv = decodedValues(t[p.inputs[2]]);
-  double scale = p.numbers.count("scale") ? p.numbers.at("scale")
-                                          : 1.0 / std::sqrt(static_cast<double>(D));
+  double scale =
+      p.numbers.count("scale") ? p.numbers.at("scale") : 1.0 / std::sqrt(static_cast<double>(D));
   bool causal = p.numbers.count("causal") && p.numbers.at("causal") != 0;
   bool hasLse = p.tensors.count("lse") != 0;
   double u = kF32Unit, up = std::max(unitRoundoff(t[p.inputs[2]].dtype), u);
@@ -153,16 +156,17 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
 } // namespace
 
 const ProblemRule &attentionRule() {
-  static const ProblemRule rule{
-      "attention",
-      "attention(Q, K, V -> O [, scale = S, causal = true, lse = L])",
-      3,
-      0,
-      1,
-      false,
-      {{"scale", OptionKind::Number}, {"causal", OptionKind::Bool}, {"lse", OptionKind::OutputTensor}},
-      check,
-      reference};
+  static const ProblemRule rule{"attention",
+                                "attention(Q, K, V -> O [, scale = S, causal = true, lse = L])",
+                                3,
+                                0,
+                                1,
+                                false,
+                                {{"scale", OptionKind::Number},
+                                 {"causal", OptionKind::Bool},
+                                 {"lse", OptionKind::OutputTensor}},
+                                check,
+                                reference};
   return rule;
 }
 

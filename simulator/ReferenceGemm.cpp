@@ -35,20 +35,22 @@ std::optional<ProblemError> check(const BoundProblem &p, const std::vector<HostT
   const HostTensor &a = t[p.inputs[0]], &b = t[p.inputs[1]], &c = t[p.outputs[0]];
   for (const HostTensor *x : {&a, &b, &c})
     if (x->shape.size() != 2)
-      return errorAt(p, x->name, fmt::format("gemm operand '{}' is {}, not 2-D", x->name,
-                                             shapeText(x->shape)));
+      return errorAt(p, x->name,
+                     fmt::format("gemm operand '{}' is {}, not 2-D", x->name, shapeText(x->shape)));
   bool ta = p.spec.inputs[0].transposed, tb = p.spec.inputs[1].transposed;
   int64_t M = c.shape[0], N = c.shape[1], K = ta ? a.shape[0] : a.shape[1];
   if ((ta ? a.shape[1] : a.shape[0]) != M)
-    return errorAt(p, a.name, fmt::format("'{}' is {} but '{}' is {}: M does not agree", a.name,
-                                          shapeText(a.shape), c.name, shapeText(c.shape)));
+    return errorAt(p, a.name,
+                   fmt::format("'{}' is {} but '{}' is {}: M does not agree", a.name,
+                               shapeText(a.shape), c.name, shapeText(c.shape)));
   if ((tb ? b.shape[1] : b.shape[0]) != K)
-    return errorAt(p, b.name, fmt::format("'{}'{} is {} but '{}'{} has K = {}", b.name,
-                                          tb ? "^T" : "", shapeText(b.shape), a.name,
-                                          ta ? "^T" : "", K));
+    return errorAt(p, b.name,
+                   fmt::format("'{}'{} is {} but '{}'{} has K = {}", b.name, tb ? "^T" : "",
+                               shapeText(b.shape), a.name, ta ? "^T" : "", K));
   if ((tb ? b.shape[0] : b.shape[1]) != N)
-    return errorAt(p, b.name, fmt::format("'{}' is {} but '{}' is {}: N does not agree", b.name,
-                                          shapeText(b.shape), c.name, shapeText(c.shape)));
+    return errorAt(p, b.name,
+                   fmt::format("'{}' is {} but '{}' is {}: N does not agree", b.name,
+                               shapeText(b.shape), c.name, shapeText(c.shape)));
   bool scaled = p.tensors.count("scale_a") || p.tensors.count("scale_b");
   if (p.numbers.count("block") && !scaled)
     return errorAt(p, "block", "block without scale_a or scale_b");
@@ -71,10 +73,11 @@ std::optional<ProblemError> check(const BoundProblem &p, const std::vector<HostT
     const HostTensor &sc = t[it->second];
     std::vector<int64_t> want = scaleShape(s.operand.shape, s.kFirst, block);
     if (sc.shape != want)
-      return errorAt(p, sc.name, fmt::format("scale tensor '{}' is {}; {} = ... of '{}' {} with "
-                                             "block {} needs {}",
-                                             sc.name, shapeText(sc.shape), s.key, s.operand.name,
-                                             shapeText(s.operand.shape), block, shapeText(want)));
+      return errorAt(p, sc.name,
+                     fmt::format("scale tensor '{}' is {}; {} = ... of '{}' {} with "
+                                 "block {} needs {}",
+                                 sc.name, shapeText(sc.shape), s.key, s.operand.name,
+                                 shapeText(s.operand.shape), block, shapeText(want)));
   }
   return std::nullopt;
 }
@@ -127,18 +130,17 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
 } // namespace
 
 const ProblemRule &gemmRule() {
-  static const ProblemRule rule{
-      "gemm",
-      "gemm(A[^T], B[^T] -> C [, scale_a = SA, scale_b = SB, block = N])",
-      2,
-      0,
-      1,
-      true,
-      {{"scale_a", OptionKind::ScaleTensor},
-       {"scale_b", OptionKind::ScaleTensor},
-       {"block", OptionKind::Integer}},
-      check,
-      reference};
+  static const ProblemRule rule{"gemm",
+                                "gemm(A[^T], B[^T] -> C [, scale_a = SA, scale_b = SB, block = N])",
+                                2,
+                                0,
+                                1,
+                                true,
+                                {{"scale_a", OptionKind::ScaleTensor},
+                                 {"scale_b", OptionKind::ScaleTensor},
+                                 {"block", OptionKind::Integer}},
+                                check,
+                                reference};
   return rule;
 }
 

@@ -12,15 +12,17 @@ namespace {
 std::optional<ProblemError> check(const BoundProblem &p, const std::vector<HostTensor> &t) {
   const HostTensor &x = t[p.inputs[0]], &w = t[p.inputs[1]], &y = t[p.outputs[0]];
   if (x.shape.size() != 2)
-    return errorAt(p, x.name, fmt::format("rmsnorm input '{}' is {}, not 2-D (rows x hidden)",
-                                          x.name, shapeText(x.shape)));
+    return errorAt(p, x.name,
+                   fmt::format("rmsnorm input '{}' is {}, not 2-D (rows x hidden)", x.name,
+                               shapeText(x.shape)));
   if (w.shape != std::vector<int64_t>{x.shape[1]})
-    return errorAt(p, w.name, fmt::format("weight '{}' is {}; '{}' {} needs [{}]", w.name,
-                                          shapeText(w.shape), x.name, shapeText(x.shape),
-                                          x.shape[1]));
+    return errorAt(p, w.name,
+                   fmt::format("weight '{}' is {}; '{}' {} needs [{}]", w.name, shapeText(w.shape),
+                               x.name, shapeText(x.shape), x.shape[1]));
   if (y.shape != x.shape)
-    return errorAt(p, y.name, fmt::format("output '{}' is {}, not the shape of '{}' {}", y.name,
-                                          shapeText(y.shape), x.name, shapeText(x.shape)));
+    return errorAt(p, y.name,
+                   fmt::format("output '{}' is {}, not the shape of '{}' {}", y.name,
+                               shapeText(y.shape), x.name, shapeText(x.shape)));
   return std::nullopt;
 }
 
@@ -49,8 +51,8 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
 } // namespace
 
 const ProblemRule &rmsnormRule() {
-  static const ProblemRule rule{
-      "rmsnorm", "rmsnorm(X, W, eps -> Y)", 2, 1, 1, false, {}, check, reference};
+  static const ProblemRule rule{"rmsnorm", "rmsnorm(X, W, eps -> Y)", 2, 1, 1, false, {}, check,
+                                reference};
   return rule;
 }
 

@@ -22,8 +22,9 @@ std::optional<ProblemError> check(const BoundProblem &p, const std::vector<HostT
   if (x.shape.empty())
     return errorAt(p, x.name, fmt::format("softmax input '{}' has no axis", x.name));
   if (y.shape != x.shape)
-    return errorAt(p, y.name, fmt::format("output '{}' is {}, not the shape of '{}' {}", y.name,
-                                          shapeText(y.shape), x.name, shapeText(x.shape)));
+    return errorAt(p, y.name,
+                   fmt::format("output '{}' is {}, not the shape of '{}' {}", y.name,
+                               shapeText(y.shape), x.name, shapeText(x.shape)));
   return std::nullopt;
 }
 
@@ -55,8 +56,7 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
 } // namespace
 
 const ProblemRule &softmaxRule() {
-  static const ProblemRule rule{
-      "softmax", "softmax(X -> Y)", 1, 0, 1, false, {}, check, reference};
+  static const ProblemRule rule{"softmax", "softmax(X -> Y)", 1, 0, 1, false, {}, check, reference};
   return rule;
 }
 
