@@ -391,7 +391,10 @@ inline bool warpFlats(const LaneValues *const *sub, const int64_t *shape, Fn fn)
       const uint64_t i = static_cast<uint64_t>(index[d][l]);
       const uint64_t extent = static_cast<uint64_t>(shape[d]);
       out |= i >= extent;
-      flat = flat * extent + i;
+      // Extents are at most 2^30 (bindProgram), so in a lane whose indices are in
+      // range the first product is one of two 32-bit numbers (a multiply
+      // vector units have); other lanes' flat is replaced by 0 anyway.
+      flat = d == 1 ? uint64_t(uint32_t(flat)) * uint32_t(extent) + i : flat * extent + i;
     }
     bad |= out;
     fn(l, out ? uint64_t{0} : flat);
