@@ -46,8 +46,7 @@ void wholeCheck(benchmark::State &state) {
 }
 
 // One proof stage alone on the parsed kernel.
-template <unsigned (*Stage)(const Kernel &, Diagnostics &)>
-void stage(benchmark::State &state) {
+template <unsigned (*Stage)(const Kernel &, Diagnostics &)> void stage(benchmark::State &state) {
   llvm::SourceMgr sm;
   Diagnostics diag(sm, false);
   Module module;
@@ -57,7 +56,9 @@ void stage(benchmark::State &state) {
     benchmark::DoNotOptimize(Stage(module.kernels[0], diag));
 }
 
-unsigned layouts(const Kernel &k, Diagnostics &d) { return checkKernelLayouts(k, d); }
+unsigned layouts(const Kernel &k, Diagnostics &d) {
+  return checkKernelLayouts(k, d);
+}
 } // namespace
 
 BENCHMARK(wholeCheck)->Unit(benchmark::kMillisecond);

@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <optional>
+#include <set>
 
 namespace tilescope {
 
@@ -94,15 +96,50 @@ private:
     return true;
   }
 
-  // A CTA barrier by every thread between two orders, or anywhere in a loop body.
-  bool ctaSyncBetween(int fromOrder, int toOrder, int loop = -2) const {
+  // Whether barrier event e makes every thread of `a` and `b` wait for each
+  // other: cta.sync by every thread, or a named barrier.sync whose
+  // participants include them all (its thread count is checked by the
+  // barrier proofs).
+  bool joins(const SyncEvent &e, const ThreadSet &a, const ThreadSet &b) const {
+    if (e.kind == SyncKind::CtaSync)
+      return e.threads.count() == sk_.threads;
+    if (e.kind != SyncKind::NamedSync)
+      return false;
+    ThreadSet cover = coverOf(e);
+    return a.subsetOf(cover) && b.subsetOf(cover);
+  }
+
+  // A barrier joining a's and b's threads strictly between two orders (in
+  // the body of `loop` itself when one is given).
+  bool ctaSyncBetween(const ThreadSet &a, const ThreadSet &b, int fromOrder, int toOrder,
+                      int loop = -2) const {
     for (const SyncEvent &e : sk_.events)
-      if ((e.kind == SyncKind::CtaSync) && e.threads.count() == sk_.threads) {
-        if (loop == -2 && e.order > fromOrder && e.order < toOrder)
-          return true;
-        if (loop != -2 && e.loop == loop)
-          return true;
-      }
+      if (joins(e, a, b) && e.order > fromOrder && e.order < toOrder &&
+          (loop == -2 || e.loop == loop))
+        return true;
+    return false;
+  }
+
+  // Outside loops: `first` delivers to (TMA with mbar = B) or arrives on an
+  // mbarrier B after writing, and every thread of `second` waits on B between
+  // them. One-shot barriers only (both outside loops); phases of barriers in
+  // loops are the barrier proofs' business.
+  bool handshake(const SyncEvent &first, const SyncEvent &second) const {
+    if (first.loop >= 0 || second.loop >= 0)
+      return false;
+    std::set<std::string> signalled;
+    if (first.kind == SyncKind::TxDelivery)
+      signalled.insert(first.barrier.array);
+    for (const SyncEvent &e : sk_.events)
+      if (e.order > first.order && e.order < second.order && e.loop < 0 &&
+          (e.kind == SyncKind::MbarArrive || e.kind == SyncKind::MbarExpectTx) &&
+          first.threads.subsetOf(coverOf(e)))
+        signalled.insert(e.barrier.array);
+    for (const SyncEvent &w : sk_.events)
+      if (w.kind == SyncKind::MbarWait && w.loop < 0 && w.order > first.order &&
+          w.order < second.order && signalled.count(w.barrier.array) &&
+          second.threads.subsetOf(coverOf(w)))
+        return true;
     return false;
   }
 
@@ -146,15 +183,26 @@ private:
     }
     bool sameLoop = ea.loop == eb.loop && ea.loop >= 0;
     bool sameEvent = &ea == &eb;
+    // In program order within one iteration: `lo` first, `hi` second.
+    const SyncEvent &lo = ea.order <= eb.order ? ea : eb, &hi = ea.order <= eb.order ? eb : ea;
     bool orderedSameIteration =
-        sameEvent ? false
-                  : ctaSyncBetween(std::min(ea.order, eb.order), std::max(ea.order, eb.order));
-    bool orderedAcross = sameLoop && ctaSyncBetween(0, 0, ea.loop);
+        !sameEvent && ctaSyncBetween(ea.threads, eb.threads, lo.order, hi.order);
+    if (!orderedSameIteration && !sameEvent && handshake(lo, hi)) {
+      ++report_.pairsProved;
+      return;
+    }
+    // Across iterations of one loop: lo at a later iteration than hi is
+    // separated by a barrier after hi or before lo in the body (adjacent
+    // iterations), by any barrier of the body otherwise.
+    bool anyInBody = sameLoop && ctaSyncBetween(ea.threads, eb.threads, -1, INT_MAX, ea.loop);
+    bool wrapsAround =
+        sameLoop && (ctaSyncBetween(ea.threads, eb.threads, hi.order, INT_MAX, ea.loop) ||
+                     ctaSyncBetween(ea.threads, eb.threads, -1, lo.order, ea.loop));
     if (!sameLoop && orderedSameIteration) {
       ++report_.pairsProved;
       return;
     }
-    if (sameLoop && orderedSameIteration && orderedAcross) {
+    if (sameLoop && orderedSameIteration && anyInBody && wrapsAround) {
       ++report_.pairsProved;
       return;
     }
@@ -182,10 +230,14 @@ private:
       return;
     }
     if (sameLoop && !itersA.empty() && !itersB.empty()) {
+      const z3::expr &iLo = &lo == &ea ? itersA.back() : itersB.back();
+      const z3::expr &iHi = &lo == &ea ? itersB.back() : itersA.back();
       if (orderedSameIteration)
-        cons.push_back(itersA.back() != itersB.back());
-      if (orderedAcross)
-        cons.push_back(itersA.back() == itersB.back());
+        cons.push_back(iLo != iHi);
+      if (anyInBody)
+        cons.push_back(iHi <= iLo && iLo <= iHi + 1);
+      if (wrapsAround)
+        cons.push_back(iLo != iHi + 1);
     }
     for (const Expr &g : ea.guards)
       if (auto e = enc_.encode(g, boundA, builtinsOf(t1)); e && e->is_bool())
@@ -267,8 +319,8 @@ private:
         "barrier between them ({})",
         memScopeName(a.scope), a.buffer, coords, threadText(firstIsA ? t1 : t2), w.what,
         firstIsA ? iterText(ea, itersA, boundA) : iterText(eb, itersB, boundB),
-        (firstIsA ? b.write : a.write) ? "written" : "read", threadText(firstIsA ? t2 : t1),
-        o.what, firstIsA ? iterText(eb, itersB, boundB) : iterText(ea, itersA, boundA),
+        (firstIsA ? b.write : a.write) ? "written" : "read", threadText(firstIsA ? t2 : t1), o.what,
+        firstIsA ? iterText(eb, itersB, boundB) : iterText(ea, itersA, boundA),
         enc_.describeSymbols(m));
     for (const RaceFinding &g : report_.findings)
       if (g.first == f.first && g.second == f.second)

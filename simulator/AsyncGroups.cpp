@@ -13,6 +13,7 @@
 // source has been read while the global writes are still to come; a kernel
 // that reuses the source earlier sees the corruption a GPU would show.
 #include "simulator/CtaExecutor.h"
+#include "simulator/Packed.h"
 
 #include <fmt/format.h>
 
@@ -28,21 +29,22 @@ bool CtaExecutor::checkTmaAlignment(const Region &global, const Region &shared, 
   // TMA: the box's rows start 16-byte aligned in global memory and are a
   // multiple of 16 bytes; the shared tile is 128-byte aligned.
   const BufferPlan &gb = plan(global.buffer), &sb = plan(shared.buffer);
-  int bytes = dtypeBytes(gb.dtype);
+  int bits = dtypeBits(gb.dtype); // sub-byte elements are packed
   size_t rank = gb.shape.size();
   int64_t innerStart = global.start.back();
-  int64_t innerExtent = !global.dimOf.empty() && global.dimOf.back() == static_cast<int>(rank) - 1
-                            ? global.extent.back()
-                            : 1;
-  if (innerStart * bytes % 16 != 0)
+  int64_t innerExtent =
+      !global.dimOf.empty() && global.dimOf.back() == static_cast<int>(rank) - 1
+          ? global.extent.back()
+          : 1;
+  if (innerStart * bits % 128 != 0)
     return fail(loc, fmt::format("misaligned TMA: the box starts {} bytes into a row of '{}'; "
                                  "global addresses must be 16-byte aligned",
-                                 innerStart * bytes, gb.name));
-  if (innerExtent * bytes % 16 != 0)
+                                 innerStart * bits / 8.0, gb.name));
+  if (innerExtent * bits % 128 != 0)
     return fail(loc, fmt::format("misaligned TMA: box rows of {} bytes are not a multiple of 16",
-                                 innerExtent * bytes));
-  int64_t sharedByte = sb.sharedByte(bufferFlat(shared, 0));
-  if (sharedByte % 128 != 0)
+                                 innerExtent * bits / 8.0));
+  int64_t sharedBit = sb.sharedBit(bufferFlat(shared, 0)), sharedByte = sharedBit / 8;
+  if (sharedBit % 1024 != 0)
     return fail(loc, fmt::format("misaligned TMA: the shared tile starts at byte {} of shared "
                                  "memory; it must be 128-byte aligned",
                                  sharedByte));
@@ -72,12 +74,12 @@ bool CtaExecutor::execAsyncGroupNative(Warp &w, const CallStmt &c, ThreadRange t
   MemScope wantDst = kind == kCpAsync ? MemScope::Shared : MemScope::Global;
   MemScope wantSrc = kind == kCpAsync ? MemScope::Global : MemScope::Shared;
   if (db.scope != wantDst || sb.scope != wantSrc)
-    return fail(c.loc,
-                fmt::format("'{}' copies {} -> {}, not {} -> {}", n, memScopeName(wantSrc),
-                            memScopeName(wantDst), memScopeName(sb.scope), memScopeName(db.scope)));
+    return fail(c.loc, fmt::format("'{}' copies {} -> {}, not {} -> {}", n, memScopeName(wantSrc),
+                                   memScopeName(wantDst), memScopeName(sb.scope),
+                                   memScopeName(db.scope)));
   if (db.dtype != sb.dtype)
-    return fail(c.loc,
-                fmt::format("'{}' between {} and {}", n, dtypeName(sb.dtype), dtypeName(db.dtype)));
+    return fail(c.loc, fmt::format("'{}' between {} and {}", n, dtypeName(sb.dtype),
+                                   dtypeName(db.dtype)));
   int64_t elements = dst->elements();
   if (src->elements() != elements)
     return fail(c.loc,
@@ -92,21 +94,22 @@ bool CtaExecutor::execAsyncGroupNative(Warp &w, const CallStmt &c, ThreadRange t
   if (kind == kCpAsync) {
     // cp.async moves 4, 8 or 16 contiguous bytes between addresses aligned
     // to that size, all inside the source.
-    int eb = dtypeBytes(db.dtype);
-    int64_t size = elements * eb;
-    if (size != 4 && size != 8 && size != 16)
-      return fail(c.loc, fmt::format("cp.async copies 4, 8 or 16 bytes, not {}", size));
+    // Sub-byte elements are packed, so positions are counted in bits.
+    int w = dtypeBits(db.dtype);
+    int64_t bits = elements * w, size = bits / 8;
+    if (bits != 32 && bits != 64 && bits != 128)
+      return fail(c.loc, fmt::format("cp.async copies 4, 8 or 16 bytes, not {}", bits / 8.0));
     for (int64_t i = 0; i < elements; ++i)
       if (!inBounds(*src, i))
         return fail(c.loc, fmt::format("cp.async reads outside '{}'", sb.name));
-    int64_t g0 = bufferFlat(*src, 0), s0 = db.sharedByte(bufferFlat(*dst, 0));
+    int64_t g0 = bufferFlat(*src, 0), s0 = db.sharedBit(bufferFlat(*dst, 0));
     for (int64_t i = 1; i < elements; ++i)
-      if (bufferFlat(*src, i) != g0 + i || db.sharedByte(bufferFlat(*dst, i)) != s0 + i * eb)
+      if (bufferFlat(*src, i) != g0 + i || db.sharedBit(bufferFlat(*dst, i)) != s0 + i * w)
         return fail(c.loc, "cp.async needs contiguous source and destination elements");
-    if (g0 * eb % size != 0 || s0 % size != 0)
+    if (g0 * w % bits != 0 || s0 % bits != 0)
       return fail(c.loc, fmt::format("misaligned cp.async of {} bytes: global byte {}, shared "
                                      "byte {}",
-                                     size, g0 * eb, s0));
+                                     size, g0 * w / 8.0, s0 / 8.0));
   } else {
     if (!checkTmaAlignment(*dst, *src, c.loc))
       return false;

@@ -121,8 +121,13 @@ bool CtaExecutor::execTcgen05(Warp &w, const CallStmt &c, ThreadRange threads, i
     auto call = buildCall(w, c, threads, lane);
     if (!call)
       return false;
-    if (call->keywords.count("cta_group") && call->keywords["cta_group"].value.i != 1)
-      return fail(c.loc, "tcgen05.mma with cta_group = 2 is not simulated yet");
+    if (call->keywords.count("cta_group")) {
+      int64_t group = call->keywords["cta_group"].value.i;
+      if (group != 1 && group != 2)
+        return fail(c.loc, fmt::format("cta_group is 1 or 2, not {}", group));
+      if (group == 2 && !pairPeer(c.loc))
+        return false;
+    }
     tcgen05Issued_.push_back(std::move(*call));
     return true;
   }
@@ -140,6 +145,16 @@ bool CtaExecutor::execTcgen05(Warp &w, const CallStmt &c, ThreadRange threads, i
     unit.mmas = std::move(tcgen05Issued_);
     tcgen05Issued_.clear();
     stampAsync(unit);
+    if (const CallArg *m = c.keyword("multicast")) {
+      // One unit runs the MMAs, then arrives on the barrier of every CTA of
+      // the mask (the arrivals follow the MMAs, as the commit promises).
+      LaneValues mask;
+      if (!eval(m->value, w, 1u << lane, mask))
+        return false;
+      unit.multicastMask = static_cast<uint64_t>(mask.lane[lane].i);
+      if (!checkMulticastMask(unit.multicastMask, c.loc))
+        return false;
+    }
     enqueue(std::move(unit));
     return true;
   }
@@ -150,6 +165,55 @@ bool CtaExecutor::execTcgen05(Warp &w, const CallStmt &c, ThreadRange threads, i
     return executePrimitive(*call);
   }
   return fail(c.loc, fmt::format("'{}' is not simulated yet", n));
+}
+
+CtaExecutor *CtaExecutor::pairPeer(llvm::SMLoc loc) {
+  int64_t size = cluster_ ? static_cast<int64_t>(cluster_->ctas.size()) : 1;
+  if ((rank_ ^ 1) >= size) {
+    fail(loc, fmt::format("cta_group = 2 needs the CTA pair of ranks {} and {}; the cluster has "
+                          "{} CTA{}",
+                          rank_ & ~1, rank_ | 1, size, size == 1 ? "" : "s"));
+    return nullptr;
+  }
+  return peer(rank_ ^ 1, loc);
+}
+
+// cta_group = 2 (PTX ISA, tcgen05.mma): the pair's CTAs hold A = [A0; A1]
+// (each its M/2 rows), B = [B0; B1] (each N/2 of the N rows of the K-major
+// B) and D = [D0; D1] (each its M/2 rows, all N columns, in its own tensor
+// memory). So each CTA's D += its A x B^T with B gathered from both, pair
+// member 0 (the even rank) first.
+bool CtaExecutor::executeTcgen05Mma(const PrimitiveCall &mma) {
+  auto group = mma.keywords.find("cta_group");
+  if (group == mma.keywords.end() || group->second.value.i != 2)
+    return executePrimitive(mma);
+  CtaExecutor *other = pairPeer(mma.call->loc);
+  if (!other)
+    return false;
+  CtaExecutor *pair[2] = {rank_ % 2 == 0 ? this : other, rank_ % 2 == 0 ? other : this};
+  if (mma.positional.size() < 3 || !mma.positional[2].isRegion)
+    return fail(mma.call->loc, "tcgen05.mma needs regions d, a and b");
+  const Region &b = mma.positional[2].region;
+  int64_t rows = b.extent.size() >= 2 ? b.extent[b.extent.size() - 2] : 1;
+  int64_t k = b.extent.empty() ? 1 : b.extent.back();
+  PrimitiveCall full = mma;
+  full.bRows = 2 * rows;
+  full.bBits.reserve(2 * rows * k);
+  ThreadRange all{0, p_.threads};
+  for (CtaExecutor *cta : pair)
+    for (int64_t i = 0; i < rows * k; ++i) {
+      if (!cta->inBounds(b, i))
+        return fail(mma.call->loc, fmt::format("'tcgen05.mma' reads outside '{}'",
+                                               plan(b.buffer).name));
+      auto bits = cta->readBits(b.buffer, cta->bufferFlat(b, i), all, mma.call->loc);
+      if (!bits)
+        return adoptFailure(*cta);
+      full.bBits.push_back(*bits);
+    }
+  for (CtaExecutor *cta : pair)
+    if (!cta->executePrimitive(full))
+      return adoptFailure(*cta);
+  return true;
 }
 
 } // namespace tilescope::sim

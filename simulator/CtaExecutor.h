@@ -52,6 +52,10 @@ struct Warp {
   std::vector<Frame> stack;
   std::vector<LaneValues> slots;
   const StmtNode *blockedAt = nullptr;
+  // barrier.cluster: the phase this warp arrived in, -1 when it has not
+  // arrived; waiting for that phase to complete when `clusterWait`.
+  int64_t clusterArrivedPhase = -1;
+  bool clusterWait = false;
   std::vector<std::pair<int, int64_t>> waits; // (barrier, parity) of each waiting lane
   // A cp.async / bulk-store group wait (AsyncGroups.cpp): kind -1 when none.
   struct GroupWait {
@@ -69,6 +73,17 @@ struct Rendezvous {
   size_t needed = 0;
   std::string scopeName;
   VectorClock joined; // race detection: the clocks of the warps that arrived
+};
+
+class CtaExecutor;
+
+// The CTAs of one cluster while they run interleaved (Cluster.cpp), and the
+// cluster barrier (barrier.cluster.arrive / wait, cluster.sync) they share.
+struct ClusterState {
+  std::vector<CtaExecutor *> ctas; // by rank in the cluster
+  int64_t barrierPhase = 0;        // completed phases of the cluster barrier
+  int64_t barrierArrived = 0;      // warps arrived in the current phase
+  int64_t barrierWarps = 0;        // warps of the whole cluster
 };
 
 struct Failure {
@@ -91,6 +106,22 @@ public:
 
   // Runs the CTA to its end; a failure otherwise.
   std::optional<Failure> run();
+  // The same in pieces, for clusters whose CTAs run interleaved (Cluster.cpp):
+  // start sets the CTA up, each tick makes one scheduling decision (a warp
+  // runs some steps, or an asynchronous unit completes), finish checks the end.
+  enum class Tick : uint8_t { Progress, Done, Stuck, Failed };
+  std::optional<Failure> start();
+  Tick tick();
+  std::optional<Failure> finish();
+  std::optional<Failure> failure() const { return failure_; }
+  Failure deadlock() const;
+  // Cluster.cpp: this CTA's place in its cluster.
+  void joinCluster(ClusterState *cluster, int rank) {
+    cluster_ = cluster;
+    rank_ = rank;
+  }
+  bool exited() const { return exited_; }
+  void markExited() { exited_ = true; }
 
   // --- used by the tile primitives (Primitives.cpp) ---
   const Program &program() const { return p_; }
@@ -135,8 +166,18 @@ public:
     int barrier = -1; // `mbar = ...`
     ThreadRange threads;
     bool warpgroupScope = false;
+    // tcgen05.mma with cta_group = 2: B (N x K, row-major codes) gathered from
+    // both CTAs of the pair, used instead of reading operand b.
+    std::vector<uint64_t> bBits;
+    int64_t bRows = 0;
   };
   bool executePrimitive(const PrimitiveCall &call);
+  // A tcgen05.mma when its commit completes: on this CTA, or with
+  // cta_group = 2 on both CTAs of the pair (AsyncMma.cpp).
+  bool executeTcgen05Mma(const PrimitiveCall &mma);
+  // ldmatrix / stmatrix with trans = true: the source is read with its last
+  // two dimensions swapped (each 8x8 matrix transposed). Primitives.cpp.
+  bool transposeSource(PrimitiveCall &call);
 
   // An asynchronous unit in flight: a TMA copy (complete_tx of `bytes` on
   // `barrier` when it lands), or a tcgen05.commit (the MMAs issued before it
@@ -157,6 +198,9 @@ public:
     int64_t groupThread = -1, groupSeq = -1;
     bool sourceRead = false;
     std::vector<uint64_t> staged;
+    // A tcgen05.commit with multicast: the CTAs (by rank) whose `barrier`
+    // gets the arrival; 0: this CTA's only.
+    uint64_t multicastMask = 0;
   };
   // Race detection hooks (no-ops unless enabled).
   bool racing() const { return race_ != nullptr; }
@@ -208,8 +252,30 @@ private:
   bool completeGroupUnit(size_t index);
   bool checkTmaAlignment(const Region &global, const Region &shared, llvm::SMLoc loc);
   bool completeAsync(size_t index);
+  // Cluster.cpp: cluster barrier, distributed shared memory, remote mbarrier
+  // arrivals, multicast.
+  bool execClusterBarrier(Warp &w, Frame &f, const CallStmt &c);
+  bool clusterWaitSatisfied(const Warp &w) const;
+  bool execDsmem(Warp &w, const CallStmt &c, int lane);
+  bool execRemoteArrive(Warp &w, const CallStmt &c, int lane);
+  bool multicast(Warp &w, const CallStmt &c, int lane, const std::function<bool(CtaExecutor &)> &run);
+  bool checkMulticastMask(uint64_t mask, llvm::SMLoc loc);
+  bool arriveMulticast(const AsyncCopy &commit);
+  CtaExecutor *pairPeer(llvm::SMLoc loc); // the other CTA of a cta_group::2 pair
+  // Deadlock notes: what a warp blocked without an mbarrier wait waits for.
+  std::string otherWaitText(const Warp &w) const;
+  CtaExecutor *peer(int64_t rank, llvm::SMLoc loc);
+  bool adoptFailure(const CtaExecutor &other);
+  // Where a shared element lives (its first bit, the bytes it spans), and
+  // its bits there (packed for sub-byte dtypes); nothing when outside.
+  struct SharedSpot {
+    int64_t bit = 0, at = 0;
+    int span = 0;
+  };
+  std::optional<SharedSpot> sharedSpot(const BufferPlan &b, int64_t flat) const;
+  uint64_t loadShared(const SharedSpot &s, Dtype d) const;
+  void storeShared(const SharedSpot &s, Dtype d, uint64_t bits);
   bool waitSatisfied(const Warp &w) const;
-  Failure deadlock() const;
   int64_t builtin(BuiltinKind b, int64_t thread) const;
 
   const Program &p_;
@@ -225,6 +291,11 @@ private:
   std::vector<uint64_t> regs_;
   std::vector<Mbarrier> barriers_;
   std::vector<Warp> warps_;
+  std::vector<int> ready_; // scratch of tick()
+  ClusterState *cluster_ = nullptr;
+  std::unique_ptr<ClusterState> ownCluster_; // when run alone
+  int rank_ = 0;
+  bool exited_ = false;
   std::map<std::pair<int, int64_t>, Rendezvous> rendezvous_;
   std::vector<AsyncCopy> inflight_;
   std::optional<Failure> failure_;
@@ -255,5 +326,14 @@ private:
   int currentAgent_ = 0;
   VectorClock *currentClock_ = nullptr;
 };
+
+// Runs the CTAs of one cluster (by rank) interleaved to their end (Cluster.cpp).
+std::optional<Failure> runCluster(std::vector<std::unique_ptr<CtaExecutor>> &ctas,
+                                  std::mt19937_64 &rng);
+// Runs the clusters that hold `ctas` (a sampled CTA brings its whole cluster),
+// one cluster after the other, into `result`.
+void runClusters(const Program &program, std::vector<HostTensor> &tensors,
+                 const EngineOptions &options, const std::vector<std::array<int64_t, 3>> &ctas,
+                 std::mt19937_64 &rng, RunResult &result);
 
 } // namespace tilescope::sim

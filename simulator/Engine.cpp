@@ -1,5 +1,6 @@
 #include "simulator/CtaExecutor.h"
 #include "simulator/Lanes.h"
+#include "simulator/Packed.h"
 
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
@@ -25,12 +26,16 @@ int64_t HostTensor::elements() const {
 }
 
 uint64_t HostTensor::bitsAt(int64_t i) const {
+  if (isPacked(dtype))
+    return loadPacked(bytes.data(), i * dtypeBits(dtype), dtypeBits(dtype));
   uint64_t v = 0;
   std::memcpy(&v, bytes.data() + i * dtypeBytes(dtype), dtypeBytes(dtype));
   return v;
 }
 
 void HostTensor::setBits(int64_t i, uint64_t bits) {
+  if (isPacked(dtype))
+    return storePacked(bytes.data(), i * dtypeBits(dtype), dtypeBits(dtype), bits);
   std::memcpy(bytes.data() + i * dtypeBytes(dtype), &bits, dtypeBytes(dtype));
 }
 
@@ -44,7 +49,7 @@ std::vector<HostTensor> allocateTensors(const Program &program) {
     t.name = plan.name;
     t.dtype = plan.dtype;
     t.shape = plan.shape;
-    t.bytes.assign(plan.elements * dtypeBytes(plan.dtype), 0);
+    t.bytes.assign(storageBytes(plan.dtype, plan.elements), 0);
     t.written.assign(plan.elements, 0);
     out.push_back(std::move(t));
   }
@@ -174,9 +179,11 @@ int64_t CtaExecutor::builtin(BuiltinKind b, int64_t t) const {
   case BuiltinKind::blockIdx_z:
     return ctaId_[2];
   case BuiltinKind::clusterCtaIdx_x:
+    return ctaId_[0] % p_.cluster[0];
   case BuiltinKind::clusterCtaIdx_y:
+    return ctaId_[1] % p_.cluster[1];
   case BuiltinKind::clusterCtaIdx_z:
-    return 0; // clusters of one CTA
+    return ctaId_[2] % p_.cluster[2];
   }
   return 0;
 }
@@ -188,21 +195,20 @@ std::optional<uint64_t> CtaExecutor::readBits(int buffer, int64_t flat, ThreadRa
   uint64_t v = 0;
   switch (b.scope) {
   case MemScope::Global: {
-    const HostTensor &t = tensors_[b.tensor];
-    std::memcpy(&v, t.bytes.data() + flat * bytes, bytes);
+    v = tensors_[b.tensor].bitsAt(flat);
     stats_.globalBytesRead += bytes;
     return v;
   }
   case MemScope::Shared: {
-    int64_t at = b.sharedByte(flat);
-    if (at < 0 || at + bytes > static_cast<int64_t>(shared_.size())) {
+    auto spot = sharedSpot(b, flat);
+    if (!spot) {
       fail(loc, fmt::format("shared access outside the CTA's shared memory ('{}')", b.name));
       return std::nullopt;
     }
-    std::memcpy(&v, shared_.data() + at, bytes);
-    stats_.sharedBytesAccessed += bytes;
+    v = loadShared(*spot, b.dtype);
+    stats_.sharedBytesAccessed += spot->span;
     if (race_)
-      race_->access(at, bytes, false, currentAgent_, *currentClock_, loc);
+      race_->access(spot->at, spot->span, false, currentAgent_, *currentClock_, loc);
     return v;
   }
   case MemScope::Reg: {
@@ -231,6 +237,31 @@ std::optional<uint64_t> CtaExecutor::readBits(int buffer, int64_t flat, ThreadRa
   }
   }
   return std::nullopt;
+}
+
+std::optional<CtaExecutor::SharedSpot> CtaExecutor::sharedSpot(const BufferPlan &b,
+                                                               int64_t flat) const {
+  SharedSpot s;
+  s.bit = b.sharedBit(flat);
+  s.at = s.bit / 8;
+  s.span = static_cast<int>((s.bit % 8 + dtypeBits(b.dtype) + 7) / 8);
+  if (s.at < 0 || s.at + s.span > static_cast<int64_t>(shared_.size()))
+    return std::nullopt;
+  return s;
+}
+
+uint64_t CtaExecutor::loadShared(const SharedSpot &s, Dtype d) const {
+  if (isPacked(d))
+    return loadPacked(shared_.data(), s.bit, dtypeBits(d));
+  uint64_t v = 0;
+  std::memcpy(&v, shared_.data() + s.at, s.span);
+  return v;
+}
+
+void CtaExecutor::storeShared(const SharedSpot &s, Dtype d, uint64_t bits) {
+  if (isPacked(d))
+    return storePacked(shared_.data(), s.bit, dtypeBits(d), bits);
+  std::memcpy(shared_.data() + s.at, &bits, s.span);
 }
 
 std::optional<int64_t> CtaExecutor::tmemIndex(int buffer, int64_t flat, llvm::SMLoc loc) {
@@ -267,19 +298,19 @@ bool CtaExecutor::writeBits(int buffer, int64_t flat, uint64_t bits, ThreadRange
   switch (b.scope) {
   case MemScope::Global: {
     HostTensor &t = tensors_[b.tensor];
-    std::memcpy(t.bytes.data() + flat * bytes, &bits, bytes);
+    t.setBits(flat, bits);
     t.written[flat] = 1;
     stats_.globalBytesWritten += bytes;
     return true;
   }
   case MemScope::Shared: {
-    int64_t at = b.sharedByte(flat);
-    if (at < 0 || at + bytes > static_cast<int64_t>(shared_.size()))
+    auto spot = sharedSpot(b, flat);
+    if (!spot)
       return fail(loc, fmt::format("shared access outside the CTA's shared memory ('{}')", b.name));
-    std::memcpy(shared_.data() + at, &bits, bytes);
-    stats_.sharedBytesAccessed += bytes;
+    storeShared(*spot, b.dtype, bits);
+    stats_.sharedBytesAccessed += spot->span;
     if (race_)
-      race_->access(at, bytes, true, currentAgent_, *currentClock_, loc);
+      race_->access(spot->at, spot->span, true, currentAgent_, *currentClock_, loc);
     return true;
   }
   case MemScope::Reg: {
@@ -559,7 +590,7 @@ bool CtaExecutor::execStmt(Warp &w, Frame &f, const Stmt &s) {
     const BufferPlan &bp = p_.buffers[buffer];
     Dtype d = bp.dtype;
     const bool fromFloat = isFloatKind(v->kind);
-    if (bp.scope == MemScope::Global || bp.privateRegs()) {
+    if ((bp.scope == MemScope::Global && !isPacked(d)) || bp.privateRegs()) {
       std::array<uint64_t, kWarpSize> bits;
       if (d == Dtype::f32 && fromFloat)
         forLanes(mask, [&](int l) {
@@ -669,6 +700,9 @@ bool CtaExecutor::execCall(Warp &w, Frame &f, const CallStmt &c) {
   if (c.callee == "cp_async.wait" || c.callee == "cp_async.wait_all" ||
       c.callee == "tma.store_wait")
     return execGroupWait(w, f, c);
+  if (c.callee.rfind("barrier.cluster.", 0) == 0 ||
+      (c.callee == "sync" && c.scope == ExecScope::Cluster))
+    return execClusterBarrier(w, f, c);
   if (need == Convergence::Thread) {
     if (c.callee == "mbarrier.wait") {
       // The warp waits until every active lane's phase completed.
@@ -919,6 +953,10 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
       return std::nullopt;
     return v.lane[lane].i;
   };
+  if (n == "mbarrier.arrive" && c.keyword("cta"))
+    return execRemoteArrive(w, c, lane);
+  if (n == "dsmem.load" || n == "dsmem.store")
+    return execDsmem(w, c, lane);
   if (n.rfind("mbarrier.", 0) == 0) {
     auto bar = barrierRef(c.args.at(0).value, w, lane);
     if (!bar)
@@ -986,8 +1024,8 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
     auto call = buildCall(w, c, threads, lane);
     if (!call)
       return false;
-    if (call->keywords.count("trans") && call->keywords["trans"].value.i)
-      return fail(c.loc, fmt::format("'{}' with trans = true is not simulated yet", n));
+    if (call->keywords.count("trans") && call->keywords["trans"].value.i && !transposeSource(*call))
+      return false;
     return executePrimitive(*call);
   }
   if (n == "tma.load") {
@@ -1010,7 +1048,7 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
         call.positional.push_back(std::move(o));
       }
     }
-    return executePrimitive(call);
+    return multicast(w, c, lane, [&](CtaExecutor &cta) { return cta.executePrimitive(call); });
   }
   return fail(c.loc, fmt::format("'{}' is not simulated yet", n));
 }
@@ -1021,7 +1059,7 @@ bool CtaExecutor::waitSatisfied(const Warp &w) const {
   for (auto [bar, parity] : w.waits)
     if (!barriers_[bar].waitSatisfied(parity))
       return false;
-  return groupWaitSatisfied(w);
+  return groupWaitSatisfied(w) && clusterWaitSatisfied(w);
 }
 
 bool CtaExecutor::completeAsync(size_t index) {
@@ -1038,10 +1076,12 @@ bool CtaExecutor::completeAsync(size_t index) {
     // A tcgen05.commit: the MMAs issued before it complete, in issue order,
     // then its mbarrier gets one arrival.
     for (const PrimitiveCall &mma : copy.mmas)
-      if (!executePrimitive(mma))
+      if (!executeTcgen05Mma(mma))
         return false;
     if (copy.barrier < 0)
       return true;
+    if (copy.multicastMask)
+      return arriveMulticast(copy);
     if (!barrierError(barriers_[copy.barrier].arrive(1), copy.barrier, copy.loc))
       return false;
     if (race_)
@@ -1164,6 +1204,8 @@ Failure CtaExecutor::deadlock() const {
         if (std::find(shown.begin(), shown.end(), bar) == shown.end())
           shown.push_back(bar);
       }
+      if (w.waits.empty())
+        waits = otherWaitText(w);
       f.notes.push_back(fmt::format("warp {} (threads {}..{}) blocked at {}: {} on {}", w.id,
                                     w.id * 32, std::min<int64_t>(w.id * 32 + 32, p_.threads) - 1,
                                     where(c.loc), what, waits));
@@ -1197,6 +1239,23 @@ Failure CtaExecutor::deadlock() const {
 }
 
 std::optional<Failure> CtaExecutor::run() {
+  if (auto f = start())
+    return f;
+  while (true) {
+    switch (tick()) {
+    case Tick::Progress:
+      continue;
+    case Tick::Done:
+      return finish();
+    case Tick::Stuck:
+      return deadlock();
+    case Tick::Failed:
+      return failure_ ? failure_ : Failure{RunResult::Outcome::RuntimeError, "internal error", {}};
+    }
+  }
+}
+
+std::optional<Failure> CtaExecutor::start() {
   shared_.assign(p_.sharedBytes, 0);
   regs_.assign(p_.threads * p_.regsPerThread, 0);
   barriers_.assign(p_.barrierCount, Mbarrier());
@@ -1207,6 +1266,12 @@ std::optional<Failure> CtaExecutor::run() {
           fail(b.loc, std::string(Mbarrier::errorText(e)));
           return failure_;
         }
+  if (!cluster_) { // a cluster of one: the cluster barrier is this CTA's warps
+    ownCluster_ = std::make_unique<ClusterState>();
+    ownCluster_->ctas = {this};
+    ownCluster_->barrierWarps = p_.warps;
+    joinCluster(ownCluster_.get(), 0);
+  }
   if (targetInfo(p_.target).hasTensorMemory) {
     tmem_.assign(128 * 512, 0);
     tmemOwner_.assign(512, -1);
@@ -1237,51 +1302,53 @@ std::optional<Failure> CtaExecutor::run() {
     w.stack.push_back(Frame{&p_.kernel->body, 0, w.fullMask});
     w.stack.back().code = code_->block(p_.kernel->body);
   }
-  std::vector<int> ready;
-  while (true) {
-    if (stats_.steps > options_.maxSteps)
-      return Failure{RunResult::Outcome::StepBudget,
-                     fmt::format("step budget of {} warp statements exhausted in CTA ({}, {}, "
-                                 "{}); the kernel may not terminate (raise it with --max-steps)",
-                                 options_.maxSteps, ctaId_[0], ctaId_[1], ctaId_[2]),
-                     {}};
-    ready.clear();
-    bool allDone = true;
-    for (Warp &w : warps_) {
-      if (w.state == Warp::State::WaitBarrier && waitSatisfied(w)) {
-        w.state = Warp::State::Ready;
-        w.blockedAt = nullptr;
-      }
-      if (w.state == Warp::State::Ready)
-        ready.push_back(w.id);
-      allDone &= w.state == Warp::State::Done;
-    }
-    if (!inflight_.empty() && (ready.empty() || rng_() % 4 == 0)) {
-      size_t pick = rng_() % inflight_.size();
-      // tcgen05 operations complete in issue order: a commit unit is only
-      // taken after every older one.
-      if (inflight_[pick].isCommit)
-        for (size_t i = 0; i < pick; ++i)
-          if (inflight_[i].isCommit) {
-            pick = i;
-            break;
-          }
-      if (!completeAsync(pick))
-        return failure_;
-      continue;
-    }
-    if (ready.empty()) {
-      if (allDone)
-        break;
-      return deadlock();
-    }
-    Warp &w = warps_[ready[rng_() % ready.size()]];
-    int quantum = 1 + static_cast<int>(rng_() % 64);
-    for (int q = 0; q < quantum && w.state == Warp::State::Ready; ++q)
-      if (!step(w))
-        return failure_ ? failure_
-                        : Failure{RunResult::Outcome::RuntimeError, "internal error", {}};
+  return std::nullopt;
+}
+
+CtaExecutor::Tick CtaExecutor::tick() {
+  std::vector<int> &ready = ready_;
+  if (stats_.steps > options_.maxSteps) {
+    failure_ = Failure{RunResult::Outcome::StepBudget,
+                       fmt::format("step budget of {} warp statements exhausted in CTA ({}, {}, "
+                                   "{}); the kernel may not terminate (raise it with --max-steps)",
+                                   options_.maxSteps, ctaId_[0], ctaId_[1], ctaId_[2]),
+                       {}};
+    return Tick::Failed;
   }
+  ready.clear();
+  bool allDone = true;
+  for (Warp &w : warps_) {
+    if (w.state == Warp::State::WaitBarrier && waitSatisfied(w)) {
+      w.state = Warp::State::Ready;
+      w.blockedAt = nullptr;
+    }
+    if (w.state == Warp::State::Ready)
+      ready.push_back(w.id);
+    allDone &= w.state == Warp::State::Done;
+  }
+  if (!inflight_.empty() && (ready.empty() || rng_() % 4 == 0)) {
+    size_t pick = rng_() % inflight_.size();
+    // tcgen05 operations complete in issue order: a commit unit is only
+    // taken after every older one.
+    if (inflight_[pick].isCommit)
+      for (size_t i = 0; i < pick; ++i)
+        if (inflight_[i].isCommit) {
+          pick = i;
+          break;
+        }
+    return completeAsync(pick) ? Tick::Progress : Tick::Failed;
+  }
+  if (ready.empty())
+    return allDone ? Tick::Done : Tick::Stuck;
+  Warp &w = warps_[ready[rng_() % ready.size()]];
+  int quantum = 1 + static_cast<int>(rng_() % 64);
+  for (int q = 0; q < quantum && w.state == Warp::State::Ready; ++q)
+    if (!step(w))
+      return Tick::Failed;
+  return Tick::Progress;
+}
+
+std::optional<Failure> CtaExecutor::finish() {
   if (!rendezvous_.empty())
     return deadlock();
   stats_.stepsPerWarp.resize(warps_.size(), 0);
@@ -1334,6 +1401,10 @@ RunResult runProgram(const Program &program, std::vector<HostTensor> &tensors,
   std::vector<std::array<int64_t, 3>> ctas =
       options.ctas.empty() ? sampleCtas(program.grid, 0, options.seed) : options.ctas;
   std::mt19937_64 rng(options.seed);
+  if (program.clusterSize() > 1) {
+    runClusters(program, tensors, options, ctas, rng, result);
+    ctas.clear();
+  }
   for (const auto &cta : ctas) {
     CtaExecutor exec(program, tensors, options, result.stats, cta, rng);
     auto failure = exec.run();

@@ -7,6 +7,7 @@
 // literals that adapt to the dtype they meet, f32 a * b + c as one fmaf.
 #include "simulator/CtaExecutor.h"
 #include "simulator/Lanes.h"
+#include "simulator/Packed.h"
 
 #include <fmt/format.h>
 #include <llvm/ADT/SmallVector.h>
@@ -596,7 +597,7 @@ bool CtaExecutor::evalLoad(const ExprOp &op, Warp &w, uint32_t mask, LaneValues 
     else
       out.lane[l].i = decodeInt(b.dtype, bits);
   };
-  if (b.scope == MemScope::Global) {
+  if (b.scope == MemScope::Global && !isPacked(b.dtype)) {
     const uint8_t *base = tensors_[b.tensor].bytes.data();
     const int bytes = b.elementBytes;
     forLanes(mask, [&](int l) { decode(l, loadBits(base + flat[l] * bytes, bytes)); });

@@ -5,6 +5,7 @@
 // register tiles through their owner tables), so a primitive executed by a
 // warpgroup reads and writes exactly the registers its threads hold.
 #include "simulator/CtaExecutor.h"
+#include "simulator/Packed.h"
 
 #include "ir/Intrinsics.h"
 #include "simulator/Mma.h"
@@ -139,6 +140,19 @@ const mma::MmaInstructionRow *pickMma(TargetKind target, bool warpgroup, Dtype d
   return nullptr;
 }
 
+// How many instructions of `row`'s kind cover an M x N x K product: the
+// widest M of the kind (tcgen05 has m64 and m128 rows with the same numerics)
+// that the product fills, N as wide as the row allows, the row's K.
+int64_t instructionsCovering(const mma::MmaInstructionRow &row, int64_t M, int64_t N, int64_t K) {
+  int64_t m = row.m;
+  for (const mma::MmaInstructionRow &r : mma::instructionTable())
+    if (r.target == row.target && r.family == row.family && r.d == row.d && r.a == row.a &&
+        r.b == row.b && r.m > m && r.m <= M)
+      m = r.m;
+  int64_t n = std::min<int64_t>(N, row.nMax);
+  return (M + m - 1) / m * ((N + n - 1) / n) * ((K + row.k - 1) / row.k);
+}
+
 std::string regionText(const BufferPlan &b, const Region &r) {
   std::string s = b.name + "[";
   for (size_t i = 0; i < r.extent.size(); ++i)
@@ -147,6 +161,22 @@ std::string regionText(const BufferPlan &b, const Region &r) {
 }
 
 } // namespace
+
+bool CtaExecutor::transposeSource(PrimitiveCall &call) {
+  const CallStmt &c = *call.call;
+  if (call.positional.size() < 2 || !call.positional[1].isRegion)
+    return fail(c.loc, fmt::format("'{}' needs a source region", c.callee));
+  Region &src = call.positional[1].region;
+  size_t rank = src.extent.size();
+  if (rank < 2)
+    return fail(c.loc, fmt::format("'{}' with trans = true needs a source of at least two "
+                                   "dimensions (rows and columns of each matrix)",
+                                   c.callee));
+  // A region is a view: swapping its last two dimensions reads it transposed.
+  std::swap(src.extent[rank - 1], src.extent[rank - 2]);
+  std::swap(src.dimOf[rank - 1], src.dimOf[rank - 2]);
+  return true;
+}
 
 bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
   const CallStmt &c = *call.call;
@@ -203,7 +233,7 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
       copy.dst = *dst;
       copy.src = *src;
       copy.barrier = call.barrier;
-      copy.bytes = n * dtypeBytes(db.dtype);
+      copy.bytes = storageBytes(db.dtype, n);
       copy.loc = loc;
       stampAsync(copy);
       if (call.barrier >= 0 && !barriers_[call.barrier].live())
@@ -367,6 +397,8 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
       return d;
     };
     std::vector<int64_t> cd = dims(*dst), ad = dims(*a), bd = dims(*b);
+    if (call.bRows) // B gathered from a CTA pair: N x K
+      bd = {call.bRows, bd[1]};
     if (cd.size() != 2 || ad.size() != 2 || bd.size() != 2)
       return fail(loc, fmt::format("'{}' operands must be 2-D", op));
     // tcgen05.mma takes both operands K-major (its descriptors' common
@@ -390,19 +422,22 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
                  ? static_cast<uint32_t>(bits)
                  : numerics::bitsOf(static_cast<float>(decodeFloat(db.dtype, bits)));
     };
-    if (gatherBits(*a, threads, bits_) && gatherBits(*b, threads, bitsB_) &&
+    // B gathered from a CTA pair (call.bRows) comes as N x K codes already.
+    auto pairB = [&](int64_t k, int64_t j) { return call.bBits[j * K + k]; };
+    if (gatherBits(*a, threads, bits_) && (call.bRows || gatherBits(*b, threads, bitsB_)) &&
         (!accumulate || gatherBits(*dst, threads, bitsC_))) {
       for (int64_t i = 0; i < M; ++i)
         for (int64_t k = 0; k < K; ++k)
           A[i * K + k] = static_cast<uint32_t>(bits_[aIndex(i, k)]);
       for (int64_t k = 0; k < K; ++k)
         for (int64_t j = 0; j < N; ++j)
-          Bt[j * K + k] = static_cast<uint32_t>(bitsB_[bIndex(k, j)]);
+          Bt[j * K + k] = static_cast<uint32_t>(call.bRows ? pairB(k, j) : bitsB_[bIndex(k, j)]);
       if (accumulate)
         for (int64_t i = 0; i < M * N; ++i)
           C[i] = toF32(bitsC_[i]);
       countAccess(*a, false);
-      countAccess(*b, false);
+      if (!call.bRows)
+        countAccess(*b, false);
       if (accumulate)
         countAccess(*dst, false);
     } else {
@@ -415,7 +450,7 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
         }
       for (int64_t k = 0; k < K; ++k)
         for (int64_t j = 0; j < N; ++j) {
-          auto bits = read(*b, bIndex(k, j));
+          auto bits = call.bRows ? std::optional<uint64_t>(pairB(k, j)) : read(*b, bIndex(k, j));
           if (!bits)
             return false;
           Bt[j * K + k] = static_cast<uint32_t>(*bits);
@@ -450,13 +485,8 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
                                      row->note));
       if (row->scaleBlock)
         return fail(loc, "block-scaled gemm is not simulated yet");
-      // Instructions of the row's shape that cover M x N x K (N per
-      // instruction as wide as the row allows).
-      int64_t kStep = row->k;
-      int64_t nInst = std::min<int64_t>(N, row->nMax);
-      stats_.mmaInstructions +=
-          (M + row->m - 1) / row->m * ((N + nInst - 1) / nInst) * ((K + kStep - 1) / kStep);
       // The instruction's K chunks, in order: one fused sum each.
+      stats_.mmaInstructions += instructionsCovering(*row, M, N, K);
       stats_.mmaSums += mma::fusedSumTile(*row, M, N, K, A, Bt, C);
     }
     bits_.resize(static_cast<size_t>(M * N));

@@ -2,6 +2,7 @@
 
 #include "ir/Printer.h"
 #include "simulator/ExprCode.h"
+#include "simulator/Packed.h"
 #include "simulator/Value.h"
 
 #include <fmt/format.h>
@@ -11,11 +12,15 @@
 
 namespace tilescope::sim {
 
+int64_t BufferPlan::sharedBit(int64_t flat) const {
+  int64_t m = layout ? layout->base(flat).get(Axis::m) : flat;
+  return sharedOffset * 8 + m * dtypeBits(dtype);
+}
+
 int64_t BufferPlan::sharedByte(int64_t flat) const {
   if (!byteOf.empty())
     return byteOf[flat];
-  int64_t m = layout ? layout->base(flat).get(Axis::m) : flat;
-  return sharedOffset + m * dtypeBytes(dtype);
+  return sharedBit(flat) / 8;
 }
 
 int64_t BufferPlan::regOf(int64_t flat, int64_t thread) const {
@@ -328,7 +333,7 @@ private:
         return;
       }
     }
-    if (dtypeBits(b.dtype) < 8 && b.scope != MemScope::Reg) {
+    if (dtypeBits(b.dtype) < 8 && b.scope == MemScope::Tmem) {
       diag_.error(b.loc, fmt::format("sub-byte element type {} in {} memory is not simulated yet",
                                      dtypeName(b.dtype), memScopeName(b.scope)));
       return;
@@ -343,8 +348,8 @@ private:
       // 1024-byte alignment: every swizzle mode's pattern repeats within it.
       p_.sharedBytes = (p_.sharedBytes + 1023) / 1024 * 1024;
       plan.sharedOffset = p_.sharedBytes;
-      p_.sharedBytes += (maxM + 1) * dtypeBytes(b.dtype);
-      if (plan.layout) {
+      p_.sharedBytes += storageBytes(b.dtype, maxM + 1);
+      if (plan.layout && !isPacked(b.dtype)) {
         std::vector<int64_t> byteOf(plan.elements);
         for (int64_t i = 0; i < plan.elements; ++i)
           byteOf[i] = plan.sharedByte(i);
@@ -491,6 +496,22 @@ std::optional<Program> bindProgram(const Kernel &kernel, const ArgValues &args, 
     else if (v)
       p.grid[i] = *v;
   }
+  // The cluster shape: constants (the checker says so); the grid must be a
+  // whole number of clusters, as cudaLaunchKernelEx demands.
+  for (size_t i = 0; i < kernel.launch.cluster.size() && i < 3; ++i) {
+    auto v = ce.eval(kernel.launch.cluster[i]);
+    if (!v)
+      continue;
+    if (*v < 1 || *v > 16)
+      diag.error(kernel.launch.cluster[i]->loc,
+                 fmt::format("cluster extent must be in [1, 16], not {}", *v));
+    else if (p.grid[i] % *v != 0)
+      diag.error(
+          kernel.launch.cluster[i]->loc,
+          fmt::format("grid extent {} is not a multiple of the cluster extent {}", p.grid[i], *v));
+    else
+      p.cluster[i] = *v;
+  }
   p.threads = kernel.launch.threads;
   if (p.threads < 1 || p.threads > 1024)
     diag.error(kernel.launch.loc, fmt::format("threads must be in [1, 1024], not {}", p.threads));
@@ -526,9 +547,6 @@ std::optional<Program> bindProgram(const Kernel &kernel, const ArgValues &args, 
         break;
       }
     }
-    if (dtypeBits(param.dtype) < 8)
-      diag.error(param.loc, fmt::format("sub-byte tensor '{}' ({}) is not simulated yet",
-                                        param.name, dtypeName(param.dtype)));
     p.tensorParams.push_back(static_cast<int>(p.buffers.size()));
     p.buffers.push_back(std::move(plan));
   }

@@ -18,6 +18,7 @@
 #include "ir/Layout.h"
 #include "ir/Stmt.h"
 
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -54,8 +55,10 @@ struct BufferPlan {
   std::vector<int64_t> byteOf;
 
   bool privateRegs() const { return scope == MemScope::Reg && !layout; }
-  // Shared memory: byte offset of element `flat` (layout and swizzle applied).
+  // Shared memory: byte offset of element `flat` (layout and swizzle applied;
+  // the byte that holds its first bit when sub-byte elements are packed).
   int64_t sharedByte(int64_t flat) const;
+  int64_t sharedBit(int64_t flat) const;
   // Register of element `flat` in `thread`, or -1 when that thread does not hold it.
   int64_t regOf(int64_t flat, int64_t thread) const;
 };
@@ -84,6 +87,8 @@ struct Program {
   const Kernel *kernel = nullptr;
   TargetKind target = TargetKind::sm_90a;
   std::array<int64_t, 3> grid = {1, 1, 1};
+  std::array<int64_t, 3> cluster = {1, 1, 1}; // CTAs per cluster in each dimension
+  int64_t clusterSize() const { return cluster[0] * cluster[1] * cluster[2]; }
   int64_t threads = 0;
   int64_t warps = 0;
   std::vector<BufferPlan> buffers; // kernel tensors first (index = parameter order)

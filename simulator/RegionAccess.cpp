@@ -6,6 +6,7 @@
 // general per-element path from the start and sees exactly what it would
 // have seen without them (same values, same first error, same counters).
 #include "simulator/CtaExecutor.h"
+#include "simulator/Packed.h"
 
 #include <cstring>
 
@@ -13,7 +14,7 @@ namespace tilescope::sim {
 
 bool CtaExecutor::fastRegion(const Region &r) const {
   const BufferPlan &b = p_.buffers[r.buffer];
-  if (b.scope == MemScope::Tmem || (b.scope == MemScope::Shared && race_))
+  if (b.scope == MemScope::Tmem || (b.scope == MemScope::Shared && race_) || isPacked(b.dtype))
     return false;
   // Every element inside the buffer (TMA's clipping takes the general path).
   for (size_t k = 0; k < r.extent.size(); ++k) {

@@ -51,9 +51,32 @@ cl::opt<int64_t> memoryCapMb("memory-cap", cl::desc("Memory cap of the simulated
                              cl::init(4096), cl::sub(simCommand));
 cl::opt<bool> json("json", cl::desc("Print the result as JSON"), cl::sub(simCommand));
 
-int usage(const std::string &message) {
-  llvm::errs() << "tilescope sim: error: " << message << "\n";
+// An input error outside the kernel's source: a command-line option
+// ("tilescope sim: error: ...") or a file it names ("FILE: error: ..."); with
+// --json, a diagnostic object (with "file" where there is one). Exit 2.
+int inputError(const std::string &file, const std::string &message) {
+  if (json) {
+    llvm::json::Object d{{"severity", "error"}, {"message", message}};
+    if (!file.empty())
+      d["file"] = file;
+    llvm::json::Object out{{"ok", false},
+                           {"status", static_cast<int64_t>(kInputError)},
+                           {"diagnostics", llvm::json::Array{std::move(d)}}};
+    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
+  } else {
+    llvm::errs() << (file.empty() ? "tilescope sim" : file) << ": error: " << message << "\n";
+  }
   return kInputError;
+}
+
+int usage(const std::string &message) {
+  return inputError("", message);
+}
+
+// `error` as "FILE: message" (SimTensors.h) reported at FILE.
+int fileError(const std::string &error) {
+  size_t colon = error.find(": ");
+  return inputError(error.substr(0, colon), error.substr(colon + 2));
 }
 
 std::optional<ArgValues> parseArgs(std::string *error) {
@@ -174,22 +197,6 @@ int runSim() {
     else
       fillRandomInput(tensors[i], seed, problem && isIn(problem->scales, index));
   }
-  // A file given with --input that cannot be used: "PATH: error: ..." (or a
-  // JSON diagnostic naming the file), exit 2.
-  auto fileError = [&](const std::string &file, const std::string &message) {
-    if (json) {
-      llvm::json::Object out{
-          {"ok", false},
-          {"status", static_cast<int64_t>(kInputError)},
-          {"diagnostics", llvm::json::Array{llvm::json::Object{{"severity", "error"},
-                                                               {"file", file},
-                                                               {"message", message}}}}};
-      llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
-    } else {
-      llvm::errs() << file << ": error: " << message << "\n";
-    }
-    return kInputError;
-  };
   for (const std::string &item : inputs) {
     auto [name, path] = llvm::StringRef(item).split('=');
     auto it = std::find_if(tensors.begin(), tensors.end(),
@@ -202,10 +209,8 @@ int runSim() {
       return usage(fmt::format("--input {}: '{}' is an output of the problem; its elements are "
                                "poisoned before the run, not read",
                                item, it->name));
-    if (!loadNpy(*it, path.str(), &error)) {
-      size_t colon = error.find(": ");
-      return fileError(error.substr(0, colon), error.substr(colon + 2));
-    }
+    if (!loadNpy(*it, path.str(), &error))
+      return fileError(error);
   }
 
   EngineOptions options;
@@ -242,10 +247,8 @@ int runSim() {
     mismatch |= r.mismatches > 0;
   int status = !run.ok() || mismatch ? kFindings : kClean;
 
-  if (!dumpDir.empty() && !dumpNpy(tensors, dumpDir, &notes, &error)) {
-    size_t colon = error.find(": ");
-    return fileError(error.substr(0, colon), error.substr(colon + 2));
-  }
+  if (!dumpDir.empty() && !dumpNpy(tensors, dumpDir, &notes, &error))
+    return fileError(error);
 
   SimReport report;
   report.file = input.getValue();

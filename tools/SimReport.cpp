@@ -69,8 +69,7 @@ void printText(const SimReport &r, llvm::raw_ostream &out, llvm::raw_ostream &er
                        o.unwritten ? fmt::format(", {} unwritten", o.unwritten) : "");
     for (const sim::Mismatch &m : o.first)
       out << fmt::format("    {}{}: got {}, expected {}\n", o.name, indexText(shape, m.index),
-                         m.written ? number(m.got) : std::string("unwritten"),
-                         number(m.expected));
+                         m.written ? number(m.got) : std::string("unwritten"), number(m.expected));
     if (!o.firstUnwritten.empty()) {
       std::string list;
       for (int64_t i : o.firstUnwritten)
@@ -87,11 +86,12 @@ void printText(const SimReport &r, llvm::raw_ostream &out, llvm::raw_ostream &er
                      s.cpuSeconds, rate, laneRate);
   if (!s.stepsPerWarp.empty()) {
     auto [lo, hi] = std::minmax_element(s.stepsPerWarp.begin(), s.stepsPerWarp.end());
-    double mean = static_cast<double>(std::accumulate(s.stepsPerWarp.begin(),
-                                                      s.stepsPerWarp.end(), int64_t{0})) /
+    double mean = static_cast<double>(
+                      std::accumulate(s.stepsPerWarp.begin(), s.stepsPerWarp.end(), int64_t{0})) /
                   static_cast<double>(s.stepsPerWarp.size());
-    out << fmt::format("  steps per warp (summed over CTAs): {} warps, min {}, mean {:.1f}, max {}\n",
-                       s.stepsPerWarp.size(), *lo, mean, *hi);
+    out << fmt::format(
+        "  steps per warp (summed over CTAs): {} warps, min {}, mean {:.1f}, max {}\n",
+        s.stepsPerWarp.size(), *lo, mean, *hi);
   }
   out << fmt::format("  bytes: global {} read, {} written; shared {}; tensor memory {}\n",
                      s.globalBytesRead, s.globalBytesWritten, s.sharedBytesAccessed,
@@ -106,11 +106,11 @@ llvm::json::Object toJson(const SimReport &r) {
     const std::vector<int64_t> &shape = shapeOf(r, o.name);
     llvm::json::Array first, unwritten;
     for (const sim::Mismatch &m : o.first)
-      first.push_back(llvm::json::Object{
-          {"index", indexJson(shape, m.index)},
-          {"written", m.written},
-          {"got", m.written ? numberJson(m.got) : llvm::json::Value(nullptr)},
-          {"expected", numberJson(m.expected)}});
+      first.push_back(
+          llvm::json::Object{{"index", indexJson(shape, m.index)},
+                             {"written", m.written},
+                             {"got", m.written ? numberJson(m.got) : llvm::json::Value(nullptr)},
+                             {"expected", numberJson(m.expected)}});
     for (int64_t i : o.firstUnwritten)
       unwritten.push_back(indexJson(shape, i));
     outs.push_back(llvm::json::Object{{"name", o.name},
@@ -142,22 +142,21 @@ llvm::json::Object toJson(const SimReport &r) {
       {"ctas", s.ctas},
       {"all_ctas", r.allCtas},
       {"outputs", std::move(outs)},
-      {"stats",
-       llvm::json::Object{{"steps", s.steps},
-                          {"lane_ops", s.laneOps},
-                          {"elements_moved", s.elementsMoved},
-                          {"async_copies", s.asyncCopies},
-                          {"mma_sums", s.mmaSums},
-                          {"mma_instructions", s.mmaInstructions},
-                          {"global_bytes_read", s.globalBytesRead},
-                          {"global_bytes_written", s.globalBytesWritten},
-                          {"shared_bytes_accessed", s.sharedBytesAccessed},
-                          {"tensor_bytes_accessed", s.tensorBytesAccessed},
-                          {"seconds", s.seconds},
-                          {"cpu_seconds", s.cpuSeconds},
-                          {"steps_per_warp", std::move(stepsPerWarp)},
-                          {"steps_per_second", rate},
-                          {"lane_ops_per_second", laneRate}}},
+      {"stats", llvm::json::Object{{"steps", s.steps},
+                                   {"lane_ops", s.laneOps},
+                                   {"elements_moved", s.elementsMoved},
+                                   {"async_copies", s.asyncCopies},
+                                   {"mma_sums", s.mmaSums},
+                                   {"mma_instructions", s.mmaInstructions},
+                                   {"global_bytes_read", s.globalBytesRead},
+                                   {"global_bytes_written", s.globalBytesWritten},
+                                   {"shared_bytes_accessed", s.sharedBytesAccessed},
+                                   {"tensor_bytes_accessed", s.tensorBytesAccessed},
+                                   {"seconds", s.seconds},
+                                   {"cpu_seconds", s.cpuSeconds},
+                                   {"steps_per_warp", std::move(stepsPerWarp)},
+                                   {"steps_per_second", rate},
+                                   {"lane_ops_per_second", laneRate}}},
       {"notes", std::move(notes)}};
   if (!run.ok())
     out["error"] = run.message;

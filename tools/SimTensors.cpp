@@ -69,10 +69,12 @@ bool loadNpy(HostTensor &t, const std::string &path, std::string *error) {
   auto want = npyTypeOf(t.dtype);
   bool f32Values = array->type == npy::ElementType::F32 && isFloat(t.dtype);
   if (!want || (array->type != *want && !f32Values)) {
-    *error = fmt::format("{}: element type '{}' does not hold {} values of tensor '{}' (give {}{})",
-                         path, npy::descr(array->type), dtypeName(t.dtype), t.name,
-                         want ? fmt::format("'{}' codes", npy::descr(*want)) : "no .npy type",
-                         isFloat(t.dtype) ? " or '<f4' values" : "");
+    std::string accepted = !want ? "no .npy type holds them"
+                           : *want == npy::ElementType::F32 || !isFloat(t.dtype)
+                               ? fmt::format("give '{}'", npy::descr(*want))
+                               : fmt::format("give '{}' codes or '<f4' values", npy::descr(*want));
+    *error = fmt::format("{}: element type '{}' does not hold the {} values of tensor '{}' ({})",
+                         path, npy::descr(array->type), dtypeName(t.dtype), t.name, accepted);
     return false;
   }
   int codeBits = dtypeBits(t.dtype);

@@ -5,6 +5,7 @@
 #include "verifier/ProtoEncoding.h"
 
 #include <fmt/format.h>
+#include <llvm/ADT/StringRef.h>
 
 #include <algorithm>
 #include <climits>
@@ -1064,11 +1065,17 @@ private:
       Pattern stage;
     };
     std::map<std::string, std::vector<Use>> writes, reads;
+    // Only buffers shared between roles are pipeline stages; a buffer one
+    // role uses alone is the race check's.
+    std::map<std::string, std::set<int>> rolesOf;
+    for (size_t e : nodes_)
+      for (const MemoryAccess &a : sk_.events[e].accesses)
+        rolesOf[a.buffer].insert(sk_.events[e].role);
     for (size_t node = 0; node < nodes_.size(); ++node) {
       size_t e = nodes_[node];
       const SyncEvent &ev = sk_.events[e];
       for (const MemoryAccess &a : ev.accesses) {
-        if (a.scope == MemScope::Global || a.scope == MemScope::Reg)
+        if (a.scope == MemScope::Global || a.scope == MemScope::Reg || rolesOf[a.buffer].size() < 2)
           continue;
         Pattern p = patternOf(ev, a.stage, a.stages);
         if (!p.ok) {
@@ -1319,6 +1326,12 @@ private:
     return seq;
   }
 
+  static bool touchesAny(const SyncEvent &e, const std::set<std::string> &registers) {
+    return std::any_of(e.accesses.begin(), e.accesses.end(), [&](const MemoryAccess &a) {
+      return a.scope == MemScope::Reg && registers.count(a.buffer);
+    });
+  }
+
   void checkWgmma() {
     for (size_t r = 0; r < sk_.roles.size(); ++r) {
       auto seq = roleSequence(int(r));
@@ -1326,10 +1339,26 @@ private:
       int uncommitted = 0;
       const SyncEvent *lastMma = nullptr, *lastCommit = nullptr;
       bool pending = false;
+      // Accumulators written by wgmma groups that may still run: the open
+      // group, then committed groups oldest first (wait_group(n) keeps n).
+      std::set<std::string> open;
+      std::vector<std::set<std::string>> inFlight;
       for (int pass = 0; pass < 2; ++pass)
         for (const SyncEvent *e : seq) {
           if (pass == 1 && e->loop < 0)
             continue;
+          if (e->kind != SyncKind::WgmmaMma) {
+            std::set<std::string> busy = open;
+            for (const auto &g : inFlight)
+              busy.insert(g.begin(), g.end());
+            if (touchesAny(*e, busy))
+              finding(ProtocolViolationKind::WgmmaDiscipline, e->loc,
+                      fmt::format("wgmma result read before wait_group: {} by {} touches the "
+                                  "accumulator of a wgmma.mma_async that may still run (its group "
+                                  "is not retired by a wgmma.wait_group before this)",
+                                  e->what, e->threads.describe()),
+                      {{lastMma ? lastMma->loc : e->loc, "the wgmma.mma_async writing it"}}, false);
+          }
           switch (e->kind) {
           case SyncKind::WgmmaFence:
             fenced = true;
@@ -1344,18 +1373,27 @@ private:
                   {}, false);
             ++uncommitted;
             lastMma = e;
+            for (const MemoryAccess &a : e->accesses)
+              if (a.write && a.scope == MemScope::Reg)
+                open.insert(a.buffer);
             break;
           case SyncKind::WgmmaCommit:
             if (uncommitted)
               pending = true;
             uncommitted = 0;
             lastCommit = e;
+            inFlight.push_back(std::move(open));
+            open.clear();
             break;
-          case SyncKind::WgmmaWait:
-            if (constantValue(e->amount).value_or(1) == 0)
+          case SyncKind::WgmmaWait: {
+            int64_t keep = std::max<int64_t>(constantValue(e->amount).value_or(1), 0);
+            while (int64_t(inFlight.size()) > keep)
+              inFlight.erase(inFlight.begin());
+            if (keep == 0)
               pending = false;
             fenced = false; // accumulators touched again need a new fence
             break;
+          }
           default:
             break;
           }
@@ -1377,9 +1415,13 @@ private:
   // barrier that a tcgen05.commit after the MMA arrives on.
   void checkTcgen05Results() {
     for (const SyncEvent &ld : sk_.events) {
-      if (ld.kind != SyncKind::Tcgen05Ld || ld.accesses.empty())
+      if (ld.kind != SyncKind::Tcgen05Ld)
         continue;
-      const std::string &buffer = ld.accesses.front().buffer;
+      auto source = std::find_if(ld.accesses.begin(), ld.accesses.end(),
+                                 [](const MemoryAccess &a) { return a.scope == MemScope::Tmem; });
+      if (source == ld.accesses.end())
+        continue;
+      const std::string &buffer = source->buffer;
       const SyncEvent *mma = nullptr;
       std::set<std::string> commitBarriers;
       for (const SyncEvent &e : sk_.events) {
@@ -1449,16 +1491,23 @@ private:
     for (size_t r = 0; r < sk_.roles.size(); ++r) {
       auto seq = roleSequence(int(r));
       const SyncEvent *pendingLd = nullptr;
+      std::set<std::string> loaded; // registers of the pending tcgen05.ld
       for (const SyncEvent *e : seq) {
         if (e->kind == SyncKind::Tcgen05Ld) {
           pendingLd = e;
+          for (const MemoryAccess &a : e->accesses)
+            if (a.scope == MemScope::Reg)
+              loaded.insert(a.buffer);
           continue;
         }
         if (e->kind == SyncKind::Tcgen05WaitLd) {
           pendingLd = nullptr;
+          loaded.clear();
           continue;
         }
-        if (pendingLd && e->threads.subsetOf(coverOf(*pendingLd))) {
+        // Without a known destination, any later statement of the loading threads.
+        bool uses = loaded.empty() || touchesAny(*e, loaded);
+        if (pendingLd && uses && e->threads.subsetOf(coverOf(*pendingLd))) {
           finding(ProtocolViolationKind::Tcgen05Discipline, e->loc,
                   fmt::format(
                       "{} runs after tcgen05.ld without tcgen05.wait_ld: the loaded registers are "
@@ -1466,6 +1515,7 @@ private:
                       e->what),
                   {{pendingLd->loc, "tcgen05.ld here"}}, false);
           pendingLd = nullptr;
+          loaded.clear();
         }
       }
     }
@@ -1504,7 +1554,12 @@ BarrierReport proveBarrierProtocols(const Kernel &kernel, const BarrierProofOpti
 
 unsigned reportBarrierProtocols(const BarrierReport &report, Diagnostics &diag) {
   for (const ProtocolFinding &f : report.findings) {
-    diag.error(f.loc, f.message + (f.symbolic ? " [Z3 witness]" : " [structural]"));
+    // Every error starts with its kind, so tests and users can tell classes apart.
+    std::string_view kind = protocolViolationName(f.kind);
+    std::string text = llvm::StringRef(f.message).startswith(kind)
+                           ? f.message
+                           : fmt::format("{}: {}", kind, f.message);
+    diag.error(f.loc, text + (f.symbolic ? " [Z3 witness]" : " [structural]"));
     for (const auto &[loc, text] : f.notes)
       diag.note(loc, text);
   }

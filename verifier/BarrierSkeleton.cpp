@@ -585,7 +585,10 @@ private:
     if (!resolve(e, name, dims, stage, stages, true))
       return std::nullopt;
     auto it = sk_.buffers.find(name);
-    if (it == sk_.buffers.end() || it->second.scope == MemScope::Reg)
+    // Register tiles are kept too (scope Reg): the wgmma and tcgen05 checks
+    // need to know which statement reads the registers an asynchronous
+    // operation writes. Race and stage checks skip them.
+    if (it == sk_.buffers.end())
       return std::nullopt;
     MemoryAccess a;
     a.buffer = name;
@@ -884,6 +887,9 @@ private:
     }
     if (name == "tcgen05.ld") {
       SyncEvent e = make(SyncKind::Tcgen05Ld);
+      if (p0)
+        if (auto a = accessOf(*p0, true, false, false))
+          e.accesses.push_back(*a);
       if (p1)
         if (auto a = accessOf(*p1, false, false, false))
           e.accesses.push_back(*a);

@@ -18,3 +18,6 @@ config.substitutions.append(
     ("%expect-exit", os.path.join(config.test_source_root, "expect-exit.sh")))
 config.substitutions.append(("%kernels", os.path.join(config.source_root, "kernels")))
 config.substitutions.append(("%python", config.python))
+# `%fixed-twin FILE` prints the fixed twin of a bug-corpus kernel (tests/lit/bugs/README.md).
+config.substitutions.append(
+    ("%fixed-twin", config.python + " " + os.path.join(config.test_source_root, "fixed-twin.py")))

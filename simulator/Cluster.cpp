@@ -1,0 +1,323 @@
+// Thread-block clusters: the CTAs of one cluster run interleaved, one
+// scheduling decision of a randomly chosen CTA at a time, so that they can
+// wait for one another. What crosses CTAs:
+//
+// - the cluster barrier: `barrier.cluster.arrive` / `barrier.cluster.wait`
+//   (whole warps, the .aligned form) and `cluster.sync()` (both at once). A
+//   phase completes when every warp of the cluster arrived; a wait blocks
+//   until the phase its warp arrived in completed;
+// - distributed shared memory: `dsmem.load(dst, src, cta = r)` reads the
+//   region `src` of CTA r's shared memory (the same buffer in that CTA, as
+//   mapa maps an address), `dsmem.store(dst, src, cta = r)` writes CTA r's
+//   `dst`. A CTA that has exited has no shared memory to reach;
+// - `mbarrier.arrive(bar, cta = r)`: an arrival on CTA r's barrier;
+// - multicast: `tma.load(..., multicast = mask)` lands the box in every CTA
+//   of the mask (same shared offset) and completes the transaction bytes on
+//   each one's barrier; `tcgen05.commit(bar, multicast = mask)` arrives on
+//   every masked CTA's barrier.
+//
+// Ranks follow %cluster_ctarank: x + y * nx + z * nx * ny inside the cluster.
+#include "simulator/CtaExecutor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+
+namespace tilescope::sim {
+
+CtaExecutor *CtaExecutor::peer(int64_t rank, llvm::SMLoc loc) {
+  int64_t size = cluster_ ? static_cast<int64_t>(cluster_->ctas.size()) : 1;
+  if (rank < 0 || rank >= size) {
+    fail(loc, fmt::format("CTA rank {} is outside the cluster of {} CTA{}", rank, size,
+                          size == 1 ? "" : "s"));
+    return nullptr;
+  }
+  if (!cluster_)
+    return this;
+  CtaExecutor *other = cluster_->ctas[rank];
+  if (other->exited_) {
+    fail(loc, fmt::format("CTA rank {} of the cluster has exited; its shared memory and "
+                          "barriers are gone",
+                          rank));
+    return nullptr;
+  }
+  return other;
+}
+
+bool CtaExecutor::adoptFailure(const CtaExecutor &other) {
+  if (&other != this && other.failure_ && !failure_)
+    failure_ = other.failure_;
+  return false;
+}
+
+// --- the cluster barrier ------------------------------------------------------
+
+bool CtaExecutor::execClusterBarrier(Warp &w, Frame &f, const CallStmt &c) {
+  if (f.mask != w.fullMask)
+    return fail(c.loc, fmt::format("'{}' must be executed by whole warps, but warp {} reaches "
+                                   "it with active mask 0x{:08x}",
+                                   c.callee, w.id, f.mask));
+  bool arrive = c.callee != "barrier.cluster.wait", wait = c.callee != "barrier.cluster.arrive";
+  ClusterState &cl = *cluster_;
+  if (arrive && !w.clusterWait) {
+    if (w.clusterArrivedPhase >= 0)
+      return fail(c.loc, fmt::format("warp {} arrives on the cluster barrier again before "
+                                     "waiting for its phase {}",
+                                     w.id, w.clusterArrivedPhase));
+    w.clusterArrivedPhase = cl.barrierPhase;
+    if (++cl.barrierArrived == cl.barrierWarps) {
+      ++cl.barrierPhase;
+      cl.barrierArrived = 0;
+    }
+  }
+  if (!wait) {
+    ++f.pc;
+    return true;
+  }
+  if (w.clusterArrivedPhase < 0)
+    return fail(c.loc, fmt::format("warp {} waits on the cluster barrier without having arrived",
+                                   w.id));
+  w.clusterWait = true;
+  if (!clusterWaitSatisfied(w)) {
+    w.state = Warp::State::WaitBarrier;
+    w.blockedAt = &c;
+    return true;
+  }
+  w.clusterWait = false;
+  w.clusterArrivedPhase = -1;
+  ++f.pc;
+  return true;
+}
+
+bool CtaExecutor::clusterWaitSatisfied(const Warp &w) const {
+  return !w.clusterWait || cluster_->barrierPhase > w.clusterArrivedPhase;
+}
+
+std::string CtaExecutor::otherWaitText(const Warp &w) const {
+  if (w.clusterWait)
+    return fmt::format("the cluster barrier (phase {}: {} of {} warps of the cluster arrived)",
+                       cluster_->barrierPhase, cluster_->barrierArrived, cluster_->barrierWarps);
+  if (w.groupWait.kind >= 0)
+    return fmt::format("its {} groups", w.groupWait.kind == 0 ? "cp.async" : "bulk-store");
+  return "?";
+}
+
+// --- distributed shared memory and remote barriers ----------------------------
+
+bool CtaExecutor::execDsmem(Warp &w, const CallStmt &c, int lane) {
+  bool load = c.callee == "dsmem.load";
+  const CallArg *rankArg = c.keyword("cta");
+  LaneValues rank;
+  if (!rankArg || !eval(rankArg->value, w, 1u << lane, rank))
+    return failure_ ? false : fail(c.loc, fmt::format("'{}' needs cta = RANK", c.callee));
+  auto dst = region(c.args.at(0).value, w, lane);
+  if (!dst)
+    return false;
+  auto src = region(c.args.at(1).value, w, lane);
+  if (!src)
+    return false;
+  const Region &remote = load ? *src : *dst;
+  const BufferPlan &rb = plan(remote.buffer), &db = plan(dst->buffer), &sb = plan(src->buffer);
+  if (rb.scope != MemScope::Shared)
+    return fail(c.loc, fmt::format("'{}' reaches a peer's shared memory; '{}' is {}", c.callee,
+                                   rb.name, memScopeName(rb.scope)));
+  if (db.dtype != sb.dtype)
+    return fail(c.loc, fmt::format("'{}' between {} and {}", c.callee, dtypeName(sb.dtype),
+                                   dtypeName(db.dtype)));
+  int64_t n = dst->elements();
+  if (src->elements() != n)
+    return fail(c.loc,
+                fmt::format("'{}' copies {} elements into {}", c.callee, src->elements(), n));
+  CtaExecutor *other = peer(rank.lane[lane].i, c.loc);
+  if (!other)
+    return false;
+  int64_t t = w.id * 32 + lane;
+  ThreadRange me{t, t + 1};
+  for (int64_t i = 0; i < n; ++i) {
+    if (!inBounds(*src, i) || !inBounds(*dst, i))
+      return fail(c.loc, fmt::format("'{}' reaches outside '{}'", c.callee,
+                                     inBounds(*src, i) ? db.name : sb.name));
+    auto at = other->sharedSpot(rb, bufferFlat(remote, i));
+    if (!at)
+      return fail(c.loc, fmt::format("'{}' reaches outside CTA {}'s shared memory", c.callee,
+                                     rank.lane[lane].i));
+    if (load) {
+      if (!writeBits(dst->buffer, bufferFlat(*dst, i), other->loadShared(*at, rb.dtype), me, c.loc))
+        return false;
+    } else {
+      auto b = readBits(src->buffer, bufferFlat(*src, i), me, c.loc);
+      if (!b)
+        return false;
+      other->storeShared(*at, rb.dtype, *b);
+    }
+  }
+  stats_.elementsMoved += n;
+  return true;
+}
+
+bool CtaExecutor::execRemoteArrive(Warp &w, const CallStmt &c, int lane) {
+  LaneValues rank, count;
+  count.lane[lane].i = 1;
+  const CallArg *countArg = c.keyword("count");
+  if (!eval(c.keyword("cta")->value, w, 1u << lane, rank) ||
+      (countArg && !eval(countArg->value, w, 1u << lane, count)))
+    return false;
+  auto bar = barrierRef(c.args.at(0).value, w, lane);
+  if (!bar)
+    return false;
+  CtaExecutor *other = peer(rank.lane[lane].i, c.loc);
+  if (!other)
+    return false;
+  return other->barrierError(other->barriers_[*bar].arrive(count.lane[lane].i), *bar, c.loc) ||
+         adoptFailure(*other);
+}
+
+bool CtaExecutor::checkMulticastMask(uint64_t mask, llvm::SMLoc loc) {
+  int64_t size = cluster_ ? static_cast<int64_t>(cluster_->ctas.size()) : 1;
+  if (mask == 0 || (size < 64 && mask >> size))
+    return fail(loc, fmt::format("multicast mask 0x{:x} names no CTA or CTAs outside the "
+                                 "cluster of {}",
+                                 mask, size));
+  return true;
+}
+
+bool CtaExecutor::arriveMulticast(const AsyncCopy &commit) {
+  for (int64_t r = 0; r < 64; ++r) {
+    if (!(commit.multicastMask >> r & 1))
+      continue;
+    CtaExecutor *other = peer(r, commit.loc);
+    if (!other)
+      return false;
+    if (!other->barriers_[commit.barrier].live())
+      return fail(commit.loc, fmt::format("tcgen05.commit to {}, which is not initialised in CTA "
+                                          "rank {}",
+                                          barrierName(commit.barrier), r));
+    if (!other->barrierError(other->barriers_[commit.barrier].arrive(1), commit.barrier,
+                             commit.loc))
+      return adoptFailure(*other);
+  }
+  return true;
+}
+
+bool CtaExecutor::multicast(Warp &w, const CallStmt &c, int lane,
+                            const std::function<bool(CtaExecutor &)> &run) {
+  const CallArg *maskArg = c.keyword("multicast");
+  if (!maskArg)
+    return run(*this);
+  LaneValues mask;
+  if (!eval(maskArg->value, w, 1u << lane, mask))
+    return false;
+  uint64_t bits = static_cast<uint64_t>(mask.lane[lane].i);
+  if (!checkMulticastMask(bits, c.loc))
+    return false;
+  for (int64_t r = 0; r < 64; ++r) {
+    if (!(bits >> r & 1))
+      continue;
+    CtaExecutor *other = peer(r, c.loc);
+    if (!other)
+      return false;
+    if (!run(*other))
+      return adoptFailure(*other);
+  }
+  return true;
+}
+
+// --- running a cluster --------------------------------------------------------
+
+std::optional<Failure> runCluster(std::vector<std::unique_ptr<CtaExecutor>> &ctas,
+                                  std::mt19937_64 &rng) {
+  ClusterState cluster;
+  for (size_t r = 0; r < ctas.size(); ++r) {
+    cluster.ctas.push_back(ctas[r].get());
+    ctas[r]->joinCluster(&cluster, static_cast<int>(r));
+  }
+  for (auto &cta : ctas) {
+    if (auto f = cta->start())
+      return f;
+    cluster.barrierWarps += cta->program().warps;
+  }
+  // A CTA that is stuck may be released by a peer; the cluster deadlocks when
+  // every CTA that has not finished is stuck.
+  std::vector<uint8_t> stuck(ctas.size(), 0);
+  std::vector<size_t> live;
+  while (true) {
+    live.clear();
+    for (size_t r = 0; r < ctas.size(); ++r)
+      if (!ctas[r]->exited() && !stuck[r])
+        live.push_back(r);
+    if (live.empty())
+      break;
+    size_t r = live[rng() % live.size()];
+    switch (ctas[r]->tick()) {
+    case CtaExecutor::Tick::Progress:
+      std::fill(stuck.begin(), stuck.end(), 0);
+      break;
+    case CtaExecutor::Tick::Done:
+      if (auto f = ctas[r]->finish())
+        return f;
+      ctas[r]->markExited();
+      std::fill(stuck.begin(), stuck.end(), 0);
+      break;
+    case CtaExecutor::Tick::Stuck:
+      stuck[r] = 1;
+      break;
+    case CtaExecutor::Tick::Failed:
+      return ctas[r]->failure() ? ctas[r]->failure()
+                                : Failure{RunResult::Outcome::RuntimeError, "internal error", {}};
+    }
+  }
+  Failure all;
+  for (size_t r = 0; r < ctas.size(); ++r) {
+    if (ctas[r]->exited())
+      continue;
+    Failure f = ctas[r]->deadlock();
+    if (all.message.empty()) {
+      all = f;
+      all.message += " (the other CTAs of its cluster are blocked too or have exited)";
+    } else {
+      all.notes.push_back(f.message);
+      all.notes.insert(all.notes.end(), f.notes.begin(), f.notes.end());
+    }
+  }
+  if (all.message.empty())
+    return std::nullopt;
+  return all;
+}
+
+void runClusters(const Program &program, std::vector<HostTensor> &tensors,
+                 const EngineOptions &options, const std::vector<std::array<int64_t, 3>> &ctas,
+                 std::mt19937_64 &rng, RunResult &result) {
+  if (options.detectRaces) {
+    // Happens-before would have to span the CTAs' clocks; not modelled yet.
+    result.outcome = RunResult::Outcome::RuntimeError;
+    result.message = "race detection over clusters of more than one CTA is not modelled yet";
+    return;
+  }
+  const std::array<int64_t, 3> &shape = program.cluster;
+  std::vector<std::array<int64_t, 3>> firsts; // each cluster by its first CTA
+  for (const auto &cta : ctas) {
+    std::array<int64_t, 3> first = {cta[0] - cta[0] % shape[0], cta[1] - cta[1] % shape[1],
+                                     cta[2] - cta[2] % shape[2]};
+    if (std::find(firsts.begin(), firsts.end(), first) == firsts.end())
+      firsts.push_back(first);
+  }
+  for (const auto &first : firsts) {
+    std::vector<std::unique_ptr<CtaExecutor>> members;
+    for (int64_t z = 0; z < shape[2]; ++z)
+      for (int64_t y = 0; y < shape[1]; ++y)
+        for (int64_t x = 0; x < shape[0]; ++x)
+          members.push_back(std::make_unique<CtaExecutor>(
+              program, tensors, options, result.stats,
+              std::array<int64_t, 3>{first[0] + x, first[1] + y, first[2] + z}, rng));
+    if (auto f = runCluster(members, rng)) {
+      result.outcome = f->outcome;
+      result.message = std::move(f->message);
+      result.notes = std::move(f->notes);
+      return;
+    }
+    result.stats.ctas += static_cast<int64_t>(members.size());
+  }
+}
+
+} // namespace tilescope::sim
