@@ -950,7 +950,8 @@ void KernelEmitter::callStmt(const CallStmt &c) {
     line("asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\");");
   } else if (f == "tma.store_wait") {
     const CallArg *read = c.keyword("read");
-    bool onlyRead = read && read->value->kind == ExprKind::BoolImm && as<BoolImm>(read->value).value;
+    bool onlyRead =
+        read && read->value->kind == ExprKind::BoolImm && as<BoolImm>(read->value).value;
     line(fmt::format("asm volatile(\"cp.async.bulk.wait_group{} {};\" ::: \"memory\");",
                      onlyRead ? ".read" : "", ex(arg(0))));
   } else if (f == "cp_async") {

@@ -32,10 +32,9 @@ bool CtaExecutor::checkTmaAlignment(const Region &global, const Region &shared, 
   int bits = dtypeBits(gb.dtype); // sub-byte elements are packed
   size_t rank = gb.shape.size();
   int64_t innerStart = global.start.back();
-  int64_t innerExtent =
-      !global.dimOf.empty() && global.dimOf.back() == static_cast<int>(rank) - 1
-          ? global.extent.back()
-          : 1;
+  int64_t innerExtent = !global.dimOf.empty() && global.dimOf.back() == static_cast<int>(rank) - 1
+                            ? global.extent.back()
+                            : 1;
   if (innerStart * bits % 128 != 0)
     return fail(loc, fmt::format("misaligned TMA: the box starts {} bytes into a row of '{}'; "
                                  "global addresses must be 16-byte aligned",
@@ -74,12 +73,12 @@ bool CtaExecutor::execAsyncGroupNative(Warp &w, const CallStmt &c, ThreadRange t
   MemScope wantDst = kind == kCpAsync ? MemScope::Shared : MemScope::Global;
   MemScope wantSrc = kind == kCpAsync ? MemScope::Global : MemScope::Shared;
   if (db.scope != wantDst || sb.scope != wantSrc)
-    return fail(c.loc, fmt::format("'{}' copies {} -> {}, not {} -> {}", n, memScopeName(wantSrc),
-                                   memScopeName(wantDst), memScopeName(sb.scope),
-                                   memScopeName(db.scope)));
+    return fail(c.loc,
+                fmt::format("'{}' copies {} -> {}, not {} -> {}", n, memScopeName(wantSrc),
+                            memScopeName(wantDst), memScopeName(sb.scope), memScopeName(db.scope)));
   if (db.dtype != sb.dtype)
-    return fail(c.loc, fmt::format("'{}' between {} and {}", n, dtypeName(sb.dtype),
-                                   dtypeName(db.dtype)));
+    return fail(c.loc,
+                fmt::format("'{}' between {} and {}", n, dtypeName(sb.dtype), dtypeName(db.dtype)));
   int64_t elements = dst->elements();
   if (src->elements() != elements)
     return fail(c.loc,

@@ -203,8 +203,8 @@ bool CtaExecutor::executeTcgen05Mma(const PrimitiveCall &mma) {
   for (CtaExecutor *cta : pair)
     for (int64_t i = 0; i < rows * k; ++i) {
       if (!cta->inBounds(b, i))
-        return fail(mma.call->loc, fmt::format("'tcgen05.mma' reads outside '{}'",
-                                               plan(b.buffer).name));
+        return fail(mma.call->loc,
+                    fmt::format("'tcgen05.mma' reads outside '{}'", plan(b.buffer).name));
       auto bits = cta->readBits(b.buffer, cta->bufferFlat(b, i), all, mma.call->loc);
       if (!bits)
         return adoptFailure(*cta);

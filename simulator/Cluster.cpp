@@ -53,6 +53,25 @@ bool CtaExecutor::adoptFailure(const CtaExecutor &other) {
 
 // --- the cluster barrier ------------------------------------------------------
 
+namespace {
+// A phase of the cluster barrier completes when every warp that has not
+// exited arrived (PTX: barrier.cluster.wait waits for the non-exited threads).
+void completeClusterPhase(ClusterState &cl) {
+  if (cl.barrierArrived > 0 && cl.barrierArrived + cl.exitedWarps >= cl.barrierWarps) {
+    ++cl.barrierPhase;
+    cl.barrierArrived = 0;
+  }
+}
+} // namespace
+
+void CtaExecutor::clusterWarpExited(const Warp &w) {
+  ClusterState &cl = *cluster_;
+  if (w.clusterArrivedPhase == cl.barrierPhase)
+    --cl.barrierArrived; // counted among the exited from now on
+  ++cl.exitedWarps;
+  completeClusterPhase(cl);
+}
+
 bool CtaExecutor::execClusterBarrier(Warp &w, Frame &f, const CallStmt &c) {
   if (f.mask != w.fullMask)
     return fail(c.loc, fmt::format("'{}' must be executed by whole warps, but warp {} reaches "
@@ -66,18 +85,16 @@ bool CtaExecutor::execClusterBarrier(Warp &w, Frame &f, const CallStmt &c) {
                                      "waiting for its phase {}",
                                      w.id, w.clusterArrivedPhase));
     w.clusterArrivedPhase = cl.barrierPhase;
-    if (++cl.barrierArrived == cl.barrierWarps) {
-      ++cl.barrierPhase;
-      cl.barrierArrived = 0;
-    }
+    ++cl.barrierArrived;
+    completeClusterPhase(cl);
   }
   if (!wait) {
     ++f.pc;
     return true;
   }
   if (w.clusterArrivedPhase < 0)
-    return fail(c.loc, fmt::format("warp {} waits on the cluster barrier without having arrived",
-                                   w.id));
+    return fail(c.loc,
+                fmt::format("warp {} waits on the cluster barrier without having arrived", w.id));
   w.clusterWait = true;
   if (!clusterWaitSatisfied(w)) {
     w.state = Warp::State::WaitBarrier;
@@ -96,8 +113,10 @@ bool CtaExecutor::clusterWaitSatisfied(const Warp &w) const {
 
 std::string CtaExecutor::otherWaitText(const Warp &w) const {
   if (w.clusterWait)
-    return fmt::format("the cluster barrier (phase {}: {} of {} warps of the cluster arrived)",
-                       cluster_->barrierPhase, cluster_->barrierArrived, cluster_->barrierWarps);
+    return fmt::format("the cluster barrier (phase {}: {} of {} warps of the cluster arrived, {} "
+                       "exited)",
+                       cluster_->barrierPhase, cluster_->barrierArrived, cluster_->barrierWarps,
+                       cluster_->exitedWarps);
   if (w.groupWait.kind >= 0)
     return fmt::format("its {} groups", w.groupWait.kind == 0 ? "cp.async" : "bulk-store");
   return "?";
@@ -169,8 +188,12 @@ bool CtaExecutor::execRemoteArrive(Warp &w, const CallStmt &c, int lane) {
   CtaExecutor *other = peer(rank.lane[lane].i, c.loc);
   if (!other)
     return false;
-  return other->barrierError(other->barriers_[*bar].arrive(count.lane[lane].i), *bar, c.loc) ||
-         adoptFailure(*other);
+  int64_t phaseBefore = other->barriers_[*bar].phase();
+  if (!other->barrierError(other->barriers_[*bar].arrive(count.lane[lane].i), *bar, c.loc))
+    return adoptFailure(*other);
+  if (other == this && race_) // clusters of one CTA keep race detection
+    releaseTo(*bar, clocks_[w.id], phaseBefore);
+  return true;
 }
 
 bool CtaExecutor::checkMulticastMask(uint64_t mask, llvm::SMLoc loc) {
@@ -193,9 +216,12 @@ bool CtaExecutor::arriveMulticast(const AsyncCopy &commit) {
       return fail(commit.loc, fmt::format("tcgen05.commit to {}, which is not initialised in CTA "
                                           "rank {}",
                                           barrierName(commit.barrier), r));
+    int64_t phaseBefore = other->barriers_[commit.barrier].phase();
     if (!other->barrierError(other->barriers_[commit.barrier].arrive(1), commit.barrier,
                              commit.loc))
       return adoptFailure(*other);
+    if (other == this && race_) // clusters of one CTA keep race detection
+      releaseTo(commit.barrier, commit.clock, phaseBefore);
   }
   return true;
 }
@@ -298,7 +324,7 @@ void runClusters(const Program &program, std::vector<HostTensor> &tensors,
   std::vector<std::array<int64_t, 3>> firsts; // each cluster by its first CTA
   for (const auto &cta : ctas) {
     std::array<int64_t, 3> first = {cta[0] - cta[0] % shape[0], cta[1] - cta[1] % shape[1],
-                                     cta[2] - cta[2] % shape[2]};
+                                    cta[2] - cta[2] % shape[2]};
     if (std::find(firsts.begin(), firsts.end(), first) == firsts.end())
       firsts.push_back(first);
   }

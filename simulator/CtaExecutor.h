@@ -84,6 +84,7 @@ struct ClusterState {
   int64_t barrierPhase = 0;        // completed phases of the cluster barrier
   int64_t barrierArrived = 0;      // warps arrived in the current phase
   int64_t barrierWarps = 0;        // warps of the whole cluster
+  int64_t exitedWarps = 0;         // finished: PTX waits only for the others
 };
 
 struct Failure {
@@ -256,9 +257,11 @@ private:
   // arrivals, multicast.
   bool execClusterBarrier(Warp &w, Frame &f, const CallStmt &c);
   bool clusterWaitSatisfied(const Warp &w) const;
+  void clusterWarpExited(const Warp &w);
   bool execDsmem(Warp &w, const CallStmt &c, int lane);
   bool execRemoteArrive(Warp &w, const CallStmt &c, int lane);
-  bool multicast(Warp &w, const CallStmt &c, int lane, const std::function<bool(CtaExecutor &)> &run);
+  bool multicast(Warp &w, const CallStmt &c, int lane,
+                 const std::function<bool(CtaExecutor &)> &run);
   bool checkMulticastMask(uint64_t mask, llvm::SMLoc loc);
   bool arriveMulticast(const AsyncCopy &commit);
   CtaExecutor *pairPeer(llvm::SMLoc loc); // the other CTA of a cta_group::2 pair

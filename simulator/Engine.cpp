@@ -548,8 +548,10 @@ bool CtaExecutor::step(Warp &w) {
       }
     }
     w.stack.pop_back();
-    if (w.stack.empty())
+    if (w.stack.empty()) {
       w.state = Warp::State::Done;
+      clusterWarpExited(w);
+    }
     return true;
   }
   stats_.laneOps += std::popcount(f.mask);
