@@ -70,9 +70,9 @@ struct RunStats {
   int64_t mmaSums = 0;               // fused-sum evaluations of the tensor-core model
   int64_t mmaInstructions = 0;       // tensor-core instructions those sums make up
   int64_t globalBytesRead = 0, globalBytesWritten = 0, sharedBytesAccessed = 0;
-  int64_t tensorBytesAccessed = 0; // tensor memory (tcgen05), 4 bytes per cell
-  double seconds = 0;              // wall clock
-  double cpuSeconds = 0;           // processor time of this process during the run
+  int64_t tensorBytesAccessed = 0;   // tensor memory (tcgen05), 4 bytes per cell
+  double seconds = 0;    // wall clock
+  double cpuSeconds = 0; // processor time of this process during the run
 };
 
 struct RunResult {
