@@ -1,7 +1,8 @@
 // Benchmarks of the simulator on the bundled kernels: the thread-level naive
 // GEMM (scalar interpretation, reported as lane operations per second) and the
 // Hopper GEMM with every CTA at 256^3 and with 4 sampled CTAs at 1024^3
-// (bit-faithful tensor-core numerics, reported per run and per MMA fused sum).
+// (bit-faithful tensor-core numerics, reported per run and per MMA fused sum);
+// the *_Races variants run the same with the dynamic race detector on.
 #include "ir/Diagnostics.h"
 #include "ir/Parser.h"
 #include "kernels/BundledKernels.h"
@@ -43,7 +44,8 @@ void randomInputs(std::vector<HostTensor> &tensors) {
       t.setBits(i, encodeFloat(t.dtype, dist(rng)));
 }
 
-void runKernel(benchmark::State &state, std::string_view file, ArgValues args, int64_t ctas) {
+void runKernel(benchmark::State &state, std::string_view file, ArgValues args, int64_t ctas,
+               bool races = false) {
   auto l = load(file, std::move(args));
   if (!l) {
     state.SkipWithError("cannot load the kernel");
@@ -52,13 +54,14 @@ void runKernel(benchmark::State &state, std::string_view file, ArgValues args, i
   std::vector<HostTensor> tensors = allocateTensors(*l->program);
   randomInputs(tensors);
   EngineOptions options;
+  options.detectRaces = races;
   if (ctas > 0)
     options.ctas = sampleCtas(l->program->grid, ctas, 1);
   RunStats total;
   for (auto _ : state) {
     RunResult r = runProgram(*l->program, tensors, options);
-    if (!r.ok()) {
-      state.SkipWithError(r.message.c_str());
+    if (!r.ok() || !r.races.empty()) {
+      state.SkipWithError(r.ok() ? r.races[0].text.c_str() : r.message.c_str());
       return;
     }
     total.laneOps += r.stats.laneOps;
@@ -82,6 +85,18 @@ void BM_GemmSm90_256cubed_AllCtas(benchmark::State &state) {
 void BM_GemmSm90_1024cubed_4Ctas(benchmark::State &state) {
   runKernel(state, "gemm_bf16_sm90.tile", {{{"M", 1024}, {"N", 1024}, {"K", 1024}}, {}}, 4);
 }
+void BM_GemmNaive_256x256x128_Races(benchmark::State &state) {
+  runKernel(state, "gemm_naive.tile", {{{"M", 256}, {"N", 256}, {"K", 128}}, {}}, 0, true);
+}
+void BM_GemmSm90_256cubed_AllCtas_Races(benchmark::State &state) {
+  runKernel(state, "gemm_bf16_sm90.tile", {{{"M", 256}, {"N", 256}, {"K", 256}}, {}}, 0, true);
+}
+void BM_GemmSm100_256cubed_AllCtas_Races(benchmark::State &state) {
+  runKernel(state, "gemm_bf16_sm100.tile", {{{"M", 256}, {"N", 256}, {"K", 256}}, {}}, 0, true);
+}
+void BM_GemmSm100_256cubed_AllCtas(benchmark::State &state) {
+  runKernel(state, "gemm_bf16_sm100.tile", {{{"M", 256}, {"N", 256}, {"K", 256}}, {}}, 0);
+}
 void BM_RmsNorm_64x4096(benchmark::State &state) {
   runKernel(state, "rmsnorm.tile", {{{"R", 64}, {"H", 4096}}, {{"eps", 1e-5}}}, 0);
 }
@@ -90,6 +105,10 @@ BENCHMARK(BM_GemmNaive_256x256x128)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GemmSm90_256cubed_AllCtas)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GemmSm90_1024cubed_4Ctas)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RmsNorm_64x4096)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GemmNaive_256x256x128_Races)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GemmSm90_256cubed_AllCtas_Races)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GemmSm100_256cubed_AllCtas)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GemmSm100_256cubed_AllCtas_Races)->Unit(benchmark::kMillisecond);
 
 } // namespace
 

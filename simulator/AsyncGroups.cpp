@@ -115,7 +115,7 @@ bool CtaExecutor::execAsyncGroupNative(Warp &w, const CallStmt &c, ThreadRange t
     ++mine.back().unread;
   }
   ++mine.back().pending;
-  stampAsync(unit);
+  stampAsync(unit, threads);
   enqueue(std::move(unit));
   return true;
 }
@@ -160,11 +160,12 @@ bool CtaExecutor::execGroupWait(Warp &w, Frame &f, const CallStmt &c) {
     w.blockedAt = &c;
     return true;
   }
-  if (race_) // the waiting warp now sees what the finished groups wrote
+  if (race_) // each waiting thread now sees what its finished groups did
     for (uint32_t m = mask; m; m &= m - 1) {
-      const std::vector<AsyncGroup> &mine = perThread[w.id * 32 + std::countr_zero(m)];
+      uint32_t t = static_cast<uint32_t>(w.id * 32 + std::countr_zero(m));
+      const std::vector<AsyncGroup> &mine = perThread[t];
       for (int64_t s = 0; s + 1 + keep < static_cast<int64_t>(mine.size()); ++s)
-        joinInto(clocks_[w.id], mine[s].done);
+        race_->acquire(t, mine[s].done);
     }
   w.groupWait = {};
   ++f.pc;
@@ -189,13 +190,8 @@ bool CtaExecutor::groupWaitSatisfied(const Warp &w) const {
 
 bool CtaExecutor::completeGroupUnit(size_t index) {
   AsyncCopy &unit = inflight_[index];
-  auto actAs = [&](AsyncCopy &u) { // race detection: the accesses are the unit's
-    if (race_) {
-      currentAgent_ = u.agent;
-      currentClock_ = &u.clock;
-    }
-  };
-  actAs(unit);
+  // Race detection: the accesses are the unit's.
+  AsyncAgentScope scope(asyncAgent_, unit.agent);
   ThreadRange none{0, 0};
   int64_t n = unit.src.elements();
   if (unit.groupKind == kBulkStore && !unit.sourceRead) {
@@ -210,13 +206,12 @@ bool CtaExecutor::completeGroupUnit(size_t index) {
     unit.sourceRead = true;
     AsyncGroup &g = groups_[kBulkStore][unit.groupThread][unit.groupSeq];
     --g.unread;
-    if (race_) // its only tracked accesses (global memory is not tracked)
-      joinInto(g.done, unit.clock);
+    if (race_) // a read-only wait may pass now
+      joinInto(g.done, race_->clock(static_cast<uint32_t>(unit.agent)));
     return true;
   }
   AsyncCopy done = std::move(unit);
   inflight_.erase(inflight_.begin() + static_cast<long>(index));
-  actAs(done);
   for (int64_t i = 0; i < n; ++i) {
     uint64_t bits = 0;
     if (done.groupKind == kBulkStore) {
@@ -237,7 +232,7 @@ bool CtaExecutor::completeGroupUnit(size_t index) {
   AsyncGroup &g = groups_[done.groupKind][done.groupThread][done.groupSeq];
   --g.pending;
   if (race_ && done.groupKind == kCpAsync)
-    joinInto(g.done, done.clock);
+    joinInto(g.done, race_->clock(static_cast<uint32_t>(done.agent)));
   return true;
 }
 

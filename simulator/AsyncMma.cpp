@@ -22,6 +22,7 @@ bool CtaExecutor::execWgmma(Warp &w, const CallStmt &c, ThreadRange threads, int
     if (!call)
       return false;
     call->warpgroupScope = true;
+    stampAsyncMma(*call, group);
     wgmmaOpen_[group].push_back(std::move(*call));
     return true;
   }
@@ -39,9 +40,15 @@ bool CtaExecutor::execWgmma(Warp &w, const CallStmt &c, ThreadRange threads, int
       return fail(c.loc, fmt::format("wgmma.wait_group takes 0 to 7, not {}", keep));
     auto &groups = wgmmaCommitted_[group];
     while (static_cast<int64_t>(groups.size()) > keep) {
-      for (const PrimitiveCall &mma : groups.front())
-        if (!executePrimitive(mma))
+      for (const PrimitiveCall &mma : groups.front()) {
+        asyncAgent_ = mma.asyncAgent;
+        bool ok = executePrimitive(mma);
+        asyncAgent_ = -1;
+        if (!ok)
           return false;
+        if (race_) // the wait acquires the operations it retires
+          race_->acquire(raceAgent(threads), race_->clock(static_cast<uint32_t>(mma.asyncAgent)));
+      }
       groups.erase(groups.begin());
     }
     return true;
@@ -128,6 +135,7 @@ bool CtaExecutor::execTcgen05(Warp &w, const CallStmt &c, ThreadRange threads, i
       if (group == 2 && !pairPeer(c.loc))
         return false;
     }
+    stampAsyncMma(*call, -1);
     tcgen05Issued_.push_back(std::move(*call));
     return true;
   }
@@ -144,7 +152,7 @@ bool CtaExecutor::execTcgen05(Warp &w, const CallStmt &c, ThreadRange threads, i
     unit.loc = c.loc;
     unit.mmas = std::move(tcgen05Issued_);
     tcgen05Issued_.clear();
-    stampAsync(unit);
+    stampAsync(unit, threads);
     if (const CallArg *m = c.keyword("multicast")) {
       // One unit runs the MMAs, then arrives on the barrier of every CTA of
       // the mask (the arrivals follow the MMAs, as the commit promises).

@@ -192,7 +192,7 @@ bool CtaExecutor::execRemoteArrive(Warp &w, const CallStmt &c, int lane) {
   if (!other->barrierError(other->barriers_[*bar].arrive(count.lane[lane].i), *bar, c.loc))
     return adoptFailure(*other);
   if (other == this && race_) // clusters of one CTA keep race detection
-    releaseTo(*bar, clocks_[w.id], phaseBefore);
+    releaseTo(*bar, static_cast<uint32_t>(w.id * 32 + lane), phaseBefore);
   return true;
 }
 
@@ -221,7 +221,7 @@ bool CtaExecutor::arriveMulticast(const AsyncCopy &commit) {
                              commit.loc))
       return adoptFailure(*other);
     if (other == this && race_) // clusters of one CTA keep race detection
-      releaseTo(commit.barrier, commit.clock, phaseBefore);
+      releaseTo(commit.barrier, static_cast<uint32_t>(commit.agent), phaseBefore);
   }
   return true;
 }

@@ -72,7 +72,7 @@ struct Rendezvous {
   std::vector<int> warps;
   size_t needed = 0;
   std::string scopeName;
-  VectorClock joined; // race detection: the clocks of the warps that arrived
+  VectorClock joined; // race detection: the clocks of the threads that arrived
 };
 
 class CtaExecutor;
@@ -136,7 +136,7 @@ public:
   // Whole-region fast paths (RegionAccess.cpp): the region's elements in
   // logical order as `threads` see them. They return false, having changed
   // nothing, where the per-element path must decide (clipping, tensor memory,
-  // race detection on shared memory, an element the threads do not hold); the
+  // race detection, an element the threads do not hold); the
   // caller then counts the access with countAccess or takes that path.
   bool fastRegion(const Region &r) const;
   void regionFlats(const Region &r, std::vector<int64_t> &flats) const;
@@ -167,6 +167,7 @@ public:
     int barrier = -1; // `mbar = ...`
     ThreadRange threads;
     bool warpgroupScope = false;
+    int asyncAgent = -1; // race detection: the agent of an asynchronous MMA
     // tcgen05.mma with cta_group = 2: B (N x K, row-major codes) gathered from
     // both CTAs of the pair, used instead of reading operand b.
     std::vector<uint64_t> bBits;
@@ -190,8 +191,7 @@ public:
     llvm::SMLoc loc;
     std::vector<PrimitiveCall> mmas; // non-empty or `isCommit`: a tcgen05.commit
     bool isCommit = false;
-    int agent = -1;    // race detection: the issuing warp's asynchronous agent
-    VectorClock clock; // and its clock at issue
+    int agent = -1; // race detection: the unit's asynchronous agent
     // A member of a thread's cp.async or bulk-store group (AsyncGroups.cpp):
     // kind -1 otherwise. Bulk stores complete in two stages: the source is
     // read (`staged`), later the destination written.
@@ -203,12 +203,28 @@ public:
     // gets the arrival; 0: this CTA's only.
     uint64_t multicastMask = 0;
   };
-  // Race detection hooks (no-ops unless enabled).
-  bool racing() const { return race_ != nullptr; }
-  void stampAsync(AsyncCopy &unit);
-  void releaseTo(int barrier, const VectorClock &clock, int64_t phaseBefore);
-  void acquireFrom(Warp &w);
-  std::vector<std::string> raceReports() const;
+  // Race detection hooks (RaceHooks.cpp; each a no-op unless a detector is
+  // attached).
+  void attachRaceDetector(RaceDetector *detector) { race_ = detector; }
+  // The agent making an access: the asynchronous operation being completed,
+  // else the first thread of the range (a collective runs on the joined clock
+  // of its threads).
+  uint32_t raceAgent(ThreadRange threads) const {
+    return asyncAgent_ >= 0 ? static_cast<uint32_t>(asyncAgent_)
+                            : static_cast<uint32_t>(threads.begin);
+  }
+  void raceAccess(RaceSpace space, int buffer, int64_t flat, int64_t address, int units, bool write,
+                  ThreadRange threads, llvm::SMLoc loc);
+  void stampAsync(AsyncCopy &unit, ThreadRange threads);
+  void stampAsyncMma(PrimitiveCall &mma, int64_t warpgroup);
+  void releaseTo(int barrier, uint32_t agent, int64_t phaseBefore);
+  void acquireFrom(Warp &w, uint32_t mask);
+  // While one lives, accesses are asynchronous operation `agent`'s.
+  struct AsyncAgentScope {
+    int &current;
+    AsyncAgentScope(int &slot, int agent) : current(slot) { current = agent; }
+    ~AsyncAgentScope() { current = -1; }
+  };
   void enqueue(AsyncCopy copy) { inflight_.push_back(std::move(copy)); }
 
 private:
@@ -239,6 +255,11 @@ private:
   bool boundsError(const ExprOp &op, Warp &w, uint32_t mask,
                    std::array<const LaneValues *, 3> &sub);
   bool outOfRange(const ExprOp &op, size_t dim, int64_t index, int64_t thread);
+  // Race detection: the global elements a load read, by lane (from flat
+  // indices, or from in-range point subscripts).
+  void raceLoads(const ExprOp &op, Warp &w, uint32_t mask,
+                 const std::array<int64_t, kWarpSize> *flat,
+                 const std::array<const LaneValues *, 3> *sub);
   std::optional<Region> region(const Expr &e, Warp &w, int lane);
   std::optional<int> barrierRef(const Expr &e, Warp &w, int lane);
   std::optional<Operand> operand(const Expr &e, Warp &w, int lane, bool wantRegion);
@@ -319,17 +340,17 @@ private:
     VectorClock done;    // race detection: clocks of the completed units
   };
   std::array<std::vector<std::vector<AsyncGroup>>, 2> groups_;
-  // Race detection.
-  std::unique_ptr<RaceDetector> race_;
-  std::vector<VectorClock> clocks_;       // per agent (warps, then their async agents)
-  std::vector<uint32_t> asyncCounter_;    // per warp
-  std::vector<VectorClock> barrierAccum_; // per barrier: releases of the current phase
-  std::vector<std::array<VectorClock, 2>>
-      phaseClock_; // per barrier: last completed phase by parity
-  int currentAgent_ = 0;
-  VectorClock *currentClock_ = nullptr;
+  // Race detection (owned by the run: global memory is tracked across CTAs).
+  RaceDetector *race_ = nullptr;
+  int asyncAgent_ = -1;                      // the operation being completed, or -1
+  VectorClock tcgen05Pipe_;                  // the tcgen05 operations issued so far
+  std::map<int64_t, VectorClock> wgmmaPipe_; // per warpgroup: its wgmmas issued so far
 };
 
+// The races `race` found, rendered with the program's buffer names and
+// options.where's locations (RaceHooks.cpp).
+std::vector<DetectedRace> describeRaces(const RaceDetector &race, const Program &program,
+                                        const EngineOptions &options);
 // Runs the CTAs of one cluster (by rank) interleaved to their end (Cluster.cpp).
 std::optional<Failure> runCluster(std::vector<std::unique_ptr<CtaExecutor>> &ctas,
                                   std::mt19937_64 &rng);

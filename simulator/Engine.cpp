@@ -197,6 +197,8 @@ std::optional<uint64_t> CtaExecutor::readBits(int buffer, int64_t flat, ThreadRa
   case MemScope::Global: {
     v = tensors_[b.tensor].bitsAt(flat);
     stats_.globalBytesRead += bytes;
+    if (race_)
+      raceAccess(RaceSpace::Global, buffer, flat, flat, 1, false, threads, loc);
     return v;
   }
   case MemScope::Shared: {
@@ -208,7 +210,7 @@ std::optional<uint64_t> CtaExecutor::readBits(int buffer, int64_t flat, ThreadRa
     v = loadShared(*spot, b.dtype);
     stats_.sharedBytesAccessed += spot->span;
     if (race_)
-      race_->access(spot->at, spot->span, false, currentAgent_, *currentClock_, loc);
+      raceAccess(RaceSpace::Shared, buffer, flat, spot->at, spot->span, false, threads, loc);
     return v;
   }
   case MemScope::Reg: {
@@ -232,6 +234,8 @@ std::optional<uint64_t> CtaExecutor::readBits(int buffer, int64_t flat, ThreadRa
     auto at = tmemIndex(buffer, flat, loc);
     if (!at)
       return std::nullopt;
+    if (race_)
+      raceAccess(RaceSpace::Tmem, buffer, flat, *at, 1, false, threads, loc);
     stats_.tensorBytesAccessed += 4;
     return tmem_[*at];
   }
@@ -301,6 +305,8 @@ bool CtaExecutor::writeBits(int buffer, int64_t flat, uint64_t bits, ThreadRange
     t.setBits(flat, bits);
     t.written[flat] = 1;
     stats_.globalBytesWritten += bytes;
+    if (race_)
+      raceAccess(RaceSpace::Global, buffer, flat, flat, 1, true, threads, loc);
     return true;
   }
   case MemScope::Shared: {
@@ -310,7 +316,7 @@ bool CtaExecutor::writeBits(int buffer, int64_t flat, uint64_t bits, ThreadRange
     storeShared(*spot, b.dtype, bits);
     stats_.sharedBytesAccessed += spot->span;
     if (race_)
-      race_->access(spot->at, spot->span, true, currentAgent_, *currentClock_, loc);
+      raceAccess(RaceSpace::Shared, buffer, flat, spot->at, spot->span, true, threads, loc);
     return true;
   }
   case MemScope::Reg: {
@@ -344,6 +350,8 @@ bool CtaExecutor::writeBits(int buffer, int64_t flat, uint64_t bits, ThreadRange
     auto at = tmemIndex(buffer, flat, loc);
     if (!at)
       return false;
+    if (race_)
+      raceAccess(RaceSpace::Tmem, buffer, flat, *at, 1, true, threads, loc);
     tmem_[*at] = static_cast<uint32_t>(bits);
     stats_.tensorBytesAccessed += 4;
     return true;
@@ -521,10 +529,6 @@ advanceLanes(int64_t *__restrict counter, const int64_t *__restrict step,
 // --- statements ---------------------------------------------------------------
 
 bool CtaExecutor::step(Warp &w) {
-  if (race_) {
-    currentAgent_ = w.id;
-    currentClock_ = &clocks_[w.id];
-  }
   ++w.steps;
   ++stats_.steps;
   Frame &f = w.stack.back();
@@ -610,6 +614,12 @@ bool CtaExecutor::execStmt(Warp &w, Frame &f, const Stmt &s) {
           t.written[flat[l]] = 1;
         });
         stats_.globalBytesWritten += bytes * std::popcount(mask);
+        if (race_)
+          forLanes(mask, [&](int l) {
+            int64_t t = w.id * 32 + l;
+            raceAccess(RaceSpace::Global, buffer, flat[l], flat[l], 1, true, {t, t + 1},
+                       as<Store>(s).target->loc);
+          });
       } else {
         uint64_t keep =
             bp.elementBytes >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * bp.elementBytes)) - 1;
@@ -736,7 +746,7 @@ bool CtaExecutor::execCall(Warp &w, Frame &f, const CallStmt &c) {
         w.blockedAt = &c;
         return true;
       }
-      acquireFrom(w);
+      acquireFrom(w, mask);
       w.waits.clear();
       ++f.pc;
       return true;
@@ -788,9 +798,15 @@ bool CtaExecutor::execCall(Warp &w, Frame &f, const CallStmt &c) {
                                    "with active mask 0x{:08x}",
                                    c.callee, convergenceName(need), w.id, mask));
   if (need == Convergence::Warp) {
-    int64_t t0 = w.id * 32;
-    if (!runCollective(w, c, {t0, std::min<int64_t>(t0 + 32, p_.threads)}))
+    int64_t t0 = w.id * 32, t1 = std::min<int64_t>(t0 + 32, p_.threads);
+    // A warp collective synchronises the warp's lanes: the simulator moves
+    // its elements as a whole, not lane by lane.
+    if (race_)
+      race_->syncThreads(static_cast<uint32_t>(t0), static_cast<uint32_t>(t1));
+    if (!runCollective(w, c, {t0, t1}))
       return false;
+    if (race_)
+      race_->syncThreads(static_cast<uint32_t>(t0), static_cast<uint32_t>(t1));
     ++f.pc;
     return true;
   }
@@ -853,11 +869,9 @@ bool CtaExecutor::arriveCollective(Warp &w, const CallStmt &c, int convergence) 
                                    needed * 32, r.needed * 32, where(r.stmt->loc)));
   }
   r.warps.push_back(w.id);
-  if (race_) {
-    joinInto(r.joined, clocks_[w.id]);
-    if (r.warps.size() < r.needed)
-      ++clocks_[w.id][w.id];
-  }
+  if (race_)
+    for (int64_t t = w.id * 32; t < std::min<int64_t>(w.id * 32 + 32, p_.threads); ++t)
+      race_->release(static_cast<uint32_t>(t), r.joined);
   if (r.warps.size() < r.needed) {
     if (arriveOnly) {
       ++w.stack.back().pc;
@@ -869,18 +883,15 @@ bool CtaExecutor::arriveCollective(Warp &w, const CallStmt &c, int convergence) 
   }
   Rendezvous done = std::move(r);
   rendezvous_.erase(key);
-  if (race_)
-    clocks_[w.id] = done.joined; // the collective runs after every arrival
+  if (race_) // the warps that wait see every arrival; the collective runs after them
+    for (int other : done.warps)
+      if (other == w.id || warps_[other].state == Warp::State::WaitCollective)
+        for (int64_t t = other * 32; t < std::min<int64_t>(other * 32 + 32, p_.threads); ++t)
+          race_->acquire(static_cast<uint32_t>(t), done.joined);
   if (!named && !runCollective(w, c, threads))
     return false;
-  if (race_) {
-    for (int other : done.warps) {
-      Warp &o = warps_[other];
-      if (other == w.id || o.state == Warp::State::WaitCollective)
-        joinInto(clocks_[other], clocks_[w.id]);
-      ++clocks_[other][other];
-    }
-  }
+  if (race_ && !named)
+    race_->syncThreads(static_cast<uint32_t>(threads.begin), static_cast<uint32_t>(threads.end));
   for (int other : done.warps) {
     Warp &o = warps_[other];
     if (other == w.id || o.state != Warp::State::WaitCollective)
@@ -940,7 +951,6 @@ std::optional<CtaExecutor::PrimitiveCall> CtaExecutor::buildCall(Warp &w, const 
 bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRange threads,
                              int lane) {
   (void)mask;
-  (void)threads;
   const std::string &n = c.callee;
   auto intArg = [&](std::string_view kw, int64_t fallback) -> std::optional<int64_t> {
     const CallArg *a = nullptr;
@@ -975,8 +985,7 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
       auto count = intArg("count", 1);
       if (!count || !barrierError(b.arrive(*count), *bar, c.loc))
         return false;
-      if (race_)
-        releaseTo(*bar, clocks_[w.id], phaseBefore);
+      releaseTo(*bar, raceAgent(threads), phaseBefore);
       return true;
     }
     auto bytes = intArg("bytes", 0);
@@ -989,15 +998,13 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
     if (n == "mbarrier.complete_tx") {
       if (!barrierError(b.completeTx(*bytes), *bar, c.loc))
         return false;
-      if (race_)
-        releaseTo(*bar, clocks_[w.id], phaseBefore);
+      releaseTo(*bar, raceAgent(threads), phaseBefore);
       return true;
     }
     if (n == "mbarrier.arrive_expect_tx") {
       if (!barrierError(b.expectTx(*bytes), *bar, c.loc) || !barrierError(b.arrive(1), *bar, c.loc))
         return false;
-      if (race_)
-        releaseTo(*bar, clocks_[w.id], phaseBefore);
+      releaseTo(*bar, raceAgent(threads), phaseBefore);
       return true;
     }
     return fail(c.loc, fmt::format("'{}' is not simulated yet", n));
@@ -1011,6 +1018,8 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
                   fmt::format("setmaxnreg takes a multiple of 8 in [24, 256], not {}", *regs));
     return true;
   }
+  if (n == "fence.proxy.async" && race_)
+    race_->fenceProxyAsync(raceAgent(threads));
   if (n == "fence.proxy.async" || n == "fence.mbarrier_init" || n == "wgmma.fence" ||
       n.rfind("tcgen05.fence", 0) == 0)
     return true;
@@ -1069,25 +1078,24 @@ bool CtaExecutor::completeAsync(size_t index) {
     return completeGroupUnit(index);
   AsyncCopy copy = std::move(inflight_[index]);
   inflight_.erase(inflight_.begin() + static_cast<long>(index));
-  if (race_) {
-    currentAgent_ = copy.agent;
-    currentClock_ = &copy.clock;
-  }
+  AsyncAgentScope scope(asyncAgent_, copy.agent);
   int64_t phaseBefore = copy.barrier >= 0 ? barriers_[copy.barrier].phase() : 0;
   if (copy.isCommit) {
     // A tcgen05.commit: the MMAs issued before it complete, in issue order,
     // then its mbarrier gets one arrival.
-    for (const PrimitiveCall &mma : copy.mmas)
+    for (const PrimitiveCall &mma : copy.mmas) {
+      asyncAgent_ = mma.asyncAgent;
       if (!executeTcgen05Mma(mma))
         return false;
+    }
+    asyncAgent_ = copy.agent;
     if (copy.barrier < 0)
       return true;
     if (copy.multicastMask)
       return arriveMulticast(copy);
     if (!barrierError(barriers_[copy.barrier].arrive(1), copy.barrier, copy.loc))
       return false;
-    if (race_)
-      releaseTo(copy.barrier, copy.clock, phaseBefore);
+    releaseTo(copy.barrier, static_cast<uint32_t>(copy.agent), phaseBefore);
     return true;
   }
   ++stats_.asyncCopies;
@@ -1122,65 +1130,9 @@ bool CtaExecutor::completeAsync(size_t index) {
   if (copy.barrier >= 0) {
     if (!barrierError(barriers_[copy.barrier].completeTx(copy.bytes), copy.barrier, copy.loc))
       return false;
-    if (race_)
-      releaseTo(copy.barrier, copy.clock, phaseBefore);
+    releaseTo(copy.barrier, static_cast<uint32_t>(copy.agent), phaseBefore);
   }
   return true;
-}
-
-void CtaExecutor::stampAsync(AsyncCopy &unit) {
-  if (!race_)
-    return;
-  int w = currentAgent_ < p_.warps ? currentAgent_ : currentAgent_ - static_cast<int>(p_.warps);
-  unit.agent = static_cast<int>(p_.warps) + w;
-  unit.clock = clocks_[w];
-  unit.clock[unit.agent] = ++asyncCounter_[w];
-  ++clocks_[w][w];
-}
-
-void CtaExecutor::releaseTo(int barrier, const VectorClock &clock, int64_t phaseBefore) {
-  joinInto(barrierAccum_[barrier], clock);
-  const Mbarrier &b = barriers_[barrier];
-  if (b.phase() != phaseBefore) {
-    // The phase completed: everything released into it is seen by its waits.
-    phaseClock_[barrier][phaseBefore & 1] = barrierAccum_[barrier];
-    barrierAccum_[barrier].assign(clocks_.size(), 0);
-  }
-  if (currentAgent_ < p_.warps && &clock == &clocks_[currentAgent_])
-    ++clocks_[currentAgent_][currentAgent_];
-}
-
-void CtaExecutor::acquireFrom(Warp &w) {
-  if (!race_)
-    return;
-  for (auto [bar, parity] : w.waits)
-    joinInto(clocks_[w.id], phaseClock_[bar][parity & 1]);
-}
-
-std::vector<std::string> CtaExecutor::raceReports() const {
-  std::vector<std::string> out;
-  if (!race_)
-    return out;
-  auto agentName = [&](int a) {
-    return a < p_.warps ? fmt::format("warp {}", a)
-                        : fmt::format("an asynchronous unit of warp {}", a - p_.warps);
-  };
-  for (const Race &r : race_->races()) {
-    std::string buffer = "?";
-    int64_t element = 0;
-    for (const BufferPlan &b : p_.buffers)
-      if (b.scope == MemScope::Shared && r.byte >= b.sharedOffset) {
-        buffer = b.name;
-        element = (r.byte - b.sharedOffset) / b.elementBytes;
-      }
-    out.push_back(fmt::format("race on shared '{}' (memory element {}, byte {}) in CTA ({}, {}, "
-                              "{}): {} by {} at {} and {} by {} at {} are not ordered",
-                              buffer, element, r.byte, ctaId_[0], ctaId_[1], ctaId_[2],
-                              r.first.write ? "write" : "read", agentName(r.first.agent),
-                              where(r.first.loc), r.second.write ? "write" : "read",
-                              agentName(r.second.agent), where(r.second.loc)));
-  }
-  return out;
 }
 
 Failure CtaExecutor::deadlock() const {
@@ -1278,17 +1230,9 @@ std::optional<Failure> CtaExecutor::start() {
     tmem_.assign(128 * 512, 0);
     tmemOwner_.assign(512, -1);
   }
-  if (options_.detectRaces) {
-    size_t agents = static_cast<size_t>(2 * p_.warps);
-    race_ = std::make_unique<RaceDetector>(p_.sharedBytes, static_cast<int>(agents));
-    clocks_.assign(agents, VectorClock(agents, 0));
-    for (size_t a = 0; a < agents; ++a)
-      clocks_[a][a] = 1;
-    asyncCounter_.assign(p_.warps, 0);
-    barrierAccum_.assign(p_.barrierCount, VectorClock(agents, 0));
-    phaseClock_.assign(p_.barrierCount, {VectorClock(agents, 0), VectorClock(agents, 0)});
-    currentClock_ = &clocks_[0];
-  }
+  if (race_)
+    race_->beginCta(ctaId_, p_.threads, p_.sharedBytes, !tmem_.empty(),
+                    static_cast<int>(p_.barrierCount));
   // Constants are filled once; every other operation writes its own lanes.
   scratch_.assign(code_->ops.size(), LaneValues());
   for (size_t i = 0; i < code_->ops.size(); ++i)
@@ -1403,15 +1347,17 @@ RunResult runProgram(const Program &program, std::vector<HostTensor> &tensors,
   std::vector<std::array<int64_t, 3>> ctas =
       options.ctas.empty() ? sampleCtas(program.grid, 0, options.seed) : options.ctas;
   std::mt19937_64 rng(options.seed);
+  std::unique_ptr<RaceDetector> race;
+  if (options.detectRaces)
+    race = std::make_unique<RaceDetector>();
   if (program.clusterSize() > 1) {
     runClusters(program, tensors, options, ctas, rng, result);
     ctas.clear();
   }
   for (const auto &cta : ctas) {
     CtaExecutor exec(program, tensors, options, result.stats, cta, rng);
+    exec.attachRaceDetector(race.get());
     auto failure = exec.run();
-    for (std::string &r : exec.raceReports())
-      result.races.push_back(std::move(r));
     if (auto f = failure) {
       result.outcome = f->outcome;
       result.message = std::move(f->message);
@@ -1420,6 +1366,8 @@ RunResult runProgram(const Program &program, std::vector<HostTensor> &tensors,
     }
     ++result.stats.ctas;
   }
+  if (race)
+    result.races = describeRaces(*race, program, options);
   result.stats.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.stats.cpuSeconds = static_cast<double>(std::clock() - cpuStart) / CLOCKS_PER_SEC;

@@ -75,12 +75,27 @@ struct RunStats {
   double cpuSeconds = 0; // processor time of this process during the run
 };
 
+// A race the detector found (simulator/RaceDetector.h), rendered.
+struct DetectedRace {
+  std::string kind;    // "data race", "async race", "missing fence.proxy.async", "out of view"
+  std::string space;   // "shared", "global", "tmem"
+  std::string buffer;  // the buffer of the second access
+  std::string element; // its element, e.g. "[3, 17]"
+  int64_t address = 0; // shared byte, global element or tensor-memory cell (lane * 512 + column)
+  struct Access {
+    std::string agent; // "thread 97 (warp 3, lane 1)", "TMA copy issued by thread 0 at ..."
+    bool write = false;
+    std::string location; // file:line:col
+  } first, second;
+  std::string text; // the whole finding on one line
+};
+
 struct RunResult {
   enum class Outcome : uint8_t { Completed, RuntimeError, Deadlock, StepBudget, MemoryCap };
   Outcome outcome = Outcome::Completed;
-  std::string message;            // what happened, with the location
-  std::vector<std::string> notes; // deadlock: one line per blocked warp, then barriers
-  std::vector<std::string> races; // with detectRaces: one line per race found
+  std::string message;             // what happened, with the location
+  std::vector<std::string> notes;  // deadlock: one line per blocked warp, then barriers
+  std::vector<DetectedRace> races; // with detectRaces: the races found (at most 32)
   RunStats stats;
   bool ok() const { return outcome == Outcome::Completed; }
 };

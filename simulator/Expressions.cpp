@@ -508,6 +508,25 @@ bool CtaExecutor::outOfRange(const ExprOp &op, size_t d, int64_t index, int64_t 
                           index, d, b.name, b.shape[d], thread));
 }
 
+void CtaExecutor::raceLoads(const ExprOp &op, Warp &w, uint32_t mask,
+                            const std::array<int64_t, kWarpSize> *flat,
+                            const std::array<const LaneValues *, 3> *sub) {
+  if (!race_)
+    return;
+  const BufferPlan &b = p_.buffers[op.buffer];
+  forLanes(mask, [&](int l) {
+    int64_t f = 0;
+    if (flat) {
+      f = (*flat)[l];
+    } else {
+      for (size_t d = 0; d < op.args.size(); ++d)
+        f = f * b.shape[d] + (*sub)[d]->lane[l].i;
+    }
+    int64_t t = w.id * 32 + l;
+    raceAccess(RaceSpace::Global, op.buffer, f, f, 1, false, {t, t + 1}, op.ast->loc);
+  });
+}
+
 bool CtaExecutor::elementFlat(const ExprOp &op, Warp &w, uint32_t mask,
                               std::array<int64_t, kWarpSize> &flat) {
   if (op.buffer < 0)
@@ -566,14 +585,18 @@ bool CtaExecutor::evalLoad(const ExprOp &op, Warp &w, uint32_t mask, LaneValues 
                    : loadRegF32(op.args.size(), sub.data(), bp->shape.data(), regs, perThread, out);
       if (global && !bad)
         stats_.globalBytesRead += 4 * kWarpSize;
+      if (global && !bad)
+        raceLoads(op, w, mask, nullptr, &sub);
     } else if (global) {
       bad = forFlats(op.args.size(), mask, sub.data(), bp->shape.data(), [&](int l, int64_t f) {
         uint32_t bits;
         std::memcpy(&bits, base + f * 4, 4);
         out.lane[l].f = std::bit_cast<float>(bits);
       });
-      if (!bad)
+      if (!bad) {
         stats_.globalBytesRead += 4 * std::popcount(mask);
+        raceLoads(op, w, mask, nullptr, &sub);
+      }
     } else {
       bad = forFlats(op.args.size(), mask, sub.data(), bp->shape.data(), [&](int l, int64_t f) {
         out.lane[l].f = std::bit_cast<float>(static_cast<uint32_t>(regs[l * perThread + f]));
@@ -602,6 +625,7 @@ bool CtaExecutor::evalLoad(const ExprOp &op, Warp &w, uint32_t mask, LaneValues 
     const int bytes = b.elementBytes;
     forLanes(mask, [&](int l) { decode(l, loadBits(base + flat[l] * bytes, bytes)); });
     stats_.globalBytesRead += bytes * std::popcount(mask);
+    raceLoads(op, w, mask, &flat, nullptr);
     return true;
   }
   if (b.privateRegs()) {

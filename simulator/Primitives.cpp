@@ -235,7 +235,7 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
       copy.barrier = call.barrier;
       copy.bytes = storageBytes(db.dtype, n);
       copy.loc = loc;
-      stampAsync(copy);
+      stampAsync(copy, threads);
       if (call.barrier >= 0 && !barriers_[call.barrier].live())
         return fail(loc, fmt::format("copy signals {}, which is not initialised",
                                      barrierName(call.barrier)));

@@ -4,51 +4,229 @@
 
 namespace tilescope::sim {
 
-void joinInto(VectorClock &into, const VectorClock &from) {
-  if (into.size() < from.size())
-    into.resize(from.size(), 0);
-  for (size_t i = 0; i < from.size(); ++i)
-    into[i] = std::max(into[i], from[i]);
+std::string_view raceSpaceName(RaceSpace s) {
+  switch (s) {
+  case RaceSpace::Shared:
+    return "shared";
+  case RaceSpace::Global:
+    return "global";
+  case RaceSpace::Tmem:
+    return "tmem";
+  }
+  return "?";
 }
 
-RaceDetector::RaceDetector(int64_t sharedBytes, int agents)
-    : agents_(agents), writeAgent_(sharedBytes, -1), writeClock_(sharedBytes, 0),
-      writeLoc_(sharedBytes, nullptr), readClock_(sharedBytes * agents, 0),
-      readLoc_(sharedBytes * agents, nullptr) {}
+std::string_view raceTypeName(RaceType k) {
+  switch (k) {
+  case RaceType::DataRace:
+    return "data race";
+  case RaceType::AsyncRace:
+    return "async race";
+  case RaceType::MissingProxyFence:
+    return "missing fence.proxy.async";
+  case RaceType::OutOfView:
+    return "out of view";
+  }
+  return "?";
+}
 
-void RaceDetector::access(int64_t offset, int bytes, bool write, int agent,
-                          const VectorClock &clock, llvm::SMLoc loc) {
-  for (int64_t b = offset; b < offset + bytes; ++b) {
-    if (b < 0 || b >= static_cast<int64_t>(writeAgent_.size()))
-      continue;
-    auto report = [&](int otherAgent, bool otherWrite, const char *otherLoc) {
-      if (races_.size() >= kMaxRaces)
-        return;
-      // One report per statement pair is enough.
-      for (const Race &r : races_)
-        if (r.first.loc.getPointer() == otherLoc && r.second.loc == loc &&
-            r.first.agent == otherAgent && r.second.agent == agent)
-          return;
-      races_.push_back({b,
-                        {otherAgent, otherWrite, llvm::SMLoc::getFromPointer(otherLoc)},
-                        {agent, write, loc}});
-    };
-    int w = writeAgent_[b];
-    if (w >= 0 && w != agent && writeClock_[b] > clock[w])
-      report(w, true, writeLoc_[b]);
-    if (write) {
-      for (int r = 0; r < agents_; ++r)
-        if (r != agent && readClock_[b * agents_ + r] > clock[r])
-          report(r, false, readLoc_[b * agents_ + r]);
-      writeAgent_[b] = static_cast<int16_t>(agent);
-      writeClock_[b] = clock[agent];
-      writeLoc_[b] = loc.getPointer();
-      std::fill(readClock_.begin() + b * agents_, readClock_.begin() + (b + 1) * agents_, 0);
-    } else {
-      readClock_[b * agents_ + agent] = clock[agent];
-      readLoc_[b * agents_ + agent] = loc.getPointer();
+std::string_view asyncKindName(AsyncKind k) {
+  switch (k) {
+  case AsyncKind::TmaCopy:
+    return "TMA copy";
+  case AsyncKind::TmaStore:
+    return "TMA store";
+  case AsyncKind::CpAsync:
+    return "cp.async";
+  case AsyncKind::Wgmma:
+    return "wgmma.mma_async";
+  case AsyncKind::Tcgen05Mma:
+    return "tcgen05.mma";
+  case AsyncKind::Tcgen05Commit:
+    return "tcgen05.commit";
+  }
+  return "?";
+}
+
+bool readsThroughAsyncProxy(AsyncKind k) {
+  return k == AsyncKind::TmaStore || k == AsyncKind::Wgmma || k == AsyncKind::Tcgen05Mma;
+}
+
+void RaceDetector::beginCta(std::array<int64_t, 3> ctaId, int64_t threads, int64_t sharedBytes,
+                            bool tensorMemory, int barriers) {
+  cta_ = started_ ? cta_ + 1 : 0;
+  started_ = true;
+  ctaIds_.push_back(ctaId);
+  threads_ = static_cast<uint32_t>(threads);
+  // Time 1 for everyone: time 0 in a clock means "has seen nothing of".
+  clocks_.assign(threads_, VectorClock());
+  for (uint32_t t = 0; t < threads_; ++t)
+    setClock(clocks_[t], t, 1);
+  asyncByCta_.emplace_back();
+  fences_.assign(threads_, {});
+  barrierAccum_.assign(barriers, VectorClock());
+  phaseClock_.assign(barriers, {});
+  shared_.reset(sharedBytes);
+  tmem_.reset(tensorMemory ? 128 * 512 : 0);
+  ctaReads_.clear();
+}
+
+uint32_t RaceDetector::issueAsync(AsyncKind kind, uint32_t issuer, llvm::SMLoc loc,
+                                  const VectorClock *after) {
+  uint32_t agent = static_cast<uint32_t>(clocks_.size());
+  VectorClock c = clocks_[issuer];
+  if (after)
+    joinInto(c, *after);
+  setClock(c, agent, 1);
+  clocks_.push_back(std::move(c));
+  asyncByCta_.back().push_back({kind, issuer, loc});
+  ++clocks_[issuer][issuer]; // what the issuer does next is not before the operation
+  return agent;
+}
+
+void RaceDetector::release(uint32_t agent, VectorClock &into) {
+  joinInto(into, clocks_[agent]);
+  if (!isAsync(agent))
+    ++clocks_[agent][agent];
+}
+
+void RaceDetector::acquire(uint32_t thread, const VectorClock &from) {
+  joinInto(clocks_[thread], from);
+}
+
+void RaceDetector::syncThreads(uint32_t begin, uint32_t end) {
+  VectorClock all;
+  for (uint32_t t = begin; t < end; ++t)
+    joinInto(all, clocks_[t]);
+  for (uint32_t t = begin; t < end; ++t) {
+    clocks_[t] = all;
+    ++clocks_[t][t];
+  }
+}
+
+void RaceDetector::fenceProxyAsync(uint32_t thread) {
+  fences_[thread].push_back(clocks_[thread][thread]);
+  ++clocks_[thread][thread];
+}
+
+void RaceDetector::mbarrierRelease(int barrier, uint32_t agent, int64_t phaseBefore,
+                                   bool completed) {
+  release(agent, barrierAccum_[barrier]);
+  if (completed) {
+    phaseClock_[barrier][phaseBefore & 1] = std::move(barrierAccum_[barrier]);
+    barrierAccum_[barrier].clear();
+  }
+}
+
+void RaceDetector::mbarrierAcquire(uint32_t thread, int barrier, int64_t parity) {
+  acquire(thread, phaseClock_[barrier][parity & 1]);
+}
+
+bool RaceDetector::fenced(uint32_t writer, uint32_t writeTime, uint32_t seen) const {
+  // A fence by the writer after the write (time >= the write's) that the
+  // reading operation's issue has seen (time < what it knows of the writer).
+  const std::vector<uint32_t> &f = fences_[writer];
+  auto it = std::lower_bound(f.begin(), f.end(), writeTime);
+  return it != f.end() && *it < seen;
+}
+
+RaceSide RaceDetector::side(const Epoch &e, bool write) const {
+  RaceSide s;
+  s.cta = e.cta;
+  s.agent = e.agent;
+  s.write = write;
+  s.loc = llvm::SMLoc::getFromPointer(e.loc);
+  if (e.agent >= threads_) {
+    const AsyncInfo &info = asyncByCta_[e.cta][e.agent - threads_];
+    s.async = true;
+    s.kind = info.kind;
+    s.issuer = info.issuer;
+    s.issuedAt = info.loc;
+  }
+  return s;
+}
+
+void RaceDetector::report(RaceType kind, const Target &t, int64_t address, const RaceSide &first,
+                          const RaceSide &second) {
+  if (races_.size() >= kMaxRaces)
+    return;
+  if (kind == RaceType::DataRace && (first.async || second.async))
+    kind = RaceType::AsyncRace;
+  // One report per kind and statement pair: the other threads of the same
+  // statements race the same way.
+  auto same = [](const RaceSide &a, const RaceSide &b) {
+    return a.loc == b.loc && a.write == b.write;
+  };
+  for (const Race &r : races_)
+    if (r.kind == kind && ((same(r.first, first) && same(r.second, second)) ||
+                           (same(r.first, second) && same(r.second, first))))
+      return;
+  races_.push_back({kind, t.space, t.object, t.element, address, first, second});
+}
+
+void RaceDetector::accessCell(ShadowCell &cell, ReadSets &sets, const Target &t, int64_t address,
+                              bool write, uint32_t agent, llvm::SMLoc loc) {
+  const VectorClock &c = clocks_[agent];
+  Epoch now{agent, clockAt(c, agent), cta_, loc.getPointer()};
+  auto conflict = [&](const Epoch &prev, bool prevWrite) {
+    if (!orderedBefore(prev, agent, cta_, c))
+      report(RaceType::DataRace, t, address, side(prev, prevWrite), side(now, write));
+  };
+  bool asyncProxyRead = false;
+  if (!write && t.space == RaceSpace::Shared && agent >= threads_)
+    asyncProxyRead = readsThroughAsyncProxy(asyncByCta_[cta_][agent - threads_].kind);
+  if (cell.write.valid()) {
+    conflict(cell.write, true);
+    // The async proxy reads generic-proxy writes only behind a proxy fence.
+    if (asyncProxyRead && cell.write.cta == cta_ && cell.write.agent < threads_ &&
+        orderedBefore(cell.write, agent, cta_, c) &&
+        !fenced(cell.write.agent, cell.write.time, clockAt(c, cell.write.agent)))
+      report(RaceType::MissingProxyFence, t, address, side(cell.write, true), side(now, write));
+  }
+  if (write) {
+    if (cell.readSet >= 0) {
+      for (const Epoch &r : sets.at(cell.readSet))
+        conflict(r, false);
+      sets.release(cell.readSet);
+      cell.readSet = -1;
+    } else if (cell.read.valid()) {
+      conflict(cell.read, false);
+    }
+    cell.write = now;
+    cell.read = Epoch{};
+    return;
+  }
+  if (cell.readSet >= 0) {
+    sets.add(cell.readSet, now);
+  } else if (!cell.read.valid() || orderedBefore(cell.read, agent, cta_, c)) {
+    cell.read = now; // the new read is after the old one: it alone matters
+  } else {
+    cell.readSet = sets.create(cell.read, now);
+    cell.read = Epoch{};
+  }
+}
+
+void RaceDetector::access(const Target &t, bool write, uint32_t agent, llvm::SMLoc loc) {
+  for (int64_t a = t.address; a < t.address + t.units; ++a) {
+    switch (t.space) {
+    case RaceSpace::Shared:
+      if (shared_.contains(a))
+        accessCell(shared_.at(a), ctaReads_, t, a, write, agent, loc);
+      break;
+    case RaceSpace::Tmem:
+      if (tmem_.contains(a))
+        accessCell(tmem_.at(a), ctaReads_, t, a, write, agent, loc);
+      break;
+    case RaceSpace::Global:
+      accessCell(global_.at(t.object, a), globalReads_, t, a, write, agent, loc);
+      break;
     }
   }
+}
+
+void RaceDetector::outOfView(const Target &t, bool write, uint32_t agent, llvm::SMLoc loc) {
+  RaceSide me = side(Epoch{agent, clockAt(clocks_[agent], agent), cta_, loc.getPointer()}, write);
+  report(RaceType::OutOfView, t, t.address, me, me);
 }
 
 } // namespace tilescope::sim

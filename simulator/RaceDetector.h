@@ -1,62 +1,164 @@
-// Dynamic race detection over a CTA's simulated shared memory: happens-before
-// with vector clocks (DESIGN.md: racecheck, dynamic half).
+// Dynamic race detection on the simulation: happens-before with vector
+// clocks over the bytes the kernel touches (DESIGN.md: racecheck, dynamic
+// half).
 //
-// Agents are the CTA's warps (lanes of a warp run in lock-step, so a warp is
-// one agent) plus one asynchronous agent per warp for the units it issues
-// (TMA copies, tcgen05 commits). Program order advances a warp's clock at
-// every synchronisation; a rendezvous (cta.sync, named barriers, collective
-// tile primitives) joins the clocks of every warp that takes part; an mbarrier
-// phase collects the clocks of its arrivals and transaction completions and
-// hands them to every wait that observes the phase. Each shared byte remembers
-// its last write and the reads since; an access that is not ordered after a
-// conflicting one is a race, reported with both locations.
+// Agents. Every thread of the CTA is an agent (0 .. threads-1), and so is
+// every asynchronous operation (a TMA copy, a wgmma.mma_async, a
+// tcgen05.mma, a tcgen05.commit unit): its clock is the issuing thread's
+// clock at issue (joined, for tensor-core operations, with the operations of
+// the same pipe issued before it, which run in order), and its reads and
+// writes happen when the simulator completes it. The issuing thread's time
+// advances at issue, so what it does afterwards is not ordered before the
+// operation.
 //
-// Depends on nothing but LLVM's SMLoc and the standard library.
+// Happens-before. A thread's time advances at each release. Rendezvous
+// (cta.sync, named barriers, collective tile primitives) and mbarrier phases
+// collect the clocks of the agents that release into them (arrivals,
+// transaction completions, tcgen05 commits) and hand them to the agents that
+// acquire (waits that observe the phase, the warps that leave the
+// rendezvous). wgmma.wait_group acquires the operations of the groups it
+// retires.
+//
+// Memory. Shared memory per byte and tensor memory per 32-bit cell, both per
+// CTA; global memory per tensor element for the whole run, so two CTAs that
+// write the same element race (CTAs share no synchronisation). An access that
+// is not ordered after a conflicting one (two accesses, one a write) is a
+// race. An asynchronous-proxy read (wgmma, tcgen05.mma, a TMA store source)
+// of shared bytes written through the generic proxy also needs a
+// fence.proxy.async by the writing thread between the write and the
+// operation's issue; without one it is reported as a missing fence.
+//
+// Depends on LLVM's SMLoc and the standard library.
 #pragma once
+
+#include "simulator/RaceShadow.h"
+#include "simulator/VectorClock.h"
 
 #include <llvm/Support/SMLoc.h>
 
+#include <array>
 #include <cstdint>
-#include <string>
+#include <string_view>
 #include <vector>
 
 namespace tilescope::sim {
 
-using VectorClock = std::vector<uint32_t>;
+enum class RaceSpace : uint8_t { Shared, Global, Tmem };
+std::string_view raceSpaceName(RaceSpace s);
 
-void joinInto(VectorClock &into, const VectorClock &from);
+enum class RaceType : uint8_t {
+  DataRace,          // two threads, unordered
+  AsyncRace,         // a thread and an asynchronous operation (or two), unordered
+  MissingProxyFence, // ordered, but a generic write read by the async proxy unfenced
+  OutOfView,         // an access outside the part of memory the thread may reach
+};
+std::string_view raceTypeName(RaceType k);
 
-struct RaceAccess {
-  int agent;
-  bool write;
+enum class AsyncKind : uint8_t { TmaCopy, TmaStore, CpAsync, Wgmma, Tcgen05Mma, Tcgen05Commit };
+std::string_view asyncKindName(AsyncKind k);
+// Whether operations of this kind read shared memory through the async proxy.
+bool readsThroughAsyncProxy(AsyncKind k);
+
+// Who made an access: thread `agent` of CTA number `cta`, or an asynchronous
+// operation issued by thread `issuer` at `issuedAt`.
+struct RaceSide {
+  uint32_t cta = 0;
+  uint32_t agent = 0;
+  bool write = false;
   llvm::SMLoc loc;
+  bool async = false;
+  AsyncKind kind = AsyncKind::TmaCopy;
+  uint32_t issuer = 0;
+  llvm::SMLoc issuedAt;
 };
 
 struct Race {
-  int64_t byte;
-  RaceAccess first, second;
+  RaceType kind = RaceType::DataRace;
+  RaceSpace space = RaceSpace::Shared;
+  int object = -1;     // the buffer of the second access
+  int64_t element = 0; // its logical element (row-major index into the buffer)
+  int64_t address = 0; // shared byte, global element, or tensor-memory cell (lane * 512 + column)
+  RaceSide first, second;
 };
 
 class RaceDetector {
 public:
-  RaceDetector(int64_t sharedBytes, int agents);
+  static constexpr size_t kMaxRaces = 32;
 
-  // An access of `bytes` bytes at `offset` by `agent` whose clock is `clock`.
-  void access(int64_t offset, int bytes, bool write, int agent, const VectorClock &clock,
-              llvm::SMLoc loc);
+  // A new CTA: `threads` thread agents with fresh clocks, shared memory of
+  // `sharedBytes`, tensor memory when `tensorMemory`, `barriers` mbarriers.
+  // Global memory keeps its history from the CTAs before.
+  void beginCta(std::array<int64_t, 3> ctaId, int64_t threads, int64_t sharedBytes,
+                bool tensorMemory, int barriers);
+  uint32_t ctaNumber() const { return cta_; }
+  std::array<int64_t, 3> ctaId(uint32_t number) const { return ctaIds_[number]; }
+
+  // --- agents ---
+  uint32_t threads() const { return threads_; }
+  bool isAsync(uint32_t agent) const { return agent >= threads_; }
+  const VectorClock &clock(uint32_t agent) const { return clocks_[agent]; }
+  // A new asynchronous operation issued by thread `issuer` (joined with
+  // `after`, the operations it runs behind, when given).
+  uint32_t issueAsync(AsyncKind kind, uint32_t issuer, llvm::SMLoc loc,
+                      const VectorClock *after = nullptr);
+
+  // --- synchronisation ---
+  // into ⊔= agent's clock; a thread's time then advances.
+  void release(uint32_t agent, VectorClock &into);
+  void acquire(uint32_t thread, const VectorClock &from);
+  // Threads [begin, end) meet: each ends with the join of all.
+  void syncThreads(uint32_t begin, uint32_t end);
+  void fenceProxyAsync(uint32_t thread);
+  // An arrival (or transaction completion) by `agent` on mbarrier `barrier`
+  // whose phase `phaseBefore` completed with it when `completed`.
+  void mbarrierRelease(int barrier, uint32_t agent, int64_t phaseBefore, bool completed);
+  // A wait by `thread` that observed the completion of the phase of `parity`.
+  void mbarrierAcquire(uint32_t thread, int barrier, int64_t parity);
+
+  // --- accesses ---
+  // Where an access lands: `units` consecutive cells from `address` of
+  // `space`, for element `element` of buffer `object` (global memory is
+  // shadowed per buffer and element; `address` is the element there).
+  struct Target {
+    RaceSpace space;
+    int object;
+    int64_t element;
+    int64_t address;
+    int units;
+  };
+  void access(const Target &t, bool write, uint32_t agent, llvm::SMLoc loc);
+  // An access the thread may not make at all (outside its view).
+  void outOfView(const Target &t, bool write, uint32_t agent, llvm::SMLoc loc);
 
   const std::vector<Race> &races() const { return races_; }
-  static constexpr size_t kMaxRaces = 16;
 
 private:
-  int agents_;
-  std::vector<int16_t> writeAgent_;
-  std::vector<uint32_t> writeClock_;
-  std::vector<const char *> writeLoc_;
-  std::vector<uint32_t> readClock_;   // byte * agents + agent
-  std::vector<const char *> readLoc_; // byte * agents + agent
+  void accessCell(ShadowCell &cell, ReadSets &sets, const Target &t, int64_t address, bool write,
+                  uint32_t agent, llvm::SMLoc loc);
+  bool fenced(uint32_t writer, uint32_t writeTime, uint32_t seen) const;
+  RaceSide side(const Epoch &e, bool write) const;
+  void report(RaceType kind, const Target &t, int64_t address, const RaceSide &first,
+              const RaceSide &second);
+
+  struct AsyncInfo {
+    AsyncKind kind;
+    uint32_t issuer;
+    llvm::SMLoc loc;
+  };
+
+  uint32_t threads_ = 0;
+  uint32_t cta_ = 0;
+  bool started_ = false;
+  std::vector<std::array<int64_t, 3>> ctaIds_;
+  std::vector<VectorClock> clocks_;                    // threads, then operations
+  std::vector<std::vector<AsyncInfo>> asyncByCta_;     // per CTA: agent - threads -> info
+  std::vector<std::vector<uint32_t>> fences_;          // per thread: times of fence.proxy.async
+  std::vector<VectorClock> barrierAccum_;              // per mbarrier: releases into this phase
+  std::vector<std::array<VectorClock, 2>> phaseClock_; // per mbarrier: last phase by parity
+  FlatShadow shared_, tmem_;
+  PagedShadow global_;
+  ReadSets ctaReads_, globalReads_;
   std::vector<Race> races_;
-  std::vector<int64_t> reportedBytes_;
 };
 
 } // namespace tilescope::sim

@@ -1,8 +1,10 @@
 // `tilescope race FILE [--kernel K] --args M=...,N=... [--seeds N] [--seed S]
 //  [--ctas all|N] [--json]`: dynamic race check on the simulation. Runs the
-// kernel under N scheduler seeds with happens-before tracking over shared
-// memory (simulator/RaceDetector.h) and lists every pair of unordered
-// conflicting accesses with both locations.
+// kernel under N scheduler seeds with happens-before tracking over shared,
+// global and tensor memory (simulator/RaceDetector.h) and lists every pair of
+// unordered conflicting accesses with both locations, unfenced generic writes
+// read through the async proxy, and out-of-view accesses, each with the first
+// seed that found it.
 //
 // Exit: 0 no race (and every run completed); 1 races, or a run that ended in
 // a deadlock or runtime error; 2 usage or input error.
@@ -27,6 +29,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <random>
 #include <set>
 
@@ -238,7 +241,9 @@ int runRace() {
     return fmt::format("{}:{}:{}", sourceMgr.getMemoryBuffer(buf)->getBufferIdentifier().str(),
                        line, col);
   };
-  std::set<std::string> races;
+  // Each distinct race once, with the first seed that found it.
+  std::vector<std::pair<DetectedRace, uint64_t>> races;
+  std::set<std::string> seen;
   std::vector<std::string> failures;
   int64_t steps = 0;
   for (int64_t k = 0; k < seeds; ++k) {
@@ -255,16 +260,33 @@ int runRace() {
                                 : std::vector<std::array<int64_t, 3>>{};
     RunResult r = runProgram(*program, tensors, options);
     steps += r.stats.steps;
-    for (const std::string &race : r.races)
-      races.insert(race);
+    for (DetectedRace &race : r.races) {
+      // The same statements race the same way under every seed: report once.
+      std::string one = race.first.location + (race.first.write ? "w" : "r"),
+                  two = race.second.location + (race.second.write ? "w" : "r");
+      if (seen.insert(race.kind + " " + std::min(one, two) + " " + std::max(one, two)).second)
+        races.emplace_back(std::move(race), seed);
+    }
     if (!r.ok())
       failures.push_back(fmt::format("seed {}: {}", seed, r.message));
   }
   int status = races.empty() && failures.empty() ? kClean : kFindings;
   if (json) {
     llvm::json::Array raceArray, failureArray;
-    for (const std::string &r : races)
-      raceArray.push_back(r);
+    auto access = [](const DetectedRace::Access &a) {
+      return llvm::json::Object{
+          {"agent", a.agent}, {"access", a.write ? "write" : "read"}, {"location", a.location}};
+    };
+    for (const auto &[race, seed] : races)
+      raceArray.push_back(llvm::json::Object{{"kind", race.kind},
+                                             {"space", race.space},
+                                             {"buffer", race.buffer},
+                                             {"element", race.element},
+                                             {"address", race.address},
+                                             {"first", access(race.first)},
+                                             {"second", access(race.second)},
+                                             {"seed", static_cast<int64_t>(seed)},
+                                             {"message", race.text}});
     for (const std::string &f : failures)
       failureArray.push_back(f);
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
@@ -278,8 +300,8 @@ int runRace() {
                  << "\n";
     return status;
   }
-  for (const std::string &r : races)
-    llvm::outs() << r << "\n";
+  for (const auto &[race, seed] : races)
+    llvm::outs() << race.text << " (seed " << seed << ")\n";
   for (const std::string &f : failures)
     llvm::outs() << f << "\n";
   llvm::outs() << fmt::format("{}: {}: {} race{} in {} seed{} ({} steps){}\n", input.getValue(),

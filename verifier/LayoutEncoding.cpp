@@ -1,4 +1,5 @@
 #include "verifier/LayoutEncoding.h"
+#include "verifier/SolverBudget.h"
 
 #include <bit>
 
@@ -85,7 +86,7 @@ int64_t LayoutEncoding::valueOf(const z3::model &model, const z3::expr &e) {
 z3::solver LayoutEncoding::solver(unsigned timeoutMs) {
   z3::solver s(ctx_, bitVector_ ? "QF_BV" : "QF_LIA");
   z3::params p(ctx_);
-  p.set("timeout", timeoutMs);
+  setSolverBudget(p, timeoutMs);
   s.set(p);
   return s;
 }

@@ -1,6 +1,7 @@
 #include "verifier/SymbolicLayout.h"
 
 #include "verifier/LayoutEncoding.h"
+#include "verifier/SolverBudget.h"
 
 #include <fmt/format.h>
 
@@ -138,7 +139,7 @@ z3::solver constrainedSolver(SymbolEncoder &enc, const std::vector<Expr> &constr
                              unsigned timeoutMs) {
   z3::solver s(enc.ctx);
   z3::params p(enc.ctx);
-  p.set("timeout", timeoutMs);
+  setSolverBudget(p, timeoutMs);
   s.set(p);
   for (const auto &[n, v] : enc.symbols)
     s.add(v >= 1);

@@ -1,0 +1,144 @@
+// The engine's side of race detection: the thin hooks Engine.cpp,
+// Primitives.cpp and AsyncMma.cpp call at memory accesses and
+// synchronisation (each a no-op without a detector), and the rendering of
+// the races found. The happens-before logic lives in RaceDetector.
+#include "simulator/CtaExecutor.h"
+
+#include <fmt/format.h>
+
+#include <bit>
+
+namespace tilescope::sim {
+
+void CtaExecutor::raceAccess(RaceSpace space, int buffer, int64_t flat, int64_t address, int units,
+                             bool write, ThreadRange threads, llvm::SMLoc loc) {
+  if (!race_)
+    return;
+  uint32_t agent = raceAgent(threads);
+  RaceDetector::Target target{space, buffer, flat, address, units};
+  // A warp reaches only the 32 tensor-memory lanes of its subpartition
+  // (warp id % 4); the tensor core (an asynchronous operation) reaches all.
+  if (space == RaceSpace::Tmem && asyncAgent_ < 0 &&
+      (address / 512) / 32 != (threads.begin / 32) % 4)
+    race_->outOfView(target, write, agent, loc);
+  race_->access(target, write, agent, loc);
+}
+
+void CtaExecutor::stampAsync(AsyncCopy &unit, ThreadRange threads) {
+  if (!race_)
+    return;
+  // A commit unit signals after every tcgen05 operation issued before it.
+  if (unit.isCommit) {
+    unit.agent = static_cast<int>(
+        race_->issueAsync(AsyncKind::Tcgen05Commit, raceAgent(threads), unit.loc, &tcgen05Pipe_));
+    return;
+  }
+  AsyncKind kind = unit.groupKind == 0   ? AsyncKind::CpAsync
+                   : unit.groupKind == 1 ? AsyncKind::TmaStore
+                                         : AsyncKind::TmaCopy;
+  unit.agent = static_cast<int>(race_->issueAsync(kind, raceAgent(threads), unit.loc));
+}
+
+void CtaExecutor::stampAsyncMma(PrimitiveCall &mma, int64_t warpgroup) {
+  if (!race_)
+    return;
+  // MMAs of one pipe run in issue order: each starts after the ones before.
+  VectorClock &pipe = warpgroup < 0 ? tcgen05Pipe_ : wgmmaPipe_[warpgroup];
+  uint32_t agent = race_->issueAsync(warpgroup < 0 ? AsyncKind::Tcgen05Mma : AsyncKind::Wgmma,
+                                     raceAgent(mma.threads), mma.call->loc, &pipe);
+  mma.asyncAgent = static_cast<int>(agent);
+  pipe = race_->clock(agent);
+}
+
+void CtaExecutor::releaseTo(int barrier, uint32_t agent, int64_t phaseBefore) {
+  if (race_)
+    race_->mbarrierRelease(barrier, agent, phaseBefore, barriers_[barrier].phase() != phaseBefore);
+}
+
+void CtaExecutor::acquireFrom(Warp &w, uint32_t mask) {
+  if (!race_)
+    return;
+  // w.waits holds one (barrier, parity) per active lane, in lane order.
+  size_t i = 0;
+  for (uint32_t m = mask; m && i < w.waits.size(); m &= m - 1, ++i) {
+    auto [bar, parity] = w.waits[i];
+    race_->mbarrierAcquire(static_cast<uint32_t>(w.id * 32 + std::countr_zero(m)), bar, parity);
+  }
+}
+
+namespace {
+
+std::string agentText(const RaceDetector &race, const RaceSide &s, bool showCta,
+                      const EngineOptions &options) {
+  auto where = [&](llvm::SMLoc loc) {
+    return options.where ? options.where(loc) : std::string("<unknown>");
+  };
+  std::string cta;
+  if (showCta) {
+    auto id = race.ctaId(s.cta);
+    cta = fmt::format(" of CTA ({}, {}, {})", id[0], id[1], id[2]);
+  }
+  if (s.async)
+    return fmt::format("{} issued by thread {}{} at {}", asyncKindName(s.kind), s.issuer, cta,
+                       where(s.issuedAt));
+  return fmt::format("thread {} (warp {}, lane {}){}", s.agent, s.agent / 32, s.agent % 32, cta);
+}
+
+} // namespace
+
+std::vector<DetectedRace> describeRaces(const RaceDetector &race, const Program &program,
+                                        const EngineOptions &options) {
+  std::vector<DetectedRace> out;
+  auto where = [&](llvm::SMLoc loc) {
+    return options.where ? options.where(loc) : std::string("<unknown>");
+  };
+  for (const Race &r : race.races()) {
+    DetectedRace f;
+    const BufferPlan &b = program.buffers[r.object];
+    f.kind = std::string(raceTypeName(r.kind));
+    f.space = std::string(raceSpaceName(r.space));
+    f.buffer = b.name;
+    std::vector<int64_t> idx = unflattenIndex(b.shape, r.element);
+    for (size_t i = 0; i < idx.size(); ++i)
+      f.element += (i ? ", " : "") + std::to_string(idx[i]);
+    f.element = "[" + f.element + "]";
+    f.address = r.address;
+    bool crossCta = r.first.cta != r.second.cta;
+    f.first = {agentText(race, r.first, crossCta, options), r.first.write, where(r.first.loc)};
+    f.second = {agentText(race, r.second, crossCta, options), r.second.write, where(r.second.loc)};
+    std::string detail =
+        r.space == RaceSpace::Shared ? fmt::format(" (byte {})", r.address)
+        : r.space == RaceSpace::Tmem
+            ? fmt::format(" (lane {}, column {})", r.address / 512, r.address % 512)
+            : std::string();
+    auto cta = race.ctaId(r.second.cta);
+    std::string head = fmt::format("{} on {} {}{}{} in CTA ({}, {}, {})", f.kind, f.space, b.name,
+                                   f.element, detail, cta[0], cta[1], cta[2]);
+    auto access = [](const DetectedRace::Access &a) { return a.write ? "write" : "read"; };
+    // "thread 5 (warp 0, lane 5) at f:3:4"; an operation's agent names its place already.
+    auto who = [](const RaceSide &s, const DetectedRace::Access &a) {
+      return s.async ? a.agent : a.agent + " at " + a.location;
+    };
+    switch (r.kind) {
+    case RaceType::DataRace:
+    case RaceType::AsyncRace:
+      f.text = fmt::format("{}: {} by {} and {} by {} are not ordered", head, access(f.first),
+                           who(r.first, f.first), access(f.second), who(r.second, f.second));
+      break;
+    case RaceType::MissingProxyFence:
+      f.text = fmt::format("{}: the write by {} is read through the async proxy by {} with no "
+                           "fence.proxy.async by the writer in between",
+                           head, who(r.first, f.first), who(r.second, f.second));
+      break;
+    case RaceType::OutOfView:
+      f.text = fmt::format("{}: {} by {}, but warp {} reaches only tensor-memory lanes {} to {}",
+                           head, access(f.second), who(r.second, f.second), r.second.agent / 32,
+                           (r.second.agent / 32) % 4 * 32, (r.second.agent / 32) % 4 * 32 + 31);
+      break;
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+} // namespace tilescope::sim

@@ -1,0 +1,26 @@
+// How much work one Z3 query may do before the verifier calls it undecided.
+//
+// A wall-clock timeout alone makes answers depend on the machine's load: a
+// query that takes 0.5 s of CPU on an idle core ran past a 10 s timeout while
+// other builds shared the two cores, and a proof turned "undecided". Z3's
+// resource limit counts solver work instead, so the same query gets the same
+// answer everywhere. The limit is derived from the caller's millisecond
+// budget at the rate measured on the development machine (about 10^6 units
+// per CPU second, see docs/verifier.md), doubled for slower machines; the
+// wall-clock timeout stays as a backstop against a solver that stops
+// counting, at ten times the budget.
+//
+// Depends on Z3 only.
+#pragma once
+
+#include <z3++.h>
+
+namespace tilescope {
+
+// Resource units granted per millisecond of budget.
+inline constexpr unsigned kZ3UnitsPerMs = 2000;
+
+// Sets the per-query limits of `budgetMs` on `params`.
+void setSolverBudget(z3::params &params, unsigned budgetMs);
+
+} // namespace tilescope
