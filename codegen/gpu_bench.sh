@@ -1,52 +1,48 @@
 #!/bin/bash
-# One device call: build the lowered kernels in gpu_run/ (made on the CPU
-# machine by `tilescope lower`; the GPU image has no LLVM 14 to build tilescope
-# itself), then do what `tilescope bench` does (nvcc -shared + codegen/bench.py)
-# for every size, the ceilings, the SASS check, an ncu profile, and dumps of
-# small GEMMs for the simulator-vs-hardware comparison. Results go to $OUT.
+# One device call (docs/perf.md, "GPU"): `tilescope bench` itself, run on the
+# GPU machine from a portable package (scripts/portable), for every library
+# size; the two ceilings; the SASS check; and the simulator-versus-hardware
+# comparison of dumps made on the CPU machine by `tilescope sim --dump`.
+#
+#   bash codegen/gpu_bench.sh PKG KERNELS [SIMDUMPS]
+#
+# PKG: the portable package; KERNELS: a copy of kernels/; SIMDUMPS: folders
+# made by `tilescope sim --dump DIR`, each with a file `args` and named
+# sim_<kernel file stem>_*. Results: $OUT/log.txt and $OUT/results.jsonl.
 set -u
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-log="$OUT/log.txt"
-exec > >(tee "$log") 2>&1
+PKG=$(cd "$1" && pwd); KDIR=$(cd "$2" && pwd); SIM=${3:-}
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+exec > >(tee "$OUT/log.txt") 2>&1
+export LD_LIBRARY_PATH=$PKG PYTHONUNBUFFERED=1
+T=$PKG/tilescope; B=/tmp/tsbench; mkdir -p $B; R=$OUT/results.jsonl
 date -u
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
-nvcc --version | tail -2
-B=/tmp/tsb; mkdir -p $B
-for k in gemm_bf16_sm90 rmsnorm; do
-  nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -shared -Xcompiler -fPIC \
-    gpu_run/$k.cu -o $B/$k.so || { echo "BUILD FAILED $k"; exit 1; }
-done
-cuobjdump -sass $B/gemm_bf16_sm90.so > $B/gemm.sass
-echo "SASS HGMMA count: $(grep -c HGMMA $B/gemm.sass)  UTMALDG count: $(grep -c UTMALDG $B/gemm.sass)"
-grep -m3 -E "HGMMA|UTMALDG" $B/gemm.sass
-run() { timeout 120 python3 codegen/bench.py "$@" | tee -a "$OUT/results.jsonl"; }
-export PYTHONUNBUFFERED=1
-for s in 1024 4096 8192; do
-  run --lib $B/gemm_bf16_sm90.so --kernel gemm_bf16_sm90 --args M=$s,N=$s,K=$s --ref gemm_abt --reps 50 --seed $s
-done
-run --lib $B/gemm_bf16_sm90.so --kernel gemm_bf16_sm90 --args M=4096,N=4096,K=4096 --ref gemm_abt --reps 50 --seed 7
-for r in 4096 1024; do
-  run --lib $B/rmsnorm.so --kernel rmsnorm_bf16 --args R=$r,H=$r --scalars eps=1e-6 --ref rmsnorm --reps 100 --seed $r
-done
-timeout 120 python3 codegen/ceilings.py | tee -a "$OUT/results.jsonl"
-# Simulator versus hardware: inputs and the simulator's output made on the CPU
-# machine by `tilescope sim --dump gpu_run/simN`; the GPU's output must equal
-# the simulator's bit for bit.
-for d in gpu_run/sim_*; do
+nvcc --version | tail -1; grep PRETTY_NAME /etc/os-release; ldd --version | head -1
+for f in $KDIR/*.tile; do $T check "$f"; done
+# bench NAME FILE KERNEL ARGS REF REPS [SCALARS]
+bench() {
+  echo "--- tilescope bench $2 --kernel $3 --args $4 --ref $5 --reps $6 ${7:+--scalars $7}"
+  (cd $B && timeout 150 $T bench "$2" --kernel "$3" --args "$4" --ref "$5" --reps "$6" \
+     ${7:+--scalars "$7"} --keep "$B/$1") | sed "s/^/$1 /" | tee -a $R
+}
+bench gemm4096 $KDIR/gemm_bf16_sm90.tile gemm_bf16_sm90 M=4096,N=4096,K=4096 gemm_abt 50
+bench gemm8192 $KDIR/gemm_bf16_sm90.tile gemm_bf16_sm90 M=8192,N=8192,K=8192 gemm_abt 30
+bench gemm1024 $KDIR/gemm_bf16_sm90.tile gemm_bf16_sm90 M=1024,N=1024,K=1024 gemm_abt 100
+bench rms4096 $KDIR/rmsnorm.tile rmsnorm_bf16 R=4096,H=4096 rmsnorm 100 eps=1e-6
+bench rms1024 $KDIR/rmsnorm.tile rmsnorm_bf16 R=1024,H=1024 rmsnorm 100 eps=1e-6
+timeout 60 python3 $PKG/ceilings.py | sed "s/^/ceilings /" | tee -a $R
+so=$B/gemm4096/gemm_bf16_sm90.so
+cuobjdump -sass $so > $B/gemm.sass
+echo "SASS of $so: HGMMA $(grep -c HGMMA $B/gemm.sass), UTMALDG $(grep -c UTMALDG $B/gemm.sass), LDL/STL $(grep -cE 'LDL|STL' $B/gemm.sass)"
+grep -m1 -oE "HGMMA[.0-9A-Zx]*" $B/gemm.sass
+# Simulator versus hardware, on the libraries bench built.
+for d in ${SIM:+$SIM/sim_*}; do
   [ -d "$d" ] || continue
-  args=$(cat "$d/args")
-  timeout 60 python3 codegen/bench.py --lib $B/gemm_bf16_sm90.so --kernel gemm_bf16_sm90 --args "$args" \
-    --ref gemm_abt --reps 3 --load "$d/" --expect "$d/C.npy" | tee -a "$OUT/results.jsonl"
+  case $(basename $d) in
+    sim_rmsnorm_*) lib=$B/rms4096/rmsnorm_bf16.so k=rmsnorm_bf16 ref=rmsnorm out=Y ;;
+    *) lib=$so k=gemm_bf16_sm90 ref=gemm_abt out=C ;;
+  esac
+  echo "$(basename $d) $(timeout 60 python3 $PKG/bench.py --lib $lib --kernel $k --args "$(cat $d/args)" \
+    --scalars eps=1e-6 --ref $ref --reps 3 --load $d/ --expect $d/$out.npy)" | tee -a $R
 done
-# Profile one 4096 GEMM launch and one RMSNorm launch.
-timeout 200 ncu --section SpeedOfLight --section Occupancy -k regex:gemm_bf16_sm90 -c 1 \
-  python3 codegen/bench.py --lib $B/gemm_bf16_sm90.so --kernel gemm_bf16_sm90 --args M=4096,N=4096,K=4096 \
-  --ref gemm_abt --reps 1 > "$OUT/ncu_gemm.txt" 2>&1
-grep -E "Throughput|Duration|Registers|Achieved Occupancy|SM Frequency" "$OUT/ncu_gemm.txt" | head -20
-timeout 120 ncu --section SpeedOfLight -k regex:rmsnorm -c 1 \
-  python3 codegen/bench.py --lib $B/rmsnorm.so --kernel rmsnorm_bf16 --args R=4096,H=4096 --scalars eps=1e-6 \
-  --ref rmsnorm --reps 1 > "$OUT/ncu_rms.txt" 2>&1
-grep -E "Throughput|Duration" "$OUT/ncu_rms.txt" | head -10
-echo "=== summary"
-cat "$OUT/results.jsonl"
+date -u

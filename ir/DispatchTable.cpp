@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace tilescope {
 namespace {
 using namespace dispatch;
@@ -601,6 +603,13 @@ std::vector<DispatchImpl> buildTable() {
          Expr p = Index::make(name(part), {{Subscript::Point, lit(0), nullptr}});
          std::optional<OwnerMap> map;
          ownerRefusal(x, &map);
+         // Each thread combines its elements in increasing register order
+         // (the order reduce_sum's semantics define, docs/simulator.md): the
+         // slot digits, most significant first, by decreasing register stride.
+         std::stable_sort(map->slotDigits.begin(), map->slotDigits.end(),
+                          [](const OwnerMap::Digit &a, const OwnerMap::Digit &b) {
+                            return a.stride > b.stride;
+                          });
          Block b;
          Block loop = ownerLoop(*map, st, [&](const std::vector<Expr> &c) {
            Expr v = convert(elementAt(x, c), x.dtype, d.dtype);

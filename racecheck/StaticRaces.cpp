@@ -46,8 +46,15 @@ public:
   }
 
 private:
-  std::map<BuiltinKind, z3::expr> builtinsOf(const z3::expr &t) {
+  // Thread indices as functions of the thread t, and blockIdx.x/y/z as
+  // `cta` when given (an executor in a CTA of its own).
+  std::map<BuiltinKind, z3::expr> builtinsOf(const z3::expr &t,
+                                             const std::vector<z3::expr> &cta = {}) {
     std::map<BuiltinKind, z3::expr> b;
+    const BuiltinKind blockIdx[] = {BuiltinKind::blockIdx_x, BuiltinKind::blockIdx_y,
+                                    BuiltinKind::blockIdx_z};
+    for (size_t d = 0; d < cta.size() && d < 3; ++d)
+      b.emplace(blockIdx[d], cta[d]);
     b.emplace(BuiltinKind::threadIdx_x, t);
     b.emplace(BuiltinKind::laneid, z3::mod(t, 32));
     b.emplace(BuiltinKind::warpid, t / 32);
@@ -121,18 +128,22 @@ private:
   }
 
   // Outside loops: `first` delivers to (TMA with mbar = B) or arrives on an
-  // mbarrier B after writing, and every thread of `second` waits on B between
-  // them. One-shot barriers only (both outside loops); phases of barriers in
-  // loops are the barrier proofs' business.
+  // mbarrier B after writing (mbarrier.arrive, or tcgen05.commit, which
+  // arrives once the issuing thread's tcgen05 operations completed), and
+  // every thread of `second` waits on B between them. One-shot barriers only (both outside loops);
+  // phases of barriers in loops are the barrier proofs' business.
   bool handshake(const SyncEvent &first, const SyncEvent &second) const {
-    if (first.loop >= 0 || second.loop >= 0)
+    // `second` may sit in a loop that starts after the wait: every iteration
+    // comes after it.
+    if (first.loop >= 0)
       return false;
     std::set<std::string> signalled;
     if (first.kind == SyncKind::TxDelivery)
       signalled.insert(first.barrier.array);
     for (const SyncEvent &e : sk_.events)
       if (e.order > first.order && e.order < second.order && e.loop < 0 &&
-          (e.kind == SyncKind::MbarArrive || e.kind == SyncKind::MbarExpectTx) &&
+          (e.kind == SyncKind::MbarArrive || e.kind == SyncKind::MbarExpectTx ||
+           e.kind == SyncKind::Tcgen05Commit) &&
           first.threads.subsetOf(coverOf(e)))
         signalled.insert(e.barrier.array);
     for (const SyncEvent &w : sk_.events)
@@ -170,6 +181,8 @@ private:
         if (x == y && !a.write)
           continue;
         checkPair(ea, a, eb, b);
+        if (a.scope == MemScope::Global && b.scope == MemScope::Global)
+          solvePair(ea, a, eb, b, Ordering{false, false, false, false, &ea}, true);
       }
   }
 
@@ -206,13 +219,57 @@ private:
       ++report_.pairsProved;
       return;
     }
+    Ordering ord{sameLoop, orderedSameIteration, anyInBody, wrapsAround, &lo};
+    if (solvePair(ea, a, eb, b, ord, false) == z3::unsat)
+      ++report_.pairsProved;
+  }
+
+  // What orders two accesses of one CTA (see checkPair).
+  struct Ordering {
+    bool sameLoop = false, sameIteration = false, anyInBody = false, wrapsAround = false;
+    const SyncEvent *lo = nullptr; // the access earlier in program order
+  };
+
+  // Two CTAs never synchronise: a global-memory pair is also asked for two
+  // executors in distinct CTAs of the grid, with no ordering at all.
+  bool ctaIndices(const std::string &tag, std::vector<z3::expr> &cta, z3::expr_vector &cons) {
+    for (size_t d = 0; d < sk_.grid.size() && d < 3; ++d) {
+      auto extent = enc_.encode(sk_.grid[d], {});
+      if (!extent)
+        return false;
+      z3::expr v = enc_.fresh(fmt::format("{}blockIdx{}", tag, d));
+      cons.push_back(v >= 0 && v < *extent);
+      cta.push_back(v);
+    }
+    return !cta.empty();
+  }
+
+  // Looks for two executors touching one element under `ord`; sat reports
+  // the race. With acrossCtas, the executors are in distinct CTAs.
+  z3::check_result solvePair(const SyncEvent &ea, const MemoryAccess &a, const SyncEvent &eb,
+                             const MemoryAccess &b, const Ordering &ord, bool acrossCtas) {
+    const SyncEvent &lo = *ord.lo;
+    bool sameLoop = ord.sameLoop && !acrossCtas;
+    bool orderedSameIteration = ord.sameIteration, anyInBody = ord.anyInBody,
+         wrapsAround = ord.wrapsAround;
     // Collective calls of the same group are ordered by their dispatch.
     bool groupScoped = ea.scope != ExecScope::Thread && eb.scope != ExecScope::Thread;
     z3::expr t1 = enc_.fresh("t1"), t2 = enc_.fresh("t2");
     z3::expr_vector cons(ctx_);
     if (!threadMember(ea.threads, t1, cons) || !threadMember(eb.threads, t2, cons))
-      return;
-    if (groupScoped && ea.scope == eb.scope) {
+      return z3::unsat;
+    std::vector<z3::expr> ctaA, ctaB;
+    if (acrossCtas) {
+      if (!ctaIndices("a_", ctaA, cons) || !ctaIndices("b_", ctaB, cons)) {
+        report_.notChecked.push_back(
+            {ea.loc, fmt::format("{} between CTAs: a grid extent Z3 cannot read", a.buffer)});
+        return z3::unknown;
+      }
+      z3::expr_vector differ(ctx_);
+      for (size_t d = 0; d < ctaA.size(); ++d)
+        differ.push_back(ctaA[d] != ctaB[d]);
+      cons.push_back(z3::mk_or(differ));
+    } else if (groupScoped && ea.scope == eb.scope) {
       int64_t g = groupSize(ea.scope, sk_.threads);
       cons.push_back(t1 / ctx_.int_val(g) != t2 / ctx_.int_val(g));
     } else {
@@ -227,7 +284,7 @@ private:
           {ea.loc,
            fmt::format("accesses to {} here and at another site: loop bounds Z3 cannot read",
                        a.buffer)});
-      return;
+      return z3::unknown;
     }
     if (sameLoop && !itersA.empty() && !itersB.empty()) {
       const z3::expr &iLo = &lo == &ea ? itersA.back() : itersB.back();
@@ -240,24 +297,24 @@ private:
         cons.push_back(iLo != iHi + 1);
     }
     for (const Expr &g : ea.guards)
-      if (auto e = enc_.encode(g, boundA, builtinsOf(t1)); e && e->is_bool())
+      if (auto e = enc_.encode(g, boundA, builtinsOf(t1, ctaA)); e && e->is_bool())
         cons.push_back(*e);
     for (const Expr &g : eb.guards)
-      if (auto e = enc_.encode(g, boundB, builtinsOf(t2)); e && e->is_bool())
+      if (auto e = enc_.encode(g, boundB, builtinsOf(t2, ctaB)); e && e->is_bool())
         cons.push_back(*e);
     if (a.region.size() != b.region.size())
-      return;
+      return z3::unsat;
     std::vector<z3::expr> element;
     for (size_t d = 0; d < a.region.size(); ++d) {
-      auto ba = enc_.encode(a.region[d].begin, boundA, builtinsOf(t1));
-      auto xa = enc_.encode(a.region[d].extent, boundA, builtinsOf(t1));
-      auto bb = enc_.encode(b.region[d].begin, boundB, builtinsOf(t2));
-      auto xb = enc_.encode(b.region[d].extent, boundB, builtinsOf(t2));
+      auto ba = enc_.encode(a.region[d].begin, boundA, builtinsOf(t1, ctaA));
+      auto xa = enc_.encode(a.region[d].extent, boundA, builtinsOf(t1, ctaA));
+      auto bb = enc_.encode(b.region[d].begin, boundB, builtinsOf(t2, ctaB));
+      auto xb = enc_.encode(b.region[d].extent, boundB, builtinsOf(t2, ctaB));
       if (!ba || !xa || !bb || !xb) {
         report_.notChecked.push_back(
             {ea.loc,
              fmt::format("access to {}: an index Z3 cannot read (data-dependent?)", a.buffer)});
-        return;
+        return z3::unknown;
       }
       z3::expr x = enc_.fresh("x");
       element.push_back(x);
@@ -282,16 +339,18 @@ private:
     z3::check_result r = s.check(under);
     if (r == z3::unknown) {
       report_.notChecked.push_back({ea.loc, fmt::format("race on {}: Z3 gave up", a.buffer)});
-      return;
+      return r;
     }
-    if (r == z3::unsat) {
-      ++report_.pairsProved;
-      return;
-    }
+    if (r == z3::unsat)
+      return r;
     z3::model m = s.get_model();
     auto threadText = [&](const z3::expr &t) {
       int64_t v = ProtoEncoder::value(m, t);
-      return fmt::format("thread {} (warp {}, lane {})", v, v / 32, v % 32);
+      std::string cta;
+      for (const z3::expr &c : &t == &t1 ? ctaA : ctaB)
+        cta += fmt::format("{}{}", cta.empty() ? "" : ", ", ProtoEncoder::value(m, c));
+      return fmt::format("thread {} (warp {}, lane {}{})", v, v / 32, v % 32,
+                         cta.empty() ? "" : ", CTA (" + cta + ")");
     };
     auto iterText = [&](const SyncEvent &e, const std::vector<z3::expr> &iters,
                         std::map<std::string, z3::expr> &bound) {
@@ -315,17 +374,18 @@ private:
     f.first = w.loc;
     f.second = o.loc;
     f.message = fmt::format(
-        "data race on {} {}[{}]: written by {} in {} ({}) and {} by {} in {} ({}) with no "
-        "barrier between them ({})",
+        "data race on {} {}[{}]: written by {} in {} ({}) and {} by {} in {} ({}) {} ({})",
         memScopeName(a.scope), a.buffer, coords, threadText(firstIsA ? t1 : t2), w.what,
         firstIsA ? iterText(ea, itersA, boundA) : iterText(eb, itersB, boundB),
         (firstIsA ? b.write : a.write) ? "written" : "read", threadText(firstIsA ? t2 : t1), o.what,
         firstIsA ? iterText(eb, itersB, boundB) : iterText(ea, itersA, boundA),
+        acrossCtas ? "in different CTAs, which no barrier orders" : "with no barrier between them",
         enc_.describeSymbols(m));
     for (const RaceFinding &g : report_.findings)
       if (g.first == f.first && g.second == f.second)
-        return;
+        return r;
     report_.findings.push_back(std::move(f));
+    return r;
   }
 
   void checkProxyFences() {

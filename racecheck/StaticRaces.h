@@ -3,8 +3,14 @@
 // distinct threads, loop iterations and sizes under which both touch the
 // same element with nothing ordering them:
 //  - same thread: program order orders them (except through the async proxy);
-//  - a CTA barrier (cta.sync) executed between them by every thread orders
-//    them; inside one loop, iterations are separated when the body has one;
+//  - a CTA barrier (cta.sync by every thread, or a named barrier.sync whose
+//    participants include both sides) between them orders them; inside one
+//    loop, adjacent iterations need one on the path from the earlier
+//    iteration's access to the later one's, farther ones any in the body;
+//  - a one-shot mbarrier handshake outside loops (TMA delivery, arrive or
+//    tcgen05.commit, then a wait by the other side) orders them;
+//  - global-memory pairs are also checked between two distinct CTAs of the
+//    grid, where nothing orders them;
 //  - two calls of one scoped tile primitive's group (wg.copy then wg.cast by
 //    the same warpgroup) are ordered by the primitive's dispatch;
 //  - accesses of different roles to a pipeline stage in loops are ordered by

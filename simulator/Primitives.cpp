@@ -9,10 +9,12 @@
 
 #include "ir/Intrinsics.h"
 #include "simulator/Mma.h"
+#include "simulator/ReduceOrder.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
+#include <functional>
 
 namespace tilescope::sim {
 
@@ -138,6 +140,40 @@ const mma::MmaInstructionRow *pickMma(TargetKind target, bool warpgroup, Dtype d
     if (row.target == target && row.family == family && row.d == d && row.a == a && row.b == b)
       return &row;
   return nullptr;
+}
+
+// The identity the `shuffle.smem` dispatch starts each thread's partial
+// from: 0 for sums, the largest finite float for min, its negation for max.
+double reduceIdentity(std::string_view combine) {
+  constexpr double kMaxFinite = 3.4028234663852886e38;
+  return combine == "add" ? 0.0 : combine == "max" ? -kMaxFinite : kMaxFinite;
+}
+
+// Where each element of a register-tile region lives inside the scope
+// `threads` (a whole number of warps), for the tree order; nullopt when the
+// source is not such a tile or an element has other than one holder there.
+std::optional<std::vector<HeldElement>>
+heldByScope(const BufferPlan &b, const Region &r, ThreadRange threads,
+            const std::function<int64_t(int64_t)> &flatOf) {
+  int64_t count = threads.end - threads.begin;
+  if (b.scope != MemScope::Reg || !b.layout || count < kWarpSize || count % kWarpSize != 0 ||
+      threads.begin % kWarpSize != 0)
+    return std::nullopt;
+  std::vector<HeldElement> held;
+  for (int64_t i = 0; i < r.elements(); ++i) {
+    int64_t flat = flatOf(i);
+    if (flat < 0 || flat >= b.elements)
+      return std::nullopt; // the logical-order path reports the bad read
+    int holders = 0;
+    for (int32_t k = b.ownerStart[flat]; k < b.ownerStart[flat + 1]; ++k)
+      if (threads.contains(b.owners[k].first)) {
+        held.push_back({b.owners[k].first - threads.begin, b.owners[k].second, i});
+        ++holders;
+      }
+    if (holders != 1)
+      return std::nullopt;
+  }
+  return held;
 }
 
 // How many instructions of `row`'s kind cover an M x N x K product: the
@@ -356,12 +392,38 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     int64_t outputs = sn / reduceExtent;
     if (outputs != n)
       return fail(loc, fmt::format("'{}' produces {} values into {} elements", op, outputs, n));
-    // Each output combines its inputs in logical order, starting from the
-    // first one, in the destination's arithmetic.
+    // A full reduction of a register tile by a warp, warpgroup or CTA
+    // combines in the tree order of simulator/ReduceOrder.h; any other
+    // reduction combines each output's inputs in logical order, starting
+    // from the first one. Both in the destination's arithmetic.
+    std::optional<std::vector<HeldElement>> held;
+    if (axis < 0 && isFloat(db.dtype))
+      held = heldByScope(plan(src->buffer), *src, threads,
+                         [&](int64_t i) { return inBounds(*src, i) ? bufferFlat(*src, i) : -1; });
     for (int64_t o = 0; o < outputs; ++o) {
       int64_t outer = o / inner, in = o % inner;
       Number acc{};
-      for (int64_t r = 0; r < reduceExtent; ++r) {
+      if (held) {
+        bool readFailed = false;
+        auto total = treeReduce(
+            *held, threads.end - threads.begin, reduceIdentity(combine),
+            [&](double a, double b) {
+              return arith(combine, db.dtype, {true, a, 0}, {true, b, 0}).f;
+            },
+            [&](int64_t i) -> std::optional<double> {
+              auto bits = read(*src, i);
+              if (!bits) {
+                readFailed = true;
+                return std::nullopt;
+              }
+              Number x = decodeNumber(sd, *bits);
+              return x.isFloat ? x.f : static_cast<double>(x.i);
+            });
+        if (!total || readFailed)
+          return false;
+        acc = {true, *total, 0};
+      }
+      for (int64_t r = 0; !held && r < reduceExtent; ++r) {
         int64_t i = axis < 0 ? r : (outer * reduceExtent + r) * inner + in;
         auto bits = read(*src, i);
         if (!bits)

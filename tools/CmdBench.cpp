@@ -1,5 +1,5 @@
 // `tilescope bench FILE --kernel K --args M=4096,N=4096,K=4096 --ref gemm_abt
-//  [--scalars eps=1e-6] [--reps 50] [--keep DIR]` (GPU machine): lower, build a
+//  [--scalars eps=1e-6] [--reps 50] [--keep DIR] [--harness bench.py]` (GPU machine): lower, build a
 // shared library with nvcc, and run the harness codegen/bench.py, which checks
 // the result against a float64 reference, times the kernel with CUDA events
 // next to cuBLAS or Triton in the same process, and prints one JSON object.
@@ -38,6 +38,23 @@ cl::opt<std::string> python("python", cl::desc("Python with torch and triton"),
                             cl::init("python3"), cl::sub(benchCommand));
 cl::opt<std::string> dump("dump", cl::desc("Save inputs/outputs as .npy with this prefix"),
                           cl::init(""), cl::sub(benchCommand));
+
+cl::opt<std::string> harnessOpt("harness", cl::desc("The harness bench.py (default: beside the "
+                                                    "binary, else the source tree's codegen/)"),
+                                cl::init(""), cl::sub(benchCommand));
+
+// A portable build (TILESCOPE_PORTABLE, scripts/portable) travels without its
+// source tree, with bench.py beside the binary.
+std::string findHarness() {
+  if (!harnessOpt.empty())
+    return harnessOpt;
+  std::string exe = llvm::sys::fs::getMainExecutable(nullptr, (void *)&findHarness);
+  llvm::SmallString<256> beside(llvm::sys::path::parent_path(exe));
+  llvm::sys::path::append(beside, "bench.py");
+  if (llvm::sys::fs::exists(beside))
+    return beside.str().str();
+  return std::string(TILESCOPE_SOURCE_DIR) + "/codegen/bench.py";
+}
 
 int runBench() {
   llvm::SourceMgr sourceMgr;
@@ -82,7 +99,7 @@ int runBench() {
     llvm::errs() << "tilescope: error: no '" << python << "'\n";
     return kInputError;
   }
-  std::string harness = std::string(TILESCOPE_SOURCE_DIR) + "/codegen/bench.py";
+  std::string harness = findHarness();
   std::vector<std::string> args = {*py,       harness,         "--lib",   so,
                                    "--kernel", kernelName,      "--args",  argsOpt,
                                    "--ref",    refOpt,          "--reps",  std::to_string(reps),

@@ -117,16 +117,31 @@ public:
 private:
   // --- encoding helpers ---
 
-  std::optional<z3::expr> at(const Expr &e, const SyncEvent &ev, const z3::expr &i) {
+  // The loop variables of ev's loops at flattened iteration i (see
+  // prepareLoops): level m of a nest runs (i / stride_m) % trip_m.
+  std::optional<std::map<std::string, z3::expr>> loopValues(const SyncEvent &ev,
+                                                            const z3::expr &i) {
     std::map<std::string, z3::expr> bound;
-    if (ev.loop >= 0) {
-      const SkeletonLoop &l = sk_.loops[size_t(ev.loop)];
-      auto b = enc_.encode(l.begin, {}), s = enc_.encode(l.step, {});
-      if (!b || !s)
-        return std::nullopt;
-      bound.emplace(l.var, *b + i * *s);
+    if (ev.loop < 0)
+      return bound;
+    const auto &levels = nest_[size_t(ev.loop)];
+    if (levels.empty())
+      return std::nullopt;
+    for (size_t m = 0; m < levels.size(); ++m) {
+      const NestLevel &lv = levels[m];
+      bool innermost = m + 1 == levels.size();
+      z3::expr scaled = innermost ? i : i / lv.stride;
+      z3::expr index = m == 0 ? scaled : z3::mod(scaled, lv.trip);
+      bound.emplace(lv.var, lv.begin + index * lv.step);
     }
-    return enc_.encode(e, bound);
+    return bound;
+  }
+
+  std::optional<z3::expr> at(const Expr &e, const SyncEvent &ev, const z3::expr &i) {
+    auto bound = loopValues(ev, i);
+    if (!bound)
+      return std::nullopt;
+    return enc_.encode(e, *bound);
   }
 
   // Whether ev's loop takes part in the symbolic proofs.
@@ -193,10 +208,37 @@ private:
 
   void prepareLoops() {
     numberOneShotRounds();
-    for (const SkeletonLoop &l : sk_.loops) {
+    // A nest of loops whose bounds do not depend on outer loop variables
+    // (a persistent kernel's tile loop around its k loop) is one loop of
+    // trip_0 * ... * trip_n flattened iterations. Products and the divisions
+    // by inner trip counts stay linear when the inner counts are constants;
+    // with symbolic ones the queries are non-linear and Z3 may give up (then
+    // reported as not proved).
+    for (size_t l = 0; l < sk_.loops.size(); ++l) {
+      std::vector<int> chain;
+      for (int x = int(l); x >= 0; x = sk_.loops[size_t(x)].parent)
+        chain.insert(chain.begin(), x);
+      std::vector<NestLevel> levels;
+      for (int x : chain) {
+        const SkeletonLoop &loop = sk_.loops[size_t(x)];
+        auto b = enc_.encode(loop.begin, {}), st = enc_.encode(loop.step, {}),
+             t = enc_.encode(loop.trip(), {});
+        if (!b || !st || !t) {
+          levels.clear();
+          break;
+        }
+        levels.push_back({loop.var, *b, *st, *t, ctx_.int_val(1)});
+      }
       std::optional<z3::expr> trip;
-      if (l.parent < 0)
-        trip = enc_.encode(l.trip(), {});
+      if (!levels.empty()) {
+        z3::expr stride = ctx_.int_val(1);
+        for (size_t m = levels.size(); m-- > 0;) {
+          levels[m].stride = stride;
+          stride = stride * levels[m].trip;
+        }
+        trip = stride.simplify();
+      }
+      nest_.push_back(std::move(levels));
       loopTrip_.push_back(trip);
     }
     // Loops whose trip counts are equal for every size share iteration numbers.
@@ -300,8 +342,8 @@ private:
     if (ev.loop < 0 || p.period == 1)
       return std::nullopt;
     const SkeletonLoop &l = sk_.loops[size_t(ev.loop)];
-    if (constantValue(l.begin) != 0 || constantValue(l.step) != 1)
-      return std::nullopt;
+    if (l.parent >= 0 || constantValue(l.begin) != 0 || constantValue(l.step) != 1)
+      return std::nullopt; // nested: the iteration is not the loop variable
     if (index->kind != ExprKind::Binary || as<Binary>(index).op != BinaryOp::Mod ||
         constantValue(as<Binary>(index).rhs) != p.period)
       return std::nullopt;
@@ -399,13 +441,14 @@ private:
   std::string iterationText(const z3::model &m, const SyncEvent &ev, const z3::expr &i) {
     if (ev.loop < 0)
       return "its one execution (outside loops)";
-    const SkeletonLoop &l = sk_.loops[size_t(ev.loop)];
-    int64_t iv = ProtoEncoder::value(m, i);
-    auto b = enc_.encode(l.begin, {}), s = enc_.encode(l.step, {});
-    int64_t value = iv;
-    if (b && s)
-      value = ProtoEncoder::value(m, *b + ctx_.int_val(iv) * *s);
-    return fmt::format("{} = {}", l.var, value);
+    z3::expr iv = ctx_.int_val(ProtoEncoder::value(m, i));
+    auto bound = loopValues(ev, iv);
+    std::string out;
+    if (bound)
+      for (const NestLevel &lv : nest_[size_t(ev.loop)])
+        out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", lv.var,
+                           ProtoEncoder::value(m, bound->at(lv.var)));
+    return out.empty() ? fmt::format("iteration {}", ProtoEncoder::value(m, i)) : out;
   }
   std::string sizes(const z3::model &m) {
     std::string text = enc_.describeSymbols(m);
@@ -494,7 +537,8 @@ private:
         info.symbolic = false;
         report_.notProved.push_back(
             {ev.loc, fmt::format("{}: the index of {} is neither (iteration + c) % {} nor constant "
-                                 "in a non-nested loop, so its phases are not proved",
+                                 "in the (flattened) iteration of its loops, so its phases are "
+                                 "not proved",
                                  ev.what, arr.name, arr.size)});
       }
     }
@@ -785,6 +829,8 @@ private:
           edge(a, b, 0);
         if (!(earlier.kind == SyncKind::WgmmaMma && !waitedAfter(nodes_[b], SIZE_MAX)))
           edge(a, b, -1);
+        else if (auto lag = groupsInFlight(nodes_[b], nodes_[a]))
+          edge(a, b, -*lag); // wgmma groups kept in flight: retired n iterations later
       }
     // A wait needs the events completing its phase.
     for (const auto &[w, d] : waitShift_) {
@@ -827,6 +873,32 @@ private:
   // Whether a wgmma.wait_group(0) of the same role and loop lies between
   // `mma` and `before` in program order (anywhere after mma when before is
   // SIZE_MAX).
+  // A wgmma.mma_async whose group is retired by a wgmma.wait_group(n >= 1)
+  // of a later iteration: the smallest such n for `later`, when the wait lies
+  // after the commit that closes the MMA's group and before `later` in the
+  // body. Every iteration commits at least one group, so n groups in flight
+  // are at most n iterations: `later` at iteration x runs after the MMA of
+  // iteration x - n completed (the "one group in flight" mainloop).
+  std::optional<int64_t> groupsInFlight(size_t mma, size_t later) const {
+    const SyncEvent &m = sk_.events[mma];
+    const SyncEvent *commit = nullptr;
+    for (const SyncEvent &e : sk_.events)
+      if (!commit && e.kind == SyncKind::WgmmaCommit && e.role == m.role && e.loop == m.loop &&
+          e.order > m.order && e.guards.empty())
+        commit = &e;
+    if (!commit)
+      return std::nullopt;
+    std::optional<int64_t> best;
+    for (const SyncEvent &e : sk_.events) {
+      if (e.kind != SyncKind::WgmmaWait || e.role != m.role || e.loop != m.loop ||
+          e.order < commit->order || e.order > sk_.events[later].order || !e.guards.empty())
+        continue;
+      if (auto n = constantValue(e.amount); n && *n >= 1 && (!best || *n < *best))
+        best = *n;
+    }
+    return best;
+  }
+
   bool waitedAfter(size_t mma, size_t before) const {
     const SyncEvent &m = sk_.events[mma];
     for (const SyncEvent &e : sk_.events)
@@ -1343,7 +1415,13 @@ private:
       // group, then committed groups oldest first (wait_group(n) keeps n).
       std::set<std::string> open;
       std::vector<std::set<std::string>> inFlight;
-      for (int pass = 0; pass < 2; ++pass)
+      // State at the end of the role: after the straight pass (the second
+      // pass only replays loop bodies for their back edges).
+      int uncommittedEnd = 0;
+      bool pendingEnd = false;
+      for (int pass = 0; pass < 2; ++pass,
+               uncommittedEnd = pass == 1 ? uncommitted : uncommittedEnd,
+               pendingEnd = pass == 1 ? pending : pendingEnd)
         for (const SyncEvent *e : seq) {
           if (pass == 1 && e->loop < 0)
             continue;
@@ -1398,11 +1476,11 @@ private:
             break;
           }
         }
-      if (uncommitted && lastMma)
+      if (uncommittedEnd && lastMma)
         finding(ProtocolViolationKind::WgmmaDiscipline, lastMma->loc,
                 "wgmma.mma_async is never committed (wgmma.commit_group) before its warpgroup ends",
                 {}, false);
-      else if (pending && lastCommit)
+      else if (pendingEnd && lastCommit)
         finding(ProtocolViolationKind::WgmmaDiscipline, lastCommit->loc,
                 "committed wgmma groups are never waited for (wgmma.wait_group(0)) before the "
                 "results are "
@@ -1529,6 +1607,11 @@ private:
   int queries_ = 0;
   unsigned assumed_ = 0;
   BarrierReport report_;
+  struct NestLevel {
+    std::string var;
+    z3::expr begin, step, trip, stride;
+  };
+  std::vector<std::vector<NestLevel>> nest_; // per loop: its nest, outermost first
   std::vector<std::optional<z3::expr>> loopTrip_;
   std::vector<int> loopClass_;
   std::map<size_t, Pattern> barrierPattern_;

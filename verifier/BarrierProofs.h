@@ -16,8 +16,9 @@
 // wgmma fence / commit / wait discipline; tcgen05 alloc/dealloc by the same
 // warp and wait_ld after tcgen05.ld.
 //
-// Loops take part in the symbolic proofs when they are not nested and the
-// barrier (or stage) indices are `(k + c) % S` or constant in the iteration;
+// Loops take part in the symbolic proofs when their bounds do not depend on
+// outer loop variables (a nest is one loop of flattened iterations) and the
+// barrier (or stage) indices are `(i + c) % S` or constant in the iteration;
 // other shapes are reported as not proved, never as correct.
 //
 // Depends on ir/ and verifier/; Z3 stays inside the .cpp files.

@@ -380,6 +380,7 @@ public:
     sk_.kernel = k.name;
     sk_.threads = k.launch.threads;
     sk_.target = k.launch.target;
+    sk_.grid = k.launch.grid;
     sk_.constraints = k.constraints;
     std::set<std::string> symbols;
     for (const Param &p : k.params) {

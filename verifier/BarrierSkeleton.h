@@ -164,6 +164,7 @@ struct BarrierSkeleton {
   std::string kernel;
   int64_t threads = 0;
   TargetKind target = TargetKind::sm_90a;
+  std::vector<Expr> grid;           // CTAs per dimension (launch grid)
   std::vector<Expr> constraints;    // the `where` clause
   std::vector<std::string> symbols; // shape symbols and scalar parameters
   std::vector<Role> roles;

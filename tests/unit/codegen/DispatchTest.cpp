@@ -110,7 +110,8 @@ TEST_CASE("RMSNorm: vectorised loads, owner-loop arithmetic, shuffle reduction")
   auto c = choices(*r);
   CHECK(c[0] == "fill->reg.fill");
   CHECK(c[1] == "copy->ld.global.vec");
-  CHECK(c[4] == "reduce_sum->shuffle.smem");
+  CHECK(c[4] == "add->reg.elementwise");
+  CHECK(c[5] == "reduce_sum->shuffle.smem");
   std::string text = print(r->kernel);
   CHECK(text.find("shfl_xor(red_part") != std::string::npos);
   CHECK(text.find("shared red_smem") != std::string::npos);

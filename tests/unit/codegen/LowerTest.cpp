@@ -39,8 +39,8 @@ TEST_CASE("the Hopper GEMM lowers to TMA, mbarrier waits, wgmma and setmaxnreg")
   std::string cu = lowerFile("gemm_bf16_sm90.tile");
   CHECK(has(cu, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"));
   CHECK(has(cu, "ts_tma_load_2d(("));
-  CHECK(has(cu, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"));
-  CHECK(has(cu, "ts_wgmma_m64n128k16_bf16(acc, ts_wgmma_desc("));
+  CHECK(has(cu, "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"));
+  CHECK(has(cu, "ts_wgmma_m64n256k16_bf16(acc, ts_wgmma_desc("));
   CHECK(has(cu, "setmaxnreg.dec.sync.aligned.u32 40"));
   CHECK(has(cu, "setmaxnreg.inc.sync.aligned.u32 232"));
   CHECK(has(cu, "__launch_bounds__(384, 1)"));
@@ -52,17 +52,18 @@ TEST_CASE("the Hopper GEMM lowers to TMA, mbarrier waits, wgmma and setmaxnreg")
   CHECK(has(cu, "cuuint32_t box[2] = {64, 128};"));
   CHECK(has(cu, "cudaGetDriverEntryPointByVersion(\"cuTensorMapEncodeTiled\""));
   CHECK(has(cu, "cudaFuncAttributeMaxDynamicSharedMemorySize"));
-  // The accumulator is a 64-float register array indexed by constants.
-  CHECK(has(cu, "float acc[64];"));
-  CHECK(has(cu, "acc[63] = 0.0f;"));
+  // The accumulator is a 128-float register array (64x256 over a
+  // warpgroup) indexed by constants.
+  CHECK(has(cu, "float acc[128];"));
+  CHECK(has(cu, "acc[127] = 0.0f;"));
   // The bf16 epilogue stores column pairs as 4-byte vectors.
   CHECK(has(cu, "*reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&C["));
 }
 
-TEST_CASE("RMSNorm lowers to 8-byte vector loads and stores and a shuffle reduction") {
+TEST_CASE("RMSNorm lowers to 16-byte vector loads and stores and a shuffle reduction") {
   std::string cu = lowerFile("rmsnorm.tile");
-  CHECK(has(cu, "ts_vec<__nv_bfloat16, 4> v = *reinterpret_cast<const ts_vec<__nv_bfloat16, 4> *>(&X["));
-  CHECK(has(cu, "*reinterpret_cast<ts_vec<__nv_bfloat16, 4> *>(&Y["));
+  CHECK(has(cu, "ts_vec<__nv_bfloat16, 8> v = *reinterpret_cast<const ts_vec<__nv_bfloat16, 8> *>(&X["));
+  CHECK(has(cu, "*reinterpret_cast<ts_vec<__nv_bfloat16, 8> *>(&Y["));
   CHECK(has(cu, "__shfl_xor_sync(0xffffffffu, red_part"));
   CHECK(has(cu, "bar.sync"));
   CHECK(!has(cu, "run-time slot"));

@@ -1,8 +1,8 @@
 // The static race check: two symbolic threads within a barrier interval, the
 // witness they come with, the async-proxy fence rule, and the pairs left to
 // the barrier proofs.
-#include "ir/Parser.h"
 #include "racecheck/StaticRaces.h"
+#include "ir/Parser.h"
 
 #include <doctest/doctest.h>
 
@@ -80,7 +80,7 @@ TEST_CASE("a generic write read by a TMA store needs fence.proxy.async") {
   }
 FENCE  cta.sync()
   if tid_in_wg == 0 {
-    tma.store(C[0 : +128, 0 : +128], Cs)
+    tma.store(C[blockIdx.y * 128 : +128, blockIdx.x * 128 : +128], Cs)
   }
 }
 )";
@@ -101,4 +101,44 @@ TEST_CASE("the Hopper GEMM: no races; its two pipeline pairs go to the barrier p
   CHECK(r.findings.empty());
   CHECK(r.pairsOrderedByMbarrier == 2);
   CHECK(r.pairsProved == 3);
+}
+
+TEST_CASE("global writes without the CTA offset race between CTAs; with it they do not") {
+  std::string text = R"(kernel k(X: global f32[N], Y: global f32[N])
+  where N % 128 == 0
+  launch grid(N / 128) threads(128) target(sm_90a)
+{
+  Y[OFFSETthreadIdx.x] = X[blockIdx.x * 128 + threadIdx.x]
+}
+)";
+  std::string bad = text, good = text;
+  bad.replace(bad.find("OFFSET"), 6, "");
+  good.replace(good.find("OFFSET"), 6, "blockIdx.x * 128 + ");
+  RaceReport r = check(bad);
+  REQUIRE(r.findings.size() == 1);
+  CHECK(r.findings[0].message.find("in different CTAs") != std::string::npos);
+  CHECK(r.findings[0].message.find("CTA (0)") != std::string::npos);
+  CHECK(check(good).findings.empty());
+}
+
+TEST_CASE("a write, cta.sync, a neighbour's read: the next iteration's write races") {
+  std::string text = R"(kernel k(X: global f32[N])
+  where N % 128 == 0
+  launch grid(N / 128) threads(128) target(sm_90a)
+{
+  shared S: f32[128]
+  for it in 0 .. 4 {
+    S[threadIdx.x] = X[blockIdx.x * 128 + threadIdx.x]
+    cta.sync()
+    X[blockIdx.x * 128 + threadIdx.x] = S[(threadIdx.x + 1) % 128]
+END  }
+}
+)";
+  std::string bad = text, good = text;
+  bad.replace(bad.find("END"), 3, "");
+  good.replace(good.find("END"), 3, "    cta.sync()\n");
+  RaceReport r = check(bad);
+  REQUIRE(r.findings.size() == 1);
+  CHECK(r.findings[0].message.find("data race on shared S[") != std::string::npos);
+  CHECK(check(good).findings.empty());
 }
