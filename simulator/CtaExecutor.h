@@ -6,14 +6,18 @@
 #pragma once
 
 #include "simulator/Engine.h"
+#include "simulator/ExprCode.h"
 #include "simulator/Mbarrier.h"
 #include "simulator/RaceDetector.h"
 #include "simulator/Value.h"
+
+#include <llvm/ADT/ArrayRef.h>
 
 #include <map>
 #include <memory>
 #include <optional>
 #include <random>
+#include <span>
 
 namespace tilescope::sim {
 
@@ -38,6 +42,7 @@ struct Frame {
   const For *loop = nullptr; // a loop body: at its end the loop steps
   int slot = -1;
   std::array<int64_t, kWarpSize> end{}, step{};
+  const StmtCode *code = nullptr; // the block compiled (ExprCode.h); found on first step if null
 };
 
 struct Warp {
@@ -128,6 +133,17 @@ public:
   // Writes element `flat` (every owner inside the range for register tiles).
   bool writeBits(int buffer, int64_t flat, uint64_t bits, ThreadRange threads, llvm::SMLoc loc);
   int64_t bufferFlat(const Region &r, int64_t idx) const;
+  // Whole-region fast paths (RegionAccess.cpp): the region's elements in
+  // logical order as `threads` see them. They return false, having changed
+  // nothing, where the per-element path must decide (clipping, tensor memory,
+  // race detection, an element the threads do not hold); the
+  // caller then counts the access with countAccess or takes that path.
+  bool fastRegion(const Region &r) const;
+  void regionFlats(const Region &r, std::vector<int64_t> &flats) const;
+  bool gatherBits(const Region &r, ThreadRange threads, std::vector<uint64_t> &out);
+  // `bits` holds one value per element, or one value for all of them.
+  bool scatterBits(const Region &r, ThreadRange threads, std::span<const uint64_t> bits);
+  void countAccess(const Region &r, bool write);
   bool inBounds(const Region &r, int64_t idx) const;
   bool fail(llvm::SMLoc loc, const std::string &message);
   std::string where(llvm::SMLoc loc) const;
@@ -219,11 +235,31 @@ private:
   bool execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRange threads, int lane);
   bool arriveCollective(Warp &w, const CallStmt &c, int convergence);
   bool runCollective(Warp &w, const CallStmt &c, ThreadRange threads);
+  // Expressions.cpp: the compiled body's expressions over the active lanes.
+  // `eval` evaluates an expression of the body by its tree node (a lookup);
+  // the statements use `evalOp` with the operation's index.
   bool eval(const Expr &e, Warp &w, uint32_t mask, LaneValues &out);
-  bool evalIndexLoad(const Index &x, const Expr &e, Warp &w, uint32_t mask, LaneValues &out);
-  bool evalCall(const Call &c, const Expr &e, Warp &w, uint32_t mask, LaneValues &out);
-  bool elementFlat(const Index &x, Warp &w, uint32_t mask, int &buffer,
-                   std::array<int64_t, kWarpSize> &flat);
+  const LaneValues *evalOp(int op, Warp &w, uint32_t mask);
+  bool binaryInto(BinaryOp op, llvm::SMLoc loc, const LaneValues &x, const LaneValues &y,
+                  uint32_t mask, LaneValues &out);
+  bool evalFma(const ExprOp &op, Warp &w, uint32_t mask, LaneValues &out);
+  bool evalLoad(const ExprOp &op, Warp &w, uint32_t mask, LaneValues &out);
+  bool evalCall(const ExprOp &op, Warp &w, uint32_t mask, LaneValues &out);
+  bool evalMath(const ExprOp &op, llvm::ArrayRef<const LaneValues *> args, uint32_t mask,
+                LaneValues &out);
+  bool elementFlat(const ExprOp &op, Warp &w, uint32_t mask, std::array<int64_t, kWarpSize> &flat);
+  // A load's subscripts when they are 1 to 3 points that cannot fail (false
+  // otherwise, or when one failed: see failure_), and the bounds report.
+  bool pointSubscripts(const ExprOp &op, Warp &w, uint32_t mask,
+                       std::array<const LaneValues *, 3> &sub);
+  bool boundsError(const ExprOp &op, Warp &w, uint32_t mask,
+                   std::array<const LaneValues *, 3> &sub);
+  bool outOfRange(const ExprOp &op, size_t dim, int64_t index, int64_t thread);
+  // Race detection: the global elements a load read, by lane (from flat
+  // indices, or from in-range point subscripts).
+  void raceLoads(const ExprOp &op, Warp &w, uint32_t mask,
+                 const std::array<int64_t, kWarpSize> *flat,
+                 const std::array<const LaneValues *, 3> *sub);
   std::optional<Region> region(const Expr &e, Warp &w, int lane);
   std::optional<int> barrierRef(const Expr &e, Warp &w, int lane);
   std::optional<Operand> operand(const Expr &e, Warp &w, int lane, bool wantRegion);
@@ -267,6 +303,9 @@ private:
   int64_t builtin(BuiltinKind b, int64_t thread) const;
 
   const Program &p_;
+  const KernelCode *code_ = nullptr;
+  std::vector<LaneValues> scratch_; // per operation of code_: its values
+  LaneValues product_;              // an uncontracted a * b of an Fma operation
   std::vector<HostTensor> &tensors_;
   const EngineOptions &options_;
   RunStats &stats_;
@@ -284,6 +323,7 @@ private:
   std::map<std::pair<int, int64_t>, Rendezvous> rendezvous_;
   std::vector<AsyncCopy> inflight_;
   std::optional<Failure> failure_;
+  std::vector<uint64_t> bits_, bitsB_, bitsC_; // scratch of the whole-region paths
   // Tensor memory: 128 lanes x 512 columns of 32 bits, and who allocated what.
   std::vector<uint32_t> tmem_;
   std::vector<int> tmemOwner_;                           // per column: allocating warp, -1 free

@@ -1,4 +1,5 @@
 #include "simulator/CtaExecutor.h"
+#include "simulator/Lanes.h"
 #include "simulator/Packed.h"
 
 #include "ir/Intrinsics.h"
@@ -119,7 +120,8 @@ bool CtaExecutor::inBounds(const Region &r, int64_t idx) const {
 CtaExecutor::CtaExecutor(const Program &program, std::vector<HostTensor> &tensors,
                          const EngineOptions &options, RunStats &stats,
                          std::array<int64_t, 3> ctaId, std::mt19937_64 &rng)
-    : p_(program), tensors_(tensors), options_(options), stats_(stats), ctaId_(ctaId), rng_(rng) {}
+    : p_(program), code_(program.code.get()), tensors_(tensors), options_(options), stats_(stats),
+      ctaId_(ctaId), rng_(rng) {}
 
 std::string CtaExecutor::where(llvm::SMLoc loc) const {
   return options_.where ? options_.where(loc) : std::string("<unknown>");
@@ -358,584 +360,6 @@ bool CtaExecutor::writeBits(int buffer, int64_t flat, uint64_t bits, ThreadRange
   return false;
 }
 
-// --- expressions --------------------------------------------------------------
-
-namespace {
-
-bool isFloatKind(ValueKind k) {
-  return k == ValueKind::Float || k == ValueKind::Literal;
-}
-
-double asDouble(const LaneValues &v, int lane) {
-  return isFloatKind(v.kind) ? v.lane[lane].f : static_cast<double>(v.lane[lane].i);
-}
-
-inline uint64_t loadBits(const uint8_t *p, int bytes) {
-  switch (bytes) {
-  case 1:
-    return *p;
-  case 2: {
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    return v;
-  }
-  case 4: {
-    uint32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
-  default: {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    return v;
-  }
-  }
-}
-
-inline void storeBits(uint8_t *p, int bytes, uint64_t v) {
-  switch (bytes) {
-  case 1:
-    *p = static_cast<uint8_t>(v);
-    return;
-  case 2: {
-    uint16_t x = static_cast<uint16_t>(v);
-    std::memcpy(p, &x, 2);
-    return;
-  }
-  case 4: {
-    uint32_t x = static_cast<uint32_t>(v);
-    std::memcpy(p, &x, 4);
-    return;
-  }
-  default:
-    std::memcpy(p, &v, 8);
-    return;
-  }
-}
-
-template <typename Fn> inline void forLanes(uint32_t mask, Fn fn) {
-  if (mask == 0xFFFFFFFFu) { // converged warps: a plain loop the compiler can unroll
-    for (int l = 0; l < kWarpSize; ++l)
-      fn(l);
-    return;
-  }
-  while (mask) {
-    int l = std::countr_zero(mask);
-    mask &= mask - 1;
-    fn(l);
-  }
-}
-
-double floatOp(BinaryOp op, Dtype d, double x, double y) {
-  if (d == Dtype::f64) {
-    switch (op) {
-    case BinaryOp::Add:
-      return x + y;
-    case BinaryOp::Sub:
-      return x - y;
-    case BinaryOp::Mul:
-      return x * y;
-    case BinaryOp::Div:
-      return x / y;
-    default:
-      return 0;
-    }
-  }
-  float a = static_cast<float>(x), b = static_cast<float>(y), r = 0;
-  switch (op) {
-  case BinaryOp::Add:
-    r = a + b;
-    break;
-  case BinaryOp::Sub:
-    r = a - b;
-    break;
-  case BinaryOp::Mul:
-    r = a * b;
-    break;
-  case BinaryOp::Div:
-    r = a / b;
-    break;
-  default:
-    break;
-  }
-  return d == Dtype::f32 ? static_cast<double>(r) : roundTo(d, r);
-}
-
-} // namespace
-
-bool CtaExecutor::elementFlat(const Index &x, Warp &w, uint32_t mask, int &buffer,
-                              std::array<int64_t, kWarpSize> &flat) {
-  // Fast path: one subscript list of points over a named buffer.
-  if (x.base->kind != ExprKind::Var)
-    return fail(x.base->loc, "element access needs a buffer name");
-  auto it = p_.names.find(x.base.get());
-  if (it == p_.names.end() || it->second.kind != NameRef::Buffer)
-    return fail(x.base->loc, "not a buffer");
-  buffer = it->second.index;
-  const BufferPlan &b = p_.buffers[buffer];
-  if (x.subscripts.size() != b.shape.size())
-    return fail(x.loc,
-                fmt::format("element access to '{}' needs {} indices", b.name, b.shape.size()));
-  flat.fill(0);
-  LaneValues v;
-  for (size_t d = 0; d < x.subscripts.size(); ++d) {
-    const Subscript &s = x.subscripts[d];
-    if (s.kind != Subscript::Point)
-      return fail(x.loc, "a region is not a value");
-    if (!eval(s.begin, w, mask, v))
-      return false;
-    int64_t extent = b.shape[d];
-    bool bad = false;
-    int badLane = 0;
-    forLanes(mask, [&](int l) {
-      int64_t i = v.lane[l].i;
-      if (i < 0 || i >= extent) {
-        if (!bad)
-          badLane = l;
-        bad = true;
-      }
-      flat[l] = flat[l] * extent + i;
-    });
-    if (bad)
-      return fail(s.begin->loc,
-                  fmt::format("index {} is out of range for dimension {} of '{}' (extent {}) in "
-                              "thread {}",
-                              v.lane[badLane].i, d, b.name, extent, w.id * 32 + badLane));
-  }
-  return true;
-}
-
-bool CtaExecutor::evalIndexLoad(const Index &x, const Expr &e, Warp &w, uint32_t mask,
-                                LaneValues &out) {
-  int buffer = -1;
-  std::array<int64_t, kWarpSize> flat;
-  if (!elementFlat(x, w, mask, buffer, flat))
-    return false;
-  const BufferPlan &b = p_.buffers[buffer];
-  out.dtype = b.dtype;
-  out.kind = isFloat(b.dtype)         ? ValueKind::Float
-             : b.dtype == Dtype::pred ? ValueKind::Bool
-                                      : ValueKind::Int;
-  // Fast paths: global tensors of whole-byte elements and private registers.
-  if ((b.scope == MemScope::Global && !isPacked(b.dtype)) || b.privateRegs()) {
-    std::array<uint64_t, kWarpSize> bits;
-    if (b.scope == MemScope::Global) {
-      const uint8_t *base = tensors_[b.tensor].bytes.data();
-      int bytes = b.elementBytes;
-      forLanes(mask, [&](int l) { bits[l] = loadBits(base + flat[l] * bytes, bytes); });
-      stats_.globalBytesRead += bytes * std::popcount(mask);
-      if (race_)
-        forLanes(mask, [&](int l) {
-          int64_t t = w.id * 32 + l;
-          raceAccess(RaceSpace::Global, buffer, flat[l], flat[l], 1, false, {t, t + 1}, e->loc);
-        });
-    } else {
-      forLanes(mask, [&](int l) {
-        bits[l] = regs_[(w.id * 32 + l) * p_.regsPerThread + b.regBase + flat[l]];
-      });
-    }
-    if (b.dtype == Dtype::f32)
-      forLanes(mask, [&](int l) {
-        out.lane[l].f = std::bit_cast<float>(static_cast<uint32_t>(bits[l]));
-      });
-    else if (out.kind == ValueKind::Float)
-      forLanes(mask, [&](int l) { out.lane[l].f = decodeFloat(b.dtype, bits[l]); });
-    else
-      forLanes(mask, [&](int l) { out.lane[l].i = decodeInt(b.dtype, bits[l]); });
-    return true;
-  }
-  bool ok = true;
-  forLanes(mask, [&](int l) {
-    if (!ok)
-      return;
-    int64_t t = w.id * 32 + l;
-    auto bits = readBits(buffer, flat[l], {t, t + 1}, e->loc);
-    if (!bits) {
-      ok = false;
-      return;
-    }
-    if (out.kind == ValueKind::Float)
-      out.lane[l].f = decodeFloat(b.dtype, *bits);
-    else
-      out.lane[l].i = decodeInt(b.dtype, *bits);
-  });
-  return ok;
-}
-
-bool CtaExecutor::eval(const Expr &e, Warp &w, uint32_t mask, LaneValues &out) {
-  switch (e->kind) {
-  case ExprKind::IntImm:
-    out.kind = ValueKind::Int;
-    out.dtype = Dtype::i64;
-    forLanes(mask, [&](int l) { out.lane[l].i = as<IntImm>(e).value; });
-    return true;
-  case ExprKind::FloatImm:
-    out.kind = ValueKind::Literal;
-    out.dtype = Dtype::f64;
-    forLanes(mask, [&](int l) { out.lane[l].f = as<FloatImm>(e).value; });
-    return true;
-  case ExprKind::BoolImm:
-    out.kind = ValueKind::Bool;
-    out.dtype = Dtype::pred;
-    forLanes(mask, [&](int l) { out.lane[l].i = as<BoolImm>(e).value; });
-    return true;
-  case ExprKind::StringImm:
-    return fail(e->loc, "a string is not a value");
-  case ExprKind::Var: {
-    auto it = p_.names.find(e.get());
-    if (it == p_.names.end())
-      return fail(e->loc, "unresolved name");
-    const NameRef &r = it->second;
-    switch (r.kind) {
-    case NameRef::Slot: {
-      const LaneValues &s = w.slots[r.index];
-      out.kind = s.kind;
-      out.dtype = s.dtype;
-      forLanes(mask, [&](int l) { out.lane[l] = s.lane[l]; });
-      return true;
-    }
-    case NameRef::IntConst:
-      out.kind = ValueKind::Int;
-      out.dtype = Dtype::i64;
-      forLanes(mask, [&](int l) { out.lane[l].i = r.intValue; });
-      return true;
-    case NameRef::FloatConst:
-      out.kind = ValueKind::Float;
-      out.dtype = r.dtype;
-      forLanes(mask, [&](int l) { out.lane[l].f = r.floatValue; });
-      return true;
-    default:
-      return fail(e->loc, fmt::format("'{}' is a buffer or barrier, not a value", as<Var>(e).name));
-    }
-  }
-  case ExprKind::Builtin:
-    out.kind = ValueKind::Int;
-    out.dtype = Dtype::i64;
-    forLanes(mask, [&](int l) { out.lane[l].i = builtin(as<Builtin>(e).which, w.id * 32 + l); });
-    return true;
-  case ExprKind::Unary: {
-    const auto &u = as<Unary>(e);
-    if (!eval(u.operand, w, mask, out))
-      return false;
-    if (u.op == UnaryOp::Not) {
-      forLanes(mask, [&](int l) { out.lane[l].i = !out.lane[l].i; });
-    } else if (isFloatKind(out.kind)) {
-      forLanes(mask, [&](int l) { out.lane[l].f = -out.lane[l].f; });
-    } else {
-      forLanes(mask, [&](int l) { out.lane[l].i = -out.lane[l].i; });
-    }
-    return true;
-  }
-  case ExprKind::Binary: {
-    const auto &b = as<Binary>(e);
-    LaneValues y;
-    // nvcc contracts a * b + c into one fma by default (-fmad=true); so does
-    // the simulator for f32.
-    if (b.op == BinaryOp::Add || b.op == BinaryOp::Sub) {
-      const Expr *mulSide = nullptr, *other = nullptr;
-      bool mulLeft = false;
-      if (b.lhs->kind == ExprKind::Binary && as<Binary>(b.lhs).op == BinaryOp::Mul) {
-        mulSide = &b.lhs;
-        other = &b.rhs;
-        mulLeft = true;
-      } else if (b.rhs->kind == ExprKind::Binary && as<Binary>(b.rhs).op == BinaryOp::Mul) {
-        mulSide = &b.rhs;
-        other = &b.lhs;
-      }
-      if (mulSide) {
-        LaneValues mx, my, c;
-        const auto &m = as<Binary>(*mulSide);
-        if (!eval(m.lhs, w, mask, mx) || !eval(m.rhs, w, mask, my) || !eval(*other, w, mask, c))
-          return false;
-        bool f32 = (mx.kind == ValueKind::Float && mx.dtype == Dtype::f32) ||
-                   (my.kind == ValueKind::Float && my.dtype == Dtype::f32) ||
-                   (c.kind == ValueKind::Float && c.dtype == Dtype::f32);
-        bool allFloat = isFloatKind(mx.kind) && isFloatKind(my.kind) && isFloatKind(c.kind);
-        if (f32 && allFloat) {
-          out.kind = ValueKind::Float;
-          out.dtype = Dtype::f32;
-          forLanes(mask, [&](int l) {
-            float a = static_cast<float>(mx.lane[l].f), bb = static_cast<float>(my.lane[l].f),
-                  cc = static_cast<float>(c.lane[l].f);
-            float r;
-            if (b.op == BinaryOp::Add)
-              r = std::fmaf(a, bb, cc);
-            else if (mulLeft)
-              r = std::fmaf(a, bb, -cc);
-            else
-              r = std::fmaf(-a, bb, cc);
-            out.lane[l].f = r;
-          });
-          return true;
-        }
-      }
-    }
-    if (!eval(b.lhs, w, mask, out) || !eval(b.rhs, w, mask, y))
-      return false;
-    if (b.op == BinaryOp::And || b.op == BinaryOp::Or) {
-      bool isAnd = b.op == BinaryOp::And;
-      forLanes(mask, [&](int l) {
-        out.lane[l].i = isAnd ? (out.lane[l].i && y.lane[l].i) : (out.lane[l].i || y.lane[l].i);
-      });
-      out.kind = ValueKind::Bool;
-      return true;
-    }
-    bool compare = binaryOpPrecedence(b.op) == 3 || binaryOpPrecedence(b.op) == 4;
-    if (!isFloatKind(out.kind) && !isFloatKind(y.kind)) {
-      bool bad = false;
-      forLanes(mask, [&](int l) {
-        int64_t p = out.lane[l].i, q = y.lane[l].i, r = 0;
-        switch (b.op) {
-        case BinaryOp::Add:
-          r = p + q;
-          break;
-        case BinaryOp::Sub:
-          r = p - q;
-          break;
-        case BinaryOp::Mul:
-          r = p * q;
-          break;
-        case BinaryOp::Div:
-        case BinaryOp::Mod:
-          if (q == 0) {
-            bad = true;
-            break;
-          }
-          r = b.op == BinaryOp::Div ? p / q : p % q;
-          break;
-        case BinaryOp::Lt:
-          r = p < q;
-          break;
-        case BinaryOp::Le:
-          r = p <= q;
-          break;
-        case BinaryOp::Gt:
-          r = p > q;
-          break;
-        case BinaryOp::Ge:
-          r = p >= q;
-          break;
-        case BinaryOp::Eq:
-          r = p == q;
-          break;
-        case BinaryOp::Ne:
-          r = p != q;
-          break;
-        default:
-          break;
-        }
-        out.lane[l].i = r;
-      });
-      if (bad)
-        return fail(e->loc, "integer division by zero");
-      if (compare) {
-        out.kind = ValueKind::Bool;
-        out.dtype = Dtype::pred;
-      } else if (out.kind != ValueKind::Int || y.kind != ValueKind::Int) {
-        out.kind = ValueKind::Int;
-        out.dtype = Dtype::i64;
-      }
-      return true;
-    }
-    // Floats: the non-literal side's dtype wins; literals round into it.
-    Dtype d = Dtype::f64;
-    bool literal = true;
-    if (out.kind == ValueKind::Float) {
-      d = out.dtype;
-      literal = false;
-    } else if (y.kind == ValueKind::Float) {
-      d = y.dtype;
-      literal = false;
-    }
-    forLanes(mask, [&](int l) {
-      double p = asDouble(out, l), q = asDouble(y, l);
-      if (!literal) {
-        p = out.kind == ValueKind::Float ? p : roundTo(d, p);
-        q = y.kind == ValueKind::Float ? q : roundTo(d, q);
-      }
-      double r = 0;
-      switch (b.op) {
-      case BinaryOp::Lt:
-        r = p < q;
-        break;
-      case BinaryOp::Le:
-        r = p <= q;
-        break;
-      case BinaryOp::Gt:
-        r = p > q;
-        break;
-      case BinaryOp::Ge:
-        r = p >= q;
-        break;
-      case BinaryOp::Eq:
-        r = p == q;
-        break;
-      case BinaryOp::Ne:
-        r = p != q;
-        break;
-      default:
-        r = floatOp(b.op, literal ? Dtype::f64 : d, p, q);
-        break;
-      }
-      if (compare)
-        out.lane[l].i = r != 0;
-      else
-        out.lane[l].f = r;
-    });
-    if (compare) {
-      out.kind = ValueKind::Bool;
-      out.dtype = Dtype::pred;
-    } else {
-      out.kind = literal ? ValueKind::Literal : ValueKind::Float;
-      out.dtype = d;
-    }
-    return true;
-  }
-  case ExprKind::Call:
-    return evalCall(as<Call>(e), e, w, mask, out);
-  case ExprKind::Index:
-    return evalIndexLoad(as<Index>(e), e, w, mask, out);
-  }
-  return false;
-}
-
-bool CtaExecutor::evalCall(const Call &c, const Expr &e, Warp &w, uint32_t mask, LaneValues &out) {
-  if (auto d = dtypeFromName(c.callee)) {
-    if (c.args.size() != 1 || !eval(c.args[0], w, mask, out))
-      return c.args.size() == 1 ? false : fail(e->loc, "a conversion takes one value");
-    bool from = isFloatKind(out.kind);
-    forLanes(mask, [&](int l) {
-      if (isFloat(*d)) {
-        double v = from ? out.lane[l].f : static_cast<double>(out.lane[l].i);
-        out.lane[l].f = roundTo(*d, v);
-      } else {
-        int64_t v = from ? static_cast<int64_t>(std::trunc(out.lane[l].f)) : out.lane[l].i;
-        out.lane[l].i = decodeInt(*d, encodeInt(*d, v));
-      }
-    });
-    out.kind = isFloat(*d)         ? ValueKind::Float
-               : *d == Dtype::pred ? ValueKind::Bool
-                                   : ValueKind::Int;
-    out.dtype = *d;
-    return true;
-  }
-  const std::string &f = c.callee;
-  if (f == "elect_sync") {
-    out.kind = ValueKind::Bool;
-    out.dtype = Dtype::pred;
-    int first = std::countr_zero(mask);
-    forLanes(mask, [&](int l) { out.lane[l].i = l == first; });
-    return true;
-  }
-  std::vector<LaneValues> a(c.args.size());
-  for (size_t i = 0; i < c.args.size(); ++i)
-    if (!eval(c.args[i], w, mask, a[i]))
-      return false;
-  if (f == "vote_any" || f == "vote_all" || f == "ballot") {
-    uint32_t bits = 0;
-    forLanes(mask, [&](int l) { bits |= (a[0].lane[l].i ? 1u : 0u) << l; });
-    int64_t r = f == "ballot" ? bits : f == "vote_any" ? bits != 0 : bits == mask;
-    out.kind = f == "ballot" ? ValueKind::Int : ValueKind::Bool;
-    out.dtype = f == "ballot" ? Dtype::u32 : Dtype::pred;
-    forLanes(mask, [&](int l) { out.lane[l].i = r; });
-    return true;
-  }
-  if (f.rfind("shfl_", 0) == 0) {
-    out.kind = a[0].kind;
-    out.dtype = a[0].dtype;
-    bool bad = false;
-    int badLane = 0;
-    forLanes(mask, [&](int l) {
-      int64_t k = a[1].lane[l].i, src = l;
-      if (f == "shfl_xor")
-        src = l ^ (k & 31);
-      else if (f == "shfl_idx")
-        src = k & 31;
-      else if (f == "shfl_up")
-        src = l - k >= 0 ? l - k : l;
-      else
-        src = l + k < 32 ? l + k : l;
-      if (!(mask >> src & 1)) {
-        bad = true;
-        badLane = l;
-      }
-      out.lane[l] = a[0].lane[src];
-    });
-    if (bad)
-      return fail(e->loc, fmt::format("'{}' in lane {} reads an inactive lane", f, badLane));
-    return true;
-  }
-  if (f == "select") {
-    out.kind = a[1].kind;
-    out.dtype = a[1].dtype;
-    forLanes(mask, [&](int l) { out.lane[l] = a[0].lane[l].i ? a[1].lane[l] : a[2].lane[l]; });
-    if (isFloatKind(a[1].kind) != isFloatKind(a[2].kind))
-      forLanes(mask, [&](int l) {
-        if (!a[0].lane[l].i && !isFloatKind(a[2].kind) && isFloatKind(a[1].kind))
-          out.lane[l].f = static_cast<double>(a[2].lane[l].i);
-      });
-    return true;
-  }
-  if (a.empty())
-    return fail(e->loc, fmt::format("unknown function '{}'", f));
-  // Math on numbers: integers for min/max/abs of integers, otherwise floats of
-  // the first non-literal dtype, evaluated in single precision (correctly
-  // rounded; the GPU's .approx instructions may differ in the last bits).
-  bool anyFloat = false;
-  Dtype d = Dtype::f64;
-  bool literal = true;
-  for (const LaneValues &v : a) {
-    anyFloat |= isFloatKind(v.kind);
-    if (v.kind == ValueKind::Float && literal) {
-      d = v.dtype;
-      literal = false;
-    }
-  }
-  if (!anyFloat && (f == "min" || f == "max" || f == "abs")) {
-    out.kind = ValueKind::Int;
-    out.dtype = a[0].dtype;
-    forLanes(mask, [&](int l) {
-      int64_t x = a[0].lane[l].i;
-      out.lane[l].i = f == "abs"   ? std::llabs(x)
-                      : f == "min" ? std::min(x, a[1].lane[l].i)
-                                   : std::max(x, a[1].lane[l].i);
-    });
-    return true;
-  }
-  if (literal)
-    d = Dtype::f32;
-  bool known = true;
-  forLanes(mask, [&](int l) {
-    float x = static_cast<float>(roundTo(d, asDouble(a[0], l)));
-    float y = a.size() > 1 ? static_cast<float>(roundTo(d, asDouble(a[1], l))) : 0.0f;
-    float r = 0;
-    if (f == "min")
-      r = std::fmin(x, y);
-    else if (f == "max")
-      r = std::fmax(x, y);
-    else if (f == "abs")
-      r = std::fabs(x);
-    else if (f == "exp")
-      r = std::exp(x);
-    else if (f == "exp2")
-      r = std::exp2(x);
-    else if (f == "log")
-      r = std::log(x);
-    else if (f == "sqrt")
-      r = std::sqrt(x);
-    else if (f == "rsqrt")
-      r = static_cast<float>(1.0 / std::sqrt(static_cast<double>(x)));
-    else
-      known = false;
-    out.lane[l].f = d == Dtype::f64 ? static_cast<double>(r) : roundTo(d, r);
-  });
-  if (!known)
-    return fail(e->loc, fmt::format("unknown function '{}'", f));
-  out.kind = ValueKind::Float;
-  out.dtype = d;
-  return true;
-}
-
 // --- operands of calls --------------------------------------------------------
 
 std::optional<Region> CtaExecutor::region(const Expr &e, Warp &w, int lane) {
@@ -1080,6 +504,28 @@ std::optional<CtaExecutor::Operand> CtaExecutor::operand(const Expr &e, Warp &w,
   return o;
 }
 
+namespace {
+
+// The end of a loop body in a converged warp: every lane steps its counter
+// and the lanes still below their end iterate again (a vector loop on AVX2
+// processors; integer operations only, the same result on every clone).
+#if defined(__GNUC__) && defined(__x86_64__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+uint32_t
+advanceLanes(int64_t *__restrict counter, const int64_t *__restrict step,
+             const int64_t *__restrict end) {
+  uint32_t next = 0;
+  for (int l = 0; l < kWarpSize; ++l) {
+    counter[l] =
+        static_cast<int64_t>(static_cast<uint64_t>(counter[l]) + static_cast<uint64_t>(step[l]));
+    next |= static_cast<uint32_t>(counter[l] < end[l]) << l;
+  }
+  return next;
+}
+
+} // namespace
+
 // --- statements ---------------------------------------------------------------
 
 bool CtaExecutor::step(Warp &w) {
@@ -1091,11 +537,14 @@ bool CtaExecutor::step(Warp &w) {
       // The end of a loop body: step the lanes that are still iterating.
       LaneValues &iv = w.slots[f.slot];
       uint32_t next = 0;
-      forLanes(f.mask, [&](int l) {
-        iv.lane[l].i += f.step[l];
-        if (iv.lane[l].i < f.end[l])
-          next |= 1u << l;
-      });
+      if (f.mask == ~0u)
+        next = advanceLanes(&iv.lane[0].i, f.step.data(), f.end.data());
+      else
+        forLanes(f.mask, [&](int l) {
+          iv.lane[l].i += f.step[l];
+          if (iv.lane[l].i < f.end[l])
+            next |= 1u << l;
+        });
       if (next) {
         f.mask = next;
         f.pc = 0;
@@ -1110,49 +559,52 @@ bool CtaExecutor::step(Warp &w) {
     return true;
   }
   stats_.laneOps += std::popcount(f.mask);
+  if (!f.code)
+    f.code = code_->block(*f.block);
   const Stmt &s = (*f.block)[f.pc];
   return execStmt(w, f, s);
 }
 
 bool CtaExecutor::execStmt(Warp &w, Frame &f, const Stmt &s) {
   uint32_t mask = f.mask;
+  const StmtCode &code = f.code[f.pc];
   switch (s->kind) {
   case StmtKind::BufferDecl:
   case StmtKind::BarrierDecl:
     ++f.pc;
     return true;
   case StmtKind::Let: {
-    int slot = p_.stmtSlot.at(s.get());
-    LaneValues v;
-    if (!eval(as<Let>(s).value, w, mask, v))
+    const LaneValues *v = evalOp(code.value, w, mask);
+    if (!v)
       return false;
-    LaneValues &dst = w.slots[slot];
-    dst.kind = v.kind;
-    dst.dtype = v.dtype;
-    forLanes(mask, [&](int l) { dst.lane[l] = v.lane[l]; });
+    LaneValues &dst = w.slots[code.slot];
+    dst.kind = v->kind;
+    dst.dtype = v->dtype;
+    forLanes(mask, [&](int l) { dst.lane[l] = v->lane[l]; });
     ++f.pc;
     return true;
   }
   case StmtKind::Store: {
-    const auto &st = as<Store>(s);
-    if (st.target->kind != ExprKind::Index)
+    if (code.target < 0)
       return fail(s->loc, "a store needs an element of a buffer");
-    int buffer = -1;
+    const ExprOp &target = code_->ops[code.target];
     std::array<int64_t, kWarpSize> flat;
-    LaneValues v;
-    if (!eval(st.value, w, mask, v) || !elementFlat(as<Index>(st.target), w, mask, buffer, flat))
+    const LaneValues *v = evalOp(code.value, w, mask);
+    if (!v || !elementFlat(target, w, mask, flat))
       return false;
+    const int buffer = target.buffer;
     const BufferPlan &bp = p_.buffers[buffer];
     Dtype d = bp.dtype;
+    const bool fromFloat = isFloatKind(v->kind);
     if ((bp.scope == MemScope::Global && !isPacked(d)) || bp.privateRegs()) {
       std::array<uint64_t, kWarpSize> bits;
-      if (d == Dtype::f32 && isFloatKind(v.kind))
+      if (d == Dtype::f32 && fromFloat)
         forLanes(mask, [&](int l) {
-          bits[l] = std::bit_cast<uint32_t>(static_cast<float>(v.lane[l].f));
+          bits[l] = std::bit_cast<uint32_t>(static_cast<float>(v->lane[l].f));
         });
       else
         forLanes(mask, [&](int l) {
-          bits[l] = isFloatKind(v.kind) ? encodeFloat(d, v.lane[l].f) : encodeInt(d, v.lane[l].i);
+          bits[l] = fromFloat ? encodeFloat(d, v->lane[l].f) : encodeInt(d, v->lane[l].i);
         });
       if (bp.scope == MemScope::Global) {
         HostTensor &t = tensors_[bp.tensor];
@@ -1166,25 +618,26 @@ bool CtaExecutor::execStmt(Warp &w, Frame &f, const Stmt &s) {
           forLanes(mask, [&](int l) {
             int64_t t = w.id * 32 + l;
             raceAccess(RaceSpace::Global, buffer, flat[l], flat[l], 1, true, {t, t + 1},
-                       st.target->loc);
+                       as<Store>(s).target->loc);
           });
       } else {
-        forLanes(mask, [&](int l) {
-          regs_[(w.id * 32 + l) * p_.regsPerThread + bp.regBase + flat[l]] =
-              bits[l] &
-              (bp.elementBytes >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * bp.elementBytes)) - 1);
-        });
+        uint64_t keep =
+            bp.elementBytes >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * bp.elementBytes)) - 1;
+        uint64_t *regs = regs_.data() + w.id * 32 * p_.regsPerThread + bp.regBase;
+        const int64_t perThread = p_.regsPerThread;
+        forLanes(mask, [&](int l) { regs[l * perThread + flat[l]] = bits[l] & keep; });
       }
       ++f.pc;
       return true;
     }
+    const llvm::SMLoc loc = as<Store>(s).target->loc;
     bool ok = true;
     forLanes(mask, [&](int l) {
       if (!ok)
         return;
-      uint64_t bits = isFloatKind(v.kind) ? encodeFloat(d, v.lane[l].f) : encodeInt(d, v.lane[l].i);
+      uint64_t bits = fromFloat ? encodeFloat(d, v->lane[l].f) : encodeInt(d, v->lane[l].i);
       int64_t t = w.id * 32 + l;
-      ok = writeBits(buffer, flat[l], bits, {t, t + 1}, st.target->loc);
+      ok = writeBits(buffer, flat[l], bits, {t, t + 1}, loc);
     });
     if (!ok)
       return false;
@@ -1193,39 +646,46 @@ bool CtaExecutor::execStmt(Warp &w, Frame &f, const Stmt &s) {
   }
   case StmtKind::If: {
     const auto &i = as<If>(s);
-    LaneValues c;
-    if (!eval(i.cond, w, mask, c))
+    const LaneValues *c = evalOp(code.value, w, mask);
+    if (!c)
       return false;
     uint32_t thenMask = 0;
     forLanes(mask, [&](int l) {
-      if (c.lane[l].i)
+      if (c->lane[l].i)
         thenMask |= 1u << l;
     });
     uint32_t elseMask = mask & ~thenMask;
     ++f.pc;
     // Divergent lanes run the then-branch first, then the else-branch.
-    if (elseMask && !i.elseBody.empty())
+    if (elseMask && !i.elseBody.empty()) {
       w.stack.push_back(Frame{&i.elseBody, 0, elseMask});
-    if (thenMask && !i.thenBody.empty())
+      w.stack.back().code = code.elseBody;
+    }
+    if (thenMask && !i.thenBody.empty()) {
       w.stack.push_back(Frame{&i.thenBody, 0, thenMask});
+      w.stack.back().code = code.body;
+    }
     return true;
   }
   case StmtKind::For: {
     const auto &lp = as<For>(s);
-    LaneValues b, e, st;
-    if (!eval(lp.begin, w, mask, b) || !eval(lp.end, w, mask, e) || !eval(lp.step, w, mask, st))
+    const LaneValues *b = evalOp(code.value, w, mask);
+    const LaneValues *e = b ? evalOp(code.end, w, mask) : nullptr;
+    const LaneValues *st = e ? evalOp(code.step, w, mask) : nullptr;
+    if (!st)
       return false;
-    Frame body{&lp.body, 0, 0, &lp, p_.stmtSlot.at(s.get())};
+    Frame body{&lp.body, 0, 0, &lp, code.slot};
+    body.code = code.body;
     LaneValues &iv = w.slots[body.slot];
     iv.kind = ValueKind::Int;
     iv.dtype = Dtype::i64;
     bool badStep = false;
     forLanes(mask, [&](int l) {
-      iv.lane[l].i = b.lane[l].i;
-      body.end[l] = e.lane[l].i;
-      body.step[l] = st.lane[l].i;
-      badStep |= st.lane[l].i <= 0;
-      if (b.lane[l].i < e.lane[l].i)
+      iv.lane[l].i = b->lane[l].i;
+      body.end[l] = e->lane[l].i;
+      body.step[l] = st->lane[l].i;
+      badStep |= st->lane[l].i <= 0;
+      if (b->lane[l].i < e->lane[l].i)
         body.mask |= 1u << l;
     });
     if (badStep)
@@ -1642,7 +1102,13 @@ bool CtaExecutor::completeAsync(size_t index) {
   int64_t n = copy.dst.elements();
   const BufferPlan &src = p_.buffers[copy.src.buffer];
   ThreadRange none{0, 0};
-  for (int64_t i = 0; i < n; ++i) {
+  bool whole = copy.src.buffer != copy.dst.buffer && fastRegion(copy.dst) &&
+               gatherBits(copy.src, none, bits_) && scatterBits(copy.dst, none, bits_);
+  if (whole) {
+    countAccess(copy.src, false);
+    countAccess(copy.dst, true);
+  }
+  for (int64_t i = 0; i < n && !whole; ++i) {
     uint64_t bits = 0;
     // TMA fills elements outside the global tensor with zeros and clips stores.
     if (inBounds(copy.src, i)) {
@@ -1767,6 +1233,11 @@ std::optional<Failure> CtaExecutor::start() {
   if (race_)
     race_->beginCta(ctaId_, p_.threads, p_.sharedBytes, !tmem_.empty(),
                     static_cast<int>(p_.barrierCount));
+  // Constants are filled once; every other operation writes its own lanes.
+  scratch_.assign(code_->ops.size(), LaneValues());
+  for (size_t i = 0; i < code_->ops.size(); ++i)
+    if (code_->ops[i].kind == OpKind::Constant)
+      scratch_[i] = code_->ops[i].constant;
   warps_.assign(p_.warps, Warp());
   for (int64_t i = 0; i < p_.warps; ++i) {
     Warp &w = warps_[i];
@@ -1775,6 +1246,7 @@ std::optional<Failure> CtaExecutor::start() {
     w.fullMask = lanes == 32 ? 0xFFFFFFFFu : (1u << lanes) - 1;
     w.slots.assign(p_.slots, LaneValues());
     w.stack.push_back(Frame{&p_.kernel->body, 0, w.fullMask});
+    w.stack.back().code = code_->block(p_.kernel->body);
   }
   return std::nullopt;
 }

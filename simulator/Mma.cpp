@@ -217,6 +217,37 @@ std::optional<MmaInstruction> findInstruction(TargetKind target, std::string_vie
   return fail("unknown MMA instruction '" + std::string(name) + "' for " + targetName);
 }
 
+namespace {
+// The model's last step: the exact sum of the truncated terms (units of
+// 2^quantum), normalised and truncated toward zero to the output mantissa.
+uint32_t packSum(__int128 sum, int quantum, const FusedSumParams &params) {
+  if (sum == 0)
+    return 0u;
+  bool negative = sum < 0;
+  unsigned __int128 magnitude = negative ? -(unsigned __int128)sum : (unsigned __int128)sum;
+  uint64_t high = uint64_t(magnitude >> 64);
+  int top = high ? 63 + std::bit_width(high) : std::bit_width(uint64_t(magnitude)) - 1;
+  int lsb = quantum;
+  if (top > params.outputMantissaBits) {
+    magnitude >>= top - params.outputMantissaBits;
+    lsb += top - params.outputMantissaBits;
+    top = params.outputMantissaBits;
+  }
+  uint32_t sign = negative ? 0x80000000u : 0u;
+  if (lsb + top > 127) // beyond f32's range
+    return sign | 0x7F800000u;
+  if (lsb < -149) { // f32 subnormal range: truncate to its grid
+    int drop = -149 - lsb;
+    magnitude = drop >= 100 ? 0 : magnitude >> drop;
+    lsb = -149;
+  }
+  if (magnitude == 0)
+    return sign;
+  float value = std::ldexp(float(uint64_t(magnitude)), lsb); // exact: < 2^24, in range
+  return sign | numerics::bitsOf(value);
+}
+} // namespace
+
 uint32_t fusedSum(uint32_t cBits, std::span<const ProductTerm> products,
                   const FusedSumParams &params) {
   const numerics::FloatFormat &f32 = *numerics::floatFormat(Dtype::f32);
@@ -294,33 +325,150 @@ uint32_t fusedSum(uint32_t cBits, std::span<const ProductTerm> products,
       magnitude = -shift >= 64 ? 0 : out[i].significand >> -shift;
     sum += out[i].negative ? -(__int128)magnitude : (__int128)magnitude;
   }
-  if (sum == 0)
-    return 0u;
+  return packSum(sum, quantum, params);
+}
 
-  // Normalise and truncate toward zero to the output mantissa.
-  bool negative = sum < 0;
-  unsigned __int128 magnitude = negative ? -(unsigned __int128)sum : (unsigned __int128)sum;
-  int top = 0;
-  for (unsigned __int128 v = magnitude >> 1; v; v >>= 1)
-    ++top;
-  int lsb = quantum;
-  if (top > params.outputMantissaBits) {
-    magnitude >>= top - params.outputMantissaBits;
-    lsb += top - params.outputMantissaBits;
-    top = params.outputMantissaBits;
+namespace {
+// An operand tile decoded once: per element the significand, the model's
+// exponent (kNoTerm for zeros, so a zero never sets the largest exponent and
+// adds nothing) and the sign; per row and K chunk whether a NaN or an
+// infinity is there (those chunks take the general path).
+constexpr int32_t kNoTerm = -(1 << 28);
+
+struct DecodedTile {
+  std::vector<uint32_t> significand;
+  std::vector<int32_t> exponent;
+  std::vector<uint8_t> negative;
+  std::vector<uint8_t> special; // rows x chunks
+
+  DecodedTile(std::span<const uint32_t> codes, int64_t rows, int64_t K, int64_t kStep,
+              const numerics::FloatFormat &f)
+      : significand(rows * K), exponent(rows * K), negative(rows * K),
+        special(rows * ((K + kStep - 1) / kStep), 0) {
+    int64_t chunks = (K + kStep - 1) / kStep;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < K; ++k) {
+        int64_t i = r * K + k;
+        Decoded d = numerics::decompose(codes[i], f);
+        significand[i] = d.cls == Decoded::Finite ? d.significand : 0;
+        exponent[i] = d.cls == Decoded::Finite ? d.exponent : kNoTerm;
+        negative[i] = d.negative;
+        if (d.cls == Decoded::NaN || d.cls == Decoded::Inf)
+          special[r * chunks + k / kStep] = 1;
+      }
   }
-  uint32_t sign = negative ? 0x80000000u : 0u;
-  if (lsb + top > 127) // beyond f32's range
-    return sign | 0x7F800000u;
-  if (lsb < -149) { // f32 subnormal range: truncate to its grid
-    int drop = -149 - lsb;
-    magnitude = drop >= 100 ? 0 : magnitude >> drop;
-    lsb = -149;
+};
+} // namespace
+
+// The two loops over a chunk's products, cloned for AVX2 processors where the
+// compiler builds vector code for them (integer operations only: every clone
+// gives the same sums). The hardware test compiles this file with nvcc, which
+// gets the plain functions.
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__CUDACC__)
+#define TILESCOPE_MMA_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define TILESCOPE_MMA_CLONES
+#endif
+
+namespace {
+// Each product's exponent (into exps) and the largest of them and `start`.
+TILESCOPE_MMA_CLONES
+int32_t chunkExponents(int64_t len, const int32_t *__restrict ea, const int32_t *__restrict eb,
+                       int32_t *__restrict exps, int32_t start) {
+  int32_t largest = start;
+  for (int64_t k = 0; k < len; ++k) {
+    exps[k] = ea[k] + eb[k];
+    largest = std::max(largest, exps[k]);
   }
-  if (magnitude == 0)
-    return sign;
-  float value = std::ldexp(float(uint64_t(magnitude)), lsb); // exact: < 2^24, in range
-  return sign | numerics::bitsOf(value);
+  return largest;
+}
+
+// The signed sum of the (lifted) products, each truncated toward zero to the
+// quantum by a right shift of its distance to the largest exponent.
+TILESCOPE_MMA_CLONES
+int64_t chunkProducts(int64_t len, const uint32_t *__restrict sa, const uint32_t *__restrict sb,
+                      const uint8_t *__restrict na, const uint8_t *__restrict nb,
+                      const int32_t *__restrict exps, int32_t largest) {
+  int64_t sum = 0;
+  for (int64_t k = 0; k < len; ++k) {
+    uint64_t sig = uint64_t(sa[k]) * sb[k];
+    uint64_t m = sig >> std::min(largest - exps[k], 63);
+    int64_t s = -int64_t(na[k] ^ nb[k]); // 0 or -1
+    sum += (int64_t(m) ^ s) - s;
+  }
+  return sum;
+}
+} // namespace
+
+int64_t fusedSumTile(const MmaInstructionRow &row, int64_t M, int64_t N, int64_t K,
+                     std::span<const uint32_t> a, std::span<const uint32_t> bt,
+                     std::span<uint32_t> c) {
+  const numerics::FloatFormat &fa = *numerics::floatFormat(row.a);
+  const numerics::FloatFormat &fb = *numerics::floatFormat(row.b);
+  const int64_t kStep = row.k, chunks = (K + kStep - 1) / kStep;
+  const int align = row.params.alignBits;
+  // A product's unit bit is productBits below its exponent, so its shift to
+  // the quantum (maxExponent - align) is lift - (maxExponent - exponent):
+  // lifting A's significands by `lift` once leaves one right shift per term,
+  // which truncates toward zero exactly as the model does. Every lifted
+  // product stays below 2^(align + 2); kStep + 1 terms must add up in 63 bits.
+  const int lift = align - fa.manBits - fb.manBits;
+  const bool integerPath =
+      lift >= 0 && align + 2 + std::bit_width(static_cast<uint64_t>(kStep + 1)) <= 62;
+  DecodedTile A(a, M, K, kStep, fa);
+  const DecodedTile B(bt, N, K, kStep, fb);
+  if (integerPath)
+    for (uint32_t &sig : A.significand)
+      sig <<= lift;
+  std::vector<ProductTerm> terms(kStep);
+  std::vector<int32_t> exps(kStep);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t q = 0; q < chunks; ++q) {
+      const int64_t k0 = q * kStep, len = std::min(kStep, K - k0);
+      const uint32_t *sa = &A.significand[i * K + k0];
+      const int32_t *ea = &A.exponent[i * K + k0];
+      const uint8_t *na = &A.negative[i * K + k0];
+      const bool specialA = A.special[i * chunks + q];
+      for (int64_t j = 0; j < N; ++j) {
+        uint32_t &acc = c[i * N + j];
+        const int64_t bj = j * K + k0;
+        // The accumulator as an f32: sign, significand and exponent.
+        const uint32_t biased = (acc >> 23) & 0xFF, fraction = acc & 0x7FFFFF;
+        bool general = !integerPath || specialA || B.special[j * chunks + q] || biased == 0xFF;
+        const bool cTerm = biased != 0 || fraction != 0;
+        const uint32_t cSig = biased ? fraction | 0x800000u : fraction;
+        const int32_t cExp = biased ? int32_t(biased) - 127 : -126;
+        int32_t maxExponent = cTerm ? cExp : kNoTerm;
+        if (!general) {
+          maxExponent = chunkExponents(len, ea, &B.exponent[bj], exps.data(), maxExponent);
+          general = maxExponent <= kNoTerm; // only zeros: their signs decide
+        }
+        if (general) {
+          for (int64_t k = 0; k < len; ++k)
+            terms[k] = {numerics::decompose(a[i * K + k0 + k], fa),
+                        numerics::decompose(bt[bj + k], fb),
+                        fa.manBits,
+                        fb.manBits,
+                        0,
+                        false};
+          acc = fusedSum(acc, std::span(terms.data(), len), row.params);
+          continue;
+        }
+        const int quantum = maxExponent - align;
+        int64_t sum = 0;
+        if (cTerm) {
+          int shift = cExp - 23 - quantum;
+          uint64_t m = shift >= 0    ? uint64_t(cSig) << shift
+                       : shift > -64 ? uint64_t(cSig) >> -shift
+                                     : 0;
+          sum = (acc >> 31) ? -int64_t(m) : int64_t(m);
+        }
+        sum += chunkProducts(len, sa, &B.significand[bj], na, &B.negative[bj], exps.data(),
+                             maxExponent);
+        acc = packSum(sum, quantum, row.params);
+      }
+    }
+  return M * N * chunks;
 }
 
 MmaResult evaluate(const MmaInstruction &inst, const MmaOperands &operands) {
@@ -352,6 +500,16 @@ MmaResult evaluate(const MmaInstruction &inst, const MmaOperands &operands) {
       return sizeError("the scale of B", operands.scaleB.size(), blocks * N);
   }
 
+  if (!row.scale) {
+    std::vector<uint32_t> bt(N * K);
+    for (size_t k = 0; k < K; ++k)
+      for (size_t j = 0; j < N; ++j)
+        bt[j * K + k] = operands.b[k * N + j];
+    result.d.assign(operands.c.begin(), operands.c.end());
+    fusedSumTile(row, M, N, K, operands.a, bt, result.d);
+    result.ok = true;
+    return result;
+  }
   const auto &fa = *numerics::floatFormat(row.a);
   const auto &fb = *numerics::floatFormat(row.b);
   std::vector<Decoded> a(M * K), b(K * N);

@@ -95,6 +95,18 @@ struct ProductTerm {
 uint32_t fusedSum(uint32_t cBits, std::span<const ProductTerm> products,
                   const FusedSumParams &params);
 
+// The model over a whole tile, as the simulator's gemm needs it: A is M x K
+// codes row-major, Bt is N x K codes (B transposed, so one output's operands
+// are contiguous), C is M x N f32 bits updated in place. K runs in chunks of
+// the row's k, in order, one fused sum per chunk and output; returns how many
+// fused sums it evaluated. Bit for bit `fusedSum` on every chunk: the operands
+// are decoded once into integer planes and chunks without NaN, infinity or an
+// all-zero sum are added in 64-bit integers; the others go through
+// `fusedSum`. Rows with block scales are not taken (use `evaluate`).
+int64_t fusedSumTile(const MmaInstructionRow &row, int64_t M, int64_t N, int64_t K,
+                     std::span<const uint32_t> a, std::span<const uint32_t> bt,
+                     std::span<uint32_t> c);
+
 // Operands of one instruction, row-major: A is M x K codes, B is K x N codes
 // (storage form of the row's dtypes), C is M x N f32 bits. Block scales, if
 // the instruction has them, are ue8m0 codes, M x K/scaleBlock for A and

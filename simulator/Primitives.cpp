@@ -278,10 +278,16 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
       enqueue(std::move(copy));
       return true;
     }
-    for (int64_t i = 0; i < n; ++i) {
-      auto bits = read(*src, i);
-      if (!bits || !write(*dst, i, *bits))
-        return false;
+    if (src->buffer != dst->buffer && fastRegion(*dst) && gatherBits(*src, threads, bits_) &&
+        scatterBits(*dst, threads, bits_)) {
+      countAccess(*src, false);
+      countAccess(*dst, true);
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        auto bits = read(*src, i);
+        if (!bits || !write(*dst, i, *bits))
+          return false;
+      }
     }
     stats_.elementsMoved += n;
     return true;
@@ -292,6 +298,10 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     const Operand &v = call.positional[1];
     uint64_t bits =
         isFloatKind(v.kind) ? encodeFloat(db.dtype, v.value.f) : encodeInt(db.dtype, v.value.i);
+    if (scatterBits(*dst, threads, std::span(&bits, 1))) {
+      countAccess(*dst, true);
+      return true;
+    }
     for (int64_t i = 0; i < n; ++i)
       if (!write(*dst, i, bits))
         return false;
@@ -302,6 +312,19 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     if (!src || src->elements() != n)
       return fail(loc, "'cast' needs a source region of the destination's size");
     Dtype sd = plan(src->buffer).dtype;
+    if (src->buffer != dst->buffer && fastRegion(*dst) && gatherBits(*src, threads, bits_)) {
+      for (uint64_t &bits : bits_) {
+        Number x = decodeNumber(sd, bits);
+        if (x.isFloat && !isFloat(db.dtype))
+          x = {false, 0, static_cast<int64_t>(std::trunc(x.f))};
+        bits = encodeNumber(db.dtype, x);
+      }
+      if (scatterBits(*dst, threads, bits_)) {
+        countAccess(*src, false);
+        countAccess(*dst, true);
+        return true;
+      }
+    }
     for (int64_t i = 0; i < n; ++i) {
       auto bits = read(*src, i);
       if (!bits)
@@ -450,35 +473,56 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
                               regionText(db, *dst), regionText(plan(a->buffer), *a), ta ? "^T" : "",
                               regionText(plan(b->buffer), *b), tb ? "^T" : ""));
     Dtype ad_t = plan(a->buffer).dtype, bd_t = plan(b->buffer).dtype;
-    // Operands as row-major M x K and K x N codes.
-    std::vector<uint32_t> A(M * K), B(K * N), C(M * N);
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t k = 0; k < K; ++k) {
-        auto bits = read(*a, ta ? k * M + i : i * K + k);
-        if (!bits)
-          return false;
-        A[i * K + k] = static_cast<uint32_t>(*bits);
-      }
-    for (int64_t k = 0; k < K; ++k)
-      for (int64_t j = 0; j < N; ++j) {
-        auto bits = call.bRows ? std::optional<uint64_t>(call.bBits[j * K + k])
-                               : read(*b, tb ? j * K + k : k * N + j);
-        if (!bits)
-          return false;
-        B[k * N + j] = static_cast<uint32_t>(*bits);
-      }
     bool accumulate = flag("accumulate", true);
-    for (int64_t i = 0; i < M * N; ++i) {
-      if (!accumulate) {
-        C[i] = 0;
-        continue;
+    // Operands as row-major M x K codes, B transposed (N x K, so one output's
+    // operands are contiguous) and the M x N accumulator as f32 bits.
+    std::vector<uint32_t> A(M * K), Bt(N * K), C(M * N, 0);
+    auto aIndex = [&](int64_t i, int64_t k) { return ta ? k * M + i : i * K + k; };
+    auto bIndex = [&](int64_t k, int64_t j) { return tb ? j * K + k : k * N + j; };
+    auto toF32 = [&](uint64_t bits) {
+      return db.dtype == Dtype::f32
+                 ? static_cast<uint32_t>(bits)
+                 : numerics::bitsOf(static_cast<float>(decodeFloat(db.dtype, bits)));
+    };
+    // B gathered from a CTA pair (call.bRows) comes as N x K codes already.
+    auto pairB = [&](int64_t k, int64_t j) { return call.bBits[j * K + k]; };
+    if (gatherBits(*a, threads, bits_) && (call.bRows || gatherBits(*b, threads, bitsB_)) &&
+        (!accumulate || gatherBits(*dst, threads, bitsC_))) {
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t k = 0; k < K; ++k)
+          A[i * K + k] = static_cast<uint32_t>(bits_[aIndex(i, k)]);
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t j = 0; j < N; ++j)
+          Bt[j * K + k] = static_cast<uint32_t>(call.bRows ? pairB(k, j) : bitsB_[bIndex(k, j)]);
+      if (accumulate)
+        for (int64_t i = 0; i < M * N; ++i)
+          C[i] = toF32(bitsC_[i]);
+      countAccess(*a, false);
+      if (!call.bRows)
+        countAccess(*b, false);
+      if (accumulate)
+        countAccess(*dst, false);
+    } else {
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t k = 0; k < K; ++k) {
+          auto bits = read(*a, aIndex(i, k));
+          if (!bits)
+            return false;
+          A[i * K + k] = static_cast<uint32_t>(*bits);
+        }
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t j = 0; j < N; ++j) {
+          auto bits = call.bRows ? std::optional<uint64_t>(pairB(k, j)) : read(*b, bIndex(k, j));
+          if (!bits)
+            return false;
+          Bt[j * K + k] = static_cast<uint32_t>(*bits);
+        }
+      for (int64_t i = 0; accumulate && i < M * N; ++i) {
+        auto bits = read(*dst, i);
+        if (!bits)
+          return false;
+        C[i] = toF32(*bits);
       }
-      auto bits = read(*dst, i);
-      if (!bits)
-        return false;
-      C[i] = db.dtype == Dtype::f32
-                 ? static_cast<uint32_t>(*bits)
-                 : numerics::bitsOf(static_cast<float>(decodeFloat(db.dtype, *bits)));
     }
     if (ad_t == Dtype::f32 && bd_t == Dtype::f32) {
       // CUDA-core GEMM: one fma per product, in k order.
@@ -486,7 +530,7 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
         for (int64_t j = 0; j < N; ++j) {
           float acc = numerics::floatOf(C[i * N + j]);
           for (int64_t k = 0; k < K; ++k)
-            acc = std::fmaf(numerics::floatOf(A[i * K + k]), numerics::floatOf(B[k * N + j]), acc);
+            acc = std::fmaf(numerics::floatOf(A[i * K + k]), numerics::floatOf(Bt[j * K + k]), acc);
           C[i * N + j] = numerics::bitsOf(acc);
         }
     } else {
@@ -503,39 +547,20 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
                                      row->note));
       if (row->scaleBlock)
         return fail(loc, "block-scaled gemm is not simulated yet");
-      const numerics::FloatFormat &fa = *numerics::floatFormat(ad_t);
-      const numerics::FloatFormat &fb = *numerics::floatFormat(bd_t);
-      // A row-major and B transposed (N x K), so a chunk's operands are contiguous.
-      std::vector<numerics::Decoded> da(M * K), dbv(K * N);
-      for (int64_t i = 0; i < M * K; ++i)
-        da[i] = numerics::decompose(A[i], fa);
-      for (int64_t k = 0; k < K; ++k)
-        for (int64_t j = 0; j < N; ++j)
-          dbv[j * K + k] = numerics::decompose(B[k * N + j], fb);
       // The instruction's K chunks, in order: one fused sum each.
-      int64_t kStep = row->k;
       stats_.mmaInstructions += instructionsCovering(*row, M, N, K);
-      std::vector<mma::ProductTerm> terms(kStep);
-      for (int64_t i = 0; i < M; ++i)
-        for (int64_t j = 0; j < N; ++j) {
-          uint32_t acc = C[i * N + j];
-          for (int64_t k0 = 0; k0 < K; k0 += kStep) {
-            int64_t len = std::min(kStep, K - k0);
-            for (int64_t kk = 0; kk < len; ++kk)
-              terms[kk] = {
-                  da[i * K + k0 + kk], dbv[j * K + k0 + kk], fa.manBits, fb.manBits, 0, false};
-            acc = mma::fusedSum(acc, std::span(terms.data(), len), row->params);
-            ++stats_.mmaSums;
-          }
-          C[i * N + j] = acc;
-        }
+      stats_.mmaSums += mma::fusedSumTile(*row, M, N, K, A, Bt, C);
     }
-    for (int64_t i = 0; i < M * N; ++i) {
-      uint64_t bits =
-          db.dtype == Dtype::f32 ? C[i] : encodeFloat(db.dtype, numerics::floatOf(C[i]));
-      if (!write(*dst, i, bits))
+    bits_.resize(static_cast<size_t>(M * N));
+    for (int64_t i = 0; i < M * N; ++i)
+      bits_[i] = db.dtype == Dtype::f32 ? C[i] : encodeFloat(db.dtype, numerics::floatOf(C[i]));
+    if (scatterBits(*dst, threads, bits_)) {
+      countAccess(*dst, true);
+      return true;
+    }
+    for (int64_t i = 0; i < M * N; ++i)
+      if (!write(*dst, i, bits_[i]))
         return false;
-    }
     return true;
   }
   return fail(loc, fmt::format("tile primitive '{}' is not simulated yet", op));

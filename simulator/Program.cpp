@@ -1,6 +1,7 @@
 #include "simulator/Program.h"
 
 #include "ir/Printer.h"
+#include "simulator/ExprCode.h"
 #include "simulator/Packed.h"
 #include "simulator/Value.h"
 
@@ -17,6 +18,8 @@ int64_t BufferPlan::sharedBit(int64_t flat) const {
 }
 
 int64_t BufferPlan::sharedByte(int64_t flat) const {
+  if (!byteOf.empty())
+    return byteOf[flat];
   return sharedBit(flat) / 8;
 }
 
@@ -32,7 +35,8 @@ int64_t BufferPlan::regOf(int64_t flat, int64_t thread) const {
 int64_t Program::hostBytes() const {
   int64_t bytes = 0;
   for (const BufferPlan &b : buffers)
-    bytes += static_cast<int64_t>(b.ownerStart.size() * 4 + b.owners.size() * 8);
+    bytes +=
+        static_cast<int64_t>(b.ownerStart.size() * 4 + b.owners.size() * 8 + b.byteOf.size() * 8);
   return bytes;
 }
 
@@ -345,6 +349,12 @@ private:
       p_.sharedBytes = (p_.sharedBytes + 1023) / 1024 * 1024;
       plan.sharedOffset = p_.sharedBytes;
       p_.sharedBytes += storageBytes(b.dtype, maxM + 1);
+      if (plan.layout && !isPacked(b.dtype)) {
+        std::vector<int64_t> byteOf(plan.elements);
+        for (int64_t i = 0; i < plan.elements; ++i)
+          byteOf[i] = plan.sharedByte(i);
+        plan.byteOf = std::move(byteOf);
+      }
       break;
     }
     case MemScope::Reg:
@@ -546,6 +556,7 @@ std::optional<Program> bindProgram(const Kernel &kernel, const ArgValues &args, 
   binder.bodyNames();
   if (diag.errorCount() != before)
     return std::nullopt;
+  p.code = std::make_shared<const KernelCode>(compileKernel(p));
   return p;
 }
 

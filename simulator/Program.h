@@ -20,6 +20,7 @@
 
 #include <array>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -50,6 +51,8 @@ struct BufferPlan {
   // hold it, sorted by thread (CSR: ownerStart[i] .. ownerStart[i + 1]).
   std::vector<int32_t> ownerStart;
   std::vector<std::pair<int32_t, int32_t>> owners;
+  // shared with a layout: sharedByte of every element, computed once.
+  std::vector<int64_t> byteOf;
 
   bool privateRegs() const { return scope == MemScope::Reg && !layout; }
   // Shared memory: byte offset of element `flat` (layout and swizzle applied;
@@ -78,6 +81,8 @@ struct NameRef {
   Dtype dtype = Dtype::f32; // FloatConst
 };
 
+struct KernelCode; // ExprCode.h
+
 struct Program {
   const Kernel *kernel = nullptr;
   TargetKind target = TargetKind::sm_90a;
@@ -99,6 +104,9 @@ struct Program {
   std::unordered_map<const ExprNode *, NameRef> names;  // Var nodes
   std::unordered_map<const StmtNode *, int> stmtSlot;   // Let / For -> slot
   std::unordered_map<const StmtNode *, int> stmtBuffer; // BufferDecl -> buffer
+
+  // The body compiled for the engine (ExprCode.h), built by bindProgram.
+  std::shared_ptr<const KernelCode> code;
 
   int64_t hostBytes() const; // memory the plan itself holds (ownership tables)
 };

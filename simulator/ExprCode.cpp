@@ -1,0 +1,286 @@
+#include "simulator/ExprCode.h"
+
+#include "ir/Intrinsics.h"
+
+#include <fmt/format.h>
+
+namespace tilescope::sim {
+
+namespace {
+
+class Compiler {
+public:
+  Compiler(const Program &p, KernelCode &code) : p_(p), code_(code) {}
+
+  void block(const Block &b) {
+    std::vector<StmtCode> out(b.size());
+    for (size_t i = 0; i < b.size(); ++i)
+      out[i] = stmt(b[i]);
+    code_.blocks[&b] = std::move(out);
+  }
+
+private:
+  StmtCode stmt(const Stmt &s) {
+    StmtCode c;
+    switch (s->kind) {
+    case StmtKind::BufferDecl:
+    case StmtKind::BarrierDecl:
+      break;
+    case StmtKind::Let:
+      c.slot = p_.stmtSlot.at(s.get());
+      c.value = expr(as<Let>(s).value);
+      break;
+    case StmtKind::Store: {
+      const auto &st = as<Store>(s);
+      c.value = expr(st.value);
+      if (st.target->kind == ExprKind::Index)
+        c.target = expr(st.target);
+      break;
+    }
+    case StmtKind::If: {
+      const auto &i = as<If>(s);
+      c.value = expr(i.cond);
+      block(i.thenBody);
+      block(i.elseBody);
+      c.body = code_.blocks.at(&i.thenBody).data();
+      c.elseBody = code_.blocks.at(&i.elseBody).data();
+      break;
+    }
+    case StmtKind::For: {
+      const auto &f = as<For>(s);
+      c.slot = p_.stmtSlot.at(s.get());
+      c.value = expr(f.begin);
+      c.end = expr(f.end);
+      c.step = expr(f.step);
+      block(f.body);
+      c.body = code_.blocks.at(&f.body).data();
+      break;
+    }
+    case StmtKind::CallStmt:
+      for (const CallArg &a : as<CallStmt>(s).args)
+        expr(a.value);
+      break;
+    }
+    return c;
+  }
+
+  int add(ExprOp op) {
+    code_.ops.push_back(std::move(op));
+    return static_cast<int>(code_.ops.size()) - 1;
+  }
+
+  static ExprOp constant(const ExprNode *ast, ValueKind kind, Dtype dtype, Scalar value) {
+    ExprOp op;
+    op.kind = OpKind::Constant;
+    op.ast = ast;
+    op.infallible = true;
+    op.constant.kind = kind;
+    op.constant.dtype = dtype;
+    op.constant.lane.fill(value);
+    return op;
+  }
+
+  static ExprOp error(const ExprNode *ast, llvm::SMLoc loc, std::string message) {
+    ExprOp op;
+    op.ast = ast;
+    op.errorLoc = loc;
+    op.error = std::move(message);
+    return op;
+  }
+
+  bool infallible(int op) const { return op >= 0 && code_.ops[op].infallible; }
+
+  int expr(const Expr &e) {
+    if (!e)
+      return -1;
+    if (auto it = code_.opOf.find(e.get()); it != code_.opOf.end())
+      return it->second;
+    int op = build(e);
+    code_.opOf[e.get()] = op;
+    return op;
+  }
+
+  int build(const Expr &e) {
+    const ExprNode *ast = e.get();
+    switch (e->kind) {
+    case ExprKind::IntImm:
+      return add(constant(ast, ValueKind::Int, Dtype::i64, Scalar{.i = as<IntImm>(e).value}));
+    case ExprKind::FloatImm:
+      return add(constant(ast, ValueKind::Literal, Dtype::f64, Scalar{.f = as<FloatImm>(e).value}));
+    case ExprKind::BoolImm:
+      return add(constant(ast, ValueKind::Bool, Dtype::pred, Scalar{.i = as<BoolImm>(e).value}));
+    case ExprKind::StringImm:
+      return add(error(ast, e->loc, "a string is not a value"));
+    case ExprKind::Var: {
+      auto it = p_.names.find(ast);
+      if (it == p_.names.end())
+        return add(error(ast, e->loc, "unresolved name"));
+      const NameRef &r = it->second;
+      switch (r.kind) {
+      case NameRef::Slot: {
+        ExprOp op;
+        op.kind = OpKind::Slot;
+        op.ast = ast;
+        op.infallible = true;
+        op.slot = r.index;
+        return add(std::move(op));
+      }
+      case NameRef::IntConst:
+        return add(constant(ast, ValueKind::Int, Dtype::i64, Scalar{.i = r.intValue}));
+      case NameRef::FloatConst:
+        return add(constant(ast, ValueKind::Float, r.dtype, Scalar{.f = r.floatValue}));
+      default:
+        return add(error(ast, e->loc,
+                         fmt::format("'{}' is a buffer or barrier, not a value", as<Var>(e).name)));
+      }
+    }
+    case ExprKind::Builtin: {
+      ExprOp op;
+      op.kind = OpKind::Builtin;
+      op.ast = ast;
+      op.infallible = true;
+      op.builtin = as<Builtin>(e).which;
+      return add(std::move(op));
+    }
+    case ExprKind::Unary: {
+      int operand = expr(as<Unary>(e).operand);
+      ExprOp op;
+      op.kind = OpKind::Unary;
+      op.ast = ast;
+      op.unary = as<Unary>(e).op;
+      op.args = {operand};
+      op.infallible = infallible(operand);
+      return add(std::move(op));
+    }
+    case ExprKind::Binary:
+      return binary(e);
+    case ExprKind::Call:
+      return call(e);
+    case ExprKind::Index:
+      return load(e);
+    }
+    return add(error(ast, e->loc, "unknown expression"));
+  }
+
+  int binary(const Expr &e) {
+    const auto &b = as<Binary>(e);
+    ExprOp op;
+    op.ast = e.get();
+    op.binary = b.op;
+    // a * b + c: the contraction is decided per evaluation (f32 operands).
+    bool lhsMul = b.lhs->kind == ExprKind::Binary && as<Binary>(b.lhs).op == BinaryOp::Mul;
+    bool rhsMul = b.rhs->kind == ExprKind::Binary && as<Binary>(b.rhs).op == BinaryOp::Mul;
+    if ((b.op == BinaryOp::Add || b.op == BinaryOp::Sub) && (lhsMul || rhsMul)) {
+      const Binary &m = as<Binary>(lhsMul ? b.lhs : b.rhs);
+      int x = expr(m.lhs), y = expr(m.rhs), other = expr(lhsMul ? b.rhs : b.lhs);
+      // The operands of the fallback (unfused) evaluation, compiled too.
+      expr(lhsMul ? b.lhs : b.rhs);
+      op.kind = OpKind::Fma;
+      op.mulLeft = lhsMul;
+      op.args = {x, y, other};
+      op.infallible = infallible(x) && infallible(y) && infallible(other);
+      return add(std::move(op));
+    }
+    int x = expr(b.lhs), y = expr(b.rhs);
+    op.kind = OpKind::Binary;
+    op.args = {x, y};
+    op.infallible =
+        infallible(x) && infallible(y) && b.op != BinaryOp::Div && b.op != BinaryOp::Mod;
+    return add(std::move(op));
+  }
+
+  int call(const Expr &e) {
+    const auto &c = as<Call>(e);
+    ExprOp op;
+    op.kind = OpKind::Call;
+    op.ast = e.get();
+    static const std::unordered_map<std::string, CallFn> kFunctions = {
+        {"elect_sync", CallFn::ElectSync},
+        {"vote_any", CallFn::VoteAny},
+        {"vote_all", CallFn::VoteAll},
+        {"ballot", CallFn::Ballot},
+        {"shfl_xor", CallFn::ShflXor},
+        {"shfl_idx", CallFn::ShflIdx},
+        {"shfl_up", CallFn::ShflUp},
+        {"shfl_down", CallFn::ShflDown},
+        {"select", CallFn::Select},
+        {"min", CallFn::Min},
+        {"max", CallFn::Max},
+        {"abs", CallFn::Abs},
+        {"exp", CallFn::Exp},
+        {"exp2", CallFn::Exp2},
+        {"log", CallFn::Log},
+        {"sqrt", CallFn::Sqrt},
+        {"rsqrt", CallFn::Rsqrt}};
+    if (auto d = dtypeFromName(c.callee)) {
+      op.fn = CallFn::Convert;
+      op.convertTo = *d;
+    } else if (auto it = kFunctions.find(c.callee); it != kFunctions.end()) {
+      op.fn = it->second;
+    } else if (c.callee.rfind("shfl_", 0) == 0) {
+      op.fn = CallFn::ShflDown; // any other shfl_ reads downwards, as the tree walk did
+    }
+    for (const Expr &a : c.args)
+      op.args.push_back(expr(a));
+    return add(std::move(op));
+  }
+
+  int load(const Expr &e) {
+    const auto &x = as<Index>(e);
+    ExprOp op;
+    op.kind = OpKind::Load;
+    op.ast = e.get();
+    auto it = x.base->kind == ExprKind::Var ? p_.names.find(x.base.get()) : p_.names.end();
+    if (x.base->kind != ExprKind::Var) {
+      op.errorLoc = x.base->loc;
+      op.error = "element access needs a buffer name";
+    } else if (it == p_.names.end() || it->second.kind != NameRef::Buffer) {
+      op.errorLoc = x.base->loc;
+      op.error = "not a buffer";
+    } else {
+      op.buffer = it->second.index;
+      const BufferPlan &b = p_.buffers[op.buffer];
+      if (x.subscripts.size() != b.shape.size()) {
+        op.buffer = -1;
+        op.errorLoc = x.loc;
+        op.error = fmt::format("element access to '{}' needs {} indices", b.name, b.shape.size());
+      }
+    }
+    // Region subscripts (tile operands) are compiled too: the engine
+    // evaluates them one lane at a time through KernelCode::op.
+    bool allInfallible = true;
+    for (const Subscript &s : x.subscripts) {
+      int begin = expr(s.begin);
+      expr(s.end);
+      op.args.push_back(s.kind == Subscript::Point ? begin : -1);
+      allInfallible &= s.kind == Subscript::Point && infallible(begin);
+    }
+    if (x.base->kind == ExprKind::Index)
+      expr(x.base); // a chain: As[s][0 : +64, :]
+    op.pointsInfallible = allInfallible;
+    return add(std::move(op));
+  }
+
+  const Program &p_;
+  KernelCode &code_;
+};
+
+} // namespace
+
+int KernelCode::op(const Expr &e) const {
+  auto it = opOf.find(e.get());
+  return it == opOf.end() ? -1 : it->second;
+}
+
+const StmtCode *KernelCode::block(const Block &b) const {
+  auto it = blocks.find(&b);
+  return it == blocks.end() ? nullptr : it->second.data();
+}
+
+KernelCode compileKernel(const Program &program) {
+  KernelCode code;
+  Compiler(program, code).block(program.kernel->body);
+  return code;
+}
+
+} // namespace tilescope::sim

@@ -1,0 +1,102 @@
+// The body of a bound kernel compiled once, before any CTA runs, into the form
+// the engine executes: every expression becomes a flat array of operations
+// whose names are resolved (let and loop slots, constants, buffers, builtins),
+// whose calls know their function and whose constants are decoded; every
+// block gets a parallel array of statements that point at their operations
+// and at the blocks they open. The engine (Expressions.cpp) evaluates an
+// operation for all active lanes of a warp at once, with the semantics, the
+// order of evaluation and the diagnostics of the tree it came from, but
+// without a map lookup, a string comparison or an allocation per step.
+//
+// Internal to the simulator; depends on the bound program only.
+#pragma once
+
+#include "simulator/Program.h"
+#include "simulator/Value.h"
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace tilescope::sim {
+
+enum class OpKind : uint8_t {
+  Constant, // literals and bound scalars: filled once per CTA, never recomputed
+  Slot,     // a let or loop variable of the warp
+  Builtin,  // laneid, warpid, blockIdx.x, ...
+  Unary,
+  Binary,
+  Fma,   // an f32 a * b + c contracted into one fmaf (as nvcc does by default)
+  Load,  // an element of a buffer: A[i, k]
+  Call,  // a function-style expression
+  Error, // evaluating it reports `error` (what the tree walk reported there)
+};
+
+enum class CallFn : uint8_t {
+  Convert, // bf16(x), i32(x), ...
+  ElectSync,
+  VoteAny,
+  VoteAll,
+  Ballot,
+  ShflXor,
+  ShflIdx,
+  ShflUp,
+  ShflDown,
+  Select,
+  Min,
+  Max,
+  Abs,
+  Exp,
+  Exp2,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Unknown,
+};
+
+struct ExprOp {
+  OpKind kind = OpKind::Error;
+  const ExprNode *ast = nullptr;
+  // Evaluation cannot fail (constants, slots, builtins and arithmetic of them
+  // without division): a load whose subscripts all are may compute them first
+  // and check their bounds afterwards.
+  bool infallible = false;
+  LaneValues constant; // Constant: every lane holds the value
+  int slot = -1;       // Slot
+  BuiltinKind builtin = BuiltinKind::laneid;
+  UnaryOp unary = UnaryOp::Neg;
+  BinaryOp binary = BinaryOp::Add; // Binary; Fma: Add or Sub
+  bool mulLeft = false;            // Fma: the product is the left operand
+  int buffer = -1;                 // Load: -1 when `error` says why it names none
+  bool pointsInfallible = false;   // Load: every subscript is an infallible point
+  CallFn fn = CallFn::Unknown;
+  Dtype convertTo = Dtype::f32; // Convert
+  // Operands: Unary 1, Binary 2 (lhs, rhs), Fma 3 (product lhs, product rhs,
+  // the other term), Load one per subscript (-1: not a point), Call its
+  // arguments.
+  std::vector<int> args;
+  llvm::SMLoc errorLoc;
+  std::string error;
+};
+
+struct StmtCode {
+  int slot = -1;           // Let, For
+  int value = -1;          // Let and Store: the value; If: the condition; For: the begin
+  int target = -1;         // Store: a Load operation (-1: the target is not an element)
+  int end = -1, step = -1; // For
+  const StmtCode *body = nullptr, *elseBody = nullptr; // For: body; If: then and else
+};
+
+struct KernelCode {
+  std::vector<ExprOp> ops;
+  std::unordered_map<const ExprNode *, int> opOf;
+  std::unordered_map<const Block *, std::vector<StmtCode>> blocks;
+
+  // The operation of an expression of the body; -1 for one that is not there.
+  int op(const Expr &e) const;
+  const StmtCode *block(const Block &b) const;
+};
+
+KernelCode compileKernel(const Program &program);
+
+} // namespace tilescope::sim

@@ -1,0 +1,200 @@
+// Whole-region fast paths for the tile primitives and TMA: the elements of a
+// region gathered into (or scattered from) a vector of encoded bits in one
+// pass, instead of one readBits/writeBits call per element. They take only
+// the ordinary cases, decide everything before touching anything and leave
+// the statistics to `countAccess`, so a caller that gets `false` runs the
+// general per-element path from the start and sees exactly what it would
+// have seen without them (same values, same first error, same counters).
+#include "simulator/CtaExecutor.h"
+#include "simulator/Packed.h"
+
+#include <cstring>
+
+namespace tilescope::sim {
+
+bool CtaExecutor::fastRegion(const Region &r) const {
+  const BufferPlan &b = p_.buffers[r.buffer];
+  // Race detection records every element access: the per-element path does.
+  if (b.scope == MemScope::Tmem || race_ || isPacked(b.dtype))
+    return false;
+  // Every element inside the buffer (TMA's clipping takes the general path).
+  for (size_t k = 0; k < r.extent.size(); ++k) {
+    int d = r.dimOf[k];
+    if (r.start[d] < 0 || r.start[d] + r.extent[k] > b.shape[d])
+      return false;
+  }
+  for (size_t d = 0; d < b.shape.size(); ++d)
+    if (r.start[d] < 0 || r.start[d] >= b.shape[d])
+      return false;
+  return true;
+}
+
+void CtaExecutor::regionFlats(const Region &r, std::vector<int64_t> &flats) const {
+  const std::vector<int64_t> &shape = p_.buffers[r.buffer].shape;
+  // Row-major strides of the buffer, and the stride of each region dimension.
+  std::vector<int64_t> stride(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;)
+    stride[d - 1] = stride[d] * shape[d];
+  int64_t base = 0;
+  for (size_t d = 0; d < shape.size(); ++d)
+    base += r.start[d] * stride[d];
+  size_t rank = r.extent.size();
+  flats.resize(static_cast<size_t>(r.elements()));
+  if (rank == 0) {
+    flats[0] = base;
+    return;
+  }
+  std::vector<int64_t> count(rank, 0);
+  int64_t inner = r.extent[rank - 1], innerStride = stride[r.dimOf[rank - 1]];
+  int64_t at = base;
+  for (size_t i = 0; i < flats.size(); i += static_cast<size_t>(inner)) {
+    for (int64_t e = 0; e < inner; ++e)
+      flats[i + e] = at + e * innerStride;
+    // Step the outer dimensions like an odometer.
+    for (size_t k = rank - 1; k-- > 0;) {
+      at += stride[r.dimOf[k]];
+      if (++count[k] < r.extent[k])
+        break;
+      at -= count[k] * stride[r.dimOf[k]];
+      count[k] = 0;
+    }
+  }
+}
+
+namespace {
+
+// The register of each flat element as `threads` reads it (its first owner
+// inside the range), or -1 when no thread of the range holds it.
+int64_t firstOwnerReg(const BufferPlan &b, int64_t flat, ThreadRange threads,
+                      int64_t regsPerThread) {
+  for (int32_t k = b.ownerStart[flat]; k < b.ownerStart[flat + 1]; ++k) {
+    auto [t, r] = b.owners[k];
+    if (threads.contains(t))
+      return t * regsPerThread + b.regBase + r;
+  }
+  return -1;
+}
+
+uint64_t loadLittle(const uint8_t *p, int bytes) {
+  uint64_t v = 0;
+  std::memcpy(&v, p, static_cast<size_t>(bytes));
+  return v;
+}
+
+} // namespace
+
+bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<uint64_t> &out) {
+  if (!fastRegion(r))
+    return false;
+  const BufferPlan &b = p_.buffers[r.buffer];
+  thread_local std::vector<int64_t> flats;
+  regionFlats(r, flats);
+  out.resize(flats.size());
+  int bytes = b.elementBytes;
+  switch (b.scope) {
+  case MemScope::Global: {
+    const uint8_t *base = tensors_[b.tensor].bytes.data();
+    for (size_t i = 0; i < flats.size(); ++i)
+      out[i] = loadLittle(base + flats[i] * bytes, bytes);
+    return true;
+  }
+  case MemScope::Shared: {
+    const int64_t limit = static_cast<int64_t>(shared_.size()) - bytes;
+    for (size_t i = 0; i < flats.size(); ++i) {
+      int64_t at = b.sharedByte(flats[i]);
+      if (at < 0 || at > limit)
+        return false;
+      out[i] = loadLittle(shared_.data() + at, bytes);
+    }
+    return true;
+  }
+  case MemScope::Reg: {
+    if (b.privateRegs()) {
+      const uint64_t *regs = regs_.data() + threads.begin * p_.regsPerThread + b.regBase;
+      for (size_t i = 0; i < flats.size(); ++i)
+        out[i] = regs[flats[i]];
+      return true;
+    }
+    for (size_t i = 0; i < flats.size(); ++i) {
+      int64_t reg = firstOwnerReg(b, flats[i], threads, p_.regsPerThread);
+      if (reg < 0)
+        return false;
+      out[i] = regs_[reg];
+    }
+    return true;
+  }
+  case MemScope::Tmem:
+    return false;
+  }
+  return false;
+}
+
+bool CtaExecutor::scatterBits(const Region &r, ThreadRange threads,
+                              std::span<const uint64_t> bits) {
+  if (!fastRegion(r))
+    return false;
+  const BufferPlan &b = p_.buffers[r.buffer];
+  thread_local std::vector<int64_t> flats;
+  regionFlats(r, flats);
+  auto value = [&](size_t i) { return bits.size() == 1 ? bits[0] : bits[i]; };
+  int bytes = b.elementBytes;
+  switch (b.scope) {
+  case MemScope::Global: {
+    HostTensor &t = tensors_[b.tensor];
+    for (size_t i = 0; i < flats.size(); ++i) {
+      uint64_t v = value(i);
+      std::memcpy(t.bytes.data() + flats[i] * bytes, &v, static_cast<size_t>(bytes));
+      t.written[flats[i]] = 1;
+    }
+    return true;
+  }
+  case MemScope::Shared: {
+    const int64_t limit = static_cast<int64_t>(shared_.size()) - bytes;
+    for (int64_t flat : flats) // decide before writing anything
+      if (int64_t at = b.sharedByte(flat); at < 0 || at > limit)
+        return false;
+    for (size_t i = 0; i < flats.size(); ++i) {
+      uint64_t v = value(i);
+      std::memcpy(shared_.data() + b.sharedByte(flats[i]), &v, static_cast<size_t>(bytes));
+    }
+    return true;
+  }
+  case MemScope::Reg: {
+    uint64_t keep = bytes < 8 ? (uint64_t{1} << (8 * bytes)) - 1 : ~uint64_t{0};
+    if (b.privateRegs()) {
+      for (int64_t t = threads.begin; t < threads.end; ++t) {
+        uint64_t *regs = regs_.data() + t * p_.regsPerThread + b.regBase;
+        for (size_t i = 0; i < flats.size(); ++i)
+          regs[flats[i]] = value(i) & keep;
+      }
+      return true;
+    }
+    for (int64_t flat : flats) // every element must have an owner in the range
+      if (firstOwnerReg(b, flat, threads, p_.regsPerThread) < 0)
+        return false;
+    for (size_t i = 0; i < flats.size(); ++i) {
+      int64_t flat = flats[i];
+      for (int32_t k = b.ownerStart[flat]; k < b.ownerStart[flat + 1]; ++k) {
+        auto [t, reg] = b.owners[k];
+        if (threads.contains(t))
+          regs_[t * p_.regsPerThread + b.regBase + reg] = value(i) & keep;
+      }
+    }
+    return true;
+  }
+  case MemScope::Tmem:
+    return false;
+  }
+  return false;
+}
+
+void CtaExecutor::countAccess(const Region &r, bool write) {
+  const BufferPlan &b = p_.buffers[r.buffer];
+  int64_t bytes = r.elements() * b.elementBytes;
+  if (b.scope == MemScope::Global)
+    (write ? stats_.globalBytesWritten : stats_.globalBytesRead) += bytes;
+  else if (b.scope == MemScope::Shared)
+    stats_.sharedBytesAccessed += bytes;
+}
+
+} // namespace tilescope::sim

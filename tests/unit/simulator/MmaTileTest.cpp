@@ -1,0 +1,103 @@
+// The tile evaluation of the MMA model (integer planes, one decode per
+// operand) against the per-element model, `fusedSum`, on random tiles of every
+// table row that has numerics: ordinary values, zeros of both signs,
+// subnormals, wide exponent spreads, NaN and infinities, with several chunks
+// per output so the accumulator carries from one chunk into the next.
+#include "simulator/Mma.h"
+
+#include <doctest/doctest.h>
+
+#include <random>
+
+using namespace tilescope;
+using namespace tilescope::mma;
+using namespace tilescope::numerics;
+
+namespace {
+
+// A code of `f` drawn so that every kind of value turns up.
+uint32_t drawCode(std::mt19937_64 &rng, const FloatFormat &f, int flavour) {
+  uint32_t bits = static_cast<uint32_t>(rng()) & ((uint32_t(1) << f.codeBits()) - 1);
+  uint32_t man = bits & ((uint32_t(1) << f.manBits) - 1);
+  uint32_t sign = f.hasSign ? (bits >> (f.codeBits() - 1)) << (f.codeBits() - 1) : 0;
+  uint32_t expMask = (uint32_t(1) << f.expBits) - 1;
+  uint32_t code = bits;
+  switch (flavour) {
+  case 0: // zero of either sign
+    code = sign;
+    break;
+  case 1: // subnormal
+    code = sign | man;
+    break;
+  case 2: // an exponent near the middle: terms that overlap
+    code = sign | ((expMask / 2 + static_cast<uint32_t>(rng() % 5)) << f.manBits) | man;
+    break;
+  default: // any code, specials included
+    break;
+  }
+  return code << f.storageShift;
+}
+
+std::vector<uint32_t> drawTile(std::mt19937_64 &rng, const FloatFormat &f, size_t n, int mode) {
+  std::vector<uint32_t> out(n);
+  for (uint32_t &x : out) {
+    int flavour = mode == 0 ? 2 : static_cast<int>(rng() % 8);
+    x = drawCode(rng, f, flavour);
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("the tile evaluation equals fusedSum on every chunk of every modelled row") {
+  std::mt19937_64 rng(2026);
+  const FloatFormat &f32 = *floatFormat(Dtype::f32);
+  int rowsTried = 0;
+  for (const MmaInstructionRow &row : instructionTable()) {
+    if (row.status == ModelStatus::Unknown || row.scale)
+      continue;
+    ++rowsTried;
+    const FloatFormat &fa = *floatFormat(row.a);
+    const FloatFormat &fb = *floatFormat(row.b);
+    const int64_t M = 4, N = 5, K = 3 * row.k + row.k / 2; // a partial last chunk
+    for (int trial = 0; trial < 60; ++trial) {
+      int mode = trial % 3; // overlapping terms, mixed values, mixed with wild accumulators
+      std::vector<uint32_t> a = drawTile(rng, fa, M * K, mode);
+      std::vector<uint32_t> bt = drawTile(rng, fb, N * K, mode);
+      std::vector<uint32_t> c = drawTile(rng, f32, M * N, mode == 2 ? 1 : 0);
+      std::vector<uint32_t> want = c;
+      std::vector<ProductTerm> terms;
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j)
+          for (int64_t k0 = 0; k0 < K; k0 += row.k) {
+            terms.clear();
+            for (int64_t k = k0; k < std::min<int64_t>(K, k0 + row.k); ++k)
+              terms.push_back({decompose(a[i * K + k], fa), decompose(bt[j * K + k], fb),
+                               fa.manBits, fb.manBits, 0, false});
+            want[i * N + j] = fusedSum(want[i * N + j], terms, row.params);
+          }
+      int64_t sums = fusedSumTile(row, M, N, K, a, bt, c);
+      CHECK(sums == M * N * 4);
+      for (int64_t i = 0; i < M * N; ++i) {
+        INFO(instructionPattern(row), " trial ", trial, " element ", i);
+        REQUIRE(c[i] == want[i]);
+      }
+    }
+  }
+  CHECK(rowsTried >= 10);
+}
+
+TEST_CASE("the tile evaluation keeps the sign of an all-zero sum and NaN from inf * 0") {
+  const MmaInstructionRow &row = instructionTable()[0]; // wgmma f32 += bf16 * bf16
+  const FloatFormat &bf = *floatFormat(Dtype::bf16);
+  const int64_t K = row.k;
+  std::vector<uint32_t> a(K, encode(-0.0f, bf)), bt(K, encode(1.0f, bf));
+  std::vector<uint32_t> c = {bitsOf(-0.0f)};
+  fusedSumTile(row, 1, 1, K, a, bt, c);
+  CHECK(c[0] == bitsOf(-0.0f));
+  a[3] = encode(INFINITY, bf);
+  bt[3] = encode(0.0f, bf);
+  c = {bitsOf(1.0f)};
+  fusedSumTile(row, 1, 1, K, a, bt, c);
+  CHECK(c[0] == kCanonicalNanF32);
+}
