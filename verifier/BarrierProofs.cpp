@@ -829,6 +829,8 @@ private:
           edge(a, b, 0);
         if (!(earlier.kind == SyncKind::WgmmaMma && !waitedAfter(nodes_[b], SIZE_MAX)))
           edge(a, b, -1);
+        else if (auto lag = groupsInFlight(nodes_[b], nodes_[a]))
+          edge(a, b, -*lag); // wgmma groups kept in flight: retired n iterations later
       }
     // A wait needs the events completing its phase.
     for (const auto &[w, d] : waitShift_) {
@@ -871,6 +873,32 @@ private:
   // Whether a wgmma.wait_group(0) of the same role and loop lies between
   // `mma` and `before` in program order (anywhere after mma when before is
   // SIZE_MAX).
+  // A wgmma.mma_async whose group is retired by a wgmma.wait_group(n >= 1)
+  // of a later iteration: the smallest such n for `later`, when the wait lies
+  // after the commit that closes the MMA's group and before `later` in the
+  // body. Every iteration commits at least one group, so n groups in flight
+  // are at most n iterations: `later` at iteration x runs after the MMA of
+  // iteration x - n completed (the "one group in flight" mainloop).
+  std::optional<int64_t> groupsInFlight(size_t mma, size_t later) const {
+    const SyncEvent &m = sk_.events[mma];
+    const SyncEvent *commit = nullptr;
+    for (const SyncEvent &e : sk_.events)
+      if (!commit && e.kind == SyncKind::WgmmaCommit && e.role == m.role && e.loop == m.loop &&
+          e.order > m.order && e.guards.empty())
+        commit = &e;
+    if (!commit)
+      return std::nullopt;
+    std::optional<int64_t> best;
+    for (const SyncEvent &e : sk_.events) {
+      if (e.kind != SyncKind::WgmmaWait || e.role != m.role || e.loop != m.loop ||
+          e.order < commit->order || e.order > sk_.events[later].order || !e.guards.empty())
+        continue;
+      if (auto n = constantValue(e.amount); n && *n >= 1 && (!best || *n < *best))
+        best = *n;
+    }
+    return best;
+  }
+
   bool waitedAfter(size_t mma, size_t before) const {
     const SyncEvent &m = sk_.events[mma];
     for (const SyncEvent &e : sk_.events)
@@ -1387,7 +1415,13 @@ private:
       // group, then committed groups oldest first (wait_group(n) keeps n).
       std::set<std::string> open;
       std::vector<std::set<std::string>> inFlight;
-      for (int pass = 0; pass < 2; ++pass)
+      // State at the end of the role: after the straight pass (the second
+      // pass only replays loop bodies for their back edges).
+      int uncommittedEnd = 0;
+      bool pendingEnd = false;
+      for (int pass = 0; pass < 2; ++pass,
+               uncommittedEnd = pass == 1 ? uncommitted : uncommittedEnd,
+               pendingEnd = pass == 1 ? pending : pendingEnd)
         for (const SyncEvent *e : seq) {
           if (pass == 1 && e->loop < 0)
             continue;
@@ -1442,11 +1476,11 @@ private:
             break;
           }
         }
-      if (uncommitted && lastMma)
+      if (uncommittedEnd && lastMma)
         finding(ProtocolViolationKind::WgmmaDiscipline, lastMma->loc,
                 "wgmma.mma_async is never committed (wgmma.commit_group) before its warpgroup ends",
                 {}, false);
-      else if (pending && lastCommit)
+      else if (pendingEnd && lastCommit)
         finding(ProtocolViolationKind::WgmmaDiscipline, lastCommit->loc,
                 "committed wgmma groups are never waited for (wgmma.wait_group(0)) before the "
                 "results are "
