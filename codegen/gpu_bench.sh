@@ -30,6 +30,8 @@ bench gemm8192 $KDIR/gemm_bf16_sm90.tile gemm_bf16_sm90 M=8192,N=8192,K=8192 gem
 bench gemm1024 $KDIR/gemm_bf16_sm90.tile gemm_bf16_sm90 M=1024,N=1024,K=1024 gemm_abt 100
 bench rms4096 $KDIR/rmsnorm.tile rmsnorm_bf16 R=4096,H=4096 rmsnorm 100 eps=1e-6
 bench rms1024 $KDIR/rmsnorm.tile rmsnorm_bf16 R=1024,H=1024 rmsnorm 100 eps=1e-6
+bench rms1p4096 $KDIR/rmsnorm_onepass.tile rmsnorm_bf16_h4096 R=4096,H=4096 rmsnorm 100 eps=1e-6
+bench rms1p1024 $KDIR/rmsnorm_onepass.tile rmsnorm_bf16_h1024 R=1024,H=1024 rmsnorm 100 eps=1e-6
 timeout 60 python3 $PKG/ceilings.py | sed "s/^/ceilings /" | tee -a $R
 so=$B/gemm4096/gemm_bf16_sm90.so
 cuobjdump -sass $so > $B/gemm.sass
@@ -39,6 +41,8 @@ grep -m1 -oE "HGMMA[.0-9A-Zx]*" $B/gemm.sass
 for d in ${SIM:+$SIM/sim_*}; do
   [ -d "$d" ] || continue
   case $(basename $d) in
+    sim_rmsnorm_onepass_h4096_*) lib=$B/rms1p4096/rmsnorm_bf16_h4096.so k=rmsnorm_bf16_h4096 ref=rmsnorm out=Y ;;
+    sim_rmsnorm_onepass_h1024_*) lib=$B/rms1p1024/rmsnorm_bf16_h1024.so k=rmsnorm_bf16_h1024 ref=rmsnorm out=Y ;;
     sim_rmsnorm_*) lib=$B/rms4096/rmsnorm_bf16.so k=rmsnorm_bf16 ref=rmsnorm out=Y ;;
     *) lib=$so k=gemm_bf16_sm90 ref=gemm_abt out=C ;;
   esac
