@@ -63,11 +63,8 @@ bool CtaExecutor::execAsyncGroupNative(Warp &w, const CallStmt &c, ThreadRange t
     mine.emplace_back();
     return true;
   }
-  auto dst = region(c.args.at(0).value, w, lane);
-  if (!dst)
-    return false;
-  auto src = region(c.args.at(1).value, w, lane);
-  if (!src)
+  std::optional<Region> dst, src;
+  if (!copyRegions(c, w, lane, dst, src))
     return false;
   const BufferPlan &db = plan(dst->buffer), &sb = plan(src->buffer);
   MemScope wantDst = kind == kCpAsync ? MemScope::Shared : MemScope::Global;

@@ -130,11 +130,8 @@ bool CtaExecutor::execDsmem(Warp &w, const CallStmt &c, int lane) {
   LaneValues rank;
   if (!rankArg || !eval(rankArg->value, w, 1u << lane, rank))
     return failure_ ? false : fail(c.loc, fmt::format("'{}' needs cta = RANK", c.callee));
-  auto dst = region(c.args.at(0).value, w, lane);
-  if (!dst)
-    return false;
-  auto src = region(c.args.at(1).value, w, lane);
-  if (!src)
+  std::optional<Region> dst, src;
+  if (!copyRegions(c, w, lane, dst, src))
     return false;
   const Region &remote = load ? *src : *dst;
   const BufferPlan &rb = plan(remote.buffer), &db = plan(dst->buffer), &sb = plan(src->buffer);

@@ -261,6 +261,9 @@ private:
                  const std::array<int64_t, kWarpSize> *flat,
                  const std::array<const LaneValues *, 3> *sub);
   std::optional<Region> region(const Expr &e, Warp &w, int lane);
+  // The (dst, src) regions of a copy-like native's first two arguments.
+  bool copyRegions(const CallStmt &c, Warp &w, int lane, std::optional<Region> &dst,
+                   std::optional<Region> &src);
   std::optional<int> barrierRef(const Expr &e, Warp &w, int lane);
   std::optional<Operand> operand(const Expr &e, Warp &w, int lane, bool wantRegion);
   std::optional<PrimitiveCall> buildCall(Warp &w, const CallStmt &c, ThreadRange threads, int lane);

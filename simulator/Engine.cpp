@@ -362,6 +362,15 @@ bool CtaExecutor::writeBits(int buffer, int64_t flat, uint64_t bits, ThreadRange
 
 // --- operands of calls --------------------------------------------------------
 
+bool CtaExecutor::copyRegions(const CallStmt &c, Warp &w, int lane, std::optional<Region> &dst,
+                              std::optional<Region> &src) {
+  dst = region(c.args.at(0).value, w, lane);
+  if (!dst)
+    return false;
+  src = region(c.args.at(1).value, w, lane);
+  return src.has_value();
+}
+
 std::optional<Region> CtaExecutor::region(const Expr &e, Warp &w, int lane) {
   std::vector<const Index *> chain;
   Expr base = e;

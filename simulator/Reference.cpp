@@ -152,6 +152,15 @@ std::string shapeText(const std::vector<int64_t> &shape) {
   return "[" + s + "]";
 }
 
+std::optional<ProblemError> sameShape(const BoundProblem &p, const HostTensor &y,
+                                      const HostTensor &x) {
+  if (y.shape == x.shape)
+    return std::nullopt;
+  return errorAt(p, y.name,
+                 fmt::format("output '{}' is {}, not the shape of '{}' {}", y.name,
+                             shapeText(y.shape), x.name, shapeText(x.shape)));
+}
+
 std::optional<BoundProblem> bindProblem(const ProblemSpec &spec, const Program &program,
                                         const std::vector<HostTensor> &tensors,
                                         ProblemError *error) {

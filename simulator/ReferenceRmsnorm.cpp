@@ -19,11 +19,7 @@ std::optional<ProblemError> check(const BoundProblem &p, const std::vector<HostT
     return errorAt(p, w.name,
                    fmt::format("weight '{}' is {}; '{}' {} needs [{}]", w.name, shapeText(w.shape),
                                x.name, shapeText(x.shape), x.shape[1]));
-  if (y.shape != x.shape)
-    return errorAt(p, y.name,
-                   fmt::format("output '{}' is {}, not the shape of '{}' {}", y.name,
-                               shapeText(y.shape), x.name, shapeText(x.shape)));
-  return std::nullopt;
+  return sameShape(p, y, x);
 }
 
 std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTensor> &t,

@@ -67,6 +67,9 @@ double unitRoundoff(Dtype d);
 // An error at operand or option value `name` of the annotation.
 ProblemError errorAt(const BoundProblem &p, std::string_view name, std::string message);
 std::string shapeText(const std::vector<int64_t> &shape);
+// An error unless output `y` has the shape of input `x` (elementwise problems).
+std::optional<ProblemError> sameShape(const BoundProblem &p, const HostTensor &y,
+                                      const HostTensor &x);
 
 // Unit roundoff of the single-precision arithmetic kernels accumulate in.
 inline constexpr double kF32Unit = 0x1p-24;

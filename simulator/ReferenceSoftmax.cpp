@@ -21,11 +21,7 @@ std::optional<ProblemError> check(const BoundProblem &p, const std::vector<HostT
   const HostTensor &x = t[p.inputs[0]], &y = t[p.outputs[0]];
   if (x.shape.empty())
     return errorAt(p, x.name, fmt::format("softmax input '{}' has no axis", x.name));
-  if (y.shape != x.shape)
-    return errorAt(p, y.name,
-                   fmt::format("output '{}' is {}, not the shape of '{}' {}", y.name,
-                               shapeText(y.shape), x.name, shapeText(x.shape)));
-  return std::nullopt;
+  return sameShape(p, y, x);
 }
 
 std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTensor> &t,
