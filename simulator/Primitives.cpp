@@ -41,6 +41,39 @@ uint64_t encodeNumber(Dtype d, const Number &n) {
   return n.isFloat ? encodeFloat(d, n.f) : encodeInt(d, n.i);
 }
 
+// One floating-point elementwise operation in T's arithmetic (float for f32
+// and narrower dtypes, double for f64). rsqrt is 1/sqrt taken in double and
+// rounded once into T.
+template <typename T> T floatOp(std::string_view op, T a, T b) {
+  if (op == "add")
+    return a + b;
+  if (op == "sub")
+    return a - b;
+  if (op == "mul")
+    return a * b;
+  if (op == "div")
+    return a / b;
+  if (op == "max")
+    return std::fmax(a, b);
+  if (op == "min")
+    return std::fmin(a, b);
+  if (op == "exp")
+    return std::exp(a);
+  if (op == "exp2")
+    return std::exp2(a);
+  if (op == "log")
+    return std::log(a);
+  if (op == "sqrt")
+    return std::sqrt(a);
+  if (op == "rsqrt")
+    return static_cast<T>(1.0 / std::sqrt(static_cast<double>(a)));
+  if (op == "neg")
+    return -a;
+  if (op == "abs")
+    return std::fabs(a);
+  return 0;
+}
+
 // Arithmetic of elementwise operations in the destination's dtype: single
 // precision for f32 and narrower floats (then rounded into the dtype), double
 // for f64, 64-bit integers otherwise.
@@ -69,63 +102,9 @@ Number arith(std::string_view op, Dtype d, Number x, Number y) {
   }
   double a = x.isFloat ? x.f : static_cast<double>(x.i);
   double b = y.isFloat ? y.f : static_cast<double>(y.i);
-  if (d == Dtype::f64) {
-    double r = 0;
-    if (op == "add")
-      r = a + b;
-    else if (op == "sub")
-      r = a - b;
-    else if (op == "mul")
-      r = a * b;
-    else if (op == "div")
-      r = a / b;
-    else if (op == "max")
-      r = std::fmax(a, b);
-    else if (op == "min")
-      r = std::fmin(a, b);
-    else if (op == "exp")
-      r = std::exp(a);
-    else if (op == "exp2")
-      r = std::exp2(a);
-    else if (op == "log")
-      r = std::log(a);
-    else if (op == "sqrt")
-      r = std::sqrt(a);
-    else if (op == "rsqrt")
-      r = 1.0 / std::sqrt(a);
-    else if (op == "neg")
-      r = -a;
-    else if (op == "abs")
-      r = std::fabs(a);
-    return {true, r, 0};
-  }
-  float p = static_cast<float>(a), q = static_cast<float>(b), r = 0;
-  if (op == "add")
-    r = p + q;
-  else if (op == "sub")
-    r = p - q;
-  else if (op == "mul")
-    r = p * q;
-  else if (op == "div")
-    r = p / q;
-  else if (op == "max")
-    r = std::fmax(p, q);
-  else if (op == "min")
-    r = std::fmin(p, q);
-  else if (op == "exp")
-    r = std::exp(p);
-  else if (op == "exp2")
-    r = std::exp2(p);
-  else if (op == "log")
-    r = std::log(p);
-  else if (op == "sqrt")
-    r = std::sqrt(p);
-  else if (op == "rsqrt")
-    r = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p)));
-  else if (op == "neg")
-    r = -p;
-  else if (op == "abs")
-    r = std::fabs(p);
+  if (d == Dtype::f64)
+    return {true, floatOp(op, a, b), 0};
+  float r = floatOp(op, static_cast<float>(a), static_cast<float>(b));
   return {true, roundTo(d, r), 0};
 }
 

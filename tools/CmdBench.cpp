@@ -63,10 +63,8 @@ int runBench() {
   if (!loaded)
     return kInputError;
   const Module &module = *loaded;
-  if (!module.find(kernelName)) {
-    llvm::errs() << "tilescope: error: no kernel named '" << kernelName << "'\n";
+  if (!kernelNamedIn(module, kernelName))
     return kInputError;
-  }
   auto lowered = codegen::lowerModule(module, diag, kernelName);
   if (!lowered)
     return kInputError;

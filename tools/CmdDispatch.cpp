@@ -30,6 +30,8 @@ int runDispatch() {
   if (!loaded)
     return kInputError;
   const Module &module = *loaded;
+  if (!kernelNamedIn(module, kernelName))
+    return kInputError;
   Module out;
   for (const Kernel &k : module.kernels) {
     if (!kernelName.empty() && k.name != kernelName)
@@ -47,10 +49,6 @@ int runDispatch() {
       }
     }
     out.kernels.push_back(std::move(r->kernel));
-  }
-  if (!kernelName.empty() && out.kernels.empty()) {
-    llvm::errs() << "tilescope: error: no kernel named '" << kernelName << "'\n";
-    return kInputError;
   }
   llvm::outs() << print(out);
   return kClean;

@@ -35,10 +35,8 @@ int runLower() {
   if (!loaded)
     return kInputError;
   const Module &module = *loaded;
-  if (!kernelName.empty() && !module.find(kernelName)) {
-    llvm::errs() << "tilescope: error: no kernel named '" << kernelName << "'\n";
+  if (!kernelNamedIn(module, kernelName))
     return kInputError;
-  }
   auto lowered = codegen::lowerModule(module, diag, kernelName);
   if (!lowered)
     return kInputError;

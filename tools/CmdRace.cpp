@@ -81,15 +81,7 @@ llvm::json::Object position(Diagnostics &diag, llvm::SMLoc loc) {
 int runStaticRace() {
   llvm::SourceMgr sourceMgr;
   Diagnostics diag(sourceMgr, /*printImmediately=*/!json);
-  auto inputError = [&]() {
-    if (json)
-      llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
-                                                 {"ok", false},
-                                                 {"status", int64_t(kInputError)},
-                                                 {"diagnostics", diagnosticsJson(diag)}}))
-                   << "\n";
-    return kInputError;
-  };
+  auto inputError = [&]() { return finishInputError(diag, json); };
   std::optional<Module> loaded = loadModule(input, diag, Checked::Yes);
   if (!loaded)
     return inputError();
@@ -172,15 +164,7 @@ int runRace() {
     return runStaticRace();
   llvm::SourceMgr sourceMgr;
   Diagnostics diag(sourceMgr, /*printImmediately=*/!json);
-  auto inputError = [&]() {
-    if (json)
-      llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
-                                                 {"ok", false},
-                                                 {"status", static_cast<int64_t>(kInputError)},
-                                                 {"diagnostics", diagnosticsJson(diag)}}))
-                   << "\n";
-    return kInputError;
-  };
+  auto inputError = [&]() { return finishInputError(diag, json); };
   std::optional<Module> loaded = loadModule(input, diag, Checked::Yes);
   if (!loaded)
     return inputError();

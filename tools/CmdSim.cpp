@@ -109,15 +109,7 @@ std::optional<ArgValues> parseArgs(std::string *error) {
 int runSim() {
   llvm::SourceMgr sourceMgr;
   Diagnostics diag(sourceMgr, /*printImmediately=*/!json);
-  auto finishInputError = [&]() {
-    if (json) {
-      llvm::json::Object out{{"ok", false},
-                             {"status", static_cast<int64_t>(kInputError)},
-                             {"diagnostics", diagnosticsJson(diag)}};
-      llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
-    }
-    return kInputError;
-  };
+  auto finishInputError = [&]() { return tool::finishInputError(diag, json); };
   std::optional<Module> loaded = loadModule(input, diag, Checked::Yes);
   if (!loaded)
     return finishInputError();

@@ -4,6 +4,7 @@
 #include "ir/Parser.h"
 
 #include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
 
 namespace tilescope::tool {
 
@@ -27,6 +28,13 @@ std::optional<Module> loadModule(llvm::StringRef path, Diagnostics &diag, Checke
   if (diag.hasErrors())
     return std::nullopt;
   return module;
+}
+
+bool kernelNamedIn(const Module &module, llvm::StringRef name) {
+  if (name.empty() || module.find(std::string_view(name)))
+    return true;
+  llvm::errs() << "tilescope: error: no kernel named '" << name << "'\n";
+  return false;
 }
 
 } // namespace tilescope::tool

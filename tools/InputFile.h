@@ -20,4 +20,8 @@ enum class Checked : bool { No, Yes };
 // checker on it. Nothing (after the diagnostics) when any of that fails.
 std::optional<Module> loadModule(llvm::StringRef path, Diagnostics &diag, Checked check);
 
+// False, after saying so on stderr, when `name` is given (not empty) and the
+// module has no kernel of that name (--kernel K of lower, bench, dispatch).
+bool kernelNamedIn(const Module &module, llvm::StringRef name);
+
 } // namespace tilescope::tool

@@ -1,5 +1,10 @@
 #include "tools/JsonOutput.h"
 
+#include "tools/Command.h"
+
+#include <llvm/Support/FormatVariadic.h>
+#include <llvm/Support/raw_ostream.h>
+
 namespace tilescope::tool {
 
 llvm::json::Array diagnosticsJson(const Diagnostics &diag) {
@@ -15,6 +20,16 @@ llvm::json::Array diagnosticsJson(const Diagnostics &diag) {
                                      {"message", d.message}});
   }
   return out;
+}
+
+int finishInputError(const Diagnostics &diag, bool json) {
+  if (json) {
+    llvm::json::Object out{{"ok", false},
+                           {"status", static_cast<int64_t>(kInputError)},
+                           {"diagnostics", diagnosticsJson(diag)}};
+    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
+  }
+  return kInputError;
 }
 
 } // namespace tilescope::tool

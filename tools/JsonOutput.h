@@ -10,4 +10,9 @@ namespace tilescope::tool {
 
 llvm::json::Array diagnosticsJson(const Diagnostics &diag);
 
+// The end of a command stopped by an input error: with `json`, prints
+// {"ok": false, "status": 2, "diagnostics": [...]} (without it the
+// diagnostics were printed as they came); returns exit status 2.
+int finishInputError(const Diagnostics &diag, bool json);
+
 } // namespace tilescope::tool
