@@ -24,14 +24,11 @@ cl::opt<bool> explain("explain", cl::desc("Print each decision and the refusals 
                       cl::sub(dispatchCommand));
 
 int runDispatch() {
-  llvm::SourceMgr sourceMgr;
-  Diagnostics diag(sourceMgr);
-  std::optional<Module> loaded = loadModule(input, diag, Checked::Yes);
-  if (!loaded)
+  CommandInput in;
+  if (!in.load(input, kernelName))
     return kInputError;
-  const Module &module = *loaded;
-  if (!kernelNamedIn(module, kernelName))
-    return kInputError;
+  const Module &module = *in.module;
+  Diagnostics &diag = in.diag;
   Module out;
   for (const Kernel &k : module.kernels) {
     if (!kernelName.empty() && k.name != kernelName)
@@ -41,7 +38,7 @@ int runDispatch() {
       return kInputError;
     if (explain) {
       for (const DispatchDecision &d : r->decisions) {
-        auto lc = sourceMgr.getLineAndColumn(d.loc);
+        auto lc = in.sourceMgr.getLineAndColumn(d.loc);
         llvm::outs() << "// " << k.name << ":" << lc.first << ":" << lc.second << " "
                      << d.primitive << " -> " << d.chosen << "\n";
         for (const auto &[n, why] : d.refused)

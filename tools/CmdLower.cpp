@@ -29,14 +29,11 @@ cl::opt<bool> verifyPtx("verify-ptx",
                         cl::sub(lowerCommand));
 
 int runLower() {
-  llvm::SourceMgr sourceMgr;
-  Diagnostics diag(sourceMgr);
-  std::optional<Module> loaded = loadModule(input, diag, Checked::Yes);
-  if (!loaded)
+  CommandInput in;
+  if (!in.load(input, kernelName))
     return kInputError;
-  const Module &module = *loaded;
-  if (!kernelNamedIn(module, kernelName))
-    return kInputError;
+  const Module &module = *in.module;
+  Diagnostics &diag = in.diag;
   auto lowered = codegen::lowerModule(module, diag, kernelName);
   if (!lowered)
     return kInputError;

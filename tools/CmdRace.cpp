@@ -79,13 +79,12 @@ llvm::json::Object position(Diagnostics &diag, llvm::SMLoc loc) {
 // racecheck/StaticRaces.h on every kernel (or --kernel K), with a summary
 // that says which results are proofs for all sizes.
 int runStaticRace() {
-  llvm::SourceMgr sourceMgr;
-  Diagnostics diag(sourceMgr, /*printImmediately=*/!json);
+  CommandInput in(/*printImmediately=*/!json);
+  Diagnostics &diag = in.diag;
   auto inputError = [&]() { return finishInputError(diag, json); };
-  std::optional<Module> loaded = loadModule(input, diag, Checked::Yes);
-  if (!loaded)
+  if (!in.load(input))
     return inputError();
-  const Module &module = *loaded;
+  const Module &module = *in.module;
   std::vector<const Kernel *> kernels;
   for (const Kernel &k : module.kernels)
     if (kernelName.empty() || k.name == kernelName)
@@ -162,13 +161,12 @@ int runStaticRace() {
 int runRace() {
   if (staticOnly)
     return runStaticRace();
-  llvm::SourceMgr sourceMgr;
-  Diagnostics diag(sourceMgr, /*printImmediately=*/!json);
+  CommandInput in(/*printImmediately=*/!json);
+  Diagnostics &diag = in.diag;
   auto inputError = [&]() { return finishInputError(diag, json); };
-  std::optional<Module> loaded = loadModule(input, diag, Checked::Yes);
-  if (!loaded)
+  if (!in.load(input))
     return inputError();
-  const Module &module = *loaded;
+  const Module &module = *in.module;
   const Kernel *kernel = kernelName.empty() && module.kernels.size() == 1 ? &module.kernels[0]
                                                                           : module.find(kernelName);
   if (!kernel) {
@@ -218,11 +216,11 @@ int runRace() {
   EngineOptions options;
   options.detectRaces = true;
   options.where = [&](llvm::SMLoc loc) -> std::string {
-    unsigned buf = loc.isValid() ? sourceMgr.FindBufferContainingLoc(loc) : 0;
+    unsigned buf = loc.isValid() ? in.sourceMgr.FindBufferContainingLoc(loc) : 0;
     if (!buf)
       return input.getValue();
-    auto [line, col] = sourceMgr.getLineAndColumn(loc, buf);
-    return fmt::format("{}:{}:{}", sourceMgr.getMemoryBuffer(buf)->getBufferIdentifier().str(),
+    auto [line, col] = in.sourceMgr.getLineAndColumn(loc, buf);
+    return fmt::format("{}:{}:{}", in.sourceMgr.getMemoryBuffer(buf)->getBufferIdentifier().str(),
                        line, col);
   };
   // Each distinct race once, with the first seed that found it.

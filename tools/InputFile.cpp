@@ -30,10 +30,13 @@ std::optional<Module> loadModule(llvm::StringRef path, Diagnostics &diag, Checke
   return module;
 }
 
-bool kernelNamedIn(const Module &module, llvm::StringRef name) {
-  if (name.empty() || module.find(std::string_view(name)))
+bool CommandInput::load(llvm::StringRef path, llvm::StringRef kernel) {
+  module = loadModule(path, diag, Checked::Yes);
+  if (!module)
+    return false;
+  if (kernel.empty() || module->find(std::string_view(kernel)))
     return true;
-  llvm::errs() << "tilescope: error: no kernel named '" << name << "'\n";
+  llvm::errs() << "tilescope: error: no kernel named '" << kernel << "'\n";
   return false;
 }
 

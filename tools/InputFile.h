@@ -20,8 +20,19 @@ enum class Checked : bool { No, Yes };
 // checker on it. Nothing (after the diagnostics) when any of that fails.
 std::optional<Module> loadModule(llvm::StringRef path, Diagnostics &diag, Checked check);
 
-// False, after saying so on stderr, when `name` is given (not empty) and the
-// module has no kernel of that name (--kernel K of lower, bench, dispatch).
-bool kernelNamedIn(const Module &module, llvm::StringRef name);
+// The checked module a command works on, with the diagnostics over its file.
+struct CommandInput {
+  explicit CommandInput(bool printImmediately = true) : diag(sourceMgr, printImmediately) {}
+  CommandInput(const CommandInput &) = delete;
+  CommandInput &operator=(const CommandInput &) = delete;
+
+  // Reads and checks FILE. False, after the diagnostics, when that fails or
+  // when `kernel` is given and names no kernel of the file (said on stderr).
+  bool load(llvm::StringRef path, llvm::StringRef kernel = "");
+
+  llvm::SourceMgr sourceMgr;
+  Diagnostics diag;
+  std::optional<Module> module;
+};
 
 } // namespace tilescope::tool
