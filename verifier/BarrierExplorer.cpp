@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <unordered_set>
 
 namespace tilescope {
@@ -57,6 +58,7 @@ public:
   }
 
   ExplorationResult run() {
+    checkWaitIntent();
     State init;
     size_t P = sk_.processes.size(), E = sk_.elements.size();
     init.pc.assign(P, 0);
@@ -266,7 +268,7 @@ private:
     case SyncKind::MbarWait: {
       if (mod2(s.phase[size_t(e)]) == mod2(st.parity))
         return Blocked;
-      int64_t intended = mod2(st.parity) == mod2(st.round) ? st.round : st.round - 1;
+      int64_t intended = intendedPhase(st);
       int64_t observed = s.phase[size_t(e)] - 1;
       if (observed != intended) {
         finding(ProtocolViolationKind::ParityAliasing, st.event->loc,
@@ -361,6 +363,37 @@ private:
     return size_t(std::find(syncIds_.begin(), syncIds_.end(), id) - syncIds_.begin());
   }
 
+  static int64_t intendedPhase(const ConcreteStep &st) {
+    return mod2(st.parity) == mod2(st.round) ? st.round : st.round - 1;
+  }
+
+  // A wait statement whose parity means "this round's phase" in one
+  // execution and "the previous round's" in another does not follow the
+  // phases: one of the two is satisfied by a phase two behind (the symbolic
+  // proofs' aliasing criterion, here on the unrolled executions).
+  void checkWaitIntent() {
+    for (size_t p = 0; p < sk_.processes.size(); ++p) {
+      std::map<const SyncEvent *, const ConcreteStep *> first;
+      for (const ConcreteStep &st : sk_.processes[p].steps) {
+        if (st.event->kind != SyncKind::MbarWait)
+          continue;
+        auto [it, fresh] = first.emplace(st.event, &st);
+        const ConcreteStep &a = *it->second;
+        if (fresh || intendedPhase(a) - a.round == intendedPhase(st) - st.round)
+          continue;
+        finding(ProtocolViolationKind::ParityAliasing, st.event->loc,
+                fmt::format("parity aliasing: the parity of this wait does not follow the phases "
+                            "of {}: at {} (its wait number {} on {}) it waits for phase {}, but at "
+                            "{} (wait number {} on {}) for phase {}, so one of them is satisfied "
+                            "by a phase two behind",
+                            sk_.elements[size_t(st.element)].array, a.iteration, a.round,
+                            elementName(a.element), intendedPhase(a), st.iteration, st.round,
+                            elementName(st.element), intendedPhase(st)));
+        break;
+      }
+    }
+  }
+
   // No process can move and nothing is in flight.
   void stuck(const State &s) {
     bool finished = true;
@@ -387,30 +420,44 @@ private:
     std::vector<std::pair<llvm::SMLoc, std::string>> notes;
     const ConcreteStep *blocked = nullptr;
     size_t who = 0;
+    // The wait whose phase has all its arrivals but bytes outstanding is the
+    // cause when there is one; else the first blocked process.
+    auto bytesShort = [&](const ConcreteStep &st) {
+      return st.event->kind == SyncKind::MbarWait && s.pending[size_t(st.element)] == 0 &&
+             s.tx[size_t(st.element)] != 0;
+    };
     for (size_t p = 0; p < sk_.processes.size(); ++p) {
       if (size_t(s.pc[p]) >= sk_.processes[p].steps.size())
         continue;
       const ConcreteStep &st = sk_.processes[p].steps[size_t(s.pc[p])];
-      if (!blocked) {
+      if (!blocked || (bytesShort(st) && !bytesShort(*blocked))) {
         blocked = &st;
         who = p;
-      } else {
-        notes.push_back({st.event->loc, fmt::format("{} is blocked here: {}", sk_.processName(p),
-                                                    sk_.describe(st))});
       }
+    }
+    for (size_t p = 0; p < sk_.processes.size(); ++p) {
+      if (p == who || size_t(s.pc[p]) >= sk_.processes[p].steps.size())
+        continue;
+      const ConcreteStep &st = sk_.processes[p].steps[size_t(s.pc[p])];
+      notes.push_back(
+          {st.event->loc, fmt::format("{} is blocked here: {}", sk_.processName(p), sk_.describe(st))});
     }
     if (!blocked)
       return;
     if (blocked->event->kind == SyncKind::MbarWait) {
       int e = blocked->element;
-      int64_t intended =
-          mod2(blocked->parity) == mod2(blocked->round) ? blocked->round : blocked->round - 1;
-      bool bytes = s.pending[size_t(e)] == 0 && s.tx[size_t(e)] != 0;
+      int64_t intended = intendedPhase(*blocked);
+      bool bytes = bytesShort(*blocked);
       finding(bytes ? ProtocolViolationKind::TxBytesMismatch : ProtocolViolationKind::Deadlock,
               blocked->event->loc,
-              fmt::format("{}: {} waits at {} for phase {}, which never completes: {}{}",
+              fmt::format("{}: {} waits at {} for phase {}, which {}: {}{}",
                           bytes ? "expect_tx bytes mismatch" : "deadlock", sk_.processName(who),
-                          sk_.describe(*blocked), intended, phaseState(s, e),
+                          sk_.describe(*blocked), intended,
+                          intended < s.phase[size_t(e)]
+                              ? "completed before it came (the parity now waits for a later "
+                                "phase, which never completes)"
+                              : "never completes",
+                          phaseState(s, e),
                           notes.empty() ? std::string(", and every other process has finished")
                                         : ""),
               notes);
