@@ -204,6 +204,8 @@ bool CtaExecutor::executeTcgen05Mma(const PrimitiveCall &mma) {
   const Region &b = mma.positional[2].region;
   int64_t rows = b.extent.size() >= 2 ? b.extent[b.extent.size() - 2] : 1;
   int64_t k = b.extent.empty() ? 1 : b.extent.back();
+  // The peer's operands and accumulator are reached by this MMA's agent.
+  AsyncAgentScope asPeer(other->asyncAgent_, asyncAgent_);
   PrimitiveCall full = mma;
   full.bRows = 2 * rows;
   full.bBits.reserve(2 * rows * k);

@@ -85,6 +85,7 @@ struct ClusterState {
   int64_t barrierArrived = 0;      // warps arrived in the current phase
   int64_t barrierWarps = 0;        // warps of the whole cluster
   int64_t exitedWarps = 0;         // finished: PTX waits only for the others
+  RaceDetector *race = nullptr;    // race detection: told when a phase completes
 };
 
 struct Failure {
@@ -123,6 +124,7 @@ public:
   }
   bool exited() const { return exited_; }
   void markExited() { exited_ = true; }
+  std::array<int64_t, 3> ctaId() const { return ctaId_; }
 
   // --- used by the tile primitives (Primitives.cpp) ---
   const Program &program() const { return p_; }
@@ -206,15 +208,21 @@ public:
   // Race detection hooks (RaceHooks.cpp; each a no-op unless a detector is
   // attached).
   void attachRaceDetector(RaceDetector *detector) { race_ = detector; }
+  // The agent of this CTA's thread `t` (the CTAs of a cluster share one
+  // detector group: RaceDetector.h).
+  uint32_t raceThread(int64_t t) const { return static_cast<uint32_t>(rank_ * p_.threads + t); }
   // The agent making an access: the asynchronous operation being completed,
   // else the first thread of the range (a collective runs on the joined clock
   // of its threads).
   uint32_t raceAgent(ThreadRange threads) const {
-    return asyncAgent_ >= 0 ? static_cast<uint32_t>(asyncAgent_)
-                            : static_cast<uint32_t>(threads.begin);
+    return asyncAgent_ >= 0 ? static_cast<uint32_t>(asyncAgent_) : raceThread(threads.begin);
   }
   void raceAccess(RaceSpace space, int buffer, int64_t flat, int64_t address, int units, bool write,
                   ThreadRange threads, llvm::SMLoc loc);
+  // An access by `agent` to the memory of the CTA of rank `rank` (a peer's
+  // shared memory through distributed shared memory).
+  void raceAccessAs(uint32_t agent, int rank, RaceSpace space, int buffer, int64_t flat,
+                    int64_t address, int units, bool write, llvm::SMLoc loc);
   void stampAsync(AsyncCopy &unit, ThreadRange threads);
   void stampAsyncMma(PrimitiveCall &mma, int64_t warpgroup);
   void releaseTo(int barrier, uint32_t agent, int64_t phaseBefore);
@@ -345,8 +353,9 @@ private:
   std::array<std::vector<std::vector<AsyncGroup>>, 2> groups_;
   // Race detection (owned by the run: global memory is tracked across CTAs).
   RaceDetector *race_ = nullptr;
-  int asyncAgent_ = -1;                      // the operation being completed, or -1
-  VectorClock tcgen05Pipe_;                  // the tcgen05 operations issued so far
+  int asyncAgent_ = -1;     // the operation being completed, or -1
+  int remoteIssuer_ = -1;   // a multicast TMA issued by a peer's thread (this agent), or -1
+  VectorClock tcgen05Pipe_; // the tcgen05 operations issued so far
   std::map<int64_t, VectorClock> wgmmaPipe_; // per warpgroup: its wgmmas issued so far
 };
 
@@ -354,13 +363,14 @@ private:
 // options.where's locations (RaceHooks.cpp).
 std::vector<DetectedRace> describeRaces(const RaceDetector &race, const Program &program,
                                         const EngineOptions &options);
-// Runs the CTAs of one cluster (by rank) interleaved to their end (Cluster.cpp).
+// Runs the CTAs of one cluster (by rank) interleaved to their end, under
+// `race` when given (Cluster.cpp).
 std::optional<Failure> runCluster(std::vector<std::unique_ptr<CtaExecutor>> &ctas,
-                                  std::mt19937_64 &rng);
+                                  std::mt19937_64 &rng, RaceDetector *race = nullptr);
 // Runs the clusters that hold `ctas` (a sampled CTA brings its whole cluster),
 // one cluster after the other, into `result`.
 void runClusters(const Program &program, std::vector<HostTensor> &tensors,
                  const EngineOptions &options, const std::vector<std::array<int64_t, 3>> &ctas,
-                 std::mt19937_64 &rng, RunResult &result);
+                 std::mt19937_64 &rng, RaceDetector *race, RunResult &result);
 
 } // namespace tilescope::sim
