@@ -125,6 +125,10 @@ std::string CtaExecutor::otherWaitText(const Warp &w) const {
                        "exited)",
                        cluster_->barrierPhase, cluster_->barrierArrived, cluster_->barrierWarps,
                        cluster_->exitedWarps);
+  if (w.pairWait)
+    return fmt::format("the warp of CTA rank {} (cta_group = 2 allocation management takes one "
+                       "warp of each CTA of the pair)",
+                       rank_ ^ 1);
   if (w.groupWait.kind >= 0)
     return fmt::format("its {} groups", w.groupWait.kind == 0 ? "cp.async" : "bulk-store");
   return "?";

@@ -56,6 +56,8 @@ struct Warp {
   // arrived; waiting for that phase to complete when `clusterWait`.
   int64_t clusterArrivedPhase = -1;
   bool clusterWait = false;
+  // A cta_group = 2 tcgen05.alloc / dealloc waiting for the peer CTA's warp.
+  bool pairWait = false;
   std::vector<std::pair<int, int64_t>> waits; // (barrier, parity) of each waiting lane
   // A cp.async / bulk-store group wait (AsyncGroups.cpp): kind -1 when none.
   struct GroupWait {
@@ -77,15 +79,27 @@ struct Rendezvous {
 
 class CtaExecutor;
 
+// A cta_group = 2 tcgen05.alloc or dealloc issued by one warp of a CTA pair,
+// waiting for the peer CTA's warp (TmemAlloc.cpp).
+struct PairAlloc {
+  int buffer = -1;
+  int64_t columns = 0;
+  int rank = -1, warp = -1;
+  bool alloc = true;
+  llvm::SMLoc loc;
+  bool done = false; // the peer's warp performed it for both
+};
+
 // The CTAs of one cluster while they run interleaved (Cluster.cpp), and the
 // cluster barrier (barrier.cluster.arrive / wait, cluster.sync) they share.
 struct ClusterState {
-  std::vector<CtaExecutor *> ctas; // by rank in the cluster
-  int64_t barrierPhase = 0;        // completed phases of the cluster barrier
-  int64_t barrierArrived = 0;      // warps arrived in the current phase
-  int64_t barrierWarps = 0;        // warps of the whole cluster
-  int64_t exitedWarps = 0;         // finished: PTX waits only for the others
-  RaceDetector *race = nullptr;    // race detection: told when a phase completes
+  std::vector<CtaExecutor *> ctas;         // by rank in the cluster
+  int64_t barrierPhase = 0;                // completed phases of the cluster barrier
+  int64_t barrierArrived = 0;              // warps arrived in the current phase
+  int64_t barrierWarps = 0;                // warps of the whole cluster
+  int64_t exitedWarps = 0;                 // finished: PTX waits only for the others
+  RaceDetector *race = nullptr;            // race detection: told when a phase completes
+  std::map<int64_t, PairAlloc> pairAllocs; // by pair (rank / 2): the first warp's operation
 };
 
 struct Failure {
@@ -297,6 +311,16 @@ private:
   bool checkMulticastMask(uint64_t mask, llvm::SMLoc loc);
   bool arriveMulticast(const AsyncCopy &commit);
   CtaExecutor *pairPeer(llvm::SMLoc loc); // the other CTA of a cta_group::2 pair
+  // TmemAlloc.cpp: tensor-memory allocation, by one warp or by a CTA pair.
+  bool useCtaGroup(int64_t group, llvm::SMLoc loc);
+  std::optional<int64_t> tmemColumns(Warp &w, const CallStmt &c, int lane, const BufferPlan &b);
+  std::optional<int> tmemBuffer(Warp &w, const CallStmt &c, int lane);
+  bool columnsFree(int64_t first, int64_t count) const;
+  void takeColumns(int buffer, int64_t first, int64_t count, int warp);
+  bool freeColumns(int buffer, int warp, llvm::SMLoc loc);
+  bool execTmemAlloc(Warp &w, const CallStmt &c, int lane);
+  bool execPairAlloc(Warp &w, Frame &f, const CallStmt &c);
+  bool pairAllocSatisfied(const Warp &w) const;
   // Deadlock notes: what a warp blocked without an mbarrier wait waits for.
   std::string otherWaitText(const Warp &w) const;
   CtaExecutor *peer(int64_t rank, llvm::SMLoc loc);
@@ -340,6 +364,8 @@ private:
   std::vector<int> tmemOwner_;                           // per column: allocating warp, -1 free
   std::map<int, std::pair<int64_t, int64_t>> tmemAlloc_; // buffer -> (first column, columns)
   std::vector<PrimitiveCall> tcgen05Issued_;             // tcgen05.mma not yet committed
+  int tcgen05CtaGroup_ = 0; // the cta_group of the kernel's tcgen05 instructions (0: none yet)
+  llvm::SMLoc tcgen05CtaGroupAt_; // ... first given here
   // wgmma per warpgroup: the open group and the committed groups, oldest first.
   std::map<int64_t, std::vector<PrimitiveCall>> wgmmaOpen_;
   std::map<int64_t, std::vector<std::vector<PrimitiveCall>>> wgmmaCommitted_;

@@ -724,6 +724,16 @@ bool CtaExecutor::execCall(Warp &w, Frame &f, const CallStmt &c) {
   if (c.callee.rfind("barrier.cluster.", 0) == 0 ||
       (c.callee == "sync" && c.scope == ExecScope::Cluster))
     return execClusterBarrier(w, f, c);
+  if (c.callee == "tcgen05.alloc" || c.callee == "tcgen05.dealloc") {
+    // The cta_group = 2 forms wait for the peer CTA's warp.
+    if (const CallArg *g = c.keyword("cta_group")) {
+      LaneValues v;
+      if (!eval(g->value, w, f.mask, v))
+        return false;
+      if (v.lane[std::countr_zero(f.mask)].i == 2)
+        return execPairAlloc(w, f, c);
+    }
+  }
   if (need == Convergence::Thread) {
     if (c.callee == "mbarrier.wait") {
       // The warp waits until every active lane's phase completed.
@@ -1079,7 +1089,7 @@ bool CtaExecutor::waitSatisfied(const Warp &w) const {
   for (auto [bar, parity] : w.waits)
     if (!barriers_[bar].waitSatisfied(parity))
       return false;
-  return groupWaitSatisfied(w) && clusterWaitSatisfied(w);
+  return groupWaitSatisfied(w) && clusterWaitSatisfied(w) && pairAllocSatisfied(w);
 }
 
 bool CtaExecutor::completeAsync(size_t index) {
