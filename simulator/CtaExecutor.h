@@ -190,6 +190,16 @@ public:
     int64_t bRows = 0;
   };
   bool executePrimitive(const PrimitiveCall &call);
+  // A block-scaled tcgen05.mma (BlockScaledMma.cpp): operands gathered by the
+  // gemm (A M x K codes, Bt N x K codes), C M x N f32 bits updated.
+  struct ScaledOperands {
+    int64_t M, N, K;
+    Dtype d, a, b;
+    const std::vector<uint32_t> &A, &Bt;
+  };
+  bool blockScaledMma(const PrimitiveCall &call, const ScaledOperands &o, std::vector<uint32_t> &C);
+  bool readScales(const Region &r, int64_t rows, int64_t blocks, llvm::SMLoc loc,
+                  std::vector<uint32_t> &out);
   // A tcgen05.mma when its commit completes: on this CTA, or with
   // cta_group = 2 on both CTAs of the pair (AsyncMma.cpp).
   bool executeTcgen05Mma(const PrimitiveCall &mma);

@@ -932,6 +932,16 @@ bool CtaExecutor::runCollective(Warp &w, const CallStmt &c, ThreadRange threads)
   return call && executePrimitive(*call);
 }
 
+namespace {
+// Keyword arguments that name buffers (tcgen05.mma's scale_a / scale_b).
+bool keywordTakesBuffer(const IntrinsicInfo &info, const std::string &keyword) {
+  for (const ParamSpec &k : info.keywords)
+    if (k.name == keyword)
+      return k.kind == ArgKind::Buffer;
+  return false;
+}
+} // namespace
+
 std::optional<CtaExecutor::PrimitiveCall> CtaExecutor::buildCall(Warp &w, const CallStmt &c,
                                                                  ThreadRange threads, int lane) {
   const IntrinsicInfo *info = findIntrinsic(c.callee);
@@ -954,8 +964,9 @@ std::optional<CtaExecutor::PrimitiveCall> CtaExecutor::buildCall(Warp &w, const 
     if (a.value->kind == ExprKind::StringImm)
       continue; // enumerated options (shape = "32x32b") do not change the values
     size_t index = call.positional.size();
-    bool wantRegion = a.keyword.empty() && index < info->positional.size() &&
-                      info->positional[index].kind == ArgKind::Buffer;
+    bool wantRegion = a.keyword.empty() ? index < info->positional.size() &&
+                                              info->positional[index].kind == ArgKind::Buffer
+                                        : keywordTakesBuffer(*info, a.keyword);
     auto o = operand(a.value, w, lane, wantRegion);
     if (!o)
       return std::nullopt;
