@@ -575,7 +575,7 @@ bool CtaExecutor::step(Warp &w) {
     }
     return true;
   }
-  stats_.laneOps += std::popcount(f.mask);
+  stats_.laneOps += f.mask == ~0u ? kWarpSize : std::popcount(f.mask);
   if (!f.code)
     f.code = code_->block(*f.block);
   const Stmt &s = (*f.block)[f.pc];

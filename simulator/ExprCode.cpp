@@ -134,6 +134,8 @@ private:
     FusedAccess a;
     a.load = op;
     a.global = b.scope == MemScope::Global;
+    a.tensor = b.tensor;
+    a.regBase = b.regBase;
     a.dims = static_cast<int>(o.args.size());
     int64_t stride = 1;
     for (int d = a.dims; d-- > 0;) {
@@ -142,6 +144,13 @@ private:
       a.extent[d] = b.shape[d];
       a.stride[d] = stride;
       stride *= b.shape[d];
+      const ExprOp &sub = code_.ops[o.args[d]];
+      if (a.uniform[d] && sub.kind == OpKind::Slot)
+        a.uniformSlot[d] = sub.slot;
+      if (sub.kind == OpKind::Constant) {
+        a.isConstant[d] = true;
+        a.constant[d] = sub.constant.lane[0].i;
+      }
       if (!a.uniform[d])
         slotsOf(o.args[d], a);
     }

@@ -90,9 +90,16 @@ struct ExprOp {
 struct FusedAccess {
   int load = -1; // the Load operation
   bool global = false;
+  int tensor = -1;     // global: the host tensor
+  int64_t regBase = 0; // registers: the buffer's first register of a thread
   int dims = 0;
   std::array<int, 3> subscript{-1, -1, -1}; // operation per dimension
   std::array<bool, 3> uniform{};
+  // A uniform subscript that is a slot (read directly) or a constant (its
+  // value here); -1 / false: evaluate it.
+  std::array<int, 3> uniformSlot{-1, -1, -1};
+  std::array<bool, 3> isConstant{};
+  std::array<int64_t, 3> constant{};
   std::array<int64_t, 3> extent{}, stride{}; // stride: elements of one step
   // The slots the varying subscripts read (they are pure functions of them):
   // the lane offsets a warp computed stay valid until one of them is written

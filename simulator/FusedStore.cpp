@@ -96,31 +96,76 @@ struct Resolved {
   const int64_t *offset = nullptr;
 };
 
-inline float elementOf(const Resolved &a, int l) {
-  return std::bit_cast<float>(*reinterpret_cast<const Bits32 *>(a.base + a.offset[l]));
+// out[l] = op(operands of lane l) for the active lanes, over local restrict
+// pointers so that nothing is reloaded per lane.
+template <int N, typename Op>
+[[gnu::always_inline]] inline void combine(uint32_t mask, const Resolved *in, Op op,
+                                           float *__restrict out) {
+  const uint8_t *__restrict b0 = in[0].base, *__restrict b1 = in[N > 1 ? 1 : 0].base,
+                            *__restrict b2 = in[N > 2 ? 2 : 0].base;
+  const int64_t *__restrict o0 = in[0].offset, *__restrict o1 = in[N > 1 ? 1 : 0].offset,
+                            *__restrict o2 = in[N > 2 ? 2 : 0].offset;
+  auto at = [](const uint8_t *base, int64_t offset) {
+    return std::bit_cast<float>(*reinterpret_cast<const Bits32 *>(base + offset));
+  };
+  auto lane = [&](int l) {
+    if constexpr (N == 1)
+      out[l] = op(at(b0, o0[l]));
+    else if constexpr (N == 2)
+      out[l] = op(at(b0, o0[l]), at(b1, o1[l]));
+    else
+      out[l] = op(at(b0, o0[l]), at(b1, o1[l]), at(b2, o2[l]));
+  };
+  if (mask == ~0u) {
+    for (int l = 0; l < kWarpSize; ++l)
+      lane(l);
+  } else {
+    forLanes(mask, lane);
+  }
 }
 
-// The values of the statement's right side, lane by lane, with the rounding
-// of Expressions.cpp (f32Binary, fmaLanes).
+// The values of the statement's right side with the rounding of
+// Expressions.cpp (f32Binary, fmaLanes); each operator and multiply-add form
+// gets its own loop.
 TILESCOPE_FUSED_CLONES
-void computeLanes(const FusedStore &f, uint32_t mask, const Resolved *in, float *out) {
+void computeValues(const FusedStore &f, uint32_t mask, const Resolved *in, float *out) {
+  auto binary = [&](auto fn) { combine<2>(mask, in, fn, out); };
   switch (f.shape) {
   case FusedStore::Shape::Copy:
-    forLanes(mask, [&](int l) { out[l] = elementOf(in[0], l); });
-    return;
+    return combine<1>(mask, in, [](float x) { return x; }, out);
   case FusedStore::Shape::Binary:
-    forLanes(mask, [&](int l) {
-      out[l] = f32Arith(f.binary, elementOf(in[0], l), elementOf(in[1], l));
-    });
-    return;
+    switch (f.binary) {
+    case BinaryOp::Add:
+      return binary([](float x, float y) { return x + y; });
+    case BinaryOp::Sub:
+      return binary([](float x, float y) { return x - y; });
+    case BinaryOp::Mul:
+      return binary([](float x, float y) { return x * y; });
+    default:
+      return binary([](float x, float y) { return f32Arith(BinaryOp::Div, x, y); });
+    }
   case FusedStore::Shape::Fma:
-    forLanes(mask, [&](int l) {
-      out[l] = f32Fma(f.fmaVariant, elementOf(in[0], l), elementOf(in[1], l), elementOf(in[2], l));
-    });
-    return;
+    switch (f.fmaVariant) {
+    case 0:
+      return combine<3>(mask, in, [](float p, float q, float r) { return f32Fma(0, p, q, r); }, out);
+    case 1:
+      return combine<3>(mask, in, [](float p, float q, float r) { return f32Fma(1, p, q, r); }, out);
+    default:
+      return combine<3>(mask, in, [](float p, float q, float r) { return f32Fma(-1, p, q, r); },
+                        out);
+    }
   case FusedStore::Shape::None:
     return;
   }
+}
+
+// A register holds the f32 bits with the upper half zero, as writeBits keeps it.
+void storeRegisters(uint32_t mask, const Resolved &target, const float *__restrict values) {
+  uint8_t *__restrict base = target.base;
+  const int64_t *__restrict offset = target.offset;
+  forLanes(mask, [&](int l) {
+    *reinterpret_cast<Bits64 *>(base + offset[l]) = std::bit_cast<uint32_t>(values[l]);
+  });
 }
 
 } // namespace
@@ -158,20 +203,26 @@ bool CtaExecutor::laneOffsetsOf(const FusedAccess &a, Warp &w, uint32_t mask, Fu
 
 bool CtaExecutor::resolveAccess(const FusedAccess &a, Warp &w, uint32_t mask, uint8_t *&base,
                                 const int64_t *&offsets) {
-  const BufferPlan &b = p_.buffers[code_->ops[a.load].buffer];
   if (a.global)
-    base = tensors_[b.tensor].bytes.data();
+    base = tensors_[a.tensor].bytes.data();
   else
-    base = reinterpret_cast<uint8_t *>(regs_.data() + (w.id * 32 * p_.regsPerThread + b.regBase));
+    base = reinterpret_cast<uint8_t *>(regs_.data() + (w.id * 32 * p_.regsPerThread + a.regBase));
   const int first = std::countr_zero(mask);
   int64_t constant = 0;
   for (int d = 0; d < a.dims; ++d) {
     if (!a.uniform[d])
       continue;
-    const LaneValues *sub = evalOp(a.subscript[d], w, mask);
-    if (!sub)
-      return false;
-    const int64_t i = sub->lane[first].i;
+    int64_t i = 0;
+    if (a.isConstant[d]) {
+      i = a.constant[d];
+    } else if (a.uniformSlot[d] >= 0) {
+      i = w.slots[a.uniformSlot[d]].lane[first].i;
+    } else {
+      const LaneValues *sub = evalOp(a.subscript[d], w, mask);
+      if (!sub)
+        return false;
+      i = sub->lane[first].i;
+    }
     if (i < 0 || i >= a.extent[d])
       return false;
     constant += i * a.stride[d];
@@ -198,26 +249,25 @@ bool CtaExecutor::execFusedStore(Warp &w, uint32_t mask, const FusedStore &f) {
   const FusedAccess &target = f.access[3];
   if (!resolveAccess(target, w, mask, out.base, out.offset))
     return false;
-  alignas(32) std::array<float, kWarpSize> values;
-  computeLanes(f, mask, in.data(), values.data());
-  const int active = std::popcount(mask);
+  const int active = mask == ~0u ? kWarpSize : std::popcount(mask);
   for (int i = 0; i < f.operands; ++i)
     if (f.access[i].global)
       stats_.globalBytesRead += 4 * active;
-  if (target.global) {
-    HostTensor &t = tensors_[p_.buffers[code_->ops[target.load].buffer].tensor];
-    const int64_t first = (out.base - t.bytes.data()) / 4;
-    forLanes(mask, [&](int l) {
-      *reinterpret_cast<Bits32 *>(out.base + out.offset[l]) = std::bit_cast<uint32_t>(values[l]);
-      t.written[first + out.offset[l] / 4] = 1;
-    });
-    stats_.globalBytesWritten += 4 * active;
-  } else {
-    // A register holds the f32 bits with the upper half zero, as writeBits keeps it.
-    forLanes(mask, [&](int l) {
-      *reinterpret_cast<Bits64 *>(out.base + out.offset[l]) = std::bit_cast<uint32_t>(values[l]);
-    });
+  // Every lane's value before any store: another lane may read the global
+  // element this one writes.
+  alignas(32) std::array<float, kWarpSize> values;
+  computeValues(f, mask, in.data(), values.data());
+  if (!target.global) {
+    storeRegisters(mask, out, values.data());
+    return true;
   }
+  HostTensor &t = tensors_[target.tensor];
+  const int64_t first = (out.base - t.bytes.data()) / 4;
+  forLanes(mask, [&](int l) {
+    *reinterpret_cast<Bits32 *>(out.base + out.offset[l]) = std::bit_cast<uint32_t>(values[l]);
+    t.written[first + out.offset[l] / 4] = 1;
+  });
+  stats_.globalBytesWritten += 4 * active;
   return true;
 }
 
