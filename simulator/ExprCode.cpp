@@ -128,7 +128,9 @@ private:
         slotsOf(arg, a);
   }
 
-  FusedAccess access(int op) {
+  // `inRange` turns false for a constant subscript out of range: such a
+  // statement is left to the general path, which reports it.
+  FusedAccess access(int op, bool &inRange) {
     const ExprOp &o = code_.ops[op];
     const BufferPlan &b = p_.buffers[o.buffer];
     FusedAccess a;
@@ -145,11 +147,14 @@ private:
       a.stride[d] = stride;
       stride *= b.shape[d];
       const ExprOp &sub = code_.ops[o.args[d]];
-      if (a.uniform[d] && sub.kind == OpKind::Slot)
-        a.uniformSlot[d] = sub.slot;
       if (sub.kind == OpKind::Constant) {
-        a.isConstant[d] = true;
-        a.constant[d] = sub.constant.lane[0].i;
+        const int64_t i = sub.constant.lane[0].i;
+        inRange &= i >= 0 && i < b.shape[d];
+        a.constantOffset += i * a.stride[d];
+      } else if (a.uniform[d] && sub.kind == OpKind::Slot) {
+        a.uniformSlots[a.uniformSlotCount++] = {sub.slot, d};
+      } else if (a.uniform[d]) {
+        a.uniformEvaluated[a.uniformEvaluatedCount++] = d;
       }
       if (!a.uniform[d])
         slotsOf(o.args[d], a);
@@ -189,10 +194,11 @@ private:
       return f;
     }
     f.operands = static_cast<int>(operands.size());
+    bool inRange = true;
     for (size_t i = 0; i < operands.size(); ++i)
-      f.access[i] = access(operands[i]);
-    f.access[3] = access(c.target);
-    return f;
+      f.access[i] = access(operands[i], inRange);
+    f.access[3] = access(c.target, inRange);
+    return inRange ? f : FusedStore{};
   }
 
   int add(ExprOp op) {

@@ -95,11 +95,15 @@ struct FusedAccess {
   int dims = 0;
   std::array<int, 3> subscript{-1, -1, -1}; // operation per dimension
   std::array<bool, 3> uniform{};
-  // A uniform subscript that is a slot (read directly) or a constant (its
-  // value here); -1 / false: evaluate it.
-  std::array<int, 3> uniformSlot{-1, -1, -1};
-  std::array<bool, 3> isConstant{};
-  std::array<int64_t, 3> constant{};
+  // The uniform subscripts, sorted for the executor: constants folded into
+  // `constantOffset` (elements; in range, or the statement is not fused),
+  // slots read from one lane (`uniformSlots`: slot and dimension), other
+  // uniform subscripts evaluated (`uniformEvaluated`: dimension).
+  int64_t constantOffset = 0;
+  std::array<std::pair<int, int>, 3> uniformSlots{};
+  int uniformSlotCount = 0;
+  std::array<int, 3> uniformEvaluated{};
+  int uniformEvaluatedCount = 0;
   std::array<int64_t, 3> extent{}, stride{}; // stride: elements of one step
   // The slots the varying subscripts read (they are pure functions of them):
   // the lane offsets a warp computed stay valid until one of them is written

@@ -96,13 +96,12 @@ struct Resolved {
   const int64_t *offset = nullptr;
 };
 
-// out[l] = op(operands of lane l) for the active lanes, over local restrict
-// pointers so that nothing is reloaded per lane.
-template <int N, typename Op>
-[[gnu::always_inline]] inline void combine(uint32_t mask, const Resolved *in, Op op,
-                                           float *__restrict out) {
-  const uint8_t *__restrict b0 = in[0].base, *__restrict b1 = in[N > 1 ? 1 : 0].base,
-                            *__restrict b2 = in[N > 2 ? 2 : 0].base;
+// sink(l, op(operands of lane l)) for the active lanes. The offsets are
+// restrict locals, so nothing is reloaded per lane; the bases are not (a
+// register target may be one of the operands).
+template <int N, typename Op, typename Sink>
+[[gnu::always_inline]] inline void combine(uint32_t mask, const Resolved *in, Op op, Sink sink) {
+  const uint8_t *b0 = in[0].base, *b1 = in[N > 1 ? 1 : 0].base, *b2 = in[N > 2 ? 2 : 0].base;
   const int64_t *__restrict o0 = in[0].offset, *__restrict o1 = in[N > 1 ? 1 : 0].offset,
                             *__restrict o2 = in[N > 2 ? 2 : 0].offset;
   auto at = [](const uint8_t *base, int64_t offset) {
@@ -110,11 +109,11 @@ template <int N, typename Op>
   };
   auto lane = [&](int l) {
     if constexpr (N == 1)
-      out[l] = op(at(b0, o0[l]));
+      sink(l, op(at(b0, o0[l])));
     else if constexpr (N == 2)
-      out[l] = op(at(b0, o0[l]), at(b1, o1[l]));
+      sink(l, op(at(b0, o0[l]), at(b1, o1[l])));
     else
-      out[l] = op(at(b0, o0[l]), at(b1, o1[l]), at(b2, o2[l]));
+      sink(l, op(at(b0, o0[l]), at(b1, o1[l]), at(b2, o2[l])));
   };
   if (mask == ~0u) {
     for (int l = 0; l < kWarpSize; ++l)
@@ -125,46 +124,63 @@ template <int N, typename Op>
 }
 
 // The values of the statement's right side with the rounding of
-// Expressions.cpp (f32Binary, fmaLanes); each operator and multiply-add form
-// gets its own loop.
-TILESCOPE_FUSED_CLONES
-void computeValues(const FusedStore &f, uint32_t mask, const Resolved *in, float *out) {
-  auto binary = [&](auto fn) { combine<2>(mask, in, fn, out); };
+// Expressions.cpp (f32Binary, fmaLanes), each operator and multiply-add form
+// in its own loop.
+template <typename Sink>
+[[gnu::always_inline]] inline void computeLanes(const FusedStore &f, uint32_t mask,
+                                                const Resolved *in, Sink sink) {
+  // Direct calls, not helper lambdas: a lambda would not be inlined into the
+  // processor-specific clone, and fmaf would become a library call.
   switch (f.shape) {
   case FusedStore::Shape::Copy:
-    return combine<1>(mask, in, [](float x) { return x; }, out);
+    return combine<1>(mask, in, [](float x) { return x; }, sink);
   case FusedStore::Shape::Binary:
     switch (f.binary) {
     case BinaryOp::Add:
-      return binary([](float x, float y) { return x + y; });
+      return combine<2>(mask, in, [](float x, float y) { return x + y; }, sink);
     case BinaryOp::Sub:
-      return binary([](float x, float y) { return x - y; });
+      return combine<2>(mask, in, [](float x, float y) { return x - y; }, sink);
     case BinaryOp::Mul:
-      return binary([](float x, float y) { return x * y; });
+      return combine<2>(mask, in, [](float x, float y) { return x * y; }, sink);
     default:
-      return binary([](float x, float y) { return f32Arith(BinaryOp::Div, x, y); });
+      return combine<2>(mask, in, [](float x, float y) { return x / y; }, sink);
     }
   case FusedStore::Shape::Fma:
     switch (f.fmaVariant) {
     case 0:
-      return combine<3>(mask, in, [](float p, float q, float r) { return f32Fma(0, p, q, r); }, out);
+      return combine<3>(mask, in, [](float p, float q, float r) { return f32Fma(0, p, q, r); },
+                        sink);
     case 1:
-      return combine<3>(mask, in, [](float p, float q, float r) { return f32Fma(1, p, q, r); }, out);
+      return combine<3>(mask, in, [](float p, float q, float r) { return f32Fma(1, p, q, r); },
+                        sink);
     default:
       return combine<3>(mask, in, [](float p, float q, float r) { return f32Fma(-1, p, q, r); },
-                        out);
+                        sink);
     }
   case FusedStore::Shape::None:
     return;
   }
 }
 
-// A register holds the f32 bits with the upper half zero, as writeBits keeps it.
-void storeRegisters(uint32_t mask, const Resolved &target, const float *__restrict values) {
-  uint8_t *__restrict base = target.base;
+// Into an array: the stores of a global target come after every read, since
+// another lane may read the element this one writes.
+TILESCOPE_FUSED_CLONES
+void computeValues(const FusedStore &f, uint32_t mask, const Resolved *in, float *values) {
+  float *__restrict out = values;
+  computeLanes(f, mask, in, [out](int l, float v) { out[l] = v; });
+}
+
+// Straight into a register target: lane l's registers are read and written by
+// lane l only (its value is computed from its reads first), so each lane may
+// store at once. A register holds the f32 bits with the upper half zero, as
+// writeBits keeps it.
+TILESCOPE_FUSED_CLONES
+void computeIntoRegisters(const FusedStore &f, uint32_t mask, const Resolved *in,
+                          const Resolved &target) {
+  uint8_t *base = target.base;
   const int64_t *__restrict offset = target.offset;
-  forLanes(mask, [&](int l) {
-    *reinterpret_cast<Bits64 *>(base + offset[l]) = std::bit_cast<uint32_t>(values[l]);
+  computeLanes(f, mask, in, [base, offset](int l, float v) {
+    *reinterpret_cast<Bits64 *>(base + offset[l]) = std::bit_cast<uint32_t>(v);
   });
 }
 
@@ -208,21 +224,20 @@ bool CtaExecutor::resolveAccess(const FusedAccess &a, Warp &w, uint32_t mask, ui
   else
     base = reinterpret_cast<uint8_t *>(regs_.data() + (w.id * 32 * p_.regsPerThread + a.regBase));
   const int first = std::countr_zero(mask);
-  int64_t constant = 0;
-  for (int d = 0; d < a.dims; ++d) {
-    if (!a.uniform[d])
-      continue;
-    int64_t i = 0;
-    if (a.isConstant[d]) {
-      i = a.constant[d];
-    } else if (a.uniformSlot[d] >= 0) {
-      i = w.slots[a.uniformSlot[d]].lane[first].i;
-    } else {
-      const LaneValues *sub = evalOp(a.subscript[d], w, mask);
-      if (!sub)
-        return false;
-      i = sub->lane[first].i;
-    }
+  int64_t constant = a.constantOffset;
+  for (int u = 0; u < a.uniformSlotCount; ++u) {
+    const auto [slot, d] = a.uniformSlots[u];
+    const int64_t i = w.slots[slot].lane[first].i;
+    if (i < 0 || i >= a.extent[d])
+      return false;
+    constant += i * a.stride[d];
+  }
+  for (int u = 0; u < a.uniformEvaluatedCount; ++u) {
+    const int d = a.uniformEvaluated[u];
+    const LaneValues *sub = evalOp(a.subscript[d], w, mask);
+    if (!sub)
+      return false;
+    const int64_t i = sub->lane[first].i;
     if (i < 0 || i >= a.extent[d])
       return false;
     constant += i * a.stride[d];
@@ -253,14 +268,12 @@ bool CtaExecutor::execFusedStore(Warp &w, uint32_t mask, const FusedStore &f) {
   for (int i = 0; i < f.operands; ++i)
     if (f.access[i].global)
       stats_.globalBytesRead += 4 * active;
-  // Every lane's value before any store: another lane may read the global
-  // element this one writes.
-  alignas(32) std::array<float, kWarpSize> values;
-  computeValues(f, mask, in.data(), values.data());
   if (!target.global) {
-    storeRegisters(mask, out, values.data());
+    computeIntoRegisters(f, mask, in.data(), out);
     return true;
   }
+  alignas(32) std::array<float, kWarpSize> values;
+  computeValues(f, mask, in.data(), values.data());
   HostTensor &t = tensors_[target.tensor];
   const int64_t first = (out.base - t.bytes.data()) / 4;
   forLanes(mask, [&](int l) {
