@@ -363,13 +363,18 @@ private:
             {ea.loc, fmt::format("{} between CTAs: a grid extent Z3 cannot read", a.buffer)});
         return z3::unknown;
       }
-      z3::expr_vector differ(ctx_), otherCluster(ctx_);
+      // Terms are built only when used: Z3's search depends on the terms a
+      // context holds, and stray ones slowed the persistent GEMM's queries 3x.
+      z3::expr_vector differ(ctx_);
       for (size_t d = 0; d < ctaA.size(); ++d) {
-        differ.push_back(ctaA[d] != ctaB[d]);
+        if (!ord.differentClusters) {
+          differ.push_back(ctaA[d] != ctaB[d]);
+          continue;
+        }
         z3::expr extent = ctx_.int_val(d == 0 ? clusterExtent().value_or(1) : 1);
-        otherCluster.push_back(ctaA[d] / extent != ctaB[d] / extent);
+        differ.push_back(ctaA[d] / extent != ctaB[d] / extent);
       }
-      cons.push_back(z3::mk_or(ord.differentClusters ? otherCluster : differ));
+      cons.push_back(z3::mk_or(differ));
     } else if (inCluster) {
       // Ranks in the cluster; the same rank is the same CTA.
       rankA.emplace(enc_.fresh("rankA"));
@@ -405,19 +410,20 @@ private:
       if (wrapsAround)
         cons.push_back(iLo != iHi + 1);
     }
-    auto builtinsA = builtinsOf(t1, ctaA, rankA ? &*rankA : nullptr);
-    auto builtinsB = builtinsOf(t2, ctaB, rankB ? &*rankB : nullptr);
+    // Built at each use, in the order Z3 has always seen them (see above).
+    auto builtinsA = [&] { return builtinsOf(t1, ctaA, rankA ? &*rankA : nullptr); };
+    auto builtinsB = [&] { return builtinsOf(t2, ctaB, rankB ? &*rankB : nullptr); };
     for (const Expr &g : ea.guards)
-      if (auto e = enc_.encode(g, boundA, builtinsA); e && e->is_bool())
+      if (auto e = enc_.encode(g, boundA, builtinsA()); e && e->is_bool())
         cons.push_back(*e);
     for (const Expr &g : eb.guards)
-      if (auto e = enc_.encode(g, boundB, builtinsB); e && e->is_bool())
+      if (auto e = enc_.encode(g, boundB, builtinsB()); e && e->is_bool())
         cons.push_back(*e);
     if (inCluster) {
       // Both touch the shared memory of one CTA: its own, or the remote one.
       auto target = [&](const MemoryAccess &x, const z3::expr &rank, auto &bound,
-                        auto &builtins) -> std::optional<z3::expr> {
-        return remote(x) ? enc_.encode(x.remoteCta, bound, builtins) : std::optional(rank);
+                        auto builtins) -> std::optional<z3::expr> {
+        return remote(x) ? enc_.encode(x.remoteCta, bound, builtins()) : std::optional(rank);
       };
       auto ta = target(a, *rankA, boundA, builtinsA), tb = target(b, *rankB, boundB, builtinsB);
       if (!ta || !tb || !ta->is_int() || !tb->is_int()) {
@@ -431,10 +437,10 @@ private:
       return z3::unsat;
     std::vector<z3::expr> element;
     for (size_t d = 0; d < a.region.size(); ++d) {
-      auto ba = enc_.encode(a.region[d].begin, boundA, builtinsA);
-      auto xa = enc_.encode(a.region[d].extent, boundA, builtinsA);
-      auto bb = enc_.encode(b.region[d].begin, boundB, builtinsB);
-      auto xb = enc_.encode(b.region[d].extent, boundB, builtinsB);
+      auto ba = enc_.encode(a.region[d].begin, boundA, builtinsA());
+      auto xa = enc_.encode(a.region[d].extent, boundA, builtinsA());
+      auto bb = enc_.encode(b.region[d].begin, boundB, builtinsB());
+      auto xb = enc_.encode(b.region[d].extent, boundB, builtinsB());
       if (!ba || !xa || !bb || !xb) {
         report_.notChecked.push_back(
             {ea.loc,
