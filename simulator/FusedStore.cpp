@@ -16,6 +16,7 @@
 #include "simulator/Lanes.h"
 
 #include <bit>
+#include <cmath>
 #include <cstring>
 
 namespace tilescope::sim {
@@ -96,6 +97,10 @@ struct Resolved {
   const int64_t *offset = nullptr;
 };
 
+float quietNaN(float x) {
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(x) | 0x00400000u);
+}
+
 // sink(l, op(operands of lane l)) for the active lanes. The offsets are
 // restrict locals, so nothing is reloaded per lane; the bases are not (a
 // register target may be one of the operands).
@@ -133,7 +138,9 @@ template <typename Sink>
   // processor-specific clone, and fmaf would become a library call.
   switch (f.shape) {
   case FusedStore::Shape::Copy:
-    return combine<1>(mask, in, [](float x) { return x; }, sink);
+    // The general path carries the value as a double, and the conversions
+    // quiet a signalling NaN (the quiet bit set, the payload kept); so does this.
+    return combine<1>(mask, in, [](float x) { return std::isnan(x) ? quietNaN(x) : x; }, sink);
   case FusedStore::Shape::Binary:
     switch (f.binary) {
     case BinaryOp::Add:
