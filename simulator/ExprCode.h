@@ -126,6 +126,10 @@ struct FusedStore {
   int fmaVariant = 0;              // Fma: 0 p * q + r, 1 p * q - r, -1 r - p * q
   int operands = 0;                // Copy 1, Binary 2 (lhs, rhs), Fma 3 (p, q, r)
   std::array<FusedAccess, 4> access; // the operands, then the target (access[3])
+  // An operand may instead be a float literal or an f32 scalar: its value
+  // rounded to f32, as the general path rounds a literal meeting an f32.
+  std::array<bool, 3> isConstant{};
+  std::array<float, 3> constant{};
 };
 
 struct StmtCode {

@@ -118,7 +118,7 @@ kernel gemm(A: global f32[M, K], B: global f32[K, N], C: global f32[M, N])
 
 TEST_CASE("fused stores: the naive GEMM gives the general path's bits") {
   ArgValues args{{{"M", 32}, {"N", 48}, {"K", 24}}, {}};
-  CHECK(fusedStores(kGemm, args) == 2); // the multiply-add and the copy out
+  CHECK(fusedStores(kGemm, args) == 3); // the zero fill, the multiply-add, the copy out
   Outcome o = agree(kGemm, args);
   REQUIRE(o.result.ok());
   // And they are the sums themselves: one fmaf chain in k order.
@@ -293,4 +293,31 @@ kernel specials(A: global f32[32], B: global f32[32], C: global f32[32, 4])
   CHECK(o.tensors[2].bitsAt(0 * 4 + 0) == 0x7FC00001u);
   CHECK(o.tensors[2].bitsAt(0 * 4 + 1) == 0x7FC00001u);
   CHECK(o.tensors[2].bitsAt(5 * 4 + 0) == 0x80000000u);
+}
+
+TEST_CASE("fused stores: literals and f32 scalars round to f32 next to an f32 operand") {
+  const std::string text = R"(
+kernel scaled(A: global f32[32], B: global f32[32], C: global f32[32, 8], alpha: f32)
+  launch grid(1) threads(32) target(sm_80)
+{
+  reg r: f32[1]
+  r[0] = 0.1
+  C[laneid, 0] = A[laneid] * 0.1
+  C[laneid, 1] = 1.0e-3 - B[laneid]
+  C[laneid, 2] = alpha * A[laneid] + B[laneid]
+  C[laneid, 3] = A[laneid] * B[laneid] - 0.3
+  C[laneid, 4] = 2.5 * A[laneid] + 0.7
+  C[laneid, 5] = r[0] / alpha
+  C[laneid, 6] = 3.0e38
+  C[laneid, 7] = 0.5 * 0.25
+}
+)";
+  ArgValues args{{}, {{"alpha", 1.0 / 3.0}}};
+  // Every store but the last (two literals: double-precision arithmetic).
+  CHECK(fusedStores(text, args) == 8);
+  Outcome o = agree(text, args);
+  REQUIRE(o.result.ok());
+  // 0.1 as an f32, not as a double rounded after the product.
+  const float a0 = std::bit_cast<float>(static_cast<uint32_t>(o.tensors[0].bitsAt(0)));
+  CHECK(o.tensors[2].bitsAt(0) == std::bit_cast<uint32_t>(a0 * 0.1f));
 }
