@@ -140,6 +140,7 @@ private:
   std::string index(const Index &x, const Expr &self);
   std::string globalFlat(const std::string &buf, const std::vector<Expr> &idx);
   std::string sharedElement(const BufferInfo &b, const std::string &flat);
+  int64_t sharedRunWidth(const BufferInfo &b);
   std::string regionByteAddress(const Expr &region, std::string *buffer);
   std::optional<int64_t> slotOf(const std::string &buf, const BufferInfo &b,
                                 const std::vector<Expr> &idx);
@@ -383,6 +384,35 @@ std::string KernelEmitter::globalFlat(const std::string &buf, const std::vector<
   return flat;
 }
 
+// The widest run (elements, a power of two up to 16 bytes) of logical
+// elements, aligned to its width, that a shared buffer's layout keeps
+// contiguous and aligned in memory: the innermost iter is on m with stride 1
+// and a multiple of the width, every other m stride and offset is one, and
+// the swizzle leaves the run's low bits alone.
+int64_t KernelEmitter::sharedRunWidth(const BufferInfo &b) {
+  const Layout &l = *b.layout;
+  const auto &shard = l.shard();
+  if (shard.empty() || !l.replica().empty() || shard.back().axis != Axis::m ||
+      shard.back().stride != 1)
+    return 1;
+  int64_t w = 16 / std::max(1, dtypeBits(b.dtype) / 8);
+  auto fits = [&](int64_t v) { return v % w == 0; };
+  while (w > 1) {
+    bool ok = fits(shard.back().extent);
+    for (size_t k = 0; k + 1 < shard.size() && ok; ++k)
+      if (shard[k].axis == Axis::m && shard[k].extent > 1)
+        ok = fits(shard[k].stride);
+    for (const AxisOffset &o : l.offset())
+      ok = ok && (o.axis != Axis::m || fits(o.value));
+    if (const auto &sw = l.swizzle())
+      ok = ok && fits(int64_t(1) << sw->bitsKept);
+    if (ok)
+      return w;
+    w /= 2;
+  }
+  return 1;
+}
+
 // The physical element of a shared buffer at a flat logical index: the
 // layout's m coordinate, digit by digit, then the swizzle.
 std::string KernelEmitter::sharedElement(const BufferInfo &b, const std::string &flat) {
@@ -522,12 +552,15 @@ std::string KernelEmitter::ex(const Expr &e) {
   }
   case ExprKind::Builtin:
     switch (as<Builtin>(e).which) {
-    case BuiltinKind::laneid: return "ts_laneid()";
-    case BuiltinKind::warpid: return "ts_warpid()";
-    case BuiltinKind::wgid: return "ts_wgid()";
-    case BuiltinKind::tid_in_wg: return "((int)threadIdx.x % 128)";
-    case BuiltinKind::wid_in_wg: return "(ts_warpid() % 4)";
-    case BuiltinKind::threadIdx_x: return "(int)threadIdx.x";
+    // Thread indices derive from ts_tid, which outer loops re-read (stmt, For).
+    // Plain arithmetic, not a broadcast shuffle: these are read under divergent
+    // conditions too (a shuffle there would wait for lanes that never come).
+    case BuiltinKind::laneid: return "(ts_tid & 31)";
+    case BuiltinKind::warpid: return "(ts_tid >> 5)";
+    case BuiltinKind::wgid: return "(ts_tid >> 7)";
+    case BuiltinKind::tid_in_wg: return "(ts_tid & 127)";
+    case BuiltinKind::wid_in_wg: return "((ts_tid >> 5) & 3)";
+    case BuiltinKind::threadIdx_x: return "ts_tid";
     case BuiltinKind::blockIdx_x: return "(int)blockIdx.x";
     case BuiltinKind::blockIdx_y: return "(int)blockIdx.y";
     case BuiltinKind::blockIdx_z: return "(int)blockIdx.z";
@@ -668,6 +701,23 @@ void KernelEmitter::block(const Block &b) {
   lets_.resize(lets);
 }
 
+// Whether a block holds a loop that stays a loop in the CUDA (not unrolled
+// by the emitter or by `unroll`).
+static bool holdsRuntimeLoop(const Block &b) {
+  for (const Stmt &s : b) {
+    if (s->kind == StmtKind::For) {
+      const auto &f = as<For>(s);
+      if (f.unroll != -1 || holdsRuntimeLoop(f.body))
+        return true;
+    } else if (s->kind == StmtKind::If) {
+      const auto &i = as<If>(s);
+      if (holdsRuntimeLoop(i.thenBody) || holdsRuntimeLoop(i.elseBody))
+        return true;
+    }
+  }
+  return false;
+}
+
 bool KernelEmitter::tryVectorize(const For &f, int64_t begin, int64_t trips) {
   if (f.body.size() != 1 || f.body[0]->kind != StmtKind::Store || trips < 2)
     return false;
@@ -684,8 +734,9 @@ bool KernelEmitter::tryVectorize(const For &f, int64_t begin, int64_t trips) {
   if (!bufs_.count(tn) || !bufs_.count(vn))
     return false;
   const BufferInfo &tb = bufs_.at(tn), &vb = bufs_.at(vn);
-  bool load = tb.scope == MemScope::Reg && vb.scope == MemScope::Global;
-  bool store = tb.scope == MemScope::Global && vb.scope == MemScope::Reg;
+  auto memory = [](MemScope m) { return m == MemScope::Global || m == MemScope::Shared; };
+  bool load = tb.scope == MemScope::Reg && memory(vb.scope);
+  bool store = memory(tb.scope) && vb.scope == MemScope::Reg;
   if ((!load && !store) || tb.dtype != vb.dtype)
     return false;
   const Expr &regE = load ? st.target : st.value;
@@ -709,6 +760,8 @@ bool KernelEmitter::tryVectorize(const For &f, int64_t begin, int64_t trips) {
   const BufferInfo &mb = bufs_.at(memName);
   if (memIdx.size() != mb.shape.size())
     return false;
+  bool shared = mb.scope == MemScope::Shared;
+  int64_t maxWidth = shared ? sharedRunWidth(mb) : 16;
   std::vector<int64_t> slots;
   std::vector<Poly> flats;
   for (int64_t i = 0; i < trips; ++i) {
@@ -721,7 +774,8 @@ bool KernelEmitter::tryVectorize(const For &f, int64_t begin, int64_t trips) {
     slots.push_back(*s);
     Poly flat;
     for (size_t d = 0; d < memIdx.size(); ++d) {
-      flat = d == 0 ? poly(memIdx[d]) : polyAdd(polyMul(flat, poly(mb.shape[d])), poly(memIdx[d]));
+      Poly extent = shared ? Poly{{{}, mb.constShape[d]}} : poly(mb.shape[d]);
+      flat = d == 0 ? poly(memIdx[d]) : polyAdd(polyMul(flat, extent), poly(memIdx[d]));
     }
     flats.push_back(flat);
   }
@@ -731,7 +785,7 @@ bool KernelEmitter::tryVectorize(const For &f, int64_t begin, int64_t trips) {
   while (i < trips) {
     int64_t width = 1;
     for (int64_t w = 16 / bytes; w >= 2; w /= 2) {
-      if (i + w > trips)
+      if (i + w > trips || w > maxWidth)
         continue;
       bool ok = true;
       for (int64_t u = 1; u < w && ok; ++u) {
@@ -751,7 +805,8 @@ bool KernelEmitter::tryVectorize(const For &f, int64_t begin, int64_t trips) {
       stmt(f.body[0]);
     } else {
       vectorized = true;
-      std::string addr = fmt::format("&{}[{}]", memName, globalFlat(memName, memIdx));
+      std::string addr = shared ? "&" + index(as<Index>(memE), memE)
+                                : fmt::format("&{}[{}]", memName, globalFlat(memName, memIdx));
       std::string vt = fmt::format("ts_vec<{}, {}>", cType(tb.dtype), width);
       if (load) {
         line(fmt::format("{{ {} v = *reinterpret_cast<const {} *>({});", vt, vt, addr));
@@ -819,6 +874,13 @@ void KernelEmitter::stmt(const Stmt &s) {
     line(fmt::format("for (int {} = {}; {} < {}; {} += {}) {{", f.var, ex(f.begin), f.var,
                      ex(f.end), f.var, ex(f.step)));
     ++indent_;
+    // An outer loop (a persistent kernel's tile loop) re-reads the thread
+    // index each iteration: otherwise ptxas hoists per-thread address
+    // arithmetic that does not depend on the loop (the epilogue's 64 swizzled
+    // shared-memory addresses) out of it and keeps it live across the inner
+    // loop beside 128 accumulators, which spills.
+    if (holdsRuntimeLoop(f.body))
+      line("const int ts_tid = ts_read_tid();");
     block(f.body);
     --indent_;
     line("}");
@@ -1217,6 +1279,15 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
   std::string body = out_.str();
   if (failed_)
     return false;
+  // Fetch the tensor maps' descriptors while the barriers are set up, so the
+  // first TMA copy does not wait for them (they live in kernel parameter space).
+  std::string prefetch;
+  for (auto &[n, m] : tma_)
+    prefetch += fmt::format("    asm volatile(\"prefetch.tensormap [%0];\" :: "
+                            "\"l\"(reinterpret_cast<uint64_t>(&tmap_{})) : \"memory\");\n",
+                            n);
+  if (!prefetch.empty())
+    body = "  if (threadIdx.x == 0) {\n" + prefetch + "  }\n" + body;
 
   // Signature.
   std::vector<std::string> params;
@@ -1246,6 +1317,7 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
     << "  extern __shared__ __align__(1024) uint8_t ts_smem_raw[];\n"
     << "  uint8_t *ts_smem = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(ts_smem_raw) "
        "+ 1023) & ~uintptr_t(1023));\n"
+    << "  const int ts_tid = (int)threadIdx.x;\n"
     << body << "}\n\n";
   device = d.str();
 
@@ -1366,10 +1438,13 @@ __device__ __forceinline__ float ts_to_f32(int x) { return (float)x; }
 __device__ __forceinline__ float ts_to_f32(double x) { return (float)x; }
 
 __device__ __forceinline__ int ts_laneid() { return (int)threadIdx.x & 31; }
-// Plain arithmetic, not a broadcast shuffle: these are read under divergent
-// conditions too (a shuffle there would wait for lanes that never come).
-__device__ __forceinline__ int ts_warpid() { return (int)threadIdx.x >> 5; }
-__device__ __forceinline__ int ts_wgid() { return (int)threadIdx.x >> 7; }
+// The thread index as an opaque value: arithmetic on it cannot be hoisted
+// above the point where it is read.
+__device__ __forceinline__ int ts_read_tid() {
+  int t;
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(t));
+  return t;
+}
 
 template <int M, int B, int S> __device__ __forceinline__ int ts_swizzle(int m) {
   int x = m >> M;

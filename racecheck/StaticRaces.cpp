@@ -65,17 +65,20 @@ private:
     return b;
   }
 
-  // The loop variables of ev's loops bound to iteration unknowns.
+  // The loop variables of ev's loops bound to iteration unknowns. Bounds read
+  // the executor's own builtins (a tile loop starting at blockIdx.x starts
+  // elsewhere in another CTA).
   bool bindLoops(const SyncEvent &ev, const std::string &tag,
                  std::map<std::string, z3::expr> &bound, z3::expr_vector &ranges,
-                 std::vector<z3::expr> &iters) {
+                 std::vector<z3::expr> &iters, const std::map<BuiltinKind, z3::expr> &builtins) {
     for (int l = ev.loop; l >= 0; l = sk_.loops[size_t(l)].parent) {
       const SkeletonLoop &loop = sk_.loops[size_t(l)];
       z3::expr i = enc_.fresh(tag + loop.var);
       // Outer loop variables first, so bounds of inner loops can use them.
       iters.insert(iters.begin(), i);
-      auto b = enc_.encode(loop.begin, bound), s = enc_.encode(loop.step, bound);
-      auto trip = enc_.encode(loop.trip(), bound);
+      auto b = enc_.encode(loop.begin, bound, builtins),
+           s = enc_.encode(loop.step, bound, builtins);
+      auto trip = enc_.encode(loop.trip(), bound, builtins);
       if (!b || !s || !trip)
         return false;
       bound.emplace(loop.var, *b + i * *s);
@@ -280,7 +283,8 @@ private:
     }
     std::map<std::string, z3::expr> boundA, boundB;
     std::vector<z3::expr> itersA, itersB;
-    if (!bindLoops(ea, "a_", boundA, cons, itersA) || !bindLoops(eb, "b_", boundB, cons, itersB)) {
+    if (!bindLoops(ea, "a_", boundA, cons, itersA, builtinsOf(t1, ctaA)) ||
+        !bindLoops(eb, "b_", boundB, cons, itersB, builtinsOf(t2, ctaB))) {
       report_.notChecked.push_back(
           {ea.loc,
            fmt::format("accesses to {} here and at another site: loop bounds Z3 cannot read",

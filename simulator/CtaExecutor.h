@@ -7,6 +7,7 @@
 
 #include "simulator/Engine.h"
 #include "simulator/ExprCode.h"
+#include "simulator/LaneAccess.h"
 #include "simulator/Mbarrier.h"
 #include "simulator/RaceDetector.h"
 #include "simulator/Value.h"
@@ -43,6 +44,7 @@ struct Frame {
   int slot = -1;
   std::array<int64_t, kWarpSize> end{}, step{};
   const StmtCode *code = nullptr; // the block compiled (ExprCode.h); found on first step if null
+  bool uniform = false;           // a loop body whose bounds are warp-uniform
 };
 
 struct Warp {
@@ -51,6 +53,12 @@ struct Warp {
   uint32_t fullMask = 0;
   std::vector<Frame> stack;
   std::vector<LaneValues> slots;
+  // Each write of a slot gives it a new version (the fused stores' offsets
+  // are reused while the slots they read keep theirs).
+  std::vector<uint64_t> slotVersion;
+  uint64_t slotWrites = 0;
+  std::vector<FusedOffsets> fusedOffsets; // by FusedAccess::cache
+  void wrote(int slot) { slotVersion[slot] = ++slotWrites; }
   const StmtNode *blockedAt = nullptr;
   // barrier.cluster: the phase this warp arrived in, -1 when it has not
   // arrived; waiting for that phase to complete when `clusterWait`.
@@ -287,6 +295,14 @@ private:
   bool boundsError(const ExprOp &op, Warp &w, uint32_t mask,
                    std::array<const LaneValues *, 3> &sub);
   bool outOfRange(const ExprOp &op, size_t dim, int64_t index, int64_t thread);
+  // FusedStore.cpp: a fused store statement in one pass; false, having changed
+  // nothing, where the general path must run it.
+  bool execFusedStore(Warp &w, uint32_t mask, const FusedStore &f);
+  // An access's base (uniform subscripts applied) and its lanes' offsets;
+  // false where a subscript is out of range.
+  bool resolveAccess(const FusedAccess &a, Warp &w, uint32_t mask, uint8_t *&base,
+                     const int64_t *&offsets);
+  bool laneOffsetsOf(const FusedAccess &a, Warp &w, uint32_t mask, FusedOffsets &out);
   // Race detection: the global elements a load read, by lane (from flat
   // indices, or from in-range point subscripts).
   void raceLoads(const ExprOp &op, Warp &w, uint32_t mask,

@@ -546,7 +546,14 @@ bool CtaExecutor::step(Warp &w) {
       // The end of a loop body: step the lanes that are still iterating.
       LaneValues &iv = w.slots[f.slot];
       uint32_t next = 0;
-      if (f.mask == ~0u)
+      if (f.uniform && options_.scalarFastPaths) {
+        // Every lane holds the same counter, end and step: step one of them.
+        const int first = std::countr_zero(f.mask);
+        const int64_t v = static_cast<int64_t>(static_cast<uint64_t>(iv.lane[first].i) +
+                                               static_cast<uint64_t>(f.step[first]));
+        forLanes(f.mask, [&](int l) { iv.lane[l].i = v; });
+        next = v < f.end[first] ? f.mask : 0;
+      } else if (f.mask == ~0u)
         next = advanceLanes(&iv.lane[0].i, f.step.data(), f.end.data());
       else
         forLanes(f.mask, [&](int l) {
@@ -554,6 +561,7 @@ bool CtaExecutor::step(Warp &w) {
           if (iv.lane[l].i < f.end[l])
             next |= 1u << l;
         });
+      w.wrote(f.slot);
       if (next) {
         f.mask = next;
         f.pc = 0;
@@ -567,7 +575,7 @@ bool CtaExecutor::step(Warp &w) {
     }
     return true;
   }
-  stats_.laneOps += std::popcount(f.mask);
+  stats_.laneOps += f.mask == ~0u ? kWarpSize : std::popcount(f.mask);
   if (!f.code)
     f.code = code_->block(*f.block);
   const Stmt &s = (*f.block)[f.pc];
@@ -590,12 +598,18 @@ bool CtaExecutor::execStmt(Warp &w, Frame &f, const Stmt &s) {
     dst.kind = v->kind;
     dst.dtype = v->dtype;
     forLanes(mask, [&](int l) { dst.lane[l] = v->lane[l]; });
+    w.wrote(code.slot);
     ++f.pc;
     return true;
   }
   case StmtKind::Store: {
     if (code.target < 0)
       return fail(s->loc, "a store needs an element of a buffer");
+    if (code.fused.shape != FusedStore::Shape::None &&
+        execFusedStore(w, mask, code.fused)) {
+      ++f.pc;
+      return true;
+    }
     const ExprOp &target = code_->ops[code.target];
     std::array<int64_t, kWarpSize> flat;
     const LaneValues *v = evalOp(code.value, w, mask);
@@ -685,7 +699,9 @@ bool CtaExecutor::execStmt(Warp &w, Frame &f, const Stmt &s) {
       return false;
     Frame body{&lp.body, 0, 0, &lp, code.slot};
     body.code = code.body;
+    body.uniform = code.uniformLoop;
     LaneValues &iv = w.slots[body.slot];
+    w.wrote(body.slot);
     iv.kind = ValueKind::Int;
     iv.dtype = Dtype::i64;
     bool badStep = false;
@@ -1276,6 +1292,8 @@ std::optional<Failure> CtaExecutor::start() {
     int64_t lanes = std::min<int64_t>(32, p_.threads - i * 32);
     w.fullMask = lanes == 32 ? 0xFFFFFFFFu : (1u << lanes) - 1;
     w.slots.assign(p_.slots, LaneValues());
+    w.slotVersion.assign(p_.slots, 0);
+    w.fusedOffsets.assign(code_->fusedAccesses, FusedOffsets());
     w.stack.push_back(Frame{&p_.kernel->body, 0, w.fullMask});
     w.stack.back().code = code_->block(p_.kernel->body);
   }

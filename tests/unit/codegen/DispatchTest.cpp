@@ -66,7 +66,7 @@ TEST_CASE("the Hopper GEMM dispatches to TMA, wgmma and owner loops") {
   REQUIRE(r);
   CHECK(choices(*r) == std::vector<std::string>{"copy_async->tma", "copy_async->tma",
                                                 "fill->reg.fill", "gemm->wgmma", "cast->reg.cast",
-                                                "copy->st.global.vec"});
+                                                "copy->st.shared"});
   std::string text = print(r->kernel);
   CHECK(text.find("tma.load(As[s], A[m0 : +128, k * 64 : +64], mbar = full[s])") !=
         std::string::npos);

@@ -56,8 +56,14 @@ TEST_CASE("the Hopper GEMM lowers to TMA, mbarrier waits, wgmma and setmaxnreg")
   // warpgroup) indexed by constants.
   CHECK(has(cu, "float acc[128];"));
   CHECK(has(cu, "acc[127] = 0.0f;"));
-  // The bf16 epilogue stores column pairs as 4-byte vectors.
-  CHECK(has(cu, "*reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&C["));
+  // The bf16 epilogue stages column pairs as 4-byte vectors in the swizzled
+  // shared tile (the swizzle keeps 8-element runs together) and TMA-stores it.
+  CHECK(has(cu, "*reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>("));
+  CHECK(has(cu, "ts_tma_store_2d(&tmap_C, "));
+  CHECK(has(cu, "cp.async.bulk.wait_group.read 0"));
+  CHECK(has(cu, "prefetch.tensormap"));
+  // The tile loop re-reads the thread index (no hoisted per-thread addresses).
+  CHECK(has(cu, "const int ts_tid = ts_read_tid();"));
 }
 
 TEST_CASE("RMSNorm lowers to 16-byte vector loads and stores and a shuffle reduction") {

@@ -100,7 +100,28 @@ TEST_CASE("the Hopper GEMM: no races; its two pipeline pairs go to the barrier p
   RaceReport r = check(ss.str());
   CHECK(r.findings.empty());
   CHECK(r.pairsOrderedByMbarrier == 2);
-  CHECK(r.pairsProved == 3);
+  CHECK(r.pairsProved == 5);
+}
+
+TEST_CASE("a persistent tile loop from blockIdx.x: each CTA's tiles are its own") {
+  // Loop bounds are read with each executor's own blockIdx: with a stride of
+  // the grid no two CTAs meet on a tile; with half of it CTAs 0 and 2 do.
+  std::string text = R"(kernel k(X: global f32[N], Y: global f32[N])
+  where N % 128 == 0
+  launch grid(4) threads(128) target(sm_90a)
+{
+  for t in blockIdx.x .. N / 128 step STRIDE {
+    Y[t * 128 + threadIdx.x] = X[t * 128 + threadIdx.x]
+  }
+}
+)";
+  std::string bad = text, good = text;
+  bad.replace(bad.find("STRIDE"), 6, "2");
+  good.replace(good.find("STRIDE"), 6, "4");
+  CHECK(check(good).findings.empty());
+  RaceReport r = check(bad);
+  REQUIRE(r.findings.size() == 1);
+  CHECK(r.findings[0].message.find("in different CTAs") != std::string::npos);
 }
 
 TEST_CASE("global writes without the CTA offset race between CTAs; with it they do not") {

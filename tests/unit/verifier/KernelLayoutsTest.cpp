@@ -52,12 +52,13 @@ TEST_CASE("the kernel library verifies clean") {
 }
 
 TEST_CASE("the Hopper GEMM's operands are found: two TMA destinations, two wgmma operands") {
+  // (The TMA stores' source Cs is not a checked use yet: docs/verifier.md.)
   llvm::SourceMgr sm;
   Diagnostics diag(sm, false);
   Module module = parseModuleText(readKernel("gemm_bf16_sm90.tile"), "gemm.tile", diag);
   REQUIRE(module.kernels.size() == 1);
   KernelLayoutInput in = collectKernelLayouts(module.kernels[0]);
-  CHECK(in.buffers.size() == 4); // As, Bs, acc, out
+  CHECK(in.buffers.size() == 5); // As, Bs, Cs, acc, out
   CHECK(in.launch.threads == 384);
   std::vector<std::string> uses;
   for (const auto &u : in.uses)
