@@ -265,7 +265,7 @@ TEST_CASE("exhaustive: the Hopper GEMM has no violation in any interleaving at K
 }
 
 TEST_CASE("exhaustive: the unrolled GEMM has a producer and a consumer process") {
-  BarrierSkeleton sk = skeletonOf(readKernel("gemm_bf16_sm90.tile"));
+  BarrierSkeleton sk = skeletonOf(oneTileGemm());
   ConcreteSkeleton c = unrollSkeleton(sk, kGemmSizes, {0, 0, 0}, 100000);
   REQUIRE(c.processes.size() == 3); // warp 0, warpgroups 1-2, warps 1-3
   CHECK(c.processName(0) == "warp 0");
@@ -343,7 +343,7 @@ TEST_CASE("exhaustive: a ring index past the array is out of range when unrolled
 
 TEST_CASE("fallback sizes: the smallest admitted sizes run the 4-stage ring twice") {
   std::string why;
-  BarrierSkeleton sk = skeletonOf(readKernel("gemm_bf16_sm90.tile"));
+  BarrierSkeleton sk = skeletonOf(oneTileGemm());
   auto sizes = smallestTwoRoundSizes(sk, why);
   REQUIRE(sizes);
   CHECK(*sizes == kGemmSizes);
