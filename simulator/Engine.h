@@ -57,7 +57,7 @@ struct EngineOptions {
   // Track happens-before over shared memory and report unordered accesses.
   bool detectRaces = false;
   // Scalar fast paths: fused store statements and uniform loop stepping
-  // (docs/simulator.md, "Speed"). They give the same bits, statistics and
+  // (docs/simulator.md, "Scalar fast paths"). They give the same bits, statistics and
   // diagnostics as the general evaluator; false runs everything through it,
   // which the tests use to compare the two.
   bool scalarFastPaths = true;

@@ -88,8 +88,7 @@ private:
   }
 
   static bool uniformBuiltin(BuiltinKind b) {
-    return b != BuiltinKind::laneid && b != BuiltinKind::threadIdx_x &&
-           b != BuiltinKind::tid_in_wg;
+    return b != BuiltinKind::laneid && b != BuiltinKind::threadIdx_x && b != BuiltinKind::tid_in_wg;
   }
 
   // An f32 element of a global tensor or of private registers whose
@@ -387,9 +386,9 @@ private:
     for (const Expr &a : c.args)
       op.args.push_back(expr(a));
     // Lane-dependent calls (elect_sync, shuffles, votes) are never uniform here.
-    op.uniform = op.fn != CallFn::Unknown && op.fn != CallFn::ElectSync && op.fn != CallFn::VoteAny &&
-                 op.fn != CallFn::VoteAll && op.fn != CallFn::Ballot && op.fn != CallFn::ShflXor &&
-                 op.fn != CallFn::ShflIdx && op.fn != CallFn::ShflUp &&
+    op.uniform = op.fn != CallFn::Unknown && op.fn != CallFn::ElectSync &&
+                 op.fn != CallFn::VoteAny && op.fn != CallFn::VoteAll && op.fn != CallFn::Ballot &&
+                 op.fn != CallFn::ShflXor && op.fn != CallFn::ShflIdx && op.fn != CallFn::ShflUp &&
                  op.fn != CallFn::ShflDown && allUniform(op.args);
     return add(std::move(op));
   }

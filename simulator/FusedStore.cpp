@@ -46,11 +46,10 @@ struct Varying {
 // an index below 2^30, and the compiler fuses only accesses whose strides are
 // below 2^32) so that the loop becomes vector code.
 template <int Count>
-[[gnu::always_inline]] inline bool laneOffsets(const int64_t *__restrict i0,
-                                               const int64_t *__restrict i1,
-                                               const int64_t *__restrict i2,
-                                               int64_t *__restrict offset, const Varying &v,
-                                               int shift, int64_t laneStride) {
+[[gnu::always_inline]] inline bool
+laneOffsets(const int64_t *__restrict i0, const int64_t *__restrict i1,
+            const int64_t *__restrict i2, int64_t *__restrict offset, const Varying &v, int shift,
+            int64_t laneStride) {
   const int64_t e0 = v.extent[0], e1 = v.extent[1], e2 = v.extent[2];
   const uint32_t s0 = static_cast<uint32_t>(v.stride[0]), s1 = static_cast<uint32_t>(v.stride[1]),
                  s2 = static_cast<uint32_t>(v.stride[2]);
@@ -143,29 +142,34 @@ template <typename Sink>
   case FusedStore::Shape::Copy:
     // The general path carries the value as a double, and the conversions
     // quiet a signalling NaN (the quiet bit set, the payload kept); so does this.
-    return combine<1>(mask, in, [](float x) { return std::isnan(x) ? quietNaN(x) : x; }, sink);
+    return combine<1>(
+        mask, in, [](float x) { return std::isnan(x) ? quietNaN(x) : x; }, sink);
   case FusedStore::Shape::Binary:
     switch (f.binary) {
     case BinaryOp::Add:
-      return combine<2>(mask, in, [](float x, float y) { return x + y; }, sink);
+      return combine<2>(
+          mask, in, [](float x, float y) { return x + y; }, sink);
     case BinaryOp::Sub:
-      return combine<2>(mask, in, [](float x, float y) { return x - y; }, sink);
+      return combine<2>(
+          mask, in, [](float x, float y) { return x - y; }, sink);
     case BinaryOp::Mul:
-      return combine<2>(mask, in, [](float x, float y) { return x * y; }, sink);
+      return combine<2>(
+          mask, in, [](float x, float y) { return x * y; }, sink);
     default:
-      return combine<2>(mask, in, [](float x, float y) { return x / y; }, sink);
+      return combine<2>(
+          mask, in, [](float x, float y) { return x / y; }, sink);
     }
   case FusedStore::Shape::Fma:
     switch (f.fmaVariant) {
     case 0:
-      return combine<3>(mask, in, [](float p, float q, float r) { return f32Fma(0, p, q, r); },
-                        sink);
+      return combine<3>(
+          mask, in, [](float p, float q, float r) { return f32Fma(0, p, q, r); }, sink);
     case 1:
-      return combine<3>(mask, in, [](float p, float q, float r) { return f32Fma(1, p, q, r); },
-                        sink);
+      return combine<3>(
+          mask, in, [](float p, float q, float r) { return f32Fma(1, p, q, r); }, sink);
     default:
-      return combine<3>(mask, in, [](float p, float q, float r) { return f32Fma(-1, p, q, r); },
-                        sink);
+      return combine<3>(
+          mask, in, [](float p, float q, float r) { return f32Fma(-1, p, q, r); }, sink);
     }
   case FusedStore::Shape::None:
     return;
@@ -185,8 +189,8 @@ void computeValues(const FusedStore &f, uint32_t mask, const Resolved *in, float
 // store at once. A register holds the f32 bits with the upper half zero, as
 // writeBits keeps it.
 TILESCOPE_FUSED_CLONES
-void computeIntoRegisters(const FusedStore &f, uint32_t mask, const Resolved *in,
-                          uint8_t *base, const int64_t *offsets) {
+void computeIntoRegisters(const FusedStore &f, uint32_t mask, const Resolved *in, uint8_t *base,
+                          const int64_t *offsets) {
   const int64_t *__restrict offset = offsets;
   computeLanes(f, mask, in, [base, offset](int l, float v) {
     *reinterpret_cast<Bits64 *>(base + offset[l]) = std::bit_cast<uint32_t>(v);

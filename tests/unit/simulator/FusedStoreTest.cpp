@@ -71,7 +71,7 @@ Outcome runWith(Bound &b, bool fast, const std::vector<uint32_t> &special) {
 
 // Runs `text` both ways and checks that they agree; returns the fast run.
 Outcome agree(const std::string &text, ArgValues args = {},
-             const std::vector<uint32_t> &special = {}) {
+              const std::vector<uint32_t> &special = {}) {
   auto b = bind(text, std::move(args));
   Outcome fast = runWith(*b, true, special), general = runWith(*b, false, special);
   CHECK(fast.result.outcome == general.result.outcome);
