@@ -159,10 +159,10 @@ bool CtaExecutor::execGroupWait(Warp &w, Frame &f, const CallStmt &c) {
   }
   if (race_) // each waiting thread now sees what its finished groups did
     for (uint32_t m = mask; m; m &= m - 1) {
-      uint32_t t = static_cast<uint32_t>(w.id * 32 + std::countr_zero(m));
+      int64_t t = w.id * 32 + std::countr_zero(m);
       const std::vector<AsyncGroup> &mine = perThread[t];
       for (int64_t s = 0; s + 1 + keep < static_cast<int64_t>(mine.size()); ++s)
-        race_->acquire(t, mine[s].done);
+        race_->acquire(raceThread(t), mine[s].done);
     }
   w.groupWait = {};
   ++f.pc;

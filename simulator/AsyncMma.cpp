@@ -1,6 +1,6 @@
 // The asynchronous tensor-core natives: wgmma (issued by a warpgroup, grouped
 // by commit_group, complete at wait_group) and tcgen05 (tensor memory of 128
-// lanes x 512 columns per CTA with its allocation state; mma issued by one
+// lanes x 512 columns per CTA, allocated in TmemAlloc.cpp; mma issued by one
 // thread and completed, with one arrival on an mbarrier, when the unit made by
 // tcgen05.commit completes at a time the scheduler picks; ld/st between
 // tensor memory and a warp's registers).
@@ -64,77 +64,15 @@ bool CtaExecutor::execTcgen05(Warp &w, const CallStmt &c, ThreadRange threads, i
   if (n == "tcgen05.fence_before_thread_sync" || n == "tcgen05.fence_after_thread_sync" ||
       n == "tcgen05.wait_ld" || n == "tcgen05.wait_st" || n == "tcgen05.relinquish_alloc_permit")
     return true;
-  if (n == "tcgen05.alloc" || n == "tcgen05.dealloc") {
-    auto r = region(c.args.at(0).value, w, lane);
-    if (!r)
-      return false;
-    const BufferPlan &b = plan(r->buffer);
-    if (b.scope != MemScope::Tmem)
-      return fail(c.loc, fmt::format("'{}' takes a tmem buffer; '{}' is {}", n, b.name,
-                                     memScopeName(b.scope)));
-    if (n == "tcgen05.dealloc") {
-      auto it = tmemAlloc_.find(r->buffer);
-      if (it == tmemAlloc_.end())
-        return fail(c.loc, fmt::format("tcgen05.dealloc of '{}', which is not allocated", b.name));
-      auto [first, count] = it->second;
-      if (tmemOwner_[first] != w.id)
-        return fail(c.loc, fmt::format("warp {} frees tensor memory '{}' that warp {} allocated",
-                                       w.id, b.name, tmemOwner_[first]));
-      for (int64_t col = first; col < first + count; ++col)
-        tmemOwner_[col] = -1;
-      tmemAlloc_.erase(it);
-      return true;
-    }
-    // Columns: as asked, or what the buffer's layout reaches, rounded up to a
-    // power of two of at least 32.
-    int64_t need = 0;
-    if (const CallArg *cols = c.keyword("cols")) {
-      LaneValues v;
-      if (!eval(cols->value, w, 1u << lane, v))
-        return false;
-      need = v.lane[lane].i;
-      if (need < 32 || need > 512 || !std::has_single_bit(static_cast<uint64_t>(need)))
-        return fail(c.loc, fmt::format("tensor memory is allocated in powers of two from 32 to "
-                                       "512 columns, not {}",
-                                       need));
-    } else {
-      for (int64_t i = 0; i < b.elements; ++i) {
-        int64_t col = b.layout ? b.layout->base(i).get(Axis::TCol)
-                               : i % (b.shape.empty() ? 1 : b.shape.back());
-        need = std::max(need, col + 1);
-      }
-      need =
-          std::max<int64_t>(32, static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(need))));
-      if (need > 512)
-        return fail(
-            c.loc, fmt::format("'{}' needs {} tensor-memory columns; there are 512", b.name, need));
-    }
-    if (tmemAlloc_.count(r->buffer))
-      return fail(c.loc, fmt::format("'{}' is already allocated", b.name));
-    for (int64_t first = 0; first + need <= 512; first += need) {
-      bool free = true;
-      for (int64_t col = first; col < first + need && free; ++col)
-        free = tmemOwner_[col] < 0;
-      if (!free)
-        continue;
-      for (int64_t col = first; col < first + need; ++col)
-        tmemOwner_[col] = w.id;
-      tmemAlloc_[r->buffer] = {first, need};
-      return true;
-    }
-    return fail(c.loc, fmt::format("no {} free tensor-memory columns for '{}'", need, b.name));
-  }
+  if (n == "tcgen05.alloc" || n == "tcgen05.dealloc")
+    return execTmemAlloc(w, c, lane); // cta_group = 2 forms: execPairAlloc (TmemAlloc.cpp)
   if (n == "tcgen05.mma") {
     auto call = buildCall(w, c, threads, lane);
     if (!call)
       return false;
-    if (call->keywords.count("cta_group")) {
-      int64_t group = call->keywords["cta_group"].value.i;
-      if (group != 1 && group != 2)
-        return fail(c.loc, fmt::format("cta_group is 1 or 2, not {}", group));
-      if (group == 2 && !pairPeer(c.loc))
-        return false;
-    }
+    int64_t group = call->keywords.count("cta_group") ? call->keywords["cta_group"].value.i : 1;
+    if (!useCtaGroup(group, c.loc) || (group == 2 && !pairPeer(c.loc)))
+      return false;
     stampAsyncMma(*call, -1);
     tcgen05Issued_.push_back(std::move(*call));
     return true;
@@ -204,6 +142,8 @@ bool CtaExecutor::executeTcgen05Mma(const PrimitiveCall &mma) {
   const Region &b = mma.positional[2].region;
   int64_t rows = b.extent.size() >= 2 ? b.extent[b.extent.size() - 2] : 1;
   int64_t k = b.extent.empty() ? 1 : b.extent.back();
+  // The peer's operands and accumulator are reached by this MMA's agent.
+  AsyncAgentScope asPeer(other->asyncAgent_, asyncAgent_);
   PrimitiveCall full = mma;
   full.bRows = 2 * rows;
   full.bBits.reserve(2 * rows * k);

@@ -60,6 +60,8 @@ void completeClusterPhase(ClusterState &cl) {
   if (cl.barrierArrived > 0 && cl.barrierArrived + cl.exitedWarps >= cl.barrierWarps) {
     ++cl.barrierPhase;
     cl.barrierArrived = 0;
+    if (cl.race)
+      cl.race->clusterPhaseCompleted();
   }
 }
 } // namespace
@@ -86,6 +88,9 @@ bool CtaExecutor::execClusterBarrier(Warp &w, Frame &f, const CallStmt &c) {
                                      w.id, w.clusterArrivedPhase));
     w.clusterArrivedPhase = cl.barrierPhase;
     ++cl.barrierArrived;
+    if (race_) // barrier.cluster.arrive has release semantics by default
+      for (int64_t t = w.id * 32; t < std::min<int64_t>(w.id * 32 + 32, p_.threads); ++t)
+        race_->clusterArrive(raceThread(t));
     completeClusterPhase(cl);
   }
   if (!wait) {
@@ -103,6 +108,9 @@ bool CtaExecutor::execClusterBarrier(Warp &w, Frame &f, const CallStmt &c) {
   }
   w.clusterWait = false;
   w.clusterArrivedPhase = -1;
+  if (race_) // ... and barrier.cluster.wait acquire semantics
+    for (int64_t t = w.id * 32; t < std::min<int64_t>(w.id * 32 + 32, p_.threads); ++t)
+      race_->clusterWait(raceThread(t));
   ++f.pc;
   return true;
 }
@@ -117,6 +125,10 @@ std::string CtaExecutor::otherWaitText(const Warp &w) const {
                        "exited)",
                        cluster_->barrierPhase, cluster_->barrierArrived, cluster_->barrierWarps,
                        cluster_->exitedWarps);
+  if (w.pairWait)
+    return fmt::format("the warp of CTA rank {} (cta_group = 2 allocation management takes one "
+                       "warp of each CTA of the pair)",
+                       rank_ ^ 1);
   if (w.groupWait.kind >= 0)
     return fmt::format("its {} groups", w.groupWait.kind == 0 ? "cp.async" : "bulk-store");
   return "?";
@@ -154,10 +166,13 @@ bool CtaExecutor::execDsmem(Warp &w, const CallStmt &c, int lane) {
     if (!inBounds(*src, i) || !inBounds(*dst, i))
       return fail(c.loc, fmt::format("'{}' reaches outside '{}'", c.callee,
                                      inBounds(*src, i) ? db.name : sb.name));
-    auto at = other->sharedSpot(rb, bufferFlat(remote, i));
+    int64_t flat = bufferFlat(remote, i);
+    auto at = other->sharedSpot(rb, flat);
     if (!at)
       return fail(c.loc, fmt::format("'{}' reaches outside CTA {}'s shared memory", c.callee,
                                      rank.lane[lane].i));
+    raceAccessAs(raceThread(t), other->rank_, RaceSpace::Shared, remote.buffer, flat, at->at,
+                 at->span, !load, c.loc);
     if (load) {
       if (!writeBits(dst->buffer, bufferFlat(*dst, i), other->loadShared(*at, rb.dtype), me, c.loc))
         return false;
@@ -188,8 +203,7 @@ bool CtaExecutor::execRemoteArrive(Warp &w, const CallStmt &c, int lane) {
   int64_t phaseBefore = other->barriers_[*bar].phase();
   if (!other->barrierError(other->barriers_[*bar].arrive(count.lane[lane].i), *bar, c.loc))
     return adoptFailure(*other);
-  if (other == this && race_) // clusters of one CTA keep race detection
-    releaseTo(*bar, static_cast<uint32_t>(w.id * 32 + lane), phaseBefore);
+  other->releaseTo(*bar, raceThread(w.id * 32 + lane), phaseBefore);
   return true;
 }
 
@@ -217,8 +231,7 @@ bool CtaExecutor::arriveMulticast(const AsyncCopy &commit) {
     if (!other->barrierError(other->barriers_[commit.barrier].arrive(1), commit.barrier,
                              commit.loc))
       return adoptFailure(*other);
-    if (other == this && race_) // clusters of one CTA keep race detection
-      releaseTo(commit.barrier, static_cast<uint32_t>(commit.agent), phaseBefore);
+    other->releaseTo(commit.barrier, static_cast<uint32_t>(commit.agent), phaseBefore);
   }
   return true;
 }
@@ -240,7 +253,11 @@ bool CtaExecutor::multicast(Warp &w, const CallStmt &c, int lane,
     CtaExecutor *other = peer(r, c.loc);
     if (!other)
       return false;
-    if (!run(*other))
+    // The copy lands in the peer but its issuer is this CTA's thread.
+    other->remoteIssuer_ = race_ ? static_cast<int>(raceThread(w.id * 32 + lane)) : -1;
+    bool ok = run(*other);
+    other->remoteIssuer_ = -1;
+    if (!ok)
       return adoptFailure(*other);
   }
   return true;
@@ -249,11 +266,20 @@ bool CtaExecutor::multicast(Warp &w, const CallStmt &c, int lane,
 // --- running a cluster --------------------------------------------------------
 
 std::optional<Failure> runCluster(std::vector<std::unique_ptr<CtaExecutor>> &ctas,
-                                  std::mt19937_64 &rng) {
+                                  std::mt19937_64 &rng, RaceDetector *race) {
   ClusterState cluster;
+  cluster.race = race;
+  std::vector<std::array<int64_t, 3>> ids;
   for (size_t r = 0; r < ctas.size(); ++r) {
     cluster.ctas.push_back(ctas[r].get());
     ctas[r]->joinCluster(&cluster, static_cast<int>(r));
+    ctas[r]->attachRaceDetector(race);
+    ids.push_back(ctas[r]->ctaId());
+  }
+  if (race) { // one group: the CTAs can synchronise with each other
+    const Program &p = ctas[0]->program();
+    race->beginCluster(ids, p.threads, p.sharedBytes, targetInfo(p.target).hasTensorMemory,
+                       static_cast<int>(p.barrierCount));
   }
   for (auto &cta : ctas) {
     if (auto f = cta->start())
@@ -310,13 +336,7 @@ std::optional<Failure> runCluster(std::vector<std::unique_ptr<CtaExecutor>> &cta
 
 void runClusters(const Program &program, std::vector<HostTensor> &tensors,
                  const EngineOptions &options, const std::vector<std::array<int64_t, 3>> &ctas,
-                 std::mt19937_64 &rng, RunResult &result) {
-  if (options.detectRaces) {
-    // Happens-before would have to span the CTAs' clocks; not modelled yet.
-    result.outcome = RunResult::Outcome::RuntimeError;
-    result.message = "race detection over clusters of more than one CTA is not modelled yet";
-    return;
-  }
+                 std::mt19937_64 &rng, RaceDetector *race, RunResult &result) {
   const std::array<int64_t, 3> &shape = program.cluster;
   std::vector<std::array<int64_t, 3>> firsts; // each cluster by its first CTA
   for (const auto &cta : ctas) {
@@ -333,7 +353,7 @@ void runClusters(const Program &program, std::vector<HostTensor> &tensors,
           members.push_back(std::make_unique<CtaExecutor>(
               program, tensors, options, result.stats,
               std::array<int64_t, 3>{first[0] + x, first[1] + y, first[2] + z}, rng));
-    if (auto f = runCluster(members, rng)) {
+    if (auto f = runCluster(members, rng, race)) {
       result.outcome = f->outcome;
       result.message = std::move(f->message);
       result.notes = std::move(f->notes);

@@ -7,6 +7,7 @@
 
 #include "simulator/Engine.h"
 #include "simulator/ExprCode.h"
+#include "simulator/LaneAccess.h"
 #include "simulator/Mbarrier.h"
 #include "simulator/RaceDetector.h"
 #include "simulator/Value.h"
@@ -43,6 +44,7 @@ struct Frame {
   int slot = -1;
   std::array<int64_t, kWarpSize> end{}, step{};
   const StmtCode *code = nullptr; // the block compiled (ExprCode.h); found on first step if null
+  bool uniform = false;           // a loop body whose bounds are warp-uniform
 };
 
 struct Warp {
@@ -51,11 +53,19 @@ struct Warp {
   uint32_t fullMask = 0;
   std::vector<Frame> stack;
   std::vector<LaneValues> slots;
+  // Each write of a slot gives it a new version (the fused stores' offsets
+  // are reused while the slots they read keep theirs).
+  std::vector<uint64_t> slotVersion;
+  uint64_t slotWrites = 0;
+  std::vector<FusedOffsets> fusedOffsets; // by FusedAccess::cache
+  void wrote(int slot) { slotVersion[slot] = ++slotWrites; }
   const StmtNode *blockedAt = nullptr;
   // barrier.cluster: the phase this warp arrived in, -1 when it has not
   // arrived; waiting for that phase to complete when `clusterWait`.
   int64_t clusterArrivedPhase = -1;
   bool clusterWait = false;
+  // A cta_group = 2 tcgen05.alloc / dealloc waiting for the peer CTA's warp.
+  bool pairWait = false;
   std::vector<std::pair<int, int64_t>> waits; // (barrier, parity) of each waiting lane
   // A cp.async / bulk-store group wait (AsyncGroups.cpp): kind -1 when none.
   struct GroupWait {
@@ -77,14 +87,27 @@ struct Rendezvous {
 
 class CtaExecutor;
 
+// A cta_group = 2 tcgen05.alloc or dealloc issued by one warp of a CTA pair,
+// waiting for the peer CTA's warp (TmemAlloc.cpp).
+struct PairAlloc {
+  int buffer = -1;
+  int64_t columns = 0;
+  int rank = -1, warp = -1;
+  bool alloc = true;
+  llvm::SMLoc loc;
+  bool done = false; // the peer's warp performed it for both
+};
+
 // The CTAs of one cluster while they run interleaved (Cluster.cpp), and the
 // cluster barrier (barrier.cluster.arrive / wait, cluster.sync) they share.
 struct ClusterState {
-  std::vector<CtaExecutor *> ctas; // by rank in the cluster
-  int64_t barrierPhase = 0;        // completed phases of the cluster barrier
-  int64_t barrierArrived = 0;      // warps arrived in the current phase
-  int64_t barrierWarps = 0;        // warps of the whole cluster
-  int64_t exitedWarps = 0;         // finished: PTX waits only for the others
+  std::vector<CtaExecutor *> ctas;         // by rank in the cluster
+  int64_t barrierPhase = 0;                // completed phases of the cluster barrier
+  int64_t barrierArrived = 0;              // warps arrived in the current phase
+  int64_t barrierWarps = 0;                // warps of the whole cluster
+  int64_t exitedWarps = 0;                 // finished: PTX waits only for the others
+  RaceDetector *race = nullptr;            // race detection: told when a phase completes
+  std::map<int64_t, PairAlloc> pairAllocs; // by pair (rank / 2): the first warp's operation
 };
 
 struct Failure {
@@ -123,6 +146,7 @@ public:
   }
   bool exited() const { return exited_; }
   void markExited() { exited_ = true; }
+  std::array<int64_t, 3> ctaId() const { return ctaId_; }
 
   // --- used by the tile primitives (Primitives.cpp) ---
   const Program &program() const { return p_; }
@@ -174,6 +198,16 @@ public:
     int64_t bRows = 0;
   };
   bool executePrimitive(const PrimitiveCall &call);
+  // A block-scaled tcgen05.mma (BlockScaledMma.cpp): operands gathered by the
+  // gemm (A M x K codes, Bt N x K codes), C M x N f32 bits updated.
+  struct ScaledOperands {
+    int64_t M, N, K;
+    Dtype d, a, b;
+    const std::vector<uint32_t> &A, &Bt;
+  };
+  bool blockScaledMma(const PrimitiveCall &call, const ScaledOperands &o, std::vector<uint32_t> &C);
+  bool readScales(const Region &r, int64_t rows, int64_t blocks, llvm::SMLoc loc,
+                  std::vector<uint32_t> &out);
   // A tcgen05.mma when its commit completes: on this CTA, or with
   // cta_group = 2 on both CTAs of the pair (AsyncMma.cpp).
   bool executeTcgen05Mma(const PrimitiveCall &mma);
@@ -206,15 +240,21 @@ public:
   // Race detection hooks (RaceHooks.cpp; each a no-op unless a detector is
   // attached).
   void attachRaceDetector(RaceDetector *detector) { race_ = detector; }
+  // The agent of this CTA's thread `t` (the CTAs of a cluster share one
+  // detector group: RaceDetector.h).
+  uint32_t raceThread(int64_t t) const { return static_cast<uint32_t>(rank_ * p_.threads + t); }
   // The agent making an access: the asynchronous operation being completed,
   // else the first thread of the range (a collective runs on the joined clock
   // of its threads).
   uint32_t raceAgent(ThreadRange threads) const {
-    return asyncAgent_ >= 0 ? static_cast<uint32_t>(asyncAgent_)
-                            : static_cast<uint32_t>(threads.begin);
+    return asyncAgent_ >= 0 ? static_cast<uint32_t>(asyncAgent_) : raceThread(threads.begin);
   }
   void raceAccess(RaceSpace space, int buffer, int64_t flat, int64_t address, int units, bool write,
                   ThreadRange threads, llvm::SMLoc loc);
+  // An access by `agent` to the memory of the CTA of rank `rank` (a peer's
+  // shared memory through distributed shared memory).
+  void raceAccessAs(uint32_t agent, int rank, RaceSpace space, int buffer, int64_t flat,
+                    int64_t address, int units, bool write, llvm::SMLoc loc);
   void stampAsync(AsyncCopy &unit, ThreadRange threads);
   void stampAsyncMma(PrimitiveCall &mma, int64_t warpgroup);
   void releaseTo(int barrier, uint32_t agent, int64_t phaseBefore);
@@ -255,6 +295,14 @@ private:
   bool boundsError(const ExprOp &op, Warp &w, uint32_t mask,
                    std::array<const LaneValues *, 3> &sub);
   bool outOfRange(const ExprOp &op, size_t dim, int64_t index, int64_t thread);
+  // FusedStore.cpp: a fused store statement in one pass; false, having changed
+  // nothing, where the general path must run it.
+  bool execFusedStore(Warp &w, uint32_t mask, const FusedStore &f);
+  // An access's base (uniform subscripts applied) and its lanes' offsets;
+  // false where a subscript is out of range.
+  bool resolveAccess(const FusedAccess &a, Warp &w, uint32_t mask, uint8_t *&base,
+                     const int64_t *&offsets);
+  bool laneOffsetsOf(const FusedAccess &a, Warp &w, uint32_t mask, FusedOffsets &out);
   // Race detection: the global elements a load read, by lane (from flat
   // indices, or from in-range point subscripts).
   void raceLoads(const ExprOp &op, Warp &w, uint32_t mask,
@@ -289,6 +337,16 @@ private:
   bool checkMulticastMask(uint64_t mask, llvm::SMLoc loc);
   bool arriveMulticast(const AsyncCopy &commit);
   CtaExecutor *pairPeer(llvm::SMLoc loc); // the other CTA of a cta_group::2 pair
+  // TmemAlloc.cpp: tensor-memory allocation, by one warp or by a CTA pair.
+  bool useCtaGroup(int64_t group, llvm::SMLoc loc);
+  std::optional<int64_t> tmemColumns(Warp &w, const CallStmt &c, int lane, const BufferPlan &b);
+  std::optional<int> tmemBuffer(Warp &w, const CallStmt &c, int lane);
+  bool columnsFree(int64_t first, int64_t count) const;
+  void takeColumns(int buffer, int64_t first, int64_t count, int warp);
+  bool freeColumns(int buffer, int warp, llvm::SMLoc loc);
+  bool execTmemAlloc(Warp &w, const CallStmt &c, int lane);
+  bool execPairAlloc(Warp &w, Frame &f, const CallStmt &c);
+  bool pairAllocSatisfied(const Warp &w) const;
   // Deadlock notes: what a warp blocked without an mbarrier wait waits for.
   std::string otherWaitText(const Warp &w) const;
   CtaExecutor *peer(int64_t rank, llvm::SMLoc loc);
@@ -332,6 +390,8 @@ private:
   std::vector<int> tmemOwner_;                           // per column: allocating warp, -1 free
   std::map<int, std::pair<int64_t, int64_t>> tmemAlloc_; // buffer -> (first column, columns)
   std::vector<PrimitiveCall> tcgen05Issued_;             // tcgen05.mma not yet committed
+  int tcgen05CtaGroup_ = 0; // the cta_group of the kernel's tcgen05 instructions (0: none yet)
+  llvm::SMLoc tcgen05CtaGroupAt_; // ... first given here
   // wgmma per warpgroup: the open group and the committed groups, oldest first.
   std::map<int64_t, std::vector<PrimitiveCall>> wgmmaOpen_;
   std::map<int64_t, std::vector<std::vector<PrimitiveCall>>> wgmmaCommitted_;
@@ -345,8 +405,9 @@ private:
   std::array<std::vector<std::vector<AsyncGroup>>, 2> groups_;
   // Race detection (owned by the run: global memory is tracked across CTAs).
   RaceDetector *race_ = nullptr;
-  int asyncAgent_ = -1;                      // the operation being completed, or -1
-  VectorClock tcgen05Pipe_;                  // the tcgen05 operations issued so far
+  int asyncAgent_ = -1;     // the operation being completed, or -1
+  int remoteIssuer_ = -1;   // a multicast TMA issued by a peer's thread (this agent), or -1
+  VectorClock tcgen05Pipe_; // the tcgen05 operations issued so far
   std::map<int64_t, VectorClock> wgmmaPipe_; // per warpgroup: its wgmmas issued so far
 };
 
@@ -354,13 +415,14 @@ private:
 // options.where's locations (RaceHooks.cpp).
 std::vector<DetectedRace> describeRaces(const RaceDetector &race, const Program &program,
                                         const EngineOptions &options);
-// Runs the CTAs of one cluster (by rank) interleaved to their end (Cluster.cpp).
+// Runs the CTAs of one cluster (by rank) interleaved to their end, under
+// `race` when given (Cluster.cpp).
 std::optional<Failure> runCluster(std::vector<std::unique_ptr<CtaExecutor>> &ctas,
-                                  std::mt19937_64 &rng);
+                                  std::mt19937_64 &rng, RaceDetector *race = nullptr);
 // Runs the clusters that hold `ctas` (a sampled CTA brings its whole cluster),
 // one cluster after the other, into `result`.
 void runClusters(const Program &program, std::vector<HostTensor> &tensors,
                  const EngineOptions &options, const std::vector<std::array<int64_t, 3>> &ctas,
-                 std::mt19937_64 &rng, RunResult &result);
+                 std::mt19937_64 &rng, RaceDetector *race, RunResult &result);
 
 } // namespace tilescope::sim

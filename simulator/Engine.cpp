@@ -546,7 +546,14 @@ bool CtaExecutor::step(Warp &w) {
       // The end of a loop body: step the lanes that are still iterating.
       LaneValues &iv = w.slots[f.slot];
       uint32_t next = 0;
-      if (f.mask == ~0u)
+      if (f.uniform && options_.scalarFastPaths) {
+        // Every lane holds the same counter, end and step: step one of them.
+        const int first = std::countr_zero(f.mask);
+        const int64_t v = static_cast<int64_t>(static_cast<uint64_t>(iv.lane[first].i) +
+                                               static_cast<uint64_t>(f.step[first]));
+        forLanes(f.mask, [&](int l) { iv.lane[l].i = v; });
+        next = v < f.end[first] ? f.mask : 0;
+      } else if (f.mask == ~0u)
         next = advanceLanes(&iv.lane[0].i, f.step.data(), f.end.data());
       else
         forLanes(f.mask, [&](int l) {
@@ -554,6 +561,7 @@ bool CtaExecutor::step(Warp &w) {
           if (iv.lane[l].i < f.end[l])
             next |= 1u << l;
         });
+      w.wrote(f.slot);
       if (next) {
         f.mask = next;
         f.pc = 0;
@@ -567,7 +575,7 @@ bool CtaExecutor::step(Warp &w) {
     }
     return true;
   }
-  stats_.laneOps += std::popcount(f.mask);
+  stats_.laneOps += f.mask == ~0u ? kWarpSize : std::popcount(f.mask);
   if (!f.code)
     f.code = code_->block(*f.block);
   const Stmt &s = (*f.block)[f.pc];
@@ -590,12 +598,18 @@ bool CtaExecutor::execStmt(Warp &w, Frame &f, const Stmt &s) {
     dst.kind = v->kind;
     dst.dtype = v->dtype;
     forLanes(mask, [&](int l) { dst.lane[l] = v->lane[l]; });
+    w.wrote(code.slot);
     ++f.pc;
     return true;
   }
   case StmtKind::Store: {
     if (code.target < 0)
       return fail(s->loc, "a store needs an element of a buffer");
+    if (code.fused.shape != FusedStore::Shape::None &&
+        execFusedStore(w, mask, code.fused)) {
+      ++f.pc;
+      return true;
+    }
     const ExprOp &target = code_->ops[code.target];
     std::array<int64_t, kWarpSize> flat;
     const LaneValues *v = evalOp(code.value, w, mask);
@@ -685,7 +699,9 @@ bool CtaExecutor::execStmt(Warp &w, Frame &f, const Stmt &s) {
       return false;
     Frame body{&lp.body, 0, 0, &lp, code.slot};
     body.code = code.body;
+    body.uniform = code.uniformLoop;
     LaneValues &iv = w.slots[body.slot];
+    w.wrote(body.slot);
     iv.kind = ValueKind::Int;
     iv.dtype = Dtype::i64;
     bool badStep = false;
@@ -724,6 +740,16 @@ bool CtaExecutor::execCall(Warp &w, Frame &f, const CallStmt &c) {
   if (c.callee.rfind("barrier.cluster.", 0) == 0 ||
       (c.callee == "sync" && c.scope == ExecScope::Cluster))
     return execClusterBarrier(w, f, c);
+  if (c.callee == "tcgen05.alloc" || c.callee == "tcgen05.dealloc") {
+    // The cta_group = 2 forms wait for the peer CTA's warp.
+    if (const CallArg *g = c.keyword("cta_group")) {
+      LaneValues v;
+      if (!eval(g->value, w, f.mask, v))
+        return false;
+      if (v.lane[std::countr_zero(f.mask)].i == 2)
+        return execPairAlloc(w, f, c);
+    }
+  }
   if (need == Convergence::Thread) {
     if (c.callee == "mbarrier.wait") {
       // The warp waits until every active lane's phase completed.
@@ -811,11 +837,11 @@ bool CtaExecutor::execCall(Warp &w, Frame &f, const CallStmt &c) {
     // A warp collective synchronises the warp's lanes: the simulator moves
     // its elements as a whole, not lane by lane.
     if (race_)
-      race_->syncThreads(static_cast<uint32_t>(t0), static_cast<uint32_t>(t1));
+      race_->syncThreads(raceThread(t0), raceThread(t1));
     if (!runCollective(w, c, {t0, t1}))
       return false;
     if (race_)
-      race_->syncThreads(static_cast<uint32_t>(t0), static_cast<uint32_t>(t1));
+      race_->syncThreads(raceThread(t0), raceThread(t1));
     ++f.pc;
     return true;
   }
@@ -880,7 +906,7 @@ bool CtaExecutor::arriveCollective(Warp &w, const CallStmt &c, int convergence) 
   r.warps.push_back(w.id);
   if (race_)
     for (int64_t t = w.id * 32; t < std::min<int64_t>(w.id * 32 + 32, p_.threads); ++t)
-      race_->release(static_cast<uint32_t>(t), r.joined);
+      race_->release(raceThread(t), r.joined);
   if (r.warps.size() < r.needed) {
     if (arriveOnly) {
       ++w.stack.back().pc;
@@ -896,11 +922,11 @@ bool CtaExecutor::arriveCollective(Warp &w, const CallStmt &c, int convergence) 
     for (int other : done.warps)
       if (other == w.id || warps_[other].state == Warp::State::WaitCollective)
         for (int64_t t = other * 32; t < std::min<int64_t>(other * 32 + 32, p_.threads); ++t)
-          race_->acquire(static_cast<uint32_t>(t), done.joined);
+          race_->acquire(raceThread(t), done.joined);
   if (!named && !runCollective(w, c, threads))
     return false;
   if (race_ && !named)
-    race_->syncThreads(static_cast<uint32_t>(threads.begin), static_cast<uint32_t>(threads.end));
+    race_->syncThreads(raceThread(threads.begin), raceThread(threads.end));
   for (int other : done.warps) {
     Warp &o = warps_[other];
     if (other == w.id || o.state != Warp::State::WaitCollective)
@@ -921,6 +947,16 @@ bool CtaExecutor::runCollective(Warp &w, const CallStmt &c, ThreadRange threads)
   auto call = buildCall(w, c, threads, lane);
   return call && executePrimitive(*call);
 }
+
+namespace {
+// Keyword arguments that name buffers (tcgen05.mma's scale_a / scale_b).
+bool keywordTakesBuffer(const IntrinsicInfo &info, const std::string &keyword) {
+  for (const ParamSpec &k : info.keywords)
+    if (k.name == keyword)
+      return k.kind == ArgKind::Buffer;
+  return false;
+}
+} // namespace
 
 std::optional<CtaExecutor::PrimitiveCall> CtaExecutor::buildCall(Warp &w, const CallStmt &c,
                                                                  ThreadRange threads, int lane) {
@@ -944,8 +980,9 @@ std::optional<CtaExecutor::PrimitiveCall> CtaExecutor::buildCall(Warp &w, const 
     if (a.value->kind == ExprKind::StringImm)
       continue; // enumerated options (shape = "32x32b") do not change the values
     size_t index = call.positional.size();
-    bool wantRegion = a.keyword.empty() && index < info->positional.size() &&
-                      info->positional[index].kind == ArgKind::Buffer;
+    bool wantRegion = a.keyword.empty() ? index < info->positional.size() &&
+                                              info->positional[index].kind == ArgKind::Buffer
+                                        : keywordTakesBuffer(*info, a.keyword);
     auto o = operand(a.value, w, lane, wantRegion);
     if (!o)
       return std::nullopt;
@@ -1079,7 +1116,7 @@ bool CtaExecutor::waitSatisfied(const Warp &w) const {
   for (auto [bar, parity] : w.waits)
     if (!barriers_[bar].waitSatisfied(parity))
       return false;
-  return groupWaitSatisfied(w) && clusterWaitSatisfied(w);
+  return groupWaitSatisfied(w) && clusterWaitSatisfied(w) && pairAllocSatisfied(w);
 }
 
 bool CtaExecutor::completeAsync(size_t index) {
@@ -1233,13 +1270,14 @@ std::optional<Failure> CtaExecutor::start() {
     ownCluster_ = std::make_unique<ClusterState>();
     ownCluster_->ctas = {this};
     ownCluster_->barrierWarps = p_.warps;
+    ownCluster_->race = race_;
     joinCluster(ownCluster_.get(), 0);
   }
   if (targetInfo(p_.target).hasTensorMemory) {
     tmem_.assign(128 * 512, 0);
     tmemOwner_.assign(512, -1);
   }
-  if (race_)
+  if (race_ && ownCluster_) // a cluster's CTAs begin together (runCluster)
     race_->beginCta(ctaId_, p_.threads, p_.sharedBytes, !tmem_.empty(),
                     static_cast<int>(p_.barrierCount));
   // Constants are filled once; every other operation writes its own lanes.
@@ -1254,6 +1292,8 @@ std::optional<Failure> CtaExecutor::start() {
     int64_t lanes = std::min<int64_t>(32, p_.threads - i * 32);
     w.fullMask = lanes == 32 ? 0xFFFFFFFFu : (1u << lanes) - 1;
     w.slots.assign(p_.slots, LaneValues());
+    w.slotVersion.assign(p_.slots, 0);
+    w.fusedOffsets.assign(code_->fusedAccesses, FusedOffsets());
     w.stack.push_back(Frame{&p_.kernel->body, 0, w.fullMask});
     w.stack.back().code = code_->block(p_.kernel->body);
   }
@@ -1360,7 +1400,7 @@ RunResult runProgram(const Program &program, std::vector<HostTensor> &tensors,
   if (options.detectRaces)
     race = std::make_unique<RaceDetector>();
   if (program.clusterSize() > 1) {
-    runClusters(program, tensors, options, ctas, rng, result);
+    runClusters(program, tensors, options, ctas, rng, race.get(), result);
     ctas.clear();
   }
   for (const auto &cta : ctas) {

@@ -56,6 +56,11 @@ struct EngineOptions {
   int64_t memoryCapBytes = int64_t{4} << 30; // simulated state per CTA plus plan tables
   // Track happens-before over shared memory and report unordered accesses.
   bool detectRaces = false;
+  // Scalar fast paths: fused store statements and uniform loop stepping
+  // (docs/simulator.md, "Speed"). They give the same bits, statistics and
+  // diagnostics as the general evaluator; false runs everything through it,
+  // which the tests use to compare the two.
+  bool scalarFastPaths = true;
   // Renders a source location as `file:line:col`.
   std::function<std::string(llvm::SMLoc)> where;
 };

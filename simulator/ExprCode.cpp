@@ -29,12 +29,14 @@ private:
     case StmtKind::Let:
       c.slot = p_.stmtSlot.at(s.get());
       c.value = expr(as<Let>(s).value);
+      setSlotUniform(c.slot, uniform(c.value));
       break;
     case StmtKind::Store: {
       const auto &st = as<Store>(s);
       c.value = expr(st.value);
       if (st.target->kind == ExprKind::Index)
         c.target = expr(st.target);
+      c.fused = fuse(c);
       break;
     }
     case StmtKind::If: {
@@ -52,6 +54,9 @@ private:
       c.value = expr(f.begin);
       c.end = expr(f.end);
       c.step = expr(f.step);
+      // Lanes that enter with the same bounds step together and leave together.
+      c.uniformLoop = uniform(c.value) && uniform(c.end) && uniform(c.step);
+      setSlotUniform(c.slot, c.uniformLoop);
       block(f.body);
       c.body = code_.blocks.at(&f.body).data();
       break;
@@ -64,6 +69,138 @@ private:
     return c;
   }
 
+  // A slot is written by one let or loop only (bindProgram gives each its
+  // own), and read only in that statement's block after it, with a subset of
+  // the lanes that wrote it: a uniform value there stays uniform where read.
+  void setSlotUniform(int slot, bool u) {
+    if (static_cast<size_t>(slot) >= slotUniform_.size())
+      slotUniform_.resize(slot + 1, false);
+    slotUniform_[slot] = u;
+  }
+
+  bool uniform(int op) const { return op >= 0 && code_.ops[op].uniform; }
+
+  bool allUniform(const std::vector<int> &ops) const {
+    for (int op : ops)
+      if (!uniform(op))
+        return false;
+    return true;
+  }
+
+  static bool uniformBuiltin(BuiltinKind b) {
+    return b != BuiltinKind::laneid && b != BuiltinKind::threadIdx_x &&
+           b != BuiltinKind::tid_in_wg;
+  }
+
+  // An f32 element of a global tensor or of private registers whose
+  // subscripts are 1 to 3 points that cannot fail.
+  bool fusableLoad(int op) const {
+    if (op < 0 || code_.ops[op].kind != OpKind::Load)
+      return false;
+    const ExprOp &o = code_.ops[op];
+    if (o.buffer < 0 || !o.pointsInfallible || o.args.empty() || o.args.size() > 3)
+      return false;
+    const BufferPlan &b = p_.buffers[o.buffer];
+    // Strides below 2^32 elements: the lane offsets use 32-bit products.
+    int64_t strideOfFirst = 1;
+    for (size_t d = 1; d < b.shape.size(); ++d)
+      strideOfFirst *= b.shape[d];
+    return b.dtype == Dtype::f32 && (b.scope == MemScope::Global || b.privateRegs()) &&
+           strideOfFirst <= int64_t{UINT32_MAX};
+  }
+
+  // Every slot an infallible (hence pure) operation reads.
+  void slotsOf(int op, FusedAccess &a) const {
+    const ExprOp &o = code_.ops[op];
+    if (o.kind == OpKind::Slot) {
+      for (int i = 0; i < a.slotCount; ++i)
+        if (a.slots[i] == o.slot)
+          return;
+      if (a.slotCount == static_cast<int>(a.slots.size())) {
+        a.cacheable = false;
+        return;
+      }
+      a.slots[a.slotCount++] = o.slot;
+      return;
+    }
+    for (int arg : o.args)
+      if (arg >= 0)
+        slotsOf(arg, a);
+  }
+
+  // `inRange` turns false for a constant subscript out of range: such a
+  // statement is left to the general path, which reports it.
+  FusedAccess access(int op, bool &inRange) {
+    const ExprOp &o = code_.ops[op];
+    const BufferPlan &b = p_.buffers[o.buffer];
+    FusedAccess a;
+    a.load = op;
+    a.global = b.scope == MemScope::Global;
+    a.tensor = b.tensor;
+    a.regBase = b.regBase;
+    a.dims = static_cast<int>(o.args.size());
+    int64_t stride = 1;
+    for (int d = a.dims; d-- > 0;) {
+      a.subscript[d] = o.args[d];
+      a.uniform[d] = uniform(o.args[d]);
+      a.extent[d] = b.shape[d];
+      a.stride[d] = stride;
+      stride *= b.shape[d];
+      const ExprOp &sub = code_.ops[o.args[d]];
+      if (sub.kind == OpKind::Constant) {
+        const int64_t i = sub.constant.lane[0].i;
+        inRange &= i >= 0 && i < b.shape[d];
+        a.constantOffset += i * a.stride[d];
+      } else if (a.uniform[d] && sub.kind == OpKind::Slot) {
+        a.uniformSlots[a.uniformSlotCount++] = {sub.slot, d};
+      } else if (a.uniform[d]) {
+        a.uniformEvaluated[a.uniformEvaluatedCount++] = d;
+      }
+      if (!a.uniform[d])
+        slotsOf(o.args[d], a);
+    }
+    a.cache = code_.fusedAccesses++;
+    return a;
+  }
+
+  FusedStore fuse(const StmtCode &c) {
+    FusedStore f;
+    if (!fusableLoad(c.target) || c.value < 0)
+      return f;
+    const ExprOp &v = code_.ops[c.value];
+    auto allFusable = [&](size_t n) {
+      if (v.args.size() != n)
+        return false;
+      for (int a : v.args)
+        if (!fusableLoad(a))
+          return false;
+      return true;
+    };
+    std::vector<int> operands;
+    if (fusableLoad(c.value)) {
+      f.shape = FusedStore::Shape::Copy;
+      operands = {c.value};
+    } else if (v.kind == OpKind::Binary && allFusable(2) &&
+               (v.binary == BinaryOp::Add || v.binary == BinaryOp::Sub ||
+                v.binary == BinaryOp::Mul || v.binary == BinaryOp::Div)) {
+      f.shape = FusedStore::Shape::Binary;
+      f.binary = v.binary;
+      operands = v.args;
+    } else if (v.kind == OpKind::Fma && allFusable(3)) {
+      f.shape = FusedStore::Shape::Fma;
+      f.fmaVariant = v.binary == BinaryOp::Add ? 0 : v.mulLeft ? 1 : -1;
+      operands = v.args;
+    } else {
+      return f;
+    }
+    f.operands = static_cast<int>(operands.size());
+    bool inRange = true;
+    for (size_t i = 0; i < operands.size(); ++i)
+      f.access[i] = access(operands[i], inRange);
+    f.access[3] = access(c.target, inRange);
+    return inRange ? f : FusedStore{};
+  }
+
   int add(ExprOp op) {
     code_.ops.push_back(std::move(op));
     return static_cast<int>(code_.ops.size()) - 1;
@@ -74,6 +211,7 @@ private:
     op.kind = OpKind::Constant;
     op.ast = ast;
     op.infallible = true;
+    op.uniform = true;
     op.constant.kind = kind;
     op.constant.dtype = dtype;
     op.constant.lane.fill(value);
@@ -123,6 +261,7 @@ private:
         op.ast = ast;
         op.infallible = true;
         op.slot = r.index;
+        op.uniform = static_cast<size_t>(r.index) < slotUniform_.size() && slotUniform_[r.index];
         return add(std::move(op));
       }
       case NameRef::IntConst:
@@ -140,6 +279,7 @@ private:
       op.ast = ast;
       op.infallible = true;
       op.builtin = as<Builtin>(e).which;
+      op.uniform = uniformBuiltin(op.builtin);
       return add(std::move(op));
     }
     case ExprKind::Unary: {
@@ -150,6 +290,7 @@ private:
       op.unary = as<Unary>(e).op;
       op.args = {operand};
       op.infallible = infallible(operand);
+      op.uniform = uniform(operand);
       return add(std::move(op));
     }
     case ExprKind::Binary:
@@ -179,6 +320,7 @@ private:
       op.mulLeft = lhsMul;
       op.args = {x, y, other};
       op.infallible = infallible(x) && infallible(y) && infallible(other);
+      op.uniform = allUniform(op.args);
       return add(std::move(op));
     }
     int x = expr(b.lhs), y = expr(b.rhs);
@@ -186,6 +328,7 @@ private:
     op.args = {x, y};
     op.infallible =
         infallible(x) && infallible(y) && b.op != BinaryOp::Div && b.op != BinaryOp::Mod;
+    op.uniform = allUniform(op.args);
     return add(std::move(op));
   }
 
@@ -222,6 +365,11 @@ private:
     }
     for (const Expr &a : c.args)
       op.args.push_back(expr(a));
+    // Lane-dependent calls (elect_sync, shuffles, votes) are never uniform here.
+    op.uniform = op.fn != CallFn::Unknown && op.fn != CallFn::ElectSync && op.fn != CallFn::VoteAny &&
+                 op.fn != CallFn::VoteAll && op.fn != CallFn::Ballot && op.fn != CallFn::ShflXor &&
+                 op.fn != CallFn::ShflIdx && op.fn != CallFn::ShflUp &&
+                 op.fn != CallFn::ShflDown && allUniform(op.args);
     return add(std::move(op));
   }
 
@@ -263,6 +411,7 @@ private:
 
   const Program &p_;
   KernelCode &code_;
+  std::vector<bool> slotUniform_;
 };
 
 } // namespace

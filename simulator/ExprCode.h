@@ -14,6 +14,7 @@
 #include "simulator/Program.h"
 #include "simulator/Value.h"
 
+#include <array>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -61,6 +62,10 @@ struct ExprOp {
   // without division): a load whose subscripts all are may compute them first
   // and check their bounds afterwards.
   bool infallible = false;
+  // Warp-uniform: every active lane computes the same value (constants,
+  // blockIdx, warpid, uniform slots and pure operations on them), so a fast
+  // path may read one lane instead of 32. Loads are never marked uniform.
+  bool uniform = false;
   LaneValues constant; // Constant: every lane holds the value
   int slot = -1;       // Slot
   BuiltinKind builtin = BuiltinKind::laneid;
@@ -79,16 +84,63 @@ struct ExprOp {
   std::string error;
 };
 
+// One element access of a fused store (below): an f32 of a global tensor or
+// of private registers, subscripts that cannot fail, split into warp-uniform
+// subscripts (one lane read) and varying ones (an offset per lane).
+struct FusedAccess {
+  int load = -1; // the Load operation
+  bool global = false;
+  int tensor = -1;     // global: the host tensor
+  int64_t regBase = 0; // registers: the buffer's first register of a thread
+  int dims = 0;
+  std::array<int, 3> subscript{-1, -1, -1}; // operation per dimension
+  std::array<bool, 3> uniform{};
+  // The uniform subscripts, sorted for the executor: constants folded into
+  // `constantOffset` (elements; in range, or the statement is not fused),
+  // slots read from one lane (`uniformSlots`: slot and dimension), other
+  // uniform subscripts evaluated (`uniformEvaluated`: dimension).
+  int64_t constantOffset = 0;
+  std::array<std::pair<int, int>, 3> uniformSlots{};
+  int uniformSlotCount = 0;
+  std::array<int, 3> uniformEvaluated{};
+  int uniformEvaluatedCount = 0;
+  std::array<int64_t, 3> extent{}, stride{}; // stride: elements of one step
+  // The slots the varying subscripts read (they are pure functions of them):
+  // the lane offsets a warp computed stay valid until one of them is written
+  // (Warp::slotVersion). cacheable false: more than fit here, recompute.
+  std::array<int, 4> slots{-1, -1, -1, -1};
+  int slotCount = 0;
+  bool cacheable = true;
+  int cache = -1; // index of the warp's offsets (Warp::fusedOffsets)
+};
+
+// A store statement whose whole right side runs in one pass over the lanes
+// (FusedStore.cpp): every element it reads and the element it writes is a
+// FusedAccess, combined by at most one f32 operator or contracted
+// multiply-add. The types are then known when the kernel is bound, so the
+// pass needs no per-operation dispatch; it gives the bits, statistics and
+// diagnostics of the general path.
+struct FusedStore {
+  enum class Shape : uint8_t { None, Copy, Binary, Fma } shape = Shape::None;
+  BinaryOp binary = BinaryOp::Add; // Binary
+  int fmaVariant = 0;              // Fma: 0 p * q + r, 1 p * q - r, -1 r - p * q
+  int operands = 0;                // Copy 1, Binary 2 (lhs, rhs), Fma 3 (p, q, r)
+  std::array<FusedAccess, 4> access; // the operands, then the target (access[3])
+};
+
 struct StmtCode {
   int slot = -1;           // Let, For
   int value = -1;          // Let and Store: the value; If: the condition; For: the begin
   int target = -1;         // Store: a Load operation (-1: the target is not an element)
   int end = -1, step = -1; // For
   const StmtCode *body = nullptr, *elseBody = nullptr; // For: body; If: then and else
+  bool uniformLoop = false; // For: begin, end and step are warp-uniform
+  FusedStore fused;         // Store
 };
 
 struct KernelCode {
   std::vector<ExprOp> ops;
+  int fusedAccesses = 0; // FusedAccess::cache indices handed out
   std::unordered_map<const ExprNode *, int> opOf;
   std::unordered_map<const Block *, std::vector<StmtCode>> blocks;
 

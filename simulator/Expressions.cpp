@@ -108,24 +108,10 @@ void intBinary(BinaryOp op, uint32_t mask, const LaneValues &x, const LaneValues
 // common case of float arithmetic, without literal rounding.
 void f32Binary(BinaryOp op, uint32_t mask, const LaneValues &x, const LaneValues &y,
                LaneValues &out) {
-  auto arith = [&](auto fn) {
-    forLanes(mask, [&](int l) {
-      out.lane[l].f =
-          static_cast<double>(fn(static_cast<float>(x.lane[l].f), static_cast<float>(y.lane[l].f)));
-    });
-  };
   auto compare = [&](auto fn) {
     forLanes(mask, [&](int l) { out.lane[l].i = fn(x.lane[l].f, y.lane[l].f); });
   };
   switch (op) {
-  case BinaryOp::Add:
-    return arith([](float a, float b) { return a + b; });
-  case BinaryOp::Sub:
-    return arith([](float a, float b) { return a - b; });
-  case BinaryOp::Mul:
-    return arith([](float a, float b) { return a * b; });
-  case BinaryOp::Div:
-    return arith([](float a, float b) { return a / b; });
   case BinaryOp::Lt:
     return compare([](double p, double q) -> int64_t { return p < q; });
   case BinaryOp::Le:
@@ -139,7 +125,11 @@ void f32Binary(BinaryOp op, uint32_t mask, const LaneValues &x, const LaneValues
   case BinaryOp::Ne:
     return compare([](double p, double q) -> int64_t { return p != q; });
   default:
-    return arith([](float, float) { return 0.0f; });
+    forLanes(mask, [&](int l) {
+      out.lane[l].f = static_cast<double>(
+          f32Arith(op, static_cast<float>(x.lane[l].f), static_cast<float>(y.lane[l].f)));
+    });
+    return;
   }
 }
 
@@ -153,10 +143,9 @@ __attribute__((target_clones("fma", "default")))
 void fmaLanes(uint32_t mask, int variant, const LaneValues &p, const LaneValues &q,
               const LaneValues &r, LaneValues &out) {
   forLanes(mask, [&](int l) {
-    float a = static_cast<float>(p.lane[l].f), b = static_cast<float>(q.lane[l].f),
-          c = static_cast<float>(r.lane[l].f);
-    float v = variant < 0 ? std::fmaf(-a, b, c) : std::fmaf(a, b, variant > 0 ? -c : c);
-    out.lane[l].f = static_cast<double>(v);
+    out.lane[l].f = static_cast<double>(f32Fma(variant, static_cast<float>(p.lane[l].f),
+                                               static_cast<float>(q.lane[l].f),
+                                               static_cast<float>(r.lane[l].f)));
   });
 }
 

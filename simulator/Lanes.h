@@ -2,9 +2,11 @@
 // little conversions the interpreter's lane loops share.
 #pragma once
 
+#include "ir/Expr.h"
 #include "simulator/Value.h"
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -12,6 +14,29 @@ namespace tilescope::sim {
 
 inline bool isFloatKind(ValueKind k) {
   return k == ValueKind::Float || k == ValueKind::Literal;
+}
+
+// f32 arithmetic of the simulated program: one IEEE single-precision
+// operation, rounded to nearest even (operators other than + - * / give 0).
+inline float f32Arith(BinaryOp op, float a, float b) {
+  switch (op) {
+  case BinaryOp::Add:
+    return a + b;
+  case BinaryOp::Sub:
+    return a - b;
+  case BinaryOp::Mul:
+    return a * b;
+  case BinaryOp::Div:
+    return a / b;
+  default:
+    return 0.0f;
+  }
+}
+
+// The contracted f32 multiply-add: -p * q + r, p * q - r or p * q + r
+// (`variant` -1, 1, 0), one exactly rounded fmaf.
+inline float f32Fma(int variant, float p, float q, float r) {
+  return variant < 0 ? std::fmaf(-p, q, r) : std::fmaf(p, q, variant > 0 ? -r : r);
 }
 
 // Calls fn(lane) for every lane set in `mask`, in increasing order.

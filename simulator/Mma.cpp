@@ -58,6 +58,10 @@ const std::array kTable = {
   MmaInstructionRow{T::sm_100a, F::Tcgen05,    128,  16, 256, 16, 16, D::f32, D::f16,     D::f16,     {},        0,  kHalfSm100,      S::Reported, kReportedSm100},
   MmaInstructionRow{T::sm_100a, F::Tcgen05,    128,  16, 256, 16, 32, D::f32, D::f8e4m3,  D::f8e4m3,  {},        0,  kNone,           S::Unknown,  kNoModel},
   MmaInstructionRow{T::sm_100a, F::Tcgen05BlockScale, 128, 8, 256, 8, 64, D::f32, D::f4e2m1, D::f4e2m1, D::ue8m0, 16, kFp4BlockScaled, S::Reported, kReportedFp4},
+  // The other block-scaled kinds exist (kind::mxf8f6f4 with ue8m0 per 32, NVFP4's e4m3 scales
+  // per 16); nothing reports or measures their numerics.
+  MmaInstructionRow{T::sm_100a, F::Tcgen05BlockScale, 128, 8, 256, 8, 32, D::f32, D::f8e4m3, D::f8e4m3, D::ue8m0, 32, kNone,        S::Unknown,  kNoModel},
+  MmaInstructionRow{T::sm_100a, F::Tcgen05BlockScale, 128, 8, 256, 8, 64, D::f32, D::f4e2m1, D::f4e2m1, D::f8e4m3, 16, kNone,       S::Unknown,  kNoModel},
 };
 // clang-format on
 
@@ -469,6 +473,19 @@ int64_t fusedSumTile(const MmaInstructionRow &row, int64_t M, int64_t N, int64_t
       }
     }
   return M * N * chunks;
+}
+
+// How many instructions of `row`'s kind cover an M x N x K product: the
+// widest M of the kind (tcgen05 has m64 and m128 rows with the same numerics)
+// that the product fills, N as wide as the row allows, the row's K.
+int64_t instructionsCovering(const MmaInstructionRow &row, int64_t M, int64_t N, int64_t K) {
+  int64_t m = row.m;
+  for (const MmaInstructionRow &r : instructionTable())
+    if (r.target == row.target && r.family == row.family && r.d == row.d && r.a == row.a &&
+        r.b == row.b && r.m > m && r.m <= M)
+      m = r.m;
+  int64_t n = std::min<int64_t>(N, row.nMax);
+  return (M + m - 1) / m * ((N + n - 1) / n) * ((K + row.k - 1) / row.k);
 }
 
 MmaResult evaluate(const MmaInstruction &inst, const MmaOperands &operands) {

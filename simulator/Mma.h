@@ -71,6 +71,11 @@ std::string instructionPattern(const MmaInstructionRow &row);
 // PTX spelling of an operand dtype (bf16, e4m3, e2m1, ue8m0, ...).
 std::string_view ptxTypeName(Dtype d);
 
+// How many instructions of `row`'s kind cover an M x N x K product: the
+// widest M of the kind that the product fills, N as wide as the row allows,
+// the row's K (the simulator's instruction count).
+int64_t instructionsCovering(const MmaInstructionRow &row, int64_t M, int64_t N, int64_t K);
+
 struct MmaInstruction {
   const MmaInstructionRow *row;
   int m, n, k;

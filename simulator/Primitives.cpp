@@ -131,9 +131,9 @@ double reduceIdentity(std::string_view combine) {
 // Where each element of a register-tile region lives inside the scope
 // `threads` (a whole number of warps), for the tree order; nullopt when the
 // source is not such a tile or an element has other than one holder there.
-std::optional<std::vector<HeldElement>>
-heldByScope(const BufferPlan &b, const Region &r, ThreadRange threads,
-            const std::function<int64_t(int64_t)> &flatOf) {
+std::optional<std::vector<HeldElement>> heldByScope(const BufferPlan &b, const Region &r,
+                                                    ThreadRange threads,
+                                                    const std::function<int64_t(int64_t)> &flatOf) {
   int64_t count = threads.end - threads.begin;
   if (b.scope != MemScope::Reg || !b.layout || count < kWarpSize || count % kWarpSize != 0 ||
       threads.begin % kWarpSize != 0)
@@ -153,19 +153,6 @@ heldByScope(const BufferPlan &b, const Region &r, ThreadRange threads,
       return std::nullopt;
   }
   return held;
-}
-
-// How many instructions of `row`'s kind cover an M x N x K product: the
-// widest M of the kind (tcgen05 has m64 and m128 rows with the same numerics)
-// that the product fills, N as wide as the row allows, the row's K.
-int64_t instructionsCovering(const mma::MmaInstructionRow &row, int64_t M, int64_t N, int64_t K) {
-  int64_t m = row.m;
-  for (const mma::MmaInstructionRow &r : mma::instructionTable())
-    if (r.target == row.target && r.family == row.family && r.d == row.d && r.a == row.a &&
-        r.b == row.b && r.m > m && r.m <= M)
-      m = r.m;
-  int64_t n = std::min<int64_t>(N, row.nMax);
-  return (M + m - 1) / m * ((N + n - 1) / n) * ((K + row.k - 1) / row.k);
 }
 
 std::string regionText(const BufferPlan &b, const Region &r) {
@@ -503,7 +490,12 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
         C[i] = toF32(*bits);
       }
     }
-    if (ad_t == Dtype::f32 && bd_t == Dtype::f32) {
+    if (call.keywords.count("scale_a") || call.keywords.count("scale_b")) {
+      if (op != "tcgen05.mma")
+        return fail(loc, fmt::format("'{}' takes no block scales (tcgen05.mma does)", op));
+      if (!blockScaledMma(call, {M, N, K, db.dtype, ad_t, bd_t, A, Bt}, C))
+        return false;
+    } else if (ad_t == Dtype::f32 && bd_t == Dtype::f32) {
       // CUDA-core GEMM: one fma per product, in k order.
       for (int64_t i = 0; i < M; ++i)
         for (int64_t j = 0; j < N; ++j) {
@@ -525,9 +517,10 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
                                      mma::instructionPattern(*row), targetInfo(p_.target).name,
                                      row->note));
       if (row->scaleBlock)
-        return fail(loc, "block-scaled gemm is not simulated yet");
+        return fail(loc, "a block-scaled instruction needs its scales: tcgen05.mma(..., scale_a "
+                         "= SFA, scale_b = SFB) with the factors in tensor memory");
       // The instruction's K chunks, in order: one fused sum each.
-      stats_.mmaInstructions += instructionsCovering(*row, M, N, K);
+      stats_.mmaInstructions += mma::instructionsCovering(*row, M, N, K);
       stats_.mmaSums += mma::fusedSumTile(*row, M, N, K, A, Bt, C);
     }
     bits_.resize(static_cast<size_t>(M * N));

@@ -52,22 +52,32 @@ bool readsThroughAsyncProxy(AsyncKind k) {
   return k == AsyncKind::TmaStore || k == AsyncKind::Wgmma || k == AsyncKind::Tcgen05Mma;
 }
 
-void RaceDetector::beginCta(std::array<int64_t, 3> ctaId, int64_t threads, int64_t sharedBytes,
-                            bool tensorMemory, int barriers) {
-  cta_ = started_ ? cta_ + 1 : 0;
+void RaceDetector::beginCluster(const std::vector<std::array<int64_t, 3>> &ctaIds, int64_t threads,
+                                int64_t sharedBytes, bool tensorMemory, int barriers) {
+  group_ = started_ ? group_ + 1 : 0;
   started_ = true;
-  ctaIds_.push_back(ctaId);
+  firstCta_ = static_cast<uint32_t>(ctaIds_.size());
+  ctaIds_.insert(ctaIds_.end(), ctaIds.begin(), ctaIds.end());
+  int ranks = static_cast<int>(ctaIds.size());
   threads_ = static_cast<uint32_t>(threads);
+  groupThreads_ = threads_ * static_cast<uint32_t>(ranks);
+  groups_.push_back({firstCta_, threads_, groupThreads_, {}});
   // Time 1 for everyone: time 0 in a clock means "has seen nothing of".
-  clocks_.assign(threads_, VectorClock());
-  for (uint32_t t = 0; t < threads_; ++t)
+  clocks_.assign(groupThreads_, VectorClock());
+  for (uint32_t t = 0; t < groupThreads_; ++t)
     setClock(clocks_[t], t, 1);
-  asyncByCta_.emplace_back();
-  fences_.assign(threads_, {});
-  barrierAccum_.assign(barriers, VectorClock());
-  phaseClock_.assign(barriers, {});
-  shared_.reset(sharedBytes);
-  tmem_.reset(tensorMemory ? 128 * 512 : 0);
+  fences_.assign(groupThreads_, {});
+  barriersPerCta_ = barriers;
+  barrierAccum_.assign(static_cast<size_t>(barriers * ranks), VectorClock());
+  phaseClock_.assign(static_cast<size_t>(barriers * ranks), {});
+  clusterAccum_.clear();
+  clusterPhase_.clear();
+  shared_.resize(ranks);
+  tmem_.resize(ranks);
+  for (int r = 0; r < ranks; ++r) {
+    shared_[r].reset(sharedBytes);
+    tmem_[r].reset(tensorMemory ? 128 * 512 : 0);
+  }
   ctaReads_.clear();
 }
 
@@ -79,7 +89,7 @@ uint32_t RaceDetector::issueAsync(AsyncKind kind, uint32_t issuer, llvm::SMLoc l
     joinInto(c, *after);
   setClock(c, agent, 1);
   clocks_.push_back(std::move(c));
-  asyncByCta_.back().push_back({kind, issuer, loc});
+  groups_.back().async.push_back({kind, issuer, loc});
   ++clocks_[issuer][issuer]; // what the issuer does next is not before the operation
   return agent;
 }
@@ -109,17 +119,31 @@ void RaceDetector::fenceProxyAsync(uint32_t thread) {
   ++clocks_[thread][thread];
 }
 
-void RaceDetector::mbarrierRelease(int barrier, uint32_t agent, int64_t phaseBefore,
-                                   bool completed) {
-  release(agent, barrierAccum_[barrier]);
+void RaceDetector::mbarrierRelease(int barrier, uint32_t agent, int64_t phaseBefore, bool completed,
+                                   int rank) {
+  size_t at = static_cast<size_t>(rank * barriersPerCta_ + barrier);
+  release(agent, barrierAccum_[at]);
   if (completed) {
-    phaseClock_[barrier][phaseBefore & 1] = std::move(barrierAccum_[barrier]);
-    barrierAccum_[barrier].clear();
+    phaseClock_[at][phaseBefore & 1] = std::move(barrierAccum_[at]);
+    barrierAccum_[at].clear();
   }
 }
 
-void RaceDetector::mbarrierAcquire(uint32_t thread, int barrier, int64_t parity) {
-  acquire(thread, phaseClock_[barrier][parity & 1]);
+void RaceDetector::mbarrierAcquire(uint32_t thread, int barrier, int64_t parity, int rank) {
+  acquire(thread, phaseClock_[static_cast<size_t>(rank * barriersPerCta_ + barrier)][parity & 1]);
+}
+
+void RaceDetector::clusterArrive(uint32_t thread) {
+  release(thread, clusterAccum_);
+}
+
+void RaceDetector::clusterPhaseCompleted() {
+  clusterPhase_ = std::move(clusterAccum_);
+  clusterAccum_.clear();
+}
+
+void RaceDetector::clusterWait(uint32_t thread) {
+  acquire(thread, clusterPhase_);
 }
 
 bool RaceDetector::fenced(uint32_t writer, uint32_t writeTime, uint32_t seen) const {
@@ -131,18 +155,21 @@ bool RaceDetector::fenced(uint32_t writer, uint32_t writeTime, uint32_t seen) co
 }
 
 RaceSide RaceDetector::side(const Epoch &e, bool write) const {
+  const Group &g = groups_[e.group];
   RaceSide s;
-  s.cta = e.cta;
-  s.agent = e.agent;
   s.write = write;
   s.loc = llvm::SMLoc::getFromPointer(e.loc);
-  if (e.agent >= threads_) {
-    const AsyncInfo &info = asyncByCta_[e.cta][e.agent - threads_];
+  uint32_t thread = e.agent;
+  if (e.agent >= g.threadAgents) {
+    const AsyncInfo &info = g.async[e.agent - g.threadAgents];
     s.async = true;
     s.kind = info.kind;
-    s.issuer = info.issuer;
+    s.issuer = info.issuer % g.threads;
     s.issuedAt = info.loc;
+    thread = info.issuer;
   }
+  s.cta = g.firstCta + thread / g.threads;
+  s.agent = s.async ? e.agent : thread % g.threads;
   return s;
 }
 
@@ -161,25 +188,27 @@ void RaceDetector::report(RaceType kind, const Target &t, int64_t address, const
     if (r.kind == kind && ((same(r.first, first) && same(r.second, second)) ||
                            (same(r.first, second) && same(r.second, first))))
       return;
-  races_.push_back({kind, t.space, t.object, t.element, address, first, second});
+  uint32_t cta =
+      t.space == RaceSpace::Global ? second.cta : firstCta_ + static_cast<uint32_t>(t.rank);
+  races_.push_back({kind, t.space, t.object, t.element, address, cta, first, second});
 }
 
 void RaceDetector::accessCell(ShadowCell &cell, ReadSets &sets, const Target &t, int64_t address,
                               bool write, uint32_t agent, llvm::SMLoc loc) {
   const VectorClock &c = clocks_[agent];
-  Epoch now{agent, clockAt(c, agent), cta_, loc.getPointer()};
+  Epoch now{agent, clockAt(c, agent), group_, loc.getPointer()};
   auto conflict = [&](const Epoch &prev, bool prevWrite) {
-    if (!orderedBefore(prev, agent, cta_, c))
+    if (!orderedBefore(prev, agent, group_, c))
       report(RaceType::DataRace, t, address, side(prev, prevWrite), side(now, write));
   };
   bool asyncProxyRead = false;
-  if (!write && t.space == RaceSpace::Shared && agent >= threads_)
-    asyncProxyRead = readsThroughAsyncProxy(asyncByCta_[cta_][agent - threads_].kind);
+  if (!write && t.space == RaceSpace::Shared && isAsync(agent))
+    asyncProxyRead = readsThroughAsyncProxy(groups_.back().async[agent - groupThreads_].kind);
   if (cell.write.valid()) {
     conflict(cell.write, true);
     // The async proxy reads generic-proxy writes only behind a proxy fence.
-    if (asyncProxyRead && cell.write.cta == cta_ && cell.write.agent < threads_ &&
-        orderedBefore(cell.write, agent, cta_, c) &&
+    if (asyncProxyRead && cell.write.group == group_ && !isAsync(cell.write.agent) &&
+        orderedBefore(cell.write, agent, group_, c) &&
         !fenced(cell.write.agent, cell.write.time, clockAt(c, cell.write.agent)))
       report(RaceType::MissingProxyFence, t, address, side(cell.write, true), side(now, write));
   }
@@ -198,7 +227,7 @@ void RaceDetector::accessCell(ShadowCell &cell, ReadSets &sets, const Target &t,
   }
   if (cell.readSet >= 0) {
     sets.add(cell.readSet, now);
-  } else if (!cell.read.valid() || orderedBefore(cell.read, agent, cta_, c)) {
+  } else if (!cell.read.valid() || orderedBefore(cell.read, agent, group_, c)) {
     cell.read = now; // the new read is after the old one: it alone matters
   } else {
     cell.readSet = sets.create(cell.read, now);
@@ -210,12 +239,12 @@ void RaceDetector::access(const Target &t, bool write, uint32_t agent, llvm::SML
   for (int64_t a = t.address; a < t.address + t.units; ++a) {
     switch (t.space) {
     case RaceSpace::Shared:
-      if (shared_.contains(a))
-        accessCell(shared_.at(a), ctaReads_, t, a, write, agent, loc);
+      if (shared_[t.rank].contains(a))
+        accessCell(shared_[t.rank].at(a), ctaReads_, t, a, write, agent, loc);
       break;
     case RaceSpace::Tmem:
-      if (tmem_.contains(a))
-        accessCell(tmem_.at(a), ctaReads_, t, a, write, agent, loc);
+      if (tmem_[t.rank].contains(a))
+        accessCell(tmem_[t.rank].at(a), ctaReads_, t, a, write, agent, loc);
       break;
     case RaceSpace::Global:
       accessCell(global_.at(t.object, a), globalReads_, t, a, write, agent, loc);
@@ -225,7 +254,7 @@ void RaceDetector::access(const Target &t, bool write, uint32_t agent, llvm::SML
 }
 
 void RaceDetector::outOfView(const Target &t, bool write, uint32_t agent, llvm::SMLoc loc) {
-  RaceSide me = side(Epoch{agent, clockAt(clocks_[agent], agent), cta_, loc.getPointer()}, write);
+  RaceSide me = side(Epoch{agent, clockAt(clocks_[agent], agent), group_, loc.getPointer()}, write);
   report(RaceType::OutOfView, t, t.address, me, me);
 }
 

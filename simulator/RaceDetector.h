@@ -2,9 +2,11 @@
 // clocks over the bytes the kernel touches (DESIGN.md: racecheck, dynamic
 // half).
 //
-// Agents. Every thread of the CTA is an agent (0 .. threads-1), and so is
-// every asynchronous operation (a TMA copy, a wgmma.mma_async, a
-// tcgen05.mma, a tcgen05.commit unit): its clock is the issuing thread's
+// Agents. Every thread of the running group is an agent: a group is one CTA,
+// or the CTAs of one cluster, which run together and can synchronise (thread
+// t of the CTA of cluster rank r is agent r * threads + t). Every
+// asynchronous operation (a TMA copy, a wgmma.mma_async, a tcgen05.mma, a
+// tcgen05.commit unit) is an agent too: its clock is the issuing thread's
 // clock at issue (joined, for tensor-core operations, with the operations of
 // the same pipe issued before it, which run in order), and its reads and
 // writes happen when the simulator completes it. The issuing thread's time
@@ -12,21 +14,24 @@
 // operation.
 //
 // Happens-before. A thread's time advances at each release. Rendezvous
-// (cta.sync, named barriers, collective tile primitives) and mbarrier phases
-// collect the clocks of the agents that release into them (arrivals,
-// transaction completions, tcgen05 commits) and hand them to the agents that
-// acquire (waits that observe the phase, the warps that leave the
-// rendezvous). wgmma.wait_group acquires the operations of the groups it
-// retires.
+// (cta.sync, named barriers, collective tile primitives), mbarrier phases
+// (of any CTA of the cluster: remote arrivals and multicast commits release
+// into the peer's barrier) and the cluster barrier collect the clocks of the
+// agents that release into them (arrivals, transaction completions, tcgen05
+// commits) and hand them to the agents that acquire (waits that observe the
+// phase, the warps that leave the rendezvous). wgmma.wait_group acquires the
+// operations of the groups it retires.
 //
 // Memory. Shared memory per byte and tensor memory per 32-bit cell, both per
-// CTA; global memory per tensor element for the whole run, so two CTAs that
-// write the same element race (CTAs share no synchronisation). An access that
-// is not ordered after a conflicting one (two accesses, one a write) is a
-// race. An asynchronous-proxy read (wgmma, tcgen05.mma, a TMA store source)
-// of shared bytes written through the generic proxy also needs a
-// fence.proxy.async by the writing thread between the write and the
-// operation's issue; without one it is reported as a missing fence.
+// CTA of the group (a peer reaches them through distributed shared memory or
+// the cta_group::2 tensor core); global memory per tensor element for the
+// whole run, so two CTAs of different groups that write the same element race
+// (they share no synchronisation). An access that is not ordered after a
+// conflicting one (two accesses, one a write) is a race. An asynchronous-proxy
+// read (wgmma, tcgen05.mma, a TMA store source) of shared bytes written
+// through the generic proxy also needs a fence.proxy.async by the writing
+// thread between the write and the operation's issue; without one it is
+// reported as a missing fence.
 //
 // Depends on LLVM's SMLoc and the standard library.
 #pragma once
@@ -59,8 +64,9 @@ std::string_view asyncKindName(AsyncKind k);
 // Whether operations of this kind read shared memory through the async proxy.
 bool readsThroughAsyncProxy(AsyncKind k);
 
-// Who made an access: thread `agent` of CTA number `cta`, or an asynchronous
-// operation issued by thread `issuer` at `issuedAt`.
+// Who made an access: thread `agent` of CTA number `cta` (CTAs of a run are
+// numbered in the order they start), or an asynchronous operation issued by
+// thread `issuer` of CTA `cta` at `issuedAt`. Thread numbers are the CTA's.
 struct RaceSide {
   uint32_t cta = 0;
   uint32_t agent = 0;
@@ -78,6 +84,7 @@ struct Race {
   int object = -1;     // the buffer of the second access
   int64_t element = 0; // its logical element (row-major index into the buffer)
   int64_t address = 0; // shared byte, global element, or tensor-memory cell (lane * 512 + column)
+  uint32_t cta = 0;    // the CTA whose memory (for global memory: the second access's)
   RaceSide first, second;
 };
 
@@ -85,17 +92,27 @@ class RaceDetector {
 public:
   static constexpr size_t kMaxRaces = 32;
 
-  // A new CTA: `threads` thread agents with fresh clocks, shared memory of
-  // `sharedBytes`, tensor memory when `tensorMemory`, `barriers` mbarriers.
-  // Global memory keeps its history from the CTAs before.
+  // A new group of CTAs (a cluster, by rank) that run together, each with
+  // `threads` thread agents with fresh clocks, shared memory of `sharedBytes`,
+  // tensor memory when `tensorMemory`, `barriers` mbarriers. Global memory
+  // keeps its history from the groups before.
+  void beginCluster(const std::vector<std::array<int64_t, 3>> &ctaIds, int64_t threads,
+                    int64_t sharedBytes, bool tensorMemory, int barriers);
   void beginCta(std::array<int64_t, 3> ctaId, int64_t threads, int64_t sharedBytes,
-                bool tensorMemory, int barriers);
-  uint32_t ctaNumber() const { return cta_; }
+                bool tensorMemory, int barriers) {
+    beginCluster({ctaId}, threads, sharedBytes, tensorMemory, barriers);
+  }
+  // The number of the group's first CTA.
+  uint32_t ctaNumber() const { return firstCta_; }
   std::array<int64_t, 3> ctaId(uint32_t number) const { return ctaIds_[number]; }
 
   // --- agents ---
   uint32_t threads() const { return threads_; }
-  bool isAsync(uint32_t agent) const { return agent >= threads_; }
+  // The agent of thread `thread` of the CTA of rank `rank` in the group.
+  uint32_t threadAgent(int rank, int64_t thread) const {
+    return static_cast<uint32_t>(rank * threads_ + thread);
+  }
+  bool isAsync(uint32_t agent) const { return agent >= groupThreads_; }
   const VectorClock &clock(uint32_t agent) const { return clocks_[agent]; }
   // A new asynchronous operation issued by thread `issuer` (joined with
   // `after`, the operations it runs behind, when given).
@@ -109,22 +126,34 @@ public:
   // Threads [begin, end) meet: each ends with the join of all.
   void syncThreads(uint32_t begin, uint32_t end);
   void fenceProxyAsync(uint32_t thread);
-  // An arrival (or transaction completion) by `agent` on mbarrier `barrier`
-  // whose phase `phaseBefore` completed with it when `completed`.
-  void mbarrierRelease(int barrier, uint32_t agent, int64_t phaseBefore, bool completed);
-  // A wait by `thread` that observed the completion of the phase of `parity`.
-  void mbarrierAcquire(uint32_t thread, int barrier, int64_t parity);
+  // An arrival (or transaction completion) by `agent` on mbarrier `barrier` of
+  // the CTA of rank `rank` whose phase `phaseBefore` completed with it when
+  // `completed`.
+  void mbarrierRelease(int barrier, uint32_t agent, int64_t phaseBefore, bool completed,
+                       int rank = 0);
+  // A wait by `thread` that observed the completion of the phase of `parity`
+  // of mbarrier `barrier` of the CTA of rank `rank`.
+  void mbarrierAcquire(uint32_t thread, int barrier, int64_t parity, int rank = 0);
+  // The cluster barrier: an arrival by `thread`; the completion of the phase
+  // (every warp that has not exited arrived); a wait that saw it complete.
+  // A warp cannot arrive again before it waited, so a wait always observes
+  // the last completed phase.
+  void clusterArrive(uint32_t thread);
+  void clusterPhaseCompleted();
+  void clusterWait(uint32_t thread);
 
   // --- accesses ---
   // Where an access lands: `units` consecutive cells from `address` of
   // `space`, for element `element` of buffer `object` (global memory is
-  // shadowed per buffer and element; `address` is the element there).
+  // shadowed per buffer and element; `address` is the element there), in the
+  // memory of the CTA of rank `rank` (shared and tensor memory).
   struct Target {
     RaceSpace space;
     int object;
     int64_t element;
     int64_t address;
     int units;
+    int rank = 0;
   };
   void access(const Target &t, bool write, uint32_t agent, llvm::SMLoc loc);
   // An access the thread may not make at all (outside its view).
@@ -142,20 +171,31 @@ private:
 
   struct AsyncInfo {
     AsyncKind kind;
-    uint32_t issuer;
+    uint32_t issuer; // the issuing thread's agent
     llvm::SMLoc loc;
   };
+  // What a report needs of a group after it ended (global memory keeps its
+  // epochs): its first CTA, threads per CTA and operations.
+  struct Group {
+    uint32_t firstCta = 0;
+    uint32_t threads = 0;
+    uint32_t threadAgents = 0;    // threads x CTAs
+    std::vector<AsyncInfo> async; // agent - threadAgents -> info
+  };
 
-  uint32_t threads_ = 0;
-  uint32_t cta_ = 0;
+  uint32_t threads_ = 0;      // per CTA
+  uint32_t groupThreads_ = 0; // thread agents of the group
+  uint32_t group_ = 0, firstCta_ = 0;
+  int barriersPerCta_ = 0;
   bool started_ = false;
   std::vector<std::array<int64_t, 3>> ctaIds_;
+  std::vector<Group> groups_;
   std::vector<VectorClock> clocks_;                    // threads, then operations
-  std::vector<std::vector<AsyncInfo>> asyncByCta_;     // per CTA: agent - threads -> info
   std::vector<std::vector<uint32_t>> fences_;          // per thread: times of fence.proxy.async
-  std::vector<VectorClock> barrierAccum_;              // per mbarrier: releases into this phase
+  std::vector<VectorClock> barrierAccum_;              // per mbarrier (rank-major): this phase
   std::vector<std::array<VectorClock, 2>> phaseClock_; // per mbarrier: last phase by parity
-  FlatShadow shared_, tmem_;
+  VectorClock clusterAccum_, clusterPhase_;            // the cluster barrier
+  std::vector<FlatShadow> shared_, tmem_;              // per rank
   PagedShadow global_;
   ReadSets ctaReads_, globalReads_;
   std::vector<Race> races_;

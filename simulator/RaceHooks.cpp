@@ -15,13 +15,18 @@ void CtaExecutor::raceAccess(RaceSpace space, int buffer, int64_t flat, int64_t 
   if (!race_)
     return;
   uint32_t agent = raceAgent(threads);
-  RaceDetector::Target target{space, buffer, flat, address, units};
   // A warp reaches only the 32 tensor-memory lanes of its subpartition
   // (warp id % 4); the tensor core (an asynchronous operation) reaches all.
   if (space == RaceSpace::Tmem && asyncAgent_ < 0 &&
       (address / 512) / 32 != (threads.begin / 32) % 4)
-    race_->outOfView(target, write, agent, loc);
-  race_->access(target, write, agent, loc);
+    race_->outOfView({space, buffer, flat, address, units, rank_}, write, agent, loc);
+  race_->access({space, buffer, flat, address, units, rank_}, write, agent, loc);
+}
+
+void CtaExecutor::raceAccessAs(uint32_t agent, int rank, RaceSpace space, int buffer, int64_t flat,
+                               int64_t address, int units, bool write, llvm::SMLoc loc) {
+  if (race_)
+    race_->access({space, buffer, flat, address, units, rank}, write, agent, loc);
 }
 
 void CtaExecutor::stampAsync(AsyncCopy &unit, ThreadRange threads) {
@@ -36,7 +41,9 @@ void CtaExecutor::stampAsync(AsyncCopy &unit, ThreadRange threads) {
   AsyncKind kind = unit.groupKind == 0   ? AsyncKind::CpAsync
                    : unit.groupKind == 1 ? AsyncKind::TmaStore
                                          : AsyncKind::TmaCopy;
-  unit.agent = static_cast<int>(race_->issueAsync(kind, raceAgent(threads), unit.loc));
+  // A multicast copy lands here but was issued by a peer's thread.
+  uint32_t issuer = remoteIssuer_ >= 0 ? static_cast<uint32_t>(remoteIssuer_) : raceAgent(threads);
+  unit.agent = static_cast<int>(race_->issueAsync(kind, issuer, unit.loc));
 }
 
 void CtaExecutor::stampAsyncMma(PrimitiveCall &mma, int64_t warpgroup) {
@@ -52,7 +59,8 @@ void CtaExecutor::stampAsyncMma(PrimitiveCall &mma, int64_t warpgroup) {
 
 void CtaExecutor::releaseTo(int barrier, uint32_t agent, int64_t phaseBefore) {
   if (race_)
-    race_->mbarrierRelease(barrier, agent, phaseBefore, barriers_[barrier].phase() != phaseBefore);
+    race_->mbarrierRelease(barrier, agent, phaseBefore, barriers_[barrier].phase() != phaseBefore,
+                           rank_);
 }
 
 void CtaExecutor::acquireFrom(Warp &w, uint32_t mask) {
@@ -62,7 +70,7 @@ void CtaExecutor::acquireFrom(Warp &w, uint32_t mask) {
   size_t i = 0;
   for (uint32_t m = mask; m && i < w.waits.size(); m &= m - 1, ++i) {
     auto [bar, parity] = w.waits[i];
-    race_->mbarrierAcquire(static_cast<uint32_t>(w.id * 32 + std::countr_zero(m)), bar, parity);
+    race_->mbarrierAcquire(raceThread(w.id * 32 + std::countr_zero(m)), bar, parity, rank_);
   }
 }
 
@@ -103,7 +111,9 @@ std::vector<DetectedRace> describeRaces(const RaceDetector &race, const Program 
       f.element += (i ? ", " : "") + std::to_string(idx[i]);
     f.element = "[" + f.element + "]";
     f.address = r.address;
-    bool crossCta = r.first.cta != r.second.cta;
+    // Name the CTAs when they differ (two CTAs, or a peer reaching this
+    // CTA's memory).
+    bool crossCta = r.first.cta != r.second.cta || r.second.cta != r.cta;
     f.first = {agentText(race, r.first, crossCta, options), r.first.write, where(r.first.loc)};
     f.second = {agentText(race, r.second, crossCta, options), r.second.write, where(r.second.loc)};
     std::string detail =
@@ -111,7 +121,7 @@ std::vector<DetectedRace> describeRaces(const RaceDetector &race, const Program 
         : r.space == RaceSpace::Tmem
             ? fmt::format(" (lane {}, column {})", r.address / 512, r.address % 512)
             : std::string();
-    auto cta = race.ctaId(r.second.cta);
+    auto cta = race.ctaId(r.cta);
     std::string head = fmt::format("{} on {} {}{}{} in CTA ({}, {}, {})", f.kind, f.space, b.name,
                                    f.element, detail, cta[0], cta[1], cta[2]);
     auto access = [](const DetectedRace::Access &a) { return a.write ? "write" : "read"; };

@@ -21,7 +21,7 @@ int32_t ReadSets::create(const Epoch &a, const Epoch &b) {
 void ReadSets::add(int32_t index, const Epoch &read) {
   std::vector<Epoch> &set = sets_[index];
   Epoch &last = set.back();
-  if (last.agent == read.agent && last.cta == read.cta) {
+  if (last.agent == read.agent && last.group == read.group) {
     last = read;
     return;
   }
@@ -29,7 +29,7 @@ void ReadSets::add(int32_t index, const Epoch &read) {
   if (set.size() < 64 || !std::has_single_bit(set.size()))
     return;
   // Keep each reader's latest read (its times only grow).
-  auto key = [](const Epoch &e) { return std::pair(e.cta, e.agent); };
+  auto key = [](const Epoch &e) { return std::pair(e.group, e.agent); };
   std::stable_sort(set.begin(), set.end(),
                    [&](const Epoch &a, const Epoch &b) { return key(a) < key(b); });
   std::vector<Epoch> kept;

@@ -27,23 +27,25 @@ void joinInto(VectorClock &into, const VectorClock &from);
 // Sets entry `agent` (growing the clock when needed).
 void setClock(VectorClock &c, uint32_t agent, uint32_t time);
 
-// One access: by `agent` of CTA number `cta` (CTAs of a run are numbered in
-// the order they run) at the agent's time `time`. `agent` kNoAgent: none.
+// One access: by `agent` of group `group` at the agent's time `time`. A group
+// is what runs together and may synchronise: one CTA, or the CTAs of one
+// cluster (groups of a run are numbered in the order they run). `agent`
+// kNoAgent: none.
 struct Epoch {
   static constexpr uint32_t kNoAgent = UINT32_MAX;
   uint32_t agent = kNoAgent;
   uint32_t time = 0;
-  uint32_t cta = 0;
+  uint32_t group = 0;
   const char *loc = nullptr; // source position of the access (an SMLoc's pointer)
 
   bool valid() const { return agent != kNoAgent; }
 };
 
-// Whether `e` happens before the access of `agent` (of CTA `cta`) whose clock
-// is `c`: always for the same agent (program order), never across CTAs (they
-// share no synchronisation), otherwise when the clock has seen e's time.
-inline bool orderedBefore(const Epoch &e, uint32_t agent, uint32_t cta, const VectorClock &c) {
-  if (e.cta != cta)
+// Whether `e` happens before the access of `agent` (of group `group`) whose
+// clock is `c`: always for the same agent (program order), never across groups
+// (they share no synchronisation), otherwise when the clock has seen e's time.
+inline bool orderedBefore(const Epoch &e, uint32_t agent, uint32_t group, const VectorClock &c) {
+  if (e.group != group)
     return false;
   return e.agent == agent || e.time <= clockAt(c, e.agent);
 }

@@ -1,8 +1,11 @@
-// `tilescope check [FILE] [--kernel K] [--json]`: parse, type and
-// well-formedness checks, then the proofs: layout legality, barrier
-// protocols, static races. Without FILE it
-// checks the bundled kernel library. Input errors exit 2; findings of the
-// proofs exit 1.
+// `tilescope check [FILE] [--kernel K] [--args M=..,K=..] [--max-states N]
+// [--json]`: parse, type and well-formedness checks, then the proofs: layout
+// legality, barrier protocols, static races. Where a barrier proof is out of
+// reach, the exhaustive check of the concrete run decides it at the sizes of
+// --args (else the smallest the where clause admits that run every ring
+// twice), and the summary says which method decided. Without FILE it checks
+// the bundled kernel library. Input errors exit 2; findings of the proofs
+// exit 1.
 #include "ir/Checker.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
@@ -11,6 +14,7 @@
 #include "tools/Command.h"
 #include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
+#include "tools/NameValues.h"
 #include "verifier/BarrierProofs.h"
 #include "verifier/KernelLayouts.h"
 
@@ -31,20 +35,45 @@ cl::opt<std::string> kernelName("kernel", cl::desc("Check only kernel K"), cl::v
                                 cl::sub(checkCommand));
 cl::opt<bool> json("json", cl::desc("Print the result as JSON"), cl::sub(checkCommand));
 
+cl::opt<std::string> argsText("args",
+                              cl::desc("Sizes for the exhaustive barrier check where a proof is "
+                                       "out of reach, e.g. M=128,N=128,K=512"),
+                              cl::value_desc("NAME=VALUE,..."), cl::sub(checkCommand));
+cl::opt<unsigned> maxStates("max-states",
+                            cl::desc("States the exhaustive barrier check may visit"),
+                            cl::init(200000), cl::sub(checkCommand));
+
+// What one proof found on one kernel, and how it decided.
+struct ProofRun {
+  unsigned findings = 0;
+  std::string method; // empty: "proved"
+};
+
 // The proofs run on each well-formed kernel, in order. Each reports its
-// findings as diagnostics and returns how many.
+// findings as diagnostics.
 struct Proof {
   const char *name;
-  unsigned (*run)(const Kernel &, Diagnostics &);
+  ProofRun (*run)(const Kernel &, Diagnostics &, const BarrierProofOptions &);
 };
 const Proof kProofs[] = {
-    {"layouts", [](const Kernel &k, Diagnostics &d) { return checkKernelLayouts(k, d); }},
-    {"barriers", verifyBarrierProtocols},
-    {"races", verifyStaticRaces},
+    {"layouts",
+     [](const Kernel &k, Diagnostics &d, const BarrierProofOptions &) {
+       return ProofRun{checkKernelLayouts(k, d), ""};
+     }},
+    {"barriers",
+     [](const Kernel &k, Diagnostics &d, const BarrierProofOptions &o) {
+       ProofRun r;
+       r.findings = verifyBarrierProtocols(k, d, o, &r.method);
+       return r;
+     }},
+    {"races",
+     [](const Kernel &k, Diagnostics &d, const BarrierProofOptions &) {
+       return ProofRun{verifyStaticRaces(k, d), ""};
+     }},
 };
 
 struct KernelResult {
-  std::vector<std::pair<std::string, unsigned>> findings; // proof name, count
+  std::vector<std::pair<std::string, ProofRun>> proofs; // by proof name
 };
 
 struct FileResult {
@@ -55,7 +84,8 @@ struct FileResult {
 };
 
 // Parses and checks one buffer of `diag`'s source manager.
-FileResult checkBuffer(unsigned id, const std::string &file, Diagnostics &diag) {
+FileResult checkBuffer(unsigned id, const std::string &file, Diagnostics &diag,
+                       const BarrierProofOptions &options) {
   FileResult r;
   r.file = file;
   unsigned before = diag.errorCount();
@@ -78,10 +108,10 @@ FileResult checkBuffer(unsigned id, const std::string &file, Diagnostics &diag) 
   for (const Kernel &k : r.module.kernels) {
     KernelResult kr;
     for (const Proof &p : kProofs) {
-      unsigned n = p.run(k, diag);
-      kr.findings.push_back({p.name, n});
-      if (n)
+      ProofRun run = p.run(k, diag, options);
+      if (run.findings)
         r.status = kFindings;
+      kr.proofs.push_back({p.name, std::move(run)});
     }
     r.kernels.push_back(std::move(kr));
   }
@@ -92,9 +122,18 @@ int runCheck() {
   llvm::SourceMgr sourceMgr;
   Diagnostics diag(sourceMgr, /*printImmediately=*/!json);
   std::vector<FileResult> results;
+  BarrierProofOptions options;
+  options.stateCap = maxStates;
+  std::string argsError;
+  auto sizes = parseNameValues(argsText, &argsError);
+  if (!sizes) {
+    diag.error(llvm::SMLoc(), argsError);
+    return finishInputError(diag, json);
+  }
+  options.sizes = sizes->ints;
   if (!input.empty()) {
     if (auto id = loadInput(input, diag))
-      results.push_back(checkBuffer(*id, input, diag));
+      results.push_back(checkBuffer(*id, input, diag, options));
     else
       results.push_back({input.getValue(), kInputError, {}});
   } else {
@@ -102,7 +141,7 @@ int runCheck() {
       std::string name = "kernels/" + std::string(f.name);
       unsigned id = sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(f.text, name),
                                                  llvm::SMLoc());
-      results.push_back(checkBuffer(id, name, diag));
+      results.push_back(checkBuffer(id, name, diag, options));
     }
   }
   int status = kClean;
@@ -122,8 +161,13 @@ int runCheck() {
       for (size_t i = 0; i < r.kernels.size(); ++i) {
         const Kernel &k = r.module.kernels[i];
         llvm::json::Object proofs;
-        for (const auto &[name, n] : r.kernels[i].findings)
-          proofs[name] = llvm::json::Object{{"findings", static_cast<int64_t>(n)}, {"ok", n == 0}};
+        for (const auto &[name, run] : r.kernels[i].proofs) {
+          llvm::json::Object o{{"findings", static_cast<int64_t>(run.findings)},
+                               {"ok", run.findings == 0}};
+          if (!run.method.empty()) // how the barrier protocol was decided
+            o["method"] = run.method;
+          proofs[name] = std::move(o);
+        }
         kernels.push_back(
             llvm::json::Object{{"name", k.name},
                                {"hash", fmt::format("{:016x}", structuralHash(k))},
@@ -145,9 +189,13 @@ int runCheck() {
         const Kernel &k = r.module.kernels[i];
         std::string proofs;
         unsigned total = 0;
-        for (const auto &[name, n] : r.kernels[i].findings) {
+        for (const auto &[name, run] : r.kernels[i].proofs) {
+          unsigned n = run.findings;
+          bool proved = run.method.empty() || run.method == "proved for all sizes";
           proofs += fmt::format("{}{} {}", proofs.empty() ? "" : ", ", name,
-                                n ? fmt::format("{} finding{}", n, n == 1 ? "" : "s") : "proved");
+                                n        ? fmt::format("{} finding{}", n, n == 1 ? "" : "s")
+                                : proved ? std::string("proved")
+                                         : run.method);
           total += n;
         }
         llvm::outs() << fmt::format("{}: kernel {} {} ({}, {} threads; {})\n", r.file, k.name,

@@ -18,6 +18,7 @@
 #include "simulator/Engine.h"
 #include "simulator/Value.h"
 #include "tools/Command.h"
+#include "tools/NameValues.h"
 #include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
 #include "verifier/BarrierProofs.h"
@@ -109,7 +110,7 @@ int runStaticRace() {
         llvm::json::Object o = position(diag, f.loc);
         o["kind"] = std::string(protocolViolationName(f.kind));
         o["message"] = f.message;
-        o["witness"] = f.symbolic ? "z3" : "structural";
+        o["witness"] = f.symbolic ? "z3" : f.exhaustive ? "exhaustive" : "structural";
         findings.push_back(std::move(o));
       }
       for (const ProtocolResult &r : barriers.results)
@@ -126,6 +127,7 @@ int runStaticRace() {
           {"name", k->name},
           {"barrier_findings", std::move(findings)},
           {"barrier_results", std::move(results)},
+          {"barrier_method", barriers.method},
           {"races", std::move(raceFindings)},
           {"race_pairs_proved", int64_t(races.pairsProved)},
           {"race_pairs_ordered_by_mbarriers", int64_t(races.pairsOrderedByMbarrier)},
@@ -138,6 +140,7 @@ int runStaticRace() {
     llvm::outs() << fmt::format("{}: kernel {}: barrier protocol {}, static races {}\n",
                                 input.getValue(), k->name, count(barriers.findings.size()),
                                 count(races.findings.size()));
+    llvm::outs() << fmt::format("  decided: {}\n", barriers.method);
     for (const ProtocolResult &r : barriers.results)
       llvm::outs() << fmt::format("  {}: {}\n", r.property, r.status);
     llvm::outs() << fmt::format(
@@ -176,23 +179,13 @@ int runRace() {
                                   : fmt::format("no kernel named '{}'", kernelName.getValue()));
     return inputError();
   }
+  std::string argsError;
+  auto values = parseNameValues(argsText, &argsError);
+  if (!values)
+    return usage(argsError);
   ArgValues args;
-  llvm::SmallVector<llvm::StringRef, 8> items;
-  llvm::StringRef(argsText).split(items, ',', -1, false);
-  for (llvm::StringRef item : items) {
-    auto [name, value] = item.trim().split('=');
-    int64_t i = 0;
-    double d = 0;
-    if (name.trim().empty() || value.trim().empty())
-      return usage(fmt::format("--args takes NAME=VALUE pairs, not '{}'", item.str()));
-    if (!value.trim().getAsInteger(10, i))
-      args.ints[name.trim().str()] = i;
-    else if (!value.trim().getAsDouble(d))
-      args.floats[name.trim().str()] = d;
-    else
-      return usage(fmt::format("value of '{}' is not a number: '{}'", name.trim().str(),
-                               value.trim().str()));
-  }
+  args.ints = std::move(values->ints);
+  args.floats = std::move(values->floats);
   for (const Param &p : kernel->params)
     if (!p.isTensor && isFloat(p.dtype) && !args.floats.count(p.name) && !args.ints.count(p.name))
       args.floats[p.name] = 1e-5;

@@ -13,6 +13,7 @@
 #include "simulator/Reference.h"
 #include "simulator/Value.h"
 #include "tools/Command.h"
+#include "tools/NameValues.h"
 #include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
 #include "tools/SimReport.h"
@@ -80,29 +81,12 @@ int fileError(const std::string &error) {
 }
 
 std::optional<ArgValues> parseArgs(std::string *error) {
+  auto values = parseNameValues(argsText, error);
+  if (!values)
+    return std::nullopt;
   ArgValues out;
-  llvm::SmallVector<llvm::StringRef, 8> items;
-  llvm::StringRef(argsText).split(items, ',', -1, false);
-  for (llvm::StringRef item : items) {
-    auto [name, value] = item.trim().split('=');
-    name = name.trim();
-    value = value.trim();
-    if (name.empty() || value.empty()) {
-      *error =
-          fmt::format("--args takes NAME=VALUE pairs separated by commas, not '{}'", item.str());
-      return std::nullopt;
-    }
-    int64_t i = 0;
-    double d = 0;
-    if (!value.getAsInteger(10, i)) {
-      out.ints[name.str()] = i;
-    } else if (!value.getAsDouble(d) && std::isfinite(d)) {
-      out.floats[name.str()] = d;
-    } else {
-      *error = fmt::format("value of '{}' is not a number: '{}'", name.str(), value.str());
-      return std::nullopt;
-    }
-  }
+  out.ints = std::move(values->ints);
+  out.floats = std::move(values->floats);
   return out;
 }
 

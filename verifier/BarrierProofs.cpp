@@ -2,6 +2,8 @@
 
 #include "ir/Affine.h"
 #include "ir/Printer.h"
+#include "ir/Visitor.h"
+#include "verifier/BarrierFallback.h"
 #include "verifier/ProtoEncoding.h"
 #include "verifier/SolverBudget.h"
 
@@ -82,6 +84,26 @@ public:
       prepareLoops();
       for (const auto &[name, arr] : sk_.barriers)
         analyseBarrier(arr);
+      // The ordering graph needs every wait's phase: with a barrier whose
+      // phases are not modelled, its waits and arrivals would be missing
+      // from the graph, which could hide a deadlock and invent a race.
+      std::string unmodelled;
+      for (const auto &[name, info] : barriers_)
+        if (!info.symbolic)
+          unmodelled += (unmodelled.empty() ? "" : ", ") + name;
+      if (!unmodelled.empty()) {
+        std::string why = fmt::format(
+            "the phases of {} are not modelled, so the waits and arrivals on it are missing "
+            "from the ordering",
+            unmodelled);
+        result("deadlock freedom, parity aliasing and pipeline stages", false, "not proved: " + why);
+        report_.notProved.push_back(
+            {sk_.barriers.at(unmodelled.substr(0, unmodelled.find(','))).loc,
+             "deadlock freedom, parity aliasing and pipeline stages: " + why});
+        checkLaggingWaiters();
+        finishStructural();
+        return std::move(report_);
+      }
       buildGraph();
       findDeadlockCycles();
       // Aliasing and stage ordering read the phases as the waits intend them;
@@ -106,16 +128,24 @@ public:
     } catch (const z3::exception &e) {
       report_.notProved.push_back({llvm::SMLoc(), fmt::format("Z3 failed: {}", e.msg())});
     }
+    finishStructural();
+    return std::move(report_);
+  }
+
+private:
+  // The size-independent checks, then the exhaustive fallback where a proof
+  // left an obligation open.
+  void finishStructural() {
     checkInit();
     checkCtaBarriers();
     checkWgmma();
     checkTcgen05();
     for (const auto &u : sk_.unsupported)
       report_.notProved.push_back(u);
-    return std::move(report_);
+    if (!report_.notProved.empty())
+      runExhaustiveFallback(sk_, opt_, report_);
   }
 
-private:
   // --- encoding helpers ---
 
   // The loop variables of ev's loops at flattened iteration i (see
@@ -532,6 +562,17 @@ private:
       checkIndexRange(arr, sk_.events[e]);
     for (size_t e : info.events) {
       const SyncEvent &ev = sk_.events[e];
+      if (ev.kind != SyncKind::MbarInit && ev.kind != SyncKind::MbarInval &&
+          guardedByIteration(ev)) {
+        // Rounds are numbered from the first iteration touching an element,
+        // guarded or not: a guard over the loop variable (`if k > 0`) shifts
+        // which round an execution belongs to, which the model cannot see.
+        info.symbolic = false;
+        report_.notProved.push_back(
+            {ev.loc, fmt::format("{}: a condition over the loop variable decides whether it "
+                                 "runs, which shifts the rounds of {}; its phases are not proved",
+                                 ev.what, arr.name)});
+      }
       Pattern p = patternOf(ev, ev.barrier.index, arr.size);
       barrierPattern_[e] = p;
       if (!p.ok && ev.kind != SyncKind::MbarInit && ev.kind != SyncKind::MbarInval) {
@@ -553,6 +594,14 @@ private:
     for (size_t e : info.events)
       if (sk_.events[e].kind == SyncKind::MbarWait)
         checkWait(info, e);
+  }
+
+  bool guardedByIteration(const SyncEvent &ev) const {
+    for (int l = ev.loop; l >= 0; l = sk_.loops[size_t(l)].parent)
+      for (const Expr &g : ev.guards)
+        if (namesUsed(g).count(sk_.loops[size_t(l)].var))
+          return true;
+    return false;
   }
 
   // The round-n events of element j of `arr` that match `pick`, as
@@ -1643,17 +1692,29 @@ unsigned reportBarrierProtocols(const BarrierReport &report, Diagnostics &diag) 
     std::string text = llvm::StringRef(f.message).startswith(kind)
                            ? f.message
                            : fmt::format("{}: {}", kind, f.message);
-    diag.error(f.loc, text + (f.symbolic ? " [Z3 witness]" : " [structural]"));
+    diag.error(f.loc, text + (f.symbolic     ? " [Z3 witness]"
+                              : f.exhaustive ? " [exhaustive check]"
+                                             : " [structural]"));
     for (const auto &[loc, text] : f.notes)
       diag.note(loc, text);
   }
   for (const auto &[loc, text] : report.notProved)
     diag.warning(loc, "not proved: " + text);
+  for (const auto &[loc, text] : report.checkedExhaustively)
+    diag.warning(loc, fmt::format("{}: {}", report.method, text));
   return unsigned(report.findings.size());
 }
 
+unsigned verifyBarrierProtocols(const Kernel &kernel, Diagnostics &diag,
+                                const BarrierProofOptions &options, std::string *method) {
+  BarrierReport report = proveBarrierProtocols(kernel, options);
+  if (method)
+    *method = report.method;
+  return reportBarrierProtocols(report, diag);
+}
+
 unsigned verifyBarrierProtocols(const Kernel &kernel, Diagnostics &diag) {
-  return reportBarrierProtocols(proveBarrierProtocols(kernel), diag);
+  return verifyBarrierProtocols(kernel, diag, {}, nullptr);
 }
 
 } // namespace tilescope

@@ -19,7 +19,9 @@
 // Loops take part in the symbolic proofs when their bounds do not depend on
 // outer loop variables (a nest is one loop of flattened iterations) and the
 // barrier (or stage) indices are `(i + c) % S` or constant in the iteration;
-// other shapes are reported as not proved, never as correct.
+// other shapes are reported as not proved, never as correct. Where a proof
+// is out of reach, the exhaustive fallback (BarrierFallback.h) checks every
+// interleaving at concrete sizes and says so.
 //
 // Depends on ir/ and verifier/; Z3 stays inside the .cpp files.
 #pragma once
@@ -28,6 +30,8 @@
 #include "ir/Stmt.h"
 #include "verifier/BarrierSkeleton.h"
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -58,6 +62,8 @@ struct ProtocolFinding {
   // True when Z3 found the witness among all sizes and iterations; false for
   // a structural (size-independent) check.
   bool symbolic = false;
+  // Found by the exhaustive fallback at the sizes its message names.
+  bool exhaustive = false;
 };
 
 struct ProtocolResult {
@@ -71,11 +77,23 @@ struct BarrierReport {
   std::vector<ProtocolFinding> findings;
   std::vector<ProtocolResult> results;
   std::vector<std::pair<llvm::SMLoc, std::string>> notProved;
+  // Obligations the proofs left open that the exhaustive fallback decided
+  // at the sizes `method` names (warnings: not proved for all sizes).
+  std::vector<std::pair<llvm::SMLoc, std::string>> checkedExhaustively;
+  // How the protocol was decided: "proved for all sizes", "checked
+  // exhaustively at K = 512, M = 128 (not proved for all sizes)", "not proved",
+  // or "not checked: <why>" when the fallback could not run.
+  std::string method = "proved for all sizes";
   bool clean() const { return findings.empty(); }
 };
 
 struct BarrierProofOptions {
   unsigned timeoutMs = 4000;
+  // Sizes for the exhaustive fallback (`tilescope check --args`); empty: the
+  // smallest admitted sizes that run every ring twice (FallbackSizes.h).
+  std::map<std::string, int64_t> sizes;
+  std::string sizesFrom = "--args"; // where `sizes` came from, for messages
+  size_t stateCap = 200000;
 };
 
 BarrierReport proveBarrierProtocols(const Kernel &kernel, const BarrierProofOptions &options = {});
@@ -88,5 +106,7 @@ unsigned reportBarrierProtocols(const BarrierReport &report, Diagnostics &diag);
 
 // For `tilescope check`: prove and report; returns the number of findings.
 unsigned verifyBarrierProtocols(const Kernel &kernel, Diagnostics &diag);
+unsigned verifyBarrierProtocols(const Kernel &kernel, Diagnostics &diag,
+                                const BarrierProofOptions &options, std::string *method);
 
 } // namespace tilescope

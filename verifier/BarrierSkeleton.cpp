@@ -2,6 +2,7 @@
 
 #include "ir/Printer.h"
 #include "ir/Visitor.h"
+#include "verifier/ConcreteEval.h"
 
 #include <fmt/format.h>
 
@@ -275,39 +276,11 @@ int64_t builtinValue(BuiltinKind b, int64_t tx) {
 }
 
 std::optional<int64_t> valueAt(const Expr &e, int64_t tx) {
-  switch (e->kind) {
-  case ExprKind::IntImm:
-    return as<IntImm>(e).value;
-  case ExprKind::BoolImm:
-    return as<BoolImm>(e).value ? 1 : 0;
-  case ExprKind::Builtin:
-    return builtinValue(as<Builtin>(e).which, tx);
-  case ExprKind::Unary: {
-    auto v = valueAt(as<Unary>(e).operand, tx);
-    if (!v)
+  return evalConcrete(e, [tx](const Expr &leaf) -> std::optional<int64_t> {
+    if (leaf->kind != ExprKind::Builtin)
       return std::nullopt;
-    return as<Unary>(e).op == UnaryOp::Neg ? -*v : int64_t(*v == 0);
-  }
-  case ExprKind::Binary: {
-    const Binary &b = as<Binary>(e);
-    auto l = valueAt(b.lhs, tx), r = valueAt(b.rhs, tx);
-    if (!l || !r)
-      return std::nullopt;
-    return foldIntBinary(b.op, *l, *r);
-  }
-  case ExprKind::Call: {
-    const Call &c = as<Call>(e);
-    if ((c.callee == "min" || c.callee == "max") && c.args.size() == 2) {
-      auto a = valueAt(c.args[0], tx), b = valueAt(c.args[1], tx);
-      if (!a || !b)
-        return std::nullopt;
-      return c.callee == "min" ? std::min(*a, *b) : std::max(*a, *b);
-    }
-    return std::nullopt;
-  }
-  default:
-    return std::nullopt;
-  }
+    return builtinValue(as<Builtin>(leaf).which, tx);
+  });
 }
 
 // The threads of `active` for which `cond` holds; elect_sync() picks the

@@ -38,7 +38,7 @@ TEST_CASE("vector clocks: join, missing entries and epochs") {
   CHECK(clockAt(a, 5) == 9);
   Epoch e{1, 4, 0, nullptr};
   CHECK(orderedBefore(e, 2, 0, a));       // a has seen agent 1 up to 4
-  CHECK_FALSE(orderedBefore(e, 2, 1, a)); // another CTA never is
+  CHECK_FALSE(orderedBefore(e, 2, 1, a)); // another group (CTA, cluster) never is
   Epoch later{1, 5, 0, nullptr};
   CHECK_FALSE(orderedBefore(later, 2, 0, a));
   CHECK(orderedBefore(later, 1, 0, VectorClock{})); // program order of the same agent
@@ -184,6 +184,50 @@ TEST_CASE("race detector: global memory is shared by the CTAs of a run") {
   CHECK(d.races()[0].first.cta == 0);
   CHECK(d.races()[0].second.cta == 1);
   CHECK(d.ctaId(1)[0] == 1);
+}
+
+TEST_CASE("race detector: the CTAs of a cluster share clocks, each keeps its shared memory") {
+  RaceDetector d;
+  d.beginCluster({{0, 0, 0}, {1, 0, 0}}, 2, 16, false, 1);
+  uint32_t peer = d.threadAgent(1, 0); // thread 0 of rank 1
+  CHECK(peer == 2);
+  RaceDetector::Target inRank1 = sharedByte(4), inRank0 = sharedByte(4);
+  inRank1.rank = 1;
+  // The same byte of two CTAs is two cells.
+  d.access(inRank0, true, 0, A);
+  d.access(inRank1, true, peer, A);
+  CHECK(d.races().empty());
+  // Thread 0 of rank 0 reads rank 1's byte (distributed shared memory)
+  // without synchronisation: a race reported in rank 1's CTA.
+  d.access(inRank1, false, 0, B);
+  REQUIRE(d.races().size() == 1);
+  CHECK(d.races()[0].cta == 1);
+  CHECK(d.races()[0].first.cta == 1);
+  CHECK(d.races()[0].first.agent == 0); // the thread number inside its CTA
+  CHECK(d.races()[0].second.cta == 0);
+
+  // The cluster barrier orders every arrival before every wait.
+  RaceDetector c;
+  c.beginCluster({{0, 0, 0}, {1, 0, 0}}, 2, 16, false, 1);
+  c.access(inRank1, true, c.threadAgent(1, 1), A);
+  for (uint32_t t = 0; t < 4; ++t)
+    c.clusterArrive(t);
+  c.clusterPhaseCompleted();
+  c.clusterWait(0);
+  c.access(inRank1, false, 0, B);
+  CHECK(c.races().empty());
+
+  // A remote arrival on rank 1's barrier is seen by rank 1's wait only.
+  RaceDetector m;
+  m.beginCluster({{0, 0, 0}, {1, 0, 0}}, 2, 16, false, 1);
+  m.access(inRank1, true, 0, A);
+  m.mbarrierRelease(0, 0, 0, true, /*rank=*/1);
+  m.mbarrierAcquire(m.threadAgent(0, 1), 0, 0, /*rank=*/0); // rank 0's barrier: nothing
+  m.access(inRank1, false, m.threadAgent(0, 1), B);
+  CHECK(m.races().size() == 1);
+  m.mbarrierAcquire(m.threadAgent(1, 1), 0, 0, /*rank=*/1);
+  m.access(inRank1, false, m.threadAgent(1, 1), A); // another statement pair: not deduplicated
+  CHECK(m.races().size() == 1);
 }
 
 TEST_CASE("race detector: one report per statement pair, out-of-view accesses reported") {

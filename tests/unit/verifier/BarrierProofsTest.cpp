@@ -1,9 +1,14 @@
 // The barrier-protocol verifier: skeleton extraction (who executes what, how
 // many arrivals and bytes), and one exact finding per violation kind on small
-// variants of the Hopper GEMM; the bundled kernels prove clean.
+// variants of the Hopper GEMM; the bundled kernels prove clean. The
+// exhaustive fallback (unrolled skeleton, every interleaving) finds the same
+// kinds at concrete sizes and picks its sizes from the where clause.
 #include "ir/Parser.h"
 #include "verifier/BarrierProofs.h"
+#include "verifier/BarrierExplorer.h"
 #include "verifier/BarrierSkeleton.h"
+#include "verifier/ConcreteSkeleton.h"
+#include "verifier/FallbackSizes.h"
 
 #include <doctest/doctest.h>
 
@@ -237,4 +242,113 @@ TEST_CASE("a parity-1 wait in round 0 passes at once and is not reported as a de
   // parity 1 in round 0 reads as "the phase before the first": it passes at
   // once and is not a deadlock; the proof must not invent one.
   CHECK(findKind(p->report, ProtocolViolationKind::Deadlock) == nullptr);
+}
+
+// --- the exhaustive fallback ---
+
+namespace {
+const SizeAssignment kGemmSizes{{"K", 512}, {"M", 128}, {"N", 256}};
+
+ExplorationResult explore(const std::string &text, size_t cap = 200000) {
+  BarrierSkeleton sk = skeletonOf(text);
+  ConcreteSkeleton concrete = unrollSkeleton(sk, kGemmSizes, {0, 0, 0}, 100000);
+  REQUIRE(concrete.error.empty());
+  return exploreSkeleton(concrete, cap);
+}
+} // namespace
+
+TEST_CASE("exhaustive: the Hopper GEMM has no violation in any interleaving at K = 512") {
+  ExplorationResult r = explore(readKernel("gemm_bf16_sm90.tile"));
+  CHECK(r.complete);
+  CHECK(r.states > 100);
+  CHECK(r.findings.empty());
+}
+
+TEST_CASE("exhaustive: the unrolled GEMM has a producer and a consumer process") {
+  BarrierSkeleton sk = skeletonOf(readKernel("gemm_bf16_sm90.tile"));
+  ConcreteSkeleton c = unrollSkeleton(sk, kGemmSizes, {0, 0, 0}, 100000);
+  REQUIRE(c.processes.size() == 3); // warp 0, warpgroups 1-2, warps 1-3
+  CHECK(c.processName(0) == "warp 0");
+  CHECK(c.processName(1) == "warpgroups 1-2");
+  // Producer: 8 iterations of wait, arrive_expect_tx, two copies.
+  CHECK(c.processes[0].steps.size() == 8 * 4);
+  const ConcreteStep &arrive = c.processes[0].steps[1];
+  CHECK(arrive.amount == 1);
+  CHECK(arrive.expectBytes == 49152);
+  CHECK(c.processes[0].steps[2].amount == 16384);
+  CHECK(c.processes[0].steps[4].iteration == "k = 1");
+  // Consumer release: thread 0 of two warpgroups, 2 arrivals.
+  CHECK(c.processes[1].steps[2].amount == 2);
+  CHECK(c.elements.size() == 8);
+}
+
+TEST_CASE("exhaustive: every consumer thread releasing is an over-arrival") {
+  ExplorationResult r = explore(gemmWith("      if tid_in_wg == 0 {\n        mbarrier.arrive(empty[s])",
+                                         "      if true {\n        mbarrier.arrive(empty[s])"));
+  const ProtocolFinding *f = findKind({r.findings, {}, {}}, ProtocolViolationKind::OverArrival);
+  REQUIRE(f);
+  CHECK(f->exhaustive);
+  CHECK(f->message.find("brings 256 arrivals to empty[0], which expects only 2 more") !=
+        std::string::npos);
+}
+
+TEST_CASE("exhaustive: a consumer loop longer than the producer's deadlocks at its last wait") {
+  ExplorationResult r = explore(gemmWith("for k in 0 .. K / 64 pipelined(4)",
+                                         "for k in 0 .. K / 64 + 1 pipelined(4)"));
+  REQUIRE(r.complete);
+  const ProtocolFinding *f = findKind({r.findings, {}, {}}, ProtocolViolationKind::Deadlock);
+  REQUIRE(f);
+  CHECK(f->message.find("at k = 8 for phase 2, which never completes: full[0] has completed 2 "
+                        "phases; phase 2 has 0 of 1 arrivals") != std::string::npos);
+}
+
+TEST_CASE("exhaustive: expect_tx four bytes short leaves a phase with bytes outstanding") {
+  ExplorationResult r = explore(gemmWith("bytes = 49152", "bytes = 49148"));
+  const ProtocolFinding *f = findKind({r.findings, {}, {}}, ProtocolViolationKind::TxBytesMismatch);
+  REQUIRE(f);
+  CHECK(f->message.find("-4 transaction bytes outstanding") != std::string::npos);
+}
+
+TEST_CASE("exhaustive: a constant parity is satisfied by a phase two behind") {
+  ExplorationResult r = explore(gemmWith("mbarrier.wait(full[s], parity = (k / 4) % 2)",
+                                         "mbarrier.wait(full[s], parity = 0)"));
+  CHECK(findKind({r.findings, {}, {}}, ProtocolViolationKind::ParityAliasing));
+}
+
+TEST_CASE("exhaustive: releasing a stage before reading it is an overwrite while read") {
+  ExplorationResult r =
+      explore(gemmWith("      wg.gemm(acc, As[s][(wgid - 1) * 64 : +64, :], Bs[s], transpose_b = true)\n"
+                       "      if tid_in_wg == 0 {\n        mbarrier.arrive(empty[s])\n      }",
+                       "      if tid_in_wg == 0 {\n        mbarrier.arrive(empty[s])\n      }\n"
+                       "      wg.gemm(acc, As[s][(wgid - 1) * 64 : +64, :], Bs[s], transpose_b = true)"));
+  const ProtocolFinding *f =
+      findKind({r.findings, {}, {}}, ProtocolViolationKind::OverwriteWhileRead);
+  const ProtocolFinding *g = findKind({r.findings, {}, {}}, ProtocolViolationKind::ReadBeforeFilled);
+  CHECK((f || g));
+}
+
+TEST_CASE("exhaustive: the state cap turns into an honest limit") {
+  ExplorationResult r = explore(readKernel("gemm_bf16_sm90.tile"), 50);
+  CHECK(!r.complete);
+  CHECK(r.limit == "state space above 50 states");
+}
+
+TEST_CASE("exhaustive: a ring index past the array is out of range when unrolled") {
+  BarrierSkeleton sk = skeletonOf(gemmWith("mbarrier full[4](count = 1), empty[4](count = 2)",
+                                           "mbarrier full[3](count = 1), empty[4](count = 2)"));
+  ConcreteSkeleton c = unrollSkeleton(sk, kGemmSizes, {0, 0, 0}, 100000);
+  CHECK(c.outOfRange);
+  CHECK(c.error.find("uses full[3] at k = 3, but full has 3 elements") != std::string::npos);
+}
+
+TEST_CASE("fallback sizes: the smallest admitted sizes run the 4-stage ring twice") {
+  std::string why;
+  BarrierSkeleton sk = skeletonOf(readKernel("gemm_bf16_sm90.tile"));
+  auto sizes = smallestTwoRoundSizes(sk, why);
+  REQUIRE(sizes);
+  CHECK(*sizes == kGemmSizes);
+  CHECK(describeSizes(*sizes) == "K = 512, M = 128, N = 256");
+  CHECK(admittedSizes(sk, {{"K", 640}, {"M", 256}, {"N", 256}}, why));
+  CHECK(!admittedSizes(sk, {{"K", 100}, {"M", 128}, {"N", 256}}, why));
+  CHECK(why == "the sizes K = 100, M = 128, N = 256 are not admitted by the where clause");
 }

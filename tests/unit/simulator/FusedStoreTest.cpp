@@ -1,0 +1,265 @@
+// The scalar fast paths (fused store statements, uniform loop stepping) against
+// the general evaluator: every kernel here runs twice on the same inputs, with
+// EngineOptions::scalarFastPaths on and off, and the two runs must agree on
+// every output bit, every written flag, the statistics and the diagnostics.
+// The kernels aim at what the fast path could get wrong: divergent and
+// partial warps, offsets reused across iterations while a slot changes,
+// aliasing between a store and its operands, every multiply-add variant and
+// out-of-range subscripts (uniform and varying).
+#include "ir/Checker.h"
+#include "ir/Parser.h"
+#include "simulator/Engine.h"
+#include "simulator/ExprCode.h"
+#include "simulator/Value.h"
+
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+
+#include <random>
+
+using namespace tilescope;
+using namespace tilescope::sim;
+
+namespace {
+
+struct Bound {
+  llvm::SourceMgr sourceMgr;
+  Diagnostics diag{sourceMgr, /*printImmediately=*/false};
+  Module module;
+  std::optional<Program> program;
+};
+
+std::unique_ptr<Bound> bind(const std::string &text, ArgValues args) {
+  auto b = std::make_unique<Bound>();
+  b->module = parseModuleText(text, "fused.tile", b->diag);
+  if (!b->diag.hasErrors())
+    checkModule(b->module, b->diag);
+  REQUIRE(!b->diag.hasErrors());
+  b->program = bindProgram(b->module.kernels.at(0), args, b->diag);
+  REQUIRE(b->program);
+  return b;
+}
+
+struct Outcome {
+  RunResult result;
+  std::vector<HostTensor> tensors;
+};
+
+Outcome runWith(Bound &b, bool fast) {
+  Outcome o;
+  o.tensors = allocateTensors(*b.program);
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> dist(-4, 4);
+  for (HostTensor &t : o.tensors)
+    for (int64_t i = 0; i < t.elements(); ++i)
+      t.setBits(i, encodeFloat(t.dtype, dist(rng)));
+  EngineOptions options;
+  options.scalarFastPaths = fast;
+  options.where = [&b](llvm::SMLoc loc) {
+    auto [line, col] = b.sourceMgr.getLineAndColumn(loc);
+    return fmt::format("fused.tile:{}:{}", line, col);
+  };
+  o.result = runProgram(*b.program, o.tensors, options);
+  return o;
+}
+
+// Runs `text` both ways and checks that they agree; returns the fast run.
+Outcome agree(const std::string &text, ArgValues args = {}) {
+  auto b = bind(text, std::move(args));
+  Outcome fast = runWith(*b, true), general = runWith(*b, false);
+  CHECK(fast.result.outcome == general.result.outcome);
+  CHECK(fast.result.message == general.result.message);
+  CHECK(fast.result.stats.laneOps == general.result.stats.laneOps);
+  CHECK(fast.result.stats.steps == general.result.stats.steps);
+  CHECK(fast.result.stats.globalBytesRead == general.result.stats.globalBytesRead);
+  CHECK(fast.result.stats.globalBytesWritten == general.result.stats.globalBytesWritten);
+  REQUIRE(fast.tensors.size() == general.tensors.size());
+  for (size_t t = 0; t < fast.tensors.size(); ++t) {
+    INFO("tensor " << fast.tensors[t].name);
+    CHECK(fast.tensors[t].bytes == general.tensors[t].bytes);
+    CHECK(fast.tensors[t].written == general.tensors[t].written);
+  }
+  return fast;
+}
+
+// How many store statements of the kernel body the compiler fused.
+int fusedStores(const std::string &text, ArgValues args = {}) {
+  auto b = bind(text, std::move(args));
+  int n = 0;
+  for (const auto &[block, stmts] : b->program->code->blocks)
+    for (const StmtCode &s : stmts)
+      n += s.fused.shape != FusedStore::Shape::None;
+  return n;
+}
+
+const char *kGemm = R"(
+kernel gemm(A: global f32[M, K], B: global f32[K, N], C: global f32[M, N])
+  launch grid(N / 16, M / 16) threads(256) target(sm_80)
+{
+  reg acc: f32[1]
+  let i = blockIdx.y * 16 + threadIdx.x / 16
+  let j = blockIdx.x * 16 + threadIdx.x % 16
+  acc[0] = 0.0
+  for k in 0 .. K {
+    acc[0] = acc[0] + A[i, k] * B[k, j]
+  }
+  C[i, j] = acc[0]
+}
+)";
+
+} // namespace
+
+TEST_CASE("fused stores: the naive GEMM gives the general path's bits") {
+  ArgValues args{{{"M", 32}, {"N", 48}, {"K", 24}}, {}};
+  CHECK(fusedStores(kGemm, args) == 2); // the multiply-add and the copy out
+  Outcome o = agree(kGemm, args);
+  REQUIRE(o.result.ok());
+  // And they are the sums themselves: one fmaf chain in k order.
+  const HostTensor &a = o.tensors[0], &b = o.tensors[1], &c = o.tensors[2];
+  for (int64_t i : {0, 17, 31})
+    for (int64_t j : {0, 5, 47}) {
+      float acc = 0;
+      for (int64_t k = 0; k < 24; ++k)
+        acc = std::fmaf(static_cast<float>(decodeFloat(Dtype::f32, a.bitsAt(i * 24 + k))),
+                        static_cast<float>(decodeFloat(Dtype::f32, b.bitsAt(k * 48 + j))), acc);
+      CHECK(c.bitsAt(i * 48 + j) == std::bit_cast<uint32_t>(acc));
+    }
+}
+
+TEST_CASE("fused stores: divergent lanes, partial warps and per-lane trip counts") {
+  agree(R"(
+kernel diverge(A: global f32[64, 8], C: global f32[64, 8])
+  launch grid(1) threads(48) target(sm_80)
+{
+  reg r: f32[4]
+  r[0] = A[threadIdx.x, 0]
+  r[1] = A[threadIdx.x, 1]
+  if laneid % 3 != 1 {
+    for k in 0 .. laneid % 5 + 1 {
+      let q = k % 4
+      r[q] = r[q] * A[threadIdx.x, k]
+      C[threadIdx.x, k] = r[q] - A[threadIdx.x + 1, 7 - k]
+    }
+  }
+  for k in 0 .. 8 {
+    if laneid < k * 4 {
+      C[threadIdx.x + 16, k] = A[threadIdx.x, k] / r[1]
+    }
+  }
+}
+)");
+}
+
+TEST_CASE("fused stores: offsets follow a slot rewritten in every iteration") {
+  agree(R"(
+kernel shifting(A: global f32[8, 32], C: global f32[8, 32])
+  launch grid(1) threads(64) target(sm_80)
+{
+  for k in 0 .. 8 {
+    let i = (laneid + k * 3) % 32
+    C[k, laneid] = A[k, 31 - i] + A[7 - k, i]
+  }
+}
+)");
+}
+
+TEST_CASE("fused stores: every multiply-add form and a store that reads its own tensor") {
+  agree(R"(
+kernel forms(A: global f32[32], B: global f32[32], C: global f32[32, 4])
+  launch grid(1) threads(32) target(sm_80)
+{
+  reg acc: f32[2]
+  acc[0] = A[laneid]
+  acc[1] = B[laneid]
+  acc[0] = acc[0] - A[laneid] * B[31 - laneid]
+  acc[1] = A[laneid] * B[laneid] - acc[1]
+  let next = (laneid + 1) % 32
+  acc[0] = A[next] * acc[1] + acc[0]
+  C[laneid, 0] = acc[0]
+  C[laneid, 1] = acc[1] * acc[0]
+  C[laneid, 2] = C[31 - laneid, 0] + C[laneid, 1]
+  C[31 - laneid, 3] = C[laneid, 2]
+}
+)");
+}
+
+TEST_CASE("fused stores: out-of-range subscripts report as the general path does") {
+  // A varying subscript out of range in some lanes.
+  Outcome o = agree(R"(
+kernel varying(A: global f32[32, 4], C: global f32[32, 4])
+  launch grid(1) threads(32) target(sm_80)
+{
+  for k in 0 .. 4 {
+    C[laneid, k] = A[laneid + k, k]
+  }
+}
+)");
+  CHECK(o.result.outcome == RunResult::Outcome::RuntimeError);
+  CHECK(o.result.message.find("index 32 is out of range for dimension 0 of 'A'") !=
+        std::string::npos);
+  // A uniform subscript (the loop counter) out of range in every lane.
+  o = agree(R"(
+kernel uniform(A: global f32[32, 4], C: global f32[32, 8])
+  launch grid(1) threads(32) target(sm_80)
+{
+  for k in 0 .. 8 {
+    C[laneid, k] = A[laneid, k]
+  }
+}
+)");
+  CHECK(o.result.outcome == RunResult::Outcome::RuntimeError);
+  CHECK(o.result.message.find("index 4 is out of range for dimension 1 of 'A'") !=
+        std::string::npos);
+  // Out of range in the target only, in a partial warp.
+  o = agree(R"(
+kernel target(A: global f32[40], C: global f32[40])
+  launch grid(1) threads(40) target(sm_80)
+{
+  C[threadIdx.x + 1] = A[threadIdx.x]
+}
+)");
+  CHECK(o.result.outcome == RunResult::Outcome::RuntimeError);
+}
+
+TEST_CASE("fused stores: warp-uniform values are the ones every lane computes") {
+  auto b = bind(R"(
+kernel uniformity(A: global f32[64, 64], C: global f32[64, 64])
+  launch grid(2) threads(64) target(sm_80)
+{
+  let u = blockIdx.x * 8 + warpid
+  let v = laneid + u
+  for k in 0 .. u + 1 {
+    C[v, k] = A[u, k]
+  }
+  for k in 0 .. laneid {
+    C[k, u] = A[u, k]
+  }
+}
+)",
+                {});
+  const KernelCode &code = *b->program->code;
+  int uniformLoops = 0, loops = 0;
+  for (const auto &[block, stmts] : code.blocks)
+    for (const StmtCode &s : stmts)
+      if (s.end >= 0) {
+        ++loops;
+        uniformLoops += s.uniformLoop;
+      }
+  CHECK(loops == 2);
+  CHECK(uniformLoops == 1); // 0 .. u + 1, not 0 .. laneid
+  agree(R"(
+kernel uniformity(A: global f32[64, 64], C: global f32[64, 64])
+  launch grid(2) threads(64) target(sm_80)
+{
+  let u = blockIdx.x * 8 + warpid
+  let v = laneid + u
+  for k in 0 .. u + 1 {
+    C[v, k] = A[u, k]
+  }
+  for k in 0 .. laneid {
+    C[k, u] = A[u, k]
+  }
+}
+)");
+}

@@ -1,0 +1,493 @@
+#include "verifier/BarrierExplorer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <unordered_set>
+
+namespace tilescope {
+
+namespace {
+
+enum Mode : int32_t { Ready = 0, InAccess = 1, AtBarrier = 2 };
+
+struct State {
+  std::vector<int32_t> pc, mode, waitGen;            // per process
+  std::vector<int32_t> phase, pending;               // per barrier element
+  std::vector<int64_t> tx;                           // per barrier element
+  std::vector<int64_t> syncCount, syncGen;           // per CTA / named barrier
+  std::vector<std::pair<int32_t, int32_t>> inflight; // TMA copies issued, not delivered
+  std::vector<std::vector<int32_t>> open;            // per process: MMAs of the open group
+  std::vector<std::vector<std::vector<int32_t>>> committed; // per process: groups in flight
+
+  std::string key() const {
+    std::string out;
+    auto put = [&](const auto &v) {
+      size_t n = v.size();
+      out.append(reinterpret_cast<const char *>(&n), sizeof n);
+      if (n)
+        out.append(reinterpret_cast<const char *>(v.data()), n * sizeof v[0]);
+    };
+    put(pc), put(mode), put(waitGen), put(phase), put(pending), put(tx), put(syncCount),
+        put(syncGen), put(inflight);
+    for (const auto &o : open)
+      put(o);
+    for (const auto &groups : committed) {
+      put(std::vector<int32_t>{int32_t(groups.size())});
+      for (const auto &g : groups)
+        put(g);
+    }
+    return out;
+  }
+};
+
+int64_t mod2(int64_t v) {
+  return ((v % 2) + 2) % 2;
+}
+
+class Explorer {
+public:
+  Explorer(const ConcreteSkeleton &sk, size_t cap) : sk_(sk), cap_(cap) {
+    for (const ConcreteProcess &p : sk_.processes)
+      for (const ConcreteStep &s : p.steps)
+        if (isSync(s.event->kind))
+          syncIndex(s);
+  }
+
+  ExplorationResult run() {
+    checkWaitIntent();
+    State init;
+    size_t P = sk_.processes.size(), E = sk_.elements.size();
+    init.pc.assign(P, 0);
+    init.mode.assign(P, Ready);
+    init.waitGen.assign(P, 0);
+    init.open.assign(P, {});
+    init.committed.assign(P, {});
+    init.phase.assign(E, 0);
+    init.tx.assign(E, 0);
+    for (const ConcreteElement &e : sk_.elements)
+      init.pending.push_back(int32_t(e.count));
+    init.syncCount.assign(syncIds_.size(), 0);
+    init.syncGen.assign(syncIds_.size(), 0);
+    std::unordered_set<std::string> seen;
+    // Breadth first: the first violation found on a path is one of the
+    // earliest (the witness names the smallest iterations).
+    std::deque<State> queue{init};
+    seen.insert(init.key());
+    while (!queue.empty()) {
+      State s = std::move(queue.front());
+      queue.pop_front();
+      bool moved = false;
+      for (size_t p = 0; p < P; ++p) {
+        State next = s;
+        Outcome o = stepProcess(next, p);
+        if (o == Blocked)
+          continue;
+        moved = true;
+        if (o == Violation)
+          continue;
+        if (!push(seen, queue, std::move(next)))
+          return finish(seen.size(), false);
+      }
+      for (size_t k = 0; k < s.inflight.size(); ++k) {
+        State next = s;
+        deliver(next, k);
+        moved = true;
+        if (!push(seen, queue, std::move(next)))
+          return finish(seen.size(), false);
+      }
+      if (!moved)
+        stuck(s);
+    }
+    return finish(seen.size(), true);
+  }
+
+private:
+  enum Outcome { Blocked, Moved, Violation };
+
+  static bool isSync(SyncKind k) {
+    return k == SyncKind::CtaSync || k == SyncKind::NamedSync || k == SyncKind::NamedArrive;
+  }
+
+  size_t syncIndex(const ConcreteStep &s) {
+    int64_t id = s.event->kind == SyncKind::CtaSync ? -1 : s.event->namedId;
+    auto it = std::find(syncIds_.begin(), syncIds_.end(), id);
+    if (it != syncIds_.end())
+      return size_t(it - syncIds_.begin());
+    syncIds_.push_back(id);
+    int64_t need = s.event->kind == SyncKind::CtaSync ? s.event->threads.launchThreads()
+                                                      : s.event->namedThreads;
+    syncNeed_.push_back(need);
+    return syncIds_.size() - 1;
+  }
+
+  bool push(std::unordered_set<std::string> &seen, std::deque<State> &queue, State next) {
+    if (!seen.insert(next.key()).second)
+      return true;
+    if (seen.size() > cap_)
+      return false;
+    queue.push_back(std::move(next));
+    return true;
+  }
+
+  ExplorationResult finish(size_t states, bool complete) {
+    ExplorationResult r;
+    r.findings = std::move(findings_);
+    r.states = states;
+    r.complete = complete;
+    if (!complete)
+      r.limit = fmt::format("state space above {} states", cap_);
+    return r;
+  }
+
+  void finding(ProtocolViolationKind kind, llvm::SMLoc loc, std::string message,
+               std::vector<std::pair<llvm::SMLoc, std::string>> notes = {}) {
+    for (const ProtocolFinding &f : findings_)
+      if (f.kind == kind && f.loc == loc)
+        return;
+    ProtocolFinding f{kind, loc, std::move(message), std::move(notes), false};
+    f.exhaustive = true;
+    findings_.push_back(std::move(f));
+  }
+
+  std::string elementName(int e) const {
+    return fmt::format("{}[{}]", sk_.elements[size_t(e)].array, sk_.elements[size_t(e)].index);
+  }
+  std::string phaseState(const State &s, int e) const {
+    const ConcreteElement &el = sk_.elements[size_t(e)];
+    return fmt::format("{} has completed {} phase{}; phase {} has {} of {} arrivals and {} "
+                       "transaction bytes outstanding",
+                       elementName(e), s.phase[size_t(e)], s.phase[size_t(e)] == 1 ? "" : "s",
+                       s.phase[size_t(e)], el.count - s.pending[size_t(e)], el.count,
+                       s.tx[size_t(e)]);
+  }
+
+  void tryComplete(State &s, int e) {
+    if (s.pending[size_t(e)] == 0 && s.tx[size_t(e)] == 0) {
+      ++s.phase[size_t(e)];
+      s.pending[size_t(e)] = int32_t(sk_.elements[size_t(e)].count);
+    }
+  }
+
+  void deliver(State &s, size_t k) {
+    auto [p, idx] = s.inflight[k];
+    const ConcreteStep &st = sk_.processes[size_t(p)].steps[size_t(idx)];
+    s.inflight.erase(s.inflight.begin() + long(k));
+    s.tx[size_t(st.element)] -= st.amount;
+    tryComplete(s, st.element);
+  }
+
+  // Intervals of other processes open in `s`: (process, step).
+  std::vector<std::pair<size_t, int32_t>> openIntervals(const State &s, size_t self) const {
+    std::vector<std::pair<size_t, int32_t>> out;
+    for (size_t q = 0; q < sk_.processes.size(); ++q) {
+      if (q == self)
+        continue;
+      if (s.mode[q] == InAccess)
+        out.push_back({q, s.pc[q]});
+      for (int32_t m : s.open[q])
+        out.push_back({q, m});
+      for (const auto &g : s.committed[q])
+        for (int32_t m : g)
+          out.push_back({q, m});
+    }
+    for (auto [q, idx] : s.inflight)
+      if (size_t(q) != self)
+        out.push_back({size_t(q), idx});
+    return out;
+  }
+
+  // Checks the accesses of step `idx` of process p starting now.
+  bool conflicts(const State &s, size_t p, int32_t idx) {
+    const ConcreteStep &x = sk_.processes[p].steps[size_t(idx)];
+    for (const ConcreteAccess &a : x.accesses)
+      for (auto [q, j] : openIntervals(s, p)) {
+        const ConcreteStep &y = sk_.processes[q].steps[size_t(j)];
+        for (const ConcreteAccess &b : y.accesses) {
+          bool sameStage = a.stage == b.stage || a.stage == kAnyStage || b.stage == kAnyStage;
+          if (a.buffer != b.buffer || !sameStage || (!a.write && !b.write))
+            continue;
+          bool asyncRead = y.event->kind == SyncKind::WgmmaMma;
+          int64_t stage = a.stage == kAnyStage ? b.stage : a.stage;
+          std::string at = stage == kAnyStage ? "" : fmt::format(" stage {}", stage);
+          if (!a.write)
+            finding(ProtocolViolationKind::ReadBeforeFilled, x.event->loc,
+                    fmt::format("read before filled: {} by {} reads {}{} at {} while {} "
+                                "by {} (at {}) is still writing it: nothing orders the read "
+                                "after that write completes",
+                                x.event->what, x.event->threads.describe(), a.buffer, at,
+                                x.iteration, y.event->what, y.event->threads.describe(),
+                                y.iteration),
+                    {{y.event->loc, fmt::format("{} writes {} here", y.event->what, b.buffer)}});
+          else
+            finding(ProtocolViolationKind::OverwriteWhileRead, x.event->loc,
+                    fmt::format("overwrite while read: {} by {} refills {}{} at {} while {} "
+                                "by {} (from {}) may still {} it{}: nothing orders the refill "
+                                "after that {} completes",
+                                x.event->what, x.event->threads.describe(), a.buffer, at,
+                                x.iteration, y.event->what, y.event->threads.describe(),
+                                y.iteration, b.write ? "write" : "read",
+                                asyncRead ? " (its wgmma group is not retired by a "
+                                            "wgmma.wait_group yet: released before the read "
+                                            "completed)"
+                                          : "",
+                                b.write ? "write" : "read"),
+                    {{y.event->loc, fmt::format("{} {} {} here", y.event->what,
+                                                b.write ? "writes" : "reads", b.buffer)}});
+          return true;
+        }
+      }
+    return false;
+  }
+
+  Outcome stepProcess(State &s, size_t p) {
+    const ConcreteProcess &proc = sk_.processes[p];
+    int32_t &pc = s.pc[p];
+    if (size_t(pc) >= proc.steps.size())
+      return Blocked;
+    const ConcreteStep &st = proc.steps[size_t(pc)];
+    if (s.mode[p] == InAccess) {
+      s.mode[p] = Ready;
+      ++pc;
+      return Moved;
+    }
+    if (s.mode[p] == AtBarrier) {
+      size_t b = syncOf(st);
+      if (s.syncGen[b] <= s.waitGen[p])
+        return Blocked;
+      s.mode[p] = Ready;
+      s.waitGen[p] = 0;
+      ++pc;
+      return Moved;
+    }
+    int e = st.element;
+    switch (st.event->kind) {
+    case SyncKind::MbarWait: {
+      if (mod2(s.phase[size_t(e)]) == mod2(st.parity))
+        return Blocked;
+      int64_t intended = intendedPhase(st);
+      int64_t observed = s.phase[size_t(e)] - 1;
+      if (observed != intended) {
+        finding(ProtocolViolationKind::ParityAliasing, st.event->loc,
+                fmt::format("parity aliasing: at {} this wait on {} (parity {}) by {} is its "
+                            "wait number {} on {} and means {}, but it passes on phase {} ({}), "
+                            "a phase two {}",
+                            st.iteration, elementName(e), mod2(st.parity), sk_.processName(p),
+                            st.round, elementName(e),
+                            intended < 0 ? std::string("the phase before the first")
+                                         : fmt::format("phase {}", intended),
+                            observed, phaseState(s, e), observed < intended ? "behind" : "ahead"));
+        return Violation;
+      }
+      break;
+    }
+    case SyncKind::MbarArrive:
+    case SyncKind::Tcgen05Commit:
+      s.tx[size_t(e)] += st.expectBytes;
+      if (st.amount > s.pending[size_t(e)]) {
+        finding(ProtocolViolationKind::OverArrival, st.event->loc,
+                fmt::format("over-arrival: {} by {} at {} brings {} arrival{} to {}, which "
+                            "expects only {} more in this phase ({})",
+                            st.event->what, st.event->threads.describe(), st.iteration, st.amount,
+                            st.amount == 1 ? "" : "s", elementName(e), s.pending[size_t(e)],
+                            phaseState(s, e)));
+        return Violation;
+      }
+      s.pending[size_t(e)] -= int32_t(st.amount);
+      tryComplete(s, e);
+      break;
+    case SyncKind::MbarExpectTx:
+      s.tx[size_t(e)] += st.amount;
+      tryComplete(s, e);
+      break;
+    case SyncKind::MbarCompleteTx:
+      s.tx[size_t(e)] -= st.amount;
+      tryComplete(s, e);
+      break;
+    case SyncKind::TxDelivery:
+      if (conflicts(s, p, pc))
+        return Violation;
+      s.inflight.push_back({int32_t(p), pc});
+      std::sort(s.inflight.begin(), s.inflight.end());
+      break;
+    case SyncKind::CtaSync:
+    case SyncKind::NamedSync:
+    case SyncKind::NamedArrive: {
+      size_t b = syncOf(st);
+      int64_t gen = s.syncGen[b];
+      s.syncCount[b] += st.syncThreads;
+      if (syncNeed_[b] > 0 && s.syncCount[b] >= syncNeed_[b]) {
+        s.syncCount[b] -= syncNeed_[b];
+        ++s.syncGen[b];
+      }
+      if (st.event->kind != SyncKind::NamedArrive) {
+        s.mode[p] = AtBarrier;
+        s.waitGen[p] = int32_t(gen);
+        return Moved;
+      }
+      break;
+    }
+    case SyncKind::WgmmaMma:
+      if (conflicts(s, p, pc))
+        return Violation;
+      if (!st.accesses.empty())
+        s.open[p].push_back(pc);
+      break;
+    case SyncKind::WgmmaCommit:
+      // Every commit is a group, with or without tracked reads, so that
+      // wait_group(n) counts groups as the hardware does.
+      s.committed[p].push_back(std::move(s.open[p]));
+      s.open[p].clear();
+      break;
+    case SyncKind::WgmmaWait:
+      while (int64_t(s.committed[p].size()) > st.amount)
+        s.committed[p].erase(s.committed[p].begin());
+      break;
+    case SyncKind::Access:
+      if (conflicts(s, p, pc))
+        return Violation;
+      s.mode[p] = InAccess;
+      return Moved;
+    default:
+      break;
+    }
+    ++pc;
+    return Moved;
+  }
+
+  size_t syncOf(const ConcreteStep &st) const {
+    int64_t id = st.event->kind == SyncKind::CtaSync ? -1 : st.event->namedId;
+    return size_t(std::find(syncIds_.begin(), syncIds_.end(), id) - syncIds_.begin());
+  }
+
+  static int64_t intendedPhase(const ConcreteStep &st) {
+    return mod2(st.parity) == mod2(st.round) ? st.round : st.round - 1;
+  }
+
+  // A wait statement whose parity means "this round's phase" in one
+  // execution and "the previous round's" in another does not follow the
+  // phases: one of the two is satisfied by a phase two behind (the symbolic
+  // proofs' aliasing criterion, here on the unrolled executions).
+  void checkWaitIntent() {
+    for (size_t p = 0; p < sk_.processes.size(); ++p) {
+      std::map<const SyncEvent *, const ConcreteStep *> first;
+      for (const ConcreteStep &st : sk_.processes[p].steps) {
+        if (st.event->kind != SyncKind::MbarWait)
+          continue;
+        auto [it, fresh] = first.emplace(st.event, &st);
+        const ConcreteStep &a = *it->second;
+        if (fresh || intendedPhase(a) - a.round == intendedPhase(st) - st.round)
+          continue;
+        finding(ProtocolViolationKind::ParityAliasing, st.event->loc,
+                fmt::format("parity aliasing: the parity of this wait does not follow the phases "
+                            "of {}: at {} (its wait number {} on {}) it waits for phase {}, but at "
+                            "{} (wait number {} on {}) for phase {}, so one of them is satisfied "
+                            "by a phase two behind",
+                            sk_.elements[size_t(st.element)].array, a.iteration, a.round,
+                            elementName(a.element), intendedPhase(a), st.iteration, st.round,
+                            elementName(st.element), intendedPhase(st)));
+        break;
+      }
+    }
+  }
+
+  // No process can move and nothing is in flight.
+  void stuck(const State &s) {
+    bool finished = true;
+    for (size_t p = 0; p < sk_.processes.size(); ++p)
+      finished = finished && size_t(s.pc[p]) >= sk_.processes[p].steps.size();
+    if (finished) {
+      for (size_t e = 0; e < sk_.elements.size(); ++e) {
+        if (s.pending[e] == sk_.elements[e].count && s.tx[e] == 0)
+          continue;
+        const ConcreteStep *last = lastTouching(int(e));
+        if (!last)
+          continue;
+        bool bytes = s.pending[e] == 0;
+        finding(bytes ? ProtocolViolationKind::TxBytesMismatch
+                      : ProtocolViolationKind::PhaseNeverCompletes,
+                last->event->loc,
+                fmt::format("{}: every process has finished, but {}",
+                            bytes ? "expect_tx bytes mismatch" : "phase never completes",
+                            phaseState(s, int(e))));
+      }
+      return;
+    }
+    // Report at the first blocked wait; the other processes are notes.
+    std::vector<std::pair<llvm::SMLoc, std::string>> notes;
+    const ConcreteStep *blocked = nullptr;
+    size_t who = 0;
+    // The wait whose phase has all its arrivals but bytes outstanding is the
+    // cause when there is one; else the first blocked process.
+    auto bytesShort = [&](const ConcreteStep &st) {
+      return st.event->kind == SyncKind::MbarWait && s.pending[size_t(st.element)] == 0 &&
+             s.tx[size_t(st.element)] != 0;
+    };
+    for (size_t p = 0; p < sk_.processes.size(); ++p) {
+      if (size_t(s.pc[p]) >= sk_.processes[p].steps.size())
+        continue;
+      const ConcreteStep &st = sk_.processes[p].steps[size_t(s.pc[p])];
+      if (!blocked || (bytesShort(st) && !bytesShort(*blocked))) {
+        blocked = &st;
+        who = p;
+      }
+    }
+    for (size_t p = 0; p < sk_.processes.size(); ++p) {
+      if (p == who || size_t(s.pc[p]) >= sk_.processes[p].steps.size())
+        continue;
+      const ConcreteStep &st = sk_.processes[p].steps[size_t(s.pc[p])];
+      notes.push_back(
+          {st.event->loc, fmt::format("{} is blocked here: {}", sk_.processName(p), sk_.describe(st))});
+    }
+    if (!blocked)
+      return;
+    if (blocked->event->kind == SyncKind::MbarWait) {
+      int e = blocked->element;
+      int64_t intended = intendedPhase(*blocked);
+      bool bytes = bytesShort(*blocked);
+      finding(bytes ? ProtocolViolationKind::TxBytesMismatch : ProtocolViolationKind::Deadlock,
+              blocked->event->loc,
+              fmt::format("{}: {} waits at {} for phase {}, which {}: {}{}",
+                          bytes ? "expect_tx bytes mismatch" : "deadlock", sk_.processName(who),
+                          sk_.describe(*blocked), intended,
+                          intended < s.phase[size_t(e)]
+                              ? "completed before it came (the parity now waits for a later "
+                                "phase, which never completes)"
+                              : "never completes",
+                          phaseState(s, e),
+                          notes.empty() ? std::string(", and every other process has finished")
+                                        : ""),
+              notes);
+    } else {
+      finding(ProtocolViolationKind::Deadlock, blocked->event->loc,
+              fmt::format("deadlock: {} is blocked at {} and no process can move",
+                          sk_.processName(who), sk_.describe(*blocked)),
+              notes);
+    }
+  }
+
+  const ConcreteStep *lastTouching(int e) const {
+    const ConcreteStep *out = nullptr;
+    for (const ConcreteProcess &p : sk_.processes)
+      for (const ConcreteStep &st : p.steps)
+        if (st.element == e && st.event->kind != SyncKind::MbarWait)
+          out = &st;
+    return out;
+  }
+
+  const ConcreteSkeleton &sk_;
+  size_t cap_;
+  std::vector<int64_t> syncIds_, syncNeed_;
+  std::vector<ProtocolFinding> findings_;
+};
+
+} // namespace
+
+ExplorationResult exploreSkeleton(const ConcreteSkeleton &skeleton, size_t stateCap) {
+  return Explorer(skeleton, stateCap).run();
+}
+
+} // namespace tilescope

@@ -1,0 +1,137 @@
+#include "verifier/BarrierFallback.h"
+
+#include "verifier/BarrierExplorer.h"
+#include "verifier/ConcreteEval.h"
+#include "verifier/FallbackSizes.h"
+
+#include <fmt/format.h>
+
+namespace tilescope {
+
+namespace {
+
+constexpr int64_t kMaxCtas = 64;
+constexpr size_t kMaxSteps = 1'000'000;
+
+void notChecked(BarrierReport &report, llvm::SMLoc loc, const std::string &why) {
+  report.method = "not proved (not checked exhaustively: " + why + ")";
+  report.results.push_back({"exhaustive check of the concrete run", "not checked: " + why, false});
+  report.notProved.push_back({loc, "not checked exhaustively either: " + why});
+}
+
+// The CTAs of the launch grid at these sizes, blockIdx (x, y, z).
+std::optional<std::vector<std::array<int64_t, 3>>> ctasOf(const BarrierSkeleton &sk,
+                                                          const SizeAssignment &sizes) {
+  std::array<int64_t, 3> extent{1, 1, 1};
+  for (size_t d = 0; d < sk.grid.size() && d < 3; ++d) {
+    auto v = evalConcrete(sk.grid[d], [&](const Expr &e) -> std::optional<int64_t> {
+      if (e->kind != ExprKind::Var)
+        return std::nullopt;
+      auto it = sizes.find(as<Var>(e).name);
+      return it == sizes.end() ? std::nullopt : std::optional<int64_t>(it->second);
+    });
+    if (!v || *v < 1)
+      return std::nullopt;
+    extent[d] = *v;
+  }
+  if (extent[0] * extent[1] * extent[2] > kMaxCtas)
+    return std::nullopt;
+  std::vector<std::array<int64_t, 3>> out;
+  for (int64_t z = 0; z < extent[2]; ++z)
+    for (int64_t y = 0; y < extent[1]; ++y)
+      for (int64_t x = 0; x < extent[0]; ++x)
+        out.push_back({x, y, z});
+  return out;
+}
+
+} // namespace
+
+void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions &options,
+                           BarrierReport &report) {
+  llvm::SMLoc at = report.notProved.empty() ? llvm::SMLoc() : report.notProved.front().first;
+  if (!sk.unsupported.empty()) {
+    notChecked(report, at, "the skeleton does not model every statement (see above)");
+    return;
+  }
+  std::string why;
+  std::optional<SizeAssignment> sizes =
+      options.sizes.empty() ? smallestTwoRoundSizes(sk, why) : admittedSizes(sk, options.sizes, why);
+  if (!sizes) {
+    notChecked(report, at, why);
+    return;
+  }
+  std::string sizesText = describeSizes(*sizes);
+  auto ctas = ctasOf(sk, *sizes);
+  std::vector<std::array<int64_t, 3>> runs{{0, 0, 0}};
+  size_t states = 0;
+  std::vector<ProtocolFinding> findings;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    ConcreteSkeleton concrete = unrollSkeleton(sk, *sizes, runs[r], kMaxSteps);
+    if (concrete.outOfRange) {
+      ProtocolFinding f{ProtocolViolationKind::IndexOutOfRange, concrete.errorLoc,
+                        fmt::format("{} (checked exhaustively at {})", concrete.error, sizesText),
+                        {}, false};
+      f.exhaustive = true;
+      findings.push_back(std::move(f));
+      break;
+    }
+    if (!concrete.error.empty()) {
+      notChecked(report, concrete.errorLoc, fmt::format("{} ({})", concrete.error, sizesText));
+      return;
+    }
+    if (r == 0 && concrete.usesBlockIdx) {
+      if (!ctas) {
+        notChecked(report, at,
+                   fmt::format("the run depends on blockIdx and the grid at {} is not a "
+                               "constant of at most {} CTAs",
+                               sizesText, kMaxCtas));
+        return;
+      }
+      runs = *ctas;
+    }
+    ExplorationResult result = exploreSkeleton(concrete, options.stateCap);
+    states += result.states;
+    for (ProtocolFinding &f : result.findings) {
+      f.message += fmt::format(" (checked exhaustively at {}{})", sizesText,
+                               runs.size() > 1 ? fmt::format(", CTA ({}, {}, {})", runs[r][0],
+                                                             runs[r][1], runs[r][2])
+                                               : "");
+      findings.push_back(std::move(f));
+    }
+    if (!result.complete) {
+      notChecked(report, at, fmt::format("{} at {}", result.limit, sizesText));
+      return;
+    }
+    if (!findings.empty())
+      break;
+  }
+  std::string where = fmt::format("{}{}", sizesText,
+                                  runs.size() > 1 ? fmt::format(", all {} CTAs", runs.size()) : "");
+  for (ProtocolFinding &f : findings) {
+    bool dup = false;
+    for (const ProtocolFinding &g : report.findings)
+      dup = dup || (g.kind == f.kind && g.loc == f.loc);
+    if (!dup)
+      report.findings.push_back(std::move(f));
+  }
+  if (!findings.empty()) {
+    report.method = fmt::format("violated at {} (exhaustive check)", where);
+    report.results.push_back({"exhaustive check of the concrete run",
+                              fmt::format("violated at {}: {} finding(s)", where, findings.size()),
+                              false});
+    return;
+  }
+  report.method = fmt::format("checked exhaustively at {} (not proved for all sizes)", where);
+  for (ProtocolResult &r : report.results)
+    if (!r.proved && r.status.rfind("not proved", 0) == 0)
+      r.status = fmt::format("checked exhaustively at {} (not proved for all sizes)", where);
+  report.results.push_back(
+      {"exhaustive check of the concrete run",
+       fmt::format("checked exhaustively at {}: {} states, every interleaving, no violation",
+                   where, states),
+       false});
+  report.checkedExhaustively = std::move(report.notProved);
+  report.notProved.clear();
+}
+
+} // namespace tilescope

@@ -1,0 +1,21 @@
+// Where the barrier proofs leave obligations open, the exhaustive check of
+// the concrete run (BarrierExplorer.h) at sizes from FallbackSizes.h, merged
+// into the proofs' report: its findings (exit 1, witnesses naming the sizes),
+// or the open obligations marked "checked exhaustively at ..." (still not
+// proved for all sizes), or why it could not run ("not checked: ...").
+//
+// Runs only on skeletons extraction modelled completely: what extraction
+// could not model would be missing from the concrete run too.
+//
+// Depends on verifier/.
+#pragma once
+
+#include "verifier/BarrierProofs.h"
+#include "verifier/BarrierSkeleton.h"
+
+namespace tilescope {
+
+void runExhaustiveFallback(const BarrierSkeleton &skeleton, const BarrierProofOptions &options,
+                           BarrierReport &report);
+
+} // namespace tilescope

@@ -1,0 +1,24 @@
+// Integer expressions of the IR evaluated at concrete values: the thread
+// conditions of the skeleton (every thread of the launch) and the barrier
+// indices, parities, guards and loop bounds of the exhaustive fallback (one
+// size assignment). Names and builtins are the caller's: `leaf` gives the
+// value of a Var or Builtin, or nothing when it has none.
+//
+// Depends on ir/ only.
+#pragma once
+
+#include "ir/Expr.h"
+
+#include <functional>
+#include <optional>
+
+namespace tilescope {
+
+using LeafValue = std::function<std::optional<int64_t>(const Expr &)>;
+
+// Literals, + - * / % (C semantics), comparisons and logic (0 or 1), unary
+// minus and not, min / max / select; nothing for anything else, for a leaf
+// without a value, or on overflow and division by zero.
+std::optional<int64_t> evalConcrete(const Expr &e, const LeafValue &leaf);
+
+} // namespace tilescope

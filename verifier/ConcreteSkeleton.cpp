@@ -1,0 +1,437 @@
+#include "verifier/ConcreteSkeleton.h"
+
+#include "verifier/ConcreteEval.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <set>
+
+namespace tilescope {
+
+namespace {
+
+ThreadSet intersect(const ThreadSet &a, const ThreadSet &b) {
+  ThreadSet out(a.launchThreads());
+  for (int64_t t = 0; t < a.launchThreads(); ++t)
+    if (a.contains(t) && b.contains(t))
+      out.add(t);
+  return out;
+}
+
+bool overlaps(const ThreadSet &a, const ThreadSet &b) {
+  return !intersect(a, b).empty();
+}
+
+bool threadDependent(const Expr &e) {
+  bool found = false;
+  std::function<void(const Expr &)> scan = [&](const Expr &x) {
+    if (!x || found)
+      return;
+    switch (x->kind) {
+    case ExprKind::Builtin: {
+      BuiltinKind b = as<Builtin>(x).which;
+      found = b != BuiltinKind::blockIdx_x && b != BuiltinKind::blockIdx_y &&
+              b != BuiltinKind::blockIdx_z;
+      return;
+    }
+    case ExprKind::Unary:
+      scan(as<Unary>(x).operand);
+      return;
+    case ExprKind::Binary:
+      scan(as<Binary>(x).lhs);
+      scan(as<Binary>(x).rhs);
+      return;
+    case ExprKind::Call:
+      for (const Expr &a : as<Call>(x).args)
+        scan(a);
+      return;
+    default:
+      return;
+    }
+  };
+  scan(e);
+  return found;
+}
+
+// Issuers of `e` among `threads`: SyncEvent::issuers() on the restriction.
+int64_t issuersWithin(const SyncEvent &e, const ThreadSet &threads) {
+  SyncEvent restricted;
+  restricted.scope = e.scope;
+  restricted.threads = intersect(e.threads, threads);
+  return restricted.issuers();
+}
+
+bool emitted(SyncKind k) {
+  switch (k) {
+  case SyncKind::MbarArrive:
+  case SyncKind::MbarExpectTx:
+  case SyncKind::MbarCompleteTx:
+  case SyncKind::MbarWait:
+  case SyncKind::TxDelivery:
+  case SyncKind::Tcgen05Commit:
+  case SyncKind::CtaSync:
+  case SyncKind::NamedSync:
+  case SyncKind::NamedArrive:
+  case SyncKind::WgmmaMma:
+  case SyncKind::WgmmaCommit:
+  case SyncKind::WgmmaWait:
+  case SyncKind::Access:
+    return true;
+  default:
+    return false;
+  }
+}
+
+class Unroller {
+public:
+  Unroller(const BarrierSkeleton &sk, const std::map<std::string, int64_t> &sizes,
+           const std::array<int64_t, 3> &cta, size_t cap)
+      : sk_(sk), sizes_(sizes), cta_(cta), cap_(cap) {}
+
+  ConcreteSkeleton run() {
+    formProcesses();
+    trackBuffers();
+    for (const auto &[name, arr] : sk_.barriers) {
+      std::optional<int64_t> count = arr.count;
+      for (const SyncEvent &e : sk_.events)
+        if (!count && e.kind == SyncKind::MbarInit && e.barrier.array == name && e.amount)
+          count = constantValue(e.amount);
+      base_[name] = int(out_.elements.size());
+      for (int64_t i = 0; i < arr.size; ++i)
+        out_.elements.push_back({name, i, count.value_or(0)});
+    }
+    for (size_t p = 0; p < members_.size() && out_.error.empty(); ++p) {
+      proc_ = p;
+      rounds_.clear();
+      std::vector<const SyncEvent *> evs;
+      for (const SyncEvent &e : sk_.events)
+        if (belongs(e, p) && emitted(e.kind))
+          evs.push_back(&e);
+      size_t pos = 0;
+      std::map<std::string, int64_t> env;
+      unroll(evs, pos, 0, env);
+    }
+    return std::move(out_);
+  }
+
+private:
+  // --- processes ---
+
+  void formProcesses() {
+    std::vector<int> loopRoles;
+    for (const SyncEvent &e : sk_.events)
+      if (e.loop >= 0 && e.role >= 0 &&
+          std::find(loopRoles.begin(), loopRoles.end(), e.role) == loopRoles.end())
+        loopRoles.push_back(e.role);
+    // Union of overlapping loop roles.
+    std::vector<int> parent(loopRoles.size());
+    std::iota(parent.begin(), parent.end(), 0);
+    std::function<int(int)> find = [&](int x) { return parent[size_t(x)] == x ? x : parent[size_t(x)] = find(parent[size_t(x)]); };
+    for (size_t a = 0; a < loopRoles.size(); ++a)
+      for (size_t b = a + 1; b < loopRoles.size(); ++b)
+        if (overlaps(sk_.roles[size_t(loopRoles[a])].threads, sk_.roles[size_t(loopRoles[b])].threads))
+          parent[size_t(find(int(a)))] = find(int(b));
+    std::map<int, size_t> component;
+    ThreadSet covered(sk_.threads);
+    for (size_t a = 0; a < loopRoles.size(); ++a) {
+      int c = find(int(a));
+      if (!component.count(c)) {
+        component[c] = members_.size();
+        members_.push_back(ThreadSet(sk_.threads));
+        out_.processes.emplace_back();
+      }
+      size_t p = component[c];
+      roleProcess_[loopRoles[a]] = p;
+      for (int64_t t = 0; t < sk_.threads; ++t)
+        if (sk_.roles[size_t(loopRoles[a])].threads.contains(t)) {
+          members_[p].add(t);
+          covered.add(t);
+        }
+    }
+    ThreadSet rest(sk_.threads);
+    for (int64_t t = 0; t < sk_.threads; ++t)
+      if (!covered.contains(t))
+        rest.add(t);
+    if (!rest.empty()) {
+      members_.push_back(rest);
+      out_.processes.emplace_back();
+    }
+    for (size_t p = 0; p < members_.size(); ++p)
+      out_.processes[p].threads = members_[p];
+  }
+
+  bool belongs(const SyncEvent &e, size_t p) const {
+    if (e.loop >= 0) {
+      auto it = roleProcess_.find(e.role);
+      return it != roleProcess_.end() && it->second == p;
+    }
+    return overlaps(e.threads, members_[p]);
+  }
+
+  // Buffers two processes touch in loops: the ones whose stages are tracked.
+  void trackBuffers() {
+    std::map<std::string, std::set<size_t>> users;
+    for (const SyncEvent &e : sk_.events) {
+      if (e.loop < 0)
+        continue;
+      auto it = roleProcess_.find(e.role);
+      if (it == roleProcess_.end())
+        continue;
+      for (const MemoryAccess &a : e.accesses)
+        if (a.scope == MemScope::Shared || a.scope == MemScope::Tmem)
+          users[a.buffer].insert(it->second);
+    }
+    for (const auto &[name, procs] : users)
+      if (procs.size() >= 2)
+        tracked_.insert(name);
+  }
+
+  // --- evaluation ---
+
+  std::optional<int64_t> eval(const Expr &e, const std::map<std::string, int64_t> &env) {
+    return evalConcrete(e, [&](const Expr &leaf) -> std::optional<int64_t> {
+      if (leaf->kind == ExprKind::Var) {
+        const std::string &n = as<Var>(leaf).name;
+        if (auto it = env.find(n); it != env.end())
+          return it->second;
+        if (auto it = sizes_.find(n); it != sizes_.end())
+          return it->second;
+        return std::nullopt;
+      }
+      switch (as<Builtin>(leaf).which) {
+      case BuiltinKind::blockIdx_x:
+        out_.usesBlockIdx = true;
+        return cta_[0];
+      case BuiltinKind::blockIdx_y:
+        out_.usesBlockIdx = true;
+        return cta_[1];
+      case BuiltinKind::blockIdx_z:
+        out_.usesBlockIdx = true;
+        return cta_[2];
+      default:
+        return std::nullopt;
+      }
+    });
+  }
+
+  bool fail(llvm::SMLoc loc, std::string why) {
+    if (out_.error.empty()) {
+      out_.error = std::move(why);
+      out_.errorLoc = loc;
+    }
+    return false;
+  }
+
+  std::optional<int64_t> need(const Expr &e, const std::map<std::string, int64_t> &env,
+                              llvm::SMLoc loc, const char *what) {
+    auto v = eval(e, env);
+    if (!v)
+      fail(loc, fmt::format("cannot evaluate the {} at concrete sizes", what));
+    return v;
+  }
+
+  // The loops enclosing e, outermost first.
+  std::vector<int> chainOf(const SyncEvent &e) const {
+    std::vector<int> chain;
+    for (int l = e.loop; l >= 0; l = sk_.loops[size_t(l)].parent)
+      chain.insert(chain.begin(), l);
+    return chain;
+  }
+
+  std::string iterationText(const std::vector<int> &chain,
+                            const std::map<std::string, int64_t> &env) const {
+    if (chain.empty())
+      return "its one execution (outside loops)";
+    std::string out;
+    for (int l : chain)
+      out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", sk_.loops[size_t(l)].var,
+                         env.at(sk_.loops[size_t(l)].var));
+    return out;
+  }
+
+  // Emits evs[pos..] whose loop chain extends the current one at `depth`.
+  void unroll(const std::vector<const SyncEvent *> &evs, size_t &pos, size_t depth,
+              std::map<std::string, int64_t> &env) {
+    std::vector<int> prefix = depth ? chainOf(*evs[pos]) : std::vector<int>{};
+    prefix.resize(depth);
+    while (pos < evs.size() && out_.error.empty()) {
+      std::vector<int> chain = chainOf(*evs[pos]);
+      if (chain.size() < depth || !std::equal(prefix.begin(), prefix.end(), chain.begin()))
+        return;
+      if (chain.size() == depth) {
+        step(evs, pos, chain, env);
+        continue;
+      }
+      int l = chain[depth];
+      const SkeletonLoop &loop = sk_.loops[size_t(l)];
+      size_t end = pos;
+      while (end < evs.size()) {
+        std::vector<int> c = chainOf(*evs[end]);
+        if (c.size() <= depth || c[depth] != l || !std::equal(prefix.begin(), prefix.end(), c.begin()))
+          break;
+        ++end;
+      }
+      auto b = need(loop.begin, env, loop.loc, "loop start");
+      auto en = need(loop.end, env, loop.loc, "loop end");
+      auto st = need(loop.step, env, loop.loc, "loop step");
+      if (!b || !en || !st)
+        return;
+      if (*st <= 0) {
+        fail(loop.loc, "loop step is not positive at these sizes");
+        return;
+      }
+      for (int64_t v = *b; v < *en && out_.error.empty(); v += *st) {
+        env[loop.var] = v;
+        size_t inner = pos;
+        unroll(evs, inner, depth + 1, env);
+      }
+      env.erase(loop.var);
+      pos = end;
+    }
+  }
+
+  void step(const std::vector<const SyncEvent *> &evs, size_t &pos,
+            const std::vector<int> &chain, const std::map<std::string, int64_t> &env) {
+    const SyncEvent &e = *evs[pos++];
+    for (const Expr &g : e.guards) {
+      auto v = need(g, env, e.loc, "condition");
+      if (!v || !*v)
+        return;
+    }
+    ConcreteStep s;
+    s.event = &e;
+    s.iteration = iterationText(chain, env);
+    int64_t issuers = issuersWithin(e, members_[proc_]);
+    if (!e.barrier.array.empty()) {
+      auto idx = need(e.barrier.index, env, e.loc, "barrier index");
+      if (!idx)
+        return;
+      const BarrierArray *arr = sk_.barrier(e.barrier.array);
+      if (!arr || *idx < 0 || *idx >= arr->size) {
+        out_.outOfRange = true;
+        fail(e.loc, fmt::format("barrier index out of range: {} by {} uses {}[{}] at {}, but {} "
+                                "has {} element{}",
+                                e.what, e.threads.describe(), e.barrier.array, *idx, s.iteration,
+                                e.barrier.array, arr ? arr->size : 0,
+                                arr && arr->size == 1 ? "" : "s"));
+        return;
+      }
+      s.element = base_.at(e.barrier.array) + int(*idx);
+    }
+    switch (e.kind) {
+    case SyncKind::MbarWait: {
+      auto p = need(e.parity, env, e.loc, "wait parity");
+      if (!p)
+        return;
+      s.parity = *p;
+      s.round = rounds_[s.element]++;
+      break;
+    }
+    case SyncKind::MbarArrive:
+    case SyncKind::Tcgen05Commit: {
+      auto a = e.amount ? need(e.amount, env, e.loc, "arrival count") : std::optional<int64_t>(1);
+      if (!a)
+        return;
+      s.amount = *a * issuers;
+      // arrive_expect_tx: the expect_tx half comes next, from the same call;
+      // the hardware raises the byte count before the arrival.
+      if (pos < evs.size() && evs[pos]->kind == SyncKind::MbarExpectTx &&
+          evs[pos]->loc == e.loc && evs[pos]->order == e.order + 1) {
+        const SyncEvent &tx = *evs[pos++];
+        auto bytes = need(tx.amount, env, tx.loc, "expect_tx bytes");
+        if (!bytes)
+          return;
+        s.expectBytes = *bytes * issuersWithin(tx, members_[proc_]);
+      }
+      break;
+    }
+    case SyncKind::MbarExpectTx:
+    case SyncKind::MbarCompleteTx: {
+      auto bytes = need(e.amount, env, e.loc, "byte count");
+      if (!bytes)
+        return;
+      s.amount = *bytes * issuers;
+      break;
+    }
+    case SyncKind::TxDelivery: {
+      auto bytes = need(e.amount, env, e.loc, "bytes a copy delivers");
+      if (!bytes)
+        return;
+      s.amount = *bytes;
+      break;
+    }
+    case SyncKind::CtaSync:
+    case SyncKind::NamedSync:
+    case SyncKind::NamedArrive:
+      s.syncThreads = intersect(e.threads, members_[proc_]).count();
+      break;
+    case SyncKind::WgmmaWait: {
+      auto n = need(e.amount, env, e.loc, "wait_group count");
+      if (!n)
+        return;
+      s.amount = *n;
+      break;
+    }
+    default:
+      break;
+    }
+    if (!chain.empty())
+      for (const MemoryAccess &a : e.accesses) {
+        if (!tracked_.count(a.buffer) || (a.scope != MemScope::Shared && a.scope != MemScope::Tmem))
+          continue;
+        // A whole buffer, or a stage that differs between the threads of
+        // the process (S[warpid * 8 + i, ...]), may be any stage.
+        int64_t stage = kAnyStage;
+        if (a.stages > 1 && !threadDependent(a.stage)) {
+          auto v = need(a.stage, env, e.loc, "pipeline stage");
+          if (!v)
+            return;
+          stage = *v;
+        }
+        s.accesses.push_back({a.buffer, stage, a.write});
+      }
+    if (e.kind == SyncKind::Access && s.accesses.empty())
+      return;
+    if (++steps_ > cap_) {
+      fail(e.loc, fmt::format("more than {} steps in the unrolled run", cap_));
+      return;
+    }
+    out_.processes[proc_].steps.push_back(std::move(s));
+  }
+
+  const BarrierSkeleton &sk_;
+  const std::map<std::string, int64_t> &sizes_;
+  std::array<int64_t, 3> cta_;
+  size_t cap_;
+  size_t steps_ = 0;
+  ConcreteSkeleton out_;
+  std::vector<ThreadSet> members_;
+  std::map<int, size_t> roleProcess_;
+  std::set<std::string> tracked_;
+  std::map<std::string, int> base_;
+  std::map<int, int64_t> rounds_;
+  size_t proc_ = 0;
+};
+
+} // namespace
+
+std::string ConcreteSkeleton::describe(const ConcreteStep &s) const {
+  std::string out = s.event->what;
+  if (s.element >= 0)
+    out += fmt::format(" {}[{}]", elements[size_t(s.element)].array,
+                       elements[size_t(s.element)].index);
+  if (s.event->kind == SyncKind::MbarWait)
+    out += fmt::format(" (parity {})", s.parity % 2);
+  return out + " at " + s.iteration;
+}
+
+ConcreteSkeleton unrollSkeleton(const BarrierSkeleton &skeleton,
+                                const std::map<std::string, int64_t> &sizes,
+                                const std::array<int64_t, 3> &cta, size_t stepCap) {
+  return Unroller(skeleton, sizes, cta, stepCap).run();
+}
+
+} // namespace tilescope

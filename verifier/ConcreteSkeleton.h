@@ -1,0 +1,85 @@
+// The synchronisation skeleton (BarrierSkeleton.h) unrolled at one size
+// assignment and one CTA: what the exhaustive fallback (BarrierExplorer.h)
+// explores when a symbolic proof is out of reach.
+//
+// Processes. Each role that runs a loop is a sequential process; roles whose
+// threads overlap are merged (a warp's loop after its warpgroup's prologue is
+// one process). Threads in no such role form one more process. An event
+// outside loops belongs to every process holding some of its threads, with
+// its arrivals counted over those threads only; an event in a loop belongs to
+// its role's process. Steps are the events in program order, loops unrolled
+// with their concrete trip counts and guards evaluated; barrier elements,
+// parities, arrival counts, bytes and pipeline stages become numbers.
+//
+// Tracked accesses: accesses to shared or tensor memory, inside loops, of a
+// buffer that two processes touch in loops (the pipeline stages of the
+// symbolic proofs). Two of them conflict when they touch the same buffer and
+// stage (a whole-buffer access, or a stage that depends on the thread, is
+// every stage) and one writes.
+//
+// Depends on ir/ and verifier/BarrierSkeleton.h; no Z3.
+#pragma once
+
+#include "verifier/BarrierSkeleton.h"
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tilescope {
+
+// The stage of a whole-buffer access, or of one whose stage differs between
+// the threads of its process: it conflicts with every stage.
+inline constexpr int64_t kAnyStage = -1;
+
+struct ConcreteAccess {
+  std::string buffer;
+  int64_t stage = kAnyStage;
+  bool write = false;
+};
+
+struct ConcreteStep {
+  const SyncEvent *event = nullptr;
+  int element = -1;       // barrier element (ConcreteSkeleton::elements), -1: none
+  int64_t parity = 0;     // waits
+  int64_t amount = 0;     // arrivals (all issuers), bytes, or groups kept by wait_group
+  int64_t expectBytes = 0; // arrive_expect_tx: the bytes announced with the arrival
+  int64_t round = 0;      // waits: how many earlier waits of this process on the element
+  int64_t syncThreads = 0; // cta.sync / named barriers: threads of this process arriving
+  std::vector<ConcreteAccess> accesses;
+  std::string iteration; // "k = 3", "t = 1, k = 0", or "its one execution (outside loops)"
+};
+
+struct ConcreteProcess {
+  ThreadSet threads;
+  std::vector<ConcreteStep> steps;
+};
+
+struct ConcreteElement {
+  std::string array;
+  int64_t index = 0;
+  int64_t count = 0; // arrivals per phase
+};
+
+struct ConcreteSkeleton {
+  std::vector<ConcreteProcess> processes;
+  std::vector<ConcreteElement> elements;
+  // Set when the skeleton could not be unrolled at these sizes: why, and
+  // where. `outOfRange` marks a barrier index outside its array (a finding).
+  std::string error;
+  llvm::SMLoc errorLoc;
+  bool outOfRange = false;
+  bool usesBlockIdx = false; // some value read blockIdx: every CTA needs its own run
+  std::string describe(const ConcreteStep &s) const; // "wait full[0] (parity 1) at k = 4"
+  std::string processName(size_t p) const { return processes[p].threads.describe(); }
+};
+
+// `sizes` binds the shape symbols (and scalars); `cta` the block indices.
+// Unrolling stops with an error past `stepCap` steps in all.
+ConcreteSkeleton unrollSkeleton(const BarrierSkeleton &skeleton,
+                                const std::map<std::string, int64_t> &sizes,
+                                const std::array<int64_t, 3> &cta, size_t stepCap);
+
+} // namespace tilescope

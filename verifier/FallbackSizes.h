@@ -1,0 +1,37 @@
+// The sizes at which the exhaustive fallback (BarrierExplorer.h) checks a
+// kernel whose barrier protocol is not proved for all sizes.
+//
+// Given sizes (`tilescope check --args`) must satisfy the `where` clause. Otherwise Z3 picks the smallest admitted sizes
+// (least sum of the symbols) under which every loop that touches a ring of S
+// barriers or S pipeline stages runs at least 2·S (flattened) iterations: two
+// full rounds of every ring, so that each element's phase parity flips and
+// flips back and every stage is refilled. Where no admitted size gives a
+// loop two rounds (a constant trip count), that loop keeps what it has.
+//
+// Depends on verifier/ and Z3 (inside the .cpp).
+#pragma once
+
+#include "verifier/BarrierSkeleton.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace tilescope {
+
+using SizeAssignment = std::map<std::string, int64_t>;
+
+// The skeleton's symbols among `given`, when they satisfy the where clause;
+// nothing, with `why`, when a constraint fails or lacks a value.
+std::optional<SizeAssignment> admittedSizes(const BarrierSkeleton &skeleton,
+                                            const SizeAssignment &given, std::string &why);
+
+// The smallest admitted sizes that run every ring twice round (see above).
+std::optional<SizeAssignment> smallestTwoRoundSizes(const BarrierSkeleton &skeleton,
+                                                    std::string &why);
+
+// "K = 512, M = 128, N = 128"
+std::string describeSizes(const SizeAssignment &sizes);
+
+} // namespace tilescope
