@@ -258,14 +258,14 @@ ExplorationResult explore(const std::string &text, size_t cap = 200000) {
 } // namespace
 
 TEST_CASE("exhaustive: the Hopper GEMM has no violation in any interleaving at K = 512") {
-  ExplorationResult r = explore(readKernel("gemm_bf16_sm90.tile"));
+  ExplorationResult r = explore(oneTileGemm());
   CHECK(r.complete);
   CHECK(r.states > 100);
   CHECK(r.findings.empty());
 }
 
 TEST_CASE("exhaustive: the unrolled GEMM has a producer and a consumer process") {
-  BarrierSkeleton sk = skeletonOf(readKernel("gemm_bf16_sm90.tile"));
+  BarrierSkeleton sk = skeletonOf(oneTileGemm());
   ConcreteSkeleton c = unrollSkeleton(sk, kGemmSizes, {0, 0, 0}, 100000);
   REQUIRE(c.processes.size() == 3); // warp 0, warpgroups 1-2, warps 1-3
   CHECK(c.processName(0) == "warp 0");
@@ -328,7 +328,7 @@ TEST_CASE("exhaustive: releasing a stage before reading it is an overwrite while
 }
 
 TEST_CASE("exhaustive: the state cap turns into an honest limit") {
-  ExplorationResult r = explore(readKernel("gemm_bf16_sm90.tile"), 50);
+  ExplorationResult r = explore(oneTileGemm(), 50);
   CHECK(!r.complete);
   CHECK(r.limit == "state space above 50 states");
 }
@@ -343,7 +343,7 @@ TEST_CASE("exhaustive: a ring index past the array is out of range when unrolled
 
 TEST_CASE("fallback sizes: the smallest admitted sizes run the 4-stage ring twice") {
   std::string why;
-  BarrierSkeleton sk = skeletonOf(readKernel("gemm_bf16_sm90.tile"));
+  BarrierSkeleton sk = skeletonOf(oneTileGemm());
   auto sizes = smallestTwoRoundSizes(sk, why);
   REQUIRE(sizes);
   CHECK(*sizes == kGemmSizes);
