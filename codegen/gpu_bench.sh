@@ -27,9 +27,9 @@ bench() {
 }
 bench gemm4096 $KDIR/gemm_bf16_sm90.tile gemm_bf16_sm90 M=4096,N=4096,K=4096 gemm_abt 50
 bench gemm8192 $KDIR/gemm_bf16_sm90.tile gemm_bf16_sm90 M=8192,N=8192,K=8192 gemm_abt 30
-# Per-shape kernel choice: below 2048 the 128x64-tile kernel (more CTAs);
+# Per-shape kernel choice: at 1024^3 the 64x64-tile kernel (256 CTAs, several per SM);
 # the persistent 128x256 kernel is timed there too for comparison.
-bench gemm1024 $KDIR/gemm_bf16_sm90_small.tile gemm_bf16_sm90_128x64 M=1024,N=1024,K=1024 gemm_abt 100
+bench gemm1024 $KDIR/gemm_bf16_sm90_small.tile gemm_bf16_sm90_64x64 M=1024,N=1024,K=1024 gemm_abt 100
 bench gemm1024big $KDIR/gemm_bf16_sm90.tile gemm_bf16_sm90 M=1024,N=1024,K=1024 gemm_abt 100
 # Edge tiles (no dimension a multiple of the tile).
 bench gemmedge $KDIR/gemm_bf16_sm90.tile gemm_bf16_sm90 M=4000,N=4040,K=4104 gemm_abt 30
@@ -49,7 +49,7 @@ for d in ${SIM:+$SIM/sim_*}; do
     sim_rmsnorm_onepass_h4096_*) lib=$B/rms1p4096/rmsnorm_bf16_h4096.so k=rmsnorm_bf16_h4096 ref=rmsnorm out=Y ;;
     sim_rmsnorm_onepass_h1024_*) lib=$B/rms1p1024/rmsnorm_bf16_h1024.so k=rmsnorm_bf16_h1024 ref=rmsnorm out=Y ;;
     sim_rmsnorm_*) lib=$B/rms4096/rmsnorm_bf16.so k=rmsnorm_bf16 ref=rmsnorm out=Y ;;
-    sim_gemm_bf16_sm90_small_*) lib=$B/gemm1024/gemm_bf16_sm90_128x64.so k=gemm_bf16_sm90_128x64 ref=gemm_abt out=C ;;
+    sim_gemm_bf16_sm90_small_*) lib=$B/gemm1024/gemm_bf16_sm90_64x64.so k=gemm_bf16_sm90_64x64 ref=gemm_abt out=C ;;
     *) lib=$so k=gemm_bf16_sm90 ref=gemm_abt out=C ;;
   esac
   echo "$(basename $d) $(timeout 60 python3 $PKG/bench.py --lib $lib --kernel $k --args "$(cat $d/args)" \

@@ -51,8 +51,13 @@ private:
   // Thread indices as functions of the thread t, and blockIdx.x/y/z as
   // `cta` when given (an executor in a CTA of its own).
   std::map<BuiltinKind, z3::expr> builtinsOf(const z3::expr &t,
-                                             const std::vector<z3::expr> &cta = {}) {
+                                             const std::vector<z3::expr> &cta = {},
+                                             const z3::expr *rank = nullptr) {
     std::map<BuiltinKind, z3::expr> b;
+    if (rank) // clusters along x only (see clusterExtent)
+      b.emplace(BuiltinKind::clusterCtaIdx_x, *rank);
+    else if (!cta.empty() && clusterExtent())
+      b.emplace(BuiltinKind::clusterCtaIdx_x, z3::mod(cta[0], ctx_.int_val(*clusterExtent())));
     const BuiltinKind blockIdx[] = {BuiltinKind::blockIdx_x, BuiltinKind::blockIdx_y,
                                     BuiltinKind::blockIdx_z};
     for (size_t d = 0; d < cta.size() && d < 3; ++d)
@@ -122,15 +127,43 @@ private:
   }
 
   // A barrier joining a's and b's threads strictly between two orders (in
-  // the body of `loop` itself when one is given).
+  // the body of `loop` itself when one is given). With `cluster`, only
+  // barriers that join the CTAs of a cluster count: cluster.sync by every
+  // thread, or barrier.cluster.arrive by every thread followed by
+  // barrier.cluster.wait by every thread.
   bool ctaSyncBetween(const ThreadSet &a, const ThreadSet &b, int fromOrder, int toOrder,
-                      int loop = -2) const {
-    for (const SyncEvent &e : sk_.events)
-      if (joins(e, a, b) && e.order > fromOrder && e.order < toOrder &&
-          (loop == -2 || e.loop == loop))
+                      int loop = -2, bool cluster = false) const {
+    auto inRange = [&](const SyncEvent &e, int from) {
+      return e.order > from && e.order < toOrder && (loop == -2 || e.loop == loop);
+    };
+    auto everyThread = [&](const SyncEvent &e) { return e.threads.count() == sk_.threads; };
+    for (const SyncEvent &e : sk_.events) {
+      if (!inRange(e, fromOrder))
+        continue;
+      if (!cluster && joins(e, a, b))
         return true;
+      if (cluster && e.kind == SyncKind::CtaSync && e.scope == ExecScope::Cluster &&
+          everyThread(e))
+        return true;
+      if (cluster && e.kind == SyncKind::ClusterArrive && everyThread(e))
+        for (const SyncEvent &w : sk_.events)
+          if (w.kind == SyncKind::ClusterWait && everyThread(w) && inRange(w, e.order))
+            return true;
+    }
     return false;
   }
+
+  // The cluster's extent along x, when clusters are one-dimensional with
+  // constant extents (the shapes the cluster checks model).
+  std::optional<int64_t> clusterExtent() const {
+    if (sk_.cluster.empty())
+      return std::nullopt;
+    for (size_t d = 1; d < sk_.cluster.size(); ++d)
+      if (constantValue(sk_.cluster[d]) != 1)
+        return std::nullopt;
+    return constantValue(sk_.cluster[0]);
+  }
+  static bool remote(const MemoryAccess &a) { return a.remoteCta != nullptr; }
 
   // Outside loops: `first` delivers to (TMA with mbar = B) or arrives on an
   // mbarrier B after writing (mbarrier.arrive, or tcgen05.commit, which
@@ -185,14 +218,48 @@ private:
           continue;
         if (x == y && !a.write)
           continue;
-        checkPair(ea, a, eb, b);
+        if (remote(a) || remote(b)) {
+          // Distributed shared memory: the executors may sit in different
+          // CTAs of the cluster; only cluster barriers order them.
+          checkPair(ea, a, eb, b, Mode::InCluster);
+          continue;
+        }
+        checkPair(ea, a, eb, b, Mode::SameCta);
         if (a.scope == MemScope::Global && b.scope == MemScope::Global)
-          solvePair(ea, a, eb, b, Ordering{false, false, false, false, &ea}, true);
+          checkPair(ea, a, eb, b, Mode::AcrossCtas);
       }
   }
 
+  // Where the two executors are: one CTA; two CTAs of the grid (global
+  // memory); two CTAs of one cluster, or one (a DSMEM access).
+  enum class Mode { SameCta, AcrossCtas, InCluster };
+
   void checkPair(const SyncEvent &ea, const MemoryAccess &a, const SyncEvent &eb,
-                 const MemoryAccess &b) {
+                 const MemoryAccess &b, Mode mode) {
+    if (mode != Mode::SameCta) {
+      // Only cluster barriers order CTAs; between clusters nothing does.
+      bool clustered = clusterExtent().has_value();
+      if (mode == Mode::InCluster && !clustered) {
+        report_.notChecked.push_back(
+            {ea.loc, fmt::format("DSMEM access to {}: the cluster is not one-dimensional with a "
+                                 "constant extent",
+                                 a.buffer)});
+        return;
+      }
+      Ordering ord = orderingOf(ea, eb, clustered, true);
+      bool fully = ord.fully;
+      if (mode == Mode::AcrossCtas && !(clustered && fully))
+        ord = Ordering{false, false, false, false, &ea};
+      if (mode == Mode::InCluster && fully) {
+        ++report_.pairsProved;
+        return;
+      }
+      // Across the grid, a cluster-ordered pair races only between clusters.
+      ord.differentClusters = mode == Mode::AcrossCtas && clustered && fully;
+      if (solvePair(ea, a, eb, b, ord, mode) == z3::unsat && mode == Mode::InCluster)
+        ++report_.pairsProved;
+      return;
+    }
     // Pipeline stages shared between roles: the barrier proofs' business.
     if (ea.role != eb.role && a.scope != MemScope::Global && inModelledLoop(ea) &&
         inModelledLoop(eb)) {
@@ -225,7 +292,7 @@ private:
       return;
     }
     Ordering ord{sameLoop, orderedSameIteration, anyInBody, wrapsAround, &lo};
-    if (solvePair(ea, a, eb, b, ord, false) == z3::unsat)
+    if (solvePair(ea, a, eb, b, ord, Mode::SameCta) == z3::unsat)
       ++report_.pairsProved;
   }
 
@@ -233,7 +300,32 @@ private:
   struct Ordering {
     bool sameLoop = false, sameIteration = false, anyInBody = false, wrapsAround = false;
     const SyncEvent *lo = nullptr; // the access earlier in program order
+    bool fully = false;            // every execution pair is ordered
+    bool differentClusters = false; // across CTAs: only CTAs of different clusters race
   };
+
+  // The ordering barriers (cluster barriers with `cluster`) give ea and eb:
+  // the same iteration, adjacent iterations, farther ones (see checkPair).
+  Ordering orderingOf(const SyncEvent &ea, const SyncEvent &eb, bool useBarriers, bool cluster) {
+    const SyncEvent &lo = ea.order <= eb.order ? ea : eb, &hi = ea.order <= eb.order ? eb : ea;
+    Ordering o;
+    o.lo = &lo;
+    if (!useBarriers)
+      return o;
+    o.sameLoop = ea.loop == eb.loop && ea.loop >= 0;
+    o.sameIteration = &ea != &eb &&
+                      ctaSyncBetween(ea.threads, eb.threads, lo.order, hi.order, -2, cluster);
+    o.anyInBody =
+        o.sameLoop && ctaSyncBetween(ea.threads, eb.threads, -1, INT_MAX, ea.loop, cluster);
+    o.wrapsAround =
+        o.sameLoop &&
+        (ctaSyncBetween(ea.threads, eb.threads, hi.order, INT_MAX, ea.loop, cluster) ||
+         ctaSyncBetween(ea.threads, eb.threads, -1, lo.order, ea.loop, cluster));
+    // As checkPair reads it within a CTA: a barrier between accesses outside
+    // one common loop orders them; in one loop it also needs the back edge.
+    o.fully = o.sameIteration && (!o.sameLoop || (o.anyInBody && o.wrapsAround));
+    return o;
+  }
 
   // Two CTAs never synchronise: a global-memory pair is also asked for two
   // executors in distinct CTAs of the grid, with no ordering at all.
@@ -252,14 +344,16 @@ private:
   // Looks for two executors touching one element under `ord`; sat reports
   // the race. With acrossCtas, the executors are in distinct CTAs.
   z3::check_result solvePair(const SyncEvent &ea, const MemoryAccess &a, const SyncEvent &eb,
-                             const MemoryAccess &b, const Ordering &ord, bool acrossCtas) {
+                             const MemoryAccess &b, const Ordering &ord, Mode mode) {
     const SyncEvent &lo = *ord.lo;
+    bool acrossCtas = mode == Mode::AcrossCtas, inCluster = mode == Mode::InCluster;
     bool sameLoop = ord.sameLoop && !acrossCtas;
     bool orderedSameIteration = ord.sameIteration, anyInBody = ord.anyInBody,
          wrapsAround = ord.wrapsAround;
     // Collective calls of the same group are ordered by their dispatch.
     bool groupScoped = ea.scope != ExecScope::Thread && eb.scope != ExecScope::Thread;
     z3::expr t1 = enc_.fresh("t1"), t2 = enc_.fresh("t2");
+    std::optional<z3::expr> rankA, rankB;
     z3::expr_vector cons(ctx_);
     if (!threadMember(ea.threads, t1, cons) || !threadMember(eb.threads, t2, cons))
       return z3::unsat;
@@ -270,10 +364,25 @@ private:
             {ea.loc, fmt::format("{} between CTAs: a grid extent Z3 cannot read", a.buffer)});
         return z3::unknown;
       }
+      // Terms are built only when used: Z3's search depends on the terms a
+      // context holds, and stray ones slowed the persistent GEMM's queries 3x.
       z3::expr_vector differ(ctx_);
-      for (size_t d = 0; d < ctaA.size(); ++d)
-        differ.push_back(ctaA[d] != ctaB[d]);
+      for (size_t d = 0; d < ctaA.size(); ++d) {
+        if (!ord.differentClusters) {
+          differ.push_back(ctaA[d] != ctaB[d]);
+          continue;
+        }
+        z3::expr extent = ctx_.int_val(d == 0 ? clusterExtent().value_or(1) : 1);
+        differ.push_back(ctaA[d] / extent != ctaB[d] / extent);
+      }
       cons.push_back(z3::mk_or(differ));
+    } else if (inCluster) {
+      // Ranks in the cluster; the same rank is the same CTA.
+      rankA.emplace(enc_.fresh("rankA"));
+      rankB.emplace(enc_.fresh("rankB"));
+      z3::expr n = ctx_.int_val(*clusterExtent());
+      cons.push_back(*rankA >= 0 && *rankA < n && *rankB >= 0 && *rankB < n);
+      cons.push_back(*rankA != *rankB || t1 != t2);
     } else if (groupScoped && ea.scope == eb.scope) {
       int64_t g = groupSize(ea.scope, sk_.threads);
       cons.push_back(t1 / ctx_.int_val(g) != t2 / ctx_.int_val(g));
@@ -302,20 +411,37 @@ private:
       if (wrapsAround)
         cons.push_back(iLo != iHi + 1);
     }
+    // Built at each use, in the order Z3 has always seen them (see above).
+    auto builtinsA = [&] { return builtinsOf(t1, ctaA, rankA ? &*rankA : nullptr); };
+    auto builtinsB = [&] { return builtinsOf(t2, ctaB, rankB ? &*rankB : nullptr); };
     for (const Expr &g : ea.guards)
-      if (auto e = enc_.encode(g, boundA, builtinsOf(t1, ctaA)); e && e->is_bool())
+      if (auto e = enc_.encode(g, boundA, builtinsA()); e && e->is_bool())
         cons.push_back(*e);
     for (const Expr &g : eb.guards)
-      if (auto e = enc_.encode(g, boundB, builtinsOf(t2, ctaB)); e && e->is_bool())
+      if (auto e = enc_.encode(g, boundB, builtinsB()); e && e->is_bool())
         cons.push_back(*e);
+    if (inCluster) {
+      // Both touch the shared memory of one CTA: its own, or the remote one.
+      auto target = [&](const MemoryAccess &x, const z3::expr &rank, auto &bound,
+                        auto builtins) -> std::optional<z3::expr> {
+        return remote(x) ? enc_.encode(x.remoteCta, bound, builtins()) : std::optional(rank);
+      };
+      auto ta = target(a, *rankA, boundA, builtinsA), tb = target(b, *rankB, boundB, builtinsB);
+      if (!ta || !tb || !ta->is_int() || !tb->is_int()) {
+        report_.notChecked.push_back(
+            {ea.loc, fmt::format("DSMEM access to {}: a CTA rank Z3 cannot read", a.buffer)});
+        return z3::unknown;
+      }
+      cons.push_back(*ta == *tb);
+    }
     if (a.region.size() != b.region.size())
       return z3::unsat;
     std::vector<z3::expr> element;
     for (size_t d = 0; d < a.region.size(); ++d) {
-      auto ba = enc_.encode(a.region[d].begin, boundA, builtinsOf(t1, ctaA));
-      auto xa = enc_.encode(a.region[d].extent, boundA, builtinsOf(t1, ctaA));
-      auto bb = enc_.encode(b.region[d].begin, boundB, builtinsOf(t2, ctaB));
-      auto xb = enc_.encode(b.region[d].extent, boundB, builtinsOf(t2, ctaB));
+      auto ba = enc_.encode(a.region[d].begin, boundA, builtinsA());
+      auto xa = enc_.encode(a.region[d].extent, boundA, builtinsA());
+      auto bb = enc_.encode(b.region[d].begin, boundB, builtinsB());
+      auto xb = enc_.encode(b.region[d].extent, boundB, builtinsB());
       if (!ba || !xa || !bb || !xb) {
         report_.notChecked.push_back(
             {ea.loc,
@@ -352,8 +478,11 @@ private:
       std::string cta;
       for (const z3::expr &c : &t == &t1 ? ctaA : ctaB)
         cta += fmt::format("{}{}", cta.empty() ? "" : ", ", ProtoEncoder::value(m, c));
+      const std::optional<z3::expr> &rank = &t == &t1 ? rankA : rankB;
+      if (rank)
+        cta = fmt::format("rank {} of the cluster", ProtoEncoder::value(m, *rank));
       return fmt::format("thread {} (warp {}, lane {}{})", v, v / 32, v % 32,
-                         cta.empty() ? "" : ", CTA (" + cta + ")");
+                         cta.empty() ? "" : rank ? ", CTA " + cta : ", CTA (" + cta + ")");
     };
     auto iterText = [&](const SyncEvent &e, const std::vector<z3::expr> &iters,
                         std::map<std::string, z3::expr> &bound) {
@@ -382,7 +511,11 @@ private:
         firstIsA ? iterText(ea, itersA, boundA) : iterText(eb, itersB, boundB),
         (firstIsA ? b.write : a.write) ? "written" : "read", threadText(firstIsA ? t2 : t1), o.what,
         firstIsA ? iterText(eb, itersB, boundB) : iterText(ea, itersA, boundA),
-        acrossCtas ? "in different CTAs, which no barrier orders" : "with no barrier between them",
+        acrossCtas ? (ord.differentClusters ? "in CTAs of different clusters, which no barrier "
+                                              "orders"
+                                            : "in different CTAs, which no barrier orders")
+        : inCluster ? "with no cluster barrier between them"
+                    : "with no barrier between them",
         enc_.describeSymbols(m));
     for (const RaceFinding &g : report_.findings)
       if (g.first == f.first && g.second == f.second)

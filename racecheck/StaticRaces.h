@@ -10,7 +10,12 @@
 //  - a one-shot mbarrier handshake outside loops (TMA delivery, arrive or
 //    tcgen05.commit, then a wait by the other side) orders them;
 //  - global-memory pairs are also checked between two distinct CTAs of the
-//    grid, where nothing orders them;
+//    grid, where only a cluster barrier (cluster.sync, or
+//    barrier.cluster.arrive then barrier.cluster.wait, by every thread)
+//    orders them, and only within a cluster;
+//  - a DSMEM access (dsmem.load / dsmem.store with cta = r) touches CTA r's
+//    shared memory: such pairs are checked between the threads of any two
+//    CTAs of the cluster (or one), and only cluster barriers order them;
 //  - two calls of one scoped tile primitive's group (wg.copy then wg.cast by
 //    the same warpgroup) are ordered by the primitive's dispatch;
 //  - accesses of different roles to a pipeline stage in loops are ordered by

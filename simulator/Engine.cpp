@@ -605,8 +605,7 @@ bool CtaExecutor::execStmt(Warp &w, Frame &f, const Stmt &s) {
   case StmtKind::Store: {
     if (code.target < 0)
       return fail(s->loc, "a store needs an element of a buffer");
-    if (code.fused.shape != FusedStore::Shape::None &&
-        execFusedStore(w, mask, code.fused)) {
+    if (code.fused.shape != FusedStore::Shape::None && execFusedStore(w, mask, code.fused)) {
       ++f.pc;
       return true;
     }

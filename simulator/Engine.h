@@ -57,7 +57,7 @@ struct EngineOptions {
   // Track happens-before over shared memory and report unordered accesses.
   bool detectRaces = false;
   // Scalar fast paths: fused store statements and uniform loop stepping
-  // (docs/simulator.md, "Speed"). They give the same bits, statistics and
+  // (docs/simulator.md, "Scalar fast paths"). They give the same bits, statistics and
   // diagnostics as the general evaluator; false runs everything through it,
   // which the tests use to compare the two.
   bool scalarFastPaths = true;
@@ -75,9 +75,9 @@ struct RunStats {
   int64_t mmaSums = 0;               // fused-sum evaluations of the tensor-core model
   int64_t mmaInstructions = 0;       // tensor-core instructions those sums make up
   int64_t globalBytesRead = 0, globalBytesWritten = 0, sharedBytesAccessed = 0;
-  int64_t tensorBytesAccessed = 0;   // tensor memory (tcgen05), 4 bytes per cell
-  double seconds = 0;    // wall clock
-  double cpuSeconds = 0; // processor time of this process during the run
+  int64_t tensorBytesAccessed = 0; // tensor memory (tcgen05), 4 bytes per cell
+  double seconds = 0;              // wall clock
+  double cpuSeconds = 0;           // processor time of this process during the run
 };
 
 // A race the detector found (simulator/RaceDetector.h), rendered.
@@ -87,10 +87,12 @@ struct DetectedRace {
   std::string buffer;  // the buffer of the second access
   std::string element; // its element, e.g. "[3, 17]"
   int64_t address = 0; // shared byte, global element or tensor-memory cell (lane * 512 + column)
+  std::array<int64_t, 3> cta{}; // the CTA whose memory (global: the second access's CTA)
   struct Access {
     std::string agent; // "thread 97 (warp 3, lane 1)", "TMA copy issued by thread 0 at ..."
     bool write = false;
-    std::string location; // file:line:col
+    std::string location;         // file:line:col
+    std::array<int64_t, 3> cta{}; // the CTA of the thread (of the issuing thread)
   } first, second;
   std::string text; // the whole finding on one line
 };

@@ -88,8 +88,7 @@ private:
   }
 
   static bool uniformBuiltin(BuiltinKind b) {
-    return b != BuiltinKind::laneid && b != BuiltinKind::threadIdx_x &&
-           b != BuiltinKind::tid_in_wg;
+    return b != BuiltinKind::laneid && b != BuiltinKind::threadIdx_x && b != BuiltinKind::tid_in_wg;
   }
 
   // An f32 element of a global tensor or of private registers whose
@@ -163,30 +162,45 @@ private:
     return a;
   }
 
+  // A float literal or an f32 scalar: next to an f32 operand the general path
+  // computes with it rounded to f32 (binaryInto, evalFma), as a fused
+  // operand does. Integers are left out (they stop the contraction).
+  bool fusableConstant(int op) const {
+    if (op < 0 || code_.ops[op].kind != OpKind::Constant)
+      return false;
+    const LaneValues &c = code_.ops[op].constant;
+    return c.kind == ValueKind::Literal || (c.kind == ValueKind::Float && c.dtype == Dtype::f32);
+  }
+
   FusedStore fuse(const StmtCode &c) {
     FusedStore f;
     if (!fusableLoad(c.target) || c.value < 0)
       return f;
     const ExprOp &v = code_.ops[c.value];
-    auto allFusable = [&](size_t n) {
+    // Every operand a fusable load or constant, at least one a load (or the
+    // arithmetic would be the literals' double precision).
+    auto operandsFusable = [&](size_t n) {
       if (v.args.size() != n)
         return false;
-      for (int a : v.args)
-        if (!fusableLoad(a))
+      bool load = false;
+      for (int a : v.args) {
+        load |= fusableLoad(a);
+        if (!fusableLoad(a) && !fusableConstant(a))
           return false;
-      return true;
+      }
+      return load;
     };
     std::vector<int> operands;
-    if (fusableLoad(c.value)) {
+    if (fusableLoad(c.value) || fusableConstant(c.value)) {
       f.shape = FusedStore::Shape::Copy;
       operands = {c.value};
-    } else if (v.kind == OpKind::Binary && allFusable(2) &&
+    } else if (v.kind == OpKind::Binary && operandsFusable(2) &&
                (v.binary == BinaryOp::Add || v.binary == BinaryOp::Sub ||
                 v.binary == BinaryOp::Mul || v.binary == BinaryOp::Div)) {
       f.shape = FusedStore::Shape::Binary;
       f.binary = v.binary;
       operands = v.args;
-    } else if (v.kind == OpKind::Fma && allFusable(3)) {
+    } else if (v.kind == OpKind::Fma && operandsFusable(3)) {
       f.shape = FusedStore::Shape::Fma;
       f.fmaVariant = v.binary == BinaryOp::Add ? 0 : v.mulLeft ? 1 : -1;
       operands = v.args;
@@ -195,8 +209,14 @@ private:
     }
     f.operands = static_cast<int>(operands.size());
     bool inRange = true;
-    for (size_t i = 0; i < operands.size(); ++i)
-      f.access[i] = access(operands[i], inRange);
+    for (size_t i = 0; i < operands.size(); ++i) {
+      if (fusableConstant(operands[i])) {
+        f.isConstant[i] = true;
+        f.constant[i] = static_cast<float>(code_.ops[operands[i]].constant.lane[0].f);
+      } else {
+        f.access[i] = access(operands[i], inRange);
+      }
+    }
     f.access[3] = access(c.target, inRange);
     return inRange ? f : FusedStore{};
   }
@@ -366,9 +386,9 @@ private:
     for (const Expr &a : c.args)
       op.args.push_back(expr(a));
     // Lane-dependent calls (elect_sync, shuffles, votes) are never uniform here.
-    op.uniform = op.fn != CallFn::Unknown && op.fn != CallFn::ElectSync && op.fn != CallFn::VoteAny &&
-                 op.fn != CallFn::VoteAll && op.fn != CallFn::Ballot && op.fn != CallFn::ShflXor &&
-                 op.fn != CallFn::ShflIdx && op.fn != CallFn::ShflUp &&
+    op.uniform = op.fn != CallFn::Unknown && op.fn != CallFn::ElectSync &&
+                 op.fn != CallFn::VoteAny && op.fn != CallFn::VoteAll && op.fn != CallFn::Ballot &&
+                 op.fn != CallFn::ShflXor && op.fn != CallFn::ShflIdx && op.fn != CallFn::ShflUp &&
                  op.fn != CallFn::ShflDown && allUniform(op.args);
     return add(std::move(op));
   }

@@ -122,10 +122,14 @@ struct FusedAccess {
 // diagnostics of the general path.
 struct FusedStore {
   enum class Shape : uint8_t { None, Copy, Binary, Fma } shape = Shape::None;
-  BinaryOp binary = BinaryOp::Add; // Binary
-  int fmaVariant = 0;              // Fma: 0 p * q + r, 1 p * q - r, -1 r - p * q
-  int operands = 0;                // Copy 1, Binary 2 (lhs, rhs), Fma 3 (p, q, r)
+  BinaryOp binary = BinaryOp::Add;   // Binary
+  int fmaVariant = 0;                // Fma: 0 p * q + r, 1 p * q - r, -1 r - p * q
+  int operands = 0;                  // Copy 1, Binary 2 (lhs, rhs), Fma 3 (p, q, r)
   std::array<FusedAccess, 4> access; // the operands, then the target (access[3])
+  // An operand may instead be a float literal or an f32 scalar: its value
+  // rounded to f32, as the general path rounds a literal meeting an f32.
+  std::array<bool, 3> isConstant{};
+  std::array<float, 3> constant{};
 };
 
 struct StmtCode {
@@ -134,8 +138,8 @@ struct StmtCode {
   int target = -1;         // Store: a Load operation (-1: the target is not an element)
   int end = -1, step = -1; // For
   const StmtCode *body = nullptr, *elseBody = nullptr; // For: body; If: then and else
-  bool uniformLoop = false; // For: begin, end and step are warp-uniform
-  FusedStore fused;         // Store
+  bool uniformLoop = false;                            // For: begin, end and step are warp-uniform
+  FusedStore fused;                                    // Store
 };
 
 struct KernelCode {

@@ -16,6 +16,7 @@
 #include "simulator/Lanes.h"
 
 #include <bit>
+#include <cmath>
 #include <cstring>
 
 namespace tilescope::sim {
@@ -45,11 +46,10 @@ struct Varying {
 // an index below 2^30, and the compiler fuses only accesses whose strides are
 // below 2^32) so that the loop becomes vector code.
 template <int Count>
-[[gnu::always_inline]] inline bool laneOffsets(const int64_t *__restrict i0,
-                                               const int64_t *__restrict i1,
-                                               const int64_t *__restrict i2,
-                                               int64_t *__restrict offset, const Varying &v,
-                                               int shift, int64_t laneStride) {
+[[gnu::always_inline]] inline bool
+laneOffsets(const int64_t *__restrict i0, const int64_t *__restrict i1,
+            const int64_t *__restrict i2, int64_t *__restrict offset, const Varying &v, int shift,
+            int64_t laneStride) {
   const int64_t e0 = v.extent[0], e1 = v.extent[1], e2 = v.extent[2];
   const uint32_t s0 = static_cast<uint32_t>(v.stride[0]), s1 = static_cast<uint32_t>(v.stride[1]),
                  s2 = static_cast<uint32_t>(v.stride[2]);
@@ -90,11 +90,18 @@ bool offsetsOf(const Varying &v, int shift, int64_t laneStride, int64_t *offset)
   }
 }
 
-// One access resolved for this execution: element of lane l at base + offset[l].
+// One operand resolved for this execution: element of lane l at base + offset[l].
 struct Resolved {
-  uint8_t *base = nullptr;
+  const uint8_t *base = nullptr;
   const int64_t *offset = nullptr;
 };
+
+// The offsets of a constant operand: every lane reads the one value.
+alignas(32) constexpr std::array<int64_t, kWarpSize> kSameElement{};
+
+float quietNaN(float x) {
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(x) | 0x00400000u);
+}
 
 // sink(l, op(operands of lane l)) for the active lanes. The offsets are
 // restrict locals, so nothing is reloaded per lane; the bases are not (a
@@ -133,29 +140,36 @@ template <typename Sink>
   // processor-specific clone, and fmaf would become a library call.
   switch (f.shape) {
   case FusedStore::Shape::Copy:
-    return combine<1>(mask, in, [](float x) { return x; }, sink);
+    // The general path carries the value as a double, and the conversions
+    // quiet a signalling NaN (the quiet bit set, the payload kept); so does this.
+    return combine<1>(
+        mask, in, [](float x) { return std::isnan(x) ? quietNaN(x) : x; }, sink);
   case FusedStore::Shape::Binary:
     switch (f.binary) {
     case BinaryOp::Add:
-      return combine<2>(mask, in, [](float x, float y) { return x + y; }, sink);
+      return combine<2>(
+          mask, in, [](float x, float y) { return x + y; }, sink);
     case BinaryOp::Sub:
-      return combine<2>(mask, in, [](float x, float y) { return x - y; }, sink);
+      return combine<2>(
+          mask, in, [](float x, float y) { return x - y; }, sink);
     case BinaryOp::Mul:
-      return combine<2>(mask, in, [](float x, float y) { return x * y; }, sink);
+      return combine<2>(
+          mask, in, [](float x, float y) { return x * y; }, sink);
     default:
-      return combine<2>(mask, in, [](float x, float y) { return x / y; }, sink);
+      return combine<2>(
+          mask, in, [](float x, float y) { return x / y; }, sink);
     }
   case FusedStore::Shape::Fma:
     switch (f.fmaVariant) {
     case 0:
-      return combine<3>(mask, in, [](float p, float q, float r) { return f32Fma(0, p, q, r); },
-                        sink);
+      return combine<3>(
+          mask, in, [](float p, float q, float r) { return f32Fma(0, p, q, r); }, sink);
     case 1:
-      return combine<3>(mask, in, [](float p, float q, float r) { return f32Fma(1, p, q, r); },
-                        sink);
+      return combine<3>(
+          mask, in, [](float p, float q, float r) { return f32Fma(1, p, q, r); }, sink);
     default:
-      return combine<3>(mask, in, [](float p, float q, float r) { return f32Fma(-1, p, q, r); },
-                        sink);
+      return combine<3>(
+          mask, in, [](float p, float q, float r) { return f32Fma(-1, p, q, r); }, sink);
     }
   case FusedStore::Shape::None:
     return;
@@ -175,10 +189,9 @@ void computeValues(const FusedStore &f, uint32_t mask, const Resolved *in, float
 // store at once. A register holds the f32 bits with the upper half zero, as
 // writeBits keeps it.
 TILESCOPE_FUSED_CLONES
-void computeIntoRegisters(const FusedStore &f, uint32_t mask, const Resolved *in,
-                          const Resolved &target) {
-  uint8_t *base = target.base;
-  const int64_t *__restrict offset = target.offset;
+void computeIntoRegisters(const FusedStore &f, uint32_t mask, const Resolved *in, uint8_t *base,
+                          const int64_t *offsets) {
+  const int64_t *__restrict offset = offsets;
   computeLanes(f, mask, in, [base, offset](int l, float v) {
     *reinterpret_cast<Bits64 *>(base + offset[l]) = std::bit_cast<uint32_t>(v);
   });
@@ -256,29 +269,37 @@ bool CtaExecutor::resolveAccess(const FusedAccess &a, Warp &w, uint32_t mask, ui
 bool CtaExecutor::execFusedStore(Warp &w, uint32_t mask, const FusedStore &f) {
   if (race_ || !options_.scalarFastPaths)
     return false;
-  std::array<Resolved, 4> in;
-  for (int i = 0; i < f.operands; ++i)
-    if (!resolveAccess(f.access[i], w, mask, in[i].base, in[i].offset))
+  std::array<Resolved, 3> in;
+  for (int i = 0; i < f.operands; ++i) {
+    if (f.isConstant[i]) {
+      in[i] = {reinterpret_cast<const uint8_t *>(&f.constant[i]), kSameElement.data()};
+      continue;
+    }
+    uint8_t *base = nullptr;
+    if (!resolveAccess(f.access[i], w, mask, base, in[i].offset))
       return false;
-  Resolved out;
+    in[i].base = base;
+  }
   const FusedAccess &target = f.access[3];
-  if (!resolveAccess(target, w, mask, out.base, out.offset))
+  uint8_t *targetBase = nullptr;
+  const int64_t *targetOffset = nullptr;
+  if (!resolveAccess(target, w, mask, targetBase, targetOffset))
     return false;
   const int active = mask == ~0u ? kWarpSize : std::popcount(mask);
   for (int i = 0; i < f.operands; ++i)
-    if (f.access[i].global)
+    if (!f.isConstant[i] && f.access[i].global)
       stats_.globalBytesRead += 4 * active;
   if (!target.global) {
-    computeIntoRegisters(f, mask, in.data(), out);
+    computeIntoRegisters(f, mask, in.data(), targetBase, targetOffset);
     return true;
   }
   alignas(32) std::array<float, kWarpSize> values;
   computeValues(f, mask, in.data(), values.data());
   HostTensor &t = tensors_[target.tensor];
-  const int64_t first = (out.base - t.bytes.data()) / 4;
+  const int64_t first = (targetBase - t.bytes.data()) / 4;
   forLanes(mask, [&](int l) {
-    *reinterpret_cast<Bits32 *>(out.base + out.offset[l]) = std::bit_cast<uint32_t>(values[l]);
-    t.written[first + out.offset[l] / 4] = 1;
+    *reinterpret_cast<Bits32 *>(targetBase + targetOffset[l]) = std::bit_cast<uint32_t>(values[l]);
+    t.written[first + targetOffset[l] / 4] = 1;
   });
   stats_.globalBytesWritten += 4 * active;
   return true;

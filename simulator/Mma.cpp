@@ -535,6 +535,12 @@ MmaResult evaluate(const MmaInstruction &inst, const MmaOperands &operands) {
   for (size_t i = 0; i < b.size(); ++i)
     b[i] = numerics::decompose(operands.b[i], fb);
   const numerics::FloatFormat *fs = row.scale ? numerics::floatFormat(*row.scale) : nullptr;
+  // The factors decoded once (not once per product term).
+  std::vector<Decoded> sa(M * blocks), sb(blocks * N);
+  for (size_t i = 0; fs && i < sa.size(); ++i)
+    sa[i] = numerics::decompose(operands.scaleA[i], *fs);
+  for (size_t i = 0; fs && i < sb.size(); ++i)
+    sb[i] = numerics::decompose(operands.scaleB[i], *fs);
 
   result.d.resize(M * N);
   std::vector<ProductTerm> terms(K);
@@ -544,10 +550,10 @@ MmaResult evaluate(const MmaInstruction &inst, const MmaOperands &operands) {
         ProductTerm &t = terms[kk];
         t = {a[i * K + kk], b[kk * N + j], fa.manBits, fb.manBits, 0, false};
         if (fs) {
-          Decoded sa = numerics::decompose(operands.scaleA[i * blocks + kk / row.scaleBlock], *fs);
-          Decoded sb = numerics::decompose(operands.scaleB[(kk / row.scaleBlock) * N + j], *fs);
-          t.scaleIsNaN = sa.cls == Decoded::NaN || sb.cls == Decoded::NaN;
-          t.scaleExponent = sa.exponent + sb.exponent;
+          const Decoded &da = sa[i * blocks + kk / row.scaleBlock];
+          const Decoded &db = sb[(kk / row.scaleBlock) * N + j];
+          t.scaleIsNaN = da.cls == Decoded::NaN || db.cls == Decoded::NaN;
+          t.scaleExponent = da.exponent + db.exponent;
         }
       }
       result.d[i * N + j] = fusedSum(operands.c[i * N + j], terms, row.params);

@@ -114,8 +114,11 @@ std::vector<DetectedRace> describeRaces(const RaceDetector &race, const Program 
     // Name the CTAs when they differ (two CTAs, or a peer reaching this
     // CTA's memory).
     bool crossCta = r.first.cta != r.second.cta || r.second.cta != r.cta;
-    f.first = {agentText(race, r.first, crossCta, options), r.first.write, where(r.first.loc)};
-    f.second = {agentText(race, r.second, crossCta, options), r.second.write, where(r.second.loc)};
+    f.first = {agentText(race, r.first, crossCta, options), r.first.write, where(r.first.loc),
+               race.ctaId(r.first.cta)};
+    f.second = {agentText(race, r.second, crossCta, options), r.second.write, where(r.second.loc),
+                race.ctaId(r.second.cta)};
+    f.cta = race.ctaId(r.cta);
     std::string detail =
         r.space == RaceSpace::Shared ? fmt::format(" (byte {})", r.address)
         : r.space == RaceSpace::Tmem

@@ -248,9 +248,12 @@ int runRace() {
   int status = races.empty() && failures.empty() ? kClean : kFindings;
   if (json) {
     llvm::json::Array raceArray, failureArray;
-    auto access = [](const DetectedRace::Access &a) {
-      return llvm::json::Object{
-          {"agent", a.agent}, {"access", a.write ? "write" : "read"}, {"location", a.location}};
+    auto cta = [](const std::array<int64_t, 3> &c) { return llvm::json::Array{c[0], c[1], c[2]}; };
+    auto access = [&](const DetectedRace::Access &a) {
+      return llvm::json::Object{{"agent", a.agent},
+                                {"access", a.write ? "write" : "read"},
+                                {"location", a.location},
+                                {"cta", cta(a.cta)}};
     };
     for (const auto &[race, seed] : races)
       raceArray.push_back(llvm::json::Object{{"kind", race.kind},
@@ -258,6 +261,7 @@ int runRace() {
                                              {"buffer", race.buffer},
                                              {"element", race.element},
                                              {"address", race.address},
+                                             {"cta", cta(race.cta)},
                                              {"first", access(race.first)},
                                              {"second", access(race.second)},
                                              {"seed", static_cast<int64_t>(seed)},

@@ -136,6 +136,10 @@ std::string_view syncKindName(SyncKind k) {
     return "tcgen05.ld";
   case SyncKind::Tcgen05WaitLd:
     return "tcgen05.wait_ld";
+  case SyncKind::ClusterArrive:
+    return "barrier.cluster.arrive";
+  case SyncKind::ClusterWait:
+    return "barrier.cluster.wait";
   case SyncKind::Access:
     return "access";
   }
@@ -354,6 +358,7 @@ public:
     sk_.threads = k.launch.threads;
     sk_.target = k.launch.target;
     sk_.grid = k.launch.grid;
+    sk_.cluster = k.launch.cluster;
     sk_.constraints = k.constraints;
     std::set<std::string> symbols;
     for (const Param &p : k.params) {
@@ -840,6 +845,26 @@ private:
         e.namedId = constantValue(*p0).value_or(-1);
       if (Expr t = keywordArg(s, "threads"))
         e.namedThreads = constantValue(t).value_or(-1);
+      push(std::move(e));
+      return;
+    }
+    if (name == "barrier.cluster.arrive" || name == "barrier.cluster.wait") {
+      push(make(name == "barrier.cluster.arrive" ? SyncKind::ClusterArrive
+                                                 : SyncKind::ClusterWait));
+      return;
+    }
+    if (name == "dsmem.load" || name == "dsmem.store") {
+      // dst, src: the remote side is src for a load, dst for a store.
+      SyncEvent e = make(SyncKind::Access);
+      Expr cta = keywordArg(s, "cta");
+      bool load = name == "dsmem.load";
+      for (size_t i = 0; i < 2; ++i)
+        if (const Expr *op = positional(s, i))
+          if (auto a = accessOf(*op, i == 0, false, false)) {
+            if ((i == 1) == load)
+              a->remoteCta = cta;
+            e.accesses.push_back(*a);
+          }
       push(std::move(e));
       return;
     }

@@ -80,7 +80,9 @@ enum class SyncKind : uint8_t {
   Tcgen05Dealloc,
   Tcgen05Ld,
   Tcgen05WaitLd,
-  Access, // only memory accesses
+  ClusterArrive, // barrier.cluster.arrive
+  ClusterWait,   // barrier.cluster.wait
+  Access,        // only memory accesses
 };
 std::string_view syncKindName(SyncKind k);
 
@@ -100,6 +102,9 @@ struct MemoryAccess {
   // handled by the executing group (tile primitives, copies).
   bool perThread = false;
   std::vector<RegionDim> region;
+  // dsmem.load / dsmem.store: the rank, in the cluster, of the CTA whose
+  // shared memory is accessed (null: the executing CTA's own).
+  Expr remoteCta;
   // The stage: the first subscript when it is a point on a leading dimension
   // of extent `stages` (pipeline rings `As[s]`); else 0 of 1.
   Expr stage;
@@ -165,6 +170,7 @@ struct BarrierSkeleton {
   int64_t threads = 0;
   TargetKind target = TargetKind::sm_90a;
   std::vector<Expr> grid;           // CTAs per dimension (launch grid)
+  std::vector<Expr> cluster;        // CTAs per cluster per dimension (empty: none)
   std::vector<Expr> constraints;    // the `where` clause
   std::vector<std::string> symbols; // shape symbols and scalar parameters
   std::vector<Role> roles;

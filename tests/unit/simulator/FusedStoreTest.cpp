@@ -46,14 +46,19 @@ struct Outcome {
   std::vector<HostTensor> tensors;
 };
 
-Outcome runWith(Bound &b, bool fast) {
+// Inputs: random values, then `special` f32 bit patterns from element 0 of
+// every tensor on.
+Outcome runWith(Bound &b, bool fast, const std::vector<uint32_t> &special) {
   Outcome o;
   o.tensors = allocateTensors(*b.program);
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> dist(-4, 4);
-  for (HostTensor &t : o.tensors)
+  for (HostTensor &t : o.tensors) {
     for (int64_t i = 0; i < t.elements(); ++i)
       t.setBits(i, encodeFloat(t.dtype, dist(rng)));
+    for (size_t i = 0; i < special.size() && static_cast<int64_t>(i) < t.elements(); ++i)
+      t.setBits(static_cast<int64_t>(i), special[i]);
+  }
   EngineOptions options;
   options.scalarFastPaths = fast;
   options.where = [&b](llvm::SMLoc loc) {
@@ -65,9 +70,10 @@ Outcome runWith(Bound &b, bool fast) {
 }
 
 // Runs `text` both ways and checks that they agree; returns the fast run.
-Outcome agree(const std::string &text, ArgValues args = {}) {
+Outcome agree(const std::string &text, ArgValues args = {},
+              const std::vector<uint32_t> &special = {}) {
   auto b = bind(text, std::move(args));
-  Outcome fast = runWith(*b, true), general = runWith(*b, false);
+  Outcome fast = runWith(*b, true, special), general = runWith(*b, false, special);
   CHECK(fast.result.outcome == general.result.outcome);
   CHECK(fast.result.message == general.result.message);
   CHECK(fast.result.stats.laneOps == general.result.stats.laneOps);
@@ -112,7 +118,7 @@ kernel gemm(A: global f32[M, K], B: global f32[K, N], C: global f32[M, N])
 
 TEST_CASE("fused stores: the naive GEMM gives the general path's bits") {
   ArgValues args{{{"M", 32}, {"N", 48}, {"K", 24}}, {}};
-  CHECK(fusedStores(kGemm, args) == 2); // the multiply-add and the copy out
+  CHECK(fusedStores(kGemm, args) == 3); // the zero fill, the multiply-add, the copy out
   Outcome o = agree(kGemm, args);
   REQUIRE(o.result.ok());
   // And they are the sums themselves: one fmaf chain in k order.
@@ -262,4 +268,56 @@ kernel uniformity(A: global f32[64, 64], C: global f32[64, 64])
   }
 }
 )");
+}
+
+TEST_CASE("fused stores: NaNs, infinities and signed zeros as the general path carries them") {
+  // A signalling NaN (quieted by the general path's conversions), a quiet NaN
+  // with a payload, both infinities, both zeros, the smallest subnormal.
+  const std::vector<uint32_t> special = {0x7F800001u, 0xFFC12345u, 0x7F800000u, 0xFF800000u,
+                                         0x00000000u, 0x80000000u, 0x00000001u, 0x7FA00000u};
+  Outcome o = agree(R"(
+kernel specials(A: global f32[32], B: global f32[32], C: global f32[32, 4])
+  launch grid(1) threads(32) target(sm_80)
+{
+  reg r: f32[1]
+  r[0] = A[laneid]
+  C[laneid, 0] = A[laneid]
+  C[laneid, 1] = r[0]
+  C[laneid, 2] = A[laneid] * B[laneid]
+  C[laneid, 3] = C[laneid, 2] + A[laneid] * B[31 - laneid]
+}
+)",
+                    {}, special);
+  REQUIRE(o.result.ok());
+  // The copy of the signalling NaN is quiet, with its payload.
+  CHECK(o.tensors[2].bitsAt(0 * 4 + 0) == 0x7FC00001u);
+  CHECK(o.tensors[2].bitsAt(0 * 4 + 1) == 0x7FC00001u);
+  CHECK(o.tensors[2].bitsAt(5 * 4 + 0) == 0x80000000u);
+}
+
+TEST_CASE("fused stores: literals and f32 scalars round to f32 next to an f32 operand") {
+  const std::string text = R"(
+kernel scaled(A: global f32[32], B: global f32[32], C: global f32[32, 8], alpha: f32)
+  launch grid(1) threads(32) target(sm_80)
+{
+  reg r: f32[1]
+  r[0] = 0.1
+  C[laneid, 0] = A[laneid] * 0.1
+  C[laneid, 1] = 1.0e-3 - B[laneid]
+  C[laneid, 2] = alpha * A[laneid] + B[laneid]
+  C[laneid, 3] = A[laneid] * B[laneid] - 0.3
+  C[laneid, 4] = 2.5 * A[laneid] + 0.7
+  C[laneid, 5] = r[0] / alpha
+  C[laneid, 6] = 3.0e38
+  C[laneid, 7] = 0.5 * 0.25
+}
+)";
+  ArgValues args{{}, {{"alpha", 1.0 / 3.0}}};
+  // Every store but the last (two literals: double-precision arithmetic).
+  CHECK(fusedStores(text, args) == 8);
+  Outcome o = agree(text, args);
+  REQUIRE(o.result.ok());
+  // 0.1 as an f32, not as a double rounded after the product.
+  const float a0 = std::bit_cast<float>(static_cast<uint32_t>(o.tensors[0].bitsAt(0)));
+  CHECK(o.tensors[2].bitsAt(0) == std::bit_cast<uint32_t>(a0 * 0.1f));
 }

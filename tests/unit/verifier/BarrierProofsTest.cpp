@@ -258,7 +258,7 @@ ExplorationResult explore(const std::string &text, size_t cap = 200000) {
 } // namespace
 
 TEST_CASE("exhaustive: the Hopper GEMM has no violation in any interleaving at K = 512") {
-  ExplorationResult r = explore(readKernel("gemm_bf16_sm90.tile"));
+  ExplorationResult r = explore(oneTileGemm());
   CHECK(r.complete);
   CHECK(r.states > 100);
   CHECK(r.findings.empty());
@@ -328,7 +328,7 @@ TEST_CASE("exhaustive: releasing a stage before reading it is an overwrite while
 }
 
 TEST_CASE("exhaustive: the state cap turns into an honest limit") {
-  ExplorationResult r = explore(readKernel("gemm_bf16_sm90.tile"), 50);
+  ExplorationResult r = explore(oneTileGemm(), 50);
   CHECK(!r.complete);
   CHECK(r.limit == "state space above 50 states");
 }
