@@ -1,5 +1,6 @@
 #include "verifier/ConcreteSkeleton.h"
 
+#include "ir/Visitor.h"
 #include "verifier/ConcreteEval.h"
 
 #include <fmt/format.h>
@@ -25,35 +26,22 @@ bool overlaps(const ThreadSet &a, const ThreadSet &b) {
   return !intersect(a, b).empty();
 }
 
-bool threadDependent(const Expr &e) {
+// Finds a builtin other than blockIdx; loads (indexing) are not looked into.
+struct ThreadBuiltinFinder : IRVisitor {
   bool found = false;
-  std::function<void(const Expr &)> scan = [&](const Expr &x) {
-    if (!x || found)
-      return;
-    switch (x->kind) {
-    case ExprKind::Builtin: {
-      BuiltinKind b = as<Builtin>(x).which;
-      found = b != BuiltinKind::blockIdx_x && b != BuiltinKind::blockIdx_y &&
-              b != BuiltinKind::blockIdx_z;
-      return;
-    }
-    case ExprKind::Unary:
-      scan(as<Unary>(x).operand);
-      return;
-    case ExprKind::Binary:
-      scan(as<Binary>(x).lhs);
-      scan(as<Binary>(x).rhs);
-      return;
-    case ExprKind::Call:
-      for (const Expr &a : as<Call>(x).args)
-        scan(a);
-      return;
-    default:
-      return;
-    }
-  };
-  scan(e);
-  return found;
+  void visitBuiltin(const Builtin &b) override {
+    found = found || (b.which != BuiltinKind::blockIdx_x && b.which != BuiltinKind::blockIdx_y &&
+                      b.which != BuiltinKind::blockIdx_z);
+  }
+  void visitIndex(const Index &) override {}
+};
+
+bool threadDependent(const Expr &e) {
+  if (!e)
+    return false;
+  ThreadBuiltinFinder finder;
+  finder.visit(e);
+  return finder.found;
 }
 
 // Issuers of `e` among `threads`: SyncEvent::issuers() on the restriction.
