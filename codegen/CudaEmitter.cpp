@@ -151,6 +151,8 @@ private:
   std::string barrierAddr(const Expr &e);
 
   // ---- statements
+  std::vector<int64_t> regionExtents(const Expr &region);
+  Expr kSlice(const Expr &region, size_t dim, int64_t k);
   void block(const Block &b);
   void stmt(const Stmt &s);
   void callStmt(const CallStmt &c);
@@ -172,6 +174,8 @@ private:
   std::map<std::string, Dtype> letTypes_;
   std::map<std::string, TmaMap> tma_;
   std::set<int> wgmmaShapes_;
+  std::set<std::string> wgmmaAccs_;        // register tiles some wgmma accumulates into
+  std::vector<std::string> regsInScope_;  // register tiles declared, innermost last
   bool usesTcgen05_ = false;
   std::map<std::string, int64_t> tmemColumns_;
   std::string tmemAddr(const std::string &buf) {
@@ -199,16 +203,23 @@ void KernelEmitter::collect() {
           symbols_.push_back(n);
   }
   for (const Expr &c : k_.constraints) {
-    // `S % c == 0`
+    // `S % c == 0`, or `S == c` (a multiple of c itself)
     if (c->kind != ExprKind::Binary || as<Binary>(c).op != BinaryOp::Eq)
       continue;
     const auto &eq = as<Binary>(c);
+    if (eq.lhs->kind == ExprKind::Var)
+      if (auto v = constantValue(eq.rhs); v && *v > 0) {
+        int64_t &known = symbolMultiple_[as<Var>(eq.lhs).name];
+        known = std::max(known, *v);
+        continue;
+      }
     if (constantValue(eq.rhs).value_or(1) != 0 || eq.lhs->kind != ExprKind::Binary)
       continue;
     const auto &m = as<Binary>(eq.lhs);
     if (m.op == BinaryOp::Mod && m.lhs->kind == ExprKind::Var)
       if (auto v = constantValue(m.rhs))
-        symbolMultiple_[as<Var>(m.lhs).name] = *v;
+        symbolMultiple_[as<Var>(m.lhs).name] =
+            std::max(symbolMultiple_[as<Var>(m.lhs).name], *v);
   }
   struct Walk : IRVisitor {
     KernelEmitter &e;
@@ -692,13 +703,52 @@ std::string KernelEmitter::regionByteAddress(const Expr &region, std::string *bu
                      dtypeBits(b.dtype) / 8);
 }
 
+// The extents of a region's dimensions that remain (points drop theirs).
+std::vector<int64_t> KernelEmitter::regionExtents(const Expr &region) {
+  std::vector<const Index *> chain;
+  Expr base = region;
+  while (base->kind == ExprKind::Index) {
+    chain.insert(chain.begin(), &as<Index>(base));
+    base = as<Index>(base).base;
+  }
+  std::vector<int64_t> extent = bufs_.at(as<Var>(base).name).constShape;
+  for (const Index *c : chain) {
+    std::vector<int64_t> next;
+    for (size_t d = 0; d < extent.size(); ++d) {
+      if (d >= c->subscripts.size()) {
+        next.push_back(extent[d]);
+        continue;
+      }
+      const Subscript &s = c->subscripts[d];
+      if (s.kind == Subscript::Full)
+        next.push_back(extent[d]);
+      else if (s.kind == Subscript::Extent)
+        next.push_back(constantValue(s.end).value_or(extent[d]));
+      else if (s.kind == Subscript::Range)
+        next.push_back(
+            constantValue(foldConstants(Binary::make(BinaryOp::Sub, s.end, s.begin)))
+                .value_or(extent[d]));
+    }
+    extent = next;
+  }
+  return extent;
+}
+
+// A 2-D region narrowed to the 16 elements of dimension `dim` from `k`.
+Expr KernelEmitter::kSlice(const Expr &region, size_t dim, int64_t k) {
+  std::vector<Subscript> subs(2, Subscript{Subscript::Full, nullptr, nullptr});
+  subs[dim] = {Subscript::Extent, IntImm::make(k), IntImm::make(16)};
+  return Index::make(region, std::move(subs));
+}
+
 // ------------------------------------------------------------------ statements
 
 void KernelEmitter::block(const Block &b) {
-  size_t lets = lets_.size();
+  size_t lets = lets_.size(), regs = regsInScope_.size();
   for (const Stmt &s : b)
     stmt(s);
   lets_.resize(lets);
+  regsInScope_.resize(regs);
 }
 
 // Whether a block holds a loop that stays a loop in the CUDA (not unrolled
@@ -831,8 +881,10 @@ void KernelEmitter::stmt(const Stmt &s) {
   case StmtKind::BufferDecl: {
     const auto &b = as<BufferDecl>(s);
     const BufferInfo &info = bufs_.at(b.name);
-    if (b.scope == MemScope::Reg)
+    if (b.scope == MemScope::Reg) {
       line(fmt::format("{} {}[{}];", cType(b.dtype), b.name, info.slots));
+      regsInScope_.push_back(b.name);
+    }
     return; // shared buffers are bound at kernel entry
   }
   case StmtKind::BarrierDecl: return;
@@ -1045,12 +1097,18 @@ void KernelEmitter::callStmt(const CallStmt &c) {
   } else if (f == "wgmma.wait_group") {
     line(fmt::format("asm volatile(\"wgmma.wait_group.sync.aligned {};\" ::: \"memory\");",
                      ex(arg(0))));
+    // Pin the accumulators after the wait (CUTLASS's warpgroup_fence_operand)
+    // so the compiler reads them only once the wgmmas that write them retired.
+    for (const std::string &r : regsInScope_)
+      if (wgmmaAccs_.count(r))
+        line(fmt::format("ts_fence_operands({});", r));
   } else if (f == "wgmma.mma_async") {
     std::string accName = as<Var>(arg(0)).name;
     const BufferInfo &acc = bufs_.at(accName);
     int n = static_cast<int>(acc.constShape.at(1));
     std::string abuf, bbuf;
-    std::string aaddr = regionByteAddress(arg(1), &abuf), baddr = regionByteAddress(arg(2), &bbuf);
+    regionByteAddress(arg(1), &abuf);
+    regionByteAddress(arg(2), &bbuf);
     auto desc = [&](const std::string &addr, const BufferInfo &b) {
       int span = 16, mode = 0;
       if (const auto &sw = b.layout->swizzle()) {
@@ -1060,11 +1118,37 @@ void KernelEmitter::callStmt(const CallStmt &c) {
       return fmt::format("ts_wgmma_desc({}, {}, {})", addr, mode, 8 * span);
     };
     wgmmaShapes_.insert(n);
-    std::string ab = bufs_.at(abuf).dtype == Dtype::bf16 ? "bf16" : "f16";
+    wgmmaAccs_.insert(accName);
+    Dtype operandType = bufs_.at(abuf).dtype;
+    if (operandType != Dtype::bf16 && operandType != Dtype::f16) {
+      error(c.loc, fmt::format("no lowering for wgmma.mma_async on {} operands yet",
+                               dtypeName(operandType)));
+      return;
+    }
+    std::string ab = operandType == Dtype::bf16 ? "bf16" : "f16";
+    // `accumulate` may be a run-time predicate (`accumulate = k > 0`: the
+    // first k-step overwrites, so no fill defines the accumulators while
+    // wgmmas are in flight, which would make ptxas serialize them).
     Expr accum = kwv("accumulate");
-    bool acc1 = !accum || (accum->kind == ExprKind::BoolImm && as<BoolImm>(accum).value);
-    line(fmt::format("ts_wgmma_m64n{}k16_{}({}, {}, {}, {});", n, ab, accName,
-                     desc(aaddr, bufs_.at(abuf)), desc(baddr, bufs_.at(bbuf)), acc1 ? 1 : 0));
+    std::string scaleD = !accum ? "1"
+                         : accum->kind == ExprKind::BoolImm
+                             ? (as<BoolImm>(accum).value ? "1" : "0")
+                             : fmt::format("({}) ? 1 : 0", ex(accum));
+    // One instruction per 16 of K (the checker admits K a multiple of 16);
+    // the first takes `accumulate`, the rest add to what it wrote.
+    auto isSet = [&](const char *kw) {
+      Expr e = kwv(kw);
+      return e && e->kind == ExprKind::BoolImm && as<BoolImm>(e).value;
+    };
+    bool ta = isSet("transpose_a"), tb = isSet("transpose_b");
+    int64_t kExtent = regionExtents(arg(1)).at(ta ? 0 : 1);
+    for (int64_t k = 0; k < kExtent; k += 16) {
+      Expr a = kSlice(arg(1), ta ? 0 : 1, k), b = kSlice(arg(2), tb ? 1 : 0, k);
+      std::string aaddr = regionByteAddress(a, &abuf), baddr = regionByteAddress(b, &bbuf);
+      line(fmt::format("ts_wgmma_m64n{}k16_{}({}, {}, {}, {});", n, ab, accName,
+                       desc(aaddr, bufs_.at(abuf)), desc(baddr, bufs_.at(bbuf)),
+                       k == 0 ? scaleD : "1"));
+    }
   } else if (f == "setmaxnreg.inc" || f == "setmaxnreg.dec") {
     line(fmt::format("asm volatile(\"setmaxnreg.{}.sync.aligned.u32 {};\");",
                      f == "setmaxnreg.inc" ? "inc" : "dec", ex(arg(0))));
@@ -1454,6 +1538,13 @@ template <int M, int B, int S> __device__ __forceinline__ int ts_swizzle(int m) 
 
 __device__ __forceinline__ uint32_t ts_smem_addr(const void *p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// An empty asm that claims to rewrite every register of a tile: code reading
+// the tile after it cannot be scheduled before it.
+template <int N> __device__ __forceinline__ void ts_fence_operands(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
 }
 
 __device__ __forceinline__ bool ts_elect_sync() {
