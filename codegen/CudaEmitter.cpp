@@ -575,6 +575,9 @@ std::string KernelEmitter::ex(const Expr &e) {
     case BuiltinKind::blockIdx_x: return "(int)blockIdx.x";
     case BuiltinKind::blockIdx_y: return "(int)blockIdx.y";
     case BuiltinKind::blockIdx_z: return "(int)blockIdx.z";
+    case BuiltinKind::clusterCtaIdx_x: return "ts_cluster_ctaid(0)";
+    case BuiltinKind::clusterCtaIdx_y: return "ts_cluster_ctaid(1)";
+    case BuiltinKind::clusterCtaIdx_z: return "ts_cluster_ctaid(2)";
     default: return "0";
     }
   case ExprKind::Unary: {
@@ -991,6 +994,11 @@ void KernelEmitter::callStmt(const CallStmt &c) {
   if (std::find(info_.natives.begin(), info_.natives.end(), f) == info_.natives.end())
     info_.natives.push_back(f);
   if (info && info->cls == CallClass::TilePrimitive) {
+    if (f == "sync" && c.scope == ExecScope::Cluster) {
+      line("asm volatile(\"barrier.cluster.arrive.release.aligned;\" ::: \"memory\");");
+      line("asm volatile(\"barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");");
+      return;
+    }
     if (f == "sync") {
       line("__syncthreads();");
       return;
@@ -1001,7 +1009,14 @@ void KernelEmitter::callStmt(const CallStmt &c) {
   if (f == "mbarrier.init") {
     line(fmt::format("ts_mbar_init({}, {});", barrierAddr(arg(0)), ex(kwv("count"))));
   } else if (f == "mbarrier.arrive") {
-    line(fmt::format("ts_mbar_arrive({});", barrierAddr(arg(0))));
+    if (Expr cta = kwv("cta"))
+      line(fmt::format("ts_mbar_arrive_remote({}, {});", barrierAddr(arg(0)), ex(cta)));
+    else
+      line(fmt::format("ts_mbar_arrive({});", barrierAddr(arg(0))));
+  } else if (f == "barrier.cluster.arrive") {
+    line("asm volatile(\"barrier.cluster.arrive.release.aligned;\" ::: \"memory\");");
+  } else if (f == "barrier.cluster.wait") {
+    line("asm volatile(\"barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");");
   } else if (f == "mbarrier.arrive_expect_tx") {
     line(fmt::format("ts_mbar_arrive_expect_tx({}, {});", barrierAddr(arg(0)), ex(kwv("bytes"))));
   } else if (f == "mbarrier.expect_tx") {
@@ -1054,7 +1069,13 @@ void KernelEmitter::callStmt(const CallStmt &c) {
     std::string coords;
     for (size_t d = gb.shape.size(); d-- > 0;)
       coords += fmt::format("{}(int)({})", coords.empty() ? "" : ", ", ex(begin[d]));
-    if (load)
+    Expr mask = load ? kwv("multicast") : nullptr;
+    if (mask && gb.shape.size() != 2)
+      error(c.loc, "multicast TMA loads are lowered for 2-D tensors only");
+    if (mask)
+      line(fmt::format("ts_tma_load_2d_mc({}, &tmap_{}, {}, (uint16_t)({}), {});", saddr, param,
+                       barrierAddr(kwv("mbar")), ex(mask), coords));
+    else if (load)
       line(fmt::format("ts_tma_load_{}d({}, &tmap_{}, {}, {});", gb.shape.size(), saddr, param,
                        barrierAddr(kwv("mbar")), coords));
     else
@@ -1396,8 +1417,18 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
   for (int n : wgmmaShapes_)
     d << wgmmaHelper(n, "bf16") << wgmmaHelper(n, "f16");
   bool usesSetmaxnreg = body.find("setmaxnreg") != std::string::npos;
+  // A cluster shape is a compile-time attribute: the <<<>>> launch then
+  // groups the CTAs (the grid must be a multiple of it, as the `launch` says).
+  std::string clusterDims;
+  if (!k_.launch.cluster.empty()) {
+    for (size_t i = 0; i < 3; ++i)
+      clusterDims += fmt::format("{}{}", i ? ", " : "",
+                                 i < k_.launch.cluster.size() ? ex(k_.launch.cluster[i]) : "1");
+    clusterDims = " __cluster_dims__(" + clusterDims + ")";
+  }
   d << "extern \"C\" __global__ void __launch_bounds__(" << k_.launch.threads
-    << (usesSetmaxnreg ? ", 1" : "") << ") " << k_.name << "(" << sig << ") {\n"
+    << (usesSetmaxnreg ? ", 1" : "") << ")" << clusterDims << " " << k_.name << "(" << sig
+    << ") {\n"
     << "  extern __shared__ __align__(1024) uint8_t ts_smem_raw[];\n"
     << "  uint8_t *ts_smem = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(ts_smem_raw) "
        "+ 1023) & ~uintptr_t(1023));\n"
@@ -1567,6 +1598,25 @@ __device__ __forceinline__ void ts_mbar_inval(uint32_t bar) {
 __device__ __forceinline__ void ts_mbar_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
 }
+// An arrival on the barrier at the same offset in cluster CTA `rank`, with
+// the default (release, CTA) semantics as CUTLASS's ClusterBarrier uses it:
+// an explicit .release.cluster made a cluster GEMM's consumer releases so slow
+// that it ran at half the speed (docs/perf.md, session 4).
+__device__ __forceinline__ void ts_mbar_arrive_remote(uint32_t bar, int rank) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(rank));
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" :: "r"(remote) : "memory");
+}
+__device__ __forceinline__ int ts_cluster_ctaid(int axis) {
+  uint32_t v;
+  if (axis == 0)
+    asm("mov.u32 %0, %%cluster_ctaid.x;" : "=r"(v));
+  else if (axis == 1)
+    asm("mov.u32 %0, %%cluster_ctaid.y;" : "=r"(v));
+  else
+    asm("mov.u32 %0, %%cluster_ctaid.z;" : "=r"(v));
+  return (int)v;
+}
 __device__ __forceinline__ void ts_mbar_arrive_expect_tx(uint32_t bar, int bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
 }
@@ -1584,6 +1634,12 @@ __device__ __forceinline__ void ts_mbar_wait(uint32_t bar, int parity) {
 __device__ __forceinline__ void ts_tma_load_2d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1) {
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
                :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1) : "memory");
+}
+// Multicast: the box lands at `dst` in every CTA of the cluster named by
+// `mask` (bit i: rank i) and completes bytes on the barrier at `bar` in each.
+__device__ __forceinline__ void ts_tma_load_2d_mc(uint32_t dst, const CUtensorMap *map, uint32_t bar, uint16_t mask, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4, %5}], [%2], %3;"
+               :: "r"(dst), "l"(map), "r"(bar), "h"(mask), "r"(c0), "r"(c1) : "memory");
 }
 __device__ __forceinline__ void ts_tma_load_3d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1, int c2) {
   asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];"
