@@ -9,6 +9,7 @@
 #include "simulator/Packed.h"
 
 #include <cstring>
+#include <type_traits>
 
 namespace tilescope::sim {
 
@@ -81,6 +82,24 @@ uint64_t loadLittle(const uint8_t *p, int bytes) {
   return v;
 }
 
+// fn(std::integral_constant<int, bytes>) for the usual element sizes, so that
+// the loops it runs copy elements with plain loads and stores instead of a
+// memcpy call per element; fn(bytes) otherwise.
+template <typename Fn> void withElementBytes(int bytes, Fn fn) {
+  switch (bytes) {
+  case 1:
+    return fn(std::integral_constant<int, 1>{});
+  case 2:
+    return fn(std::integral_constant<int, 2>{});
+  case 4:
+    return fn(std::integral_constant<int, 4>{});
+  case 8:
+    return fn(std::integral_constant<int, 8>{});
+  default:
+    return fn(bytes);
+  }
+}
+
 } // namespace
 
 bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<uint64_t> &out) {
@@ -94,19 +113,23 @@ bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<u
   switch (b.scope) {
   case MemScope::Global: {
     const uint8_t *base = tensors_[b.tensor].bytes.data();
-    for (size_t i = 0; i < flats.size(); ++i)
-      out[i] = loadLittle(base + flats[i] * bytes, bytes);
+    withElementBytes(bytes, [&](auto size) {
+      for (size_t i = 0; i < flats.size(); ++i)
+        out[i] = loadLittle(base + flats[i] * size, size);
+    });
     return true;
   }
   case MemScope::Shared: {
     const int64_t limit = static_cast<int64_t>(shared_.size()) - bytes;
-    for (size_t i = 0; i < flats.size(); ++i) {
-      int64_t at = b.sharedByte(flats[i]);
-      if (at < 0 || at > limit)
-        return false;
-      out[i] = loadLittle(shared_.data() + at, bytes);
-    }
-    return true;
+    bool inside = true;
+    withElementBytes(bytes, [&](auto size) {
+      for (size_t i = 0; i < flats.size() && inside; ++i) {
+        int64_t at = b.sharedByte(flats[i]);
+        inside = at >= 0 && at <= limit;
+        out[i] = inside ? loadLittle(shared_.data() + at, size) : 0;
+      }
+    });
+    return inside;
   }
   case MemScope::Reg: {
     if (b.privateRegs()) {
@@ -141,11 +164,13 @@ bool CtaExecutor::scatterBits(const Region &r, ThreadRange threads,
   switch (b.scope) {
   case MemScope::Global: {
     HostTensor &t = tensors_[b.tensor];
-    for (size_t i = 0; i < flats.size(); ++i) {
-      uint64_t v = value(i);
-      std::memcpy(t.bytes.data() + flats[i] * bytes, &v, static_cast<size_t>(bytes));
-      t.written[flats[i]] = 1;
-    }
+    withElementBytes(bytes, [&](auto size) {
+      for (size_t i = 0; i < flats.size(); ++i) {
+        uint64_t v = value(i);
+        std::memcpy(t.bytes.data() + flats[i] * size, &v, static_cast<size_t>(size));
+        t.written[flats[i]] = 1;
+      }
+    });
     return true;
   }
   case MemScope::Shared: {
@@ -153,10 +178,12 @@ bool CtaExecutor::scatterBits(const Region &r, ThreadRange threads,
     for (int64_t flat : flats) // decide before writing anything
       if (int64_t at = b.sharedByte(flat); at < 0 || at > limit)
         return false;
-    for (size_t i = 0; i < flats.size(); ++i) {
-      uint64_t v = value(i);
-      std::memcpy(shared_.data() + b.sharedByte(flats[i]), &v, static_cast<size_t>(bytes));
-    }
+    withElementBytes(bytes, [&](auto size) {
+      for (size_t i = 0; i < flats.size(); ++i) {
+        uint64_t v = value(i);
+        std::memcpy(shared_.data() + b.sharedByte(flats[i]), &v, static_cast<size_t>(size));
+      }
+    });
     return true;
   }
   case MemScope::Reg: {
