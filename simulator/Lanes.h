@@ -31,13 +31,16 @@ inline float quietNaN(float x) {
   return std::bit_cast<float>(std::bit_cast<uint32_t>(x) | 0x00400000u);
 }
 
-// The result of an f32 operation that has a NaN operand: the first NaN
-// operand in the expression's order, quieted. IEEE 754 only says that the
-// result should be one of the input NaNs; x86 returns the one in the
-// instruction's first source, and which operand that is depends on the
-// instruction form the compiler picked, so the simulator fixes the choice
-// and every path (the general evaluator, fused stores, fused loops) gives
-// the same bits.
+// The result of an f32 operation that has a NaN operand: the first NaN of
+// the three in the order given, quieted. IEEE 754 only says that the result
+// should be one of the input NaNs; x86 returns the one in the instruction's
+// first source, and which operand that is depends on the instruction form the
+// compiler picked for each loop, so the simulator fixes the order and every
+// path (the general evaluator, fused stores, fused loops) gives the same bits.
+// The order is the one the fused paths' instructions had (their outputs do
+// not change): the left operand of a binary operator; of p * q + r, q, then r,
+// then p, each as stored (a negation in the expression does not flip a NaN's
+// sign, as in x86's vfnmadd).
 [[gnu::cold, gnu::noinline]] inline float firstNaN(float a, float b, float c) {
   return quietNaN(std::isnan(a) ? a : std::isnan(b) ? b : c);
 }
@@ -69,12 +72,11 @@ inline float f32Arith(BinaryOp op, float a, float b) {
 
 // The contracted f32 multiply-add: -p * q + r, p * q - r or p * q + r
 // (`variant` -1, 1, 0), one exactly rounded fmaf; a NaN operand gives
-// firstNaN of the operands as they enter (-p, q, r or p, q, -r).
+// firstNaN(q, r, p).
 inline float f32Fma(int variant, float p, float q, float r) {
-  const float a = variant < 0 ? -p : p, c = variant > 0 ? -r : r;
   if (anyNaN(p, q, r)) [[unlikely]]
-    return firstNaN(a, q, c);
-  return std::fmaf(a, q, c);
+    return firstNaN(q, r, p);
+  return variant < 0 ? std::fmaf(-p, q, r) : std::fmaf(p, q, variant > 0 ? -r : r);
 }
 
 // Calls fn(lane) for every lane set in `mask`, in increasing order.

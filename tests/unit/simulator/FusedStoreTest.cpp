@@ -486,3 +486,35 @@ kernel others(A: global f32[32, 40], C: global f32[32, 40])
   CHECK(fusedLoops(text) == 0);
   agreeSeeds(text);
 }
+
+TEST_CASE("f32 operations with NaN operands give the first NaN operand, on every path") {
+  // Lane 0 reads two different NaNs: A[0] and B[1] (Lanes.h, firstNaN).
+  const uint32_t nanA = 0x7FC01111u, nanB = 0xFFC22222u;
+  const std::string text = R"(
+kernel nans(A: global f32[32], B: global f32[32], C: global f32[32, 5])
+  launch grid(1) threads(32) target(sm_80)
+{
+  reg acc: f32[1]
+  let next = (laneid + 1) % 32
+  C[laneid, 0] = A[laneid] + B[next]
+  C[laneid, 1] = B[next] * A[laneid]
+  C[laneid, 2] = A[laneid] * B[next] + B[next]
+  C[laneid, 3] = B[next] - A[laneid] * B[next]
+  acc[0] = B[next]
+  for k in 0 .. 3 {
+    acc[0] = acc[0] * A[laneid] - B[next]
+  }
+  C[laneid, 4] = acc[0]
+}
+)";
+  CHECK(fusedLoops(text) == 1);
+  // A[0] and B[0] get nanA, A[1] and B[1] get nanB.
+  Outcome o = agreeSeeds(text, {}, {nanA, nanB});
+  REQUIRE(o.result.ok());
+  const HostTensor &c = o.tensors[2];
+  CHECK(c.bitsAt(0) == nanA); // A + B: the left operand's
+  CHECK(c.bitsAt(1) == nanB); // B * A: the left operand's
+  CHECK(c.bitsAt(2) == nanB); // p * q + r with p = A, q = r = B: q's
+  CHECK(c.bitsAt(3) == nanB); // r - p * q, the same operands: q's
+  CHECK(c.bitsAt(4) == nanA); // acc * A - B, acc holding B's: q's (A's), every iteration
+}
