@@ -169,6 +169,17 @@ public:
   // `bits` holds one value per element, or one value for all of them.
   bool scatterBits(const Region &r, ThreadRange threads, std::span<const uint64_t> bits);
   void countAccess(const Region &r, bool write);
+  // A register tile's region as `threads` hold it: for each element its first
+  // owner's register (read) and every owner's register (written), or
+  // `complete` false when some element has no owner among them. Owner tables
+  // never change, so it is computed once per region and range.
+  struct RegionRegs {
+    bool complete = true;
+    std::vector<int64_t> first;                    // by element of the region
+    std::vector<std::pair<int64_t, int64_t>> all;  // (element, register)
+  };
+  const RegionRegs &regionRegs(const Region &r, ThreadRange threads,
+                               const std::vector<int64_t> &flats);
   bool inBounds(const Region &r, int64_t idx) const;
   bool fail(llvm::SMLoc loc, const std::string &message);
   std::string where(llvm::SMLoc loc) const;
@@ -399,6 +410,8 @@ private:
   std::vector<AsyncCopy> inflight_;
   std::optional<Failure> failure_;
   std::vector<uint64_t> bits_, bitsB_, bitsC_; // scratch of the whole-region paths
+  // regionRegs by (buffer, thread range, region start, extents, dimensions).
+  std::map<std::vector<int64_t>, RegionRegs> regionRegs_;
   // Tensor memory: 128 lanes x 512 columns of 32 bits, and who allocated what.
   std::vector<uint32_t> tmem_;
   std::vector<int> tmemOwner_;                           // per column: allocating warp, -1 free

@@ -138,12 +138,11 @@ bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<u
         out[i] = regs[flats[i]];
       return true;
     }
-    for (size_t i = 0; i < flats.size(); ++i) {
-      int64_t reg = firstOwnerReg(b, flats[i], threads, p_.regsPerThread);
-      if (reg < 0)
-        return false;
-      out[i] = regs_[reg];
-    }
+    const RegionRegs &rr = regionRegs(r, threads, flats);
+    if (!rr.complete)
+      return false;
+    for (size_t i = 0; i < flats.size(); ++i)
+      out[i] = regs_[rr.first[i]];
     return true;
   }
   case MemScope::Tmem:
@@ -196,23 +195,45 @@ bool CtaExecutor::scatterBits(const Region &r, ThreadRange threads,
       }
       return true;
     }
-    for (int64_t flat : flats) // every element must have an owner in the range
-      if (firstOwnerReg(b, flat, threads, p_.regsPerThread) < 0)
-        return false;
-    for (size_t i = 0; i < flats.size(); ++i) {
-      int64_t flat = flats[i];
-      for (int32_t k = b.ownerStart[flat]; k < b.ownerStart[flat + 1]; ++k) {
-        auto [t, reg] = b.owners[k];
-        if (threads.contains(t))
-          regs_[t * p_.regsPerThread + b.regBase + reg] = value(i) & keep;
-      }
-    }
+    const RegionRegs &rr = regionRegs(r, threads, flats);
+    if (!rr.complete) // every element must have an owner in the range
+      return false;
+    for (const auto &[i, reg] : rr.all)
+      regs_[reg] = value(static_cast<size_t>(i)) & keep;
     return true;
   }
   case MemScope::Tmem:
     return false;
   }
   return false;
+}
+
+const CtaExecutor::RegionRegs &CtaExecutor::regionRegs(const Region &r, ThreadRange threads,
+                                                        const std::vector<int64_t> &flats) {
+  std::vector<int64_t> key = {r.buffer, threads.begin, threads.end};
+  key.insert(key.end(), r.start.begin(), r.start.end());
+  key.push_back(-1);
+  key.insert(key.end(), r.extent.begin(), r.extent.end());
+  key.push_back(-1);
+  key.insert(key.end(), r.dimOf.begin(), r.dimOf.end());
+  auto [it, fresh] = regionRegs_.try_emplace(std::move(key));
+  RegionRegs &rr = it->second;
+  if (!fresh)
+    return rr;
+  const BufferPlan &b = p_.buffers[r.buffer];
+  rr.first.resize(flats.size());
+  for (size_t i = 0; i < flats.size(); ++i) {
+    const int64_t flat = flats[i];
+    rr.first[i] = firstOwnerReg(b, flat, threads, p_.regsPerThread);
+    rr.complete &= rr.first[i] >= 0;
+    // Every owner in the range, in the owner table's order (as writeBits).
+    for (int32_t k = b.ownerStart[flat]; k < b.ownerStart[flat + 1]; ++k) {
+      auto [t, reg] = b.owners[k];
+      if (threads.contains(t))
+        rr.all.emplace_back(static_cast<int64_t>(i), t * p_.regsPerThread + b.regBase + reg);
+    }
+  }
+  return rr;
 }
 
 void CtaExecutor::countAccess(const Region &r, bool write) {
