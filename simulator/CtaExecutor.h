@@ -175,8 +175,8 @@ public:
   // never change, so it is computed once per region and range.
   struct RegionRegs {
     bool complete = true;
-    std::vector<int64_t> first;                    // by element of the region
-    std::vector<std::pair<int64_t, int64_t>> all;  // (element, register)
+    std::vector<int64_t> first;                   // by element of the region
+    std::vector<std::pair<int64_t, int64_t>> all; // (element, register)
   };
   const RegionRegs &regionRegs(const Region &r, ThreadRange threads,
                                const std::vector<int64_t> &flats);

@@ -91,7 +91,8 @@ alignas(32) constexpr std::array<int64_t, kWarpSize> kSameElement{};
 // restrict locals, so nothing is reloaded per lane; the bases are not (a
 // register target may be one of the operands).
 template <int N, typename Op, typename Sink>
-[[gnu::always_inline]] inline void combine(uint32_t mask, const LaneElements *in, Op op, Sink sink) {
+[[gnu::always_inline]] inline void combine(uint32_t mask, const LaneElements *in, Op op,
+                                           Sink sink) {
   const uint8_t *b0 = in[0].base, *b1 = in[N > 1 ? 1 : 0].base, *b2 = in[N > 2 ? 2 : 0].base;
   const int64_t *__restrict o0 = in[0].offset, *__restrict o1 = in[N > 1 ? 1 : 0].offset,
                             *__restrict o2 = in[N > 2 ? 2 : 0].offset;

@@ -45,7 +45,9 @@ inline float quietNaN(float x) {
   return quietNaN(std::isnan(a) ? a : std::isnan(b) ? b : c);
 }
 
-inline bool anyNaN(float a, float b) { return std::isnan(a) | std::isnan(b); }
+inline bool anyNaN(float a, float b) {
+  return std::isnan(a) | std::isnan(b);
+}
 inline bool anyNaN(float a, float b, float c) {
   return std::isnan(a) | std::isnan(b) | std::isnan(c);
 }

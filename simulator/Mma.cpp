@@ -419,11 +419,11 @@ inline uint32_t packSum64(int64_t sum, int quantum, int outputMantissaBits) {
 struct RowChunk {
   const MmaInstructionRow *row;
   const numerics::FloatFormat *fa, *fb;
-  const uint32_t *aCodes;   // A's codes of the chunk
-  const uint32_t *btCodes;  // Bt's codes, row 0 of the chunk (rows K apart)
-  const uint32_t *sa;       // A's lifted significands of the chunk
-  const int32_t *ea, *na;   // ... exponents and sign masks
-  bool specialA;            // a NaN or infinity in A's chunk
+  const uint32_t *aCodes;  // A's codes of the chunk
+  const uint32_t *btCodes; // Bt's codes, row 0 of the chunk (rows K apart)
+  const uint32_t *sa;      // A's lifted significands of the chunk
+  const int32_t *ea, *na;  // ... exponents and sign masks
+  bool specialA;           // a NaN or infinity in A's chunk
   const DecodedTile *B;
   const TransposedTile *T; // B transposed: for the narrow sums
   int64_t K, len, chunks, q, N;
@@ -467,13 +467,10 @@ struct RowChunk {
 // the largest exponent. Len 0: any length. Narrow: every lifted product and
 // the chunk's sum fit in 32 bits (twice the lanes per vector).
 template <int Len, bool Narrow>
-[[gnu::always_inline]] inline int64_t chunkProducts(int64_t len, const uint32_t *__restrict sa,
-                                                    const int32_t *__restrict ea,
-                                                    const int32_t *__restrict na,
-                                                    const uint32_t *__restrict sb,
-                                                    const int32_t *__restrict eb,
-                                                    const int32_t *__restrict nb,
-                                                    int32_t &largest) {
+[[gnu::always_inline]] inline int64_t
+chunkProducts(int64_t len, const uint32_t *__restrict sa, const int32_t *__restrict ea,
+              const int32_t *__restrict na, const uint32_t *__restrict sb,
+              const int32_t *__restrict eb, const int32_t *__restrict nb, int32_t &largest) {
   constexpr int kMax = Len > 0 ? Len : 64;
   const int64_t n = Len > 0 ? Len : len;
   int32_t exps[kMax];

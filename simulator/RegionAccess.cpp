@@ -209,7 +209,7 @@ bool CtaExecutor::scatterBits(const Region &r, ThreadRange threads,
 }
 
 const CtaExecutor::RegionRegs &CtaExecutor::regionRegs(const Region &r, ThreadRange threads,
-                                                        const std::vector<int64_t> &flats) {
+                                                       const std::vector<int64_t> &flats) {
   std::vector<int64_t> key = {r.buffer, threads.begin, threads.end};
   key.insert(key.end(), r.start.begin(), r.start.end());
   key.push_back(-1);
