@@ -169,6 +169,8 @@ private:
   std::map<std::string, std::pair<int64_t, bool>> barriers_; // name -> (offset, has count)
   std::vector<std::string> symbols_;                          // shape symbols, in order
   std::map<std::string, int64_t> symbolMultiple_;             // from `where S % c == 0`
+  std::map<std::string, int64_t> fixedSymbols_;               // from `where S == c`
+  bool deviceSide_ = false;                                   // emitting the kernel body
   std::map<std::string, int64_t> env_;                        // unrolled loop variables
   std::vector<std::pair<std::string, Expr>> lets_;             // visible lets, innermost last
   std::map<std::string, Dtype> letTypes_;
@@ -211,6 +213,7 @@ void KernelEmitter::collect() {
       if (auto v = constantValue(eq.rhs); v && *v > 0) {
         int64_t &known = symbolMultiple_[as<Var>(eq.lhs).name];
         known = std::max(known, *v);
+        fixedSymbols_[as<Var>(eq.lhs).name] = *v;
         continue;
       }
     if (constantValue(eq.rhs).value_or(1) != 0 || eq.lhs->kind != ExprKind::Binary)
@@ -558,6 +561,11 @@ std::string KernelEmitter::ex(const Expr &e) {
   case ExprKind::Var: {
     const std::string &n = as<Var>(e).name;
     if (auto it = env_.find(n); it != env_.end())
+      return std::to_string(it->second);
+    // In device code a size the `where` clause fixes is a constant (a
+    // division by it becomes a multiplication, an index product a shift);
+    // the host launcher still checks the clause on the value passed.
+    if (auto it = fixedSymbols_.find(n); deviceSide_ && it != fixedSymbols_.end())
       return std::to_string(it->second);
     return n;
   }
@@ -1380,7 +1388,9 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
     line("}");
     line("__syncthreads();");
   }
+  deviceSide_ = true;
   block(k_.body);
+  deviceSide_ = false;
   std::string body = out_.str();
   if (failed_)
     return false;
@@ -1430,8 +1440,10 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
     << (usesSetmaxnreg ? ", 1" : "") << ")" << clusterDims << " " << k_.name << "(" << sig
     << ") {\n"
     << "  extern __shared__ __align__(1024) uint8_t ts_smem_raw[];\n"
-    << "  uint8_t *ts_smem = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(ts_smem_raw) "
-       "+ 1023) & ~uintptr_t(1023));\n"
+    // Aligned by pointer arithmetic on the shared array itself, so the
+    // compiler keeps it in the shared address space (ld/st.shared, not
+    // generic accesses as after a round trip through an integer).
+    << "  uint8_t *ts_smem = ts_smem_raw + ((1024u - (ts_smem_addr(ts_smem_raw) & 1023u)) & 1023u);\n"
     << "  const int ts_tid = (int)threadIdx.x;\n"
     << body << "}\n\n";
   device = d.str();
