@@ -1,11 +1,11 @@
 #include "verifier/DivisionAbstraction.h"
 
-#include <fmt/format.h>
-
 namespace tilescope::detail {
 
 DivisionAbstraction::DivisionAbstraction(z3::context &ctx, bool uninterpretedProducts)
-    : ctx_(ctx), definitions_(ctx) {
+    : ctx_(ctx), quotient_(ctx.function("quot!", ctx.int_sort(), ctx.int_sort(), ctx.int_sort())),
+      remainder_(ctx.function("rem!", ctx.int_sort(), ctx.int_sort(), ctx.int_sort())),
+      definitions_(ctx) {
   if (uninterpretedProducts)
     products_.emplace(ctx_.function("product!", ctx_.int_sort(), ctx_.int_sort(), ctx_.int_sort()));
 }
@@ -29,8 +29,7 @@ z3::expr DivisionAbstraction::rewrite(const z3::expr &e) {
     auto key = std::make_pair(x.id(), d.id());
     auto it = quotients_.find(key);
     if (it == quotients_.end()) {
-      z3::expr q = ctx_.int_const(fmt::format("quot!{}", fresh_).c_str());
-      z3::expr r = ctx_.int_const(fmt::format("rem!{}", fresh_++).c_str());
+      z3::expr q = quotient_(x, d), r = remainder_(x, d);
       z3::expr zero = ctx_.int_val(0);
       definitions_.push_back(z3::implies(d != zero, x == product(q, d) + r && r >= zero &&
                                                         r < z3::ite(d > zero, d, -d)));

@@ -35,12 +35,15 @@ private:
 
   z3::context &ctx_;
   std::optional<z3::func_decl> products_;
+  // Functions, not fresh constants: two divisions of equal values by equal
+  // divisors that are spelled differently (`kt`, `1 * kt`) get one quotient
+  // and remainder by congruence, as Z3's own div and mod would.
+  z3::func_decl quotient_, remainder_;
   z3::expr_vector definitions_;
   // By AST id; the input is kept so that its id is not reused.
   std::map<unsigned, std::pair<z3::expr, z3::expr>> done_;
   // By the ids of (x, d), which definitions_ keeps alive.
   std::map<std::pair<unsigned, unsigned>, std::pair<z3::expr, z3::expr>> quotients_;
-  int fresh_ = 0;
 };
 
 } // namespace tilescope::detail

@@ -1,0 +1,40 @@
+#include "verifier/LinearPrecheck.h"
+
+#include "verifier/SolverBudget.h"
+
+namespace tilescope::detail {
+
+z3::solver oneShotSolver(z3::context &ctx, unsigned budgetMs) {
+  z3::tactic pipeline = z3::tactic(ctx, "simplify") & z3::tactic(ctx, "propagate-values") &
+                        z3::tactic(ctx, "solve-eqs") & z3::tactic(ctx, "purify-arith") &
+                        z3::tactic(ctx, "smt");
+  z3::solver s = pipeline.mk_solver();
+  z3::params p(ctx);
+  setSolverBudget(p, budgetMs);
+  s.set(p);
+  return s;
+}
+
+LinearPrecheck::LinearPrecheck(z3::context &ctx, unsigned budgetMs)
+    : ctx_(ctx), budgetMs_(budgetMs), abstraction_(ctx, /*uninterpretedProducts=*/true),
+      background_(ctx) {}
+
+bool LinearPrecheck::unsat(const z3::expr_vector &background, const z3::expr_vector &constraints) {
+  for (; backgroundSeen_ < background.size(); ++backgroundSeen_)
+    background_.push_back(abstraction_.rewrite(background[int(backgroundSeen_)]));
+  z3::expr_vector rewritten(ctx_);
+  bool abstracted = false;
+  for (unsigned k = 0; k < constraints.size(); ++k) {
+    rewritten.push_back(abstraction_.rewrite(constraints[int(k)]));
+    abstracted |= !z3::eq(rewritten.back(), constraints[int(k)]);
+  }
+  if (!abstracted)
+    return false;
+  z3::solver s = oneShotSolver(ctx_, budgetMs_);
+  s.add(background_);
+  s.add(abstraction_.definitions());
+  s.add(rewritten);
+  return s.check() == z3::unsat;
+}
+
+} // namespace tilescope::detail
