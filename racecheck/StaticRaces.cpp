@@ -4,6 +4,7 @@
 #include "verifier/BarrierSkeleton.h"
 #include "verifier/LinearPrecheck.h"
 #include "verifier/ProtoEncoding.h"
+#include "verifier/SharedContext.h"
 #include "verifier/SolverBudget.h"
 
 #include <fmt/format.h>
@@ -592,7 +593,7 @@ private:
 
   BarrierSkeleton sk_;
   RaceOptions opt_;
-  z3::context ctx_;
+  z3::context &ctx_ = detail::sharedContext();
   ProtoEncoder enc_;
   std::optional<z3::solver> solver_;
   unsigned assumed_ = 0;

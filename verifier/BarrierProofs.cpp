@@ -7,6 +7,7 @@
 #include "verifier/ConcreteEval.h"
 #include "verifier/LinearPrecheck.h"
 #include "verifier/ProtoEncoding.h"
+#include "verifier/SharedContext.h"
 #include "verifier/SolverBudget.h"
 
 #include <fmt/format.h>
@@ -316,18 +317,7 @@ private:
       if (r != z3::sat)
         return r;
       for (const z3::expr &e : small_)
-        for (int step = 0; step < 12; ++step) {
-          z3::expr v = base().get_model().eval(e, true);
-          z3::expr tighter = literal_.ctx().bool_const(
-              fmt::format("{}!{}", literal_.to_string(), tightenings_++).c_str());
-          base().add(z3::implies(tighter, e < v));
-          a.push_back(tighter);
-          if (base().check(a) != z3::sat) {
-            a.pop_back();
-            base().check(a); // restore the last model
-            break;
-          }
-        }
+        minimize(a, e);
       return z3::sat;
     }
     z3::model get_model() const { return sampleModel_ ? *sampleModel_ : base().get_model(); }
@@ -335,6 +325,37 @@ private:
 
   private:
     z3::solver &base() const { return *prover_.base_; }
+    // Bisects for the least value of `e` from 0 up (a negative value is kept),
+    // given the values chosen before it, so that a witness does not depend on
+    // the model Z3 happened to find first. `checked` holds the query's
+    // literal and the bounds chosen so far; the solver's model is left at the
+    // least value. A bound Z3 cannot decide counts as unsat: the witness is
+    // then merely not the least.
+    void minimize(z3::expr_vector &checked, const z3::expr &e) {
+      int64_t best = ProtoEncoder::value(base().get_model(), e), lo = 0;
+      while (lo < best) {
+        int64_t mid = lo + (best - lo) / 2;
+        checked.push_back(bound(e, mid));
+        if (base().check(checked) == z3::sat) {
+          best = ProtoEncoder::value(base().get_model(), e);
+        } else {
+          checked.pop_back();
+          lo = mid + 1;
+        }
+      }
+      // Keep e at its least value while the next values are chosen, and
+      // leave the model there.
+      checked.push_back(bound(e, best));
+      base().check(checked);
+    }
+    // A fresh literal that implies e <= v.
+    z3::expr bound(const z3::expr &e, int64_t v) {
+      z3::expr literal = literal_.ctx().bool_const(
+          fmt::format("{}!{}", literal_.to_string(), tightenings_++).c_str());
+      base().add(z3::implies(literal, e <= literal_.ctx().int_val(v)));
+      return literal;
+    }
+
     // With every size fixed the query is linear, and a one-shot solver that
     // propagates the values first decides it in well under a millisecond.
     bool satAtSample() {
@@ -1723,7 +1744,7 @@ private:
 
   const BarrierSkeleton &sk_;
   BarrierProofOptions opt_;
-  z3::context ctx_;
+  z3::context &ctx_ = detail::sharedContext();
   ProtoEncoder enc_;
   std::optional<z3::solver> base_;
   detail::LinearPrecheck linear_{ctx_, opt_.timeoutMs};

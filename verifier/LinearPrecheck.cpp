@@ -32,7 +32,12 @@ bool LinearPrecheck::unsat(const z3::expr_vector &background, const z3::expr_vec
     return false;
   z3::solver s = oneShotSolver(ctx_, budgetMs_);
   s.add(background_);
-  s.add(abstraction_.definitions());
+  z3::expr_vector used(ctx_);
+  for (unsigned k = 0; k < background_.size(); ++k)
+    used.push_back(background_[int(k)]);
+  for (unsigned k = 0; k < rewritten.size(); ++k)
+    used.push_back(rewritten[int(k)]);
+  s.add(abstraction_.definitionsFor(used));
   s.add(rewritten);
   return s.check() == z3::unsat;
 }
