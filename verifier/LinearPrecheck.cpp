@@ -2,6 +2,8 @@
 
 #include "verifier/SolverBudget.h"
 
+#include <algorithm>
+
 namespace tilescope::detail {
 
 z3::solver oneShotSolver(z3::context &ctx, unsigned budgetMs) {
@@ -16,8 +18,8 @@ z3::solver oneShotSolver(z3::context &ctx, unsigned budgetMs) {
 }
 
 LinearPrecheck::LinearPrecheck(z3::context &ctx, unsigned budgetMs)
-    : ctx_(ctx), budgetMs_(budgetMs), abstraction_(ctx, /*uninterpretedProducts=*/true),
-      background_(ctx) {}
+    : ctx_(ctx), budgetMs_(std::min(budgetMs, kPrecheckBudgetMs)),
+      abstraction_(ctx, /*uninterpretedProducts=*/true), background_(ctx) {}
 
 bool LinearPrecheck::unsat(const z3::expr_vector &background, const z3::expr_vector &constraints) {
   for (; backgroundSeen_ < background.size(); ++backgroundSeen_)

@@ -26,9 +26,15 @@ namespace tilescope::detail {
 // SolverBudget.h.
 z3::solver oneShotSolver(z3::context &ctx, unsigned budgetMs);
 
+// The most budget a cheaper question asked before an exact query gets (the
+// pre-check here, the barrier proofs' sample sizes): past it the exact query
+// decides, so a hard query costs at most this much more than it used to.
+inline constexpr unsigned kPrecheckBudgetMs = 500;
+
 class LinearPrecheck {
 public:
-  // budgetMs: the per-query budget (SolverBudget.h).
+  // budgetMs: the exact queries' budget (SolverBudget.h); the pre-check
+  // takes at most kPrecheckBudgetMs of it.
   LinearPrecheck(z3::context &ctx, unsigned budgetMs);
   // Whether `background` (facts true in every query: the where clause and
   // symbol ranges; it may grow between calls, entries already seen are not
