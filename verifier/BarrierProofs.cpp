@@ -361,8 +361,8 @@ private:
     bool satAtSample() {
       if (prover_.sample_.empty())
         return false;
-      z3::solver s = detail::oneShotSolver(
-          literal_.ctx(), std::min(prover_.opt_.timeoutMs, detail::kPrecheckBudgetMs));
+      z3::solver s = oneShotSolver(literal_.ctx(),
+                                   std::min(prover_.opt_.timeoutMs, detail::kPrecheckBudgetMs));
       s.add(prover_.enc_.assumptions());
       s.add(prover_.sample_);
       s.add(constraints_);
