@@ -2,6 +2,7 @@
 
 #include "ir/Printer.h"
 #include "verifier/BarrierSkeleton.h"
+#include "verifier/LeastWitness.h"
 #include "verifier/LinearPrecheck.h"
 #include "verifier/ProtoEncoding.h"
 #include "verifier/SharedContext.h"
@@ -473,6 +474,19 @@ private:
     }
     if (r == z3::unsat)
       return r;
+    // The least witness: threads, CTAs, iterations, element, then sizes.
+    std::vector<z3::expr> witness{t1, t2};
+    for (const auto *cta : {&ctaA, &ctaB})
+      witness.insert(witness.end(), cta->begin(), cta->end());
+    for (const std::optional<z3::expr> *rank : {&rankA, &rankB})
+      if (*rank)
+        witness.push_back(**rank);
+    witness.insert(witness.end(), itersA.begin(), itersA.end());
+    witness.insert(witness.end(), itersB.begin(), itersB.end());
+    witness.insert(witness.end(), element.begin(), element.end());
+    for (const auto &[name, v] : enc_.symbols())
+      witness.push_back(v);
+    detail::minimizeWitness(s, under, witness, pair.to_string());
     z3::model m = s.get_model();
     auto threadText = [&](const z3::expr &t) {
       int64_t v = ProtoEncoder::value(m, t);
