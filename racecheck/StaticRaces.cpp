@@ -461,8 +461,7 @@ private:
     for (unsigned k = 0; k < cons.size(); ++k)
       s.add(z3::implies(pair, cons[int(k)]));
     // An over-approximation first, linear up to congruence: its unsat
-    // decides most pairs in microseconds. (The pair stays in the solver
-    // above, so later pairs' witnesses do not depend on which were skipped.)
+    // decides most pairs in a few milliseconds (LinearPrecheck.h).
     if (linear_.unsat(enc_.assumptions(), cons))
       return z3::unsat;
     z3::expr_vector under(ctx_);
@@ -539,9 +538,8 @@ private:
     return r;
   }
 
-  // The shared solver of one encoding, with the where clause added as it
-  // grows (blockIdx ranges appear lazily), through `abs` when given.
-  // `added` counts the assumptions already in it.
+  // The solver every pair shares, with the where clause added as it grows
+  // (blockIdx ranges appear lazily).
   z3::solver &pairSolver() {
     if (!solver_) {
       solver_.emplace(ctx_);
