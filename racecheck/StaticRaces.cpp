@@ -2,8 +2,10 @@
 
 #include "ir/Printer.h"
 #include "verifier/BarrierSkeleton.h"
-#include "verifier/DivisionAbstraction.h"
+#include "verifier/LeastWitness.h"
+#include "verifier/LinearPrecheck.h"
 #include "verifier/ProtoEncoding.h"
+#include "verifier/SharedContext.h"
 #include "verifier/SolverBudget.h"
 
 #include <fmt/format.h>
@@ -454,14 +456,13 @@ private:
     }
     // One solver for all pairs: each pair's constraints hang off a fresh
     // literal and are checked under it.
-    z3::solver &s = pairSolver(solver_, nullptr, assumed_);
+    z3::solver &s = pairSolver();
     z3::expr pair = ctx_.bool_const(fmt::format("pair!{}", pairs_++).c_str());
     for (unsigned k = 0; k < cons.size(); ++k)
       s.add(z3::implies(pair, cons[int(k)]));
     // An over-approximation first, linear up to congruence: its unsat
-    // decides most pairs in microseconds. (The pair stays in the solver
-    // above, so later pairs' witnesses do not depend on which were skipped.)
-    if (linearUnsat(cons))
+    // decides most pairs in a few milliseconds (LinearPrecheck.h).
+    if (linear_.unsat(enc_.assumptions(), cons))
       return z3::unsat;
     z3::expr_vector under(ctx_);
     under.push_back(pair);
@@ -472,6 +473,19 @@ private:
     }
     if (r == z3::unsat)
       return r;
+    // The least witness: threads, CTAs, iterations, element, then sizes.
+    std::vector<z3::expr> witness{t1, t2};
+    for (const auto *cta : {&ctaA, &ctaB})
+      witness.insert(witness.end(), cta->begin(), cta->end());
+    for (const std::optional<z3::expr> *rank : {&rankA, &rankB})
+      if (*rank)
+        witness.push_back(**rank);
+    witness.insert(witness.end(), itersA.begin(), itersA.end());
+    witness.insert(witness.end(), itersB.begin(), itersB.end());
+    witness.insert(witness.end(), element.begin(), element.end());
+    for (const auto &[name, v] : enc_.symbols())
+      witness.push_back(v);
+    detail::minimizeWitness(s, under, witness, pair.to_string());
     z3::model m = s.get_model();
     auto threadText = [&](const z3::expr &t) {
       int64_t v = ProtoEncoder::value(m, t);
@@ -524,44 +538,18 @@ private:
     return r;
   }
 
-  // The shared solver of one encoding, with the where clause added as it
-  // grows (blockIdx ranges appear lazily), through `abs` when given.
-  // `added` counts the assumptions already in it.
-  z3::solver &pairSolver(std::optional<z3::solver> &solver, detail::DivisionAbstraction *abs,
-                         unsigned &added) {
-    if (!solver) {
-      solver.emplace(ctx_);
+  // The solver every pair shares, with the where clause added as it grows
+  // (blockIdx ranges appear lazily).
+  z3::solver &pairSolver() {
+    if (!solver_) {
+      solver_.emplace(ctx_);
       z3::params p(ctx_);
       setSolverBudget(p, opt_.timeoutMs);
-      solver->set(p);
+      solver_->set(p);
     }
-    for (; added < enc_.assumptions().size(); ++added) {
-      const z3::expr &a = enc_.assumptions()[int(added)];
-      solver->add(abs ? abs->rewrite(a) : a);
-    }
-    return *solver;
-  }
-
-  bool linearUnsat(const z3::expr_vector &cons) {
-    z3::solver &s = pairSolver(linearSolver_, &linear_, linearAssumed_);
-    z3::expr_vector rewritten(ctx_);
-    bool abstracted = false;
-    for (unsigned k = 0; k < cons.size(); ++k) {
-      rewritten.push_back(linear_.rewrite(cons[int(k)]));
-      abstracted |= !z3::eq(rewritten.back(), cons[int(k)]);
-    }
-    // A linear pair is the exact query's business alone (and keeps its
-    // witness as before).
-    if (!abstracted)
-      return false;
-    // Definitions hold for every value: outside the pair's scope.
-    for (; linearDefined_ < linear_.definitions().size(); ++linearDefined_)
-      s.add(linear_.definitions()[int(linearDefined_)]);
-    s.push();
-    s.add(rewritten);
-    bool unsat = s.check() == z3::unsat;
-    s.pop();
-    return unsat;
+    for (; assumed_ < enc_.assumptions().size(); ++assumed_)
+      solver_->add(enc_.assumptions()[int(assumed_)]);
+    return *solver_;
   }
 
   void checkProxyFences() {
@@ -617,14 +605,12 @@ private:
 
   BarrierSkeleton sk_;
   RaceOptions opt_;
-  z3::context ctx_;
+  z3::context &ctx_ = detail::sharedContext();
   ProtoEncoder enc_;
   std::optional<z3::solver> solver_;
   unsigned assumed_ = 0;
-  // The linear over-approximation (see DivisionAbstraction.h), tried first.
-  std::optional<z3::solver> linearSolver_;
-  detail::DivisionAbstraction linear_{ctx_, true};
-  unsigned linearAssumed_ = 0, linearDefined_ = 0;
+  // The linear over-approximation (LinearPrecheck.h), tried first.
+  detail::LinearPrecheck linear_{ctx_, opt_.timeoutMs};
   int pairs_ = 0;
   RaceReport report_;
 };

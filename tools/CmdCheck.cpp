@@ -3,9 +3,11 @@
 // legality, barrier protocols, static races. Where a barrier proof is out of
 // reach, the exhaustive check of the concrete run decides it at the sizes of
 // --args (else the smallest the where clause admits that run every ring
-// twice), and the summary says which method decided. Without FILE it checks
-// the bundled kernel library. Input errors exit 2; findings of the proofs
-// exit 1.
+// twice), and the summary says which method decided. --args must fit the
+// kernels checked whether or not a proof needs it: a name none of them has,
+// or sizes their where clause does not admit, are input errors. Without FILE
+// it checks the bundled kernel library. Input errors exit 2; findings of the
+// proofs exit 1.
 #include "ir/Checker.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
@@ -15,6 +17,7 @@
 #include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
 #include "tools/NameValues.h"
+#include "tools/ProblemSizes.h"
 #include "verifier/BarrierProofs.h"
 #include "verifier/KernelLayouts.h"
 
@@ -83,8 +86,44 @@ struct FileResult {
   std::vector<KernelResult> kernels;
 };
 
-// Parses and checks one buffer of `diag`'s source manager.
+// An input error, at the first kernel, for each name of `args` that no
+// kernel of `kernels` (one file's) can take.
+void reportUnknownArgs(const NameValues &args, const std::vector<Kernel> &kernels,
+                       Diagnostics &diag) {
+  std::vector<const Kernel *> all;
+  for (const Kernel &k : kernels)
+    all.push_back(&k);
+  for (const std::string &name : namesNoKernelTakes(args, all))
+    diag.error(kernels.front().loc,
+               kernels.size() == 1
+                   ? fmt::format("--args gives '{}', but kernel '{}' has no shape symbol or scalar "
+                                 "parameter of that name (it has {})",
+                                 name, kernels.front().name, namesKernelTakes(kernels.front()))
+                   : fmt::format("--args gives '{}', but no kernel in this file has a shape "
+                                 "symbol or scalar parameter of that name",
+                                 name));
+}
+
+// The names of `args` that no kernel of the bundled library can take
+// (checking the whole library, each file's kernels need only some of them).
+std::vector<std::string> namesNoLibraryKernelTakes(const NameValues &args) {
+  llvm::SourceMgr sm;
+  Diagnostics quiet(sm, false);
+  std::vector<Module> modules;
+  for (const BundledKernelFile &f : bundledKernelFiles())
+    modules.push_back(parseModuleText(f.text, f.name, quiet));
+  std::vector<const Kernel *> all;
+  for (const Module &m : modules)
+    for (const Kernel &k : m.kernels)
+      all.push_back(&k);
+  return namesNoKernelTakes(args, all);
+}
+
+// Parses and checks one buffer of `diag`'s source manager. The sizes of
+// `args` must be admitted by its kernels' where clauses, and with
+// `namesMustFit` every name must be one of theirs.
 FileResult checkBuffer(unsigned id, const std::string &file, Diagnostics &diag,
+                       const NameValues &args, bool namesMustFit,
                        const BarrierProofOptions &options) {
   FileResult r;
   r.file = file;
@@ -101,14 +140,36 @@ FileResult checkBuffer(unsigned id, const std::string &file, Diagnostics &diag,
   }
   if (diag.errorCount() == before)
     checkModule(r.module, diag);
+  // Sizes the kernels cannot take are an input error even where no proof
+  // reads them (only the exhaustive check does), rather than ignored.
+  if (diag.errorCount() == before && !r.module.kernels.empty()) {
+    if (namesMustFit)
+      reportUnknownArgs(args, r.module.kernels, diag);
+    reportBrokenConstraints(args, r.module.kernels, diag);
+  }
   if (diag.errorCount() != before) {
     r.status = kInputError;
     return r;
   }
-  for (const Kernel &k : r.module.kernels) {
+  // Per kernel, the sizes of its problem annotation where --args gives none.
+  std::vector<BarrierProofOptions> kernelOptions(r.module.kernels.size(), options);
+  llvm::StringRef source = diag.sourceMgr().getMemoryBuffer(id)->getBuffer();
+  for (size_t i = 0; i < r.module.kernels.size() && args.ints.empty() && args.floats.empty(); ++i) {
+    auto sizes = problemSizesOf(r.module.kernels[i], source, diag);
+    if (sizes && !sizes->empty()) {
+      kernelOptions[i].sizes = std::move(*sizes);
+      kernelOptions[i].sizesFrom = kProblemSizesFrom;
+    }
+  }
+  if (diag.errorCount() != before) {
+    r.status = kInputError;
+    return r;
+  }
+  for (size_t i = 0; i < r.module.kernels.size(); ++i) {
+    const Kernel &k = r.module.kernels[i];
     KernelResult kr;
     for (const Proof &p : kProofs) {
-      ProofRun run = p.run(k, diag, options);
+      ProofRun run = p.run(k, diag, kernelOptions[i]);
       if (run.findings)
         r.status = kFindings;
       kr.proofs.push_back({p.name, std::move(run)});
@@ -133,15 +194,21 @@ int runCheck() {
   options.sizes = sizes->ints;
   if (!input.empty()) {
     if (auto id = loadInput(input, diag))
-      results.push_back(checkBuffer(*id, input, diag, options));
+      results.push_back(checkBuffer(*id, input, diag, *sizes, true, options));
     else
       results.push_back({input.getValue(), kInputError, {}});
   } else {
+    for (const std::string &name : namesNoLibraryKernelTakes(*sizes))
+      diag.error(llvm::SMLoc(), fmt::format("--args gives '{}', but no kernel of the library has a "
+                                            "shape symbol or scalar parameter of that name",
+                                            name));
+    if (diag.hasErrors())
+      return finishInputError(diag, json);
     for (const BundledKernelFile &f : bundledKernelFiles()) {
       std::string name = "kernels/" + std::string(f.name);
       unsigned id = sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(f.text, name),
                                                  llvm::SMLoc());
-      results.push_back(checkBuffer(id, name, diag, options));
+      results.push_back(checkBuffer(id, name, diag, *sizes, false, options));
     }
   }
   int status = kClean;

@@ -1,10 +1,15 @@
 #include "tools/NameValues.h"
 
+#include "ir/Printer.h"
+#include "ir/Visitor.h"
+#include "verifier/ConcreteEval.h"
+
 #include <llvm/ADT/SmallVector.h>
 
 #include <fmt/format.h>
 
 #include <cmath>
+#include <set>
 
 namespace tilescope::tool {
 
@@ -33,6 +38,72 @@ std::optional<NameValues> parseNameValues(llvm::StringRef text, std::string *err
     }
   }
   return out;
+}
+
+namespace {
+
+// The names a kernel's --args may bind: its scalar parameters and the names
+// in its tensors' shapes.
+std::set<std::string> bindableNames(const Kernel &kernel) {
+  std::set<std::string> names;
+  for (const Param &p : kernel.params) {
+    if (!p.isTensor)
+      names.insert(p.name);
+    for (const Expr &d : p.shape)
+      for (const std::string &n : namesUsed(d))
+        names.insert(n);
+  }
+  return names;
+}
+
+} // namespace
+
+std::vector<std::string> namesNoKernelTakes(const NameValues &values,
+                                            const std::vector<const Kernel *> &kernels) {
+  std::set<std::string> taken;
+  for (const Kernel *k : kernels)
+    for (const std::string &n : bindableNames(*k))
+      taken.insert(n);
+  std::vector<std::string> out;
+  for (const auto &[name, v] : values.ints)
+    if (!taken.count(name))
+      out.push_back(name);
+  for (const auto &[name, v] : values.floats)
+    if (!taken.count(name))
+      out.push_back(name);
+  return out;
+}
+
+std::string namesKernelTakes(const Kernel &kernel) {
+  std::string out;
+  for (const std::string &n : bindableNames(kernel))
+    out += fmt::format("{}{}", out.empty() ? "" : ", ", n);
+  return out.empty() ? std::string("none") : out;
+}
+
+unsigned reportBrokenConstraints(const NameValues &values, const std::vector<Kernel> &kernels,
+                                 Diagnostics &diag) {
+  LeafValue leaf = [&](const Expr &e) -> std::optional<int64_t> {
+    if (e->kind != ExprKind::Var)
+      return std::nullopt;
+    auto it = values.ints.find(as<Var>(e).name);
+    return it == values.ints.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  };
+  unsigned errors = 0;
+  for (const Kernel &k : kernels)
+    for (const Expr &c : k.constraints) {
+      auto holds = evalConcrete(c, leaf);
+      if (!holds || *holds)
+        continue;
+      std::string bound;
+      for (const std::string &n : namesUsed(c))
+        bound += fmt::format("{}{} = {}", bound.empty() ? "" : ", ", n, values.ints.at(n));
+      diag.error(c->loc, fmt::format("--args breaks the where clause of kernel '{}': {} does not "
+                                     "hold for {}",
+                                     k.name, print(c), bound));
+      ++errors;
+    }
+  return errors;
 }
 
 } // namespace tilescope::tool

@@ -4,7 +4,11 @@
 #include "ir/Printer.h"
 #include "ir/Visitor.h"
 #include "verifier/BarrierFallback.h"
+#include "verifier/ConcreteEval.h"
+#include "verifier/LeastWitness.h"
+#include "verifier/LinearPrecheck.h"
 #include "verifier/ProtoEncoding.h"
+#include "verifier/SharedContext.h"
 #include "verifier/SolverBudget.h"
 
 #include <fmt/format.h>
@@ -286,43 +290,63 @@ private:
 
   // One solver for every query: each query's constraints are guarded by a
   // fresh literal and checked under it, so nothing leaks between queries and
-  // the solver (with the where clause) is built once.
+  // the solver (with the where clause) is built once. Two cheaper questions
+  // come first, each of which can only answer what the exact query would:
+  // a query that only asks whether a model exists (no witness wanted) is
+  // tried at the sample sizes (chooseSampleSizes(); a model there is a model), and
+  // every query is asked as its linear over-approximation (LinearPrecheck.h;
+  // its unsat is a proof).
   class Query {
   public:
-    Query(z3::solver &base, z3::expr literal) : base_(base), literal_(std::move(literal)) {}
-    void add(const z3::expr &e) { base_.add(z3::implies(literal_, e)); }
-    // Witness values to make small (iterations first, then sizes), so a
-    // counterexample reads "k = 0, K = 64" rather than whatever Z3 found first.
+    Query(Prover &prover, z3::expr literal)
+        : prover_(prover), literal_(std::move(literal)), constraints_(literal_.ctx()) {}
+    void add(const z3::expr &e) { constraints_.push_back(e); }
+    // Witness values to make least, in order (iterations first, then sizes;
+    // LeastWitness.h), so a counterexample reads "k = 0, K = 64" whatever
+    // model Z3 found first.
     void prefer(const z3::expr &e) { small_.push_back(e); }
     z3::check_result check() {
+      if (small_.empty() && satAtSample())
+        return z3::sat;
+      if (prover_.linear_.unsat(prover_.enc_.assumptions(), constraints_))
+        return z3::unsat;
+      // The exact query, in the shared solver under this query's literal.
+      for (unsigned k = 0; k < constraints_.size(); ++k)
+        base().add(z3::implies(literal_, constraints_[int(k)]));
       z3::expr_vector a(literal_.ctx());
       a.push_back(literal_);
-      z3::check_result r = base_.check(a);
+      z3::check_result r = base().check(a);
       if (r != z3::sat)
         return r;
-      for (const z3::expr &e : small_)
-        for (int step = 0; step < 12; ++step) {
-          z3::expr v = base_.get_model().eval(e, true);
-          z3::expr tighter = literal_.ctx().bool_const(
-              fmt::format("{}!{}", literal_.to_string(), tightenings_++).c_str());
-          base_.add(z3::implies(tighter, e < v));
-          a.push_back(tighter);
-          if (base_.check(a) != z3::sat) {
-            a.pop_back();
-            base_.check(a); // restore the last model
-            break;
-          }
-        }
+      detail::minimizeWitness(base(), a, small_, literal_.to_string());
       return z3::sat;
     }
-    z3::model get_model() const { return base_.get_model(); }
-    std::string reason_unknown() const { return base_.reason_unknown(); }
+    z3::model get_model() const { return sampleModel_ ? *sampleModel_ : base().get_model(); }
+    std::string reason_unknown() const { return base().reason_unknown(); }
 
   private:
-    z3::solver &base_;
+    z3::solver &base() const { return *prover_.base_; }
+    // With every size fixed the query is linear, and a one-shot solver that
+    // propagates the values first decides it in well under a millisecond.
+    bool satAtSample() {
+      if (prover_.sample_.empty())
+        return false;
+      z3::solver s = oneShotSolver(literal_.ctx(),
+                                   std::min(prover_.opt_.timeoutMs, detail::kPrecheckBudgetMs));
+      s.add(prover_.enc_.assumptions());
+      s.add(prover_.sample_);
+      s.add(constraints_);
+      bool sat = s.check() == z3::sat;
+      if (sat)
+        sampleModel_ = s.get_model();
+      return sat;
+    }
+
+    Prover &prover_;
     z3::expr literal_;
+    z3::expr_vector constraints_;
+    std::optional<z3::model> sampleModel_;
     std::vector<z3::expr> small_;
-    int tightenings_ = 0;
   };
 
   Query solver() {
@@ -331,11 +355,31 @@ private:
       z3::params p(ctx_);
       setSolverBudget(p, opt_.timeoutMs);
       base_->set(p);
+      chooseSampleSizes();
     }
     // Assumptions the encoder added since (blockIdx ranges appear lazily).
     for (; assumed_ < enc_.assumptions().size(); ++assumed_)
       base_->add(enc_.assumptions()[int(assumed_)]);
-    return Query(*base_, ctx_.bool_const(fmt::format("query!{}", queries_++).c_str()));
+    return Query(*this, ctx_.bool_const(fmt::format("query!{}", queries_++).c_str()));
+  }
+
+  // Every shape symbol fixed to one value the where clause admits (the
+  // first of a few round sizes that fits), for the existence queries of
+  // Query::check; none when no candidate fits.
+  void chooseSampleSizes() {
+    for (int64_t v : {128, 256, 64, 512, 1024, 32, 16, 8, 4, 2, 1}) {
+      LeafValue leaf = [&](const Expr &e) -> std::optional<int64_t> {
+        if (e->kind == ExprKind::Var && enc_.symbols().count(as<Var>(e).name))
+          return v;
+        return std::nullopt;
+      };
+      if (!std::all_of(sk_.constraints.begin(), sk_.constraints.end(),
+                       [&](const Expr &c) { return evalConcrete(c, leaf).value_or(0) != 0; }))
+        continue;
+      for (const std::string &name : sk_.symbols)
+        sample_.push_back(enc_.symbols().at(name) == ctx_.int_val(v));
+      return;
+    }
   }
 
   bool provedEqual(const z3::expr &a, const z3::expr &b) {
@@ -344,14 +388,20 @@ private:
     return s.check() == z3::unsat;
   }
 
-  // sat: a model in `model`; unsat; unknown is recorded as not proved.
+  // sat: a model in `model`, small where it can be (a witness); unsat;
+  // unknown is recorded as not proved.
   z3::check_result check(Query &s, std::optional<z3::model> &model, llvm::SMLoc loc,
                          const std::string &what) {
     for (const auto &[name, v] : enc_.symbols())
       s.prefer(v);
-    z3::check_result r = s.check();
+    z3::check_result r = decide(s, loc, what);
     if (r == z3::sat)
       model = s.get_model();
+    return r;
+  }
+  // The same without a witness.
+  z3::check_result decide(Query &s, llvm::SMLoc loc, const std::string &what) {
+    z3::check_result r = s.check();
     if (r == z3::unknown)
       report_.notProved.push_back(
           {loc, fmt::format("{}: Z3 gave up ({})", what, s.reason_unknown())});
@@ -387,7 +437,19 @@ private:
     return p;
   }
 
+  // Patterns depend on the loop, the index and the period alone; events of
+  // one loop often share an index (`s` for the wait, the arrival and the
+  // copies of one stage), so each is derived once.
   Pattern patternOf(const SyncEvent &ev, const Expr &index, int64_t period) {
+    for (const KnownPattern &k : patterns_)
+      if (k.loop == ev.loop && k.period == period && equal(k.index, index))
+        return k.pattern;
+    Pattern p = derivePattern(ev, index, period);
+    patterns_.push_back({ev.loop, index, period, p});
+    return p;
+  }
+
+  Pattern derivePattern(const SyncEvent &ev, const Expr &index, int64_t period) {
     Pattern p;
     p.period = std::max<int64_t>(period, 1);
     if (!modelled(ev))
@@ -784,20 +846,21 @@ private:
     }
     z3::expr two = ctx_.int_val(2);
     z3::expr same = z3::mod(*parity, two) == z3::mod(n, two);
+    // Whether some execution waits for its round's phase (current) or the
+    // one before; witnesses are sought only when both do (aliasing).
+    auto waitsFor = [&](bool current, std::optional<z3::model> *witness) {
+      Query s = solver();
+      s.add(fires(ev, i) && (current ? same : !same));
+      if (!witness)
+        return decide(s, ev.loc, "wait parity");
+      s.prefer(i);
+      return check(s, *witness, ev.loc, "wait parity");
+    };
+    bool waitsCurrent = waitsFor(true, nullptr) == z3::sat;
+    bool waitsPrevious = waitsFor(false, nullptr) == z3::sat;
     std::optional<z3::model> cur, prev;
-    {
-      Query s = solver();
-      s.add(fires(ev, i) && same);
-      s.prefer(i);
-      check(s, cur, ev.loc, "wait parity");
-    }
-    {
-      Query s = solver();
-      s.add(fires(ev, i) && !same);
-      s.prefer(i);
-      check(s, prev, ev.loc, "wait parity");
-    }
-    if (cur && prev) {
+    if (waitsCurrent && waitsPrevious && waitsFor(true, &cur) == z3::sat &&
+        waitsFor(false, &prev) == z3::sat) {
       // Read the wait as its first round does, so the rest of the proof is
       // not a cascade of this finding.
       Query first = solver();
@@ -815,9 +878,9 @@ private:
               ProtoEncoder::value(*prev, j), ProtoEncoder::value(*prev, n) - 1, sizes(*prev)));
       return;
     }
-    if (!cur && !prev)
+    if (!waitsCurrent && !waitsPrevious)
       return; // never runs
-    int64_t d = cur ? 0 : -1;
+    int64_t d = waitsCurrent ? 0 : -1;
     waitShift_[w] = d;
     // The phase it waits for must complete.
     z3::expr tau = n + ctx_.int_val(d);
@@ -1651,9 +1714,11 @@ private:
 
   const BarrierSkeleton &sk_;
   BarrierProofOptions opt_;
-  z3::context ctx_;
+  z3::context &ctx_ = detail::sharedContext();
   ProtoEncoder enc_;
   std::optional<z3::solver> base_;
+  detail::LinearPrecheck linear_{ctx_, opt_.timeoutMs};
+  z3::expr_vector sample_{ctx_};
   int queries_ = 0;
   unsigned assumed_ = 0;
   BarrierReport report_;
@@ -1665,6 +1730,13 @@ private:
   std::vector<std::optional<z3::expr>> loopTrip_;
   std::vector<int> loopClass_;
   std::map<size_t, Pattern> barrierPattern_;
+  struct KnownPattern {
+    int loop;
+    Expr index;
+    int64_t period;
+    Pattern pattern;
+  };
+  std::vector<KnownPattern> patterns_;
   std::map<const SyncEvent *, int64_t> oneShotRound_;
   std::map<std::string, BarrierInfo> barriers_;
   std::map<size_t, int64_t> waitShift_;

@@ -1,10 +1,11 @@
 // Internal to the Z3-based proofs: integer division and remainder by a
 // divisor that is not a constant (`t / tn` with tn = (N + 255) / 256) as
-// fresh quotient and remainder unknowns tied to their definition once,
-// `x == q * d + r, 0 <= r < |d|` for d != 0. The terms mean exactly what
+// quotient and remainder functions of (x, d), with the facts that define
+// them, `x == q * d + r, 0 <= r < |d|` for d != 0, and, for two dividends of
+// one divisor, `x == x' <=> q == q' && r == r'`. The terms mean exactly what
 // Z3's own div and mod mean (Euclidean, d == 0 left unconstrained, as Z3
 // leaves it), so no proof is weakened; equal (x, d) pairs share one pair of
-// unknowns, so two sides of a race query that divide the same value agree
+// terms, so two sides of a race query that divide the same value agree
 // syntactically. Z3's non-linear engine otherwise spends seconds
 // re-deriving these facts for every query. Exposes z3++.h: include it only
 // from .cpp files.
@@ -14,7 +15,9 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
+#include <vector>
 
 namespace tilescope::detail {
 
@@ -24,23 +27,35 @@ public:
   // uninterpreted function of its factors as well: the result is linear
   // (plus congruence) and over-approximates, so only its unsat is an answer.
   DivisionAbstraction(z3::context &ctx, bool uninterpretedProducts);
-  // `e` with every division and remainder by a non-constant replaced; the
-  // definitions of new unknowns are appended to definitions().
+  // `e` with every division and remainder by a non-constant replaced.
   z3::expr rewrite(const z3::expr &e);
-  // The defining facts of the unknowns introduced so far, in order.
-  const z3::expr_vector &definitions() const { return definitions_; }
+  // The facts about the quotients and remainders that rewritten terms
+  // `terms` use (those of dividends inside them included): to be asserted
+  // with them. Only those a query uses, so a solver that sees one query
+  // does not wade through the definitions of every earlier one.
+  z3::expr_vector definitionsFor(const z3::expr_vector &terms);
 
 private:
+  struct Division {
+    z3::expr dividend, divisor, q, r;
+  };
   z3::expr product(const z3::expr &a, const z3::expr &b);
+  // The quotient and remainder of x / d.
+  const Division &divide(const z3::expr &x, const z3::expr &d);
+  // Adds the divisions `e` uses to `used`.
+  void collect(const z3::expr &e, std::set<unsigned> &visited, std::set<size_t> &used);
 
   z3::context &ctx_;
   std::optional<z3::func_decl> products_;
-  z3::expr_vector definitions_;
+  // Functions, not fresh constants: two divisions of equal values by equal
+  // divisors that are spelled differently get one quotient and remainder by
+  // congruence, as Z3's own div and mod would.
+  z3::func_decl quotient_, remainder_;
   // By AST id; the input is kept so that its id is not reused.
   std::map<unsigned, std::pair<z3::expr, z3::expr>> done_;
-  // By the ids of (x, d), which definitions_ keeps alive.
-  std::map<std::pair<unsigned, unsigned>, std::pair<z3::expr, z3::expr>> quotients_;
-  int fresh_ = 0;
+  std::vector<Division> divisions_;
+  // By the ids of (x, d), which divisions_ keeps alive.
+  std::map<std::pair<unsigned, unsigned>, size_t> byOperands_;
 };
 
 } // namespace tilescope::detail

@@ -5,11 +5,6 @@
 
 namespace tilescope::detail {
 
-z3::context &sharedContext() {
-  thread_local z3::context ctx;
-  return ctx;
-}
-
 LayoutEncoding::LayoutEncoding(z3::context &ctx, bool bitVector, int64_t maxValue)
     : ctx_(ctx), bitVector_(bitVector) {
   // Two spare bits: sums of two in-range terms and the comparison with a

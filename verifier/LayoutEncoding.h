@@ -16,6 +16,7 @@
 #pragma once
 
 #include "verifier/LayoutChecks.h"
+#include "verifier/SharedContext.h"
 
 #include <z3++.h>
 
@@ -64,9 +65,5 @@ int64_t flatIndexOf(LayoutEncoding &enc, const z3::model &model, const Layout &l
                     const LayoutEncoding::Element &e);
 int64_t replicaIndexOf(LayoutEncoding &enc, const z3::model &model, const Layout &layout,
                        const LayoutEncoding::Element &e);
-
-// The context every query of this thread shares (creating one costs more than
-// most layout queries).
-z3::context &sharedContext();
 
 } // namespace tilescope::detail

@@ -1,0 +1,17 @@
+// Internal to the Z3-based proofs: the Z3 context every query of this thread
+// shares (layouts, barrier protocols, static races). Creating a context and
+// destroying it with its terms cost more than most queries: 7 ms and 18 ms
+// for each of the barrier proofs and the race check of the persistent GEMM
+// when each made its own (2026-11-24), against 30 ms for all of the barrier
+// proofs' queries. Terms are hash-consed per context, so two checks that
+// build the same term share it; each check keeps its own solvers. Exposes
+// z3++.h: include it only from .cpp files.
+#pragma once
+
+#include <z3++.h>
+
+namespace tilescope::detail {
+
+z3::context &sharedContext();
+
+} // namespace tilescope::detail
