@@ -151,6 +151,8 @@ private:
   std::string barrierAddr(const Expr &e);
 
   // ---- statements
+  std::vector<int64_t> regionExtents(const Expr &region);
+  Expr kSlice(const Expr &region, size_t dim, int64_t k);
   void block(const Block &b);
   void stmt(const Stmt &s);
   void callStmt(const CallStmt &c);
@@ -172,6 +174,8 @@ private:
   std::map<std::string, Dtype> letTypes_;
   std::map<std::string, TmaMap> tma_;
   std::set<int> wgmmaShapes_;
+  std::set<std::string> wgmmaAccs_;        // register tiles some wgmma accumulates into
+  std::vector<std::string> regsInScope_;  // register tiles declared, innermost last
   bool usesTcgen05_ = false;
   std::map<std::string, int64_t> tmemColumns_;
   std::string tmemAddr(const std::string &buf) {
@@ -199,16 +203,23 @@ void KernelEmitter::collect() {
           symbols_.push_back(n);
   }
   for (const Expr &c : k_.constraints) {
-    // `S % c == 0`
+    // `S % c == 0`, or `S == c` (a multiple of c itself)
     if (c->kind != ExprKind::Binary || as<Binary>(c).op != BinaryOp::Eq)
       continue;
     const auto &eq = as<Binary>(c);
+    if (eq.lhs->kind == ExprKind::Var)
+      if (auto v = constantValue(eq.rhs); v && *v > 0) {
+        int64_t &known = symbolMultiple_[as<Var>(eq.lhs).name];
+        known = std::max(known, *v);
+        continue;
+      }
     if (constantValue(eq.rhs).value_or(1) != 0 || eq.lhs->kind != ExprKind::Binary)
       continue;
     const auto &m = as<Binary>(eq.lhs);
     if (m.op == BinaryOp::Mod && m.lhs->kind == ExprKind::Var)
       if (auto v = constantValue(m.rhs))
-        symbolMultiple_[as<Var>(m.lhs).name] = *v;
+        symbolMultiple_[as<Var>(m.lhs).name] =
+            std::max(symbolMultiple_[as<Var>(m.lhs).name], *v);
   }
   struct Walk : IRVisitor {
     KernelEmitter &e;
@@ -564,6 +575,9 @@ std::string KernelEmitter::ex(const Expr &e) {
     case BuiltinKind::blockIdx_x: return "(int)blockIdx.x";
     case BuiltinKind::blockIdx_y: return "(int)blockIdx.y";
     case BuiltinKind::blockIdx_z: return "(int)blockIdx.z";
+    case BuiltinKind::clusterCtaIdx_x: return "ts_cluster_ctaid(0)";
+    case BuiltinKind::clusterCtaIdx_y: return "ts_cluster_ctaid(1)";
+    case BuiltinKind::clusterCtaIdx_z: return "ts_cluster_ctaid(2)";
     default: return "0";
     }
   case ExprKind::Unary: {
@@ -692,13 +706,52 @@ std::string KernelEmitter::regionByteAddress(const Expr &region, std::string *bu
                      dtypeBits(b.dtype) / 8);
 }
 
+// The extents of a region's dimensions that remain (points drop theirs).
+std::vector<int64_t> KernelEmitter::regionExtents(const Expr &region) {
+  std::vector<const Index *> chain;
+  Expr base = region;
+  while (base->kind == ExprKind::Index) {
+    chain.insert(chain.begin(), &as<Index>(base));
+    base = as<Index>(base).base;
+  }
+  std::vector<int64_t> extent = bufs_.at(as<Var>(base).name).constShape;
+  for (const Index *c : chain) {
+    std::vector<int64_t> next;
+    for (size_t d = 0; d < extent.size(); ++d) {
+      if (d >= c->subscripts.size()) {
+        next.push_back(extent[d]);
+        continue;
+      }
+      const Subscript &s = c->subscripts[d];
+      if (s.kind == Subscript::Full)
+        next.push_back(extent[d]);
+      else if (s.kind == Subscript::Extent)
+        next.push_back(constantValue(s.end).value_or(extent[d]));
+      else if (s.kind == Subscript::Range)
+        next.push_back(
+            constantValue(foldConstants(Binary::make(BinaryOp::Sub, s.end, s.begin)))
+                .value_or(extent[d]));
+    }
+    extent = next;
+  }
+  return extent;
+}
+
+// A 2-D region narrowed to the 16 elements of dimension `dim` from `k`.
+Expr KernelEmitter::kSlice(const Expr &region, size_t dim, int64_t k) {
+  std::vector<Subscript> subs(2, Subscript{Subscript::Full, nullptr, nullptr});
+  subs[dim] = {Subscript::Extent, IntImm::make(k), IntImm::make(16)};
+  return Index::make(region, std::move(subs));
+}
+
 // ------------------------------------------------------------------ statements
 
 void KernelEmitter::block(const Block &b) {
-  size_t lets = lets_.size();
+  size_t lets = lets_.size(), regs = regsInScope_.size();
   for (const Stmt &s : b)
     stmt(s);
   lets_.resize(lets);
+  regsInScope_.resize(regs);
 }
 
 // Whether a block holds a loop that stays a loop in the CUDA (not unrolled
@@ -831,8 +884,10 @@ void KernelEmitter::stmt(const Stmt &s) {
   case StmtKind::BufferDecl: {
     const auto &b = as<BufferDecl>(s);
     const BufferInfo &info = bufs_.at(b.name);
-    if (b.scope == MemScope::Reg)
+    if (b.scope == MemScope::Reg) {
       line(fmt::format("{} {}[{}];", cType(b.dtype), b.name, info.slots));
+      regsInScope_.push_back(b.name);
+    }
     return; // shared buffers are bound at kernel entry
   }
   case StmtKind::BarrierDecl: return;
@@ -939,6 +994,11 @@ void KernelEmitter::callStmt(const CallStmt &c) {
   if (std::find(info_.natives.begin(), info_.natives.end(), f) == info_.natives.end())
     info_.natives.push_back(f);
   if (info && info->cls == CallClass::TilePrimitive) {
+    if (f == "sync" && c.scope == ExecScope::Cluster) {
+      line("asm volatile(\"barrier.cluster.arrive.release.aligned;\" ::: \"memory\");");
+      line("asm volatile(\"barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");");
+      return;
+    }
     if (f == "sync") {
       line("__syncthreads();");
       return;
@@ -949,7 +1009,14 @@ void KernelEmitter::callStmt(const CallStmt &c) {
   if (f == "mbarrier.init") {
     line(fmt::format("ts_mbar_init({}, {});", barrierAddr(arg(0)), ex(kwv("count"))));
   } else if (f == "mbarrier.arrive") {
-    line(fmt::format("ts_mbar_arrive({});", barrierAddr(arg(0))));
+    if (Expr cta = kwv("cta"))
+      line(fmt::format("ts_mbar_arrive_remote({}, {});", barrierAddr(arg(0)), ex(cta)));
+    else
+      line(fmt::format("ts_mbar_arrive({});", barrierAddr(arg(0))));
+  } else if (f == "barrier.cluster.arrive") {
+    line("asm volatile(\"barrier.cluster.arrive.release.aligned;\" ::: \"memory\");");
+  } else if (f == "barrier.cluster.wait") {
+    line("asm volatile(\"barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");");
   } else if (f == "mbarrier.arrive_expect_tx") {
     line(fmt::format("ts_mbar_arrive_expect_tx({}, {});", barrierAddr(arg(0)), ex(kwv("bytes"))));
   } else if (f == "mbarrier.expect_tx") {
@@ -1002,7 +1069,13 @@ void KernelEmitter::callStmt(const CallStmt &c) {
     std::string coords;
     for (size_t d = gb.shape.size(); d-- > 0;)
       coords += fmt::format("{}(int)({})", coords.empty() ? "" : ", ", ex(begin[d]));
-    if (load)
+    Expr mask = load ? kwv("multicast") : nullptr;
+    if (mask && gb.shape.size() != 2)
+      error(c.loc, "multicast TMA loads are lowered for 2-D tensors only");
+    if (mask)
+      line(fmt::format("ts_tma_load_2d_mc({}, &tmap_{}, {}, (uint16_t)({}), {});", saddr, param,
+                       barrierAddr(kwv("mbar")), ex(mask), coords));
+    else if (load)
       line(fmt::format("ts_tma_load_{}d({}, &tmap_{}, {}, {});", gb.shape.size(), saddr, param,
                        barrierAddr(kwv("mbar")), coords));
     else
@@ -1045,12 +1118,18 @@ void KernelEmitter::callStmt(const CallStmt &c) {
   } else if (f == "wgmma.wait_group") {
     line(fmt::format("asm volatile(\"wgmma.wait_group.sync.aligned {};\" ::: \"memory\");",
                      ex(arg(0))));
+    // Pin the accumulators after the wait (CUTLASS's warpgroup_fence_operand)
+    // so the compiler reads them only once the wgmmas that write them retired.
+    for (const std::string &r : regsInScope_)
+      if (wgmmaAccs_.count(r))
+        line(fmt::format("ts_fence_operands({});", r));
   } else if (f == "wgmma.mma_async") {
     std::string accName = as<Var>(arg(0)).name;
     const BufferInfo &acc = bufs_.at(accName);
     int n = static_cast<int>(acc.constShape.at(1));
     std::string abuf, bbuf;
-    std::string aaddr = regionByteAddress(arg(1), &abuf), baddr = regionByteAddress(arg(2), &bbuf);
+    regionByteAddress(arg(1), &abuf);
+    regionByteAddress(arg(2), &bbuf);
     auto desc = [&](const std::string &addr, const BufferInfo &b) {
       int span = 16, mode = 0;
       if (const auto &sw = b.layout->swizzle()) {
@@ -1060,11 +1139,37 @@ void KernelEmitter::callStmt(const CallStmt &c) {
       return fmt::format("ts_wgmma_desc({}, {}, {})", addr, mode, 8 * span);
     };
     wgmmaShapes_.insert(n);
-    std::string ab = bufs_.at(abuf).dtype == Dtype::bf16 ? "bf16" : "f16";
+    wgmmaAccs_.insert(accName);
+    Dtype operandType = bufs_.at(abuf).dtype;
+    if (operandType != Dtype::bf16 && operandType != Dtype::f16) {
+      error(c.loc, fmt::format("no lowering for wgmma.mma_async on {} operands yet",
+                               dtypeName(operandType)));
+      return;
+    }
+    std::string ab = operandType == Dtype::bf16 ? "bf16" : "f16";
+    // `accumulate` may be a run-time predicate (`accumulate = k > 0`: the
+    // first k-step overwrites, so no fill defines the accumulators while
+    // wgmmas are in flight, which would make ptxas serialize them).
     Expr accum = kwv("accumulate");
-    bool acc1 = !accum || (accum->kind == ExprKind::BoolImm && as<BoolImm>(accum).value);
-    line(fmt::format("ts_wgmma_m64n{}k16_{}({}, {}, {}, {});", n, ab, accName,
-                     desc(aaddr, bufs_.at(abuf)), desc(baddr, bufs_.at(bbuf)), acc1 ? 1 : 0));
+    std::string scaleD = !accum ? "1"
+                         : accum->kind == ExprKind::BoolImm
+                             ? (as<BoolImm>(accum).value ? "1" : "0")
+                             : fmt::format("({}) ? 1 : 0", ex(accum));
+    // One instruction per 16 of K (the checker admits K a multiple of 16);
+    // the first takes `accumulate`, the rest add to what it wrote.
+    auto isSet = [&](const char *kw) {
+      Expr e = kwv(kw);
+      return e && e->kind == ExprKind::BoolImm && as<BoolImm>(e).value;
+    };
+    bool ta = isSet("transpose_a"), tb = isSet("transpose_b");
+    int64_t kExtent = regionExtents(arg(1)).at(ta ? 0 : 1);
+    for (int64_t k = 0; k < kExtent; k += 16) {
+      Expr a = kSlice(arg(1), ta ? 0 : 1, k), b = kSlice(arg(2), tb ? 1 : 0, k);
+      std::string aaddr = regionByteAddress(a, &abuf), baddr = regionByteAddress(b, &bbuf);
+      line(fmt::format("ts_wgmma_m64n{}k16_{}({}, {}, {}, {});", n, ab, accName,
+                       desc(aaddr, bufs_.at(abuf)), desc(baddr, bufs_.at(bbuf)),
+                       k == 0 ? scaleD : "1"));
+    }
   } else if (f == "setmaxnreg.inc" || f == "setmaxnreg.dec") {
     line(fmt::format("asm volatile(\"setmaxnreg.{}.sync.aligned.u32 {};\");",
                      f == "setmaxnreg.inc" ? "inc" : "dec", ex(arg(0))));
@@ -1312,8 +1417,18 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
   for (int n : wgmmaShapes_)
     d << wgmmaHelper(n, "bf16") << wgmmaHelper(n, "f16");
   bool usesSetmaxnreg = body.find("setmaxnreg") != std::string::npos;
+  // A cluster shape is a compile-time attribute: the <<<>>> launch then
+  // groups the CTAs (the grid must be a multiple of it, as the `launch` says).
+  std::string clusterDims;
+  if (!k_.launch.cluster.empty()) {
+    for (size_t i = 0; i < 3; ++i)
+      clusterDims += fmt::format("{}{}", i ? ", " : "",
+                                 i < k_.launch.cluster.size() ? ex(k_.launch.cluster[i]) : "1");
+    clusterDims = " __cluster_dims__(" + clusterDims + ")";
+  }
   d << "extern \"C\" __global__ void __launch_bounds__(" << k_.launch.threads
-    << (usesSetmaxnreg ? ", 1" : "") << ") " << k_.name << "(" << sig << ") {\n"
+    << (usesSetmaxnreg ? ", 1" : "") << ")" << clusterDims << " " << k_.name << "(" << sig
+    << ") {\n"
     << "  extern __shared__ __align__(1024) uint8_t ts_smem_raw[];\n"
     << "  uint8_t *ts_smem = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(ts_smem_raw) "
        "+ 1023) & ~uintptr_t(1023));\n"
@@ -1456,6 +1571,13 @@ __device__ __forceinline__ uint32_t ts_smem_addr(const void *p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
+// An empty asm that claims to rewrite every register of a tile: code reading
+// the tile after it cannot be scheduled before it.
+template <int N> __device__ __forceinline__ void ts_fence_operands(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
+}
+
 __device__ __forceinline__ bool ts_elect_sync() {
 #if __CUDA_ARCH__ >= 900
   uint32_t elected;
@@ -1476,6 +1598,25 @@ __device__ __forceinline__ void ts_mbar_inval(uint32_t bar) {
 __device__ __forceinline__ void ts_mbar_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
 }
+// An arrival on the barrier at the same offset in cluster CTA `rank`, with
+// the default (release, CTA) semantics as CUTLASS's ClusterBarrier uses it:
+// an explicit .release.cluster made a cluster GEMM's consumer releases so slow
+// that it ran at half the speed (docs/perf.md, session 4).
+__device__ __forceinline__ void ts_mbar_arrive_remote(uint32_t bar, int rank) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(rank));
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" :: "r"(remote) : "memory");
+}
+__device__ __forceinline__ int ts_cluster_ctaid(int axis) {
+  uint32_t v;
+  if (axis == 0)
+    asm("mov.u32 %0, %%cluster_ctaid.x;" : "=r"(v));
+  else if (axis == 1)
+    asm("mov.u32 %0, %%cluster_ctaid.y;" : "=r"(v));
+  else
+    asm("mov.u32 %0, %%cluster_ctaid.z;" : "=r"(v));
+  return (int)v;
+}
 __device__ __forceinline__ void ts_mbar_arrive_expect_tx(uint32_t bar, int bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
 }
@@ -1493,6 +1634,12 @@ __device__ __forceinline__ void ts_mbar_wait(uint32_t bar, int parity) {
 __device__ __forceinline__ void ts_tma_load_2d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1) {
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
                :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1) : "memory");
+}
+// Multicast: the box lands at `dst` in every CTA of the cluster named by
+// `mask` (bit i: rank i) and completes bytes on the barrier at `bar` in each.
+__device__ __forceinline__ void ts_tma_load_2d_mc(uint32_t dst, const CUtensorMap *map, uint32_t bar, uint16_t mask, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4, %5}], [%2], %3;"
+               :: "r"(dst), "l"(map), "r"(bar), "h"(mask), "r"(c0), "r"(c1) : "memory");
 }
 __device__ __forceinline__ void ts_tma_load_3d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1, int c2) {
   asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];"

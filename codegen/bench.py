@@ -42,21 +42,37 @@ def flush_l2():
     FLUSH.zero_()
 
 
-def time_ms(fn, warmup=10, reps=50):
+def time_one(fn):
+    """One timed launch after an L2 flush, in ms (CUDA events)."""
+    flush_l2()
+    s = torch.cuda.Event(enable_timing=True)
+    e = torch.cuda.Event(enable_timing=True)
+    s.record()
+    fn()
+    e.record()
+    e.synchronize()
+    return s.elapsed_time(e)
+
+
+def time_pair(ours, baseline, warmup=10, reps=50):
+    """Median, min and max ms of `ours` and of `baseline`, timed alternately
+    (ours first in even rounds, the baseline first in odd ones), so both see
+    the same clocks: timed one after the other, the first sees a GPU still
+    ramping up from idle."""
     for _ in range(warmup):
-        fn()
+        ours()
+        baseline()
     torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        flush_l2()
-        s = torch.cuda.Event(enable_timing=True)
-        e = torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    return statistics.median(times), min(times), max(times)
+    t_ours, t_base = [], []
+    for i in range(reps):
+        if i % 2 == 0:
+            t_ours.append(time_one(ours))
+            t_base.append(time_one(baseline))
+        else:
+            t_base.append(time_one(baseline))
+            t_ours.append(time_one(ours))
+    stats = lambda t: (statistics.median(t), min(t), max(t))
+    return stats(t_ours), stats(t_base)
 
 
 def triton_rmsnorm():
@@ -151,8 +167,7 @@ def main():
         lib_out = torch.matmul(A, Bt)
         lib_err = ((lib_out.double() - ref64).norm() / ref64.norm()).item()
         flops = 2.0 * M * N * Kd
-        t_ours = time_ms(run, reps=a.reps)
-        t_lib = time_ms(lambda: torch.matmul(A, Bt), reps=a.reps)
+        t_ours, t_lib = time_pair(run, lambda: torch.matmul(A, Bt), reps=a.reps)
         result.update({
             "rel_err": err, "cublas_rel_err": lib_err, "unwritten": unwritten,
             "ms": t_ours[0], "ms_min": t_ours[1], "ms_max": t_ours[2],
@@ -172,8 +187,7 @@ def main():
         trn(X, W, Yt, eps)
         t_err = ((Yt.double() - ref).norm() / ref.norm()).item()
         nbytes = 2 * X.numel() * X.element_size() + W.numel() * W.element_size()
-        t_ours = time_ms(run, reps=a.reps)
-        t_trn = time_ms(lambda: trn(X, W, Yt, eps), reps=a.reps)
+        t_ours, t_trn = time_pair(run, lambda: trn(X, W, Yt, eps), reps=a.reps)
         result.update({
             "rel_err": err, "triton_rel_err": t_err, "unwritten": unwritten,
             "ms": t_ours[0], "ms_min": t_ours[1], "ms_max": t_ours[2],

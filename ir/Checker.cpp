@@ -130,6 +130,7 @@ private:
   void stmt(const Stmt &s);
   void bufferDecl(const BufferDecl &b);
   void callStmt(const CallStmt &c);
+  void wgmmaShape(const CallStmt &c, const std::vector<Type> &args);
   void primitiveShapes(const CallStmt &c, const std::string &name, const IntrinsicInfo &info,
                        const std::vector<Type> &args);
   bool assignable(const Type &value, Dtype target) const;
@@ -879,6 +880,39 @@ void Checker::callStmt(const CallStmt &c) {
   }
   if (argsOk && info->cls == CallClass::TilePrimitive)
     primitiveShapes(c, shown, *info, types);
+  if (argsOk && c.callee == "wgmma.mma_async")
+    wgmmaShape(c, types);
+}
+
+// A native wgmma.mma_async is one m64nNk16 instruction (k32 for 8-bit
+// operands) per step of K: M is 64, N a multiple of 8 up to 256, K a multiple
+// of the instruction's; the lowering issues one instruction per step.
+void Checker::wgmmaShape(const CallStmt &c, const std::vector<Type> &args) {
+  for (size_t i = 0; i < 3; ++i)
+    if (args[i].kind != Type::Region || args[i].shape.size() != 2)
+      return error(c.args[i].value->loc,
+                   fmt::format("'wgmma.mma_async' operand {} must be a 2-D region", i));
+  auto flag = [&](const char *kw) {
+    const CallArg *a = c.keyword(kw);
+    return a && a->value->kind == ExprKind::BoolImm && as<BoolImm>(a->value).value;
+  };
+  bool ta = flag("transpose_a"), tb = flag("transpose_b");
+  const Affine &m = args[0].shape[0], &n = args[0].shape[1];
+  const Affine &am = args[1].shape[ta ? 1 : 0], &ak = args[1].shape[ta ? 0 : 1];
+  const Affine &bk = args[2].shape[tb ? 1 : 0], &bn = args[2].shape[tb ? 0 : 1];
+  if (!m.isConstant() || !n.isConstant() || !ak.isConstant() || !(am == m) || !(bn == n) ||
+      !(ak == bk))
+    return error(c.loc, fmt::format("shape mismatch in 'wgmma.mma_async': acc {} = A {}{} x B "
+                                    "{}{} needs constant M, N and K that agree",
+                                    shapeText(args[0].shape), shapeText(args[1].shape),
+                                    ta ? "^T" : "", shapeText(args[2].shape), tb ? "^T" : ""));
+  int64_t k = dtypeBits(args[1].dtype) == 8 ? 32 : 16, nv = n.constant;
+  if (m.constant != 64 || nv < 8 || nv > 256 || nv % 8 != 0 || ak.constant < k ||
+      ak.constant % k != 0)
+    error(c.loc, fmt::format("'wgmma.mma_async' issues m64nNk{} instructions (N a multiple of 8 "
+                             "up to 256, K a multiple of {}), not m{}n{}k{}; use the tile "
+                             "primitive 'wg.gemm' for other shapes",
+                             k, k, m.constant, nv, ak.constant));
 }
 
 void Checker::primitiveShapes(const CallStmt &c, const std::string &name, const IntrinsicInfo &info,

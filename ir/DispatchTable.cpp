@@ -561,6 +561,16 @@ std::vector<DispatchImpl> buildTable() {
                                                      : add(lit(1), builtin(BuiltinKind::wgid));
                  return {call("barrier.sync", {pos(id), kw("threads", lit(s.scopeThreads()))})};
                }});
+  t.push_back({"sync", "barrier.cluster", 10,
+               "barrier.cluster.arrive (release) then barrier.cluster.wait (acquire)",
+               [](const CallSite &s) -> std::string {
+                 if (s.scope == ExecScope::Cluster)
+                   return "";
+                 return "barrier.cluster synchronises a whole cluster";
+               },
+               [](const CallSite &, DispatchState &) -> Block {
+                 return {call("barrier.cluster.arrive", {}), call("barrier.cluster.wait", {})};
+               }});
 
   // ---- reductions to a value every thread of the scope holds
   t.push_back(

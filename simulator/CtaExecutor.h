@@ -45,6 +45,7 @@ struct Frame {
   std::array<int64_t, kWarpSize> end{}, step{};
   const StmtCode *code = nullptr; // the block compiled (ExprCode.h); found on first step if null
   bool uniform = false;           // a loop body whose bounds are warp-uniform
+  bool fusedBody = false;         // ... and only fused stores in it (FusedLoop.cpp)
 };
 
 struct Warp {
@@ -168,6 +169,17 @@ public:
   // `bits` holds one value per element, or one value for all of them.
   bool scatterBits(const Region &r, ThreadRange threads, std::span<const uint64_t> bits);
   void countAccess(const Region &r, bool write);
+  // A register tile's region as `threads` hold it: for each element its first
+  // owner's register (read) and every owner's register (written), or
+  // `complete` false when some element has no owner among them. Owner tables
+  // never change, so it is computed once per region and range.
+  struct RegionRegs {
+    bool complete = true;
+    std::vector<int64_t> first;                   // by element of the region
+    std::vector<std::pair<int64_t, int64_t>> all; // (element, register)
+  };
+  const RegionRegs &regionRegs(const Region &r, ThreadRange threads,
+                               const std::vector<int64_t> &flats);
   bool inBounds(const Region &r, int64_t idx) const;
   bool fail(llvm::SMLoc loc, const std::string &message);
   std::string where(llvm::SMLoc loc) const;
@@ -270,6 +282,11 @@ public:
 private:
   // Engine.cpp: statements, expressions, scheduling.
   bool step(Warp &w);
+  // The end of a loop body: steps the counters of the lanes still iterating
+  // and starts the body again with them; false when none is left.
+  bool nextIteration(Warp &w, Frame &f);
+  // Pops the finished frame (the warp is done when it was the last).
+  void leaveBlock(Warp &w);
   bool execStmt(Warp &w, Frame &f, const Stmt &s);
   bool execCall(Warp &w, Frame &f, const CallStmt &c);
   bool execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRange threads, int lane);
@@ -298,6 +315,14 @@ private:
   // FusedStore.cpp: a fused store statement in one pass; false, having changed
   // nothing, where the general path must run it.
   bool execFusedStore(Warp &w, uint32_t mask, const FusedStore &f);
+  // Its two halves: every access resolved (false where a subscript is out of
+  // range), then the lanes computed and stored.
+  bool resolveFusedStore(const FusedStore &f, Warp &w, uint32_t mask, ResolvedStore &out);
+  void applyFusedStore(const FusedStore &f, uint32_t mask, const ResolvedStore &r);
+  // FusedLoop.cpp: whole iterations of the fused loop body the warp is at the
+  // start of, as many as `budget` steps hold; the steps taken (0: the warp
+  // is elsewhere, or the general path must take the next statement).
+  int runFusedLoop(Warp &w, int budget);
   // An access's base (uniform subscripts applied) and its lanes' offsets;
   // false where a subscript is out of range.
   bool resolveAccess(const FusedAccess &a, Warp &w, uint32_t mask, uint8_t *&base,
@@ -385,6 +410,8 @@ private:
   std::vector<AsyncCopy> inflight_;
   std::optional<Failure> failure_;
   std::vector<uint64_t> bits_, bitsB_, bitsC_; // scratch of the whole-region paths
+  // regionRegs by (buffer, thread range, region start, extents, dimensions).
+  std::map<std::vector<int64_t>, RegionRegs> regionRegs_;
   // Tensor memory: 128 lanes x 512 columns of 32 bits, and who allocated what.
   std::vector<uint32_t> tmem_;
   std::vector<int> tmemOwner_;                           // per column: allocating warp, -1 free

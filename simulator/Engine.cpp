@@ -537,42 +537,48 @@ advanceLanes(int64_t *__restrict counter, const int64_t *__restrict step,
 
 // --- statements ---------------------------------------------------------------
 
+bool CtaExecutor::nextIteration(Warp &w, Frame &f) {
+  LaneValues &iv = w.slots[f.slot];
+  uint32_t next = 0;
+  if (f.uniform && options_.scalarFastPaths) {
+    // Every lane holds the same counter, end and step: step one of them.
+    const int first = std::countr_zero(f.mask);
+    const int64_t v = static_cast<int64_t>(static_cast<uint64_t>(iv.lane[first].i) +
+                                           static_cast<uint64_t>(f.step[first]));
+    forLanes(f.mask, [&](int l) { iv.lane[l].i = v; });
+    next = v < f.end[first] ? f.mask : 0;
+  } else if (f.mask == ~0u)
+    next = advanceLanes(&iv.lane[0].i, f.step.data(), f.end.data());
+  else
+    forLanes(f.mask, [&](int l) {
+      iv.lane[l].i += f.step[l];
+      if (iv.lane[l].i < f.end[l])
+        next |= 1u << l;
+    });
+  w.wrote(f.slot);
+  if (!next)
+    return false;
+  f.mask = next;
+  f.pc = 0;
+  return true;
+}
+
+void CtaExecutor::leaveBlock(Warp &w) {
+  w.stack.pop_back();
+  if (w.stack.empty()) {
+    w.state = Warp::State::Done;
+    clusterWarpExited(w);
+  }
+}
+
 bool CtaExecutor::step(Warp &w) {
   ++w.steps;
   ++stats_.steps;
   Frame &f = w.stack.back();
   if (f.pc >= f.block->size()) {
-    if (f.loop) {
-      // The end of a loop body: step the lanes that are still iterating.
-      LaneValues &iv = w.slots[f.slot];
-      uint32_t next = 0;
-      if (f.uniform && options_.scalarFastPaths) {
-        // Every lane holds the same counter, end and step: step one of them.
-        const int first = std::countr_zero(f.mask);
-        const int64_t v = static_cast<int64_t>(static_cast<uint64_t>(iv.lane[first].i) +
-                                               static_cast<uint64_t>(f.step[first]));
-        forLanes(f.mask, [&](int l) { iv.lane[l].i = v; });
-        next = v < f.end[first] ? f.mask : 0;
-      } else if (f.mask == ~0u)
-        next = advanceLanes(&iv.lane[0].i, f.step.data(), f.end.data());
-      else
-        forLanes(f.mask, [&](int l) {
-          iv.lane[l].i += f.step[l];
-          if (iv.lane[l].i < f.end[l])
-            next |= 1u << l;
-        });
-      w.wrote(f.slot);
-      if (next) {
-        f.mask = next;
-        f.pc = 0;
-        return true;
-      }
-    }
-    w.stack.pop_back();
-    if (w.stack.empty()) {
-      w.state = Warp::State::Done;
-      clusterWarpExited(w);
-    }
+    // The end of a block; a loop body steps its lanes that are still iterating.
+    if (!f.loop || !nextIteration(w, f))
+      leaveBlock(w);
     return true;
   }
   stats_.laneOps += f.mask == ~0u ? kWarpSize : std::popcount(f.mask);
@@ -699,6 +705,7 @@ bool CtaExecutor::execStmt(Warp &w, Frame &f, const Stmt &s) {
     Frame body{&lp.body, 0, 0, &lp, code.slot};
     body.code = code.body;
     body.uniform = code.uniformLoop;
+    body.fusedBody = code.fusedBody;
     LaneValues &iv = w.slots[body.slot];
     w.wrote(body.slot);
     iv.kind = ValueKind::Int;
@@ -1336,9 +1343,17 @@ CtaExecutor::Tick CtaExecutor::tick() {
     return allDone ? Tick::Done : Tick::Stuck;
   Warp &w = warps_[ready[rng_() % ready.size()]];
   int quantum = 1 + static_cast<int>(rng_() % 64);
-  for (int q = 0; q < quantum && w.state == Warp::State::Ready; ++q)
-    if (!step(w))
-      return Tick::Failed;
+  for (int q = 0; q < quantum && w.state == Warp::State::Ready;) {
+    // Whole iterations of a fused loop where they fit, else one statement:
+    // the same steps in the same order either way.
+    int ran = runFusedLoop(w, quantum - q);
+    if (ran == 0) {
+      if (!step(w))
+        return Tick::Failed;
+      ran = 1;
+    }
+    q += ran;
+  }
   return Tick::Progress;
 }
 

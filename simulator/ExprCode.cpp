@@ -59,6 +59,7 @@ private:
       setSlotUniform(c.slot, c.uniformLoop);
       block(f.body);
       c.body = code_.blocks.at(&f.body).data();
+      c.fusedBody = c.uniformLoop && fusedLoopBody(code_.blocks.at(&f.body), c.slot);
       break;
     }
     case StmtKind::CallStmt:
@@ -160,6 +161,32 @@ private:
     }
     a.cache = code_.fusedAccesses++;
     return a;
+  }
+
+  // A loop body the fused loop runs (FusedLoop.cpp): fused stores only, which
+  // write no slot, so within the body only the counter changes; every access
+  // reads the counter, if at all, as a whole uniform subscript (its address
+  // then moves by a fixed stride per step) and never in a varying one (its
+  // lane offsets stay valid for the whole loop).
+  bool fusedLoopBody(const std::vector<StmtCode> &body, int counter) const {
+    if (body.empty() || body.size() > kMaxFusedLoopStores)
+      return false;
+    for (const StmtCode &s : body) {
+      const FusedStore &f = s.fused;
+      if (f.shape == FusedStore::Shape::None)
+        return false;
+      for (int i = 0; i < 4; ++i) {
+        if (i < 3 && (i >= f.operands || f.isConstant[i]))
+          continue;
+        const FusedAccess &a = f.access[i];
+        if (a.uniformEvaluatedCount > 0 || !a.cacheable)
+          return false;
+        for (int k = 0; k < a.slotCount; ++k)
+          if (a.slots[k] == counter)
+            return false;
+      }
+    }
+    return true;
   }
 
   // A float literal or an f32 scalar: next to an f32 operand the general path

@@ -139,8 +139,14 @@ struct StmtCode {
   int end = -1, step = -1; // For
   const StmtCode *body = nullptr, *elseBody = nullptr; // For: body; If: then and else
   bool uniformLoop = false;                            // For: begin, end and step are warp-uniform
+  // For: uniform, and its body is nothing but fused stores whose accesses the
+  // counter moves by a fixed stride (FusedLoop.cpp runs whole iterations).
+  bool fusedBody = false;
   FusedStore fused;                                    // Store
 };
+
+// The most stores a fused loop body holds.
+constexpr size_t kMaxFusedLoopStores = 4;
 
 struct KernelCode {
   std::vector<ExprOp> ops;

@@ -23,12 +23,6 @@ namespace tilescope::sim {
 
 namespace {
 
-#if defined(__GNUC__) && defined(__x86_64__)
-#define TILESCOPE_FUSED_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define TILESCOPE_FUSED_CLONES
-#endif
-
 using Bits32 = uint32_t __attribute__((may_alias));
 using Bits64 = uint64_t __attribute__((may_alias));
 
@@ -90,24 +84,15 @@ bool offsetsOf(const Varying &v, int shift, int64_t laneStride, int64_t *offset)
   }
 }
 
-// One operand resolved for this execution: element of lane l at base + offset[l].
-struct Resolved {
-  const uint8_t *base = nullptr;
-  const int64_t *offset = nullptr;
-};
-
 // The offsets of a constant operand: every lane reads the one value.
 alignas(32) constexpr std::array<int64_t, kWarpSize> kSameElement{};
-
-float quietNaN(float x) {
-  return std::bit_cast<float>(std::bit_cast<uint32_t>(x) | 0x00400000u);
-}
 
 // sink(l, op(operands of lane l)) for the active lanes. The offsets are
 // restrict locals, so nothing is reloaded per lane; the bases are not (a
 // register target may be one of the operands).
 template <int N, typename Op, typename Sink>
-[[gnu::always_inline]] inline void combine(uint32_t mask, const Resolved *in, Op op, Sink sink) {
+[[gnu::always_inline]] inline void combine(uint32_t mask, const LaneElements *in, Op op,
+                                           Sink sink) {
   const uint8_t *b0 = in[0].base, *b1 = in[N > 1 ? 1 : 0].base, *b2 = in[N > 2 ? 2 : 0].base;
   const int64_t *__restrict o0 = in[0].offset, *__restrict o1 = in[N > 1 ? 1 : 0].offset,
                             *__restrict o2 = in[N > 2 ? 2 : 0].offset;
@@ -135,7 +120,7 @@ template <int N, typename Op, typename Sink>
 // in its own loop.
 template <typename Sink>
 [[gnu::always_inline]] inline void computeLanes(const FusedStore &f, uint32_t mask,
-                                                const Resolved *in, Sink sink) {
+                                                const LaneElements *in, Sink sink) {
   // Direct calls, not helper lambdas: a lambda would not be inlined into the
   // processor-specific clone, and fmaf would become a library call.
   switch (f.shape) {
@@ -148,16 +133,16 @@ template <typename Sink>
     switch (f.binary) {
     case BinaryOp::Add:
       return combine<2>(
-          mask, in, [](float x, float y) { return x + y; }, sink);
+          mask, in, [](float x, float y) { return f32Arith(BinaryOp::Add, x, y); }, sink);
     case BinaryOp::Sub:
       return combine<2>(
-          mask, in, [](float x, float y) { return x - y; }, sink);
+          mask, in, [](float x, float y) { return f32Arith(BinaryOp::Sub, x, y); }, sink);
     case BinaryOp::Mul:
       return combine<2>(
-          mask, in, [](float x, float y) { return x * y; }, sink);
+          mask, in, [](float x, float y) { return f32Arith(BinaryOp::Mul, x, y); }, sink);
     default:
       return combine<2>(
-          mask, in, [](float x, float y) { return x / y; }, sink);
+          mask, in, [](float x, float y) { return f32Arith(BinaryOp::Div, x, y); }, sink);
     }
   case FusedStore::Shape::Fma:
     switch (f.fmaVariant) {
@@ -179,7 +164,7 @@ template <typename Sink>
 // Into an array: the stores of a global target come after every read, since
 // another lane may read the element this one writes.
 TILESCOPE_FUSED_CLONES
-void computeValues(const FusedStore &f, uint32_t mask, const Resolved *in, float *values) {
+void computeValues(const FusedStore &f, uint32_t mask, const LaneElements *in, float *values) {
   float *__restrict out = values;
   computeLanes(f, mask, in, [out](int l, float v) { out[l] = v; });
 }
@@ -189,7 +174,7 @@ void computeValues(const FusedStore &f, uint32_t mask, const Resolved *in, float
 // store at once. A register holds the f32 bits with the upper half zero, as
 // writeBits keeps it.
 TILESCOPE_FUSED_CLONES
-void computeIntoRegisters(const FusedStore &f, uint32_t mask, const Resolved *in, uint8_t *base,
+void computeIntoRegisters(const FusedStore &f, uint32_t mask, const LaneElements *in, uint8_t *base,
                           const int64_t *offsets) {
   const int64_t *__restrict offset = offsets;
   computeLanes(f, mask, in, [base, offset](int l, float v) {
@@ -266,42 +251,51 @@ bool CtaExecutor::resolveAccess(const FusedAccess &a, Warp &w, uint32_t mask, ui
   return true;
 }
 
-bool CtaExecutor::execFusedStore(Warp &w, uint32_t mask, const FusedStore &f) {
-  if (race_ || !options_.scalarFastPaths)
-    return false;
-  std::array<Resolved, 3> in;
+bool CtaExecutor::resolveFusedStore(const FusedStore &f, Warp &w, uint32_t mask,
+                                    ResolvedStore &out) {
   for (int i = 0; i < f.operands; ++i) {
     if (f.isConstant[i]) {
-      in[i] = {reinterpret_cast<const uint8_t *>(&f.constant[i]), kSameElement.data()};
+      out.in[i] = {reinterpret_cast<const uint8_t *>(&f.constant[i]), kSameElement.data()};
       continue;
     }
     uint8_t *base = nullptr;
-    if (!resolveAccess(f.access[i], w, mask, base, in[i].offset))
+    if (!resolveAccess(f.access[i], w, mask, base, out.in[i].offset))
       return false;
-    in[i].base = base;
+    out.in[i].base = base;
   }
-  const FusedAccess &target = f.access[3];
-  uint8_t *targetBase = nullptr;
-  const int64_t *targetOffset = nullptr;
-  if (!resolveAccess(target, w, mask, targetBase, targetOffset))
-    return false;
+  return resolveAccess(f.access[3], w, mask, out.target, out.targetOffset);
+}
+
+void CtaExecutor::applyFusedStore(const FusedStore &f, uint32_t mask, const ResolvedStore &r) {
   const int active = mask == ~0u ? kWarpSize : std::popcount(mask);
   for (int i = 0; i < f.operands; ++i)
     if (!f.isConstant[i] && f.access[i].global)
       stats_.globalBytesRead += 4 * active;
+  const FusedAccess &target = f.access[3];
   if (!target.global) {
-    computeIntoRegisters(f, mask, in.data(), targetBase, targetOffset);
-    return true;
+    computeIntoRegisters(f, mask, r.in.data(), r.target, r.targetOffset);
+    return;
   }
   alignas(32) std::array<float, kWarpSize> values;
-  computeValues(f, mask, in.data(), values.data());
+  computeValues(f, mask, r.in.data(), values.data());
   HostTensor &t = tensors_[target.tensor];
-  const int64_t first = (targetBase - t.bytes.data()) / 4;
+  const int64_t first = (r.target - t.bytes.data()) / 4;
+  uint8_t *targetBase = r.target;
+  const int64_t *targetOffset = r.targetOffset;
   forLanes(mask, [&](int l) {
     *reinterpret_cast<Bits32 *>(targetBase + targetOffset[l]) = std::bit_cast<uint32_t>(values[l]);
     t.written[first + targetOffset[l] / 4] = 1;
   });
   stats_.globalBytesWritten += 4 * active;
+}
+
+bool CtaExecutor::execFusedStore(Warp &w, uint32_t mask, const FusedStore &f) {
+  if (race_ || !options_.scalarFastPaths)
+    return false;
+  ResolvedStore r;
+  if (!resolveFusedStore(f, w, mask, r))
+    return false;
+  applyFusedStore(f, mask, r);
   return true;
 }
 

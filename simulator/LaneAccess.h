@@ -1,5 +1,8 @@
 // Internal to the engine: the lane offsets of one access of a fused store
-// statement (ExprCode.h, FusedStore.cpp) as a warp last computed them.
+// statement (ExprCode.h, FusedStore.cpp) as a warp last computed them, and a
+// fused store resolved for one execution (its operands' and target's bases
+// and lane offsets), which a fused loop (FusedLoop.cpp) moves along with its
+// counter.
 #pragma once
 
 #include "simulator/Value.h"
@@ -19,6 +22,20 @@ struct FusedOffsets {
   uint32_t mask = 0;
   std::array<uint64_t, 4> versions{};
   alignas(32) std::array<int64_t, kWarpSize> offset{};
+};
+
+// One element per lane: lane l's element is at base + offset[l].
+struct LaneElements {
+  const uint8_t *base = nullptr;
+  const int64_t *offset = nullptr;
+};
+
+// A fused store with every access resolved: the operands (a constant operand
+// has every lane read the one value) and the target.
+struct ResolvedStore {
+  std::array<LaneElements, 3> in{};
+  uint8_t *target = nullptr;
+  const int64_t *targetOffset = nullptr;
 };
 
 } // namespace tilescope::sim

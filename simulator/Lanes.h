@@ -10,15 +10,54 @@
 #include <cstdint>
 #include <cstring>
 
+// The fused paths' loops (FusedStore.cpp, FusedLoop.cpp) have a clone for
+// x86-64-v3 (AVX2, FMA) processors chosen at load time; they use integer
+// moves and exactly rounded IEEE operations only, so every clone gives the
+// same bits.
+#if defined(__GNUC__) && defined(__x86_64__)
+#define TILESCOPE_FUSED_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define TILESCOPE_FUSED_CLONES
+#endif
+
 namespace tilescope::sim {
 
 inline bool isFloatKind(ValueKind k) {
   return k == ValueKind::Float || k == ValueKind::Literal;
 }
 
+// A NaN with its quiet bit set (the payload and the sign kept).
+inline float quietNaN(float x) {
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(x) | 0x00400000u);
+}
+
+// The result of an f32 operation that has a NaN operand: the first NaN of
+// the three in the order given, quieted. IEEE 754 only says that the result
+// should be one of the input NaNs; x86 returns the one in the instruction's
+// first source, and which operand that is depends on the instruction form the
+// compiler picked for each loop, so the simulator fixes the order and every
+// path (the general evaluator, fused stores, fused loops) gives the same bits.
+// The order is the one the fused paths' instructions had (their outputs do
+// not change): the left operand of a binary operator; of p * q + r, q, then r,
+// then p, each as stored (a negation in the expression does not flip a NaN's
+// sign, as in x86's vfnmadd).
+[[gnu::cold, gnu::noinline]] inline float firstNaN(float a, float b, float c) {
+  return quietNaN(std::isnan(a) ? a : std::isnan(b) ? b : c);
+}
+
+inline bool anyNaN(float a, float b) {
+  return std::isnan(a) | std::isnan(b);
+}
+inline bool anyNaN(float a, float b, float c) {
+  return std::isnan(a) | std::isnan(b) | std::isnan(c);
+}
+
 // f32 arithmetic of the simulated program: one IEEE single-precision
-// operation, rounded to nearest even (operators other than + - * / give 0).
+// operation, rounded to nearest even (operators other than + - * / give 0);
+// a NaN operand gives firstNaN.
 inline float f32Arith(BinaryOp op, float a, float b) {
+  if (anyNaN(a, b)) [[unlikely]]
+    return firstNaN(a, b, b);
   switch (op) {
   case BinaryOp::Add:
     return a + b;
@@ -34,8 +73,11 @@ inline float f32Arith(BinaryOp op, float a, float b) {
 }
 
 // The contracted f32 multiply-add: -p * q + r, p * q - r or p * q + r
-// (`variant` -1, 1, 0), one exactly rounded fmaf.
+// (`variant` -1, 1, 0), one exactly rounded fmaf; a NaN operand gives
+// firstNaN(q, r, p).
 inline float f32Fma(int variant, float p, float q, float r) {
+  if (anyNaN(p, q, r)) [[unlikely]]
+    return firstNaN(q, r, p);
   return variant < 0 ? std::fmaf(-p, q, r) : std::fmaf(p, q, variant > 0 ? -r : r);
 }
 

@@ -335,19 +335,19 @@ uint32_t fusedSum(uint32_t cBits, std::span<const ProductTerm> products,
 namespace {
 // An operand tile decoded once: per element the significand, the model's
 // exponent (kNoTerm for zeros, so a zero never sets the largest exponent and
-// adds nothing) and the sign; per row and K chunk whether a NaN or an
-// infinity is there (those chunks take the general path).
+// adds nothing) and the sign as a mask (0 or -1); per row and K chunk whether
+// a NaN or an infinity is there (those chunks take the general path).
 constexpr int32_t kNoTerm = -(1 << 28);
 
 struct DecodedTile {
   std::vector<uint32_t> significand;
   std::vector<int32_t> exponent;
-  std::vector<uint8_t> negative;
+  std::vector<int32_t> signMask;
   std::vector<uint8_t> special; // rows x chunks
 
   DecodedTile(std::span<const uint32_t> codes, int64_t rows, int64_t K, int64_t kStep,
               const numerics::FloatFormat &f)
-      : significand(rows * K), exponent(rows * K), negative(rows * K),
+      : significand(rows * K), exponent(rows * K), signMask(rows * K),
         special(rows * ((K + kStep - 1) / kStep), 0) {
     int64_t chunks = (K + kStep - 1) / kStep;
     for (int64_t r = 0; r < rows; ++r)
@@ -356,51 +356,249 @@ struct DecodedTile {
         Decoded d = numerics::decompose(codes[i], f);
         significand[i] = d.cls == Decoded::Finite ? d.significand : 0;
         exponent[i] = d.cls == Decoded::Finite ? d.exponent : kNoTerm;
-        negative[i] = d.negative;
+        signMask[i] = d.negative ? -1 : 0;
         if (d.cls == Decoded::NaN || d.cls == Decoded::Inf)
           special[r * chunks + k / kStep] = 1;
       }
   }
 };
-} // namespace
 
-// The two loops over a chunk's products, cloned for AVX2 processors where the
-// compiler builds vector code for them (integer operations only: every clone
-// gives the same sums). The hardware test compiles this file with nvcc, which
-// gets the plain functions.
+// B's decoded planes transposed (K x N): for each k the N outputs' operands
+// side by side (rowChunkAcross).
+struct TransposedTile {
+  std::vector<uint32_t> significand;
+  std::vector<int32_t> exponent;
+  std::vector<int32_t> signMask;
+
+  TransposedTile(const DecodedTile &t, int64_t rows, int64_t K)
+      : significand(rows * K), exponent(rows * K), signMask(rows * K) {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < K; ++k) {
+        significand[k * rows + r] = t.significand[r * K + k];
+        exponent[k * rows + r] = t.exponent[r * K + k];
+        signMask[k * rows + r] = t.signMask[r * K + k];
+      }
+  }
+};
+
+// packSum for a sum of 64 bits, with the f32 bits built directly instead of
+// through ldexp: the same bits (the tile tests compare it with fusedSum,
+// which takes packSum).
+inline uint32_t packSum64(int64_t sum, int quantum, int outputMantissaBits) {
+  if (sum == 0)
+    return 0u;
+  // Sign and magnitude without a branch: the signs of the sums are random.
+  const uint64_t negative = static_cast<uint64_t>(sum >> 63); // 0 or all ones
+  const uint32_t sign = static_cast<uint32_t>(negative) & 0x80000000u;
+  uint64_t magnitude = (static_cast<uint64_t>(sum) ^ negative) - negative;
+  int top = std::bit_width(magnitude) - 1;
+  int lsb = quantum;
+  if (top > outputMantissaBits) {
+    magnitude >>= top - outputMantissaBits;
+    lsb += top - outputMantissaBits;
+    top = outputMantissaBits;
+  }
+  if (lsb + top > 127) // beyond f32's range
+    return sign | 0x7F800000u;
+  if (lsb < -149) { // f32 subnormal range: truncate to its grid
+    int drop = -149 - lsb;
+    magnitude = drop >= 64 ? 0 : magnitude >> drop;
+    lsb = -149;
+  }
+  if (magnitude == 0)
+    return sign;
+  top = std::bit_width(magnitude) - 1; // at most 23
+  const int exponent = lsb + top;
+  if (exponent < -126) // subnormal: its bits are the multiple of 2^-149
+    return sign | static_cast<uint32_t>(magnitude << (lsb + 149));
+  return sign | static_cast<uint32_t>(exponent + 127) << 23 |
+         (static_cast<uint32_t>(magnitude << (23 - top)) & 0x7FFFFFu);
+}
+
+// One K chunk of one row of A against every row of Bt, into that row of C.
+struct RowChunk {
+  const MmaInstructionRow *row;
+  const numerics::FloatFormat *fa, *fb;
+  const uint32_t *aCodes;  // A's codes of the chunk
+  const uint32_t *btCodes; // Bt's codes, row 0 of the chunk (rows K apart)
+  const uint32_t *sa;      // A's lifted significands of the chunk
+  const int32_t *ea, *na;  // ... exponents and sign masks
+  bool specialA;           // a NaN or infinity in A's chunk
+  const DecodedTile *B;
+  const TransposedTile *T; // B transposed: for the narrow sums
+  int64_t K, len, chunks, q, N;
+  uint32_t *c;
+};
+
+// A chunk through the per-element model.
+[[gnu::noinline]] uint32_t generalChunk(const RowChunk &r, int64_t j, uint32_t acc) {
+  std::vector<ProductTerm> terms(r.len);
+  for (int64_t k = 0; k < r.len; ++k)
+    terms[k] = {numerics::decompose(r.aCodes[k], *r.fa),
+                numerics::decompose(r.btCodes[j * r.K + k], *r.fb),
+                r.fa->manBits,
+                r.fb->manBits,
+                0,
+                false};
+  return fusedSum(acc, terms, r.row->params);
+}
+
+// The accumulator's term joins the sum of the chunk's products (its exponent
+// took part in `largest`), and the model packs the result.
+[[gnu::always_inline]] inline uint32_t finishSum(uint32_t acc, int64_t products, int32_t largest,
+                                                 int align, int mantissa) {
+  const uint32_t biased = (acc >> 23) & 0xFF, fraction = acc & 0x7FFFFF;
+  const int quantum = largest - align;
+  int64_t sum = products;
+  if (biased != 0 || fraction != 0) {
+    const uint32_t cSig = biased ? fraction | 0x800000u : fraction;
+    const int32_t cExp = biased ? int32_t(biased) - 127 : -126;
+    int shift = cExp - 23 - quantum;
+    uint64_t m = shift >= 0 ? uint64_t(cSig) << shift : shift > -64 ? uint64_t(cSig) >> -shift : 0;
+    const int64_t negative = -static_cast<int64_t>(acc >> 31); // 0 or -1, without a branch
+    sum += (static_cast<int64_t>(m) ^ negative) - negative;
+  }
+  return packSum64(sum, quantum, mantissa);
+}
+
+// The products of a chunk for one output: the largest of their exponents and
+// `largest` (into `largest`), then their signed sum, each lifted product
+// truncated toward zero to the quantum by a right shift of its distance to
+// the largest exponent. Len 0: any length. Narrow: every lifted product and
+// the chunk's sum fit in 32 bits (twice the lanes per vector).
+template <int Len, bool Narrow>
+[[gnu::always_inline]] inline int64_t
+chunkProducts(int64_t len, const uint32_t *__restrict sa, const int32_t *__restrict ea,
+              const int32_t *__restrict na, const uint32_t *__restrict sb,
+              const int32_t *__restrict eb, const int32_t *__restrict nb, int32_t &largest) {
+  constexpr int kMax = Len > 0 ? Len : 64;
+  const int64_t n = Len > 0 ? Len : len;
+  int32_t exps[kMax];
+  for (int64_t k = 0; k < n; ++k)
+    exps[k] = ea[k] + eb[k];
+  // A reduction of its own, which the compiler turns into vector maxima.
+  int32_t top = kNoTerm;
+  for (int64_t k = 0; k < n; ++k)
+    top = std::max(top, exps[k]);
+  top = std::max(top, largest);
+  largest = top;
+  if (top <= kNoTerm)
+    return 0;
+  if constexpr (Narrow) {
+    uint32_t sum = 0; // wraps only in between: the exact sum fits in 32 bits
+    for (int64_t k = 0; k < n; ++k) {
+      uint32_t m = (sa[k] * sb[k]) >> std::min(top - exps[k], 31);
+      uint32_t s = static_cast<uint32_t>(na[k] ^ nb[k]); // 0 or all ones
+      sum += (m ^ s) - s;
+    }
+    return static_cast<int32_t>(sum);
+  } else {
+    int64_t sum = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      uint64_t m = (uint64_t(sa[k]) * sb[k]) >> std::min(top - exps[k], 63);
+      int64_t s = na[k] ^ nb[k];
+      sum += (int64_t(m) ^ s) - s;
+    }
+    return sum;
+  }
+}
+
+// Outputs j0 .. N - 1 of the row, one after the other.
+template <int Len, bool Narrow>
+[[gnu::always_inline]] inline void rowChunkOf(const RowChunk &r, int64_t j0) {
+  const int align = r.row->params.alignBits;
+  const int mantissa = r.row->params.outputMantissaBits;
+  const DecodedTile &B = *r.B;
+  for (int64_t j = j0; j < r.N; ++j) {
+    uint32_t &acc = r.c[j];
+    const int64_t bj = j * r.K + r.q * r.row->k;
+    // The accumulator's exponent (an f32's) starts the largest one.
+    const uint32_t biased = (acc >> 23) & 0xFF;
+    bool general = r.specialA || B.special[j * r.chunks + r.q] || biased == 0xFF;
+    const bool cTerm = (acc & 0x7FFFFFFFu) != 0;
+    int32_t largest = cTerm ? (biased ? int32_t(biased) - 127 : -126) : kNoTerm;
+    int64_t products = 0;
+    if (!general) {
+      products = chunkProducts<Len, Narrow>(r.len, r.sa, r.ea, r.na, &B.significand[bj],
+                                            &B.exponent[bj], &B.signMask[bj], largest);
+      general = largest <= kNoTerm; // only zeros: their signs decide
+    }
+    if (general) {
+      acc = generalChunk(r, j, acc);
+      continue;
+    }
+    acc = finishSum(acc, products, largest, align, mantissa);
+  }
+}
+
+// Eight outputs of the row at a time, with B's planes transposed (K x N) so
+// that the eight are side by side: the same sums as rowChunkOf, computed
+// across the outputs instead of across the products (no horizontal maxima or
+// sums), the eight lanes of one vector each.
+template <int Len> [[gnu::always_inline]] inline void rowChunkAcross(const RowChunk &r) {
+  constexpr int W = 8;
+  const int align = r.row->params.alignBits;
+  const int mantissa = r.row->params.outputMantissaBits;
+  const TransposedTile &T = *r.T;
+  const int64_t N = r.N, k0 = r.q * r.row->k, whole = N / W * W;
+  for (int64_t j0 = 0; j0 < whole; j0 += W) {
+    int32_t top[W];
+    uint32_t sum[W];
+    for (int jj = 0; jj < W; ++jj) {
+      const uint32_t acc = r.c[j0 + jj];
+      const uint32_t biased = (acc >> 23) & 0xFF;
+      const bool cTerm = (acc & 0x7FFFFFFFu) != 0;
+      top[jj] = cTerm ? (biased ? int32_t(biased) - 127 : -126) : kNoTerm;
+      sum[jj] = 0;
+    }
+    for (int k = 0; k < Len; ++k) {
+      const int32_t ea = r.ea[k];
+      const int32_t *__restrict eb = &T.exponent[(k0 + k) * N + j0];
+      for (int jj = 0; jj < W; ++jj)
+        top[jj] = std::max(top[jj], ea + eb[jj]);
+    }
+    for (int k = 0; k < Len; ++k) {
+      const uint32_t sa = r.sa[k];
+      const int32_t ea = r.ea[k], na = r.na[k];
+      const uint32_t *__restrict sb = &T.significand[(k0 + k) * N + j0];
+      const int32_t *__restrict eb = &T.exponent[(k0 + k) * N + j0];
+      const int32_t *__restrict nb = &T.signMask[(k0 + k) * N + j0];
+      for (int jj = 0; jj < W; ++jj) {
+        uint32_t m = (sa * sb[jj]) >> std::min(top[jj] - (ea + eb[jj]), 31);
+        uint32_t s = static_cast<uint32_t>(na ^ nb[jj]); // 0 or all ones
+        sum[jj] += (m ^ s) - s; // wraps only in between: the exact sum fits in 32 bits
+      }
+    }
+    for (int jj = 0; jj < W; ++jj) {
+      const int64_t j = j0 + jj;
+      uint32_t &acc = r.c[j];
+      const bool general = r.specialA || r.B->special[j * r.chunks + r.q] ||
+                           ((acc >> 23) & 0xFF) == 0xFF || top[jj] <= kNoTerm;
+      acc = general ? generalChunk(r, j, acc)
+                    : finishSum(acc, static_cast<int32_t>(sum[jj]), top[jj], align, mantissa);
+    }
+  }
+  rowChunkOf<Len, true>(r, whole);
+}
+
+// The row loop with the chunk's length known where it usually is (16 for
+// f16 / bf16, 32 for fp8), cloned for AVX2 processors where the compiler
+// builds vector code for it (integer operations only: every clone gives the
+// same sums). The hardware test compiles this file with nvcc, which gets the
+// plain function.
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__CUDACC__)
 #define TILESCOPE_MMA_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define TILESCOPE_MMA_CLONES
 #endif
 
-namespace {
-// Each product's exponent (into exps) and the largest of them and `start`.
 TILESCOPE_MMA_CLONES
-int32_t chunkExponents(int64_t len, const int32_t *__restrict ea, const int32_t *__restrict eb,
-                       int32_t *__restrict exps, int32_t start) {
-  int32_t largest = start;
-  for (int64_t k = 0; k < len; ++k) {
-    exps[k] = ea[k] + eb[k];
-    largest = std::max(largest, exps[k]);
-  }
-  return largest;
-}
-
-// The signed sum of the (lifted) products, each truncated toward zero to the
-// quantum by a right shift of its distance to the largest exponent.
-TILESCOPE_MMA_CLONES
-int64_t chunkProducts(int64_t len, const uint32_t *__restrict sa, const uint32_t *__restrict sb,
-                      const uint8_t *__restrict na, const uint8_t *__restrict nb,
-                      const int32_t *__restrict exps, int32_t largest) {
-  int64_t sum = 0;
-  for (int64_t k = 0; k < len; ++k) {
-    uint64_t sig = uint64_t(sa[k]) * sb[k];
-    uint64_t m = sig >> std::min(largest - exps[k], 63);
-    int64_t s = -int64_t(na[k] ^ nb[k]); // 0 or -1
-    sum += (int64_t(m) ^ s) - s;
-  }
-  return sum;
+void rowChunk(const RowChunk &r) {
+  if (r.T && r.len == 16)
+    return rowChunkAcross<16>(r);
+  if (r.T && r.len == 32)
+    return rowChunkAcross<32>(r);
+  return rowChunkOf<0, false>(r, 0);
 }
 } // namespace
 
@@ -415,62 +613,55 @@ int64_t fusedSumTile(const MmaInstructionRow &row, int64_t M, int64_t N, int64_t
   // the quantum (maxExponent - align) is lift - (maxExponent - exponent):
   // lifting A's significands by `lift` once leaves one right shift per term,
   // which truncates toward zero exactly as the model does. Every lifted
-  // product stays below 2^(align + 2); kStep + 1 terms must add up in 63 bits.
+  // product stays below 2^(align + 2); kStep + 1 terms must add up in 63 bits
+  // (and kStep products in 31 bits for the narrow sums).
   const int lift = align - fa.manBits - fb.manBits;
-  const bool integerPath =
-      lift >= 0 && align + 2 + std::bit_width(static_cast<uint64_t>(kStep + 1)) <= 62;
+  const bool integerPath = lift >= 0 && kStep <= 64 &&
+                           align + 2 + std::bit_width(static_cast<uint64_t>(kStep + 1)) <= 62;
+  const bool narrow = align + 2 + std::bit_width(static_cast<uint64_t>(kStep - 1)) <= 31;
   DecodedTile A(a, M, K, kStep, fa);
   const DecodedTile B(bt, N, K, kStep, fb);
   if (integerPath)
     for (uint32_t &sig : A.significand)
       sig <<= lift;
+  std::optional<TransposedTile> T;
+  if (integerPath && narrow)
+    T.emplace(B, N, K);
   std::vector<ProductTerm> terms(kStep);
-  std::vector<int32_t> exps(kStep);
   for (int64_t i = 0; i < M; ++i)
     for (int64_t q = 0; q < chunks; ++q) {
       const int64_t k0 = q * kStep, len = std::min(kStep, K - k0);
-      const uint32_t *sa = &A.significand[i * K + k0];
-      const int32_t *ea = &A.exponent[i * K + k0];
-      const uint8_t *na = &A.negative[i * K + k0];
-      const bool specialA = A.special[i * chunks + q];
-      for (int64_t j = 0; j < N; ++j) {
-        uint32_t &acc = c[i * N + j];
-        const int64_t bj = j * K + k0;
-        // The accumulator as an f32: sign, significand and exponent.
-        const uint32_t biased = (acc >> 23) & 0xFF, fraction = acc & 0x7FFFFF;
-        bool general = !integerPath || specialA || B.special[j * chunks + q] || biased == 0xFF;
-        const bool cTerm = biased != 0 || fraction != 0;
-        const uint32_t cSig = biased ? fraction | 0x800000u : fraction;
-        const int32_t cExp = biased ? int32_t(biased) - 127 : -126;
-        int32_t maxExponent = cTerm ? cExp : kNoTerm;
-        if (!general) {
-          maxExponent = chunkExponents(len, ea, &B.exponent[bj], exps.data(), maxExponent);
-          general = maxExponent <= kNoTerm; // only zeros: their signs decide
-        }
-        if (general) {
+      if (!integerPath) {
+        for (int64_t j = 0; j < N; ++j) {
           for (int64_t k = 0; k < len; ++k)
             terms[k] = {numerics::decompose(a[i * K + k0 + k], fa),
-                        numerics::decompose(bt[bj + k], fb),
+                        numerics::decompose(bt[j * K + k0 + k], fb),
                         fa.manBits,
                         fb.manBits,
                         0,
                         false};
-          acc = fusedSum(acc, std::span(terms.data(), len), row.params);
-          continue;
+          c[i * N + j] = fusedSum(c[i * N + j], std::span(terms.data(), len), row.params);
         }
-        const int quantum = maxExponent - align;
-        int64_t sum = 0;
-        if (cTerm) {
-          int shift = cExp - 23 - quantum;
-          uint64_t m = shift >= 0    ? uint64_t(cSig) << shift
-                       : shift > -64 ? uint64_t(cSig) >> -shift
-                                     : 0;
-          sum = (acc >> 31) ? -int64_t(m) : int64_t(m);
-        }
-        sum += chunkProducts(len, sa, &B.significand[bj], na, &B.negative[bj], exps.data(),
-                             maxExponent);
-        acc = packSum(sum, quantum, row.params);
+        continue;
       }
+      RowChunk r{&row,
+                 &fa,
+                 &fb,
+                 &a[i * K + k0],
+                 &bt[k0],
+                 &A.significand[i * K + k0],
+                 &A.exponent[i * K + k0],
+                 &A.signMask[i * K + k0],
+                 A.special[i * chunks + q] != 0,
+                 &B,
+                 T ? &*T : nullptr,
+                 K,
+                 len,
+                 chunks,
+                 q,
+                 N,
+                 &c[i * N]};
+      rowChunk(r);
     }
   return M * N * chunks;
 }

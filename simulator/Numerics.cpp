@@ -20,16 +20,6 @@ constexpr FloatFormat kE3m2{"e3m2", 3, 2, 3, true, Specials::None, 0, 0x1Fu};
 constexpr FloatFormat kE2m1{"e2m1", 2, 1, 1, true, Specials::None, 0, 0x7u};
 constexpr FloatFormat kUe8m0{"ue8m0", 8, 0, 127, false, Specials::UnsignedExp, 0, 0xFFu};
 
-uint32_t codeMask(const FloatFormat &f) {
-  return f.codeBits() >= 32 ? 0xFFFFFFFFu : (uint32_t(1) << f.codeBits()) - 1;
-}
-uint32_t signBit(const FloatFormat &f) {
-  return f.hasSign ? uint32_t(1) << (f.expBits + f.manBits) : 0;
-}
-uint32_t maxBiased(const FloatFormat &f) {
-  return (uint32_t(1) << f.expBits) - 1;
-}
-
 // The largest finite code's biased exponent and fraction.
 void maxFiniteFields(const FloatFormat &f, uint32_t &biased, uint32_t &fraction) {
   uint32_t fullFraction = (uint32_t(1) << f.manBits) - 1;
@@ -207,31 +197,6 @@ uint32_t encode(float value, const FloatFormat &f, ConvertMode mode) {
   if (resultExp + f.bias > int(maxB) || (biased == maxB && fraction > maxF))
     return overflow();
   return (sign | (biased << f.manBits) | fraction) << shiftOut;
-}
-
-Decoded decompose(uint32_t code, const FloatFormat &f) {
-  code = (code >> f.storageShift) & codeMask(f);
-  Decoded d{};
-  d.negative = (code & signBit(f)) != 0;
-  uint32_t biased = (code >> f.manBits) & maxBiased(f);
-  uint32_t fraction = code & ((uint32_t(1) << f.manBits) - 1);
-  if (f.specials == Specials::UnsignedExp) {
-    if (biased == maxBiased(f))
-      return {Decoded::NaN, false, 0, 0};
-    return {Decoded::Finite, false, 1, int(biased) - f.bias};
-  }
-  if (biased == maxBiased(f)) {
-    if (f.specials == Specials::Ieee)
-      return {fraction ? Decoded::NaN : Decoded::Inf, d.negative, 0, 0};
-    if (f.specials == Specials::NanOnly && fraction == (uint32_t(1) << f.manBits) - 1)
-      return {Decoded::NaN, d.negative, 0, 0};
-  }
-  if (biased == 0) {
-    if (fraction == 0)
-      return {Decoded::Zero, d.negative, 0, f.minExponent()};
-    return {Decoded::Finite, d.negative, fraction, f.minExponent()};
-  }
-  return {Decoded::Finite, d.negative, fraction | (uint32_t(1) << f.manBits), int(biased) - f.bias};
 }
 
 float decode(uint32_t code, const FloatFormat &f) {

@@ -79,7 +79,42 @@ struct Decoded {
   uint32_t significand;
   int exponent;
 };
-Decoded decompose(uint32_t code, const FloatFormat &format);
+// The code's bits, its sign bit and its largest biased exponent.
+inline uint32_t codeMask(const FloatFormat &f) {
+  return f.codeBits() >= 32 ? 0xFFFFFFFFu : (uint32_t(1) << f.codeBits()) - 1;
+}
+inline uint32_t signBit(const FloatFormat &f) {
+  return f.hasSign ? uint32_t(1) << (f.expBits + f.manBits) : 0;
+}
+inline uint32_t maxBiased(const FloatFormat &f) {
+  return (uint32_t(1) << f.expBits) - 1;
+}
+
+// Inline: the tensor-core model decodes every operand of a tile with it.
+inline Decoded decompose(uint32_t code, const FloatFormat &f) {
+  code = (code >> f.storageShift) & codeMask(f);
+  Decoded d{};
+  d.negative = (code & signBit(f)) != 0;
+  uint32_t biased = (code >> f.manBits) & maxBiased(f);
+  uint32_t fraction = code & ((uint32_t(1) << f.manBits) - 1);
+  if (f.specials == Specials::UnsignedExp) {
+    if (biased == maxBiased(f))
+      return {Decoded::NaN, false, 0, 0};
+    return {Decoded::Finite, false, 1, int(biased) - f.bias};
+  }
+  if (biased == maxBiased(f)) {
+    if (f.specials == Specials::Ieee)
+      return {fraction ? Decoded::NaN : Decoded::Inf, d.negative, 0, 0};
+    if (f.specials == Specials::NanOnly && fraction == (uint32_t(1) << f.manBits) - 1)
+      return {Decoded::NaN, d.negative, 0, 0};
+  }
+  if (biased == 0) {
+    if (fraction == 0)
+      return {Decoded::Zero, d.negative, 0, f.minExponent()};
+    return {Decoded::Finite, d.negative, fraction, f.minExponent()};
+  }
+  return {Decoded::Finite, d.negative, fraction | (uint32_t(1) << f.manBits), int(biased) - f.bias};
+}
 
 // True when `value` is exactly the value of some code of `format` (NaN never is).
 bool isRepresentable(float value, const FloatFormat &format);

@@ -9,6 +9,7 @@
 #include "simulator/Packed.h"
 
 #include <cstring>
+#include <type_traits>
 
 namespace tilescope::sim {
 
@@ -81,6 +82,24 @@ uint64_t loadLittle(const uint8_t *p, int bytes) {
   return v;
 }
 
+// fn(std::integral_constant<int, bytes>) for the usual element sizes, so that
+// the loops it runs copy elements with plain loads and stores instead of a
+// memcpy call per element; fn(bytes) otherwise.
+template <typename Fn> void withElementBytes(int bytes, Fn fn) {
+  switch (bytes) {
+  case 1:
+    return fn(std::integral_constant<int, 1>{});
+  case 2:
+    return fn(std::integral_constant<int, 2>{});
+  case 4:
+    return fn(std::integral_constant<int, 4>{});
+  case 8:
+    return fn(std::integral_constant<int, 8>{});
+  default:
+    return fn(bytes);
+  }
+}
+
 } // namespace
 
 bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<uint64_t> &out) {
@@ -94,19 +113,23 @@ bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<u
   switch (b.scope) {
   case MemScope::Global: {
     const uint8_t *base = tensors_[b.tensor].bytes.data();
-    for (size_t i = 0; i < flats.size(); ++i)
-      out[i] = loadLittle(base + flats[i] * bytes, bytes);
+    withElementBytes(bytes, [&](auto size) {
+      for (size_t i = 0; i < flats.size(); ++i)
+        out[i] = loadLittle(base + flats[i] * size, size);
+    });
     return true;
   }
   case MemScope::Shared: {
     const int64_t limit = static_cast<int64_t>(shared_.size()) - bytes;
-    for (size_t i = 0; i < flats.size(); ++i) {
-      int64_t at = b.sharedByte(flats[i]);
-      if (at < 0 || at > limit)
-        return false;
-      out[i] = loadLittle(shared_.data() + at, bytes);
-    }
-    return true;
+    bool inside = true;
+    withElementBytes(bytes, [&](auto size) {
+      for (size_t i = 0; i < flats.size() && inside; ++i) {
+        int64_t at = b.sharedByte(flats[i]);
+        inside = at >= 0 && at <= limit;
+        out[i] = inside ? loadLittle(shared_.data() + at, size) : 0;
+      }
+    });
+    return inside;
   }
   case MemScope::Reg: {
     if (b.privateRegs()) {
@@ -115,12 +138,11 @@ bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<u
         out[i] = regs[flats[i]];
       return true;
     }
-    for (size_t i = 0; i < flats.size(); ++i) {
-      int64_t reg = firstOwnerReg(b, flats[i], threads, p_.regsPerThread);
-      if (reg < 0)
-        return false;
-      out[i] = regs_[reg];
-    }
+    const RegionRegs &rr = regionRegs(r, threads, flats);
+    if (!rr.complete)
+      return false;
+    for (size_t i = 0; i < flats.size(); ++i)
+      out[i] = regs_[rr.first[i]];
     return true;
   }
   case MemScope::Tmem:
@@ -141,11 +163,13 @@ bool CtaExecutor::scatterBits(const Region &r, ThreadRange threads,
   switch (b.scope) {
   case MemScope::Global: {
     HostTensor &t = tensors_[b.tensor];
-    for (size_t i = 0; i < flats.size(); ++i) {
-      uint64_t v = value(i);
-      std::memcpy(t.bytes.data() + flats[i] * bytes, &v, static_cast<size_t>(bytes));
-      t.written[flats[i]] = 1;
-    }
+    withElementBytes(bytes, [&](auto size) {
+      for (size_t i = 0; i < flats.size(); ++i) {
+        uint64_t v = value(i);
+        std::memcpy(t.bytes.data() + flats[i] * size, &v, static_cast<size_t>(size));
+        t.written[flats[i]] = 1;
+      }
+    });
     return true;
   }
   case MemScope::Shared: {
@@ -153,10 +177,12 @@ bool CtaExecutor::scatterBits(const Region &r, ThreadRange threads,
     for (int64_t flat : flats) // decide before writing anything
       if (int64_t at = b.sharedByte(flat); at < 0 || at > limit)
         return false;
-    for (size_t i = 0; i < flats.size(); ++i) {
-      uint64_t v = value(i);
-      std::memcpy(shared_.data() + b.sharedByte(flats[i]), &v, static_cast<size_t>(bytes));
-    }
+    withElementBytes(bytes, [&](auto size) {
+      for (size_t i = 0; i < flats.size(); ++i) {
+        uint64_t v = value(i);
+        std::memcpy(shared_.data() + b.sharedByte(flats[i]), &v, static_cast<size_t>(size));
+      }
+    });
     return true;
   }
   case MemScope::Reg: {
@@ -169,23 +195,45 @@ bool CtaExecutor::scatterBits(const Region &r, ThreadRange threads,
       }
       return true;
     }
-    for (int64_t flat : flats) // every element must have an owner in the range
-      if (firstOwnerReg(b, flat, threads, p_.regsPerThread) < 0)
-        return false;
-    for (size_t i = 0; i < flats.size(); ++i) {
-      int64_t flat = flats[i];
-      for (int32_t k = b.ownerStart[flat]; k < b.ownerStart[flat + 1]; ++k) {
-        auto [t, reg] = b.owners[k];
-        if (threads.contains(t))
-          regs_[t * p_.regsPerThread + b.regBase + reg] = value(i) & keep;
-      }
-    }
+    const RegionRegs &rr = regionRegs(r, threads, flats);
+    if (!rr.complete) // every element must have an owner in the range
+      return false;
+    for (const auto &[i, reg] : rr.all)
+      regs_[reg] = value(static_cast<size_t>(i)) & keep;
     return true;
   }
   case MemScope::Tmem:
     return false;
   }
   return false;
+}
+
+const CtaExecutor::RegionRegs &CtaExecutor::regionRegs(const Region &r, ThreadRange threads,
+                                                       const std::vector<int64_t> &flats) {
+  std::vector<int64_t> key = {r.buffer, threads.begin, threads.end};
+  key.insert(key.end(), r.start.begin(), r.start.end());
+  key.push_back(-1);
+  key.insert(key.end(), r.extent.begin(), r.extent.end());
+  key.push_back(-1);
+  key.insert(key.end(), r.dimOf.begin(), r.dimOf.end());
+  auto [it, fresh] = regionRegs_.try_emplace(std::move(key));
+  RegionRegs &rr = it->second;
+  if (!fresh)
+    return rr;
+  const BufferPlan &b = p_.buffers[r.buffer];
+  rr.first.resize(flats.size());
+  for (size_t i = 0; i < flats.size(); ++i) {
+    const int64_t flat = flats[i];
+    rr.first[i] = firstOwnerReg(b, flat, threads, p_.regsPerThread);
+    rr.complete &= rr.first[i] >= 0;
+    // Every owner in the range, in the owner table's order (as writeBits).
+    for (int32_t k = b.ownerStart[flat]; k < b.ownerStart[flat + 1]; ++k) {
+      auto [t, reg] = b.owners[k];
+      if (threads.contains(t))
+        rr.all.emplace_back(static_cast<int64_t>(i), t * p_.regsPerThread + b.regBase + reg);
+    }
+  }
+  return rr;
 }
 
 void CtaExecutor::countAccess(const Region &r, bool write) {

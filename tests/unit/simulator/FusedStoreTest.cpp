@@ -1,4 +1,5 @@
-// The scalar fast paths (fused store statements, uniform loop stepping) against
+// The scalar fast paths (fused store statements, uniform loop stepping, fused
+// loops) against
 // the general evaluator: every kernel here runs twice on the same inputs, with
 // EngineOptions::scalarFastPaths on and off, and the two runs must agree on
 // every output bit, every written flag, the statistics and the diagnostics.
@@ -48,7 +49,7 @@ struct Outcome {
 
 // Inputs: random values, then `special` f32 bit patterns from element 0 of
 // every tensor on.
-Outcome runWith(Bound &b, bool fast, const std::vector<uint32_t> &special) {
+Outcome runWith(Bound &b, bool fast, const std::vector<uint32_t> &special, uint64_t seed = 1) {
   Outcome o;
   o.tensors = allocateTensors(*b.program);
   std::mt19937_64 rng(7);
@@ -61,6 +62,7 @@ Outcome runWith(Bound &b, bool fast, const std::vector<uint32_t> &special) {
   }
   EngineOptions options;
   options.scalarFastPaths = fast;
+  options.seed = seed;
   options.where = [&b](llvm::SMLoc loc) {
     auto [line, col] = b.sourceMgr.getLineAndColumn(loc);
     return fmt::format("fused.tile:{}:{}", line, col);
@@ -69,15 +71,17 @@ Outcome runWith(Bound &b, bool fast, const std::vector<uint32_t> &special) {
   return o;
 }
 
-// Runs `text` both ways and checks that they agree; returns the fast run.
+// Runs `text` both ways (with the scheduler's `seed`) and checks that they
+// agree; returns the fast run.
 Outcome agree(const std::string &text, ArgValues args = {},
-              const std::vector<uint32_t> &special = {}) {
+              const std::vector<uint32_t> &special = {}, uint64_t seed = 1) {
   auto b = bind(text, std::move(args));
-  Outcome fast = runWith(*b, true, special), general = runWith(*b, false, special);
+  Outcome fast = runWith(*b, true, special, seed), general = runWith(*b, false, special, seed);
   CHECK(fast.result.outcome == general.result.outcome);
   CHECK(fast.result.message == general.result.message);
   CHECK(fast.result.stats.laneOps == general.result.stats.laneOps);
   CHECK(fast.result.stats.steps == general.result.stats.steps);
+  CHECK(fast.result.stats.stepsPerWarp == general.result.stats.stepsPerWarp);
   CHECK(fast.result.stats.globalBytesRead == general.result.stats.globalBytesRead);
   CHECK(fast.result.stats.globalBytesWritten == general.result.stats.globalBytesWritten);
   REQUIRE(fast.tensors.size() == general.tensors.size());
@@ -87,6 +91,28 @@ Outcome agree(const std::string &text, ArgValues args = {},
     CHECK(fast.tensors[t].written == general.tensors[t].written);
   }
   return fast;
+}
+
+// The same with several seeds: the scheduler's quanta end at other
+// statements, so a fused loop starts and stops at other iterations.
+Outcome agreeSeeds(const std::string &text, ArgValues args = {},
+                   const std::vector<uint32_t> &special = {}) {
+  Outcome o;
+  for (uint64_t seed : {1, 2, 3, 11, 12345}) {
+    INFO("seed " << seed);
+    o = agree(text, args, special, seed);
+  }
+  return o;
+}
+
+// How many loops of the kernel body the compiler marked as fused loops.
+int fusedLoops(const std::string &text, ArgValues args = {}) {
+  auto b = bind(text, std::move(args));
+  int n = 0;
+  for (const auto &[block, stmts] : b->program->code->blocks)
+    for (const StmtCode &s : stmts)
+      n += s.fusedBody;
+  return n;
 }
 
 // How many store statements of the kernel body the compiler fused.
@@ -307,4 +333,188 @@ kernel scaled(A: global f32[32], B: global f32[32], C: global f32[32, 8], alpha:
   // 0.1 as an f32, not as a double rounded after the product.
   const float a0 = std::bit_cast<float>(static_cast<uint32_t>(o.tensors[0].bitsAt(0)));
   CHECK(o.tensors[2].bitsAt(0) == std::bit_cast<uint32_t>(a0 * 0.1f));
+}
+
+// --- fused loops (simulator/FusedLoop.cpp) ------------------------------------
+
+TEST_CASE("fused loops: the naive GEMM's inner loop, under several schedules") {
+  ArgValues args{{{"M", 32}, {"N", 48}, {"K", 37}}, {}};
+  CHECK(fusedLoops(kGemm, args) == 1);
+  Outcome o = agreeSeeds(kGemm, args);
+  REQUIRE(o.result.ok());
+  // 37 iterations of two steps each do not fit one quantum (at most 64 steps).
+  const HostTensor &a = o.tensors[0], &b = o.tensors[1], &c = o.tensors[2];
+  float acc = 0;
+  for (int64_t k = 0; k < 37; ++k)
+    acc = std::fmaf(static_cast<float>(decodeFloat(Dtype::f32, a.bitsAt(31 * 37 + k))),
+                    static_cast<float>(decodeFloat(Dtype::f32, b.bitsAt(k * 48 + 47))), acc);
+  CHECK(c.bitsAt(31 * 48 + 47) == std::bit_cast<uint32_t>(acc));
+}
+
+TEST_CASE("fused loops: every accumulating form, with the register as each operand") {
+  const std::string text = R"(
+kernel accumulate(A: global f32[32, 40], B: global f32[40, 32], C: global f32[32, 9])
+  launch grid(1) threads(32) target(sm_80)
+{
+  reg acc: f32[9]
+  for q in 0 .. 9 {
+    acc[q] = A[laneid, q]
+  }
+  for k in 0 .. 40 {
+    acc[0] = acc[0] + A[laneid, k] * B[k, laneid]
+  }
+  for k in 0 .. 40 {
+    acc[1] = A[laneid, k] * B[k, laneid] - acc[1]
+  }
+  for k in 0 .. 40 {
+    acc[2] = acc[2] * A[laneid, k] - B[k, laneid]
+  }
+  for k in 0 .. 40 {
+    acc[3] = A[laneid, k] * acc[3] + B[k, 31 - laneid]
+  }
+  for k in 1 .. 40 step 3 {
+    acc[4] = acc[4] * 0.5 + A[laneid, k]
+  }
+  for k in 0 .. 40 {
+    acc[5] = acc[5] + A[laneid, k]
+  }
+  for k in 0 .. 40 {
+    acc[6] = B[k, laneid] - acc[6]
+  }
+  for k in 0 .. 40 {
+    acc[7] = acc[7] * A[laneid, k]
+  }
+  for k in 0 .. 40 {
+    acc[8] = A[31 - laneid, k] / acc[8]
+  }
+  for q in 0 .. 9 {
+    C[laneid, q] = acc[q]
+  }
+}
+)";
+  CHECK(fusedLoops(text) == 11);
+  // NaNs and infinities among the inputs (A's first row, B's first row).
+  agreeSeeds(text, {}, {0x7F800001u, 0xFFC12345u, 0x7F800000u, 0xFF800000u, 0x80000000u});
+}
+
+TEST_CASE("fused loops: bodies of several stores, global targets, registers read by others") {
+  agreeSeeds(R"(
+kernel several(A: global f32[64, 24], B: global f32[24, 64], C: global f32[64, 24])
+  launch grid(1) threads(64) target(sm_80)
+{
+  reg r: f32[3]
+  r[0] = 1.0
+  r[1] = 0.0
+  for k in 2 .. 23 step 2 {
+    r[0] = r[0] * A[threadIdx.x, k] + B[k, threadIdx.x]
+    C[threadIdx.x, k] = r[0] - A[threadIdx.x, k - 1]
+    r[1] = r[0] * B[k + 1, threadIdx.x]
+    C[63 - threadIdx.x, k + 1] = C[threadIdx.x, k] + r[1]
+  }
+  r[2] = 0.0
+  for k in 0 .. 24 {
+    r[2] = r[2] + C[threadIdx.x, k]
+  }
+  C[threadIdx.x, 0] = r[2]
+}
+)");
+}
+
+TEST_CASE("fused loops: partial warps, divergent lanes and nested loops") {
+  agreeSeeds(R"(
+kernel nested(A: global f32[48, 30], B: global f32[30, 48], C: global f32[48, 4])
+  launch grid(1) threads(48) target(sm_80)
+{
+  reg acc: f32[4]
+  if laneid % 3 != 1 {
+    for q in 0 .. 4 {
+      acc[q] = 0.0
+      for k in q .. 30 {
+        acc[q] = acc[q] + A[threadIdx.x, k] * B[k, 47 - threadIdx.x]
+      }
+      C[threadIdx.x, q] = acc[q]
+    }
+  }
+}
+)");
+}
+
+TEST_CASE("fused loops: a counter leaving a subscript's range stops before that iteration") {
+  const std::string text = R"(
+kernel overrun(A: global f32[32, 20], C: global f32[32])
+  launch grid(1) threads(64) target(sm_80)
+{
+  reg acc: f32[1]
+  acc[0] = 0.0
+  for k in 0 .. 26 {
+    acc[0] = acc[0] + A[laneid, k]
+  }
+  C[laneid] = acc[0]
+}
+)";
+  CHECK(fusedLoops(text) == 1);
+  for (uint64_t seed : {1, 5, 9}) {
+    Outcome o = agree(text, {}, {}, seed);
+    CHECK(o.result.outcome == RunResult::Outcome::RuntimeError);
+    CHECK(o.result.message.find("index 20 is out of range for dimension 1 of 'A'") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("fused loops: loops the fused loop leaves to the statements") {
+  // The counter in a varying subscript, a let in the body, a counter in an
+  // evaluated uniform subscript: not fused loops, and still the same bits.
+  const std::string text = R"(
+kernel others(A: global f32[32, 40], C: global f32[32, 40])
+  launch grid(1) threads(32) target(sm_80)
+{
+  reg acc: f32[1]
+  acc[0] = 0.0
+  for k in 0 .. 8 {
+    acc[0] = acc[0] + A[laneid, k + laneid]
+  }
+  for k in 0 .. 8 {
+    let t = k * 2
+    acc[0] = acc[0] + A[laneid, t]
+  }
+  for k in 0 .. 8 {
+    acc[0] = acc[0] + A[laneid, k * 3]
+  }
+  C[laneid, 0] = acc[0]
+}
+)";
+  CHECK(fusedLoops(text) == 0);
+  agreeSeeds(text);
+}
+
+TEST_CASE("f32 operations with NaN operands give the first NaN operand, on every path") {
+  // Lane 0 reads two different NaNs: A[0] and B[1] (Lanes.h, firstNaN).
+  const uint32_t nanA = 0x7FC01111u, nanB = 0xFFC22222u;
+  const std::string text = R"(
+kernel nans(A: global f32[32], B: global f32[32], C: global f32[32, 5])
+  launch grid(1) threads(32) target(sm_80)
+{
+  reg acc: f32[1]
+  let next = (laneid + 1) % 32
+  C[laneid, 0] = A[laneid] + B[next]
+  C[laneid, 1] = B[next] * A[laneid]
+  C[laneid, 2] = A[laneid] * B[next] + B[next]
+  C[laneid, 3] = B[next] - A[laneid] * B[next]
+  acc[0] = B[next]
+  for k in 0 .. 3 {
+    acc[0] = acc[0] * A[laneid] - B[next]
+  }
+  C[laneid, 4] = acc[0]
+}
+)";
+  CHECK(fusedLoops(text) == 1);
+  // A[0] and B[0] get nanA, A[1] and B[1] get nanB.
+  Outcome o = agreeSeeds(text, {}, {nanA, nanB});
+  REQUIRE(o.result.ok());
+  const HostTensor &c = o.tensors[2];
+  CHECK(c.bitsAt(0) == nanA); // A + B: the left operand's
+  CHECK(c.bitsAt(1) == nanB); // B * A: the left operand's
+  CHECK(c.bitsAt(2) == nanB); // p * q + r with p = A, q = r = B: q's
+  CHECK(c.bitsAt(3) == nanB); // r - p * q, the same operands: q's
+  CHECK(c.bitsAt(4) == nanA); // acc * A - B, acc holding B's: q's (A's), every iteration
 }

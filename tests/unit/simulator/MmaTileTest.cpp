@@ -59,7 +59,9 @@ TEST_CASE("the tile evaluation equals fusedSum on every chunk of every modelled 
     ++rowsTried;
     const FloatFormat &fa = *floatFormat(row.a);
     const FloatFormat &fb = *floatFormat(row.b);
-    const int64_t M = 4, N = 5, K = 3 * row.k + row.k / 2; // a partial last chunk
+    // A partial last chunk; N = 19 gives two blocks of eight outputs for the
+    // vector path (rowChunkAcross) and three for the per-output one.
+    const int64_t M = 4, N = 19, K = 3 * row.k + row.k / 2;
     for (int trial = 0; trial < 60; ++trial) {
       int mode = trial % 3; // overlapping terms, mixed values, mixed with wild accumulators
       std::vector<uint32_t> a = drawTile(rng, fa, M * K, mode);
