@@ -112,14 +112,27 @@ private:
     return k == SyncKind::CtaSync || k == SyncKind::NamedSync || k == SyncKind::NamedArrive;
   }
 
+  // cta.sync and named barriers are per CTA; cluster.sync joins every
+  // thread of every CTA of the cluster.
+  static bool clusterWide(const ConcreteStep &s) {
+    return s.event->kind == SyncKind::CtaSync && s.event->scope == ExecScope::Cluster;
+  }
+  static std::pair<int64_t, int> syncKey(const ConcreteStep &s) {
+    if (clusterWide(s))
+      return {-2, -1};
+    return {s.event->kind == SyncKind::CtaSync ? -1 : s.event->namedId, s.cta};
+  }
+
   size_t syncIndex(const ConcreteStep &s) {
-    int64_t id = s.event->kind == SyncKind::CtaSync ? -1 : s.event->namedId;
-    auto it = std::find(syncIds_.begin(), syncIds_.end(), id);
+    auto key = syncKey(s);
+    auto it = std::find(syncIds_.begin(), syncIds_.end(), key);
     if (it != syncIds_.end())
       return size_t(it - syncIds_.begin());
-    syncIds_.push_back(id);
+    syncIds_.push_back(key);
     int64_t need = s.event->kind == SyncKind::CtaSync ? s.event->threads.launchThreads()
                                                       : s.event->namedThreads;
+    if (clusterWide(s))
+      need *= sk_.clusterCtas;
     syncNeed_.push_back(need);
     return syncIds_.size() - 1;
   }
@@ -153,8 +166,11 @@ private:
     findings_.push_back(std::move(f));
   }
 
-  std::string elementName(int e) const {
-    return fmt::format("{}[{}]", sk_.elements[size_t(e)].array, sk_.elements[size_t(e)].index);
+  std::string elementName(int e) const { return sk_.elementName(e); }
+  // The threads issuing a step, with their CTA in a cluster.
+  std::string by(const ConcreteStep &st) const {
+    std::string out = st.event->threads.describe();
+    return sk_.clusterCtas > 1 ? fmt::format("{} of CTA {}", out, st.cta) : out;
   }
   std::string phaseState(const State &s, int e) const {
     const ConcreteElement &el = sk_.elements[size_t(e)];
@@ -208,7 +224,7 @@ private:
         const ConcreteStep &y = sk_.processes[q].steps[size_t(j)];
         for (const ConcreteAccess &b : y.accesses) {
           bool sameStage = a.stage == b.stage || a.stage == kAnyStage || b.stage == kAnyStage;
-          if (a.buffer != b.buffer || !sameStage || (!a.write && !b.write))
+          if (a.buffer != b.buffer || a.cta != b.cta || !sameStage || (!a.write && !b.write))
             continue;
           bool asyncRead = y.event->kind == SyncKind::WgmmaMma;
           int64_t stage = a.stage == kAnyStage ? b.stage : a.stage;
@@ -218,8 +234,8 @@ private:
                     fmt::format("read before filled: {} by {} reads {}{} at {} while {} "
                                 "by {} (at {}) is still writing it: nothing orders the read "
                                 "after that write completes",
-                                x.event->what, x.event->threads.describe(), a.buffer, at,
-                                x.iteration, y.event->what, y.event->threads.describe(),
+                                x.event->what, by(x), a.buffer, at,
+                                x.iteration, y.event->what, by(y),
                                 y.iteration),
                     {{y.event->loc, fmt::format("{} writes {} here", y.event->what, b.buffer)}});
           else
@@ -227,8 +243,8 @@ private:
                     fmt::format("overwrite while read: {} by {} refills {}{} at {} while {} "
                                 "by {} (from {}) may still {} it{}: nothing orders the refill "
                                 "after that {} completes",
-                                x.event->what, x.event->threads.describe(), a.buffer, at,
-                                x.iteration, y.event->what, y.event->threads.describe(),
+                                x.event->what, by(x), a.buffer, at,
+                                x.iteration, y.event->what, by(y),
                                 y.iteration, b.write ? "write" : "read",
                                 asyncRead ? " (its wgmma group is not retired by a "
                                             "wgmma.wait_group yet: released before the read "
@@ -291,7 +307,7 @@ private:
         finding(ProtocolViolationKind::OverArrival, st.event->loc,
                 fmt::format("over-arrival: {} by {} at {} brings {} arrival{} to {}, which "
                             "expects only {} more in this phase ({})",
-                            st.event->what, st.event->threads.describe(), st.iteration, st.amount,
+                            st.event->what, by(st), st.iteration, st.amount,
                             st.amount == 1 ? "" : "s", elementName(e), s.pending[size_t(e)],
                             phaseState(s, e)));
         return Violation;
@@ -359,8 +375,7 @@ private:
   }
 
   size_t syncOf(const ConcreteStep &st) const {
-    int64_t id = st.event->kind == SyncKind::CtaSync ? -1 : st.event->namedId;
-    return size_t(std::find(syncIds_.begin(), syncIds_.end(), id) - syncIds_.begin());
+    return size_t(std::find(syncIds_.begin(), syncIds_.end(), syncKey(st)) - syncIds_.begin());
   }
 
   static int64_t intendedPhase(const ConcreteStep &st) {
@@ -480,7 +495,8 @@ private:
 
   const ConcreteSkeleton &sk_;
   size_t cap_;
-  std::vector<int64_t> syncIds_, syncNeed_;
+  std::vector<std::pair<int64_t, int>> syncIds_; // (id, CTA rank); see syncKey
+  std::vector<int64_t> syncNeed_;
   std::vector<ProtocolFinding> findings_;
 };
 

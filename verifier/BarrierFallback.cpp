@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace tilescope {
 
 namespace {
@@ -44,6 +46,28 @@ std::optional<std::vector<std::array<int64_t, 3>>> ctasOf(const BarrierSkeleton 
   return out;
 }
 
+// The CTAs unrolled together: the cluster's extent when clusters are
+// one-dimensional with a constant extent (every CTA of one cluster runs in
+// one exploration: arrivals and copies cross between them), 1 without
+// clusters; nothing for other cluster shapes.
+std::optional<int64_t> ctasPerRun(const BarrierSkeleton &sk) {
+  if (sk.cluster.empty())
+    return 1;
+  for (size_t d = 1; d < sk.cluster.size(); ++d)
+    if (constantValue(sk.cluster[d]) != 1)
+      return std::nullopt;
+  auto c = constantValue(sk.cluster[0]);
+  return c && *c >= 1 ? c : std::nullopt;
+}
+
+// " (whole cluster of 2 CTAs)" style suffixes for the method line.
+std::string runText(int64_t cluster, size_t runs) {
+  if (cluster <= 1)
+    return runs > 1 ? fmt::format(", all {} CTAs", runs) : "";
+  return runs > 1 ? fmt::format(", all {} clusters of {} CTAs, each explored whole", runs, cluster)
+                  : fmt::format(", the whole cluster of {} CTAs", cluster);
+}
+
 } // namespace
 
 void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions &options,
@@ -61,12 +85,22 @@ void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions 
     return;
   }
   std::string sizesText = describeSizes(*sizes);
+  auto cluster = ctasPerRun(sk);
+  if (!cluster) {
+    notChecked(report, at, "the cluster is not one-dimensional with a constant extent");
+    return;
+  }
   auto ctas = ctasOf(sk, *sizes);
+  // In a cluster, one run per cluster: its first CTA along x.
+  if (ctas && *cluster > 1)
+    ctas->erase(std::remove_if(ctas->begin(), ctas->end(),
+                               [&](const auto &c) { return c[0] % *cluster != 0; }),
+                ctas->end());
   std::vector<std::array<int64_t, 3>> runs{{0, 0, 0}};
   size_t states = 0;
   std::vector<ProtocolFinding> findings;
   for (size_t r = 0; r < runs.size(); ++r) {
-    ConcreteSkeleton concrete = unrollSkeleton(sk, *sizes, runs[r], kMaxSteps);
+    ConcreteSkeleton concrete = unrollSkeleton(sk, *sizes, runs[r], kMaxSteps, *cluster);
     if (concrete.outOfRange) {
       ProtocolFinding f{ProtocolViolationKind::IndexOutOfRange, concrete.errorLoc,
                         fmt::format("{} (checked exhaustively at {})", concrete.error, sizesText),
@@ -92,10 +126,13 @@ void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions 
     ExplorationResult result = exploreSkeleton(concrete, options.stateCap);
     states += result.states;
     for (ProtocolFinding &f : result.findings) {
-      f.message += fmt::format(" (checked exhaustively at {}{})", sizesText,
-                               runs.size() > 1 ? fmt::format(", CTA ({}, {}, {})", runs[r][0],
-                                                             runs[r][1], runs[r][2])
-                                               : "");
+      f.message += fmt::format(
+          " (checked exhaustively at {}{})", sizesText,
+          runs.size() > 1 ? fmt::format(", {} ({}, {}, {})",
+                                        *cluster > 1 ? "the cluster of CTA" : "CTA", runs[r][0],
+                                        runs[r][1], runs[r][2])
+          : *cluster > 1 ? fmt::format(", the whole cluster of {} CTAs", *cluster)
+                         : "");
       findings.push_back(std::move(f));
     }
     if (!result.complete) {
@@ -105,8 +142,7 @@ void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions 
     if (!findings.empty())
       break;
   }
-  std::string where = fmt::format("{}{}", sizesText,
-                                  runs.size() > 1 ? fmt::format(", all {} CTAs", runs.size()) : "");
+  std::string where = sizesText + runText(*cluster, runs.size());
   for (ProtocolFinding &f : findings) {
     bool dup = false;
     for (const ProtocolFinding &g : report.findings)
