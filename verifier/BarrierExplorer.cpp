@@ -224,7 +224,8 @@ private:
         const ConcreteStep &y = sk_.processes[q].steps[size_t(j)];
         for (const ConcreteAccess &b : y.accesses) {
           bool sameStage = a.stage == b.stage || a.stage == kAnyStage || b.stage == kAnyStage;
-          if (a.buffer != b.buffer || a.cta != b.cta || !sameStage || (!a.write && !b.write))
+          if (a.buffer != b.buffer || a.cta != b.cta || !sameStage || (!a.write && !b.write) ||
+              !a.overlaps(b))
             continue;
           bool asyncRead = y.event->kind == SyncKind::WgmmaMma;
           int64_t stage = a.stage == kAnyStage ? b.stage : a.stage;

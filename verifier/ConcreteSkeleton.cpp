@@ -26,12 +26,22 @@ bool overlaps(const ThreadSet &a, const ThreadSet &b) {
   return !intersect(a, b).empty();
 }
 
-// Finds a builtin other than blockIdx; loads (indexing) are not looked into.
+// Finds a builtin other than blockIdx and clusterCtaIdx (the same for every
+// thread of a CTA); loads (indexing) are not looked into.
 struct ThreadBuiltinFinder : IRVisitor {
   bool found = false;
   void visitBuiltin(const Builtin &b) override {
-    found = found || (b.which != BuiltinKind::blockIdx_x && b.which != BuiltinKind::blockIdx_y &&
-                      b.which != BuiltinKind::blockIdx_z);
+    switch (b.which) {
+    case BuiltinKind::blockIdx_x:
+    case BuiltinKind::blockIdx_y:
+    case BuiltinKind::blockIdx_z:
+    case BuiltinKind::clusterCtaIdx_x:
+    case BuiltinKind::clusterCtaIdx_y:
+    case BuiltinKind::clusterCtaIdx_z:
+      return;
+    default:
+      found = true;
+    }
   }
   void visitIndex(const Index &) override {}
 };
@@ -411,7 +421,7 @@ private:
             return;
           cta = int(*r);
         }
-        s.accesses.push_back({a.buffer, cta, stage, a.write});
+        s.accesses.push_back({a.buffer, cta, stage, a.write, boxOf(a, env)});
       }
     if (e.kind == SyncKind::Access && s.accesses.empty())
       return;
@@ -432,6 +442,22 @@ private:
       }
       current().steps.push_back(std::move(copy));
     }
+  }
+
+  // The region of a, or nothing when it differs between threads or does
+  // not evaluate (then it is taken as the whole stage).
+  std::vector<std::pair<int64_t, int64_t>> boxOf(const MemoryAccess &a,
+                                                 const std::map<std::string, int64_t> &env) {
+    std::vector<std::pair<int64_t, int64_t>> box;
+    for (const RegionDim &d : a.region) {
+      if (threadDependent(d.begin) || threadDependent(d.extent))
+        return {};
+      auto begin = eval(d.begin, env), extent = eval(d.extent, env);
+      if (!begin || !extent)
+        return {};
+      box.push_back({*begin, *begin + *extent});
+    }
+    return box;
   }
 
   // The ranks whose barrier a remote arrival or a multicast reaches.
@@ -487,6 +513,15 @@ std::string ConcreteSkeleton::describe(const ConcreteStep &s) const {
   if (s.event->kind == SyncKind::MbarWait)
     out += fmt::format(" (parity {})", s.parity % 2);
   return out + " at " + s.iteration;
+}
+
+bool ConcreteAccess::overlaps(const ConcreteAccess &o) const {
+  if (box.empty() || o.box.empty() || box.size() != o.box.size())
+    return true;
+  for (size_t d = 0; d < box.size(); ++d)
+    if (box[d].second <= o.box[d].first || o.box[d].second <= box[d].first)
+      return false;
+  return true;
 }
 
 std::string ConcreteSkeleton::processName(size_t p) const {

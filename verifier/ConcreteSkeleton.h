@@ -46,6 +46,11 @@ struct ConcreteAccess {
   int cta = 0; // the rank, in the cluster, of the CTA whose buffer it is
   int64_t stage = kAnyStage;
   bool write = false;
+  // The region, per dimension [first, last), when it is the same for every
+  // thread of the process and evaluates at these sizes (the halves of a
+  // stage two CTAs multicast into); empty: all of the stage.
+  std::vector<std::pair<int64_t, int64_t>> box;
+  bool overlaps(const ConcreteAccess &o) const;
 };
 
 struct ConcreteStep {
