@@ -819,12 +819,13 @@ private:
     return fmt::format(" of the CTA of rank {} in the cluster", ProtoEncoder::value(m, receiver()));
   }
 
-  // The barriers that cross-CTA events reach: the ordering graph has no
-  // edges between CTAs, so with them its proofs would be about one CTA.
+  // The barriers that cross-CTA events in loops reach: the ordering graph
+  // has no edges between CTAs, so with them its proofs would be about one
+  // CTA. (Events outside loops are not in the graph at all.)
   std::string crossCtaBarriers() const {
     std::set<std::string> names;
     for (const SyncEvent &e : sk_.events)
-      if (e.crossCta() && !e.barrier.array.empty() && clusterCtas_)
+      if (e.crossCta() && e.loop >= 0 && !e.barrier.array.empty() && clusterCtas_)
         names.insert(e.barrier.array);
     std::string out;
     for (const std::string &n : names)
