@@ -55,8 +55,15 @@ private:
                                              const std::vector<z3::expr> &cta = {},
                                              const z3::expr *rank = nullptr) {
     std::map<BuiltinKind, z3::expr> b;
-    if (rank) // clusters along x only (see clusterExtent)
+    if (rank) { // clusters along x only (see clusterExtent)
       b.emplace(BuiltinKind::clusterCtaIdx_x, *rank);
+      // The CTA of that rank in the cluster of the blockIdx.x symbol.
+      if (cta.empty())
+        if (auto bx = enc_.encode(Builtin::make(BuiltinKind::blockIdx_x), {})) {
+          z3::expr first = *bx - z3::mod(*bx, ctx_.int_val(*clusterExtent()));
+          b.emplace(BuiltinKind::blockIdx_x, first + *rank);
+        }
+    }
     else if (!cta.empty() && clusterExtent())
       b.emplace(BuiltinKind::clusterCtaIdx_x, z3::mod(cta[0], ctx_.int_val(*clusterExtent())));
     const BuiltinKind blockIdx[] = {BuiltinKind::blockIdx_x, BuiltinKind::blockIdx_y,

@@ -46,20 +46,6 @@ std::optional<std::vector<std::array<int64_t, 3>>> ctasOf(const BarrierSkeleton 
   return out;
 }
 
-// The CTAs unrolled together: the cluster's extent when clusters are
-// one-dimensional with a constant extent (every CTA of one cluster runs in
-// one exploration: arrivals and copies cross between them), 1 without
-// clusters; nothing for other cluster shapes.
-std::optional<int64_t> ctasPerRun(const BarrierSkeleton &sk) {
-  if (sk.cluster.empty())
-    return 1;
-  for (size_t d = 1; d < sk.cluster.size(); ++d)
-    if (constantValue(sk.cluster[d]) != 1)
-      return std::nullopt;
-  auto c = constantValue(sk.cluster[0]);
-  return c && *c >= 1 ? c : std::nullopt;
-}
-
 // " (whole cluster of 2 CTAs)" style suffixes for the method line.
 std::string runText(int64_t cluster, size_t runs) {
   if (cluster <= 1)
@@ -85,16 +71,18 @@ void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions 
     return;
   }
   std::string sizesText = describeSizes(*sizes);
-  auto cluster = ctasPerRun(sk);
-  if (!cluster) {
-    notChecked(report, at, "the cluster is not one-dimensional with a constant extent");
+  // Every CTA of a cluster is explored in one run (arrivals and copies cross
+  // between them): one run per cluster, named by its first CTA.
+  auto shape = clusterShapeOf(sk);
+  if (!shape) {
+    notChecked(report, at, "the cluster's extent is not a constant along one axis");
     return;
   }
+  std::optional<int64_t> cluster = shape->extent;
   auto ctas = ctasOf(sk, *sizes);
-  // In a cluster, one run per cluster: its first CTA along x.
   if (ctas && *cluster > 1)
     ctas->erase(std::remove_if(ctas->begin(), ctas->end(),
-                               [&](const auto &c) { return c[0] % *cluster != 0; }),
+                               [&](const auto &c) { return c[size_t(shape->axis)] % *cluster != 0; }),
                 ctas->end());
   std::vector<std::array<int64_t, 3>> runs{{0, 0, 0}};
   size_t states = 0;

@@ -184,7 +184,8 @@ private:
     if (!bound)
       return std::nullopt;
     if (rank_)
-      return enc_.encode(e, *bound, {{BuiltinKind::clusterCtaIdx_x, *rank_}});
+      return enc_.encode(e, *bound,
+                         {{clusterCtaIdxOf(clusterAxis_), *rank_}, {blockIdxOf(clusterAxis_), *block_}});
     return enc_.encode(e, *bound);
   }
 
@@ -400,6 +401,8 @@ private:
     // Assumptions the encoder added since (blockIdx ranges appear lazily).
     for (; assumed_ < enc_.assumptions().size(); ++assumed_)
       base_->add(enc_.assumptions()[int(assumed_)]);
+    for (; gridAssumed_ < gridBounds_.size(); ++gridAssumed_)
+      base_->add(gridBounds_[gridAssumed_]);
     return Query(*this, ctx_.bool_const(fmt::format("query!{}", queries_++).c_str()));
   }
 
@@ -678,8 +681,8 @@ private:
       if (ev.crossCta() && !sk_.cluster.empty() && !clusterCtas_) {
         info.symbolic = false;
         report_.notProved.push_back(
-            {ev.loc, fmt::format("{}: it reaches {} in other CTAs of a cluster that is not "
-                                 "one-dimensional with a constant extent; its phases are not proved",
+            {ev.loc, fmt::format("{}: it reaches {} in other CTAs of a cluster whose extent is not a "
+                                 "constant along one axis; its phases are not proved",
                                  ev.what, arr.name)});
       }
       Pattern p = patternOf(ev, ev.barrier.index, arr.size);
@@ -753,24 +756,34 @@ private:
   // barrier index may not read the rank: patternOf refuses what it cannot
   // encode).
 
-  // C for one-dimensional clusters of constant extent (the race check's
-  // convention); unset outside clusters or for other shapes.
-  static std::optional<int64_t> clusterExtentOf(const BarrierSkeleton &sk) {
-    if (sk.cluster.empty())
-      return std::nullopt;
-    for (size_t d = 1; d < sk.cluster.size(); ++d)
-      if (constantValue(sk.cluster[d]) != 1)
-        return std::nullopt;
-    auto c = constantValue(sk.cluster[0]);
-    return c && *c >= 1 ? c : std::nullopt;
+  static BuiltinKind clusterCtaIdxOf(int axis) {
+    const BuiltinKind k[] = {BuiltinKind::clusterCtaIdx_x, BuiltinKind::clusterCtaIdx_y,
+                             BuiltinKind::clusterCtaIdx_z};
+    return k[axis];
+  }
+  static BuiltinKind blockIdxOf(int axis) {
+    const BuiltinKind k[] = {BuiltinKind::blockIdx_x, BuiltinKind::blockIdx_y,
+                             BuiltinKind::blockIdx_z};
+    return k[axis];
   }
 
-  // A rank in [0, C) whatever the solver picks (every query ranges over it
-  // without a constraint of its own).
-  z3::expr receiver() {
-    if (!receiver_)
-      receiver_ = z3::mod(enc_.fresh("cta"), ctx_.int_val(*clusterCtas_));
-    return *receiver_;
+  // The receiving CTA is the one whose blockIdx the encoder's symbol names;
+  // its rank is that blockIdx modulo C (clusters tile the grid along the
+  // axis), and a sender of rank σ has blockIdx (blockIdx - ρ + σ).
+  z3::expr receiverBlock() {
+    if (!receiverBlock_) {
+      receiverBlock_ = *enc_.encode(Builtin::make(blockIdxOf(clusterAxis_)), {});
+      // Inside the grid: a sender's blockIdx past its end is no CTA.
+      if (size_t(clusterAxis_) < sk_.grid.size())
+        if (auto g = enc_.encode(sk_.grid[size_t(clusterAxis_)], {}); g && g->is_int())
+          gridBounds_.push_back(*receiverBlock_ < *g);
+    }
+    return *receiverBlock_;
+  }
+  z3::expr receiver() { return z3::mod(receiverBlock(), ctx_.int_val(*clusterCtas_)); }
+  void encodeAsRank(const z3::expr &rank) {
+    rank_ = rank;
+    block_ = receiverBlock() - receiver() + rank;
   }
 
   // Whether the cross-CTA event ev issued by rank σ at iteration i reaches
@@ -796,13 +809,13 @@ private:
                     bool &ok) {
     const SyncEvent &ev = sk_.events[e];
     if (!ev.crossCta()) {
-      rank_ = receiver();
+      encodeAsRank(receiver());
       out.push_back({e, touched && fires(ev, i), amountOf(ev, i, ok), i});
       rank_.reset();
       return;
     }
     for (int64_t sigma = 0; sigma < *clusterCtas_; ++sigma) {
-      rank_ = ctx_.int_val(sigma);
+      encodeAsRank(ctx_.int_val(sigma));
       auto reached = reaches(ev, i);
       if (!reached)
         ok = false;
@@ -1882,8 +1895,14 @@ private:
   std::map<size_t, Pattern> barrierPattern_;
   // Clusters (see clusterTerms): the extent, the receiving rank, and the
   // rank clusterCtaIdx.x is encoded as while one is set.
-  std::optional<int64_t> clusterCtas_ = clusterExtentOf(sk_);
-  std::optional<z3::expr> receiver_, rank_;
+  std::optional<ClusterShape> clusterShape_ = clusterShapeOf(sk_);
+  // The cluster's extent when cross-CTA terms are counted (clusterTerms).
+  std::optional<int64_t> clusterCtas_ =
+      sk_.cluster.empty() || !clusterShape_ ? std::nullopt : std::optional(clusterShape_->extent);
+  int clusterAxis_ = clusterShape_ ? clusterShape_->axis : 0;
+  std::optional<z3::expr> receiverBlock_, rank_, block_;
+  std::vector<z3::expr> gridBounds_; // blockIdx < grid, added to the solver as made
+  size_t gridAssumed_ = 0;
   struct KnownPattern {
     int loop;
     Expr index;

@@ -964,6 +964,18 @@ std::string BarrierSkeleton::print() const {
   return out;
 }
 
+std::optional<ClusterShape> clusterShapeOf(const BarrierSkeleton &sk) {
+  ClusterShape shape;
+  for (size_t d = 0; d < sk.cluster.size(); ++d) {
+    auto c = constantValue(sk.cluster[d]);
+    if (!c || *c < 1 || d >= 3 || (*c > 1 && shape.extent > 1))
+      return std::nullopt;
+    if (*c > 1)
+      shape = {int(d), *c};
+  }
+  return shape;
+}
+
 ThreadSet coverOf(const SyncEvent &e) {
   switch (e.scope) {
   case ExecScope::Warp:

@@ -197,6 +197,16 @@ struct BarrierSkeleton {
 
 BarrierSkeleton extractBarrierSkeleton(const Kernel &kernel);
 
+// The clusters the barrier checks model: a constant extent along one axis
+// (the others 1), so a CTA's rank is clusterCtaIdx along that axis and its
+// cluster's CTAs have consecutive blockIdx there. Without clusters: axis 0,
+// extent 1. Nothing for other shapes (symbolic or several axes above 1).
+struct ClusterShape {
+  int axis = 0;
+  int64_t extent = 1;
+};
+std::optional<ClusterShape> clusterShapeOf(const BarrierSkeleton &skeleton);
+
 // The threads an event synchronises: its executing threads, widened to the
 // whole warp / warpgroup / CTA of its execution scope.
 ThreadSet coverOf(const SyncEvent &e);

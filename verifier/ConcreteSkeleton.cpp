@@ -220,16 +220,18 @@ private:
       }
       switch (as<Builtin>(leaf).which) {
       case BuiltinKind::blockIdx_x:
-        out_.usesBlockIdx = true;
-        return cta_[0] + rank_;
-      case BuiltinKind::clusterCtaIdx_x:
-        return rank_;
       case BuiltinKind::blockIdx_y:
+      case BuiltinKind::blockIdx_z: {
         out_.usesBlockIdx = true;
-        return cta_[1];
-      case BuiltinKind::blockIdx_z:
-        out_.usesBlockIdx = true;
-        return cta_[2];
+        int d = int(as<Builtin>(leaf).which) - int(BuiltinKind::blockIdx_x);
+        return cta_[size_t(d)] + (d == axis_ ? rank_ : 0);
+      }
+      case BuiltinKind::clusterCtaIdx_x:
+      case BuiltinKind::clusterCtaIdx_y:
+      case BuiltinKind::clusterCtaIdx_z: {
+        int d = int(as<Builtin>(leaf).which) - int(BuiltinKind::clusterCtaIdx_x);
+        return d == axis_ ? rank_ : 0;
+      }
       default:
         return std::nullopt;
       }
@@ -498,6 +500,7 @@ private:
   std::map<int, size_t> roleProcess_;
   std::set<std::string> tracked_;
   int64_t ranks_ = 1;
+  int axis_ = clusterShapeOf(sk_).value_or(ClusterShape{}).axis; // the cluster's axis
   std::map<std::pair<int, std::string>, int> base_; // (rank, array): first element
   std::map<int, int64_t> rounds_;
   size_t proc_ = 0; // the process within its CTA
