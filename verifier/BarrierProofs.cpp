@@ -977,8 +977,11 @@ private:
       for (const Term &t : delivered)
         if (m->eval(t.fires, true).is_true())
           notes.push_back({sk_.events[t.event].loc,
-                           fmt::format("delivers {} bytes to {}[{}]",
-                                       ProtoEncoder::value(*m, t.amount), arr.name, jv)});
+                           fmt::format("delivers {} bytes to {}[{}]{}",
+                                       ProtoEncoder::value(*m, t.amount), arr.name, jv,
+                                       t.sender >= 0
+                                           ? fmt::format(" (issued by the CTA of rank {})", t.sender)
+                                           : "")});
       finding(ProtocolViolationKind::TxBytesMismatch, loc,
               fmt::format(
                   "expect_tx bytes mismatch: phase {} of {}[{}]{} expects {} bytes but the copies "
