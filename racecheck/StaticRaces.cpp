@@ -2,6 +2,7 @@
 
 #include "ir/Printer.h"
 #include "verifier/BarrierSkeleton.h"
+#include "verifier/LeastWitness.h"
 #include "verifier/LinearPrecheck.h"
 #include "verifier/ProtoEncoding.h"
 #include "verifier/SharedContext.h"
@@ -477,8 +478,7 @@ private:
     for (unsigned k = 0; k < cons.size(); ++k)
       s.add(z3::implies(pair, cons[int(k)]));
     // An over-approximation first, linear up to congruence: its unsat
-    // decides most pairs in microseconds. (The pair stays in the solver
-    // above, so later pairs' witnesses do not depend on which were skipped.)
+    // decides most pairs in a few milliseconds (LinearPrecheck.h).
     if (linear_.unsat(enc_.assumptions(), cons))
       return z3::unsat;
     z3::expr_vector under(ctx_);
@@ -490,6 +490,19 @@ private:
     }
     if (r == z3::unsat)
       return r;
+    // The least witness: threads, CTAs, iterations, element, then sizes.
+    std::vector<z3::expr> witness{t1, t2};
+    for (const auto *cta : {&ctaA, &ctaB})
+      witness.insert(witness.end(), cta->begin(), cta->end());
+    for (const std::optional<z3::expr> *rank : {&rankA, &rankB})
+      if (*rank)
+        witness.push_back(**rank);
+    witness.insert(witness.end(), itersA.begin(), itersA.end());
+    witness.insert(witness.end(), itersB.begin(), itersB.end());
+    witness.insert(witness.end(), element.begin(), element.end());
+    for (const auto &[name, v] : enc_.symbols())
+      witness.push_back(v);
+    detail::minimizeWitness(s, under, witness, pair.to_string());
     z3::model m = s.get_model();
     auto threadText = [&](const z3::expr &t) {
       int64_t v = ProtoEncoder::value(m, t);
@@ -542,9 +555,8 @@ private:
     return r;
   }
 
-  // The shared solver of one encoding, with the where clause added as it
-  // grows (blockIdx ranges appear lazily), through `abs` when given.
-  // `added` counts the assumptions already in it.
+  // The solver every pair shares, with the where clause added as it grows
+  // (blockIdx ranges appear lazily).
   z3::solver &pairSolver() {
     if (!solver_) {
       solver_.emplace(ctx_);

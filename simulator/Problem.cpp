@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cstdlib>
 
 namespace tilescope::sim {
 
@@ -148,6 +150,25 @@ std::optional<ProblemSpec> parseProblem(std::string_view text, ProblemSyntaxErro
   if (toks[k + 1].kind != Token::End)
     return fail(toks[k + 1], fmt::format("unexpected {} after the problem", describe(toks[k + 1])));
   return p;
+}
+
+std::optional<std::vector<ProblemSize>> problemSizes(const ProblemSpec &spec,
+                                                     const std::vector<std::string> &symbols,
+                                                     ProblemSyntaxError *error) {
+  std::vector<ProblemSize> out;
+  for (const ProblemOption &o : spec.options) {
+    if (std::find(symbols.begin(), symbols.end(), o.key) == symbols.end())
+      continue;
+    char *end = nullptr;
+    long long v = std::strtoll(o.value.c_str(), &end, 10);
+    if (o.value.empty() || end != o.value.c_str() + o.value.size() || v < 1) {
+      *error = {fmt::format("problem size {} takes a positive integer, not '{}'", o.key, o.value),
+                o.valueOffset};
+      return std::nullopt;
+    }
+    out.push_back({o.key, v, o.offset});
+  }
+  return out;
 }
 
 std::optional<ProblemAnnotation> findProblemAnnotation(std::string_view source,

@@ -6,10 +6,14 @@
 //   // problem: rmsnorm(X, W, eps -> Y)
 //   // problem: softmax(X -> Y)
 //   // problem: attention(Q, K, V -> O, scale = sm_scale, causal = true, lse = L)
+//   // problem: gemm(A, B^T -> C, M = 4096, N = 4096, K = 4096)
 //
 // The grammar is `KIND(INPUT, ... -> OUTPUT, ..., KEY = VALUE, ...)`: inputs
 // are names with an optional `^T`, outputs are names, and options follow the
-// outputs (a value is a name, a number, `true` or `false`). Only the syntax is
+// outputs (a value is a name, a number, `true` or `false`). An option whose key
+// is a shape symbol of the kernel names a problem size (problemSizes): the
+// size the kernel is meant for, which `tilescope check` uses where it needs
+// concrete sizes and none are given. Only the syntax is
 // checked here; what a kind needs and whether it fits the kernel's tensors is
 // Reference.h's business. Every piece keeps its byte offset in the annotation
 // so that a diagnostic can point at it.
@@ -52,6 +56,19 @@ struct ProblemSyntaxError {
 
 // Parses `kind(inputs -> outputs, options)`.
 std::optional<ProblemSpec> parseProblem(std::string_view text, ProblemSyntaxError *error);
+
+// A size the annotation names: an option `NAME = VALUE` on one of `symbols`.
+struct ProblemSize {
+  std::string name;
+  long long value = 0;
+  size_t offset = 0; // of the name
+};
+
+// The problem sizes among the options, in order; nothing, with `error`, when
+// such an option's value is not a positive integer.
+std::optional<std::vector<ProblemSize>> problemSizes(const ProblemSpec &spec,
+                                                     const std::vector<std::string> &symbols,
+                                                     ProblemSyntaxError *error);
 
 // Where the annotation of `kernelName` is in a source file: the text after
 // `// problem:` and its byte offset in `source`.

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -221,9 +222,18 @@ std::optional<BoundProblem> bindProblem(const ProblemSpec &spec, const Program &
         return fail({fmt::format("'{}' is both an input and an output", out.name), out.offset});
     p.outputs.push_back(t);
   }
-  for (const ProblemOption &o : spec.options)
+  // Problem sizes (`M = 4096`) are for tools that need concrete sizes; the
+  // reference reads the sizes of the tensors it is given.
+  std::vector<std::string> symbols = shapeSymbols(*program.kernel);
+  ProblemSyntaxError badSize;
+  if (!problemSizes(spec, symbols, &badSize))
+    return fail({badSize.message, badSize.offset});
+  for (const ProblemOption &o : spec.options) {
+    if (std::find(symbols.begin(), symbols.end(), o.key) != symbols.end())
+      continue;
     if (auto e = bindOption(p, o, *rule, program, tensors))
       return fail(*e);
+  }
   if (auto e = rule->check(p, tensors))
     return fail(*e);
   return p;

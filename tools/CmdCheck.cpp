@@ -17,6 +17,7 @@
 #include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
 #include "tools/NameValues.h"
+#include "tools/ProblemSizes.h"
 #include "verifier/BarrierProofs.h"
 #include "verifier/KernelLayouts.h"
 
@@ -150,10 +151,25 @@ FileResult checkBuffer(unsigned id, const std::string &file, Diagnostics &diag,
     r.status = kInputError;
     return r;
   }
-  for (const Kernel &k : r.module.kernels) {
+  // Per kernel, the sizes of its problem annotation where --args gives none.
+  std::vector<BarrierProofOptions> kernelOptions(r.module.kernels.size(), options);
+  llvm::StringRef source = diag.sourceMgr().getMemoryBuffer(id)->getBuffer();
+  for (size_t i = 0; i < r.module.kernels.size() && args.ints.empty() && args.floats.empty(); ++i) {
+    auto sizes = problemSizesOf(r.module.kernels[i], source, diag);
+    if (sizes && !sizes->empty()) {
+      kernelOptions[i].sizes = std::move(*sizes);
+      kernelOptions[i].sizesFrom = kProblemSizesFrom;
+    }
+  }
+  if (diag.errorCount() != before) {
+    r.status = kInputError;
+    return r;
+  }
+  for (size_t i = 0; i < r.module.kernels.size(); ++i) {
+    const Kernel &k = r.module.kernels[i];
     KernelResult kr;
     for (const Proof &p : kProofs) {
-      ProofRun run = p.run(k, diag, options);
+      ProofRun run = p.run(k, diag, kernelOptions[i]);
       if (run.findings)
         r.status = kFindings;
       kr.proofs.push_back({p.name, std::move(run)});

@@ -18,9 +18,10 @@
 #include "simulator/Engine.h"
 #include "simulator/Value.h"
 #include "tools/Command.h"
-#include "tools/NameValues.h"
 #include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
+#include "tools/NameValues.h"
+#include "tools/ProblemSizes.h"
 #include "verifier/BarrierProofs.h"
 #include "verifier/BarrierSkeleton.h"
 
@@ -94,12 +95,24 @@ int runStaticRace() {
     diag.error(llvm::SMLoc(), fmt::format("no kernel named '{}'", kernelName.getValue()));
     return inputError();
   }
+  // The exhaustive barrier check runs at the sizes a kernel's problem
+  // annotation names, if any.
+  llvm::StringRef source = in.sourceMgr.getMemoryBuffer(in.sourceMgr.getMainFileID())->getBuffer();
+  std::vector<BarrierProofOptions> options(kernels.size());
+  for (size_t i = 0; i < kernels.size(); ++i)
+    if (auto sizes = problemSizesOf(*kernels[i], source, diag); sizes && !sizes->empty()) {
+      options[i].sizes = std::move(*sizes);
+      options[i].sizesFrom = kProblemSizesFrom;
+    }
+  if (diag.hasErrors())
+    return inputError();
   int status = kClean;
   llvm::json::Array kernelsJson;
-  for (const Kernel *k : kernels) {
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const Kernel *k = kernels[i];
     if (skeleton && !json)
       llvm::outs() << extractBarrierSkeleton(*k).print();
-    BarrierReport barriers = proveBarrierProtocols(*k);
+    BarrierReport barriers = proveBarrierProtocols(*k, options[i]);
     RaceReport races = checkStaticRaces(*k);
     unsigned found = reportBarrierProtocols(barriers, diag) + reportStaticRaces(races, diag);
     if (found)

@@ -64,13 +64,20 @@ void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions 
     return;
   }
   std::string why;
-  std::optional<SizeAssignment> sizes =
-      options.sizes.empty() ? smallestTwoRoundSizes(sk, why) : admittedSizes(sk, options.sizes, why);
+  std::optional<SizeAssignment> sizes = fallbackSizes(sk, options.sizes, why);
   if (!sizes) {
     notChecked(report, at, why);
     return;
   }
   std::string sizesText = describeSizes(*sizes);
+  if (!options.sizesFrom.empty()) {
+    // "K = 1024 from its `// problem:` annotation, M = 128, N = 128"
+    SizeAssignment given, chosen;
+    for (const auto &[name, v] : *sizes)
+      (options.sizes.count(name) ? given : chosen)[name] = v;
+    sizesText = fmt::format("{} from {}{}", describeSizes(given), options.sizesFrom,
+                            chosen.empty() ? "" : ", " + describeSizes(chosen));
+  }
   // Every CTA of a cluster is explored in one run (arrivals and copies cross
   // between them): one run per cluster, named by its first CTA.
   auto shape = clusterShapeOf(sk);

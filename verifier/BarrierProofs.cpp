@@ -5,6 +5,7 @@
 #include "ir/Visitor.h"
 #include "verifier/BarrierFallback.h"
 #include "verifier/ConcreteEval.h"
+#include "verifier/LeastWitness.h"
 #include "verifier/LinearPrecheck.h"
 #include "verifier/ProtoEncoding.h"
 #include "verifier/SharedContext.h"
@@ -310,25 +311,25 @@ private:
   public:
     Query(Prover &prover, z3::expr literal)
         : prover_(prover), literal_(std::move(literal)), constraints_(literal_.ctx()) {}
-    void add(const z3::expr &e) {
-      base().add(z3::implies(literal_, e));
-      constraints_.push_back(e);
-    }
-    // Witness values to make small (iterations first, then sizes), so a
-    // counterexample reads "k = 0, K = 64" rather than whatever Z3 found first.
+    void add(const z3::expr &e) { constraints_.push_back(e); }
+    // Witness values to make least, in order (iterations first, then sizes;
+    // LeastWitness.h), so a counterexample reads "k = 0, K = 64" whatever
+    // model Z3 found first.
     void prefer(const z3::expr &e) { small_.push_back(e); }
     z3::check_result check() {
       if (small_.empty() && satAtSample())
         return z3::sat;
       if (prover_.linear_.unsat(prover_.enc_.assumptions(), constraints_))
         return z3::unsat;
+      // The exact query, in the shared solver under this query's literal.
+      for (unsigned k = 0; k < constraints_.size(); ++k)
+        base().add(z3::implies(literal_, constraints_[int(k)]));
       z3::expr_vector a(literal_.ctx());
       a.push_back(literal_);
       z3::check_result r = base().check(a);
       if (r != z3::sat)
         return r;
-      for (const z3::expr &e : small_)
-        minimize(a, e);
+      detail::minimizeWitness(base(), a, small_, literal_.to_string());
       return z3::sat;
     }
     z3::model get_model() const { return sampleModel_ ? *sampleModel_ : base().get_model(); }
@@ -336,43 +337,13 @@ private:
 
   private:
     z3::solver &base() const { return *prover_.base_; }
-    // Bisects for the least value of `e` from 0 up (a negative value is kept),
-    // given the values chosen before it, so that a witness does not depend on
-    // the model Z3 happened to find first. `checked` holds the query's
-    // literal and the bounds chosen so far; the solver's model is left at the
-    // least value. A bound Z3 cannot decide counts as unsat: the witness is
-    // then merely not the least.
-    void minimize(z3::expr_vector &checked, const z3::expr &e) {
-      int64_t best = ProtoEncoder::value(base().get_model(), e), lo = 0;
-      while (lo < best) {
-        int64_t mid = lo + (best - lo) / 2;
-        checked.push_back(bound(e, mid));
-        if (base().check(checked) == z3::sat) {
-          best = ProtoEncoder::value(base().get_model(), e);
-        } else {
-          checked.pop_back();
-          lo = mid + 1;
-        }
-      }
-      // Keep e at its least value while the next values are chosen, and
-      // leave the model there.
-      checked.push_back(bound(e, best));
-      base().check(checked);
-    }
-    // A fresh literal that implies e <= v.
-    z3::expr bound(const z3::expr &e, int64_t v) {
-      z3::expr literal = literal_.ctx().bool_const(
-          fmt::format("{}!{}", literal_.to_string(), tightenings_++).c_str());
-      base().add(z3::implies(literal, e <= literal_.ctx().int_val(v)));
-      return literal;
-    }
-
     // With every size fixed the query is linear, and a one-shot solver that
     // propagates the values first decides it in well under a millisecond.
     bool satAtSample() {
       if (prover_.sample_.empty())
         return false;
-      z3::solver s = detail::oneShotSolver(literal_.ctx(), prover_.opt_.timeoutMs);
+      z3::solver s = oneShotSolver(literal_.ctx(),
+                                   std::min(prover_.opt_.timeoutMs, detail::kPrecheckBudgetMs));
       s.add(prover_.enc_.assumptions());
       s.add(prover_.sample_);
       s.add(constraints_);
@@ -387,7 +358,6 @@ private:
     z3::expr_vector constraints_;
     std::optional<z3::model> sampleModel_;
     std::vector<z3::expr> small_;
-    int tightenings_ = 0;
   };
 
   Query solver() {

@@ -89,10 +89,14 @@ struct BarrierReport {
 
 struct BarrierProofOptions {
   unsigned timeoutMs = 4000;
-  // Sizes for the exhaustive fallback (`tilescope check --args`); empty: the
-  // smallest admitted sizes that run every ring twice (FallbackSizes.h).
+  // Sizes for the exhaustive fallback (`tilescope check --args`, or a
+  // `// problem:` annotation's sizes); empty: the smallest admitted sizes that
+  // run every ring twice (FallbackSizes.h), which also complete sizes that
+  // leave symbols out.
   std::map<std::string, int64_t> sizes;
-  std::string sizesFrom = "--args"; // where `sizes` came from, for messages
+  // Where `sizes` came from, named after them in messages when not empty
+  // ("the sizes of the `// problem:` annotation").
+  std::string sizesFrom;
   size_t stateCap = 200000;
 };
 

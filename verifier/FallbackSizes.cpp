@@ -17,7 +17,7 @@ std::string describeSizes(const SizeAssignment &sizes) {
 }
 
 std::optional<SizeAssignment> admittedSizes(const BarrierSkeleton &sk, const SizeAssignment &given,
-                                            std::string &why) {
+                                            std::string &why, bool *unbound) {
   SizeAssignment out;
   // Symbols without a value (a float scalar) stay unbound; a value the
   // check needs and lacks makes the fallback say so.
@@ -34,6 +34,8 @@ std::optional<SizeAssignment> admittedSizes(const BarrierSkeleton &sk, const Siz
     auto v = evalConcrete(c, leaf);
     if (!v) {
       why = "the sizes given do not bind every symbol of the where clause";
+      if (unbound)
+        *unbound = true;
       return std::nullopt;
     }
     if (!*v) {
@@ -58,13 +60,17 @@ int64_t ringOf(const BarrierSkeleton &sk, const SyncEvent &e) {
 
 } // namespace
 
-std::optional<SizeAssignment> smallestTwoRoundSizes(const BarrierSkeleton &sk, std::string &why) {
+std::optional<SizeAssignment> smallestTwoRoundSizes(const BarrierSkeleton &sk, std::string &why,
+                                                    const SizeAssignment &fixed) {
   try {
     z3::context ctx;
     detail::ProtoEncoder enc(ctx, sk);
     z3::optimize opt(ctx);
     for (unsigned i = 0; i < enc.assumptions().size(); ++i)
       opt.add(enc.assumptions()[int(i)]);
+    for (const auto &[name, v] : fixed)
+      if (auto it = enc.symbols().find(name); it != enc.symbols().end())
+        opt.add(it->second == ctx.int_val(v));
     // Per loop: the flattened trip count of its nest and the largest ring
     // its events touch.
     std::map<int, int64_t> rings;
@@ -91,7 +97,9 @@ std::optional<SizeAssignment> smallestTwoRoundSizes(const BarrierSkeleton &sk, s
     p.set("timeout", 2000u);
     opt.set(p);
     if (opt.check() != z3::sat) {
-      why = "Z3 found no size the where clause admits";
+      why = fixed.empty() ? std::string("Z3 found no size the where clause admits")
+                          : fmt::format("Z3 found no sizes with {} that the where clause admits",
+                                        describeSizes(fixed));
       return std::nullopt;
     }
     z3::model m = opt.get_model();
@@ -103,6 +111,18 @@ std::optional<SizeAssignment> smallestTwoRoundSizes(const BarrierSkeleton &sk, s
     why = fmt::format("Z3 failed choosing sizes: {}", e.msg());
     return std::nullopt;
   }
+}
+
+std::optional<SizeAssignment> fallbackSizes(const BarrierSkeleton &sk, const SizeAssignment &given,
+                                            std::string &why) {
+  if (given.empty())
+    return smallestTwoRoundSizes(sk, why);
+  bool unbound = false;
+  if (auto sizes = admittedSizes(sk, given, why, &unbound))
+    return sizes;
+  if (!unbound)
+    return std::nullopt;
+  return smallestTwoRoundSizes(sk, why, given);
 }
 
 } // namespace tilescope

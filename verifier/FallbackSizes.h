@@ -1,12 +1,15 @@
 // The sizes at which the exhaustive fallback (BarrierExplorer.h) checks a
 // kernel whose barrier protocol is not proved for all sizes.
 //
-// Given sizes (`tilescope check --args`) must satisfy the `where` clause. Otherwise Z3 picks the smallest admitted sizes
-// (least sum of the symbols) under which every loop that touches a ring of S
-// barriers or S pipeline stages runs at least 2·S (flattened) iterations: two
-// full rounds of every ring, so that each element's phase parity flips and
-// flips back and every stage is refilled. Where no admitted size gives a
-// loop two rounds (a constant trip count), that loop keeps what it has.
+// Given sizes (`tilescope check --args`, or the sizes a `// problem:`
+// annotation names) must satisfy the `where` clause. Otherwise Z3 picks the
+// smallest admitted sizes (least sum of the symbols) under which every loop
+// that touches a ring of S barriers or S pipeline stages runs at least 2·S
+// (flattened) iterations: two full rounds of every ring, so that each
+// element's phase parity flips and flips back and every stage is refilled.
+// Where no admitted size gives a loop two rounds (a constant trip count), that
+// loop keeps what it has. Given sizes that leave a symbol of the where clause
+// out are completed that way, with the given ones fixed.
 //
 // Depends on verifier/ and Z3 (inside the .cpp).
 #pragma once
@@ -23,13 +26,23 @@ namespace tilescope {
 using SizeAssignment = std::map<std::string, int64_t>;
 
 // The skeleton's symbols among `given`, when they satisfy the where clause;
-// nothing, with `why`, when a constraint fails or lacks a value.
+// nothing, with `why`, when a constraint fails or lacks a value (then
+// `*unbound` is set, when given).
 std::optional<SizeAssignment> admittedSizes(const BarrierSkeleton &skeleton,
-                                            const SizeAssignment &given, std::string &why);
+                                            const SizeAssignment &given, std::string &why,
+                                            bool *unbound = nullptr);
 
-// The smallest admitted sizes that run every ring twice round (see above).
+// The smallest admitted sizes that run every ring twice round (see above),
+// with the sizes in `fixed` kept as they are.
 std::optional<SizeAssignment> smallestTwoRoundSizes(const BarrierSkeleton &skeleton,
-                                                    std::string &why);
+                                                    std::string &why,
+                                                    const SizeAssignment &fixed = {});
+
+// The sizes the fallback runs at: `given` when it binds the where clause,
+// completed by smallestTwoRoundSizes when it leaves symbols out, the
+// smallest two-round sizes when it is empty.
+std::optional<SizeAssignment> fallbackSizes(const BarrierSkeleton &skeleton,
+                                            const SizeAssignment &given, std::string &why);
 
 // "K = 512, M = 128, N = 128"
 std::string describeSizes(const SizeAssignment &sizes);

@@ -2,22 +2,13 @@
 
 #include "verifier/SolverBudget.h"
 
+#include <algorithm>
+
 namespace tilescope::detail {
 
-z3::solver oneShotSolver(z3::context &ctx, unsigned budgetMs) {
-  z3::tactic pipeline = z3::tactic(ctx, "simplify") & z3::tactic(ctx, "propagate-values") &
-                        z3::tactic(ctx, "solve-eqs") & z3::tactic(ctx, "purify-arith") &
-                        z3::tactic(ctx, "smt");
-  z3::solver s = pipeline.mk_solver();
-  z3::params p(ctx);
-  setSolverBudget(p, budgetMs);
-  s.set(p);
-  return s;
-}
-
 LinearPrecheck::LinearPrecheck(z3::context &ctx, unsigned budgetMs)
-    : ctx_(ctx), budgetMs_(budgetMs), abstraction_(ctx, /*uninterpretedProducts=*/true),
-      background_(ctx) {}
+    : ctx_(ctx), budgetMs_(std::min(budgetMs, kPrecheckBudgetMs)),
+      abstraction_(ctx, /*uninterpretedProducts=*/true), background_(ctx) {}
 
 bool LinearPrecheck::unsat(const z3::expr_vector &background, const z3::expr_vector &constraints) {
   for (; backgroundSeen_ < background.size(); ++backgroundSeen_)

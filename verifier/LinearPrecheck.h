@@ -1,15 +1,17 @@
 // Internal to the Z3-based proofs (barrier protocols, static races): a
 // query's linear over-approximation, asked before the exact non-linear
 // query. Divisions and remainders by non-constants become quotient and
-// remainder unknowns and products of non-constants an uninterpreted
+// remainder functions and products of non-constants an uninterpreted
 // function (DivisionAbstraction), so the result is linear up to congruence
 // and admits every model of the exact query: its unsat is a proof that the
 // exact query is unsat. Sat or unknown says nothing, and the caller asks the
 // exact query, so no proof is weakened. A query with no non-linear term is
 // left to the exact query (nothing to gain, and its witness stays as it was).
 // Z3's non-linear engine spends milliseconds to seconds on queries about
-// `t / tn`, `i % kt` with symbolic divisors; this answers most of the unsat
-// ones in microseconds. Exposes z3++.h: include it only from .cpp files.
+// `t / tn`, `i % kt` with symbolic divisors; this answers the unsat ones of
+// the persistent GEMM in 0.1-3 ms each, in a one-shot solver
+// (SolverBudget.h) given only the definitions the query uses. Exposes
+// z3++.h: include it only from .cpp files.
 #pragma once
 
 #include "verifier/DivisionAbstraction.h"
@@ -18,17 +20,15 @@
 
 namespace tilescope::detail {
 
-// A solver for one query, checked once: it simplifies, propagates fixed
-// values, solves equations and replaces div and mod by constants with fresh
-// unknowns before the SMT core sees the query. On the barrier proofs'
-// queries (parities and rounds of a ring over a flattened tile x k loop)
-// this is 3-10x faster than Z3's default incremental solver. budgetMs as in
-// SolverBudget.h.
-z3::solver oneShotSolver(z3::context &ctx, unsigned budgetMs);
+// The most budget a cheaper question asked before an exact query gets (the
+// pre-check here, the barrier proofs' sample sizes): past it the exact query
+// decides, so a hard query costs at most this much more than it used to.
+inline constexpr unsigned kPrecheckBudgetMs = 500;
 
 class LinearPrecheck {
 public:
-  // budgetMs: the per-query budget (SolverBudget.h).
+  // budgetMs: the exact queries' budget (SolverBudget.h); the pre-check
+  // takes at most kPrecheckBudgetMs of it.
   LinearPrecheck(z3::context &ctx, unsigned budgetMs);
   // Whether `background` (facts true in every query: the where clause and
   // symbol ranges; it may grow between calls, entries already seen are not

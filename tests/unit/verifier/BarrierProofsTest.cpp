@@ -353,6 +353,21 @@ TEST_CASE("fallback sizes: the smallest admitted sizes run the 4-stage ring twic
   CHECK(why == "the sizes K = 100, M = 128, N = 256 are not admitted by the where clause");
 }
 
+TEST_CASE("fallback sizes: given sizes that leave symbols out are completed, the given kept") {
+  std::string why;
+  BarrierSkeleton sk = skeletonOf(oneTileGemm());
+  auto sizes = fallbackSizes(sk, {{"K", 1024}}, why);
+  REQUIRE(sizes);
+  CHECK(describeSizes(*sizes) == "K = 1024, M = 128, N = 256");
+  // Complete sizes are taken as they are, or refused.
+  CHECK(fallbackSizes(sk, {{"K", 640}, {"M", 256}, {"N", 256}}, why) ==
+        SizeAssignment{{"K", 640}, {"M", 256}, {"N", 256}});
+  CHECK(!fallbackSizes(sk, {{"K", 100}, {"M", 128}, {"N", 256}}, why));
+  // A given size no admitted completion has.
+  CHECK(!fallbackSizes(sk, {{"K", 100}}, why));
+  CHECK(why == "Z3 found no sizes with K = 100 that the where clause admits");
+}
+
 // --- clusters ---
 
 namespace {
