@@ -184,9 +184,14 @@ private:
     auto bound = loopValues(ev, i);
     if (!bound)
       return std::nullopt;
-    if (rank_)
+    // In a cluster, clusterCtaIdx is the rank of the CTA a proof is about
+    // (receiver()), or of the sender a count term is for (rank_).
+    if (clusterCtas_) {
+      z3::expr rank = rank_ ? *rank_ : receiver();
+      z3::expr block = rank_ ? *block_ : receiverBlock();
       return enc_.encode(e, *bound,
-                         {{clusterCtaIdxOf(clusterAxis_), *rank_}, {blockIdxOf(clusterAxis_), *block_}});
+                         {{clusterCtaIdxOf(clusterAxis_), rank}, {blockIdxOf(clusterAxis_), block}});
+    }
     return enc_.encode(e, *bound);
   }
 

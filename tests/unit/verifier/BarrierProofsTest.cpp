@@ -454,3 +454,36 @@ TEST_CASE("proof: bytes from every CTA's multicast are counted, and a short expe
   CHECK(f->message.find("expects 8192 bytes but the copies signalling it deliver 16384") !=
         std::string::npos);
 }
+
+TEST_CASE("proof: a wait only one rank runs is released by a peer's remote arrival") {
+  const std::string notify = R"(
+kernel notify(X: global f32[64])
+  launch grid(2) cluster(2) threads(32) target(sm_90a)
+{
+  mbarrier ready(count = 1)
+  let r = clusterCtaIdx.x
+  cluster.sync()
+  if r == 0 {
+    if elect_sync() {
+      mbarrier.arrive(ready, cta = 1)
+    }
+  }
+  if r == 1 {
+    mbarrier.wait(ready, parity = 0)
+  }
+  cluster.sync()
+}
+)";
+  // The wait's guard reads the rank of the CTA the proof is about, as the
+  // sender's target does: rank 1 receives rank 0's arrival.
+  auto good = prove(notify);
+  CHECK(good->report.findings.empty());
+  CHECK(good->report.notProved.empty());
+  // Arriving on its own barrier instead leaves rank 1 waiting.
+  std::string text = notify;
+  text.replace(text.find("cta = 1"), 7, "cta = 0");
+  auto bad = prove(text);
+  const ProtocolFinding *f = findKind(bad->report, ProtocolViolationKind::Deadlock);
+  REQUIRE(f);
+  CHECK(bad->lineOf(f->loc) == 14); // the wait
+}
