@@ -16,6 +16,8 @@ enum Mode : int32_t { Ready = 0, InAccess = 1, AtBarrier = 2 };
 
 struct State {
   std::vector<int32_t> pc, mode, waitGen;            // per process
+  std::vector<int32_t> clusterArrived;               // per process: the split cluster
+                                                     // barrier's phase it arrived in
   std::vector<int32_t> phase, pending;               // per barrier element
   std::vector<int64_t> tx;                           // per barrier element
   std::vector<int64_t> syncCount, syncGen;           // per CTA / named barrier
@@ -31,7 +33,7 @@ struct State {
       if (n)
         out.append(reinterpret_cast<const char *>(v.data()), n * sizeof v[0]);
     };
-    put(pc), put(mode), put(waitGen), put(phase), put(pending), put(tx), put(syncCount),
+    put(pc), put(mode), put(waitGen), put(clusterArrived), put(phase), put(pending), put(tx), put(syncCount),
         put(syncGen), put(inflight);
     for (const auto &o : open)
       put(o);
@@ -64,6 +66,7 @@ public:
     init.pc.assign(P, 0);
     init.mode.assign(P, Ready);
     init.waitGen.assign(P, 0);
+    init.clusterArrived.assign(P, -1);
     init.open.assign(P, {});
     init.committed.assign(P, {});
     init.phase.assign(E, 0);
@@ -109,15 +112,23 @@ private:
   enum Outcome { Blocked, Moved, Violation };
 
   static bool isSync(SyncKind k) {
-    return k == SyncKind::CtaSync || k == SyncKind::NamedSync || k == SyncKind::NamedArrive;
+    return k == SyncKind::CtaSync || k == SyncKind::NamedSync || k == SyncKind::NamedArrive ||
+           k == SyncKind::ClusterArrive || k == SyncKind::ClusterWait;
   }
 
-  // cta.sync and named barriers are per CTA; cluster.sync joins every
-  // thread of every CTA of the cluster.
+  // cta.sync and named barriers are per CTA; cluster.sync and the split
+  // cluster barrier (arrive, then wait) join every thread of every CTA of
+  // the cluster.
   static bool clusterWide(const ConcreteStep &s) {
-    return s.event->kind == SyncKind::CtaSync && s.event->scope == ExecScope::Cluster;
+    return (s.event->kind == SyncKind::CtaSync && s.event->scope == ExecScope::Cluster) ||
+           splitCluster(s);
+  }
+  static bool splitCluster(const ConcreteStep &s) {
+    return s.event->kind == SyncKind::ClusterArrive || s.event->kind == SyncKind::ClusterWait;
   }
   static std::pair<int64_t, int> syncKey(const ConcreteStep &s) {
+    if (splitCluster(s))
+      return {-3, -1};
     if (clusterWide(s))
       return {-2, -1};
     return {s.event->kind == SyncKind::CtaSync ? -1 : s.event->namedId, s.cta};
@@ -129,8 +140,9 @@ private:
     if (it != syncIds_.end())
       return size_t(it - syncIds_.begin());
     syncIds_.push_back(key);
-    int64_t need = s.event->kind == SyncKind::CtaSync ? s.event->threads.launchThreads()
-                                                      : s.event->namedThreads;
+    int64_t need = s.event->kind == SyncKind::CtaSync || splitCluster(s)
+                       ? s.event->threads.launchThreads()
+                       : s.event->namedThreads;
     if (clusterWide(s))
       need *= sk_.clusterCtas;
     syncNeed_.push_back(need);
@@ -347,6 +359,22 @@ private:
       }
       break;
     }
+    case SyncKind::ClusterArrive: {
+      size_t b = syncOf(st);
+      s.clusterArrived[p] = int32_t(s.syncGen[b]);
+      s.syncCount[b] += st.syncThreads;
+      if (s.syncCount[b] >= syncNeed_[b]) {
+        s.syncCount[b] -= syncNeed_[b];
+        ++s.syncGen[b];
+      }
+      break;
+    }
+    case SyncKind::ClusterWait:
+      // Until the phase this process arrived in completed (a wait with no
+      // arrive before it passes: nothing to wait for).
+      if (s.syncGen[syncOf(st)] <= s.clusterArrived[p])
+        return Blocked;
+      break;
     case SyncKind::WgmmaMma:
       if (conflicts(s, p, pc))
         return Violation;

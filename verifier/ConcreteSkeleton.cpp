@@ -73,6 +73,8 @@ bool emitted(SyncKind k) {
   case SyncKind::CtaSync:
   case SyncKind::NamedSync:
   case SyncKind::NamedArrive:
+  case SyncKind::ClusterArrive:
+  case SyncKind::ClusterWait:
   case SyncKind::WgmmaMma:
   case SyncKind::WgmmaCommit:
   case SyncKind::WgmmaWait:
@@ -388,6 +390,7 @@ private:
     case SyncKind::CtaSync:
     case SyncKind::NamedSync:
     case SyncKind::NamedArrive:
+    case SyncKind::ClusterArrive:
       s.syncThreads = intersect(e.threads, members_[proc_]).count();
       break;
     case SyncKind::WgmmaWait: {

@@ -487,3 +487,43 @@ kernel notify(X: global f32[64])
   REQUIRE(f);
   CHECK(bad->lineOf(f->loc) == 14); // the wait
 }
+
+TEST_CASE("exhaustive: the split cluster barrier orders the CTAs of a cluster") {
+  // Rank 1 waits for rank 0's remote arrival before it arrives on the
+  // cluster barrier; rank 0 arrives on `ready` only after that barrier.
+  const std::string text = R"(
+kernel handoff(X: global f32[64])
+  launch grid(2) cluster(2) threads(32) target(sm_90a)
+{
+  mbarrier ready(count = 1)
+  let r = clusterCtaIdx.x
+  cluster.sync()
+  if r == 1 {
+    mbarrier.wait(ready, parity = 0)
+  }
+  barrier.cluster.arrive()
+  barrier.cluster.wait()
+  if r == 0 {
+    if elect_sync() {
+      mbarrier.arrive(ready, cta = 1)
+    }
+  }
+  cluster.sync()
+}
+)";
+  BarrierSkeleton sk = skeletonOf(text);
+  ConcreteSkeleton c = unrollSkeleton(sk, {}, {0, 0, 0}, 1000, 2);
+  REQUIRE(c.error.empty());
+  ExplorationResult r = exploreSkeleton(c, 200000);
+  const ProtocolFinding *f = findKind({r.findings, {}, {}}, ProtocolViolationKind::Deadlock);
+  REQUIRE(f);
+  // With the wait after the cluster barrier, the handoff completes.
+  std::string fixed = text;
+  std::string wait = "  if r == 1 {\n    mbarrier.wait(ready, parity = 0)\n  }\n";
+  fixed.erase(fixed.find(wait), wait.size());
+  fixed.insert(fixed.find("  cluster.sync()\n}"), wait);
+  BarrierSkeleton sk2 = skeletonOf(fixed);
+  ExplorationResult r2 = exploreSkeleton(unrollSkeleton(sk2, {}, {0, 0, 0}, 1000, 2), 200000);
+  CHECK(r2.complete);
+  CHECK(r2.findings.empty());
+}
