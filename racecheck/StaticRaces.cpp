@@ -64,8 +64,7 @@ private:
           z3::expr first = *bx - z3::mod(*bx, ctx_.int_val(*clusterExtent()));
           b.emplace(BuiltinKind::blockIdx_x, first + *rank);
         }
-    }
-    else if (!cta.empty() && clusterExtent())
+    } else if (!cta.empty() && clusterExtent())
       b.emplace(BuiltinKind::clusterCtaIdx_x, z3::mod(cta[0], ctx_.int_val(*clusterExtent())));
     const BuiltinKind blockIdx[] = {BuiltinKind::blockIdx_x, BuiltinKind::blockIdx_y,
                                     BuiltinKind::blockIdx_z};

@@ -33,8 +33,8 @@ struct State {
       if (n)
         out.append(reinterpret_cast<const char *>(v.data()), n * sizeof v[0]);
     };
-    put(pc), put(mode), put(waitGen), put(clusterArrived), put(phase), put(pending), put(tx), put(syncCount),
-        put(syncGen), put(inflight);
+    put(pc), put(mode), put(waitGen), put(clusterArrived), put(phase), put(pending), put(tx),
+        put(syncCount), put(syncGen), put(inflight);
     for (const auto &o : open)
       put(o);
     for (const auto &groups : committed) {
@@ -247,18 +247,16 @@ private:
                     fmt::format("read before filled: {} by {} reads {}{} at {} while {} "
                                 "by {} (at {}) is still writing it: nothing orders the read "
                                 "after that write completes",
-                                x.event->what, by(x), a.buffer, at,
-                                x.iteration, y.event->what, by(y),
-                                y.iteration),
+                                x.event->what, by(x), a.buffer, at, x.iteration, y.event->what,
+                                by(y), y.iteration),
                     {{y.event->loc, fmt::format("{} writes {} here", y.event->what, b.buffer)}});
           else
             finding(ProtocolViolationKind::OverwriteWhileRead, x.event->loc,
                     fmt::format("overwrite while read: {} by {} refills {}{} at {} while {} "
                                 "by {} (from {}) may still {} it{}: nothing orders the refill "
                                 "after that {} completes",
-                                x.event->what, by(x), a.buffer, at,
-                                x.iteration, y.event->what, by(y),
-                                y.iteration, b.write ? "write" : "read",
+                                x.event->what, by(x), a.buffer, at, x.iteration, y.event->what,
+                                by(y), y.iteration, b.write ? "write" : "read",
                                 asyncRead ? " (its wgmma group is not retired by a "
                                             "wgmma.wait_group yet: released before the read "
                                             "completed)"

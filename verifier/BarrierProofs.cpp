@@ -189,8 +189,8 @@ private:
     if (clusterCtas_) {
       z3::expr rank = rank_ ? *rank_ : receiver();
       z3::expr block = rank_ ? *block_ : receiverBlock();
-      return enc_.encode(e, *bound,
-                         {{clusterCtaIdxOf(clusterAxis_), rank}, {blockIdxOf(clusterAxis_), block}});
+      return enc_.encode(
+          e, *bound, {{clusterCtaIdxOf(clusterAxis_), rank}, {blockIdxOf(clusterAxis_), block}});
     }
     return enc_.encode(e, *bound);
   }
@@ -656,9 +656,10 @@ private:
       if (ev.crossCta() && !sk_.cluster.empty() && !clusterCtas_) {
         info.symbolic = false;
         report_.notProved.push_back(
-            {ev.loc, fmt::format("{}: it reaches {} in other CTAs of a cluster whose extent is not a "
-                                 "constant along one axis; its phases are not proved",
-                                 ev.what, arr.name)});
+            {ev.loc,
+             fmt::format("{}: it reaches {} in other CTAs of a cluster whose extent is not a "
+                         "constant along one axis; its phases are not proved",
+                         ev.what, arr.name)});
       }
       Pattern p = patternOf(ev, ev.barrier.index, arr.size);
       barrierPattern_[e] = p;
@@ -842,8 +843,8 @@ private:
       const SyncEvent &ev = sk_.events[t.event];
       if (!out.empty())
         out += " + ";
-      out += fmt::format("{} {} ({} by {}{}, {})", ProtoEncoder::value(m, t.amount), unit,
-                         ev.what, ev.threads.describe(),
+      out += fmt::format("{} {} ({} by {}{}, {})", ProtoEncoder::value(m, t.amount), unit, ev.what,
+                         ev.threads.describe(),
                          t.sender >= 0 ? fmt::format(" of the CTA of rank {}", t.sender) : "",
                          iterationText(m, ev, t.iteration));
     }
@@ -951,12 +952,11 @@ private:
       std::vector<std::pair<llvm::SMLoc, std::string>> notes;
       for (const Term &t : delivered)
         if (m->eval(t.fires, true).is_true())
-          notes.push_back({sk_.events[t.event].loc,
-                           fmt::format("delivers {} bytes to {}[{}]{}",
-                                       ProtoEncoder::value(*m, t.amount), arr.name, jv,
-                                       t.sender >= 0
-                                           ? fmt::format(" (issued by the CTA of rank {})", t.sender)
-                                           : "")});
+          notes.push_back(
+              {sk_.events[t.event].loc,
+               fmt::format(
+                   "delivers {} bytes to {}[{}]{}", ProtoEncoder::value(*m, t.amount), arr.name, jv,
+                   t.sender >= 0 ? fmt::format(" (issued by the CTA of rank {})", t.sender) : "")});
       finding(ProtocolViolationKind::TxBytesMismatch, loc,
               fmt::format(
                   "expect_tx bytes mismatch: phase {} of {}[{}]{} expects {} bytes but the copies "

@@ -504,7 +504,7 @@ private:
   std::set<std::string> tracked_;
   int64_t ranks_ = 1;
   int axis_ = clusterShapeOf(sk_).value_or(ClusterShape{}).axis; // the cluster's axis
-  std::map<std::pair<int, std::string>, int> base_; // (rank, array): first element
+  std::map<std::pair<int, std::string>, int> base_;              // (rank, array): first element
   std::map<int, int64_t> rounds_;
   size_t proc_ = 0; // the process within its CTA
   int rank_ = 0;    // the CTA's rank in the cluster

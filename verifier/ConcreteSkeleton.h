@@ -2,12 +2,14 @@
 // assignment and one CTA, or the CTAs of one cluster: what the exhaustive
 // fallback (BarrierExplorer.h) explores when a symbolic proof is out of reach.
 //
-// Clusters. Every CTA of the cluster runs the same code with its own
-// clusterCtaIdx.x (and blockIdx.x = the cluster's first + the rank): each has
+// Clusters. Every CTA of the cluster runs the same code with its own rank as
+// clusterCtaIdx along the cluster's axis (ClusterShape; blockIdx there is the
+// cluster's first plus the rank): each has
 // its own processes, barrier elements and buffers. A remote arrival
 // (`cta = r`) lands on CTA r's element; a multicast copy or tcgen05.commit is
 // one step per CTA of its mask, each delivering to (and writing the buffer
-// of) that CTA. cluster.sync joins every thread of every CTA.
+// of) that CTA. cluster.sync and the split cluster barrier join every thread
+// of every CTA.
 //
 // Processes. Each role that runs a loop is a sequential process; roles whose
 // threads overlap are merged (a warp's loop after its warpgroup's prologue is
@@ -61,7 +63,7 @@ struct ConcreteStep {
   int64_t expectBytes = 0; // arrive_expect_tx: the bytes announced with the arrival
   int64_t round = 0;      // waits: how many earlier waits of this process on the element
   int64_t syncThreads = 0; // cta.sync / named barriers: threads of this process arriving
-  int cta = 0;              // the rank of the executing CTA in the cluster
+  int cta = 0;             // the rank of the executing CTA in the cluster
   std::vector<ConcreteAccess> accesses;
   std::string iteration; // "k = 3", "t = 1, k = 0", or "its one execution (outside loops)"
 };
