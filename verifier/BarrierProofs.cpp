@@ -722,8 +722,8 @@ private:
 
   // --- clusters ---
   //
-  // Every CTA of a cluster runs the same code with its own clusterCtaIdx.x,
-  // so the arrivals and bytes that element j of the barrier of the CTA of
+  // Every CTA of a cluster runs the same code with its own rank (its
+  // clusterCtaIdx along the cluster's axis, ClusterShape), so the arrivals and bytes that element j of the barrier of the CTA of
   // rank ρ (receiver()) receives in round n are its own local events at ρ,
   // plus, from every rank σ of the cluster, the remote arrivals
   // (`cta = r`) whose r is ρ at σ and the multicasts whose mask has bit ρ
@@ -1871,10 +1871,11 @@ private:
   std::vector<std::optional<z3::expr>> loopTrip_;
   std::vector<int> loopClass_;
   std::map<size_t, Pattern> barrierPattern_;
-  // Clusters (see clusterTerms): the extent, the receiving rank, and the
-  // rank clusterCtaIdx.x is encoded as while one is set.
+  // Clusters (see clusterTerms): the shape; the extent, set only for a
+  // kernel with clusters of a shape the proofs model; the receiving CTA's
+  // blockIdx along the axis; the rank and blockIdx the CTA-dependent
+  // builtins are encoded as while a count term for a sender is built.
   std::optional<ClusterShape> clusterShape_ = clusterShapeOf(sk_);
-  // The cluster's extent when cross-CTA terms are counted (clusterTerms).
   std::optional<int64_t> clusterCtas_ =
       sk_.cluster.empty() || !clusterShape_ ? std::nullopt : std::optional(clusterShape_->extent);
   int clusterAxis_ = clusterShape_ ? clusterShape_->axis : 0;
