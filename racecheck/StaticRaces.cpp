@@ -56,9 +56,15 @@ private:
                                              const std::vector<z3::expr> &cta = {},
                                              const z3::expr *rank = nullptr) {
     std::map<BuiltinKind, z3::expr> b;
-    if (rank) // clusters along x only (see clusterExtent)
+    if (rank) { // clusters along x only (see clusterExtent)
       b.emplace(BuiltinKind::clusterCtaIdx_x, *rank);
-    else if (!cta.empty() && clusterExtent())
+      // The CTA of that rank in the cluster of the blockIdx.x symbol.
+      if (cta.empty())
+        if (auto bx = enc_.encode(Builtin::make(BuiltinKind::blockIdx_x), {})) {
+          z3::expr first = *bx - z3::mod(*bx, ctx_.int_val(*clusterExtent()));
+          b.emplace(BuiltinKind::blockIdx_x, first + *rank);
+        }
+    } else if (!cta.empty() && clusterExtent())
       b.emplace(BuiltinKind::clusterCtaIdx_x, z3::mod(cta[0], ctx_.int_val(*clusterExtent())));
     const BuiltinKind blockIdx[] = {BuiltinKind::blockIdx_x, BuiltinKind::blockIdx_y,
                                     BuiltinKind::blockIdx_z};
@@ -414,8 +420,18 @@ private:
         cons.push_back(iLo != iHi + 1);
     }
     // Built at each use, in the order Z3 has always seen them (see above).
-    auto builtinsA = [&] { return builtinsOf(t1, ctaA, rankA ? &*rankA : nullptr); };
-    auto builtinsB = [&] { return builtinsOf(t2, ctaB, rankB ? &*rankB : nullptr); };
+    // Two executors in one CTA of a cluster share its rank (an unknown in
+    // the cluster), so indices that read clusterCtaIdx.x encode.
+    std::optional<z3::expr> sharedRank;
+    if (!acrossCtas && !inCluster && clusterExtent()) {
+      sharedRank.emplace(enc_.fresh("rank"));
+      cons.push_back(*sharedRank >= 0 && *sharedRank < ctx_.int_val(*clusterExtent()));
+    }
+    auto rankOf = [&](const std::optional<z3::expr> &own) {
+      return own ? &*own : sharedRank ? &*sharedRank : nullptr;
+    };
+    auto builtinsA = [&] { return builtinsOf(t1, ctaA, rankOf(rankA)); };
+    auto builtinsB = [&] { return builtinsOf(t2, ctaB, rankOf(rankB)); };
     for (const Expr &g : ea.guards)
       if (auto e = enc_.encode(g, boundA, builtinsA()); e && e->is_bool())
         cons.push_back(*e);

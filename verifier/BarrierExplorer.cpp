@@ -16,6 +16,8 @@ enum Mode : int32_t { Ready = 0, InAccess = 1, AtBarrier = 2 };
 
 struct State {
   std::vector<int32_t> pc, mode, waitGen;            // per process
+  std::vector<int32_t> clusterArrived;               // per process: the split cluster
+                                                     // barrier's phase it arrived in
   std::vector<int32_t> phase, pending;               // per barrier element
   std::vector<int64_t> tx;                           // per barrier element
   std::vector<int64_t> syncCount, syncGen;           // per CTA / named barrier
@@ -31,8 +33,8 @@ struct State {
       if (n)
         out.append(reinterpret_cast<const char *>(v.data()), n * sizeof v[0]);
     };
-    put(pc), put(mode), put(waitGen), put(phase), put(pending), put(tx), put(syncCount),
-        put(syncGen), put(inflight);
+    put(pc), put(mode), put(waitGen), put(clusterArrived), put(phase), put(pending), put(tx),
+        put(syncCount), put(syncGen), put(inflight);
     for (const auto &o : open)
       put(o);
     for (const auto &groups : committed) {
@@ -64,6 +66,7 @@ public:
     init.pc.assign(P, 0);
     init.mode.assign(P, Ready);
     init.waitGen.assign(P, 0);
+    init.clusterArrived.assign(P, -1);
     init.open.assign(P, {});
     init.committed.assign(P, {});
     init.phase.assign(E, 0);
@@ -109,17 +112,39 @@ private:
   enum Outcome { Blocked, Moved, Violation };
 
   static bool isSync(SyncKind k) {
-    return k == SyncKind::CtaSync || k == SyncKind::NamedSync || k == SyncKind::NamedArrive;
+    return k == SyncKind::CtaSync || k == SyncKind::NamedSync || k == SyncKind::NamedArrive ||
+           k == SyncKind::ClusterArrive || k == SyncKind::ClusterWait;
+  }
+
+  // cta.sync and named barriers are per CTA; cluster.sync and the split
+  // cluster barrier (arrive, then wait) join every thread of every CTA of
+  // the cluster.
+  static bool clusterWide(const ConcreteStep &s) {
+    return (s.event->kind == SyncKind::CtaSync && s.event->scope == ExecScope::Cluster) ||
+           splitCluster(s);
+  }
+  static bool splitCluster(const ConcreteStep &s) {
+    return s.event->kind == SyncKind::ClusterArrive || s.event->kind == SyncKind::ClusterWait;
+  }
+  static std::pair<int64_t, int> syncKey(const ConcreteStep &s) {
+    if (splitCluster(s))
+      return {-3, -1};
+    if (clusterWide(s))
+      return {-2, -1};
+    return {s.event->kind == SyncKind::CtaSync ? -1 : s.event->namedId, s.cta};
   }
 
   size_t syncIndex(const ConcreteStep &s) {
-    int64_t id = s.event->kind == SyncKind::CtaSync ? -1 : s.event->namedId;
-    auto it = std::find(syncIds_.begin(), syncIds_.end(), id);
+    auto key = syncKey(s);
+    auto it = std::find(syncIds_.begin(), syncIds_.end(), key);
     if (it != syncIds_.end())
       return size_t(it - syncIds_.begin());
-    syncIds_.push_back(id);
-    int64_t need = s.event->kind == SyncKind::CtaSync ? s.event->threads.launchThreads()
-                                                      : s.event->namedThreads;
+    syncIds_.push_back(key);
+    int64_t need = s.event->kind == SyncKind::CtaSync || splitCluster(s)
+                       ? s.event->threads.launchThreads()
+                       : s.event->namedThreads;
+    if (clusterWide(s))
+      need *= sk_.clusterCtas;
     syncNeed_.push_back(need);
     return syncIds_.size() - 1;
   }
@@ -153,8 +178,11 @@ private:
     findings_.push_back(std::move(f));
   }
 
-  std::string elementName(int e) const {
-    return fmt::format("{}[{}]", sk_.elements[size_t(e)].array, sk_.elements[size_t(e)].index);
+  std::string elementName(int e) const { return sk_.elementName(e); }
+  // The threads issuing a step, with their CTA in a cluster.
+  std::string by(const ConcreteStep &st) const {
+    std::string out = st.event->threads.describe();
+    return sk_.clusterCtas > 1 ? fmt::format("{} of CTA {}", out, st.cta) : out;
   }
   std::string phaseState(const State &s, int e) const {
     const ConcreteElement &el = sk_.elements[size_t(e)];
@@ -208,7 +236,8 @@ private:
         const ConcreteStep &y = sk_.processes[q].steps[size_t(j)];
         for (const ConcreteAccess &b : y.accesses) {
           bool sameStage = a.stage == b.stage || a.stage == kAnyStage || b.stage == kAnyStage;
-          if (a.buffer != b.buffer || !sameStage || (!a.write && !b.write))
+          if (a.buffer != b.buffer || a.cta != b.cta || !sameStage || (!a.write && !b.write) ||
+              !a.overlaps(b))
             continue;
           bool asyncRead = y.event->kind == SyncKind::WgmmaMma;
           int64_t stage = a.stage == kAnyStage ? b.stage : a.stage;
@@ -218,18 +247,16 @@ private:
                     fmt::format("read before filled: {} by {} reads {}{} at {} while {} "
                                 "by {} (at {}) is still writing it: nothing orders the read "
                                 "after that write completes",
-                                x.event->what, x.event->threads.describe(), a.buffer, at,
-                                x.iteration, y.event->what, y.event->threads.describe(),
-                                y.iteration),
+                                x.event->what, by(x), a.buffer, at, x.iteration, y.event->what,
+                                by(y), y.iteration),
                     {{y.event->loc, fmt::format("{} writes {} here", y.event->what, b.buffer)}});
           else
             finding(ProtocolViolationKind::OverwriteWhileRead, x.event->loc,
                     fmt::format("overwrite while read: {} by {} refills {}{} at {} while {} "
                                 "by {} (from {}) may still {} it{}: nothing orders the refill "
                                 "after that {} completes",
-                                x.event->what, x.event->threads.describe(), a.buffer, at,
-                                x.iteration, y.event->what, y.event->threads.describe(),
-                                y.iteration, b.write ? "write" : "read",
+                                x.event->what, by(x), a.buffer, at, x.iteration, y.event->what,
+                                by(y), y.iteration, b.write ? "write" : "read",
                                 asyncRead ? " (its wgmma group is not retired by a "
                                             "wgmma.wait_group yet: released before the read "
                                             "completed)"
@@ -291,7 +318,7 @@ private:
         finding(ProtocolViolationKind::OverArrival, st.event->loc,
                 fmt::format("over-arrival: {} by {} at {} brings {} arrival{} to {}, which "
                             "expects only {} more in this phase ({})",
-                            st.event->what, st.event->threads.describe(), st.iteration, st.amount,
+                            st.event->what, by(st), st.iteration, st.amount,
                             st.amount == 1 ? "" : "s", elementName(e), s.pending[size_t(e)],
                             phaseState(s, e)));
         return Violation;
@@ -330,6 +357,22 @@ private:
       }
       break;
     }
+    case SyncKind::ClusterArrive: {
+      size_t b = syncOf(st);
+      s.clusterArrived[p] = int32_t(s.syncGen[b]);
+      s.syncCount[b] += st.syncThreads;
+      if (s.syncCount[b] >= syncNeed_[b]) {
+        s.syncCount[b] -= syncNeed_[b];
+        ++s.syncGen[b];
+      }
+      break;
+    }
+    case SyncKind::ClusterWait:
+      // Until the phase this process arrived in completed (a wait with no
+      // arrive before it passes: nothing to wait for).
+      if (s.syncGen[syncOf(st)] <= s.clusterArrived[p])
+        return Blocked;
+      break;
     case SyncKind::WgmmaMma:
       if (conflicts(s, p, pc))
         return Violation;
@@ -359,8 +402,7 @@ private:
   }
 
   size_t syncOf(const ConcreteStep &st) const {
-    int64_t id = st.event->kind == SyncKind::CtaSync ? -1 : st.event->namedId;
-    return size_t(std::find(syncIds_.begin(), syncIds_.end(), id) - syncIds_.begin());
+    return size_t(std::find(syncIds_.begin(), syncIds_.end(), syncKey(st)) - syncIds_.begin());
   }
 
   static int64_t intendedPhase(const ConcreteStep &st) {
@@ -480,7 +522,8 @@ private:
 
   const ConcreteSkeleton &sk_;
   size_t cap_;
-  std::vector<int64_t> syncIds_, syncNeed_;
+  std::vector<std::pair<int64_t, int>> syncIds_; // (id, CTA rank); see syncKey
+  std::vector<int64_t> syncNeed_;
   std::vector<ProtocolFinding> findings_;
 };
 

@@ -11,7 +11,9 @@
 // interleaving may place anywhere after the issue; a phase completes when no
 // arrival is pending and the byte count is 0. A wait with parity p passes
 // when the completed-phase count has the other parity. cta.sync and named
-// barriers block until their thread count arrived. wgmma.mma_async opens a
+// barriers block until their thread count arrived; cluster.sync until every
+// thread of every CTA of the cluster did, and barrier.cluster.wait until the
+// phase of the split cluster barrier its process arrived in completed. wgmma.mma_async opens a
 // group that commit_group closes and wait_group(n) retires once at most n
 // later groups remain.
 //

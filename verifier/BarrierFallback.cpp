@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace tilescope {
 
 namespace {
@@ -44,6 +46,24 @@ std::optional<std::vector<std::array<int64_t, 3>>> ctasOf(const BarrierSkeleton 
   return out;
 }
 
+// What the runs covered, for the method line: ", all 4 CTAs", ", the whole
+// cluster of 2 CTAs", ", all 2 clusters of 2 CTAs, each explored whole".
+std::string runsText(int64_t cluster, size_t runs) {
+  if (cluster <= 1)
+    return runs > 1 ? fmt::format(", all {} CTAs", runs) : "";
+  return runs > 1 ? fmt::format(", all {} clusters of {} CTAs, each explored whole", runs, cluster)
+                  : fmt::format(", the whole cluster of {} CTAs", cluster);
+}
+
+// The run a finding comes from: ", CTA (1, 0, 0)", ", the cluster of CTA
+// (2, 0, 0)", ", the whole cluster of 2 CTAs", or nothing for one CTA.
+std::string runText(int64_t cluster, const std::vector<std::array<int64_t, 3>> &runs, size_t r) {
+  if (runs.size() > 1)
+    return fmt::format(", {} ({}, {}, {})", cluster > 1 ? "the cluster of CTA" : "CTA", runs[r][0],
+                       runs[r][1], runs[r][2]);
+  return cluster > 1 ? fmt::format(", the whole cluster of {} CTAs", cluster) : "";
+}
+
 } // namespace
 
 void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions &options,
@@ -68,12 +88,25 @@ void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions 
     sizesText = fmt::format("{} from {}{}", describeSizes(given), options.sizesFrom,
                             chosen.empty() ? "" : ", " + describeSizes(chosen));
   }
+  // Every CTA of a cluster is explored in one run (arrivals and copies cross
+  // between them): one run per cluster, named by its first CTA.
+  auto shape = clusterShapeOf(sk);
+  if (!shape) {
+    notChecked(report, at, "the cluster's extent is not a constant along one axis");
+    return;
+  }
+  int64_t cluster = shape->extent;
   auto ctas = ctasOf(sk, *sizes);
+  if (ctas && cluster > 1)
+    ctas->erase(
+        std::remove_if(ctas->begin(), ctas->end(),
+                       [&](const auto &c) { return c[size_t(shape->axis)] % cluster != 0; }),
+        ctas->end());
   std::vector<std::array<int64_t, 3>> runs{{0, 0, 0}};
   size_t states = 0;
   std::vector<ProtocolFinding> findings;
   for (size_t r = 0; r < runs.size(); ++r) {
-    ConcreteSkeleton concrete = unrollSkeleton(sk, *sizes, runs[r], kMaxSteps);
+    ConcreteSkeleton concrete = unrollSkeleton(sk, *sizes, runs[r], kMaxSteps, cluster);
     if (concrete.outOfRange) {
       ProtocolFinding f{ProtocolViolationKind::IndexOutOfRange, concrete.errorLoc,
                         fmt::format("{} (checked exhaustively at {})", concrete.error, sizesText),
@@ -100,9 +133,7 @@ void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions 
     states += result.states;
     for (ProtocolFinding &f : result.findings) {
       f.message += fmt::format(" (checked exhaustively at {}{})", sizesText,
-                               runs.size() > 1 ? fmt::format(", CTA ({}, {}, {})", runs[r][0],
-                                                             runs[r][1], runs[r][2])
-                                               : "");
+                               runText(cluster, runs, r));
       findings.push_back(std::move(f));
     }
     if (!result.complete) {
@@ -112,8 +143,7 @@ void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions 
     if (!findings.empty())
       break;
   }
-  std::string where = fmt::format("{}{}", sizesText,
-                                  runs.size() > 1 ? fmt::format(", all {} CTAs", runs.size()) : "");
+  std::string where = sizesText + runsText(cluster, runs.size());
   for (ProtocolFinding &f : findings) {
     bool dup = false;
     for (const ProtocolFinding &g : report.findings)

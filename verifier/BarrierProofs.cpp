@@ -95,14 +95,22 @@ public:
       for (const auto &[name, info] : barriers_)
         if (!info.symbolic)
           unmodelled += (unmodelled.empty() ? "" : ", ") + name;
-      if (!unmodelled.empty()) {
-        std::string why = fmt::format(
-            "the phases of {} are not modelled, so the waits and arrivals on it are missing "
-            "from the ordering",
-            unmodelled);
+      // Arrivals and copies between the CTAs of a cluster are counted
+      // (clusterTerms), but the graph orders the events of one CTA only.
+      std::string crossCta = crossCtaBarriers();
+      if (!unmodelled.empty() || !crossCta.empty()) {
+        std::string name = unmodelled.empty() ? crossCta : unmodelled;
+        std::string why =
+            unmodelled.empty()
+                ? fmt::format("{} receive arrivals or copies from other CTAs of the cluster, and "
+                              "the ordering graph does not link the CTAs",
+                              crossCta)
+                : fmt::format("the phases of {} are not modelled, so the waits and arrivals on "
+                              "it are missing from the ordering",
+                              unmodelled);
         result("deadlock freedom, parity aliasing and pipeline stages", false, "not proved: " + why);
         report_.notProved.push_back(
-            {sk_.barriers.at(unmodelled.substr(0, unmodelled.find(','))).loc,
+            {sk_.barriers.at(name.substr(0, name.find(','))).loc,
              "deadlock freedom, parity aliasing and pipeline stages: " + why});
         checkLaggingWaiters();
         finishStructural();
@@ -176,6 +184,14 @@ private:
     auto bound = loopValues(ev, i);
     if (!bound)
       return std::nullopt;
+    // In a cluster, clusterCtaIdx is the rank of the CTA a proof is about
+    // (receiver()), or of the sender a count term is for (rank_).
+    if (clusterCtas_) {
+      z3::expr rank = rank_ ? *rank_ : receiver();
+      z3::expr block = rank_ ? *block_ : receiverBlock();
+      return enc_.encode(
+          e, *bound, {{clusterCtaIdxOf(clusterAxis_), rank}, {blockIdxOf(clusterAxis_), block}});
+    }
     return enc_.encode(e, *bound);
   }
 
@@ -360,6 +376,8 @@ private:
     // Assumptions the encoder added since (blockIdx ranges appear lazily).
     for (; assumed_ < enc_.assumptions().size(); ++assumed_)
       base_->add(enc_.assumptions()[int(assumed_)]);
+    for (; gridAssumed_ < gridBounds_.size(); ++gridAssumed_)
+      base_->add(gridBounds_[gridAssumed_]);
     return Query(*this, ctx_.bool_const(fmt::format("query!{}", queries_++).c_str()));
   }
 
@@ -635,6 +653,14 @@ private:
                                  "runs, which shifts the rounds of {}; its phases are not proved",
                                  ev.what, arr.name)});
       }
+      if (ev.crossCta() && !sk_.cluster.empty() && !clusterCtas_) {
+        info.symbolic = false;
+        report_.notProved.push_back(
+            {ev.loc,
+             fmt::format("{}: it reaches {} in other CTAs of a cluster whose extent is not a "
+                         "constant along one axis; its phases are not proved",
+                         ev.what, arr.name)});
+      }
       Pattern p = patternOf(ev, ev.barrier.index, arr.size);
       barrierPattern_[e] = p;
       if (!p.ok && ev.kind != SyncKind::MbarInit && ev.kind != SyncKind::MbarInval) {
@@ -668,9 +694,12 @@ private:
 
   // The round-n events of element j of `arr` that match `pick`, as
   // (fires, amount) terms.
+  // In a cluster the terms are those reaching element j of the CTA of rank
+  // receiver() (see clusterTerms).
   struct Term {
     size_t event;
     z3::expr fires, amount, iteration;
+    int64_t sender = -1; // the CTA rank issuing a cross-CTA term
   };
   std::vector<Term> roundTerms(const BarrierInfo &info, const z3::expr &j, const z3::expr &n,
                                bool (*pick)(SyncKind), bool &ok) {
@@ -681,9 +710,115 @@ private:
         continue;
       const Pattern &p = barrierPattern_[e];
       z3::expr i = iterOf(p, j, n);
+      if (clusterCtas_) {
+        clusterTerms(e, i, touches(p, j), out, ok);
+        continue;
+      }
       z3::expr f = touches(p, j) && fires(ev, i);
       out.push_back({e, f, amountOf(ev, i, ok), i});
     }
+    return out;
+  }
+
+  // --- clusters ---
+  //
+  // Every CTA of a cluster runs the same code with its own rank (its
+  // clusterCtaIdx along the cluster's axis, ClusterShape), so the arrivals and bytes that element j of the barrier of the CTA of
+  // rank ρ (receiver()) receives in round n are its own local events at ρ,
+  // plus, from every rank σ of the cluster, the remote arrivals
+  // (`cta = r`) whose r is ρ at σ and the multicasts whose mask has bit ρ
+  // at σ. With the cluster's extent a constant C, σ runs over 0 .. C - 1:
+  // one term per sender. The rounds are numbered alike in every CTA (the
+  // barrier index may not read the rank: patternOf refuses what it cannot
+  // encode).
+
+  static BuiltinKind clusterCtaIdxOf(int axis) {
+    const BuiltinKind k[] = {BuiltinKind::clusterCtaIdx_x, BuiltinKind::clusterCtaIdx_y,
+                             BuiltinKind::clusterCtaIdx_z};
+    return k[axis];
+  }
+  static BuiltinKind blockIdxOf(int axis) {
+    const BuiltinKind k[] = {BuiltinKind::blockIdx_x, BuiltinKind::blockIdx_y,
+                             BuiltinKind::blockIdx_z};
+    return k[axis];
+  }
+
+  // The receiving CTA is the one whose blockIdx the encoder's symbol names;
+  // its rank is that blockIdx modulo C (clusters tile the grid along the
+  // axis), and a sender of rank σ has blockIdx (blockIdx - ρ + σ).
+  z3::expr receiverBlock() {
+    if (!receiverBlock_) {
+      receiverBlock_ = *enc_.encode(Builtin::make(blockIdxOf(clusterAxis_)), {});
+      // Inside the grid: a sender's blockIdx past its end is no CTA.
+      if (size_t(clusterAxis_) < sk_.grid.size())
+        if (auto g = enc_.encode(sk_.grid[size_t(clusterAxis_)], {}); g && g->is_int())
+          gridBounds_.push_back(*receiverBlock_ < *g);
+    }
+    return *receiverBlock_;
+  }
+  z3::expr receiver() { return z3::mod(receiverBlock(), ctx_.int_val(*clusterCtas_)); }
+  void encodeAsRank(const z3::expr &rank) {
+    rank_ = rank;
+    block_ = receiverBlock() - receiver() + rank;
+  }
+
+  // Whether the cross-CTA event ev issued by rank σ at iteration i reaches
+  // the receiver's barrier (rank_ is σ while this runs).
+  std::optional<z3::expr> reaches(const SyncEvent &ev, const z3::expr &i) {
+    if (ev.remoteCta) {
+      auto r = at(ev.remoteCta, ev, i);
+      if (!r || !r->is_int())
+        return std::nullopt;
+      return *r == receiver();
+    }
+    auto mask = at(ev.multicast, ev, i);
+    if (!mask || !mask->is_int())
+      return std::nullopt;
+    z3::expr_vector bits(ctx_);
+    for (int64_t rho = 0; rho < *clusterCtas_; ++rho)
+      bits.push_back(receiver() == ctx_.int_val(rho) &&
+                     z3::mod(*mask / ctx_.int_val(int64_t(1) << rho), 2) == 1);
+    return z3::mk_or(bits);
+  }
+
+  void clusterTerms(size_t e, const z3::expr &i, const z3::expr &touched, std::vector<Term> &out,
+                    bool &ok) {
+    const SyncEvent &ev = sk_.events[e];
+    if (!ev.crossCta()) {
+      encodeAsRank(receiver());
+      out.push_back({e, touched && fires(ev, i), amountOf(ev, i, ok), i});
+      rank_.reset();
+      return;
+    }
+    for (int64_t sigma = 0; sigma < *clusterCtas_; ++sigma) {
+      encodeAsRank(ctx_.int_val(sigma));
+      auto reached = reaches(ev, i);
+      if (!reached)
+        ok = false;
+      z3::expr f = touched && fires(ev, i) && reached.value_or(ctx_.bool_val(false));
+      out.push_back({e, f, amountOf(ev, i, ok), i, sigma});
+      rank_.reset();
+    }
+  }
+
+  // " of the CTA of rank 1" in a cluster, for the witnesses of counts.
+  std::string receiverText(const z3::model &m) {
+    if (!clusterCtas_)
+      return "";
+    return fmt::format(" of the CTA of rank {} in the cluster", ProtoEncoder::value(m, receiver()));
+  }
+
+  // The barriers that cross-CTA events in loops reach: the ordering graph
+  // has no edges between CTAs, so with them its proofs would be about one
+  // CTA. (Events outside loops are not in the graph at all.)
+  std::string crossCtaBarriers() const {
+    std::set<std::string> names;
+    for (const SyncEvent &e : sk_.events)
+      if (e.crossCta() && e.loop >= 0 && !e.barrier.array.empty() && clusterCtas_)
+        names.insert(e.barrier.array);
+    std::string out;
+    for (const std::string &n : names)
+      out += (out.empty() ? "" : ", ") + n;
     return out;
   }
 
@@ -708,8 +843,10 @@ private:
       const SyncEvent &ev = sk_.events[t.event];
       if (!out.empty())
         out += " + ";
-      out += fmt::format("{} {} ({} by {}, {})", ProtoEncoder::value(m, t.amount), unit, ev.what,
-                         ev.threads.describe(), iterationText(m, ev, t.iteration));
+      out += fmt::format("{} {} ({} by {}{}, {})", ProtoEncoder::value(m, t.amount), unit, ev.what,
+                         ev.threads.describe(),
+                         t.sender >= 0 ? fmt::format(" of the CTA of rank {}", t.sender) : "",
+                         iterationText(m, ev, t.iteration));
     }
     return out.empty() ? "none" : out;
   }
@@ -755,9 +892,10 @@ private:
       if (over) {
         finding(ProtocolViolationKind::OverArrival, sk_.events[firstEvent].loc,
                 fmt::format(
-                    "over-arrival: phase {} of {}[{}] receives {} arrivals but its count is {} "
+                    "over-arrival: phase {} of {}[{}]{} receives {} arrivals but its count is {} "
                     "({}; for {})",
-                    nv, arr.name, jv, got, *info.count, termList(*m, terms, "arrivals"), sizes(*m)),
+                    nv, arr.name, jv, receiverText(*m), got, *info.count,
+                    termList(*m, terms, "arrivals"), sizes(*m)),
                 notes);
       } else {
         // Report at the first wait on this barrier (who hangs), else the arrive.
@@ -770,8 +908,9 @@ private:
         finding(
             ProtocolViolationKind::PhaseNeverCompletes, loc,
             fmt::format(
-                "phase {} of {}[{}] never completes: it receives {} of {} arrivals ({}; for {})",
-                nv, arr.name, jv, got, *info.count, termList(*m, terms, "arrivals"), sizes(*m)),
+                "phase {} of {}[{}]{} never completes: it receives {} of {} arrivals ({}; for {})",
+                nv, arr.name, jv, receiverText(*m), got, *info.count,
+                termList(*m, terms, "arrivals"), sizes(*m)),
             notes);
       }
       result(arr.name + ": arrivals per phase", false, "violated");
@@ -813,14 +952,16 @@ private:
       std::vector<std::pair<llvm::SMLoc, std::string>> notes;
       for (const Term &t : delivered)
         if (m->eval(t.fires, true).is_true())
-          notes.push_back({sk_.events[t.event].loc,
-                           fmt::format("delivers {} bytes to {}[{}]",
-                                       ProtoEncoder::value(*m, t.amount), arr.name, jv)});
+          notes.push_back(
+              {sk_.events[t.event].loc,
+               fmt::format(
+                   "delivers {} bytes to {}[{}]{}", ProtoEncoder::value(*m, t.amount), arr.name, jv,
+                   t.sender >= 0 ? fmt::format(" (issued by the CTA of rank {})", t.sender) : "")});
       finding(ProtocolViolationKind::TxBytesMismatch, loc,
               fmt::format(
-                  "expect_tx bytes mismatch: phase {} of {}[{}] expects {} bytes but the copies "
+                  "expect_tx bytes mismatch: phase {} of {}[{}]{} expects {} bytes but the copies "
                   "signalling it deliver {} (expected: {}; delivered: {}; for {})",
-                  nv, arr.name, jv, w, g, termList(*m, expected, "bytes"),
+                  nv, arr.name, jv, receiverText(*m), w, g, termList(*m, expected, "bytes"),
                   termList(*m, delivered, "bytes"), sizes(*m)),
               notes);
       result(arr.name + ": transaction bytes", false, "violated");
@@ -1730,6 +1871,17 @@ private:
   std::vector<std::optional<z3::expr>> loopTrip_;
   std::vector<int> loopClass_;
   std::map<size_t, Pattern> barrierPattern_;
+  // Clusters (see clusterTerms): the shape; the extent, set only for a
+  // kernel with clusters of a shape the proofs model; the receiving CTA's
+  // blockIdx along the axis; the rank and blockIdx the CTA-dependent
+  // builtins are encoded as while a count term for a sender is built.
+  std::optional<ClusterShape> clusterShape_ = clusterShapeOf(sk_);
+  std::optional<int64_t> clusterCtas_ =
+      sk_.cluster.empty() || !clusterShape_ ? std::nullopt : std::optional(clusterShape_->extent);
+  int clusterAxis_ = clusterShape_ ? clusterShape_->axis : 0;
+  std::optional<z3::expr> receiverBlock_, rank_, block_;
+  std::vector<z3::expr> gridBounds_; // blockIdx < grid, added to the solver as made
+  size_t gridAssumed_ = 0;
   struct KnownPattern {
     int loop;
     Expr index;

@@ -734,6 +734,7 @@ private:
       } else if (name == "mbarrier.arrive") {
         Expr n = keywordArg(s, "count");
         e.amount = n ? n : IntImm::make(1);
+        e.remoteCta = keywordArg(s, "cta");
       } else if (name == "mbarrier.arrive_expect_tx") {
         SyncEvent tx = e;
         e.amount = IntImm::make(1);
@@ -772,6 +773,7 @@ private:
         e.accesses.push_back(*dst);
       if (mbar) {
         e.barrier = barrierOf(mbar);
+        e.multicast = keywordArg(s, "multicast");
         e.amount = dst ? regionBytes(dst->region, dst->dtype) : nullptr;
         if (!e.amount)
           sk_.unsupported.push_back({s.loc, "cannot tell how many bytes this copy delivers"});
@@ -872,6 +874,7 @@ private:
       SyncEvent e = make(SyncKind::Tcgen05Commit);
       e.barrier = barrierOf(p0 ? *p0 : nullptr);
       e.amount = IntImm::make(1);
+      e.multicast = keywordArg(s, "multicast");
       push(std::move(e));
       return;
     }
@@ -948,6 +951,10 @@ std::string BarrierSkeleton::print() const {
       if (e.amount)
         out += fmt::format(" {} {}", e.kind == SyncKind::MbarArrive ? "count" : "amount",
                            tilescope::print(e.amount));
+      if (e.remoteCta)
+        out += fmt::format(" on cta {}", tilescope::print(e.remoteCta));
+      if (e.multicast)
+        out += fmt::format(" multicast {}", tilescope::print(e.multicast));
       out += fmt::format(" by {} ({} issuing)", e.threads.describe(), e.issuers());
       if (!loops.empty())
         out += " in " + loops;
@@ -955,6 +962,18 @@ std::string BarrierSkeleton::print() const {
     }
   }
   return out;
+}
+
+std::optional<ClusterShape> clusterShapeOf(const BarrierSkeleton &sk) {
+  ClusterShape shape;
+  for (size_t d = 0; d < sk.cluster.size(); ++d) {
+    auto c = constantValue(sk.cluster[d]);
+    if (!c || *c < 1 || d >= 3 || (*c > 1 && shape.extent > 1))
+      return std::nullopt;
+    if (*c > 1)
+      shape = {int(d), *c};
+  }
+  return shape;
 }
 
 ThreadSet coverOf(const SyncEvent &e) {

@@ -131,6 +131,14 @@ struct SyncEvent {
   Expr amount; // arrivals per thread, bytes, wait_group n, init count
   int64_t namedId = -1, namedThreads = -1;
   std::vector<MemoryAccess> accesses;
+  // Barrier traffic between the CTAs of a cluster (every CTA runs this code
+  // with its own clusterCtaIdx): `remoteCta`, the rank of the CTA whose
+  // barrier `mbarrier.arrive(bar, cta = r)` arrives on; `multicast`, the CTA
+  // mask of a `tma.load` / `tcgen05.commit` whose bytes / arrival reach the
+  // barrier of that name in every CTA of the mask. Null: the executing
+  // CTA's own barrier.
+  Expr remoteCta, multicast;
+  bool crossCta() const { return remoteCta || multicast; }
   // How many times one execution counts: an unscoped call is issued by
   // each of its threads; a scoped one once per warp / warpgroup / CTA.
   int64_t issuers() const;
@@ -188,6 +196,16 @@ struct BarrierSkeleton {
 };
 
 BarrierSkeleton extractBarrierSkeleton(const Kernel &kernel);
+
+// The clusters the barrier checks model: a constant extent along one axis
+// (the others 1), so a CTA's rank is clusterCtaIdx along that axis and its
+// cluster's CTAs have consecutive blockIdx there. Without clusters: axis 0,
+// extent 1. Nothing for other shapes (symbolic or several axes above 1).
+struct ClusterShape {
+  int axis = 0;
+  int64_t extent = 1;
+};
+std::optional<ClusterShape> clusterShapeOf(const BarrierSkeleton &skeleton);
 
 // The threads an event synchronises: its executing threads, widened to the
 // whole warp / warpgroup / CTA of its execution scope.

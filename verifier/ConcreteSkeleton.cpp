@@ -26,12 +26,22 @@ bool overlaps(const ThreadSet &a, const ThreadSet &b) {
   return !intersect(a, b).empty();
 }
 
-// Finds a builtin other than blockIdx; loads (indexing) are not looked into.
+// Finds a builtin other than blockIdx and clusterCtaIdx (the same for every
+// thread of a CTA); loads (indexing) are not looked into.
 struct ThreadBuiltinFinder : IRVisitor {
   bool found = false;
   void visitBuiltin(const Builtin &b) override {
-    found = found || (b.which != BuiltinKind::blockIdx_x && b.which != BuiltinKind::blockIdx_y &&
-                      b.which != BuiltinKind::blockIdx_z);
+    switch (b.which) {
+    case BuiltinKind::blockIdx_x:
+    case BuiltinKind::blockIdx_y:
+    case BuiltinKind::blockIdx_z:
+    case BuiltinKind::clusterCtaIdx_x:
+    case BuiltinKind::clusterCtaIdx_y:
+    case BuiltinKind::clusterCtaIdx_z:
+      return;
+    default:
+      found = true;
+    }
   }
   void visitIndex(const Index &) override {}
 };
@@ -63,6 +73,8 @@ bool emitted(SyncKind k) {
   case SyncKind::CtaSync:
   case SyncKind::NamedSync:
   case SyncKind::NamedArrive:
+  case SyncKind::ClusterArrive:
+  case SyncKind::ClusterWait:
   case SyncKind::WgmmaMma:
   case SyncKind::WgmmaCommit:
   case SyncKind::WgmmaWait:
@@ -76,32 +88,37 @@ bool emitted(SyncKind k) {
 class Unroller {
 public:
   Unroller(const BarrierSkeleton &sk, const std::map<std::string, int64_t> &sizes,
-           const std::array<int64_t, 3> &cta, size_t cap)
-      : sk_(sk), sizes_(sizes), cta_(cta), cap_(cap) {}
+           const std::array<int64_t, 3> &cta, size_t cap, int64_t clusterCtas)
+      : sk_(sk), sizes_(sizes), cta_(cta), cap_(cap), ranks_(std::max<int64_t>(clusterCtas, 1)) {}
 
   ConcreteSkeleton run() {
     formProcesses();
     trackBuffers();
-    for (const auto &[name, arr] : sk_.barriers) {
-      std::optional<int64_t> count = arr.count;
-      for (const SyncEvent &e : sk_.events)
-        if (!count && e.kind == SyncKind::MbarInit && e.barrier.array == name && e.amount)
-          count = constantValue(e.amount);
-      base_[name] = int(out_.elements.size());
-      for (int64_t i = 0; i < arr.size; ++i)
-        out_.elements.push_back({name, i, count.value_or(0)});
-    }
-    for (size_t p = 0; p < members_.size() && out_.error.empty(); ++p) {
-      proc_ = p;
-      rounds_.clear();
-      std::vector<const SyncEvent *> evs;
-      for (const SyncEvent &e : sk_.events)
-        if (belongs(e, p) && emitted(e.kind))
-          evs.push_back(&e);
-      size_t pos = 0;
-      std::map<std::string, int64_t> env;
-      unroll(evs, pos, 0, env);
-    }
+    out_.clusterCtas = ranks_;
+    replicateProcesses();
+    for (int64_t r = 0; r < ranks_; ++r)
+      for (const auto &[name, arr] : sk_.barriers) {
+        std::optional<int64_t> count = arr.count;
+        for (const SyncEvent &e : sk_.events)
+          if (!count && e.kind == SyncKind::MbarInit && e.barrier.array == name && e.amount)
+            count = constantValue(e.amount);
+        base_[{int(r), name}] = int(out_.elements.size());
+        for (int64_t i = 0; i < arr.size; ++i)
+          out_.elements.push_back({name, i, count.value_or(0), int(r)});
+      }
+    for (int64_t r = 0; r < ranks_ && out_.error.empty(); ++r)
+      for (size_t p = 0; p < members_.size() && out_.error.empty(); ++p) {
+        rank_ = int(r);
+        proc_ = p;
+        rounds_.clear();
+        std::vector<const SyncEvent *> evs;
+        for (const SyncEvent &e : sk_.events)
+          if (belongs(e, p) && emitted(e.kind))
+            evs.push_back(&e);
+        size_t pos = 0;
+        std::map<std::string, int64_t> env;
+        unroll(evs, pos, 0, env);
+      }
     return std::move(out_);
   }
 
@@ -151,6 +168,20 @@ private:
       out_.processes[p].threads = members_[p];
   }
 
+  // The processes of CTA rank r are r * P .. r * P + P - 1 (P per CTA).
+  void replicateProcesses() {
+    size_t perCta = out_.processes.size();
+    for (int64_t r = 1; r < ranks_; ++r)
+      for (size_t p = 0; p < perCta; ++p) {
+        ConcreteProcess copy;
+        copy.threads = out_.processes[p].threads;
+        copy.cta = int(r);
+        out_.processes.push_back(std::move(copy));
+      }
+  }
+
+  ConcreteProcess &current() { return out_.processes[size_t(rank_) * members_.size() + proc_]; }
+
   bool belongs(const SyncEvent &e, size_t p) const {
     if (e.loop >= 0) {
       auto it = roleProcess_.find(e.role);
@@ -191,14 +222,18 @@ private:
       }
       switch (as<Builtin>(leaf).which) {
       case BuiltinKind::blockIdx_x:
-        out_.usesBlockIdx = true;
-        return cta_[0];
       case BuiltinKind::blockIdx_y:
+      case BuiltinKind::blockIdx_z: {
         out_.usesBlockIdx = true;
-        return cta_[1];
-      case BuiltinKind::blockIdx_z:
-        out_.usesBlockIdx = true;
-        return cta_[2];
+        int d = int(as<Builtin>(leaf).which) - int(BuiltinKind::blockIdx_x);
+        return cta_[size_t(d)] + (d == axis_ ? rank_ : 0);
+      }
+      case BuiltinKind::clusterCtaIdx_x:
+      case BuiltinKind::clusterCtaIdx_y:
+      case BuiltinKind::clusterCtaIdx_z: {
+        int d = int(as<Builtin>(leaf).which) - int(BuiltinKind::clusterCtaIdx_x);
+        return d == axis_ ? rank_ : 0;
+      }
       default:
         return std::nullopt;
       }
@@ -307,8 +342,9 @@ private:
                                 arr && arr->size == 1 ? "" : "s"));
         return;
       }
-      s.element = base_.at(e.barrier.array) + int(*idx);
+      s.element = base_.at({rank_, e.barrier.array}) + int(*idx);
     }
+    s.cta = rank_;
     switch (e.kind) {
     case SyncKind::MbarWait: {
       auto p = need(e.parity, env, e.loc, "wait parity");
@@ -354,6 +390,7 @@ private:
     case SyncKind::CtaSync:
     case SyncKind::NamedSync:
     case SyncKind::NamedArrive:
+    case SyncKind::ClusterArrive:
       s.syncThreads = intersect(e.threads, members_[proc_]).count();
       break;
     case SyncKind::WgmmaWait: {
@@ -366,6 +403,9 @@ private:
     default:
       break;
     }
+    std::vector<int> targets{rank_};
+    if (e.crossCta() && !e.barrier.array.empty() && !barrierTargets(e, env, targets))
+      return;
     if (!chain.empty())
       for (const MemoryAccess &a : e.accesses) {
         if (!tracked_.count(a.buffer) || (a.scope != MemScope::Shared && a.scope != MemScope::Tmem))
@@ -379,15 +419,78 @@ private:
             return;
           stage = *v;
         }
-        s.accesses.push_back({a.buffer, stage, a.write});
+        int cta = rank_;
+        if (a.remoteCta) {
+          auto r = need(a.remoteCta, env, e.loc, "remote CTA rank");
+          if (!r)
+            return;
+          cta = int(*r);
+        }
+        s.accesses.push_back({a.buffer, cta, stage, a.write, boxOf(a, env)});
       }
     if (e.kind == SyncKind::Access && s.accesses.empty())
       return;
-    if (++steps_ > cap_) {
-      fail(e.loc, fmt::format("more than {} steps in the unrolled run", cap_));
-      return;
+    // A remote arrival lands on its target's element; a multicast is one
+    // step per CTA of its mask, delivering to and writing that CTA's copy.
+    int64_t idx = s.element >= 0 ? out_.elements[size_t(s.element)].index : 0;
+    for (int target : targets) {
+      ConcreteStep copy = s;
+      if (copy.element >= 0)
+        copy.element = base_.at({target, e.barrier.array}) + int(idx);
+      if (e.multicast)
+        for (ConcreteAccess &a : copy.accesses)
+          if (a.cta == rank_)
+            a.cta = target;
+      if (++steps_ > cap_) {
+        fail(e.loc, fmt::format("more than {} steps in the unrolled run", cap_));
+        return;
+      }
+      current().steps.push_back(std::move(copy));
     }
-    out_.processes[proc_].steps.push_back(std::move(s));
+  }
+
+  // The region of a, or nothing when it differs between threads or does
+  // not evaluate (then it is taken as the whole stage).
+  std::vector<std::pair<int64_t, int64_t>> boxOf(const MemoryAccess &a,
+                                                 const std::map<std::string, int64_t> &env) {
+    std::vector<std::pair<int64_t, int64_t>> box;
+    for (const RegionDim &d : a.region) {
+      if (threadDependent(d.begin) || threadDependent(d.extent))
+        return {};
+      auto begin = eval(d.begin, env), extent = eval(d.extent, env);
+      if (!begin || !extent)
+        return {};
+      box.push_back({*begin, *begin + *extent});
+    }
+    return box;
+  }
+
+  // The ranks whose barrier a remote arrival or a multicast reaches.
+  bool barrierTargets(const SyncEvent &e, const std::map<std::string, int64_t> &env,
+                      std::vector<int> &targets) {
+    targets.clear();
+    if (e.remoteCta) {
+      auto r = need(e.remoteCta, env, e.loc, "remote CTA rank");
+      if (!r)
+        return false;
+      if (*r < 0 || *r >= ranks_)
+        return fail(e.loc, fmt::format("{} arrives on CTA {} at these sizes, outside the "
+                                       "cluster of {}",
+                                       e.what, *r, ranks_));
+      targets.push_back(int(*r));
+      return true;
+    }
+    auto mask = need(e.multicast, env, e.loc, "multicast mask");
+    if (!mask)
+      return false;
+    if (*mask <= 0 || *mask >= (int64_t(1) << ranks_))
+      return fail(e.loc, fmt::format("{} multicasts to mask {} at these sizes, which names CTAs "
+                                     "outside the cluster of {} (or none)",
+                                     e.what, *mask, ranks_));
+    for (int64_t r = 0; r < ranks_; ++r)
+      if ((*mask >> r) & 1)
+        targets.push_back(int(r));
+    return true;
   }
 
   const BarrierSkeleton &sk_;
@@ -399,9 +502,12 @@ private:
   std::vector<ThreadSet> members_;
   std::map<int, size_t> roleProcess_;
   std::set<std::string> tracked_;
-  std::map<std::string, int> base_;
+  int64_t ranks_ = 1;
+  int axis_ = clusterShapeOf(sk_).value_or(ClusterShape{}).axis; // the cluster's axis
+  std::map<std::pair<int, std::string>, int> base_;              // (rank, array): first element
   std::map<int, int64_t> rounds_;
-  size_t proc_ = 0;
+  size_t proc_ = 0; // the process within its CTA
+  int rank_ = 0;    // the CTA's rank in the cluster
 };
 
 } // namespace
@@ -409,17 +515,37 @@ private:
 std::string ConcreteSkeleton::describe(const ConcreteStep &s) const {
   std::string out = s.event->what;
   if (s.element >= 0)
-    out += fmt::format(" {}[{}]", elements[size_t(s.element)].array,
-                       elements[size_t(s.element)].index);
+    out += " " + elementName(s.element);
   if (s.event->kind == SyncKind::MbarWait)
     out += fmt::format(" (parity {})", s.parity % 2);
   return out + " at " + s.iteration;
 }
 
+bool ConcreteAccess::overlaps(const ConcreteAccess &o) const {
+  if (box.empty() || o.box.empty() || box.size() != o.box.size())
+    return true;
+  for (size_t d = 0; d < box.size(); ++d)
+    if (box[d].second <= o.box[d].first || o.box[d].second <= box[d].first)
+      return false;
+  return true;
+}
+
+std::string ConcreteSkeleton::processName(size_t p) const {
+  std::string out = processes[p].threads.describe();
+  return clusterCtas > 1 ? fmt::format("{} of CTA {}", out, processes[p].cta) : out;
+}
+
+std::string ConcreteSkeleton::elementName(int e) const {
+  const ConcreteElement &el = elements[size_t(e)];
+  std::string out = fmt::format("{}[{}]", el.array, el.index);
+  return clusterCtas > 1 ? fmt::format("{} of CTA {}", out, el.cta) : out;
+}
+
 ConcreteSkeleton unrollSkeleton(const BarrierSkeleton &skeleton,
                                 const std::map<std::string, int64_t> &sizes,
-                                const std::array<int64_t, 3> &cta, size_t stepCap) {
-  return Unroller(skeleton, sizes, cta, stepCap).run();
+                                const std::array<int64_t, 3> &cta, size_t stepCap,
+                                int64_t clusterCtas) {
+  return Unroller(skeleton, sizes, cta, stepCap, clusterCtas).run();
 }
 
 } // namespace tilescope

@@ -1,6 +1,15 @@
 // The synchronisation skeleton (BarrierSkeleton.h) unrolled at one size
-// assignment and one CTA: what the exhaustive fallback (BarrierExplorer.h)
-// explores when a symbolic proof is out of reach.
+// assignment and one CTA, or the CTAs of one cluster: what the exhaustive
+// fallback (BarrierExplorer.h) explores when a symbolic proof is out of reach.
+//
+// Clusters. Every CTA of the cluster runs the same code with its own rank as
+// clusterCtaIdx along the cluster's axis (ClusterShape; blockIdx there is the
+// cluster's first plus the rank): each has
+// its own processes, barrier elements and buffers. A remote arrival
+// (`cta = r`) lands on CTA r's element; a multicast copy or tcgen05.commit is
+// one step per CTA of its mask, each delivering to (and writing the buffer
+// of) that CTA. cluster.sync and the split cluster barrier join every thread
+// of every CTA.
 //
 // Processes. Each role that runs a loop is a sequential process; roles whose
 // threads overlap are merged (a warp's loop after its warpgroup's prologue is
@@ -36,8 +45,14 @@ inline constexpr int64_t kAnyStage = -1;
 
 struct ConcreteAccess {
   std::string buffer;
+  int cta = 0; // the rank, in the cluster, of the CTA whose buffer it is
   int64_t stage = kAnyStage;
   bool write = false;
+  // The region, per dimension [first, last), when it is the same for every
+  // thread of the process and evaluates at these sizes (the halves of a
+  // stage two CTAs multicast into); empty: all of the stage.
+  std::vector<std::pair<int64_t, int64_t>> box;
+  bool overlaps(const ConcreteAccess &o) const;
 };
 
 struct ConcreteStep {
@@ -48,12 +63,14 @@ struct ConcreteStep {
   int64_t expectBytes = 0; // arrive_expect_tx: the bytes announced with the arrival
   int64_t round = 0;      // waits: how many earlier waits of this process on the element
   int64_t syncThreads = 0; // cta.sync / named barriers: threads of this process arriving
+  int cta = 0;             // the rank of the executing CTA in the cluster
   std::vector<ConcreteAccess> accesses;
   std::string iteration; // "k = 3", "t = 1, k = 0", or "its one execution (outside loops)"
 };
 
 struct ConcreteProcess {
   ThreadSet threads;
+  int cta = 0; // its CTA's rank in the cluster
   std::vector<ConcreteStep> steps;
 };
 
@@ -61,6 +78,7 @@ struct ConcreteElement {
   std::string array;
   int64_t index = 0;
   int64_t count = 0; // arrivals per phase
+  int cta = 0;       // the rank of the CTA it belongs to
 };
 
 struct ConcreteSkeleton {
@@ -72,14 +90,21 @@ struct ConcreteSkeleton {
   llvm::SMLoc errorLoc;
   bool outOfRange = false;
   bool usesBlockIdx = false; // some value read blockIdx: every CTA needs its own run
+  int64_t clusterCtas = 1;   // CTAs unrolled together (the cluster's extent)
   std::string describe(const ConcreteStep &s) const; // "wait full[0] (parity 1) at k = 4"
-  std::string processName(size_t p) const { return processes[p].threads.describe(); }
+  // "warpgroup 0", or "warpgroup 0 of CTA 1" in a cluster.
+  std::string processName(size_t p) const;
+  // "full[0]", or "full[0] of CTA 1" in a cluster.
+  std::string elementName(int e) const;
 };
 
-// `sizes` binds the shape symbols (and scalars); `cta` the block indices.
-// Unrolling stops with an error past `stepCap` steps in all.
+// `sizes` binds the shape symbols (and scalars); `cta` the block indices
+// (of the cluster's first CTA when `clusterCtas` > 1: CTAs cta.x ..
+// cta.x + clusterCtas - 1 run together). Unrolling stops with an error past
+// `stepCap` steps in all.
 ConcreteSkeleton unrollSkeleton(const BarrierSkeleton &skeleton,
                                 const std::map<std::string, int64_t> &sizes,
-                                const std::array<int64_t, 3> &cta, size_t stepCap);
+                                const std::array<int64_t, 3> &cta, size_t stepCap,
+                                int64_t clusterCtas = 1);
 
 } // namespace tilescope

@@ -367,3 +367,163 @@ TEST_CASE("fallback sizes: given sizes that leave symbols out are completed, the
   CHECK(!fallbackSizes(sk, {{"K", 100}}, why));
   CHECK(why == "Z3 found no sizes with K = 100 that the where clause admits");
 }
+
+// --- clusters ---
+
+namespace {
+// Two CTAs: each multicasts its half of S into both and expects both halves;
+// each arrives on its own `done` and on its peer's (count 2).
+const char *kClusterPair = R"(
+kernel pair(X: global f32[64, 64])
+  launch grid(2) cluster(2) threads(32) target(sm_90a)
+{
+  shared S: f32[64, 64]
+  mbarrier full(count = 1), done(count = 2)
+  let r = clusterCtaIdx.x
+  if elect_sync() {
+    mbarrier.arrive_expect_tx(full, bytes = 16384)
+  }
+  cluster.sync()
+  if elect_sync() {
+    tma.load(S[r * 32 : +32, :], X[r * 32 : +32, :], mbar = full, multicast = 3)
+  }
+  mbarrier.wait(full, parity = 0)
+  if elect_sync() {
+    mbarrier.arrive(done)
+    mbarrier.arrive(done, cta = 1 - r)
+  }
+  mbarrier.wait(done, parity = 0)
+  cluster.sync()
+}
+)";
+
+std::vector<const ConcreteStep *> stepsOf(const ConcreteProcess &p, SyncKind kind) {
+  std::vector<const ConcreteStep *> out;
+  for (const ConcreteStep &s : p.steps)
+    if (s.event->kind == kind)
+      out.push_back(&s);
+  return out;
+}
+} // namespace
+
+TEST_CASE("exhaustive: a cluster unrolls every CTA, with remote arrivals and multicasts") {
+  BarrierSkeleton sk = skeletonOf(kClusterPair);
+  ConcreteSkeleton c = unrollSkeleton(sk, {}, {0, 0, 0}, 1000, 2);
+  REQUIRE(c.error.empty());
+  REQUIRE(c.processes.size() == 2); // one per CTA
+  CHECK(c.processes[1].cta == 1);
+  CHECK(c.elements.size() == 4); // full and done of each CTA
+  // CTA 1's multicast is one delivery into each CTA's full.
+  auto copies = stepsOf(c.processes[1], SyncKind::TxDelivery);
+  REQUIRE(copies.size() == 2);
+  CHECK(c.elementName(copies[0]->element) == "full[0] of CTA 0");
+  CHECK(c.elementName(copies[1]->element) == "full[0] of CTA 1");
+  CHECK(copies[0]->amount == 8192); // 32 rows of 64 f32
+  // CTA 0's second arrival lands on CTA 1's done.
+  auto arrivals = stepsOf(c.processes[0], SyncKind::MbarArrive);
+  REQUIRE(arrivals.size() == 3); // arrive_expect_tx, two on done
+  CHECK(c.elementName(arrivals[1]->element) == "done[0] of CTA 0");
+  CHECK(c.elementName(arrivals[2]->element) == "done[0] of CTA 1");
+  ExplorationResult r = exploreSkeleton(c, 200000);
+  CHECK(r.complete);
+  CHECK(r.findings.empty());
+}
+
+TEST_CASE("exhaustive: without the remote arrival the peer's phase never completes") {
+  std::string text = kClusterPair;
+  text.replace(text.find("    mbarrier.arrive(done, cta = 1 - r)\n"),
+               std::string("    mbarrier.arrive(done, cta = 1 - r)\n").size(), "");
+  BarrierSkeleton sk = skeletonOf(text); // the steps point into it
+  ConcreteSkeleton c = unrollSkeleton(sk, {}, {0, 0, 0}, 1000, 2);
+  ExplorationResult r = exploreSkeleton(c, 200000);
+  const ProtocolFinding *f = findKind({r.findings, {}, {}}, ProtocolViolationKind::Deadlock);
+  REQUIRE(f);
+  CHECK(f->message.find("done[0] of CTA") != std::string::npos);
+  CHECK(f->message.find("1 of 2 arrivals") != std::string::npos);
+}
+
+TEST_CASE("proof: bytes from every CTA's multicast are counted, and a short expect_tx is found") {
+  auto good = prove(kClusterPair);
+  CHECK(findKind(good->report, ProtocolViolationKind::TxBytesMismatch) == nullptr);
+  std::string text = kClusterPair;
+  text.replace(text.find("bytes = 16384"), 13, "bytes = 8192");
+  auto bad = prove(text);
+  const ProtocolFinding *f = findKind(bad->report, ProtocolViolationKind::TxBytesMismatch);
+  REQUIRE(f);
+  CHECK(bad->lineOf(f->loc) == 9); // the arrive_expect_tx
+  CHECK(f->message.find("expects 8192 bytes but the copies signalling it deliver 16384") !=
+        std::string::npos);
+}
+
+TEST_CASE("proof: a wait only one rank runs is released by a peer's remote arrival") {
+  const std::string notify = R"(
+kernel notify(X: global f32[64])
+  launch grid(2) cluster(2) threads(32) target(sm_90a)
+{
+  mbarrier ready(count = 1)
+  let r = clusterCtaIdx.x
+  cluster.sync()
+  if r == 0 {
+    if elect_sync() {
+      mbarrier.arrive(ready, cta = 1)
+    }
+  }
+  if r == 1 {
+    mbarrier.wait(ready, parity = 0)
+  }
+  cluster.sync()
+}
+)";
+  // The wait's guard reads the rank of the CTA the proof is about, as the
+  // sender's target does: rank 1 receives rank 0's arrival.
+  auto good = prove(notify);
+  CHECK(good->report.findings.empty());
+  CHECK(good->report.notProved.empty());
+  // Arriving on its own barrier instead leaves rank 1 waiting.
+  std::string text = notify;
+  text.replace(text.find("cta = 1"), 7, "cta = 0");
+  auto bad = prove(text);
+  const ProtocolFinding *f = findKind(bad->report, ProtocolViolationKind::Deadlock);
+  REQUIRE(f);
+  CHECK(bad->lineOf(f->loc) == 14); // the wait
+}
+
+TEST_CASE("exhaustive: the split cluster barrier orders the CTAs of a cluster") {
+  // Rank 1 waits for rank 0's remote arrival before it arrives on the
+  // cluster barrier; rank 0 arrives on `ready` only after that barrier.
+  const std::string text = R"(
+kernel handoff(X: global f32[64])
+  launch grid(2) cluster(2) threads(32) target(sm_90a)
+{
+  mbarrier ready(count = 1)
+  let r = clusterCtaIdx.x
+  cluster.sync()
+  if r == 1 {
+    mbarrier.wait(ready, parity = 0)
+  }
+  barrier.cluster.arrive()
+  barrier.cluster.wait()
+  if r == 0 {
+    if elect_sync() {
+      mbarrier.arrive(ready, cta = 1)
+    }
+  }
+  cluster.sync()
+}
+)";
+  BarrierSkeleton sk = skeletonOf(text);
+  ConcreteSkeleton c = unrollSkeleton(sk, {}, {0, 0, 0}, 1000, 2);
+  REQUIRE(c.error.empty());
+  ExplorationResult r = exploreSkeleton(c, 200000);
+  const ProtocolFinding *f = findKind({r.findings, {}, {}}, ProtocolViolationKind::Deadlock);
+  REQUIRE(f);
+  // With the wait after the cluster barrier, the handoff completes.
+  std::string fixed = text;
+  std::string wait = "  if r == 1 {\n    mbarrier.wait(ready, parity = 0)\n  }\n";
+  fixed.erase(fixed.find(wait), wait.size());
+  fixed.insert(fixed.find("  cluster.sync()\n}"), wait);
+  BarrierSkeleton sk2 = skeletonOf(fixed);
+  ExplorationResult r2 = exploreSkeleton(unrollSkeleton(sk2, {}, {0, 0, 0}, 1000, 2), 200000);
+  CHECK(r2.complete);
+  CHECK(r2.findings.empty());
+}
