@@ -884,6 +884,25 @@ void Checker::callStmt(const CallStmt &c) {
     wgmmaShape(c, types);
 }
 
+// transpose_a / transpose_b of a gemm-like call (absent or not literally true: false).
+std::pair<bool, bool> transposes(const CallStmt &c) {
+  auto flag = [&](const char *kw) {
+    const CallArg *a = c.keyword(kw);
+    return a && a->value->kind == ExprKind::BoolImm && as<BoolImm>(a->value).value;
+  };
+  return {flag("transpose_a"), flag("transpose_b")};
+}
+
+// M, N and K of C = A x B as each operand states them (2-D regions).
+struct GemmDims {
+  Affine m, n, am, ak, bk, bn;
+  bool agree() const { return am == m && bn == n && ak == bk; }
+};
+GemmDims gemmDims(const std::vector<Type> &args, bool ta, bool tb) {
+  return {args[0].shape[0],          args[0].shape[1],          args[1].shape[ta ? 1 : 0],
+          args[1].shape[ta ? 0 : 1], args[2].shape[tb ? 1 : 0], args[2].shape[tb ? 0 : 1]};
+}
+
 // A native wgmma.mma_async is one m64nNk16 instruction (k32 for 8-bit
 // operands) per step of K: M is 64, N a multiple of 8 up to 256, K a multiple
 // of the instruction's; the lowering issues one instruction per step.
@@ -892,16 +911,10 @@ void Checker::wgmmaShape(const CallStmt &c, const std::vector<Type> &args) {
     if (args[i].kind != Type::Region || args[i].shape.size() != 2)
       return error(c.args[i].value->loc,
                    fmt::format("'wgmma.mma_async' operand {} must be a 2-D region", i));
-  auto flag = [&](const char *kw) {
-    const CallArg *a = c.keyword(kw);
-    return a && a->value->kind == ExprKind::BoolImm && as<BoolImm>(a->value).value;
-  };
-  bool ta = flag("transpose_a"), tb = flag("transpose_b");
-  const Affine &m = args[0].shape[0], &n = args[0].shape[1];
-  const Affine &am = args[1].shape[ta ? 1 : 0], &ak = args[1].shape[ta ? 0 : 1];
-  const Affine &bk = args[2].shape[tb ? 1 : 0], &bn = args[2].shape[tb ? 0 : 1];
-  if (!m.isConstant() || !n.isConstant() || !ak.isConstant() || !(am == m) || !(bn == n) ||
-      !(ak == bk))
+  auto [ta, tb] = transposes(c);
+  GemmDims d = gemmDims(args, ta, tb);
+  const Affine &m = d.m, &n = d.n, &ak = d.ak;
+  if (!m.isConstant() || !n.isConstant() || !ak.isConstant() || !d.agree())
     return error(c.loc, fmt::format("shape mismatch in 'wgmma.mma_async': acc {} = A {}{} x B "
                                     "{}{} needs constant M, N and K that agree",
                                     shapeText(args[0].shape), shapeText(args[1].shape),
@@ -958,15 +971,8 @@ void Checker::primitiveShapes(const CallStmt &c, const std::string &name, const 
                                   info.positional[i].name, shapeText(args[i].shape)));
         return;
       }
-    auto flag = [&](const char *kw) {
-      const CallArg *a = c.keyword(kw);
-      return a && a->value->kind == ExprKind::BoolImm && as<BoolImm>(a->value).value;
-    };
-    bool ta = flag("transpose_a"), tb = flag("transpose_b");
-    const Affine &m = args[0].shape[0], &n = args[0].shape[1];
-    const Affine &am = args[1].shape[ta ? 1 : 0], &ak = args[1].shape[ta ? 0 : 1];
-    const Affine &bk = args[2].shape[tb ? 1 : 0], &bn = args[2].shape[tb ? 0 : 1];
-    if (!(am == m) || !(bn == n) || !(ak == bk))
+    auto [ta, tb] = transposes(c);
+    if (!gemmDims(args, ta, tb).agree())
       error(c.loc, fmt::format("shape mismatch in '{}': C {} = A {}{} x B {}{} needs M, N and K "
                                "to agree",
                                name, shapeText(args[0].shape), shapeText(args[1].shape),
