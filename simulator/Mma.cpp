@@ -223,32 +223,53 @@ std::optional<MmaInstruction> findInstruction(TargetKind target, std::string_vie
 
 namespace {
 // The model's last step: the exact sum of the truncated terms (units of
-// 2^quantum), normalised and truncated toward zero to the output mantissa.
-uint32_t packSum(__int128 sum, int quantum, const FusedSumParams &params) {
+// 2^quantum), normalised and truncated toward zero to the output mantissa,
+// the f32 bits built directly.
+inline uint32_t packSum64(int64_t sum, int quantum, int outputMantissaBits) {
   if (sum == 0)
     return 0u;
-  bool negative = sum < 0;
-  unsigned __int128 magnitude = negative ? -(unsigned __int128)sum : (unsigned __int128)sum;
-  uint64_t high = uint64_t(magnitude >> 64);
-  int top = high ? 63 + std::bit_width(high) : std::bit_width(uint64_t(magnitude)) - 1;
+  // Sign and magnitude without a branch: the signs of the sums are random.
+  const uint64_t negative = static_cast<uint64_t>(sum >> 63); // 0 or all ones
+  const uint32_t sign = static_cast<uint32_t>(negative) & 0x80000000u;
+  uint64_t magnitude = (static_cast<uint64_t>(sum) ^ negative) - negative;
+  int top = std::bit_width(magnitude) - 1;
   int lsb = quantum;
-  if (top > params.outputMantissaBits) {
-    magnitude >>= top - params.outputMantissaBits;
-    lsb += top - params.outputMantissaBits;
-    top = params.outputMantissaBits;
+  if (top > outputMantissaBits) {
+    magnitude >>= top - outputMantissaBits;
+    lsb += top - outputMantissaBits;
+    top = outputMantissaBits;
   }
-  uint32_t sign = negative ? 0x80000000u : 0u;
   if (lsb + top > 127) // beyond f32's range
     return sign | 0x7F800000u;
   if (lsb < -149) { // f32 subnormal range: truncate to its grid
     int drop = -149 - lsb;
-    magnitude = drop >= 100 ? 0 : magnitude >> drop;
+    magnitude = drop >= 64 ? 0 : magnitude >> drop;
     lsb = -149;
   }
   if (magnitude == 0)
     return sign;
-  float value = std::ldexp(float(uint64_t(magnitude)), lsb); // exact: < 2^24, in range
-  return sign | numerics::bitsOf(value);
+  top = std::bit_width(magnitude) - 1; // at most 23
+  const int exponent = lsb + top;
+  if (exponent < -126) // subnormal: its bits are the multiple of 2^-149
+    return sign | static_cast<uint32_t>(magnitude << (lsb + 149));
+  return sign | static_cast<uint32_t>(exponent + 127) << 23 |
+         (static_cast<uint32_t>(magnitude << (23 - top)) & 0x7FFFFFu);
+}
+
+// The same for a sum wider than 64 bits: its low bits are dropped first
+// (truncating toward zero twice is truncating once, the magnitude being
+// shifted), then packSum64 finishes.
+uint32_t packSum(__int128 sum, int quantum, const FusedSumParams &params) {
+  bool negative = sum < 0;
+  unsigned __int128 magnitude = negative ? -(unsigned __int128)sum : (unsigned __int128)sum;
+  uint64_t high = uint64_t(magnitude >> 64);
+  int width = high ? 64 + std::bit_width(high) : std::bit_width(uint64_t(magnitude));
+  if (width > 62) {
+    magnitude >>= width - 62;
+    quantum += width - 62;
+  }
+  int64_t narrow = static_cast<int64_t>(magnitude);
+  return packSum64(negative ? -narrow : narrow, quantum, params.outputMantissaBits);
 }
 } // namespace
 
@@ -380,40 +401,6 @@ struct TransposedTile {
       }
   }
 };
-
-// packSum for a sum of 64 bits, with the f32 bits built directly instead of
-// through ldexp: the same bits (the tile tests compare it with fusedSum,
-// which takes packSum).
-inline uint32_t packSum64(int64_t sum, int quantum, int outputMantissaBits) {
-  if (sum == 0)
-    return 0u;
-  // Sign and magnitude without a branch: the signs of the sums are random.
-  const uint64_t negative = static_cast<uint64_t>(sum >> 63); // 0 or all ones
-  const uint32_t sign = static_cast<uint32_t>(negative) & 0x80000000u;
-  uint64_t magnitude = (static_cast<uint64_t>(sum) ^ negative) - negative;
-  int top = std::bit_width(magnitude) - 1;
-  int lsb = quantum;
-  if (top > outputMantissaBits) {
-    magnitude >>= top - outputMantissaBits;
-    lsb += top - outputMantissaBits;
-    top = outputMantissaBits;
-  }
-  if (lsb + top > 127) // beyond f32's range
-    return sign | 0x7F800000u;
-  if (lsb < -149) { // f32 subnormal range: truncate to its grid
-    int drop = -149 - lsb;
-    magnitude = drop >= 64 ? 0 : magnitude >> drop;
-    lsb = -149;
-  }
-  if (magnitude == 0)
-    return sign;
-  top = std::bit_width(magnitude) - 1; // at most 23
-  const int exponent = lsb + top;
-  if (exponent < -126) // subnormal: its bits are the multiple of 2^-149
-    return sign | static_cast<uint32_t>(magnitude << (lsb + 149));
-  return sign | static_cast<uint32_t>(exponent + 127) << 23 |
-         (static_cast<uint32_t>(magnitude << (23 - top)) & 0x7FFFFFu);
-}
 
 // One K chunk of one row of A against every row of Bt, into that row of C.
 struct RowChunk {
