@@ -141,6 +141,13 @@ private:
   std::string globalFlat(const std::string &buf, const std::vector<Expr> &idx);
   std::string sharedElement(const BufferInfo &b, const std::string &flat);
   int64_t sharedRunWidth(const BufferInfo &b);
+  struct RegionStart {
+    std::string buffer;
+    std::vector<Expr> begin;     // per dimension of the buffer
+    std::vector<bool> kept;      // false where a point subscript dropped it
+    std::vector<int64_t> extent; // per dimension (1 where dropped; -1 if not constant)
+  };
+  RegionStart regionStart(const Expr &region);
   std::string regionByteAddress(const Expr &region, std::string *buffer);
   std::optional<int64_t> slotOf(const std::string &buf, const BufferInfo &b,
                                 const std::vector<Expr> &idx);
@@ -157,6 +164,7 @@ private:
   void stmt(const Stmt &s);
   void callStmt(const CallStmt &c);
   bool tryVectorize(const For &f, int64_t begin, int64_t trips);
+  void dsmemCopy(const CallStmt &c, bool load);
   void line(const std::string &s) { out_ << std::string(indent_ * 2, ' ') << s << "\n"; }
 
   const Kernel &k_;
@@ -673,32 +681,51 @@ int64_t KernelEmitter::divisibility(const Monomial &m) {
   return d;
 }
 
-// The byte address (shared state space) of the start of a shared region.
-std::string KernelEmitter::regionByteAddress(const Expr &region, std::string *buffer) {
+// Where a region of a buffer starts, per dimension of the buffer, and which
+// dimensions it keeps (points drop theirs) with their extents.
+KernelEmitter::RegionStart KernelEmitter::regionStart(const Expr &region) {
   std::vector<const Index *> chain;
   Expr base = region;
   while (base->kind == ExprKind::Index) {
     chain.insert(chain.begin(), &as<Index>(base));
     base = as<Index>(base).base;
   }
-  std::string name = as<Var>(base).name;
-  *buffer = name;
-  const BufferInfo &b = bufs_.at(name);
-  std::vector<Expr> begin(b.shape.size(), IntImm::make(0));
-  std::vector<bool> kept(b.shape.size(), true);
+  RegionStart r;
+  r.buffer = as<Var>(base).name;
+  const BufferInfo &b = bufs_.at(r.buffer);
+  r.begin.assign(b.shape.size(), IntImm::make(0));
+  r.kept.assign(b.shape.size(), true);
+  r.extent = b.constShape;
   for (const Index *c : chain) {
     size_t i = 0;
-    for (size_t d = 0; d < kept.size() && i < c->subscripts.size(); ++d) {
-      if (!kept[d])
+    for (size_t d = 0; d < r.kept.size() && i < c->subscripts.size(); ++d) {
+      if (!r.kept[d])
         continue;
       const Subscript &s = c->subscripts[i++];
       if (s.kind == Subscript::Full)
         continue;
-      begin[d] = foldConstants(Binary::make(BinaryOp::Add, begin[d], s.begin));
-      if (s.kind == Subscript::Point)
-        kept[d] = false;
+      r.begin[d] = foldConstants(Binary::make(BinaryOp::Add, r.begin[d], s.begin));
+      if (s.kind == Subscript::Point) {
+        r.kept[d] = false;
+        r.extent[d] = 1;
+      } else if (s.kind == Subscript::Extent) {
+        r.extent[d] = constantValue(s.end).value_or(-1);
+      } else {
+        r.extent[d] =
+            constantValue(foldConstants(Binary::make(BinaryOp::Sub, s.end, s.begin))).value_or(-1);
+      }
     }
   }
+  return r;
+}
+
+// The byte address (shared state space) of the start of a shared region.
+std::string KernelEmitter::regionByteAddress(const Expr &region, std::string *buffer) {
+  RegionStart start = regionStart(region);
+  *buffer = start.buffer;
+  const BufferInfo &b = bufs_.at(start.buffer);
+  const std::vector<Expr> &begin = start.begin;
+  const std::string &name = start.buffer;
   std::string flat;
   for (size_t d = 0; d < begin.size(); ++d)
     flat = d == 0 ? "(" + ex(begin[d]) + ")"
@@ -777,6 +804,81 @@ static bool holdsRuntimeLoop(const Block &b) {
     }
   }
   return false;
+}
+
+// dsmem.load | store (dst, src, cta = r): each thread moves the elements of
+// its region between this CTA's shared memory and CTA r's (the same buffer
+// there, which `mapa` reaches), in chunks of up to 16 bytes where both
+// layouts keep a run contiguous and the runs provably start aligned.
+void KernelEmitter::dsmemCopy(const CallStmt &c, bool load) {
+  const CallArg *rank = c.keyword("cta");
+  RegionStart dst = regionStart(c.args.at(0).value), src = regionStart(c.args.at(1).value);
+  const BufferInfo &db = bufs_.at(dst.buffer), &sb = bufs_.at(src.buffer);
+  if (db.scope != MemScope::Shared || sb.scope != MemScope::Shared) {
+    error(c.loc, fmt::format("'{}' is lowered between shared buffers only", c.callee));
+    return;
+  }
+  // The region's elements in row-major order of its kept dimensions: the
+  // per-dimension offsets of element i.
+  auto shapeOf = [](const RegionStart &r) {
+    std::vector<int64_t> s;
+    for (size_t d = 0; d < r.kept.size(); ++d)
+      if (r.kept[d])
+        s.push_back(r.extent[d]);
+    return s;
+  };
+  std::vector<int64_t> ds = shapeOf(dst), ss = shapeOf(src);
+  int64_t n = 1, nsrc = 1;
+  for (int64_t e : ds)
+    n = e < 0 ? -1 : n * e;
+  for (int64_t e : ss)
+    nsrc = e < 0 ? -1 : nsrc * e;
+  if (n < 0 || nsrc != n || n > 1024) {
+    error(c.loc, fmt::format("'{}' is lowered for regions of the same constant size up to 1024 "
+                             "elements",
+                             c.callee));
+    return;
+  }
+  int bytes = std::max(1, dtypeBits(db.dtype) / 8);
+  // The widest chunk: both runs contiguous, the innermost extents multiples
+  // of it, and both starts multiples of it for every value of their terms.
+  auto startsAligned = [&](const RegionStart &r, int64_t w) {
+    if (!r.kept.back())
+      return false;
+    for (auto &[m, coef] : poly(r.begin.back()))
+      if ((coef * divisibility(m)) % w != 0)
+        return false;
+    return r.extent.back() % w == 0;
+  };
+  int64_t width = std::min<int64_t>({16 / bytes, sharedRunWidth(db), sharedRunWidth(sb)});
+  while (width > 1 && !(startsAligned(dst, width) && startsAligned(src, width)))
+    width /= 2;
+  auto address = [&](const RegionStart &r, const BufferInfo &b, int64_t i) {
+    std::vector<int64_t> offset(r.kept.size(), 0);
+    for (size_t d = r.kept.size(); d-- > 0;)
+      if (r.kept[d]) {
+        offset[d] = i % r.extent[d];
+        i /= r.extent[d];
+      }
+    std::string flat;
+    for (size_t d = 0; d < r.begin.size(); ++d) {
+      std::string at = fmt::format("({}) + {}", ex(r.begin[d]), offset[d]);
+      flat = d == 0 ? "(" + at + ")" : fmt::format("({}) * {} + ({})", flat, b.constShape[d], at);
+    }
+    return fmt::format("(ts_smem_addr({}) + (uint32_t)({}) * {})", r.buffer, sharedElement(b, flat),
+                       bytes);
+  };
+  line(fmt::format("{{ const int ts_rank = {};", ex(rank->value)));
+  for (int64_t i = 0; i < n; i += width) {
+    std::string d = address(dst, db, i), s = address(src, sb, i);
+    if (load)
+      s = fmt::format("ts_mapa({}, ts_rank)", s);
+    else
+      d = fmt::format("ts_mapa({}, ts_rank)", d);
+    line(fmt::format("  ts_dsmem_move<{}>({}, {}, {}, {});", width * bytes, d,
+                     load ? "false" : "true", s, load ? "true" : "false"));
+  }
+  line("}");
 }
 
 bool KernelEmitter::tryVectorize(const For &f, int64_t begin, int64_t trips) {
@@ -1021,6 +1123,8 @@ void KernelEmitter::callStmt(const CallStmt &c) {
       line(fmt::format("ts_mbar_arrive_remote({}, {});", barrierAddr(arg(0)), ex(cta)));
     else
       line(fmt::format("ts_mbar_arrive({});", barrierAddr(arg(0))));
+  } else if (f == "dsmem.load" || f == "dsmem.store") {
+    dsmemCopy(c, f == "dsmem.load");
   } else if (f == "barrier.cluster.arrive") {
     line("asm volatile(\"barrier.cluster.arrive.release.aligned;\" ::: \"memory\");");
   } else if (f == "barrier.cluster.wait") {
@@ -1618,6 +1722,49 @@ __device__ __forceinline__ void ts_mbar_arrive_remote(uint32_t bar, int rank) {
   uint32_t remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(rank));
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" :: "r"(remote) : "memory");
+}
+// Distributed shared memory: `mapa` turns a shared::cta address into the
+// shared::cluster address of the same offset in CTA `rank`; a chunk of BYTES
+// (1, 2, 4, 8 or 16, aligned to its size) moves between that CTA's shared
+// memory and this one's.
+__device__ __forceinline__ uint32_t ts_mapa(uint32_t addr, int rank) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(rank));
+  return remote;
+}
+template <int BYTES> __device__ __forceinline__ void ts_dsmem_move(uint32_t dst, bool dstRemote, uint32_t src, bool srcRemote) {
+  if constexpr (BYTES == 16) {
+    uint32_t a, b, c, d;
+    if (srcRemote) asm volatile("ld.shared::cluster.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(src) : "memory");
+    else asm volatile("ld.shared::cta.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(src) : "memory");
+    if (dstRemote) asm volatile("st.shared::cluster.v4.b32 [%0], {%1, %2, %3, %4};" :: "r"(dst), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+    else asm volatile("st.shared::cta.v4.b32 [%0], {%1, %2, %3, %4};" :: "r"(dst), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+  } else if constexpr (BYTES == 8) {
+    uint64_t a;
+    if (srcRemote) asm volatile("ld.shared::cluster.b64 %0, [%1];" : "=l"(a) : "r"(src) : "memory");
+    else asm volatile("ld.shared::cta.b64 %0, [%1];" : "=l"(a) : "r"(src) : "memory");
+    if (dstRemote) asm volatile("st.shared::cluster.b64 [%0], %1;" :: "r"(dst), "l"(a) : "memory");
+    else asm volatile("st.shared::cta.b64 [%0], %1;" :: "r"(dst), "l"(a) : "memory");
+  } else if constexpr (BYTES == 4) {
+    uint32_t a;
+    if (srcRemote) asm volatile("ld.shared::cluster.b32 %0, [%1];" : "=r"(a) : "r"(src) : "memory");
+    else asm volatile("ld.shared::cta.b32 %0, [%1];" : "=r"(a) : "r"(src) : "memory");
+    if (dstRemote) asm volatile("st.shared::cluster.b32 [%0], %1;" :: "r"(dst), "r"(a) : "memory");
+    else asm volatile("st.shared::cta.b32 [%0], %1;" :: "r"(dst), "r"(a) : "memory");
+  } else if constexpr (BYTES == 2) {
+    uint16_t a;
+    if (srcRemote) asm volatile("ld.shared::cluster.b16 %0, [%1];" : "=h"(a) : "r"(src) : "memory");
+    else asm volatile("ld.shared::cta.b16 %0, [%1];" : "=h"(a) : "r"(src) : "memory");
+    if (dstRemote) asm volatile("st.shared::cluster.b16 [%0], %1;" :: "r"(dst), "h"(a) : "memory");
+    else asm volatile("st.shared::cta.b16 [%0], %1;" :: "r"(dst), "h"(a) : "memory");
+  } else {
+    static_assert(BYTES == 1, "a DSMEM chunk is 1, 2, 4, 8 or 16 bytes");
+    uint16_t a;
+    if (srcRemote) asm volatile("ld.shared::cluster.u8 %0, [%1];" : "=h"(a) : "r"(src) : "memory");
+    else asm volatile("ld.shared::cta.u8 %0, [%1];" : "=h"(a) : "r"(src) : "memory");
+    if (dstRemote) asm volatile("st.shared::cluster.u8 [%0], %1;" :: "r"(dst), "h"(a) : "memory");
+    else asm volatile("st.shared::cta.u8 [%0], %1;" :: "r"(dst), "h"(a) : "memory");
+  }
 }
 __device__ __forceinline__ int ts_cluster_ctaid(int axis) {
   uint32_t v;
