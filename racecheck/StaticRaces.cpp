@@ -499,7 +499,8 @@ private:
   // p = n (mod 2), else n - 1. Outside loops the k-th event of its kind on
   // the element by its threads is round k (a delivery: that of the last
   // arrival before it). Nothing when the rounds are not that simple.
-  std::optional<z3::expr> roundOf(const SyncEvent &e, const std::optional<z3::expr> &i) {
+  std::optional<z3::expr> roundOf(const SyncEvent &e, const std::optional<z3::expr> &i,
+                                  const std::map<BuiltinKind, z3::expr> &builtins) {
     bool wait = e.kind == SyncKind::MbarWait;
     auto counted = [&](const SyncEvent &o) {
       if (o.barrier.array != e.barrier.array)
@@ -515,12 +516,22 @@ private:
       if (!c)
         return std::nullopt;
       int64_t n = 0;
+      const SyncEvent *inLoop = nullptr; // a wait after the loop of the others
       for (const SyncEvent &o : sk_.events) {
-        if (!counted(o))
+        if (!counted(o) || &o == &e)
           continue;
         auto oc = constantValue(o.barrier.index);
-        if (o.loop >= 0 || !oc)
-          return std::nullopt; // rounds in loops as well: not counted here
+        if (!oc)
+          return std::nullopt;
+        if (o.loop >= 0) {
+          // Waits of one element in one top-level loop before this wait:
+          // this one is round (executions of that wait).
+          if (!wait || inLoop || sk_.loops[size_t(o.loop)].parent >= 0 || *oc != *c ||
+              o.order > e.order || !intersects(o.threads, e.threads))
+            return std::nullopt;
+          inLoop = &o;
+          continue;
+        }
         bool arrival = o.kind == SyncKind::MbarWait || o.kind == SyncKind::MbarArrive ||
                        o.kind == SyncKind::Tcgen05Commit;
         if (arrival && *oc == *c && o.order < e.order && intersects(o.threads, e.threads))
@@ -528,17 +539,63 @@ private:
       }
       if (e.kind == SyncKind::TxDelivery && n-- == 0)
         return std::nullopt;
-      return ctx_.int_val(n);
+      if (!inLoop)
+        return ctx_.int_val(n);
+      auto first = firstIteration(*inLoop);
+      auto trip = enc_.encode(sk_.loops[size_t(inLoop->loop)].trip(), {}, builtins);
+      if (n > 0 || !first || !trip || periodOf(*inLoop) != 1)
+        return std::nullopt;
+      z3::expr runs = *trip - ctx_.int_val(*first);
+      return z3::ite(runs > 0, runs, ctx_.int_val(0));
     }
     if (!i || sk_.loops[size_t(e.loop)].parent >= 0)
       return std::nullopt;
+    // Events of the element before the loop would shift its rounds; those
+    // after it do not.
+    int loopStart = e.order;
     for (const SyncEvent &o : sk_.events)
-      if (counted(o) && o.loop != e.loop)
+      if (o.loop == e.loop)
+        loopStart = std::min(loopStart, o.order);
+    for (const SyncEvent &o : sk_.events)
+      if (counted(o) && o.loop != e.loop && o.order < loopStart)
         return std::nullopt;
     int64_t period = periodOf(e);
-    if (period == 0)
+    auto first = firstIteration(e);
+    if (period == 0 || !first || (*first > 0 && period != 1))
       return std::nullopt;
-    return period == 1 ? *i : *i / ctx_.int_val(period);
+    if (period == 1)
+      return *first == 0 ? *i : *i - ctx_.int_val(*first);
+    return *i / ctx_.int_val(period);
+  }
+
+  // The first iteration from which e's guards hold, when they read its loop
+  // variable only as a threshold (`if k > 0`: from iteration 1 on; no guard
+  // over the loop variable: 0). Then its executions before iteration i are
+  // i - first.
+  std::optional<int64_t> firstIteration(const SyncEvent &e) {
+    if (!readsLoopVar(e.guards))
+      return 0;
+    if (auto it = first_.find(&e); it != first_.end())
+      return it->second;
+    std::optional<int64_t> &first = first_[&e];
+    const SkeletonLoop &loop = sk_.loops[size_t(e.loop)];
+    z3::expr t = enc_.fresh("ft"), i = enc_.fresh("fi");
+    auto builtins = builtinsOf(t);
+    auto begin = enc_.encode(loop.begin, {}, builtins), step = enc_.encode(loop.step, {}, builtins),
+         trip = enc_.encode(loop.trip(), {}, builtins);
+    if (!begin || !step || !trip)
+      return first;
+    z3::expr_vector guards(ctx_);
+    if (!encodeGuards(e, {{loop.var, *begin + i * *step}}, builtins, guards) || guards.empty())
+      return first;
+    for (int64_t l = 1; l <= 4 && !first; ++l) {
+      z3::expr_vector differ(ctx_);
+      differ.push_back(t >= 0 && t < ctx_.int_val(sk_.threads) && i >= 0 && i < *trip);
+      differ.push_back(z3::mk_and(guards) != (i >= ctx_.int_val(l)));
+      if (!satisfiable(differ))
+        first = l;
+    }
+    return first;
   }
   static bool intersects(const ThreadSet &a, const ThreadSet &b) {
     for (int64_t t = 0; t < a.launchThreads(); ++t)
@@ -592,7 +649,7 @@ private:
       bool arrival = !delivery && r.order > x.ev.order &&
                      ((r.kind == SyncKind::MbarArrive && !late) ||
                       (r.kind == SyncKind::Tcgen05Commit && (!late || mma)));
-      if ((!delivery && !arrival) || r.barrier.array.empty() || readsLoopVar(r.guards))
+      if ((!delivery && !arrival) || r.barrier.array.empty())
         continue;
       std::vector<int> cr = chainOf(r);
       if (cr.size() > 1 || !isPrefix(cr, cx))
@@ -605,14 +662,13 @@ private:
       if (!threadMember(coverOf(r), x.t, released) || !encodeGuards(r, x.bound, bx, released))
         continue;
       auto indexR = enc_.encode(r.barrier.index, x.bound, bx);
-      auto roundR = roundOf(r, iR);
+      auto roundR = roundOf(r, iR, bx);
       auto reach = reaches(r, x, y);
       if (!indexR || !roundR || !reach)
         continue;
       released.push_back(*reach);
       for (const SyncEvent &w : sk_.events) {
-        if (w.kind != SyncKind::MbarWait || w.barrier.array != r.barrier.array ||
-            readsLoopVar(w.guards))
+        if (w.kind != SyncKind::MbarWait || w.barrier.array != r.barrier.array)
           continue;
         std::vector<int> cw = chainOf(w);
         if (cw.size() > 1)
@@ -645,7 +701,7 @@ private:
             continue;
           auto indexW = enc_.encode(w.barrier.index, boundW, by);
           auto parity = enc_.encode(w.parity, boundW, by);
-          auto roundW = roundOf(w, iW);
+          auto roundW = roundOf(w, iW, by);
           if (!indexW || !parity || !roundW || !indexW->is_int() || !indexR->is_int())
             continue;
           z3::expr meant =
@@ -1025,6 +1081,7 @@ private:
   RaceReport report_;
   std::set<std::string> loopVars_;
   std::map<const SyncEvent *, int64_t> period_; // see periodOf
+  std::map<const SyncEvent *, std::optional<int64_t>> first_; // see firstIteration
 };
 
 } // namespace

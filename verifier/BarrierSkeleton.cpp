@@ -806,6 +806,13 @@ private:
         if (op)
           if (auto a = accessOf(*op, false, async, false))
             e.accesses.push_back(*a);
+      // A block-scaled tcgen05.mma reads its scale factors (tensor memory)
+      // like its operands, until its commit.
+      if (name == "tcgen05.mma")
+        for (std::string_view scale : {"scale_a", "scale_b"})
+          if (Expr sf = keywordArg(s, scale))
+            if (auto a = accessOf(sf, false, true, false))
+              e.accesses.push_back(*a);
       if (p0)
         if (auto a = accessOf(*p0, true, name == "tcgen05.mma", false))
           e.accesses.push_back(*a);
