@@ -1,6 +1,7 @@
 #include "racecheck/StaticRaces.h"
 
 #include "ir/Printer.h"
+#include "ir/Visitor.h"
 #include "verifier/BarrierSkeleton.h"
 #include "verifier/LeastWitness.h"
 #include "verifier/LinearPrecheck.h"
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <functional>
 #include <optional>
 #include <set>
 
@@ -34,10 +36,35 @@ int64_t groupSize(ExecScope s, int64_t threads) {
   }
 }
 
+// The scope whose groups issue one execution of `e`: warp-collective
+// instructions called unqualified (tcgen05.ld / tcgen05.st) are one per warp.
+ExecScope issueScope(const SyncEvent &e) {
+  return e.warpCollective ? ExecScope::Warp : e.scope;
+}
+
+// Accesses that complete after their statement: a TMA write (until its
+// delivery), the operands and accumulator of wgmma.mma_async (until
+// wait_group) and of tcgen05.mma (until its commit's mbarrier phase). A
+// barrier after the issuing statement does not order them.
+bool completesLater(const SyncEvent &e, const MemoryAccess &a) {
+  if (e.kind == SyncKind::TxDelivery)
+    return a.write && a.asyncProxy;
+  return e.kind == SyncKind::WgmmaMma || (e.what == "tcgen05.mma" && a.scope != MemScope::Global);
+}
+
+struct LoopVarFinder : IRVisitor {
+  const std::set<std::string> *names = nullptr;
+  bool found = false;
+  void visitVar(const Var &v) override { found |= names->count(v.name) > 0; }
+};
+
 class RaceChecker {
 public:
   RaceChecker(const Kernel &k, const RaceOptions &opt)
-      : sk_(extractBarrierSkeleton(k)), opt_(opt), enc_(ctx_, sk_) {}
+      : sk_(extractBarrierSkeleton(k)), opt_(opt), enc_(ctx_, sk_) {
+    for (const SkeletonLoop &l : sk_.loops)
+      loopVars_.insert(l.var);
+  }
 
   RaceReport run() {
     try {
@@ -56,18 +83,22 @@ private:
                                              const std::vector<z3::expr> &cta = {},
                                              const z3::expr *rank = nullptr) {
     std::map<BuiltinKind, z3::expr> b;
-    if (rank) { // clusters along x only (see clusterExtent)
-      b.emplace(BuiltinKind::clusterCtaIdx_x, *rank);
-      // The CTA of that rank in the cluster of the blockIdx.x symbol.
-      if (cta.empty())
-        if (auto bx = enc_.encode(Builtin::make(BuiltinKind::blockIdx_x), {})) {
-          z3::expr first = *bx - z3::mod(*bx, ctx_.int_val(*clusterExtent()));
-          b.emplace(BuiltinKind::blockIdx_x, first + *rank);
-        }
-    } else if (!cta.empty() && clusterExtent())
-      b.emplace(BuiltinKind::clusterCtaIdx_x, z3::mod(cta[0], ctx_.int_val(*clusterExtent())));
     const BuiltinKind blockIdx[] = {BuiltinKind::blockIdx_x, BuiltinKind::blockIdx_y,
                                     BuiltinKind::blockIdx_z};
+    const BuiltinKind rankIdx[] = {BuiltinKind::clusterCtaIdx_x, BuiltinKind::clusterCtaIdx_y,
+                                   BuiltinKind::clusterCtaIdx_z};
+    if (rank) { // clusters along one axis (see clusterExtent)
+      int axis = clusterAxis();
+      b.emplace(rankIdx[axis], *rank);
+      // The CTA of that rank in the cluster of the blockIdx symbol.
+      if (cta.empty())
+        if (auto bx = enc_.encode(Builtin::make(blockIdx[axis]), {})) {
+          z3::expr first = *bx - z3::mod(*bx, ctx_.int_val(*clusterExtent()));
+          b.emplace(blockIdx[axis], first + *rank);
+        }
+    } else if (int(cta.size()) > clusterAxis() && clusterExtent())
+      b.emplace(rankIdx[clusterAxis()],
+                z3::mod(cta[size_t(clusterAxis())], ctx_.int_val(*clusterExtent())));
     for (size_t d = 0; d < cta.size() && d < 3; ++d)
       b.emplace(blockIdx[d], cta[d]);
     b.emplace(BuiltinKind::threadIdx_x, t);
@@ -125,7 +156,15 @@ private:
   // other: cta.sync by every thread, or a named barrier.sync whose
   // participants include them all (its thread count is checked by the
   // barrier proofs).
-  bool joins(const SyncEvent &e, const ThreadSet &a, const ThreadSet &b) const {
+  // With warpLevel, warp.sync (by every lane of the warps of both sides, not
+  // under a size-dependent guard) counts too: it orders two threads of one
+  // warp only, which the caller adds to the query.
+  bool joins(const SyncEvent &e, const ThreadSet &a, const ThreadSet &b,
+             bool warpLevel = false) const {
+    if (warpLevel && e.kind == SyncKind::WarpSync && e.guards.empty()) {
+      ThreadSet cover = coverOf(e);
+      return a.subsetOf(cover) && b.subsetOf(cover);
+    }
     if (e.kind == SyncKind::CtaSync)
       return e.threads.count() == sk_.threads;
     if (e.kind != SyncKind::NamedSync)
@@ -140,7 +179,7 @@ private:
   // thread, or barrier.cluster.arrive by every thread followed by
   // barrier.cluster.wait by every thread.
   bool ctaSyncBetween(const ThreadSet &a, const ThreadSet &b, int fromOrder, int toOrder,
-                      int loop = -2, bool cluster = false) const {
+                      int loop = -2, bool cluster = false, bool warpLevel = false) const {
     auto inRange = [&](const SyncEvent &e, int from) {
       return e.order > from && e.order < toOrder && (loop == -2 || e.loop == loop);
     };
@@ -148,7 +187,7 @@ private:
     for (const SyncEvent &e : sk_.events) {
       if (!inRange(e, fromOrder))
         continue;
-      if (!cluster && joins(e, a, b))
+      if (!cluster && joins(e, a, b, warpLevel))
         return true;
       if (cluster && e.kind == SyncKind::CtaSync && e.scope == ExecScope::Cluster &&
           everyThread(e))
@@ -161,15 +200,19 @@ private:
     return false;
   }
 
-  // The cluster's extent along x, when clusters are one-dimensional with
-  // constant extents (the shapes the cluster checks model).
+  // The cluster's extent along its axis, when clusters have a constant
+  // extent along one axis (the others 1): the shapes the cluster checks model.
   std::optional<int64_t> clusterExtent() const {
     if (sk_.cluster.empty())
       return std::nullopt;
-    for (size_t d = 1; d < sk_.cluster.size(); ++d)
-      if (constantValue(sk_.cluster[d]) != 1)
-        return std::nullopt;
-    return constantValue(sk_.cluster[0]);
+    auto shape = clusterShapeOf(sk_);
+    if (!shape)
+      return std::nullopt;
+    return shape->extent;
+  }
+  int clusterAxis() const {
+    auto shape = sk_.cluster.empty() ? std::nullopt : clusterShapeOf(sk_);
+    return shape ? shape->axis : 0;
   }
   static bool remote(const MemoryAccess &a) { return a.remoteCta != nullptr; }
 
@@ -300,6 +343,7 @@ private:
       return;
     }
     Ordering ord{sameLoop, orderedSameIteration, anyInBody, wrapsAround, &lo};
+    ord.warpOrdered = orderingOf(ea, eb, true, false, true).fully;
     if (solvePair(ea, a, eb, b, ord, Mode::SameCta) == z3::unsat)
       ++report_.pairsProved;
   }
@@ -310,29 +354,415 @@ private:
     const SyncEvent *lo = nullptr; // the access earlier in program order
     bool fully = false;            // every execution pair is ordered
     bool differentClusters = false; // across CTAs: only CTAs of different clusters race
+    bool warpOrdered = false;       // fully ordered for two threads of one warp (warp.sync)
   };
 
   // The ordering barriers (cluster barriers with `cluster`) give ea and eb:
   // the same iteration, adjacent iterations, farther ones (see checkPair).
-  Ordering orderingOf(const SyncEvent &ea, const SyncEvent &eb, bool useBarriers, bool cluster) {
+  Ordering orderingOf(const SyncEvent &ea, const SyncEvent &eb, bool useBarriers, bool cluster,
+                      bool warpLevel = false) {
     const SyncEvent &lo = ea.order <= eb.order ? ea : eb, &hi = ea.order <= eb.order ? eb : ea;
     Ordering o;
     o.lo = &lo;
     if (!useBarriers)
       return o;
     o.sameLoop = ea.loop == eb.loop && ea.loop >= 0;
-    o.sameIteration = &ea != &eb &&
-                      ctaSyncBetween(ea.threads, eb.threads, lo.order, hi.order, -2, cluster);
-    o.anyInBody =
-        o.sameLoop && ctaSyncBetween(ea.threads, eb.threads, -1, INT_MAX, ea.loop, cluster);
+    o.sameIteration = &ea != &eb && ctaSyncBetween(ea.threads, eb.threads, lo.order, hi.order,
+                                                   -2, cluster, warpLevel);
+    o.anyInBody = o.sameLoop &&
+                  ctaSyncBetween(ea.threads, eb.threads, -1, INT_MAX, ea.loop, cluster, warpLevel);
     o.wrapsAround =
         o.sameLoop &&
-        (ctaSyncBetween(ea.threads, eb.threads, hi.order, INT_MAX, ea.loop, cluster) ||
-         ctaSyncBetween(ea.threads, eb.threads, -1, lo.order, ea.loop, cluster));
+        (ctaSyncBetween(ea.threads, eb.threads, hi.order, INT_MAX, ea.loop, cluster, warpLevel) ||
+         ctaSyncBetween(ea.threads, eb.threads, -1, lo.order, ea.loop, cluster, warpLevel));
     // As checkPair reads it within a CTA: a barrier between accesses outside
     // one common loop orders them; in one loop it also needs the back edge.
     o.fully = o.sameIteration && (!o.sameLoop || (o.anyInBody && o.wrapsAround));
     return o;
+  }
+
+  // --- Orderings decided per execution pair (added to a query that found
+  // two unordered-looking executors, see solvePair) ---
+
+  // One executor of a pair: its access, thread, iterations (outermost loop
+  // first), loop variables and builtins, and the rank of its CTA in the
+  // cluster (null without a modelled cluster).
+  struct Side {
+    const SyncEvent &ev;
+    const MemoryAccess &acc;
+    const z3::expr &t;
+    const std::vector<z3::expr> &iters;
+    const std::map<std::string, z3::expr> &bound;
+    std::function<std::map<BuiltinKind, z3::expr>()> builtins;
+    const z3::expr *rank;
+  };
+
+  std::vector<int> chainOf(const SyncEvent &e) const {
+    std::vector<int> chain;
+    for (int l = e.loop; l >= 0; l = sk_.loops[size_t(l)].parent)
+      chain.insert(chain.begin(), l);
+    return chain;
+  }
+  static bool isPrefix(const std::vector<int> &a, const std::vector<int> &b) {
+    return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
+  }
+  bool readsLoopVar(const std::vector<Expr> &guards) const {
+    LoopVarFinder finder;
+    finder.names = &loopVars_;
+    for (const Expr &g : guards)
+      finder.visit(g);
+    return finder.found;
+  }
+  // e's size guards, encoded; false when one cannot be.
+  bool encodeGuards(const SyncEvent &e, const std::map<std::string, z3::expr> &bound,
+                    const std::map<BuiltinKind, z3::expr> &builtins, z3::expr_vector &out) {
+    for (const Expr &g : e.guards) {
+      auto x = enc_.encode(g, bound, builtins);
+      if (!x || !x->is_bool())
+        return false;
+      out.push_back(*x);
+    }
+    return true;
+  }
+  // A copy of `v` (copying a z3::expr_vector shares it).
+  z3::expr_vector copyOf(const z3::expr_vector &v) {
+    z3::expr_vector out(ctx_);
+    for (unsigned k = 0; k < v.size(); ++k)
+      out.push_back(v[int(k)]);
+    return out;
+  }
+  // Whether some model of the where clause satisfies `cons` (unknown: yes).
+  bool satisfiable(const z3::expr_vector &cons) {
+    z3::solver s(ctx_);
+    z3::params p(ctx_);
+    setSolverBudget(p, opt_.timeoutMs);
+    s.set(p);
+    for (unsigned k = 0; k < enc_.assumptions().size(); ++k)
+      s.add(enc_.assumptions()[int(k)]);
+    for (unsigned k = 0; k < cons.size(); ++k)
+      s.add(cons[int(k)]);
+    return s.check() != z3::unsat;
+  }
+
+  // How the barrier index of an event in a top-level loop moves with the
+  // iteration: 1 when it is constant, S (the array's size) when S
+  // consecutive iterations touch S distinct elements and the pattern repeats
+  // ((i + c) % S), 0 otherwise. Then the event's own round on its element at
+  // iteration i is i / period.
+  int64_t periodOf(const SyncEvent &e) {
+    if (auto it = period_.find(&e); it != period_.end())
+      return it->second;
+    int64_t &period = period_[&e];
+    period = 0;
+    const SkeletonLoop &loop = sk_.loops[size_t(e.loop)];
+    z3::expr t = enc_.fresh("pt"), i = enc_.fresh("pi"), j = enc_.fresh("pj");
+    auto builtins = builtinsOf(t);
+    auto begin = enc_.encode(loop.begin, {}, builtins), step = enc_.encode(loop.step, {}, builtins),
+         trip = enc_.encode(loop.trip(), {}, builtins);
+    if (!begin || !step || !trip)
+      return period;
+    auto index = [&](const z3::expr &at) {
+      return enc_.encode(e.barrier.index, {{loop.var, *begin + at * *step}}, builtins);
+    };
+    auto inRange = [&](const z3::expr &at) { return at >= 0 && at < *trip; };
+    auto ii = index(i), ij = index(j);
+    if (!ii || !ij || !ii->is_int())
+      return period;
+    z3::expr_vector base(ctx_);
+    base.push_back(t >= 0 && t < ctx_.int_val(sk_.threads));
+    z3::expr_vector differ = copyOf(base);
+    differ.push_back(inRange(i) && inRange(j) && *ii != *ij);
+    if (!satisfiable(differ))
+      return period = 1;
+    const BarrierArray *array = sk_.barrier(e.barrier.array);
+    int64_t size = array ? array->size : 1;
+    if (size < 2)
+      return period;
+    // Distinct within a window of S iterations, and repeating after S.
+    z3::expr_vector repeat = copyOf(base);
+    repeat.push_back(inRange(i) && inRange(j) && j > i && j < i + ctx_.int_val(size) &&
+                     *ii == *ij);
+    z3::expr_vector drift = copyOf(base);
+    auto next = index(i + ctx_.int_val(size));
+    if (!next)
+      return period;
+    drift.push_back(inRange(i) && inRange(i + ctx_.int_val(size)) && *ii != *next);
+    if (!satisfiable(repeat) && !satisfiable(drift))
+      period = size;
+    return period;
+  }
+
+  // The round of an arrival (arrive, tcgen05.commit), TMA delivery or wait on
+  // its barrier element at iteration i of its loop, as the barrier proofs
+  // count them: phase n of an element is completed by round n of every
+  // arriving event, and a wait of parity p at round n means phase n when
+  // p = n (mod 2), else n - 1. Outside loops the k-th event of its kind on
+  // the element by its threads is round k (a delivery: that of the last
+  // arrival before it). Nothing when the rounds are not that simple.
+  std::optional<z3::expr> roundOf(const SyncEvent &e, const std::optional<z3::expr> &i,
+                                  const std::map<BuiltinKind, z3::expr> &builtins) {
+    bool wait = e.kind == SyncKind::MbarWait;
+    auto counted = [&](const SyncEvent &o) {
+      if (o.barrier.array != e.barrier.array)
+        return false;
+      if (wait)
+        return o.kind == SyncKind::MbarWait;
+      return o.kind == SyncKind::MbarArrive || o.kind == SyncKind::Tcgen05Commit ||
+             o.kind == SyncKind::MbarExpectTx || o.kind == SyncKind::TxDelivery ||
+             o.kind == SyncKind::MbarCompleteTx;
+    };
+    if (e.loop < 0) {
+      auto c = constantValue(e.barrier.index);
+      if (!c)
+        return std::nullopt;
+      int64_t n = 0;
+      const SyncEvent *inLoop = nullptr; // a wait after the loop of the others
+      for (const SyncEvent &o : sk_.events) {
+        if (!counted(o) || &o == &e)
+          continue;
+        auto oc = constantValue(o.barrier.index);
+        if (!oc)
+          return std::nullopt;
+        if (o.loop >= 0) {
+          // Waits of one element in one top-level loop before this wait:
+          // this one is round (executions of that wait).
+          if (!wait || inLoop || sk_.loops[size_t(o.loop)].parent >= 0 || *oc != *c ||
+              o.order > e.order || !intersects(o.threads, e.threads))
+            return std::nullopt;
+          inLoop = &o;
+          continue;
+        }
+        bool arrival = o.kind == SyncKind::MbarWait || o.kind == SyncKind::MbarArrive ||
+                       o.kind == SyncKind::Tcgen05Commit;
+        if (arrival && *oc == *c && o.order < e.order && intersects(o.threads, e.threads))
+          ++n;
+      }
+      if (e.kind == SyncKind::TxDelivery && n-- == 0)
+        return std::nullopt;
+      if (!inLoop)
+        return ctx_.int_val(n);
+      auto first = firstIteration(*inLoop);
+      auto trip = enc_.encode(sk_.loops[size_t(inLoop->loop)].trip(), {}, builtins);
+      if (n > 0 || !first || !trip || periodOf(*inLoop) != 1)
+        return std::nullopt;
+      z3::expr runs = *trip - ctx_.int_val(*first);
+      return z3::ite(runs > 0, runs, ctx_.int_val(0));
+    }
+    if (!i || sk_.loops[size_t(e.loop)].parent >= 0)
+      return std::nullopt;
+    // Events of the element before the loop would shift its rounds; those
+    // after it do not.
+    int loopStart = e.order;
+    for (const SyncEvent &o : sk_.events)
+      if (o.loop == e.loop)
+        loopStart = std::min(loopStart, o.order);
+    for (const SyncEvent &o : sk_.events)
+      if (counted(o) && o.loop != e.loop && o.order < loopStart)
+        return std::nullopt;
+    int64_t period = periodOf(e);
+    auto first = firstIteration(e);
+    if (period == 0 || !first || (*first > 0 && period != 1))
+      return std::nullopt;
+    if (period == 1)
+      return *first == 0 ? *i : *i - ctx_.int_val(*first);
+    return *i / ctx_.int_val(period);
+  }
+
+  // The first iteration from which e's guards hold, when they read its loop
+  // variable only as a threshold (`if k > 0`: from iteration 1 on; no guard
+  // over the loop variable: 0). Then its executions before iteration i are
+  // i - first.
+  std::optional<int64_t> firstIteration(const SyncEvent &e) {
+    if (!readsLoopVar(e.guards))
+      return 0;
+    if (auto it = first_.find(&e); it != first_.end())
+      return it->second;
+    std::optional<int64_t> &first = first_[&e];
+    const SkeletonLoop &loop = sk_.loops[size_t(e.loop)];
+    z3::expr t = enc_.fresh("ft"), i = enc_.fresh("fi");
+    auto builtins = builtinsOf(t);
+    auto begin = enc_.encode(loop.begin, {}, builtins), step = enc_.encode(loop.step, {}, builtins),
+         trip = enc_.encode(loop.trip(), {}, builtins);
+    if (!begin || !step || !trip)
+      return first;
+    z3::expr_vector guards(ctx_);
+    if (!encodeGuards(e, {{loop.var, *begin + i * *step}}, builtins, guards) || guards.empty())
+      return first;
+    for (int64_t l = 1; l <= 4 && !first; ++l) {
+      z3::expr_vector differ(ctx_);
+      differ.push_back(t >= 0 && t < ctx_.int_val(sk_.threads) && i >= 0 && i < *trip);
+      differ.push_back(z3::mk_and(guards) != (i >= ctx_.int_val(l)));
+      if (!satisfiable(differ))
+        first = l;
+    }
+    return first;
+  }
+  static bool intersects(const ThreadSet &a, const ThreadSet &b) {
+    for (int64_t t = 0; t < a.launchThreads(); ++t)
+      if (a.contains(t) && b.contains(t))
+        return true;
+    return false;
+  }
+
+  // The condition under which barrier event r, executed by x's CTA, lands on
+  // the barrier of y's CTA.
+  std::optional<z3::expr> reaches(const SyncEvent &r, const Side &x, const Side &y) {
+    if (!r.remoteCta && !r.multicast) {
+      if (x.rank && y.rank)
+        return *x.rank == *y.rank;
+      return ctx_.bool_val(true); // one CTA
+    }
+    if (!y.rank || !clusterExtent())
+      return std::nullopt;
+    if (r.remoteCta) {
+      auto target = enc_.encode(r.remoteCta, x.bound, x.builtins());
+      if (!target || !target->is_int())
+        return std::nullopt;
+      return *target == *y.rank;
+    }
+    auto mask = constantValue(r.multicast);
+    if (!mask)
+      return std::nullopt;
+    z3::expr_vector any(ctx_);
+    for (int64_t rank = 0; rank < *clusterExtent() && rank < 63; ++rank)
+      if ((*mask >> rank) & 1)
+        any.push_back(*y.rank == ctx_.int_val(rank));
+    return any.empty() ? ctx_.bool_val(false) : z3::mk_or(any);
+  }
+
+  // mbarrier handshakes from x to y: x's thread releases its access by an
+  // arrival on an element after it (mbarrier.arrive; tcgen05.commit, which
+  // arrives when the thread's tcgen05 operations completed; for a TMA write,
+  // the delivery itself), and y's thread waits, before y, for a phase that
+  // the arrival's round completes. Each handshake is a formula over the two
+  // executors' threads and iterations: the arrival at x's iteration of its
+  // loop (in x's loop, after x, or outside loops), the wait at y's
+  // iteration, the one before it, or, when y follows the wait's loop, the
+  // arrival's iteration.
+  void addHandshakes(const Side &x, const Side &y, std::vector<z3::expr> &out) {
+    bool late = completesLater(x.ev, x.acc);
+    bool mma = x.ev.what == "tcgen05.mma";
+    std::vector<int> cx = chainOf(x.ev), cy = chainOf(y.ev);
+    for (const SyncEvent &r : sk_.events) {
+      bool delivery = &r == &x.ev && r.kind == SyncKind::TxDelivery && x.acc.write &&
+                      x.acc.asyncProxy;
+      bool arrival = !delivery && r.order > x.ev.order &&
+                     ((r.kind == SyncKind::MbarArrive && !late) ||
+                      (r.kind == SyncKind::Tcgen05Commit && (!late || mma)));
+      if ((!delivery && !arrival) || r.barrier.array.empty())
+        continue;
+      std::vector<int> cr = chainOf(r);
+      if (cr.size() > 1 || !isPrefix(cr, cx))
+        continue;
+      std::optional<z3::expr> iR;
+      if (!cr.empty())
+        iR = x.iters.front();
+      auto bx = x.builtins();
+      z3::expr_vector released(ctx_);
+      if (!threadMember(coverOf(r), x.t, released) || !encodeGuards(r, x.bound, bx, released))
+        continue;
+      auto indexR = enc_.encode(r.barrier.index, x.bound, bx);
+      auto roundR = roundOf(r, iR, bx);
+      auto reach = reaches(r, x, y);
+      if (!indexR || !roundR || !reach)
+        continue;
+      released.push_back(*reach);
+      for (const SyncEvent &w : sk_.events) {
+        if (w.kind != SyncKind::MbarWait || w.barrier.array != r.barrier.array)
+          continue;
+        std::vector<int> cw = chainOf(w);
+        if (cw.size() > 1)
+          continue;
+        std::vector<std::optional<z3::expr>> at; // the wait's iteration, if in a loop
+        if (cw.empty()) {
+          if (w.order < y.ev.order)
+            at.emplace_back();
+        } else if (!cy.empty() && cy.front() == cw.front()) {
+          if (w.order < y.ev.order)
+            at.emplace_back(y.iters.front());
+          at.emplace_back(y.iters.front() - 1);
+        } else if (iR && cr.front() == cw.front() && w.order < y.ev.order) {
+          at.emplace_back(*iR);
+        }
+        for (const std::optional<z3::expr> &iW : at) {
+          auto by = y.builtins();
+          std::map<std::string, z3::expr> boundW;
+          z3::expr_vector cons = copyOf(released);
+          if (iW) {
+            const SkeletonLoop &loop = sk_.loops[size_t(cw.front())];
+            auto b = enc_.encode(loop.begin, {}, by), s = enc_.encode(loop.step, {}, by),
+                 trip = enc_.encode(loop.trip(), {}, by);
+            if (!b || !s || !trip)
+              continue;
+            boundW.emplace(loop.var, *b + *iW * *s);
+            cons.push_back(*iW >= 0 && *iW < *trip);
+          }
+          if (!threadMember(coverOf(w), y.t, cons) || !encodeGuards(w, boundW, by, cons))
+            continue;
+          auto indexW = enc_.encode(w.barrier.index, boundW, by);
+          auto parity = enc_.encode(w.parity, boundW, by);
+          auto roundW = roundOf(w, iW, by);
+          if (!indexW || !parity || !roundW || !indexW->is_int() || !indexR->is_int())
+            continue;
+          z3::expr meant =
+              z3::ite(z3::mod(*parity - *roundW, 2) == 0, *roundW, *roundW - 1);
+          cons.push_back(*indexR == *indexW);
+          cons.push_back(*roundR <= meant);
+          out.push_back(z3::mk_and(cons));
+        }
+      }
+    }
+  }
+
+  // A wgmma.mma_async's operand reads and accumulator writes are finished,
+  // for its whole warpgroup, once the warpgroup committed its group and
+  // waited with wgmma.wait_group(0) (both after it, before y, in the same
+  // iterations of the loops they share).
+  void addWgmmaRetired(const Side &x, const Side &y, std::vector<z3::expr> &out) {
+    if (x.ev.kind != SyncKind::WgmmaMma || y.ev.order <= x.ev.order)
+      return;
+    std::vector<int> cx = chainOf(x.ev), cy = chainOf(y.ev);
+    for (const SyncEvent &commit : sk_.events) {
+      if (commit.kind != SyncKind::WgmmaCommit || commit.order <= x.ev.order ||
+          commit.order >= y.ev.order || !commit.guards.empty() || commit.loop != x.ev.loop)
+        continue;
+      for (const SyncEvent &w : sk_.events) {
+        if (w.kind != SyncKind::WgmmaWait || w.order <= commit.order || w.order >= y.ev.order ||
+            !w.guards.empty() || w.loop != x.ev.loop || constantValue(w.amount) != 0)
+          continue;
+        std::vector<int> cw = chainOf(w);
+        if (!isPrefix(cw, cy))
+          continue;
+        ThreadSet cover = coverOf(w);
+        if (!x.ev.threads.widened(128).subsetOf(cover) ||
+            !x.ev.threads.widened(128).subsetOf(coverOf(commit)))
+          continue;
+        z3::expr_vector cons(ctx_);
+        if (!threadMember(cover, y.t, cons))
+          continue;
+        cons.push_back(x.t / 128 == y.t / 128);
+        for (size_t k = 0; k < cw.size(); ++k)
+          cons.push_back(x.iters[k] == y.iters[k]);
+        out.push_back(z3::mk_and(cons));
+        return;
+      }
+    }
+  }
+
+  std::vector<z3::expr> orderingEscapes(const Side &a, const Side &b, const Ordering &ord,
+                                        Mode mode) {
+    std::vector<z3::expr> out;
+    if (mode == Mode::AcrossCtas)
+      return out;
+    if (ord.warpOrdered)
+      out.push_back(a.t / 32 == b.t / 32);
+    addHandshakes(a, b, out);
+    addHandshakes(b, a, out);
+    if (mode == Mode::SameCta) {
+      addWgmmaRetired(a, b, out);
+      addWgmmaRetired(b, a, out);
+    }
+    return out;
   }
 
   // Two CTAs never synchronise: a global-memory pair is also asked for two
@@ -359,7 +789,8 @@ private:
     bool orderedSameIteration = ord.sameIteration, anyInBody = ord.anyInBody,
          wrapsAround = ord.wrapsAround;
     // Collective calls of the same group are ordered by their dispatch.
-    bool groupScoped = ea.scope != ExecScope::Thread && eb.scope != ExecScope::Thread;
+    ExecScope scopeA = issueScope(ea), scopeB = issueScope(eb);
+    bool groupScoped = scopeA != ExecScope::Thread && scopeB != ExecScope::Thread;
     z3::expr t1 = enc_.fresh("t1"), t2 = enc_.fresh("t2");
     std::optional<z3::expr> rankA, rankB;
     z3::expr_vector cons(ctx_);
@@ -380,7 +811,8 @@ private:
           differ.push_back(ctaA[d] != ctaB[d]);
           continue;
         }
-        z3::expr extent = ctx_.int_val(d == 0 ? clusterExtent().value_or(1) : 1);
+        z3::expr extent =
+            ctx_.int_val(int(d) == clusterAxis() ? clusterExtent().value_or(1) : 1);
         differ.push_back(ctaA[d] / extent != ctaB[d] / extent);
       }
       cons.push_back(z3::mk_or(differ));
@@ -391,8 +823,8 @@ private:
       z3::expr n = ctx_.int_val(*clusterExtent());
       cons.push_back(*rankA >= 0 && *rankA < n && *rankB >= 0 && *rankB < n);
       cons.push_back(*rankA != *rankB || t1 != t2);
-    } else if (groupScoped && ea.scope == eb.scope) {
-      int64_t g = groupSize(ea.scope, sk_.threads);
+    } else if (groupScoped && scopeA == scopeB) {
+      int64_t g = groupSize(scopeA, sk_.threads);
       cons.push_back(t1 / ctx_.int_val(g) != t2 / ctx_.int_val(g));
     } else {
       cons.push_back(t1 != t2);
@@ -489,6 +921,24 @@ private:
     }
     if (r == z3::unsat)
       return r;
+    // Orderings that hold for some executor pairs only (warp.sync within a
+    // warp, mbarrier handshakes of matching rounds, wgmma groups retired by
+    // the warpgroup): asked only now, so that pairs the barriers decide pay
+    // nothing for them.
+    Side sideA{ea, a, t1, itersA, boundA, builtinsA, rankOf(rankA)};
+    Side sideB{eb, b, t2, itersB, boundB, builtinsB, rankOf(rankB)};
+    std::vector<z3::expr> escapes = orderingEscapes(sideA, sideB, ord, mode);
+    if (!escapes.empty()) {
+      for (const z3::expr &e : escapes)
+        s.add(z3::implies(pair, !e));
+      r = s.check(under);
+      if (r == z3::unknown) {
+        report_.notChecked.push_back({ea.loc, fmt::format("race on {}: Z3 gave up", a.buffer)});
+        return r;
+      }
+      if (r == z3::unsat)
+        return r;
+    }
     // The least witness: threads, CTAs, iterations, element, then sizes.
     std::vector<z3::expr> witness{t1, t2};
     for (const auto *cta : {&ctaA, &ctaB})
@@ -629,6 +1079,9 @@ private:
   detail::LinearPrecheck linear_{ctx_, opt_.timeoutMs};
   int pairs_ = 0;
   RaceReport report_;
+  std::set<std::string> loopVars_;
+  std::map<const SyncEvent *, int64_t> period_; // see periodOf
+  std::map<const SyncEvent *, std::optional<int64_t>> first_; // see firstIteration
 };
 
 } // namespace

@@ -112,6 +112,8 @@ std::string_view syncKindName(SyncKind k) {
     return "tcgen05.commit";
   case SyncKind::CtaSync:
     return "cta.sync";
+  case SyncKind::WarpSync:
+    return "warp.sync";
   case SyncKind::NamedSync:
     return "barrier.sync";
   case SyncKind::NamedArrive:
@@ -804,6 +806,13 @@ private:
         if (op)
           if (auto a = accessOf(*op, false, async, false))
             e.accesses.push_back(*a);
+      // A block-scaled tcgen05.mma reads its scale factors (tensor memory)
+      // like its operands, until its commit.
+      if (name == "tcgen05.mma")
+        for (std::string_view scale : {"scale_a", "scale_b"})
+          if (Expr sf = keywordArg(s, scale))
+            if (auto a = accessOf(sf, false, true, false))
+              e.accesses.push_back(*a);
       if (p0)
         if (auto a = accessOf(*p0, true, name == "tcgen05.mma", false))
           e.accesses.push_back(*a);
@@ -839,6 +848,8 @@ private:
     if (name == "sync") {
       if (s.scope == ExecScope::Cta || s.scope == ExecScope::Cluster)
         push(make(SyncKind::CtaSync));
+      else if (s.scope == ExecScope::Warp)
+        push(make(SyncKind::WarpSync));
       return;
     }
     if (name == "barrier.sync" || name == "barrier.arrive") {
@@ -889,6 +900,7 @@ private:
     }
     if (name == "tcgen05.ld") {
       SyncEvent e = make(SyncKind::Tcgen05Ld);
+      e.warpCollective = true;
       if (p0)
         if (auto a = accessOf(*p0, true, false, false))
           e.accesses.push_back(*a);
@@ -900,6 +912,7 @@ private:
     }
     // Any other call: the first buffer argument is written, the others read.
     SyncEvent e = make(SyncKind::Access);
+    e.warpCollective = name == "tcgen05.st";
     size_t index = 0;
     for (const CallArg &a : s.args) {
       if (!a.keyword.empty())

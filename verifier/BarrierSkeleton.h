@@ -68,6 +68,7 @@ enum class SyncKind : uint8_t {
   TxDelivery,    // a TMA / bulk copy signalling `barrier`: `amount` bytes
   Tcgen05Commit, // an arrival on `barrier` when prior tcgen05 ops complete
   CtaSync,       // cta.sync
+  WarpSync,      // warp.sync (__syncwarp): orders the lanes of each executing warp
   NamedSync,     // barrier.sync(id, threads)
   NamedArrive,   // barrier.arrive(id, threads)
   FenceProxyAsync,
@@ -130,6 +131,10 @@ struct SyncEvent {
   Expr parity; // waits
   Expr amount; // arrivals per thread, bytes, wait_group n, init count
   int64_t namedId = -1, namedThreads = -1;
+  // An unqualified call of a warp-collective instruction (`.sync.aligned`:
+  // tcgen05.ld, tcgen05.st): each warp issues it once and every lane
+  // handles its own slice of the warp's region.
+  bool warpCollective = false;
   std::vector<MemoryAccess> accesses;
   // Barrier traffic between the CTAs of a cluster (every CTA runs this code
   // with its own clusterCtaIdx): `remoteCta`, the rank of the CTA whose

@@ -33,7 +33,7 @@ bool comparable(const KernelBuffer &a, const KernelBuffer &b) {
     return false;
   switch (a.scope) {
   case BufferScope::Tmem:
-    return true;
+    return !(a.allocated && b.allocated);
   case BufferScope::Shared:
   case BufferScope::Global:
     return a.baseByte.has_value() && b.baseByte.has_value();
@@ -151,6 +151,7 @@ struct Collector {
   KernelLayoutInput &in;
   const Kernel &kernel;
   std::map<std::string, BufferScope> scopes;
+  std::set<std::string> allocated; // tmem buffers named by a tcgen05.alloc
 
   // The row strides (in bytes) of a global tensor parameter named by `arg`.
   void globalStrides(const Expr &arg, llvm::SMLoc loc) {
@@ -226,6 +227,9 @@ struct Collector {
     in.uses.push_back(std::move(u));
   }
   void call(const CallStmt &c) {
+    if (c.callee == "tcgen05.alloc" && !c.args.empty() && c.args[0].keyword.empty())
+      if (auto named = operandBuffer(c.args[0].value))
+        allocated.insert(named->first);
     bool hopper = in.target == TargetKind::sm_90a, blackwell = in.target == TargetKind::sm_100a;
     if (c.callee == "copy_async" && !c.args.empty() && (hopper || blackwell)) {
       use(c.args[0].value, "tma", c.loc, true);
@@ -257,8 +261,10 @@ KernelLayoutInput collectKernelLayouts(const Kernel &kernel) {
     if (auto v = constantValue(kernel.launch.grid[d]))
       in.launch.grid[d] = *v;
   in.constraints = kernel.constraints;
-  Collector collector{in, kernel, {}};
+  Collector collector{in, kernel, {}, {}};
   collector.block(kernel.body);
+  for (KernelBuffer &b : in.buffers)
+    b.allocated = b.scope == BufferScope::Tmem && collector.allocated.count(b.name) > 0;
   return in;
 }
 

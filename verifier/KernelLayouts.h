@@ -39,6 +39,11 @@ struct KernelBuffer {
   std::optional<int64_t> baseByte;
   std::vector<std::string> aliases; // buffers it is declared to share storage with
   bool mayAlias = false;            // its own elements may share slots
+  // Tensor memory that a tcgen05.alloc of the kernel places: its columns
+  // start where the allocator puts them, disjoint from every other
+  // allocation alive at the same time, so two such buffers are not compared
+  // (their layouts' columns are relative to their own allocations).
+  bool allocated = false;
 };
 
 // An operand of a primitive or intrinsic whose instruction is known.
