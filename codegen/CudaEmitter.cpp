@@ -869,14 +869,16 @@ void KernelEmitter::dsmemCopy(const CallStmt &c, bool load) {
                        bytes);
   };
   line(fmt::format("{{ const int ts_rank = {};", ex(rank->value)));
+  int chunk = static_cast<int>(width) * bytes;
   for (int64_t i = 0; i < n; i += width) {
-    std::string d = address(dst, db, i), s = address(src, sb, i);
-    if (load)
-      s = fmt::format("ts_mapa({}, ts_rank)", s);
-    else
-      d = fmt::format("ts_mapa({}, ts_rank)", d);
-    line(fmt::format("  ts_dsmem_move<{}>({}, {}, {}, {});", width * bytes, d,
-                     load ? "false" : "true", s, load ? "true" : "false"));
+    std::string s = address(src, sb, i);
+    line(fmt::format("  const ts_chunk<{}> ts_c{} = ts_dsmem_ld<{}>({}, {});", chunk, i / width,
+                     chunk, load ? fmt::format("ts_mapa({}, ts_rank)", s) : s, load));
+  }
+  for (int64_t i = 0; i < n; i += width) {
+    std::string d = address(dst, db, i);
+    line(fmt::format("  ts_dsmem_st<{}>({}, {}, ts_c{});", chunk,
+                     load ? d : fmt::format("ts_mapa({}, ts_rank)", d), !load, i / width));
   }
   line("}");
 }
@@ -1732,40 +1734,43 @@ __device__ __forceinline__ uint32_t ts_mapa(uint32_t addr, int rank) {
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(rank));
   return remote;
 }
-template <int BYTES> __device__ __forceinline__ void ts_dsmem_move(uint32_t dst, bool dstRemote, uint32_t src, bool srcRemote) {
-  if constexpr (BYTES == 16) {
-    uint32_t a, b, c, d;
-    if (srcRemote) asm volatile("ld.shared::cluster.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(src) : "memory");
-    else asm volatile("ld.shared::cta.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(src) : "memory");
-    if (dstRemote) asm volatile("st.shared::cluster.v4.b32 [%0], {%1, %2, %3, %4};" :: "r"(dst), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
-    else asm volatile("st.shared::cta.v4.b32 [%0], {%1, %2, %3, %4};" :: "r"(dst), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
-  } else if constexpr (BYTES == 8) {
-    uint64_t a;
-    if (srcRemote) asm volatile("ld.shared::cluster.b64 %0, [%1];" : "=l"(a) : "r"(src) : "memory");
-    else asm volatile("ld.shared::cta.b64 %0, [%1];" : "=l"(a) : "r"(src) : "memory");
-    if (dstRemote) asm volatile("st.shared::cluster.b64 [%0], %1;" :: "r"(dst), "l"(a) : "memory");
-    else asm volatile("st.shared::cta.b64 [%0], %1;" :: "r"(dst), "l"(a) : "memory");
-  } else if constexpr (BYTES == 4) {
-    uint32_t a;
-    if (srcRemote) asm volatile("ld.shared::cluster.b32 %0, [%1];" : "=r"(a) : "r"(src) : "memory");
-    else asm volatile("ld.shared::cta.b32 %0, [%1];" : "=r"(a) : "r"(src) : "memory");
-    if (dstRemote) asm volatile("st.shared::cluster.b32 [%0], %1;" :: "r"(dst), "r"(a) : "memory");
-    else asm volatile("st.shared::cta.b32 [%0], %1;" :: "r"(dst), "r"(a) : "memory");
-  } else if constexpr (BYTES == 2) {
-    uint16_t a;
-    if (srcRemote) asm volatile("ld.shared::cluster.b16 %0, [%1];" : "=h"(a) : "r"(src) : "memory");
-    else asm volatile("ld.shared::cta.b16 %0, [%1];" : "=h"(a) : "r"(src) : "memory");
-    if (dstRemote) asm volatile("st.shared::cluster.b16 [%0], %1;" :: "r"(dst), "h"(a) : "memory");
-    else asm volatile("st.shared::cta.b16 [%0], %1;" :: "r"(dst), "h"(a) : "memory");
-  } else {
-    static_assert(BYTES == 1, "a DSMEM chunk is 1, 2, 4, 8 or 16 bytes");
-    uint16_t a;
-    if (srcRemote) asm volatile("ld.shared::cluster.u8 %0, [%1];" : "=h"(a) : "r"(src) : "memory");
-    else asm volatile("ld.shared::cta.u8 %0, [%1];" : "=h"(a) : "r"(src) : "memory");
-    if (dstRemote) asm volatile("st.shared::cluster.u8 [%0], %1;" :: "r"(dst), "h"(a) : "memory");
-    else asm volatile("st.shared::cta.u8 [%0], %1;" :: "r"(dst), "h"(a) : "memory");
-  }
+// A chunk of a DSMEM copy, loaded from this CTA's shared memory or a peer's
+// (`remote`: an address from mapa) and stored likewise. A call loads every
+// chunk before it stores the first, so the remote round trips overlap.
+template <int BYTES> struct ts_chunk;
+template <> struct ts_chunk<16> { uint32_t v[4]; };
+template <> struct ts_chunk<8> { uint64_t v; };
+template <> struct ts_chunk<4> { uint32_t v; };
+template <> struct ts_chunk<2> { uint16_t v; };
+template <> struct ts_chunk<1> { uint16_t v; };
+#define TS_SPACE(remote, op, ...) if (remote) asm volatile(op ".shared::cluster" __VA_ARGS__); else asm volatile(op ".shared::cta" __VA_ARGS__)
+template <int BYTES> __device__ __forceinline__ ts_chunk<BYTES> ts_dsmem_ld(uint32_t src, bool remote) {
+  ts_chunk<BYTES> c;
+  if constexpr (BYTES == 16)
+    TS_SPACE(remote, "ld", ".v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(c.v[0]), "=r"(c.v[1]), "=r"(c.v[2]), "=r"(c.v[3]) : "r"(src) : "memory");
+  else if constexpr (BYTES == 8)
+    TS_SPACE(remote, "ld", ".b64 %0, [%1];" : "=l"(c.v) : "r"(src) : "memory");
+  else if constexpr (BYTES == 4)
+    TS_SPACE(remote, "ld", ".b32 %0, [%1];" : "=r"(c.v) : "r"(src) : "memory");
+  else if constexpr (BYTES == 2)
+    TS_SPACE(remote, "ld", ".b16 %0, [%1];" : "=h"(c.v) : "r"(src) : "memory");
+  else
+    TS_SPACE(remote, "ld", ".u8 %0, [%1];" : "=h"(c.v) : "r"(src) : "memory");
+  return c;
 }
+template <int BYTES> __device__ __forceinline__ void ts_dsmem_st(uint32_t dst, bool remote, const ts_chunk<BYTES> &c) {
+  if constexpr (BYTES == 16)
+    TS_SPACE(remote, "st", ".v4.b32 [%0], {%1, %2, %3, %4};" :: "r"(dst), "r"(c.v[0]), "r"(c.v[1]), "r"(c.v[2]), "r"(c.v[3]) : "memory");
+  else if constexpr (BYTES == 8)
+    TS_SPACE(remote, "st", ".b64 [%0], %1;" :: "r"(dst), "l"(c.v) : "memory");
+  else if constexpr (BYTES == 4)
+    TS_SPACE(remote, "st", ".b32 [%0], %1;" :: "r"(dst), "r"(c.v) : "memory");
+  else if constexpr (BYTES == 2)
+    TS_SPACE(remote, "st", ".b16 [%0], %1;" :: "r"(dst), "h"(c.v) : "memory");
+  else
+    TS_SPACE(remote, "st", ".u8 [%0], %1;" :: "r"(dst), "h"(c.v) : "memory");
+}
+#undef TS_SPACE
 __device__ __forceinline__ int ts_cluster_ctaid(int axis) {
   uint32_t v;
   if (axis == 0)
