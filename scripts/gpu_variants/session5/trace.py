@@ -17,11 +17,17 @@ for rep in range(12):
     lib.ts_trace_get(buf.ctypes.data_as(ctypes.c_void_p))
     g = buf.reshape(1024, 8, 2)[:ctas, :, 0].astype(np.int64)
     t0 = g[:, 0].min()
-    rows.append((s.elapsed_time(e) * 1000, g - t0))
+    sm = (buf.reshape(1024, 8, 2)[:ctas, 0, 1] >> 48).astype(np.int64)
+    rows.append((s.elapsed_time(e) * 1000, g - t0, sm))
 err = ((C.double() - A.double() @ B.double().t()).norm() / (A.double() @ B.double().t()).norm()).item()
 print(k, "rel_err %.2e" % err)
-for ev, g in rows[4:8]:
+for ev, g, sm in rows[4:8]:
     med = np.median(g, axis=0); mx = g.max(axis=0); mn = g.min(axis=0)
+    last = max(m for m in range(8) if mx[m] > 0)
+    per = np.bincount(sm, minlength=140)[sm]
+    for c in sorted(set(per.tolist())):
+        sel = g[per == c, last]
+        print("  CTAs sharing an SM with %d: %d CTAs, last mark min/median/max %d %d %d" % (c, len(sel), sel.min(), np.median(sel), sel.max()))
     print("event %.2f us | per mark: min/median/max ns" % ev)
     for m in range(8):
         if mx[m] > 0 or m == 0: print("  mark %d: %6d %6d %6d" % (m, mn[m], med[m], mx[m]))
