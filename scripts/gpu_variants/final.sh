@@ -10,12 +10,4 @@ B="python3 ../../codegen/bench.py"
 r() { $B --lib ./$1.so --kernel $1 --args $2 --ref rmsnorm --scalars eps=1e-6 --reps $3 | python3 -c "import json,sys; r=json.loads(sys.stdin.read()); print('$1', '$2', 'ms %.5f triton %.5f ratio %.3f ok %s' % (r['ms'], r['triton_ms'], r['ratio_vs_triton'], r['ok']))"; }
 for round in 1 2 3; do r rms_base R=4096,H=4096 300; r rms_nb R=4096,H=4096 300; done | tee $OUT/rms_variants.txt
 echo "cluster $($B --lib ./gemm_cluster_mc.so --kernel gemm_cluster_mc --args "$(cat ../sim/simc_cluster_a/args)" --ref gemm_abt --reps 3 --load ../sim/simc_cluster_a/ --expect ../sim/simc_cluster_a/C.npy)" | tee -a $OUT/rms_variants.txt
-grep -vE "^\s" $OUT/results.jsonl | python3 -c "
-import sys, json
-for line in sys.stdin:
-    name, _, rest = line.partition(' ')
-    try: r = json.loads(rest)
-    except Exception: print(line.strip()[:200]); continue
-    keys = ['ms','cublas_ms','ratio_vs_cublas','triton_ms','ratio_vs_triton','rel_err','unwritten','bit_identical','compared','ok']
-    print(name, {k: (round(r[k],5) if isinstance(r[k], float) else r[k]) for k in keys if k in r})
-"
+python3 ../../scripts/gpu_variants/summary.py < $OUT/results.jsonl

@@ -1,13 +1,6 @@
 #!/bin/bash
 # Session 5, device call 2: where the split-K cluster kernel's time goes.
-cd "$(dirname "$0")"
-export PYTHONUNBUFFERED=1
-OUT=${OUT:-/tmp/out}; mkdir -p $OUT
-exec > >(tee $OUT/run13.log) 2>&1
-date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-p() { python3 -c "import json,sys; r=json.loads(sys.stdin.read()); b=r.get('cublas_ms', r.get('triton_ms')); print('$1 $2', 'ms %.5f base %.5f ratio %.3f ok %s err %.2e' % (r['ms'], b, r.get('ratio_vs_cublas', r.get('ratio_vs_triton')), r['ok'], r['rel_err']))"; }
-B="python3 ../../codegen/bench.py"
-g() { $B --lib ./$1.so --kernel $2 --args $3 --ref gemm_abt --reps $4 | p "$1 $3" $5; }
+source "$(dirname "$0")/common.sh" run13
 for round in 1 2; do
   g small gemm_bf16_sm90_64x64 M=1024,N=1024,K=1024 200 $round
   g gemm_bf16_sm90_splitk gemm_bf16_sm90_splitk M=1024,N=1024,K=1024 200 $round
