@@ -379,9 +379,9 @@ private:
     if (!useBarriers)
       return o;
     o.sameLoop = ea.loop == eb.loop && ea.loop >= 0;
-    o.sameIteration = !o.loLate && &ea != &eb &&
-                      ctaSyncBetween(ea.threads, eb.threads, lo.order, hi.order, -2, cluster,
-                                     warpLevel);
+    o.sameIteration =
+        !o.loLate && &ea != &eb &&
+        ctaSyncBetween(ea.threads, eb.threads, lo.order, hi.order, -2, cluster, warpLevel);
     o.anyInBody = o.sameLoop &&
                   ctaSyncBetween(ea.threads, eb.threads, -1, INT_MAX, ea.loop, cluster, warpLevel);
     o.wrapsAround =
@@ -801,8 +801,7 @@ private:
             auto roundW = roundOf(w, iW, bw);
             if (!indexW || !parity || !roundW || !indexW->is_int() || !indexR->is_int())
               continue;
-            z3::expr meant =
-                z3::ite(z3::mod(*parity - *roundW, 2) == 0, *roundW, *roundW - 1);
+            z3::expr meant = z3::ite(z3::mod(*parity - *roundW, 2) == 0, *roundW, *roundW - 1);
             cons.push_back(*indexR == *indexW);
             cons.push_back(*roundR <= meant);
             out.push_back(z3::mk_and(cons));
@@ -1160,10 +1159,10 @@ private:
         firstIsA ? iterText(ea, itersA, boundA) : iterText(eb, itersB, boundB),
         (firstIsA ? b.write : a.write) ? "written" : "read", threadText(firstIsA ? t2 : t1), o.what,
         firstIsA ? iterText(eb, itersB, boundB) : iterText(ea, itersA, boundA),
-        acrossCtas ? (ord.differentClusters ? "in CTAs of different clusters, which no barrier "
-                                              "orders"
-                                            : "in different CTAs, which no barrier orders")
-        : inCluster            ? "with no cluster barrier between them"
+        acrossCtas  ? (ord.differentClusters ? "in CTAs of different clusters, which no barrier "
+                                               "orders"
+                                             : "in different CTAs, which no barrier orders")
+        : inCluster ? "with no cluster barrier between them"
         : ord.loLate || ord.hiLate ? "with no barrier after a wait for the asynchronous access's "
                                      "completion between them"
                                    : "with no barrier between them",
