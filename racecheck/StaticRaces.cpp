@@ -42,13 +42,25 @@ ExecScope issueScope(const SyncEvent &e) {
   return e.warpCollective ? ExecScope::Warp : e.scope;
 }
 
+// A cp.async copy: `cp_async`, or `copy_async` without an mbarrier (which
+// dispatch turns into cp.async and a commit).
+bool isCpAsync(const SyncEvent &e) {
+  return e.kind == SyncKind::Access && (e.what == "cp_async" || e.what.ends_with("copy_async"));
+}
+
 // Accesses that complete after their statement: a TMA write (until its
-// delivery), the operands and accumulator of wgmma.mma_async (until
+// delivery), a cp.async write (until a cp_async.wait of the issuing thread
+// covers its group), the operands and accumulator of wgmma.mma_async (until
 // wait_group) and of tcgen05.mma (until its commit's mbarrier phase). A
-// barrier after the issuing statement does not order them.
+// barrier after the issuing statement does not order them: only their
+// completion does, observed by the other access's thread or by a thread
+// that then meets it at a barrier (addHandshakes, addWgmmaRetired,
+// addCpAsyncCompleted).
 bool completesLater(const SyncEvent &e, const MemoryAccess &a) {
   if (e.kind == SyncKind::TxDelivery)
     return a.write && a.asyncProxy;
+  if (isCpAsync(e))
+    return a.write;
   return e.kind == SyncKind::WgmmaMma || (e.what == "tcgen05.mma" && a.scope != MemScope::Global);
 }
 
@@ -221,16 +233,21 @@ private:
   // arrives once the issuing thread's tcgen05 operations completed), and
   // every thread of `second` waits on B between them. One-shot barriers only (both outside loops);
   // phases of barriers in loops are the barrier proofs' business.
-  bool handshake(const SyncEvent &first, const SyncEvent &second) const {
+  // An access that completes later is released only by its own completion:
+  // a TMA's delivery, a tcgen05.mma's commit.
+  bool handshake(const SyncEvent &first, const MemoryAccess &access,
+                 const SyncEvent &second) const {
     // `second` may sit in a loop that starts after the wait: every iteration
     // comes after it.
     if (first.loop >= 0)
       return false;
+    bool late = completesLater(first, access);
     std::set<std::string> signalled;
     if (first.kind == SyncKind::TxDelivery)
       signalled.insert(first.barrier.array);
     for (const SyncEvent &e : sk_.events)
       if (e.order > first.order && e.order < second.order && e.loop < 0 &&
+          (!late || (e.kind == SyncKind::Tcgen05Commit && first.what == "tcgen05.mma")) &&
           (e.kind == SyncKind::MbarArrive || e.kind == SyncKind::MbarExpectTx ||
            e.kind == SyncKind::Tcgen05Commit) &&
           first.threads.subsetOf(coverOf(e)))
@@ -297,7 +314,7 @@ private:
                                  a.buffer)});
         return;
       }
-      Ordering ord = orderingOf(ea, eb, clustered, true);
+      Ordering ord = orderingOf(ea, a, eb, b, clustered, true);
       bool fully = ord.fully;
       if (mode == Mode::AcrossCtas && !(clustered && fully))
         ord = Ordering{false, false, false, false, &ea};
@@ -317,33 +334,19 @@ private:
       ++report_.pairsOrderedByMbarrier;
       return;
     }
-    bool sameLoop = ea.loop == eb.loop && ea.loop >= 0;
     bool sameEvent = &ea == &eb;
     // In program order within one iteration: `lo` first, `hi` second.
     const SyncEvent &lo = ea.order <= eb.order ? ea : eb, &hi = ea.order <= eb.order ? eb : ea;
-    bool orderedSameIteration =
-        !sameEvent && ctaSyncBetween(ea.threads, eb.threads, lo.order, hi.order);
-    if (!orderedSameIteration && !sameEvent && handshake(lo, hi)) {
+    Ordering ord = orderingOf(ea, a, eb, b, true, false);
+    if (!ord.sameIteration && !sameEvent && handshake(lo, &lo == &ea ? a : b, hi)) {
       ++report_.pairsProved;
       return;
     }
-    // Across iterations of one loop: lo at a later iteration than hi is
-    // separated by a barrier after hi or before lo in the body (adjacent
-    // iterations), by any barrier of the body otherwise.
-    bool anyInBody = sameLoop && ctaSyncBetween(ea.threads, eb.threads, -1, INT_MAX, ea.loop);
-    bool wrapsAround =
-        sameLoop && (ctaSyncBetween(ea.threads, eb.threads, hi.order, INT_MAX, ea.loop) ||
-                     ctaSyncBetween(ea.threads, eb.threads, -1, lo.order, ea.loop));
-    if (!sameLoop && orderedSameIteration) {
+    if (ord.fully) {
       ++report_.pairsProved;
       return;
     }
-    if (sameLoop && orderedSameIteration && anyInBody && wrapsAround) {
-      ++report_.pairsProved;
-      return;
-    }
-    Ordering ord{sameLoop, orderedSameIteration, anyInBody, wrapsAround, &lo};
-    ord.warpOrdered = orderingOf(ea, eb, true, false, true).fully;
+    ord.warpOrdered = orderingOf(ea, a, eb, b, true, false, true).fully;
     if (solvePair(ea, a, eb, b, ord, Mode::SameCta) == z3::unsat)
       ++report_.pairsProved;
   }
@@ -355,29 +358,40 @@ private:
     bool fully = false;            // every execution pair is ordered
     bool differentClusters = false; // across CTAs: only CTAs of different clusters race
     bool warpOrdered = false;       // fully ordered for two threads of one warp (warp.sync)
+    // The access of lo / hi completes later (completesLater): barriers do
+    // not order it before the other one.
+    bool loLate = false, hiLate = false;
   };
 
   // The ordering barriers (cluster barriers with `cluster`) give ea and eb:
   // the same iteration, adjacent iterations, farther ones (see checkPair).
-  Ordering orderingOf(const SyncEvent &ea, const SyncEvent &eb, bool useBarriers, bool cluster,
+  // A barrier orders an access that completes later (a TMA or cp.async
+  // write, an MMA's operands) only through its completion, which the
+  // per-executor orderings model: it is not taken as ordering it here.
+  Ordering orderingOf(const SyncEvent &ea, const MemoryAccess &a, const SyncEvent &eb,
+                      const MemoryAccess &b, bool useBarriers, bool cluster,
                       bool warpLevel = false) {
     const SyncEvent &lo = ea.order <= eb.order ? ea : eb, &hi = ea.order <= eb.order ? eb : ea;
     Ordering o;
     o.lo = &lo;
+    o.loLate = completesLater(lo, &lo == &ea ? a : b);
+    o.hiLate = completesLater(hi, &lo == &ea ? b : a);
     if (!useBarriers)
       return o;
     o.sameLoop = ea.loop == eb.loop && ea.loop >= 0;
-    o.sameIteration = &ea != &eb && ctaSyncBetween(ea.threads, eb.threads, lo.order, hi.order,
-                                                   -2, cluster, warpLevel);
+    o.sameIteration =
+        !o.loLate && &ea != &eb &&
+        ctaSyncBetween(ea.threads, eb.threads, lo.order, hi.order, -2, cluster, warpLevel);
     o.anyInBody = o.sameLoop &&
                   ctaSyncBetween(ea.threads, eb.threads, -1, INT_MAX, ea.loop, cluster, warpLevel);
     o.wrapsAround =
-        o.sameLoop &&
+        !o.hiLate && o.sameLoop &&
         (ctaSyncBetween(ea.threads, eb.threads, hi.order, INT_MAX, ea.loop, cluster, warpLevel) ||
          ctaSyncBetween(ea.threads, eb.threads, -1, lo.order, ea.loop, cluster, warpLevel));
     // As checkPair reads it within a CTA: a barrier between accesses outside
     // one common loop orders them; in one loop it also needs the back edge.
-    o.fully = o.sameIteration && (!o.sameLoop || (o.anyInBody && o.wrapsAround));
+    o.fully = o.sameIteration &&
+              (!o.sameLoop || (o.anyInBody && o.wrapsAround && !o.loLate && !o.hiLate));
     return o;
   }
 
@@ -395,7 +409,74 @@ private:
     const std::map<std::string, z3::expr> &bound;
     std::function<std::map<BuiltinKind, z3::expr>()> builtins;
     const z3::expr *rank;
+    // The builtins of another thread of this executor's CTA.
+    std::function<std::map<BuiltinKind, z3::expr>(const z3::expr &)> builtinsAt;
   };
+
+  // Where a wait sits relative to the access y it orders (addHandshakes):
+  // outside loops before y; in y's top-level loop at y's iteration (before
+  // y) or at the one before; in the arrival's loop, which y follows.
+  enum class WaitAt { OutsideLoops, SameIteration, PreviousIteration, ArrivalIteration };
+
+  // Barriers that make every thread of `waiters` meet y's threads after
+  // the wait w (placed as `at` says) and before y: a CTA barrier or a named
+  // barrier joining them, or warp.sync (one warp only: the caller matches
+  // warps). Only barriers outside conditions over sizes, in the loop of w or
+  // of y (never an inner loop that might not run).
+  std::vector<const SyncEvent *> relaysAfter(const SyncEvent &w, WaitAt at,
+                                             const ThreadSet &waiters, const SyncEvent &y) const {
+    std::vector<const SyncEvent *> out;
+    std::vector<int> cw = chainOf(w), cy = chainOf(y);
+    for (const SyncEvent &b : sk_.events) {
+      if (!b.guards.empty() || !joins(b, waiters, y.threads, true))
+        continue;
+      std::vector<int> cb = chainOf(b);
+      bool between = b.order > w.order && b.order < y.order;
+      bool placed = false;
+      switch (at) {
+      case WaitAt::OutsideLoops:
+        placed = between && cb.size() <= 1 && isPrefix(cb, cy);
+        break;
+      case WaitAt::SameIteration:
+        placed = between && cb == cw;
+        break;
+      case WaitAt::PreviousIteration:
+        placed = cb == cw && (b.order > w.order || b.order < y.order);
+        break;
+      case WaitAt::ArrivalIteration:
+        placed = (cb == cw && b.order > w.order) ||
+                 (between && cb.size() <= 1 && isPrefix(cb, cy) && cb != cw);
+        break;
+      }
+      if (placed)
+        out.push_back(&b);
+    }
+    return out;
+  }
+
+  // Threads of `set` standing for it as the thread that observes a
+  // completion before a relay: the first one (any thread of the set meets y
+  // at a CTA or named barrier), or, with warp.sync, the first one of each
+  // warp, with the condition that y's thread is in that warp.
+  std::vector<std::pair<int64_t, std::optional<z3::expr>>>
+  relayThreads(const std::vector<const SyncEvent *> &relays, const ThreadSet &set,
+               const z3::expr &yThread) {
+    std::vector<std::pair<int64_t, std::optional<z3::expr>>> out;
+    bool cta = false, warp = false;
+    for (const SyncEvent *b : relays)
+      (b->kind == SyncKind::WarpSync ? warp : cta) = true;
+    for (int64_t t = 0; t < set.launchThreads(); ++t) {
+      if (!set.contains(t))
+        continue;
+      if (cta) {
+        out.push_back({t, std::nullopt});
+        return out;
+      }
+      if (warp && (out.empty() || out.back().first / 32 != t / 32))
+        out.push_back({t, yThread / 32 == ctx_.int_val(t / 32)});
+    }
+    return out;
+  }
 
   std::vector<int> chainOf(const SyncEvent &e) const {
     std::vector<int> chain;
@@ -673,42 +754,58 @@ private:
         std::vector<int> cw = chainOf(w);
         if (cw.size() > 1)
           continue;
-        std::vector<std::optional<z3::expr>> at; // the wait's iteration, if in a loop
+        // The wait's iteration, if in a loop, and where it sits.
+        std::vector<std::pair<std::optional<z3::expr>, WaitAt>> at;
         if (cw.empty()) {
           if (w.order < y.ev.order)
-            at.emplace_back();
+            at.push_back({std::nullopt, WaitAt::OutsideLoops});
         } else if (!cy.empty() && cy.front() == cw.front()) {
           if (w.order < y.ev.order)
-            at.emplace_back(y.iters.front());
-          at.emplace_back(y.iters.front() - 1);
+            at.push_back({y.iters.front(), WaitAt::SameIteration});
+          at.push_back({y.iters.front() - 1, WaitAt::PreviousIteration});
         } else if (iR && cr.front() == cw.front() && w.order < y.ev.order) {
-          at.emplace_back(*iR);
+          at.push_back({*iR, WaitAt::ArrivalIteration});
         }
-        for (const std::optional<z3::expr> &iW : at) {
-          auto by = y.builtins();
-          std::map<std::string, z3::expr> boundW;
-          z3::expr_vector cons = copyOf(released);
-          if (iW) {
-            const SkeletonLoop &loop = sk_.loops[size_t(cw.front())];
-            auto b = enc_.encode(loop.begin, {}, by), s = enc_.encode(loop.step, {}, by),
-                 trip = enc_.encode(loop.trip(), {}, by);
-            if (!b || !s || !trip)
+        for (const auto &[iW, where] : at) {
+          // Who observes the phase: y's own thread, or, for an access that
+          // completes later, a waiting thread that then meets y's thread at
+          // a barrier (a CTA barrier after a wait publishes what the wait
+          // observed to every thread it joins).
+          std::vector<std::pair<z3::expr, std::optional<z3::expr>>> observers;
+          z3::expr_vector mine(ctx_);
+          if (threadMember(coverOf(w), y.t, mine))
+            observers.push_back({y.t, mine[0]});
+          if (late)
+            for (const auto &[u, cond] :
+                 relayThreads(relaysAfter(w, where, w.threads, y.ev), w.threads, y.t))
+              observers.push_back({ctx_.int_val(u), cond});
+          for (const auto &[waiter, cond] : observers) {
+            auto bw = y.builtinsAt(waiter);
+            std::map<std::string, z3::expr> boundW;
+            z3::expr_vector cons = copyOf(released);
+            if (cond)
+              cons.push_back(*cond);
+            if (iW) {
+              const SkeletonLoop &loop = sk_.loops[size_t(cw.front())];
+              auto b = enc_.encode(loop.begin, {}, bw), s = enc_.encode(loop.step, {}, bw),
+                   trip = enc_.encode(loop.trip(), {}, bw);
+              if (!b || !s || !trip)
+                continue;
+              boundW.emplace(loop.var, *b + *iW * *s);
+              cons.push_back(*iW >= 0 && *iW < *trip);
+            }
+            if (!encodeGuards(w, boundW, bw, cons))
               continue;
-            boundW.emplace(loop.var, *b + *iW * *s);
-            cons.push_back(*iW >= 0 && *iW < *trip);
+            auto indexW = enc_.encode(w.barrier.index, boundW, bw);
+            auto parity = enc_.encode(w.parity, boundW, bw);
+            auto roundW = roundOf(w, iW, bw);
+            if (!indexW || !parity || !roundW || !indexW->is_int() || !indexR->is_int())
+              continue;
+            z3::expr meant = z3::ite(z3::mod(*parity - *roundW, 2) == 0, *roundW, *roundW - 1);
+            cons.push_back(*indexR == *indexW);
+            cons.push_back(*roundR <= meant);
+            out.push_back(z3::mk_and(cons));
           }
-          if (!threadMember(coverOf(w), y.t, cons) || !encodeGuards(w, boundW, by, cons))
-            continue;
-          auto indexW = enc_.encode(w.barrier.index, boundW, by);
-          auto parity = enc_.encode(w.parity, boundW, by);
-          auto roundW = roundOf(w, iW, by);
-          if (!indexW || !parity || !roundW || !indexW->is_int() || !indexR->is_int())
-            continue;
-          z3::expr meant =
-              z3::ite(z3::mod(*parity - *roundW, 2) == 0, *roundW, *roundW - 1);
-          cons.push_back(*indexR == *indexW);
-          cons.push_back(*roundR <= meant);
-          out.push_back(z3::mk_and(cons));
         }
       }
     }
@@ -733,19 +830,81 @@ private:
         std::vector<int> cw = chainOf(w);
         if (!isPrefix(cw, cy))
           continue;
-        ThreadSet cover = coverOf(w);
-        if (!x.ev.threads.widened(128).subsetOf(cover) ||
-            !x.ev.threads.widened(128).subsetOf(coverOf(commit)))
+        ThreadSet cover = coverOf(w), warpgroups = x.ev.threads.widened(128);
+        if (!warpgroups.subsetOf(cover) || !warpgroups.subsetOf(coverOf(commit)))
           continue;
-        z3::expr_vector cons(ctx_);
-        if (!threadMember(cover, y.t, cons))
-          continue;
-        cons.push_back(x.t / 128 == y.t / 128);
+        z3::expr_vector same(ctx_);
         for (size_t k = 0; k < cw.size(); ++k)
-          cons.push_back(x.iters[k] == y.iters[k]);
-        out.push_back(z3::mk_and(cons));
+          same.push_back(x.iters[k] == y.iters[k]);
+        // A thread of the warpgroup, or any thread that a CTA or named
+        // barrier after the wait joins with the warpgroup.
+        z3::expr_vector cons = copyOf(same);
+        if (threadMember(cover, y.t, cons)) {
+          cons.push_back(x.t / 128 == y.t / 128);
+          out.push_back(z3::mk_and(cons));
+        }
+        for (const SyncEvent *b : relaysAfter(w, WaitAt::SameIteration, warpgroups, y.ev))
+          if (b->kind != SyncKind::WarpSync) {
+            out.push_back(z3::mk_and(same));
+            break;
+          }
         return;
       }
+    }
+  }
+
+  // A cp.async write x is complete, for its thread, at a cp_async.wait(n)
+  // of that thread with at least n commits after the one that closed x's
+  // group (`copy_async` without an mbarrier closes its own), all in the same
+  // iteration and unconditional (conditional commits only make the group
+  // older). A barrier after that wait, joining x's threads with y's, orders
+  // x before y when y comes after it: later in the same iteration or in a
+  // later iteration of the loops they share.
+  void addCpAsyncCompleted(const Side &x, const Side &y, std::vector<z3::expr> &out) {
+    if (!isCpAsync(x.ev) || !x.acc.write)
+      return;
+    ThreadSet issuers = coverOf(x.ev);
+    std::vector<int> cx = chainOf(x.ev), cy = chainOf(y.ev);
+    auto byIssuers = [&](const SyncEvent &e, SyncKind kind) {
+      return e.kind == kind && chainOf(e) == cx && e.guards.empty() && issuers.subsetOf(e.threads);
+    };
+    const SyncEvent *closed = x.ev.what == "cp_async" ? nullptr : &x.ev;
+    for (const SyncEvent &e : sk_.events)
+      if (!closed && e.order > x.ev.order && byIssuers(e, SyncKind::CpAsyncCommit))
+        closed = &e;
+    if (!closed)
+      return;
+    int64_t newer = 0; // unconditional commits after the group's
+    for (const SyncEvent &w : sk_.events) {
+      if (w.order <= closed->order)
+        continue;
+      if (byIssuers(w, SyncKind::CpAsyncCommit))
+        ++newer;
+      auto allowed = constantValue(w.amount);
+      if (!byIssuers(w, SyncKind::CpAsyncWait) || !allowed || newer < *allowed)
+        continue;
+      size_t shared = 0;
+      while (shared < cx.size() && shared < cy.size() && cx[shared] == cy[shared])
+        ++shared;
+      for (const SyncEvent *b : relaysAfter(w, WaitAt::SameIteration, issuers, y.ev)) {
+        if (chainOf(*b) != cx)
+          continue;
+        // y after b: in the same iterations of the loops they share (y
+        // after x's loops, or after b in x's innermost loop), or in a later
+        // one of the first loop where the iterations differ.
+        z3::expr_vector later(ctx_), equal(ctx_);
+        for (size_t k = 0; k < shared; ++k) {
+          later.push_back(z3::mk_and(equal) && x.iters[k] < y.iters[k]);
+          equal.push_back(x.iters[k] == y.iters[k]);
+        }
+        if (y.ev.order > b->order)
+          later.push_back(z3::mk_and(equal));
+        z3::expr cons = later.empty() ? ctx_.bool_val(false) : z3::mk_or(later);
+        if (b->kind == SyncKind::WarpSync)
+          cons = cons && x.t / 32 == y.t / 32;
+        out.push_back(cons);
+      }
+      return;
     }
   }
 
@@ -761,6 +920,8 @@ private:
     if (mode == Mode::SameCta) {
       addWgmmaRetired(a, b, out);
       addWgmmaRetired(b, a, out);
+      addCpAsyncCompleted(a, b, out);
+      addCpAsyncCompleted(b, a, out);
     }
     return out;
   }
@@ -846,8 +1007,13 @@ private:
       const z3::expr &iHi = &lo == &ea ? itersB.back() : itersA.back();
       if (orderedSameIteration)
         cons.push_back(iLo != iHi);
-      if (anyInBody)
-        cons.push_back(iHi <= iLo && iLo <= iHi + 1);
+      // Any barrier of the body orders lo before hi at a later iteration,
+      // and hi before lo two or more iterations later, unless the earlier
+      // access completes later.
+      if (anyInBody && !ord.loLate)
+        cons.push_back(iHi <= iLo);
+      if (anyInBody && !ord.hiLate)
+        cons.push_back(iLo <= iHi + 1);
       if (wrapsAround)
         cons.push_back(iLo != iHi + 1);
     }
@@ -925,8 +1091,10 @@ private:
     // warp, mbarrier handshakes of matching rounds, wgmma groups retired by
     // the warpgroup): asked only now, so that pairs the barriers decide pay
     // nothing for them.
-    Side sideA{ea, a, t1, itersA, boundA, builtinsA, rankOf(rankA)};
-    Side sideB{eb, b, t2, itersB, boundB, builtinsB, rankOf(rankB)};
+    auto builtinsAtA = [&](const z3::expr &t) { return builtinsOf(t, ctaA, rankOf(rankA)); };
+    auto builtinsAtB = [&](const z3::expr &t) { return builtinsOf(t, ctaB, rankOf(rankB)); };
+    Side sideA{ea, a, t1, itersA, boundA, builtinsA, rankOf(rankA), builtinsAtA};
+    Side sideB{eb, b, t2, itersB, boundB, builtinsB, rankOf(rankB), builtinsAtB};
     std::vector<z3::expr> escapes = orderingEscapes(sideA, sideB, ord, mode);
     if (!escapes.empty()) {
       for (const z3::expr &e : escapes)
@@ -991,11 +1159,13 @@ private:
         firstIsA ? iterText(ea, itersA, boundA) : iterText(eb, itersB, boundB),
         (firstIsA ? b.write : a.write) ? "written" : "read", threadText(firstIsA ? t2 : t1), o.what,
         firstIsA ? iterText(eb, itersB, boundB) : iterText(ea, itersA, boundA),
-        acrossCtas ? (ord.differentClusters ? "in CTAs of different clusters, which no barrier "
-                                              "orders"
-                                            : "in different CTAs, which no barrier orders")
+        acrossCtas  ? (ord.differentClusters ? "in CTAs of different clusters, which no barrier "
+                                               "orders"
+                                             : "in different CTAs, which no barrier orders")
         : inCluster ? "with no cluster barrier between them"
-                    : "with no barrier between them",
+        : ord.loLate || ord.hiLate ? "with no barrier after a wait for the asynchronous access's "
+                                     "completion between them"
+                                   : "with no barrier between them",
         enc_.describeSymbols(m));
     for (const RaceFinding &g : report_.findings)
       if (g.first == f.first && g.second == f.second)

@@ -142,6 +142,10 @@ std::string_view syncKindName(SyncKind k) {
     return "barrier.cluster.arrive";
   case SyncKind::ClusterWait:
     return "barrier.cluster.wait";
+  case SyncKind::CpAsyncCommit:
+    return "cp_async.commit";
+  case SyncKind::CpAsyncWait:
+    return "cp_async.wait";
   case SyncKind::Access:
     return "access";
   }
@@ -858,6 +862,19 @@ private:
         e.namedId = constantValue(*p0).value_or(-1);
       if (Expr t = keywordArg(s, "threads"))
         e.namedThreads = constantValue(t).value_or(-1);
+      push(std::move(e));
+      return;
+    }
+    // cp.async groups: the copies' writes complete at a wait of the issuing
+    // thread (the copy itself is an access, below).
+    if (name == "cp_async.commit" || name == "cp_async.wait_all") {
+      push(make(SyncKind::CpAsyncCommit));
+      if (name == "cp_async.commit")
+        return;
+    }
+    if (name == "cp_async.wait" || name == "cp_async.wait_all") {
+      SyncEvent e = make(SyncKind::CpAsyncWait);
+      e.amount = name == "cp_async.wait" && p0 ? *p0 : IntImm::make(0);
       push(std::move(e));
       return;
     }

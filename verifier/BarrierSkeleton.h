@@ -83,6 +83,8 @@ enum class SyncKind : uint8_t {
   Tcgen05WaitLd,
   ClusterArrive, // barrier.cluster.arrive
   ClusterWait,   // barrier.cluster.wait
+  CpAsyncCommit, // cp_async.commit (cp_async.wait_all: a commit, then a wait of 0)
+  CpAsyncWait,   // cp_async.wait: `amount` groups allowed to stay pending
   Access,        // only memory accesses
 };
 std::string_view syncKindName(SyncKind k);
