@@ -565,6 +565,14 @@ private:
     if (ev.loop < 0)
       return "its one execution (outside loops)";
     z3::expr iv = ctx_.int_val(ProtoEncoder::value(m, i));
+    if (auto s = shifted_.find(&ev); s != shifted_.end()) {
+      // A release of the previous stage: say which iteration it releases.
+      const std::string &var = sk_.loops[size_t(ev.loop)].var;
+      int64_t k = ProtoEncoder::value(m, i), trip = ProtoEncoder::value(m, *loopTrip_[size_t(ev.loop)]);
+      if (k >= trip)
+        return fmt::format("after the loop, the release of {} = {}", var, k - s->second.shift);
+      return fmt::format("{} = {}, the release of {} = {}", var, k, var, k - s->second.shift);
+    }
     auto bound = loopValues(ev, iv);
     std::string out;
     if (bound)
