@@ -568,7 +568,8 @@ private:
     if (auto s = shifted_.find(&ev); s != shifted_.end()) {
       // A release of the previous stage: say which iteration it releases.
       const std::string &var = sk_.loops[size_t(ev.loop)].var;
-      int64_t k = ProtoEncoder::value(m, i), trip = ProtoEncoder::value(m, *loopTrip_[size_t(ev.loop)]);
+      int64_t k = ProtoEncoder::value(m, i),
+              trip = ProtoEncoder::value(m, *loopTrip_[size_t(ev.loop)]);
       if (k >= trip)
         return fmt::format("after the loop, the release of {} = {}", var, k - s->second.shift);
       return fmt::format("{} = {}, the release of {} = {}", var, k, var, k - s->second.shift);
@@ -765,8 +766,8 @@ private:
           !x.guards.empty() || x.crossCta())
         continue;
       ++candidates;
-      bool sameAmount = (!x.amount && !ev.amount) ||
-                        (x.amount && ev.amount && equal(x.amount, ev.amount));
+      bool sameAmount =
+          (!x.amount && !ev.amount) || (x.amount && ev.amount && equal(x.amount, ev.amount));
       if (sameAmount && releasesLastIteration(x, ev, shifted.pattern))
         after = a;
     }
@@ -782,9 +783,7 @@ private:
     if (g->kind != ExprKind::Binary)
       return false;
     const Binary &b = as<Binary>(g);
-    auto isVar = [&](const Expr &x) {
-      return x->kind == ExprKind::Var && as<Var>(x).name == var;
-    };
+    auto isVar = [&](const Expr &x) { return x->kind == ExprKind::Var && as<Var>(x).name == var; };
     auto c = [](const Expr &x) { return constantValue(x); };
     switch (b.op) {
     case BinaryOp::Gt:
