@@ -1275,8 +1275,11 @@ private:
         for (size_t b = 0; b < N; ++b) {
           if (D[k][b] == kNoPath)
             continue;
-          int64_t w = std::max(D[a][k] + D[k][b], kNoPath);
-          if (w > D[a][b] && w <= 0) {
+          // A path of positive weight (through a wait for a later
+          // iteration's arrival) still orders a after b at iteration x: capped
+          // at 0, so the heavier first edge does not hide the cycle.
+          int64_t w = std::min<int64_t>(std::max(D[a][k] + D[k][b], kNoPath), 0);
+          if (w > D[a][b]) {
             D[a][b] = w;
             next[a][b] = next[a][k];
           }
