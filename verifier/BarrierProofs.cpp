@@ -59,12 +59,16 @@ using detail::ProtoEncoder;
 constexpr int64_t kNoPath = INT64_MIN / 4;
 
 // How an index (a barrier element or a pipeline stage) moves with the
-// iteration i of its loop: (i + c) % period, or the constant c.
+// iteration i of its loop: (i + c) % period, or the constant c. A shifted
+// release (see matchShiftedRelease) acts at iteration i for the earlier
+// iteration i - shift: element (i - shift + c) % period, its rounds those of
+// iteration i - shift.
 struct Pattern {
   bool ok = false;
   bool constant = false;
   int64_t c = 0;
   int64_t period = 1;
+  int64_t shift = 0;
 };
 
 bool isArrival(SyncKind k) {
@@ -202,6 +206,13 @@ private:
 
   z3::expr fires(const SyncEvent &ev, const z3::expr &i) {
     z3::expr_vector all(ctx_);
+    if (auto s = shifted_.find(&ev); s != shifted_.end()) {
+      // Its guard is exactly `i >= shift`; the release after the loop is
+      // its iteration `trip` (the release of iteration trip - 1).
+      z3::expr trip = *loopTrip_[size_t(ev.loop)];
+      z3::expr shift = ctx_.int_val(s->second.shift);
+      return i >= shift && i < trip + (s->second.afterLoop ? shift : ctx_.int_val(0));
+    }
     if (ev.loop < 0) {
       auto it = oneShotRound_.find(&ev);
       all.push_back(i == ctx_.int_val(it == oneShotRound_.end() ? 0 : it->second));
@@ -532,7 +543,7 @@ private:
     if (p.constant)
       return n;
     z3::expr S = ctx_.int_val(p.period);
-    return z3::mod(j - ctx_.int_val(p.c), S) + n * S;
+    return z3::mod(j - ctx_.int_val(p.c), S) + n * S + ctx_.int_val(p.shift);
   }
   z3::expr touches(const Pattern &p, const z3::expr &j) {
     if (p.constant)
@@ -543,8 +554,9 @@ private:
     if (p.constant)
       return {ctx_.int_val(p.c), i};
     z3::expr S = ctx_.int_val(p.period);
-    z3::expr j = z3::mod(i + ctx_.int_val(p.c), S);
-    return {j, (i - z3::mod(j - ctx_.int_val(p.c), S)) / S};
+    z3::expr logical = i - ctx_.int_val(p.shift);
+    z3::expr j = z3::mod(logical + ctx_.int_val(p.c), S);
+    return {j, (logical - z3::mod(j - ctx_.int_val(p.c), S)) / S};
   }
 
   // --- witnesses ---
@@ -553,6 +565,15 @@ private:
     if (ev.loop < 0)
       return "its one execution (outside loops)";
     z3::expr iv = ctx_.int_val(ProtoEncoder::value(m, i));
+    if (auto s = shifted_.find(&ev); s != shifted_.end()) {
+      // A release of the previous stage: say which iteration it releases.
+      const std::string &var = sk_.loops[size_t(ev.loop)].var;
+      int64_t k = ProtoEncoder::value(m, i),
+              trip = ProtoEncoder::value(m, *loopTrip_[size_t(ev.loop)]);
+      if (k >= trip)
+        return fmt::format("after the loop, the release of {} = {}", var, k - s->second.shift);
+      return fmt::format("{} = {}, the release of {} = {}", var, k, var, k - s->second.shift);
+    }
     auto bound = loopValues(ev, iv);
     std::string out;
     if (bound)
@@ -638,10 +659,23 @@ private:
         if (sk_.events[e].kind == SyncKind::MbarInit && sk_.events[e].amount)
           info.count = constantValue(sk_.events[e].amount);
     info.symbolic = info.count.has_value();
+    // Releases of the previous stage (matchShiftedRelease): the release
+    // after the loop becomes the last iteration of the one in the loop.
+    std::set<size_t> absorbed;
+    for (size_t e : info.events)
+      if (auto after = matchShiftedRelease(arr, e, info.events))
+        absorbed.insert(*after);
     for (size_t e : info.events)
       checkIndexRange(arr, sk_.events[e]);
+    info.events.erase(std::remove_if(info.events.begin(), info.events.end(),
+                                     [&](size_t e) { return absorbed.count(e) > 0; }),
+                      info.events.end());
     for (size_t e : info.events) {
       const SyncEvent &ev = sk_.events[e];
+      if (auto s = shifted_.find(&ev); s != shifted_.end()) {
+        barrierPattern_[e] = s->second.pattern;
+        continue;
+      }
       if (ev.kind != SyncKind::MbarInit && ev.kind != SyncKind::MbarInval &&
           guardedByIteration(ev)) {
         // Rounds are numbered from the first iteration touching an element,
@@ -682,6 +716,105 @@ private:
     for (size_t e : info.events)
       if (sk_.events[e].kind == SyncKind::MbarWait)
         checkWait(info, e);
+  }
+
+  // The release of the previous stage in a mainloop that keeps one wgmma
+  // group in flight:
+  //   for k in 0 .. kt { ...  if k > 0 { mbarrier.arrive(empty[(k + d) % S]) } }
+  //   mbarrier.arrive(empty[(kt + d) % S])
+  // The arrival at iteration k >= 1 is the release of iteration k - 1 (its
+  // element (k - 1 + c) % S with c = (d + 1) % S, its round (k - 1) / S),
+  // and the arrival after the loop that of iteration kt - 1: one release per
+  // iteration, each one iteration later in program order (Pattern::shift).
+  // Matched only exactly: a loop from 0 in steps of 1, not nested; `k > 0`
+  // (or `k >= 1`) its only guard; the arrival after the loop by the same
+  // threads of the same role with the same count, unguarded, and, for every
+  // admitted size, kt >= 1 and its element (kt - 1 + c) % S. Without such
+  // an arrival the loop's releases are modelled alone (iteration kt - 1 is
+  // then never released). Returns the arrival after the loop it absorbs.
+  std::optional<size_t> matchShiftedRelease(const BarrierArray &arr, size_t e,
+                                            const std::vector<size_t> &events) {
+    const SyncEvent &ev = sk_.events[e];
+    if (ev.kind != SyncKind::MbarArrive || ev.loop < 0 || ev.crossCta() || ev.guards.size() != 1 ||
+        !modelled(ev) || arr.size < 2)
+      return std::nullopt;
+    const SkeletonLoop &loop = sk_.loops[size_t(ev.loop)];
+    if (loop.parent >= 0 || constantValue(loop.begin) != 0 || constantValue(loop.step) != 1)
+      return std::nullopt;
+    if (!firstIterationGuard(ev.guards.front(), loop.var))
+      return std::nullopt;
+    if (ev.amount && namesUsed(ev.amount).count(loop.var))
+      return std::nullopt;
+    Pattern p = patternOf(ev, ev.barrier.index, arr.size);
+    if (!p.ok || p.constant || p.period != arr.size)
+      return std::nullopt;
+    Shifted shifted;
+    shifted.shift = 1;
+    shifted.pattern = p;
+    shifted.pattern.c = (p.c + 1) % p.period;
+    shifted.pattern.shift = 1;
+    int lastInLoop = ev.order;
+    for (const SyncEvent &x : sk_.events)
+      if (x.loop == ev.loop)
+        lastInLoop = std::max(lastInLoop, x.order);
+    std::optional<size_t> after;
+    int candidates = 0;
+    for (size_t a : events) {
+      const SyncEvent &x = sk_.events[a];
+      if (x.kind != SyncKind::MbarArrive || x.loop >= 0 || x.order <= lastInLoop ||
+          x.role != ev.role || !(x.threads == ev.threads) || x.scope != ev.scope ||
+          !x.guards.empty() || x.crossCta())
+        continue;
+      ++candidates;
+      bool sameAmount =
+          (!x.amount && !ev.amount) || (x.amount && ev.amount && equal(x.amount, ev.amount));
+      if (sameAmount && releasesLastIteration(x, ev, shifted.pattern))
+        after = a;
+    }
+    if (candidates > 1)
+      after.reset(); // which one releases the last iteration is not clear
+    shifted.afterLoop = after.has_value();
+    shifted_[&ev] = shifted;
+    return after;
+  }
+
+  // `k > 0` or `k >= 1` (either way round) over the loop variable k.
+  static bool firstIterationGuard(const Expr &g, const std::string &var) {
+    if (g->kind != ExprKind::Binary)
+      return false;
+    const Binary &b = as<Binary>(g);
+    auto isVar = [&](const Expr &x) { return x->kind == ExprKind::Var && as<Var>(x).name == var; };
+    auto c = [](const Expr &x) { return constantValue(x); };
+    switch (b.op) {
+    case BinaryOp::Gt:
+      return isVar(b.lhs) && c(b.rhs) == 0;
+    case BinaryOp::Ge:
+      return isVar(b.lhs) && c(b.rhs) == 1;
+    case BinaryOp::Lt:
+      return isVar(b.rhs) && c(b.lhs) == 0;
+    case BinaryOp::Le:
+      return isVar(b.rhs) && c(b.lhs) == 1;
+    default:
+      return false;
+    }
+  }
+
+  // Whether the arrival `after`, outside loops, touches element
+  // (trip - 1 + c) % S of the loop of `release` for every admitted size,
+  // and the loop runs at least once (else it would release an iteration
+  // that never ran).
+  bool releasesLastIteration(const SyncEvent &after, const SyncEvent &release, const Pattern &p) {
+    auto idx = at(after.barrier.index, after, ctx_.int_val(0));
+    if (!idx || !idx->is_int())
+      return false;
+    z3::expr trip = *loopTrip_[size_t(release.loop)];
+    Query runs = solver();
+    runs.add(trip < 1);
+    if (runs.check() != z3::unsat)
+      return false;
+    Query last = solver();
+    last.add(*idx != z3::mod(trip - 1 + ctx_.int_val(p.c), ctx_.int_val(p.period)));
+    return last.check() == z3::unsat;
   }
 
   bool guardedByIteration(const SyncEvent &ev) const {
@@ -1062,13 +1195,22 @@ private:
       }
     }
     size_t N = nodes_.size();
-    D_.assign(N, std::vector<int64_t>(N, kNoPath));
-    next_.assign(N, std::vector<int>(N, -1));
+    // A shifted release (matchShiftedRelease) at iteration x follows the
+    // statements before it in iteration x, but it does not run at iteration
+    // 0 (where a wait that passes at once, phase -1, meets it) and the
+    // release after the loop (its iteration trip) has no iteration trip to
+    // follow. Those edges are kept for the deadlock cycles (true at every
+    // iteration that runs, and a cycle needs them), not for the orderings the
+    // safety proofs (aliasing, stages) rely on.
+    struct Edge {
+      size_t a, b;
+      int64_t w;
+      bool cycleOnly;
+    };
+    std::vector<Edge> edges;
     auto edge = [&](size_t a, size_t b, int64_t w) {
-      if (w > D_[a][b]) {
-        D_[a][b] = w;
-        next_[a][b] = int(b);
-      }
+      bool cycleOnly = w == 0 && shifted_.count(&sk_.events[nodes_[a]]);
+      edges.push_back({a, b, w, cycleOnly});
     };
     for (size_t a = 0; a < N; ++a)
       for (size_t b = 0; b < N; ++b) {
@@ -1107,18 +1249,39 @@ private:
                            sk_.events[e].what)});
       }
     }
-    // Heaviest paths (weights <= 0; a cycle of weight 0 is a deadlock).
+    closePaths(edges, false, D_, next_);
+    if (std::any_of(edges.begin(), edges.end(), [](const Edge &e) { return e.cycleOnly; }))
+      closePaths(edges, true, cycleD_, cycleNext_);
+    else
+      cycleD_ = D_, cycleNext_ = next_;
+  }
+
+  // Heaviest paths (weights <= 0; a cycle of weight 0 is a deadlock).
+  template <class Edges>
+  void closePaths(const Edges &edges, bool withCycleOnly, std::vector<std::vector<int64_t>> &D,
+                  std::vector<std::vector<int>> &next) {
+    size_t N = nodes_.size();
+    D.assign(N, std::vector<int64_t>(N, kNoPath));
+    next.assign(N, std::vector<int>(N, -1));
+    for (const auto &e : edges)
+      if ((withCycleOnly || !e.cycleOnly) && e.w > D[e.a][e.b]) {
+        D[e.a][e.b] = e.w;
+        next[e.a][e.b] = int(e.b);
+      }
     for (size_t k = 0; k < N; ++k)
       for (size_t a = 0; a < N; ++a) {
-        if (D_[a][k] == kNoPath)
+        if (D[a][k] == kNoPath)
           continue;
         for (size_t b = 0; b < N; ++b) {
-          if (D_[k][b] == kNoPath)
+          if (D[k][b] == kNoPath)
             continue;
-          int64_t w = std::max(D_[a][k] + D_[k][b], kNoPath);
-          if (w > D_[a][b] && w <= 0) {
-            D_[a][b] = w;
-            next_[a][b] = next_[a][k];
+          // A path of positive weight (through a wait for a later
+          // iteration's arrival) still orders a after b at iteration x: capped
+          // at 0, so the heavier first edge does not hide the cycle.
+          int64_t w = std::min<int64_t>(std::max(D[a][k] + D[k][b], kNoPath), 0);
+          if (w > D[a][b]) {
+            D[a][b] = w;
+            next[a][b] = next[a][k];
           }
         }
       }
@@ -1167,7 +1330,7 @@ private:
   std::optional<int64_t> constantDelta(size_t w, size_t e, int64_t d, int64_t extraRounds = 0) {
     const Pattern &pw = barrierPattern_[w], &pe = barrierPattern_[e];
     if (!pw.constant && !pe.constant && pw.c == pe.c && pw.period == pe.period)
-      return (d + extraRounds) * pw.period;
+      return (d + extraRounds) * pw.period + pe.shift - pw.shift;
     if (pw.constant && pe.constant && pw.c == pe.c)
       return d + extraRounds;
     z3::expr i = enc_.fresh("i");
@@ -1192,7 +1355,7 @@ private:
     std::vector<size_t> path{a};
     size_t cur = a;
     for (size_t steps = 0; steps < nodes_.size() + 1; ++steps) {
-      int nx = next_[cur][a];
+      int nx = cycleNext_[cur][a];
       if (nx < 0)
         break;
       if (size_t(nx) == a)
@@ -1207,7 +1370,7 @@ private:
     std::set<std::set<size_t>> seen;
     bool any = false;
     for (size_t a = 0; a < nodes_.size(); ++a) {
-      if (D_[a][a] < 0 || sk_.events[nodes_[a]].kind != SyncKind::MbarWait)
+      if (cycleD_[a][a] < 0 || sk_.events[nodes_[a]].kind != SyncKind::MbarWait)
         continue;
       std::vector<size_t> cycle = cycleThrough(a);
       std::set<size_t> key(cycle.begin(), cycle.end());
@@ -1871,6 +2034,15 @@ private:
   std::vector<std::optional<z3::expr>> loopTrip_;
   std::vector<int> loopClass_;
   std::map<size_t, Pattern> barrierPattern_;
+  // Releases of the previous stage (matchShiftedRelease): the pattern of the
+  // iteration released, and whether the arrival after the loop releases the
+  // last one.
+  struct Shifted {
+    int64_t shift = 1;
+    bool afterLoop = false;
+    Pattern pattern;
+  };
+  std::map<const SyncEvent *, Shifted> shifted_;
   // Clusters (see clusterTerms): the shape; the extent, set only for a
   // kernel with clusters of a shape the proofs model; the receiving CTA's
   // blockIdx along the axis; the rank and blockIdx the CTA-dependent
@@ -1896,6 +2068,9 @@ private:
   std::vector<size_t> nodes_;
   std::vector<std::vector<int64_t>> D_;
   std::vector<std::vector<int>> next_;
+  // The same with the edges only deadlock cycles may use (buildGraph).
+  std::vector<std::vector<int64_t>> cycleD_;
+  std::vector<std::vector<int>> cycleNext_;
 };
 
 } // namespace
