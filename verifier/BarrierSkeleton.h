@@ -85,9 +85,11 @@ enum class SyncKind : uint8_t {
   ClusterWait,   // barrier.cluster.wait
   CpAsyncCommit, // cp_async.commit (cp_async.wait_all: a commit, then a wait of 0)
   CpAsyncWait,   // cp_async.wait: `amount` groups allowed to stay pending
-  TmaStoreCommit, // tma.store_commit: closes the thread's bulk group
-  TmaStoreWait,   // tma.store_wait: `amount` bulk groups allowed to stay pending
-  Access,        // only memory accesses
+  // tma.store_commit closes the thread's bulk group; tma.store_wait leaves
+  // `amount` bulk groups pending (readOnly: `read = true`).
+  TmaStoreCommit,
+  TmaStoreWait,
+  Access, // only memory accesses
 };
 std::string_view syncKindName(SyncKind k);
 
