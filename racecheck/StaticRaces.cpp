@@ -55,12 +55,16 @@ bool isCpAsync(const SyncEvent &e) {
 // barrier after the issuing statement does not order them: only their
 // completion does, observed by the other access's thread or by a thread
 // that then meets it at a barrier (addHandshakes, addWgmmaRetired,
-// addCpAsyncCompleted).
+// addCpAsyncCompleted, addTmaStoreCompleted). A TMA store reads its shared
+// source and writes global memory until a tma.store_wait of the issuing
+// thread retires its bulk group (with `read = true`: the read only).
 bool completesLater(const SyncEvent &e, const MemoryAccess &a) {
   if (e.kind == SyncKind::TxDelivery)
     return a.write && a.asyncProxy;
   if (isCpAsync(e))
     return a.write;
+  if (e.what == "tma.store")
+    return true;
   return e.kind == SyncKind::WgmmaMma || (e.what == "tcgen05.mma" && a.scope != MemScope::Global);
 }
 
@@ -317,7 +321,7 @@ private:
       Ordering ord = orderingOf(ea, a, eb, b, clustered, true);
       bool fully = ord.fully;
       if (mode == Mode::AcrossCtas && !(clustered && fully))
-        ord = Ordering{false, false, false, false, &ea};
+        ord = orderingOf(ea, a, eb, b, false, true); // no barrier orders them
       if (mode == Mode::InCluster && fully) {
         ++report_.pairsProved;
         return;
@@ -361,6 +365,13 @@ private:
     // The access of lo / hi completes later (completesLater): barriers do
     // not order it before the other one.
     bool loLate = false, hiLate = false;
+    // Per level m of the loops both accesses sit in (outermost first), for
+    // executions whose iterations first differ at m: a barrier in that
+    // loop or a deeper common one (anyFrom: orders lo before hi at a later
+    // iteration; wrapFrom: one after hi or before lo, orders hi before lo
+    // at a later iteration), and one in that loop's own body (direct:
+    // orders them two or more iterations apart, whichever comes first).
+    std::vector<bool> anyFrom, wrapFrom, direct;
   };
 
   // The ordering barriers (cluster barriers with `cluster`) give ea and eb:
@@ -378,18 +389,35 @@ private:
     o.hiLate = completesLater(hi, &lo == &ea ? b : a);
     if (!useBarriers)
       return o;
-    o.sameLoop = ea.loop == eb.loop && ea.loop >= 0;
+    // The loops both sit in: accesses in different inner loops of one outer
+    // loop meet again at its next iteration.
+    std::vector<int> common = chainOf(ea), cb = chainOf(eb);
+    size_t depth = 0;
+    while (depth < common.size() && depth < cb.size() && common[depth] == cb[depth])
+      ++depth;
+    common.resize(depth);
+    o.sameLoop = !common.empty();
     o.sameIteration =
         !o.loLate && &ea != &eb &&
         ctaSyncBetween(ea.threads, eb.threads, lo.order, hi.order, -2, cluster, warpLevel);
-    o.anyInBody = o.sameLoop &&
-                  ctaSyncBetween(ea.threads, eb.threads, -1, INT_MAX, ea.loop, cluster, warpLevel);
-    o.wrapsAround =
-        !o.hiLate && o.sameLoop &&
-        (ctaSyncBetween(ea.threads, eb.threads, hi.order, INT_MAX, ea.loop, cluster, warpLevel) ||
-         ctaSyncBetween(ea.threads, eb.threads, -1, lo.order, ea.loop, cluster, warpLevel));
+    auto inBody = [&](int loop, int from, int to) {
+      return ctaSyncBetween(ea.threads, eb.threads, from, to, loop, cluster, warpLevel);
+    };
+    o.anyFrom.assign(depth, false);
+    o.wrapFrom.assign(depth, false);
+    o.direct.assign(depth, false);
+    for (size_t m = depth; m-- > 0;) {
+      bool any = inBody(common[m], -1, INT_MAX);
+      bool wrap = inBody(common[m], hi.order, INT_MAX) || inBody(common[m], -1, lo.order);
+      o.direct[m] = any;
+      o.anyFrom[m] = any || (m + 1 < depth && o.anyFrom[m + 1]);
+      o.wrapFrom[m] = wrap || (m + 1 < depth && o.wrapFrom[m + 1]);
+    }
+    o.anyInBody = o.sameLoop && o.anyFrom.back();
+    o.wrapsAround = !o.hiLate && o.sameLoop && o.wrapFrom.back();
     // As checkPair reads it within a CTA: a barrier between accesses outside
-    // one common loop orders them; in one loop it also needs the back edge.
+    // common loops orders them; in loops it also needs the back edges (the
+    // deepest common loop's barriers serve every level above it).
     o.fully = o.sameIteration &&
               (!o.sameLoop || (o.anyInBody && o.wrapsAround && !o.loLate && !o.hiLate));
     return o;
@@ -908,6 +936,83 @@ private:
     }
   }
 
+  // A TMA store x reads its shared source (and writes global memory) until
+  // a tma.store_wait(n) of its issuing threads (for the write, not a
+  // `read = true` one) with at least n unconditional commits after the one
+  // that closed x's group: the first unconditional tma.store_commit by
+  // those threads after x, in x's loop or one around it. The wait sits in
+  // that commit's loop, later in the same iteration or, textually before
+  // it, in the next iteration (the library's epilogue waits at the top of
+  // the next tile). A barrier after the wait in that loop, joining the
+  // issuing threads with y's, orders x before y when y comes after it.
+  void addTmaStoreCompleted(const Side &x, const Side &y, std::vector<z3::expr> &out) {
+    if (x.ev.what != "tma.store")
+      return;
+    ThreadSet issuers = coverOf(x.ev);
+    std::vector<int> cx = chainOf(x.ev), cy = chainOf(y.ev);
+    auto byIssuers = [&](const SyncEvent &e, SyncKind kind) {
+      return e.kind == kind && e.guards.empty() && issuers.subsetOf(e.threads);
+    };
+    const SyncEvent *closed = nullptr;
+    for (const SyncEvent &e : sk_.events)
+      if (!closed && e.order > x.ev.order && byIssuers(e, SyncKind::TmaStoreCommit) &&
+          isPrefix(chainOf(e), cx))
+        closed = &e;
+    if (!closed)
+      return;
+    std::vector<int> cc = chainOf(*closed);
+    size_t shared = 0;
+    while (shared < cc.size() && shared < cy.size() && cc[shared] == cy[shared])
+      ++shared;
+    for (const SyncEvent &w : sk_.events) {
+      auto allowed = constantValue(w.amount);
+      if (!byIssuers(w, SyncKind::TmaStoreWait) || chainOf(w) != cc || !allowed ||
+          (x.acc.write && w.readOnly))
+        continue;
+      bool next = w.order < closed->order; // in the next iteration of cc's loop
+      if (next && cc.empty())
+        continue;
+      int64_t newer = 0; // unconditional commits between the group's and the wait
+      for (const SyncEvent &c : sk_.events)
+        if (byIssuers(c, SyncKind::TmaStoreCommit) && chainOf(c) == cc &&
+            (c.order > closed->order ? next || c.order < w.order : next && c.order < w.order))
+          ++newer;
+      if (newer < *allowed)
+        continue;
+      // The barrier's iterations: x's, one later in cc's loop for `next`,
+      // which must then run.
+      std::vector<z3::expr> atB(x.iters.begin(), x.iters.begin() + long(cc.size()));
+      z3::expr_vector exists(ctx_);
+      if (next) {
+        atB.back() = atB.back() + 1;
+        auto trip = enc_.encode(sk_.loops[size_t(cc.back())].trip(), x.bound, x.builtins());
+        if (!trip)
+          continue;
+        exists.push_back(atB.back() < *trip);
+      }
+      for (const SyncEvent &b : sk_.events) {
+        if (b.order <= w.order || chainOf(b) != cc || !b.guards.empty() ||
+            !joins(b, issuers, y.ev.threads, true))
+          continue;
+        // y after b: later in the first of their common loops where the
+        // iterations differ, or in the same iterations and after b.
+        z3::expr_vector later(ctx_), equal(ctx_);
+        for (size_t k = 0; k < shared; ++k) {
+          later.push_back(z3::mk_and(equal) && atB[k] < y.iters[k]);
+          equal.push_back(atB[k] == y.iters[k]);
+        }
+        if (y.ev.order > b.order)
+          later.push_back(z3::mk_and(equal));
+        if (later.empty())
+          continue;
+        z3::expr cons = z3::mk_and(exists) && z3::mk_or(later);
+        if (b.kind == SyncKind::WarpSync)
+          cons = cons && x.t / 32 == y.t / 32;
+        out.push_back(cons);
+      }
+    }
+  }
+
   std::vector<z3::expr> orderingEscapes(const Side &a, const Side &b, const Ordering &ord,
                                         Mode mode) {
     std::vector<z3::expr> out;
@@ -922,6 +1027,8 @@ private:
       addWgmmaRetired(b, a, out);
       addCpAsyncCompleted(a, b, out);
       addCpAsyncCompleted(b, a, out);
+      addTmaStoreCompleted(a, b, out);
+      addTmaStoreCompleted(b, a, out);
     }
     return out;
   }
@@ -947,8 +1054,7 @@ private:
     const SyncEvent &lo = *ord.lo;
     bool acrossCtas = mode == Mode::AcrossCtas, inCluster = mode == Mode::InCluster;
     bool sameLoop = ord.sameLoop && !acrossCtas;
-    bool orderedSameIteration = ord.sameIteration, anyInBody = ord.anyInBody,
-         wrapsAround = ord.wrapsAround;
+    bool orderedSameIteration = ord.sameIteration;
     // Collective calls of the same group are ordered by their dispatch.
     ExecScope scopeA = issueScope(ea), scopeB = issueScope(eb);
     bool groupScoped = scopeA != ExecScope::Thread && scopeB != ExecScope::Thread;
@@ -1002,20 +1108,32 @@ private:
                        a.buffer)});
       return z3::unknown;
     }
-    if (sameLoop && !itersA.empty() && !itersB.empty()) {
-      const z3::expr &iLo = &lo == &ea ? itersA.back() : itersB.back();
-      const z3::expr &iHi = &lo == &ea ? itersB.back() : itersA.back();
+    if (sameLoop) {
+      // Level by level over the common loops (outermost first): where the
+      // iterations first differ at level m, a barrier of that loop or a
+      // deeper common one orders lo before hi at a later iteration, one
+      // after hi or before lo orders hi before lo at a later iteration, and
+      // one in that loop's own body orders them two or more iterations
+      // apart; the earlier access must not complete later. Equal
+      // iterations throughout: a barrier between them.
+      const std::vector<z3::expr> &itLo = &lo == &ea ? itersA : itersB;
+      const std::vector<z3::expr> &itHi = &lo == &ea ? itersB : itersA;
+      z3::expr_vector ordered(ctx_), equal(ctx_);
+      for (size_t m = 0; m < ord.anyFrom.size(); ++m) {
+        const z3::expr &iLo = itLo[m], &iHi = itHi[m];
+        z3::expr before = z3::mk_and(equal);
+        if (ord.anyFrom[m] && !ord.loLate)
+          ordered.push_back(before && iLo < iHi);
+        if (!ord.hiLate && ord.wrapFrom[m])
+          ordered.push_back(before && iHi < iLo);
+        if (!ord.hiLate && ord.direct[m])
+          ordered.push_back(before && iHi + 1 < iLo);
+        equal.push_back(iLo == iHi);
+      }
       if (orderedSameIteration)
-        cons.push_back(iLo != iHi);
-      // Any barrier of the body orders lo before hi at a later iteration,
-      // and hi before lo two or more iterations later, unless the earlier
-      // access completes later.
-      if (anyInBody && !ord.loLate)
-        cons.push_back(iHi <= iLo);
-      if (anyInBody && !ord.hiLate)
-        cons.push_back(iLo <= iHi + 1);
-      if (wrapsAround)
-        cons.push_back(iLo != iHi + 1);
+        ordered.push_back(z3::mk_and(equal));
+      if (!ordered.empty())
+        cons.push_back(!z3::mk_or(ordered));
     }
     // Built at each use, in the order Z3 has always seen them (see above).
     // Two executors in one CTA of a cluster share its rank (an unknown in

@@ -9,9 +9,10 @@
 //    iteration's access to the later one's, farther ones any in the body;
 //  - a one-shot mbarrier handshake outside loops (TMA delivery, arrive or
 //    tcgen05.commit, then a wait by the other side) orders them;
-//  - an asynchronous access (TMA or cp.async write, wgmma / tcgen05.mma
-//    operands) is ordered only through its completion (the copy's mbarrier
-//    phase, cp_async.wait, wait_group, the MMA's commit), observed by the
+//  - an asynchronous access (TMA or cp.async write, a TMA store's source
+//    read and global write, wgmma / tcgen05.mma operands) is ordered only
+//    through its completion (the copy's mbarrier phase, cp_async.wait,
+//    tma.store_wait, wait_group, the MMA's commit), observed by the
 //    other side's thread or by a thread that then meets it at a barrier;
 //    a barrier after the issue alone does not order it;
 //  - global-memory pairs are also checked between two distinct CTAs of the

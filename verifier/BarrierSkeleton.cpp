@@ -146,6 +146,10 @@ std::string_view syncKindName(SyncKind k) {
     return "cp_async.commit";
   case SyncKind::CpAsyncWait:
     return "cp_async.wait";
+  case SyncKind::TmaStoreCommit:
+    return "tma.store_commit";
+  case SyncKind::TmaStoreWait:
+    return "tma.store_wait";
   case SyncKind::Access:
     return "access";
   }
@@ -875,6 +879,21 @@ private:
     if (name == "cp_async.wait" || name == "cp_async.wait_all") {
       SyncEvent e = make(SyncKind::CpAsyncWait);
       e.amount = name == "cp_async.wait" && p0 ? *p0 : IntImm::make(0);
+      push(std::move(e));
+      return;
+    }
+    // Bulk groups of TMA stores: a store reads its shared source until a
+    // tma.store_wait of the issuing thread retires its group.
+    if (name == "tma.store_commit") {
+      push(make(SyncKind::TmaStoreCommit));
+      return;
+    }
+    if (name == "tma.store_wait") {
+      SyncEvent e = make(SyncKind::TmaStoreWait);
+      e.amount = p0 ? *p0 : IntImm::make(0);
+      Expr read = keywordArg(s, "read");
+      // Unless it is plainly `false`, taken as read = true (which retires less).
+      e.readOnly = read && !(read->kind == ExprKind::BoolImm && !as<BoolImm>(read).value);
       push(std::move(e));
       return;
     }

@@ -85,7 +85,11 @@ enum class SyncKind : uint8_t {
   ClusterWait,   // barrier.cluster.wait
   CpAsyncCommit, // cp_async.commit (cp_async.wait_all: a commit, then a wait of 0)
   CpAsyncWait,   // cp_async.wait: `amount` groups allowed to stay pending
-  Access,        // only memory accesses
+  // tma.store_commit closes the thread's bulk group; tma.store_wait leaves
+  // `amount` bulk groups pending (readOnly: `read = true`).
+  TmaStoreCommit,
+  TmaStoreWait,
+  Access, // only memory accesses
 };
 std::string_view syncKindName(SyncKind k);
 
@@ -133,6 +137,9 @@ struct SyncEvent {
   Expr parity; // waits
   Expr amount; // arrivals per thread, bytes, wait_group n, init count
   int64_t namedId = -1, namedThreads = -1;
+  // tma.store_wait(n, read = true): the groups' sources have been read; their
+  // global writes may still be pending.
+  bool readOnly = false;
   // An unqualified call of a warp-collective instruction (`.sync.aligned`:
   // tcgen05.ld, tcgen05.st): each warp issues it once and every lane
   // handles its own slice of the warp's region.
