@@ -25,11 +25,16 @@ bench() {
   (cd $B && timeout 150 $T bench "$2" --kernel "$3" --args "$4" --ref "$5" --reps "$6" \
      ${7:+--scalars "$7"} --keep "$B/$1") | sed "s/^/$1 /" | tee -a $R
 }
-bench gemm4096 $KDIR/gemm_bf16_sm90.tile gemm_bf16_sm90 M=4096,N=4096,K=4096 gemm_abt 50
-bench gemm8192 $KDIR/gemm_bf16_sm90.tile gemm_bf16_sm90 M=8192,N=8192,K=8192 gemm_abt 30
-# Per-shape kernel choice: at 1024^3 the 64x64-tile kernel (256 CTAs, several per SM);
-# the persistent 128x256 kernel is timed there too for comparison.
-bench gemm1024 $KDIR/gemm_bf16_sm90_small.tile gemm_bf16_sm90_64x64 M=1024,N=1024,K=1024 gemm_abt 100
+# 4096^3 and 8192^3: the persistent kernel with the grouped tile order (M % 1024 == 0),
+# and the general one (row-major tile order) for comparison.
+bench gemm4096 $KDIR/gemm_bf16_sm90_grouped.tile gemm_bf16_sm90_grouped M=4096,N=4096,K=4096 gemm_abt 50
+bench gemm8192 $KDIR/gemm_bf16_sm90_grouped.tile gemm_bf16_sm90_grouped M=8192,N=8192,K=8192 gemm_abt 30
+bench gemm4096rm $KDIR/gemm_bf16_sm90.tile gemm_bf16_sm90 M=4096,N=4096,K=4096 gemm_abt 50
+bench gemm8192rm $KDIR/gemm_bf16_sm90.tile gemm_bf16_sm90 M=8192,N=8192,K=8192 gemm_abt 30
+# Per-shape kernel choice: at 1024^3 the 64x128-tile kernel (128 CTAs, one per SM, an
+# 8-stage ring); the 64x64 kernel and the persistent 128x256 kernel are timed there too.
+bench gemm1024 $KDIR/gemm_bf16_sm90_64x128.tile gemm_bf16_sm90_64x128 M=1024,N=1024,K=1024 gemm_abt 300
+bench gemm1024small $KDIR/gemm_bf16_sm90_small.tile gemm_bf16_sm90_64x64 M=1024,N=1024,K=1024 gemm_abt 100
 bench gemm1024big $KDIR/gemm_bf16_sm90.tile gemm_bf16_sm90 M=1024,N=1024,K=1024 gemm_abt 100
 # Edge tiles (no dimension a multiple of the tile).
 bench gemmedge $KDIR/gemm_bf16_sm90.tile gemm_bf16_sm90 M=4000,N=4040,K=4104 gemm_abt 30
@@ -38,7 +43,7 @@ bench rms1024 $KDIR/rmsnorm.tile rmsnorm_bf16 R=1024,H=1024 rmsnorm 100 eps=1e-6
 bench rms1p4096 $KDIR/rmsnorm_onepass.tile rmsnorm_bf16_h4096 R=4096,H=4096 rmsnorm 100 eps=1e-6
 bench rms1p1024 $KDIR/rmsnorm_onepass.tile rmsnorm_bf16_h1024 R=1024,H=1024 rmsnorm 100 eps=1e-6
 timeout 60 python3 $PKG/ceilings.py | sed "s/^/ceilings /" | tee -a $R
-so=$B/gemm4096/gemm_bf16_sm90.so
+so=$B/gemm4096rm/gemm_bf16_sm90.so
 cuobjdump -sass $so > $B/gemm.sass
 echo "SASS of $so: HGMMA $(grep -c HGMMA $B/gemm.sass), UTMALDG $(grep -c UTMALDG $B/gemm.sass), UTMASTG $(grep -c UTMASTG $B/gemm.sass), STS $(grep -c "STS" $B/gemm.sass), LDL/STL $(grep -cE 'LDL|STL' $B/gemm.sass)"
 grep -m1 -oE "HGMMA[.0-9A-Zx]*" $B/gemm.sass
@@ -49,7 +54,9 @@ for d in ${SIM:+$SIM/sim_*}; do
     sim_rmsnorm_onepass_h4096_*) lib=$B/rms1p4096/rmsnorm_bf16_h4096.so k=rmsnorm_bf16_h4096 ref=rmsnorm out=Y ;;
     sim_rmsnorm_onepass_h1024_*) lib=$B/rms1p1024/rmsnorm_bf16_h1024.so k=rmsnorm_bf16_h1024 ref=rmsnorm out=Y ;;
     sim_rmsnorm_*) lib=$B/rms4096/rmsnorm_bf16.so k=rmsnorm_bf16 ref=rmsnorm out=Y ;;
-    sim_gemm_bf16_sm90_small_*) lib=$B/gemm1024/gemm_bf16_sm90_64x64.so k=gemm_bf16_sm90_64x64 ref=gemm_abt out=C ;;
+    sim_gemm_bf16_sm90_small_*) lib=$B/gemm1024small/gemm_bf16_sm90_64x64.so k=gemm_bf16_sm90_64x64 ref=gemm_abt out=C ;;
+    sim_gemm_bf16_sm90_grouped_*) lib=$B/gemm4096/gemm_bf16_sm90_grouped.so k=gemm_bf16_sm90_grouped ref=gemm_abt out=C ;;
+    sim_gemm_bf16_sm90_64x128_*) lib=$B/gemm1024/gemm_bf16_sm90_64x128.so k=gemm_bf16_sm90_64x128 ref=gemm_abt out=C ;;
     *) lib=$so k=gemm_bf16_sm90 ref=gemm_abt out=C ;;
   esac
   echo "$(basename $d) $(timeout 60 python3 $PKG/bench.py --lib $lib --kernel $k --args "$(cat $d/args)" \
