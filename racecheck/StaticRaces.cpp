@@ -506,12 +506,7 @@ private:
     return out;
   }
 
-  std::vector<int> chainOf(const SyncEvent &e) const {
-    std::vector<int> chain;
-    for (int l = e.loop; l >= 0; l = sk_.loops[size_t(l)].parent)
-      chain.insert(chain.begin(), l);
-    return chain;
-  }
+  std::vector<int> chainOf(const SyncEvent &e) const { return sk_.loopChain(e); }
   static bool isPrefix(const std::vector<int> &a, const std::vector<int> &b) {
     return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
   }

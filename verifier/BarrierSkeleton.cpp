@@ -180,6 +180,13 @@ Expr SkeletonLoop::trip() const {
   return foldConstants(Call::make("max", {IntImm::make(0), stepped}));
 }
 
+std::vector<int> BarrierSkeleton::loopChain(const SyncEvent &e) const {
+  std::vector<int> chain;
+  for (int l = e.loop; l >= 0; l = loops[size_t(l)].parent)
+    chain.insert(chain.begin(), l);
+  return chain;
+}
+
 const BarrierArray *BarrierSkeleton::barrier(const std::string &name) const {
   auto it = barriers.find(name);
   return it == barriers.end() ? nullptr : &it->second;

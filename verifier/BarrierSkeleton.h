@@ -205,6 +205,8 @@ struct BarrierSkeleton {
   std::vector<std::pair<llvm::SMLoc, std::string>> unsupported;
 
   const BarrierArray *barrier(const std::string &name) const;
+  // The loops enclosing an event, outermost first.
+  std::vector<int> loopChain(const SyncEvent &e) const;
   // "loop k (line 17)" style names are the IR's own: the loop variable.
   std::string print() const;
 };

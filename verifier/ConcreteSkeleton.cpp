@@ -256,13 +256,7 @@ private:
     return v;
   }
 
-  // The loops enclosing e, outermost first.
-  std::vector<int> chainOf(const SyncEvent &e) const {
-    std::vector<int> chain;
-    for (int l = e.loop; l >= 0; l = sk_.loops[size_t(l)].parent)
-      chain.insert(chain.begin(), l);
-    return chain;
-  }
+  std::vector<int> chainOf(const SyncEvent &e) const { return sk_.loopChain(e); }
 
   std::string iterationText(const std::vector<int> &chain,
                             const std::map<std::string, int64_t> &env) const {

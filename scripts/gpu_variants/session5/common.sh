@@ -15,3 +15,5 @@ rn() { $B --lib ./$1.so --kernel $2 --args $3 --ref rmsnorm --scalars eps=1e-6 -
 bits() { echo "bits $3 $($B --lib $1 --kernel $2 --args "$(cat $3/args)" --scalars eps=1e-6 --ref $4 --reps 3 --load $3/ --expect $3/$5.npy | python3 -c "import json,sys; r=json.loads(sys.stdin.read()); print(r['bit_identical'], 'of', r['compared'])")"; }
 # ncu_time LIB KERNEL: the kernel's duration under ncu (one launch, 1024^3)
 ncu_time() { timeout 120 ncu --clock-control none --section SpeedOfLight -k regex:"$2" --launch-count 1 $B --lib ./$1.so --kernel $2 --args M=1024,N=1024,K=1024 --ref gemm_abt --reps 1 2>&1 | grep -E "^  [a-z_0-9]+|Duration|Memory Through|Compute \(SM\)"; }
+# rounds N "LIB KERNEL ARGS REPS" ...: N alternating rounds of the given GEMM timings
+rounds() { local n=$1; shift; for round in $(seq $n); do for spec in "$@"; do g $spec $round; done; done; }

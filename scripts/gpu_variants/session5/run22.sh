@@ -6,10 +6,6 @@ if [ ! -f $T/gemm4096/gemm_bf16_sm90.so ]; then
   mkdir -p $T/gemm4096 && ../pkg/tilescope lower ../kernels/gemm_bf16_sm90.tile -o $T/gemm4096/g.cu >/dev/null && nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -shared -Xcompiler -fPIC $T/gemm4096/g.cu -o $T/gemm4096/gemm_bf16_sm90.so
 fi
 ln -sf $T/gemm4096/gemm_bf16_sm90.so big.so
-for round in 1 2 3; do
-  g big gemm_bf16_sm90 M=8192,N=8192,K=8192 40 $round
-  g grp8 gemm_grp8 M=8192,N=8192,K=8192 40 $round
-  g big gemm_bf16_sm90 M=4096,N=4096,K=4096 100 $round
-  g grp8 gemm_grp8 M=4096,N=4096,K=4096 100 $round
-done
+rounds 3 "big gemm_bf16_sm90 M=8192,N=8192,K=8192 40" "grp8 gemm_grp8 M=8192,N=8192,K=8192 40" \
+  "big gemm_bf16_sm90 M=4096,N=4096,K=4096 100" "grp8 gemm_grp8 M=4096,N=4096,K=4096 100"
 date -u
