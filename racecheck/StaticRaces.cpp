@@ -297,14 +297,36 @@ private:
           continue;
         }
         checkPair(ea, a, eb, b, Mode::SameCta);
+        checkSameThread(ea, a, eb, b);
         if (a.scope == MemScope::Global && b.scope == MemScope::Global)
           checkPair(ea, a, eb, b, Mode::AcrossCtas);
       }
   }
 
   // Where the two executors are: one CTA; two CTAs of the grid (global
-  // memory); two CTAs of one cluster, or one (a DSMEM access).
-  enum class Mode { SameCta, AcrossCtas, InCluster };
+  // memory); two CTAs of one cluster, or one (a DSMEM access); one thread,
+  // which issued an asynchronous access and makes another access later.
+  enum class Mode { SameCta, AcrossCtas, InCluster, SameThread };
+
+  // One thread's asynchronous access and its own later access: program
+  // order does not order them, since the asynchronous access completes
+  // after its statement. Only the thread's observation of that completion
+  // between them does (its mbarrier wait on the copy's phase, its
+  // cp_async.wait or tma.store_wait retiring the group, the warpgroup's
+  // wgmma.wait_group), in the same iteration or across loop iterations.
+  void checkSameThread(const SyncEvent &ea, const MemoryAccess &a, const SyncEvent &eb,
+                       const MemoryAccess &b) {
+    for (bool issuerIsA : {true, false}) {
+      if (!issuerIsA && &a == &b)
+        break;
+      const SyncEvent &issuer = issuerIsA ? ea : eb;
+      if (!completesLater(issuer, issuerIsA ? a : b))
+        continue;
+      Ordering ord = orderingOf(ea, a, eb, b, false, false);
+      ord.issuerIsA = issuerIsA;
+      solvePair(ea, a, eb, b, ord, Mode::SameThread);
+    }
+  }
 
   void checkPair(const SyncEvent &ea, const MemoryAccess &a, const SyncEvent &eb,
                  const MemoryAccess &b, Mode mode) {
@@ -362,6 +384,9 @@ private:
     bool fully = false;            // every execution pair is ordered
     bool differentClusters = false; // across CTAs: only CTAs of different clusters race
     bool warpOrdered = false;       // fully ordered for two threads of one warp (warp.sync)
+    // One thread (Mode::SameThread): whether the first access (a) is the
+    // asynchronous one, executed before the other.
+    bool issuerIsA = false;
     // The access of lo / hi completes later (completesLater): barriers do
     // not order it before the other one.
     bool loLate = false, hiLate = false;
@@ -876,14 +901,33 @@ private:
     }
   }
 
+  // Whether y comes after event b executed at iterations `at` of the loops
+  // `chain` (b's, outermost first): later in the first of their common
+  // loops where the iterations differ, or in the same iterations and after
+  // b in program order.
+  z3::expr afterAt(const SyncEvent &b, const std::vector<z3::expr> &at,
+                   const std::vector<int> &chain, const Side &y) {
+    std::vector<int> cy = chainOf(y.ev);
+    z3::expr_vector later(ctx_), equal(ctx_);
+    for (size_t k = 0; k < chain.size() && k < cy.size() && chain[k] == cy[k]; ++k) {
+      later.push_back(z3::mk_and(equal) && at[k] < y.iters[k]);
+      equal.push_back(at[k] == y.iters[k]);
+    }
+    if (y.ev.order > b.order)
+      later.push_back(z3::mk_and(equal));
+    return later.empty() ? ctx_.bool_val(false) : z3::mk_or(later);
+  }
+
   // A cp.async write x is complete, for its thread, at a cp_async.wait(n)
   // of that thread with at least n commits after the one that closed x's
   // group (`copy_async` without an mbarrier closes its own), all in the same
   // iteration and unconditional (conditional commits only make the group
   // older). A barrier after that wait, joining x's threads with y's, orders
   // x before y when y comes after it: later in the same iteration or in a
-  // later iteration of the loops they share.
-  void addCpAsyncCompleted(const Side &x, const Side &y, std::vector<z3::expr> &out) {
+  // later iteration of the loops they share. For y by x's own thread
+  // (`own`), the wait itself orders x before y when y comes after it.
+  void addCpAsyncCompleted(const Side &x, const Side &y, std::vector<z3::expr> &out,
+                           bool own = false) {
     if (!isCpAsync(x.ev) || !x.acc.write)
       return;
     ThreadSet issuers = coverOf(x.ev);
@@ -906,23 +950,16 @@ private:
       auto allowed = constantValue(w.amount);
       if (!byIssuers(w, SyncKind::CpAsyncWait) || !allowed || newer < *allowed)
         continue;
-      size_t shared = 0;
-      while (shared < cx.size() && shared < cy.size() && cx[shared] == cy[shared])
-        ++shared;
-      for (const SyncEvent *b : relaysAfter(w, WaitAt::SameIteration, issuers, y.ev)) {
-        if (chainOf(*b) != cx)
-          continue;
-        // y after b: in the same iterations of the loops they share (y
-        // after x's loops, or after b in x's innermost loop), or in a later
-        // one of the first loop where the iterations differ.
-        z3::expr_vector later(ctx_), equal(ctx_);
-        for (size_t k = 0; k < shared; ++k) {
-          later.push_back(z3::mk_and(equal) && x.iters[k] < y.iters[k]);
-          equal.push_back(x.iters[k] == y.iters[k]);
-        }
-        if (y.ev.order > b->order)
-          later.push_back(z3::mk_and(equal));
-        z3::expr cons = later.empty() ? ctx_.bool_val(false) : z3::mk_or(later);
+      std::vector<const SyncEvent *> points;
+      if (own)
+        points.push_back(&w);
+      for (const SyncEvent *b : relaysAfter(w, WaitAt::SameIteration, issuers, y.ev))
+        if (chainOf(*b) == cx)
+          points.push_back(b);
+      for (const SyncEvent *b : points) {
+        // y after b (the wait or a barrier in x's innermost loop, at x's
+        // iterations).
+        z3::expr cons = afterAt(*b, x.iters, cx, y);
         if (b->kind == SyncKind::WarpSync)
           cons = cons && x.t / 32 == y.t / 32;
         out.push_back(cons);
@@ -939,8 +976,10 @@ private:
   // that commit's loop, later in the same iteration or, textually before
   // it, in the next iteration (the library's epilogue waits at the top of
   // the next tile). A barrier after the wait in that loop, joining the
-  // issuing threads with y's, orders x before y when y comes after it.
-  void addTmaStoreCompleted(const Side &x, const Side &y, std::vector<z3::expr> &out) {
+  // issuing threads with y's, orders x before y when y comes after it; for
+  // y by x's own thread (`own`), the wait itself does.
+  void addTmaStoreCompleted(const Side &x, const Side &y, std::vector<z3::expr> &out,
+                            bool own = false) {
     if (x.ev.what != "tma.store")
       return;
     ThreadSet issuers = coverOf(x.ev);
@@ -956,9 +995,6 @@ private:
     if (!closed)
       return;
     std::vector<int> cc = chainOf(*closed);
-    size_t shared = 0;
-    while (shared < cc.size() && shared < cy.size() && cc[shared] == cy[shared])
-      ++shared;
     for (const SyncEvent &w : sk_.events) {
       auto allowed = constantValue(w.amount);
       if (!byIssuers(w, SyncKind::TmaStoreWait) || chainOf(w) != cc || !allowed ||
@@ -985,23 +1021,19 @@ private:
           continue;
         exists.push_back(atB.back() < *trip);
       }
-      for (const SyncEvent &b : sk_.events) {
-        if (b.order <= w.order || chainOf(b) != cc || !b.guards.empty() ||
-            !joins(b, issuers, y.ev.threads, true))
+      std::vector<const SyncEvent *> points;
+      if (own)
+        points.push_back(&w);
+      for (const SyncEvent &b : sk_.events)
+        if (b.order > w.order && chainOf(b) == cc && b.guards.empty() &&
+            joins(b, issuers, y.ev.threads, true))
+          points.push_back(&b);
+      for (const SyncEvent *b : points) {
+        z3::expr later = afterAt(*b, atB, cc, y);
+        if (later.is_false())
           continue;
-        // y after b: later in the first of their common loops where the
-        // iterations differ, or in the same iterations and after b.
-        z3::expr_vector later(ctx_), equal(ctx_);
-        for (size_t k = 0; k < shared; ++k) {
-          later.push_back(z3::mk_and(equal) && atB[k] < y.iters[k]);
-          equal.push_back(atB[k] == y.iters[k]);
-        }
-        if (y.ev.order > b.order)
-          later.push_back(z3::mk_and(equal));
-        if (later.empty())
-          continue;
-        z3::expr cons = z3::mk_and(exists) && z3::mk_or(later);
-        if (b.kind == SyncKind::WarpSync)
+        z3::expr cons = z3::mk_and(exists) && later;
+        if (b->kind == SyncKind::WarpSync)
           cons = cons && x.t / 32 == y.t / 32;
         out.push_back(cons);
       }
@@ -1013,6 +1045,15 @@ private:
     std::vector<z3::expr> out;
     if (mode == Mode::AcrossCtas)
       return out;
+    if (mode == Mode::SameThread) {
+      // Only the issuing side's completion, observed before the other access.
+      const Side &x = ord.issuerIsA ? a : b, &y = ord.issuerIsA ? b : a;
+      addHandshakes(x, y, out);
+      addWgmmaRetired(x, y, out);
+      addCpAsyncCompleted(x, y, out, true);
+      addTmaStoreCompleted(x, y, out, true);
+      return out;
+    }
     if (ord.warpOrdered)
       out.push_back(a.t / 32 == b.t / 32);
     addHandshakes(a, b, out);
@@ -1085,6 +1126,8 @@ private:
       z3::expr n = ctx_.int_val(*clusterExtent());
       cons.push_back(*rankA >= 0 && *rankA < n && *rankB >= 0 && *rankB < n);
       cons.push_back(*rankA != *rankB || t1 != t2);
+    } else if (mode == Mode::SameThread) {
+      cons.push_back(t1 == t2);
     } else if (groupScoped && scopeA == scopeB) {
       int64_t g = groupSize(scopeA, sk_.threads);
       cons.push_back(t1 / ctx_.int_val(g) != t2 / ctx_.int_val(g));
@@ -1129,6 +1172,26 @@ private:
         ordered.push_back(z3::mk_and(equal));
       if (!ordered.empty())
         cons.push_back(!z3::mk_or(ordered));
+    }
+    if (mode == Mode::SameThread) {
+      // The asynchronous access is issued first: at an earlier iteration of
+      // the first common loop where they differ, or at the same iterations
+      // and earlier in the body. Executions the other way round are
+      // ordered by program order.
+      const SyncEvent &x = ord.issuerIsA ? ea : eb, &y = ord.issuerIsA ? eb : ea;
+      const std::vector<z3::expr> &itX = ord.issuerIsA ? itersA : itersB;
+      const std::vector<z3::expr> &itY = ord.issuerIsA ? itersB : itersA;
+      std::vector<int> cx = chainOf(x), cy = chainOf(y);
+      z3::expr_vector first(ctx_), equal(ctx_);
+      for (size_t k = 0; k < cx.size() && k < cy.size() && cx[k] == cy[k]; ++k) {
+        first.push_back(z3::mk_and(equal) && itX[k] < itY[k]);
+        equal.push_back(itX[k] == itY[k]);
+      }
+      if (x.order < y.order)
+        first.push_back(z3::mk_and(equal));
+      if (first.empty())
+        return z3::unsat;
+      cons.push_back(z3::mk_or(first));
     }
     // Built at each use, in the order Z3 has always seen them (see above).
     // Two executors in one CTA of a cluster share its rank (an unknown in
@@ -1276,6 +1339,9 @@ private:
                                                "orders"
                                              : "in different CTAs, which no barrier orders")
         : inCluster ? "with no cluster barrier between them"
+        : mode == Mode::SameThread
+            ? "with no wait by the issuing thread for the asynchronous access's completion "
+              "between them"
         : ord.loLate || ord.hiLate ? "with no barrier after a wait for the asynchronous access's "
                                      "completion between them"
                                    : "with no barrier between them",
