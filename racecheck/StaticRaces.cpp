@@ -307,7 +307,8 @@ private:
         const SyncEvent &ea = sk_.events[accesses[x].first], &eb = sk_.events[accesses[y].first];
         const MemoryAccess &a = ea.accesses[accesses[x].second],
                            &b = eb.accesses[accesses[y].second];
-        if (a.buffer == b.buffer && (a.write || b.write) && !remote(a) && !remote(b))
+        if (a.buffer == b.buffer && (a.write || b.write) && !remote(a) && !remote(b) &&
+            intersects(ea.threads, eb.threads))
           checkSameThread(ea, a, eb, b);
       }
   }
