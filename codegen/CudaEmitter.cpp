@@ -145,7 +145,9 @@ private:
     std::string buffer;
     std::vector<Expr> begin;     // per dimension of the buffer
     std::vector<bool> kept;      // false where a point subscript dropped it
-    std::vector<int64_t> extent; // per dimension (1 where dropped; -1 if not constant)
+    std::vector<int64_t> extent; // per dimension (1 where dropped)
+    bool constantSize = true;    // false: some extent is not a constant (extent keeps the
+                                 // enclosing view's there)
   };
   RegionStart regionStart(const Expr &region);
   std::string regionByteAddress(const Expr &region, std::string *buffer);
@@ -708,11 +710,12 @@ KernelEmitter::RegionStart KernelEmitter::regionStart(const Expr &region) {
       if (s.kind == Subscript::Point) {
         r.kept[d] = false;
         r.extent[d] = 1;
-      } else if (s.kind == Subscript::Extent) {
-        r.extent[d] = constantValue(s.end).value_or(-1);
       } else {
-        r.extent[d] =
-            constantValue(foldConstants(Binary::make(BinaryOp::Sub, s.end, s.begin))).value_or(-1);
+        auto e = s.kind == Subscript::Extent
+                     ? constantValue(s.end)
+                     : constantValue(foldConstants(Binary::make(BinaryOp::Sub, s.end, s.begin)));
+        r.constantSize = r.constantSize && e.has_value();
+        r.extent[d] = e.value_or(r.extent[d]);
       }
     }
   }
@@ -743,32 +746,11 @@ std::string KernelEmitter::regionByteAddress(const Expr &region, std::string *bu
 
 // The extents of a region's dimensions that remain (points drop theirs).
 std::vector<int64_t> KernelEmitter::regionExtents(const Expr &region) {
-  std::vector<const Index *> chain;
-  Expr base = region;
-  while (base->kind == ExprKind::Index) {
-    chain.insert(chain.begin(), &as<Index>(base));
-    base = as<Index>(base).base;
-  }
-  std::vector<int64_t> extent = bufs_.at(as<Var>(base).name).constShape;
-  for (const Index *c : chain) {
-    std::vector<int64_t> next;
-    for (size_t d = 0; d < extent.size(); ++d) {
-      if (d >= c->subscripts.size()) {
-        next.push_back(extent[d]);
-        continue;
-      }
-      const Subscript &s = c->subscripts[d];
-      if (s.kind == Subscript::Full)
-        next.push_back(extent[d]);
-      else if (s.kind == Subscript::Extent)
-        next.push_back(constantValue(s.end).value_or(extent[d]));
-      else if (s.kind == Subscript::Range)
-        next.push_back(
-            constantValue(foldConstants(Binary::make(BinaryOp::Sub, s.end, s.begin)))
-                .value_or(extent[d]));
-    }
-    extent = next;
-  }
+  RegionStart r = regionStart(region);
+  std::vector<int64_t> extent;
+  for (size_t d = 0; d < r.kept.size(); ++d)
+    if (r.kept[d])
+      extent.push_back(r.extent[d]);
   return extent;
 }
 
@@ -818,22 +800,14 @@ void KernelEmitter::dsmemCopy(const CallStmt &c, bool load) {
     error(c.loc, fmt::format("'{}' is lowered between shared buffers only", c.callee));
     return;
   }
-  // The region's elements in row-major order of its kept dimensions: the
-  // per-dimension offsets of element i.
-  auto shapeOf = [](const RegionStart &r) {
-    std::vector<int64_t> s;
-    for (size_t d = 0; d < r.kept.size(); ++d)
-      if (r.kept[d])
-        s.push_back(r.extent[d]);
-    return s;
+  auto elements = [](const RegionStart &r) {
+    int64_t n = 1;
+    for (int64_t e : r.extent)
+      n *= e;
+    return r.constantSize ? n : -1;
   };
-  std::vector<int64_t> ds = shapeOf(dst), ss = shapeOf(src);
-  int64_t n = 1, nsrc = 1;
-  for (int64_t e : ds)
-    n = e < 0 ? -1 : n * e;
-  for (int64_t e : ss)
-    nsrc = e < 0 ? -1 : nsrc * e;
-  if (n < 0 || nsrc != n || n > 1024) {
+  int64_t n = elements(dst);
+  if (n < 0 || elements(src) != n || n > 1024) {
     error(c.loc, fmt::format("'{}' is lowered for regions of the same constant size up to 1024 "
                              "elements",
                              c.callee));
@@ -1716,23 +1690,19 @@ __device__ __forceinline__ void ts_mbar_inval(uint32_t bar) {
 __device__ __forceinline__ void ts_mbar_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
 }
+// `mapa`: the shared::cluster address of the same shared::cta offset in
+// cluster CTA `rank`.
+__device__ __forceinline__ uint32_t ts_mapa(uint32_t addr, int rank) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(rank));
+  return remote;
+}
 // An arrival on the barrier at the same offset in cluster CTA `rank`, with
 // the default (release, CTA) semantics as CUTLASS's ClusterBarrier uses it:
 // an explicit .release.cluster made a cluster GEMM's consumer releases so slow
 // that it ran at half the speed (docs/perf.md, session 4).
 __device__ __forceinline__ void ts_mbar_arrive_remote(uint32_t bar, int rank) {
-  uint32_t remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(rank));
-  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" :: "r"(remote) : "memory");
-}
-// Distributed shared memory: `mapa` turns a shared::cta address into the
-// shared::cluster address of the same offset in CTA `rank`; a chunk of BYTES
-// (1, 2, 4, 8 or 16, aligned to its size) moves between that CTA's shared
-// memory and this one's.
-__device__ __forceinline__ uint32_t ts_mapa(uint32_t addr, int rank) {
-  uint32_t remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(rank));
-  return remote;
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" :: "r"(ts_mapa(bar, rank)) : "memory");
 }
 // A chunk of a DSMEM copy, loaded from this CTA's shared memory or a peer's
 // (`remote`: an address from mapa) and stored likewise. A call loads every
