@@ -409,6 +409,7 @@ private:
   std::map<std::pair<int, int64_t>, Rendezvous> rendezvous_;
   std::vector<AsyncCopy> inflight_;
   std::optional<Failure> failure_;
+  int64_t nextDeadlinePoll_ = 0; // the steps count at which tick() next reads the clock
   std::vector<uint64_t> bits_, bitsB_, bitsC_; // scratch of the whole-region paths
   // regionRegs by (buffer, thread range, region start, extents, dimensions).
   std::map<std::vector<int64_t>, RegionRegs> regionRegs_;

@@ -2,6 +2,7 @@
 #include "simulator/Lanes.h"
 #include "simulator/Packed.h"
 
+#include "ir/Budget.h"
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
 
@@ -68,6 +69,8 @@ std::string_view outcomeName(RunResult::Outcome o) {
     return "step-budget";
   case RunResult::Outcome::MemoryCap:
     return "memory-cap";
+  case RunResult::Outcome::TimeBudget:
+    return "time-budget";
   }
   return "?";
 }
@@ -1315,6 +1318,19 @@ CtaExecutor::Tick CtaExecutor::tick() {
                                    options_.maxSteps, ctaId_[0], ctaId_[1], ctaId_[2]),
                        {}};
     return Tick::Failed;
+  }
+  // The command's wall-time budget (ir/Budget.h), every 4096 steps.
+  if (stats_.steps >= nextDeadlinePoll_) {
+    nextDeadlinePoll_ = stats_.steps + 4096;
+    if (Budget *budget = activeBudget(); budget && budget->expired()) {
+      failure_ = Failure{RunResult::Outcome::TimeBudget,
+                         fmt::format("wall-time budget of {} ms exhausted in CTA ({}, {}, {}) "
+                                     "after {} warp statements (raise it with --timeout-ms)",
+                                     budget->limits().timeoutMs, ctaId_[0], ctaId_[1], ctaId_[2],
+                                     stats_.steps),
+                         {}};
+      return Tick::Failed;
+    }
   }
   ready.clear();
   bool allDone = true;

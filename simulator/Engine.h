@@ -98,7 +98,19 @@ struct DetectedRace {
 };
 
 struct RunResult {
-  enum class Outcome : uint8_t { Completed, RuntimeError, Deadlock, StepBudget, MemoryCap };
+  enum class Outcome : uint8_t {
+    Completed,
+    RuntimeError,
+    Deadlock,
+    StepBudget, // options.maxSteps
+    MemoryCap,  // options.memoryCapBytes
+    TimeBudget, // the active budget's deadline (ir/Budget.h)
+  };
+  // Whether the run stopped at a budget rather than for a reason of the kernel's.
+  bool stoppedByBudget() const {
+    return outcome == Outcome::StepBudget || outcome == Outcome::MemoryCap ||
+           outcome == Outcome::TimeBudget;
+  }
   Outcome outcome = Outcome::Completed;
   std::string message;             // what happened, with the location
   std::vector<std::string> notes;  // deadlock: one line per blocked warp, then barriers

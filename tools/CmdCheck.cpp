@@ -7,12 +7,15 @@
 // kernels checked whether or not a proof needs it: a name none of them has,
 // or sizes their where clause does not admit, are input errors. Without FILE
 // it checks the bundled kernel library. Input errors exit 2; findings of the
-// proofs exit 1.
+// proofs exit 1. --timeout-ms and --max-memory-mb bound each file's run
+// (tools/Budgets.h): past one, the proofs left stop and the run exits 4 with
+// "verdict": "budget", unless a finding came first.
 #include "ir/Checker.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "kernels/BundledKernels.h"
 #include "racecheck/StaticRaces.h"
+#include "tools/Budgets.h"
 #include "tools/Command.h"
 #include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
@@ -45,6 +48,7 @@ cl::opt<std::string> argsText("args",
 cl::opt<unsigned> maxStates("max-states",
                             cl::desc("States the exhaustive barrier check may visit"),
                             cl::init(200000), cl::sub(checkCommand));
+BudgetOptions budgetOptions(checkCommand, /*withSteps=*/false);
 
 // What one proof found on one kernel, and how it decided.
 struct ProofRun {
@@ -56,20 +60,21 @@ struct ProofRun {
 // findings as diagnostics.
 struct Proof {
   const char *name;
+  const char *stage; // "layout": "during the layout proofs of kernel ..."
   ProofRun (*run)(const Kernel &, Diagnostics &, const BarrierProofOptions &);
 };
 const Proof kProofs[] = {
-    {"layouts",
+    {"layouts", "layout",
      [](const Kernel &k, Diagnostics &d, const BarrierProofOptions &) {
        return ProofRun{checkKernelLayouts(k, d), ""};
      }},
-    {"barriers",
+    {"barriers", "barrier",
      [](const Kernel &k, Diagnostics &d, const BarrierProofOptions &o) {
        ProofRun r;
        r.findings = verifyBarrierProtocols(k, d, o, &r.method);
        return r;
      }},
-    {"races",
+    {"races", "race",
      [](const Kernel &k, Diagnostics &d, const BarrierProofOptions &) {
        return ProofRun{verifyStaticRaces(k, d), ""};
      }},
@@ -77,11 +82,13 @@ const Proof kProofs[] = {
 
 struct KernelResult {
   std::vector<std::pair<std::string, ProofRun>> proofs; // by proof name
+  bool budgetExceeded = false;                          // the proofs stopped at a budget
 };
 
 struct FileResult {
   std::string file;
   int status = kClean;
+  std::string budgetMessage; // the budget that ran out, if one did
   Module module;
   std::vector<KernelResult> kernels;
 };
@@ -165,21 +172,46 @@ FileResult checkBuffer(unsigned id, const std::string &file, Diagnostics &diag,
     r.status = kInputError;
     return r;
   }
+  Budget &budget = *activeBudget();
   for (size_t i = 0; i < r.module.kernels.size(); ++i) {
     const Kernel &k = r.module.kernels[i];
     KernelResult kr;
     for (const Proof &p : kProofs) {
+      auto [line, col] = diag.sourceMgr().getLineAndColumn(k.loc, id);
+      budget.setStage(
+          fmt::format("the {} proofs of kernel {} ({}:{}:{})", p.stage, k.name, file, line, col));
+      if (budget.expired())
+        break;
       ProofRun run = p.run(k, diag, kernelOptions[i]);
       if (run.findings)
         r.status = kFindings;
       kr.proofs.push_back({p.name, std::move(run)});
     }
+    kr.budgetExceeded = budget.exceeded() != BudgetKind::None;
     r.kernels.push_back(std::move(kr));
+    if (budget.exceeded() != BudgetKind::None) {
+      diag.error(k.loc, budget.message());
+      r.budgetMessage = budget.message();
+      if (r.status == kClean)
+        r.status = kBudget;
+      break;
+    }
   }
   return r;
 }
 
+int runChecks();
+
 int runCheck() {
+  Budget budget(budgetOptions.limits());
+  return runWithinBudget(budget, runChecks, [&] {
+    llvm::SourceMgr sm;
+    Diagnostics none(sm, false);
+    return finishBudget(budget, none, json, "check");
+  });
+}
+
+int runChecks() {
   llvm::SourceMgr sourceMgr;
   Diagnostics diag(sourceMgr, /*printImmediately=*/!json);
   std::vector<FileResult> results;
@@ -208,13 +240,17 @@ int runCheck() {
       std::string name = "kernels/" + std::string(f.name);
       unsigned id = sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(f.text, name),
                                                  llvm::SMLoc());
+      activeBudget()->restart();
       results.push_back(checkBuffer(id, name, diag, *sizes, false, options));
     }
   }
+  // An input error outweighs a finding, a finding a budget.
+  auto rank = [](int s) { return s == kInputError ? 3 : s == kFindings ? 2 : s == kBudget; };
   int status = kClean;
   size_t kernelsFound = 0;
   for (const FileResult &r : results) {
-    status = std::max(status, r.status);
+    if (rank(r.status) > rank(status))
+      status = r.status;
     kernelsFound += r.module.kernels.size();
   }
   if (status != kInputError && !kernelName.empty() && kernelsFound == 0) {
@@ -242,13 +278,18 @@ int runCheck() {
                                {"threads", k.launch.threads},
                                {"proofs", std::move(proofs)}});
       }
-      files.push_back(llvm::json::Object{
-          {"file", r.file}, {"status", r.status}, {"kernels", std::move(kernels)}});
+      llvm::json::Object file{
+          {"file", r.file}, {"status", r.status}, {"kernels", std::move(kernels)}};
+      if (!r.budgetMessage.empty())
+        file["budget"] = r.budgetMessage;
+      files.push_back(std::move(file));
     }
     llvm::json::Object out{{"ok", status == kClean},
                            {"status", status},
                            {"files", std::move(files)},
                            {"diagnostics", diagnosticsJson(diag)}};
+    if (status == kBudget)
+      out["verdict"] = "budget";
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
   } else {
     for (const FileResult &r : results)
@@ -265,9 +306,12 @@ int runCheck() {
                                          : run.method);
           total += n;
         }
+        bool stopped = r.kernels[i].budgetExceeded;
         llvm::outs() << fmt::format("{}: kernel {} {} ({}, {} threads; {})\n", r.file, k.name,
-                                    total ? "has findings" : "ok", targetInfo(k.launch.target).name,
-                                    k.launch.threads, proofs);
+                                    total     ? "has findings"
+                                    : stopped ? "budget exceeded"
+                                              : "ok",
+                                    targetInfo(k.launch.target).name, k.launch.threads, proofs);
       }
   }
   return status;

@@ -1,21 +1,24 @@
 // `tilescope sim FILE [--kernel K] --args M=256,N=256,K=128 [--seed S]
-//  [--ctas all|N] [--input A=a.npy ...] [--dump DIR] [--max-steps N] [--json]`:
+//  [--ctas all|N] [--input A=a.npy ...] [--dump DIR] [--max-steps N]
+//  [--timeout-ms MS] [--max-memory-mb MIB] [--json]`:
 // runs a kernel on the simulator (simulator/Engine.h) with random inputs
 // drawn from the seed (never zero) or given .npy arrays, and compares its
 // outputs with the independent reference of the problem the kernel names
 // (simulator/Reference.h).
 //
-// Exit: 0 outputs match; 1 mismatch, deadlock, runtime error, step budget or
-// memory cap; 2 usage or input error (file:line:col diagnostics).
+// Exit: 0 outputs match; 1 mismatch, deadlock or runtime error; 2 usage or
+// input error (file:line:col diagnostics); 4 a budget ran out (steps, wall
+// time, memory: tools/Budgets.h), "verdict": "budget".
 #include "ir/Checker.h"
 #include "ir/Parser.h"
 #include "simulator/Engine.h"
 #include "simulator/Reference.h"
 #include "simulator/Value.h"
+#include "tools/Budgets.h"
 #include "tools/Command.h"
-#include "tools/NameValues.h"
 #include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
+#include "tools/NameValues.h"
 #include "tools/SimReport.h"
 #include "tools/SimTensors.h"
 
@@ -46,11 +49,12 @@ cl::list<std::string> inputs("input", cl::desc("Use NAME's values from a .npy fi
                              cl::value_desc("NAME=FILE.npy"), cl::sub(simCommand));
 cl::opt<std::string> dumpDir("dump", cl::desc("Write every tensor after the run as .npy"),
                              cl::value_desc("DIR"), cl::sub(simCommand));
-cl::opt<int64_t> maxSteps("max-steps", cl::desc("Step budget (warp statements)"),
-                          cl::init(int64_t{1} << 32), cl::sub(simCommand));
-cl::opt<int64_t> memoryCapMb("memory-cap", cl::desc("Memory cap of the simulated state in MiB"),
-                             cl::init(4096), cl::sub(simCommand));
+cl::opt<int64_t> memoryCapMb("memory-cap",
+                             cl::desc("Memory cap of the tensors and the simulated state in MiB "
+                                      "(default: --max-memory-mb)"),
+                             cl::init(0), cl::sub(simCommand));
 cl::opt<bool> json("json", cl::desc("Print the result as JSON"), cl::sub(simCommand));
+BudgetOptions budgetOptions(simCommand, /*withSteps=*/true);
 
 // An input error outside the kernel's source: a command-line option
 // ("tilescope sim: error: ...") or a file it names ("FILE: error: ..."); with
@@ -90,7 +94,18 @@ std::optional<ArgValues> parseArgs(std::string *error) {
   return out;
 }
 
+int runSimulation();
+
 int runSim() {
+  Budget budget(budgetOptions.limits());
+  return runWithinBudget(budget, runSimulation, [&] {
+    llvm::SourceMgr sm;
+    Diagnostics none(sm, false);
+    return finishBudget(budget, none, json, "sim");
+  });
+}
+
+int runSimulation() {
   llvm::SourceMgr sourceMgr;
   Diagnostics diag(sourceMgr, /*printImmediately=*/!json);
   auto finishInputError = [&]() { return tool::finishInputError(diag, json); };
@@ -147,11 +162,16 @@ int runSim() {
   for (int b : program->tensorParams)
     if (b >= 0)
       tensorBytes += program->buffers[b].elements * program->buffers[b].elementBytes;
-  if (tensorBytes > memoryCapMb * (int64_t{1} << 20)) {
-    llvm::errs() << fmt::format("tilescope sim: the kernel's tensors need {} bytes, over the "
-                                "memory cap of {} MiB (--memory-cap)\n",
-                                tensorBytes, memoryCapMb.getValue());
-    return kFindings;
+  BudgetLimits limits = budgetOptions.limits();
+  int64_t capMb = memoryCapMb > 0 ? memoryCapMb.getValue() : limits.maxMemoryBytes >> 20;
+  int64_t capBytes = capMb > 0 ? std::min<int64_t>(capMb, int64_t{1} << 40) << 20 : INT64_MAX;
+  if (tensorBytes > capBytes) {
+    Budget &budget = *activeBudget();
+    budget.exceedWithMessage(
+        BudgetKind::Memory,
+        fmt::format("the kernel's tensors need {} bytes, over the memory budget of {} MiB ({})",
+                    tensorBytes, capMb, memoryCapMb > 0 ? "--memory-cap" : "--max-memory-mb"));
+    return finishBudget(budget, diag, json, "sim");
   }
   std::vector<HostTensor> tensors = allocateTensors(*program);
   std::optional<BoundProblem> problem;
@@ -191,8 +211,8 @@ int runSim() {
 
   EngineOptions options;
   options.seed = seed;
-  options.maxSteps = maxSteps;
-  options.memoryCapBytes = memoryCapMb * (int64_t{1} << 20);
+  options.maxSteps = limits.maxSteps > 0 ? limits.maxSteps : INT64_MAX;
+  options.memoryCapBytes = capBytes;
   options.where = [&](llvm::SMLoc loc) -> std::string {
     if (!loc.isValid())
       return input.getValue();
@@ -221,7 +241,7 @@ int runSim() {
   bool mismatch = false;
   for (const OutputReport &r : reports)
     mismatch |= r.mismatches > 0;
-  int status = !run.ok() || mismatch ? kFindings : kClean;
+  int status = run.stoppedByBudget() ? kBudget : !run.ok() || mismatch ? kFindings : kClean;
 
   if (!dumpDir.empty() && !dumpNpy(tensors, dumpDir, &notes, &error))
     return fileError(error);
@@ -229,10 +249,11 @@ int runSim() {
   SimReport report;
   report.file = input.getValue();
   report.kernel = kernel->name;
-  report.verdict = !run.ok()  ? std::string(outcomeName(run.outcome))
-                   : !problem ? "unchecked"
-                   : mismatch ? "mismatch"
-                              : "match";
+  report.verdict = run.stoppedByBudget() ? std::string("budget")
+                   : !run.ok()           ? std::string(outcomeName(run.outcome))
+                   : !problem            ? "unchecked"
+                   : mismatch            ? "mismatch"
+                                         : "match";
   if (problem)
     report.problem = problem->spec.text;
   report.seed = seed;
@@ -244,6 +265,9 @@ int runSim() {
   report.notes = std::move(notes);
   if (json) {
     llvm::json::Object out = toJson(report);
+    if (run.stoppedByBudget())
+      out["budget"] = llvm::json::Object{{"kind", std::string(outcomeName(run.outcome))},
+                                         {"message", run.message}};
     out["diagnostics"] = diagnosticsJson(diag);
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
   } else {

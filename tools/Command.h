@@ -3,14 +3,15 @@
 // tilescope.cpp parses the command line and calls the chosen one.
 //
 // Exit status, for every command: 0 clean, 1 the input has findings,
-// 2 usage or input error (after a file:line:col diagnostic).
+// 2 usage or input error (after a file:line:col diagnostic), 4 a budget
+// (wall time, steps, memory; tools/Budgets.h) ran out before a verdict.
 #pragma once
 
 #include <llvm/Support/CommandLine.h>
 
 namespace tilescope::tool {
 
-enum ExitCode : int { kClean = 0, kFindings = 1, kInputError = 2 };
+enum ExitCode : int { kClean = 0, kFindings = 1, kInputError = 2, kBudget = 4 };
 
 using CommandFn = int (*)();
 

@@ -342,12 +342,17 @@ private:
         base().add(z3::implies(literal_, constraints_[int(k)]));
       z3::expr_vector a(literal_.ctx());
       a.push_back(literal_);
+      // The limits again, so that the command's deadline is current.
+      z3::params p(literal_.ctx());
+      setSolverBudget(p, prover_.opt_.timeoutMs);
+      base().set(p);
       z3::check_result r = base().check(a);
       if (r != z3::sat)
         return r;
-      detail::minimizeWitness(base(), a, small_, literal_.to_string());
+      sampleModel_ = detail::minimizeWitness(base(), a, small_, literal_.to_string());
       return z3::sat;
     }
+    // The model of the sample sizes or the least witness, else the solver's.
     z3::model get_model() const { return sampleModel_ ? *sampleModel_ : base().get_model(); }
     std::string reason_unknown() const { return base().reason_unknown(); }
 
@@ -1106,6 +1111,18 @@ private:
              "proved for all sizes: expect_tx equals the bytes delivered in every phase");
   }
 
+  // A wait reads only the low bit of its parity, and (x mod 2m) mod 2 =
+  // x mod 2 (Z3's mod is Euclidean): remainders by even constants around
+  // the parity are dropped before it is taken mod 2. A parity written
+  // `% 65536` instead of `% 2` otherwise cost Z3 seconds per query.
+  static z3::expr parityOperand(z3::expr p) {
+    int64_t m = 0;
+    while (p.is_app() && p.decl().decl_kind() == Z3_OP_MOD && p.arg(1).is_numeral_i64(m) && m > 0 &&
+           m % 2 == 0)
+      p = p.arg(0);
+    return p;
+  }
+
   void checkWait(const BarrierInfo &info, size_t w) {
     const SyncEvent &ev = sk_.events[w];
     const BarrierArray &arr = *info.arr;
@@ -1119,7 +1136,7 @@ private:
       return;
     }
     z3::expr two = ctx_.int_val(2);
-    z3::expr same = z3::mod(*parity, two) == z3::mod(n, two);
+    z3::expr same = z3::mod(parityOperand(*parity), two) == z3::mod(n, two);
     // Whether some execution waits for its round's phase (current) or the
     // one before; witnesses are sought only when both do (aliasing).
     auto waitsFor = [&](bool current, std::optional<z3::model> *witness) {
