@@ -1,6 +1,6 @@
 #include "verifier/FallbackSizes.h"
 
-#include "verifier/ConcreteEval.h"
+#include "ir/ConcreteEval.h"
 #include "verifier/ProtoEncoding.h"
 
 #include <fmt/format.h>
