@@ -3,6 +3,7 @@
 #include "ir/Affine.h"
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
+#include "ir/ThreadUniformity.h"
 
 #include <fmt/format.h>
 
@@ -118,10 +119,21 @@ private:
   Type call(const Call &c, llvm::SMLoc loc);
   bool expectInt(const Expr &e, const char *what);
   bool onlySymbols(const Expr &e, const char *what);
+  // The builtins an expression names bound its uniformity from below; its
+  // values decide it: `tid_in_wg < 64` is warp-uniform although tid_in_wg
+  // is not (ThreadUniformity.h).
+  Type refineUniformity(const Expr &e, Type t) const {
+    if (t.kind != Type::Int && t.kind != Type::Bool)
+      return t;
+    if (t.uniform < Convergence::Grid)
+      if (auto u = kernel_ ? threadUniformity(e, kernel_->launch.threads) : std::nullopt)
+        t.uniform = std::max(t.uniform, *u);
+    return t;
+  }
   Convergence controlUniformity() const {
     Convergence c = Convergence::Grid;
-    for (const auto &[u, loc] : control_)
-      c = std::min(c, u);
+    for (const auto &ctl : control_)
+      c = std::min(c, ctl.uniform);
     return c;
   }
 
@@ -137,7 +149,13 @@ private:
 
   Diagnostics &diag_;
   std::vector<std::map<std::string, Symbol>> scopes_;
-  std::vector<std::pair<Convergence, llvm::SMLoc>> control_; // enclosing conditions
+  // Enclosing conditions (a loop's: its bounds; null cond).
+  struct Control {
+    Convergence uniform;
+    llvm::SMLoc loc;
+    Expr cond;
+  };
+  std::vector<Control> control_;
   const Kernel *kernel_ = nullptr;
 };
 
@@ -328,12 +346,12 @@ Type Checker::expr(const Expr &e) {
       error(e->loc, fmt::format("'-' needs a number, not {}", typeName(a)));
       return Type::invalid();
     }
-    return a;
+    return refineUniformity(e, a);
   }
   case ExprKind::Binary:
-    return binary(as<Binary>(e), e->loc);
+    return refineUniformity(e, binary(as<Binary>(e), e->loc));
   case ExprKind::Call:
-    return call(as<Call>(e), e->loc);
+    return refineUniformity(e, call(as<Call>(e), e->loc));
   case ExprKind::Index:
     return index(as<Index>(e), e->loc);
   }
@@ -645,7 +663,7 @@ void Checker::stmt(const Stmt &s) {
     if (auto step = constantValue(f.step); step && *step <= 0)
       error(f.step->loc, fmt::format("loop step must be positive, not {}", *step));
     // Threads that disagree on the trip count diverge inside the loop.
-    control_.push_back({u, s->loc});
+    control_.push_back({u, s->loc, nullptr});
     push();
     Symbol var = Symbol::of(Symbol::Value, s->loc);
     var.uniform = u;
@@ -660,7 +678,7 @@ void Checker::stmt(const Stmt &s) {
     Type c = expr(i.cond);
     if (c.kind != Type::Invalid && c.kind != Type::Bool)
       error(i.cond->loc, fmt::format("an 'if' condition must be a bool, not {}", typeName(c)));
-    control_.push_back({c.uniform, s->loc});
+    control_.push_back({c.uniform, s->loc, i.cond});
     block(i.thenBody);
     block(i.elseBody);
     control_.pop_back();
@@ -869,12 +887,18 @@ void Checker::callStmt(const CallStmt &c) {
 
   // Convergence: every thread of the scope must reach the call together.
   Convergence need = std::max(convergenceOf(c.scope), info->convergence);
-  for (const auto &[uniform, at] : control_) {
-    if (uniform < need) {
+  for (const Control &ctl : control_) {
+    if (ctl.uniform < need) {
       error(c.loc, fmt::format("'{}' must be executed by a whole {}, but it is under a condition "
                                "that can differ between threads of one {}",
                                shown, convergenceName(need), convergenceName(need)));
-      diag_.note(at, "the divergent condition is here");
+      int64_t group = need == Convergence::Warp        ? 32
+                      : need == Convergence::Warpgroup ? 128
+                                                       : kernel_->launch.threads;
+      auto witness =
+          ctl.cond ? divergenceWitness(ctl.cond, kernel_->launch.threads, group) : std::nullopt;
+      diag_.note(ctl.loc, witness ? "the divergent condition is here: " + *witness
+                                  : std::string("the divergent condition is here"));
       break;
     }
   }
