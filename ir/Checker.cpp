@@ -3,9 +3,11 @@
 #include "ir/Affine.h"
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
+#include "ir/SizeLimits.h"
 
 #include <fmt/format.h>
 
+#include <climits>
 #include <map>
 
 namespace tilescope {
@@ -189,6 +191,7 @@ void Checker::kernel(const Kernel &k) {
           onlySymbols(d, "a tensor dimension");
         }
       }
+      checkTensorParamLimits(p, diag_);
       Symbol sym = Symbol::of(Symbol::Tensor, p.loc, p.dtype);
       sym.scope = MemScope::Global;
       sym.shape = p.shape;
@@ -210,13 +213,14 @@ void Checker::kernel(const Kernel &k) {
   for (const Expr &g : k.launch.grid)
     if (onlySymbols(g, "a grid extent"))
       expectInt(g, "a grid extent");
+  checkLaunchLimits(k.launch, diag_);
   int64_t clusterSize = 1;
   for (const Expr &c : k.launch.cluster) {
     auto v = constantValue(c);
     if (!v || *v < 1)
       error(c->loc, "cluster extents must be positive integer constants");
-    else
-      clusterSize *= *v;
+    else if (__builtin_mul_overflow(clusterSize, *v, &clusterSize))
+      clusterSize = INT64_MAX;
   }
   const TargetInfo &target = targetInfo(k.launch.target);
   if (!k.launch.cluster.empty() && clusterSize > target.maxClusterSize)
@@ -603,6 +607,8 @@ void Checker::stmt(const Stmt &s) {
       auto n = constantValue(b.arraySize);
       if (!n || *n < 1)
         error(b.arraySize->loc, "an mbarrier array size must be a positive integer constant");
+      else
+        checkBarrierArrayLimits(b, *n, targetInfo(kernel_->launch.target), diag_);
     }
     if (b.count) {
       auto c = constantValue(b.count);
@@ -716,6 +722,14 @@ void Checker::bufferDecl(const BufferDecl &b) {
   }
   if (b.scope == MemScope::Tmem && !target.hasTensorMemory)
     error(b.loc, fmt::format("tensor memory needs sm_100a; the kernel targets {}", target.name));
+  if (int64_t(b.shape.size()) > limits::kMaxRank) {
+    error(b.loc, fmt::format("buffer '{}' has {} dimensions; at most {} are supported", b.name,
+                             b.shape.size(), limits::kMaxRank));
+    constant = false;
+  }
+  // Sizes before anything (the layout checks below included) is built by them.
+  if (constant && !checkBufferLimits(b, shape, target, diag_))
+    constant = false;
   if (b.layout && constant) {
     const Layout &l = b.layout->layout;
     if (!l.admits(shape)) {
