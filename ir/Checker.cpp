@@ -4,6 +4,8 @@
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
 #include "ir/SizeLimits.h"
+#include "ir/Visitor.h"
+#include "ir/WhereFacts.h"
 
 #include <fmt/format.h>
 
@@ -112,6 +114,11 @@ private:
     scopes_.back().emplace(name, std::move(sym));
   }
   void error(llvm::SMLoc loc, const std::string &msg) { diag_.error(loc, msg); }
+  // A dimension or subscript in normal form, with the where clause's
+  // equalities substituted (WhereFacts.h): `C` is 1024 under `where C == 1024`.
+  Affine shapeTerm(const Expr &e) const {
+    return Affine::of(whereFacts_.empty() ? e : substitute(e, whereFacts_));
+  }
 
   // --- expressions ---
   Type expr(const Expr &e);
@@ -141,6 +148,7 @@ private:
   std::vector<std::map<std::string, Symbol>> scopes_;
   std::vector<std::pair<Convergence, llvm::SMLoc>> control_; // enclosing conditions
   const Kernel *kernel_ = nullptr;
+  std::map<std::string, Expr> whereFacts_;
 };
 
 bool Checker::onlySymbols(const Expr &e, const char *what) {
@@ -172,6 +180,7 @@ void Checker::kernel(const Kernel &k) {
   kernel_ = &k;
   scopes_.clear();
   control_.clear();
+  whereFacts_.clear();
   push();
   // Parameters: a tensor's bare-name dimensions declare shape symbols.
   for (const Param &p : k.params) {
@@ -210,6 +219,7 @@ void Checker::kernel(const Kernel &k) {
     if (t.kind != Type::Invalid && t.kind != Type::Bool)
       error(c->loc, fmt::format("a 'where' constraint must be a condition, not {}", typeName(t)));
   }
+  whereFacts_ = whereEqualities(k.constraints);
   for (const Expr &g : k.launch.grid)
     if (onlySymbols(g, "a grid extent"))
       expectInt(g, "a grid extent");
@@ -306,7 +316,7 @@ Type Checker::expr(const Expr &e) {
       t.bufferName = name;
       t.uniform = Convergence::Thread;
       for (const Expr &d : s->shape)
-        t.shape.push_back(Affine::of(d));
+        t.shape.push_back(shapeTerm(d));
       return t;
     case Symbol::Barrier:
       if (s->barrierArray) {
@@ -539,14 +549,14 @@ Type Checker::index(const Index &x, llvm::SMLoc loc) {
     };
     switch (s.kind) {
     case Subscript::Point:
-      if (!checkBound(s.begin, Affine::of(s.begin), false))
+      if (!checkBound(s.begin, shapeTerm(s.begin), false))
         return Type::invalid();
       break;
     case Subscript::Range:
     case Subscript::Extent: {
       allPoints = false;
-      Affine begin = Affine::of(s.begin);
-      Affine extent = s.kind == Subscript::Extent ? Affine::of(s.end) : Affine::of(s.end) - begin;
+      Affine begin = shapeTerm(s.begin);
+      Affine extent = s.kind == Subscript::Extent ? shapeTerm(s.end) : shapeTerm(s.end) - begin;
       if (extent.isConstant() && extent.constant < 1) {
         error(s.end->loc, fmt::format("empty or negative range (extent {})", extent.constant));
         return Type::invalid();
