@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <bit>
 #include <climits>
 
 namespace tilescope {
@@ -54,8 +53,12 @@ int64_t layoutAxisReach(const Layout &layout, Axis axis) {
   if (!placed)
     return 0;
   int64_t reach = saturatingAdd(last, 1);
-  if (axis == Axis::m && layout.swizzle() && reach < (int64_t{1} << 62))
-    reach = int64_t(std::bit_ceil(uint64_t(reach)));
+  // The swizzle rewrites bits [M, M + B) of m from higher ones: the reach
+  // rounds up to a multiple of 2^(M + B).
+  if (const auto &sw = layout.swizzle(); axis == Axis::m && sw && reach < (int64_t{1} << 56)) {
+    int64_t unit = int64_t{1} << (sw->bitsKept + sw->bitsXored);
+    reach = (reach + unit - 1) / unit * unit;
+  }
   return reach;
 }
 

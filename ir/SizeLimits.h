@@ -47,7 +47,7 @@ std::optional<int64_t> checkedProduct(const std::vector<int64_t> &dims);
 
 // One past the largest coordinate a layout can place on `axis` (0 when it
 // places nothing there), saturating at INT64_MAX. A swizzle on the memory
-// axis permutes within the next power of two.
+// axis permutes within aligned blocks of 2^(M + B) elements.
 int64_t layoutAxisReach(const Layout &layout, Axis axis);
 
 // What one buffer of constant shape takes from the CTA's resources.

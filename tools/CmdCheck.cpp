@@ -20,6 +20,7 @@
 #include "tools/ProblemSizes.h"
 #include "verifier/BarrierProofs.h"
 #include "verifier/KernelLayouts.h"
+#include "verifier/Resources.h"
 
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
@@ -59,9 +60,12 @@ struct Proof {
   ProofRun (*run)(const Kernel &, Diagnostics &, const BarrierProofOptions &);
 };
 const Proof kProofs[] = {
+    // The resource check (verifier/Resources.h) reports with the layouts:
+    // both are about where a kernel's data lives.
     {"layouts",
      [](const Kernel &k, Diagnostics &d, const BarrierProofOptions &) {
-       return ProofRun{checkKernelLayouts(k, d), ""};
+       unsigned n = checkKernelLayouts(k, d);
+       return ProofRun{n + verifyResources(k, d), ""};
      }},
     {"barriers",
      [](const Kernel &k, Diagnostics &d, const BarrierProofOptions &o) {

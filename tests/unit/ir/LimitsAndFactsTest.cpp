@@ -57,9 +57,14 @@ TEST_CASE("a layout's reach on an axis: strides, replicas, offsets and swizzle")
   CHECK(layoutAxisReach(*l, Axis::m) == 3 * 64 + 1 + 8 + 3 + 1);
   CHECK(layoutAxisReach(*l, Axis::laneid) == 32);
   CHECK(layoutAxisReach(*l, Axis::warpid) == 0);
-  auto s = Layout::make({{100, 1, Axis::m}}, {}, {}, Swizzle{0, 3, 3}, &error);
+  // 128B swizzle of bf16 (M = 3, B = 3): whole blocks of 64 elements.
+  auto s = Layout::make({{100, 1, Axis::m}}, {}, {}, Swizzle{3, 3, 3}, &error);
   REQUIRE(s);
   CHECK(layoutAxisReach(*s, Axis::m) == 128);
+  auto ring = Layout::make({{3, 8192, Axis::m}, {128, 64, Axis::m}, {64, 1, Axis::m}}, {}, {},
+                           Swizzle{3, 3, 3}, &error);
+  REQUIRE(ring);
+  CHECK(layoutAxisReach(*ring, Axis::m) == 3 * 8192);
 }
 
 TEST_CASE("buffer footprints: shared bytes, registers per thread, tensor-memory columns") {
