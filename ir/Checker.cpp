@@ -289,7 +289,8 @@ Type Checker::expr(const Expr &e) {
     const std::string &name = as<Var>(e).name;
     const Symbol *s = lookup(name);
     if (!s) {
-      error(e->loc, fmt::format("use of undefined name '{}'{}", name, didYouMean(name, visibleNames())));
+      error(e->loc,
+            fmt::format("use of undefined name '{}'{}", name, didYouMean(name, visibleNames())));
       return Type::invalid();
     }
     switch (s->kind) {
