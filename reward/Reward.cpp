@@ -138,33 +138,43 @@ std::string adviceFor(const std::string &code) {
   return "see the diagnostics";
 }
 
+// The stage an agent should fix first: the first that failed, else the first
+// out of budget, else the first undecided.
 std::optional<FirstFailure> firstFailureOf(const std::vector<StageResult> &stages) {
-  for (const StageResult &s : stages) {
-    if (s.status == StageStatus::Pass || s.status == StageStatus::Skipped)
-      continue;
-    FirstFailure f;
-    f.stage = s.name;
-    const RewardDiagnostic *d = nullptr;
-    for (const RewardDiagnostic &x : s.diagnostics)
-      if (x.severity == "error") {
-        d = &x;
+  const StageResult *chosen = nullptr;
+  for (StageStatus wanted : {StageStatus::Fail, StageStatus::Budget, StageStatus::Unknown}) {
+    for (const StageResult &s : stages)
+      if (s.status == wanted) {
+        chosen = &s;
         break;
       }
-    if (!d && !s.diagnostics.empty())
-      d = &s.diagnostics.front();
-    std::string what = d ? d->message : s.reason;
-    f.code = d ? d->code : s.name + "." + stageStatusName(s.status);
-    if (d) {
-      f.file = d->file;
-      f.line = d->line;
-      f.column = d->column;
-    }
-    std::string where = f.line ? fmt::format("{}:{}:{}: ", f.file, f.line, f.column) : "";
-    f.hint = fmt::format("{} {}: {}{}. Expected: {}.", s.name, stageStatusName(s.status), where,
-                         what, adviceFor(f.code));
-    return f;
+    if (chosen)
+      break;
   }
-  return std::nullopt;
+  if (!chosen)
+    return std::nullopt;
+  const StageResult &s = *chosen;
+  FirstFailure f;
+  f.stage = s.name;
+  const RewardDiagnostic *d = nullptr;
+  for (const RewardDiagnostic &x : s.diagnostics)
+    if (x.severity == "error") {
+      d = &x;
+      break;
+    }
+  if (!d && !s.diagnostics.empty())
+    d = &s.diagnostics.front();
+  std::string what = d ? d->message : s.reason;
+  f.code = d ? d->code : s.name + "." + stageStatusName(s.status);
+  if (d) {
+    f.file = d->file;
+    f.line = d->line;
+    f.column = d->column;
+  }
+  std::string where = f.line ? fmt::format(" at {}:{}:{}", f.file, f.line, f.column) : "";
+  f.hint = fmt::format("{} {}{}: {} -- {}", s.name, stageStatusName(s.status), where, what,
+                       adviceFor(f.code));
+  return f;
 }
 
 std::string hex(uint64_t h) {
@@ -258,7 +268,7 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
                                                      : skipped("performance"));
 
   double total = 0, earned = 0;
-  std::string verdict = "pass";
+  bool failed = false, budget = false, unknown = false;
   for (StageResult &s : kr.stages) {
     if (s.name != "simulate")
       s.credit = s.status == StageStatus::Pass ? 1 : 0;
@@ -267,11 +277,11 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
     double w = weightOf(s.name);
     total += w;
     earned += w * s.credit;
-    if (w == 0)
-      continue;
-    if (verdict == "pass" && s.status != StageStatus::Pass)
-      verdict = s.status == StageStatus::Skipped ? "fail" : stageStatusName(s.status);
+    failed |= s.status == StageStatus::Fail;
+    budget |= s.status == StageStatus::Budget;
+    unknown |= s.status == StageStatus::Unknown;
   }
+  std::string verdict = failed ? "fail" : budget ? "budget" : unknown ? "unknown" : "pass";
   if (kr.stages.size() > 1 &&
       (kr.stages[0].status == StageStatus::Fail || kr.stages[1].status == StageStatus::Fail))
     verdict = "error";

@@ -151,6 +151,7 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
               fmt::format("the task's problem '{}' does not fit the kernel: {}", spec->text,
                           bad.message));
           finish(StageStatus::Fail, "problem-mismatch");
+          sizes->resize(i + 1); // the same at every size: said once
         }
       }
     }
