@@ -7,6 +7,7 @@
 #include "ir/SizeLimits.h"
 #include "ir/Visitor.h"
 #include "ir/WhereFacts.h"
+#include "ir/Suggest.h"
 
 #include <fmt/format.h>
 
@@ -100,6 +101,13 @@ private:
   // --- scopes ---
   void push() { scopes_.emplace_back(); }
   void pop() { scopes_.pop_back(); }
+  std::vector<std::string_view> visibleNames() const {
+    std::vector<std::string_view> out;
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
+      for (const auto &entry : *it)
+        out.push_back(entry.first);
+    return out;
+  }
   const Symbol *lookup(const std::string &name) const {
     for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
       if (auto f = it->find(name); f != it->end())
@@ -313,7 +321,8 @@ Type Checker::expr(const Expr &e) {
     const std::string &name = as<Var>(e).name;
     const Symbol *s = lookup(name);
     if (!s) {
-      error(e->loc, fmt::format("use of undefined name '{}'", name));
+      error(e->loc,
+            fmt::format("use of undefined name '{}'{}", name, didYouMean(name, visibleNames())));
       return Type::invalid();
     }
     switch (s->kind) {
@@ -453,7 +462,10 @@ Type Checker::call(const Call &c, llvm::SMLoc loc) {
   }
   const ExprFunctionInfo *f = findExprFunction(c.callee);
   if (!f) {
-    error(loc, fmt::format("unknown function '{}'", c.callee));
+    std::vector<std::string_view> known = exprFunctionNames();
+    for (const char *dtype : {"f32", "f16", "bf16", "i32", "u32", "f64"})
+      known.push_back(dtype);
+    error(loc, fmt::format("unknown function '{}'{}", c.callee, didYouMean(c.callee, known)));
     return Type::invalid();
   }
   if (args.size() != f->arity) {
@@ -805,7 +817,7 @@ void Checker::callStmt(const CallStmt &c) {
                           ? c.callee
                           : std::string(execScopePrefix(c.scope)) + "." + c.callee;
   if (!info) {
-    error(c.loc, fmt::format("unknown call '{}'", shown));
+    error(c.loc, fmt::format("unknown call '{}'{}", shown, didYouMean(c.callee, intrinsicNames())));
     return;
   }
   if (info->cls == CallClass::Native && c.scope != ExecScope::Thread) {
