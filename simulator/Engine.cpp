@@ -913,6 +913,7 @@ bool CtaExecutor::arriveCollective(Warp &w, const CallStmt &c, int convergence) 
                                    needed * 32, r.needed * 32, where(r.stmt->loc)));
   }
   r.warps.push_back(w.id);
+  r.waits.push_back(!arriveOnly);
   if (race_)
     for (int64_t t = w.id * 32; t < std::min<int64_t>(w.id * 32 + 32, p_.threads); ++t)
       race_->release(raceThread(t), r.joined);
@@ -927,18 +928,23 @@ bool CtaExecutor::arriveCollective(Warp &w, const CallStmt &c, int convergence) 
   }
   Rendezvous done = std::move(r);
   rendezvous_.erase(key);
-  if (race_) // the warps that wait see every arrival; the collective runs after them
-    for (int other : done.warps)
-      if (other == w.id || warps_[other].state == Warp::State::WaitCollective)
-        for (int64_t t = other * 32; t < std::min<int64_t>(other * 32 + 32, p_.threads); ++t)
+  // Only the arrivals that wait (barrier.sync) are released by this
+  // generation: a warp that only arrived (barrier.arrive) went on, and may
+  // by now be blocked at another barrier, which this one does not release.
+  // The warps that wait see every arrival; the collective runs after them.
+  if (race_)
+    for (size_t k = 0; k < done.warps.size(); ++k)
+      if (done.waits[k])
+        for (int64_t t = done.warps[k] * 32;
+             t < std::min<int64_t>(done.warps[k] * 32 + 32, p_.threads); ++t)
           race_->acquire(raceThread(t), done.joined);
   if (!named && !runCollective(w, c, threads))
     return false;
   if (race_ && !named)
     race_->syncThreads(raceThread(threads.begin), raceThread(threads.end));
-  for (int other : done.warps) {
-    Warp &o = warps_[other];
-    if (other == w.id || o.state != Warp::State::WaitCollective)
+  for (size_t k = 0; k < done.warps.size(); ++k) {
+    Warp &o = warps_[done.warps[k]];
+    if (!done.waits[k] || done.warps[k] == w.id)
       continue;
     o.state = Warp::State::Ready;
     o.blockedAt = nullptr;
@@ -1319,15 +1325,21 @@ CtaExecutor::Tick CtaExecutor::tick() {
                        {}};
     return Tick::Failed;
   }
-  // The command's wall-time budget (ir/Budget.h), every 4096 steps.
-  if (stats_.steps >= nextDeadlinePoll_) {
-    nextDeadlinePoll_ = stats_.steps + 4096;
-    if (Budget *budget = activeBudget(); budget && budget->expired()) {
+  // Wall time, every 1024 scheduler ticks: options.deadline and the
+  // command's budget (ir/Budget.h).
+  if (++ticksSinceClock_ >= 1024) {
+    ticksSinceClock_ = 0;
+    bool pastOption = options_.deadline != std::chrono::steady_clock::time_point::max() &&
+                      std::chrono::steady_clock::now() > options_.deadline;
+    Budget *budget = pastOption ? nullptr : activeBudget();
+    if (pastOption || (budget && budget->expired())) {
       failure_ = Failure{RunResult::Outcome::TimeBudget,
-                         fmt::format("wall-time budget of {} ms exhausted in CTA ({}, {}, {}) "
-                                     "after {} warp statements (raise it with --timeout-ms)",
-                                     budget->limits().timeoutMs, ctaId_[0], ctaId_[1], ctaId_[2],
-                                     stats_.steps),
+                         fmt::format("wall-time budget{} exhausted in CTA ({}, {}, {}) after {} "
+                                     "warp statements; the kernel may not terminate{}",
+                                     budget ? fmt::format(" of {} ms", budget->limits().timeoutMs)
+                                            : "",
+                                     ctaId_[0], ctaId_[1], ctaId_[2], stats_.steps,
+                                     budget ? " (raise it with --timeout-ms)" : ""),
                          {}};
       return Tick::Failed;
     }

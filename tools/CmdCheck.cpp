@@ -6,15 +6,17 @@
 // twice), and the summary says which method decided. --args must fit the
 // kernels checked whether or not a proof needs it: a name none of them has,
 // or sizes their where clause does not admit, are input errors. Without FILE
-// it checks the bundled kernel library. Input errors exit 2; findings of the
-// proofs exit 1. --timeout-ms and --max-memory-mb bound each file's run
-// (tools/Budgets.h): past one, the proofs left stop and the run exits 4 with
-// "verdict": "budget", unless a finding came first.
+// it checks the bundled kernel library. Each kernel gets a verdict
+// (ir/Verdict.h): proved (exit 0), finding (1), unknown (3: an obligation
+// neither proved nor checked), budget (4); input errors exit 2. Several
+// kernels exit with the weightiest verdict. --timeout-ms and --max-memory-mb
+// bound each file's run (tools/Budgets.h): past one, the proofs left are not
+// run and the kernel's verdict is budget, unless a finding came first.
+#include "check/KernelProofs.h"
 #include "ir/Checker.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "kernels/BundledKernels.h"
-#include "racecheck/StaticRaces.h"
 #include "tools/Budgets.h"
 #include "tools/Command.h"
 #include "tools/InputFile.h"
@@ -22,7 +24,6 @@
 #include "tools/NameValues.h"
 #include "tools/ProblemSizes.h"
 #include "verifier/BarrierProofs.h"
-#include "verifier/KernelLayouts.h"
 
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
@@ -50,47 +51,11 @@ cl::opt<unsigned> maxStates("max-states",
                             cl::init(200000), cl::sub(checkCommand));
 BudgetOptions budgetOptions(checkCommand, /*withSteps=*/false);
 
-// What one proof found on one kernel, and how it decided.
-struct ProofRun {
-  unsigned findings = 0;
-  std::string method; // empty: "proved"
-};
-
-// The proofs run on each well-formed kernel, in order. Each reports its
-// findings as diagnostics.
-struct Proof {
-  const char *name;
-  const char *stage; // "layout": "during the layout proofs of kernel ..."
-  ProofRun (*run)(const Kernel &, Diagnostics &, const BarrierProofOptions &);
-};
-const Proof kProofs[] = {
-    {"layouts", "layout",
-     [](const Kernel &k, Diagnostics &d, const BarrierProofOptions &) {
-       return ProofRun{checkKernelLayouts(k, d), ""};
-     }},
-    {"barriers", "barrier",
-     [](const Kernel &k, Diagnostics &d, const BarrierProofOptions &o) {
-       ProofRun r;
-       r.findings = verifyBarrierProtocols(k, d, o, &r.method);
-       return r;
-     }},
-    {"races", "race",
-     [](const Kernel &k, Diagnostics &d, const BarrierProofOptions &) {
-       return ProofRun{verifyStaticRaces(k, d), ""};
-     }},
-};
-
-struct KernelResult {
-  std::vector<std::pair<std::string, ProofRun>> proofs; // by proof name
-  bool budgetExceeded = false;                          // the proofs stopped at a budget
-};
-
 struct FileResult {
   std::string file;
   int status = kClean;
-  std::string budgetMessage; // the budget that ran out, if one did
   Module module;
-  std::vector<KernelResult> kernels;
+  std::vector<KernelProofs> kernels;
 };
 
 // An input error, at the first kernel, for each name of `args` that no
@@ -172,32 +137,48 @@ FileResult checkBuffer(unsigned id, const std::string &file, Diagnostics &diag,
     r.status = kInputError;
     return r;
   }
-  Budget &budget = *activeBudget();
+  Verdict verdict = Verdict::Proved;
   for (size_t i = 0; i < r.module.kernels.size(); ++i) {
-    const Kernel &k = r.module.kernels[i];
-    KernelResult kr;
-    for (const Proof &p : kProofs) {
-      auto [line, col] = diag.sourceMgr().getLineAndColumn(k.loc, id);
-      budget.setStage(
-          fmt::format("the {} proofs of kernel {} ({}:{}:{})", p.stage, k.name, file, line, col));
-      if (budget.expired())
-        break;
-      ProofRun run = p.run(k, diag, kernelOptions[i]);
-      if (run.findings)
-        r.status = kFindings;
-      kr.proofs.push_back({p.name, std::move(run)});
-    }
-    kr.budgetExceeded = budget.exceeded() != BudgetKind::None;
-    r.kernels.push_back(std::move(kr));
-    if (budget.exceeded() != BudgetKind::None) {
-      diag.error(k.loc, budget.message());
-      r.budgetMessage = budget.message();
-      if (r.status == kClean)
-        r.status = kBudget;
-      break;
-    }
+    r.kernels.push_back(runKernelProofs(r.module.kernels[i], diag, kernelOptions[i]));
+    verdict = combine(verdict, r.kernels.back().verdict());
   }
+  r.status = verdictExitCode(verdict);
   return r;
+}
+
+// Of two exit statuses, the one to report: an input error, then a finding,
+// then a budget, then unknown, then clean.
+int weightierStatus(int a, int b) {
+  auto weight = [](int s) {
+    switch (s) {
+    case kInputError:
+      return 4;
+    case kFindings:
+      return 3;
+    case kBudget:
+      return 2;
+    case kUnknown:
+      return 1;
+    default:
+      return 0;
+    }
+  };
+  return weight(a) >= weight(b) ? a : b;
+}
+
+std::string_view statusVerdict(int status) {
+  switch (status) {
+  case kClean:
+    return "proved";
+  case kFindings:
+    return "finding";
+  case kUnknown:
+    return "unknown";
+  case kBudget:
+    return "budget";
+  default:
+    return "error";
+  }
 }
 
 int runChecks();
@@ -240,17 +221,14 @@ int runChecks() {
       std::string name = "kernels/" + std::string(f.name);
       unsigned id = sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(f.text, name),
                                                  llvm::SMLoc());
-      activeBudget()->restart();
+      activeBudget()->restart(); // each library file has the whole budget
       results.push_back(checkBuffer(id, name, diag, *sizes, false, options));
     }
   }
-  // An input error outweighs a finding, a finding a budget.
-  auto rank = [](int s) { return s == kInputError ? 3 : s == kFindings ? 2 : s == kBudget; };
   int status = kClean;
   size_t kernelsFound = 0;
   for (const FileResult &r : results) {
-    if (rank(r.status) > rank(status))
-      status = r.status;
+    status = weightierStatus(status, r.status);
     kernelsFound += r.module.kernels.size();
   }
   if (status != kInputError && !kernelName.empty() && kernelsFound == 0) {
@@ -264,54 +242,79 @@ int runChecks() {
       for (size_t i = 0; i < r.kernels.size(); ++i) {
         const Kernel &k = r.module.kernels[i];
         llvm::json::Object proofs;
-        for (const auto &[name, run] : r.kernels[i].proofs) {
-          llvm::json::Object o{{"findings", static_cast<int64_t>(run.findings)},
-                               {"ok", run.findings == 0}};
-          if (!run.method.empty()) // how the barrier protocol was decided
-            o["method"] = run.method;
-          proofs[name] = std::move(o);
+        for (const NamedProofOutcome &p : r.kernels[i].proofs) {
+          const ProofOutcome &o = p.outcome;
+          llvm::json::Array unknown;
+          for (const auto &[loc, why] : o.unknown)
+            unknown.push_back(why);
+          llvm::json::Object po{{"verdict", std::string(verdictName(o.verdict()))},
+                                {"findings", static_cast<int64_t>(o.findings)},
+                                {"ok", o.verdict() == Verdict::Proved}};
+          if (!o.unknown.empty())
+            po["unknown"] = std::move(unknown);
+          if (!o.method.empty()) // how the barrier protocol was decided
+            po["method"] = o.method;
+          proofs[p.name] = std::move(po);
         }
+        Verdict v = r.kernels[i].verdict();
         kernels.push_back(
             llvm::json::Object{{"name", k.name},
+                               {"verdict", std::string(verdictName(v))},
+                               {"ok", v == Verdict::Proved},
                                {"hash", fmt::format("{:016x}", structuralHash(k))},
                                {"target", std::string(targetInfo(k.launch.target).name)},
                                {"threads", k.launch.threads},
                                {"proofs", std::move(proofs)}});
       }
-      llvm::json::Object file{
-          {"file", r.file}, {"status", r.status}, {"kernels", std::move(kernels)}};
-      if (!r.budgetMessage.empty())
-        file["budget"] = r.budgetMessage;
-      files.push_back(std::move(file));
+      files.push_back(llvm::json::Object{{"file", r.file},
+                                         {"status", r.status},
+                                         {"verdict", std::string(statusVerdict(r.status))},
+                                         {"kernels", std::move(kernels)}});
     }
     llvm::json::Object out{{"ok", status == kClean},
+                           {"verdict", std::string(statusVerdict(status))},
                            {"status", status},
                            {"files", std::move(files)},
                            {"diagnostics", diagnosticsJson(diag)}};
-    if (status == kBudget)
-      out["verdict"] = "budget";
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
   } else {
     for (const FileResult &r : results)
       for (size_t i = 0; i < r.kernels.size(); ++i) {
         const Kernel &k = r.module.kernels[i];
         std::string proofs;
-        unsigned total = 0;
-        for (const auto &[name, run] : r.kernels[i].proofs) {
-          unsigned n = run.findings;
-          bool proved = run.method.empty() || run.method == "proved for all sizes";
-          proofs += fmt::format("{}{} {}", proofs.empty() ? "" : ", ", name,
-                                n        ? fmt::format("{} finding{}", n, n == 1 ? "" : "s")
-                                : proved ? std::string("proved")
-                                         : run.method);
-          total += n;
+        for (const NamedProofOutcome &p : r.kernels[i].proofs) {
+          const ProofOutcome &o = p.outcome;
+          std::string said;
+          switch (o.verdict()) {
+          case Verdict::Finding:
+            said = fmt::format("{} finding{}", o.findings, o.findings == 1 ? "" : "s");
+            break;
+          case Verdict::Unknown:
+            said = llvm::StringRef(o.method).startswith("not ")
+                       ? o.method
+                       : fmt::format("not proved: {}{}", o.unknown.front().second,
+                                     o.unknown.size() == 1
+                                         ? std::string()
+                                         : fmt::format(" (and {} more)", o.unknown.size() - 1));
+            break;
+          case Verdict::Budget:
+            said = "budget exceeded";
+            break;
+          case Verdict::Proved:
+            said = o.method.empty() || o.method == "proved for all sizes" ? std::string("proved")
+                                                                          : o.method;
+            break;
+          }
+          proofs += fmt::format("{}{} {}", proofs.empty() ? "" : ", ", p.name, said);
         }
-        bool stopped = r.kernels[i].budgetExceeded;
+        Verdict v = r.kernels[i].verdict();
+        std::string_view summary = v == Verdict::Proved    ? "ok"
+                                   : v == Verdict::Finding ? "has findings"
+                                   : v == Verdict::Budget  ? "budget exceeded"
+                                                           : "unknown";
         llvm::outs() << fmt::format("{}: kernel {} {} ({}, {} threads; {})\n", r.file, k.name,
-                                    total     ? "has findings"
-                                    : stopped ? "budget exceeded"
-                                              : "ok",
-                                    targetInfo(k.launch.target).name, k.launch.threads, proofs);
+                                    summary, targetInfo(k.launch.target).name, k.launch.threads,
+                                    proofs);
       }
   }
   return status;

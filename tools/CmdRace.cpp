@@ -12,10 +12,12 @@
 // --max-memory-mb per run; tools/Budgets.h) with no race found before it.
 //
 // `tilescope race FILE --static [--kernel K] [--json] [--skeleton]` runs the
-// static checks instead (the same exit codes): the barrier-protocol proofs
-// and the two-thread race check, which need no sizes.
+// static checks instead: the barrier-protocol proofs and the two-thread race
+// check, which need no sizes. Exit 0 proved, 1 findings, 3 unknown (an
+// obligation neither proved nor checked), 2 usage or input error.
 #include "ir/Checker.h"
 #include "ir/Parser.h"
+#include "ir/Verdict.h"
 #include "racecheck/StaticRaces.h"
 #include "simulator/Engine.h"
 #include "simulator/Value.h"
@@ -110,7 +112,7 @@ int runStaticRace() {
     }
   if (diag.hasErrors())
     return inputError();
-  int status = kClean;
+  Verdict verdict = Verdict::Proved;
   llvm::json::Array kernelsJson;
   for (size_t i = 0; i < kernels.size(); ++i) {
     const Kernel *k = kernels[i];
@@ -120,8 +122,12 @@ int runStaticRace() {
     BarrierReport barriers = proveBarrierProtocols(*k, options[i]);
     RaceReport races = checkStaticRaces(*k);
     unsigned found = reportBarrierProtocols(barriers, diag) + reportStaticRaces(races, diag);
-    if (found)
-      status = kFindings;
+    // An obligation neither proved nor checked leaves the kernel unknown.
+    Verdict kernelVerdict = found ? Verdict::Finding
+                            : barriers.notProved.empty() && races.notChecked.empty()
+                                ? Verdict::Proved
+                                : Verdict::Unknown;
+    verdict = combine(verdict, kernelVerdict);
     if (json) {
       llvm::json::Array findings, results, raceFindings;
       for (const ProtocolFinding &f : barriers.findings) {
@@ -143,6 +149,7 @@ int runStaticRace() {
       }
       kernelsJson.push_back(llvm::json::Object{
           {"name", k->name},
+          {"verdict", std::string(verdictName(kernelVerdict))},
           {"barrier_findings", std::move(findings)},
           {"barrier_results", std::move(results)},
           {"barrier_method", barriers.method},
@@ -171,18 +178,17 @@ int runStaticRace() {
   }
   const Budget &budget = *activeBudget();
   bool stopped = budget.exceeded() != BudgetKind::None;
-  if (stopped && status == kClean)
-    status = kBudget;
+  if (stopped)
+    verdict = combine(verdict, Verdict::Budget);
+  int status = verdictExitCode(verdict);
   if (json) {
     llvm::json::Object out{{"ok", status == kClean},
+                           {"verdict", std::string(verdictName(verdict))},
                            {"status", int64_t(status)},
                            {"kernels", std::move(kernelsJson)},
                            {"diagnostics", diagnosticsJson(diag)}};
-    if (stopped) {
+    if (stopped)
       out["budget"] = budgetJson(budget);
-      if (status == kBudget)
-        out["verdict"] = "budget";
-    }
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
   } else if (stopped) {
     llvm::errs() << "tilescope race: error: " << budget.message() << "\n";

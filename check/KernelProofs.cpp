@@ -1,0 +1,106 @@
+#include "check/KernelProofs.h"
+
+#include "ir/Budget.h"
+#include "racecheck/StaticRaces.h"
+#include "verifier/KernelLayouts.h"
+#include "verifier/Resources.h"
+
+#include <fmt/format.h>
+
+namespace tilescope {
+namespace {
+
+// The resource check (verifier/Resources.h) reports with the layouts: both
+// are about where a kernel's data lives and whether it fits.
+ProofOutcome proveLayouts(const Kernel &k, Diagnostics &diag, const BarrierProofOptions &) {
+  KernelLayoutReport report = proveKernelLayouts(k);
+  ProofOutcome out;
+  out.findings = reportKernelLayouts(report, diag) + verifyResources(k, diag);
+  out.unknown = report.undecided;
+  return out;
+}
+
+ProofOutcome proveBarriers(const Kernel &k, Diagnostics &diag, const BarrierProofOptions &options) {
+  BarrierReport report = proveBarrierProtocols(k, options);
+  ProofOutcome out;
+  out.findings = reportBarrierProtocols(report, diag);
+  out.unknown = report.notProved;
+  out.method = report.method;
+  return out;
+}
+
+ProofOutcome proveRaces(const Kernel &k, Diagnostics &diag, const BarrierProofOptions &) {
+  RaceReport report = checkStaticRaces(k);
+  ProofOutcome out;
+  out.findings = reportStaticRaces(report, diag);
+  out.unknown = report.notChecked;
+  return out;
+}
+
+struct Proof {
+  const char *name;
+  const char *stage; // "... ran out during the barrier proofs of kernel k"
+  ProofOutcome (*run)(const Kernel &, Diagnostics &, const BarrierProofOptions &);
+};
+const Proof kProofs[] = {
+    {"layouts", "layout", proveLayouts},
+    {"barriers", "barrier", proveBarriers},
+    {"races", "race", proveRaces},
+};
+
+// "file.tile:17:1"
+std::string locationText(Diagnostics &diag, llvm::SMLoc loc) {
+  unsigned buffer = loc.isValid() ? diag.sourceMgr().FindBufferContainingLoc(loc) : 0;
+  if (!buffer)
+    return "?";
+  auto [line, col] = diag.sourceMgr().getLineAndColumn(loc, buffer);
+  return fmt::format("{}:{}:{}",
+                     diag.sourceMgr().getMemoryBuffer(buffer)->getBufferIdentifier().str(), line,
+                     col);
+}
+
+} // namespace
+
+Verdict KernelProofs::verdict() const {
+  Verdict v = Verdict::Proved;
+  for (const NamedProofOutcome &p : proofs)
+    v = combine(v, p.outcome.verdict());
+  return v;
+}
+
+const std::vector<std::string> &kernelProofNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const Proof &p : kProofs)
+      out.push_back(p.name);
+    return out;
+  }();
+  return names;
+}
+
+KernelProofs runKernelProofs(const Kernel &kernel, Diagnostics &diag,
+                             const BarrierProofOptions &options) {
+  KernelProofs out;
+  // The command's budget (ir/Budget.h): each proof names its stage; once the
+  // budget has run out the proofs left are not run, and those it cut short
+  // or skipped are `budget`.
+  Budget *budget = activeBudget();
+  for (const Proof &p : kProofs) {
+    if (!budget) {
+      out.proofs.push_back({p.name, p.run(kernel, diag, options)});
+      continue;
+    }
+    budget->setStage(fmt::format("the {} proofs of kernel {} ({})", p.stage, kernel.name,
+                                 locationText(diag, kernel.loc)));
+    ProofOutcome o;
+    if (!budget->expired())
+      o = p.run(kernel, diag, options);
+    o.budgetExceeded = budget->exceeded() != BudgetKind::None;
+    out.proofs.push_back({p.name, std::move(o)});
+  }
+  if (budget && budget->exceeded() != BudgetKind::None)
+    diag.error(kernel.loc, budget->message());
+  return out;
+}
+
+} // namespace tilescope
