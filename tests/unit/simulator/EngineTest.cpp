@@ -3,6 +3,7 @@
 // accounting, mbarrier errors and deadlock reports that name the warp, the
 // source location and the barrier state.
 #include "simulator/Engine.h"
+#include "ir/Budget.h"
 #include "ir/Checker.h"
 #include "ir/Parser.h"
 #include "simulator/Value.h"
@@ -11,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <memory>
 
 using namespace tilescope;
@@ -396,6 +398,30 @@ kernel forever(C: global f32[32])
   o.maxSteps = 10000;
   s->result = runProgram(*s->program, s->tensors, o);
   CHECK(s->result.outcome == RunResult::Outcome::StepBudget);
+}
+
+TEST_CASE("engine: a loop that never ends runs into the deadline and the command's budget") {
+  auto s = prepare(R"(
+kernel forever(C: global f32[32])
+  launch grid(1) threads(32) target(sm_90a)
+{
+  for k in 0 .. 1000000000 {
+    C[laneid] = 1.0
+  }
+}
+)");
+  EngineOptions o;
+  o.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+  s->result = runProgram(*s->program, s->tensors, o);
+  CHECK(s->result.outcome == RunResult::Outcome::TimeBudget);
+  CHECK(s->result.stoppedByBudget());
+
+  Budget budget(BudgetLimits{/*timeoutMs=*/20, 0, 0});
+  ActiveBudget active(budget);
+  s->result = runProgram(*s->program, s->tensors, EngineOptions{});
+  CHECK(s->result.outcome == RunResult::Outcome::TimeBudget);
+  CHECK(s->result.message.find("wall-time budget of 20 ms exhausted in CTA (0, 0, 0)") == 0);
+  CHECK(budget.exceeded() == BudgetKind::WallTime);
 }
 
 TEST_CASE("engine: CTA sampling takes the grid's corners first") {
