@@ -1,16 +1,15 @@
 // Fuzz target: `tilescope check` on a parsed kernel. Text that parses and
-// passes the well-formedness checker goes through the proofs (layouts,
-// barrier protocols with the exhaustive fallback, static races) under a
+// passes the well-formedness checker goes through check's proofs
+// (check/KernelProofs.h: layouts and resources, barrier protocols with the
+// exhaustive fallback, static races) under a
 // wall-time budget of 2 s (ir/Budget.h, which every Z3 query and the
 // explorer's state loop obey) and a state cap of 20000; any outcome is fine
 // except a crash, a sanitizer report or a hang.
+#include "check/KernelProofs.h"
 #include "fuzz/FuzzSupport.h"
 #include "ir/Budget.h"
 #include "ir/Checker.h"
 #include "ir/Parser.h"
-#include "racecheck/StaticRaces.h"
-#include "verifier/BarrierProofs.h"
-#include "verifier/KernelLayouts.h"
 
 using namespace tilescope;
 
@@ -27,13 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   Budget budget(BudgetLimits{/*timeoutMs=*/2000, 0, 0});
   ActiveBudget active(budget);
-  const Kernel &kernel = module.kernels.front();
-  checkKernelLayouts(kernel, q.diag);
   BarrierProofOptions options;
   options.stateCap = 20000;
-  if (!budget.expired())
-    verifyBarrierProtocols(kernel, q.diag, options);
-  if (!budget.expired())
-    verifyStaticRaces(kernel, q.diag);
+  runKernelProofs(module.kernels.front(), q.diag, options);
   return 0;
 }
