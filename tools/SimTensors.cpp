@@ -34,13 +34,6 @@ std::optional<npy::ElementType> npyTypeOf(Dtype d) {
   }
 }
 
-void poison(HostTensor &t) {
-  for (int64_t i = 0; i < t.elements(); ++i)
-    t.setBits(i, isFloat(t.dtype) ? sim::encodeFloat(t.dtype, std::nan(""))
-                                  : sim::encodeInt(t.dtype, -1));
-  std::fill(t.written.begin(), t.written.end(), 0);
-}
-
 namespace {
 
 std::string shapeText(const std::vector<int64_t> &shape) {

@@ -16,9 +16,6 @@ namespace tilescope::tool {
 // '|u1' for 8-bit and narrower codes); nothing for the rest.
 std::optional<npy::ElementType> npyTypeOf(Dtype d);
 
-// NaN in every element (-1 for integers), nothing written.
-void poison(sim::HostTensor &t);
-
 // Replaces `t`'s values with the array in `path`: its codes in the .npy type
 // of `t`'s dtype, or f32 values that the dtype represents exactly. The shape
 // must be `t`'s. False with `error` set ("PATH: ...") otherwise.
