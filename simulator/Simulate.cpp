@@ -175,19 +175,8 @@ SimulationResult simulateChecked(const Program &program, const BoundProblem *pro
          r.location});
 
   if (out.run.ok() && problem) {
-    out.outputs = compareWithReference(*problem, tensors, before, out.allCtas);
-    for (size_t k = 0; k < out.outputs.size(); ++k) {
-      OutputReport &o = out.outputs[k];
-      int index = problem->outputs[k];
-      if (!out.allCtas) {
-        WriteAttribution::Region r = attribution.region(index);
-        o.sampledTile = r.tile;
-        o.regionElements = r.elements;
-        o.regionUnwritten = r.unwritten;
-        o.firstRegionUnwritten = r.firstUnwritten;
-      }
-      addOutputFindings(o, tensors[index], out.allCtas, out.findings);
-    }
+    // Inputs first: a kernel that writes its inputs gets that named as its
+    // first finding, before the mismatches it causes.
     for (size_t i = 0; i < tensors.size(); ++i) {
       if (isProblemOutput(problem, static_cast<int>(i)))
         continue;
@@ -213,6 +202,19 @@ SimulationResult simulateChecked(const Program &program, const BoundProblem *pro
            ""});
       out.inputChanges.push_back(std::move(c));
     }
+    out.outputs = compareWithReference(*problem, tensors, before, out.allCtas);
+    for (size_t k = 0; k < out.outputs.size(); ++k) {
+      OutputReport &o = out.outputs[k];
+      int index = problem->outputs[k];
+      if (!out.allCtas) {
+        WriteAttribution::Region r = attribution.region(index);
+        o.sampledTile = r.tile;
+        o.regionElements = r.elements;
+        o.regionUnwritten = r.unwritten;
+        o.firstRegionUnwritten = r.firstUnwritten;
+      }
+      addOutputFindings(o, tensors[index], out.allCtas, out.findings);
+    }
   }
 
   using Outcome = RunResult::Outcome;
@@ -233,8 +235,6 @@ SimulationResult simulateChecked(const Program &program, const BoundProblem *pro
   if (!out.findings.empty()) {
     out.verdict = SimVerdict::Finding;
     out.result = out.findings.front().kind;
-    // Value mismatches of compared elements that the findings above did not
-    // name (a poisoned accumulator read shows as a mismatch).
     return out;
   }
   bool mismatch = false;
