@@ -69,8 +69,9 @@ struct EngineOptions {
   // Renders a source location as `file:line:col`.
   std::function<std::string(llvm::SMLoc)> where;
   // What each CTA's shared memory, registers and tensor memory hold at its
-  // start (Poison.h); the seed draws the Random pattern.
-  PoisonPattern poison = PoisonPattern::Zero;
+  // start (Poison.h); the seed draws the Random pattern. NaN by default, so
+  // that every caller's runs show reads before writes.
+  PoisonPattern poison = PoisonPattern::Nan;
   // Keep a "written" bit per shared-memory byte and tensor-memory cell of
   // each CTA and report reads of bytes or cells nothing wrote before
   // (RunStats::uninitializedReads). Like race detection it takes the

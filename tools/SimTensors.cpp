@@ -1,5 +1,6 @@
 #include "tools/SimTensors.h"
 
+#include "simulator/Simulate.h"
 #include "simulator/Value.h"
 
 #include <llvm/Support/FileSystem.h>
@@ -33,6 +34,8 @@ std::optional<npy::ElementType> npyTypeOf(Dtype d) {
     return std::nullopt;
   }
 }
+
+void poison(HostTensor &t) { sim::poisonTensor(t); }
 
 namespace {
 
