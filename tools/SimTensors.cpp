@@ -35,7 +35,9 @@ std::optional<npy::ElementType> npyTypeOf(Dtype d) {
   }
 }
 
-void poison(HostTensor &t) { sim::poisonTensor(t); }
+void poison(HostTensor &t) {
+  sim::poisonTensor(t);
+}
 
 namespace {
 

@@ -240,3 +240,41 @@ TEST_CASE("problem: annotations in any spacing and case; near misses are reporte
   CHECK(!findProblemAnnotation(source, "e", &misses));
   CHECK(misses.empty());
 }
+
+TEST_CASE("simulate: a tcgen05.ld of tensor memory nothing stored is an uninitialised read") {
+  // The twin stores X first (tcgen05.st); the bug loads the freshly
+  // allocated columns straight away.
+  std::string text = R"(
+kernel tmem_early(X: global f32[128, 32], Y: global f32[128, 32])
+  launch grid(1) threads(128) target(sm_100a)
+{
+  tmem acc: f32[128, 32] layout(tmem_m128(32))
+  reg frag: f32[128, 32] layout(tcgen05_32x32b(32))
+  if warpid == 0 {
+    tcgen05.alloc(acc, cols = 32)
+  }
+  cta.sync()
+  warp.copy(frag[warpid * 32 : +32, :], X[warpid * 32 : +32, :])
+  STORE
+  tcgen05.ld(frag[warpid * 32 : +32, :], acc[warpid * 32 : +32, :], shape = "32x32b")
+  tcgen05.wait_ld()
+  warp.copy(Y[warpid * 32 : +32, :], frag[warpid * 32 : +32, :])
+}
+)";
+  auto with = [&](const std::string &store) {
+    std::string t = text;
+    t.replace(t.find("STORE"), 5, store);
+    return t;
+  };
+  auto bug = simulate(with("let nothing = 0"), "copy(X -> Y)");
+  CHECK(bug->result.verdict == SimVerdict::Finding);
+  REQUIRE(!bug->result.run.stats.uninitializedReads.empty());
+  CHECK(bug->result.run.stats.uninitializedReads[0].space == "tmem");
+  CHECK(bug->result.run.stats.uninitializedReads[0].buffer == "acc");
+  CHECK(bug->result.run.stats.uninitializedReads[0].count == 128 * 32);
+  auto fixed = simulate(
+      with("tcgen05.st(acc[warpid * 32 : +32, :], frag[warpid * 32 : +32, :], shape = \"32x32b\")"),
+      "copy(X -> Y)");
+  CHECK(fixed->result.run.stats.uninitializedReads.empty());
+  CHECK(fixed->result.verdict == SimVerdict::Proved);
+}
