@@ -7,6 +7,7 @@
 #include "ir/SemanticHash.h"
 #include "ir/Suggest.h"
 #include "reward/RewardCache.h"
+#include "reward/SimSizes.h"
 #include "reward/Stages.h"
 #include "simulator/Problem.h"
 
@@ -351,6 +352,14 @@ RewardResult reward(const std::string &source, const RewardOptions &options) {
       fileError("options.problem", fmt::format("the task's problem '{}' does not parse at "
                                                "offset {}: {}",
                                                options.problem, syntax.offset, syntax.message));
+      return finishError();
+    }
+  }
+
+  if (options.sizes != "auto") {
+    std::string why;
+    if (!parseSimSizes(options.sizes, why)) {
+      fileError("options.sizes", why);
       return finishError();
     }
   }
