@@ -81,6 +81,10 @@ struct Warp {
 struct Rendezvous {
   const StmtNode *stmt = nullptr;
   std::vector<int> warps;
+  // Per entry of `warps`: whether that arrival waits for the generation
+  // (barrier.sync) or only arrived (barrier.arrive) and went on; only the
+  // waiting ones are released, and given the joined clocks, when it completes.
+  std::vector<bool> waits;
   size_t needed = 0;
   std::string scopeName;
   VectorClock joined; // race detection: the clocks of the threads that arrived
