@@ -407,7 +407,7 @@ private:
   std::vector<HostTensor> &tensors_;
   const EngineOptions &options_;
   RunStats &stats_;
-  uint32_t ticksSinceClock_ = 0; // scheduler ticks since the deadline was last read
+  uint32_t ticksSinceClock_ = 63; // ticks since the deadline was read (read on the first)
   std::array<int64_t, 3> ctaId_;
   std::mt19937_64 &rng_;
   std::vector<uint8_t> shared_;

@@ -1347,7 +1347,7 @@ CtaExecutor::Tick CtaExecutor::tick() {
                        {}};
     return Tick::Failed;
   }
-  if (++ticksSinceClock_ >= 1024) {
+  if (++ticksSinceClock_ >= 64) {
     ticksSinceClock_ = 0;
     if (options_.deadline != std::chrono::steady_clock::time_point::max() &&
         std::chrono::steady_clock::now() > options_.deadline) {
