@@ -20,6 +20,7 @@
 #include "tools/ProblemSizes.h"
 #include "verifier/BarrierProofs.h"
 #include "verifier/KernelLayouts.h"
+#include "verifier/WriteCoverage.h"
 
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
@@ -72,6 +73,11 @@ const Proof kProofs[] = {
     {"races",
      [](const Kernel &k, Diagnostics &d, const BarrierProofOptions &) {
        return ProofRun{verifyStaticRaces(k, d), ""};
+     }},
+    {"coverage",
+     [](const Kernel &k, Diagnostics &d, const BarrierProofOptions &) {
+       CoverageReport report = proveWriteCoverage(k);
+       return ProofRun{reportWriteCoverage(report, d), report.method};
      }},
 };
 
