@@ -1,7 +1,7 @@
 #include "verifier/BarrierFallback.h"
 
+#include "ir/ConcreteEval.h"
 #include "verifier/BarrierExplorer.h"
-#include "verifier/ConcreteEval.h"
 #include "verifier/FallbackSizes.h"
 
 #include <fmt/format.h>

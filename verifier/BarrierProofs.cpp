@@ -1,10 +1,11 @@
 #include "verifier/BarrierProofs.h"
+#include "verifier/StructuralChecks.h"
 
 #include "ir/Affine.h"
+#include "ir/ConcreteEval.h"
 #include "ir/Printer.h"
 #include "ir/Visitor.h"
 #include "verifier/BarrierFallback.h"
-#include "verifier/ConcreteEval.h"
 #include "verifier/LeastWitness.h"
 #include "verifier/LinearPrecheck.h"
 #include "verifier/ProtoEncoding.h"
@@ -1719,90 +1720,14 @@ private:
 
   // --- structural checks ---
 
+  // mbarrier inits per element and named barriers as generations
+  // (StructuralChecks.h); CTA barriers reached by every thread.
   void checkInit() {
-    for (const auto &[name, arr] : sk_.barriers) {
-      std::vector<const SyncEvent *> inits, uses;
-      for (const SyncEvent &e : sk_.events)
-        if (e.barrier.array == name)
-          (e.kind == SyncKind::MbarInit ? inits : uses).push_back(&e);
-      if (arr.count) {
-        for (const SyncEvent *i : inits)
-          finding(ProtocolViolationKind::InitOrder, i->loc,
-                  fmt::format("re-init of a live barrier: {} is initialised with count {} by its "
-                              "declaration, and initialised again here",
-                              name, *arr.count),
-                  {{arr.loc, "declared here"}}, false);
-        continue;
-      }
-      if (inits.empty()) {
-        if (!uses.empty())
-          finding(ProtocolViolationKind::InitOrder, uses.front()->loc,
-                  fmt::format("{} is used but never initialised (declare it with a count or call "
-                              "mbarrier.init)",
-                              name),
-                  {{arr.loc, "declared here"}}, false);
-        continue;
-      }
-      const SyncEvent &init = *inits.front();
-      if (init.loop >= 0)
-        finding(
-            ProtocolViolationKind::InitOrder, init.loc,
-            fmt::format("mbarrier.init of {} inside a loop re-initialises a live barrier", name),
-            {}, false);
-      if (init.issuers() > 1 && arr.size == 1)
-        finding(ProtocolViolationKind::InitOrder, init.loc,
-                fmt::format("{} is initialised by {} threads ({}); one thread must initialise it",
-                            name, init.issuers(), init.threads.describe()),
-                {}, false);
-      // fence.mbarrier_init (or fence.proxy.async) by the initialising
-      // threads, then a CTA barrier, before any other thread uses it.
-      const SyncEvent *fence = nullptr, *sync = nullptr;
-      for (const SyncEvent &e : sk_.events) {
-        if (!fence && e.order > init.order &&
-            (e.kind == SyncKind::FenceMbarrierInit || e.kind == SyncKind::FenceProxyAsync) &&
-            init.threads.subsetOf(coverOf(e)))
-          fence = &e;
-        if (fence && !sync && e.order > fence->order && e.kind == SyncKind::CtaSync)
-          sync = &e;
-      }
-      for (const SyncEvent *u : uses) {
-        bool otherThreads = !u->threads.subsetOf(init.threads);
-        if (u->order < init.order && u->kind != SyncKind::MbarInval) {
-          finding(ProtocolViolationKind::InitOrder, u->loc,
-                  fmt::format("{} is used before its mbarrier.init", name),
-                  {{init.loc, "initialised here"}}, false);
-          break;
-        }
-        if (otherThreads && (!sync || u->order < sync->order)) {
-          finding(ProtocolViolationKind::InitOrder, u->loc,
-                  fmt::format("the init of {} is not made visible before {} ({}) uses it: it needs "
-                              "fence.mbarrier_init by the initialising thread{} and then cta.sync",
-                              name, u->threads.describe(), u->what,
-                              init.threads.count() > 1 ? "s" : ""),
-                  {{init.loc, "initialised here"}}, false);
-          break;
-        }
-      }
-      if (inits.size() > 1)
-        for (size_t k = 1; k < inits.size(); ++k) {
-          bool invalidated = false;
-          for (const SyncEvent *u : uses)
-            if (u->kind == SyncKind::MbarInval && u->order > inits[k - 1]->order &&
-                u->order < inits[k]->order)
-              invalidated = true;
-          if (!invalidated)
-            finding(ProtocolViolationKind::InitOrder, inits[k]->loc,
-                    fmt::format(
-                        "re-init of a live barrier: {} was initialised before and not invalidated",
-                        name),
-                    {{inits[k - 1]->loc, "first initialised here"}}, false);
-        }
-    }
+    mergeStructural([&](StructuralResult &r) { checkMbarrierInits(sk_, r); });
   }
 
   void checkCtaBarriers() {
-    std::map<int64_t, std::vector<const SyncEvent *>> named;
-    for (const SyncEvent &e : sk_.events) {
+    for (const SyncEvent &e : sk_.events)
       if (e.kind == SyncKind::CtaSync && e.threads.count() != sk_.threads)
         finding(ProtocolViolationKind::Divergence, e.loc,
                 fmt::format(
@@ -1810,41 +1735,16 @@ private:
                     "never arrive and the CTA hangs",
                     e.what, e.threads.describe(), e.threads.count(), sk_.threads),
                 {}, false);
-      if (e.kind == SyncKind::NamedSync || e.kind == SyncKind::NamedArrive) {
-        if (e.namedThreads <= 0 || e.namedThreads % 32 != 0 || e.namedThreads > sk_.threads)
-          finding(ProtocolViolationKind::NamedBarrierThreads, e.loc,
-                  fmt::format(
-                      "named barrier {} counts {} threads: it must be a positive multiple of 32 "
-                      "and at most the CTA's {}",
-                      e.namedId, e.namedThreads, sk_.threads),
-                  {}, false);
-        else if (!(e.threads.widened(32) == e.threads))
-          finding(ProtocolViolationKind::Divergence, e.loc,
-                  fmt::format("divergent barrier: {} is reached by part of a warp ({})", e.what,
-                              e.threads.describe()),
-                  {}, false);
-        named[e.namedId].push_back(&e);
-      }
-    }
-    for (const auto &[id, events] : named) {
-      ThreadSet all(sk_.threads);
-      for (const SyncEvent *e : events) {
-        if (e->namedThreads != events.front()->namedThreads)
-          finding(ProtocolViolationKind::NamedBarrierThreads, e->loc,
-                  fmt::format("named barrier {} counts {} threads here but {} elsewhere", id,
-                              e->namedThreads, events.front()->namedThreads),
-                  {{events.front()->loc, "first use"}}, false);
-        for (int64_t t = 0; t < sk_.threads; ++t)
-          if (e->threads.contains(t))
-            all.add(t);
-      }
-      int64_t expect = events.front()->namedThreads;
-      if (expect > 0 && all.count() != expect && events.size() >= 1)
-        finding(ProtocolViolationKind::NamedBarrierThreads, events.front()->loc,
-                fmt::format("named barrier {} expects {} threads but {} ({}) reach it", id, expect,
-                            all.count(), all.describe()),
-                {}, false);
-    }
+    mergeStructural([&](StructuralResult &r) { checkNamedBarriers(sk_, r); });
+  }
+
+  template <typename Check> void mergeStructural(Check check) {
+    StructuralResult r;
+    check(r);
+    for (ProtocolFinding &f : r.findings)
+      finding(f.kind, f.loc, std::move(f.message), std::move(f.notes), false);
+    for (auto &n : r.notProved)
+      report_.notProved.push_back(std::move(n));
   }
 
   // Per role, in program order (a loop body read twice covers the back edge).

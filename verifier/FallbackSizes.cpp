@@ -1,7 +1,7 @@
 #include "verifier/FallbackSizes.h"
 
+#include "ir/ConcreteEval.h"
 #include "ir/Visitor.h"
-#include "verifier/ConcreteEval.h"
 #include "verifier/ProtoEncoding.h"
 
 #include <fmt/format.h>

@@ -1,9 +1,10 @@
 #include "verifier/WriteCoverage.h"
 
+#include "ir/ConcreteEval.h"
 #include "ir/Printer.h"
 #include "ir/Visitor.h"
 #include "verifier/BarrierSkeleton.h"
-#include "verifier/ConcreteEval.h"
+#include "verifier/CoverageSearch.h"
 #include "verifier/LeastWitness.h"
 #include "verifier/ProtoEncoding.h"
 #include "verifier/SolverBudget.h"
@@ -55,11 +56,7 @@ const char *blockName(int d) {
   return n[d];
 }
 
-// One store into an output tensor.
-struct Writer {
-  const SyncEvent *event;
-  const MemoryAccess *access;
-};
+using Writer = StoreRef;
 
 class Coverage {
 public:
@@ -770,36 +767,37 @@ private:
     std::vector<bool> written(size_t(elements), false);
     size_t marks = 0;
     bool tooMany = false;
-    auto done = forEachWrite(writers, {}, extent.size(), [&](const auto &box) {
-      // Mark the box, clipped to the tensor.
-      std::vector<int64_t> at(extent.size());
-      for (size_t d = 0; d < extent.size(); ++d) {
-        at[d] = std::max<int64_t>(box[d].first, 0);
-        if (at[d] >= std::min(box[d].second, extent[d]))
-          return false;
-      }
-      while (true) {
-        int64_t flat = 0;
-        for (size_t d = 0; d < extent.size(); ++d)
-          flat = flat * extent[d] + at[d];
-        written[size_t(flat)] = true;
-        if (++marks > opt_.searchCap) {
-          tooMany = true;
-          return true;
-        }
-        size_t d = extent.size();
-        while (d > 0) {
-          --d;
-          if (++at[d] < std::min(box[d].second, extent[d]))
-            break;
-          at[d] = std::max<int64_t>(box[d].first, 0);
-          if (d == 0)
-            return false;
-        }
-        if (extent.empty())
-          return false;
-      }
-    });
+    auto done = forEachWrite(sk_, writers, {}, extent.size(), opt_.searchCap,
+                             [&](const std::vector<std::pair<int64_t, int64_t>> &box) {
+                               // Mark the box, clipped to the tensor.
+                               std::vector<int64_t> at(extent.size());
+                               for (size_t d = 0; d < extent.size(); ++d) {
+                                 at[d] = std::max<int64_t>(box[d].first, 0);
+                                 if (at[d] >= std::min(box[d].second, extent[d]))
+                                   return false;
+                               }
+                               while (true) {
+                                 int64_t flat = 0;
+                                 for (size_t d = 0; d < extent.size(); ++d)
+                                   flat = flat * extent[d] + at[d];
+                                 written[size_t(flat)] = true;
+                                 if (++marks > opt_.searchCap) {
+                                   tooMany = true;
+                                   return true;
+                                 }
+                                 size_t d = extent.size();
+                                 while (d > 0) {
+                                   --d;
+                                   if (++at[d] < std::min(box[d].second, extent[d]))
+                                     break;
+                                   at[d] = std::max<int64_t>(box[d].first, 0);
+                                   if (d == 0)
+                                     return false;
+                                 }
+                                 if (extent.empty())
+                                   return false;
+                               }
+                             });
     if (!done || tooMany) {
       notProved(at, name,
                 fmt::format("its writes could not be enumerated within {} steps", opt_.searchCap));
@@ -843,173 +841,13 @@ private:
   std::optional<bool> writtenConcretely(const std::vector<Writer> &writers,
                                         const std::map<std::string, int64_t> &sizes,
                                         const std::vector<int64_t> &element) {
-    return forEachWrite(writers, sizes, element.size(), [&](const auto &box) {
-      for (size_t d = 0; d < element.size(); ++d)
-        if (element[d] < box[d].first || element[d] >= box[d].second)
-          return false;
-      return true;
-    });
-  }
-
-  // Calls `visit` with the region [lo, hi) per dimension of every write of
-  // every executor of `writers` at `sizes` (one thread per store whose
-  // region and guards read no thread index) until it returns true: then
-  // true; false when none did; nothing past the search cap or where a value
-  // does not evaluate.
-  template <typename Visit>
-  std::optional<bool> forEachWrite(const std::vector<Writer> &writers,
-                                   const std::map<std::string, int64_t> &sizes, size_t rank,
-                                   const Visit &visit) {
-    size_t steps = 0;
-    std::vector<std::pair<int64_t, int64_t>> box(rank);
-    auto sizeLeaf = [&](const Expr &e) -> std::optional<int64_t> {
-      if (e->kind != ExprKind::Var)
-        return std::nullopt;
-      auto it = sizes.find(as<Var>(e).name);
-      return it == sizes.end() ? std::nullopt : std::optional<int64_t>(it->second);
-    };
-    std::array<int64_t, 3> grid{1, 1, 1};
-    for (size_t d = 0; d < sk_.grid.size() && d < 3; ++d) {
-      auto g = evalConcrete(sk_.grid[d], sizeLeaf);
-      if (!g)
-        return std::nullopt;
-      grid[d] = *g;
-    }
-    int64_t cluster = 1;
-    int axis = 0;
-    if (!sk_.cluster.empty()) {
-      auto shape = clusterShapeOf(sk_);
-      if (!shape)
-        return std::nullopt;
-      cluster = shape->extent;
-      axis = shape->axis;
-    }
-    for (const Writer &w : writers) {
-      const SyncEvent &ev = *w.event;
-      std::vector<int> chain = sk_.loopChain(ev);
-      std::vector<int64_t> members;
-      for (int64_t t = 0; t < ev.threads.launchThreads(); ++t)
-        if (ev.threads.contains(t))
-          members.push_back(t);
-      std::array<int64_t, 3> cta{0, 0, 0};
-      int64_t thread = 0;
-      std::map<std::string, int64_t> env;
-      bool failed = false;
-      LeafValue leaf = [&](const Expr &e) -> std::optional<int64_t> {
-        if (e->kind == ExprKind::Var) {
-          if (auto it = env.find(as<Var>(e).name); it != env.end())
-            return it->second;
-          return sizeLeaf(e);
-        }
-        switch (as<Builtin>(e).which) {
-        case BuiltinKind::blockIdx_x:
-          return cta[0];
-        case BuiltinKind::blockIdx_y:
-          return cta[1];
-        case BuiltinKind::blockIdx_z:
-          return cta[2];
-        case BuiltinKind::clusterCtaIdx_x:
-        case BuiltinKind::clusterCtaIdx_y:
-        case BuiltinKind::clusterCtaIdx_z: {
-          int d = int(as<Builtin>(e).which) - int(BuiltinKind::clusterCtaIdx_x);
-          return d == axis ? cta[size_t(d)] % cluster : 0;
-        }
-        case BuiltinKind::threadIdx_x:
-          return thread;
-        case BuiltinKind::laneid:
-          return thread % 32;
-        case BuiltinKind::warpid:
-          return thread / 32;
-        case BuiltinKind::wgid:
-          return thread / 128;
-        case BuiltinKind::tid_in_wg:
-          return thread % 128;
-        case BuiltinKind::wid_in_wg:
-          return thread / 32 % 4;
-        default:
-          return std::nullopt;
-        }
-      };
-      // Visits every iteration of the loops from `level` on; true when one
-      // writes the element.
-      std::function<bool(size_t)> loops = [&](size_t level) -> bool {
-        if (failed)
-          return false;
-        if (level == chain.size()) {
-          if (++steps > opt_.searchCap) {
-            failed = true;
-            return false;
-          }
-          for (const Expr &g : ev.guards) {
-            auto v = evalConcrete(g, leaf);
-            if (!v) {
-              failed = true;
-              return false;
-            }
-            if (!*v)
-              return false;
-          }
-          for (size_t d = 0; d < rank; ++d) {
-            auto lo = evalConcrete(w.access->region[d].begin, leaf),
-                 n = evalConcrete(w.access->region[d].extent, leaf);
-            if (!lo || !n) {
-              failed = true;
-              return false;
-            }
-            box[d] = {*lo, *lo + *n};
-          }
-          return visit(box);
-        }
-        const SkeletonLoop &loop = sk_.loops[size_t(chain[level])];
-        auto b = evalConcrete(loop.begin, leaf), e = evalConcrete(loop.end, leaf),
-             s = evalConcrete(loop.step, leaf);
-        if (!b || !e || !s || *s < 1) {
-          failed = true;
-          return false;
-        }
-        for (int64_t v = *b; v < *e; v += *s) {
-          env[loop.var] = v;
-          if (loops(level + 1))
-            return true;
-          if (failed)
-            return false;
-        }
-        env.erase(loop.var);
-        return false;
-      };
-      // Threads matter only where the store reads a thread index.
-      bool threadDependent = false;
-      std::set<std::string> vars = loopVars(ev);
-      auto readsThread = [&](const Expr &e) {
-        struct Finder : IRVisitor {
-          bool found = false;
-          void visitBuiltin(const Builtin &b) override {
-            found =
-                found || (b.which != BuiltinKind::blockIdx_x &&
-                          b.which != BuiltinKind::blockIdx_y && b.which != BuiltinKind::blockIdx_z);
-          }
-        } f;
-        f.visit(e);
-        return f.found;
-      };
-      for (const RegionDim &r : w.access->region)
-        threadDependent = threadDependent || readsThread(r.begin) || readsThread(r.extent);
-      for (const Expr &g : ev.guards)
-        threadDependent = threadDependent || readsThread(g);
-      if (!threadDependent && !members.empty())
-        members.resize(1);
-      for (cta[2] = 0; cta[2] < grid[2]; ++cta[2])
-        for (cta[1] = 0; cta[1] < grid[1]; ++cta[1])
-          for (cta[0] = 0; cta[0] < grid[0]; ++cta[0])
-            for (int64_t t : members) {
-              thread = t;
-              if (loops(0))
-                return true;
-              if (failed)
-                return std::nullopt;
-            }
-    }
-    return false;
+    return forEachWrite(sk_, writers, sizes, element.size(), opt_.searchCap,
+                        [&](const std::vector<std::pair<int64_t, int64_t>> &box) {
+                          for (size_t d = 0; d < element.size(); ++d)
+                            if (element[d] < box[d].first || element[d] >= box[d].second)
+                              return false;
+                          return true;
+                        });
   }
 
   const BarrierSkeleton &sk_;

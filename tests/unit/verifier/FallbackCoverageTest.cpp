@@ -4,7 +4,7 @@
 #include "ir/Parser.h"
 #include "kernels/BundledKernels.h"
 #include "verifier/BarrierSkeleton.h"
-#include "verifier/ConcreteEval.h"
+#include "ir/ConcreteEval.h"
 #include "verifier/FallbackSizes.h"
 #include "verifier/WriteCoverage.h"
 
