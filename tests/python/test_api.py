@@ -8,6 +8,7 @@ import glob
 import json
 import os
 import subprocess
+import tempfile
 import unittest
 
 import numpy
@@ -130,6 +131,19 @@ class CheckTest(unittest.TestCase):
         errors = [d for d in result["diagnostics"] if d["severity"] == "error"]
         self.assertEqual((errors[0]["file"], errors[0]["line"]), ("racy.tile", 5))
         self.assertIn("data race on global Y", errors[0]["message"])
+
+    def test_the_verdicts_are_what_check_json_says(self):
+        for name, text in (("copy.tile", COPY), ("racy.tile", RACY)):
+            with tempfile.TemporaryDirectory() as scratch:
+                path = os.path.join(scratch, name)
+                with open(path, "w") as f:
+                    f.write(text)
+                cli = json.loads(subprocess.run([BINARY, "check", path, "--json"],
+                                                capture_output=True, text=True).stdout)
+            got = tilescope.check(text, name=path)
+            self.assertEqual(got["kernels"], cli["files"][0]["kernels"])
+            for key in ("verdict", "ok", "status", "diagnostics"):
+                self.assertEqual(got[key], cli[key])
 
     def test_a_module_is_a_source_too(self):
         self.assertEqual(tilescope.check(tilescope.parse(RACY))["verdict"], "finding")
