@@ -8,9 +8,7 @@
 
 #include "ir/Printer.h"
 
-#ifdef TILESCOPE_PYTHON_HAS_REWARD
 #include "reward/Reward.h"
-#endif
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -265,7 +263,6 @@ PYBIND11_MODULE(_core, m) {
       "text"_a, "shape"_a = "", "dtype"_a = "", "target"_a = "sm_90a", "scope"_a = "auto",
       "threads"_a = 128);
 
-#ifdef TILESCOPE_PYTHON_HAS_REWARD
   m.def(
       "reward",
       [](const py::object &source, const std::string &problem, const py::object &seed,
@@ -289,5 +286,4 @@ PYBIND11_MODULE(_core, m) {
       },
       "source"_a, "problem"_a = "", "seed"_a = py::none(), "sizes"_a = "auto", "kernel"_a = "",
       "timeout_ms"_a = 10000.0, "name"_a = "");
-#endif
 }

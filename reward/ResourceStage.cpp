@@ -8,7 +8,7 @@
 // stage says so in its reason).
 #include "reward/Stages.h"
 #include "verifier/BarrierSkeleton.h"
-#include "verifier/ConcreteEval.h"
+#include "ir/ConcreteEval.h"
 #include "verifier/FallbackSizes.h"
 
 #include <fmt/format.h>

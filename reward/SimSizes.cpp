@@ -2,7 +2,7 @@
 
 #include "ir/Visitor.h"
 #include "verifier/BarrierSkeleton.h"
-#include "verifier/ConcreteEval.h"
+#include "ir/ConcreteEval.h"
 #include "verifier/FallbackSizes.h"
 
 #include <llvm/ADT/StringRef.h>
