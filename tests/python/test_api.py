@@ -195,6 +195,48 @@ class SimulateTest(unittest.TestCase):
         self.assertEqual(result["verdict"], "mismatch")
 
 
+def without_times(tree):
+    if isinstance(tree, dict):
+        return {k: without_times(v) for k, v in tree.items() if k != "ms"}
+    if isinstance(tree, list):
+        return [without_times(v) for v in tree]
+    return tree
+
+
+class RewardTest(unittest.TestCase):
+    def cli_reward(self, name, text, *options):
+        with tempfile.TemporaryDirectory() as scratch:
+            path = os.path.join(scratch, name)
+            with open(path, "w") as f:
+                f.write(text)
+            cli = subprocess.run([BINARY, "reward", path, "--json", *options],
+                                 capture_output=True, text=True)
+        return path, json.loads(cli.stdout), cli.returncode
+
+    def test_the_dict_is_what_reward_json_prints(self):
+        for name, text, problem in (("naive.tile", library("gemm_naive.tile"), "gemm(A, B -> C)"),
+                                    ("wrong.tile", library("gemm_naive.tile"), "gemm(A, B^T -> C)"),
+                                    ("racy.tile", RACY, "")):
+            with self.subTest(name=name):
+                options = ["--seed", "5"] + (["--problem", problem] if problem else [])
+                path, cli, code = self.cli_reward(name, text, *options)
+                got = tilescope.reward(text, problem=problem, seed=5, name=path)
+                self.assertEqual(without_times(got), without_times(cli))
+                self.assertEqual(got["exit_code"], code)
+        self.assertEqual(tilescope.reward(library("gemm_naive.tile"), problem="gemm(A, B -> C)",
+                                          seed=5)["verdict"], "pass")
+
+    def test_a_candidate_that_does_not_parse_is_a_result_not_an_exception(self):
+        got = tilescope.reward("kernel k(", problem="gemm(A, B -> C)", seed=1)
+        self.assertEqual((got["verdict"], got["exit_code"]), ("error", 2))
+        self.assertEqual(got["diagnostics"][0]["line"], 1)
+
+    def test_without_a_seed_the_reward_draws_and_reports_one(self):
+        first = tilescope.reward(library("gemm_naive.tile"), problem="gemm(A, B -> C)")
+        second = tilescope.reward(library("gemm_naive.tile"), problem="gemm(A, B -> C)")
+        self.assertNotEqual(first["seed"], second["seed"])
+
+
 class LayoutTest(unittest.TestCase):
     def test_owners_of_a_thread_layout(self):
         doc = tilescope.layout("S[(4,8):(1@warpid,1@laneid)]", (4, 8))
