@@ -97,7 +97,7 @@ py::array tensorToPython(const TensorValues &t) {
   }
   py::array_t<int64_t> a(shape);
   std::copy(t.ints.begin(), t.ints.end(), a.mutable_data());
-  return std::move(a);
+  return a;
 }
 
 template <typename Map> Map namedNumbers(const py::dict &d, const char *what) {
