@@ -1360,6 +1360,8 @@ CtaExecutor::Tick CtaExecutor::tick() {
 std::optional<Failure> CtaExecutor::finish() {
   if (!rendezvous_.empty())
     return deadlock();
+  if (auto f = unfreedTensorMemory())
+    return f;
   stats_.stepsPerWarp.resize(warps_.size(), 0);
   for (const Warp &w : warps_)
     stats_.stepsPerWarp[w.id] += w.steps;

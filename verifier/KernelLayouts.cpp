@@ -103,10 +103,9 @@ unsigned reportKernelLayouts(const KernelLayoutReport &report, Diagnostics &diag
     diag.error(f.loc, f.violation.message);
     ++n;
   }
-  for (const auto &[loc, why] : report.undecided) {
-    diag.error(loc, fmt::format("could not prove the layout legal: {}", why));
-    ++n;
-  }
+  // Undecided is not a finding: the verdict becomes unknown, never proved.
+  for (const auto &[loc, why] : report.undecided)
+    diag.warning(loc, fmt::format("not proved: could not prove the layout legal: {}", why));
   return n;
 }
 
@@ -283,7 +282,7 @@ KernelLayoutReport verifyGlobalStrides(const std::vector<GlobalStride> &strides,
   return report;
 }
 
-unsigned checkKernelLayouts(const Kernel &kernel, Diagnostics &diag, const VerifyOptions &options) {
+KernelLayoutReport proveKernelLayouts(const Kernel &kernel, const VerifyOptions &options) {
   KernelLayoutInput in = collectKernelLayouts(kernel);
   KernelLayoutReport report =
       verifyKernelLayouts(in.buffers, in.uses, targetInfo(in.target), in.launch, options);
@@ -292,7 +291,11 @@ unsigned checkKernelLayouts(const Kernel &kernel, Diagnostics &diag, const Verif
     report.findings.push_back(std::move(f));
   for (auto &u : strides.undecided)
     report.undecided.push_back(std::move(u));
-  return reportKernelLayouts(report, diag);
+  return report;
+}
+
+unsigned checkKernelLayouts(const Kernel &kernel, Diagnostics &diag, const VerifyOptions &options) {
+  return reportKernelLayouts(proveKernelLayouts(kernel, options), diag);
 }
 
 } // namespace tilescope
