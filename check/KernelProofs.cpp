@@ -2,19 +2,19 @@
 
 #include "racecheck/StaticRaces.h"
 #include "verifier/KernelLayouts.h"
+#include "verifier/WriteCoverage.h"
 #include "verifier/Resources.h"
 
 namespace tilescope {
 namespace {
 
+// The resource check (verifier/Resources.h) reports with the layouts: both
+// are about where a kernel's data lives and whether it fits.
 ProofOutcome proveLayouts(const Kernel &k, Diagnostics &diag, const BarrierProofOptions &) {
   KernelLayoutReport report = proveKernelLayouts(k);
   ProofOutcome out;
-  out.findings = reportKernelLayouts(report, diag);
+  out.findings = reportKernelLayouts(report, diag) + verifyResources(k, diag);
   out.unknown = report.undecided;
-  // The resource check (verifier/Resources.h) reports with the layouts:
-  // both are about where a kernel's data lives.
-  out.findings += verifyResources(k, diag);
   return out;
 }
 
@@ -35,6 +35,15 @@ ProofOutcome proveRaces(const Kernel &k, Diagnostics &diag, const BarrierProofOp
   return out;
 }
 
+ProofOutcome proveCoverage(const Kernel &k, Diagnostics &diag, const BarrierProofOptions &) {
+  CoverageReport report = proveWriteCoverage(k);
+  ProofOutcome out;
+  out.findings = reportWriteCoverage(report, diag);
+  out.unknown = report.notProved;
+  out.method = report.method;
+  return out;
+}
+
 struct Proof {
   const char *name;
   ProofOutcome (*run)(const Kernel &, Diagnostics &, const BarrierProofOptions &);
@@ -43,6 +52,7 @@ const Proof kProofs[] = {
     {"layouts", proveLayouts},
     {"barriers", proveBarriers},
     {"races", proveRaces},
+    {"coverage", proveCoverage},
 };
 
 } // namespace

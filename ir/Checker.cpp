@@ -3,9 +3,11 @@
 #include "ir/Affine.h"
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
+#include "ir/ThreadUniformity.h"
 #include "ir/SizeLimits.h"
 #include "ir/Visitor.h"
 #include "ir/WhereFacts.h"
+#include "ir/Suggest.h"
 
 #include <fmt/format.h>
 
@@ -99,6 +101,13 @@ private:
   // --- scopes ---
   void push() { scopes_.emplace_back(); }
   void pop() { scopes_.pop_back(); }
+  std::vector<std::string_view> visibleNames() const {
+    std::vector<std::string_view> out;
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
+      for (const auto &entry : *it)
+        out.push_back(entry.first);
+    return out;
+  }
   const Symbol *lookup(const std::string &name) const {
     for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
       if (auto f = it->find(name); f != it->end())
@@ -127,10 +136,21 @@ private:
   Type call(const Call &c, llvm::SMLoc loc);
   bool expectInt(const Expr &e, const char *what);
   bool onlySymbols(const Expr &e, const char *what);
+  // The builtins an expression names bound its uniformity from below; its
+  // values decide it: `tid_in_wg < 64` is warp-uniform although tid_in_wg
+  // is not (ThreadUniformity.h).
+  Type refineUniformity(const Expr &e, Type t) const {
+    if (t.kind != Type::Int && t.kind != Type::Bool)
+      return t;
+    if (t.uniform < Convergence::Grid)
+      if (auto u = kernel_ ? threadUniformity(e, kernel_->launch.threads) : std::nullopt)
+        t.uniform = std::max(t.uniform, *u);
+    return t;
+  }
   Convergence controlUniformity() const {
     Convergence c = Convergence::Grid;
-    for (const auto &[u, loc] : control_)
-      c = std::min(c, u);
+    for (const auto &ctl : control_)
+      c = std::min(c, ctl.uniform);
     return c;
   }
 
@@ -146,7 +166,13 @@ private:
 
   Diagnostics &diag_;
   std::vector<std::map<std::string, Symbol>> scopes_;
-  std::vector<std::pair<Convergence, llvm::SMLoc>> control_; // enclosing conditions
+  // Enclosing conditions (a loop's: its bounds; null cond).
+  struct Control {
+    Convergence uniform;
+    llvm::SMLoc loc;
+    Expr cond;
+  };
+  std::vector<Control> control_;
   const Kernel *kernel_ = nullptr;
   std::map<std::string, Expr> whereFacts_;
 };
@@ -295,7 +321,8 @@ Type Checker::expr(const Expr &e) {
     const std::string &name = as<Var>(e).name;
     const Symbol *s = lookup(name);
     if (!s) {
-      error(e->loc, fmt::format("use of undefined name '{}'", name));
+      error(e->loc,
+            fmt::format("use of undefined name '{}'{}", name, didYouMean(name, visibleNames())));
       return Type::invalid();
     }
     switch (s->kind) {
@@ -342,12 +369,12 @@ Type Checker::expr(const Expr &e) {
       error(e->loc, fmt::format("'-' needs a number, not {}", typeName(a)));
       return Type::invalid();
     }
-    return a;
+    return refineUniformity(e, a);
   }
   case ExprKind::Binary:
-    return binary(as<Binary>(e), e->loc);
+    return refineUniformity(e, binary(as<Binary>(e), e->loc));
   case ExprKind::Call:
-    return call(as<Call>(e), e->loc);
+    return refineUniformity(e, call(as<Call>(e), e->loc));
   case ExprKind::Index:
     return index(as<Index>(e), e->loc);
   }
@@ -435,7 +462,10 @@ Type Checker::call(const Call &c, llvm::SMLoc loc) {
   }
   const ExprFunctionInfo *f = findExprFunction(c.callee);
   if (!f) {
-    error(loc, fmt::format("unknown function '{}'", c.callee));
+    std::vector<std::string_view> known = exprFunctionNames();
+    for (const char *dtype : {"f32", "f16", "bf16", "i32", "u32", "f64"})
+      known.push_back(dtype);
+    error(loc, fmt::format("unknown function '{}'{}", c.callee, didYouMean(c.callee, known)));
     return Type::invalid();
   }
   if (args.size() != f->arity) {
@@ -661,7 +691,7 @@ void Checker::stmt(const Stmt &s) {
     if (auto step = constantValue(f.step); step && *step <= 0)
       error(f.step->loc, fmt::format("loop step must be positive, not {}", *step));
     // Threads that disagree on the trip count diverge inside the loop.
-    control_.push_back({u, s->loc});
+    control_.push_back({u, s->loc, nullptr});
     push();
     Symbol var = Symbol::of(Symbol::Value, s->loc);
     var.uniform = u;
@@ -676,7 +706,7 @@ void Checker::stmt(const Stmt &s) {
     Type c = expr(i.cond);
     if (c.kind != Type::Invalid && c.kind != Type::Bool)
       error(i.cond->loc, fmt::format("an 'if' condition must be a bool, not {}", typeName(c)));
-    control_.push_back({c.uniform, s->loc});
+    control_.push_back({c.uniform, s->loc, i.cond});
     block(i.thenBody);
     block(i.elseBody);
     control_.pop_back();
@@ -787,7 +817,7 @@ void Checker::callStmt(const CallStmt &c) {
                           ? c.callee
                           : std::string(execScopePrefix(c.scope)) + "." + c.callee;
   if (!info) {
-    error(c.loc, fmt::format("unknown call '{}'", shown));
+    error(c.loc, fmt::format("unknown call '{}'{}", shown, didYouMean(c.callee, intrinsicNames())));
     return;
   }
   if (info->cls == CallClass::Native && c.scope != ExecScope::Thread) {
@@ -893,12 +923,18 @@ void Checker::callStmt(const CallStmt &c) {
 
   // Convergence: every thread of the scope must reach the call together.
   Convergence need = std::max(convergenceOf(c.scope), info->convergence);
-  for (const auto &[uniform, at] : control_) {
-    if (uniform < need) {
+  for (const Control &ctl : control_) {
+    if (ctl.uniform < need) {
       error(c.loc, fmt::format("'{}' must be executed by a whole {}, but it is under a condition "
                                "that can differ between threads of one {}",
                                shown, convergenceName(need), convergenceName(need)));
-      diag_.note(at, "the divergent condition is here");
+      int64_t group = need == Convergence::Warp        ? 32
+                      : need == Convergence::Warpgroup ? 128
+                                                       : kernel_->launch.threads;
+      auto witness =
+          ctl.cond ? divergenceWitness(ctl.cond, kernel_->launch.threads, group) : std::nullopt;
+      diag_.note(ctl.loc, witness ? "the divergent condition is here: " + *witness
+                                  : std::string("the divergent condition is here"));
       break;
     }
   }

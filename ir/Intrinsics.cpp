@@ -478,4 +478,18 @@ const ExprFunctionInfo *findExprFunction(std::string_view name) {
   return nullptr;
 }
 
+std::vector<std::string_view> intrinsicNames() {
+  std::vector<std::string_view> out;
+  for (const IntrinsicInfo &i : intrinsics())
+    out.push_back(i.name);
+  return out;
+}
+
+std::vector<std::string_view> exprFunctionNames() {
+  std::vector<std::string_view> out;
+  for (const ExprFunctionInfo &f : kExprFunctions)
+    out.push_back(f.name);
+  return out;
+}
+
 } // namespace tilescope

@@ -82,5 +82,8 @@ struct ExprFunctionInfo {
   bool needsConvergedWarp;
 };
 const ExprFunctionInfo *findExprFunction(std::string_view name);
+// Every name findIntrinsic / findExprFunction knows (for "did you mean").
+std::vector<std::string_view> intrinsicNames();
+std::vector<std::string_view> exprFunctionNames();
 
 } // namespace tilescope

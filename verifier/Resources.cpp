@@ -4,7 +4,7 @@
 #include "ir/Printer.h"
 #include "ir/SizeLimits.h"
 #include "ir/Visitor.h"
-#include "verifier/ConcreteEval.h"
+#include "ir/ConcreteEval.h"
 
 #include <fmt/format.h>
 
