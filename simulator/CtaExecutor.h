@@ -382,6 +382,10 @@ private:
   void takeColumns(int buffer, int64_t first, int64_t count, int warp);
   bool freeColumns(int buffer, int warp, llvm::SMLoc loc);
   bool execTmemAlloc(Warp &w, const CallStmt &c, int lane);
+  bool allocPermitted(llvm::SMLoc loc); // no tcgen05.relinquish_alloc_permit yet
+  // Alloc and dealloc write every cell of the allocation (the race hooks).
+  void raceAllocation(int buffer, int64_t first, int64_t count, int64_t thread, llvm::SMLoc loc);
+  std::optional<Failure> unfreedTensorMemory();
   bool execPairAlloc(Warp &w, Frame &f, const CallStmt &c);
   bool pairAllocSatisfied(const Warp &w) const;
   // Deadlock notes: what a warp blocked without an mbarrier wait waits for.
@@ -429,6 +433,8 @@ private:
   std::vector<uint32_t> tmem_;
   std::vector<int> tmemOwner_;                           // per column: allocating warp, -1 free
   std::map<int, std::pair<int64_t, int64_t>> tmemAlloc_; // buffer -> (first column, columns)
+  std::map<int, std::pair<int, llvm::SMLoc>> tmemAllocBy_;      // buffer -> (warp, where allocated)
+  std::optional<std::pair<int, llvm::SMLoc>> tmemRelinquished_; // by warp, where
   std::vector<PrimitiveCall> tcgen05Issued_;             // tcgen05.mma not yet committed
   int tcgen05CtaGroup_ = 0; // the cta_group of the kernel's tcgen05 instructions (0: none yet)
   llvm::SMLoc tcgen05CtaGroupAt_; // ... first given here

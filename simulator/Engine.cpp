@@ -1071,9 +1071,11 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
     auto regs = intArg("", 0);
     if (!regs)
       return false;
-    if (*regs < 24 || *regs > 256 || *regs % 8 != 0)
-      return fail(c.loc,
-                  fmt::format("setmaxnreg takes a multiple of 8 in [24, 256], not {}", *regs));
+    // The range is the intrinsic table's (ir/Intrinsics.cpp), as in the static check.
+    const IntRange &r = findIntrinsic(n)->positional[0].range;
+    if (*regs < r.min || *regs > r.max || *regs % r.multipleOf != 0)
+      return fail(c.loc, fmt::format("setmaxnreg takes a multiple of {} in [{}, {}], not {}",
+                                     r.multipleOf, r.min, r.max, *regs));
     return true;
   }
   if (n == "fence.proxy.async" && race_)
@@ -1403,6 +1405,8 @@ CtaExecutor::Tick CtaExecutor::tick() {
 std::optional<Failure> CtaExecutor::finish() {
   if (!rendezvous_.empty())
     return deadlock();
+  if (auto f = unfreedTensorMemory())
+    return f;
   stats_.stepsPerWarp.resize(warps_.size(), 0);
   for (const Warp &w : warps_)
     stats_.stepsPerWarp[w.id] += w.steps;

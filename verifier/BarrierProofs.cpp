@@ -11,6 +11,7 @@
 #include "verifier/ProtoEncoding.h"
 #include "verifier/SharedContext.h"
 #include "verifier/SolverBudget.h"
+#include "verifier/TmemProtocol.h"
 
 #include <fmt/format.h>
 #include <llvm/ADT/StringRef.h>
@@ -1890,39 +1891,10 @@ private:
 
   void checkTcgen05() {
     checkTcgen05Results();
-    std::vector<const SyncEvent *> allocs, deallocs;
-    for (const SyncEvent &e : sk_.events) {
-      if (e.kind == SyncKind::Tcgen05Alloc) {
-        allocs.push_back(&e);
-        if (auto cols = e.amount ? constantValue(e.amount) : std::nullopt)
-          if (*cols < 32 || (*cols & (*cols - 1)) != 0 || *cols > 512)
-            finding(
-                ProtocolViolationKind::Tcgen05Discipline, e.loc,
-                fmt::format("tcgen05.alloc of {} columns: it must be a power of two in [32, 512]",
-                            *cols),
-                {}, false);
-      }
-      if (e.kind == SyncKind::Tcgen05Dealloc)
-        deallocs.push_back(&e);
-    }
-    for (const SyncEvent *a : allocs) {
-      const SyncEvent *match = nullptr;
-      for (const SyncEvent *d : deallocs)
-        if (d->what.substr(d->what.find('(')) == a->what.substr(a->what.find('(')))
-          match = d;
-      if (!match)
-        finding(ProtocolViolationKind::Tcgen05Discipline, a->loc,
-                fmt::format("{} by {} is never freed (tcgen05.dealloc)", a->what,
-                            a->threads.describe()),
-                {}, false);
-      else if (!(match->threads.widened(32) == a->threads.widened(32)))
-        finding(ProtocolViolationKind::Tcgen05Discipline, match->loc,
-                fmt::format("tensor memory allocated by {} is freed by {}: dealloc must run in the "
-                            "allocating warp",
-                            a->threads.widened(32).describe(),
-                            match->threads.widened(32).describe()),
-                {{a->loc, "allocated here"}}, false);
-    }
+    // The alloc / dealloc / relinquish protocol (TmemProtocol.h); the
+    // column count of an alloc is an operand range (verifier/Resources.h).
+    for (ProtocolFinding &f : checkTmemLifetime(sk_))
+      finding(f.kind, f.loc, std::move(f.message), std::move(f.notes), false);
     for (size_t r = 0; r < sk_.roles.size(); ++r) {
       auto seq = roleSequence(int(r));
       const SyncEvent *pendingLd = nullptr;
