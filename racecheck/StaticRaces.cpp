@@ -250,22 +250,24 @@ private:
     return true;
   }
 
-  // A generation of a named barrier between lo (its threads arrive after
-  // it) and hi (its threads sync before it), per thread in its own program
-  // order: in the same execution of the loops both sit in (sameIteration),
-  // or, for hi at one iteration of `loop` and lo at the next (wrap), a
-  // generation of that loop's body at either iteration.
-  bool generationBetween(const SyncEvent &lo, const SyncEvent &hi,
+  // A generation of a named barrier that orders access `first` before
+  // `second` in one execution of the loops both sit in: `first`'s threads
+  // arrive after it and `second`'s threads sync before it, each in its own
+  // program order. Accesses in different branches (a producer and a
+  // consumer warpgroup) are ordered whichever comes first in the text.
+  bool generationBetween(const SyncEvent &first, const SyncEvent &second,
                          const std::vector<int> &common) const {
     for (const NamedGeneration &g : named_.generations)
       if ((g.loop < 0 || std::count(common.begin(), common.end(), g.loop)) &&
           generationOrders(
-              g, lo.threads, hi.threads, true,
-              [&](const SyncEvent &e) { return e.order > lo.order; },
-              [&](const SyncEvent &e) { return e.order < hi.order; }))
+              g, first.threads, second.threads, true,
+              [&](const SyncEvent &e) { return e.order > first.order; },
+              [&](const SyncEvent &e) { return e.order < second.order; }))
         return true;
     return false;
   }
+  // hi at one iteration of `loop`, lo at the next: a generation of that
+  // loop's body at either iteration.
   bool generationWraps(const SyncEvent &lo, const SyncEvent &hi, int loop) const {
     auto any = [](const SyncEvent &) { return true; };
     for (const NamedGeneration &g : named_.generations)
@@ -504,7 +506,7 @@ private:
     o.sameIteration =
         !o.loLate && &ea != &eb &&
         (ctaSyncBetween(ea.threads, eb.threads, lo.order, hi.order, -2, cluster, warpLevel) ||
-         (!cluster && generationBetween(lo, hi, common)));
+         (!cluster && (generationBetween(lo, hi, common) || generationBetween(hi, lo, common))));
     auto inBody = [&](int loop, int from, int to) {
       return ctaSyncBetween(ea.threads, eb.threads, from, to, loop, cluster, warpLevel);
     };
