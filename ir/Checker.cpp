@@ -4,9 +4,14 @@
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
 #include "ir/ThreadUniformity.h"
+#include "ir/SizeLimits.h"
+#include "ir/Visitor.h"
+#include "ir/WhereFacts.h"
+#include "ir/Suggest.h"
 
 #include <fmt/format.h>
 
+#include <climits>
 #include <map>
 
 namespace tilescope {
@@ -96,6 +101,13 @@ private:
   // --- scopes ---
   void push() { scopes_.emplace_back(); }
   void pop() { scopes_.pop_back(); }
+  std::vector<std::string_view> visibleNames() const {
+    std::vector<std::string_view> out;
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
+      for (const auto &entry : *it)
+        out.push_back(entry.first);
+    return out;
+  }
   const Symbol *lookup(const std::string &name) const {
     for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
       if (auto f = it->find(name); f != it->end())
@@ -111,6 +123,11 @@ private:
     scopes_.back().emplace(name, std::move(sym));
   }
   void error(llvm::SMLoc loc, const std::string &msg) { diag_.error(loc, msg); }
+  // A dimension or subscript in normal form, with the where clause's
+  // equalities substituted (WhereFacts.h): `C` is 1024 under `where C == 1024`.
+  Affine shapeTerm(const Expr &e) const {
+    return Affine::of(whereFacts_.empty() ? e : substitute(e, whereFacts_));
+  }
 
   // --- expressions ---
   Type expr(const Expr &e);
@@ -157,6 +174,7 @@ private:
   };
   std::vector<Control> control_;
   const Kernel *kernel_ = nullptr;
+  std::map<std::string, Expr> whereFacts_;
 };
 
 bool Checker::onlySymbols(const Expr &e, const char *what) {
@@ -188,6 +206,7 @@ void Checker::kernel(const Kernel &k) {
   kernel_ = &k;
   scopes_.clear();
   control_.clear();
+  whereFacts_.clear();
   push();
   // Parameters: a tensor's bare-name dimensions declare shape symbols.
   for (const Param &p : k.params) {
@@ -207,6 +226,7 @@ void Checker::kernel(const Kernel &k) {
           onlySymbols(d, "a tensor dimension");
         }
       }
+      checkTensorParamLimits(p, diag_);
       Symbol sym = Symbol::of(Symbol::Tensor, p.loc, p.dtype);
       sym.scope = MemScope::Global;
       sym.shape = p.shape;
@@ -225,16 +245,18 @@ void Checker::kernel(const Kernel &k) {
     if (t.kind != Type::Invalid && t.kind != Type::Bool)
       error(c->loc, fmt::format("a 'where' constraint must be a condition, not {}", typeName(t)));
   }
+  whereFacts_ = whereEqualities(k.constraints);
   for (const Expr &g : k.launch.grid)
     if (onlySymbols(g, "a grid extent"))
       expectInt(g, "a grid extent");
+  checkLaunchLimits(k.launch, diag_);
   int64_t clusterSize = 1;
   for (const Expr &c : k.launch.cluster) {
     auto v = constantValue(c);
     if (!v || *v < 1)
       error(c->loc, "cluster extents must be positive integer constants");
-    else
-      clusterSize *= *v;
+    else if (__builtin_mul_overflow(clusterSize, *v, &clusterSize))
+      clusterSize = INT64_MAX;
   }
   const TargetInfo &target = targetInfo(k.launch.target);
   if (!k.launch.cluster.empty() && clusterSize > target.maxClusterSize)
@@ -299,7 +321,8 @@ Type Checker::expr(const Expr &e) {
     const std::string &name = as<Var>(e).name;
     const Symbol *s = lookup(name);
     if (!s) {
-      error(e->loc, fmt::format("use of undefined name '{}'", name));
+      error(e->loc,
+            fmt::format("use of undefined name '{}'{}", name, didYouMean(name, visibleNames())));
       return Type::invalid();
     }
     switch (s->kind) {
@@ -320,7 +343,7 @@ Type Checker::expr(const Expr &e) {
       t.bufferName = name;
       t.uniform = Convergence::Thread;
       for (const Expr &d : s->shape)
-        t.shape.push_back(Affine::of(d));
+        t.shape.push_back(shapeTerm(d));
       return t;
     case Symbol::Barrier:
       if (s->barrierArray) {
@@ -439,7 +462,10 @@ Type Checker::call(const Call &c, llvm::SMLoc loc) {
   }
   const ExprFunctionInfo *f = findExprFunction(c.callee);
   if (!f) {
-    error(loc, fmt::format("unknown function '{}'", c.callee));
+    std::vector<std::string_view> known = exprFunctionNames();
+    for (const char *dtype : {"f32", "f16", "bf16", "i32", "u32", "f64"})
+      known.push_back(dtype);
+    error(loc, fmt::format("unknown function '{}'{}", c.callee, didYouMean(c.callee, known)));
     return Type::invalid();
   }
   if (args.size() != f->arity) {
@@ -553,14 +579,14 @@ Type Checker::index(const Index &x, llvm::SMLoc loc) {
     };
     switch (s.kind) {
     case Subscript::Point:
-      if (!checkBound(s.begin, Affine::of(s.begin), false))
+      if (!checkBound(s.begin, shapeTerm(s.begin), false))
         return Type::invalid();
       break;
     case Subscript::Range:
     case Subscript::Extent: {
       allPoints = false;
-      Affine begin = Affine::of(s.begin);
-      Affine extent = s.kind == Subscript::Extent ? Affine::of(s.end) : Affine::of(s.end) - begin;
+      Affine begin = shapeTerm(s.begin);
+      Affine extent = s.kind == Subscript::Extent ? shapeTerm(s.end) : shapeTerm(s.end) - begin;
       if (extent.isConstant() && extent.constant < 1) {
         error(s.end->loc, fmt::format("empty or negative range (extent {})", extent.constant));
         return Type::invalid();
@@ -621,6 +647,8 @@ void Checker::stmt(const Stmt &s) {
       auto n = constantValue(b.arraySize);
       if (!n || *n < 1)
         error(b.arraySize->loc, "an mbarrier array size must be a positive integer constant");
+      else
+        checkBarrierArrayLimits(b, *n, targetInfo(kernel_->launch.target), diag_);
     }
     if (b.count) {
       auto c = constantValue(b.count);
@@ -734,6 +762,14 @@ void Checker::bufferDecl(const BufferDecl &b) {
   }
   if (b.scope == MemScope::Tmem && !target.hasTensorMemory)
     error(b.loc, fmt::format("tensor memory needs sm_100a; the kernel targets {}", target.name));
+  if (int64_t(b.shape.size()) > limits::kMaxRank) {
+    error(b.loc, fmt::format("buffer '{}' has {} dimensions; at most {} are supported", b.name,
+                             b.shape.size(), limits::kMaxRank));
+    constant = false;
+  }
+  // Sizes before anything (the layout checks below included) is built by them.
+  if (constant && !checkBufferLimits(b, shape, target, diag_))
+    constant = false;
   if (b.layout && constant) {
     const Layout &l = b.layout->layout;
     if (!l.admits(shape)) {
@@ -781,7 +817,7 @@ void Checker::callStmt(const CallStmt &c) {
                           ? c.callee
                           : std::string(execScopePrefix(c.scope)) + "." + c.callee;
   if (!info) {
-    error(c.loc, fmt::format("unknown call '{}'", shown));
+    error(c.loc, fmt::format("unknown call '{}'{}", shown, didYouMean(c.callee, intrinsicNames())));
     return;
   }
   if (info->cls == CallClass::Native && c.scope != ExecScope::Thread) {

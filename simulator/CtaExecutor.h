@@ -399,6 +399,7 @@ private:
   std::vector<HostTensor> &tensors_;
   const EngineOptions &options_;
   RunStats &stats_;
+  uint32_t ticksSinceClock_ = 0; // scheduler ticks since the deadline was last read
   std::array<int64_t, 3> ctaId_;
   std::mt19937_64 &rng_;
   std::vector<uint8_t> shared_;

@@ -1322,6 +1322,18 @@ CtaExecutor::Tick CtaExecutor::tick() {
                        {}};
     return Tick::Failed;
   }
+  if (++ticksSinceClock_ >= 1024) {
+    ticksSinceClock_ = 0;
+    if (options_.deadline != std::chrono::steady_clock::time_point::max() &&
+        std::chrono::steady_clock::now() > options_.deadline) {
+      failure_ = Failure{RunResult::Outcome::StepBudget,
+                         fmt::format("wall-time budget exhausted in CTA ({}, {}, {}) after {} "
+                                     "warp statements; the kernel may not terminate",
+                                     ctaId_[0], ctaId_[1], ctaId_[2], stats_.steps),
+                         {}};
+      return Tick::Failed;
+    }
+  }
   ready.clear();
   bool allDone = true;
   for (Warp &w : warps_) {

@@ -6,20 +6,21 @@
 // twice), and the summary says which method decided. --args must fit the
 // kernels checked whether or not a proof needs it: a name none of them has,
 // or sizes their where clause does not admit, are input errors. Without FILE
-// it checks the bundled kernel library. Input errors exit 2; findings of the
-// proofs exit 1.
+// it checks the bundled kernel library. Each kernel gets a verdict
+// (ir/Verdict.h): proved (exit 0), finding (1), unknown (3: an obligation
+// neither proved nor checked), budget (4); input errors exit 2. Several
+// kernels exit with the weightiest verdict.
+#include "check/KernelProofs.h"
 #include "ir/Checker.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "kernels/BundledKernels.h"
-#include "racecheck/StaticRaces.h"
 #include "tools/Command.h"
 #include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
 #include "tools/NameValues.h"
 #include "tools/ProblemSizes.h"
 #include "verifier/BarrierProofs.h"
-#include "verifier/KernelLayouts.h"
 
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
@@ -46,44 +47,11 @@ cl::opt<unsigned> maxStates("max-states",
                             cl::desc("States the exhaustive barrier check may visit"),
                             cl::init(200000), cl::sub(checkCommand));
 
-// What one proof found on one kernel, and how it decided.
-struct ProofRun {
-  unsigned findings = 0;
-  std::string method; // empty: "proved"
-};
-
-// The proofs run on each well-formed kernel, in order. Each reports its
-// findings as diagnostics.
-struct Proof {
-  const char *name;
-  ProofRun (*run)(const Kernel &, Diagnostics &, const BarrierProofOptions &);
-};
-const Proof kProofs[] = {
-    {"layouts",
-     [](const Kernel &k, Diagnostics &d, const BarrierProofOptions &) {
-       return ProofRun{checkKernelLayouts(k, d), ""};
-     }},
-    {"barriers",
-     [](const Kernel &k, Diagnostics &d, const BarrierProofOptions &o) {
-       ProofRun r;
-       r.findings = verifyBarrierProtocols(k, d, o, &r.method);
-       return r;
-     }},
-    {"races",
-     [](const Kernel &k, Diagnostics &d, const BarrierProofOptions &) {
-       return ProofRun{verifyStaticRaces(k, d), ""};
-     }},
-};
-
-struct KernelResult {
-  std::vector<std::pair<std::string, ProofRun>> proofs; // by proof name
-};
-
 struct FileResult {
   std::string file;
   int status = kClean;
   Module module;
-  std::vector<KernelResult> kernels;
+  std::vector<KernelProofs> kernels;
 };
 
 // An input error, at the first kernel, for each name of `args` that no
@@ -165,18 +133,48 @@ FileResult checkBuffer(unsigned id, const std::string &file, Diagnostics &diag,
     r.status = kInputError;
     return r;
   }
+  Verdict verdict = Verdict::Proved;
   for (size_t i = 0; i < r.module.kernels.size(); ++i) {
-    const Kernel &k = r.module.kernels[i];
-    KernelResult kr;
-    for (const Proof &p : kProofs) {
-      ProofRun run = p.run(k, diag, kernelOptions[i]);
-      if (run.findings)
-        r.status = kFindings;
-      kr.proofs.push_back({p.name, std::move(run)});
-    }
-    r.kernels.push_back(std::move(kr));
+    r.kernels.push_back(runKernelProofs(r.module.kernels[i], diag, kernelOptions[i]));
+    verdict = combine(verdict, r.kernels.back().verdict());
   }
+  r.status = verdictExitCode(verdict);
   return r;
+}
+
+// Of two exit statuses, the one to report: an input error, then a finding,
+// then a budget, then unknown, then clean.
+int weightierStatus(int a, int b) {
+  auto weight = [](int s) {
+    switch (s) {
+    case kInputError:
+      return 4;
+    case kFindings:
+      return 3;
+    case kBudget:
+      return 2;
+    case kUnknown:
+      return 1;
+    default:
+      return 0;
+    }
+  };
+  return weight(a) >= weight(b) ? a : b;
+}
+
+std::string_view statusVerdict(int status) {
+  switch (status) {
+  case kClean:
+    return "proved";
+  case kFindings:
+    return "finding";
+  case kUnknown:
+    return "unknown";
+  case kBudget:
+    return "budget";
+  default:
+    return "error";
+  }
 }
 
 int runCheck() {
@@ -214,7 +212,7 @@ int runCheck() {
   int status = kClean;
   size_t kernelsFound = 0;
   for (const FileResult &r : results) {
-    status = std::max(status, r.status);
+    status = weightierStatus(status, r.status);
     kernelsFound += r.module.kernels.size();
   }
   if (status != kInputError && !kernelName.empty() && kernelsFound == 0) {
@@ -228,24 +226,37 @@ int runCheck() {
       for (size_t i = 0; i < r.kernels.size(); ++i) {
         const Kernel &k = r.module.kernels[i];
         llvm::json::Object proofs;
-        for (const auto &[name, run] : r.kernels[i].proofs) {
-          llvm::json::Object o{{"findings", static_cast<int64_t>(run.findings)},
-                               {"ok", run.findings == 0}};
-          if (!run.method.empty()) // how the barrier protocol was decided
-            o["method"] = run.method;
-          proofs[name] = std::move(o);
+        for (const NamedProofOutcome &p : r.kernels[i].proofs) {
+          const ProofOutcome &o = p.outcome;
+          llvm::json::Array unknown;
+          for (const auto &[loc, why] : o.unknown)
+            unknown.push_back(why);
+          llvm::json::Object po{{"verdict", std::string(verdictName(o.verdict()))},
+                                {"findings", static_cast<int64_t>(o.findings)},
+                                {"ok", o.verdict() == Verdict::Proved}};
+          if (!o.unknown.empty())
+            po["unknown"] = std::move(unknown);
+          if (!o.method.empty()) // how the barrier protocol was decided
+            po["method"] = o.method;
+          proofs[p.name] = std::move(po);
         }
+        Verdict v = r.kernels[i].verdict();
         kernels.push_back(
             llvm::json::Object{{"name", k.name},
+                               {"verdict", std::string(verdictName(v))},
+                               {"ok", v == Verdict::Proved},
                                {"hash", fmt::format("{:016x}", structuralHash(k))},
                                {"target", std::string(targetInfo(k.launch.target).name)},
                                {"threads", k.launch.threads},
                                {"proofs", std::move(proofs)}});
       }
-      files.push_back(llvm::json::Object{
-          {"file", r.file}, {"status", r.status}, {"kernels", std::move(kernels)}});
+      files.push_back(llvm::json::Object{{"file", r.file},
+                                         {"status", r.status},
+                                         {"verdict", std::string(statusVerdict(r.status))},
+                                         {"kernels", std::move(kernels)}});
     }
     llvm::json::Object out{{"ok", status == kClean},
+                           {"verdict", std::string(statusVerdict(status))},
                            {"status", status},
                            {"files", std::move(files)},
                            {"diagnostics", diagnosticsJson(diag)}};
@@ -255,19 +266,39 @@ int runCheck() {
       for (size_t i = 0; i < r.kernels.size(); ++i) {
         const Kernel &k = r.module.kernels[i];
         std::string proofs;
-        unsigned total = 0;
-        for (const auto &[name, run] : r.kernels[i].proofs) {
-          unsigned n = run.findings;
-          bool proved = run.method.empty() || run.method == "proved for all sizes";
-          proofs += fmt::format("{}{} {}", proofs.empty() ? "" : ", ", name,
-                                n        ? fmt::format("{} finding{}", n, n == 1 ? "" : "s")
-                                : proved ? std::string("proved")
-                                         : run.method);
-          total += n;
+        for (const NamedProofOutcome &p : r.kernels[i].proofs) {
+          const ProofOutcome &o = p.outcome;
+          std::string said;
+          switch (o.verdict()) {
+          case Verdict::Finding:
+            said = fmt::format("{} finding{}", o.findings, o.findings == 1 ? "" : "s");
+            break;
+          case Verdict::Unknown:
+            said = llvm::StringRef(o.method).startswith("not ")
+                       ? o.method
+                       : fmt::format("not proved: {}{}", o.unknown.front().second,
+                                     o.unknown.size() == 1
+                                         ? std::string()
+                                         : fmt::format(" (and {} more)", o.unknown.size() - 1));
+            break;
+          case Verdict::Budget:
+            said = "budget exceeded";
+            break;
+          case Verdict::Proved:
+            said = o.method.empty() || o.method == "proved for all sizes" ? std::string("proved")
+                                                                          : o.method;
+            break;
+          }
+          proofs += fmt::format("{}{} {}", proofs.empty() ? "" : ", ", p.name, said);
         }
+        Verdict v = r.kernels[i].verdict();
+        std::string_view summary = v == Verdict::Proved    ? "ok"
+                                   : v == Verdict::Finding ? "has findings"
+                                   : v == Verdict::Budget  ? "budget exceeded"
+                                                           : "unknown";
         llvm::outs() << fmt::format("{}: kernel {} {} ({}, {} threads; {})\n", r.file, k.name,
-                                    total ? "has findings" : "ok", targetInfo(k.launch.target).name,
-                                    k.launch.threads, proofs);
+                                    summary, targetInfo(k.launch.target).name, k.launch.threads,
+                                    proofs);
       }
   }
   return status;

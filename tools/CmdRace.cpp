@@ -10,10 +10,12 @@
 // a deadlock or runtime error; 2 usage or input error.
 //
 // `tilescope race FILE --static [--kernel K] [--json] [--skeleton]` runs the
-// static checks instead (the same exit codes): the barrier-protocol proofs
-// and the two-thread race check, which need no sizes.
+// static checks instead: the barrier-protocol proofs and the two-thread race
+// check, which need no sizes. Exit 0 proved, 1 findings, 3 unknown (an
+// obligation neither proved nor checked), 2 usage or input error.
 #include "ir/Checker.h"
 #include "ir/Parser.h"
+#include "ir/Verdict.h"
 #include "racecheck/StaticRaces.h"
 #include "simulator/Engine.h"
 #include "simulator/Value.h"
@@ -106,7 +108,7 @@ int runStaticRace() {
     }
   if (diag.hasErrors())
     return inputError();
-  int status = kClean;
+  Verdict verdict = Verdict::Proved;
   llvm::json::Array kernelsJson;
   for (size_t i = 0; i < kernels.size(); ++i) {
     const Kernel *k = kernels[i];
@@ -115,8 +117,12 @@ int runStaticRace() {
     BarrierReport barriers = proveBarrierProtocols(*k, options[i]);
     RaceReport races = checkStaticRaces(*k);
     unsigned found = reportBarrierProtocols(barriers, diag) + reportStaticRaces(races, diag);
-    if (found)
-      status = kFindings;
+    // An obligation neither proved nor checked leaves the kernel unknown.
+    Verdict kernelVerdict = found ? Verdict::Finding
+                            : barriers.notProved.empty() && races.notChecked.empty()
+                                ? Verdict::Proved
+                                : Verdict::Unknown;
+    verdict = combine(verdict, kernelVerdict);
     if (json) {
       llvm::json::Array findings, results, raceFindings;
       for (const ProtocolFinding &f : barriers.findings) {
@@ -138,6 +144,7 @@ int runStaticRace() {
       }
       kernelsJson.push_back(llvm::json::Object{
           {"name", k->name},
+          {"verdict", std::string(verdictName(kernelVerdict))},
           {"barrier_findings", std::move(findings)},
           {"barrier_results", std::move(results)},
           {"barrier_method", barriers.method},
@@ -164,9 +171,11 @@ int runStaticRace() {
       llvm::outs() << fmt::format("  {} obligation(s) not proved (see warnings)\n",
                                   barriers.notProved.size());
   }
+  int status = verdictExitCode(verdict);
   if (json)
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
                                                {"ok", status == kClean},
+                                               {"verdict", std::string(verdictName(verdict))},
                                                {"status", int64_t(status)},
                                                {"kernels", std::move(kernelsJson)},
                                                {"diagnostics", diagnosticsJson(diag)}}))

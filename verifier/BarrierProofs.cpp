@@ -725,6 +725,7 @@ private:
     }
     barriers_[arr.name] = info;
     if (!info.symbolic) {
+      checkArrivalsPerExecution(info);
       result(arr.name + ": phases", false, "not proved: see warnings");
       return;
     }
@@ -1068,6 +1069,46 @@ private:
     }
     result(arr.name + ": arrivals per phase", true,
            fmt::format("proved for all sizes: every phase receives exactly {}", *info.count));
+  }
+
+  // Where the rounds of a barrier are out of the model's reach, what needs
+  // no rounds: one execution of an arrival brings more arrivals than the
+  // count (a phase takes at most `count`), a linear fact of the amount and
+  // the executing threads, decided for all sizes and iterations without
+  // exploring states.
+  void checkArrivalsPerExecution(const BarrierInfo &info) {
+    if (!info.count)
+      return;
+    const BarrierArray &arr = *info.arr;
+    for (size_t e : info.events) {
+      const SyncEvent &ev = sk_.events[e];
+      if (!isArrival(ev.kind) || ev.crossCta() || !modelled(ev) || clusterCtas_)
+        continue;
+      z3::expr i = enc_.fresh("i");
+      bool ok = true;
+      z3::expr amount = amountOf(ev, i, ok);
+      if (!ok)
+        continue;
+      Query s = solver();
+      s.add(fires(ev, i));
+      s.add(amount > ctx_.int_val(*info.count));
+      s.prefer(i);
+      std::optional<z3::model> m;
+      if (check(s, m, ev.loc, arr.name + " arrivals per execution") != z3::sat)
+        continue;
+      auto index = at(ev.barrier.index, ev, i);
+      std::string element =
+          index && index->is_int()
+              ? fmt::format("{}[{}]", arr.name, ProtoEncoder::value(*m, *index))
+              : arr.name;
+      finding(ProtocolViolationKind::OverArrival, ev.loc,
+              fmt::format("over-arrival: one execution of {} by {} at {} brings {} arrivals to "
+                          "{}, but a phase of {} takes {} (for {})",
+                          ev.what, ev.threads.describe(), iterationText(*m, ev, i),
+                          ProtoEncoder::value(*m, amount), element, arr.name, *info.count,
+                          sizes(*m)),
+              {{arr.loc, fmt::format("{} is declared with count {}", arr.name, *info.count)}});
+    }
   }
 
   void checkTransactions(const BarrierInfo &info) {

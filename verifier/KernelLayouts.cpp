@@ -65,25 +65,10 @@ KernelLayoutReport verifyKernelLayouts(const std::vector<KernelBuffer> &buffers,
     for (auto &u : r.undecided)
       report.undecided.push_back({loc, fmt::format("layout of {}: {}", b.name, u)});
   };
-  int64_t sharedBytes = 0;
-  const KernelBuffer *lastShared = nullptr;
-  for (const KernelBuffer &b : buffers) {
-    BufferInfo info = infoOf(b);
-    absorb(b, verifyLayout(b.layout, b.shape, info, target, launch, options), b.loc);
-    if (b.scope == BufferScope::Shared && b.layout.admits(b.shape)) {
-      sharedBytes +=
-          boundOf(Axis::m, info, b.shape, target, launch) * std::max(dtypeBits(b.dtype), 1) / 8;
-      lastShared = &b;
-    }
-  }
-  if (lastShared && sharedBytes > target.sharedBytesPerCta) {
-    LayoutViolation v{ViolationKind::Bounds, {}, {}};
-    v.witness.axis = Axis::m;
-    v.witness.extent = target.sharedBytesPerCta;
-    v.message = fmt::format("shared buffers need {} bytes, but {} offers {} per CTA", sharedBytes,
-                            target.name, target.sharedBytesPerCta);
-    report.findings.push_back({lastShared->name, lastShared->loc, std::move(v)});
-  }
+  // The per-CTA total of shared memory is the resource check's
+  // (verifier/Resources.h), laid out as the lowering lays it out.
+  for (const KernelBuffer &b : buffers)
+    absorb(b, verifyLayout(b.layout, b.shape, infoOf(b), target, launch, options), b.loc);
   for (size_t i = 0; i < buffers.size(); ++i)
     for (size_t j = i + 1; j < buffers.size(); ++j) {
       const KernelBuffer &a = buffers[i], &b = buffers[j];
@@ -118,10 +103,9 @@ unsigned reportKernelLayouts(const KernelLayoutReport &report, Diagnostics &diag
     diag.error(f.loc, f.violation.message);
     ++n;
   }
-  for (const auto &[loc, why] : report.undecided) {
-    diag.error(loc, fmt::format("could not prove the layout legal: {}", why));
-    ++n;
-  }
+  // Undecided is not a finding: the verdict becomes unknown, never proved.
+  for (const auto &[loc, why] : report.undecided)
+    diag.warning(loc, fmt::format("not proved: could not prove the layout legal: {}", why));
   return n;
 }
 
@@ -298,7 +282,7 @@ KernelLayoutReport verifyGlobalStrides(const std::vector<GlobalStride> &strides,
   return report;
 }
 
-unsigned checkKernelLayouts(const Kernel &kernel, Diagnostics &diag, const VerifyOptions &options) {
+KernelLayoutReport proveKernelLayouts(const Kernel &kernel, const VerifyOptions &options) {
   KernelLayoutInput in = collectKernelLayouts(kernel);
   KernelLayoutReport report =
       verifyKernelLayouts(in.buffers, in.uses, targetInfo(in.target), in.launch, options);
@@ -307,7 +291,11 @@ unsigned checkKernelLayouts(const Kernel &kernel, Diagnostics &diag, const Verif
     report.findings.push_back(std::move(f));
   for (auto &u : strides.undecided)
     report.undecided.push_back(std::move(u));
-  return reportKernelLayouts(report, diag);
+  return report;
+}
+
+unsigned checkKernelLayouts(const Kernel &kernel, Diagnostics &diag, const VerifyOptions &options) {
+  return reportKernelLayouts(proveKernelLayouts(kernel, options), diag);
 }
 
 } // namespace tilescope

@@ -71,8 +71,8 @@ KernelLayoutReport verifyKernelLayouts(const std::vector<KernelBuffer> &buffers,
                                        const TargetInfo &target, const LaunchShape &launch,
                                        const VerifyOptions &options = {});
 
-// Errors into `diag` (one per finding, one per undecided proof); returns how
-// many were reported.
+// Errors into `diag` (one per finding) and a "not proved" warning per
+// undecided proof; returns the number of findings.
 unsigned reportKernelLayouts(const KernelLayoutReport &report, Diagnostics &diag);
 
 // What checkKernelLayouts reads from the IR: buffers with constant shapes
@@ -109,9 +109,10 @@ KernelLayoutReport verifyGlobalStrides(const std::vector<GlobalStride> &strides,
                                        const std::vector<Expr> &constraints,
                                        const VerifyOptions &options = {});
 
-// collectKernelLayouts + verifyKernelLayouts + verifyGlobalStrides +
-// reportKernelLayouts; returns
-// the number of findings reported.
+// collectKernelLayouts + verifyKernelLayouts + verifyGlobalStrides.
+KernelLayoutReport proveKernelLayouts(const Kernel &kernel, const VerifyOptions &options = {});
+
+// proveKernelLayouts + reportKernelLayouts; returns the number of findings.
 unsigned checkKernelLayouts(const Kernel &kernel, Diagnostics &diag,
                             const VerifyOptions &options = {});
 
