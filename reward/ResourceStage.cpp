@@ -6,9 +6,9 @@
 // witness; none found is `unknown` (not proved for every size).
 // Registers and tensor-memory columns are left to verifier/Resources (the
 // stage says so in its reason).
+#include "ir/ConcreteEval.h"
 #include "reward/Stages.h"
 #include "verifier/BarrierSkeleton.h"
-#include "verifier/ConcreteEval.h"
 #include "verifier/FallbackSizes.h"
 
 #include <fmt/format.h>

@@ -1,8 +1,8 @@
 #include "reward/SimSizes.h"
 
+#include "ir/ConcreteEval.h"
 #include "ir/Visitor.h"
 #include "verifier/BarrierSkeleton.h"
-#include "verifier/ConcreteEval.h"
 #include "verifier/FallbackSizes.h"
 
 #include <llvm/ADT/StringRef.h>
