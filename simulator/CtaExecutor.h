@@ -271,6 +271,14 @@ public:
   // shared memory through distributed shared memory).
   void raceAccessAs(uint32_t agent, int rank, RaceSpace space, int buffer, int64_t flat,
                     int64_t address, int units, bool write, llvm::SMLoc loc);
+  // Whether accesses must take the per-element paths, which call raceAccess
+  // (race detection, or the uninitialised-read check).
+  bool traced() const { return race_ || options_.checkUninitialized; }
+  // The uninitialised-read check of one shared (bytes [address, address +
+  // units)) or tensor-memory (cell `address`) access of this CTA's memory by
+  // `agent` (RaceHooks.cpp).
+  void initAccess(RaceSpace space, int buffer, int64_t flat, int64_t address, int units, bool write,
+                  std::string_view agent, llvm::SMLoc loc);
   void stampAsync(AsyncCopy &unit, ThreadRange threads);
   void stampAsyncMma(PrimitiveCall &mma, int64_t warpgroup);
   void releaseTo(int barrier, uint32_t agent, int64_t phaseBefore);
@@ -399,7 +407,7 @@ private:
   std::vector<HostTensor> &tensors_;
   const EngineOptions &options_;
   RunStats &stats_;
-  uint32_t ticksSinceClock_ = 0; // scheduler ticks since the deadline was last read
+  uint32_t ticksSinceClock_ = 63; // ticks since the deadline was read (read on the first)
   std::array<int64_t, 3> ctaId_;
   std::mt19937_64 &rng_;
   std::vector<uint8_t> shared_;
@@ -438,6 +446,8 @@ private:
   // Race detection (owned by the run: global memory is tracked across CTAs).
   RaceDetector *race_ = nullptr;
   int asyncAgent_ = -1;     // the operation being completed, or -1
+  // EngineOptions::checkUninitialized: a bit per shared byte, per tmem cell.
+  std::vector<uint8_t> sharedInit_, tmemInit_;
   int remoteIssuer_ = -1;   // a multicast TMA issued by a peer's thread (this agent), or -1
   VectorClock tcgen05Pipe_; // the tcgen05 operations issued so far
   std::map<int64_t, VectorClock> wgmmaPipe_; // per warpgroup: its wgmmas issued so far

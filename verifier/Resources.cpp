@@ -1,10 +1,10 @@
 #include "verifier/Resources.h"
 
-#include "ir/ConcreteEval.h"
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
 #include "ir/SizeLimits.h"
 #include "ir/Visitor.h"
+#include "ir/ConcreteEval.h"
 
 #include <fmt/format.h>
 

@@ -147,7 +147,7 @@ class SimulateTest(unittest.TestCase):
         b = rng.uniform(-1, 1, (8, 16)).astype(numpy.float32)
         result = tilescope.simulate(library("gemm_naive.tile"), args={"M": 32, "N": 16, "K": 8},
                                     inputs={"A": a, "B": b}, seed=3)
-        self.assertEqual(result["verdict"], "match")
+        self.assertEqual((result["verdict"], result["result"]), ("proved", "match"))
         c = result["tensors"]["C"]
         self.assertEqual((c.shape, c.dtype), ((32, 16), numpy.float32))
         numpy.testing.assert_allclose(c, a.astype(numpy.float64) @ b, rtol=1e-5, atol=1e-5)
@@ -178,7 +178,7 @@ class SimulateTest(unittest.TestCase):
         # The kernel says gemm(A, B -> C); a task claiming C = A * B^T must not match.
         result = tilescope.simulate(library("gemm_naive.tile"), args={"M": 16, "N": 16, "K": 16},
                                     problem="gemm(A, B^T -> C)")
-        self.assertEqual(result["verdict"], "mismatch")
+        self.assertEqual((result["verdict"], result["result"]), ("finding", "mismatch"))
 
 
 class LayoutTest(unittest.TestCase):
