@@ -162,6 +162,22 @@ private:
       report_.notProved.push_back(u);
     if (!report_.notProved.empty())
       runExhaustiveFallback(sk_, opt_, report_);
+    // Named-barrier generations stay open whatever the fallback found: it
+    // runs each role as one process, so it cannot see a role's warps split
+    // between two generations.
+    if (!namedOpen_.empty()) {
+      // What the fallback decided stays said, as part of an open verdict.
+      for (auto &[loc, text] : report_.checkedExhaustively)
+        report_.notProved.push_back({loc, fmt::format("{}: {}", report_.method, text)});
+      report_.checkedExhaustively.clear();
+      if (report_.findings.empty()) {
+        report_.method =
+            "not proved (named barrier generations: " + namedOpen_.front().second + ")";
+        result("named barrier generations", false, "not proved: " + namedOpen_.front().second);
+      }
+      for (auto &n : namedOpen_)
+        report_.notProved.push_back(std::move(n));
+    }
   }
 
   // --- encoding helpers ---
@@ -1735,16 +1751,20 @@ private:
                     "never arrive and the CTA hangs",
                     e.what, e.threads.describe(), e.threads.count(), sk_.threads),
                 {}, false);
-    mergeStructural([&](StructuralResult &r) { checkNamedBarriers(sk_, r); });
+    mergeStructural([&](StructuralResult &r) { checkNamedBarriers(sk_, r); }, &namedOpen_);
   }
 
-  template <typename Check> void mergeStructural(Check check) {
+  // Findings into the report; open obligations into `open` (the report's
+  // notProved by default).
+  template <typename Check>
+  void mergeStructural(Check check,
+                       std::vector<std::pair<llvm::SMLoc, std::string>> *open = nullptr) {
     StructuralResult r;
     check(r);
     for (ProtocolFinding &f : r.findings)
       finding(f.kind, f.loc, std::move(f.message), std::move(f.notes), false);
     for (auto &n : r.notProved)
-      report_.notProved.push_back(std::move(n));
+      (open ? *open : report_.notProved).push_back(std::move(n));
   }
 
   // Per role, in program order (a loop body read twice covers the back edge).
@@ -1938,6 +1958,8 @@ private:
   int queries_ = 0;
   unsigned assumed_ = 0;
   BarrierReport report_;
+  // Named-barrier obligations the exhaustive fallback cannot decide.
+  std::vector<std::pair<llvm::SMLoc, std::string>> namedOpen_;
   struct NestLevel {
     std::string var;
     z3::expr begin, step, trip, stride;
