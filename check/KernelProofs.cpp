@@ -2,6 +2,7 @@
 
 #include "racecheck/StaticRaces.h"
 #include "verifier/KernelLayouts.h"
+#include "verifier/WriteCoverage.h"
 #include "verifier/Resources.h"
 
 namespace tilescope {
@@ -34,6 +35,15 @@ ProofOutcome proveRaces(const Kernel &k, Diagnostics &diag, const BarrierProofOp
   return out;
 }
 
+ProofOutcome proveCoverage(const Kernel &k, Diagnostics &diag, const BarrierProofOptions &) {
+  CoverageReport report = proveWriteCoverage(k);
+  ProofOutcome out;
+  out.findings = reportWriteCoverage(report, diag);
+  out.unknown = report.notProved;
+  out.method = report.method;
+  return out;
+}
+
 struct Proof {
   const char *name;
   ProofOutcome (*run)(const Kernel &, Diagnostics &, const BarrierProofOptions &);
@@ -42,6 +52,7 @@ const Proof kProofs[] = {
     {"layouts", proveLayouts},
     {"barriers", proveBarriers},
     {"races", proveRaces},
+    {"coverage", proveCoverage},
 };
 
 } // namespace

@@ -1071,7 +1071,10 @@ private:
       z3::expr i = enc_.fresh("i");
       bool ok = true;
       z3::expr amount = amountOf(ev, i, ok);
-      if (!ok)
+      // An index that reads the thread (`bar[warpid]`) spreads one
+      // execution over several elements: not one phase.
+      auto index = at(ev.barrier.index, ev, i);
+      if (!ok || !index || !index->is_int())
         continue;
       Query s = solver();
       s.add(fires(ev, i));
@@ -1080,11 +1083,7 @@ private:
       std::optional<z3::model> m;
       if (check(s, m, ev.loc, arr.name + " arrivals per execution") != z3::sat)
         continue;
-      auto index = at(ev.barrier.index, ev, i);
-      std::string element =
-          index && index->is_int()
-              ? fmt::format("{}[{}]", arr.name, ProtoEncoder::value(*m, *index))
-              : arr.name;
+      std::string element = fmt::format("{}[{}]", arr.name, ProtoEncoder::value(*m, *index));
       finding(ProtocolViolationKind::OverArrival, ev.loc,
               fmt::format("over-arrival: one execution of {} by {} at {} brings {} arrivals to "
                           "{}, but a phase of {} takes {} (for {})",
