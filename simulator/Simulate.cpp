@@ -158,6 +158,7 @@ SimulationResult simulateChecked(const Program &program, const BoundProblem *pro
   engine.ctas = options.ctas;
   engine.maxSteps = options.maxSteps;
   engine.memoryCapBytes = options.memoryCapBytes;
+  engine.deadline = options.deadline;
   engine.where = options.where;
   engine.poison = options.poison;
   engine.checkUninitialized = options.checkUninitialized;

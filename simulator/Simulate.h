@@ -24,6 +24,7 @@
 #include "simulator/Engine.h"
 #include "simulator/Reference.h"
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,6 +61,9 @@ struct SimulateOptions {
   bool checkUninitialized = true;
   int64_t maxSteps = int64_t{1} << 32;
   int64_t memoryCapBytes = int64_t{4} << 30;
+  // A wall-time limit (EngineOptions::deadline): past it the run ends as a
+  // step budget.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   // Renders a source location as `file:line:col`.
   std::function<std::string(llvm::SMLoc)> where;
 };
