@@ -3,6 +3,7 @@
 #include "ir/Budget.h"
 #include "racecheck/StaticRaces.h"
 #include "verifier/KernelLayouts.h"
+#include "verifier/WriteCoverage.h"
 #include "verifier/Resources.h"
 
 #include <fmt/format.h>
@@ -37,6 +38,15 @@ ProofOutcome proveRaces(const Kernel &k, Diagnostics &diag, const BarrierProofOp
   return out;
 }
 
+ProofOutcome proveCoverage(const Kernel &k, Diagnostics &diag, const BarrierProofOptions &) {
+  CoverageReport report = proveWriteCoverage(k);
+  ProofOutcome out;
+  out.findings = reportWriteCoverage(report, diag);
+  out.unknown = report.notProved;
+  out.method = report.method;
+  return out;
+}
+
 struct Proof {
   const char *name;
   const char *stage; // "... ran out during the barrier proofs of kernel k"
@@ -46,6 +56,7 @@ const Proof kProofs[] = {
     {"layouts", "layout", proveLayouts},
     {"barriers", "barrier", proveBarriers},
     {"races", "race", proveRaces},
+    {"coverage", "write-coverage", proveCoverage},
 };
 
 // "file.tile:17:1"
