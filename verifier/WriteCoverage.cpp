@@ -661,8 +661,8 @@ private:
     for (const std::string &sym : sk_.symbols)
       if (auto it = enc_.symbols().find(sym); it != enc_.symbols().end() && !floats_.count(sym))
         small.push_back(it->second);
-    detail::minimizeWitness(s, lits, small, fmt::format("coverage!{}!{}", name, int(exact)));
-    z3::model m = s.get_model();
+    z3::model m =
+        detail::minimizeWitness(s, lits, small, fmt::format("coverage!{}!{}", name, int(exact)));
     Uncovered u;
     for (const std::string &sym : sk_.symbols)
       if (auto it = enc_.symbols().find(sym); it != enc_.symbols().end() && !floats_.count(sym)) {

@@ -122,7 +122,8 @@ class CheckTest(unittest.TestCase):
         kernel = result["kernels"][0]
         self.assertEqual(kernel["name"], "copy")
         self.assertEqual({p: v["verdict"] for p, v in kernel["proofs"].items()},
-                         {"layouts": "proved", "barriers": "proved", "races": "proved"})
+                         {"layouts": "proved", "barriers": "proved", "races": "proved",
+                          "coverage": "proved"})
 
     def test_a_race_is_a_finding_at_its_line(self):
         result = tilescope.check(RACY, name="racy.tile")

@@ -259,6 +259,10 @@ kernel tmem_early(X: global f32[128, 32], Y: global f32[128, 32])
   tcgen05.ld(frag[warpid * 32 : +32, :], acc[warpid * 32 : +32, :], shape = "32x32b")
   tcgen05.wait_ld()
   warp.copy(Y[warpid * 32 : +32, :], frag[warpid * 32 : +32, :])
+  cta.sync()
+  if warpid == 0 {
+    tcgen05.dealloc(acc, cols = 32)
+  }
 }
 )";
   auto with = [&](const std::string &store) {
