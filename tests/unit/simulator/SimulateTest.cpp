@@ -261,7 +261,7 @@ kernel tmem_early(X: global f32[128, 32], Y: global f32[128, 32])
   warp.copy(Y[warpid * 32 : +32, :], frag[warpid * 32 : +32, :])
   cta.sync()
   if warpid == 0 {
-    tcgen05.dealloc(acc, cols = 32)
+    tcgen05.dealloc(acc)
   }
 }
 )";
