@@ -20,26 +20,12 @@ namespace tilescope::python {
 
 namespace json = llvm::json;
 
-namespace {
-
-[[noreturn]] void inputError(const Diagnostics &diag) {
-  std::string message = "input error";
-  for (const Diagnostic &d : diag.all())
-    if (d.kind == Diagnostic::Error) {
-      message = fmt::format("{}:{}:{}: error: {}", d.file, d.line, d.column, d.message);
-      break;
-    }
-  throw ApiError{ApiError::Input, message, tool::diagnosticsJson(diag), {}};
-}
-
-} // namespace
-
 std::string checkJson(const std::string &source, const CheckOptions &options) {
   llvm::SourceMgr sourceMgr;
   Diagnostics diag(sourceMgr, /*printImmediately=*/false);
   Module module = parseModuleText(source, options.name, diag);
   if (diag.hasErrors())
-    inputError(diag);
+    throwInputError(diag);
   if (!options.kernel.empty()) {
     const Kernel *k = module.find(options.kernel);
     if (!k)
@@ -49,7 +35,7 @@ std::string checkJson(const std::string &source, const CheckOptions &options) {
   }
   checkModule(module, diag);
   if (diag.hasErrors())
-    inputError(diag);
+    throwInputError(diag);
 
   tool::NameValues sizes;
   sizes.ints = options.args;
@@ -65,7 +51,7 @@ std::string checkJson(const std::string &source, const CheckOptions &options) {
                    {}};
   tool::reportBrokenConstraints(sizes, module.kernels, diag);
   if (diag.hasErrors())
-    inputError(diag);
+    throwInputError(diag);
 
   llvm::StringRef text = sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
   Verdict overall = Verdict::Proved;
@@ -76,7 +62,7 @@ std::string checkJson(const std::string &source, const CheckOptions &options) {
     if (options.args.empty()) {
       auto annotated = tool::problemSizesOf(k, text, diag);
       if (!annotated)
-        inputError(diag);
+        throwInputError(diag);
       if (!annotated->empty()) {
         barrierOptions.sizes = std::move(*annotated);
         barrierOptions.sizesFrom = tool::kProblemSizesFrom;

@@ -25,16 +25,6 @@ namespace json = llvm::json;
 
 namespace {
 
-[[noreturn]] void inputError(const Diagnostics &diag) {
-  std::string message = "input error";
-  for (const Diagnostic &d : diag.all())
-    if (d.kind == Diagnostic::Error) {
-      message = fmt::format("{}:{}:{}: error: {}", d.file, d.line, d.column, d.message);
-      break;
-    }
-  throw ApiError{ApiError::Input, message, tool::diagnosticsJson(diag), {}};
-}
-
 [[noreturn]] void usageError(std::string message) {
   throw ApiError{ApiError::Usage, std::move(message), {}, {}};
 }
@@ -88,7 +78,7 @@ SimulateResult simulate(const std::string &source, const SimulateOptions &option
   if (!diag.hasErrors())
     checkModule(module, diag);
   if (diag.hasErrors())
-    inputError(diag);
+    throwInputError(diag);
   const Kernel *kernel = nullptr;
   if (!options.kernel.empty()) {
     kernel = module.find(options.kernel);
@@ -108,7 +98,7 @@ SimulateResult simulate(const std::string &source, const SimulateOptions &option
   std::vector<std::string> notes = sampleScalars(*kernel, args, options.seed);
   auto program = bindProgram(*kernel, args, diag);
   if (!program)
-    inputError(diag);
+    throwInputError(diag);
 
   // The problem: the caller's, else the kernel's `// problem:` line.
   llvm::StringRef text = sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
@@ -125,7 +115,7 @@ SimulateResult simulate(const std::string &source, const SimulateOptions &option
     if (!fromSource)
       usageError(fmt::format("problem '{}': {} (at offset {})", problemText, message, offset));
     diag.error(llvm::SMLoc::getFromPointer(text.data() + problemOffset + offset), message);
-    inputError(diag);
+    throwInputError(diag);
   };
   std::optional<ProblemSpec> spec;
   if (!problemText.empty()) {
