@@ -35,6 +35,8 @@ std::string cType(Dtype d) {
   case Dtype::bf16: return "__nv_bfloat16";
   case Dtype::i8: return "int8_t";
   case Dtype::u8: return "uint8_t";
+  case Dtype::f8e4m3: return "uint8_t"; // fp8: bytes (TMA moves them, wgmma reads them)
+  case Dtype::f8e5m2: return "uint8_t";
   case Dtype::i16: return "int16_t";
   case Dtype::i32: return "int32_t";
   case Dtype::u32: return "uint32_t";
@@ -51,6 +53,8 @@ std::string tmaType(Dtype d) {
   case Dtype::f32: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";
   case Dtype::u8:
   case Dtype::i8:
+  case Dtype::f8e4m3: return "CU_TENSOR_MAP_DATA_TYPE_UINT8";
+  case Dtype::f8e5m2: return "CU_TENSOR_MAP_DATA_TYPE_UINT8";
   default: return "";
   }
 }
