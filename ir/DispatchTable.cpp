@@ -1,12 +1,12 @@
 // The table of dispatch implementations: per primitive, each implementation's
 // priority, the predicate that accepts or refuses a call (with a reason), and
 // the native IR it expands to. Instruction constraints come from
-// verifier/InstructionRules.h.
+// ir/InstructionRules.h.
 #include "ir/Dispatch.h"
 #include "ir/DispatchSupport.h"
 #include "ir/Intrinsics.h"
 #include "ir/LayoutPresets.h"
-#include "verifier/InstructionRules.h"
+#include "ir/InstructionRules.h"
 
 #include <fmt/format.h>
 

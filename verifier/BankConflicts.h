@@ -12,7 +12,7 @@
 // Depends on ir/ and InstructionRules.h; never on Z3.
 #pragma once
 
-#include "verifier/InstructionRules.h"
+#include "ir/InstructionRules.h"
 
 #include <cstdint>
 #include <string>
