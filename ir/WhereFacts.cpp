@@ -30,8 +30,8 @@ bool isName(const std::string &atom) {
 // `lhs - rhs` in normal form, with `bound` substituted: when it is c * n + k
 // for one name n and c divides k, the value -k / c the fact forces on n
 // (`C - 1024 == 0`, `2 * C == 2048`, `C * 1 == 1024`).
-std::optional<std::pair<std::string, int64_t>> linearValue(const Binary &eq,
-                                                           const std::map<std::string, Expr> &bound) {
+std::optional<std::pair<std::string, int64_t>>
+linearValue(const Binary &eq, const std::map<std::string, Expr> &bound) {
   Affine d = Affine::of(substitute(eq.lhs, bound)) - Affine::of(substitute(eq.rhs, bound));
   if (d.terms.size() != 1)
     return std::nullopt;

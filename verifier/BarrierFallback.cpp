@@ -180,10 +180,9 @@ AtSizes exploreAt(const BarrierSkeleton &sk, const BarrierProofOptions &options,
                          [&](const auto &c) { return c[size_t(shape->axis)] % cluster != 0; }),
           ctas->end());
     if (!ctas) {
-      notChecked(at,
-                 fmt::format("the run depends on blockIdx and the grid at {} is not a "
-                             "constant of at most {} CTAs",
-                             sizesText, kMaxCtas));
+      notChecked(at, fmt::format("the run depends on blockIdx and the grid at {} is not a "
+                                 "constant of at most {} CTAs",
+                                 sizesText, kMaxCtas));
       return AtSizes::NotChecked;
     }
     runs = *ctas;
@@ -197,9 +196,8 @@ AtSizes exploreAt(const BarrierSkeleton &sk, const BarrierProofOptions &options,
     for (const ConcreteProcess &p : concrete.processes)
       totalSteps += p.steps.size();
     if (totalSteps > kMaxTotalSteps) {
-      notChecked(at,
-                 fmt::format("the runs of the {} CTAs at {} take over {} steps", runs.size(),
-                             sizesText, kMaxTotalSteps));
+      notChecked(at, fmt::format("the runs of the {} CTAs at {} take over {} steps", runs.size(),
+                                 sizesText, kMaxTotalSteps));
       return AtSizes::NotChecked;
     }
     if (!unrolled(concrete, cta))
