@@ -1382,6 +1382,22 @@ CtaExecutor::Tick CtaExecutor::tick() {
       ready.push_back(w.id);
     allDone &= w.state == Warp::State::Done;
   }
+  // Every thread has finished: the CTA exits and its shared memory goes back
+  // to the SM, so a group copy still touching it (a bulk store that has not
+  // read its source: groupKind 1; a cp.async not yet landed: groupKind 0) is
+  // an error, as verifier/AsyncDrain.h reports statically.
+  if (allDone)
+    for (const AsyncCopy &u : inflight_)
+      if (u.groupKind == 0 || (u.groupKind == 1 && !u.sourceRead)) {
+        bool store = u.groupKind == 1;
+        fail(u.loc, fmt::format("the CTA exits while this {} still {} shared '{}': no {} of thread "
+                                "{} retired its group before the kernel ended",
+                                store ? "tma.store" : "cp_async",
+                                store ? "reads its source in" : "writes its destination in",
+                                plan(store ? u.src.buffer : u.dst.buffer).name,
+                                store ? "tma.store_wait" : "cp_async.wait", u.groupThread));
+        return Tick::Failed;
+      }
   if (!inflight_.empty() && (ready.empty() || rng_() % 4 == 0)) {
     size_t pick = rng_() % inflight_.size();
     // tcgen05 operations complete in issue order: a commit unit is only
