@@ -1,0 +1,430 @@
+// Symbolic register values (Values.h).
+#include "ptx/Values.h"
+
+#include "ptx/Classify.h"
+
+#include <algorithm>
+
+namespace tilescope::ptx {
+
+namespace {
+
+constexpr int kFuel = 48; // definition chains followed at most this deep
+
+std::optional<int64_t> constOf(const Expr &e) {
+  return e ? constantValue(e) : std::nullopt;
+}
+
+Expr bin(BinaryOp op, Expr a, Expr b) {
+  if (!a || !b)
+    return nullptr;
+  return simplify(Binary::make(op, std::move(a), std::move(b)));
+}
+
+bool isPowerOfTwo(int64_t v) {
+  return v > 0 && (v & (v - 1)) == 0;
+}
+int log2Of(int64_t v) {
+  int k = 0;
+  while ((int64_t(1) << k) < v)
+    ++k;
+  return k;
+}
+
+} // namespace
+
+Expr simplify(const Expr &e) {
+  if (!e || e->kind != ExprKind::Binary)
+    return e;
+  const auto &b = as<Binary>(e);
+  auto x = constOf(b.lhs), y = constOf(b.rhs);
+  if (x && y)
+    if (auto v = foldIntBinary(b.op, *x, *y))
+      return IntImm::make(*v);
+  if (b.op == BinaryOp::Add) {
+    if (x && *x == 0)
+      return b.rhs;
+    if (y && *y == 0)
+      return b.lhs;
+    // (e + c1) + c2 -> e + (c1 + c2)
+    if (y && b.lhs->kind == ExprKind::Binary) {
+      const auto &l = as<Binary>(b.lhs);
+      if (l.op == BinaryOp::Add)
+        if (auto c1 = constOf(l.rhs))
+          return simplify(Binary::make(BinaryOp::Add, l.lhs, IntImm::make(*c1 + *y)));
+    }
+    if (x) // constants to the right
+      return simplify(Binary::make(BinaryOp::Add, b.rhs, b.lhs));
+  }
+  if (b.op == BinaryOp::Sub && y)
+    return simplify(Binary::make(BinaryOp::Add, b.lhs, IntImm::make(-*y)));
+  // x - x / d * d = x % d (x non-negative)
+  if (b.op == BinaryOp::Sub && b.rhs->kind == ExprKind::Binary) {
+    const auto &m = as<Binary>(b.rhs);
+    if (m.op == BinaryOp::Mul && m.lhs->kind == ExprKind::Binary) {
+      const auto &d = as<Binary>(m.lhs);
+      auto k = constOf(m.rhs);
+      if (d.op == BinaryOp::Div && k && constOf(d.rhs) == k && equal(d.lhs, b.lhs))
+        return Binary::make(BinaryOp::Mod, b.lhs, m.rhs);
+    }
+  }
+  if (b.op == BinaryOp::Mul) {
+    if ((x && *x == 0) || (y && *y == 0))
+      return IntImm::make(0);
+    if (x && *x == 1)
+      return b.rhs;
+    if (y && *y == 1)
+      return b.lhs;
+    if (x)
+      return Binary::make(BinaryOp::Mul, b.rhs, b.lhs);
+  }
+  if (b.op == BinaryOp::Div && y && *y == 1)
+    return b.lhs;
+  // (v * c) % m: (v % (m / c)) * c when c divides m; 0 when m divides c.
+  if (b.op == BinaryOp::Mod && y && *y > 0 && b.lhs->kind == ExprKind::Binary) {
+    const auto &l = as<Binary>(b.lhs);
+    auto c = constOf(l.rhs);
+    if (l.op == BinaryOp::Mul && c && *c > 0) {
+      if (*c % *y == 0)
+        return IntImm::make(0);
+      if (*y % *c == 0)
+        return simplify(Binary::make(
+            BinaryOp::Mul, simplify(Binary::make(BinaryOp::Mod, l.lhs, IntImm::make(*y / *c))),
+            l.rhs));
+    }
+  }
+  return e;
+}
+
+Expr add(Expr a, Expr b) {
+  return bin(BinaryOp::Add, std::move(a), std::move(b));
+}
+Expr sub(Expr a, Expr b) {
+  return bin(BinaryOp::Sub, std::move(a), std::move(b));
+}
+Expr mul(Expr a, Expr b) {
+  return bin(BinaryOp::Mul, std::move(a), std::move(b));
+}
+
+void freeVars(const Expr &e, std::vector<std::string> &out) {
+  if (!e)
+    return;
+  switch (e->kind) {
+  case ExprKind::Var:
+    if (std::find(out.begin(), out.end(), as<Var>(e).name) == out.end())
+      out.push_back(as<Var>(e).name);
+    return;
+  case ExprKind::Unary:
+    freeVars(as<Unary>(e).operand, out);
+    return;
+  case ExprKind::Binary:
+    freeVars(as<Binary>(e).lhs, out);
+    freeVars(as<Binary>(e).rhs, out);
+    return;
+  default:
+    return;
+  }
+}
+
+bool RegisterValues::writesFirstOperand(const Instruction &in) {
+  if (in.operands.empty())
+    return false;
+  const std::string &op = in.opcode;
+  if (op == "st" || op == "bar" || op == "barrier" || op == "bra" || op == "ret" || op == "exit" ||
+      op == "fence" || op == "membar" || op == "red" || op == "prefetch" || op == "prefetchu" ||
+      op == "setmaxnreg" || op == "cp" || op == "trap" || op == "call" || op == "stmatrix" ||
+      op == "griddepcontrol" || op == "discard" || op == "applypriority" || op == "pmevent" ||
+      op == "brx")
+    return false;
+  if (op == "wgmma")
+    return !in.modifiers.empty() && in.modifiers[0] == "mma_async";
+  if (op == "tcgen05")
+    return !in.modifiers.empty() && in.modifiers[0] == "ld";
+  if (op == "mbarrier")
+    return in.hasModifier("arrive") || in.hasModifier("try_wait") || in.hasModifier("test_wait") ||
+           in.hasModifier("arrive_drop") || in.hasModifier("pending_count");
+  const Operand &d = in.operands[0];
+  return d.kind == Operand::Register || d.kind == Operand::Vector || d.kind == Operand::Pair ||
+         d.kind == Operand::Sink;
+}
+
+RegisterValues::RegisterValues(const Function &f, const Cfg &cfg) : f_(f), cfg_(cfg) {
+  for (size_t i = 0; i < f.instructions.size(); ++i) {
+    const Instruction &in = f.instructions[i];
+    if (!writesFirstOperand(in))
+      continue;
+    const Operand &d = in.operands[0];
+    if (d.kind == Operand::Register)
+      defs_[d.name].push_back(i);
+    else if (d.kind == Operand::Pair) {
+      defs_[d.name].push_back(i);
+      defs_[d.second].push_back(i);
+    } else if (d.kind == Operand::Vector)
+      for (const Operand &e : d.elements)
+        if (e.kind == Operand::Register)
+          defs_[e.name].push_back(i);
+  }
+  // Induction variables: one definition outside loop L, one `add r, r, c`
+  // (unguarded) inside it.
+  for (const auto &[reg, ds] : defs_) {
+    if (ds.size() != 2)
+      continue;
+    for (int k = 0; k < 2; ++k) {
+      size_t initDef = ds[size_t(k)], stepDef = ds[size_t(1 - k)];
+      const Instruction &s = f.instructions[stepDef];
+      int loop = cfg.realLoopOf(stepDef);
+      if (loop < 0 || !s.guard.empty() || (s.opcode != "add" && s.opcode != "sub") ||
+          s.operands.size() != 3)
+        continue;
+      const Loop &L = cfg.loops[size_t(loop)];
+      if (L.contains(cfg.blockOf[initDef]) || !cfg.dominates(cfg.blockOf[initDef], L.header))
+        continue;
+      const Operand &a = s.operands[1], &b = s.operands[2];
+      if (!(a.kind == Operand::Register && a.name == reg && b.kind == Operand::Immediate))
+        continue;
+      Induction ind;
+      ind.reg = reg;
+      ind.loop = loop;
+      ind.step = s.opcode == "add" ? b.value : -b.value;
+      ind.update = stepDef;
+      inductionOf_[reg] = inductions_.size();
+      inductions_.push_back(ind);
+      break;
+    }
+  }
+  for (Induction &ind : inductions_) {
+    const std::vector<size_t> &ds = defs_[ind.reg];
+    size_t initDef = ds[0] == ind.update ? ds[1] : ds[0];
+    ind.init = evalDefinition(initDef, kFuel);
+  }
+}
+
+const std::vector<size_t> &RegisterValues::definitions(const std::string &reg) const {
+  static const std::vector<size_t> none;
+  auto it = defs_.find(reg);
+  return it == defs_.end() ? none : it->second;
+}
+
+std::string RegisterValues::paramName(const std::string &symbol) const {
+  if (symbol.size() > f_.name.size() + 1 && symbol.compare(0, f_.name.size(), f_.name) == 0 &&
+      symbol[f_.name.size()] == '_')
+    return symbol.substr(f_.name.size() + 1);
+  return symbol;
+}
+
+Expr RegisterValues::registerValue(const std::string &reg, size_t at) const {
+  return evalRegister(reg, at, kFuel);
+}
+
+Expr RegisterValues::operandValue(const Operand &op, size_t at) const {
+  return eval(op, at, kFuel);
+}
+
+Expr RegisterValues::addressValue(const Operand &mem, size_t at) const {
+  if (mem.kind != Operand::Memory)
+    return nullptr;
+  Expr base;
+  if (mem.name.empty())
+    base = IntImm::make(0);
+  else if (mem.baseIsRegister() || !definitions(mem.name).empty())
+    base = evalRegister(mem.name, at, kFuel);
+  else
+    base = Var::make("&" + mem.name);
+  return add(base, IntImm::make(mem.value));
+}
+
+Expr RegisterValues::eval(const Operand &op, size_t at, int fuel) const {
+  switch (op.kind) {
+  case Operand::Immediate:
+    return IntImm::make(op.value);
+  case Operand::Register:
+    return evalRegister(op.name, at, fuel);
+  case Operand::Symbol:
+    return add(Var::make("&" + op.name), IntImm::make(op.value));
+  default:
+    return nullptr;
+  }
+}
+
+Expr RegisterValues::evalRegister(const std::string &reg, size_t at, int fuel) const {
+  if (fuel <= 0)
+    return nullptr;
+  if (reg == "%tid.x")
+    return Builtin::make(BuiltinKind::threadIdx_x);
+  if (reg == "%ctaid.x")
+    return Builtin::make(BuiltinKind::blockIdx_x);
+  if (reg == "%ctaid.y")
+    return Builtin::make(BuiltinKind::blockIdx_y);
+  if (reg == "%ctaid.z")
+    return Builtin::make(BuiltinKind::blockIdx_z);
+  if (reg == "%laneid")
+    return Builtin::make(BuiltinKind::laneid);
+  if (reg == "%tid.y" || reg == "%tid.z")
+    return IntImm::make(0); // a one-dimensional block is checked by the caller
+  auto ind = inductionOf_.find(reg);
+  if (ind != inductionOf_.end()) {
+    const Induction &iv = inductions_[ind->second];
+    const Loop &L = cfg_.loops[size_t(iv.loop)];
+    if (!L.contains(cfg_.blockOf[at]) || !iv.init)
+      return nullptr; // read after the loop: its last value, not modelled
+    Expr it = Var::make(iterationVar(iv.loop));
+    // Read before the step in the body (program order): this iteration's value.
+    if (at > iv.update)
+      it = add(it, IntImm::make(1));
+    return add(iv.init, mul(IntImm::make(iv.step), it));
+  }
+  auto it = defs_.find(reg);
+  if (it == defs_.end())
+    return nullptr;
+  size_t def = it->second[0];
+  if (it->second.size() != 1) {
+    // A register written more than once: the definition before `at` in the
+    // same block, if there is one.
+    int block = cfg_.blockOf[at];
+    std::optional<size_t> local;
+    for (size_t d : it->second)
+      if (d < at && cfg_.blockOf[d] == block && (!local || d > *local))
+        local = d;
+    if (!local || !f_.instructions[*local].guard.empty())
+      return nullptr;
+    return evalDefinition(*local, fuel - 1);
+  }
+  Expr v = evalDefinition(def, fuel - 1);
+  if (!v)
+    return nullptr;
+  // A definition inside a loop read outside it: the last iteration's value.
+  int defLoop = cfg_.realLoopOf(def);
+  if (defLoop >= 0 && !cfg_.loops[size_t(defLoop)].contains(cfg_.blockOf[at])) {
+    std::vector<std::string> vars;
+    freeVars(v, vars);
+    for (const std::string &name : vars)
+      if (name.rfind("it", 0) == 0)
+        return nullptr;
+  }
+  return v;
+}
+
+Expr RegisterValues::evalDefinition(size_t def, int fuel) const {
+  if (auto m = memo_.find(def); m != memo_.end())
+    return m->second;
+  const Instruction &in = f_.instructions[def];
+  Expr result;
+  auto operand = [&](size_t k) -> Expr {
+    return k < in.operands.size() ? eval(in.operands[k], def, fuel) : nullptr;
+  };
+  auto immediate = [&](size_t k) -> std::optional<int64_t> {
+    if (k < in.operands.size() && in.operands[k].kind == Operand::Immediate)
+      return in.operands[k].value;
+    return std::nullopt;
+  };
+  const std::string &op = in.opcode;
+  bool is32 = in.hasModifier("u32") || in.hasModifier("s32") || in.hasModifier("b32");
+  if (!in.guard.empty() || in.operands.empty() || in.operands[0].kind != Operand::Register) {
+    result = nullptr;
+  } else if (op == "mov" || op == "cvta" || op == "cvt") {
+    if (in.operands.size() == 2 && !(op == "cvt" && hasFloatType(in)))
+      result = operand(1);
+  } else if (op == "ld" && in.hasModifier("param") && in.operands.size() == 2 &&
+             in.operands[1].kind == Operand::Memory && in.operands[1].value == 0 &&
+             in.operands[1].elements.empty()) {
+    result = Var::make(paramName(in.operands[1].name));
+  } else if (op == "add" && !hasFloatType(in) && in.operands.size() == 3) {
+    result = add(operand(1), operand(2));
+  } else if (op == "sub" && !hasFloatType(in) && in.operands.size() == 3) {
+    result = sub(operand(1), operand(2));
+  } else if (op == "mul" && !hasFloatType(in) && in.operands.size() == 3 &&
+             (in.hasModifier("lo") || in.hasModifier("wide"))) {
+    result = mul(operand(1), operand(2));
+  } else if (op == "mad" && !hasFloatType(in) && in.operands.size() == 4 &&
+             (in.hasModifier("lo") || in.hasModifier("wide"))) {
+    result = add(mul(operand(1), operand(2)), operand(3));
+  } else if (op == "shl" && in.operands.size() == 3) {
+    if (auto k = immediate(2); k && *k >= 0 && *k < 31)
+      result = mul(operand(1), IntImm::make(int64_t(1) << *k));
+  } else if (op == "shr" && in.operands.size() == 3) {
+    auto k = immediate(2);
+    // A multiply-high by a magic constant then a shift: a division.
+    const Operand &src = in.operands[1];
+    if (k && src.kind == Operand::Register) {
+      const std::vector<size_t> &sd = definitions(src.name);
+      if (sd.size() == 1) {
+        const Instruction &m = f_.instructions[sd[0]];
+        if (m.opcode == "mul" && m.hasModifier("wide") && m.hasModifier("u32") &&
+            m.operands.size() == 3 && m.operands[2].kind == Operand::Immediate && m.guard.empty()) {
+          uint64_t magic = uint64_t(uint32_t(m.operands[2].value));
+          int s = int(*k);
+          if (s >= 32 && s < 64 && magic > 1) {
+            uint64_t two = uint64_t(1) << s;
+            uint64_t d = (two + magic / 2) / magic;
+            // Exact for every 32-bit x when magic = ceil(2^s / d) and the
+            // error magic * d - 2^s is at most 2^(s - 32).
+            if (d > 1 && (two + d - 1) / d == magic && magic * d - two <= (uint64_t(1) << (s - 32)))
+              result =
+                  bin(BinaryOp::Div, eval(m.operands[1], sd[0], fuel), IntImm::make(int64_t(d)));
+            memo_[def] = result;
+            return result;
+          }
+        }
+      }
+    }
+    if (k && *k == 31 && in.hasModifier("s32"))
+      result = IntImm::make(0); // the sign of a non-negative value
+    else if (k && *k >= 0 && *k < 31)
+      result = bin(BinaryOp::Div, operand(1), IntImm::make(int64_t(1) << *k));
+  } else if (op == "and" && in.operands.size() == 3 && !in.hasModifier("pred")) {
+    auto mask = immediate(2);
+    if (mask && is32)
+      mask = int64_t(int32_t(*mask));
+    const Operand &src = in.operands[1];
+    const std::vector<size_t> *sd =
+        src.kind == Operand::Register ? &definitions(src.name) : nullptr;
+    if (mask && *mask == 1 && sd && sd->size() == 1 && f_.instructions[(*sd)[0]].opcode == "not" &&
+        f_.instructions[(*sd)[0]].guard.empty() && f_.instructions[(*sd)[0]].operands.size() == 2) {
+      // (~x) & 1 = (x + 1) % 2
+      result =
+          bin(BinaryOp::Mod,
+              add(eval(f_.instructions[(*sd)[0]].operands[1], (*sd)[0], fuel), IntImm::make(1)),
+              IntImm::make(2));
+    } else if (int64_t low = mask ? (*mask & -*mask) : 0;
+               mask && *mask > 0 && low > 1 && isPowerOfTwo(*mask + low)) {
+      // Contiguous bits [log2 low, log2 (mask + low)): x % (mask + low) - x % low.
+      Expr x = operand(1);
+      result = sub(bin(BinaryOp::Mod, x, IntImm::make(*mask + low)),
+                   bin(BinaryOp::Mod, x, IntImm::make(low)));
+    } else if (mask && isPowerOfTwo(*mask + 1))
+      result = bin(BinaryOp::Mod, operand(1), IntImm::make(*mask + 1));
+    else if (mask && *mask < 0 && isPowerOfTwo(-*mask)) {
+      Expr x = operand(1);
+      result = mul(bin(BinaryOp::Div, x, IntImm::make(-*mask)), IntImm::make(-*mask));
+    }
+  } else if (op == "xor" && in.operands.size() == 3 && !in.hasModifier("pred")) {
+    // x ^ 1 on a parity bit (e % 2): (e + 1) % 2.
+    Expr x = operand(1);
+    if (immediate(2) == 1 && x && x->kind == ExprKind::Binary &&
+        as<Binary>(x).op == BinaryOp::Mod && constOf(as<Binary>(x).rhs) == 2)
+      result = bin(BinaryOp::Mod, add(as<Binary>(x).lhs, IntImm::make(1)), IntImm::make(2));
+  } else if (op == "div" && !hasFloatType(in) && in.operands.size() == 3) {
+    result = bin(BinaryOp::Div, operand(1), operand(2));
+  } else if (op == "rem" && !hasFloatType(in) && in.operands.size() == 3) {
+    result = bin(BinaryOp::Mod, operand(1), operand(2));
+  } else if (op == "setp" && in.operands.size() == 3 && !hasFloatType(in) &&
+             in.modifiers.size() == 2) {
+    static const std::pair<const char *, BinaryOp> cmps[] = {
+        {"eq", BinaryOp::Eq}, {"ne", BinaryOp::Ne}, {"lt", BinaryOp::Lt}, {"le", BinaryOp::Le},
+        {"gt", BinaryOp::Gt}, {"ge", BinaryOp::Ge}, {"lo", BinaryOp::Lt}, {"ls", BinaryOp::Le},
+        {"hi", BinaryOp::Gt}, {"hs", BinaryOp::Ge}};
+    for (const auto &[name, cmp] : cmps)
+      if (in.modifiers[0] == name)
+        result = bin(cmp, operand(1), operand(2));
+  } else if ((op == "and" || op == "or") && in.hasModifier("pred") && in.operands.size() == 3) {
+    result = bin(op == "and" ? BinaryOp::And : BinaryOp::Or, operand(1), operand(2));
+  } else if (op == "not" && in.hasModifier("pred") && in.operands.size() == 2) {
+    Expr x = operand(1);
+    result = x ? Unary::make(UnaryOp::Not, x) : nullptr;
+  }
+  (void)log2Of;
+  memo_[def] = result;
+  return result;
+}
+
+} // namespace tilescope::ptx
