@@ -246,24 +246,11 @@ struct Analysis {
           }
         }
       }
-      // cond = init + step * (it + 1) < bound with the bound free of `it`:
-      // ceil((bound - init) / step) iterations (the loop is entered at least once).
-      if (cond->kind == ExprKind::Binary && as<Binary>(cond).op == BinaryOp::Lt && iv->step > 0) {
-        const auto &b = as<Binary>(cond);
-        std::vector<std::string> boundVars;
-        freeVars(b.rhs, boundVars);
-        auto init = iv->init ? constantValue(iv->init) : std::nullopt;
-        Expr expected =
-            add(iv->init, mul(IntImm::make(iv->step), add(Var::make(it), IntImm::make(1))));
-        if (init && std::find(boundVars.begin(), boundVars.end(), it) == boundVars.end() &&
-            expected && equal(expected, b.lhs)) {
-          Expr n = sub(b.rhs, IntImm::make(*init));
-          if (iv->step != 1)
-            n = Binary::make(BinaryOp::Div, add(n, IntImm::make(iv->step - 1)),
-                             IntImm::make(iv->step));
-          ls.trip = "max(1, " + show(n) + ")";
-          return;
-        }
+      if (Expr n = values.tripCount(l)) {
+        ls.trip = "max(1, " + show(n) + ")";
+        if (auto k = constantValue(n))
+          ls.tripConstant = std::max<int64_t>(1, *k);
+        return;
       }
       ls.trip = "while " + show(cond) + " after iteration " + it + " (from 0)";
       return;

@@ -80,6 +80,25 @@ Expr simplify(const Expr &e) {
   }
   if (b.op == BinaryOp::Div && y && *y == 1)
     return b.lhs;
+  if (b.op == BinaryOp::Mod && y && *y == 1)
+    return IntImm::make(0);
+  // (v * c + k) % m = ((v + k / c) % (m / c)) * c when c divides m and k.
+  if (b.op == BinaryOp::Mod && y && *y > 0 && b.lhs->kind == ExprKind::Binary &&
+      as<Binary>(b.lhs).op == BinaryOp::Add) {
+    const auto &s = as<Binary>(b.lhs);
+    auto k = constOf(s.rhs);
+    if (k && *k >= 0 && s.lhs->kind == ExprKind::Binary && as<Binary>(s.lhs).op == BinaryOp::Mul) {
+      const auto &m = as<Binary>(s.lhs);
+      auto c = constOf(m.rhs);
+      if (c && *c > 0 && *y % *c == 0 && *k % *c == 0)
+        return simplify(Binary::make(
+            BinaryOp::Mul,
+            simplify(Binary::make(
+                BinaryOp::Mod, simplify(Binary::make(BinaryOp::Add, m.lhs, IntImm::make(*k / *c))),
+                IntImm::make(*y / *c))),
+            m.rhs));
+    }
+  }
   // (v * c) % m: (v % (m / c)) * c when c divides m; 0 when m divides c.
   if (b.op == BinaryOp::Mod && y && *y > 0 && b.lhs->kind == ExprKind::Binary) {
     const auto &l = as<Binary>(b.lhs);
@@ -212,6 +231,48 @@ std::string RegisterValues::paramName(const std::string &symbol) const {
   return symbol;
 }
 
+const Induction *RegisterValues::inductionOf(int loop) const {
+  for (const Induction &ind : inductions_)
+    if (ind.loop == loop)
+      return &ind;
+  return nullptr;
+}
+
+Expr RegisterValues::tripCount(int loop) {
+  if (auto it = trips_.find(loop); it != trips_.end())
+    return it->second;
+  Expr result;
+  const Induction *iv = inductionOf(loop);
+  const Loop &L = cfg_.loops[size_t(loop)];
+  std::string it = iterationVar(loop);
+  for (int latch : L.latches) {
+    const BasicBlock &bb = cfg_.blocks[size_t(latch)];
+    if (!iv || !iv->init || bb.last == bb.first || iv->step <= 0)
+      break;
+    size_t bi = bb.last - 1;
+    const Instruction &br = f_.instructions[bi];
+    if (br.opcode != "bra" || br.guard.empty() || br.guardNegated || L.latches.size() != 1)
+      break;
+    Expr cond = registerValue(br.guard, bi);
+    if (!cond || cond->kind != ExprKind::Binary || as<Binary>(cond).op != BinaryOp::Lt)
+      break;
+    const auto &b = as<Binary>(cond);
+    std::vector<std::string> boundVars;
+    freeVars(b.rhs, boundVars);
+    auto init = constantValue(iv->init);
+    Expr expected = add(iv->init, mul(IntImm::make(iv->step), add(Var::make(it), IntImm::make(1))));
+    if (!init || std::find(boundVars.begin(), boundVars.end(), it) != boundVars.end() ||
+        !expected || !equal(expected, b.lhs))
+      break;
+    Expr n = sub(b.rhs, IntImm::make(*init));
+    if (iv->step != 1)
+      n = bin(BinaryOp::Div, add(n, IntImm::make(iv->step - 1)), IntImm::make(iv->step));
+    result = n;
+  }
+  trips_[loop] = result;
+  return result;
+}
+
 Expr RegisterValues::registerValue(const std::string &reg, size_t at) const {
   return evalRegister(reg, at, kFuel);
 }
@@ -265,8 +326,16 @@ Expr RegisterValues::evalRegister(const std::string &reg, size_t at, int fuel) c
   if (ind != inductionOf_.end()) {
     const Induction &iv = inductions_[ind->second];
     const Loop &L = cfg_.loops[size_t(iv.loop)];
-    if (!L.contains(cfg_.blockOf[at]) || !iv.init)
-      return nullptr; // read after the loop: its last value, not modelled
+    if (!iv.init)
+      return nullptr;
+    if (!L.contains(cfg_.blockOf[at])) {
+      // After the loop (its header dominates the read): the last value.
+      auto trip = trips_.find(iv.loop);
+      if (trip == trips_.end() || !trip->second || !cfg_.dominates(L.header, cfg_.blockOf[at]))
+        return nullptr;
+      Expr n = Call::make("max", {IntImm::make(1), trip->second});
+      return add(iv.init, mul(IntImm::make(iv.step), n));
+    }
     Expr it = Var::make(iterationVar(iv.loop));
     // Read before the step in the body (program order): this iteration's value.
     if (at > iv.update)
@@ -277,6 +346,14 @@ Expr RegisterValues::evalRegister(const std::string &reg, size_t at, int fuel) c
   if (it == defs_.end())
     return nullptr;
   size_t def = it->second[0];
+  if (it->second.size() == 1) {
+    // elect.sync r|P, 0xffffffff in a converged warp: P holds on lane 0.
+    const Instruction &in = f_.instructions[def];
+    if (in.opcode == "elect" && in.guard.empty() && in.operands.size() == 2 &&
+        in.operands[0].kind == Operand::Pair && in.operands[0].second == reg &&
+        in.operands[1].kind == Operand::Immediate && uint32_t(in.operands[1].value) == 0xffffffffu)
+      return Binary::make(BinaryOp::Eq, Builtin::make(BuiltinKind::laneid), IntImm::make(0));
+  }
   if (it->second.size() != 1) {
     // A register written more than once: the definition before `at` in the
     // same block, if there is one.
@@ -304,6 +381,22 @@ Expr RegisterValues::evalRegister(const std::string &reg, size_t at, int fuel) c
   return v;
 }
 
+// mul.hi x, m then a shift: (x * m) >> s, read as x / d when m = ceil(2^s / d)
+// is exact for every x below 2^31 (the error m * d - 2^s at most 2^(s - 31)).
+Expr RegisterValues::magicDivision(const Instruction &m, size_t at, int s, int fuel) const {
+  if (!m.guard.empty() || m.operands.size() != 3 || m.operands[2].kind != Operand::Immediate ||
+      s < 32 || s > 62)
+    return nullptr;
+  uint64_t magic = uint64_t(uint32_t(m.operands[2].value));
+  if (magic < 2)
+    return nullptr;
+  uint64_t two = uint64_t(1) << s;
+  uint64_t d = (two + magic / 2) / magic;
+  if (d < 2 || (two + d - 1) / d != magic || magic * d - two > (uint64_t(1) << (s - 31)))
+    return nullptr;
+  return bin(BinaryOp::Div, eval(m.operands[1], at, fuel), IntImm::make(int64_t(d)));
+}
+
 Expr RegisterValues::evalDefinition(size_t def, int fuel) const {
   if (auto m = memo_.find(def); m != memo_.end())
     return m->second;
@@ -324,6 +417,14 @@ Expr RegisterValues::evalDefinition(size_t def, int fuel) const {
   } else if (op == "mov" || op == "cvta" || op == "cvt") {
     if (in.operands.size() == 2 && !(op == "cvt" && hasFloatType(in)))
       result = operand(1);
+  } else if (op == "selp" && in.operands.size() == 4 && !hasFloatType(in)) {
+    // selp 1, 0, p = p; selp 0, 1, p = !p (a predicate read as 0 / 1)
+    auto a = immediate(1), b = immediate(2);
+    Expr p = operand(3);
+    if (p && a == 1 && b == 0)
+      result = p;
+    else if (p && a == 0 && b == 1)
+      result = Unary::make(UnaryOp::Not, p);
   } else if (op == "ld" && in.hasModifier("param") && in.operands.size() == 2 &&
              in.operands[1].kind == Operand::Memory && in.operands[1].value == 0 &&
              in.operands[1].elements.empty()) {
@@ -335,6 +436,8 @@ Expr RegisterValues::evalDefinition(size_t def, int fuel) const {
   } else if (op == "mul" && !hasFloatType(in) && in.operands.size() == 3 &&
              (in.hasModifier("lo") || in.hasModifier("wide"))) {
     result = mul(operand(1), operand(2));
+  } else if (op == "mul" && in.hasModifier("hi") && !hasFloatType(in) && in.operands.size() == 3) {
+    result = magicDivision(in, def, 32, fuel);
   } else if (op == "mad" && !hasFloatType(in) && in.operands.size() == 4 &&
              (in.hasModifier("lo") || in.hasModifier("wide"))) {
     result = add(mul(operand(1), operand(2)), operand(3));
@@ -367,14 +470,31 @@ Expr RegisterValues::evalDefinition(size_t def, int fuel) const {
         }
       }
     }
-    if (k && *k == 31 && in.hasModifier("s32"))
-      result = IntImm::make(0); // the sign of a non-negative value
+    const std::vector<size_t> &hd =
+        src.kind == Operand::Register ? definitions(src.name) : std::vector<size_t>{};
+    if (k && *k == 31 && (in.hasModifier("s32") || in.hasModifier("u32") || in.hasModifier("b32")))
+      result = IntImm::make(0); // bit 31 of a value below 2^31
+    else if (k && *k >= 0 && *k < 31 && hd.size() == 1 && f_.instructions[hd[0]].opcode == "mul" &&
+             f_.instructions[hd[0]].hasModifier("hi"))
+      result = magicDivision(f_.instructions[hd[0]], hd[0], 32 + int(*k), fuel);
     else if (k && *k >= 0 && *k < 31)
       result = bin(BinaryOp::Div, operand(1), IntImm::make(int64_t(1) << *k));
   } else if (op == "and" && in.operands.size() == 3 && !in.hasModifier("pred")) {
     auto mask = immediate(2);
     if (mask && is32)
       mask = int64_t(int32_t(*mask));
+    // x & mask with mask < 2^a depends on x mod 2^a only: a negative constant
+    // term of x (`(8 * it - 8) & 56`) is raised by a multiple of 2^a, so that
+    // the reading as % below holds for the non-negative rest.
+    auto nonNegative = [&](Expr x, int64_t modulus) -> Expr {
+      if (!x || modulus <= 0 || x->kind != ExprKind::Binary || as<Binary>(x).op != BinaryOp::Add)
+        return x;
+      auto c = constOf(as<Binary>(x).rhs);
+      if (!c || *c >= 0)
+        return x;
+      int64_t lift = ((-*c + modulus - 1) / modulus) * modulus;
+      return add(as<Binary>(x).lhs, IntImm::make(*c + lift));
+    };
     const Operand &src = in.operands[1];
     const std::vector<size_t> *sd =
         src.kind == Operand::Register ? &definitions(src.name) : nullptr;
@@ -388,11 +508,11 @@ Expr RegisterValues::evalDefinition(size_t def, int fuel) const {
     } else if (int64_t low = mask ? (*mask & -*mask) : 0;
                mask && *mask > 0 && low > 1 && isPowerOfTwo(*mask + low)) {
       // Contiguous bits [log2 low, log2 (mask + low)): x % (mask + low) - x % low.
-      Expr x = operand(1);
+      Expr x = nonNegative(operand(1), *mask + low);
       result = sub(bin(BinaryOp::Mod, x, IntImm::make(*mask + low)),
                    bin(BinaryOp::Mod, x, IntImm::make(low)));
     } else if (mask && isPowerOfTwo(*mask + 1))
-      result = bin(BinaryOp::Mod, operand(1), IntImm::make(*mask + 1));
+      result = bin(BinaryOp::Mod, nonNegative(operand(1), *mask + 1), IntImm::make(*mask + 1));
     else if (mask && *mask < 0 && isPowerOfTwo(-*mask)) {
       Expr x = operand(1);
       result = mul(bin(BinaryOp::Div, x, IntImm::make(-*mask)), IntImm::make(-*mask));

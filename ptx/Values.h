@@ -47,6 +47,14 @@ public:
   Expr addressValue(const Operand &mem, size_t at) const;
 
   const std::vector<Induction> &inductions() const { return inductions_; }
+  // The number of iterations n of a loop entered do-while style (it runs
+  // max(1, n) times), when its latch compares the induction variable after
+  // its step with a bound free of the loop: `init + step * (it + 1) < bound`.
+  // Null when not derivable. Once known, a read of the induction variable
+  // after the loop gives its last value.
+  Expr tripCount(int loop);
+  // The induction variable of a loop, if any.
+  const Induction *inductionOf(int loop) const;
   static std::string iterationVar(int loop) { return "it" + std::to_string(loop); }
   // The short name of a parameter: `k_param_4` -> `param_4`.
   std::string paramName(const std::string &symbol) const;
@@ -57,6 +65,7 @@ public:
 
 private:
   Expr evalDefinition(size_t def, int fuel) const;
+  Expr magicDivision(const Instruction &mulHi, size_t at, int shift, int fuel) const;
   Expr eval(const Operand &op, size_t at, int fuel) const;
   Expr evalRegister(const std::string &reg, size_t at, int fuel) const;
 
@@ -66,6 +75,7 @@ private:
   std::vector<Induction> inductions_;
   std::unordered_map<std::string, size_t> inductionOf_;
   mutable std::unordered_map<size_t, Expr> memo_;
+  std::map<int, Expr> trips_;
 };
 
 // Light simplification: constant folding and merging of added constants.

@@ -26,6 +26,18 @@ cl::opt<std::string>
     kernelNameB("kernel-b", cl::desc("diff: the kernel of the second file (default: --kernel)"),
                 cl::sub(ptxCommand));
 cl::opt<bool> json("json", cl::desc("Machine-readable output"), cl::sub(ptxCommand));
+cl::list<std::string>
+    tmaBox("tma-box",
+           cl::desc("check: PARAM=BYTES, the bytes one TMA load through the tensor "
+                    "map of that parameter delivers (repeatable)"),
+           cl::sub(ptxCommand));
+cl::list<std::string> assume("assume",
+                             cl::desc("check: PARAM>=N or PARAM>N, a bound the launch guarantees "
+                                      "(as a `where` clause does; repeatable)"),
+                             cl::sub(ptxCommand));
+cl::opt<bool> protocolOnly("protocol-only",
+                           cl::desc("check: the verdict covers the barrier protocol only"),
+                           cl::sub(ptxCommand));
 cl::opt<std::string> ptxasLog("ptxas-log", cl::desc("ptxas -v output with register/spill figures"),
                               cl::sub(ptxCommand));
 
@@ -39,7 +51,7 @@ int runPtx() {
   std::vector<std::string> a(args.begin(), args.end());
   const std::string action = a[0];
   size_t files = action == "diff" ? 2 : 1;
-  if (action != "parse" && action != "condense" && action != "diff")
+  if (action != "parse" && action != "condense" && action != "diff" && action != "check")
     return usage("unknown action '" + action + "'");
   if (a.size() != files + 1)
     return usage("'" + action + "' takes " + std::to_string(files) + " file(s)");
@@ -65,6 +77,28 @@ int runPtx() {
   }
   if (action == "condense")
     return runCondense(first, log, json);
+  if (action == "check") {
+    std::map<std::string, int64_t> boxes;
+    for (const std::string &b : tmaBox) {
+      size_t eq = b.find('=');
+      int64_t bytes = 0;
+      if (eq == std::string::npos || llvm::StringRef(b).substr(eq + 1).getAsInteger(10, bytes) ||
+          bytes <= 0)
+        return usage("--tma-box wants PARAM=BYTES, got '" + b + "'");
+      boxes[b.substr(0, eq)] = bytes;
+    }
+    std::vector<ptx::LiftOptions::LowerBound> bounds;
+    for (const std::string &a : assume) {
+      size_t op = a.find('>');
+      int64_t v = 0;
+      bool orEqual = op != std::string::npos && op + 1 < a.size() && a[op + 1] == '=';
+      if (op == std::string::npos || op == 0 ||
+          llvm::StringRef(a).substr(op + (orEqual ? 2 : 1)).trim().getAsInteger(10, v))
+        return usage("--assume wants PARAM>=N or PARAM>N, got '" + a + "'");
+      bounds.push_back({llvm::StringRef(a).substr(0, op).trim().str(), orEqual ? v : v + 1});
+    }
+    return runPtxCheck(first, boxes, bounds, protocolOnly, json);
+  }
   PtxInput second;
   if (!second.load(a[2], kernelNameB.empty() ? std::string(kernelName) : std::string(kernelNameB)))
     return kInputError;

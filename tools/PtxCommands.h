@@ -2,8 +2,10 @@
 #pragma once
 
 #include "ir/Diagnostics.h"
+#include "ptx/Lift.h"
 #include "ptx/Ptx.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +28,8 @@ struct PtxInput {
 
 int runCondense(const PtxInput &in, const std::string &ptxasLog, bool json);
 int runPtxDiff(const PtxInput &a, const PtxInput &b, const std::string &ptxasLog, bool json);
-int runPtxCheck(const PtxInput &in, bool json);
+int runPtxCheck(PtxInput &in, const std::map<std::string, int64_t> &tmaBoxBytes,
+                const std::vector<ptx::LiftOptions::LowerBound> &assumptions, bool protocolOnly,
+                bool json);
 
 } // namespace tilescope::tool

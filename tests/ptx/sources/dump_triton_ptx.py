@@ -66,9 +66,20 @@ def host_descs():
 
 
 def mm_ws():
+    # Warp specialisation on Hopper is picky about the configuration: the
+    # first that compiles is kept (each failure is logged).
     da, db, dc = host_descs()
-    return tk.matmul_tma_ws_kernel[grid](da, db, dc, M, N, K, BM, BN, BK, num_warps=4,
-                                         num_stages=4)
+    last = None
+    for warps, stages in ((8, 4), (4, 4), (8, 3), (4, 3)):
+        try:
+            k = tk.matmul_tma_ws_kernel[grid](da, db, dc, M, N, K, BM, BN, BK, num_warps=warps,
+                                              num_stages=stages)
+            note(f"matmul_tma_ws: compiled with num_warps={warps} num_stages={stages}")
+            return k
+        except Exception as e:  # try the next configuration
+            note(f"matmul_tma_ws: num_warps={warps} num_stages={stages}: {type(e).__name__}")
+            last = e
+    raise last
 
 
 def mm_tma():
