@@ -722,6 +722,11 @@ private:
         continue;
       }
       if (c.cls == InstrClass::CtaBarrier) {
+        if (in.hasModifier("warp")) { // bar.warp.sync: the lanes of its warps
+          if (start(SyncKind::WarpSync))
+            push(e);
+          continue;
+        }
         bool cluster = in.hasModifier("cluster");
         bool arrive = in.hasModifier("arrive");
         if (cluster || in.hasModifier("red")) {
@@ -759,7 +764,16 @@ private:
         push(e);
         continue;
       }
-      if (in.opcode == "tcgen05" ||
+      if (c.cls == InstrClass::Tma && in.hasModifier("mbarrier::complete_tx::bytes")) {
+        notLifted(in.loc, fmt::format("the bulk copy at line {} signals an mbarrier and is not "
+                                      "lifted",
+                                      in.line));
+        continue;
+      }
+      bool signalsMbarrier = false;
+      for (const std::string &mod : in.modifiers)
+        signalsMbarrier |= mod.find("mbarrier") != std::string::npos;
+      if (signalsMbarrier || in.opcode == "tcgen05" ||
           (in.opcode == "cp" && c.cls == InstrClass::CpAsync && in.hasModifier("mbarrier"))) {
         notLifted(in.loc, fmt::format("'{}' at line {} is not lifted", in.fullName(), in.line));
         continue;

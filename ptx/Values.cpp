@@ -201,6 +201,12 @@ RegisterValues::RegisterValues(const Function &f, const Cfg &cfg) : f_(f), cfg_(
       const Operand &a = s.operands[1], &b = s.operands[2];
       if (!(a.kind == Operand::Register && a.name == reg && b.kind == Operand::Immediate))
         continue;
+      // The step must run on every iteration: its block dominates each latch.
+      bool everyIteration = !L.latches.empty();
+      for (int latch : L.latches)
+        everyIteration &= cfg.dominates(cfg.blockOf[stepDef], latch);
+      if (!everyIteration)
+        continue;
       Induction ind;
       ind.reg = reg;
       ind.loop = loop;
@@ -231,6 +237,26 @@ std::string RegisterValues::paramName(const std::string &symbol) const {
   return symbol;
 }
 
+// Whether `to` can run after `from` in the same iteration of L (a path in
+// the loop that does not pass its header).
+bool RegisterValues::reachableWithin(const Loop &L, int from, int to) const {
+  std::vector<int> work{from};
+  std::vector<bool> seen(cfg_.blocks.size(), false);
+  while (!work.empty()) {
+    int b = work.back();
+    work.pop_back();
+    for (int s : cfg_.blocks[size_t(b)].succ) {
+      if (s == L.header || !L.contains(s) || seen[size_t(s)])
+        continue;
+      if (s == to)
+        return true;
+      seen[size_t(s)] = true;
+      work.push_back(s);
+    }
+  }
+  return false;
+}
+
 const Induction *RegisterValues::inductionOf(int loop) const {
   for (const Induction &ind : inductions_)
     if (ind.loop == loop)
@@ -245,9 +271,16 @@ Expr RegisterValues::tripCount(int loop) {
   const Induction *iv = inductionOf(loop);
   const Loop &L = cfg_.loops[size_t(loop)];
   std::string it = iterationVar(loop);
+  // The latch must be the loop's only way out: an exit elsewhere (a break)
+  // would end it early and n would only bound it.
+  bool onlyExit = L.latches.size() == 1;
+  for (int b : L.blocks)
+    for (int succ : cfg_.blocks[size_t(b)].succ)
+      if (!L.contains(succ) && b != L.latches.front())
+        onlyExit = false;
   for (int latch : L.latches) {
     const BasicBlock &bb = cfg_.blocks[size_t(latch)];
-    if (!iv || !iv->init || bb.last == bb.first || iv->step <= 0)
+    if (!iv || !iv->init || bb.last == bb.first || iv->step <= 0 || !onlyExit)
       break;
     size_t bi = bb.last - 1;
     const Instruction &br = f_.instructions[bi];
@@ -337,8 +370,17 @@ Expr RegisterValues::evalRegister(const std::string &reg, size_t at, int fuel) c
       return add(iv.init, mul(IntImm::make(iv.step), n));
     }
     Expr it = Var::make(iterationVar(iv.loop));
-    // Read before the step in the body (program order): this iteration's value.
-    if (at > iv.update)
+    // Read where the step has not run yet in this iteration (the read's
+    // block dominates the step's, the read first in a shared block): this
+    // iteration's value; where it has (the step's block dominates the
+    // read's): the next one; otherwise not derived.
+    int readBlock = cfg_.blockOf[at], stepBlock = cfg_.blockOf[iv.update];
+    bool after = readBlock == stepBlock ? at > iv.update : cfg_.dominates(stepBlock, readBlock);
+    bool before =
+        readBlock == stepBlock ? at <= iv.update : !reachableWithin(L, stepBlock, readBlock);
+    if (!before && !after)
+      return nullptr;
+    if (after)
       it = add(it, IntImm::make(1));
     return add(iv.init, mul(IntImm::make(iv.step), it));
   }

@@ -65,6 +65,7 @@ public:
 
 private:
   Expr evalDefinition(size_t def, int fuel) const;
+  bool reachableWithin(const Loop &loop, int from, int to) const;
   Expr magicDivision(const Instruction &mulHi, size_t at, int shift, int fuel) const;
   Expr eval(const Operand &op, size_t at, int fuel) const;
   Expr evalRegister(const std::string &reg, size_t at, int fuel) const;
