@@ -119,10 +119,10 @@ bool PtxInput::load(const std::string &path, const std::string &kernel) {
     if (kernel.empty() || f->name == kernel)
       kernels.push_back(f);
   if (kernels.empty()) {
-    llvm::errs() << path << ": error: "
-                 << (kernel.empty() ? std::string("no kernel (.entry with a body)")
-                                    : "no kernel named '" + kernel + "'")
-                 << "\n";
+    llvm::SMLoc start =
+        llvm::SMLoc::getFromPointer(sourceMgr.getMemoryBuffer(*id)->getBufferStart());
+    diag.error(start, kernel.empty() ? std::string("no kernel (.entry with a body) in the PTX")
+                                     : "no kernel named '" + kernel + "' in the PTX");
     return false;
   }
   return true;

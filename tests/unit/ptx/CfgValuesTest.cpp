@@ -82,3 +82,40 @@ TEST_CASE("register values: induction variable, magic division, bit tricks") {
   RegisterValues v2(g, cfg2);
   CHECK(!v2.operandValue(g.instructions[wait].operands[2], wait));
 }
+
+TEST_CASE("a counter stepped only on some iterations is not an induction variable") {
+  // The step sits in a block a branch may skip: `init + c * it` would be wrong.
+  const char *text = R"(.version 8.7
+.target sm_90a
+.address_size 64
+.entry k(.param .u32 k_param_0)
+{
+ .reg .pred %p<4>;
+ .reg .b32 %r<8>;
+ ld.param.u32 %r1, [k_param_0];
+ mov.u32 %r2, 0;
+ mov.u32 %r3, 0;
+$L__BB0_1:
+ setp.eq.s32 %p1, %r1, 7;
+ @%p1 bra $L__BB0_2;
+ add.s32 %r2, %r2, 1;
+$L__BB0_2:
+ add.s32 %r3, %r3, 1;
+ setp.lt.s32 %p2, %r3, %r1;
+ @%p2 bra $L__BB0_1;
+ ret;
+}
+)";
+  auto p = parse(text);
+  REQUIRE(p->module);
+  const Function &f = p->module->functions[0];
+  Cfg cfg = buildCfg(f);
+  RegisterValues values(f, cfg);
+  REQUIRE(values.inductions().size() == 1);
+  CHECK(values.inductions()[0].reg == "%r3");
+  // The trip count of the loop is derived from %r3 alone.
+  REQUIRE(cfg.loops.size() == 1);
+  Expr n = values.tripCount(0);
+  REQUIRE(n);
+  CHECK(print(n) == "param_0");
+}
