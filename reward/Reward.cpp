@@ -47,6 +47,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace tilescope::reward_detail;
 
+void scoreKernel(KernelReward &kr);
+int exitCodeOf(const std::string &verdict);
+int verdictRank(const std::string &v);
+
 double msSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
@@ -277,6 +281,12 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
   kr.stages.push_back(pk.kernel && blockedBy.empty() ? performanceStage(*pk.kernel)
                                                      : skipped("performance"));
 
+  scoreKernel(kr);
+  return kr;
+}
+
+// The credits, score, verdict and first failure of a kernel's stages.
+void scoreKernel(KernelReward &kr) {
   double total = 0, earned = 0;
   bool failed = false, budget = false, unknown = false;
   for (StageResult &s : kr.stages) {
@@ -298,7 +308,6 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
   kr.verdict = verdict;
   kr.score = total > 0 ? earned / total : 0;
   kr.firstFailure = firstFailureOf(kr.stages);
-  return kr;
 }
 
 int exitCodeOf(const std::string &verdict) {
@@ -348,6 +357,29 @@ RewardResult reward(const std::string &source, const RewardOptions &options) {
     res.ms = msSince(started);
     return res;
   };
+  if (isPtxSource(source, options.fileName)) { // PTX from any compiler: reward/PtxReward.cpp
+    std::vector<KernelReward> kernels = ptxKernelRewards(source, options, res.diagnostics);
+    if (kernels.empty() && res.diagnostics.empty())
+      fileError("parse.no-kernel", "the file holds no kernel");
+    if (kernels.empty())
+      return finishError();
+    std::string fileHash;
+    res.verdict = "pass";
+    double scores = 0;
+    for (KernelReward &kr : kernels) {
+      scoreKernel(kr);
+      fileHash += kr.candidate;
+      scores += kr.score;
+      if (verdictRank(kr.verdict) > verdictRank(res.verdict))
+        res.verdict = kr.verdict;
+      res.kernels.push_back(std::move(kr));
+    }
+    res.candidate = hex(llvm::xxHash64(fileHash));
+    res.score = scores / double(res.kernels.size());
+    res.exitCode = exitCodeOf(res.verdict);
+    res.ms = msSince(started);
+    return res;
+  }
   if (!options.problem.empty()) {
     sim::ProblemSyntaxError syntax;
     if (!sim::parseProblem(options.problem, &syntax)) {
