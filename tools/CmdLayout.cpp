@@ -326,7 +326,15 @@ int runLayout() {
     }
   }
 
-  // --at: the owners of one element.
+  // --at: the owners of one element. It answers a different question than
+  // the checks, so asking for both is an error, never a silent skip.
+  if (!atOpt.empty() &&
+      (checkOpt || !instOpt.empty() || !banksOpt.empty() || !otherOpt.empty() || tableOpt)) {
+    OptionText(diag, "<at>", atOpt)
+        .error(0, "--at prints one element's owners; it cannot be combined with --check, --inst, "
+                  "--banks, --overlaps-with or --table (run them separately)");
+    return kInputError;
+  }
   if (!atOpt.empty()) {
     auto at = parseList(diag, "<at>", atOpt, 0, "indices");
     if (!at)

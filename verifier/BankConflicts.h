@@ -3,7 +3,7 @@
 // the instruction in InstructionRules.h), and how many wavefronts each
 // request costs. Enumerates rather than proves: a tile has few requests.
 //
-// Model: shared memory has 32 banks of 4 bytes. A request is served in phases
+// Model (ir/BankModel.h, shared with the visualizer): 32 banks of 4 bytes, phases
 // (32 threads for 4-byte accesses, 16 for 8-byte, 8 for 16-byte; one 8x8
 // matrix per phase for ldmatrix/stmatrix); a phase costs as many wavefronts as
 // the largest number of distinct 4-byte words any one bank holds among its

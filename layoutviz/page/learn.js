@@ -1,0 +1,1 @@
+// learn.js: exercises, copy view and layout algebra (filled in below).
