@@ -1,5 +1,6 @@
 #include "layoutviz/Server.h"
 
+#include "layoutviz/Copy.h"
 #include "layoutviz/Evaluation.h"
 #include "layoutviz/Page.h"
 
@@ -73,6 +74,24 @@ int serve(const std::string &host, int port, const std::string &view, llvm::raw_
     // (about 10 s for a 2^18-element document on a loaded 2-core box);
     // with the charset named it sends the bytes as they are, which is what
     // a server on 127.0.0.1 wants.
+    res.set_content(body, "application/json; charset=utf-8");
+  });
+  server.Get("/api/copy", [](const httplib::Request &req, httplib::Response &res) {
+    CopyRequest r;
+    for (auto [name, text] : {std::pair{"from", &r.from},
+                              {"to", &r.to},
+                              {"shape", &r.shape},
+                              {"dtype", &r.dtype},
+                              {"target", &r.target},
+                              {"inst", &r.inst},
+                              {"warp", &r.warp}})
+      if (req.has_param(name))
+        *text = req.get_param_value(name);
+    std::string body;
+    llvm::raw_string_ostream os(body);
+    os << evaluateCopy(r);
+    os.flush();
+    res.set_header("Cache-Control", "no-store");
     res.set_content(body, "application/json; charset=utf-8");
   });
   // A handler that throws must not take the server down: answer 500.

@@ -84,6 +84,18 @@ std::vector<Request> sharedRequests(const InstructionRule &rule, int64_t size, i
 }
 } // namespace
 
+std::vector<BankRequest> instructionRequests(const InstructionRule &rule,
+                                             const std::vector<int64_t> &shape, int64_t size,
+                                             int bits, std::string *error) {
+  if (rule.family == InstructionFamily::Matrix)
+    return matrixRequests(rule, shape, error);
+  if (rule.family == InstructionFamily::SharedAccess)
+    return sharedRequests(rule, size, bits, error);
+  *error =
+      fmt::format("{} has no shared-memory bank pattern (try ldmatrix.x4 or lds.128)", rule.name);
+  return {};
+}
+
 BankReport analyzeBankConflicts(const InstructionRule &rule, const Layout &layout,
                                 const std::vector<int64_t> &shape, const BufferInfo &buffer) {
   BankReport report;
@@ -99,15 +111,8 @@ BankReport analyzeBankConflicts(const InstructionRule &rule, const Layout &layou
     return report;
   }
   int bits = std::max(dtypeBits(buffer.dtype), 1);
-  std::vector<Request> requests;
-  if (rule.family == InstructionFamily::Matrix)
-    requests = matrixRequests(rule, shape, &report.error);
-  else if (rule.family == InstructionFamily::SharedAccess)
-    requests = sharedRequests(rule, layout.size(), bits, &report.error);
-  else
-    report.error = fmt::format("{} has no shared-memory bank pattern (try ldmatrix.x4 or "
-                               "lds.128)",
-                               rule.name);
+  std::vector<Request> requests =
+      instructionRequests(rule, shape, layout.size(), bits, &report.error);
   if (!report.error.empty())
     return report;
   report.requests = static_cast<int64_t>(requests.size());

@@ -12,6 +12,7 @@
 // Depends on ir/ and InstructionRules.h; never on Z3.
 #pragma once
 
+#include "ir/BankModel.h"
 #include "verifier/InstructionRules.h"
 
 #include <cstdint>
@@ -45,6 +46,15 @@ struct BankReport {
     return idealWavefronts ? (wavefrontsPerRequest + idealWavefronts - 1) / idealWavefronts : 0;
   }
 };
+
+// The requests a shared-memory instruction makes over a tile of `shape`
+// (`size` elements of `bits`): per request, its phases, each the elements
+// every thread touches. Empty with `error` set when the pattern does not
+// apply. The visualizer's copy view steps through these.
+using BankRequest = std::vector<std::vector<ThreadAccess>>;
+std::vector<BankRequest> instructionRequests(const InstructionRule &rule,
+                                             const std::vector<int64_t> &shape, int64_t size,
+                                             int bits, std::string *error);
 
 // The analysis for a shared-memory instruction (families Matrix and
 // SharedAccess); `error` explains any other.
