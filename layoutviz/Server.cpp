@@ -1,5 +1,6 @@
 #include "layoutviz/Server.h"
 
+#include "layoutviz/Algebra.h"
 #include "layoutviz/Copy.h"
 #include "layoutviz/Evaluation.h"
 #include "layoutviz/Page.h"
@@ -90,6 +91,16 @@ int serve(const std::string &host, int port, const std::string &view, llvm::raw_
     std::string body;
     llvm::raw_string_ostream os(body);
     os << evaluateCopy(r);
+    os.flush();
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(body, "application/json; charset=utf-8");
+  });
+  server.Get("/api/algebra", [](const httplib::Request &req, httplib::Response &res) {
+    AlgebraRequest r{req.get_param_value("layout"), req.get_param_value("op"),
+                     req.get_param_value("operand")};
+    std::string body;
+    llvm::raw_string_ostream os(body);
+    os << evaluateAlgebra(r);
     os.flush();
     res.set_header("Cache-Control", "no-store");
     res.set_content(body, "application/json; charset=utf-8");
