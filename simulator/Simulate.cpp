@@ -218,7 +218,6 @@ SimulationResult simulateChecked(const Program &program, const BoundProblem *pro
     }
   }
 
-  using Outcome = RunResult::Outcome;
   if (!out.run.ok()) {
     bool budget = out.run.stoppedByBudget();
     out.result = std::string(outcomeName(out.run.outcome));
