@@ -212,6 +212,12 @@
       check: async (a) => number(a) === (await api('api/copy', COPY_EXAMPLES['wgmma-rowmajor'])).wavefronts },
     { id: '8.2', copy: 'ldmatrix-plain', question: 'New, data movement: give a shared layout of the 16×16 bf16 tile that ldmatrix.x4 reads without bank conflicts (and that the instruction accepts).',
       check: async (a) => { const d = await api('api/copy', Object.assign({}, COPY_EXAMPLES['ldmatrix-plain'], { from: a, shape: '16,16' })); return d.ok && d.legal; } },
+    { id: '9.1', view: { layout: 'S[(4,32):(1@warpid,1@laneid)]', shape: '4,32' }, question: 'Layout algebra: type the layout S[(4,32):(1@warpid,1@laneid)] ∘ S[(32,4):(1,32)] (any spelling with the same owners).',
+      check: async (a, v) => {
+        const r = await api('api/algebra', { layout: v.layout, op: 'compose', operand: 'S[(32,4):(1,32)]' });
+        const [want, got] = await Promise.all([r.result, a].map((l) => evalView({ layout: l, shape: '128', threads: '128' })));
+        return r.ok && got.ok && want.ok && got.axes.join() === want.axes.join() && got.owners.join() === want.owners.join();
+      } },
   ];
   function showExercise() {
     const e = EXERCISES[+$('exercise-select').value];

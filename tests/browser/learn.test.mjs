@@ -123,6 +123,8 @@ test('exercises: answers checked by the engine, old and new ones', async () => {
   assert.equal(await answer('8.1', '64'), 'right');
   assert.equal(await answer('8.2', 'swizzle(32B, bf16, S[(16,16):(16,1)])'), 'right');
   assert.equal(await answer('8.2', 'S[(16,16):(16,1)]'), 'wrong');
+  assert.equal(await answer('9.1', 'S[(32,4):(1@laneid,1@warpid)]'), 'right');
+  assert.equal(await answer('9.1', 'S[(4,32):(1@warpid,1@laneid)]'), 'wrong');
   // "open its view" sets the exercise's whole view.
   const index = await page.evaluate(() => window.tilescopeViz.exercises.findIndex((e) => e.id === '5.3'));
   await page.selectOption('#exercise-select', String(index));

@@ -42,6 +42,9 @@ test('2^18 elements: load < 1 s and recolour < 100 ms (median of 5)', async () =
   const ticks = await page.evaluate(() => window.tilescopeViz.views.physical.ticks);
   assert.ok(ticks.rstep >= 2 && (ticks.rstep & (ticks.rstep - 1)) === 0);
   await page.screenshot({ path: path.join(ARTIFACTS, 'big-2^18.png') });
+  // SVG export still works at this size: the cells become one embedded bitmap.
+  const svg = await page.evaluate(() => window.tilescopeViz.exportSvg());
+  assert.ok(svg.startsWith('<svg') && svg.includes('<image') && svg.length < 8e6, 'svg of ' + svg.length + ' bytes');
   await page.close();
 });
 

@@ -39,6 +39,8 @@ test('narrow screen (390 px): one column, views full width, a tap selects', asyn
   assert.ok(lb.x + lb.width <= 390 && pb.x + pb.width <= 390, 'views inside the screen');
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= 391, 'no sideways scrolling');
   const cell = 5 * 64 + 9;
+  // The user scrolls down to the view, then taps the cell.
+  await page.evaluate(() => document.querySelector('#logical canvas.grid-canvas').scrollIntoView({ block: 'start' }));
   const [x, y] = await page.evaluate((c) => window.tilescopeViz.cellCenter('logical', c), cell);
   await page.touchscreen.tap(x, y);
   await page.waitForFunction(() => window.tilescopeViz.state.sel !== '');
