@@ -3,7 +3,8 @@
 namespace tilescope {
 
 namespace {
-Budget *active = nullptr;
+// Per thread: the Python module runs rewards on several threads at once.
+thread_local Budget *active = nullptr;
 } // namespace
 
 Budget::Budget(BudgetLimits limits) : limits_(limits) {

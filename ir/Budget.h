@@ -14,9 +14,9 @@
 // (setStage), so the report says where. expired() reads the steady clock
 // (tens of nanoseconds); hot loops call it every few thousand iterations.
 //
-// The active budget is process-wide (one command runs per process); the
-// command installs it with ActiveBudget for the duration of its run. Code
-// without one (unit tests, the fuzz targets) runs unbounded.
+// The active budget is per thread (a command runs on one; the Python module
+// may run rewards on several); the command installs it with ActiveBudget for
+// the duration of its run. Code without one (unit tests) runs unbounded.
 //
 // Depends on the standard library only.
 #pragma once

@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <new>
+#include <vector>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define TILESCOPE_SANITIZED 1
@@ -43,6 +44,19 @@ BudgetLimits BudgetOptions::limits() const {
   l.maxMemoryBytes = std::clamp<int64_t>(maxMemoryMb, 0, int64_t{1} << 40) << 20;
   l.maxSteps = maxSteps ? std::max<int64_t>(*maxSteps, 0) : 0;
   return l;
+}
+
+int BudgetOptions::usageError(const char *command) const {
+  std::vector<const cl::opt<int64_t> *> all = {&timeoutMs, &maxMemoryMb};
+  if (maxSteps)
+    all.push_back(&*maxSteps);
+  for (const cl::opt<int64_t> *o : all)
+    if (o->getValue() < 0) {
+      llvm::errs() << "tilescope " << command << ": error: --" << o->ArgStr
+                   << " takes a non-negative number (0: no budget), not " << o->getValue() << "\n";
+      return kInputError;
+    }
+  return 0;
 }
 
 namespace {
@@ -107,6 +121,14 @@ int runWithinBudget(Budget &budget, llvm::function_ref<int()> run,
     setSolverMemoryLimit(memory >> 20);
     limitData(memory);
   }
+  // InitLLVM's new-handler ends the process on a failed allocation (as an
+  // input error, tools/tilescope.cpp); within the budget a failed allocation
+  // is the memory budget running out, so let operator new throw instead.
+  std::new_handler previous = std::set_new_handler(nullptr);
+  struct Restore {
+    std::new_handler handler;
+    ~Restore() { std::set_new_handler(handler); }
+  } restore{previous};
   try {
     return run();
   } catch (const std::bad_alloc &) {

@@ -37,6 +37,9 @@ inline constexpr int64_t kMemoryFloorMb = 32;
 struct BudgetOptions {
   BudgetOptions(llvm::cl::SubCommand &sub, bool withSteps);
   BudgetLimits limits() const;
+  // A negative value is a usage error: says so as `tilescope CMD: error: ...`
+  // and returns the input-error status (2); 0 when every value is valid.
+  int usageError(const char *command) const;
 
   llvm::cl::opt<int64_t> timeoutMs;
   llvm::cl::opt<int64_t> maxMemoryMb;
