@@ -58,7 +58,7 @@ std::string checkJson(const std::string &source, const CheckOptions &options) {
     throwInputError(diag);
 
   llvm::StringRef text = sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
-  // The wall-time budget of `tilescope check` (ir/Budget.h; per thread, so
+  // The time budget of `tilescope check` (ir/Budget.h: processor time of this thread, so
   // concurrent calls with the GIL released each have their own).
   Budget budget(BudgetLimits{std::max<int64_t>(options.timeoutMs, 0), 0, 0});
   std::optional<ActiveBudget> active;

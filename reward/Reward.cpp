@@ -232,7 +232,7 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
     }
   } else {
     std::vector<StageResult> fresh;
-    // The static stages share one wall-time budget (ir/Budget.h: Z3's
+    // The static stages share one time budget (ir/Budget.h, processor time: Z3's
     // queries and the exhaustive barrier check obey it); the stage it runs
     // out in is `budget`, and the stages after it are skipped.
     Budget budget(BudgetLimits{int64_t(std::max(options.staticTimeoutMs, 0.0)), 0, 0});
@@ -250,7 +250,7 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
       if (active && (budget.expired() || budget.exceeded() != BudgetKind::None) &&
           s.status != StageStatus::Fail) {
         s.status = StageStatus::Budget;
-        s.reason = fmt::format("the static stages' wall time of {} ms (--static-timeout-ms) "
+        s.reason = fmt::format("the static stages' CPU time of {} ms (--static-timeout-ms) "
                                "ran out in this stage",
                                budget.limits().timeoutMs);
       }
