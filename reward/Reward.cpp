@@ -3,6 +3,7 @@
 // scores them (docs/reward.md).
 #include "reward/Reward.h"
 
+#include "ir/Budget.h"
 #include "ir/Parser.h"
 #include "ir/SemanticHash.h"
 #include "ir/Suggest.h"
@@ -15,7 +16,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <random>
 
 namespace tilescope {
@@ -233,6 +236,13 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
     }
   } else {
     std::vector<StageResult> fresh;
+    // The static stages share one time budget (ir/Budget.h, processor time: Z3's
+    // queries and the exhaustive barrier check obey it); the stage it runs
+    // out in is `budget`, and the stages after it are skipped.
+    Budget budget(BudgetLimits{int64_t(std::max(options.staticTimeoutMs, 0.0)), 0, 0});
+    std::optional<ActiveBudget> active;
+    if (options.staticTimeoutMs > 0)
+      active.emplace(budget);
     for (const auto &[name, run] : kStatic) {
       if (!blockedBy.empty()) {
         fresh.push_back(skipped(name));
@@ -241,10 +251,18 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
       auto started = Clock::now();
       StageResult s = run(*pk.kernel, sm);
       s.ms = msSince(started);
+      if (active && (budget.expired() || budget.exceeded() != BudgetKind::None) &&
+          s.status != StageStatus::Fail) {
+        s.status = StageStatus::Budget;
+        s.reason = fmt::format("the static stages' CPU time of {} ms (--static-timeout-ms) "
+                               "ran out in this stage",
+                               budget.limits().timeoutMs);
+      }
       blocked(s);
       fresh.push_back(std::move(s));
     }
-    if (pk.kernel && options.cache && !fresh.empty() &&
+    bool outOfBudget = budget.exceeded() != BudgetKind::None;
+    if (pk.kernel && options.cache && !fresh.empty() && !outOfBudget &&
         fresh.front().status != StageStatus::Skipped)
       options.cache->store(key, fresh);
     for (StageResult &s : fresh)

@@ -31,6 +31,7 @@ struct RewardOptions {
   std::string sizes = "auto";   // "auto" or "M=256,N=256,K=128;M=384,N=128,K=320"
   std::optional<uint64_t> seed; // none: drawn from the OS (and reported)
   std::string fileName = "<candidate>";
+  double staticTimeoutMs = 10000;        // CPU time of the static stages together (0: none)
   double timeoutMs = 10000;              // wall time of the simulate stage per size
   uint64_t maxSteps = uint64_t{1} << 28; // simulated warp statements per size
   uint64_t maxMemoryMb = 512;            // simulated state (tensors, CTA state)

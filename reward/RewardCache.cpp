@@ -1,5 +1,6 @@
 #include "reward/RewardCache.h"
 
+#include "ir/JsonText.h"
 #include "reward/Json.h"
 
 #include <llvm/Support/FileSystem.h>
@@ -31,7 +32,7 @@ std::optional<std::vector<StageResult>> RewardCache::find(const std::string &key
   if (!dir_.empty()) {
     auto buffer = llvm::MemoryBuffer::getFile(path(key));
     if (buffer) {
-      auto parsed = llvm::json::parse((*buffer)->getBuffer());
+      auto parsed = parseJsonText((*buffer)->getBuffer());
       const llvm::json::Object *o = parsed ? parsed->getAsObject() : nullptr;
       const llvm::json::Array *stages = o ? o->getArray("stages") : nullptr;
       llvm::Optional<llvm::StringRef> storedKey = o ? o->getString("key") : llvm::None;

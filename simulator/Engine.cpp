@@ -1352,22 +1352,28 @@ CtaExecutor::Tick CtaExecutor::tick() {
                        {}};
     return Tick::Failed;
   }
-  // Wall time, every 1024 scheduler ticks: options.deadline and the
-  // command's budget (ir/Budget.h).
+  // Time, every 1024 scheduler ticks: options.deadline (wall time) and the
+  // command's budget (ir/Budget.h: processor time and wall time).
   if (++ticksSinceClock_ >= 1024) {
     ticksSinceClock_ = 0;
     bool pastOption = options_.deadline != std::chrono::steady_clock::time_point::max() &&
                       std::chrono::steady_clock::now() > options_.deadline;
     Budget *budget = pastOption ? nullptr : activeBudget();
     if (pastOption || (budget && budget->expired())) {
-      failure_ = Failure{RunResult::Outcome::TimeBudget,
-                         fmt::format("wall-time budget{} exhausted in CTA ({}, {}, {}) after {} "
-                                     "warp statements; the kernel may not terminate{}",
-                                     budget ? fmt::format(" of {} ms", budget->limits().timeoutMs)
-                                            : "",
-                                     ctaId_[0], ctaId_[1], ctaId_[2], stats_.steps,
-                                     budget ? " (raise it with --timeout-ms)" : ""),
-                         {}};
+      // The budget's processor time (--timeout-ms) or its wall-time backstop.
+      bool cpu = budget && budget->exceeded() == BudgetKind::CpuTime;
+      std::string which =
+          !budget ? "wall-time budget"
+          : cpu   ? fmt::format("CPU-time budget of {} ms", budget->limits().timeoutMs)
+                  : fmt::format("wall-time budget of {} ms", budget->limits().wallTimeoutMs);
+      failure_ = Failure{
+          RunResult::Outcome::TimeBudget,
+          fmt::format("{} exhausted in CTA ({}, {}, {}) after {} warp statements; "
+                      "the kernel may not terminate{}",
+                      which, ctaId_[0], ctaId_[1], ctaId_[2], stats_.steps,
+                      budget ? fmt::format(" (raise it with {})", budgetOption(budget->exceeded()))
+                             : ""),
+          {}};
       return Tick::Failed;
     }
   }

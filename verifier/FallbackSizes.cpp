@@ -265,6 +265,7 @@ SizeAssignment growToTwoRounds(const BarrierSkeleton &sk, SizeAssignment sizes,
 std::optional<SizeAssignment> smallestTwoRoundSizes(const BarrierSkeleton &sk, std::string &why,
                                                     const SizeAssignment &fixed) {
   try {
+    requireSolverContext();
     z3::context ctx;
     detail::ProtoEncoder enc(ctx, sk);
     z3::optimize opt(ctx);

@@ -92,3 +92,14 @@ TEST_CASE("buffer footprints: shared bytes, registers per thread, tensor-memory 
   CHECK(tmem->tmemLanes == 128);
   CHECK(!bufferFootprint(MemScope::Reg, Dtype::f32, {int64_t{1} << 40, int64_t{1} << 40}, nullptr));
 }
+
+// fuzz_parser under UBSan (2026-11-25): `reg acc: f32[9223372036854775807]`
+// saturated the bit count and then added 31 to it, a signed overflow.
+TEST_CASE("a register tile past 2^63 bits per thread saturates the register count") {
+  auto huge = bufferFootprint(MemScope::Reg, Dtype::f32, {INT64_MAX}, nullptr);
+  REQUIRE(huge);
+  CHECK(huge->registersPerThread == INT64_MAX);
+  auto bytes = bufferFootprint(MemScope::Reg, Dtype::u8, {INT64_MAX}, nullptr);
+  REQUIRE(bytes);
+  CHECK(bytes->registersPerThread == INT64_MAX);
+}
