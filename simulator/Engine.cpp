@@ -1281,8 +1281,10 @@ std::optional<Failure> CtaExecutor::start() {
     PoisonPattern pp = options_.poison;
     shared_.assign(p_.sharedBytes, poisonByte(pp, poisonRng));
     if (pp == PoisonPattern::Random)
-      for (uint8_t &byte : shared_)
-        byte = poisonByte(pp, poisonRng);
+      for (size_t at = 0; at < shared_.size(); at += 8) {
+        uint64_t word = poisonRng();
+        std::memcpy(&shared_[at], &word, std::min<size_t>(8, shared_.size() - at));
+      }
     regs_.assign(p_.threads * p_.regsPerThread, 0);
     if (pp != PoisonPattern::Zero)
       for (const BufferPlan &b : p_.buffers) {
