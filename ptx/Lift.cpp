@@ -192,22 +192,22 @@ private:
                                     f_.instructions[cfg_.blocks[size_t(e.source)].last - 1].line);
           break;
         }
-        bool uniform = true;
+        // Roles split on conditions whose may-take set (the threads for
+        // which the condition is not false: true, or still open over sizes
+        // and loop counters) is warp-uniform.
         std::vector<Expr> bound(static_cast<size_t>(threads_));
-        for (int64_t t = 0; t < threads_; ++t) {
+        for (int64_t t = 0; t < threads_; ++t)
           bound[size_t(t)] = bindThread(c, t);
-          if (!isTrue(bound[size_t(t)]) && !isFalse(bound[size_t(t)]))
-            uniform = false;
-        }
-        if (uniform)
-          for (int64_t w = 0; w < threads_ && uniform; w += 32)
-            for (int64_t t = w; t < std::min(threads_, w + 32); ++t)
-              if (isTrue(bound[size_t(t)]) != isTrue(bound[size_t(w)]))
-                uniform = false;
+        auto mayTake = [&](int64_t t) { return !isFalse(bound[size_t(t)]); };
+        bool uniform = true;
+        for (int64_t w = 0; w < threads_ && uniform; w += 32)
+          for (int64_t t = w; t < std::min(threads_, w + 32); ++t)
+            if (mayTake(t) != mayTake(w))
+              uniform = false;
         for (int64_t t = 0; t < threads_; ++t) {
           g[size_t(t)] =
               disj(g[size_t(t)], conj(exec_[size_t(e.source)][size_t(t)], bound[size_t(t)]));
-          if (roleExec_[size_t(e.source)].contains(t) && (!uniform || isTrue(bound[size_t(t)])))
+          if (roleExec_[size_t(e.source)].contains(t) && (!uniform || mayTake(t)))
             roles.add(t);
         }
       }
