@@ -10,9 +10,12 @@
 // depend on the command line, the simulator or the HTTP server.
 #pragma once
 
+#include "layoutviz/Access.h"
+
 #include <llvm/Support/JSON.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace tilescope::viz {
@@ -26,6 +29,11 @@ struct VizRequest {
   int64_t threads = 128;      // threads per CTA
   int64_t devices = 1;        // extent of `pid`
   int64_t alloc = 0;          // slots of the allocation on m; 0: the shape's element count
+  // The integer fields as typed (the server passes the page's text): when
+  // set, they are parsed here, with the CLI's messages, and replace the
+  // numbers above.
+  std::optional<std::string> threadsText, devicesText, allocText;
+  AccessRequest access; // the bank panel's warp request (shared memory)
 };
 
 // Draw at most this many owners (elements x replicas); larger layouts are

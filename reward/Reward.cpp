@@ -3,11 +3,14 @@
 // scores them (docs/reward.md).
 #include "reward/Reward.h"
 
+#include "ir/Budget.h"
 #include "ir/Parser.h"
+#include "ir/Printer.h"
 #include "ir/SemanticHash.h"
 #include "ir/Suggest.h"
 #include "reward/RewardCache.h"
 #include "reward/SimSizes.h"
+#include "reward/SourceAnchors.h"
 #include "reward/Stages.h"
 #include "simulator/Problem.h"
 
@@ -15,7 +18,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <random>
 
 namespace tilescope {
@@ -214,17 +219,28 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
     return s;
   };
   std::string key;
+  SourceAnchors anchors;
   if (pk.kernel) {
-    kr.candidate = hex(semanticHash(*pk.kernel));
+    Kernel normal = semanticNormalForm(*pk.kernel);
+    kr.candidate = hex(llvm::xxHash64(print(normal)));
+    if (options.cache)
+      anchors = sourceAnchors(normal, sm);
     key = fmt::format("v1|{}|{}|{}", kr.candidate, options.problem, options.sizes);
   }
   using StageFn = StageResult (*)(const Kernel &, llvm::SourceMgr &);
   static const std::pair<const char *, StageFn> kStatic[] = {
       {"types", typesStage},     {"dispatch", dispatchStage}, {"resources", resourcesStage},
       {"layouts", layoutsStage}, {"barriers", barriersStage}, {"races", racesStage}};
+  // A cached entry is used at this candidate's lines and columns, or not at all.
+  auto fromCache = [&](const std::string &k) -> std::optional<std::vector<StageResult>> {
+    std::optional<RewardCache::Entry> e = options.cache->find(k);
+    if (e && moveToCandidate(e->stages, e->anchors, anchors, options.fileName, pk.name))
+      return std::move(e->stages);
+    return std::nullopt;
+  };
   std::optional<std::vector<StageResult>> cached;
   if (pk.kernel && blockedBy.empty() && options.cache)
-    cached = options.cache->find(key);
+    cached = fromCache(key);
   if (cached && cached->size() == std::size(kStatic)) {
     for (StageResult &s : *cached) {
       s.cached = true;
@@ -233,6 +249,13 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
     }
   } else {
     std::vector<StageResult> fresh;
+    // The static stages share one time budget (ir/Budget.h, processor time: Z3's
+    // queries and the exhaustive barrier check obey it); the stage it runs
+    // out in is `budget`, and the stages after it are skipped.
+    Budget budget(BudgetLimits{int64_t(std::max(options.staticTimeoutMs, 0.0)), 0, 0});
+    std::optional<ActiveBudget> active;
+    if (options.staticTimeoutMs > 0)
+      active.emplace(budget);
     for (const auto &[name, run] : kStatic) {
       if (!blockedBy.empty()) {
         fresh.push_back(skipped(name));
@@ -241,12 +264,20 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
       auto started = Clock::now();
       StageResult s = run(*pk.kernel, sm);
       s.ms = msSince(started);
+      if (active && (budget.expired() || budget.exceeded() != BudgetKind::None) &&
+          s.status != StageStatus::Fail) {
+        s.status = StageStatus::Budget;
+        s.reason = fmt::format("the static stages' CPU time of {} ms (--static-timeout-ms) "
+                               "ran out in this stage",
+                               budget.limits().timeoutMs);
+      }
       blocked(s);
       fresh.push_back(std::move(s));
     }
-    if (pk.kernel && options.cache && !fresh.empty() &&
+    bool outOfBudget = budget.exceeded() != BudgetKind::None;
+    if (pk.kernel && options.cache && !fresh.empty() && !outOfBudget &&
         fresh.front().status != StageStatus::Skipped)
-      options.cache->store(key, fresh);
+      options.cache->store(key, {fresh, anchors});
     for (StageResult &s : fresh)
       kr.stages.push_back(std::move(s));
   }
@@ -262,7 +293,7 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
   } else {
     std::optional<std::vector<StageResult>> cachedSim;
     if (options.cacheDynamic && options.cache)
-      cachedSim = options.cache->find(key + "|simulate");
+      cachedSim = fromCache(key + "|simulate");
     if (cachedSim && cachedSim->size() == 1) {
       cachedSim->front().cached = true;
       kr.stages.push_back(cachedSim->front());
@@ -273,7 +304,7 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
       StageResult s = simulateStage(*pk.kernel, sm, req, kr.simulated);
       s.ms = msSince(started);
       if (options.cache)
-        options.cache->store(key + "|simulate", {s});
+        options.cache->store(key + "|simulate", {{s}, anchors});
       kr.stages.push_back(std::move(s));
     }
     blocked(kr.stages.back());
