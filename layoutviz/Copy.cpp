@@ -1,5 +1,7 @@
 #include "layoutviz/Copy.h"
 
+#include "layoutviz/Evaluation.h"
+
 #include "ir/BankModel.h"
 #include "ir/Diagnostics.h"
 #include "ir/LayoutPresets.h"
@@ -26,22 +28,6 @@ constexpr int64_t kMaxCopyElements = int64_t{1} << 16;
 
 json::Object diagnostic(const std::string &kind, const std::string &message) {
   return json::Object{{"kind", kind}, {"severity", "error"}, {"message", message}};
-}
-
-int64_t threadWeight(Axis a) {
-  switch (a) {
-  case Axis::laneid:
-  case Axis::tid_in_wg:
-  case Axis::tx:
-    return 1;
-  case Axis::warpid:
-  case Axis::wid_in_wg:
-    return 32;
-  case Axis::wgid:
-    return 128;
-  default:
-    return 0;
-  }
 }
 
 bool usesThreads(const Layout &l) {

@@ -274,24 +274,6 @@ std::string presetDtype(std::string_view name) {
 
 } // namespace
 
-// Weight of a thread axis in the linear thread index of the CTA
-// (threadIdx.x): lane + 32 warp, tid_in_wg + 128 wgid, ...; 0 for others.
-int64_t threadWeight(Axis a) {
-  switch (a) {
-  case Axis::laneid:
-  case Axis::tid_in_wg:
-  case Axis::tx:
-    return 1;
-  case Axis::warpid:
-  case Axis::wid_in_wg:
-    return 32;
-  case Axis::wgid:
-    return 128;
-  default:
-    return 0;
-  }
-}
-
 // How PTX names the register slots `m` of a preset's fragment: mma.sync
 // operands and wgmma accumulators name elements (a0..a7, c0..c3, d0..dN);
 // ldmatrix names 32-bit registers d0..d3, each two 16-bit halves; tcgen05.ld
@@ -330,6 +312,22 @@ json::Array logicalNames(const std::string &preset, size_t rank) {
   if (names.size() != rank)
     names.clear();
   return names;
+}
+
+int64_t threadWeight(Axis a) {
+  switch (a) {
+  case Axis::laneid:
+  case Axis::tid_in_wg:
+  case Axis::tx:
+    return 1;
+  case Axis::warpid:
+  case Axis::wid_in_wg:
+    return 32;
+  case Axis::wgid:
+    return 128;
+  default:
+    return 0;
+  }
 }
 
 VizRequest requestFromJson(const json::Object &o) {

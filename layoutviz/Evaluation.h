@@ -10,6 +10,7 @@
 // depend on the command line, the simulator or the HTTP server.
 #pragma once
 
+#include "ir/Target.h"
 #include "layoutviz/Access.h"
 
 #include <llvm/Support/JSON.h>
@@ -44,6 +45,11 @@ constexpr int64_t kMaxDrawnOwners = int64_t{1} << 18;
 // `"ok": false` with diagnostics. The document's fields are described in
 // docs/layoutviz.md ("The evaluation document").
 llvm::json::Value evaluate(const VizRequest &request);
+
+// Weight of a thread axis in the linear thread index of the CTA
+// (threadIdx.x): lane + 32 warp, tid_in_wg + 128 wgid, ...; 0 for the
+// others. The `T37` of the page's labels; the copy view's threads.
+int64_t threadWeight(Axis a);
 
 // The request read back from a document's "request" field (for tests).
 VizRequest requestFromJson(const llvm::json::Object &object);

@@ -159,7 +159,38 @@ private:
     for (int64_t t = 0; t < threads_; ++t)
       exec_[0][size_t(t)] = BoolImm::make(true);
     roleExec_[0] = ThreadSet(threads_, true);
-    for (size_t b = 1; b < n; ++b) {
+    // Blocks in reverse post-order (forward edges only), so that a block's
+    // controlling branches and dominator come before it.
+    std::vector<size_t> order;
+    {
+      std::vector<bool> seen(n, false);
+      std::vector<std::pair<size_t, size_t>> stack{{0, 0}};
+      seen[0] = true;
+      while (!stack.empty()) {
+        auto &[blk, k] = stack.back();
+        const std::vector<int> &succ = cfg_.blocks[blk].succ;
+        if (k < succ.size()) {
+          size_t s = size_t(succ[k++]);
+          if (!seen[s]) {
+            seen[s] = true;
+            stack.push_back({s, 0});
+          }
+        } else {
+          order.push_back(blk);
+          stack.pop_back();
+        }
+      }
+      std::reverse(order.begin(), order.end());
+    }
+    std::vector<bool> done(n, false);
+    done[0] = true;
+    for (size_t b = 1; b < n; ++b)
+      if (std::find(order.begin(), order.end(), b) == order.end())
+        blockLifted_[b] = false; // unreachable
+    for (size_t b : order) {
+      if (b == 0)
+        continue;
+      done[b] = true;
       std::vector<CdEdge> kept;
       for (const CdEdge &e : cd_[b])
         if (!loopControl(e.source, int(b)))
@@ -178,7 +209,7 @@ private:
       std::vector<Expr> g(static_cast<size_t>(threads_));
       ThreadSet roles(threads_);
       for (const CdEdge &e : kept) {
-        if (e.source >= int(b) || !blockLifted_[size_t(e.source)]) {
+        if (!done[size_t(e.source)] || size_t(e.source) == b || !blockLifted_[size_t(e.source)]) {
           blockLifted_[b] = false;
           reasons_[b] = fmt::format("control flow into line {} not lifted (a branch after it "
                                     "decides whether it runs)",
@@ -192,22 +223,22 @@ private:
                                     f_.instructions[cfg_.blocks[size_t(e.source)].last - 1].line);
           break;
         }
-        bool uniform = true;
+        // Roles split on conditions whose may-take set (the threads for
+        // which the condition is not false: true, or still open over sizes
+        // and loop counters) is warp-uniform.
         std::vector<Expr> bound(static_cast<size_t>(threads_));
-        for (int64_t t = 0; t < threads_; ++t) {
+        for (int64_t t = 0; t < threads_; ++t)
           bound[size_t(t)] = bindThread(c, t);
-          if (!isTrue(bound[size_t(t)]) && !isFalse(bound[size_t(t)]))
-            uniform = false;
-        }
-        if (uniform)
-          for (int64_t w = 0; w < threads_ && uniform; w += 32)
-            for (int64_t t = w; t < std::min(threads_, w + 32); ++t)
-              if (isTrue(bound[size_t(t)]) != isTrue(bound[size_t(w)]))
-                uniform = false;
+        auto mayTake = [&](int64_t t) { return !isFalse(bound[size_t(t)]); };
+        bool uniform = true;
+        for (int64_t w = 0; w < threads_ && uniform; w += 32)
+          for (int64_t t = w; t < std::min(threads_, w + 32); ++t)
+            if (mayTake(t) != mayTake(w))
+              uniform = false;
         for (int64_t t = 0; t < threads_; ++t) {
           g[size_t(t)] =
               disj(g[size_t(t)], conj(exec_[size_t(e.source)][size_t(t)], bound[size_t(t)]));
-          if (roleExec_[size_t(e.source)].contains(t) && (!uniform || isTrue(bound[size_t(t)])))
+          if (roleExec_[size_t(e.source)].contains(t) && (!uniform || mayTake(t)))
             roles.add(t);
         }
       }

@@ -134,7 +134,7 @@
         for (let i = r0; i <= r1; ++i) { ctx.moveTo(x0 + c0 * cw, y0 + i * ch); ctx.lineTo(x0 + c1 * cw, y0 + i * ch); }
         ctx.stroke();
       }
-      if (cw >= 9 && ch >= 9 && (r1 - r0) * (c1 - c0) <= 40000)
+      if (cw >= 6 && ch >= 6 && (r1 - r0) * (c1 - c0) <= 40000)
         for (let i = r0; i < r1; ++i)
           for (let j = c0; j < c1; ++j) {
             const c = g.classes[i * g.cols + j];
