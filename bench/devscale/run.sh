@@ -1,0 +1,42 @@
+#!/bin/bash
+# The device-scale hardware run (issues 20 and 21), from the repository root:
+#   bash bench/devscale/run.sh        (or a flat copy: bash .dev/devscale/run.sh)
+# Uses every visible GPU (nvidia-smi -L): with G >= 2 GPUs, G ranks, one per
+# GPU; with one GPU, N = 1 and two processes on the same GPU through IPC
+# (correctness only: two contexts time-slice one GPU). Writes under
+# $OUT/devscale/: tilescope.jsonl, nccl.jsonl, table.csv, log.txt.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+runtime=$here
+[ -f "$runtime/ts_devices.cuh" ] || runtime=$here/../../codegen/runtime
+out=${OUT:-/tmp/out}/devscale
+mkdir -p "$out"
+log=$out/log.txt
+exec > >(tee -a "$log") 2>&1
+ngpu=$(nvidia-smi -L | grep -c '^GPU')
+echo "== $(date -u) $ngpu GPU(s)"; nvidia-smi -L; nvidia-smi topo -m 2>/dev/null | head -12
+nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+bin=/tmp/devscale_bench
+"$nvcc" -O3 -std=c++17 -arch=sm_90a -I "$runtime" -o $bin "$here/devscale_bench.cu" -lcublas ||
+  { echo "nvcc failed"; exit 1; }
+tp=8192x8192x8192,128x8192x8192
+status=0
+run() { # name, seconds, command...
+  local name=$1 secs=$2; shift 2
+  local t0=$SECONDS
+  timeout "$secs" "$@"; local rc=$?
+  echo "== $name: exit $rc, $((SECONDS - t0)) s"
+  [ $rc -eq 0 ] || status=1
+}
+if [ "$ngpu" -ge 2 ]; then
+  run "tilescope $ngpu ranks" 200 $bin --ranks "$ngpu" --tp $tp > "$out/tilescope.jsonl"
+  run "nccl $ngpu ranks" 200 python3 "$here/nccl_bench.py" --ranks "$ngpu" --tp $tp > "$out/nccl.jsonl"
+else
+  run "tilescope 1 rank" 100 $bin --ranks 1 --tp $tp > "$out/tilescope.jsonl"
+  run "tilescope 2 ranks on 1 GPU" 90 $bin --ranks 2 --sizes-mib 1,4 --iters 3 >> "$out/tilescope.jsonl"
+  run "nccl 1 rank" 100 python3 "$here/nccl_bench.py" --ranks 1 --tp $tp > "$out/nccl.jsonl"
+fi
+python3 "$here/summarize.py" "$out/tilescope.jsonl" "$out/nccl.jsonl" > "$out/table.csv"
+column -s, -t < "$out/table.csv" | cut -c1-200
+echo "== status $status"
+exit $status
