@@ -1,7 +1,9 @@
 #include "check/KernelProofs.h"
 
 #include "ir/Budget.h"
+#include "ir/DeviceScale.h"
 #include "racecheck/StaticRaces.h"
+#include "verifier/DeviceProtocol.h"
 #include "verifier/KernelLayouts.h"
 #include "verifier/WriteCoverage.h"
 #include "verifier/Resources.h"
@@ -47,6 +49,16 @@ ProofOutcome proveCoverage(const Kernel &k, Diagnostics &diag, const BarrierProo
   return out;
 }
 
+// devices(N) kernels (verifier/DeviceProtocol.h); nothing to prove otherwise.
+ProofOutcome proveDevices(const Kernel &k, Diagnostics &diag, const BarrierProofOptions &) {
+  DeviceProtocolReport report = checkDeviceProtocol(k, diag);
+  ProofOutcome out;
+  out.findings = report.findings;
+  out.unknown = report.notProved;
+  out.method = report.method;
+  return out;
+}
+
 struct Proof {
   const char *name;
   const char *stage; // "... ran out during the barrier proofs of kernel k"
@@ -57,6 +69,7 @@ const Proof kProofs[] = {
     {"barriers", "barrier", proveBarriers},
     {"races", "race", proveRaces},
     {"coverage", "write-coverage", proveCoverage},
+    {"devices", "device-protocol", proveDevices},
 };
 
 // "file.tile:17:1"
@@ -89,8 +102,17 @@ const std::vector<std::string> &kernelProofNames() {
   return names;
 }
 
-KernelProofs runKernelProofs(const Kernel &kernel, Diagnostics &diag,
+KernelProofs runKernelProofs(const Kernel &original, Diagnostics &diag,
                              const BarrierProofOptions &options) {
+  // A devices(N) kernel is proved under the facts of its launch: 0 <= devid
+  // < ndev, ndev = N, 1 <= N <= 8 (ir/DeviceScale.h); its statements are
+  // shared, not copied.
+  Kernel withFacts;
+  if (!original.launch.devices.empty()) {
+    withFacts = original;
+    appendDeviceFacts(withFacts);
+  }
+  const Kernel &kernel = original.launch.devices.empty() ? original : withFacts;
   KernelProofs out;
   // The command's budget (ir/Budget.h): each proof names its stage; once the
   // budget has run out the proofs left are not run, and those it cut short

@@ -13,6 +13,12 @@
 
 #include <cublas_v2.h>
 
+// The library's collectives as `tilescope lower kernels/allreduce_bf16.tile`
+// emits them (run.sh lowers them, or uses the pre-lowered copy beside it).
+#ifdef TS_LOWERED
+#include TS_LOWERED
+#endif
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -91,6 +97,7 @@ __global__ void checkGather(const __nv_bfloat16 *out, size_t n, uint32_t seed, i
 }
 
 struct Options {
+  bool lowered = false; // time the lowered library kernels (else the runtime's own)
   int ranks = 1;
   std::vector<double> sizesMiB = {1, 2, 4, 8, 16, 32, 64, 128, 256};
   std::vector<std::array<long, 3>> tp;
@@ -118,6 +125,8 @@ bool parseArgs(int argc, char **argv, Options &o) {
     auto value = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
     if (a == "--ranks")
       o.ranks = std::atoi(value().c_str());
+    else if (a == "--lowered")
+      o.lowered = true;
     else if (a == "--iters")
       o.iters = std::atoi(value().c_str());
     else if (a == "--seed")
@@ -165,6 +174,43 @@ struct Rank {
       std::exit(1);                                                                                \
     }                                                                                              \
   } while (0)
+
+// One collective call: the lowered library kernel's launcher (--lowered) or
+// the runtime's persistent kernel.
+bool collective(Rank &r, const Options &o, ts_dev::Collective c, size_t inOff, size_t outOff,
+                size_t bytes, cudaStream_t stream, int maxBlocks = 0) {
+  if (!o.lowered)
+    return ts_dev::launch(r.comm, c, inOff, outOff, bytes, stream, maxBlocks);
+#ifdef TS_LOWERED
+  int saved = r.comm.maxBlocks;
+  if (maxBlocks > 0)
+    r.comm.maxBlocks = maxBlocks;
+  long long e = (long long)(bytes / 2), n = r.comm.ndev;
+  int rc = 2;
+  switch (c) {
+  case ts_dev::Collective::AllreduceOneShot:
+    rc = tilescope_launch_allreduce_one_shot_bf16(&r.comm, inOff, outOff, e, stream);
+    break;
+  case ts_dev::Collective::AllreduceTwoShot:
+    rc = tilescope_launch_allreduce_two_shot_bf16(&r.comm, inOff, outOff, e, stream);
+    break;
+  case ts_dev::Collective::ReduceScatter:
+    rc = tilescope_launch_reduce_scatter_bf16(&r.comm, inOff, outOff, e, e / n, stream);
+    break;
+  case ts_dev::Collective::AllGather:
+    rc = tilescope_launch_all_gather_bf16(&r.comm, inOff, outOff, e / 1024, e / 1024 * n, stream);
+    break;
+  }
+  r.comm.maxBlocks = saved;
+  if (rc != 0)
+    r.comm.error = std::string("lowered ") + ts_dev::collectiveName(c) + " refused or failed (" +
+                   std::to_string(rc) + ")";
+  return rc == 0;
+#else
+  r.comm.error = "built without TS_LOWERED";
+  return false;
+#endif
+}
 
 unsigned long long mismatches(Rank &r, int rank, unsigned long long *first) {
   unsigned long long host[2];
@@ -218,18 +264,18 @@ void runCollective(Rank &r, int rank, const Options &o, ts_dev::Collective c, si
     }
     return bad;
   };
-  COMM(ts_dev::launch(r.comm, c, inOff, outOff, bytes, r.stream));
+  COMM(collective(r, o, c, inOff, outOff, bytes, r.stream));
   unsigned long long bad = check();
   int iters = itersFor(o, bytes);
   cudaEvent_t t0, t1;
   CHECK(cudaEventCreate(&t0));
   CHECK(cudaEventCreate(&t1));
   for (int i = 0; i < 3; ++i)
-    COMM(ts_dev::launch(r.comm, c, inOff, outOff, bytes, r.stream));
+    COMM(collective(r, o, c, inOff, outOff, bytes, r.stream));
   COMM(ts_dev::barrier(r.comm, r.stream));
   CHECK(cudaEventRecord(t0, r.stream));
   for (int i = 0; i < iters; ++i)
-    COMM(ts_dev::launch(r.comm, c, inOff, outOff, bytes, r.stream));
+    COMM(collective(r, o, c, inOff, outOff, bytes, r.stream));
   CHECK(cudaEventRecord(t1, r.stream));
   CHECK(cudaEventSynchronize(t1));
   float ms = 0;
@@ -242,11 +288,12 @@ void runCollective(Rank &r, int rank, const Options &o, ts_dev::Collective c, si
           : double(n - 1) / n;
   double algBytes = c == ts_dev::Collective::AllGather ? double(bytes) * n : double(bytes);
   if (rank == 0)
-    std::printf("{\"bench\":\"collective\",\"impl\":\"tilescope.%s\",\"ranks\":%d,\"gpu\":\"%s\","
+    std::printf("{\"bench\":\"collective\",\"impl\":\"tilescope.%s%s\",\"ranks\":%d,\"gpu\":\"%s\","
                 "\"bytes_per_rank\":%zu,\"iters\":%d,\"time_us\":%.2f,\"algbw_GBps\":%.2f,"
                 "\"busbw_GBps\":%.2f,\"mismatches\":%llu,\"correct\":%s}\n",
-                ts_dev::collectiveName(c), n, r.gpu.c_str(), bytes, iters, us, algBytes / us / 1e3,
-                algBytes * busFactor / us / 1e3, bad, bad == 0 ? "true" : "false");
+                o.lowered ? "lowered." : "", ts_dev::collectiveName(c), n, r.gpu.c_str(), bytes,
+                iters, us, algBytes / us / 1e3, algBytes * busFactor / us / 1e3, bad,
+                bad == 0 ? "true" : "false");
   std::fflush(stdout);
   cudaEventDestroy(t0);
   cudaEventDestroy(t1);
@@ -304,7 +351,7 @@ void runTp(Rank &r, int rank, const Options &o, long M, long N, long K, uint32_t
     if (variant < 2) {
       gemm(h, rank, A, B, C, M, N, Kr);
       if (variant == 1)
-        COMM(ts_dev::launch(r.comm, impl, 0, outOff, cBytes, r.stream));
+        COMM(collective(r, o, impl, 0, outOff, cBytes, r.stream));
       return;
     }
     for (int c = 0; c < chunks; ++c) {
@@ -312,12 +359,14 @@ void runTp(Rank &r, int rank, const Options &o, long M, long N, long K, uint32_t
       CHECK(cudaEventRecord(done[c], r.stream));
       CHECK(cudaStreamWaitEvent(r.side, done[c]));
       size_t off = size_t(c) * rowsPer * N * 2;
-      COMM(ts_dev::launch(r.comm, impl, off, outOff + off, size_t(rowsPer) * N * 2, r.side, 32));
+      COMM(collective(r, o, impl, off, outOff + off, size_t(rowsPer) * N * 2, r.side, 32));
     }
     CHECK(cudaEventRecord(done[0], r.side));
     CHECK(cudaStreamWaitEvent(r.stream, done[0]));
   };
-  const char *names[3] = {"cublas", "cublas+tilescope.seq", "cublas+tilescope.overlap"};
+  std::string names[3] = {
+      "cublas", o.lowered ? "cublas+tilescope.lowered.seq" : "cublas+tilescope.seq",
+      o.lowered ? "cublas+tilescope.lowered.overlap" : "cublas+tilescope.overlap"};
   for (int variant = 0; variant < 3; ++variant) {
     CHECK(cudaMemsetAsync(data + outOff, 0xff, cBytes, r.stream));
     step(variant);
@@ -375,7 +424,7 @@ void runTp(Rank &r, int rank, const Options &o, long M, long N, long K, uint32_t
       std::printf("{\"bench\":\"tp_gemm_allreduce\",\"impl\":\"%s\",\"allreduce\":\"%s\","
                   "\"ranks\":%d,\"gpu\":\"%s\",\"M\":%ld,\"N\":%ld,\"K\":%ld,\"iters\":%d,"
                   "\"time_us\":%.2f,\"tflops\":%.1f,\"sample_mismatches\":%d,\"correct\":%s}\n",
-                  names[variant], variant == 0 ? "none" : ts_dev::collectiveName(impl), n,
+                  names[variant].c_str(), variant == 0 ? "none" : ts_dev::collectiveName(impl), n,
                   r.gpu.c_str(), M, N, K, iters, us, 2.0 * M * N * K / n / us / 1e6, bad,
                   bad == 0 ? "true" : "false");
     std::fflush(stdout);

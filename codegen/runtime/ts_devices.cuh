@@ -143,6 +143,78 @@ __device__ inline uint4 sumOverRanks(const CallArgs &a, size_t i) {
   return packBf16x8(acc);
 }
 
+// --- tile collectives: what `tilescope lower` emits a devices(N) kernel's
+// device.allreduce / all_gather / reduce_scatter as (codegen/DeviceEmitter.h).
+// `dst` and `src` are byte offsets in every rank's region, `nvec` the tile's
+// 16-byte vectors (per rank, of src); the tile's vectors are split into
+// `parts` ranges, of which this CTA moves range `part`. The caller brackets
+// its tiles with blockBarrier(a, 0) and blockBarrier(a, 1).
+
+__device__ inline void partRange(size_t n, int part, int parts, size_t &begin, size_t &end) {
+  size_t per = (n + parts - 1) / parts;
+  begin = per * part < n ? per * part : n;
+  end = begin + per < n ? begin + per : n;
+}
+
+__device__ inline uint4 sumAt(const CallArgs &a, size_t src, size_t i) {
+  uint4 v[kMaxDevices];
+#pragma unroll
+  for (int p = 0; p < kMaxDevices; ++p)
+    if (p < a.ndev)
+      v[p] = __ldcg(reinterpret_cast<const uint4 *>(a.region[p] + src) + i);
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll
+  for (int p = 0; p < kMaxDevices; ++p)
+    if (p < a.ndev)
+      addBf16x8(acc, v[p]);
+  return packBf16x8(acc);
+}
+
+__device__ inline void allreduceOneShotTile(const CallArgs &a, size_t dst, size_t src, size_t nvec,
+                                            int part, int parts) {
+  size_t begin, end;
+  partRange(nvec, part, parts, begin, end);
+  uint4 *out = reinterpret_cast<uint4 *>(a.region[a.rank] + dst);
+  for (size_t i = begin + threadIdx.x; i < end; i += blockDim.x)
+    out[i] = sumAt(a, src, i);
+}
+
+__device__ inline void allreduceTwoShotTile(const CallArgs &a, size_t dst, size_t src, size_t nvec,
+                                            int part, int parts) {
+  size_t chunk = nvec / a.ndev, base = a.rank * chunk, begin, end;
+  partRange(chunk, part, parts, begin, end);
+  for (size_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    uint4 s = sumAt(a, src, base + i);
+#pragma unroll
+    for (int p = 0; p < kMaxDevices; ++p)
+      if (p < a.ndev)
+        reinterpret_cast<uint4 *>(a.region[p] + dst)[base + i] = s;
+  }
+}
+
+__device__ inline void reduceScatterTile(const CallArgs &a, size_t dst, size_t src, size_t nvec,
+                                         int part, int parts) {
+  size_t chunk = nvec / a.ndev, base = a.rank * chunk, begin, end;
+  partRange(chunk, part, parts, begin, end);
+  uint4 *out = reinterpret_cast<uint4 *>(a.region[a.rank] + dst);
+  for (size_t i = begin + threadIdx.x; i < end; i += blockDim.x)
+    out[i] = sumAt(a, src, base + i);
+}
+
+__device__ inline void allGatherTile(const CallArgs &a, size_t dst, size_t src, size_t nvec,
+                                     int part, int parts) {
+  size_t begin, end;
+  partRange(nvec, part, parts, begin, end);
+  const uint4 *in = reinterpret_cast<const uint4 *>(a.region[a.rank] + src);
+  for (size_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    uint4 v = in[i];
+#pragma unroll
+    for (int p = 0; p < kMaxDevices; ++p)
+      if (p < a.ndev)
+        reinterpret_cast<uint4 *>(a.region[p] + dst)[a.rank * nvec + i] = v;
+  }
+}
+
 // device.allreduce(X, impl = "one_shot"): every rank reads all N inputs.
 __global__ void allreduceOneShotBf16(CallArgs a) {
   blockBarrier(a, 0);
@@ -305,6 +377,18 @@ inline bool init(Communicator &comm, int rank, int ndev, size_t dataBytes, const
 
 inline char *localData(const Communicator &comm) {
   return comm.region[comm.rank] + kDataOffset;
+}
+
+// The peer table of the next collective call (a new epoch), for lowered
+// kernels' launchers.
+inline CallArgs nextCall(Communicator &comm) {
+  CallArgs a;
+  for (int p = 0; p < kMaxDevices; ++p)
+    a.region[p] = comm.region[p];
+  a.rank = comm.rank;
+  a.ndev = comm.ndev;
+  a.epoch = ++comm.epoch;
+  return a;
 }
 
 // One collective call: `bytes` per rank of bf16 (a multiple of 16 * ndev for
