@@ -272,36 +272,82 @@ std::optional<DeviceSimulation> simulateDevices(const Kernel &kernel, const ArgV
                                        n, cRows, N, c0.shape[0], c0.shape[1]));
     return std::nullopt;
   }
-  auto product = [&](const Matrix &a, const Matrix &b, int64_t i, int64_t j, double &mag) {
-    double s = 0;
+  // Every device's operands as float64 matrices, once: A[p] M x K, B[p] K x N.
+  std::vector<std::vector<double>> as(n), bs(n);
+  for (int p = 0; p < n; ++p) {
+    Matrix a = matrix(p, 0), b = matrix(p, 1);
+    as[p].resize(M * K);
+    bs[p].resize(K * N);
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t k = 0; k < K; ++k)
+        as[p][i * K + k] = a.at(i, k);
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < N; ++j)
+        bs[p][k * N + j] = b.at(k, j);
+  }
+  // Row i of A[p] B[q]: its values and the sums of the products' magnitudes.
+  std::vector<double> row(N), rowMag(N);
+  auto product = [&](int p, int q, int64_t i) {
+    std::fill(row.begin(), row.end(), 0.0);
+    std::fill(rowMag.begin(), rowMag.end(), 0.0);
     for (int64_t k = 0; k < K; ++k) {
-      double t = a.at(i, k) * b.at(k, j);
-      s += t;
-      mag += std::fabs(t);
-    }
-    return s;
-  };
-  for (int d = 0; d < n; ++d)
-    for (int64_t i = 0; i < cRows; ++i)
+      double a = as[p][i * K + k];
+      const double *b = &bs[q][k * N];
       for (int64_t j = 0; j < N; ++j) {
-        Expected e;
-        double mag = 0, parts = 0;
-        if (kind == "allgather_gemm") {
-          e.value = product(matrix(int(i / M), 0), matrix(d, 1), i % M, j, mag);
-          parts = std::fabs(e.value);
-        } else {
-          int64_t row = kind == "gemm_reduce_scatter" ? d * cRows + i : i;
-          for (int p = 0; p < n; ++p) {
-            double part = product(matrix(p, 0), matrix(p, 1), row, j, mag);
-            e.value += part;
-            parts += std::fabs(part);
-          }
-        }
-        // partial products rounded to the output dtype, their sum rounded
-        // again, and the fp32 sums of the tensor cores
-        e.tolerance = 2 * unit * (parts + std::fabs(e.value)) + std::ldexp(mag, -18);
-        check(d, i * N + j, e);
+        row[j] += a * b[j];
+        rowMag[j] += std::fabs(a * b[j]);
       }
+    }
+  };
+  std::vector<Expected> rowWant(N);
+  std::vector<double> parts(N), mags(N);
+  auto finish = [&](int d, int64_t i) {
+    for (int64_t j = 0; j < N; ++j) {
+      // partial products rounded to the output dtype, their sum rounded
+      // again, and the fp32 sums of the tensor cores
+      rowWant[j].tolerance =
+          2 * unit * (parts[j] + std::fabs(rowWant[j].value)) + std::ldexp(mags[j], -18);
+      check(d, i * N + j, rowWant[j]);
+    }
+  };
+  auto sumOverDevices = [&](int64_t r) { // the reduced row r, into rowWant
+    for (int64_t j = 0; j < N; ++j) {
+      rowWant[j].value = 0;
+      parts[j] = mags[j] = 0;
+    }
+    for (int p = 0; p < n; ++p) {
+      product(p, p, r);
+      for (int64_t j = 0; j < N; ++j) {
+        rowWant[j].value += row[j];
+        parts[j] += std::fabs(row[j]);
+        mags[j] += rowMag[j];
+      }
+    }
+  };
+  if (kind == "tp_gemm_allreduce") {
+    for (int64_t i = 0; i < M; ++i) {
+      sumOverDevices(i); // the same on every device
+      for (int d = 0; d < n; ++d)
+        finish(d, i);
+    }
+  } else if (kind == "gemm_reduce_scatter") {
+    for (int d = 0; d < n; ++d)
+      for (int64_t i = 0; i < cRows; ++i) {
+        sumOverDevices(d * cRows + i);
+        finish(d, i);
+      }
+  } else { // allgather_gemm: row i of the gathered A is row i % M of device i / M
+    for (int d = 0; d < n; ++d)
+      for (int64_t i = 0; i < cRows; ++i) {
+        product(int(i / M), d, i % M);
+        for (int64_t j = 0; j < N; ++j) {
+          rowWant[j].value = row[j];
+          parts[j] = std::fabs(row[j]);
+          mags[j] = rowMag[j];
+        }
+        finish(d, i);
+      }
+  }
   return sim;
 }
 
