@@ -124,7 +124,7 @@ std::optional<DeviceSimulation> simulateDevices(const Kernel &kernel, const ArgV
       return std::nullopt;
     programs.push_back(std::move(*p));
   }
-  std::vector<std::vector<HostTensor>> memory;
+  std::vector<std::vector<HostTensor>> &memory = sim.memory;
   for (int d = 0; d < n; ++d)
     memory.push_back(allocateTensors(programs[d]));
   auto index = [&](const std::string &name) {

@@ -39,6 +39,8 @@ struct DeviceSimulation {
   int64_t compared = 0, mismatches = 0, unwritten = 0;
   std::string firstMismatch; // "device 1: Y[3] = 2.5, reference 2.25 (tolerance ...)"
   std::vector<std::string> notes;
+  // every device's tensors after the run (device d's at [d])
+  std::vector<std::vector<HostTensor>> memory;
   // 0 ok, 1 finding, 3 unknown (no problem), 4 budget
   int exitCode() const;
   std::string verdict() const;

@@ -142,6 +142,7 @@ int runDevices(const Kernel &kernel, const ArgValues &args, uint64_t seed,
   request.json = json;
   request.options.seed = seed;
   request.options.detectRaces = deviceRaces;
+  request.dumpDir = dumpDir;
   BudgetLimits limits = budgetOptions.limits();
   if (limits.maxSteps > 0)
     request.options.maxSteps = limits.maxSteps;

@@ -2,6 +2,7 @@
 
 #include "tools/Command.h"
 #include "tools/JsonOutput.h"
+#include "tools/SimTensors.h"
 
 #include <fmt/format.h>
 #include <llvm/Support/FormatVariadic.h>
@@ -15,6 +16,15 @@ int runDeviceSimulation(const DeviceSimRequest &r, Diagnostics &diag) {
   if (!result)
     return finishInputError(diag, r.json);
   const sim::DeviceSimulation &s = *result;
+  if (!r.dumpDir.empty())
+    for (size_t d = 0; d < s.memory.size(); ++d) {
+      std::vector<std::string> notes;
+      std::string error;
+      if (!dumpNpy(s.memory[d], fmt::format("{}/dev{}", r.dumpDir, d), &notes, &error)) {
+        llvm::errs() << error << "\n";
+        return kInputError;
+      }
+    }
   const sim::RunResult &run = s.run.run;
   std::vector<std::string> findings;
   if (!run.ok())

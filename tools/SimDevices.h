@@ -17,6 +17,7 @@ struct DeviceSimRequest {
   sim::DeviceSimOptions options;
   bool json = false;
   std::string command = "sim";
+  std::string dumpDir; // every device's tensors after the run, as DIR/devD/NAME.npy
 };
 
 // Returns the exit status (0 ok, 1 finding, 2 input error, 3 unknown, 4 budget).

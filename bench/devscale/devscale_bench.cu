@@ -97,6 +97,7 @@ __global__ void checkGather(const __nv_bfloat16 *out, size_t n, uint32_t seed, i
 }
 
 struct Options {
+  std::string simDir;   // --sim-compare: the simulator's dump (devD_X.npy, devD_Y.npy)
   bool lowered = false; // time the lowered library kernels (else the runtime's own)
   int ranks = 1;
   std::vector<double> sizesMiB = {1, 2, 4, 8, 16, 32, 64, 128, 256};
@@ -127,6 +128,8 @@ bool parseArgs(int argc, char **argv, Options &o) {
       o.ranks = std::atoi(value().c_str());
     else if (a == "--lowered")
       o.lowered = true;
+    else if (a == "--sim-compare")
+      o.simDir = value();
     else if (a == "--iters")
       o.iters = std::atoi(value().c_str());
     else if (a == "--seed")
@@ -290,9 +293,11 @@ void runCollective(Rank &r, int rank, const Options &o, ts_dev::Collective c, si
   if (rank == 0)
     std::printf("{\"bench\":\"collective\",\"impl\":\"tilescope.%s%s\",\"ranks\":%d,\"gpu\":\"%s\","
                 "\"bytes_per_rank\":%zu,\"iters\":%d,\"time_us\":%.2f,\"algbw_GBps\":%.2f,"
-                "\"busbw_GBps\":%.2f,\"mismatches\":%llu,\"correct\":%s}\n",
+                "\"busbw_GBps\":%.2f,\"input_seed\":%u,\"inputs\":\"fresh per rank and size\","
+                "\"outputs_poisoned\":true,\"checked_on_every_rank\":true,\"mismatches\":%llu,"
+                "\"correct\":%s}\n",
                 o.lowered ? "lowered." : "", ts_dev::collectiveName(c), n, r.gpu.c_str(), bytes,
-                iters, us, algBytes / us / 1e3, algBytes * busFactor / us / 1e3, bad,
+                iters, us, algBytes / us / 1e3, algBytes * busFactor / us / 1e3, seed, bad,
                 bad == 0 ? "true" : "false");
   std::fflush(stdout);
   cudaEventDestroy(t0);
@@ -438,6 +443,66 @@ void runTp(Rank &r, int rank, const Options &o, long M, long N, long K, uint32_t
   cudaFree(B);
 }
 
+// The codes of a .npy array of 2-byte elements ('<u2': the simulator's bf16
+// dump); empty when the file is not one.
+std::vector<uint16_t> readNpyU16(const std::string &path) {
+  std::vector<uint16_t> out;
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return out;
+  std::vector<unsigned char> bytes;
+  unsigned char buf[65536];
+  size_t got;
+  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0)
+    bytes.insert(bytes.end(), buf, buf + got);
+  std::fclose(f);
+  if (bytes.size() < 12 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
+    return out;
+  size_t header = bytes[6] == 1 ? 10 + (bytes[8] | bytes[9] << 8)
+                                : 12 + (bytes[8] | bytes[9] << 8 | bytes[10] << 16);
+  std::string text(bytes.begin(), bytes.begin() + std::min(header, bytes.size()));
+  if (text.find("<u2") == std::string::npos || (bytes.size() - header) % 2)
+    return out;
+  out.resize((bytes.size() - header) / 2);
+  std::memcpy(out.data(), bytes.data() + header, out.size() * 2);
+  return out;
+}
+
+// Simulator = hardware: the lowered allreduces on the simulator's inputs of
+// this rank (dumped by `tilescope sim --dump`) give the simulator's output
+// bits.
+void compareWithSimulator(Rank &r, int rank, const Options &o) {
+  std::string base = o.simDir + "/dev" + std::to_string(rank) + "_";
+  std::vector<uint16_t> x = readNpyU16(base + "X.npy"), y = readNpyU16(base + "Y.npy");
+  if (x.empty() || x.size() != y.size()) {
+    std::fprintf(stderr, "rank %d: no simulator dump at %sX.npy / Y.npy\n", rank, base.c_str());
+    r.ok = false;
+    return;
+  }
+  char *data = ts_dev::localData(r.comm);
+  size_t bytes = x.size() * 2, outOff = r.comm.dataBytes / 2;
+  for (ts_dev::Collective c :
+       {ts_dev::Collective::AllreduceOneShot, ts_dev::Collective::AllreduceTwoShot}) {
+    CHECK(cudaMemcpy(data, x.data(), bytes, cudaMemcpyHostToDevice));
+    CHECK(cudaMemset(data + outOff, 0xff, bytes));
+    COMM(ts_dev::barrier(r.comm, r.stream));
+    COMM(collective(r, o, c, 0, outOff, bytes, r.stream));
+    CHECK(cudaStreamSynchronize(r.stream));
+    std::vector<uint16_t> got(x.size());
+    CHECK(cudaMemcpy(got.data(), data + outOff, bytes, cudaMemcpyDeviceToHost));
+    size_t same = 0;
+    for (size_t i = 0; i < got.size(); ++i)
+      same += got[i] == y[i];
+    if (same != got.size())
+      r.ok = false;
+    std::printf("{\"bench\":\"sim_vs_hw\",\"impl\":\"tilescope.%s%s\",\"rank\":%d,\"ranks\":%d,"
+                "\"gpu\":\"%s\",\"elements\":%zu,\"bit_identical\":%zu,\"correct\":%s}\n",
+                o.lowered ? "lowered." : "", ts_dev::collectiveName(c), rank, r.comm.ndev,
+                r.gpu.c_str(), got.size(), same, same == got.size() ? "true" : "false");
+    std::fflush(stdout);
+  }
+}
+
 int rankMain(int rank, const Options &o, const std::string &dir) {
   Rank r;
   int count = 0;
@@ -458,9 +523,12 @@ int rankMain(int rank, const Options &o, const std::string &dir) {
     half = std::max(half, size_t(t[0]) * size_t(t[1]) * 2);
   // the all-gather output is ranks times its input
   half = std::max(half, size_t(std::min(maxMiB, 64.0) * 1024 * 1024) * size_t(o.ranks));
+  half = std::max(half, size_t(1) << 20); // the simulator comparison's small case
   half = (half + 4095) / 4096 * 4096;
   COMM(ts_dev::init(r.comm, rank, o.ranks, 2 * half, dir));
   uint32_t seed = uint32_t(o.seed) * 1000;
+  if (!o.simDir.empty())
+    compareWithSimulator(r, rank, o);
   for (double mib : o.sizesMiB) {
     size_t bytes = size_t(mib * 1024 * 1024) / (16 * o.ranks) * (16 * o.ranks);
     runCollective(r, rank, o, ts_dev::Collective::AllreduceOneShot, bytes, ++seed);
@@ -483,8 +551,8 @@ int rankMain(int rank, const Options &o, const std::string &dir) {
 int main(int argc, char **argv) {
   Options o;
   if (!parseArgs(argc, argv, o)) {
-    std::fprintf(stderr, "usage: devscale_bench --ranks N [--sizes-mib 1,2,..] [--tp MxNxK,..] "
-                         "[--iters I] [--seed S]\n");
+    std::fprintf(stderr, "usage: devscale_bench --ranks N [--lowered] [--sim-compare DIR] "
+                         "[--sizes-mib 1,2,..] [--tp MxNxK,..] [--iters I] [--seed S]\n");
     return 2;
   }
   char tmpl[] = "/tmp/ts_devices.XXXXXX";

@@ -49,14 +49,14 @@ extern "C" int tilescope_launch_allreduce_one_shot_bf16(ts_dev::Communicator *co
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }
 
-// kernel allreduce_two_shot_bf16: 512 threads, the IR grid's E / 4096 tiles run persistently
+// kernel allreduce_two_shot_bf16: 512 threads, the IR grid's E / 16384 tiles run persistently
 extern "C" __global__ void __launch_bounds__(512) allreduce_two_shot_bf16(ts_dev::CallArgs ts_args, long long ts_tiles, int ts_split, size_t X_off, size_t Y_off, long long E) {
   int ts_part = blockIdx.x % ts_split;
   ts_dev::blockBarrier(ts_args, 0);
   for (long long ts_bx = blockIdx.x / ts_split; ts_bx < ts_tiles;
        ts_bx += gridDim.x / ts_split) {
-    // Y[blockIdx.x * 4096 : +4096] <- device.allreduce(X[blockIdx.x * 4096 : +4096]), two_shot
-    ts_dev::allreduceTwoShotTile(ts_args, Y_off + (size_t)((ts_bx * 4096LL)) * 2, X_off + (size_t)((ts_bx * 4096LL)) * 2, (size_t)(4096LL) / 8, ts_part, ts_split);
+    // Y[blockIdx.x * 16384 : +16384] <- device.allreduce(X[blockIdx.x * 16384 : +16384]), two_shot
+    ts_dev::allreduceTwoShotTile(ts_args, Y_off + (size_t)((ts_bx * 16384LL)) * 2, X_off + (size_t)((ts_bx * 16384LL)) * 2, (size_t)(16384LL) / 8, ts_part, ts_split);
   }
   ts_dev::blockBarrier(ts_args, 1);
 }
@@ -64,11 +64,11 @@ extern "C" __global__ void __launch_bounds__(512) allreduce_two_shot_bf16(ts_dev
 // Returns 0 when launched, 2 when the arguments break the kernel's `where` clause
 // or a tile's chunking, 1 on a CUDA error.
 extern "C" int tilescope_launch_allreduce_two_shot_bf16(ts_dev::Communicator *comm, size_t X, size_t Y, long long E, cudaStream_t stream) {
-  if (!(true && ((E % 4096LL) == 0LL) && (E > 0LL) && ((long long)comm->ndev >= 1LL) && ((long long)comm->ndev <= 8LL))) {
+  if (!(true && ((E % 16384LL) == 0LL) && (E > 0LL) && ((long long)comm->ndev >= 1LL) && ((long long)comm->ndev <= 8LL))) {
     std::fprintf(stderr, "allreduce_two_shot_bf16: the arguments break its where clause\n");
     return 2;
   }
-  long long ts_tiles = (E / 4096LL);
+  long long ts_tiles = (E / 16384LL);
   int ts_cap = comm->maxBlocks, ts_split = 1;
   if (ts_tiles < ts_cap)
     ts_split = (int)(ts_cap / (ts_tiles > 0 ? ts_tiles : 1));
@@ -81,7 +81,7 @@ extern "C" int tilescope_launch_allreduce_two_shot_bf16(ts_dev::Communicator *co
     ts_dev::CallArgs ts_args;
     ts_args.ndev = comm->ndev;
     bool ts_ok = true;
-    if (!((4096LL) % (8 * (long long)ts_args.ndev) == 0)) {
+    if (!((16384LL) % (8 * (long long)ts_args.ndev) == 0)) {
       ts_ok = false;
     }
     if (!ts_ok) {

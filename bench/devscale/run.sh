@@ -32,6 +32,12 @@ bin=/tmp/devscale_bench
   -DTS_LOWERED="\"$(basename "$lowered")\"" -o $bin "$here/devscale_bench.cu" -lcublas ||
   { echo "nvcc failed"; exit 1; }
 tp=8192x8192x8192,128x8192x8192
+echo "== correctness: every rank draws fresh inputs per size (seed, rank), poisons its outputs"
+echo "   with bf16 NaN before the checked calls, and checks every output element against the"
+echo "   bf16 rounding of the float64 sum after the first call and after the timed calls;"
+echo "   the TP GEMM output on 48 sampled elements against float64 (cuBLAS rounding tolerance)."
+echo "   sim_vs_hw: the lowered allreduces on the simulator's inputs (tilescope sim --dump,"
+echo "   files devR_X.npy / devR_Y.npy here) must give the simulator's output bits on every rank."
 status=0
 run() { # name, seconds, command...
   local name=$1 secs=$2; shift 2
@@ -40,6 +46,10 @@ run() { # name, seconds, command...
   echo "== $name: exit $rc, $((SECONDS - t0)) s"
   [ $rc -eq 0 ] || status=1
 }
+if [ "$ngpu" -ge 2 ] && [ -f "$here/dev0_X.npy" ]; then
+  run "simulator = hardware, $ngpu ranks" 60 $bin --ranks "$ngpu" --lowered --sim-compare "$here" --sizes-mib "" > "$out/sim_vs_hw.jsonl"
+  cat "$out/sim_vs_hw.jsonl"
+fi
 if [ "$ngpu" -ge 2 ]; then
   run "tilescope lowered, $ngpu ranks" 150 $bin --ranks "$ngpu" --lowered --tp $tp > "$out/tilescope.jsonl"
   run "tilescope runtime, $ngpu ranks" 120 $bin --ranks "$ngpu" --tp $tp >> "$out/tilescope.jsonl"
