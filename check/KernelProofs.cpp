@@ -69,8 +69,9 @@ const Proof kProofs[] = {
     {"barriers", "barrier", proveBarriers},
     {"races", "race", proveRaces},
     {"coverage", "write-coverage", proveCoverage},
-    {"devices", "device-protocol", proveDevices},
 };
+// Run after the others on devices(N) kernels only.
+const Proof kDeviceProof = {"devices", "device-protocol", proveDevices};
 
 // "file.tile:17:1"
 std::string locationText(Diagnostics &diag, llvm::SMLoc loc) {
@@ -129,6 +130,17 @@ KernelProofs runKernelProofs(const Kernel &original, Diagnostics &diag,
     if (!budget->expired())
       o = p.run(kernel, diag, options);
     o.budgetExceeded = budget->exceeded() != BudgetKind::None;
+    out.proofs.push_back({p.name, std::move(o)});
+  }
+  if (!kernel.launch.devices.empty()) {
+    const Proof &p = kDeviceProof;
+    ProofOutcome o;
+    if (budget)
+      budget->setStage(fmt::format("the {} proofs of kernel {} ({})", p.stage, kernel.name,
+                                   locationText(diag, kernel.loc)));
+    if (!budget || !budget->expired())
+      o = p.run(kernel, diag, options);
+    o.budgetExceeded = budget && budget->exceeded() != BudgetKind::None;
     out.proofs.push_back({p.name, std::move(o)});
   }
   if (budget && budget->exceeded() != BudgetKind::None)
