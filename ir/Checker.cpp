@@ -1,8 +1,7 @@
 #include "ir/Checker.h"
 
-#include "ir/DeviceScale.h"
-
 #include "ir/Affine.h"
+#include "ir/DeviceScale.h"
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
 #include "ir/ThreadUniformity.h"

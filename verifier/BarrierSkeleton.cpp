@@ -1,8 +1,7 @@
 #include "verifier/BarrierSkeleton.h"
 
-#include "ir/DeviceScale.h"
-
 #include "ir/ConcreteEval.h"
+#include "ir/DeviceScale.h"
 #include "ir/Printer.h"
 #include "ir/ThreadUniformity.h"
 #include "ir/Visitor.h"
