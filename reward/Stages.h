@@ -45,6 +45,7 @@ struct SimulateRequest {
   double timeoutMs = 10000;
   uint64_t maxSteps = 0;
   uint64_t maxMemoryMb = 512;
+  std::map<std::string, RewardTolerance> tolerances;
 };
 StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const SimulateRequest &request,
                           std::vector<SimulatedSize> &ran);

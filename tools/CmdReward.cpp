@@ -74,7 +74,8 @@ int usage(const std::string &message) {
 }
 
 // Reads --task: {"problem": "...", "sizes": "..." | [{"M": 128, ...}, ...],
-// "seed": N, "kernel": "..."}; anything else is refused rather than ignored.
+// "seed": N, "kernel": "...", "tolerances": {"C": {"rtol": R, "atol": A}}};
+// anything else is refused rather than ignored.
 bool readTask(RewardOptions &o, std::string &error) {
   auto buffer = llvm::MemoryBuffer::getFile(taskFile);
   if (!buffer) {
@@ -123,9 +124,28 @@ bool readTask(RewardOptions &o, std::string &error) {
         text += (text.empty() ? "" : ";") + one;
       }
       o.sizes = text;
+    } else if (key == "tolerances" && value.getAsObject()) {
+      for (const auto &[output, t] : *value.getAsObject()) {
+        const llvm::json::Object *pair = t.getAsObject();
+        RewardTolerance tolerance;
+        bool ok = pair != nullptr;
+        for (const auto &[name, v] : pair ? *pair : llvm::json::Object{}) {
+          if ((name != "rtol" && name != "atol") || !v.getAsNumber())
+            ok = false;
+          else
+            (name == "rtol" ? tolerance.rtol : tolerance.atol) = *v.getAsNumber();
+        }
+        if (!ok) {
+          error = fmt::format("{}: tolerance for '{}' must be an object such as {{\"rtol\": "
+                              "0.01, \"atol\": 1e-5}} (numbers; a missing one is 0)",
+                              taskFile.getValue(), output.str());
+          return false;
+        }
+        o.tolerances[output.str()] = tolerance;
+      }
     } else {
-      error = fmt::format("{}: unknown or mistyped task key '{}' (problem, sizes, seed, kernel; "
-                          "tolerances are not supported yet)",
+      error = fmt::format("{}: unknown or mistyped task key '{}' (problem, sizes, seed, kernel, "
+                          "tolerances)",
                           taskFile.getValue(), key.str());
       return false;
     }
