@@ -220,6 +220,8 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
     if (options.cache)
       anchors = sourceAnchors(normal, sm);
     key = fmt::format("v1|{}|{}|{}", kr.candidate, options.problem, options.sizes);
+    if (options.ptxas)
+      key += "|ptxas";
     for (const auto &[output, t] : options.tolerances) // simulate's verdict depends on them
       key += fmt::format("|{}:{}:{}", output, t.rtol, t.atol);
   }
@@ -252,6 +254,8 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
       }
       auto started = Clock::now();
       StageResult s = run(*pk.kernel, sm);
+      if (options.ptxas && s.name == "resources" && s.status == StageStatus::Pass)
+        addPtxasReport(*pk.kernel, sm, s);
       s.ms = msSince(started);
       blocked(s);
       fresh.push_back(std::move(s));

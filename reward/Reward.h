@@ -46,6 +46,7 @@ struct RewardOptions {
   uint64_t maxMemoryMb = 512;            // simulated state (tensors, CTA state)
   bool cacheDynamic = false;             // answer simulate from the cache too
   bool staticOnly = false;      // leave the simulation out: simulate is `unknown` (not checked)
+  bool ptxas = false; // resources: also lower, compile with nvcc and check ptxas's report
   RewardCache *cache = nullptr; // static stages by semantic hash; may be null
 };
 

@@ -237,8 +237,8 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
   r.reason = fmt::format("{} of {} size{} matched the reference of {}", passed, sizes->size(),
                          sizes->size() == 1 ? "" : "s", spec->text);
   for (const auto &[output, t] : req.tolerances)
-    r.reason += fmt::format("; task tolerance for {}: rtol {:g}, atol {:g}", output, t.rtol,
-                            t.atol);
+    r.reason +=
+        fmt::format("; task tolerance for {}: rtol {:g}, atol {:g}", output, t.rtol, t.atol);
   return r;
 }
 

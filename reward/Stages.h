@@ -33,6 +33,11 @@ std::string codeOfMessage(const std::string &stage, const std::string &message);
 StageResult typesStage(const Kernel &kernel, llvm::SourceMgr &sm);
 StageResult dispatchStage(const Kernel &kernel, llvm::SourceMgr &sm);
 StageResult resourcesStage(const Kernel &kernel, llvm::SourceMgr &sm);
+// --ptxas: lowers and compiles the kernel with nvcc and checks ptxas's
+// registers and spills against the launch's budget (PtxasCheck.cpp); adds
+// to the resources stage `r` (fail on spills or too many registers, unknown
+// when it cannot be made).
+void addPtxasReport(const Kernel &kernel, llvm::SourceMgr &sm, StageResult &r);
 StageResult layoutsStage(const Kernel &kernel, llvm::SourceMgr &sm);
 StageResult barriersStage(const Kernel &kernel, llvm::SourceMgr &sm);
 StageResult racesStage(const Kernel &kernel, llvm::SourceMgr &sm);
