@@ -3,6 +3,7 @@
 #include "ir/Budget.h"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <new>
 #include <string>
@@ -27,11 +28,24 @@ unsigned solverWallMs(unsigned wantedMs) {
   return unsigned(std::clamp<int64_t>(left, 1, wantedMs));
 }
 
+namespace {
+// The cap last given to setSolverMemoryLimit, in MiB (0: none).
+std::atomic<int64_t> memoryLimitMb{0};
+} // namespace
+
 void setSolverMemoryLimit(int64_t megabytes) {
-  z3::set_param("memory_max_size", std::to_string(std::max<int64_t>(megabytes, 0)).c_str());
+  memoryLimitMb = std::max<int64_t>(megabytes, 0);
+  z3::set_param("memory_max_size", std::to_string(memoryLimitMb.load()).c_str());
 }
 
 void requireSolverContext() {
+  // Creating a context to try costs milliseconds; without a cap, or well
+  // below it (a context takes 17 MB of Z3 4.8.12's count), there is nothing
+  // to try.
+  int64_t limitMb = memoryLimitMb.load();
+  if (limitMb == 0 ||
+      int64_t(Z3_get_estimated_alloc_size()) + (int64_t{24} << 20) < (limitMb << 20))
+    return;
   Z3_config config = Z3_mk_config();
   Z3_context probe = Z3_mk_context_rc(config);
   Z3_del_config(config);
