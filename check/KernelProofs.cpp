@@ -135,7 +135,9 @@ KernelProofs runKernelProofs(const Kernel &original, Diagnostics &diag,
     for (const auto &[loc, why] : o.unknown)
       if (isOutOfMemoryReason(why))
         budget->exceed(BudgetKind::Memory, "(Z3 reached its memory cap)");
-    o.budgetExceeded = budget->exceeded() != BudgetKind::None;
+    // expired() reads the clocks: a proof whose queries the budget cut short
+    // reports them undecided without having polled it itself.
+    o.budgetExceeded = budget->expired() || budget->exceeded() != BudgetKind::None;
     out.proofs.push_back({p.name, std::move(o)});
   }
   if (!kernel.launch.devices.empty()) {
