@@ -107,7 +107,7 @@ bool applyTaskKey(llvm::StringRef text, llvm::StringRef key, const json::Value &
       bool ok = pair != nullptr;
       for (const auto &[name, v] : pair ? *pair : json::Object{}) {
         auto number = v.getAsNumber();
-        if ((name != "rtol" && name != "atol") || !number || !(*number >= 0))
+        if ((name != "rtol" && name != "atol") || !number)
           ok = false;
         else
           (name == "rtol" ? tolerance.rtol : tolerance.atol) = *number;
@@ -115,8 +115,7 @@ bool applyTaskKey(llvm::StringRef text, llvm::StringRef key, const json::Value &
       if (!ok) {
         error = atKey(text, output,
                       fmt::format("tolerance for '{}' must be an object such as {{\"rtol\": "
-                                  "0.01, \"atol\": 1e-5}} (non-negative numbers; a missing one "
-                                  "is 0)",
+                                  "0.01, \"atol\": 1e-5}} (numbers; a missing one is 0)",
                                   output.str()));
         return true;
       }
