@@ -173,14 +173,16 @@ DeviceProtocolReport checkDeviceProtocol(const Kernel &kernel, Diagnostics &diag
   report.applies = true;
   Walker w(report);
   w.block(kernel.body);
-  for (auto [c, tensor] : w.gets)
-    if (w.written.count(tensor) ||
-        std::any_of(w.puts.begin(), w.puts.end(), [&](auto &p) { return p.second == tensor; }))
+  for (auto [c, tensor] : w.gets) {
+    const auto &got = tensor; // a lambda may not capture a structured binding (clang 14)
+    if (w.written.count(got) ||
+        std::any_of(w.puts.begin(), w.puts.end(), [&](auto &p) { return p.second == got; }))
       report.notProved.push_back(
           {c->loc, fmt::format("device.get of '{}', which the kernel also writes: whether the "
                                "write is ordered before the peer's read is left to `tilescope "
                                "sim --races`",
                                tensor)});
+  }
   for (auto [c, tensor] : w.puts)
     report.notProved.push_back(
         {c->loc, fmt::format("device.put into '{}' of a peer: its order against the peer's own "
