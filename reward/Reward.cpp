@@ -5,10 +5,12 @@
 
 #include "ir/Budget.h"
 #include "ir/Parser.h"
+#include "ir/Printer.h"
 #include "ir/SemanticHash.h"
 #include "ir/Suggest.h"
 #include "reward/RewardCache.h"
 #include "reward/SimSizes.h"
+#include "reward/SourceAnchors.h"
 #include "reward/Stages.h"
 #include "simulator/Problem.h"
 
@@ -49,6 +51,10 @@ const std::vector<std::string> &rewardStageNames() {
 namespace {
 using Clock = std::chrono::steady_clock;
 using namespace tilescope::reward_detail;
+
+void scoreKernel(KernelReward &kr);
+int exitCodeOf(const std::string &verdict);
+int verdictRank(const std::string &v);
 
 double msSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
@@ -213,17 +219,28 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
     return s;
   };
   std::string key;
+  SourceAnchors anchors;
   if (pk.kernel) {
-    kr.candidate = hex(semanticHash(*pk.kernel));
+    Kernel normal = semanticNormalForm(*pk.kernel);
+    kr.candidate = hex(llvm::xxHash64(print(normal)));
+    if (options.cache)
+      anchors = sourceAnchors(normal, sm);
     key = fmt::format("v1|{}|{}|{}", kr.candidate, options.problem, options.sizes);
   }
   using StageFn = StageResult (*)(const Kernel &, llvm::SourceMgr &);
   static const std::pair<const char *, StageFn> kStatic[] = {
       {"types", typesStage},     {"dispatch", dispatchStage}, {"resources", resourcesStage},
       {"layouts", layoutsStage}, {"barriers", barriersStage}, {"races", racesStage}};
+  // A cached entry is used at this candidate's lines and columns, or not at all.
+  auto fromCache = [&](const std::string &k) -> std::optional<std::vector<StageResult>> {
+    std::optional<RewardCache::Entry> e = options.cache->find(k);
+    if (e && moveToCandidate(e->stages, e->anchors, anchors, options.fileName, pk.name))
+      return std::move(e->stages);
+    return std::nullopt;
+  };
   std::optional<std::vector<StageResult>> cached;
   if (pk.kernel && blockedBy.empty() && options.cache)
-    cached = options.cache->find(key);
+    cached = fromCache(key);
   if (cached && cached->size() == std::size(kStatic)) {
     for (StageResult &s : *cached) {
       s.cached = true;
@@ -260,7 +277,7 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
     bool outOfBudget = budget.exceeded() != BudgetKind::None;
     if (pk.kernel && options.cache && !fresh.empty() && !outOfBudget &&
         fresh.front().status != StageStatus::Skipped)
-      options.cache->store(key, fresh);
+      options.cache->store(key, {fresh, anchors});
     for (StageResult &s : fresh)
       kr.stages.push_back(std::move(s));
   }
@@ -276,7 +293,7 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
   } else {
     std::optional<std::vector<StageResult>> cachedSim;
     if (options.cacheDynamic && options.cache)
-      cachedSim = options.cache->find(key + "|simulate");
+      cachedSim = fromCache(key + "|simulate");
     if (cachedSim && cachedSim->size() == 1) {
       cachedSim->front().cached = true;
       kr.stages.push_back(cachedSim->front());
@@ -287,7 +304,7 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
       StageResult s = simulateStage(*pk.kernel, sm, req, kr.simulated);
       s.ms = msSince(started);
       if (options.cache)
-        options.cache->store(key + "|simulate", {s});
+        options.cache->store(key + "|simulate", {{s}, anchors});
       kr.stages.push_back(std::move(s));
     }
     blocked(kr.stages.back());
@@ -295,6 +312,12 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
   kr.stages.push_back(pk.kernel && blockedBy.empty() ? performanceStage(*pk.kernel)
                                                      : skipped("performance"));
 
+  scoreKernel(kr);
+  return kr;
+}
+
+// The credits, score, verdict and first failure of a kernel's stages.
+void scoreKernel(KernelReward &kr) {
   double total = 0, earned = 0;
   bool failed = false, budget = false, unknown = false;
   for (StageResult &s : kr.stages) {
@@ -316,7 +339,6 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
   kr.verdict = verdict;
   kr.score = total > 0 ? earned / total : 0;
   kr.firstFailure = firstFailureOf(kr.stages);
-  return kr;
 }
 
 int exitCodeOf(const std::string &verdict) {
@@ -366,6 +388,29 @@ RewardResult reward(const std::string &source, const RewardOptions &options) {
     res.ms = msSince(started);
     return res;
   };
+  if (isPtxSource(source, options.fileName)) { // PTX from any compiler: reward/PtxReward.cpp
+    std::vector<KernelReward> kernels = ptxKernelRewards(source, options, res.diagnostics);
+    if (kernels.empty() && res.diagnostics.empty())
+      fileError("parse.no-kernel", "the file holds no kernel");
+    if (kernels.empty())
+      return finishError();
+    std::string fileHash;
+    res.verdict = "pass";
+    double scores = 0;
+    for (KernelReward &kr : kernels) {
+      scoreKernel(kr);
+      fileHash += kr.candidate;
+      scores += kr.score;
+      if (verdictRank(kr.verdict) > verdictRank(res.verdict))
+        res.verdict = kr.verdict;
+      res.kernels.push_back(std::move(kr));
+    }
+    res.candidate = hex(llvm::xxHash64(fileHash));
+    res.score = scores / double(res.kernels.size());
+    res.exitCode = exitCodeOf(res.verdict);
+    res.ms = msSince(started);
+    return res;
+  }
   if (!options.problem.empty()) {
     sim::ProblemSyntaxError syntax;
     if (!sim::parseProblem(options.problem, &syntax)) {

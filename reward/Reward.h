@@ -70,6 +70,9 @@ struct SimulatedSize {
   std::string ctas;    // "all" or "3 of 132"
   std::string outcome; // match | mismatch | unwritten | input-modified | deadlock | ...
   double ms = 0;
+  // What shared memory, registers, tensor memory and the outputs held before
+  // the run (simulator/Poison.h): nan | random | big | negbig.
+  std::string poison;
 };
 
 struct FirstFailure {

@@ -4,12 +4,16 @@
 // the result against a float64 reference, times the kernel with CUDA events
 // next to cuBLAS or Triton in the same process, and prints one JSON object.
 // Exit 0 when the result is right, 1 when it is wrong, 2 on input errors.
+// Like `lower`, it first runs the proofs of `tilescope check` (tools/LowerGate.h):
+// a kernel with findings is not built (exit 1), nor one left unknown (exit 3)
+// unless --allow-unknown is given.
 #include "codegen/CudaEmitter.h"
 #include "codegen/Toolchain.h"
 #include "ir/Checker.h"
 #include "ir/Parser.h"
 #include "tools/Command.h"
 #include "tools/InputFile.h"
+#include "tools/LowerGate.h"
 
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
@@ -39,6 +43,11 @@ cl::opt<std::string> python("python", cl::desc("Python with torch and triton"),
 cl::opt<std::string> dump("dump", cl::desc("Save inputs/outputs as .npy with this prefix"),
                           cl::init(""), cl::sub(benchCommand));
 
+cl::opt<bool> allowUnknown(
+    "allow-unknown",
+    cl::desc("Build and time a kernel that `tilescope check` leaves unknown (not proved); "
+             "without it such a kernel is refused with exit 3"),
+    cl::sub(benchCommand));
 cl::opt<std::string> harnessOpt("harness", cl::desc("The harness bench.py (default: beside the "
                                                     "binary, else the source tree's codegen/)"),
                                 cl::init(""), cl::sub(benchCommand));
@@ -62,6 +71,8 @@ int runBench() {
     return kInputError;
   const Module &module = *in.module;
   Diagnostics &diag = in.diag;
+  if (int gate = gateLowering(in, kernelName, allowUnknown, "bench"); gate != kClean)
+    return gate;
   auto lowered = codegen::lowerModule(module, diag, kernelName);
   if (!lowered)
     return kInputError;

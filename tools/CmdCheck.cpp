@@ -211,7 +211,7 @@ int runChecks() {
     if (auto id = loadInput(input, diag))
       results.push_back(checkBuffer(*id, input, diag, *sizes, true, options));
     else
-      results.push_back({input.getValue(), kInputError, {}});
+      results.push_back({input.getValue(), kInputError, {}, {}});
   } else {
     for (const std::string &name : namesNoLibraryKernelTakes(*sizes))
       diag.error(llvm::SMLoc(), fmt::format("--args gives '{}', but no kernel of the library has a "

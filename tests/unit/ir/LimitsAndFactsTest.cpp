@@ -42,6 +42,12 @@ TEST_CASE("where equalities ignore self-reference and second definitions") {
   CHECK(f == std::map<std::string, std::string>{{"M", "4"}});
 }
 
+TEST_CASE("where facts linear in one name, and bounds that meet, bind it too") {
+  auto f = printed(whereEqualities(
+      whereOf("C - 1024 == 0, 2 * D == 128, 1024 <= E, E < 1025, F >= 8, F <= 16, 3 * G == 7")));
+  CHECK(f == std::map<std::string, std::string>{{"C", "1024"}, {"D", "64"}, {"E", "1024"}});
+}
+
 TEST_CASE("checked products detect int64 overflow") {
   CHECK(checkedProduct({4, 8, 2}) == 64);
   CHECK(checkedProduct({}) == 1);
