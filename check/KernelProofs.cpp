@@ -112,7 +112,9 @@ KernelProofs runKernelProofs(const Kernel &kernel, Diagnostics &diag,
     // budget, not an unknown (verifier/SolverBudget.h).
     for (const auto &[loc, why] : o.unknown)
       noteSolverGaveUp(why);
-    o.budgetExceeded = budget->exceeded() != BudgetKind::None;
+    // expired() reads the clocks: a proof whose queries the budget cut short
+    // reports them undecided without having polled it itself.
+    o.budgetExceeded = budget->expired() || budget->exceeded() != BudgetKind::None;
     out.proofs.push_back({p.name, std::move(o)});
   }
   if (budget && budget->exceeded() != BudgetKind::None)

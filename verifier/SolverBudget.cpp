@@ -20,7 +20,7 @@ void setSolverBudget(z3::params &params, unsigned budgetMs) {
 unsigned solverBackstopMs() {
   constexpr unsigned kNone = std::numeric_limits<unsigned>::max();
   Budget *budget = activeBudget();
-  int64_t left = budget ? budget->wallRemainingMs() : -1;
+  int64_t left = budget ? budget->remainingWallMs() : -1;
   if (left < 0)
     return kNone;
   // The budget's clock may run faster than real time (TILESCOPE_SLOW_CLOCK);
