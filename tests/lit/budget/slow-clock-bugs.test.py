@@ -1,6 +1,7 @@
 """Runs `tilescope check --json` on each bug/twin file of the corpus with and
 without TILESCOPE_SLOW_CLOCK=20 and fails on any difference of exit status or
 JSON."""
+import difflib
 import os
 import pathlib
 import subprocess
@@ -28,6 +29,9 @@ for f in files:
     if runs[0] != runs[1]:
         failures += 1
         print(f"{f.name}: exit {runs[0][0]} plain, {runs[1][0]} with a 20x clock")
+        for line in difflib.unified_diff(runs[0][1].splitlines(), runs[1][1].splitlines(),
+                                         "plain", "20x", lineterm="", n=1):
+            print("  " + line)
     if runs[0][0] == 4:
         failures += 1
         print(f"{f.name}: exit 4 (budget) with a 600 s backstop")
