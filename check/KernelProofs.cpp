@@ -130,11 +130,11 @@ KernelProofs runKernelProofs(const Kernel &original, Diagnostics &diag,
     ProofOutcome o;
     if (!budget->expired())
       o = p.run(kernel, diag, options);
-    // Z3 past its memory cap (the command's --max-memory-mb) gives up like
-    // an undecided query; that is the budget, not an unknown.
+    // Z3 past its memory cap (the command's --max-memory-mb) or stopped by
+    // the wall-time backstop gives up like an undecided query; that is the
+    // budget, not an unknown (verifier/SolverBudget.h).
     for (const auto &[loc, why] : o.unknown)
-      if (isOutOfMemoryReason(why))
-        budget->exceed(BudgetKind::Memory, "(Z3 reached its memory cap)");
+      noteSolverGaveUp(why);
     // expired() reads the clocks: a proof whose queries the budget cut short
     // reports them undecided without having polled it itself.
     o.budgetExceeded = budget->expired() || budget->exceeded() != BudgetKind::None;

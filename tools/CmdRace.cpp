@@ -122,11 +122,11 @@ int runStaticRace() {
       llvm::outs() << extractBarrierSkeleton(*k).print();
     BarrierReport barriers = proveBarrierProtocols(*k, options[i]);
     RaceReport races = checkStaticRaces(*k);
-    // Z3 past its memory cap is the memory budget, not an unknown.
+    // Z3 past its memory cap or stopped by the wall-time backstop is the
+    // budget, not an unknown (verifier/SolverBudget.h).
     for (const auto *reasons : {&barriers.notProved, &races.notChecked})
       for (const auto &[loc, why] : *reasons)
-        if (isOutOfMemoryReason(why))
-          activeBudget()->exceed(BudgetKind::Memory, "(Z3 reached its memory cap)");
+        noteSolverGaveUp(why);
     unsigned found = reportBarrierProtocols(barriers, diag) + reportStaticRaces(races, diag);
     // An obligation neither proved nor checked leaves the kernel unknown.
     Verdict kernelVerdict = found ? Verdict::Finding
