@@ -5,6 +5,7 @@
 #include "racecheck/StaticRaces.h"
 #include "verifier/DeviceProtocol.h"
 #include "verifier/KernelLayouts.h"
+#include "verifier/ProofContext.h"
 #include "verifier/Resources.h"
 #include "verifier/SolverBudget.h"
 #include "verifier/WriteCoverage.h"
@@ -115,6 +116,9 @@ KernelProofs runKernelProofs(const Kernel &original, Diagnostics &diag,
     appendDeviceFacts(withFacts);
   }
   const Kernel &kernel = original.launch.devices.empty() ? original : withFacts;
+  // This kernel's queries in a Z3 context of their own: the verdict must not
+  // depend on the kernels proved before it in this process.
+  ProofContextScope context;
   KernelProofs out;
   // The command's budget (ir/Budget.h): each proof names its stage; once the
   // budget has run out the proofs left are not run, and those it cut short
