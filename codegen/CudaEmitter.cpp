@@ -846,8 +846,8 @@ void KernelEmitter::dsmemCopy(const CallStmt &c, bool load) {
     return r.extent.back() % w == 0;
   };
   bool global = local.scope == MemScope::Global;
-  int64_t width = global ? 1
-                         : std::min<int64_t>({16 / bytes, sharedRunWidth(db), sharedRunWidth(sb)});
+  int64_t width =
+      global ? 1 : std::min<int64_t>({16 / bytes, sharedRunWidth(db), sharedRunWidth(sb)});
   while (width > 1 && !(startsAligned(dst, width) && startsAligned(src, width)))
     width /= 2;
   // Element i of a region: its shared address, or for a global tensor the
@@ -862,8 +862,8 @@ void KernelEmitter::dsmemCopy(const CallStmt &c, bool load) {
     if (b.scope == MemScope::Global) {
       std::vector<Expr> at;
       for (size_t d = 0; d < r.begin.size(); ++d)
-        at.push_back(foldConstants(
-            Binary::make(BinaryOp::Add, r.begin[d], IntImm::make(offset[d]))));
+        at.push_back(
+            foldConstants(Binary::make(BinaryOp::Add, r.begin[d], IntImm::make(offset[d]))));
       return fmt::format("&{}[{}]", r.buffer, globalFlat(r.buffer, at));
     }
     std::string flat;
