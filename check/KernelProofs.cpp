@@ -5,6 +5,7 @@
 #include "racecheck/StaticRaces.h"
 #include "verifier/DeviceProtocol.h"
 #include "verifier/KernelLayouts.h"
+#include "verifier/ProofContext.h"
 #include "verifier/Resources.h"
 #include "verifier/SolverBudget.h"
 #include "verifier/WriteCoverage.h"
@@ -115,6 +116,9 @@ KernelProofs runKernelProofs(const Kernel &original, Diagnostics &diag,
     appendDeviceFacts(withFacts);
   }
   const Kernel &kernel = original.launch.devices.empty() ? original : withFacts;
+  // This kernel's queries in a Z3 context of their own: the verdict must not
+  // depend on the kernels proved before it in this process.
+  ProofContextScope context;
   KernelProofs out;
   // The command's budget (ir/Budget.h): each proof names its stage; once the
   // budget has run out the proofs left are not run, and those it cut short
@@ -130,11 +134,11 @@ KernelProofs runKernelProofs(const Kernel &original, Diagnostics &diag,
     ProofOutcome o;
     if (!budget->expired())
       o = p.run(kernel, diag, options);
-    // Z3 past its memory cap (the command's --max-memory-mb) gives up like
-    // an undecided query; that is the budget, not an unknown.
+    // Z3 past its memory cap (the command's --max-memory-mb) or stopped by
+    // the wall-time backstop gives up like an undecided query; that is the
+    // budget, not an unknown (verifier/SolverBudget.h).
     for (const auto &[loc, why] : o.unknown)
-      if (isOutOfMemoryReason(why))
-        budget->exceed(BudgetKind::Memory, "(Z3 reached its memory cap)");
+      noteSolverGaveUp(why);
     // expired() reads the clocks: a proof whose queries the budget cut short
     // reports them undecided without having polled it itself.
     o.budgetExceeded = budget->expired() || budget->exceeded() != BudgetKind::None;

@@ -705,7 +705,15 @@ KernelEmitter::RegionStart KernelEmitter::regionStart(const Expr &region) {
   const BufferInfo &b = bufs_.at(r.buffer);
   r.begin.assign(b.shape.size(), IntImm::make(0));
   r.kept.assign(b.shape.size(), true);
-  r.extent = b.constShape;
+  // Extents from the declared shape: global tensors have no constShape, and
+  // their extents may be sizes (then the region's size is not a constant).
+  r.extent.assign(b.shape.size(), 0);
+  std::vector<bool> known(b.shape.size());
+  for (size_t d = 0; d < b.shape.size(); ++d) {
+    std::optional<int64_t> e = constantValue(b.shape[d]);
+    known[d] = e.has_value();
+    r.extent[d] = e.value_or(0);
+  }
   for (const Index *c : chain) {
     size_t i = 0;
     for (size_t d = 0; d < r.kept.size() && i < c->subscripts.size(); ++d) {
@@ -718,15 +726,18 @@ KernelEmitter::RegionStart KernelEmitter::regionStart(const Expr &region) {
       if (s.kind == Subscript::Point) {
         r.kept[d] = false;
         r.extent[d] = 1;
+        known[d] = true;
       } else {
         auto e = s.kind == Subscript::Extent
                      ? constantValue(s.end)
                      : constantValue(foldConstants(Binary::make(BinaryOp::Sub, s.end, s.begin)));
-        r.constantSize = r.constantSize && e.has_value();
+        // A slice of unknown length keeps the enclosing view's extent.
+        known[d] = e.has_value();
         r.extent[d] = e.value_or(r.extent[d]);
       }
     }
   }
+  r.constantSize = std::all_of(known.begin(), known.end(), [](bool k) { return k; });
   return r;
 }
 
@@ -797,15 +808,25 @@ static bool holdsRuntimeLoop(const Block &b) {
 }
 
 // dsmem.load | store (dst, src, cta = r): each thread moves the elements of
-// its region between this CTA's shared memory and CTA r's (the same buffer
-// there, which `mapa` reaches), in chunks of up to 16 bytes where both
-// layouts keep a run contiguous and the runs provably start aligned.
+// its region between CTA r's shared memory (the same buffer there, which
+// `mapa` reaches) and a region of its own CTA's shared memory or of a global
+// tensor, in chunks of up to 16 bytes where both layouts keep a run
+// contiguous and the runs provably start aligned (one element at a time on
+// the global side).
 void KernelEmitter::dsmemCopy(const CallStmt &c, bool load) {
   const CallArg *rank = c.keyword("cta");
   RegionStart dst = regionStart(c.args.at(0).value), src = regionStart(c.args.at(1).value);
   const BufferInfo &db = bufs_.at(dst.buffer), &sb = bufs_.at(src.buffer);
-  if (db.scope != MemScope::Shared || sb.scope != MemScope::Shared) {
-    error(c.loc, fmt::format("'{}' is lowered between shared buffers only", c.callee));
+  const BufferInfo &remote = load ? sb : db, &local = load ? db : sb;
+  if (remote.scope != MemScope::Shared ||
+      (local.scope != MemScope::Shared && local.scope != MemScope::Global)) {
+    error(c.loc, fmt::format("'{}' is lowered between a peer's shared buffer and a shared buffer "
+                             "or global tensor of this CTA only",
+                             c.callee));
+    return;
+  }
+  if (db.dtype != sb.dtype) {
+    error(c.loc, fmt::format("'{}' is lowered between buffers of one dtype only", c.callee));
     return;
   }
   auto elements = [](const RegionStart &r) {
@@ -832,9 +853,13 @@ void KernelEmitter::dsmemCopy(const CallStmt &c, bool load) {
         return false;
     return r.extent.back() % w == 0;
   };
-  int64_t width = std::min<int64_t>({16 / bytes, sharedRunWidth(db), sharedRunWidth(sb)});
+  bool global = local.scope == MemScope::Global;
+  int64_t width =
+      global ? 1 : std::min<int64_t>({16 / bytes, sharedRunWidth(db), sharedRunWidth(sb)});
   while (width > 1 && !(startsAligned(dst, width) && startsAligned(src, width)))
     width /= 2;
+  // Element i of a region: its shared address, or for a global tensor the
+  // address of the element (a generic pointer).
   auto address = [&](const RegionStart &r, const BufferInfo &b, int64_t i) {
     std::vector<int64_t> offset(r.kept.size(), 0);
     for (size_t d = r.kept.size(); d-- > 0;)
@@ -842,6 +867,13 @@ void KernelEmitter::dsmemCopy(const CallStmt &c, bool load) {
         offset[d] = i % r.extent[d];
         i /= r.extent[d];
       }
+    if (b.scope == MemScope::Global) {
+      std::vector<Expr> at;
+      for (size_t d = 0; d < r.begin.size(); ++d)
+        at.push_back(
+            foldConstants(Binary::make(BinaryOp::Add, r.begin[d], IntImm::make(offset[d]))));
+      return fmt::format("&{}[{}]", r.buffer, globalFlat(r.buffer, at));
+    }
     std::string flat;
     for (size_t d = 0; d < r.begin.size(); ++d) {
       std::string at = fmt::format("({}) + {}", ex(r.begin[d]), offset[d]);
@@ -854,13 +886,19 @@ void KernelEmitter::dsmemCopy(const CallStmt &c, bool load) {
   int chunk = static_cast<int>(width) * bytes;
   for (int64_t i = 0; i < n; i += width) {
     std::string s = address(src, sb, i);
-    line(fmt::format("  const ts_chunk<{}> ts_c{} = ts_dsmem_ld<{}>({}, {});", chunk, i / width,
-                     chunk, load ? fmt::format("ts_mapa({}, ts_rank)", s) : s, load));
+    std::string value = sb.scope == MemScope::Global
+                            ? fmt::format("ts_chunk_ld<{}>({})", chunk, s)
+                            : fmt::format("ts_dsmem_ld<{}>({}, {})", chunk,
+                                          load ? fmt::format("ts_mapa({}, ts_rank)", s) : s, load);
+    line(fmt::format("  const ts_chunk<{}> ts_c{} = {};", chunk, i / width, value));
   }
   for (int64_t i = 0; i < n; i += width) {
     std::string d = address(dst, db, i);
-    line(fmt::format("  ts_dsmem_st<{}>({}, {}, ts_c{});", chunk,
-                     load ? d : fmt::format("ts_mapa({}, ts_rank)", d), !load, i / width));
+    if (db.scope == MemScope::Global)
+      line(fmt::format("  ts_chunk_st<{}>({}, ts_c{});", chunk, d, i / width));
+    else
+      line(fmt::format("  ts_dsmem_st<{}>({}, {}, ts_c{});", chunk,
+                       load ? d : fmt::format("ts_mapa({}, ts_rank)", d), !load, i / width));
   }
   line("}");
 }
@@ -1777,6 +1815,16 @@ template <int BYTES> __device__ __forceinline__ void ts_dsmem_st(uint32_t dst, b
     TS_SPACE(remote, "st", ".u8 [%0], %1;" :: "r"(dst), "h"(c.v) : "memory");
 }
 #undef TS_SPACE
+// A chunk read from or written to a generic address (the global side of a
+// DSMEM copy); a 1-byte chunk keeps its byte in the low half of its 16 bits.
+template <int BYTES> __device__ __forceinline__ ts_chunk<BYTES> ts_chunk_ld(const void *p) {
+  ts_chunk<BYTES> c{};
+  memcpy(&c, p, BYTES);
+  return c;
+}
+template <int BYTES> __device__ __forceinline__ void ts_chunk_st(void *p, const ts_chunk<BYTES> &c) {
+  memcpy(p, &c, BYTES);
+}
 __device__ __forceinline__ int ts_cluster_ctaid(int axis) {
   uint32_t v;
   if (axis == 0)

@@ -1,6 +1,8 @@
 #include "ir/Budget.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 
 #include <time.h>
 
@@ -22,11 +24,29 @@ int64_t threadCpuNs() {
   return int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
 }
 
+int64_t wallClockScale() {
+  static const int64_t scale = [] {
+    const char *text = std::getenv("TILESCOPE_SLOW_CLOCK");
+    if (!text || !*text)
+      return int64_t{1};
+    char *end = nullptr;
+    long long v = std::strtoll(text, &end, 10);
+    return *end == 0 && v >= 1 && v <= 1'000'000 ? int64_t(v) : int64_t{1};
+  }();
+  return scale;
+}
+
+int64_t wallNowNs() {
+  auto real = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  std::chrono::steady_clock::now().time_since_epoch())
+                  .count();
+  return int64_t(real) * wallClockScale();
+}
+
 void Budget::restart() {
   exceeded_ = BudgetKind::None;
   message_.clear();
-  wallDeadline_ =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(limits_.wallTimeoutMs);
+  wallDeadlineNs_ = wallNowNs() + limits_.wallTimeoutMs * 1'000'000;
   cpuStartNs_ = threadCpuNs();
 }
 
@@ -40,10 +60,7 @@ int64_t Budget::remainingCpuMs() const {
 int64_t Budget::remainingWallMs() const {
   if (limits_.wallTimeoutMs <= 0)
     return -1;
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                  wallDeadline_ - std::chrono::steady_clock::now())
-                  .count();
-  return std::max<int64_t>(int64_t(left), 0);
+  return std::max<int64_t>((wallDeadlineNs_ - wallNowNs()) / 1'000'000, 0);
 }
 
 int64_t Budget::remainingMs() const {
@@ -58,7 +75,7 @@ bool Budget::expired() {
     exceed(BudgetKind::CpuTime);
     return true;
   }
-  if (limits_.wallTimeoutMs > 0 && std::chrono::steady_clock::now() >= wallDeadline_) {
+  if (limits_.wallTimeoutMs > 0 && wallNowNs() >= wallDeadlineNs_) {
     exceed(BudgetKind::WallTime);
     return true;
   }

@@ -15,8 +15,9 @@
 // so that concurrent calls of the Python module each count their own.
 //
 // A Budget is a start time plus limits; the work it bounds polls it:
-//  - Z3 queries take the remaining time as their timeout (verifier/
-//    SolverBudget.h reads the active budget);
+//  - each Z3 query gives up on its own deterministic resource limit (Z3's
+//    rlimit); the remaining wall time is only its backstop, and a query
+//    stopped by it ends the run as `budget` (verifier/SolverBudget.h);
 //  - the exhaustive barrier check polls expired() while it explores;
 //  - the simulator counts its warp statements against maxSteps and polls the
 //    clocks every few thousand of them.
@@ -86,7 +87,7 @@ public:
 
 private:
   BudgetLimits limits_;
-  std::chrono::steady_clock::time_point wallDeadline_{};
+  int64_t wallDeadlineNs_ = 0;
   int64_t cpuStartNs_ = 0;
   BudgetKind exceeded_ = BudgetKind::None;
   std::string message_;
@@ -110,6 +111,16 @@ private:
 
 // Processor time of the calling thread, in nanoseconds.
 int64_t threadCpuNs();
+
+// How many times faster than real time the wall clock of the budgets runs:
+// the environment variable TILESCOPE_SLOW_CLOCK (a whole number, 1 when unset
+// or invalid), read once. A test sets it to emulate a loaded machine (every
+// wall-time span looks that many times longer) and expects the same verdicts:
+// no decision but the wall-time backstop may read the wall clock.
+int64_t wallClockScale();
+
+// The wall clock of the budgets (steady, scaled by wallClockScale()), in ns.
+int64_t wallNowNs();
 
 // The option that raises each budget, for messages: "--timeout-ms".
 const char *budgetOption(BudgetKind kind);

@@ -1361,7 +1361,8 @@ private:
     Side sideB{eb, b, t2, itersB, boundB, builtinsB, rankOf(rankB), builtinsAtB};
     std::vector<z3::expr> escapes = orderingEscapes(sideA, sideB, ord, mode);
     auto gaveUp = [&] {
-      report_.notChecked.push_back({ea.loc, fmt::format("race on {}: Z3 gave up", a.buffer)});
+      report_.notChecked.push_back(
+          {ea.loc, fmt::format("race on {}: Z3 gave up ({})", a.buffer, s.reason_unknown())});
       return z3::unknown;
     };
     if (r == z3::unknown) {
@@ -1485,12 +1486,10 @@ private:
     return s.check(assumptions);
   }
   // The first question of solvePair: a budget of kFirstQueryBudgetMs in Z3's
-  // units and, since its answer only saves work, the same in wall time
-  // (whichever ends it, the full query decides the same way).
+  // units (if it gives up, the full query decides).
   z3::check_result checkFirst(z3::solver &s, const z3::expr_vector &assumptions) {
     z3::params p(ctx_);
     setSolverBudget(p, kFirstQueryBudgetMs);
-    p.set("timeout", solverWallMs(kFirstQueryBudgetMs));
     s.set(p);
     return s.check(assumptions);
   }

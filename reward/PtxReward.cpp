@@ -12,6 +12,7 @@
 #include "ptx/Parser.h"
 #include "reward/Stages.h"
 #include "verifier/BarrierProofs.h"
+#include "verifier/ProofContext.h"
 
 #include <fmt/format.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -58,6 +59,8 @@ StageResult resources(const ptx::KernelSummary &s, const ptx::Function &f) {
 
 StageResult barriers(const ptx::Module &m, const ptx::Function &f, llvm::SourceMgr &sm) {
   ptx::Lifted lifted = ptx::liftSynchronisation(m, f, {});
+  // This candidate's queries in a Z3 context of their own (verifier/ProofContext.h).
+  ProofContextScope context;
   BarrierReport report = proveBarrierProtocols(lifted.skeleton);
   StageResult r;
   r.name = "barriers";

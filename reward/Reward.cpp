@@ -13,6 +13,7 @@
 #include "reward/SourceAnchors.h"
 #include "reward/Stages.h"
 #include "simulator/Problem.h"
+#include "verifier/ProofContext.h"
 
 #include <llvm/Support/xxhash.h>
 
@@ -261,6 +262,9 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
     std::optional<ActiveBudget> active;
     if (options.staticTimeoutMs > 0)
       active.emplace(budget);
+    // This candidate's queries in a Z3 context of their own: its reward must
+    // not depend on the candidates before it (verifier/ProofContext.h).
+    ProofContextScope context;
     for (const auto &[name, run] : kStatic) {
       if (!blockedBy.empty()) {
         fresh.push_back(skipped(name));

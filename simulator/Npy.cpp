@@ -4,6 +4,7 @@
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
@@ -12,7 +13,27 @@ namespace tilescope::npy {
 char NpyError::ID = 0;
 
 void NpyError::log(llvm::raw_ostream &os) const {
-  os << "byte " << offset_ << ": " << message_;
+  os << describeAt(at_, message_);
+}
+
+std::string describeAt(const Position &at, const std::string &message) {
+  if (at.line == 0)
+    return message;
+  return std::to_string(at.line) + ":" + std::to_string(at.column) + ": " + message + " (byte " +
+         std::to_string(at.offset) + ")";
+}
+
+Position positionOf(llvm::ArrayRef<uint8_t> bytes, uint64_t offset) {
+  Position at;
+  at.offset = offset;
+  uint64_t lineStart = 0;
+  for (uint64_t i = 0; i < offset && i < bytes.size(); ++i)
+    if (bytes[i] == '\n') {
+      ++at.line;
+      lineStart = i + 1;
+    }
+  at.column = offset - lineStart + 1;
+  return at;
 }
 std::error_code NpyError::convertToErrorCode() const {
   return llvm::inconvertibleErrorCode();
@@ -31,8 +52,11 @@ constexpr TypeInfo kTypes[] = {
     {ElementType::U8, "|u1", 1},  {ElementType::I32, "<i4", 4}, {ElementType::U32, "<u4", 4},
 };
 
+// An error at byte `offset`; parse() adds its line and column.
 llvm::Error fail(uint64_t offset, const llvm::Twine &message) {
-  return llvm::make_error<NpyError>(offset, message.str());
+  Position at;
+  at.offset = offset;
+  return llvm::make_error<NpyError>(at, message.str());
 }
 
 // A reader of the header's Python dict literal, e.g.
@@ -41,7 +65,9 @@ class HeaderParser {
 public:
   HeaderParser(std::string_view text, uint64_t base) : text_(text), base_(base) {}
 
-  llvm::Error parse(std::string &descr, bool &fortran, std::vector<int64_t> &shape) {
+  // Reads the dict; descrAt and shapeAt get the byte offsets of those values.
+  llvm::Error parse(std::string &descr, bool &fortran, std::vector<int64_t> &shape,
+                    uint64_t &descrAt, uint64_t &shapeAt) {
     bool seenDescr = false, seenFortran = false, seenShape = false;
     skipSpace();
     if (!eat('{'))
@@ -67,6 +93,10 @@ public:
       if (*seen)
         return fail(base_ + keyAt, "the header key '" + key + "' appears twice");
       *seen = true;
+      if (key == "descr")
+        descrAt = base_ + pos_;
+      else if (key == "shape")
+        shapeAt = base_ + pos_;
       llvm::Error err = key == "descr"           ? string(descr)
                         : key == "fortran_order" ? boolean(fortran)
                                                  : tuple(shape);
@@ -198,7 +228,25 @@ uint32_t Array::bitsAt(size_t i) const {
   return readLe(data.data() + i * bytes, bytes);
 }
 
-llvm::Expected<Array> parse(llvm::ArrayRef<uint8_t> bytes) {
+Position Array::elementAt(size_t i) const {
+  uint64_t k = std::min<uint64_t>(uint64_t(i) * uint64_t(elementBytes(type)), data.size());
+  Position at = dataAt;
+  at.offset += k;
+  uint64_t lineStart = 0;
+  bool newLine = false;
+  for (uint64_t b = 0; b < k; ++b)
+    if (data[b] == '\n') {
+      ++at.line;
+      lineStart = b + 1;
+      newLine = true;
+    }
+  at.column = newLine ? k - lineStart + 1 : dataAt.column + k;
+  return at;
+}
+
+namespace {
+
+llvm::Expected<Array> parseBytes(llvm::ArrayRef<uint8_t> bytes) {
   for (size_t i = 0; i < sizeof(kMagic); ++i) {
     if (i >= bytes.size())
       return fail(bytes.size(), "the file ends inside the magic string (not a .npy file)");
@@ -233,7 +281,9 @@ llvm::Expected<Array> parse(llvm::ArrayRef<uint8_t> bytes) {
   std::string descrText;
   bool fortran = false;
   Array array;
-  if (auto err = HeaderParser(header, headerStart).parse(descrText, fortran, array.shape))
+  uint64_t descrAt = headerStart, shapeAt = headerStart;
+  if (auto err = HeaderParser(header, headerStart)
+                     .parse(descrText, fortran, array.shape, descrAt, shapeAt))
     return err;
   const TypeInfo *type = nullptr;
   std::string_view d = descrText;
@@ -246,7 +296,7 @@ llvm::Expected<Array> parse(llvm::ArrayRef<uint8_t> bytes) {
     std::string why = !descrText.empty() && descrText[0] == '>'
                           ? "big-endian data is not supported"
                           : "supported: <f4 <f2 <u2 |u1 <i4 <u4";
-    return fail(headerStart, "unsupported dtype '" + descrText + "' (" + why + ")");
+    return fail(descrAt, "unsupported dtype '" + descrText + "' (" + why + ")");
   }
   if (fortran)
     return fail(headerStart, "Fortran-ordered arrays are not supported (save in C order)");
@@ -255,7 +305,7 @@ llvm::Expected<Array> parse(llvm::ArrayRef<uint8_t> bytes) {
   uint64_t count = 1;
   for (int64_t dim : array.shape) {
     if (dim != 0 && count > (uint64_t(1) << 40) / uint64_t(dim))
-      return fail(headerStart, "the shape has too many elements");
+      return fail(shapeAt, "the shape has too many elements");
     count *= uint64_t(dim);
   }
   const uint64_t dataStart = headerStart + headerLength;
@@ -269,14 +319,37 @@ llvm::Expected<Array> parse(llvm::ArrayRef<uint8_t> bytes) {
     return fail(dataStart + want,
                 llvm::Twine(have - want) + " bytes after the last element of the array");
   array.data.assign(bytes.begin() + dataStart, bytes.end());
+  array.descrAt = positionOf(bytes, descrAt);
+  array.shapeAt = positionOf(bytes, shapeAt);
+  array.dataAt = positionOf(bytes, dataStart);
   return array;
+}
+
+} // namespace
+
+llvm::Expected<Array> parse(llvm::ArrayRef<uint8_t> bytes) {
+  llvm::Expected<Array> array = parseBytes(bytes);
+  if (array)
+    return array;
+  // Place the error: its line and column in these bytes.
+  Position at;
+  std::string message;
+  llvm::handleAllErrors(array.takeError(), [&](const NpyError &e) {
+    at = positionOf(bytes, e.offset());
+    message = e.what();
+  });
+  return llvm::make_error<NpyError>(at, std::move(message));
 }
 
 llvm::Expected<Array> readFile(const std::string &path) {
   auto buffer =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return fail(0, "cannot read the file: " + buffer.getError().message());
+  if (!buffer) {
+    Position nowhere;
+    nowhere.line = 0;
+    return llvm::make_error<NpyError>(nowhere,
+                                      "cannot read the file: " + buffer.getError().message());
+  }
   const auto *start = reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart());
   return parse(llvm::ArrayRef<uint8_t>(start, (*buffer)->getBufferSize()));
 }

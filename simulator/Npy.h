@@ -4,8 +4,13 @@
 // '|u1' (fp8/fp6/fp4 codes), '<i4' and '<u4' (f32 bits).
 //
 // Reading validates everything (magic, version, header length, the header
-// dict, shape, data length) and reports the byte offset of the first problem;
-// it never throws or aborts on bad input. Depends on LLVM Support only.
+// dict, shape, data length) and reports where the first problem is; it never
+// throws or aborts on bad input. A place in the file is given as a line and
+// column, as for every other input of tilescope (`file:line:col: error:`):
+// lines are counted at newline bytes, so the header (one line of ASCII text
+// after the 10 or 12 bytes of magic, version and length) is line 1 in every
+// well-formed file, and the byte offset is kept for binary places (the data).
+// Depends on LLVM Support only.
 #pragma once
 
 #include <llvm/ADT/ArrayRef.h>
@@ -23,31 +28,54 @@ enum class ElementType : uint8_t { F32, F16, U16, U8, I32, U32 };
 std::string_view descr(ElementType t); // "<f4", ...
 int elementBytes(ElementType t);
 
+// A place in a file: its byte offset and, counted at newline bytes, its line
+// and column (both from 1). Line 0: no place (the file could not be read).
+struct Position {
+  uint64_t offset = 0;
+  uint64_t line = 1;
+  uint64_t column = 1;
+};
+
+// Where byte `offset` of `bytes` is (an offset at or past the end is placed
+// after the last byte).
+Position positionOf(llvm::ArrayRef<uint8_t> bytes, uint64_t offset);
+
 struct Array {
   ElementType type = ElementType::F32;
   std::vector<int64_t> shape;
   std::vector<uint8_t> data; // little-endian elements, C order
+  // Where the header's 'descr' and 'shape' values and the data start in the
+  // file the array was read from (serialize() ignores them).
+  Position descrAt, shapeAt, dataAt;
 
   int64_t elementCount() const;
   // Element i widened to 32 bits (raw bits for F32/F16/U16/U8/U32; I32 as
   // two's complement).
   uint32_t bitsAt(size_t i) const;
+  // Where element i starts in the file (from dataAt and the data's bytes).
+  Position elementAt(size_t i) const;
 };
 
-// The problem with a file's bytes: what is wrong and where (byte offset).
+// The problem with a file's bytes: what is wrong and where. Its message()
+// is "LINE:COL: what (byte N)", or "what" for a file that cannot be read.
 class NpyError : public llvm::ErrorInfo<NpyError> {
 public:
   static char ID;
-  NpyError(uint64_t offset, std::string message) : offset_(offset), message_(std::move(message)) {}
-  uint64_t offset() const { return offset_; }
+  NpyError(Position at, std::string message) : at_(at), message_(std::move(message)) {}
+  uint64_t offset() const { return at_.offset; }
+  const Position &position() const { return at_; }
   const std::string &what() const { return message_; }
   void log(llvm::raw_ostream &os) const override;
   std::error_code convertToErrorCode() const override;
 
 private:
-  uint64_t offset_;
+  Position at_;
   std::string message_;
 };
+
+// "LINE:COL: message (byte N)", the tail of a `file:line:col: error:` line
+// (`message` alone where `at` is no place).
+std::string describeAt(const Position &at, const std::string &message);
 
 llvm::Expected<Array> parse(llvm::ArrayRef<uint8_t> bytes);
 // Reads and parses a file; a file that cannot be read gives an NpyError at offset 0.

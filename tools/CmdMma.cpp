@@ -52,8 +52,13 @@ int usageError(const llvm::Twine &message) {
   return kInputError;
 }
 
-int fileError(llvm::StringRef path, const llvm::Twine &message) {
-  llvm::errs() << path << ": error: " << message << "\n";
+// An error at a place in an operand file: "PATH:LINE:COL: error: ... (byte N)".
+int fileError(llvm::StringRef path, const npy::Position &at, const std::string &message) {
+  if (at.line == 0)
+    llvm::errs() << path << ": error: " << message << "\n";
+  else
+    llvm::errs() << path << ":" << at.line << ":" << at.column << ": error: " << message
+                 << " (byte " << at.offset << ")\n";
   return kInputError;
 }
 
@@ -93,15 +98,15 @@ bool readOperand(const std::string &path, const char *what, Dtype type, int64_t 
                  std::vector<uint32_t> &codes) {
   auto parsed = npy::readFile(path);
   if (!parsed) {
-    llvm::handleAllErrors(parsed.takeError(), [&](const npy::NpyError &e) {
-      fileError(path, "byte " + llvm::Twine(e.offset()) + ": " + e.what());
-    });
+    llvm::handleAllErrors(parsed.takeError(),
+                          [&](const npy::NpyError &e) { fileError(path, e.position(), e.what()); });
     return false;
   }
   const npy::Array &array = *parsed;
   if (array.shape != std::vector<int64_t>{rows, cols}) {
-    fileError(path, llvm::Twine("shape ") + shapeText(array.shape) + ", but " + instName +
-                        " takes " + what + " as " + shapeText({rows, cols}));
+    fileError(path, array.shapeAt,
+              "shape " + shapeText(array.shape) + ", but " + instName.getValue() + " takes " +
+                  what + " as " + shapeText({rows, cols}));
     return false;
   }
   const numerics::FloatFormat &format = *numerics::floatFormat(type);
@@ -120,8 +125,9 @@ bool readOperand(const std::string &path, const char *what, Dtype type, int64_t 
       if (isF32) {
         codes[i] = bits;
       } else if (!numerics::isRepresentable(value, format)) {
-        fileError(path, at(i) + " = " + exact(value) + " is not exactly representable in " +
-                            typeName + " (pass values that are, or raw " + typeName + " codes)");
+        fileError(path, array.elementAt(i),
+                  at(i) + " = " + exact(value) + " is not exactly representable in " + typeName +
+                      " (pass values that are, or raw " + typeName + " codes)");
         return false;
       } else {
         codes[i] = numerics::encode(value, format);
@@ -149,8 +155,9 @@ bool readOperand(const std::string &path, const char *what, Dtype type, int64_t 
     case npy::ElementType::U8:
       if (codeBits <= 8) {
         if (codeBits < 8 && bits >> codeBits) {
-          fileError(path, at(i) + " = " + std::to_string(bits) + " is not a " + typeName +
-                              " code (" + std::to_string(codeBits) + " bits)");
+          fileError(path, array.elementAt(i),
+                    at(i) + " = " + std::to_string(bits) + " is not a " + typeName + " code (" +
+                        std::to_string(codeBits) + " bits)");
           return false;
         }
         codes[i] = bits;
@@ -166,8 +173,9 @@ bool readOperand(const std::string &path, const char *what, Dtype type, int64_t 
                                                   " or '<f4' exact values"
                            : codeBits <= 8 ? "'|u1' raw codes or '<f4' exact values"
                                            : "'<f4' exact values";
-    fileError(path, "dtype '" + std::string(npy::descr(array.type)) + "' cannot hold " + typeName +
-                        " operands (use " + accepted + ")");
+    fileError(path, array.descrAt,
+              "dtype '" + std::string(npy::descr(array.type)) + "' cannot hold " + typeName +
+                  " operands (use " + accepted + ")");
     return false;
   }
   return true;

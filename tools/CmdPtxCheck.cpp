@@ -11,6 +11,7 @@
 #include "tools/Command.h"
 #include "tools/PtxCommands.h"
 #include "verifier/BarrierProofs.h"
+#include "verifier/ProofContext.h"
 
 #include <fmt/format.h>
 #include <llvm/Support/FormatVariadic.h>
@@ -39,6 +40,8 @@ int runPtxCheck(PtxInput &in, const std::map<std::string, int64_t> &boxes,
     opt.assumptions = assumptions;
     ptx::Lifted lifted = ptx::liftSynchronisation(*in.module, *f, opt);
     Diagnostics diag(in.sourceMgr, !json);
+    // Each kernel's queries in a Z3 context of their own (verifier/ProofContext.h).
+    ProofContextScope context;
     BarrierReport report = proveBarrierProtocols(lifted.skeleton);
     std::vector<std::string> unknown;
     unsigned findings = 0;

@@ -29,6 +29,7 @@
 #include "tools/ProblemSizes.h"
 #include "verifier/BarrierProofs.h"
 #include "verifier/BarrierSkeleton.h"
+#include "verifier/ProofContext.h"
 #include "verifier/SolverBudget.h"
 
 #include <llvm/Support/FormatVariadic.h>
@@ -120,13 +121,15 @@ int runStaticRace() {
     activeBudget()->setStage(fmt::format("the static checks of kernel {}", k->name));
     if (skeleton && !json)
       llvm::outs() << extractBarrierSkeleton(*k).print();
+    // Each kernel's queries in a Z3 context of their own (verifier/ProofContext.h).
+    ProofContextScope context;
     BarrierReport barriers = proveBarrierProtocols(*k, options[i]);
     RaceReport races = checkStaticRaces(*k);
-    // Z3 past its memory cap is the memory budget, not an unknown.
+    // Z3 past its memory cap or stopped by the wall-time backstop is the
+    // budget, not an unknown (verifier/SolverBudget.h).
     for (const auto *reasons : {&barriers.notProved, &races.notChecked})
       for (const auto &[loc, why] : *reasons)
-        if (isOutOfMemoryReason(why))
-          activeBudget()->exceed(BudgetKind::Memory, "(Z3 reached its memory cap)");
+        noteSolverGaveUp(why);
     unsigned found = reportBarrierProtocols(barriers, diag) + reportStaticRaces(races, diag);
     // An obligation neither proved nor checked leaves the kernel unknown.
     Verdict kernelVerdict = found ? Verdict::Finding

@@ -83,17 +83,25 @@ BudgetOptions budgetOptions(simCommand, /*withSteps=*/true);
 // An input error outside the kernel's source: a command-line option
 // ("tilescope sim: error: ...") or a file it names ("FILE: error: ..."); with
 // --json, a diagnostic object (with "file" where there is one). Exit 2.
-int inputError(const std::string &file, const std::string &message) {
+int inputError(const std::string &file, const std::string &message, int64_t line = 0,
+               int64_t column = 0) {
   if (json) {
     llvm::json::Object d{{"severity", "error"}, {"message", message}};
     if (!file.empty())
       d["file"] = file;
+    if (line > 0) {
+      d["line"] = line;
+      d["column"] = column;
+    }
     llvm::json::Object out{{"ok", false},
                            {"status", static_cast<int64_t>(kInputError)},
                            {"diagnostics", llvm::json::Array{std::move(d)}}};
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
   } else {
-    llvm::errs() << (file.empty() ? "tilescope sim" : file) << ": error: " << message << "\n";
+    std::string at = file.empty() ? std::string("tilescope sim")
+                     : line > 0   ? fmt::format("{}:{}:{}", file, line, column)
+                                  : file;
+    llvm::errs() << at << ": error: " << message << "\n";
   }
   return kInputError;
 }
@@ -102,10 +110,20 @@ int usage(const std::string &message) {
   return inputError("", message);
 }
 
-// `error` as "FILE: message" (SimTensors.h) reported at FILE.
+// `error` as "FILE: message" or "FILE:LINE:COL: message" (SimTensors.h)
+// reported at FILE (and LINE:COL).
 int fileError(const std::string &error) {
   size_t colon = error.find(": ");
-  return inputError(error.substr(0, colon), error.substr(colon + 2));
+  std::string file = error.substr(0, colon), message = error.substr(colon + 2);
+  // A trailing ":LINE:COL" of the file part is the place in it.
+  llvm::StringRef rest(file);
+  auto [head, columnText] = rest.rsplit(':');
+  auto [path, lineText] = head.rsplit(':');
+  int64_t line = 0, column = 0;
+  if (!columnText.getAsInteger(10, column) && !lineText.getAsInteger(10, line) && line > 0 &&
+      column > 0 && !path.empty())
+    return inputError(path.str(), message, line, column);
+  return inputError(file, message);
 }
 
 std::optional<ArgValues> parseArgs(std::string *error) {

@@ -53,15 +53,19 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 bool loadNpy(HostTensor &t, const std::string &path, std::string *error) {
   auto array = npy::readFile(path);
   if (!array) {
-    std::string message;
-    llvm::handleAllErrors(array.takeError(),
-                          [&](const llvm::ErrorInfoBase &e) { message = e.message(); });
-    *error = fmt::format("{}: {}", path, message);
+    llvm::handleAllErrors(array.takeError(), [&](const npy::NpyError &e) {
+      *error = e.position().line == 0
+                   ? fmt::format("{}: {}", path, e.what())
+                   : fmt::format("{}:{}", path, npy::describeAt(e.position(), e.what()));
+    });
     return false;
   }
   if (array->shape != t.shape) {
-    *error = fmt::format("{}: shape {} does not match tensor '{}' of shape {}", path,
-                         shapeText(array->shape), t.name, shapeText(t.shape));
+    *error = fmt::format(
+        "{}:{}", path,
+        npy::describeAt(array->shapeAt,
+                        fmt::format("shape {} does not match tensor '{}' of shape {}",
+                                    shapeText(array->shape), t.name, shapeText(t.shape))));
     return false;
   }
   auto want = npyTypeOf(t.dtype);
@@ -71,8 +75,13 @@ bool loadNpy(HostTensor &t, const std::string &path, std::string *error) {
                            : *want == npy::ElementType::F32 || !isFloat(t.dtype)
                                ? fmt::format("give '{}'", npy::descr(*want))
                                : fmt::format("give '{}' codes or '<f4' values", npy::descr(*want));
-    *error = fmt::format("{}: element type '{}' does not hold the {} values of tensor '{}' ({})",
-                         path, npy::descr(array->type), dtypeName(t.dtype), t.name, accepted);
+    *error = fmt::format(
+        "{}:{}", path,
+        npy::describeAt(array->descrAt,
+                        fmt::format("element type '{}' does not hold the {} values of tensor "
+                                    "'{}' ({})",
+                                    npy::descr(array->type), dtypeName(t.dtype), t.name,
+                                    accepted)));
     return false;
   }
   int codeBits = dtypeBits(t.dtype);
@@ -83,14 +92,20 @@ bool loadNpy(HostTensor &t, const std::string &path, std::string *error) {
       std::memcpy(&v, &bits, 4);
       uint64_t code = sim::encodeFloat(t.dtype, v);
       if (sim::decodeFloat(t.dtype, code) != v && !std::isnan(v)) {
-        *error = fmt::format("{}: element {} ({:.9g}) is not representable in {}", path, i, v,
-                             dtypeName(t.dtype));
+        *error = fmt::format(
+            "{}:{}", path,
+            npy::describeAt(array->elementAt(size_t(i)), fmt::format("element {} ({:.9g}) is not "
+                                                                     "representable in {}",
+                                                                     i, v, dtypeName(t.dtype))));
         return false;
       }
       bits = static_cast<uint32_t>(code);
     } else if (codeBits < 8 && (bits >> codeBits) != 0) {
-      *error = fmt::format("{}: element {} (code {:#x}) is not a {}-bit {} code", path, i, bits,
-                           codeBits, dtypeName(t.dtype));
+      *error = fmt::format("{}:{}", path,
+                           npy::describeAt(array->elementAt(size_t(i)),
+                                           fmt::format("element {} (code {:#x}) is not a {}-bit "
+                                                       "{} code",
+                                                       i, bits, codeBits, dtypeName(t.dtype))));
       return false;
     }
     t.setBits(i, bits);

@@ -22,7 +22,9 @@ std::optional<npy::ElementType> npyTypeOf(Dtype d);
 
 // Replaces `t`'s values with the array in `path`: its codes in the .npy type
 // of `t`'s dtype, or f32 values that the dtype represents exactly. The shape
-// must be `t`'s. False with `error` set ("PATH: ...") otherwise.
+// must be `t`'s. False with `error` set otherwise: "PATH:LINE:COL: ... (byte
+// N)" (npy::describeAt; where in the file), or "PATH: ..." when the file
+// cannot be read.
 bool loadNpy(sim::HostTensor &t, const std::string &path, std::string *error);
 
 // Writes every tensor as DIR/NAME.npy (creating DIR); a tensor whose dtype has

@@ -293,9 +293,19 @@ std::optional<SizeAssignment> smallestTwoRoundSizes(const BarrierSkeleton &sk, s
       sum = sum + enc.symbols().at(s);
     opt.minimize(sum);
     z3::params p(ctx);
-    p.set("timeout", solverWallMs(2000u));
+    // Z3 4.8.12's optimizer ignores rlimit (tried 2026-11-25: a non-linear
+    // minimization ran on past 10^5 units), so only the command's wall-time
+    // backstop bounds it, and its expiry is the budget (noteSolverGaveUp).
+    // A per-query wall-clock timeout here made the fallback's sizes, and so
+    // the verdict, depend on the machine's load.
+    p.set("timeout", solverBackstopMs());
     opt.set(p);
-    if (opt.check() != z3::sat) {
+    z3::check_result chosen = opt.check();
+    if (chosen == z3::unknown) {
+      why = fmt::format("Z3 gave up choosing sizes ({})", Z3_optimize_get_reason_unknown(ctx, opt));
+      return std::nullopt;
+    }
+    if (chosen != z3::sat) {
       why = fixed.empty() ? std::string("Z3 found no size the where clause admits")
                           : fmt::format("Z3 found no sizes with {} that the where clause admits",
                                         describeSizes(fixed));

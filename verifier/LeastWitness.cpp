@@ -37,7 +37,7 @@ z3::model minimizeWitness(z3::solver &solver, z3::expr_vector &assumptions,
     if (budget->expired())
       return false;
     z3::params p(solver.ctx());
-    p.set("timeout", solverWallMs(std::numeric_limits<unsigned>::max()));
+    p.set("timeout", solverBackstopMs());
     solver.set(p);
     return true;
   };

@@ -13,25 +13,42 @@ namespace tilescope {
 void setSolverBudget(z3::params &params, unsigned budgetMs) {
   constexpr unsigned kMax = std::numeric_limits<unsigned>::max();
   unsigned units = budgetMs > kMax / kZ3UnitsPerMs ? kMax : budgetMs * kZ3UnitsPerMs;
-  unsigned wallMs = budgetMs > kMax / 10 ? kMax : budgetMs * 10;
   params.set("rlimit", std::max(units, 1u));
-  params.set("timeout", solverWallMs(wallMs));
+  params.set("timeout", solverBackstopMs());
 }
 
-unsigned solverWallMs(unsigned wantedMs) {
+unsigned solverBackstopMs() {
+  constexpr unsigned kNone = std::numeric_limits<unsigned>::max();
   Budget *budget = activeBudget();
-  if (!budget)
-    return wantedMs;
-  // The processor time left bounds a query's work, not its wall time: on a
-  // loaded machine a query takes several times its processor time in wall
-  // time (docs/robustness.md), so it may run ten times the processor time
-  // left, within the wall time left. (Cutting it at the processor time left
-  // made the grouped GEMM's race on C undecided under load.)
-  int64_t cpu = budget->remainingCpuMs(), wall = budget->remainingWallMs();
-  int64_t left = cpu < 0 ? wall : wall < 0 ? cpu * 10 : std::min(cpu * 10, wall);
+  int64_t left = budget ? budget->remainingWallMs() : -1;
   if (left < 0)
-    return wantedMs;
-  return unsigned(std::clamp<int64_t>(left, 1, wantedMs));
+    return kNone;
+  // The budget's clock may run faster than real time (TILESCOPE_SLOW_CLOCK);
+  // Z3 reads the real one.
+  return unsigned(std::clamp<int64_t>(left / wallClockScale(), 1, kNone - 1));
+}
+
+bool isDeadlineReason(std::string_view reason) {
+  for (std::string_view said : {"timeout", "canceled"})
+    if (reason.find(said) != std::string_view::npos)
+      return true;
+  return false;
+}
+
+bool noteSolverGaveUp(std::string_view reason) {
+  Budget *budget = activeBudget();
+  if (isOutOfMemoryReason(reason)) {
+    if (budget)
+      budget->exceed(BudgetKind::Memory, "(Z3 reached its memory cap)");
+    return true;
+  }
+  if (!isDeadlineReason(reason))
+    return false;
+  // The timeout is the wall time left, so the budget has run out (to the
+  // millisecond Z3 rounds to).
+  if (budget && !budget->expired())
+    budget->exceed(BudgetKind::WallTime, "(a Z3 query reached the deadline)");
+  return true;
 }
 
 namespace {

@@ -1,17 +1,17 @@
 // How much work one Z3 query may do before the verifier calls it undecided.
 //
-// A wall-clock timeout alone makes answers depend on the machine's load: a
-// query that takes 0.5 s of CPU on an idle core ran past a 10 s timeout while
-// other builds shared the two cores, and a proof turned "undecided". Z3's
-// resource limit counts solver work instead, so the same query gets the same
-// answer everywhere. The limit is derived from the caller's millisecond
-// budget at the rate measured on the development machine (about 10^6 units
-// per CPU second, see docs/verifier.md), doubled for slower machines; the
-// wall-clock timeout stays as a backstop against a solver that stops
-// counting, at ten times the budget, and never past the deadline of the
-// command's wall-time budget (ir/Budget.h): a query asked when little time
-// is left gets only that much. Long-lived solvers set their limits again
-// before each query, so that the deadline they see is current.
+// A wall-clock timeout makes answers depend on the machine's load: a query
+// that takes 0.5 s of CPU on an idle core ran past a 10 s timeout while other
+// builds shared the two cores, and a proof turned "undecided". So a query's
+// own limit is Z3's resource limit (rlimit), which counts solver work: the
+// same query gets the same answer everywhere. The limit is derived from the
+// caller's millisecond budget at the rate measured on the development machine
+// (about 10^6 units per CPU second, see docs/verifier.md), doubled for slower
+// machines. Wall time bounds a query only as the backstop of the command's
+// wall-time budget (--wall-timeout-ms, ir/Budget.h): its timeout is the time
+// that budget has left (none without one), and a query it stops is the
+// budget running out (noteSolverGaveUp), never an unknown. Long-lived solvers
+// set their limits again before each query, so that the deadline is current.
 //
 // Depends on Z3 only.
 #pragma once
@@ -28,9 +28,20 @@ inline constexpr unsigned kZ3UnitsPerMs = 2000;
 // Sets the per-query limits of `budgetMs` on `params`.
 void setSolverBudget(z3::params &params, unsigned budgetMs);
 
-// A wall-clock timeout of `wantedMs` cut to the active budget's remaining
-// time (at least 1 ms: Z3 reads 0 as "no limit").
-unsigned solverWallMs(unsigned wantedMs);
+// Z3's "timeout" for a query now: the wall time the active budget has left
+// (at least 1 ms: Z3 reads 0 as "no limit"), in real milliseconds
+// (TILESCOPE_SLOW_CLOCK, ir/Budget.h), or no limit without a wall budget.
+unsigned solverBackstopMs();
+
+// Whether a reason a query gave up for (Z3's reason_unknown(), or a proof's
+// message quoting it) is the wall-clock backstop: "timeout" or "canceled".
+bool isDeadlineReason(std::string_view reason);
+
+// Records the command's budget as exceeded when `reason` is the backstop
+// (or memory running out, isOutOfMemoryReason); true if it was either.
+// Proofs that report undecided queries call it for each reason, so that a
+// load-dependent stop is `budget` (exit 4), never `unknown`.
+bool noteSolverGaveUp(std::string_view reason);
 
 // Caps the memory Z3 may allocate, process-wide (0: no cap); past it a query
 // ends as unknown or throws, and a context cannot be created.

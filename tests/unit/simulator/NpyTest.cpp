@@ -1,10 +1,12 @@
 // .npy reading and writing: round trips, both format versions, and a
-// diagnostic with the right byte offset for each kind of bad file.
+// diagnostic with the right place (byte offset, line and column) for each
+// kind of bad file.
 #include "simulator/Npy.h"
 
 #include <doctest/doctest.h>
 
 #include <string>
+#include <tuple>
 
 using namespace tilescope::npy;
 
@@ -127,4 +129,60 @@ TEST_CASE("a missing file is an error, not a crash") {
   auto r = readFile("/nonexistent/dir/x.npy");
   CHECK_FALSE(bool(r));
   llvm::consumeError(r.takeError());
+}
+
+TEST_CASE("errors name a line and column: the header is line 1, the data follows its newline") {
+  const std::string good = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }\n";
+  auto at = [](const std::vector<uint8_t> &bytes) {
+    auto parsed = parse(bytes);
+    Position p;
+    p.line = 0;
+    if (!parsed)
+      llvm::handleAllErrors(parsed.takeError(), [&](const NpyError &e) { p = e.position(); });
+    return std::tuple{p.line, p.column, p.offset};
+  };
+  // Byte 5 of the magic string: line 1, column 6.
+  std::vector<uint8_t> magic = file(1, good, std::vector<uint8_t>(8, 0));
+  magic[5] = 'X';
+  CHECK(at(magic) == std::tuple{uint64_t(1), uint64_t(6), uint64_t(5)});
+  // A bad shape value inside the header (byte 61): line 1, column 62.
+  CHECK(at(file(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }\n",
+                std::vector<uint8_t>(8, 0))) ==
+        std::tuple{uint64_t(1), uint64_t(62), uint64_t(61)});
+  // One byte too many after the data: line 2 (after the header's newline),
+  // unless the data holds newline bytes of its own.
+  uint64_t end = 10 + good.size() + 8;
+  CHECK(at(file(1, good, std::vector<uint8_t>(9, 0))) == std::tuple{uint64_t(2), uint64_t(9), end});
+  CHECK(at(file(1, good, {0, '\n', 0, 0, 0, 0, '\n', 0, 0})) ==
+        std::tuple{uint64_t(4), uint64_t(2), end});
+  // The message carries the place: "LINE:COL: what (byte N)".
+  auto parsed = parse(magic);
+  REQUIRE_FALSE(bool(parsed));
+  CHECK(llvm::toString(parsed.takeError()) == "1:6: bad magic string (not a .npy file) (byte 5)");
+}
+
+TEST_CASE("an array knows where its descr, shape and elements are in the file") {
+  std::vector<uint8_t> bytes =
+      file(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }\n",
+           {1, 2, 3, 4, '\n', 6, 7, 8, 9, 10, 11, 12});
+  auto array = parse(bytes);
+  REQUIRE(bool(array));
+  CHECK(array->descrAt.offset == 20);
+  CHECK(array->descrAt.column == 21);
+  CHECK(array->shapeAt.offset == 60);
+  CHECK(array->dataAt.line == 2);
+  CHECK(array->dataAt.column == 1);
+  CHECK(array->elementAt(0).offset == array->dataAt.offset);
+  // Element 1's first byte is a newline: element 1 starts on line 2, the
+  // element after it on line 3.
+  CHECK(array->elementAt(1).line == 2);
+  CHECK(array->elementAt(1).column == 5);
+  CHECK(array->elementAt(2).line == 3);
+  CHECK(array->elementAt(2).column == 4);
+}
+
+TEST_CASE("a file that cannot be read has no place") {
+  auto r = readFile("/nonexistent/dir/x.npy");
+  REQUIRE_FALSE(bool(r));
+  llvm::handleAllErrors(r.takeError(), [](const NpyError &e) { CHECK(e.position().line == 0); });
 }
