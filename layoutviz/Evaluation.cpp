@@ -3,6 +3,7 @@
 #include "ir/Diagnostics.h"
 #include "ir/LayoutPresets.h"
 #include "ir/LayoutText.h"
+#include "ir/ThreadIndex.h"
 
 #ifdef TILESCOPE_VIZ_HAS_VERIFIER
 #include "verifier/LayoutVerifier.h"
@@ -315,19 +316,10 @@ json::Array logicalNames(const std::string &preset, size_t rank) {
 }
 
 int64_t threadWeight(Axis a) {
-  switch (a) {
-  case Axis::laneid:
-  case Axis::tid_in_wg:
-  case Axis::tx:
-    return 1;
-  case Axis::warpid:
-  case Axis::wid_in_wg:
-    return 32;
-  case Axis::wgid:
-    return 128;
-  default:
-    return 0;
-  }
+  // A thread axis's coordinate counts (t / divisor) % modulus: its weight in
+  // t is the divisor.
+  auto m = threadIndexMap(a);
+  return m ? m->divisor : 0;
 }
 
 VizRequest requestFromJson(const json::Object &o) {

@@ -121,12 +121,9 @@ private:
                 z3::mod(cta[size_t(clusterAxis())], ctx_.int_val(*clusterExtent())));
     for (size_t d = 0; d < cta.size() && d < 3; ++d)
       b.emplace(blockIdx[d], cta[d]);
-    b.emplace(BuiltinKind::threadIdx_x, t);
-    b.emplace(BuiltinKind::laneid, z3::mod(t, 32));
-    b.emplace(BuiltinKind::warpid, t / 32);
-    b.emplace(BuiltinKind::wgid, t / 128);
-    b.emplace(BuiltinKind::tid_in_wg, z3::mod(t, 128));
-    b.emplace(BuiltinKind::wid_in_wg, z3::mod(t / 32, 4));
+    for (BuiltinKind k : {BuiltinKind::threadIdx_x, BuiltinKind::laneid, BuiltinKind::warpid,
+                          BuiltinKind::wgid, BuiltinKind::tid_in_wg, BuiltinKind::wid_in_wg})
+      b.emplace(k, detail::threadIndexZ3(*threadIndexMap(k), t));
     return b;
   }
 
