@@ -150,22 +150,10 @@ private:
   }
 
   bool threadMember(const ThreadSet &set, const z3::expr &t, z3::expr_vector &out) {
-    // As intervals of consecutive threads: a warpgroup is one constraint.
-    z3::expr_vector any(ctx_);
-    for (int64_t x = 0; x < set.launchThreads();) {
-      if (!set.contains(x)) {
-        ++x;
-        continue;
-      }
-      int64_t y = x;
-      while (y + 1 < set.launchThreads() && set.contains(y + 1))
-        ++y;
-      any.push_back(x == y ? t == ctx_.int_val(x) : t >= ctx_.int_val(x) && t <= ctx_.int_val(y));
-      x = y + 1;
-    }
-    if (any.empty())
+    auto member = detail::threadSetZ3(set, t);
+    if (!member)
       return false;
-    out.push_back(z3::mk_or(any));
+    out.push_back(*member);
     return true;
   }
 

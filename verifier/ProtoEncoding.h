@@ -20,6 +20,10 @@
 
 namespace tilescope::detail {
 
+// Thread t is in `set`: a disjunction of intervals of consecutive threads
+// (a warpgroup is one constraint); nothing for an empty set.
+std::optional<z3::expr> threadSetZ3(const ThreadSet &set, const z3::expr &t);
+
 // The Z3 back end of the thread-index map (ir/ThreadIndex.h) over the
 // thread index t.
 inline z3::expr threadIndexZ3(ThreadIndexMap m, const z3::expr &t) {

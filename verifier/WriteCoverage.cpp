@@ -604,19 +604,8 @@ private:
   }
 
   z3::expr threadMember(const ThreadSet &set, const z3::expr &t) {
-    z3::expr_vector any(ctx_);
-    for (int64_t x = 0; x < set.launchThreads();) {
-      if (!set.contains(x)) {
-        ++x;
-        continue;
-      }
-      int64_t y = x;
-      while (y + 1 < set.launchThreads() && set.contains(y + 1))
-        ++y;
-      any.push_back(x == y ? t == ctx_.int_val(x) : t >= ctx_.int_val(x) && t <= ctx_.int_val(y));
-      x = y + 1;
-    }
-    return any.empty() ? ctx_.bool_val(false) : z3::mk_or(any);
+    auto member = detail::threadSetZ3(set, t);
+    return member ? *member : ctx_.bool_val(false);
   }
 
   // --- one tensor ---
