@@ -35,7 +35,7 @@ void ring(benchmark::State &state, ProofEngine engine) {
   Layout l = *Layout::make({{4, 8192, Axis::m}, {128, 64, Axis::m}, {64, 1, Axis::m}}, {}, {}, sw,
                            nullptr);
   BufferInfo b;
-  b.scope = BufferScope::Shared;
+  b.scope = MemScope::Shared;
   b.dtype = Dtype::bf16;
   VerifyOptions options;
   options.engine = engine;

@@ -3,6 +3,7 @@
 #include "ir/Dispatch.h"
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
+#include "ir/ThreadIndex.h"
 #include "ir/Visitor.h"
 
 #include <fmt/format.h>
@@ -302,15 +303,9 @@ std::optional<int64_t> KernelEmitter::eval(const Expr &e, int64_t t) {
   case ExprKind::Builtin:
     if (t < 0)
       return std::nullopt; // asked for a value no thread position decides
-    switch (as<Builtin>(e).which) {
-    case BuiltinKind::threadIdx_x: return t;
-    case BuiltinKind::laneid: return t % 32;
-    case BuiltinKind::warpid: return t / 32;
-    case BuiltinKind::wgid: return t / 128;
-    case BuiltinKind::tid_in_wg: return t % 128;
-    case BuiltinKind::wid_in_wg: return (t / 32) % 4;
-    default: return std::nullopt;
-    }
+    if (auto m = threadIndexMap(as<Builtin>(e).which))
+      return threadIndexValue(*m, t);
+    return std::nullopt;
   case ExprKind::Unary:
     if (as<Unary>(e).op == UnaryOp::Neg)
       if (auto v = eval(as<Unary>(e).operand, t))
@@ -588,16 +583,12 @@ std::string KernelEmitter::ex(const Expr &e) {
     return n;
   }
   case ExprKind::Builtin:
-    switch (as<Builtin>(e).which) {
     // Thread indices derive from ts_tid, which outer loops re-read (stmt, For).
     // Plain arithmetic, not a broadcast shuffle: these are read under divergent
     // conditions too (a shuffle there would wait for lanes that never come).
-    case BuiltinKind::laneid: return "(ts_tid & 31)";
-    case BuiltinKind::warpid: return "(ts_tid >> 5)";
-    case BuiltinKind::wgid: return "(ts_tid >> 7)";
-    case BuiltinKind::tid_in_wg: return "(ts_tid & 127)";
-    case BuiltinKind::wid_in_wg: return "((ts_tid >> 5) & 3)";
-    case BuiltinKind::threadIdx_x: return "ts_tid";
+    if (auto m = threadIndexMap(as<Builtin>(e).which))
+      return threadIndexCuda(*m, "ts_tid");
+    switch (as<Builtin>(e).which) {
     case BuiltinKind::blockIdx_x: return "(int)blockIdx.x";
     case BuiltinKind::blockIdx_y: return "(int)blockIdx.y";
     case BuiltinKind::blockIdx_z: return "(int)blockIdx.z";

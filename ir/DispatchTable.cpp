@@ -35,16 +35,6 @@ std::vector<int64_t> constShape(const Operand &op) {
   return s;
 }
 
-BufferScope bufferScope(MemScope s) {
-  switch (s) {
-  case MemScope::Global: return BufferScope::Global;
-  case MemScope::Shared: return BufferScope::Shared;
-  case MemScope::Reg: return BufferScope::Reg;
-  case MemScope::Tmem: return BufferScope::Tmem;
-  }
-  return BufferScope::Shared;
-}
-
 // The violations of an instruction rule by an operand, joined, or "".
 std::string ruleRefusal(std::string_view ruleName, const Operand &op, TargetKind target,
                         const InstructionUse &use = {}) {
@@ -55,7 +45,7 @@ std::string ruleRefusal(std::string_view ruleName, const Operand &op, TargetKind
   const Layout &l = layoutOf(op, storage);
   BufferInfo info;
   info.name = op.buffer;
-  info.scope = bufferScope(op.scope);
+  info.scope = op.scope;
   info.dtype = op.dtype;
   auto violations = checkInstruction(*rule, l, constShape(op), info, targetInfo(target), use);
   if (violations.empty())

@@ -6,9 +6,9 @@ namespace tilescope {
 
 namespace {
 using F = InstructionFamily;
-using S = BufferScope;
+using S = MemScope;
 
-InstructionRule baseRule(std::string_view name, InstructionFamily family, BufferScope scope,
+InstructionRule baseRule(std::string_view name, InstructionFamily family, MemScope scope,
                          int minSm) {
   InstructionRule r;
   r.name = name;
@@ -418,7 +418,7 @@ std::vector<LayoutViolation> checkInstruction(const InstructionRule &rule, const
   }
   if (buffer.scope != rule.scope) {
     f.add(-1, fmt::format("the operand is a {} buffer, but {} works on {} memory",
-                          scopeName(buffer.scope), rule.name, scopeName(rule.scope)));
+                          memScopeName(buffer.scope), rule.name, memScopeName(rule.scope)));
     return f.out;
   }
   if (rule.elementBits && dtypeBits(buffer.dtype) != rule.elementBits) {
@@ -431,7 +431,7 @@ std::vector<LayoutViolation> checkInstruction(const InstructionRule &rule, const
   constexpr int64_t kLargestOperand = int64_t{1} << 22;
   if (layout.size() > kLargestOperand) {
     f.add(-1, fmt::format("an operand of {} elements does not fit in {} memory", layout.size(),
-                          scopeName(rule.scope)));
+                          memScopeName(rule.scope)));
     return f.out;
   }
   switch (rule.family) {

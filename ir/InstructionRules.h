@@ -45,7 +45,7 @@ enum class InstructionFamily : uint8_t {
 struct InstructionRule {
   std::string_view name;
   InstructionFamily family = InstructionFamily::SharedAccess;
-  BufferScope scope = BufferScope::Shared; // the operand whose layout is checked
+  MemScope scope = MemScope::Shared;       // the operand whose layout is checked
   int minSm = 0;                           // first architecture that has it
   bool needsWgmma = false, needsTensorMemory = false;
   int elementBits = 0; // required element width; 0: any

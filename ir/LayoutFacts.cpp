@@ -4,26 +4,24 @@
 
 namespace tilescope {
 
-std::string_view scopeName(BufferScope s) {
-  switch (s) {
-  case BufferScope::Global:
-    return "global";
-  case BufferScope::Shared:
-    return "shared";
-  case BufferScope::Reg:
-    return "reg";
-  case BufferScope::Tmem:
-    return "tmem";
-  }
-  return "?";
-}
-
-std::optional<BufferScope> scopeFromName(std::string_view name) {
-  for (BufferScope s :
-       {BufferScope::Global, BufferScope::Shared, BufferScope::Reg, BufferScope::Tmem})
-    if (scopeName(s) == name)
+std::optional<MemScope> memScopeFromName(std::string_view name) {
+  for (MemScope s : {MemScope::Global, MemScope::Shared, MemScope::Reg, MemScope::Tmem})
+    if (memScopeName(s) == name)
       return s;
   return std::nullopt;
+}
+
+MemScope layoutScope(const Layout &l) {
+  uint32_t axes = l.axesUsed();
+  auto uses = [&](Axis a) { return (axes >> static_cast<unsigned>(a)) & 1; };
+  for (size_t i = 0; i < kNumAxes; ++i)
+    if (uses(static_cast<Axis>(i)) && isThreadAxis(static_cast<Axis>(i)))
+      return MemScope::Reg;
+  if (uses(Axis::TLane) || uses(Axis::TCol))
+    return MemScope::Tmem;
+  if (uses(Axis::pid))
+    return MemScope::Global;
+  return MemScope::Shared;
 }
 
 namespace {
@@ -36,15 +34,15 @@ bool isClusterAxis(Axis a) {
 // memory) and replicated there (multicast); registers live on threads and the
 // register index m; tensor memory on lanes and columns. Nothing holds the
 // accelerator axes P / F or the bank axis on these targets.
-bool scopeHoldsAxis(BufferScope s, Axis a) {
+bool scopeHoldsAxis(MemScope s, Axis a) {
   switch (s) {
-  case BufferScope::Global:
+  case MemScope::Global:
     return a == Axis::m || a == Axis::pid;
-  case BufferScope::Shared:
+  case MemScope::Shared:
     return a == Axis::m || isClusterAxis(a);
-  case BufferScope::Reg:
+  case MemScope::Reg:
     return a == Axis::m || isThreadAxis(a) || axisInfo(a).kind == AxisKind::Block;
-  case BufferScope::Tmem:
+  case MemScope::Tmem:
     return a == Axis::TLane || a == Axis::TCol || isClusterAxis(a);
   }
   return false;
@@ -53,15 +51,15 @@ bool scopeHoldsAxis(BufferScope s, Axis a) {
 // A replica is another owner of the same value. Threads and CTAs may each hold
 // a copy; a second copy at another address of one memory would have to be
 // written twice, so no memory axis may carry a replica.
-bool scopeReplicatesOver(BufferScope s, Axis a) {
+bool scopeReplicatesOver(MemScope s, Axis a) {
   switch (s) {
-  case BufferScope::Global:
+  case MemScope::Global:
     return a == Axis::pid;
-  case BufferScope::Shared:
+  case MemScope::Shared:
     return isClusterAxis(a);
-  case BufferScope::Reg:
+  case MemScope::Reg:
     return isThreadAxis(a) || axisInfo(a).kind == AxisKind::Block;
-  case BufferScope::Tmem:
+  case MemScope::Tmem:
     return isClusterAxis(a);
   }
   return false;

@@ -1,5 +1,6 @@
 // What the layout proofs and the instruction rules say about a buffer and
-// report: the memory scopes and the axes each may hold, a buffer as the
+// report: the axes each memory scope (MemScope, ir/Stmt.h: the one memory-
+// scope enum) may hold, the scope a layout's axes imply, a buffer as the
 // proofs see it, and a violation with its concrete witness. Z3-free, so that
 // the instruction rules (ir/InstructionRules.h) and dispatch sit in ir/ below
 // the verifier, which proves these facts (verifier/LayoutVerifier.h).
@@ -7,6 +8,7 @@
 
 #include "ir/Dtype.h"
 #include "ir/Layout.h"
+#include "ir/Stmt.h"
 
 #include <cstdint>
 #include <optional>
@@ -16,18 +18,22 @@
 
 namespace tilescope {
 
-enum class BufferScope : uint8_t { Global, Shared, Reg, Tmem };
-std::string_view scopeName(BufferScope s);
-std::optional<BufferScope> scopeFromName(std::string_view name);
+// The scope named "global", "shared", "reg" or "tmem" (memScopeName's).
+std::optional<MemScope> memScopeFromName(std::string_view name);
+// The scope a layout describes when none is given (`tilescope layout
+// --scope auto`, the visualizer's "auto"): registers when it places data on
+// threads, tensor memory when on TMEM lanes or columns, global memory when on
+// devices (pid), shared memory otherwise.
+MemScope layoutScope(const Layout &l);
 // Whether a buffer of scope `s` may place data (shard iters, offsets) on `a`,
 // and whether it may replicate over `a`.
-bool scopeHoldsAxis(BufferScope s, Axis a);
-bool scopeReplicatesOver(BufferScope s, Axis a);
+bool scopeHoldsAxis(MemScope s, Axis a);
+bool scopeReplicatesOver(MemScope s, Axis a);
 
 // What the verifier needs to know about the buffer a layout describes.
 struct BufferInfo {
   std::string name; // for messages; may be empty
-  BufferScope scope = BufferScope::Shared;
+  MemScope scope = MemScope::Shared;
   Dtype dtype = Dtype::f32;
   // Slots of the allocation on the memory axis m (elements of `dtype`); 0
   // takes the element count of the shape (shared, global, tmem) or the

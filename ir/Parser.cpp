@@ -1,5 +1,6 @@
 #include "ir/Parser.h"
 
+#include "ir/LayoutFacts.h"
 #include "ir/LayoutPresets.h"
 #include "ir/Lexer.h"
 
@@ -237,13 +238,6 @@ std::optional<ExecScope> scopeFromName(llvm::StringRef s) {
   for (ExecScope e : {ExecScope::Warp, ExecScope::Warpgroup, ExecScope::Cta, ExecScope::Cluster})
     if (std::string_view(s) == execScopePrefix(e))
       return e;
-  return std::nullopt;
-}
-
-std::optional<MemScope> memScopeFromName(llvm::StringRef s) {
-  for (MemScope m : {MemScope::Global, MemScope::Shared, MemScope::Reg, MemScope::Tmem})
-    if (std::string_view(s) == memScopeName(m))
-      return m;
   return std::nullopt;
 }
 
@@ -523,7 +517,7 @@ void Parser::parseStatement(Block &out) {
   bool ok = true;
   if (tok_.is(Tok::Ident)) {
     llvm::StringRef w = tok_.text;
-    if (auto scope = memScopeFromName(w); scope && peek().is(Tok::Ident)) {
+    if (auto scope = memScopeFromName(std::string_view(w)); scope && peek().is(Tok::Ident)) {
       llvm::SMLoc declLoc = tok_.loc();
       advance();
       s = parseBufferDecl(*scope, declLoc);

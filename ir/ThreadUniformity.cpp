@@ -8,39 +8,6 @@
 
 namespace tilescope {
 
-bool isThreadBuiltin(BuiltinKind b) {
-  switch (b) {
-  case BuiltinKind::laneid:
-  case BuiltinKind::warpid:
-  case BuiltinKind::wgid:
-  case BuiltinKind::tid_in_wg:
-  case BuiltinKind::wid_in_wg:
-  case BuiltinKind::threadIdx_x:
-    return true;
-  default:
-    return false;
-  }
-}
-
-int64_t threadBuiltinValue(BuiltinKind b, int64_t tx) {
-  switch (b) {
-  case BuiltinKind::laneid:
-    return tx % 32;
-  case BuiltinKind::warpid:
-    return tx / 32;
-  case BuiltinKind::wgid:
-    return tx / 128;
-  case BuiltinKind::tid_in_wg:
-    return tx % 128;
-  case BuiltinKind::wid_in_wg:
-    return (tx / 32) % 4;
-  case BuiltinKind::threadIdx_x:
-    return tx;
-  default:
-    return 0;
-  }
-}
-
 namespace {
 
 // e's value on every thread of the CTA; nothing when one cannot be computed.

@@ -1,7 +1,6 @@
-// Which threads of a CTA agree on the value of an expression: the one map
-// from a thread index to the thread builtins (laneid, warpid, wgid,
-// tid_in_wg, wid_in_wg, threadIdx.x), and the uniformity of an expression
-// over them decided from its values, not from the builtins it names.
+// Which threads of a CTA agree on the value of an expression, over the one
+// map from a thread index to the thread builtins (ir/ThreadIndex.h), decided
+// from its values, not from the builtins it names.
 // `tid_in_wg < 64` names a per-thread builtin, yet every warp's 32 lanes
 // agree on it (32 divides 64): it is warp-uniform; `tid_in_wg < 48` is not
 // (lanes 0-15 and 16-31 of warp 1 differ).
@@ -11,17 +10,13 @@
 
 #include "ir/Expr.h"
 #include "ir/Intrinsics.h"
+#include "ir/ThreadIndex.h"
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
 namespace tilescope {
-
-// A builtin whose value differs between the threads of one CTA.
-bool isThreadBuiltin(BuiltinKind b);
-// The value of thread builtin b for thread tx of the CTA (0 for the others).
-int64_t threadBuiltinValue(BuiltinKind b, int64_t tx);
 
 // When `e` is a function of the thread builtins and literals only: the
 // coarsest group (Warp, Warpgroup, or Grid when every thread agrees) whose

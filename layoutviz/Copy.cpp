@@ -306,10 +306,10 @@ json::Value evaluateCopy(const CopyRequest &request) {
   json::Array legality;
   if (rule) {
     BufferInfo buffer;
-    buffer.scope = BufferScope::Shared;
+    buffer.scope = MemScope::Shared;
     buffer.dtype = *dtype;
-    const Layout &checked = rule->scope == BufferScope::Shared ? tile : regs;
-    if (rule->scope != BufferScope::Shared)
+    const Layout &checked = rule->scope == MemScope::Shared ? tile : regs;
+    if (rule->scope != MemScope::Shared)
       buffer.scope = rule->scope;
     for (const LayoutViolation &v :
          checkInstruction(*rule, checked, shape, buffer, targetInfo(*target)))

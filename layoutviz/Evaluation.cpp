@@ -1,8 +1,10 @@
 #include "layoutviz/Evaluation.h"
 
 #include "ir/Diagnostics.h"
+#include "ir/LayoutFacts.h"
 #include "ir/LayoutPresets.h"
 #include "ir/LayoutText.h"
+#include "ir/ThreadIndex.h"
 
 #ifdef TILESCOPE_VIZ_HAS_VERIFIER
 #include "verifier/LayoutVerifier.h"
@@ -121,38 +123,11 @@ std::string shapeText(const std::vector<int64_t> &shape) {
   return out;
 }
 
-enum class Scope { Reg, Shared, Tmem, Global };
-std::string_view scopeText(Scope s) {
-  switch (s) {
-  case Scope::Reg:
-    return "reg";
-  case Scope::Shared:
-    return "shared";
-  case Scope::Tmem:
-    return "tmem";
-  case Scope::Global:
-    return "global";
-  }
-  return "shared";
-}
-std::optional<Scope> scopeFrom(std::string_view text, const Layout &l) {
-  if (text == "reg")
-    return Scope::Reg;
-  if (text == "shared")
-    return Scope::Shared;
-  if (text == "tmem")
-    return Scope::Tmem;
-  if (text == "global")
-    return Scope::Global;
-  if (text != "auto" && !text.empty())
-    return std::nullopt;
-  if (usesThreads(l))
-    return Scope::Reg;
-  if (usesAxis(l, Axis::TLane) || usesAxis(l, Axis::TCol))
-    return Scope::Tmem;
-  if (usesAxis(l, Axis::pid))
-    return Scope::Global;
-  return Scope::Shared;
+// The scope a request names, or the one the layout implies ("auto" or none).
+std::optional<MemScope> scopeFrom(std::string_view text, const Layout &l) {
+  if (text == "auto" || text.empty())
+    return layoutScope(l);
+  return memScopeFromName(text);
 }
 
 // The engine's own legality checks, used when the verifier is not built:
@@ -230,14 +205,14 @@ struct OwnChecks {
 #ifndef TILESCOPE_VIZ_HAS_VERIFIER
 // Where the memory axis m is bounded for the engine's own checks: the
 // register budget of a thread, the shared memory of a CTA, or nothing.
-int64_t memoryBound(Scope scope, const TargetInfo &target, Dtype dtype) {
+int64_t memoryBound(MemScope scope, const TargetInfo &target, Dtype dtype) {
   switch (scope) {
-  case Scope::Reg:
+  case MemScope::Reg:
     return target.registersPerThread * 32 / std::max(dtypeBits(dtype), 1);
-  case Scope::Shared:
+  case MemScope::Shared:
     return target.sharedBytesPerCta * 8 / std::max(dtypeBits(dtype), 1);
-  case Scope::Tmem:
-  case Scope::Global:
+  case MemScope::Tmem:
+  case MemScope::Global:
     return 0;
   }
   return 0;
@@ -245,19 +220,6 @@ int64_t memoryBound(Scope scope, const TargetInfo &target, Dtype dtype) {
 #endif
 
 #ifdef TILESCOPE_VIZ_HAS_VERIFIER
-BufferScope verifierScope(Scope s) {
-  switch (s) {
-  case Scope::Reg:
-    return BufferScope::Reg;
-  case Scope::Shared:
-    return BufferScope::Shared;
-  case Scope::Tmem:
-    return BufferScope::Tmem;
-  case Scope::Global:
-    return BufferScope::Global;
-  }
-  return BufferScope::Shared;
-}
 #endif
 
 // The dtype a preset's fragment holds, for the menu.
@@ -315,19 +277,10 @@ json::Array logicalNames(const std::string &preset, size_t rank) {
 }
 
 int64_t threadWeight(Axis a) {
-  switch (a) {
-  case Axis::laneid:
-  case Axis::tid_in_wg:
-  case Axis::tx:
-    return 1;
-  case Axis::warpid:
-  case Axis::wid_in_wg:
-    return 32;
-  case Axis::wgid:
-    return 128;
-  default:
-    return 0;
-  }
+  // A thread axis's coordinate counts (t / divisor) % modulus: its weight in
+  // t is the divisor.
+  auto m = threadIndexMap(a);
+  return m ? m->divisor : 0;
 }
 
 VizRequest requestFromJson(const json::Object &o) {
@@ -537,7 +490,7 @@ json::Value evaluate(const VizRequest &given) {
   for (Axis a : axes) {
 #ifdef TILESCOPE_VIZ_HAS_VERIFIER
     BufferInfo info;
-    info.scope = verifierScope(*scope);
+    info.scope = *scope;
     info.dtype = *dtype;
     info.memoryElements = request.alloc;
     extents.push_back(boundOf(a, info, shape, target, launch));
@@ -559,7 +512,7 @@ json::Value evaluate(const VizRequest &given) {
     view = "register";
   else if (usesAxis(layout, Axis::pid))
     view = "device";
-  else if (usesAxis(layout, Axis::m) && (*scope == Scope::Shared || *scope == Scope::Global))
+  else if (usesAxis(layout, Axis::m) && (*scope == MemScope::Shared || *scope == MemScope::Global))
     view = "shared";
   else
     view = "generic";
@@ -574,7 +527,7 @@ json::Value evaluate(const VizRequest &given) {
     (column ? colAxes : rowAxes).push_back(std::string(axisName(a)));
   }
   doc["view"] = view;
-  doc["scope"] = std::string(scopeText(*scope));
+  doc["scope"] = std::string(memScopeName(*scope));
   doc["dtype"] = std::string(dtypeName(*dtype));
   doc["bits"] = dtypeBits(*dtype);
   doc["target"] = std::string(target.name);
@@ -597,8 +550,8 @@ json::Value evaluate(const VizRequest &given) {
   json::Array owners;
   json::Array banks;
   // Banks matter for shared memory only.
-  bool withBanks =
-      usesAxis(layout, Axis::m) && *scope == Scope::Shared && view != "register" && view != "tmem";
+  bool withBanks = usesAxis(layout, Axis::m) && *scope == MemScope::Shared && view != "register" &&
+                   view != "tmem";
   owners.reserve(static_cast<size_t>(layout.size() * layout.replicas()) * axes.size());
   for (int64_t flat = 0; flat < layout.size(); ++flat) {
     layout.forEachOwner(flat, [&](const PhysCoord &c) {
@@ -619,13 +572,13 @@ json::Value evaluate(const VizRequest &given) {
   }
 
   // Legality.
-  if (*scope == Scope::Tmem && !target.hasTensorMemory)
+  if (*scope == MemScope::Tmem && !target.hasTensorMemory)
     fieldError("scope",
                fmt::format("{} has no tensor memory (TLane, TCol need sm_100a)", target.name));
 #ifdef TILESCOPE_VIZ_HAS_VERIFIER
   {
     BufferInfo info;
-    info.scope = verifierScope(*scope);
+    info.scope = *scope;
     info.dtype = *dtype;
     info.memoryElements = request.alloc;
     VerifyOptions options;

@@ -121,12 +121,9 @@ private:
                 z3::mod(cta[size_t(clusterAxis())], ctx_.int_val(*clusterExtent())));
     for (size_t d = 0; d < cta.size() && d < 3; ++d)
       b.emplace(blockIdx[d], cta[d]);
-    b.emplace(BuiltinKind::threadIdx_x, t);
-    b.emplace(BuiltinKind::laneid, z3::mod(t, 32));
-    b.emplace(BuiltinKind::warpid, t / 32);
-    b.emplace(BuiltinKind::wgid, t / 128);
-    b.emplace(BuiltinKind::tid_in_wg, z3::mod(t, 128));
-    b.emplace(BuiltinKind::wid_in_wg, z3::mod(t / 32, 4));
+    for (BuiltinKind k : {BuiltinKind::threadIdx_x, BuiltinKind::laneid, BuiltinKind::warpid,
+                          BuiltinKind::wgid, BuiltinKind::tid_in_wg, BuiltinKind::wid_in_wg})
+      b.emplace(k, detail::threadIndexZ3(*threadIndexMap(k), t));
     return b;
   }
 
@@ -153,22 +150,10 @@ private:
   }
 
   bool threadMember(const ThreadSet &set, const z3::expr &t, z3::expr_vector &out) {
-    // As intervals of consecutive threads: a warpgroup is one constraint.
-    z3::expr_vector any(ctx_);
-    for (int64_t x = 0; x < set.launchThreads();) {
-      if (!set.contains(x)) {
-        ++x;
-        continue;
-      }
-      int64_t y = x;
-      while (y + 1 < set.launchThreads() && set.contains(y + 1))
-        ++y;
-      any.push_back(x == y ? t == ctx_.int_val(x) : t >= ctx_.int_val(x) && t <= ctx_.int_val(y));
-      x = y + 1;
-    }
-    if (any.empty())
+    auto member = detail::threadSetZ3(set, t);
+    if (!member)
       return false;
-    out.push_back(z3::mk_or(any));
+    out.push_back(*member);
     return true;
   }
 

@@ -88,16 +88,6 @@ LeafValue leafAt(const SizeAssignment &sizes) {
   };
 }
 
-// The largest ring (barrier array or pipeline stages) an event touches.
-int64_t ringOf(const BarrierSkeleton &sk, const SyncEvent &e) {
-  int64_t ring = 1;
-  if (const BarrierArray *a = sk.barrier(e.barrier.array))
-    ring = std::max(ring, a->size);
-  for (const MemoryAccess &a : e.accesses)
-    ring = std::max(ring, a.stages);
-  return ring;
-}
-
 // A loop over a ring of S that CTA 0 runs fewer than 2·S (flattened)
 // iterations at `sizes`, or -1.
 int shortRingLoop(const BarrierSkeleton &sk, const SizeAssignment &sizes) {

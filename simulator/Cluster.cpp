@@ -269,29 +269,8 @@ bool CtaExecutor::multicast(Warp &w, const CallStmt &c, int lane,
 
 // --- running a cluster --------------------------------------------------------
 
-std::optional<Failure> runCluster(std::vector<std::unique_ptr<CtaExecutor>> &ctas,
-                                  std::mt19937_64 &rng, RaceDetector *race) {
-  ClusterState cluster;
-  cluster.race = race;
-  std::vector<std::array<int64_t, 3>> ids;
-  for (size_t r = 0; r < ctas.size(); ++r) {
-    cluster.ctas.push_back(ctas[r].get());
-    ctas[r]->joinCluster(&cluster, static_cast<int>(r));
-    ctas[r]->attachRaceDetector(race);
-    ids.push_back(ctas[r]->ctaId());
-  }
-  if (race) { // one group: the CTAs can synchronise with each other
-    const Program &p = ctas[0]->program();
-    race->beginCluster(ids, p.threads, p.sharedBytes, targetInfo(p.target).hasTensorMemory,
-                       static_cast<int>(p.barrierCount));
-  }
-  for (auto &cta : ctas) {
-    if (auto f = cta->start())
-      return f;
-    cluster.barrierWarps += cta->program().warps;
-  }
-  // A CTA that is stuck may be released by a peer; the cluster deadlocks when
-  // every CTA that has not finished is stuck.
+std::optional<Failure> runUntilBlocked(std::vector<std::unique_ptr<CtaExecutor>> &ctas,
+                                       std::mt19937_64 &rng) {
   std::vector<uint8_t> stuck(ctas.size(), 0);
   std::vector<size_t> live;
   while (true) {
@@ -320,6 +299,34 @@ std::optional<Failure> runCluster(std::vector<std::unique_ptr<CtaExecutor>> &cta
                                 : Failure{RunResult::Outcome::RuntimeError, "internal error", {}};
     }
   }
+  return std::nullopt;
+}
+
+std::optional<Failure> runCluster(std::vector<std::unique_ptr<CtaExecutor>> &ctas,
+                                  std::mt19937_64 &rng, RaceDetector *race) {
+  ClusterState cluster;
+  cluster.race = race;
+  std::vector<std::array<int64_t, 3>> ids;
+  for (size_t r = 0; r < ctas.size(); ++r) {
+    cluster.ctas.push_back(ctas[r].get());
+    ctas[r]->joinCluster(&cluster, static_cast<int>(r));
+    ctas[r]->attachRaceDetector(race);
+    ids.push_back(ctas[r]->ctaId());
+  }
+  if (race) { // one group: the CTAs can synchronise with each other
+    const Program &p = ctas[0]->program();
+    race->beginCluster(ids, p.threads, p.sharedBytes, targetInfo(p.target).hasTensorMemory,
+                       static_cast<int>(p.barrierCount));
+  }
+  for (auto &cta : ctas) {
+    if (auto f = cta->start())
+      return f;
+    cluster.barrierWarps += cta->program().warps;
+  }
+  // A CTA that is stuck may be released by a peer; the cluster deadlocks when
+  // every CTA that has not finished is stuck.
+  if (auto f = runUntilBlocked(ctas, rng))
+    return f;
   Failure all;
   for (size_t r = 0; r < ctas.size(); ++r) {
     if (ctas[r]->exited())

@@ -504,6 +504,12 @@ private:
 // options.where's locations (RaceHooks.cpp).
 std::vector<DetectedRace> describeRaces(const RaceDetector &race, const Program &program,
                                         const EngineOptions &options);
+// Ticks a CTA of `ctas` picked at random among those that have neither
+// exited nor are stuck, until none is left (progress or an exit unsticks the
+// others); a CTA that fails ends the run with its failure. The CTAs that have
+// not exited are then deadlocked (Cluster.cpp).
+std::optional<Failure> runUntilBlocked(std::vector<std::unique_ptr<CtaExecutor>> &ctas,
+                                       std::mt19937_64 &rng);
 // Runs the CTAs of one cluster (by rank) interleaved to their end, under
 // `race` when given (Cluster.cpp).
 std::optional<Failure> runCluster(std::vector<std::unique_ptr<CtaExecutor>> &ctas,

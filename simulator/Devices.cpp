@@ -477,34 +477,8 @@ std::optional<Failure> runGroup(DeviceGroup &g, std::vector<std::unique_ptr<CtaE
   for (auto &cta : ctas)
     if (auto f = cta->start())
       return f;
-  std::vector<uint8_t> stuck(ctas.size(), 0);
-  std::vector<size_t> live;
-  while (true) {
-    live.clear();
-    for (size_t r = 0; r < ctas.size(); ++r)
-      if (!ctas[r]->exited() && !stuck[r])
-        live.push_back(r);
-    if (live.empty())
-      break;
-    size_t r = live[rng() % live.size()];
-    switch (ctas[r]->tick()) {
-    case CtaExecutor::Tick::Progress:
-      std::fill(stuck.begin(), stuck.end(), 0);
-      break;
-    case CtaExecutor::Tick::Done:
-      if (auto f = ctas[r]->finish())
-        return f;
-      ctas[r]->markExited();
-      std::fill(stuck.begin(), stuck.end(), 0);
-      break;
-    case CtaExecutor::Tick::Stuck:
-      stuck[r] = 1;
-      break;
-    case CtaExecutor::Tick::Failed:
-      return ctas[r]->failure() ? ctas[r]->failure()
-                                : Failure{RunResult::Outcome::RuntimeError, "internal error", {}};
-    }
-  }
+  if (auto f = runUntilBlocked(ctas, rng))
+    return f;
   Failure all;
   all.outcome = RunResult::Outcome::Deadlock;
   for (size_t d = 0; d < ctas.size(); ++d) {

@@ -6,6 +6,7 @@
 #include "ir/DeviceScale.h"
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
+#include "ir/ThreadIndex.h"
 
 #include <fmt/format.h>
 
@@ -163,19 +164,9 @@ bool CtaExecutor::barrierError(Mbarrier::Error e, int index, llvm::SMLoc loc) {
 }
 
 int64_t CtaExecutor::builtin(BuiltinKind b, int64_t t) const {
+  if (auto m = threadIndexMap(b))
+    return threadIndexValue(*m, t);
   switch (b) {
-  case BuiltinKind::laneid:
-    return t % 32;
-  case BuiltinKind::warpid:
-    return t / 32;
-  case BuiltinKind::wgid:
-    return t / 128;
-  case BuiltinKind::tid_in_wg:
-    return t % 128;
-  case BuiltinKind::wid_in_wg:
-    return (t / 32) % 4;
-  case BuiltinKind::threadIdx_x:
-    return t;
   case BuiltinKind::blockIdx_x:
     return ctaId_[0];
   case BuiltinKind::blockIdx_y:
@@ -188,8 +179,9 @@ int64_t CtaExecutor::builtin(BuiltinKind b, int64_t t) const {
     return ctaId_[1] % p_.cluster[1];
   case BuiltinKind::clusterCtaIdx_z:
     return ctaId_[2] % p_.cluster[2];
+  default: // the thread indices, above
+    return 0;
   }
-  return 0;
 }
 
 std::optional<uint64_t> CtaExecutor::readBits(int buffer, int64_t flat, ThreadRange threads,

@@ -84,6 +84,22 @@ std::optional<ProblemSpec> parseProblem(std::string_view text, ProblemSyntaxErro
   auto describe = [](const Token &t) {
     return t.kind == Token::End ? std::string("the end") : fmt::format("'{}'", t.text);
   };
+  // `NAME = VALUE` at toks[k] (NAME being t): an option, once each.
+  auto option = [&](const Token &t) -> bool {
+    const Token &value = toks[k + 2];
+    if (value.kind != Token::Word) {
+      fail(value, fmt::format("option '{}' needs a value, found {}", t.text, describe(value)));
+      return false;
+    }
+    for (const ProblemOption &o : p.options)
+      if (o.key == t.text) {
+        fail(t, fmt::format("option '{}' given twice", t.text));
+        return false;
+      }
+    p.options.push_back({t.text, value.text, t.offset, value.offset});
+    k += 3;
+    return true;
+  };
   if (toks[k].kind != Token::Word || !isName(toks[k].text))
     return fail(toks[k], "a problem is written KIND(INPUTS -> OUTPUTS, OPTIONS), e.g. "
                          "gemm(A, B^T -> C)");
@@ -100,15 +116,8 @@ std::optional<ProblemSpec> parseProblem(std::string_view text, ProblemSyntaxErro
     if (t.kind != Token::Word || !isName(t.text))
       return fail(t, fmt::format("expected an input name, found {}", describe(t)));
     if (!p.inputs.empty() && toks[k + 1].kind == Token::Equals) {
-      const Token &value = toks[k + 2];
-      if (value.kind != Token::Word)
-        return fail(value,
-                    fmt::format("option '{}' needs a value, found {}", t.text, describe(value)));
-      for (const ProblemOption &o : p.options)
-        if (o.key == t.text)
-          return fail(t, fmt::format("option '{}' given twice", t.text));
-      p.options.push_back({t.text, value.text, t.offset, value.offset});
-      k += 3;
+      if (!option(t))
+        return std::nullopt;
       if (toks[k].kind == Token::Comma) {
         ++k;
         continue;
@@ -141,15 +150,8 @@ std::optional<ProblemSpec> parseProblem(std::string_view text, ProblemSyntaxErro
     if (t.kind != Token::Word || !isName(t.text))
       return fail(t, fmt::format("expected an output name or an option, found {}", describe(t)));
     if (toks[k + 1].kind == Token::Equals) {
-      const Token &value = toks[k + 2];
-      if (value.kind != Token::Word)
-        return fail(value,
-                    fmt::format("option '{}' needs a value, found {}", t.text, describe(value)));
-      for (const ProblemOption &o : p.options)
-        if (o.key == t.text)
-          return fail(t, fmt::format("option '{}' given twice", t.text));
-      p.options.push_back({t.text, value.text, t.offset, value.offset});
-      k += 3;
+      if (!option(t))
+        return std::nullopt;
     } else {
       if (p.options.size() > optionsBeforeArrow)
         return fail(t, fmt::format("output '{}' after options; outputs come first", t.text));

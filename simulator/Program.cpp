@@ -1,6 +1,7 @@
 #include "simulator/Program.h"
 
 #include "ir/Printer.h"
+#include "ir/ThreadIndex.h"
 #include "simulator/ExprCode.h"
 #include "simulator/Packed.h"
 #include "simulator/Value.h"
@@ -157,7 +158,10 @@ private:
 
 std::array<int64_t, 6> threadCoords(int64_t t) {
   // laneid, warpid, wgid, tid_in_wg, wid_in_wg, tx (the Axis enum's order).
-  return {t % 32, t / 32, t / 128, t % 128, (t / 32) % 4, t};
+  std::array<int64_t, 6> c{};
+  for (size_t a = 0; a < c.size(); ++a)
+    c[a] = threadIndexValue(*threadIndexMap(static_cast<Axis>(a)), t);
+  return c;
 }
 
 class Binder {

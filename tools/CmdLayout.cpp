@@ -137,17 +137,6 @@ std::optional<std::vector<int64_t>> parseList(Diagnostics &diag, llvm::StringRef
   return out;
 }
 
-std::optional<BufferScope> inferScope(const Layout &l) {
-  uint32_t axes = l.axesUsed();
-  auto uses = [&](Axis a) { return (axes >> static_cast<unsigned>(a)) & 1; };
-  if (uses(Axis::TLane) || uses(Axis::TCol))
-    return BufferScope::Tmem;
-  for (size_t i = 0; i < kNumAxes; ++i)
-    if (uses(static_cast<Axis>(i)) && isThreadAxis(static_cast<Axis>(i)))
-      return BufferScope::Reg;
-  return BufferScope::Shared;
-}
-
 // Owners in axis order, as the contract prints them: {"laneid":12,"warpid":6,"m":1}.
 void writeOwner(json::OStream &j, const PhysCoord &c, std::optional<Dtype> dtype) {
   j.object([&] {
@@ -497,8 +486,8 @@ int runLayout() {
                               clusterOpt.getValue()));
     return kInputError;
   }
-  std::optional<BufferScope> scope =
-      scopeOpt == "auto" ? inferScope(layout) : scopeFromName(scopeOpt);
+  std::optional<MemScope> scope =
+      scopeOpt == "auto" ? std::optional(layoutScope(layout)) : memScopeFromName(scopeOpt);
   if (!scope) {
     OptionText(diag, "<scope>", scopeOpt)
         .error(0, fmt::format("unknown scope '{}' (auto, reg, shared, tmem or global)",
@@ -657,7 +646,7 @@ int runLayout() {
     llvm::outs() << describe(*bankReport) << "\n";
   if (prove && !findings)
     llvm::outs() << fmt::format("legal: {} on shape {} as a {} {} buffer, {} with {} threads{}\n",
-                                spec->str(), formatLogical(shape), scopeName(buffer.scope),
+                                spec->str(), formatLogical(shape), memScopeName(buffer.scope),
                                 dtypeName(buffer.dtype), targetInfoRef.name, launch.threads,
                                 inst ? fmt::format(", accepted by {}", inst->name) : "");
   return findings ? kFindings : kClean;

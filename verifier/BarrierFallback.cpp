@@ -30,18 +30,10 @@ void notChecked(BarrierReport &report, llvm::SMLoc loc, const std::string &why) 
 // The CTAs of the launch grid at these sizes, blockIdx (x, y, z).
 std::optional<std::vector<std::array<int64_t, 3>>> ctasOf(const BarrierSkeleton &sk,
                                                           const SizeAssignment &sizes) {
-  std::array<int64_t, 3> extent{1, 1, 1};
-  for (size_t d = 0; d < sk.grid.size() && d < 3; ++d) {
-    auto v = evalConcrete(sk.grid[d], [&](const Expr &e) -> std::optional<int64_t> {
-      if (e->kind != ExprKind::Var)
-        return std::nullopt;
-      auto it = sizes.find(as<Var>(e).name);
-      return it == sizes.end() ? std::nullopt : std::optional<int64_t>(it->second);
-    });
-    if (!v || *v < 1)
-      return std::nullopt;
-    extent[d] = *v;
-  }
+  auto grid = gridExtent(sk, sizes);
+  if (!grid)
+    return std::nullopt;
+  const std::array<int64_t, 3> &extent = *grid;
   if (extent[0] * extent[1] * extent[2] > kMaxCtas)
     return std::nullopt;
   std::vector<std::array<int64_t, 3>> out;

@@ -1,6 +1,7 @@
 #include "verifier/CoverageSearch.h"
 
 #include "ir/ConcreteEval.h"
+#include "ir/ThreadIndex.h"
 #include "ir/Visitor.h"
 
 #include <array>
@@ -53,6 +54,8 @@ std::optional<bool> forEachWrite(const BarrierSkeleton &sk, const std::vector<St
           return it->second;
         return sizeLeaf(e);
       }
+      if (auto m = threadIndexMap(as<Builtin>(e).which))
+        return threadIndexValue(*m, thread);
       switch (as<Builtin>(e).which) {
       case BuiltinKind::blockIdx_x:
         return cta[0];
@@ -66,18 +69,6 @@ std::optional<bool> forEachWrite(const BarrierSkeleton &sk, const std::vector<St
         int d = int(as<Builtin>(e).which) - int(BuiltinKind::clusterCtaIdx_x);
         return d == axis ? cta[size_t(d)] % cluster : 0;
       }
-      case BuiltinKind::threadIdx_x:
-        return thread;
-      case BuiltinKind::laneid:
-        return thread % 32;
-      case BuiltinKind::warpid:
-        return thread / 32;
-      case BuiltinKind::wgid:
-        return thread / 128;
-      case BuiltinKind::tid_in_wg:
-        return thread % 128;
-      case BuiltinKind::wid_in_wg:
-        return thread / 32 % 4;
       default:
         return std::nullopt;
       }

@@ -50,8 +50,6 @@ std::optional<SizeAssignment> admittedSizes(const BarrierSkeleton &sk, const Siz
   return out;
 }
 
-namespace {
-
 // The largest ring (barrier array or pipeline stages) an event touches.
 int64_t ringOf(const BarrierSkeleton &sk, const SyncEvent &e) {
   int64_t ring = 1;
@@ -61,6 +59,25 @@ int64_t ringOf(const BarrierSkeleton &sk, const SyncEvent &e) {
     ring = std::max(ring, a.stages);
   return ring;
 }
+
+std::optional<std::array<int64_t, 3>> gridExtent(const BarrierSkeleton &sk,
+                                                 const SizeAssignment &sizes) {
+  std::array<int64_t, 3> extent{1, 1, 1};
+  for (size_t d = 0; d < sk.grid.size() && d < 3; ++d) {
+    auto v = evalConcrete(sk.grid[d], [&](const Expr &e) -> std::optional<int64_t> {
+      if (e->kind != ExprKind::Var)
+        return std::nullopt;
+      auto it = sizes.find(as<Var>(e).name);
+      return it == sizes.end() ? std::nullopt : std::optional<int64_t>(it->second);
+    });
+    if (!v || *v < 1)
+      return std::nullopt;
+    extent[d] = *v;
+  }
+  return extent;
+}
+
+namespace {
 
 // What the sizes must give: a loop nest ending at `loop` runs at least
 // `flattened` iterations in all and each of its levels at least twice.
@@ -85,18 +102,10 @@ std::vector<TwoRounds> twoRoundRequirements(const BarrierSkeleton &sk) {
 // runs least often in the last). Nothing when the grid does not evaluate.
 std::optional<std::vector<std::array<int64_t, 3>>> boundingCtas(const BarrierSkeleton &sk,
                                                                 const SizeAssignment &sizes) {
-  std::array<int64_t, 3> last{0, 0, 0};
-  for (size_t d = 0; d < sk.grid.size() && d < 3; ++d) {
-    auto v = evalConcrete(sk.grid[d], [&](const Expr &e) -> std::optional<int64_t> {
-      if (e->kind != ExprKind::Var)
-        return std::nullopt;
-      auto it = sizes.find(as<Var>(e).name);
-      return it == sizes.end() ? std::nullopt : std::optional<int64_t>(it->second);
-    });
-    if (!v || *v < 1)
-      return std::nullopt;
-    last[d] = *v - 1;
-  }
+  auto extent = gridExtent(sk, sizes);
+  if (!extent)
+    return std::nullopt;
+  std::array<int64_t, 3> last{(*extent)[0] - 1, (*extent)[1] - 1, (*extent)[2] - 1};
   return std::vector<std::array<int64_t, 3>>{{0, 0, 0}, last};
 }
 

@@ -25,6 +25,7 @@
 
 #include "verifier/BarrierSkeleton.h"
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -67,5 +68,14 @@ std::vector<SizeAssignment> neighbourSizes(const BarrierSkeleton &skeleton,
 
 // "K = 512, M = 128, N = 128"
 std::string describeSizes(const SizeAssignment &sizes);
+
+// The largest ring (barrier array or pipeline stages) event e touches: 1
+// when it touches none.
+int64_t ringOf(const BarrierSkeleton &skeleton, const SyncEvent &e);
+
+// The launch grid's extent (x, y, z) at `sizes`; nothing when a dimension
+// does not evaluate to a positive value.
+std::optional<std::array<int64_t, 3>> gridExtent(const BarrierSkeleton &skeleton,
+                                                 const SizeAssignment &sizes);
 
 } // namespace tilescope

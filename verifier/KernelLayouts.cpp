@@ -12,20 +12,6 @@
 namespace tilescope {
 
 namespace {
-BufferScope toBufferScope(MemScope s) {
-  switch (s) {
-  case MemScope::Global:
-    return BufferScope::Global;
-  case MemScope::Shared:
-    return BufferScope::Shared;
-  case MemScope::Reg:
-    return BufferScope::Reg;
-  case MemScope::Tmem:
-    return BufferScope::Tmem;
-  }
-  return BufferScope::Shared;
-}
-
 bool comparable(const KernelBuffer &a, const KernelBuffer &b) {
   if (a.scope != b.scope)
     return false;
@@ -33,12 +19,12 @@ bool comparable(const KernelBuffer &a, const KernelBuffer &b) {
       std::find(b.aliases.begin(), b.aliases.end(), a.name) != b.aliases.end())
     return false;
   switch (a.scope) {
-  case BufferScope::Tmem:
+  case MemScope::Tmem:
     return !(a.allocated && b.allocated);
-  case BufferScope::Shared:
-  case BufferScope::Global:
+  case MemScope::Shared:
+  case MemScope::Global:
     return a.baseByte.has_value() && b.baseByte.has_value();
-  case BufferScope::Reg:
+  case MemScope::Reg:
     return false;
   }
   return false;
@@ -135,7 +121,7 @@ std::optional<std::pair<std::string, size_t>> operandBuffer(const Expr &e) {
 struct Collector {
   KernelLayoutInput &in;
   const Kernel &kernel;
-  std::map<std::string, BufferScope> scopes;
+  std::map<std::string, MemScope> scopes;
   std::set<std::string> allocated; // tmem buffers named by a tcgen05.alloc
 
   // The row strides (in bytes) of a global tensor parameter named by `arg`.
@@ -184,7 +170,7 @@ struct Collector {
   void buffer(const BufferDecl &d) {
     KernelBuffer b;
     b.name = d.name;
-    b.scope = toBufferScope(d.scope);
+    b.scope = d.scope;
     b.dtype = d.dtype;
     for (const Expr &e : d.shape) {
       auto v = constantValue(e);
@@ -204,7 +190,7 @@ struct Collector {
     if (!named)
       return;
     auto it = scopes.find(named->first);
-    if (it == scopes.end() || it->second != BufferScope::Shared)
+    if (it == scopes.end() || it->second != MemScope::Shared)
       return;
     OperandUse u{named->first, instruction, {}, loc};
     if (stages)
@@ -249,7 +235,7 @@ KernelLayoutInput collectKernelLayouts(const Kernel &kernel) {
   Collector collector{in, kernel, {}, {}};
   collector.block(kernel.body);
   for (KernelBuffer &b : in.buffers)
-    b.allocated = b.scope == BufferScope::Tmem && collector.allocated.count(b.name) > 0;
+    b.allocated = b.scope == MemScope::Tmem && collector.allocated.count(b.name) > 0;
   return in;
 }
 

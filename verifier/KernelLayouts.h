@@ -27,7 +27,7 @@ namespace tilescope {
 // One buffer of a kernel with a concrete shape.
 struct KernelBuffer {
   std::string name;
-  BufferScope scope = BufferScope::Shared;
+  MemScope scope = MemScope::Shared;
   Dtype dtype = Dtype::f32;
   std::vector<int64_t> shape;
   Layout layout;

@@ -11,7 +11,7 @@ int64_t boundOf(Axis a, const BufferInfo &buffer, const std::vector<int64_t> &sh
   if (a == Axis::m) {
     if (buffer.memoryElements > 0)
       return buffer.memoryElements;
-    if (buffer.scope == BufferScope::Reg) {
+    if (buffer.scope == MemScope::Reg) {
       int bits = std::max(dtypeBits(buffer.dtype), 1);
       return target.registersPerThread * 32 / bits;
     }
@@ -142,7 +142,7 @@ std::optional<LayoutViolation> overlapViolation(const OverlapQuestion &q, int64_
   v.witness.buffers = {q.a.info.name, q.b.info.name};
   v.witness.physical = a;
   auto where = [](const BufferView &view, const PhysCoord &c) {
-    if (view.info.scope == BufferScope::Shared || view.info.scope == BufferScope::Global) {
+    if (view.info.scope == MemScope::Shared || view.info.scope == MemScope::Global) {
       int64_t bits = std::max(dtypeBits(view.info.dtype), 1);
       return fmt::format("{} (byte {})", c.str(), view.info.baseByte + c.get(Axis::m) * bits / 8);
     }
@@ -163,7 +163,7 @@ using detail::LayoutQuestion;
 // Axes a layout may not use in this scope, with a witness element reaching
 // each: an iter's digit 1 (or the offset alone) lands off the scope's axes.
 void checkScope(const LayoutQuestion &q, const TargetInfo &target, LayoutReport &report) {
-  if (q.buffer.scope == BufferScope::Tmem && !target.hasTensorMemory) {
+  if (q.buffer.scope == MemScope::Tmem && !target.hasTensorMemory) {
     LayoutViolation v{ViolationKind::Scope, {}, {}};
     v.message = fmt::format("{} has no tensor memory for a tmem buffer", target.name);
     report.violations.push_back(std::move(v));
@@ -182,13 +182,13 @@ void checkScope(const LayoutQuestion &q, const TargetInfo &target, LayoutReport 
     v.witness.axis = axis;
     v.message = fmt::format("{} puts {} on {}, but a {} buffer cannot hold {}", what,
                             formatLogical(v.witness.logical[0]), v.witness.physical.str(),
-                            scopeName(q.buffer.scope), axisName(axis));
+                            memScopeName(q.buffer.scope), axisName(axis));
     if (replica)
       v.message =
           fmt::format("{} on {}: a {} buffer cannot replicate over {} (replica {} of {} "
                       "is at {})",
-                      what, axisName(axis), scopeName(q.buffer.scope), axisName(axis), replicaIndex,
-                      formatLogical(v.witness.logical[0]), v.witness.physical.str());
+                      what, axisName(axis), memScopeName(q.buffer.scope), axisName(axis),
+                      replicaIndex, formatLogical(v.witness.logical[0]), v.witness.physical.str());
     report.violations.push_back(std::move(v));
   };
   int64_t radix = q.layout.size();

@@ -4,6 +4,25 @@
 
 namespace tilescope::detail {
 
+std::optional<z3::expr> threadSetZ3(const ThreadSet &set, const z3::expr &t) {
+  z3::context &ctx = t.ctx();
+  z3::expr_vector any(ctx);
+  for (int64_t x = 0; x < set.launchThreads();) {
+    if (!set.contains(x)) {
+      ++x;
+      continue;
+    }
+    int64_t y = x;
+    while (y + 1 < set.launchThreads() && set.contains(y + 1))
+      ++y;
+    any.push_back(x == y ? t == ctx.int_val(x) : t >= ctx.int_val(x) && t <= ctx.int_val(y));
+    x = y + 1;
+  }
+  if (any.empty())
+    return std::nullopt;
+  return z3::mk_or(any);
+}
+
 ProtoEncoder::ProtoEncoder(z3::context &ctx, const BarrierSkeleton &sk)
     : ctx_(ctx), assumptions_(ctx) {
   for (const std::string &s : sk.symbols) {

@@ -10,6 +10,8 @@
 
 #include "verifier/BarrierSkeleton.h"
 
+#include "ir/ThreadIndex.h"
+
 #include <z3++.h>
 
 #include <map>
@@ -17,6 +19,17 @@
 #include <string>
 
 namespace tilescope::detail {
+
+// Thread t is in `set`: a disjunction of intervals of consecutive threads
+// (a warpgroup is one constraint); nothing for an empty set.
+std::optional<z3::expr> threadSetZ3(const ThreadSet &set, const z3::expr &t);
+
+// The Z3 back end of the thread-index map (ir/ThreadIndex.h) over the
+// thread index t.
+inline z3::expr threadIndexZ3(ThreadIndexMap m, const z3::expr &t) {
+  z3::expr v = m.divisor > 1 ? t / static_cast<int>(m.divisor) : t;
+  return m.modulus ? z3::mod(v, static_cast<int>(m.modulus)) : v;
+}
 
 class ProtoEncoder {
 public:

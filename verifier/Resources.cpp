@@ -1,10 +1,11 @@
 #include "verifier/Resources.h"
 
+#include "ir/ConcreteEval.h"
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
 #include "ir/SizeLimits.h"
+#include "ir/ThreadIndex.h"
 #include "ir/Visitor.h"
-#include "ir/ConcreteEval.h"
 
 #include <fmt/format.h>
 
@@ -258,22 +259,9 @@ private:
       auto v = evalConcrete(cond, [tx](const Expr &leaf) -> std::optional<int64_t> {
         if (leaf->kind != ExprKind::Builtin)
           return std::nullopt;
-        switch (as<Builtin>(leaf).which) {
-        case BuiltinKind::threadIdx_x:
-          return tx;
-        case BuiltinKind::laneid:
-          return tx % 32;
-        case BuiltinKind::warpid:
-          return tx / 32;
-        case BuiltinKind::wgid:
-          return tx / 128;
-        case BuiltinKind::tid_in_wg:
-          return tx % 128;
-        case BuiltinKind::wid_in_wg:
-          return tx / 32 % 4;
-        default:
-          return std::nullopt;
-        }
+        if (auto m = threadIndexMap(as<Builtin>(leaf).which))
+          return threadIndexValue(*m, tx);
+        return std::nullopt;
       });
       if (!v)
         unknown = true;

@@ -331,7 +331,7 @@ LayoutReport verifySymbolicLayout(const SymbolicLayout &layout, const std::vecto
       used.insert(o.first);
     for (Axis axis : used) {
       z3::expr bound = ctx.int_val(0);
-      if (axis == Axis::m && buffer.scope != BufferScope::Reg) {
+      if (axis == Axis::m && buffer.scope != MemScope::Reg) {
         bound = memoryElements ? enc.term(memoryElements) : shapeCount;
       } else {
         int64_t b = boundOf(axis, buffer, {}, target, launch);

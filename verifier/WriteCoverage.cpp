@@ -2,6 +2,7 @@
 
 #include "ir/ConcreteEval.h"
 #include "ir/Printer.h"
+#include "ir/ThreadIndex.h"
 #include "ir/Visitor.h"
 #include "verifier/BarrierSkeleton.h"
 #include "verifier/CoverageSearch.h"
@@ -116,21 +117,14 @@ private:
     case BuiltinKind::blockIdx_y:
     case BuiltinKind::blockIdx_z:
       return Digit{blockName(int(b) - int(BuiltinKind::blockIdx_x)), num(1), nullptr};
-    case BuiltinKind::threadIdx_x:
-      return Digit{kThread, num(1), nullptr};
-    case BuiltinKind::laneid:
-      return Digit{kThread, num(1), num(32)};
-    case BuiltinKind::warpid:
-      return Digit{kThread, num(32), nullptr};
-    case BuiltinKind::wgid:
-      return Digit{kThread, num(128), nullptr};
-    case BuiltinKind::tid_in_wg:
-      return Digit{kThread, num(1), num(128)};
-    case BuiltinKind::wid_in_wg:
-      return Digit{kThread, num(32), num(128)};
     default:
-      return std::nullopt;
+      break;
     }
+    // A thread digit (t / divisor) % modulus: weight divisor, below
+    // divisor * modulus.
+    if (auto m = threadIndexMap(b))
+      return Digit{kThread, num(m->divisor), m->modulus ? num(m->divisor * m->modulus) : nullptr};
+    return std::nullopt;
   }
 
   std::optional<Linear> linearize(const Expr &e, const std::set<std::string> &vars) const {
@@ -610,19 +604,8 @@ private:
   }
 
   z3::expr threadMember(const ThreadSet &set, const z3::expr &t) {
-    z3::expr_vector any(ctx_);
-    for (int64_t x = 0; x < set.launchThreads();) {
-      if (!set.contains(x)) {
-        ++x;
-        continue;
-      }
-      int64_t y = x;
-      while (y + 1 < set.launchThreads() && set.contains(y + 1))
-        ++y;
-      any.push_back(x == y ? t == ctx_.int_val(x) : t >= ctx_.int_val(x) && t <= ctx_.int_val(y));
-      x = y + 1;
-    }
-    return any.empty() ? ctx_.bool_val(false) : z3::mk_or(any);
+    auto member = detail::threadSetZ3(set, t);
+    return member ? *member : ctx_.bool_val(false);
   }
 
   // --- one tensor ---

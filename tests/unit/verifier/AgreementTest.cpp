@@ -62,7 +62,7 @@ TEST_CASE("Z3 and enumeration agree on 1200 random layouts") {
     Layout l = gen.layout();
     std::vector<int64_t> shape = {l.size()};
     BufferInfo b;
-    b.scope = BufferScope::Reg;
+    b.scope = MemScope::Reg;
     // Half the cases with room to spare, so findings there are collisions.
     bool roomy = gen.uniform(0, 1) == 0;
     b.memoryElements = roomy ? 1 << 12 : gen.uniform(1, 2 * l.size());

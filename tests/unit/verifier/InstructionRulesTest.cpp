@@ -13,7 +13,7 @@ const TargetInfo &sm100 = targetInfo(TargetKind::sm_100a);
 
 BufferInfo shared(Dtype d) {
   BufferInfo b;
-  b.scope = BufferScope::Shared;
+  b.scope = MemScope::Shared;
   b.dtype = d;
   return b;
 }
@@ -148,7 +148,7 @@ TEST_CASE("wgmma descriptors: MN-major operands read the other way") {
 
 TEST_CASE("tcgen05.ld: rows on consecutive lanes of the warp's quarter") {
   BufferInfo t;
-  t.scope = BufferScope::Tmem;
+  t.scope = MemScope::Tmem;
   t.dtype = Dtype::f32;
   Layout l = make({{128, 1, Axis::TLane}, {32, 1, Axis::TCol}});
   CHECK(check("tcgen05.ld.32x32b", l, {128, 32}, t, sm100).empty());

@@ -30,13 +30,13 @@ const TargetInfo &sm90 = targetInfo(TargetKind::sm_90a);
 
 BufferInfo global(Dtype d = Dtype::bf16) {
   BufferInfo b;
-  b.scope = BufferScope::Global;
+  b.scope = MemScope::Global;
   b.dtype = d;
   return b;
 }
 BufferInfo reg() {
   BufferInfo b;
-  b.scope = BufferScope::Reg;
+  b.scope = MemScope::Reg;
   return b;
 }
 
