@@ -668,7 +668,7 @@ std::vector<IntrinsicInfo> buildTable() {
   return t;
 }
 
-constexpr std::array<ExprFunctionInfo, 17> kExprFunctions = {{
+constexpr std::array<ExprFunctionInfo, 18> kExprFunctions = {{
     {"elect_sync", 0, Convergence::Thread, true},
     {"shfl_xor", 2, Convergence::Thread, true},
     {"shfl_idx", 2, Convergence::Thread, true},
@@ -685,6 +685,7 @@ constexpr std::array<ExprFunctionInfo, 17> kExprFunctions = {{
     {"log", 1, Convergence::Grid, false},
     {"sqrt", 1, Convergence::Grid, false},
     {"rsqrt", 1, Convergence::Grid, false},
+    {"fma", 3, Convergence::Grid, false},
     {"select", 3, Convergence::Grid, false},
 }};
 } // namespace
