@@ -197,6 +197,9 @@ private:
   std::set<std::string> wgmmaAccs_;        // register tiles some wgmma accumulates into
   // wgmmas with A from registers: (N, A/B dtype, B MN-major), one helper each.
   std::set<std::tuple<int, Dtype, bool>> wgmmaRegA_;
+  // Register tiles some wgmma reads as A: declared 16-byte aligned, so that
+  // their 16-bit pairs are read as the 32-bit registers they already are.
+  std::set<std::string> regAOperands_;
   void wgmmaRegisterA(const CallStmt &c, const std::string &accName, int n);
   std::vector<std::string> regsInScope_;  // register tiles declared, innermost last
   bool usesTcgen05_ = false;
@@ -280,6 +283,16 @@ void KernelEmitter::collect() {
         e.usesTcgen05_ = true;
       }
       e.bufs_[b.name] = info;
+    }
+    void visitCallStmt(const CallStmt &c) override {
+      if (idOf(c) == IntrinsicId::WgmmaMmaAsync && c.args.size() > 1) {
+        Expr base = c.args[1].value;
+        while (base->kind == ExprKind::Index)
+          base = as<Index>(base).base;
+        if (base->kind == ExprKind::Var)
+          e.regAOperands_.insert(as<Var>(base).name);
+      }
+      IRVisitor::visitCallStmt(c);
     }
     void visitBarrierDecl(const BarrierDecl &b) override {
       int64_t n = b.arraySize ? constantValue(b.arraySize).value_or(1) : 1;
@@ -988,7 +1001,8 @@ void KernelEmitter::stmt(const Stmt &s) {
     const auto &b = as<BufferDecl>(s);
     const BufferInfo &info = bufs_.at(b.name);
     if (b.scope == MemScope::Reg) {
-      line(fmt::format("{} {}[{}];", cType(b.dtype), b.name, info.slots));
+      line(fmt::format("{}{} {}[{}];", regAOperands_.count(b.name) ? "alignas(16) " : "",
+                       cType(b.dtype), b.name, info.slots));
       regsInScope_.push_back(b.name);
     }
     return; // shared buffers are bound at kernel entry
@@ -1470,6 +1484,7 @@ void KernelEmitter::wgmmaRegisterA(const CallStmt &c, const std::string &accName
   std::vector<std::string> regs;
   for (int i = 0; i < 4; ++i) {
     std::string half[2];
+    int64_t slots[2] = {0, 0};
     for (int h = 0; h < 2; ++h) {
       Expr r = foldConstants(Binary::make(
           BinaryOp::Add, a.begin[0],
@@ -1493,8 +1508,16 @@ void KernelEmitter::wgmmaRegisterA(const CallStmt &c, const std::string &accName
         return;
       }
       half[h] = fmt::format("{}[{}]", a.buffer, *slot);
+      slots[h] = *slot;
     }
-    regs.push_back(fmt::format("ts_pack2({}, {})", half[0], half[1]));
+    // A pair in consecutive slots, the first even, is one 32-bit register of
+    // the (aligned) tile: read it as such, so no packing instruction sits
+    // between the wgmmas (ptxas would fence each one after it).
+    if (slots[0] % 2 == 0 && slots[1] == slots[0] + 1)
+      regs.push_back(
+          fmt::format("reinterpret_cast<const uint32_t *>({})[{}]", a.buffer, slots[0] / 2));
+    else
+      regs.push_back(fmt::format("ts_pack2({}, {})", half[0], half[1]));
   }
   std::string span = "16", mode = "0";
   int spanBytes = 16;

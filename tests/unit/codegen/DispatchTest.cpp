@@ -214,7 +214,7 @@ TEST_CASE("wgmma with A from registers: the attention kernels' P V, and its refu
   Diagnostics diag(sources(), false);
   Module m = parse(readKernelFile("attention_fwd_sm90.tile"), diag);
   REQUIRE(!diag.hasErrors());
-  REQUIRE(m.kernels.size() == 2);
+  REQUIRE(m.kernels.size() == 4);
   auto r = dispatchKernel(m.kernels[0], diag);
   REQUIRE(r);
   auto c = choices(*r);
