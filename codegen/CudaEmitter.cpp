@@ -1464,15 +1464,15 @@ void KernelEmitter::wgmmaRegisterA(const CallStmt &c, const std::string &accName
   RegionStart a = regionStart(arg(1));
   const BufferInfo &ab = bufs_.at(a.buffer);
   std::string bbuf;
-  std::string baddr = regionByteAddress(arg(2), &bbuf);
+  regionByteAddress(arg(2), &bbuf);
   const BufferInfo &bb = bufs_.at(bbuf);
   const MmaShape *row =
       findMmaShape(k_.launch.target, MmaFamily::Wgmma, bufs_.at(accName).dtype, ab.dtype, bb.dtype);
   std::vector<int64_t> aExt = regionExtents(arg(1));
-  if (!row || row->k != 16 || aExt.size() != 2 || aExt[0] != 64 || aExt[1] != 16 ||
+  if (!row || row->k != 16 || aExt.size() != 2 || aExt[0] != 64 || aExt[1] % 16 != 0 ||
       ab.constShape.size() != 2) {
-    error(c.loc, "no lowering for this wgmma with A from registers (one m64nNk16 step of a "
-                 "16-bit [64, K] register tile is lowered)");
+    error(c.loc, "no lowering for this wgmma with A from registers (a 16-bit [64, K] register "
+                 "tile, K a multiple of 16, is lowered)");
     return;
   }
   const CallArg *tbArg = c.keyword("transpose_b");
@@ -1481,44 +1481,47 @@ void KernelEmitter::wgmmaRegisterA(const CallStmt &c, const std::string &accName
   // The A fragment: slots of (row, column) for the calling thread, constant
   // over the threads (slotOf proves it).
   Expr lane = Builtin::make(BuiltinKind::laneid), warp = Builtin::make(BuiltinKind::wid_in_wg);
-  std::vector<std::string> regs;
-  for (int i = 0; i < 4; ++i) {
-    std::string half[2];
-    int64_t slots[2] = {0, 0};
-    for (int h = 0; h < 2; ++h) {
-      Expr r = foldConstants(Binary::make(
-          BinaryOp::Add, a.begin[0],
-          Binary::make(BinaryOp::Add,
-                       Binary::make(BinaryOp::Add,
-                                    Binary::make(BinaryOp::Mul, warp, IntImm::make(16)),
-                                    Binary::make(BinaryOp::Div, lane, IntImm::make(4))),
-                       IntImm::make(8 * (i % 2)))));
-      Expr col = foldConstants(
-          Binary::make(BinaryOp::Add, a.begin[1],
-                       Binary::make(BinaryOp::Add,
-                                    Binary::make(BinaryOp::Mul,
-                                                 Binary::make(BinaryOp::Mod, lane, IntImm::make(4)),
-                                                 IntImm::make(2)),
-                                    IntImm::make(8 * (i / 2) + h))));
-      auto slot = slotOf(a.buffer, ab, {r, col});
-      if (!slot) {
-        error(c.loc, fmt::format("register tile '{}' is not in the wgmma A fragment layout "
-                                 "(wgmma_acc): its slots differ between threads",
-                                 a.buffer));
-        return;
+  auto fragment = [&](int64_t k) -> std::optional<std::vector<std::string>> {
+    std::vector<std::string> regs;
+    for (int i = 0; i < 4; ++i) {
+      std::string half[2];
+      int64_t slots[2] = {0, 0};
+      for (int h = 0; h < 2; ++h) {
+        Expr r = foldConstants(Binary::make(
+            BinaryOp::Add, a.begin[0],
+            Binary::make(BinaryOp::Add,
+                         Binary::make(BinaryOp::Add,
+                                      Binary::make(BinaryOp::Mul, warp, IntImm::make(16)),
+                                      Binary::make(BinaryOp::Div, lane, IntImm::make(4))),
+                         IntImm::make(8 * (i % 2)))));
+        Expr col = foldConstants(Binary::make(
+            BinaryOp::Add, a.begin[1],
+            Binary::make(BinaryOp::Add,
+                         Binary::make(BinaryOp::Mul,
+                                      Binary::make(BinaryOp::Mod, lane, IntImm::make(4)),
+                                      IntImm::make(2)),
+                         IntImm::make(k + 8 * (i / 2) + h))));
+        auto slot = slotOf(a.buffer, ab, {r, col});
+        if (!slot) {
+          error(c.loc, fmt::format("register tile '{}' is not in the wgmma A fragment layout "
+                                   "(wgmma_acc): its slots differ between threads",
+                                   a.buffer));
+          return std::nullopt;
+        }
+        half[h] = fmt::format("{}[{}]", a.buffer, *slot);
+        slots[h] = *slot;
       }
-      half[h] = fmt::format("{}[{}]", a.buffer, *slot);
-      slots[h] = *slot;
+      // A pair in consecutive slots, the first even, is one 32-bit register of
+      // the (aligned) tile: read it as such, so no packing instruction sits
+      // between the wgmmas (ptxas would fence each one after it).
+      if (slots[0] % 2 == 0 && slots[1] == slots[0] + 1)
+        regs.push_back(
+            fmt::format("reinterpret_cast<const uint32_t *>({})[{}]", a.buffer, slots[0] / 2));
+      else
+        regs.push_back(fmt::format("ts_pack2({}, {})", half[0], half[1]));
     }
-    // A pair in consecutive slots, the first even, is one 32-bit register of
-    // the (aligned) tile: read it as such, so no packing instruction sits
-    // between the wgmmas (ptxas would fence each one after it).
-    if (slots[0] % 2 == 0 && slots[1] == slots[0] + 1)
-      regs.push_back(
-          fmt::format("reinterpret_cast<const uint32_t *>({})[{}]", a.buffer, slots[0] / 2));
-    else
-      regs.push_back(fmt::format("ts_pack2({}, {})", half[0], half[1]));
-  }
+    return regs;
+  };
   std::string span = "16", mode = "0";
   int spanBytes = 16;
   if (const auto &sw = bb.layout->swizzle()) {
@@ -1544,10 +1547,19 @@ void KernelEmitter::wgmmaRegisterA(const CallStmt &c, const std::string &accName
   std::string scaleD = !accum                             ? "1"
                        : accum->kind == ExprKind::BoolImm ? (as<BoolImm>(accum).value ? "1" : "0")
                                                           : fmt::format("({}) ? 1 : 0", ex(accum));
-  line(fmt::format("ts_wgmma_m64n{}k16_{}_rs{}({}, {}, {}, {}, {}, ts_wgmma_desc_lbo({}, {}, {}, "
-                   "{}), {});",
-                   n, ptxTypeName(ab.dtype), mnMajor ? "_mn" : "", accName, regs[0], regs[1],
-                   regs[2], regs[3], baddr, mode, sbo, lbo, scaleD));
+  // One instruction per 16 of K: the first takes `accumulate`.
+  for (int64_t k = 0; k < aExt[1]; k += 16) {
+    auto regs = fragment(k);
+    if (!regs)
+      return;
+    std::string b0;
+    std::string baddr = regionByteAddress(kSlice(arg(2), mnMajor ? 0 : 1, k), &b0);
+    line(fmt::format("ts_wgmma_m64n{}k16_{}_rs{}({}, {}, {}, {}, {}, ts_wgmma_desc_lbo({}, {}, {}, "
+                     "{}), {});",
+                     n, ptxTypeName(ab.dtype), mnMajor ? "_mn" : "", accName, (*regs)[0],
+                     (*regs)[1], (*regs)[2], (*regs)[3], baddr, mode, sbo, lbo,
+                     k == 0 ? scaleD : "1"));
+  }
 }
 
 // One m64nNk16 wgmma with A from four 32-bit registers and B from a
