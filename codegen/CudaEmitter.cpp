@@ -196,6 +196,12 @@ private:
   // Other wgmma kinds used (fp8: N and the MMA table's row), one helper each.
   std::set<std::pair<int, const MmaShape *>> wgmmaOtherShapes_;
   std::set<std::string> wgmmaAccs_;        // register tiles some wgmma accumulates into
+  // wgmmas with A from registers: (N, A/B dtype, B MN-major), one helper each.
+  std::set<std::tuple<int, Dtype, bool>> wgmmaRegA_;
+  // Register tiles some wgmma reads as A: declared 16-byte aligned, so that
+  // their 16-bit pairs are read as the 32-bit registers they already are.
+  std::set<std::string> regAOperands_;
+  void wgmmaRegisterA(const CallStmt &c, const std::string &accName, int n);
   std::vector<std::string> regsInScope_;  // register tiles declared, innermost last
   bool usesTcgen05_ = false;
   std::map<std::string, int64_t> tmemColumns_;
@@ -279,6 +285,16 @@ void KernelEmitter::collect() {
       }
       e.bufs_[b.name] = info;
     }
+    void visitCallStmt(const CallStmt &c) override {
+      if (idOf(c) == IntrinsicId::WgmmaMmaAsync && c.args.size() > 1) {
+        Expr base = c.args[1].value;
+        while (base->kind == ExprKind::Index)
+          base = as<Index>(base).base;
+        if (base->kind == ExprKind::Var)
+          e.regAOperands_.insert(as<Var>(base).name);
+      }
+      IRVisitor::visitCallStmt(c);
+    }
     void visitBarrierDecl(const BarrierDecl &b) override {
       int64_t n = b.arraySize ? constantValue(b.arraySize).value_or(1) : 1;
       e.smemBytes_ = (e.smemBytes_ + 7) / 8 * 8;
@@ -298,6 +314,10 @@ std::optional<int64_t> KernelEmitter::eval(const Expr &e, int64_t t) {
     auto it = env_.find(as<Var>(e).name);
     if (it != env_.end())
       return it->second;
+    // A visible let (innermost first): immutable, so its value stands in.
+    for (auto l = lets_.rbegin(); l != lets_.rend(); ++l)
+      if (l->first == as<Var>(e).name)
+        return eval(l->second, t);
     return std::nullopt;
   }
   case ExprKind::Builtin:
@@ -633,6 +653,8 @@ std::string KernelEmitter::ex(const Expr &e) {
     if (f == "ballot") return fmt::format("__ballot_sync(0xffffffffu, {})", a[0]);
     if (f == "select") return fmt::format("(({}) ? ({}) : ({}))", a[0], a[1], a[2]);
     if (f == "rsqrt") return fmt::format("rsqrtf({})", a[0]);
+    if (f == "fma")
+      return fmt::format("__fmaf_rn({}, {}, {})", a[0], a[1], a[2]);
     if (f == "sqrt") return fmt::format("sqrtf({})", a[0]);
     if (f == "exp") return fmt::format("__expf({})", a[0]);
     if (f == "exp2") return fmt::format("exp2f({})", a[0]);
@@ -1008,7 +1030,8 @@ void KernelEmitter::stmt(const Stmt &s) {
     const auto &b = as<BufferDecl>(s);
     const BufferInfo &info = bufs_.at(b.name);
     if (b.scope == MemScope::Reg) {
-      line(fmt::format("{} {}[{}];", cType(b.dtype), b.name, info.slots));
+      line(fmt::format("{}{} {}[{}];", regAOperands_.count(b.name) ? "alignas(16) " : "",
+                       cType(b.dtype), b.name, info.slots));
       regsInScope_.push_back(b.name);
     }
     return; // shared buffers are bound at kernel entry
@@ -1254,6 +1277,10 @@ void KernelEmitter::callStmt(const CallStmt &c) {
     std::string accName = as<Var>(arg(0)).name;
     const BufferInfo &acc = bufs_.at(accName);
     int n = static_cast<int>(acc.constShape.at(1));
+    if (bufs_.at(regionStart(arg(1)).buffer).scope == MemScope::Reg) {
+      wgmmaRegisterA(c, accName, n);
+      return;
+    }
     std::string abuf, bbuf;
     regionByteAddress(arg(1), &abuf);
     regionByteAddress(arg(2), &bbuf);
@@ -1453,6 +1480,147 @@ void KernelEmitter::callStmt(const CallStmt &c) {
   }
 }
 
+// A wgmma with A from registers (a 16-bit tile in the wgmma_acc layout, one
+// m64n16 slice per instruction) and B from shared memory, K-major
+// (transpose_b) or MN-major. The A fragment's four 32-bit registers hold, per
+// thread, rows r and r + 8 (r = 16 * warp + lane / 4) at columns 2 (lane % 4)
+// + {0, 1} and 8 more: the accumulator fragment's slots of those elements,
+// packed in pairs. The MN-major descriptor's leading byte offset is the
+// distance between 64-element column blocks of B, its stride byte offset
+// the distance between 8-row groups (as the wgmma.smem rule checked them).
+void KernelEmitter::wgmmaRegisterA(const CallStmt &c, const std::string &accName, int n) {
+  auto arg = [&](size_t i) -> const Expr & { return c.args.at(i).value; };
+  RegionStart a = regionStart(arg(1));
+  const BufferInfo &ab = bufs_.at(a.buffer);
+  std::string bbuf;
+  regionByteAddress(arg(2), &bbuf);
+  const BufferInfo &bb = bufs_.at(bbuf);
+  const MmaShape *row =
+      findMmaShape(k_.launch.target, MmaFamily::Wgmma, bufs_.at(accName).dtype, ab.dtype, bb.dtype);
+  std::vector<int64_t> aExt = regionExtents(arg(1));
+  if (!row || row->k != 16 || aExt.size() != 2 || aExt[0] != 64 || aExt[1] % 16 != 0 ||
+      ab.constShape.size() != 2) {
+    error(c.loc, "no lowering for this wgmma with A from registers (a 16-bit [64, K] register "
+                 "tile, K a multiple of 16, is lowered)");
+    return;
+  }
+  const CallArg *tbArg = c.keyword("transpose_b");
+  bool mnMajor =
+      !(tbArg && tbArg->value->kind == ExprKind::BoolImm && as<BoolImm>(tbArg->value).value);
+  // The A fragment: slots of (row, column) for the calling thread, constant
+  // over the threads (slotOf proves it).
+  Expr lane = Builtin::make(BuiltinKind::laneid), warp = Builtin::make(BuiltinKind::wid_in_wg);
+  auto fragment = [&](int64_t k) -> std::optional<std::vector<std::string>> {
+    std::vector<std::string> regs;
+    for (int i = 0; i < 4; ++i) {
+      std::string half[2];
+      int64_t slots[2] = {0, 0};
+      for (int h = 0; h < 2; ++h) {
+        Expr r = foldConstants(Binary::make(
+            BinaryOp::Add, a.begin[0],
+            Binary::make(BinaryOp::Add,
+                         Binary::make(BinaryOp::Add,
+                                      Binary::make(BinaryOp::Mul, warp, IntImm::make(16)),
+                                      Binary::make(BinaryOp::Div, lane, IntImm::make(4))),
+                         IntImm::make(8 * (i % 2)))));
+        Expr col = foldConstants(Binary::make(
+            BinaryOp::Add, a.begin[1],
+            Binary::make(BinaryOp::Add,
+                         Binary::make(BinaryOp::Mul,
+                                      Binary::make(BinaryOp::Mod, lane, IntImm::make(4)),
+                                      IntImm::make(2)),
+                         IntImm::make(k + 8 * (i / 2) + h))));
+        auto slot = slotOf(a.buffer, ab, {r, col});
+        if (!slot) {
+          error(c.loc, fmt::format("register tile '{}' is not in the wgmma A fragment layout "
+                                   "(wgmma_acc): its slots differ between threads",
+                                   a.buffer));
+          return std::nullopt;
+        }
+        half[h] = fmt::format("{}[{}]", a.buffer, *slot);
+        slots[h] = *slot;
+      }
+      // A pair in consecutive slots, the first even, is one 32-bit register of
+      // the (aligned) tile: read it as such, so no packing instruction sits
+      // between the wgmmas (ptxas would fence each one after it).
+      if (slots[0] % 2 == 0 && slots[1] == slots[0] + 1)
+        regs.push_back(
+            fmt::format("reinterpret_cast<const uint32_t *>({})[{}]", a.buffer, slots[0] / 2));
+      else
+        regs.push_back(fmt::format("ts_pack2({}, {})", half[0], half[1]));
+    }
+    return regs;
+  };
+  std::string span = "16", mode = "0";
+  int spanBytes = 16;
+  if (const auto &sw = bb.layout->swizzle()) {
+    spanBytes = 16 << sw->bitsXored;
+    mode = sw->bitsXored == 3 ? "1" : sw->bitsXored == 2 ? "2" : "3";
+  }
+  // Byte distances in B's unswizzled layout: 8 rows down, one atom across.
+  Layout plain = *bb.layout;
+  if (plain.swizzle()) {
+    std::string why;
+    plain = *Layout::make(plain.shard(), plain.replica(), plain.offset(), std::nullopt, &why);
+  }
+  int64_t inner = bb.constShape.back(), bytes = dtypeBits(bb.dtype) / 8;
+  auto at = [&](int64_t flat) { return plain.base(flat).get(Axis::m) * bytes; };
+  int64_t sbo = at(8 * inner) - at(0);
+  int64_t perAtom = spanBytes / bytes;
+  int64_t lbo = mnMajor && inner > perAtom ? at(perAtom) - at(0) : 16;
+  if (!mnMajor)
+    sbo = 8 * spanBytes;
+  wgmmaRegA_.insert({n, ab.dtype, mnMajor});
+  wgmmaAccs_.insert(accName);
+  Expr accum = c.keyword("accumulate") ? c.keyword("accumulate")->value : nullptr;
+  std::string scaleD = !accum                             ? "1"
+                       : accum->kind == ExprKind::BoolImm ? (as<BoolImm>(accum).value ? "1" : "0")
+                                                          : fmt::format("({}) ? 1 : 0", ex(accum));
+  // One instruction per 16 of K: the first takes `accumulate`.
+  for (int64_t k = 0; k < aExt[1]; k += 16) {
+    auto regs = fragment(k);
+    if (!regs)
+      return;
+    std::string b0;
+    std::string baddr = regionByteAddress(kSlice(arg(2), mnMajor ? 0 : 1, k), &b0);
+    line(fmt::format("ts_wgmma_m64n{}k16_{}_rs{}({}, {}, {}, {}, {}, ts_wgmma_desc_lbo({}, {}, {}, "
+                     "{}), {});",
+                     n, ptxTypeName(ab.dtype), mnMajor ? "_mn" : "", accName, (*regs)[0],
+                     (*regs)[1], (*regs)[2], (*regs)[3], baddr, mode, sbo, lbo,
+                     k == 0 ? scaleD : "1"));
+  }
+}
+
+// One m64nNk16 wgmma with A from four 32-bit registers and B from a
+// shared-memory descriptor; tnspB 1: B is MN-major.
+std::string wgmmaRegisterAHelper(int n, Dtype ab, bool mnMajor) {
+  std::string t(ptxTypeName(ab));
+  int regs = n / 2;
+  std::string operands, constraints;
+  for (int i = 0; i < regs; ++i) {
+    operands += fmt::format("{}%{}", i ? ", " : "", i);
+    constraints += fmt::format("{}\"+f\"(d[{}])", i ? ", " : "", i);
+  }
+  std::ostringstream o;
+  std::string guard = fmt::format("TS_HELPER_WGMMA_M64N{}K16_{}_RS{}", n, t, mnMajor ? "_MN" : "");
+  o << "#ifndef " << guard << "\n#define " << guard << "\n";
+  o << "__device__ __forceinline__ void ts_wgmma_m64n" << n << "k16_" << t << "_rs"
+    << (mnMajor ? "_mn" : "") << "(float (&d)[" << regs
+    << "], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint64_t db, int scale_d) {\n"
+    << "#pragma unroll\n  for (int i = 0; i < " << regs
+    << "; ++i) asm volatile(\"\" : \"+f\"(d[i]) :: \"memory\");\n"
+    << "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" << regs + 5 << ", 0;\\n"
+    << intrinsic(IntrinsicId::WgmmaMmaAsync).ptx << ".m64n" << n << "k16.f32." << t << "." << t
+    << " {" << operands << "}, {%" << regs << ", %" << regs + 1 << ", %" << regs + 2 << ", %"
+    << regs + 3 << "}, %" << regs + 4 << ", p, 1, 1, " << (mnMajor ? 1 : 0) << ";\\n}\\n\"\n"
+    << "    : " << constraints
+    << "\n    : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"l\"(db), \"r\"(scale_d));\n"
+    << "#pragma unroll\n  for (int i = 0; i < " << regs
+    << "; ++i) asm volatile(\"\" : \"+f\"(d[i]) :: \"memory\");\n"
+    << "}\n#endif\n";
+  return o.str();
+}
+
 // ------------------------------------------------------------------ whole kernel
 
 // The helper-name suffix of a non-16-bit wgmma kind: "e4m3", or "e4m3_e5m2"
@@ -1479,6 +1647,9 @@ std::string wgmmaHelper(int n, const MmaShape &row) {
     constraints += fmt::format("{}\"+f\"(d[{}])", i ? ", " : "", i);
   }
   std::ostringstream o;
+  // A guard per helper: the kernels of one file may share it.
+  std::string guard = fmt::format("TS_HELPER_WGMMA_M64N{}K{}_{}", n, row.k, suffix);
+  o << "#ifndef " << guard << "\n#define " << guard << "\n";
   // The empty asm statements around the instruction pin the accumulators
   // (as CUTLASS's warpgroup_fence_operand does), so the compiler does not
   // move their definitions across wgmmas in flight.
@@ -1493,7 +1664,7 @@ std::string wgmmaHelper(int n, const MmaShape &row) {
     << "    : " << constraints << "\n    : \"l\"(da), \"l\"(db), \"r\"(scale_d));\n"
     << "#pragma unroll\n  for (int i = 0; i < " << regs
     << "; ++i) asm volatile(\"\" : \"+f\"(d[i]) :: \"memory\");\n"
-    << "}\n";
+    << "}\n#endif\n";
   return o.str();
 }
 
@@ -1571,6 +1742,8 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
       d << wgmmaHelper(n, *findMmaShape(k_.launch.target, MmaFamily::Wgmma, Dtype::f32, ab, ab));
   for (auto [n, row] : wgmmaOtherShapes_)
     d << wgmmaHelper(n, *row);
+  for (auto [n, ab, mn] : wgmmaRegA_)
+    d << wgmmaRegisterAHelper(n, ab, mn);
   bool usesSetmaxnreg = body.find("setmaxnreg") != std::string::npos;
   // A cluster shape is a compile-time attribute: the <<<>>> launch then
   // groups the CTAs (the grid must be a multiple of it, as the `launch` says).
@@ -1858,6 +2031,35 @@ __device__ __forceinline__ void ts_tma_store_2d(const CUtensorMap *map, uint32_t
   asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%2, %3}], [%1];"
                :: "l"(map), "r"(src), "r"(c0), "r"(c1) : "memory");
 }
+// Tensors of rank 1, 4 and 5 (attention's [B, H, S, D]), and stores of rank 1, 3-5.
+__device__ __forceinline__ void ts_tma_load_1d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0) {
+  asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3}], [%2];"
+               :: "r"(dst), "l"(map), "r"(bar), "r"(c0) : "memory");
+}
+__device__ __forceinline__ void ts_tma_load_4d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1, int c2, int c3) {
+  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2];"
+               :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3) : "memory");
+}
+__device__ __forceinline__ void ts_tma_load_5d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1, int c2, int c3, int c4) {
+  asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6, %7}], [%2];"
+               :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4) : "memory");
+}
+__device__ __forceinline__ void ts_tma_store_1d(const CUtensorMap *map, uint32_t src, int c0) {
+  asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group [%0, {%2}], [%1];"
+               :: "l"(map), "r"(src), "r"(c0) : "memory");
+}
+__device__ __forceinline__ void ts_tma_store_3d(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4}], [%1];"
+               :: "l"(map), "r"(src), "r"(c0), "r"(c1), "r"(c2) : "memory");
+}
+__device__ __forceinline__ void ts_tma_store_4d(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2, int c3) {
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];"
+               :: "l"(map), "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3) : "memory");
+}
+__device__ __forceinline__ void ts_tma_store_5d(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2, int c3, int c4) {
+  asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];"
+               :: "l"(map), "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4) : "memory");
+}
 __device__ __forceinline__ void ts_cp_async16(uint32_t dst, const void *src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(src) : "memory");
 }
@@ -1872,6 +2074,24 @@ __device__ __forceinline__ uint64_t ts_wgmma_desc(uint32_t addr, int mode, int s
   d |= (uint64_t)((sbo >> 4) & 0x3FFF) << 32;
   d |= (uint64_t)mode << 62;
   return d;
+}
+// The same with a leading byte offset: for an MN-major operand, the distance
+// between its column blocks of one swizzle span.
+__device__ __forceinline__ uint64_t ts_wgmma_desc_lbo(uint32_t addr, int mode, int sbo, int lbo) {
+  uint64_t d = 0;
+  d |= (uint64_t)((addr & 0x3FFFF) >> 4);
+  d |= (uint64_t)((lbo >> 4) & 0x3FFF) << 16;
+  d |= (uint64_t)((sbo >> 4) & 0x3FFF) << 32;
+  d |= (uint64_t)mode << 62;
+  return d;
+}
+// Two 16-bit values in one 32-bit register, the first in the low half (a
+// wgmma A fragment register).
+__device__ __forceinline__ uint32_t ts_pack2(__nv_bfloat16 lo, __nv_bfloat16 hi) {
+  return (uint32_t)__bfloat16_as_ushort(lo) | ((uint32_t)__bfloat16_as_ushort(hi) << 16);
+}
+__device__ __forceinline__ uint32_t ts_pack2(__half lo, __half hi) {
+  return (uint32_t)__half_as_ushort(lo) | ((uint32_t)__half_as_ushort(hi) << 16);
 }
 
 )";

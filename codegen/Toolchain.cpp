@@ -60,6 +60,10 @@ std::vector<PtxasFinding> slowPathFindings(const std::string &log) {
     auto has = [&](const char *s) { return line.find(s) != std::string::npos; };
     if (has("wgmma") && (has("serializ") || has("Performance Loss")))
       out.push_back({"wgmma-serialized", line});
+    else if (has("warpgroup.arrive is injected"))
+      // ptxas fences a wgmma whose register operands were defined after the
+      // previous one (C7519): the wgmmas of one group no longer overlap.
+      out.push_back({"wgmma-fence-injected", line});
     else if (has("setmaxnreg") && has("ignor"))
       out.push_back({"setmaxnreg-ignored", line});
     else if (has("bytes spill stores") && !has(" 0 bytes spill stores"))

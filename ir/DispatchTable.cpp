@@ -150,6 +150,19 @@ Expr convert(Expr v, Dtype from, Dtype to) {
   return Call::make(std::string(dtypeName(to)), {std::move(v)});
 }
 
+// The `accumulate` of the wgmma at K step `kk` of a gemm: the call's own on
+// the first step (absent: true), true on the others, which add to what the
+// first wrote.
+Expr accumulateAt(const CallSite &s, const std::string &kk) {
+  const CallArg *a = s.keyword("accumulate");
+  if (!a || (a->value->kind == ExprKind::BoolImm && as<BoolImm>(a->value).value))
+    return BoolImm::make(true);
+  Expr later = Binary::make(BinaryOp::Gt, name(kk), lit(0));
+  if (a->value->kind == ExprKind::BoolImm)
+    return later;
+  return Binary::make(BinaryOp::Or, later, a->value);
+}
+
 // ------------------------------------------------------------ the table
 
 std::vector<DispatchImpl> buildTable() {
@@ -395,9 +408,75 @@ std::vector<DispatchImpl> buildTable() {
              call(IntrinsicId::WgmmaMmaAsync,
                   {pos(s.operands[0].expr), pos(regionAt(a, {lit(0), k0}, {64, step})),
                    pos(regionAt(b, {lit(0), k0}, {n, step})),
-                   kw("transpose_b", BoolImm::make(true)), kw("accumulate", BoolImm::make(true))})};
+                   kw("transpose_b", BoolImm::make(true)), kw("accumulate", accumulateAt(s, kk))})};
          return {call(IntrinsicId::WgmmaFence, {}),
                  For::make(kk, lit(0), lit(k / step), lit(1), -1, 0, std::move(body)),
+                 call(IntrinsicId::WgmmaCommitGroup, {}),
+                 call(IntrinsicId::WgmmaWaitGroup, {pos(lit(0))})};
+       }});
+  // A from registers: the 16-bit A fragment of wgmma m64nNk16 is, slice by
+  // slice of 16 columns, the accumulator fragment of an m64n16 tile packed in
+  // pairs, so a bf16 / f16 tile in the wgmma_acc layout (the softmax's P,
+  // rounded in place from the f32 scores) feeds the instruction directly.
+  // B is K-major ([N, K], transpose_b = true) or MN-major ([K, N], the
+  // default: FlashAttention's V, keys x head dim); either way its 8-row core
+  // matrices run along its first dimension and its bytes along the second,
+  // which is what the wgmma.smem rule checks.
+  t.push_back(
+      {intrinsicName(IntrinsicId::Gemm), "wgmma.reg_a", 95,
+       "wgmma.mma_async m64nNk16, A from registers (wgmma_acc fragment), B from shared memory",
+       [](const CallSite &s) -> std::string {
+         if (!targetInfo(s.target).hasWgmma)
+           return "wgmma needs sm_90a";
+         if (s.scope != ExecScope::Warpgroup)
+           return "wgmma is issued by a warpgroup (wg.gemm)";
+         if (s.operands.size() != 3)
+           return "needs C, A and B";
+         const Operand &c = s.operands[0], &a = s.operands[1], &b = s.operands[2];
+         if (c.scope != MemScope::Reg || !presetIs(c, "wgmma_acc") || c.dtype != Dtype::f32)
+           return "the accumulator is not an f32 register tile in the wgmma_acc layout";
+         if (a.scope != MemScope::Reg || !presetIs(a, "wgmma_acc"))
+           return "A is not a register tile in the wgmma_acc layout";
+         if (b.scope != MemScope::Shared)
+           return "B must be in shared memory";
+         if (dtypeBits(a.dtype) != 16)
+           return "A from registers is dispatched for 16-bit operands (bf16, f16)";
+         if (!findMmaShape(s.target, MmaFamily::Wgmma, c.dtype, a.dtype, b.dtype))
+           return fmt::format("no wgmma computes {} += {} x {}", dtypeName(c.dtype),
+                              dtypeName(a.dtype), dtypeName(b.dtype));
+         if (s.flag("transpose_a"))
+           return "A from registers is M x K (no transpose_a)";
+         for (const Operand *o : {&c, &a})
+           for (size_t d = 0; d < o->kept.size(); ++d)
+             if (!o->kept[d] || constantValue(o->begin[d]).value_or(-1) != 0 ||
+                 o->extent[d] != constantValue(o->bufferShape[d]).value_or(-1))
+               return fmt::format("register tile '{}' must be used whole", o->buffer);
+         bool tb = s.flag("transpose_b");
+         auto as = a.regionShape(), bs = b.regionShape(), cs = c.regionShape();
+         if (as.size() != 2 || bs.size() != 2 || cs.size() != 2)
+           return "operands must be rank-2 tiles";
+         int64_t bk = tb ? bs[1] : bs[0], bn = tb ? bs[0] : bs[1];
+         if (as[0] != 64 || cs[0] != 64 || bn != cs[1] || bk != as[1])
+           return fmt::format("shapes [{}x{}] x [{}x{}]{} -> [{}x{}] do not fit m64nNk16", as[0],
+                              as[1], bs[0], bs[1], tb ? "^T" : "", cs[0], cs[1]);
+         if (as[1] % 16 != 0)
+           return "K must be a multiple of 16";
+         return ruleRefusal("wgmma.smem", b, s.target);
+       },
+       [](const CallSite &s, DispatchState &st) -> Block {
+         const Operand &a = s.operands[1], &b = s.operands[2];
+         bool tb = s.flag("transpose_b");
+         int64_t k = a.regionShape()[1];
+         int64_t n = tb ? b.regionShape()[0] : b.regionShape()[1];
+         std::string kk = st.fresh("kk");
+         Expr k0 = mul(name(kk), lit(16));
+         Expr bSlice = tb ? regionAt(b, {lit(0), k0}, {n, 16}) : regionAt(b, {k0, lit(0)}, {16, n});
+         Block body = {
+             call(IntrinsicId::WgmmaMmaAsync,
+                  {pos(s.operands[0].expr), pos(regionAt(a, {lit(0), k0}, {64, 16})), pos(bSlice),
+                   kw("transpose_b", BoolImm::make(tb)), kw("accumulate", accumulateAt(s, kk))})};
+         return {call(IntrinsicId::WgmmaFence, {}),
+                 For::make(kk, lit(0), lit(k / 16), lit(1), -1, 0, std::move(body)),
                  call(IntrinsicId::WgmmaCommitGroup, {}),
                  call(IntrinsicId::WgmmaWaitGroup, {pos(lit(0))})};
        }});

@@ -725,7 +725,7 @@ std::vector<IntrinsicInfo> buildTable() {
   return t;
 }
 
-constexpr std::array<ExprFunctionInfo, 17> kExprFunctions = {{
+constexpr std::array<ExprFunctionInfo, 18> kExprFunctions = {{
     {"elect_sync", 0, Convergence::Thread, true},
     {"shfl_xor", 2, Convergence::Thread, true},
     {"shfl_idx", 2, Convergence::Thread, true},
@@ -742,6 +742,7 @@ constexpr std::array<ExprFunctionInfo, 17> kExprFunctions = {{
     {"log", 1, Convergence::Grid, false},
     {"sqrt", 1, Convergence::Grid, false},
     {"rsqrt", 1, Convergence::Grid, false},
+    {"fma", 3, Convergence::Grid, false},
     {"select", 3, Convergence::Grid, false},
 }};
 } // namespace

@@ -401,7 +401,8 @@ private:
         {"exp2", CallFn::Exp2},
         {"log", CallFn::Log},
         {"sqrt", CallFn::Sqrt},
-        {"rsqrt", CallFn::Rsqrt}};
+        {"rsqrt", CallFn::Rsqrt},
+        {"fma", CallFn::Fma}};
     if (auto d = dtypeFromName(c.callee)) {
       op.fn = CallFn::Convert;
       op.convertTo = *d;

@@ -52,6 +52,7 @@ enum class CallFn : uint8_t {
   Log,
   Sqrt,
   Rsqrt,
+  Fma, // fma(a, b, c): a * b + c rounded once
   Unknown,
 };
 

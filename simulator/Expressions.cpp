@@ -780,6 +780,22 @@ bool CtaExecutor::evalMath(const ExprOp &op, llvm::ArrayRef<const LaneValues *> 
   }
   if (literal)
     d = Dtype::f32;
+  if (fn == CallFn::Fma) {
+    // One rounding of the exact a * b + c: in double for f64, else fmaf.
+    if (a.size() != 3)
+      return fail(op.ast->loc, "'fma' takes 3 arguments");
+    forLanes(mask, [&](int l) {
+      double x = roundTo(d, asDouble(*a[0], l)), y = roundTo(d, asDouble(*a[1], l)),
+             z = roundTo(d, asDouble(*a[2], l));
+      out.lane[l].f = d == Dtype::f64
+                          ? std::fma(x, y, z)
+                          : roundTo(d, std::fmaf(static_cast<float>(x), static_cast<float>(y),
+                                                 static_cast<float>(z)));
+    });
+    out.kind = ValueKind::Float;
+    out.dtype = d;
+    return true;
+  }
   forLanes(mask, [&](int l) {
     float x = static_cast<float>(roundTo(d, asDouble(*a[0], l)));
     float y = a.size() > 1 ? static_cast<float>(roundTo(d, asDouble(*a[1], l))) : 0.0f;

@@ -11,6 +11,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -134,13 +135,14 @@ kernel k(A: global bf16[M, K], B: global bf16[N, K])
   auto r = dispatchKernel(m.kernels[0], diag);
   CHECK(!r);
   // One error and a note per candidate, in priority order.
-  REQUIRE(diag.all().size() == 5);
+  REQUIRE(diag.all().size() == 6);
   CHECK(diag.all()[0].message ==
         "dispatch: no implementation of 'wg.gemm' accepts this call on sm_80");
   CHECK(diag.all()[1].message == "wgmma: wgmma needs sm_90a");
   CHECK(diag.all()[2].message == "tcgen05.mma: tcgen05.mma needs sm_100a");
-  CHECK(diag.all()[3].message == "mma.sync: mma.sync is a warp instruction (warp.gemm)");
-  CHECK(diag.all()[4].message == "fma: A and B must be in shared or global memory");
+  CHECK(diag.all()[3].message == "wgmma.reg_a: wgmma needs sm_90a");
+  CHECK(diag.all()[4].message == "mma.sync: mma.sync is a warp instruction (warp.gemm)");
+  CHECK(diag.all()[5].message == "fma: A and B must be in shared or global memory");
 }
 
 TEST_CASE("dispatch = forces an implementation, and says when it refuses or is unknown") {
@@ -206,4 +208,48 @@ TEST_CASE("owner map refuses layouts whose digits overlap on an axis") {
   std::string why;
   CHECK(!dispatch::ownerMap(*l, {16}, &why));
   CHECK(why == "iters on 'laneid' overlap, so a digit cannot be read back from the axis");
+}
+
+TEST_CASE("wgmma with A from registers: the attention kernels' P V, and its refusals") {
+  Diagnostics diag(sources(), false);
+  Module m = parse(readKernelFile("attention_fwd_sm90.tile"), diag);
+  REQUIRE(!diag.hasErrors());
+  REQUIRE(m.kernels.size() == 4);
+  auto r = dispatchKernel(m.kernels[0], diag);
+  REQUIRE(r);
+  auto c = choices(*r);
+  CHECK(std::count(c.begin(), c.end(), "gemm->wgmma") == 1);
+  CHECK(std::count(c.begin(), c.end(), "gemm->wgmma.reg_a") == 1);
+  std::string text = print(r->kernel);
+  // S = Q K^T overwrites on its first K step; O += P V reads V MN-major.
+  CHECK(text.find("transpose_b = true, accumulate = kk") != std::string::npos);
+  CHECK(text.find("P[0 : +64, kk") != std::string::npos);
+  CHECK(text.find("transpose_b = false, accumulate = true") != std::string::npos);
+
+  // A register A in another layout, or an f32 one, is refused with the reason.
+  for (auto [decl, why] :
+       {std::pair<const char *, const char *>{
+            "reg P: bf16[64, 64]", "wgmma.reg_a: A is not a register tile in the wgmma_acc layout"},
+        {"reg P: f32[64, 64] layout(wgmma_acc(64, 64))",
+         "wgmma.reg_a: A from registers is dispatched for 16-bit operands (bf16, f16)"}}) {
+    std::string text = std::string(R"(
+kernel k(X: global bf16[N])
+  launch grid(1) threads(128) target(sm_90a)
+{
+  shared Vs: bf16[64, 64] layout(swizzle(128B, bf16, S[(64, 64):(64, 1)]))
+  reg acc: f32[64, 64] layout(wgmma_acc(64, 64))
+  )") + decl + R"(
+  wg.fill(acc, 0.0)
+  wg.gemm(acc, P, Vs)
+}
+)";
+    Diagnostics d2(sources(), false);
+    Module bad = parse(text, d2);
+    REQUIRE(!d2.hasErrors());
+    CHECK(!dispatchKernel(bad.kernels[0], d2));
+    bool found = false;
+    for (const auto &d : d2.all())
+      found |= d.message == why;
+    CHECK_MESSAGE(found, why);
+  }
 }

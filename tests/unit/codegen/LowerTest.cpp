@@ -80,8 +80,11 @@ TEST_CASE("slow-path findings are read from ptxas output") {
       "ptxas info    : Used 168 registers, 0 bytes spill stores, 0 bytes spill loads\n"
       "ptxas warning : Potential Performance Loss: wgmma.mma_async instructions are serialized "
       "due to ...\n"
-      "ptxas info    : 24 bytes stack frame, 16 bytes spill stores, 16 bytes spill loads\n");
-  REQUIRE(f.size() == 2);
+      "ptxas info    : 24 bytes stack frame, 16 bytes spill stores, 16 bytes spill loads\n"
+      "ptxas info    : (C7519) warpgroup.arrive is injected in around line 4340 by compiler to "
+      "allow use of registers in GMMA in function 'k'\n");
+  REQUIRE(f.size() == 3);
   CHECK(f[0].kind == "wgmma-serialized");
   CHECK(f[1].kind == "spill");
+  CHECK(f[2].kind == "wgmma-fence-injected");
 }
