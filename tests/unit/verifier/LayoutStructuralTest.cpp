@@ -1,8 +1,8 @@
 // The structural shortcuts of the layout proofs (verifier/LayoutStructural.h)
 // may only say "proved" where enumerating every owner agrees, and must fire
 // on the layouts the library uses (else they save nothing).
-#include "TestLayouts.h"
 #include "verifier/LayoutStructural.h"
+#include "TestLayouts.h"
 
 #include <map>
 #include <random>
