@@ -6,13 +6,31 @@
 
 namespace tilescope::detail {
 
+namespace {
+thread_local std::optional<z3::context> shared;
+// Declared after `shared`, so destroyed before it.
+thread_local std::optional<z3::tactic> sharedPipeline;
+
+z3::tactic makePipeline(z3::context &ctx) {
+  return z3::tactic(ctx, "simplify") & z3::tactic(ctx, "propagate-values") &
+         z3::tactic(ctx, "solve-eqs") & z3::tactic(ctx, "purify-arith") & z3::tactic(ctx, "smt");
+}
+} // namespace
+
 z3::context &sharedContext() {
-  thread_local std::optional<z3::context> ctx;
-  if (!ctx) {
+  if (!shared) {
     requireSolverContext();
-    ctx.emplace();
+    shared.emplace();
   }
-  return *ctx;
+  return *shared;
+}
+
+z3::tactic oneShotPipeline(z3::context &ctx) {
+  if (!shared || &ctx != &*shared)
+    return makePipeline(ctx);
+  if (!sharedPipeline)
+    sharedPipeline.emplace(makePipeline(ctx));
+  return *sharedPipeline;
 }
 
 } // namespace tilescope::detail
