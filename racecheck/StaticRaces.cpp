@@ -635,6 +635,15 @@ private:
   }
   // Whether some model of the where clause satisfies `cons` (unknown: yes).
   bool satisfiable(const z3::expr_vector &cons) {
+    // A one-shot solver first: a fresh default solver costs 8 ms before its
+    // first answer (its first assertion sets up every theory), the one-shot
+    // pipeline well under one. Its sat and unsat are answers; only where it
+    // gives up does the default solver decide, as it always did.
+    z3::solver once = oneShotSolver(ctx_, std::min(opt_.timeoutMs, detail::kPrecheckBudgetMs));
+    once.add(enc_.assumptions());
+    once.add(cons);
+    if (z3::check_result r = once.check(); r != z3::unknown)
+      return r == z3::sat;
     z3::solver s(ctx_);
     z3::params p(ctx_);
     setSolverBudget(p, opt_.timeoutMs);
@@ -1317,34 +1326,50 @@ private:
     }
     // One solver for all pairs: each pair's constraints hang off a fresh
     // literal and are checked under it.
-    z3::solver &s = pairSolver();
+    queueAssumptions();
     z3::expr pair = ctx_.bool_const(fmt::format("pair!{}", pairs_++).c_str());
     for (unsigned k = 0; k < cons.size(); ++k)
-      s.add(z3::implies(pair, cons[int(k)]));
+      pending_.push_back(z3::implies(pair, cons[int(k)]));
     // An over-approximation first, linear up to congruence: its unsat
     // decides most pairs in a few milliseconds (LinearPrecheck.h).
     if (linear_.unsat(enc_.assumptions(), cons))
       return z3::unsat;
     z3::expr_vector under(ctx_);
     under.push_back(pair);
-    // Without the orderings below, on a small budget: this question only
-    // saves building them where the barriers decide the pair, so when it is
-    // hard it is left undecided and the full query below decides. Its sat
-    // answers can be a search through non-linear sizes (a persistent tile
-    // loop whose step is not the grid: 27 s at grid(7) on the persistent
-    // GEMM, where the full query is unsat in 5 ms).
-    z3::check_result r = checkFirst(s, under);
-    if (r == z3::unsat)
-      return r;
     // Orderings that hold for some executor pairs only (warp.sync within a
     // warp, mbarrier handshakes of matching rounds, wgmma groups retired by
-    // the warpgroup): asked only now, so that pairs the barriers decide pay
-    // nothing for them.
+    // the warpgroup).
     auto builtinsAtA = [&](const z3::expr &t) { return builtinsOf(t, ctaA, rankOf(rankA)); };
     auto builtinsAtB = [&](const z3::expr &t) { return builtinsOf(t, ctaB, rankOf(rankB)); };
     Side sideA{ea, a, t1, itersA, boundA, builtinsA, rankOf(rankA), builtinsAtA};
     Side sideB{eb, b, t2, itersB, boundB, builtinsB, rankOf(rankB), builtinsAtB};
     std::vector<z3::expr> escapes = orderingEscapes(sideA, sideB, ord, mode);
+    // The full query (with the orderings) in a one-shot solver on the first
+    // question's budget: where the linear over-approximation cannot decide a
+    // pair, it is an ordering that does, and this proves it in a few
+    // milliseconds (the persistent GEMM's two such pairs: 2-4 ms, where the
+    // first question below spent 6-17 ms to answer sat or give up). Only its
+    // unsat is used; anything else goes on as before, so the shared solver's
+    // history stays as it was.
+    auto onceUnsat = [&](unsigned budgetMs) {
+      z3::solver once = oneShotSolver(ctx_, budgetMs);
+      once.add(enc_.assumptions());
+      once.add(cons);
+      for (const z3::expr &e : escapes)
+        once.add(!e);
+      return once.check() == z3::unsat;
+    };
+    if (!escapes.empty() && onceUnsat(kFirstQueryBudgetMs))
+      return z3::unsat;
+    // Without the orderings, on a small budget: when it is hard it is left
+    // undecided and the full query below decides. Its sat answers can be a
+    // search through non-linear sizes (a persistent tile loop whose step is
+    // not the grid: 27 s at grid(7) on the persistent GEMM, where the full
+    // query is unsat in 5 ms).
+    z3::solver &s = pairSolver();
+    z3::check_result r = checkFirst(s, under);
+    if (r == z3::unsat)
+      return r;
     auto gaveUp = [&] {
       report_.notChecked.push_back(
           {ea.loc, fmt::format("race on {}: Z3 gave up ({})", a.buffer, s.reason_unknown())});
@@ -1352,15 +1377,10 @@ private:
     };
     if (r == z3::unknown) {
       // The first question was hard. The full one, with the orderings, in a
-      // one-shot solver on a small budget (they often make it easy: 5 ms for
-      // the grid(7) GEMM's pair), so the shared solver's history stays as it
-      // was; then the first question on the full budget, as before.
-      z3::solver once = oneShotSolver(ctx_, detail::kPrecheckBudgetMs);
-      once.add(enc_.assumptions());
-      once.add(cons);
-      for (const z3::expr &e : escapes)
-        once.add(!e);
-      if (once.check() == z3::unsat)
+      // one-shot solver on a larger budget (they often make it easy: 5 ms for
+      // the grid(7) GEMM's pair); then the first question on the full budget,
+      // as before.
+      if (onceUnsat(detail::kPrecheckBudgetMs))
         return z3::unsat;
       r = checkWithin(s, under, opt_.timeoutMs);
       if (r == z3::unsat)
@@ -1452,12 +1472,21 @@ private:
   }
 
   // The solver every pair shares, with the where clause added as it grows
-  // (blockIdx ranges appear lazily).
+  // (blockIdx ranges appear lazily). What it is told waits in pending_ until
+  // a pair needs it, and reaches it then in the order it always did (the
+  // where clause as it stood at each pair, then that pair's constraints):
+  // most kernels' pairs are all decided by the one-shot questions, and a
+  // default solver costs 8 ms before its first answer.
+  void queueAssumptions() {
+    for (; assumed_ < enc_.assumptions().size(); ++assumed_)
+      pending_.push_back(enc_.assumptions()[int(assumed_)]);
+  }
   z3::solver &pairSolver() {
     if (!solver_)
       solver_.emplace(ctx_);
-    for (; assumed_ < enc_.assumptions().size(); ++assumed_)
-      solver_->add(enc_.assumptions()[int(assumed_)]);
+    for (unsigned k = 0; k < pending_.size(); ++k)
+      solver_->add(pending_[int(k)]);
+    pending_ = z3::expr_vector(ctx_);
     return *solver_;
   }
 
@@ -1538,6 +1567,7 @@ private:
   NamedBarrierModel named_;
   std::optional<z3::solver> solver_;
   unsigned assumed_ = 0;
+  z3::expr_vector pending_{ctx_};
   // The linear over-approximation (LinearPrecheck.h), tried first.
   detail::LinearPrecheck linear_{ctx_, opt_.timeoutMs};
   int pairs_ = 0;

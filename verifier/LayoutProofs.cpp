@@ -2,6 +2,7 @@
 // unsat is a proof, a model is turned into a witness and re-checked by the
 // layout engine (LayoutChecks.h), unknown is reported as undecided.
 #include "verifier/LayoutEncoding.h"
+#include "verifier/LayoutStructural.h"
 
 #include <fmt/format.h>
 
@@ -46,6 +47,25 @@ z3::expr sameOwner(const LayoutEncoding::Element &a, const LayoutEncoding::Eleme
   return z3::mk_and(all);
 }
 
+// The two buffers' bit ranges on m (base, least and largest m of every owner)
+// do not meet: no owner of one can share a bit with an owner of the other.
+bool footprintsApart(const OverlapQuestion &q) {
+  int64_t lowA, highA, lowB, highB;
+  if (!axisRange(*q.a.layout, Axis::m, lowA, highA) ||
+      !axisRange(*q.b.layout, Axis::m, lowB, highB))
+    return false;
+  // [base * 8 + low * bits, base * 8 + (high + 1) * bits), in __int128 so that
+  // nothing wraps.
+  auto range = [](const BufferView &v, int64_t low, int64_t high) {
+    __int128 bits = std::max(dtypeBits(v.info.dtype), 1);
+    __int128 base = __int128(v.info.baseByte) * 8;
+    return std::pair(base + low * bits, base + (__int128(high) + 1) * bits);
+  };
+  auto [beginA, endA] = range(q.a, lowA, highA);
+  auto [beginB, endB] = range(q.b, lowB, highB);
+  return endA <= beginB || endB <= beginA;
+}
+
 void confirm(LayoutReport &report, std::optional<LayoutViolation> v, const char *what) {
   if (v)
     report.violations.push_back(std::move(*v));
@@ -71,7 +91,7 @@ void proveLayout(const LayoutQuestion &q, unsigned timeoutMs, LayoutReport &repo
 
     // Bounds, one query per bounded axis: some owner at or past the extent.
     for (size_t i = 0; i < kNumAxes; ++i) {
-      if (q.bound[i] <= 0)
+      if (q.bound[i] <= 0 || provedBelow(q.layout, static_cast<Axis>(i), q.bound[i]))
         continue;
       z3::solver s = enc.solver(timeoutMs);
       auto x = enc.element(s, q.layout, "x", true);
@@ -87,9 +107,12 @@ void proveLayout(const LayoutQuestion &q, unsigned timeoutMs, LayoutReport &repo
     }
     if (!q.checkAlias)
       return;
+    // One-to-one over shard and replica digits proves both obligations below.
+    if (provedOneToOne(q.layout, true))
+      return;
 
     // Aliasing: two distinct elements, replica digits at 0, one owner.
-    {
+    if (!provedOneToOne(q.layout, false)) {
       z3::solver s = enc.solver(timeoutMs);
       auto x = enc.element(s, q.layout, "x", false), y = enc.element(s, q.layout, "y", false);
       s.add(differ(x.shard, y.shard));
@@ -133,6 +156,8 @@ void proveOverlap(const OverlapQuestion &q, unsigned timeoutMs, LayoutReport &re
     int64_t largest = std::max(LayoutEncoding::largestValue(la), LayoutEncoding::largestValue(lb));
     bool huge = largest >= LayoutEncoding::kHuge / 256 ||
                 std::max(q.a.info.baseByte, q.b.info.baseByte) >= LayoutEncoding::kHuge / 64;
+    if (footprintsApart(q))
+      return;
     if (huge && (la.swizzle() || lb.swizzle())) {
       report.undecided.push_back("a swizzled buffer with coordinates past 2^53");
       return;

@@ -4,19 +4,32 @@
 #include "verifier/SolverBudget.h"
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace tilescope {
 
 namespace {
 
+// One kernel's Z3 state: its context and the one-shot tactic pipeline built in
+// it. The pipeline is declared after the context, so destroyed before it.
+struct ThreadContext {
+  std::unique_ptr<z3::context> ctx;
+  std::optional<z3::tactic> pipeline;
+};
+
 // The thread's contexts: the last one is current; each ProofContextScope
 // pushes a place for one and pops it. A context is made on first use (a
 // kernel whose proofs ask Z3 nothing pays nothing), and outside any scope
 // the bottom one serves every caller.
-std::vector<std::unique_ptr<z3::context>> &contexts() {
-  thread_local std::vector<std::unique_ptr<z3::context>> stack(1);
+std::vector<ThreadContext> &contexts() {
+  thread_local std::vector<ThreadContext> stack(1);
   return stack;
+}
+
+z3::tactic makePipeline(z3::context &ctx) {
+  return z3::tactic(ctx, "simplify") & z3::tactic(ctx, "propagate-values") &
+         z3::tactic(ctx, "solve-eqs") & z3::tactic(ctx, "purify-arith") & z3::tactic(ctx, "smt");
 }
 
 } // namespace
@@ -32,12 +45,21 @@ ProofContextScope::~ProofContextScope() {
 namespace detail {
 
 z3::context &sharedContext() {
-  std::unique_ptr<z3::context> &current = contexts().back();
-  if (!current) {
+  ThreadContext &current = contexts().back();
+  if (!current.ctx) {
     requireSolverContext();
-    current = std::make_unique<z3::context>();
+    current.ctx = std::make_unique<z3::context>();
   }
-  return *current;
+  return *current.ctx;
+}
+
+z3::tactic oneShotPipeline(z3::context &ctx) {
+  ThreadContext &current = contexts().back();
+  if (!current.ctx || &ctx != current.ctx.get())
+    return makePipeline(ctx);
+  if (!current.pipeline)
+    current.pipeline.emplace(makePipeline(ctx));
+  return *current.pipeline;
 }
 
 } // namespace detail

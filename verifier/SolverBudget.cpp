@@ -1,6 +1,7 @@
 #include "verifier/SolverBudget.h"
 
 #include "ir/Budget.h"
+#include "verifier/SharedContext.h"
 
 #include <algorithm>
 #include <atomic>
@@ -85,10 +86,7 @@ bool isOutOfMemoryReason(std::string_view reason) {
 }
 
 z3::solver oneShotSolver(z3::context &ctx, unsigned budgetMs) {
-  z3::tactic pipeline = z3::tactic(ctx, "simplify") & z3::tactic(ctx, "propagate-values") &
-                        z3::tactic(ctx, "solve-eqs") & z3::tactic(ctx, "purify-arith") &
-                        z3::tactic(ctx, "smt");
-  z3::solver s = pipeline.mk_solver();
+  z3::solver s = detail::oneShotPipeline(ctx).mk_solver();
   z3::params p(ctx);
   setSolverBudget(p, budgetMs);
   s.set(p);
