@@ -109,6 +109,10 @@ std::optional<ProblemSpec> parseProblem(std::string_view text, ProblemSyntaxErro
           return fail(t, fmt::format("option '{}' given twice", t.text));
       p.options.push_back({t.text, value.text, t.offset, value.offset});
       k += 3;
+      if (toks[k].kind == Token::Transpose) {
+        p.options.back().transposed = true;
+        ++k;
+      }
       if (toks[k].kind == Token::Comma) {
         ++k;
         continue;
@@ -150,6 +154,10 @@ std::optional<ProblemSpec> parseProblem(std::string_view text, ProblemSyntaxErro
           return fail(t, fmt::format("option '{}' given twice", t.text));
       p.options.push_back({t.text, value.text, t.offset, value.offset});
       k += 3;
+      if (toks[k].kind == Token::Transpose) {
+        p.options.back().transposed = true;
+        ++k;
+      }
     } else {
       if (p.options.size() > optionsBeforeArrow)
         return fail(t, fmt::format("output '{}' after options; outputs come first", t.text));
