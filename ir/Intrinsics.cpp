@@ -1,45 +1,13 @@
 #include "ir/Intrinsics.h"
 
+#include "ir/DeviceScale.h"
+
 #include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <utility>
 
 namespace tilescope {
-
-std::string_view convergenceName(Convergence c) {
-  switch (c) {
-  case Convergence::Thread:
-    return "thread";
-  case Convergence::Warp:
-    return "warp";
-  case Convergence::Warpgroup:
-    return "warpgroup";
-  case Convergence::Cta:
-    return "CTA";
-  case Convergence::Cluster:
-    return "cluster";
-  case Convergence::Grid:
-    return "grid";
-  }
-  return "?";
-}
-
-Convergence convergenceOf(ExecScope s) {
-  switch (s) {
-  case ExecScope::Thread:
-    return Convergence::Thread;
-  case ExecScope::Warp:
-    return Convergence::Warp;
-  case ExecScope::Warpgroup:
-    return Convergence::Warpgroup;
-  case ExecScope::Cta:
-    return Convergence::Cta;
-  case ExecScope::Cluster:
-    return Convergence::Cluster;
-  }
-  return Convergence::Thread;
-}
 
 namespace {
 using K = ArgKind;
@@ -58,6 +26,7 @@ constexpr IntRange kCtaGroup{1, 2, 1, false, true};
 constexpr IntRange kMatrices{1, 4, 1, true, true};
 constexpr IntRange kRank{0, INT64_MAX, 1, false, false, IntRange::ClusterRank};
 constexpr IntRange kMask{1, INT64_MAX, 1, false, false, IntRange::ClusterMask};
+constexpr IntRange kPeer{0, kMaxDevices - 1};
 // tcgen05.ld / tcgen05.st shapes (PTX ISA): lanes x bits per repetition.
 const std::vector<std::string_view> kTmemShapes = {"32x32b", "16x64b", "16x128b", "16x256b",
                                                    "16x32bx2"};
@@ -663,6 +632,94 @@ std::vector<IntrinsicInfo> buildTable() {
        Completion::Immediate,
        Proxy::None,
        "setmaxnreg.dec.sync.aligned.u32"},
+      // --- the device scale (ir/DeviceScale.h, docs/scales.md): admitted only
+      // in kernels launched with devices(N). A peer is a device rank in
+      // [0, ndev) (checked where it is a constant by verifier/Resources, and by
+      // the simulator and the device protocol check). ---
+      {I::DevicePut,
+       "device.put",
+       NT,
+       {{"dst", K::Buffer, true}, {"src", K::Buffer, true}},
+       {{"dev", K::Int, true, kPeer}},
+       CTA,
+       TargetFeature::Sm90Plus,
+       "write a tile into device dev's global tensor (peer stores over NVLink)"},
+      {I::DeviceGet,
+       "device.get",
+       NT,
+       {{"dst", K::Buffer, true}, {"src", K::Buffer, true}},
+       {{"dev", K::Int, true, kPeer}},
+       CTA,
+       TargetFeature::Sm90Plus,
+       "read a tile of device dev's global tensor (peer loads over NVLink)"},
+      {I::DeviceSignal,
+       "device.signal",
+       NT,
+       {{"flag", K::Buffer, true}},
+       {{"dev", K::Int, true, kPeer}, {"value", K::Int, true}},
+       T,
+       TargetFeature::Sm90Plus,
+       "store value into element flag of device dev (st.relaxed.sys; release needs "
+       "device.fence before it)",
+       Completion::Immediate,
+       Proxy::None,
+       "st.relaxed.sys.global.u32"},
+      {I::DeviceWait,
+       "device.wait",
+       NT,
+       {{"flag", K::Buffer, true}},
+       {{"value", K::Int, true}},
+       T,
+       TargetFeature::Sm90Plus,
+       "spin until the own flag has reached value (ld.acquire.sys, wrap-aware)",
+       Completion::Immediate,
+       Proxy::None,
+       "ld.acquire.sys.global.u32"},
+      {I::DeviceFence,
+       "device.fence",
+       NT,
+       {},
+       {},
+       T,
+       TargetFeature::Sm90Plus,
+       "fence.acq_rel.sys: order this thread's (and, after a CTA barrier, its CTA's) "
+       "accesses before a later signal",
+       Completion::Immediate,
+       Proxy::None,
+       "fence.acq_rel.sys"},
+      {I::DeviceBarrier,
+       "device.barrier",
+       NT,
+       {},
+       {},
+       CTA,
+       TargetFeature::Sm90Plus,
+       "wait until CTA blockIdx of every device arrived (a fenced signal to every peer, "
+       "then a wait on each)"},
+      {I::DeviceAllreduce,
+       "device.allreduce",
+       NT,
+       {{"dst", K::Buffer, true}, {"src", K::Buffer, true}},
+       {{"impl", K::String, false}},
+       CTA,
+       TargetFeature::Sm90Plus,
+       "dst on every device = the sum over devices of src (the same region on each)"},
+      {I::DeviceAllGather,
+       "device.all_gather",
+       NT,
+       {{"dst", K::Buffer, true}, {"src", K::Buffer, true}},
+       {{"impl", K::String, false}},
+       CTA,
+       TargetFeature::Sm90Plus,
+       "dst (ndev times src's first dimension) on every device = the devices' src, by rank"},
+      {I::DeviceReduceScatter,
+       "device.reduce_scatter",
+       NT,
+       {{"dst", K::Buffer, true}, {"src", K::Buffer, true}},
+       {{"impl", K::String, false}},
+       CTA,
+       TargetFeature::Sm90Plus,
+       "dst on device r = chunk r (of ndev along src's first dimension) of the sum of src"},
   };
   t.insert(t.end(), natives.begin(), natives.end());
   return t;
@@ -728,77 +785,6 @@ IntrinsicId intrinsicIdOf(std::string_view name) {
   auto it = std::lower_bound(byName.begin(), byName.end(), name,
                              [](const auto &e, std::string_view n) { return e.first < n; });
   return it != byName.end() && it->first == name ? it->second : IntrinsicId::Unknown;
-}
-
-IntrinsicUnit unitOf(IntrinsicId id) {
-  using U = IntrinsicUnit;
-  auto in = [&](IntrinsicId first, IntrinsicId last) { return id >= first && id <= last; };
-  if (in(I::Copy, I::ReduceMin))
-    return U::TilePrimitive;
-  if (in(I::MbarrierInit, I::MbarrierInval))
-    return U::Mbarrier;
-  if (in(I::TmaLoad, I::TmaStoreWait))
-    return U::Tma;
-  if (in(I::CpAsync, I::CpAsyncWaitAll))
-    return U::CpAsync;
-  if (in(I::Ldmatrix, I::Stmatrix))
-    return U::Matrix;
-  if (in(I::WgmmaMmaAsync, I::WgmmaWaitGroup))
-    return U::Wgmma;
-  if (in(I::Tcgen05Alloc, I::Tcgen05FenceAfterThreadSync))
-    return U::Tcgen05;
-  if (in(I::FenceProxyAsync, I::FenceMbarrierInit))
-    return U::Fence;
-  if (in(I::BarrierClusterArrive, I::BarrierClusterWait))
-    return U::Cluster;
-  if (in(I::DsmemLoad, I::DsmemStore))
-    return U::Dsmem;
-  if (in(I::BarrierSync, I::BarrierArrive))
-    return U::NamedBarrier;
-  if (in(I::SetmaxnregInc, I::SetmaxnregDec))
-    return U::Registers;
-  return U::Unknown;
-}
-
-bool isElementwise(IntrinsicId id) {
-  return id >= IntrinsicId::Add && id <= IntrinsicId::Abs;
-}
-
-bool isUnaryElementwise(IntrinsicId id) {
-  return id >= IntrinsicId::Exp && id <= IntrinsicId::Abs;
-}
-
-bool isReduction(IntrinsicId id) {
-  return id >= IntrinsicId::ReduceSum && id <= IntrinsicId::ReduceMin;
-}
-
-bool targetHas(TargetKind target, TargetFeature feature) {
-  const TargetInfo &t = targetInfo(target);
-  switch (feature) {
-  case TargetFeature::None:
-    return true;
-  case TargetFeature::Sm90Plus:
-    return t.smVersion >= 90;
-  case TargetFeature::Wgmma:
-    return t.hasWgmma;
-  case TargetFeature::Tcgen05:
-    return t.hasTensorMemory;
-  }
-  return false;
-}
-
-std::string_view featureDescription(TargetFeature feature) {
-  switch (feature) {
-  case TargetFeature::None:
-    return "any target";
-  case TargetFeature::Sm90Plus:
-    return "sm_90a or newer";
-  case TargetFeature::Wgmma:
-    return "sm_90a";
-  case TargetFeature::Tcgen05:
-    return "sm_100a";
-  }
-  return "?";
 }
 
 const ExprFunctionInfo *findExprFunction(std::string_view name) {

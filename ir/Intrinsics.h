@@ -97,6 +97,16 @@ enum class IntrinsicId : uint8_t {
   BarrierArrive,
   SetmaxnregInc,
   SetmaxnregDec,
+  // the device scale (docs/scales.md): peers' global memory over NVLink
+  DevicePut,
+  DeviceGet,
+  DeviceSignal,
+  DeviceWait,
+  DeviceFence,
+  DeviceBarrier,
+  DeviceAllreduce,
+  DeviceAllGather,
+  DeviceReduceScatter,
   Unknown, // not a call of the table
 };
 
@@ -180,7 +190,10 @@ struct IntrinsicInfo {
   std::string_view summary;
   Completion completion = Completion::Immediate;
   Proxy proxy = Proxy::None;
-  std::string_view ptx = {}; // the PTX instruction the emitter writes (natives)
+  // The PTX instruction the emitter writes (natives). Empty for the device
+  // scale's CTA-level calls, which lower onto the device runtime
+  // (codegen/runtime/ts_devices.cuh), not onto one instruction.
+  std::string_view ptx = {};
   // Tensor-core calls: the family of ir/MmaShapes.h whose rows (shape and
   // dtypes per target) the call may issue.
   std::optional<MmaFamily> mma = {};
@@ -213,6 +226,7 @@ enum class IntrinsicUnit : uint8_t {
   Dsmem,
   NamedBarrier,
   Registers,
+  Device,
   Unknown,
 };
 IntrinsicUnit unitOf(IntrinsicId id);

@@ -86,6 +86,8 @@ public:
   json::Object kernel(const Kernel &k, size_t index) {
     json::Array params;
     for (const Param &p : k.params) {
+      if (p.implicit) // addDeviceParams declares them again on reading
+        continue;
       json::Object o{{"name", p.name}, {"dtype", std::string(dtypeName(p.dtype))}};
       if (p.isTensor)
         o["shape"] = exprList(p.shape);
@@ -95,6 +97,8 @@ public:
                         {"cluster", exprList(k.launch.cluster)},
                         {"threads", k.launch.threads},
                         {"target", std::string(targetInfo(k.launch.target).name)}};
+    if (!k.launch.devices.empty())
+      launch["devices"] = exprList(k.launch.devices);
     json::Object out{{"name", k.name},
                      {"params", std::move(params)},
                      {"where", exprList(k.constraints)},

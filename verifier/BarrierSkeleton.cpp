@@ -1,6 +1,7 @@
 #include "verifier/BarrierSkeleton.h"
 
 #include "ir/ConcreteEval.h"
+#include "ir/DeviceScale.h"
 #include "ir/Printer.h"
 #include "ir/ThreadUniformity.h"
 #include "ir/Visitor.h"
@@ -454,6 +455,10 @@ private:
       const If &i = as<If>(s);
       Expr cond = subst(i.cond, c);
       recordLoads(cond, s->loc, c);
+      // A branch of device flag operations only (the device protocol's,
+      // verifier/DeviceProtocol.h) holds nothing this skeleton models.
+      if (deviceFlagsOnly(i.thenBody) && deviceFlagsOnly(i.elseBody))
+        return;
       Context thenC = c, elseC = c;
       std::vector<Expr> conj;
       splitConjuncts(cond, conj);
@@ -679,6 +684,18 @@ private:
     return r;
   }
 
+  static bool deviceFlagsOnly(const Block &b) {
+    for (const Stmt &st : b) {
+      if (st->kind != StmtKind::CallStmt)
+        return false;
+      IntrinsicId n = idOf(as<CallStmt>(st));
+      if (n != IntrinsicId::DeviceSignal && n != IntrinsicId::DeviceWait &&
+          n != IntrinsicId::DeviceFence)
+        return false;
+    }
+    return true;
+  }
+
   static const Expr *positional(const CallStmt &call, size_t i) {
     size_t seen = 0;
     for (const CallArg &a : call.args)
@@ -816,6 +833,38 @@ private:
         return;
       }
       push(std::move(e));
+      return;
+    }
+    if (isDeviceCall(id)) {
+      // The device scale (ir/DeviceScale.h). Flags are the device protocol's
+      // business (verifier/DeviceProtocol.h); inside one device the CTA-level
+      // calls are a CTA barrier (device.barrier, the collectives: no thread
+      // of the CTA goes on before all arrived) and the local side of a copy
+      // to or from a peer, made by the whole CTA.
+      if (id == IntrinsicId::DeviceSignal || id == IntrinsicId::DeviceWait ||
+          id == IntrinsicId::DeviceFence)
+        return;
+      auto cta = [&](SyncKind kind) {
+        SyncEvent e = base(kind, s.loc, shown, ExecScope::Cta, c);
+        e.call = id;
+        return e;
+      };
+      bool peerCopy = id == IntrinsicId::DevicePut || id == IntrinsicId::DeviceGet;
+      if (!peerCopy)
+        push(cta(SyncKind::CtaSync));
+      if (id != IntrinsicId::DeviceBarrier) {
+        SyncEvent e = cta(SyncKind::Access);
+        bool put = id == IntrinsicId::DevicePut;
+        if (p0 && !put)
+          if (auto a = accessOf(*p0, true, false, false))
+            e.accesses.push_back(*a);
+        if (p1 && id != IntrinsicId::DeviceGet)
+          if (auto a = accessOf(*p1, false, false, false))
+            e.accesses.push_back(*a);
+        push(std::move(e));
+      }
+      if (!peerCopy)
+        push(cta(SyncKind::CtaSync));
       return;
     }
     static const std::map<IntrinsicId, SyncKind> simple = {
