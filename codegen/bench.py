@@ -6,8 +6,21 @@ reads the kernel's ABI (tilescope_abi_K), makes fresh random inputs (never
 zeros), poisons the outputs, launches through tilescope_launch_K, checks the
 result against a reference in higher precision, and times it with CUDA events
 (warm-up, median of many runs, L2 flushed before every timed run) next to the
-library it is compared with (cuBLAS through torch.matmul, or a straightforward
-Triton kernel), measured in the same process. Prints one JSON object.
+library it is compared with (cuBLAS through torch.matmul, cuBLASLt's FP8 GEMM
+through torch._scaled_mm, or a straightforward Triton kernel), measured in
+the same process. Prints one JSON object.
+
+FP8 references (e4m3 A [M, K] and B [N, K], bf16 C):
+  fp8_gemm              C = scale * A B^T (kernel gemm_fp8_sm90; scalar `scale`),
+                        against torch._scaled_mm with per-tensor scales;
+  fp8_gemm_blockscaled  C[i, j] = sum_b SA[b, i] SB[j / 128, b] (A_b B_b^T)[i, j]
+                        over K-blocks b of 128 (gemm_fp8_blockscaled_sm90,
+                        DeepGEMM's scale layout), against torch._scaled_mm
+                        with 1x128 / 128x128 block scales where this torch and
+                        cuBLASLt have them (else the per-tensor call, said so
+                        in "baseline"); the error of the same kernel with unit
+                        scales is reported too ("unit_scales_rel_err"), next
+                        to the per-tensor accumulation's, against float64.
 """
 import argparse
 import ctypes
@@ -17,7 +30,9 @@ import sys
 
 import torch
 
-DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32,
+          "f8e4m3": torch.float8_e4m3fn}
+FP8_REFS = ("fp8_gemm", "fp8_gemm_blockscaled")
 
 
 def parse_args_list(text):
@@ -98,13 +113,115 @@ def triton_rmsnorm():
     return run
 
 
+def f64(x):
+    return x.float().double()
+
+
+def rel_err(x, ref):
+    return ((f64(x) - ref).norm() / ref.norm()).item()
+
+
+def block_scaled_ref(A, B, SA, SB):
+    """C = sum over K-blocks of 128 of SA[b, i] SB[j / 128, b] (A_b B_b^T)[i, j], in float64."""
+    M, K = A.shape
+    N = B.shape[0]
+    sa = SA.double().t().repeat_interleave(128, dim=1)[:, :K]                      # [M, K]
+    sb = SB.double().repeat_interleave(128, dim=0)[:N].repeat_interleave(128, dim=1)[:, :K]
+    return (f64(A) * sa) @ (f64(B) * sb).t()
+
+
+def fp8_gemm(a, tensors, names, out, scal, run, unwritten):
+    """The FP8 references: correctness against float64, time against torch._scaled_mm."""
+    A, B = tensors[names[0]], tensors[names[1]]
+    M, K = A.shape
+    N = B.shape[0]
+    flops = 2.0 * M * N * K
+    one = torch.ones((), dtype=torch.float32, device="cuda")
+    res = {}
+    # cuBLASLt's FP8 GEMM takes M, N and K in multiples of 16: other shapes
+    # (the simulator's edge cases) are checked and timed without a baseline.
+    baseline = M % 16 == 0 and N % 16 == 0 and K % 16 == 0
+    if not baseline:
+        ref64 = (scal.get("scale", 1.0) * (f64(A) @ f64(B).t()) if a.ref == "fp8_gemm"
+                 else block_scaled_ref(A, B, tensors[names[2]], tensors[names[3]]))
+        lib = None
+        res["baseline"] = "none: torch._scaled_mm needs M, N, K divisible by 16"
+    elif a.ref == "fp8_gemm":
+        scale = scal.get("scale", 1.0)
+        ref64 = scale * (f64(A) @ f64(B).t())
+        sa = torch.tensor(scale, dtype=torch.float32, device="cuda")
+        lib = lambda: torch._scaled_mm(A, B.t(), scale_a=sa, scale_b=one, out_dtype=torch.bfloat16)
+        res["baseline"] = "torch._scaled_mm per-tensor"
+    else:
+        SA, SB = tensors[names[2]], tensors[names[3]]
+        ref64 = block_scaled_ref(A, B, SA, SB)
+        # cuBLASLt's block scaling takes scales outer-dimension-major: A's as
+        # [M, K/128] with M contiguous (SA^T of the kernel's [K/128, M]), B's as
+        # [K/128, N/128] (SB^T).
+        # Which layout of B's scales this torch takes is tried: [K/128, N/128]
+        # with either dimension contiguous.
+        refused = []
+        for sa_t, sb_t in ((SA.t(), SB.t()), (SA.t(), SB.t().contiguous())):
+            call = lambda sa_t=sa_t, sb_t=sb_t: torch._scaled_mm(
+                A, B.t(), scale_a=sa_t, scale_b=sb_t, out_dtype=torch.bfloat16)
+            try:
+                lib_probe = call()
+                torch.cuda.synchronize()
+            except Exception as e:  # this torch or cuBLASLt has no block scaling
+                refused.append(str(e).splitlines()[0][:160])
+                continue
+            lib = call
+            res["baseline"] = "torch._scaled_mm block-scaled 1x128 / 128x128 (scale_b stride %s)" % (
+                list(sb_t.stride()),)
+            res["baseline_rel_err"] = rel_err(lib_probe, ref64)
+            break
+        else:
+            res["baseline"] = "torch._scaled_mm per-tensor (block scaling refused: %s)" % (
+                " | ".join(refused))
+            lib = lambda: torch._scaled_mm(A, B.t(), scale_a=one, scale_b=one,
+                                           out_dtype=torch.bfloat16)
+    err = rel_err(out, ref64)
+    if lib is not None and "baseline_rel_err" not in res and a.ref == "fp8_gemm":
+        res["baseline_rel_err"] = rel_err(lib(), ref64)
+    if a.ref == "fp8_gemm_blockscaled":
+        # The promoted accumulation's own error: the same kernel with unit scales
+        # against the float64 product A B^T (the per-tensor kernel's rel_err at
+        # scale 1 is the unpromoted one's).
+        SA, SB = tensors[names[2]], tensors[names[3]]
+        keep = SA.clone(), SB.clone()
+        SA.fill_(1.0)
+        SB.fill_(1.0)
+        run()
+        torch.cuda.synchronize()
+        res["unit_scales_rel_err"] = rel_err(out, f64(A) @ f64(B).t())
+        SA.copy_(keep[0])
+        SB.copy_(keep[1])
+        out.view(torch.int16).fill_(-1)
+        run()
+        torch.cuda.synchronize()
+        if rel_err(out, ref64) != err:
+            raise RuntimeError("the rerun with the original scales differs")
+    t_ours, t_lib = time_pair(run, lib if lib is not None else run, reps=a.reps)
+    res.update({
+        "rel_err": err, "unwritten": unwritten,
+        "ms": t_ours[0], "ms_min": t_ours[1], "ms_max": t_ours[2],
+        "tflops": flops / t_ours[0] / 1e9,
+        "ok": unwritten == 0 and err < 1e-2,
+    })
+    if lib is not None:
+        res.update({"scaled_mm_ms": t_lib[0], "scaled_mm_tflops": flops / t_lib[0] / 1e9,
+                    "ratio_vs_scaled_mm": t_lib[0] / t_ours[0]})
+    return res
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
     ap.add_argument("--kernel", required=True)
     ap.add_argument("--args", required=True, help="M=4096,N=4096,K=4096")
     ap.add_argument("--scalars", default="", help="eps=1e-6")
-    ap.add_argument("--ref", required=True, choices=["gemm_abt", "gemm_ab", "rmsnorm"])
+    ap.add_argument("--ref", required=True,
+                    choices=["gemm_abt", "gemm_ab", "rmsnorm"] + list(FP8_REFS))
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dump", default="", help="save inputs and output as .npy under this prefix")
@@ -121,22 +238,38 @@ def main():
     launch.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
 
     syms = parse_args_list(a.args)
+    if a.ref == "fp8_gemm_blockscaled":
+        # The scale tensors' extents, from the sizes (the kernel's where clause).
+        syms.setdefault("KB", syms["K"] // 128)
+        syms.setdefault("NB", (syms["N"] + 127) // 128)
     scal = {}
     for part in filter(None, a.scalars.split(",")):
         k, v = part.split("=")
         scal[k] = float(v)
+    if a.ref == "fp8_gemm":
+        scal.setdefault("scale", 1.0)
     torch.manual_seed(a.seed)
     tensors = {}
     for t in abi["tensors"]:
         shape = shape_of(t["shape"], syms)
-        tensors[t["name"]] = torch.randn(shape, dtype=torch.float32, device="cuda").to(DTYPES[t["dtype"]])
+        if a.ref == "fp8_gemm_blockscaled" and t["dtype"] == "f32":
+            # Block scales: positive, of both signs' exponents, not powers of two.
+            x = torch.rand(shape, dtype=torch.float32, device="cuda") * 1.5 + 0.25
+        else:
+            x = torch.randn(shape, dtype=torch.float32, device="cuda").to(DTYPES[t["dtype"]])
+        tensors[t["name"]] = x
     names = [t["name"] for t in abi["tensors"]]
     if a.load:
         import numpy as np
         for n in names[:-1]:
             arr = np.load(f"{a.load}{n}.npy")
-            t = torch.from_numpy(arr.view(np.int16) if arr.dtype == np.uint16 else arr).cuda()
-            tensors[n] = t.view(tensors[n].dtype).reshape(tensors[n].shape) if arr.dtype == np.uint16 else t
+            if arr.dtype == np.uint8:  # fp8 codes
+                t = torch.from_numpy(arr).cuda().view(tensors[n].dtype)
+            else:
+                t = torch.from_numpy(arr.view(np.int16) if arr.dtype == np.uint16 else arr).cuda()
+                if arr.dtype == np.uint16:
+                    t = t.view(tensors[n].dtype)
+            tensors[n] = t.reshape(tensors[n].shape)
     out_name = names[-1]  # library kernels write their last tensor
     ptrs = (ctypes.c_void_p * len(names))(*[tensors[n].data_ptr() for n in names])
     sym_vals = (ctypes.c_int64 * max(1, len(abi["symbols"])))(*[syms[s] for s in abi["symbols"]])
@@ -176,6 +309,8 @@ def main():
             "ratio_vs_cublas": t_lib[0] / t_ours[0],
             "ok": unwritten == 0 and err < 1e-2,
         })
+    elif a.ref in FP8_REFS:
+        result.update(fp8_gemm(a, tensors, names, out, scal, run, unwritten))
     else:
         X, W, Y = tensors[names[0]], tensors[names[1]], out
         eps = scal.get("eps", 1e-6)
@@ -207,8 +342,12 @@ def main():
         import numpy as np
         for n in names:
             t = tensors[n]
-            arr = t.view(torch.int16).cpu().numpy().view(np.uint16) if t.dtype == torch.bfloat16 \
-                else t.cpu().numpy()
+            if t.dtype == torch.bfloat16:
+                arr = t.view(torch.int16).cpu().numpy().view(np.uint16)
+            elif t.dtype == torch.float8_e4m3fn:
+                arr = t.view(torch.uint8).cpu().numpy()
+            else:
+                arr = t.cpu().numpy()
             np.save(f"{a.dump}{n}.npy", arr)
     print(json.dumps(result))
     return 0 if result["ok"] else 1

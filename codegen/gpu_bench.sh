@@ -7,8 +7,9 @@
 #   bash codegen/gpu_bench.sh PKG KERNELS [SIMDUMPS]
 #
 # PKG: the portable package; KERNELS: a copy of kernels/; SIMDUMPS: folders
-# made by `tilescope sim --dump DIR`, each with a file `args` and named
-# sim_<kernel file stem>_*. Results: $OUT/log.txt and $OUT/results.jsonl.
+# made by `tilescope sim --dump DIR`, each with a file `args` (the shape
+# symbols), optionally `scalars` (scale=0.375; eps=1e-6 when absent), and
+# named sim_<kernel file stem>_*. Results: $OUT/log.txt and $OUT/results.jsonl.
 set -u
 PKG=$(cd "$1" && pwd); KDIR=$(cd "$2" && pwd); SIM=${3:-}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -38,6 +39,11 @@ bench gemm1024small $KDIR/gemm_bf16_sm90_small.tile gemm_bf16_sm90_64x64 M=1024,
 bench gemm1024big $KDIR/gemm_bf16_sm90.tile gemm_bf16_sm90 M=1024,N=1024,K=1024 gemm_abt 100
 # Edge tiles (no dimension a multiple of the tile).
 bench gemmedge $KDIR/gemm_bf16_sm90.tile gemm_bf16_sm90 M=4000,N=4040,K=4104 gemm_abt 30
+# FP8 (e4m3, bf16 out) against torch._scaled_mm: per-tensor and block-scaled.
+bench fp8pt4096 $KDIR/gemm_fp8_sm90.tile gemm_fp8_sm90 M=4096,N=4096,K=4096 fp8_gemm 50 scale=1.0
+bench fp8pt8192 $KDIR/gemm_fp8_sm90.tile gemm_fp8_sm90 M=8192,N=8192,K=8192 fp8_gemm 30 scale=1.0
+bench fp8bs4096 $KDIR/gemm_fp8_blockscaled_sm90.tile gemm_fp8_blockscaled_sm90 M=4096,N=4096,K=4096 fp8_gemm_blockscaled 50
+bench fp8bs8192 $KDIR/gemm_fp8_blockscaled_sm90.tile gemm_fp8_blockscaled_sm90 M=8192,N=8192,K=8192 fp8_gemm_blockscaled 30
 bench rms4096 $KDIR/rmsnorm.tile rmsnorm_bf16 R=4096,H=4096 rmsnorm 100 eps=1e-6
 bench rms1024 $KDIR/rmsnorm.tile rmsnorm_bf16 R=1024,H=1024 rmsnorm 100 eps=1e-6
 bench rms1p4096 $KDIR/rmsnorm_onepass.tile rmsnorm_bf16_h4096 R=4096,H=4096 rmsnorm 100 eps=1e-6
@@ -54,12 +60,15 @@ for d in ${SIM:+$SIM/sim_*}; do
     sim_rmsnorm_onepass_h4096_*) lib=$B/rms1p4096/rmsnorm_bf16_h4096.so k=rmsnorm_bf16_h4096 ref=rmsnorm out=Y ;;
     sim_rmsnorm_onepass_h1024_*) lib=$B/rms1p1024/rmsnorm_bf16_h1024.so k=rmsnorm_bf16_h1024 ref=rmsnorm out=Y ;;
     sim_rmsnorm_*) lib=$B/rms4096/rmsnorm_bf16.so k=rmsnorm_bf16 ref=rmsnorm out=Y ;;
+    sim_gemm_fp8_blockscaled_sm90_*) lib=$B/fp8bs4096/gemm_fp8_blockscaled_sm90.so k=gemm_fp8_blockscaled_sm90 ref=fp8_gemm_blockscaled out=C ;;
+    sim_gemm_fp8_sm90_*) lib=$B/fp8pt4096/gemm_fp8_sm90.so k=gemm_fp8_sm90 ref=fp8_gemm out=C ;;
     sim_gemm_bf16_sm90_small_*) lib=$B/gemm1024small/gemm_bf16_sm90_64x64.so k=gemm_bf16_sm90_64x64 ref=gemm_abt out=C ;;
     sim_gemm_bf16_sm90_grouped_*) lib=$B/gemm4096/gemm_bf16_sm90_grouped.so k=gemm_bf16_sm90_grouped ref=gemm_abt out=C ;;
     sim_gemm_bf16_sm90_64x128_*) lib=$B/gemm1024/gemm_bf16_sm90_64x128.so k=gemm_bf16_sm90_64x128 ref=gemm_abt out=C ;;
     *) lib=$so k=gemm_bf16_sm90 ref=gemm_abt out=C ;;
   esac
   echo "$(basename $d) $(timeout 60 python3 $PKG/bench.py --lib $lib --kernel $k --args "$(cat $d/args)" \
-    --scalars eps=1e-6 --ref $ref --reps 3 --load $d/ --expect $d/$out.npy)" | tee -a $R
+    --scalars "$(cat $d/scalars 2>/dev/null || echo eps=1e-6)" --ref $ref --reps 3 --load $d/ \
+    --expect $d/$out.npy)" | tee -a $R
 done
 date -u

@@ -144,23 +144,23 @@ Block elementwiseOverOwner(const CallSite &s, DispatchState &st, const Operand &
       s.scopeThreads(), s.scope);
 }
 
+// The `accumulate` of step `kk` of a gemm issued as one MMA per step of K:
+// the first step takes the gemm's own (true when absent; `accumulate =
+// false` overwrites C), every later step adds to what the first wrote.
+Expr stepAccumulates(const CallSite &s, Expr kk) {
+  const CallArg *a = s.keyword("accumulate");
+  if (!a || (a->value->kind == ExprKind::BoolImm && as<BoolImm>(a->value).value))
+    return BoolImm::make(true);
+  Expr later = Binary::make(BinaryOp::Gt, std::move(kk), lit(0));
+  if (a->value->kind == ExprKind::BoolImm)
+    return later;
+  return Binary::make(BinaryOp::Or, std::move(later), a->value);
+}
+
 Expr convert(Expr v, Dtype from, Dtype to) {
   if (from == to)
     return v;
   return Call::make(std::string(dtypeName(to)), {std::move(v)});
-}
-
-// The `accumulate` of the wgmma at K step `kk` of a gemm: the call's own on
-// the first step (absent: true), true on the others, which add to what the
-// first wrote.
-Expr accumulateAt(const CallSite &s, const std::string &kk) {
-  const CallArg *a = s.keyword("accumulate");
-  if (!a || (a->value->kind == ExprKind::BoolImm && as<BoolImm>(a->value).value))
-    return BoolImm::make(true);
-  Expr later = Binary::make(BinaryOp::Gt, name(kk), lit(0));
-  if (a->value->kind == ExprKind::BoolImm)
-    return later;
-  return Binary::make(BinaryOp::Or, later, a->value);
 }
 
 // ------------------------------------------------------------ the table
@@ -404,11 +404,11 @@ std::vector<DispatchImpl> buildTable() {
          int64_t step = findMmaShape(s.target, MmaFamily::Wgmma, c.dtype, a.dtype, b.dtype)->k;
          std::string kk = st.fresh("kk");
          Expr k0 = mul(name(kk), lit(step));
-         Block body = {
-             call(IntrinsicId::WgmmaMmaAsync,
-                  {pos(s.operands[0].expr), pos(regionAt(a, {lit(0), k0}, {64, step})),
-                   pos(regionAt(b, {lit(0), k0}, {n, step})),
-                   kw("transpose_b", BoolImm::make(true)), kw("accumulate", accumulateAt(s, kk))})};
+         Block body = {call(IntrinsicId::WgmmaMmaAsync,
+                            {pos(s.operands[0].expr), pos(regionAt(a, {lit(0), k0}, {64, step})),
+                             pos(regionAt(b, {lit(0), k0}, {n, step})),
+                             kw("transpose_b", BoolImm::make(true)),
+                             kw("accumulate", stepAccumulates(s, name(kk)))})};
          return {call(IntrinsicId::WgmmaFence, {}),
                  For::make(kk, lit(0), lit(k / step), lit(1), -1, 0, std::move(body)),
                  call(IntrinsicId::WgmmaCommitGroup, {}),
@@ -474,7 +474,7 @@ std::vector<DispatchImpl> buildTable() {
          Block body = {
              call(IntrinsicId::WgmmaMmaAsync,
                   {pos(s.operands[0].expr), pos(regionAt(a, {lit(0), k0}, {64, 16})), pos(bSlice),
-                   kw("transpose_b", BoolImm::make(tb)), kw("accumulate", accumulateAt(s, kk))})};
+                   kw("transpose_b", BoolImm::make(tb)), kw("accumulate", stepAccumulates(s, name(kk)))})};
          return {call(IntrinsicId::WgmmaFence, {}),
                  For::make(kk, lit(0), lit(k / 16), lit(1), -1, 0, std::move(body)),
                  call(IntrinsicId::WgmmaCommitGroup, {}),
@@ -510,7 +510,7 @@ std::vector<DispatchImpl> buildTable() {
                      call(IntrinsicId::Tcgen05Mma,
                           {pos(s.operands[0].expr), pos(regionAt(a, {lit(0), k0}, {as[0], 16})),
                            pos(regionAt(b, {lit(0), k0}, {bs[0], 16})),
-                           kw("accumulate", BoolImm::make(true))})};
+                           kw("accumulate", stepAccumulates(s, name(kk)))})};
                  return {For::make(kk, lit(0), lit(as[1] / 16), lit(1), -1, 0, std::move(step))};
                }});
   t.push_back({intrinsicName(IntrinsicId::Gemm), "mma.sync", 80,

@@ -98,6 +98,10 @@ std::optional<ProblemSpec> parseProblem(std::string_view text, ProblemSyntaxErro
       }
     p.options.push_back({t.text, value.text, t.offset, value.offset});
     k += 3;
+    if (toks[k].kind == Token::Transpose) {
+      p.options.back().transposed = true;
+      ++k;
+    }
     return true;
   };
   if (toks[k].kind != Token::Word || !isName(toks[k].text))

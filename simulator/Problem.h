@@ -11,7 +11,8 @@
 // The grammar is `KIND(INPUT, ... -> OUTPUT, ..., KEY = VALUE, ...)`: inputs
 // are names with an optional `^T`, outputs are names, and options follow the
 // outputs or stand among the inputs (`sum(X, axis = 1 -> Y)`, `gemm(A, B^T,
-// bias = Bv, act = relu -> C)`); a value is a name, a number, `true` or
+// bias = Bv, act = relu -> C)`); a value is a name (with an optional `^T`:
+// a tensor stored transposed, `scale_a = SA^T`), a number, `true` or
 // `false`. Reference.h lists the kinds. An option whose key
 // is a shape symbol of the kernel names a problem size (problemSizes): the
 // size the kernel is meant for, which `tilescope check` uses where it needs
@@ -40,6 +41,7 @@ struct ProblemOption {
   std::string key, value;
   size_t offset = 0;      // of the key
   size_t valueOffset = 0; // of the value
+  bool transposed = false; // the value written NAME^T (a tensor stored transposed)
 };
 
 struct ProblemSpec {

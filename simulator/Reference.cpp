@@ -80,6 +80,9 @@ std::optional<ProblemError> bindOption(BoundProblem &p, const ProblemOption &o,
                         o.offset};
   }
   auto at = [&](std::string message) { return ProblemError{std::move(message), o.valueOffset}; };
+  if (o.transposed && r->kind != OptionKind::ScaleTensor)
+    return at(
+        fmt::format("only a scale tensor can be stored transposed, not {} = {}^T", o.key, o.value));
   switch (r->kind) {
   case OptionKind::ScaleTensor:
   case OptionKind::InputTensor:

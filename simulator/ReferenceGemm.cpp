@@ -1,14 +1,19 @@
-// gemm(A[^T], B[^T] -> C [, scale_a = SA, scale_b = SB, block = N,
-//                          alpha = s, bias = Bv, act = relu]):
-// C[i, j] = act(alpha * sum_k (A[i, k] * SA[i, k / N]) * (B[k, j] * SB[k / N, j]) + Bv[j]),
+// gemm(A[^T], B[^T] -> C [, scale_a = SA[^T], scale_b = SB[^T], block = N,
+//                          block_m = Bm, block_n = Bn, alpha = s, bias = Bv,
+//                          act = relu]):
+//   C[i, j] = act(alpha * sum_k (A[i, k] * SA[i / Bm, k / N])
+//                                * (B[k, j] * SB[k / N, j / Bn]) + Bv[j]),
 // with alpha a number or a scalar parameter (an fp8 GEMM's per-tensor scales,
-// multiplied), 1 by default,
-// with Bv of shape [N] (one per column) or [M, N], act one of relu, gelu
-// (erf form), gelu_tanh, silu, identity (the default), and
-// A stored M x K (K x M when transposed) and B stored K x N (N x K when
+// multiplied), 1 by default, Bv of shape [N] (one per column) or [M, N], act
+// one of relu, gelu (erf form), gelu_tanh, silu, identity (the default), A
+// stored M x K (K x M when transposed) and B stored K x N (N x K when
 // transposed). A scale tensor has its operand's stored shape with the K axis
-// divided by the block: MX formats use ue8m0 scales per 32 elements, NVFP4
-// e4m3 scales per 16.
+// divided by the block and the other axis divided by block_m (A) or block_n
+// (B), rounded up (1 by default: one scale per row or column); `SA^T` says
+// the scale tensor is stored transposed. MX formats use ue8m0 scales per 32
+// elements, NVFP4 e4m3 scales per 16; DeepGEMM's FP8 GEMM takes f32 scales
+// per row and 128 of K for A, stored K-block-major (`scale_a = SA^T`), and
+// per 128 x 128 block for B (`scale_b = SB, block = 128, block_n = 128`).
 #include "simulator/ReferenceRules.h"
 
 #include <fmt/format.h>
@@ -29,11 +34,45 @@ GemmShape shapeOf(const BoundProblem &p, const std::vector<HostTensor> &t) {
   return {c.shape[0], c.shape[1], ta ? a.shape[0] : a.shape[1]};
 }
 
+// How a scale tensor covers its operand: K in blocks of `block`, the other
+// axis in blocks of `other` (the last one may be partial), stored with the
+// operand's orientation or (`transposed`) the other one.
+struct ScaleLayout {
+  bool kFirst;          // the operand is stored with K first
+  int64_t block, other; // elements per scale along K and along the other axis
+  bool transposed;      // the scale tensor is stored transposed
+};
+
+int64_t ceilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
 // The stored shape a scale tensor of an operand must have.
-std::vector<int64_t> scaleShape(const std::vector<int64_t> &operand, bool kFirst, int64_t block) {
+std::vector<int64_t> scaleShape(const std::vector<int64_t> &operand, const ScaleLayout &l) {
   std::vector<int64_t> s = operand;
-  s[kFirst ? 0 : 1] /= block;
+  s[l.kFirst ? 0 : 1] /= l.block;
+  s[l.kFirst ? 1 : 0] = ceilDiv(s[l.kFirst ? 1 : 0], l.other);
+  if (l.transposed)
+    std::swap(s[0], s[1]);
   return s;
+}
+
+bool optionTransposed(const BoundProblem &p, std::string_view key) {
+  for (const ProblemOption &o : p.spec.options)
+    if (o.key == key)
+      return o.transposed;
+  return false;
+}
+
+ScaleLayout scaleLayout(const BoundProblem &p, bool isA) {
+  bool ta = p.spec.inputs[0].transposed, tb = p.spec.inputs[1].transposed;
+  const char *otherKey = isA ? "block_m" : "block_n";
+  auto number = [&](const char *key) {
+    auto it = p.numbers.find(key);
+    return it == p.numbers.end() ? int64_t{1} : static_cast<int64_t>(it->second);
+  };
+  return {isA ? ta : !tb, number("block"), number(otherKey),
+          optionTransposed(p, isA ? "scale_a" : "scale_b")};
 }
 
 std::optional<ProblemError> check(const BoundProblem &p, const std::vector<HostTensor> &t) {
@@ -66,6 +105,10 @@ std::optional<ProblemError> check(const BoundProblem &p, const std::vector<HostT
   bool scaled = p.tensors.count("scale_a") || p.tensors.count("scale_b");
   if (p.numbers.count("block") && !scaled)
     return errorAt(p, "block", "block without scale_a or scale_b");
+  if (p.numbers.count("block_m") && !p.tensors.count("scale_a"))
+    return errorAt(p, "block_m", "block_m without scale_a");
+  if (p.numbers.count("block_n") && !p.tensors.count("scale_b"))
+    return errorAt(p, "block_n", "block_n without scale_b");
   if (!scaled)
     return std::nullopt;
   if (!p.numbers.count("block"))
@@ -76,28 +119,33 @@ std::optional<ProblemError> check(const BoundProblem &p, const std::vector<HostT
   struct Side {
     const char *key;
     const HostTensor &operand;
-    bool kFirst;
+    bool isA;
   };
-  for (const Side &s : {Side{"scale_a", a, ta}, Side{"scale_b", b, !tb}}) {
+  for (const Side &s : {Side{"scale_a", a, true}, Side{"scale_b", b, false}}) {
     auto it = p.tensors.find(s.key);
     if (it == p.tensors.end())
       continue;
     const HostTensor &sc = t[it->second];
-    std::vector<int64_t> want = scaleShape(s.operand.shape, s.kFirst, block);
+    ScaleLayout l = scaleLayout(p, s.isA);
+    std::vector<int64_t> want = scaleShape(s.operand.shape, l);
     if (sc.shape != want)
       return errorAt(p, sc.name,
-                     fmt::format("scale tensor '{}' is {}; {} = ... of '{}' {} with "
-                                 "block {} needs {}",
-                                 sc.name, shapeText(sc.shape), s.key, s.operand.name,
-                                 shapeText(s.operand.shape), block, shapeText(want)));
+                     fmt::format("scale tensor '{}'{} is {}; {} = ... of '{}' {} with "
+                                 "block {}{} needs {}",
+                                 sc.name, l.transposed ? "^T" : "", shapeText(sc.shape), s.key,
+                                 s.operand.name, shapeText(s.operand.shape), block,
+                                 l.other > 1 ? fmt::format(" and {} = {}",
+                                                           s.isA ? "block_m" : "block_n", l.other)
+                                             : "",
+                                 shapeText(want)));
   }
   return std::nullopt;
 }
 
 // Decoded operand values with their block scales applied (exact in double:
-// narrow formats times powers of two or e4m3 scales).
+// narrow formats times powers of two, e4m3 or f32 scales).
 std::vector<double> scaledValues(const BoundProblem &p, const std::vector<HostTensor> &t,
-                                 size_t input, const char *scaleKey, bool kFirst) {
+                                 size_t input, const char *scaleKey) {
   const HostTensor &x = t[p.inputs[input]];
   std::vector<double> v = decodedValues(x);
   auto it = p.tensors.find(scaleKey);
@@ -105,11 +153,16 @@ std::vector<double> scaledValues(const BoundProblem &p, const std::vector<HostTe
     return v;
   const HostTensor &sc = t[it->second];
   std::vector<double> s = decodedValues(sc);
-  auto block = static_cast<int64_t>(p.numbers.at("block"));
+  ScaleLayout l = scaleLayout(p, input == 0);
   int64_t rows = x.shape[0], cols = x.shape[1];
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      v[r * cols + c] *= kFirst ? s[(r / block) * cols + c] : s[r * sc.shape[1] + c / block];
+    for (int64_t c = 0; c < cols; ++c) {
+      // The scale's coordinates in the operand's stored orientation.
+      int64_t sr = l.kFirst ? r / l.block : r / l.other;
+      int64_t scol = l.kFirst ? c / l.other : c / l.block;
+      int64_t storedCols = sc.shape[1];
+      v[r * cols + c] *= l.transposed ? s[scol * storedCols + sr] : s[sr * storedCols + scol];
+    }
   return v;
 }
 
@@ -117,8 +170,8 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
                                 const NeededFn &needed) {
   bool ta = p.spec.inputs[0].transposed, tb = p.spec.inputs[1].transposed;
   auto [M, N, K] = shapeOf(p, t);
-  std::vector<double> av = scaledValues(p, t, 0, "scale_a", ta);
-  std::vector<double> bv = scaledValues(p, t, 1, "scale_b", !tb);
+  std::vector<double> av = scaledValues(p, t, 0, "scale_a");
+  std::vector<double> bv = scaledValues(p, t, 1, "scale_b");
   std::vector<double> biasv;
   if (auto it = p.tensors.find("bias"); it != p.tensors.end())
     biasv = decodedValues(t[it->second]);
@@ -126,13 +179,23 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
   Expected e{std::vector<double>(M * N), std::vector<double>(M * N)};
   // Accumulation error: fp32 sums truncated per k chunk (tensor cores) or
   // rounded per fma, bounded by a few units of 2^-24 per term. The sm_90 fp8
-  // tensor cores (unscaled e4m3 / e5m2 operands) keep 13 mantissa bits of each
+  // tensor cores (e4m3 / e5m2 operands, unscaled or with f32 scales, which a
+  // kernel applies outside the tensor core) keep 13 mantissa bits of each
   // 32-product chunk's fused sum (docs/semantics.md, "Numerics"): each of the
   // chunk's 33 terms loses less than 2^-13 of the chunk's largest magnitude
   // (the running sum or a product), and the chunk's result less than 2^-13 of
-  // its magnitude.
-  bool fp8Sums = dtypeBits(t[p.inputs[0]].dtype) == 8 && isFloat(t[p.inputs[0]].dtype) &&
-                 !p.tensors.count("scale_a") && !p.tensors.count("scale_b");
+  // its magnitude. With block scales the running sum is the block's: a
+  // kernel must apply each K-block's scales to that block's partial sum on
+  // the CUDA cores, so the tensor core's sum starts again at every block
+  // (scaled values: the block's scales are common to its products, so the
+  // bound scales with them).
+  bool fp8Operands = dtypeBits(t[p.inputs[0]].dtype) == 8 && isFloat(t[p.inputs[0]].dtype);
+  bool f32Scales = true;
+  for (const char *key : {"scale_a", "scale_b"})
+    if (auto it = p.tensors.find(key); it != p.tensors.end())
+      f32Scales = f32Scales && t[it->second].dtype == Dtype::f32;
+  bool fp8Sums = fp8Operands && f32Scales;
+  int64_t sumBlock = p.numbers.count("block") ? static_cast<int64_t>(p.numbers.at("block")) : K;
   constexpr int64_t kFp8Chunk = 32;
   double accUnit = 4.0 * static_cast<double>(K + 2) * kF32Unit;
   double alpha = p.numbers.count("alpha") ? p.numbers.at("alpha") : 1.0;
@@ -140,14 +203,17 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
     for (int64_t j = 0; j < N; ++j) {
       if (!needed(0, i * N + j))
         continue;
-      double s = 0, abs = 0, fp8Bound = 0, largest = 0, chunkAbs = 0;
+      double s = 0, part = 0, abs = 0, fp8Bound = 0, largest = 0, chunkAbs = 0;
       for (int64_t k = 0; k < K; ++k) {
+        if (k % sumBlock == 0)
+          part = 0;
         if (fp8Sums && k % kFp8Chunk == 0) {
-          largest = std::fabs(s);
-          chunkAbs = std::fabs(s);
+          largest = std::fabs(part);
+          chunkAbs = std::fabs(part);
         }
         double x = av[ta ? k * M + i : i * K + k], y = bv[tb ? j * K + k : k * N + j];
         s += x * y;
+        part += x * y;
         abs += std::fabs(x * y);
         largest = std::max(largest, std::fabs(x * y));
         chunkAbs += std::fabs(x * y);
@@ -179,8 +245,8 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
 const ProblemRule &gemmRule() {
   static const ProblemRule rule{
       "gemm",
-      "gemm(A[^T], B[^T] -> C [, scale_a = SA, scale_b = SB, block = N, alpha = s, bias = Bv, "
-      "act = relu|gelu|gelu_tanh|silu|identity])",
+      "gemm(A[^T], B[^T] -> C [, scale_a = SA[^T], scale_b = SB[^T], block = N, block_m = Bm, "
+      "block_n = Bn, alpha = s, bias = Bv, act = relu|gelu|gelu_tanh|silu|identity])",
       2,
       0,
       1,
@@ -188,6 +254,8 @@ const ProblemRule &gemmRule() {
       {{"scale_a", OptionKind::ScaleTensor},
        {"scale_b", OptionKind::ScaleTensor},
        {"block", OptionKind::Integer},
+       {"block_m", OptionKind::Integer},
+       {"block_n", OptionKind::Integer},
        {"alpha", OptionKind::Number},
        {"bias", OptionKind::InputTensor},
        {"act", OptionKind::Name, activationNames()}},

@@ -32,7 +32,9 @@ cl::opt<std::string> argsOpt("args", cl::desc("Shape symbols, e.g. M=4096,N=4096
                              cl::Required, cl::sub(benchCommand));
 cl::opt<std::string> scalarsOpt("scalars", cl::desc("Scalar parameters, e.g. eps=1e-6"),
                                 cl::init(""), cl::sub(benchCommand));
-cl::opt<std::string> refOpt("ref", cl::desc("Reference: gemm_abt, gemm_ab or rmsnorm"),
+cl::opt<std::string> refOpt("ref",
+                            cl::desc("Reference: gemm_abt, gemm_ab, rmsnorm, fp8_gemm or "
+                                     "fp8_gemm_blockscaled"),
                             cl::Required, cl::sub(benchCommand));
 cl::opt<int> reps("reps", cl::desc("Timed runs (median reported)"), cl::init(50),
                   cl::sub(benchCommand));

@@ -97,6 +97,15 @@ TEST_CASE("problem: the parser keeps every piece and its offset") {
   CHECK(e.offset == 11);
   CHECK(!parseProblem("rmsnorm(X, W, eps -> Y, eps = 1e-5, eps = 2)", &e));
   CHECK(e.message == "option 'eps' given twice");
+
+  auto t = parseProblem("gemm(A, scale_a = SA^T, B^T -> C, scale_b = SB^T, block = 128)", &e);
+  REQUIRE(t);
+  REQUIRE(t->options.size() == 3);
+  CHECK(t->options[0].value == "SA");
+  CHECK(t->options[0].transposed);
+  CHECK(t->inputs[1].transposed);
+  CHECK(t->options[1].transposed);
+  CHECK(!t->options[2].transposed);
 }
 
 TEST_CASE("problem: each kernel gets the annotation right before it") {
@@ -137,6 +146,42 @@ TEST_CASE("reference: block-scaled gemm applies each block's scales") {
   r = compareWithReference(*b->problem, b->tensors, true);
   CHECK(r[0].mismatches == 1);
   CHECK(r[0].first.at(0).expected == 89);
+}
+
+TEST_CASE("reference: DeepGEMM's scale layout, A's scales stored transposed, B's per block") {
+  // M = 2, N = 3, K = 4 in K-blocks of 2; B's scales cover 2 columns
+  // (block_n = 2: columns 0-1 and column 2). SA is stored [K / 2, M]: SA[b, i].
+  auto b = bind("gemm(A, B^T -> C, scale_a = SA^T, scale_b = SB, block = 2, block_n = 2)",
+                "A: global f8e4m3[2, 4], B: global f8e4m3[3, 4], SA: global f32[2, 2], "
+                "SB: global f32[2, 2], C: global f32[2, 3]");
+  REQUIRE_MESSAGE(b->problem, b->error.message);
+  b->set("A", {1, 2, 1, 1, 2, 0, 0, 1});
+  b->set("B", {1, 1, 1, 1, 0, 1, 2, 0, 1, 0, 0, 1});
+  b->set("SA", {2, 3, 0.5, 0.25}); // block 0: rows 2, 3; block 1: rows 0.5, 0.25
+  b->set("SB", {4, 1, 8, 2});      // column block 0: 4, 1; column block 1: 8, 2
+  // C[i, j] = sum_b SA[b, i] SB[j / 2, b] (A_b . B_b)[i, j]
+  //   C[0, 0] = 2 * 4 * (1 + 2) + 0.5 * 1 * (1 + 1) = 25
+  //   C[0, 1] = 2 * 4 * 2 + 0.5 * 1 * 2 = 17
+  //   C[0, 2] = 2 * 8 * 1 + 0.5 * 2 * 1 = 17
+  //   C[1, 0] = 3 * 4 * 2 + 0.25 * 1 * 1 = 24.25
+  //   C[1, 1] = 3 * 4 * 0 + 0.25 * 1 * 0 = 0
+  //   C[1, 2] = 3 * 8 * 2 + 0.25 * 2 * 1 = 48.5
+  b->store("C", {25, 17, 17, 24.25, 0, 48.5});
+  auto r = compareWithReference(*b->problem, b->tensors, true);
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].mismatches == 0);
+  // SA read untransposed (SA[i, b]) would give C[0, 0] = 2 * 4 * 3 + 3 * 1 * 2 = 30.
+  b->store("C", {30, 17, 17, 24.25, 0, 48.5});
+  r = compareWithReference(*b->problem, b->tensors, true);
+  CHECK(r[0].mismatches == 1);
+  CHECK(r[0].first.at(0).expected == 25);
+
+  auto wrong = bind("gemm(A, B^T -> C, scale_a = SA^T, scale_b = SB, block = 2, block_n = 2)",
+                    "A: global f8e4m3[2, 4], B: global f8e4m3[3, 4], SA: global f32[2, 2], "
+                    "SB: global f32[3, 2], C: global f32[2, 3]");
+  CHECK(!wrong->problem);
+  CHECK(wrong->error.message == "scale tensor 'SB' is [3, 2]; scale_b = ... of 'B' [3, 4] with "
+                                "block 2 and block_n = 2 needs [2, 2]");
 }
 
 TEST_CASE("reference: softmax over the last axis") {
