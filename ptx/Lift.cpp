@@ -661,8 +661,13 @@ private:
                     fmt::format("the TMA load at line {} (multicast) is not lifted", in.line));
           continue;
         }
-        if (!boxesKnown())
+        if (!boxesKnown()) {
+          out_.memoryNotLifted.push_back(
+              {in.loc, fmt::format("the TMA load at line {} writes a box of shared memory whose "
+                                   "size is in its tensor map (give --tma-box)",
+                                   in.line)});
           continue;
+        }
         if (!start(SyncKind::TxDelivery) || !needBarrier(e, in.operands[2], i))
           continue;
         std::string param = tensorMapParam(in.operands[1], i);
@@ -671,6 +676,9 @@ private:
           notLifted(in.loc, fmt::format("the TMA load at line {} reads tensor map '{}', whose box "
                                         "--tma-box does not give",
                                         in.line, param.empty() ? "?" : param));
+          out_.memoryNotLifted.push_back(
+              {in.loc,
+               fmt::format("the TMA load at line {} writes shared memory not lifted", in.line)});
           continue;
         }
         e.amount = IntImm::make(box->second);
@@ -797,6 +805,18 @@ private:
         notLifted(in.loc, fmt::format("the call at line {} is not followed", in.line));
         continue;
       }
+      // Anything else naming shared memory that is an access (a bulk copy
+      // without an mbarrier, a reduction): not lifted, said.
+      static const std::set<std::string> notAccesses = {
+          "fence", "cvta", "mapa", "isspacep", "prefetch", "prefetchu", "membar", "bar", "barrier"};
+      bool shared = false;
+      for (const std::string &mod : in.modifiers)
+        shared |= mod.rfind("shared", 0) == 0;
+      if (shared && !notAccesses.count(in.opcode) &&
+          !(in.opcode == "cp" && in.hasModifier("tensor")))
+        out_.memoryNotLifted.push_back(
+            {in.loc, fmt::format("line {}: '{}' touches shared memory and is not lifted", in.line,
+                                 in.fullName())});
     }
   }
 

@@ -32,7 +32,7 @@ std::string lineOf(llvm::SourceMgr &sm, llvm::SMLoc loc) {
 std::string raceStatus(const ptx::Lifted &lifted, const RaceReport &races) {
   if (!races.findings.empty())
     return fmt::format("{} finding(s)", races.findings.size());
-  if (!races.notChecked.empty() || !lifted.memoryNotLifted.empty())
+  if (!races.notChecked.empty() || !lifted.memoryNotLifted.empty() || !lifted.complete)
     return fmt::format("not proved ({} pairs proved, {} left to the stage proofs; see unknown)",
                        races.pairsProved, races.pairsOrderedByMbarrier);
   return fmt::format("proved for all sizes ({} pairs; {} pipeline-stage pairs left to the "
