@@ -477,8 +477,9 @@ uint64_t RegisterValues::possibleBits(const Operand &op, size_t at, int fuel) co
   if (defs.size() != 1 || inductionOf_.count(op.name))
     return all;
   const Instruction &in = f_.instructions[defs[0]];
-  if (!in.guard.empty() || hasFloatType(in) || in.operands.empty())
-    return all;
+  if (!in.guard.empty() || hasFloatType(in) || in.operands.empty() || in.hasModifier("b64") ||
+      in.hasModifier("u64") || in.hasModifier("s64"))
+    return all; // the analysis is of 32-bit values
   auto bits = [&](size_t k) {
     return k < in.operands.size() ? possibleBits(in.operands[k], defs[0], fuel - 1) : all;
   };
