@@ -582,8 +582,10 @@ private:
       };
       if (LiftedAccess a = memory_.threadAccess(i); a.touches()) {
         e.loc = in.loc;
-        if (!a.what.empty())
+        if (!a.what.empty()) { // cp.async: the race check knows it by its intrinsic
           e.what = a.what;
+          e.call = IntrinsicId::CpAsync;
+        }
         if (a.why.empty() && !start(SyncKind::Access))
           continue;
         if (!attach(e, a))
@@ -700,6 +702,7 @@ private:
           continue;
         }
         e.what = "tma.store";
+        e.call = IntrinsicId::TmaStore; // its source is read until its bulk group is waited
         if (start(SyncKind::Access) &&
             attach(e, memory_.region(i, in.operands[1], box->second, false)))
           push(e);
