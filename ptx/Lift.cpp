@@ -5,6 +5,8 @@
 #include "ir/Printer.h"
 #include "ptx/Cfg.h"
 #include "ptx/Classify.h"
+#include "ptx/LiftExprs.h"
+#include "ptx/LiftMemory.h"
 #include "ptx/ThreadConditions.h"
 #include "ptx/Values.h"
 
@@ -34,7 +36,15 @@ struct CdEdge {
 class Lifter {
 public:
   Lifter(const Module &m, const Function &f, const LiftOptions &opt)
-      : m_(m), f_(f), opt_(opt), cfg_(buildCfg(f)), values_(f, cfg_) {}
+      : m_(m), f_(f), opt_(opt), cfg_(buildCfg(f)), values_(f, cfg_),
+        memory_(m, f, values_, launchThreads(f)) {
+    std::map<std::string, int64_t> align;
+    for (const Declaration &d : f.decls)
+      align[d.name] = d.align;
+    for (const Declaration &d : m.globals)
+      align[d.name] = d.align;
+    values_.setSymbolAlignment(std::move(align));
+  }
 
   Lifted run() {
     BarrierSkeleton &sk = out_.skeleton;
@@ -63,6 +73,7 @@ public:
     loops();
     arrays();
     events();
+    groupSharedBuffers(out_.skeleton, out_.memoryNotLifted);
     for (const std::string &n : cfg_.notes)
       notLifted(f_.loc, n);
     // The reading every value rests on (Values.h): 32-bit index arithmetic
@@ -324,27 +335,6 @@ private:
     return a;
   }
 
-  // The smallest value of `rest` over the iterations of the loops it names.
-  std::optional<int64_t> minOver(const Expr &rest) {
-    std::vector<std::string> vars;
-    freeVars(rest, vars);
-    for (const std::string &v : vars)
-      if (v.rfind("it", 0) != 0)
-        return std::nullopt;
-    std::optional<int64_t> best;
-    for (int64_t k = 0; k < 64; ++k) {
-      auto v = evalConcrete(rest, [&](const Expr &leaf) -> std::optional<int64_t> {
-        if (leaf->kind == ExprKind::Var)
-          return k;
-        return std::nullopt;
-      });
-      if (!v)
-        return std::nullopt;
-      best = best ? std::min(*best, *v) : *v;
-    }
-    return best;
-  }
-
   struct Array {
     std::string name, symbol;
     int64_t start = 0, size = 0;
@@ -405,25 +395,6 @@ private:
     }
     for (const Array &a : arrays_)
       out_.skeleton.barriers[a.name] = BarrierArray{a.name, a.size, std::nullopt, a.loc};
-  }
-
-  // `rest / 8` when rest is a sum of multiples of 8.
-  Expr divide8(const Expr &e) {
-    if (!e)
-      return IntImm::make(0);
-    if (auto k = constantValue(e))
-      return *k % 8 == 0 ? IntImm::make(*k / 8) : nullptr;
-    if (e->kind != ExprKind::Binary)
-      return nullptr;
-    const auto &b = as<Binary>(e);
-    if (b.op == BinaryOp::Add) {
-      Expr x = divide8(b.lhs), y = divide8(b.rhs);
-      return x && y ? add(x, y) : nullptr;
-    }
-    if (b.op == BinaryOp::Mul)
-      if (auto k = constantValue(b.rhs); k && *k % 8 == 0)
-        return mul(b.lhs, IntImm::make(*k / 8));
-    return nullptr;
   }
 
   std::optional<BarrierRef> barrierRef(const Operand &op, size_t at) {
@@ -539,44 +510,6 @@ private:
     return true;
   }
 
-  // A guard as a list of conjuncts, negations pushed into comparisons, and
-  // `it != 0` on a loop counter (never negative) written `it > 0`.
-  std::vector<Expr> conjuncts(const Expr &g) {
-    std::vector<Expr> out;
-    std::vector<std::pair<Expr, bool>> work{{g, false}};
-    static const std::map<BinaryOp, BinaryOp> inverse = {
-        {BinaryOp::Lt, BinaryOp::Ge}, {BinaryOp::Le, BinaryOp::Gt}, {BinaryOp::Gt, BinaryOp::Le},
-        {BinaryOp::Ge, BinaryOp::Lt}, {BinaryOp::Eq, BinaryOp::Ne}, {BinaryOp::Ne, BinaryOp::Eq}};
-    while (!work.empty()) {
-      auto [e, negated] = work.back();
-      work.pop_back();
-      if (e->kind == ExprKind::Unary && as<Unary>(e).op == UnaryOp::Not) {
-        work.push_back({as<Unary>(e).operand, !negated});
-        continue;
-      }
-      if (e->kind == ExprKind::Binary) {
-        const auto &b = as<Binary>(e);
-        if ((b.op == BinaryOp::And && !negated) || (b.op == BinaryOp::Or && negated)) {
-          work.push_back({b.rhs, negated});
-          work.push_back({b.lhs, negated});
-          continue;
-        }
-        auto inv = inverse.find(b.op);
-        if (inv != inverse.end()) {
-          BinaryOp op = negated ? inv->second : b.op;
-          Expr x = Binary::make(op, b.lhs, b.rhs);
-          if (op == BinaryOp::Ne && b.lhs->kind == ExprKind::Var &&
-              as<Var>(b.lhs).name.rfind("it", 0) == 0 && constantValue(b.rhs) == 0)
-            x = Binary::make(BinaryOp::Gt, b.lhs, b.rhs);
-          out.push_back(x);
-          continue;
-        }
-      }
-      out.push_back(negated ? Unary::make(UnaryOp::Not, e) : e);
-    }
-    return out;
-  }
-
   // `p > c` or `p >= c` with an assumption p >= m that implies it.
   bool implied(const Expr &g) const {
     if (g->kind != ExprKind::Binary)
@@ -593,8 +526,9 @@ private:
   }
 
   void push(SyncEvent e) {
+    if (e.kind != SyncKind::Access) // synchronisation, not a plain access
+      ++out_.events;
     out_.skeleton.events.push_back(std::move(e));
-    ++out_.events;
   }
 
   bool needBarrier(SyncEvent &e, const Operand &op, size_t i) {
@@ -624,6 +558,18 @@ private:
     return v;
   }
 
+  // Attaches lifted accesses to e (or says why not); false when not lifted.
+  bool attach(SyncEvent &e, const LiftedAccess &a) {
+    if (!a.why.empty()) {
+      out_.memoryNotLifted.push_back({e.loc, a.why});
+      return false;
+    }
+    for (const MemoryAccess &m : a.accesses)
+      e.accesses.push_back(m);
+    out_.accesses += int64_t(a.accesses.size());
+    return true;
+  }
+
   void events() {
     for (size_t i = 0; i < f_.instructions.size(); ++i) {
       const Instruction &in = f_.instructions[i];
@@ -634,6 +580,26 @@ private:
         e.kind = k;
         return place(e, i);
       };
+      if (LiftedAccess a = memory_.threadAccess(i); a.touches()) {
+        e.loc = in.loc;
+        if (!a.what.empty()) { // cp.async: the race check knows it by its intrinsic
+          e.what = a.what;
+          e.call = IntrinsicId::CpAsync;
+        }
+        if (a.why.empty() && !start(SyncKind::Access))
+          continue;
+        if (!attach(e, a))
+          continue;
+        if (a.lanes < 32) { // ldmatrix / stmatrix: the lanes that give addresses
+          ThreadSet lanes(threads_);
+          for (int64_t t = 0; t < threads_; ++t)
+            if (e.threads.contains(t) && t % 32 < a.lanes)
+              lanes.add(t);
+          e.threads = lanes;
+        }
+        push(e);
+        continue;
+      }
       if (in.opcode == "mbarrier") {
         if (in.hasModifier("init") && in.operands.size() == 2) {
           if (!start(SyncKind::MbarInit) || !needBarrier(e, in.operands[0], i))
@@ -697,23 +663,49 @@ private:
                     fmt::format("the TMA load at line {} (multicast) is not lifted", in.line));
           continue;
         }
-        if (!boxesKnown())
+        if (!boxesKnown()) {
+          out_.memoryNotLifted.push_back(
+              {in.loc, fmt::format("the TMA load at line {} writes a box of shared memory whose "
+                                   "size is in its tensor map (give --tma-box)",
+                                   in.line)});
           continue;
+        }
         if (!start(SyncKind::TxDelivery) || !needBarrier(e, in.operands[2], i))
           continue;
-        Expr map = values_.addressValue(in.operands[1], i);
-        std::string param;
-        if (map && map->kind == ExprKind::Var && as<Var>(map).name.rfind("&", 0) == 0)
-          param = values_.paramName(as<Var>(map).name.substr(1));
+        std::string param = tensorMapParam(in.operands[1], i);
         auto box = opt_.tmaBoxBytes.find(param);
         if (box == opt_.tmaBoxBytes.end()) {
           notLifted(in.loc, fmt::format("the TMA load at line {} reads tensor map '{}', whose box "
                                         "--tma-box does not give",
                                         in.line, param.empty() ? "?" : param));
+          out_.memoryNotLifted.push_back(
+              {in.loc,
+               fmt::format("the TMA load at line {} writes shared memory not lifted", in.line)});
           continue;
         }
         e.amount = IntImm::make(box->second);
+        attach(e, memory_.region(i, in.operands[0], box->second, true));
         push(e);
+        continue;
+      }
+      if (c.cls == InstrClass::Tma && in.hasModifier("tensor") && in.modifiers.size() > 4 &&
+          in.modifiers[4] == "global" && in.operands.size() == 2) {
+        // A TMA store: [tensor map, {coords}], [src]
+        e.loc = in.loc;
+        std::string param = tensorMapParam(in.operands[0], i);
+        auto box = opt_.tmaBoxBytes.find(param);
+        if (box == opt_.tmaBoxBytes.end()) {
+          out_.memoryNotLifted.push_back(
+              {in.loc, fmt::format("the TMA store at line {} reads shared memory through tensor "
+                                   "map '{}', whose box --tma-box does not give",
+                                   in.line, param.empty() ? "?" : param)});
+          continue;
+        }
+        e.what = "tma.store";
+        e.call = IntrinsicId::TmaStore; // its source is read until its bulk group is waited
+        if (start(SyncKind::Access) &&
+            attach(e, memory_.region(i, in.operands[1], box->second, false)))
+          push(e);
         continue;
       }
       SyncKind k;
@@ -735,8 +727,11 @@ private:
       else
         simple = false;
       if (simple) {
-        if (start(k))
-          push(e);
+        if (!start(k))
+          continue;
+        if (k == SyncKind::WgmmaMma)
+          attach(e, memory_.wgmmaOperands(i));
+        push(e);
         continue;
       }
       if ((in.opcode == "wgmma" || c.cls == InstrClass::BulkGroup ||
@@ -813,7 +808,26 @@ private:
         notLifted(in.loc, fmt::format("the call at line {} is not followed", in.line));
         continue;
       }
+      // Anything else naming shared memory that is an access (a bulk copy
+      // without an mbarrier, a reduction): not lifted, said.
+      static const std::set<std::string> notAccesses = {
+          "fence", "cvta", "mapa", "isspacep", "prefetch", "prefetchu", "membar", "bar", "barrier"};
+      bool shared = false;
+      for (const std::string &mod : in.modifiers)
+        shared |= mod.rfind("shared", 0) == 0;
+      if (shared && !notAccesses.count(in.opcode) &&
+          !(in.opcode == "cp" && in.hasModifier("tensor")))
+        out_.memoryNotLifted.push_back(
+            {in.loc, fmt::format("line {}: '{}' touches shared memory and is not lifted", in.line,
+                                 in.fullName())});
     }
+  }
+
+  std::string tensorMapParam(const Operand &op, size_t i) {
+    Expr map = values_.addressValue(op, i);
+    if (map && map->kind == ExprKind::Var && as<Var>(map).name.rfind("&", 0) == 0)
+      return values_.paramName(as<Var>(map).name.substr(1));
+    return "";
   }
 
   bool boxesKnown() {
@@ -834,6 +848,7 @@ private:
   LiftOptions opt_;
   Cfg cfg_;
   RegisterValues values_;
+  SharedAccesses memory_;
   Lifted out_;
   int64_t threads_ = 0;
   std::vector<bool> exitsOn_;

@@ -19,9 +19,13 @@
 //    outermost loop starts;
 //  - loops: natural loops with an induction variable and a derivable bound,
 //    entered do-while style (`max(1, n)` iterations).
+//  - shared-memory accesses (LiftMemory.h): ld / st / atom / red .shared,
+//    ldmatrix / stmatrix, cp.async, the shared side of TMA loads and
+//    stores, wgmma operands through nvcc-built descriptors, for the race
+//    check and the pipeline-stage proofs.
 // What is not lifted, and makes the verdict `unknown` with the reason, never
-// `proved`: shared- and global-memory accesses (so stage read-after-fill,
-// write-after-read and data races are not checked), register-indirect
+// `proved`: the accesses LiftMemory.h leaves out; global memory is not
+// modelled (the grid and the tensor maps are launch arguments); register-indirect
 // barrier addresses that do not fit the forms above, loops without a
 // derivable trip count around synchronisation, calls, clusters, tcgen05.
 //
@@ -62,6 +66,11 @@ struct Lifted {
   // was left out, and the finding is reported as unknown.
   bool complete = true;
   int64_t events = 0;
+  // Shared-memory accesses (LiftMemory.h) left out: the race and stage
+  // checks do not cover them, so the verdict is unknown; findings between the
+  // accesses that were lifted stand.
+  std::vector<std::pair<llvm::SMLoc, std::string>> memoryNotLifted;
+  int64_t accesses = 0; // memory accesses lifted
 };
 
 Lifted liftSynchronisation(const Module &m, const Function &kernel, const LiftOptions &options);

@@ -82,6 +82,15 @@ Expr simplify(const Expr &e) {
     return b.lhs;
   if (b.op == BinaryOp::Mod && y && *y == 1)
     return IntImm::make(0);
+  // (x % a) % b: x % a when a <= b, x % b when b divides a.
+  if (b.op == BinaryOp::Mod && y && *y > 0 && b.lhs->kind == ExprKind::Binary &&
+      as<Binary>(b.lhs).op == BinaryOp::Mod)
+    if (auto a = constOf(as<Binary>(b.lhs).rhs); a && *a > 0) {
+      if (*a <= *y)
+        return b.lhs;
+      if (*a % *y == 0)
+        return simplify(Binary::make(BinaryOp::Mod, as<Binary>(b.lhs).lhs, b.rhs));
+    }
   // (v * c + k) % m = ((v + k / c) % (m / c)) * c when c divides m and k.
   if (b.op == BinaryOp::Mod && y && *y > 0 && b.lhs->kind == ExprKind::Binary &&
       as<Binary>(b.lhs).op == BinaryOp::Add) {
@@ -439,6 +448,83 @@ Expr RegisterValues::magicDivision(const Instruction &m, size_t at, int s, int f
   return bin(BinaryOp::Div, eval(m.operands[1], at, fuel), IntImm::make(int64_t(d)));
 }
 
+uint64_t RegisterValues::possibleBits(const Operand &op, size_t at, int fuel) const {
+  constexpr uint64_t all = 0xffffffffu;
+  auto smear = [](uint64_t v) {
+    uint64_t m = 0;
+    while (m < v)
+      m = (m << 1) | 1;
+    return m;
+  };
+  if (op.kind == Operand::Immediate)
+    return op.value >= 0 && op.value <= int64_t(all) ? uint64_t(op.value) : all;
+  if (op.kind == Operand::Symbol) {
+    auto a = align_.find(op.name);
+    uint64_t align = a != align_.end() && a->second > 0 ? uint64_t(a->second) : 1;
+    if (op.value != 0 || (align & (align - 1)) != 0)
+      return all;
+    return all & ~(align - 1);
+  }
+  if (op.kind != Operand::Register || fuel <= 0)
+    return all;
+  if (op.name == "%tid.x" || op.name == "%ntid.x")
+    return 1023;
+  if (op.name == "%laneid")
+    return 31;
+  if (op.name.rfind("%tid.", 0) == 0)
+    return 1023;
+  const std::vector<size_t> &defs = definitions(op.name);
+  if (defs.size() != 1 || inductionOf_.count(op.name))
+    return all;
+  const Instruction &in = f_.instructions[defs[0]];
+  if (!in.guard.empty() || hasFloatType(in) || in.operands.empty() || in.hasModifier("b64") ||
+      in.hasModifier("u64") || in.hasModifier("s64"))
+    return all; // the analysis is of 32-bit values
+  auto bits = [&](size_t k) {
+    return k < in.operands.size() ? possibleBits(in.operands[k], defs[0], fuel - 1) : all;
+  };
+  auto imm = [&](size_t k) -> std::optional<int64_t> {
+    if (k < in.operands.size() && in.operands[k].kind == Operand::Immediate)
+      return in.operands[k].value;
+    return std::nullopt;
+  };
+  const std::string &o = in.opcode;
+  uint64_t r = all;
+  if ((o == "mov" || o == "cvt" || o == "cvta") && in.operands.size() == 2)
+    r = bits(1);
+  else if (o == "and" && in.operands.size() == 3 && !in.hasModifier("pred"))
+    r = bits(1) & bits(2);
+  else if ((o == "or" || o == "xor") && in.operands.size() == 3 && !in.hasModifier("pred"))
+    r = bits(1) | bits(2);
+  else if (o == "shl" && imm(2) && *imm(2) >= 0 && *imm(2) < 32)
+    r = (bits(1) << *imm(2)) & all;
+  else if (o == "shr" && imm(2) && *imm(2) >= 0 && *imm(2) < 32 && !in.hasModifier("s32"))
+    r = bits(1) >> *imm(2);
+  else if (o == "add" && in.operands.size() == 3) {
+    // Disjoint: an or. Else below the larger sum, and the trailing zero
+    // bits both have stay clear.
+    uint64_t a = bits(1), b = bits(2);
+    uint64_t low = std::min(a & (~a + 1), b & (~b + 1));
+    r = (a & b) == 0 ? (a | b) : smear(a + b) & ~(low - 1);
+    // A constant's bits below the other operand's trailing zeros pass
+    // through unchanged: (sym + 65536 * s) + 65568 keeps bit 5 alone.
+    for (int k = 1; k <= 2 && (a & b) != 0; ++k) {
+      const Operand &c = in.operands[size_t(k)];
+      uint64_t other = k == 1 ? b : a;
+      if (c.kind != Operand::Immediate || c.value < 0 || other == 0)
+        continue;
+      uint64_t below = (other & (~other + 1)) - 1, v = uint64_t(c.value);
+      r = (smear(other + (v & ~below)) & ~below) | (v & below);
+    }
+  } else if (o == "mul" && in.hasModifier("lo") && imm(2) && *imm(2) >= 0)
+    r = smear(bits(1) * uint64_t(*imm(2)));
+  return r & all; // 32-bit results: what passes bit 31 wraps away
+}
+
+uint64_t RegisterValues::operandBits(const Operand &op, size_t at) const {
+  return possibleBits(op, at, kFuel);
+}
+
 Expr RegisterValues::evalDefinition(size_t def, int fuel) const {
   if (auto m = memo_.find(def); m != memo_.end())
     return m->second;
@@ -558,13 +644,56 @@ Expr RegisterValues::evalDefinition(size_t def, int fuel) const {
     else if (mask && *mask < 0 && isPowerOfTwo(-*mask)) {
       Expr x = operand(1);
       result = mul(bin(BinaryOp::Div, x, IntImm::make(-*mask)), IntImm::make(-*mask));
+    } else if (mask && *mask > 0 && *mask < (int64_t(1) << 31)) {
+      // Runs of set bits [lo, hi), at most four: the sum of x % 2^hi - x % 2^lo.
+      Expr x = operand(1);
+      Expr sum = IntImm::make(0);
+      int runs = 0;
+      for (int bit = 0; bit < 31 && x;) {
+        if (!((*mask >> bit) & 1)) {
+          ++bit;
+          continue;
+        }
+        int hi = bit;
+        while (hi < 31 && ((*mask >> hi) & 1))
+          ++hi;
+        Expr high = bin(BinaryOp::Mod, x, IntImm::make(int64_t(1) << hi));
+        sum =
+            add(sum, bit == 0 ? high
+                              : sub(high, bin(BinaryOp::Mod, x, IntImm::make(int64_t(1) << bit))));
+        ++runs;
+        bit = hi;
+      }
+      if (x && runs <= 4)
+        result = sum;
     }
+  } else if ((op == "or" || op == "xor") && in.operands.size() == 3 && !in.hasModifier("pred") &&
+             (possibleBits(in.operands[1], def, fuel) & possibleBits(in.operands[2], def, fuel)) ==
+                 0) {
+    // No bit set in both: or and xor add (a swizzle whose bits are clear).
+    result = add(operand(1), operand(2));
   } else if (op == "xor" && in.operands.size() == 3 && !in.hasModifier("pred")) {
     // x ^ 1 on a parity bit (e % 2): (e + 1) % 2.
     Expr x = operand(1);
+    uint64_t both =
+        possibleBits(in.operands[1], def, fuel) & possibleBits(in.operands[2], def, fuel);
     if (immediate(2) == 1 && x && x->kind == ExprKind::Binary &&
-        as<Binary>(x).op == BinaryOp::Mod && constOf(as<Binary>(x).rhs) == 2)
+        as<Binary>(x).op == BinaryOp::Mod && constOf(as<Binary>(x).rhs) == 2) {
       result = bin(BinaryOp::Mod, add(as<Binary>(x).lhs, IntImm::make(1)), IntImm::make(2));
+    } else if (Expr y = operand(2); x && y && __builtin_popcountll(both) <= 3) {
+      // A swizzle: on the bits k both may have, (x_k + y_k) % 2 in place of
+      // x_k + y_k, with x_k = x / 2^k % 2; elsewhere an addition.
+      result = add(x, y);
+      for (int k = 0; k < 32; ++k) {
+        if (!((both >> k) & 1))
+          continue;
+        Expr p = IntImm::make(int64_t(1) << k);
+        Expr xk = bin(BinaryOp::Mod, bin(BinaryOp::Div, x, p), IntImm::make(2));
+        Expr yk = bin(BinaryOp::Mod, bin(BinaryOp::Div, y, p), IntImm::make(2));
+        result = add(sub(result, mul(add(xk, yk), p)),
+                     mul(bin(BinaryOp::Mod, add(xk, yk), IntImm::make(2)), p));
+      }
+    }
   } else if (op == "div" && !hasFloatType(in) && in.operands.size() == 3) {
     result = bin(BinaryOp::Div, operand(1), operand(2));
   } else if (op == "rem" && !hasFloatType(in) && in.operands.size() == 3) {

@@ -60,6 +60,12 @@ public:
   std::string paramName(const std::string &symbol) const;
   // Instructions that write `reg`.
   const std::vector<size_t> &definitions(const std::string &reg) const;
+  // Alignment of variables (`.align 1024` on a .shared declaration), for
+  // possibleBits: the low bits of their addresses are clear.
+  void setSymbolAlignment(std::map<std::string, int64_t> align) { align_ = std::move(align); }
+  // The bits an integer operand may have set (a 32-bit over-approximation
+  // from and / or / shifts / masks / aligned addresses).
+  uint64_t operandBits(const Operand &op, size_t at) const;
   // Whether instruction `in` writes its first operand.
   static bool writesFirstOperand(const Instruction &in);
 
@@ -68,6 +74,9 @@ private:
   bool reachableWithin(const Loop &loop, int from, int to) const;
   Expr magicDivision(const Instruction &mulHi, size_t at, int shift, int fuel) const;
   Expr eval(const Operand &op, size_t at, int fuel) const;
+  // operandBits with fuel: `or` and `xor` of operands with disjoint bits
+  // are additions.
+  uint64_t possibleBits(const Operand &op, size_t at, int fuel) const;
   Expr evalRegister(const std::string &reg, size_t at, int fuel) const;
 
   const Function &f_;
@@ -77,6 +86,7 @@ private:
   std::unordered_map<std::string, size_t> inductionOf_;
   mutable std::unordered_map<size_t, Expr> memo_;
   std::map<int, Expr> trips_;
+  std::map<std::string, int64_t> align_;
 };
 
 // Light simplification: constant folding and merging of added constants.

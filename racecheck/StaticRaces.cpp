@@ -1,5 +1,7 @@
 #include "racecheck/StaticRaces.h"
 
+#include "ir/ConcreteEval.h"
+
 #include "ir/Printer.h"
 #include "ir/Visitor.h"
 #include "verifier/BarrierSkeleton.h"
@@ -11,6 +13,8 @@
 #include "verifier/SolverBudget.h"
 
 #include <fmt/format.h>
+
+#include <array>
 
 #include <algorithm>
 #include <climits>
@@ -79,9 +83,8 @@ struct LoopVarFinder : IRVisitor {
 
 class RaceChecker {
 public:
-  RaceChecker(const Kernel &k, const RaceOptions &opt)
-      : sk_(extractBarrierSkeleton(k)), opt_(opt), enc_(ctx_, sk_),
-        named_(analyseNamedBarriers(sk_)) {
+  RaceChecker(BarrierSkeleton sk, const RaceOptions &opt)
+      : sk_(std::move(sk)), opt_(opt), enc_(ctx_, sk_), named_(analyseNamedBarriers(sk_)) {
     for (const SkeletonLoop &l : sk_.loops)
       loopVars_.insert(l.var);
   }
@@ -1164,6 +1167,73 @@ private:
     return !cta.empty();
   }
 
+  // Regions that depend on the thread index only (constants, builtins of
+  // the thread): decided by listing every thread's elements, no two
+  // distinct threads of the two sides sharing one (guards only narrow who
+  // runs them). Swizzled shared-memory addresses lifted from PTX are of this
+  // kind, and their mod terms are slow in Z3.
+  // The pairs of distinct threads whose elements meet (nullopt: not such
+  // regions, or more than `cap` pairs).
+  std::optional<std::vector<std::pair<int64_t, int64_t>>>
+  collisionsPerThread(const SyncEvent &ea, const MemoryAccess &a, const SyncEvent &eb,
+                      const MemoryAccess &b, size_t cap) const {
+    if (a.region.size() != 1 || b.region.size() != 1 || !a.perThread || !b.perThread)
+      return std::nullopt;
+    auto intervals =
+        [&](const SyncEvent &e,
+            const MemoryAccess &m) -> std::optional<std::vector<std::array<int64_t, 3>>> {
+      std::vector<std::array<int64_t, 3>> out; // begin, end, thread
+      for (int64_t t = 0; t < e.threads.launchThreads(); ++t) {
+        if (!e.threads.contains(t))
+          continue;
+        auto leaf = [&](const Expr &x) -> std::optional<int64_t> {
+          if (x->kind != ExprKind::Builtin)
+            return std::nullopt;
+          switch (as<Builtin>(x).which) {
+          case BuiltinKind::threadIdx_x:
+            return t;
+          case BuiltinKind::laneid:
+            return t % 32;
+          case BuiltinKind::warpid:
+            return t / 32;
+          case BuiltinKind::wgid:
+            return t / 128;
+          case BuiltinKind::tid_in_wg:
+            return t % 128;
+          case BuiltinKind::wid_in_wg:
+            return t / 32 % 4;
+          default:
+            return std::nullopt;
+          }
+        };
+        auto begin = evalConcrete(m.region[0].begin, leaf);
+        auto extent = evalConcrete(m.region[0].extent, leaf);
+        if (!begin || !extent)
+          return std::nullopt;
+        out.push_back({*begin, *begin + *extent, t});
+      }
+      return out;
+    };
+    auto ia = intervals(ea, a), ib = intervals(eb, b);
+    if (!ia || !ib)
+      return std::nullopt;
+    std::sort(ib->begin(), ib->end());
+    std::vector<std::pair<int64_t, int64_t>> out;
+    for (const auto &x : *ia) {
+      // Intervals of b starting before x ends; one of another thread that
+      // ends after x begins overlaps.
+      auto end =
+          std::lower_bound(ib->begin(), ib->end(), std::array<int64_t, 3>{x[1], INT64_MIN, 0});
+      for (auto y = ib->begin(); y != end; ++y)
+        if ((*y)[1] > x[0] && (*y)[2] != x[2]) {
+          if (out.size() >= cap)
+            return std::nullopt;
+          out.push_back({x[2], (*y)[2]});
+        }
+    }
+    return out;
+  }
+
   // Looks for two executors touching one element under `ord`; sat reports
   // the race. With acrossCtas, the executors are in distinct CTAs.
   z3::check_result solvePair(const SyncEvent &ea, const MemoryAccess &a, const SyncEvent &eb,
@@ -1175,6 +1245,12 @@ private:
     // Collective calls of the same group are ordered by their dispatch.
     ExecScope scopeA = issueScope(ea), scopeB = issueScope(eb);
     bool groupScoped = scopeA != ExecScope::Thread && scopeB != ExecScope::Thread;
+    std::optional<std::vector<std::pair<int64_t, int64_t>>> collisions;
+    if (mode == Mode::SameCta && !groupScoped) {
+      collisions = collisionsPerThread(ea, a, eb, b, opt_.threadPairsListed);
+      if (collisions && collisions->empty())
+        return z3::unsat;
+    }
     z3::expr t1 = enc_.fresh("t1"), t2 = enc_.fresh("t2");
     std::optional<z3::expr> rankA, rankB;
     z3::expr_vector cons(ctx_);
@@ -1309,7 +1385,14 @@ private:
     if (a.region.size() != b.region.size())
       return z3::unsat;
     std::vector<z3::expr> element;
-    for (size_t d = 0; d < a.region.size(); ++d) {
+    if (collisions && opt_.threadPairsListed > 0) {
+      // The thread pairs that meet, listed (RaceOptions::threadPairsListed).
+      z3::expr_vector meet(ctx_);
+      for (const auto &[x, y] : *collisions)
+        meet.push_back(t1 == ctx_.int_val(x) && t2 == ctx_.int_val(y));
+      cons.push_back(z3::mk_or(meet));
+    }
+    for (size_t d = 0; d < a.region.size() && !(collisions && opt_.threadPairsListed > 0); ++d) {
       auto ba = enc_.encode(a.region[d].begin, boundA, builtinsA());
       auto xa = enc_.encode(a.region[d].extent, boundA, builtinsA());
       auto bb = enc_.encode(b.region[d].begin, boundB, builtinsB());
@@ -1440,6 +1523,20 @@ private:
     std::string coords;
     for (const z3::expr &x : element)
       coords += fmt::format("{}{}", coords.empty() ? "" : ", ", ProtoEncoder::value(m, x));
+    if (element.empty()) { // listed thread pairs: the first element both touch
+      auto at = [&](const MemoryAccess &acc, const z3::expr &t) {
+        return evalConcrete(acc.region[0].begin, [&](const Expr &x) -> std::optional<int64_t> {
+          if (x->kind == ExprKind::Builtin && as<Builtin>(x).which == BuiltinKind::threadIdx_x)
+            return ProtoEncoder::value(m, t);
+          if (x->kind == ExprKind::Builtin && as<Builtin>(x).which == BuiltinKind::laneid)
+            return ProtoEncoder::value(m, t) % 32;
+          return std::nullopt;
+        });
+      };
+      auto x = at(a, t1), y = at(b, t2);
+      if (x && y)
+        coords = std::to_string(std::max(*x, *y));
+    }
     const SyncEvent &w = a.write ? ea : eb;
     const SyncEvent &o = a.write ? eb : ea;
     bool firstIsA = a.write;
@@ -1580,7 +1677,11 @@ private:
 } // namespace
 
 RaceReport checkStaticRaces(const Kernel &kernel, const RaceOptions &options) {
-  return RaceChecker(kernel, options).run();
+  return RaceChecker(extractBarrierSkeleton(kernel), options).run();
+}
+
+RaceReport checkStaticRaces(const BarrierSkeleton &skeleton, const RaceOptions &options) {
+  return RaceChecker(skeleton, options).run();
 }
 
 unsigned reportStaticRaces(const RaceReport &report, Diagnostics &diag) {

@@ -41,6 +41,7 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/Stmt.h"
+#include "verifier/BarrierSkeleton.h"
 
 #include <string>
 #include <vector>
@@ -65,9 +66,19 @@ struct RaceReport {
 
 struct RaceOptions {
   unsigned timeoutMs = 4000;
+  // Per-thread accesses whose one-dimensional regions read only the thread
+  // index are compared by listing every thread's elements first: disjoint
+  // for every two distinct threads decides the pair. With this above 0, the
+  // thread pairs that do meet (at most this many) replace the element
+  // constraint in the query (PTX's swizzled addresses, whose mod terms are
+  // slow in Z3); 0 keeps the element constraint.
+  size_t threadPairsListed = 0;
 };
 
 RaceReport checkStaticRaces(const Kernel &kernel, const RaceOptions &options = {});
+// The same check on a skeleton made elsewhere (the accesses lifted from PTX,
+// ptx/Lift.h).
+RaceReport checkStaticRaces(const BarrierSkeleton &skeleton, const RaceOptions &options = {});
 
 // Errors (with a note at the second site) and warnings for what was not
 // checked; returns the number of findings.

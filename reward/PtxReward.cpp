@@ -2,14 +2,16 @@
 // from any compiler. parse is the PTX reader; resources what PTX says (threads
 // per CTA, static shared memory; registers are ptxas's to allocate);
 // barriers the lifted synchronisation put through the barrier proofs
-// (ptx/Lift.h, the protocol only: pass when proved, fail on a trusted finding,
-// unknown otherwise); races unknown (memory accesses are not lifted);
+// (ptx/Lift.h, the protocol and the pipeline stages: pass when proved, fail on a trusted finding,
+// unknown otherwise); races through the static race check on the
+// shared-memory accesses lifted (ptx/LiftMemory.h);
 // types, dispatch and layouts do not apply and simulate does not run on PTX
 // (skipped, no credit); performance carries the condensed pipeline summary and
 // is left out of the score. docs/ptx.md and docs/reward.md.
 #include "ptx/Condense.h"
 #include "ptx/Lift.h"
 #include "ptx/Parser.h"
+#include "racecheck/StaticRaces.h"
 #include "reward/Stages.h"
 #include "verifier/BarrierProofs.h"
 #include "verifier/ProofContext.h"
@@ -57,10 +59,7 @@ StageResult resources(const ptx::KernelSummary &s, const ptx::Function &f) {
   return stage("resources", StageStatus::Pass, facts);
 }
 
-StageResult barriers(const ptx::Module &m, const ptx::Function &f, llvm::SourceMgr &sm) {
-  ptx::Lifted lifted = ptx::liftSynchronisation(m, f, {});
-  // This candidate's queries in a Z3 context of their own (verifier/ProofContext.h).
-  ProofContextScope context;
+StageResult barriers(const ptx::Lifted &lifted, const ptx::Function &f, llvm::SourceMgr &sm) {
   BarrierReport report = proveBarrierProtocols(lifted.skeleton);
   StageResult r;
   r.name = "barriers";
@@ -87,6 +86,39 @@ StageResult barriers(const ptx::Module &m, const ptx::Function &f, llvm::SourceM
   r.status = open.empty() ? StageStatus::Pass : StageStatus::Unknown;
   r.reason = open.empty() ? "barrier protocol proved on the synchronisation lifted from PTX "
                             "(memory accesses are the races stage's)"
+                          : "not proved: " + open.front().second;
+  return r;
+}
+
+// The shared-memory accesses lifted from PTX through the static race check
+// (global memory is not modelled: the grid is a launch argument).
+StageResult races(const ptx::Lifted &lifted, const ptx::Function &f, llvm::SourceMgr &sm) {
+  RaceOptions options;
+  options.threadPairsListed = 4096;
+  RaceReport report =
+      lifted.accesses > 0 ? checkStaticRaces(lifted.skeleton, options) : RaceReport{};
+  StageResult r;
+  r.name = "races";
+  if (lifted.complete && !report.findings.empty()) {
+    for (const RaceFinding &rf : report.findings)
+      r.diagnostics.push_back(diagnosticAt(sm, rf.first, f.name, "races.data-race", rf.message));
+    r.status = StageStatus::Fail;
+    r.reason = "a data race in shared memory";
+    return r;
+  }
+  std::vector<std::pair<llvm::SMLoc, std::string>> open = lifted.memoryNotLifted;
+  for (const auto &x : report.notChecked)
+    open.push_back(x);
+  if (!lifted.complete)
+    open.push_back({f.loc, "synchronisation was left out of the lifting (the barriers stage "
+                           "says what)"});
+  for (const auto &[loc, why] : open)
+    r.diagnostics.push_back(
+        diagnosticAt(sm, loc, f.name, "races.not-proved", "not proved: " + why, "", "warning"));
+  r.status = open.empty() ? StageStatus::Pass : StageStatus::Unknown;
+  r.reason = open.empty() ? fmt::format("no race in shared memory within a CTA among the {} "
+                                        "accesses lifted from PTX (global memory not modelled)",
+                                        lifted.accesses)
                           : "not proved: " + open.front().second;
   return r;
 }
@@ -153,9 +185,11 @@ std::vector<KernelReward> ptxKernelRewards(const std::string &source, const Rewa
     kr.stages.push_back(resources(s, *f));
     kr.stages.push_back(
         stage("layouts", StageStatus::Skipped, "not applicable: PTX has no layouts"));
-    kr.stages.push_back(barriers(*m, *f, sm));
-    kr.stages.push_back(stage("races", StageStatus::Unknown,
-                              "not checked: memory accesses are not lifted from PTX"));
+    ptx::Lifted lifted = ptx::liftSynchronisation(*m, *f, {});
+    // This kernel's queries in a Z3 context of their own (verifier/ProofContext.h).
+    ProofContextScope context;
+    kr.stages.push_back(barriers(lifted, *f, sm));
+    kr.stages.push_back(races(lifted, *f, sm));
     kr.stages.push_back(
         stage("simulate", StageStatus::Skipped, "not applicable: PTX is not simulated"));
     std::string pipeline = fmt::format(

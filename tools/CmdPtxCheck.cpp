@@ -1,13 +1,15 @@
-// `tilescope ptx check FILE.ptx`: the synchronisation of each kernel lifted
-// into a barrier skeleton (ptx/Lift.h) and put through the barrier proofs.
-// Verdicts as for the IR: proved (exit 0), finding at a PTX line (1),
-// unknown with the reasons (3). Memory accesses are not lifted, so without
-// --protocol-only a clean kernel is unknown: its pipeline stages and races
-// are not checked. --protocol-only scopes the verdict to the barrier
-// protocol (arrivals per phase, parity, transaction bytes with --tma-box,
-// deadlock, init order, CTA/named barriers, wgmma discipline).
+// `tilescope ptx check FILE.ptx`: the synchronisation and the shared-memory
+// accesses of each kernel lifted into a barrier skeleton (ptx/Lift.h) and
+// put through the barrier proofs (with the pipeline stages) and the static
+// race check. Verdicts as for the IR: proved (exit 0), finding at a PTX line
+// (1), unknown with the reasons (3). The race check covers shared memory
+// within a CTA; global memory is not modelled (said in the output).
+// --protocol-only scopes the verdict to the barrier protocol (arrivals per
+// phase, parity, transaction bytes with --tma-box, deadlock, init order,
+// CTA/named barriers, wgmma discipline): accesses are dropped.
 #include "ir/Verdict.h"
 #include "ptx/Lift.h"
+#include "racecheck/StaticRaces.h"
 #include "tools/Command.h"
 #include "tools/PtxCommands.h"
 #include "verifier/BarrierProofs.h"
@@ -27,6 +29,17 @@ std::string lineOf(llvm::SourceMgr &sm, llvm::SMLoc loc) {
   auto [line, col] = sm.getLineAndColumn(loc);
   return std::to_string(line);
 }
+
+std::string raceStatus(const ptx::Lifted &lifted, const RaceReport &races) {
+  if (!races.findings.empty())
+    return fmt::format("{} finding(s)", races.findings.size());
+  if (!races.notChecked.empty() || !lifted.memoryNotLifted.empty() || !lifted.complete)
+    return fmt::format("not proved ({} pairs proved, {} left to the stage proofs; see unknown)",
+                       races.pairsProved, races.pairsOrderedByMbarrier);
+  return fmt::format("proved for all sizes ({} pairs; {} pipeline-stage pairs left to the "
+                     "stage proofs)",
+                     races.pairsProved, races.pairsOrderedByMbarrier);
+}
 } // namespace
 
 int runPtxCheck(PtxInput &in, const std::map<std::string, int64_t> &boxes,
@@ -42,12 +55,32 @@ int runPtxCheck(PtxInput &in, const std::map<std::string, int64_t> &boxes,
     Diagnostics diag(in.sourceMgr, !json);
     // Each kernel's queries in a Z3 context of their own (verifier/ProofContext.h).
     ProofContextScope context;
+    if (protocolOnly)
+      for (SyncEvent &e : lifted.skeleton.events)
+        e.accesses.clear();
     BarrierReport report = proveBarrierProtocols(lifted.skeleton);
+    RaceReport races;
+    if (!protocolOnly && lifted.accesses > 0) {
+      RaceOptions ro;
+      ro.threadPairsListed = 4096;
+      races = checkStaticRaces(lifted.skeleton, ro);
+    }
     std::vector<std::string> unknown;
     unsigned findings = 0;
     if (lifted.complete) {
       findings = reportBarrierProtocols(report, diag);
+      for (const RaceFinding &rf : races.findings) {
+        diag.error(rf.first, rf.message);
+        diag.note(rf.second,
+                  rf.kind == RaceKind::DataRace ? "the other access" : "the generic-proxy write");
+      }
+      findings += unsigned(races.findings.size());
     } else {
+      for (const RaceFinding &rf : races.findings)
+        unknown.push_back(fmt::format("line {}: possible race not trusted, as synchronisation "
+                                      "was left out: {}",
+                                      lineOf(in.sourceMgr, rf.first), rf.message));
+
       // A finding may rest on an operation that was not lifted (an arrival
       // through tcgen05.commit, a barrier at an address not derived).
       for (const ProtocolFinding &pf : report.findings)
@@ -68,10 +101,16 @@ int runPtxCheck(PtxInput &in, const std::map<std::string, int64_t> &boxes,
       if (!alreadySaid)
         unknown.push_back("not proved: " + why);
     }
-    if (!protocolOnly)
-      unknown.push_back("shared- and global-memory accesses are not lifted from PTX: pipeline "
-                        "stages (read after fill, refill after release) and data races are not "
-                        "checked (--protocol-only scopes the verdict to the barrier protocol)");
+    if (!protocolOnly) {
+      for (const auto &[loc, why] : lifted.memoryNotLifted)
+        unknown.push_back(fmt::format(
+            "{}shared memory: {}",
+            loc.isValid() && loc != f->loc ? "line " + lineOf(in.sourceMgr, loc) + ": " : "", why));
+      for (const auto &[loc, why] : races.notChecked)
+        unknown.push_back(
+            fmt::format("{}races not checked: {}",
+                        loc.isValid() ? "line " + lineOf(in.sourceMgr, loc) + ": " : "", why));
+    }
     Verdict v = findings ? Verdict::Finding : unknown.empty() ? Verdict::Proved : Verdict::Unknown;
     all = combine(all, v);
     const BarrierSkeleton &sk = lifted.skeleton;
@@ -83,12 +122,22 @@ int runPtxCheck(PtxInput &in, const std::map<std::string, int64_t> &boxes,
                                         {"message", pf.message}});
       for (const std::string &u : unknown)
         us.push_back(u);
+      for (const RaceFinding &rf : races.findings)
+        if (lifted.complete)
+          fs.push_back(llvm::json::Object{{"kind", "race"},
+                                          {"line", lineOf(in.sourceMgr, rf.first)},
+                                          {"other_line", lineOf(in.sourceMgr, rf.second)},
+                                          {"message", rf.message}});
       for (const ProtocolResult &r : report.results)
-        if (r.property.find("pipeline stages") == std::string::npos)
+        if (!protocolOnly || r.property.find("pipeline stages") == std::string::npos)
           rs.push_back(llvm::json::Object{{"property", r.property}, {"status", r.status}});
+      if (!protocolOnly)
+        rs.push_back(llvm::json::Object{{"property", "races (shared memory, within a CTA)"},
+                                        {"status", raceStatus(lifted, races)}});
       kernelsJson.push_back(llvm::json::Object{{"kernel", f->name},
                                                {"verdict", std::string(verdictName(v))},
                                                {"events", lifted.events},
+                                               {"accesses", lifted.accesses},
                                                {"roles", int64_t(sk.roles.size())},
                                                {"loops", int64_t(sk.loops.size())},
                                                {"findings", std::move(fs)},
@@ -113,10 +162,15 @@ int runPtxCheck(PtxInput &in, const std::map<std::string, int64_t> &boxes,
       llvm::outs() << fmt::format("  role {}: {} (from line {})\n", r, sk.roles[r].describe(),
                                   lineOf(in.sourceMgr, sk.roles[r].loc));
     for (const ProtocolResult &r : report.results) {
-      if (r.property.find("pipeline stages") != std::string::npos)
-        continue; // vacuous without the lifted accesses
+      if (protocolOnly && r.property.find("pipeline stages") != std::string::npos)
+        continue; // vacuous without the accesses
       llvm::outs() << "  " << r.property << ": " << r.status << "\n";
     }
+    if (!protocolOnly)
+      llvm::outs() << fmt::format("  races (shared memory, within a CTA; {} accesses lifted): "
+                                  "{}\n  global memory: not modelled (the grid and tensor maps "
+                                  "are launch arguments)\n",
+                                  lifted.accesses, raceStatus(lifted, races));
     for (const std::string &u : unknown)
       llvm::outs() << "  unknown: " << u << "\n";
   }

@@ -1,0 +1,718 @@
+// Shared-memory accesses of PTX instructions (LiftMemory.h).
+#include "ptx/LiftMemory.h"
+
+#include "ir/ConcreteEval.h"
+#include "ir/Printer.h"
+#include "ptx/Classify.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tilescope::ptx {
+namespace {
+
+constexpr int64_t kInf = int64_t(1) << 50;
+
+// Bytes of one element of the instruction's type modifier times its vector
+// width; nullopt without a type.
+std::optional<int64_t> accessBytes(const Instruction &in) {
+  int64_t vec = 1;
+  std::optional<int64_t> width;
+  for (const std::string &m : in.modifiers) {
+    if (m == "v2")
+      vec = 2;
+    else if (m == "v4")
+      vec = 4;
+    else if (m == "v8")
+      vec = 8;
+    else if (m == "b8" || m == "u8" || m == "s8")
+      width = 1;
+    else if (m == "b16" || m == "u16" || m == "s16" || m == "f16" || m == "bf16")
+      width = 2;
+    else if (m == "b32" || m == "u32" || m == "s32" || m == "f32" || m == "f16x2" || m == "bf16x2")
+      width = 4;
+    else if (m == "b64" || m == "u64" || m == "s64" || m == "f64")
+      width = 8;
+    else if (m == "b128")
+      width = 16;
+  }
+  if (!width)
+    return std::nullopt;
+  return *width * vec;
+}
+
+enum class Space { None, Shared, Cluster, Other };
+Space spaceOf(const Instruction &in) {
+  for (const std::string &m : in.modifiers) {
+    if (m == "shared" || m == "shared::cta")
+      return Space::Shared;
+    if (m == "shared::cluster")
+      return Space::Cluster;
+    if (m == "global" || m == "local" || m == "param" || m == "const")
+      return Space::Other;
+  }
+  return Space::None;
+}
+
+struct Split {
+  std::string symbol; // without the '&'
+  int64_t constant = 0;
+  Expr rest; // null: none
+  bool ok = true;
+};
+
+Split splitAddress(const Expr &e) {
+  Split a;
+  std::vector<Expr> work{e};
+  while (!work.empty()) {
+    Expr x = work.back();
+    work.pop_back();
+    if (!x) {
+      a.ok = false;
+      continue;
+    }
+    if (x->kind == ExprKind::Binary && as<Binary>(x).op == BinaryOp::Add) {
+      work.push_back(as<Binary>(x).lhs);
+      work.push_back(as<Binary>(x).rhs);
+    } else if (auto k = constantValue(x)) {
+      a.constant += *k;
+    } else if (x->kind == ExprKind::Var && as<Var>(x).name.rfind("&", 0) == 0) {
+      if (!a.symbol.empty())
+        a.ok = false;
+      a.symbol = as<Var>(x).name.substr(1);
+    } else {
+      a.rest = a.rest ? add(a.rest, x) : x;
+    }
+  }
+  return a;
+}
+
+// Whether e is a multiple of m for every value of its variables.
+bool multipleOf(const Expr &e, int64_t m) {
+  if (!e)
+    return true;
+  if (auto k = constantValue(e))
+    return *k % m == 0;
+  if (e->kind != ExprKind::Binary)
+    return false;
+  const auto &b = as<Binary>(e);
+  switch (b.op) {
+  case BinaryOp::Sub:
+    // x % a - x % c with m | c and c | a: the bits [log c, log a) of x.
+    if (b.lhs->kind == ExprKind::Binary && b.rhs->kind == ExprKind::Binary &&
+        as<Binary>(b.lhs).op == BinaryOp::Mod && as<Binary>(b.rhs).op == BinaryOp::Mod &&
+        equal(as<Binary>(b.lhs).lhs, as<Binary>(b.rhs).lhs)) {
+      auto a = constantValue(as<Binary>(b.lhs).rhs), c = constantValue(as<Binary>(b.rhs).rhs);
+      if (a && c && *c > 0 && *c % m == 0 && *a % *c == 0)
+        return true;
+    }
+    [[fallthrough]];
+  case BinaryOp::Add:
+    return multipleOf(b.lhs, m) && multipleOf(b.rhs, m);
+  case BinaryOp::Mul:
+    return multipleOf(b.lhs, m) || multipleOf(b.rhs, m);
+  case BinaryOp::Mod: { // (x % c) with m | x and m | c
+    auto c = constantValue(b.rhs);
+    return c && *c % m == 0 && multipleOf(b.lhs, m);
+  }
+  default:
+    return false;
+  }
+}
+
+struct Range {
+  int64_t lo = 0, hi = 0; // inclusive; hi >= kInf: unbounded
+};
+
+struct Env {
+  int64_t threads = 1;
+  std::map<std::string, int64_t> iterMax; // it<L>: its largest value
+};
+
+std::optional<Range> rangeOf(const Expr &e, const Env &env) {
+  if (!e)
+    return std::nullopt;
+  if (auto k = constantValue(e))
+    return Range{*k, *k};
+  switch (e->kind) {
+  case ExprKind::Builtin:
+    switch (as<Builtin>(e).which) {
+    case BuiltinKind::threadIdx_x:
+      return Range{0, env.threads - 1};
+    case BuiltinKind::laneid:
+      return Range{0, 31};
+    default:
+      return Range{0, kInf};
+    }
+  case ExprKind::Var: {
+    auto it = env.iterMax.find(as<Var>(e).name);
+    if (it != env.iterMax.end())
+      return Range{0, it->second};
+    return Range{0, int64_t(1) << 30}; // a parameter
+  }
+  case ExprKind::Binary: {
+    const auto &b = as<Binary>(e);
+    auto x = rangeOf(b.lhs, env), y = rangeOf(b.rhs, env);
+    if (!x || !y)
+      return std::nullopt;
+    auto clamp = [](int64_t v) { return std::max(-kInf, std::min(kInf, v)); };
+    switch (b.op) {
+    case BinaryOp::Add:
+      return Range{clamp(x->lo + y->lo), clamp(x->hi + y->hi)};
+    case BinaryOp::Sub: {
+      // x % a - x % b with b | a (a mask of bits [log b, log a)): [0, a - b].
+      if (b.lhs->kind == ExprKind::Binary && b.rhs->kind == ExprKind::Binary &&
+          as<Binary>(b.lhs).op == BinaryOp::Mod && as<Binary>(b.rhs).op == BinaryOp::Mod &&
+          equal(as<Binary>(b.lhs).lhs, as<Binary>(b.rhs).lhs)) {
+        auto a = constantValue(as<Binary>(b.lhs).rhs), c = constantValue(as<Binary>(b.rhs).rhs);
+        if (a && c && *c > 0 && *a % *c == 0 && x->lo >= 0)
+          return Range{0, *a - *c};
+      }
+      return Range{clamp(x->lo - y->hi), clamp(x->hi - y->lo)};
+    }
+    case BinaryOp::Mul: {
+      if (std::max({std::abs(x->lo), std::abs(x->hi), std::abs(y->lo), std::abs(y->hi)}) >=
+          (int64_t(1) << 25))
+        return x->lo >= 0 && y->lo >= 0 ? std::optional(Range{x->lo * y->lo, kInf}) : std::nullopt;
+      int64_t p[] = {x->lo * y->lo, x->lo * y->hi, x->hi * y->lo, x->hi * y->hi};
+      return Range{*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
+    }
+    case BinaryOp::Div:
+      if (y->lo != y->hi || y->lo <= 0 || x->lo < 0)
+        return std::nullopt;
+      return Range{x->lo / y->lo, x->hi >= kInf ? kInf : x->hi / y->lo};
+    case BinaryOp::Mod:
+      if (y->lo != y->hi || y->lo <= 0 || x->lo < 0)
+        return std::nullopt;
+      if (x->hi < y->lo)
+        return x;
+      return Range{0, y->lo - 1};
+    default:
+      return std::nullopt;
+    }
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+// Offsets in a normal form: a linear combination of atoms (products,
+// divisions, remainders, variables) plus a constant, like terms merged, and
+// remainders `x % m` simplified where the value decides (x in [0, m): x;
+// terms of x with coefficients divisible by m dropped, when the rest stays
+// non-negative). Exact under the reading of Values.h (non-negative values).
+struct Linear {
+  std::map<std::string, std::pair<Expr, int64_t>> terms; // printed atom -> (atom, coefficient)
+  int64_t constant = 0;
+};
+
+Expr rebuild(const Linear &l) {
+  Expr e;
+  for (const auto &[key, t] : l.terms) {
+    if (t.second == 0)
+      continue;
+    Expr term =
+        t.second == 1 ? t.first : Binary::make(BinaryOp::Mul, t.first, IntImm::make(t.second));
+    e = e ? Binary::make(BinaryOp::Add, e, term) : term;
+  }
+  if (!e)
+    return IntImm::make(l.constant);
+  return l.constant ? Binary::make(BinaryOp::Add, e, IntImm::make(l.constant)) : e;
+}
+
+Linear linear(const Expr &e, const Env &env);
+
+void addInto(Linear &to, const Linear &from, int64_t scale) {
+  for (const auto &[key, t] : from.terms) {
+    auto &slot = to.terms[key];
+    if (!slot.first)
+      slot.first = t.first;
+    slot.second += t.second * scale;
+  }
+  to.constant += from.constant * scale;
+}
+
+Linear atom(const Expr &e) {
+  Linear l;
+  l.terms[print(e)] = {e, 1};
+  return l;
+}
+
+Linear linear(const Expr &e, const Env &env) {
+  Linear l;
+  if (auto k = constantValue(e)) {
+    l.constant = *k;
+    return l;
+  }
+  if (e->kind != ExprKind::Binary)
+    return atom(e);
+  const auto &b = as<Binary>(e);
+  auto c = constantValue(b.rhs);
+  switch (b.op) {
+  case BinaryOp::Add:
+  case BinaryOp::Sub:
+    addInto(l, linear(b.lhs, env), 1);
+    addInto(l, linear(b.rhs, env), b.op == BinaryOp::Add ? 1 : -1);
+    return l;
+  case BinaryOp::Mul:
+    if (c) {
+      addInto(l, linear(b.lhs, env), *c);
+      return l;
+    }
+    if (auto d = constantValue(b.lhs)) {
+      addInto(l, linear(b.rhs, env), *d);
+      return l;
+    }
+    return atom(e);
+  case BinaryOp::Mod: {
+    if (!c || *c <= 0)
+      return atom(e);
+    Linear x = linear(b.lhs, env);
+    Linear kept;
+    kept.constant = x.constant;
+    for (const auto &[key, t] : x.terms)
+      if (t.second % *c != 0)
+        kept.terms[key] = t;
+    Expr rest = rebuild(kept);
+    auto r = rangeOf(rest, env);
+    if (!r || r->lo < 0) // dropping the multiples of m needs a non-negative rest
+      return atom(Binary::make(BinaryOp::Mod, rebuild(x), b.rhs));
+    if (r->hi < *c)
+      return kept;
+    return atom(Binary::make(BinaryOp::Mod, rest, b.rhs));
+  }
+  case BinaryOp::Div:
+    if (!c || *c <= 0)
+      return atom(e);
+    return atom(Binary::make(BinaryOp::Div, rebuild(linear(b.lhs, env)), b.rhs));
+  default:
+    return atom(e);
+  }
+}
+
+Expr normalise(const Expr &e, const Env &env) {
+  return e ? rebuild(linear(e, env)) : e;
+}
+
+} // namespace
+
+SharedAccesses::SharedAccesses(const Module &m, const Function &f, const RegisterValues &values,
+                               int64_t threads)
+    : f_(f), values_(values), threads_(threads > 0 ? threads : 1024) {
+  for (const std::vector<Declaration> *decls : {&m.globals, &f.decls})
+    for (const Declaration &d : *decls)
+      if (d.space == "shared")
+        align_[d.name] = std::max<int64_t>(d.align, 1);
+}
+
+std::optional<MemoryAccess> SharedAccesses::range(size_t i, const Operand &mem, int64_t bytes,
+                                                  bool write, std::string &why) const {
+  const Instruction &in = f_.instructions[i];
+  Split a = splitAddress(values_.addressValue(mem, i));
+  a.rest = normalise(a.rest, Env{threads_, {}});
+  if (!a.ok || a.symbol.empty()) {
+    why = fmt::format("the shared-memory address of line {} is not derived as a shared variable "
+                      "plus an offset",
+                      in.line);
+    return std::nullopt;
+  }
+  MemoryAccess m;
+  m.buffer = a.symbol;
+  m.scope = MemScope::Shared;
+  m.dtype = Dtype::u8;
+  m.write = write;
+  m.region.push_back({a.rest ? add(a.rest, IntImm::make(a.constant)) : IntImm::make(a.constant),
+                      IntImm::make(bytes)});
+  m.stage = IntImm::make(0);
+  m.stages = 1;
+  return m;
+}
+
+LiftedAccess SharedAccesses::threadAccess(size_t i) const {
+  const Instruction &in = f_.instructions[i];
+  LiftedAccess out;
+  const std::string &op = in.opcode;
+  bool plain = op == "ld" || op == "st" || op == "atom" || op == "red";
+  bool matrix = op == "ldmatrix" || op == "stmatrix";
+  bool cpAsync = op == "cp" && !in.modifiers.empty() && in.modifiers[0] == "async" &&
+                 !in.hasModifier("bulk") && !in.hasModifier("mbarrier") && in.operands.size() >= 3;
+  if (!plain && !matrix && !cpAsync)
+    return out;
+  Space space = spaceOf(in);
+  if (plain && space == Space::None) {
+    // A generic address: shared memory only when it derives from a shared
+    // variable (cvta of its address).
+    size_t k = op == "ld" || op == "atom" ? 1 : 0;
+    if (k < in.operands.size() && in.operands[k].kind == Operand::Memory) {
+      Split a = splitAddress(values_.addressValue(in.operands[k], i));
+      if (a.ok && align_.count(a.symbol))
+        out.why = fmt::format("line {}: a generic-address access to shared memory is not lifted",
+                              in.line);
+    }
+    return out;
+  }
+  if (space == Space::Cluster) {
+    out.why = fmt::format("line {}: a DSMEM access (shared::cluster) is not lifted", in.line);
+    return out;
+  }
+  if (space != Space::Shared)
+    return out;
+  std::string why;
+  std::optional<MemoryAccess> m;
+  if (plain) {
+    size_t k = op == "ld" || op == "atom" ? 1 : 0;
+    auto bytes = accessBytes(in);
+    if (k >= in.operands.size() || in.operands[k].kind != Operand::Memory || !bytes) {
+      out.why = fmt::format("line {}: the shared-memory access is not read", in.line);
+      return out;
+    }
+    m = range(i, in.operands[k], *bytes, op != "ld", why);
+  } else if (matrix) {
+    size_t k = op == "ldmatrix" ? 1 : 0;
+    int n = in.hasModifier("x4") ? 4 : in.hasModifier("x2") ? 2 : in.hasModifier("x1") ? 1 : 0;
+    if (!in.hasModifier("m8n8") || !in.hasModifier("b16") || n == 0 || k >= in.operands.size() ||
+        in.operands[k].kind != Operand::Memory) {
+      out.why =
+          fmt::format("line {}: '{}' is not lifted (only .m8n8 .b16)", in.line, in.fullName());
+      return out;
+    }
+    out.lanes = 8 * n;
+    m = range(i, in.operands[k], 16, op == "stmatrix", why);
+  } else {
+    auto bytes = in.operands[2].kind == Operand::Immediate
+                     ? std::optional<int64_t>(in.operands[2].value)
+                     : std::nullopt;
+    if (!bytes || in.operands[0].kind != Operand::Memory) {
+      out.why = fmt::format("line {}: the cp.async size is not a constant", in.line);
+      return out;
+    }
+    out.what = "cp_async";
+    m = range(i, in.operands[0], *bytes, true, why);
+  }
+  if (!m) {
+    out.why = std::move(why);
+    return out;
+  }
+  m->perThread = true;
+  out.accesses.push_back(*m);
+  return out;
+}
+
+LiftedAccess SharedAccesses::region(size_t i, const Operand &mem, int64_t bytes, bool write) const {
+  LiftedAccess out;
+  std::string why;
+  auto m = range(i, mem, bytes, write, why);
+  if (!m) {
+    out.why = std::move(why);
+    return out;
+  }
+  m->asyncProxy = true;
+  out.accesses.push_back(*m);
+  return out;
+}
+
+// nvcc's descriptor: or.b64 d, x, C; cvt.u64.u32 x, y; shr.u32 y, z, 4;
+// and.b32 z, addr, MASK (optional). C holds the swizzle mode (bits 62-63),
+// the stride byte offset (bits 32-45, in 16 bytes) and no start address.
+std::optional<MemoryAccess> SharedAccesses::descriptor(size_t i, const Operand &desc, int64_t rows,
+                                                       std::string &why) const {
+  const Instruction &wg = f_.instructions[i];
+  why = fmt::format("line {}: the wgmma descriptor {} is not one built as nvcc builds it", wg.line,
+                    desc.text);
+  auto single = [&](const std::string &reg) -> const Instruction * {
+    const std::vector<size_t> &d = values_.definitions(reg);
+    if (d.size() != 1 || !f_.instructions[d[0]].guard.empty())
+      return nullptr;
+    return &f_.instructions[d[0]];
+  };
+  if (desc.kind != Operand::Register)
+    return std::nullopt;
+  const Instruction *orIn = single(desc.name);
+  if (!orIn || (orIn->opcode != "or" && orIn->opcode != "add") || orIn->operands.size() != 3)
+    return std::nullopt;
+  const Operand *x = nullptr;
+  std::optional<uint64_t> c;
+  for (size_t k : {size_t(1), size_t(2)}) {
+    const Operand &o = orIn->operands[k];
+    if (o.kind == Operand::Immediate)
+      c = uint64_t(o.value);
+    else if (o.kind == Operand::Register)
+      x = &o;
+  }
+  if (!x || !c || (*c & 0x3FFF) != 0 || ((*c >> 49) & 7) != 0)
+    return std::nullopt;
+  int mode = int(*c >> 62);
+  int64_t sbo = int64_t((*c >> 32) & 0x3FFF) << 4;
+  int64_t rowBytes = mode == 1 ? 128 : mode == 2 ? 64 : mode == 3 ? 32 : 0;
+  if (rowBytes == 0 || sbo != 8 * rowBytes) {
+    why = fmt::format("line {}: a wgmma operand without a 32/64/128-byte swizzle of 8-row groups "
+                      "(mode {}, stride {} bytes) is not lifted",
+                      wg.line, mode, sbo);
+    return std::nullopt;
+  }
+  const Instruction *cvt = single(x->name);
+  if (!cvt || cvt->opcode != "cvt" || cvt->operands.size() != 2 ||
+      cvt->operands[1].kind != Operand::Register)
+    return std::nullopt;
+  const Instruction *shr = single(cvt->operands[1].name);
+  if (!shr || shr->opcode != "shr" || shr->operands.size() != 3 ||
+      shr->operands[1].kind != Operand::Register || shr->operands[2].kind != Operand::Immediate ||
+      shr->operands[2].value != 4)
+    return std::nullopt;
+  size_t shrAt = size_t(shr - f_.instructions.data());
+  const Operand *addr = &shr->operands[1];
+  size_t at = shrAt;
+  uint64_t mask = 0x3FFFF;
+  if (const Instruction *andIn = single(addr->name);
+      andIn && andIn->opcode == "and" && andIn->operands.size() == 3 &&
+      andIn->operands[2].kind == Operand::Immediate &&
+      andIn->operands[1].kind == Operand::Register) {
+    mask = uint64_t(andIn->operands[2].value) & 0xffffffffu;
+    at = size_t(andIn - f_.instructions.data());
+    addr = &andIn->operands[1];
+  }
+  // The mask keeps every bit the address may have in [4, 18), and the
+  // address is 16-byte aligned: the field is the address over 16 (shared
+  // addresses are below 2^18).
+  uint64_t bits = values_.operandBits(*addr, at);
+  if ((bits & 0x3FFFFu & ~mask) != 0 || (bits & 15) != 0) {
+    why = fmt::format("line {}: the wgmma descriptor {} masks address bits the address may have",
+                      wg.line, desc.text);
+    return std::nullopt;
+  }
+  Split a = splitAddress(values_.operandValue(*addr, at));
+  a.rest = normalise(a.rest, Env{threads_, {}});
+  if (!a.ok || a.symbol.empty() || !align_.count(a.symbol) || a.constant < 0 ||
+      !multipleOf(a.rest, rowBytes) || align_.at(a.symbol) % rowBytes != 0) {
+    why = fmt::format("line {}: the address in wgmma descriptor {} is not derived as a shared "
+                      "variable plus an offset",
+                      wg.line, desc.text);
+    return std::nullopt;
+  }
+  // The rows from the one holding the start address (a K step starts
+  // inside it).
+  int64_t first = a.constant - a.constant % rowBytes;
+  MemoryAccess m;
+  m.buffer = a.symbol;
+  m.scope = MemScope::Shared;
+  m.dtype = Dtype::u8;
+  m.asyncProxy = true;
+  m.region.push_back({a.rest ? add(a.rest, IntImm::make(first)) : IntImm::make(first),
+                      IntImm::make(rows * rowBytes)});
+  m.stage = IntImm::make(0);
+  why.clear();
+  return m;
+}
+
+LiftedAccess SharedAccesses::wgmmaOperands(size_t i) const {
+  const Instruction &in = f_.instructions[i];
+  LiftedAccess out;
+  auto shape = in.modifierStartingWith("m64n");
+  int64_t n = 0;
+  if (shape)
+    std::sscanf(shape->c_str(), "m64n%ldk", &n);
+  if (n <= 0 || in.operands.size() < 3) {
+    out.why = fmt::format("line {}: the wgmma shape is not read", in.line);
+    return out;
+  }
+  // bf16 / f16 operands carry transpose flags last: both 0 is K-major.
+  bool half = in.hasModifier("bf16") || in.hasModifier("f16");
+  if (half && in.operands.size() >= 7) {
+    const Operand &ta = in.operands[in.operands.size() - 2], &tb = in.operands.back();
+    if (ta.kind != Operand::Immediate || tb.kind != Operand::Immediate || ta.value != 0 ||
+        tb.value != 0) {
+      out.why =
+          fmt::format("line {}: a transposed (MN-major) wgmma operand is not lifted", in.line);
+      return out;
+    }
+  }
+  std::string why;
+  if (in.operands[1].kind != Operand::Vector) { // A from shared memory
+    auto a = descriptor(i, in.operands[1], 64, why);
+    if (!a) {
+      out.why = why;
+      return out;
+    }
+    out.accesses.push_back(*a);
+  }
+  auto b = descriptor(i, in.operands[2], n, why);
+  if (!b) {
+    out.accesses.clear();
+    out.why = why;
+    return out;
+  }
+  out.accesses.push_back(*b);
+  return out;
+}
+
+// --- buffers and stages ---
+
+namespace {
+
+// The exact range of an offset that reads only the thread index, by
+// evaluating it for every thread (interval arithmetic loses the
+// correlations of swizzle terms); else rangeOf.
+std::optional<Range> reachOf(const Expr &e, const Env &env) {
+  std::vector<std::string> vars;
+  freeVars(e, vars);
+  if (!vars.empty())
+    return rangeOf(e, env);
+  std::optional<Range> r;
+  for (int64_t t = 0; t < env.threads; ++t) {
+    auto v = evalConcrete(e, [&](const Expr &x) -> std::optional<int64_t> {
+      if (x->kind != ExprKind::Builtin)
+        return std::nullopt;
+      if (as<Builtin>(x).which == BuiltinKind::threadIdx_x)
+        return t;
+      if (as<Builtin>(x).which == BuiltinKind::laneid)
+        return t % 32;
+      return std::nullopt;
+    });
+    if (!v)
+      return rangeOf(e, env);
+    r = r ? Range{std::min(r->lo, *v), std::max(r->hi, *v)} : Range{*v, *v};
+  }
+  return r;
+}
+
+// A term ((it + c) % S) * stride of an offset (in the normal form), and the
+// offset without it.
+struct Ring {
+  Expr stage;
+  int64_t stages = 0, stride = 0;
+  Expr inner;
+};
+std::optional<Ring> ringOf(const Expr &offset, const Env &env) {
+  Linear l = linear(offset, env);
+  std::optional<Ring> found;
+  std::string key;
+  for (const auto &[k, t] : l.terms) {
+    const Expr &x = t.first;
+    if (x->kind != ExprKind::Binary || as<Binary>(x).op != BinaryOp::Mod || t.second <= 0)
+      continue;
+    auto s = constantValue(as<Binary>(x).rhs);
+    std::vector<std::string> vars;
+    freeVars(as<Binary>(x).lhs, vars);
+    if (!s || *s < 2 || vars.size() != 1 || vars[0].rfind("it", 0) != 0)
+      continue;
+    if (found)
+      return std::nullopt; // two rings in one offset
+    found = Ring{x, *s, t.second, nullptr};
+    key = k;
+  }
+  if (found) {
+    l.terms.erase(key);
+    found->inner = rebuild(l);
+  }
+  return found;
+}
+
+} // namespace
+
+void groupSharedBuffers(BarrierSkeleton &sk,
+                        std::vector<std::pair<llvm::SMLoc, std::string>> &notLifted) {
+  Env env;
+  env.threads = std::max<int64_t>(sk.threads, 1);
+  for (const SkeletonLoop &l : sk.loops) {
+    auto r = rangeOf(l.trip(), env);
+    env.iterMax[l.var] = r && r->hi < kInf ? std::max<int64_t>(r->hi - 1, 0) : kInf;
+  }
+  struct Item {
+    SyncEvent *event;
+    MemoryAccess *access;
+    Range reach;
+  };
+  std::map<std::string, std::vector<Item>> bySymbol;
+  for (SyncEvent &e : sk.events) {
+    std::vector<MemoryAccess> kept;
+    for (MemoryAccess &a : e.accesses) {
+      if (a.scope != MemScope::Shared || a.region.size() != 1) {
+        kept.push_back(a);
+        continue;
+      }
+      auto r = reachOf(a.region[0].begin, env);
+      auto bytes = constantValue(a.region[0].extent);
+      if (!r || !bytes || r->lo < 0 || r->hi >= kInf) {
+        notLifted.push_back({e.loc, fmt::format("the offset in {} of this access has no bounded "
+                                                "range",
+                                                a.buffer)});
+        continue;
+      }
+      kept.push_back(a);
+    }
+    e.accesses = std::move(kept);
+  }
+  for (SyncEvent &e : sk.events)
+    for (MemoryAccess &a : e.accesses)
+      if (a.scope == MemScope::Shared && a.region.size() == 1) {
+        Range r = *reachOf(a.region[0].begin, env);
+        r.hi += *constantValue(a.region[0].extent); // exclusive end
+        bySymbol[a.buffer].push_back({&e, &a, r});
+      }
+  for (auto &[symbol, items] : bySymbol) {
+    std::sort(items.begin(), items.end(),
+              [](const Item &x, const Item &y) { return x.reach.lo < y.reach.lo; });
+    size_t start = 0;
+    int64_t end = items.empty() ? 0 : items[0].reach.hi;
+    for (size_t k = 0; k <= items.size(); ++k) {
+      if (k < items.size() && (k == start || items[k].reach.lo < end)) {
+        end = std::max(end, items[k].reach.hi);
+        continue;
+      }
+      // items[start, k) overlap: one buffer.
+      std::string name = fmt::format("{}+{}", symbol, items[start].reach.lo);
+      sk.buffers[name] = SkeletonBuffer{name,
+                                        MemScope::Shared,
+                                        Dtype::u8,
+                                        {IntImm::make(end - items[start].reach.lo)},
+                                        items[start].event->loc};
+      // The stage proofs compare stage indices, not bytes: every ring access
+      // must stay inside its stage's slot [base + s * stride, + stride),
+      // with one stage count and stride for the buffer.
+      int64_t stages = 0, stride = 0, base = items[start].reach.lo;
+      for (size_t j = start; j < k; ++j) {
+        MemoryAccess &a = *items[j].access;
+        a.buffer = name;
+        auto ring = ringOf(a.region[0].begin, env);
+        if (!ring)
+          continue;
+        auto inner = reachOf(ring->inner, env);
+        int64_t bytes = *constantValue(a.region[0].extent);
+        if ((stages != 0 && (stages != ring->stages || stride != ring->stride)) || !inner ||
+            inner->lo < base || inner->hi + bytes > base + ring->stride) {
+          notLifted.push_back(
+              {items[j].event->loc,
+               fmt::format("the stages of {} are not disjoint slots of one ring (a ring of {} "
+                           "stages {} bytes apart here)",
+                           name, ring->stages, ring->stride)});
+          a.region.clear(); // dropped below
+          continue;
+        }
+        stages = ring->stages;
+        stride = ring->stride;
+        a.stage = ring->stage;
+        a.stages = ring->stages;
+      }
+      // An access of a ringed buffer outside its ring: its stage is not known.
+      for (size_t j = start; j < k && stages != 0; ++j)
+        if (items[j].access->stages == 1 && !items[j].access->region.empty()) {
+          items[j].access->region.clear(); // dropped below
+          notLifted.push_back(
+              {items[j].event->loc, fmt::format("an access of {}, a ring of {} stages, outside the "
+                                                "ring: its stage is not derived",
+                                                name, stages)});
+        }
+      if (k < items.size()) {
+        start = k;
+        end = items[k].reach.hi;
+      }
+    }
+  }
+  for (SyncEvent &e : sk.events)
+    e.accesses.erase(std::remove_if(e.accesses.begin(), e.accesses.end(),
+                                    [](const MemoryAccess &a) { return a.region.empty(); }),
+                     e.accesses.end());
+}
+
+} // namespace tilescope::ptx
