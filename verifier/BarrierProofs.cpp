@@ -1286,6 +1286,7 @@ private:
       size_t a, b;
       int64_t w;
       bool cycleOnly;
+      bool programOrder = true;
     };
     std::vector<Edge> edges;
     auto edge = [&](size_t a, size_t b, int64_t w) {
@@ -1320,7 +1321,7 @@ private:
         if (loopClass_[size_t(sk_.events[e].loop)] != loopClass_[size_t(wait.loop)])
           continue;
         if (auto delta = constantDelta(w, e, d))
-          edge(size_t(nodeOf_[w]), size_t(nodeOf_[e]), *delta);
+          edges.push_back({size_t(nodeOf_[w]), size_t(nodeOf_[e]), *delta, false, false});
         else
           report_.notProved.push_back(
               {wait.loc,
@@ -1330,17 +1331,111 @@ private:
       }
     }
     closePaths(edges, false, D_, next_);
+    closeEveryThreadPaths(edges);
     if (std::any_of(edges.begin(), edges.end(), [](const Edge &e) { return e.cycleOnly; }))
       closePaths(edges, true, cycleD_, cycleNext_);
     else
       cycleD_ = D_, cycleNext_ = next_;
   }
 
+  // A path a -> ... -> b of D_ says that each thread of a runs after b as
+  // executed by the same thread (program order) or by whoever completes a
+  // phase (a wait): not that a follows every thread's b. A refill of a stage
+  // must follow the reads of EVERY reading thread, so the stage proofs use
+  // everyD_: heaviest paths over (node, every) states, where `every` says
+  // that the path's start follows the node as executed by all its threads.
+  // A wait's edge to the events completing its phase reaches all of them; a
+  // program-order edge a -> b keeps `every` when each thread (or collective
+  // unit) of b is one of a's, and a barrier that joins its threads (cta.sync,
+  // a named barrier of its own threads) restores it. So a release by one
+  // thread orders only its own plain reads before the refill.
+  bool joinsItsThreads(const SyncEvent &e) const {
+    if (e.kind == SyncKind::CtaSync)
+      return true;
+    if (e.kind != SyncKind::NamedSync || e.namedId < 0 ||
+        e.namedThreads != int64_t(e.threads.count()))
+      return false;
+    for (const SyncEvent &o : sk_.events)
+      if (&o != &e && o.namedId == e.namedId &&
+          (o.kind == SyncKind::NamedSync || o.kind == SyncKind::NamedArrive))
+        return false; // another use of the id may complete its generation
+    return true;
+  }
+
+  template <class Edges> void closeEveryThreadPaths(const Edges &edges) {
+    struct StateEdge {
+      size_t a, b;
+      int64_t w;
+      bool cycleOnly;
+    };
+    std::vector<StateEdge> states;
+    auto at = [](size_t n, bool every) { return 2 * n + (every ? 1 : 0); };
+    for (const auto &e : edges) {
+      if (e.cycleOnly)
+        continue;
+      const SyncEvent &later = sk_.events[nodes_[e.a]], &earlier = sk_.events[nodes_[e.b]];
+      if (!e.programOrder || joinsItsThreads(earlier)) {
+        for (bool every : {false, true})
+          states.push_back({at(e.a, every), at(e.b, true), e.w, false});
+        continue;
+      }
+      // Only an MMA's completion is the collective's (wgmma, a tile gemm
+      // dispatched to one: it retires for the whole warpgroup); other
+      // accesses, tile primitives included, are each thread's own.
+      bool mma = earlier.kind == SyncKind::WgmmaMma ||
+                 (earlier.scope == ExecScope::Warpgroup &&
+                  (earlier.call == IntrinsicId::Gemm || earlier.call == IntrinsicId::GemmAsync));
+      ThreadSet units = mma ? later.threads.widened(128) : later.threads;
+      states.push_back({at(e.a, true), at(e.b, earlier.threads.subsetOf(units)), e.w, false});
+      states.push_back({at(e.a, false), at(e.b, false), e.w, false});
+    }
+    // Joining barriers split by thread (a named barrier per warpgroup, under
+    // `if wgid == ...`): a after b for every thread of b when each thread of
+    // b passes, after b, a joining barrier that some thread of a passes
+    // before a (same iteration: w = 0; b in the iteration before: w = -1).
+    size_t N = nodes_.size();
+    for (size_t a = 0; a < N; ++a)
+      for (size_t b = 0; b < N; ++b) {
+        const SyncEvent &later = sk_.events[nodes_[a]], &earlier = sk_.events[nodes_[b]];
+        if (a == b || later.role != earlier.role || later.loop != earlier.loop)
+          continue;
+        for (int64_t w : {0, -1}) {
+          if (w == 0 && (later.order <= earlier.order || shifted_.count(&later)))
+            continue;
+          ThreadSet joined(sk_.threads);
+          for (size_t j : nodes_) {
+            const SyncEvent &J = sk_.events[j];
+            if (J.role != later.role || J.loop != later.loop || !J.guards.empty() ||
+                !joinsItsThreads(J))
+              continue;
+            bool meets = false;
+            for (int64_t t = 0; t < sk_.threads && !meets; ++t)
+              meets = J.threads.contains(t) && later.threads.contains(t);
+            bool between = w == 0 ? earlier.order < J.order && J.order < later.order
+                                  : earlier.order < J.order || J.order < later.order;
+            if (meets && between)
+              for (int64_t t = 0; t < sk_.threads; ++t)
+                if (J.threads.contains(t))
+                  joined.add(t);
+          }
+          if (earlier.threads.subsetOf(joined))
+            states.push_back({at(a, true), at(b, true), w, false});
+        }
+      }
+    std::vector<std::vector<int>> next;
+    closePaths(states, false, everyD_, next, 2 * N);
+  }
+
+  // Heaviest path from a to b such that a follows b as executed by every
+  // thread of b (closeEveryThreadPaths).
+  int64_t everyPath(size_t a, size_t b) const { return everyD_[2 * a + 1][2 * b + 1]; }
+
   // Heaviest paths (weights <= 0; a cycle of weight 0 is a deadlock).
   template <class Edges>
   void closePaths(const Edges &edges, bool withCycleOnly, std::vector<std::vector<int64_t>> &D,
-                  std::vector<std::vector<int>> &next) {
-    size_t N = nodes_.size();
+                  std::vector<std::vector<int>> &next, size_t N = SIZE_MAX) {
+    if (N == SIZE_MAX)
+      N = nodes_.size();
     D.assign(N, std::vector<int64_t>(N, kNoPath));
     next.assign(N, std::vector<int>(N, -1));
     for (const auto &e : edges)
@@ -1737,21 +1832,29 @@ private:
     z3::expr iR = iterOf(pr, s, nX - 1);
     Query sv = solver();
     sv.add(fires(xe, iX) && nX >= 1 && touches(pr, s) && fires(re, iR));
-    int64_t path = D_[size_t(nodeOf_[x])][size_t(nodeOf_[r])];
+    int64_t path = everyPath(size_t(nodeOf_[x]), size_t(nodeOf_[r]));
     if (path != kNoPath)
       sv.add(!(iR <= iX + ctx_.int_val(path)));
     std::optional<z3::model> m;
     sv.prefer(iX);
     if (check(sv, m, xe.loc, "write after read") != z3::sat)
       return true;
+    // Ordered after the read of some threads (a release by fewer threads
+    // than read), not of all of them.
+    int64_t some = D_[size_t(nodeOf_[x])][size_t(nodeOf_[r])];
+    bool partly =
+        some != kNoPath && ProtoEncoder::value(*m, iR) <= ProtoEncoder::value(*m, iX) + some;
     finding(ProtocolViolationKind::OverwriteWhileRead, xe.loc,
             fmt::format(
                 "overwrite while read: {} by {} refills {} stage {} at {} while {} by {} may still "
-                "read its previous contents (from {}): nothing orders the refill after that read "
-                "(for {})",
+                "read its previous contents (from {}): {} (for {})",
                 xe.what, xe.threads.describe(), buffer, ProtoEncoder::value(*m, s),
                 iterationText(*m, xe, iX), re.what, re.threads.describe(),
-                iterationText(*m, re, iR), sizes(*m)),
+                iterationText(*m, re, iR),
+                partly ? "the refill follows the release of the threads that arrive, but nothing "
+                         "orders the other reading threads' reads before that release"
+                       : "nothing orders the refill after that read",
+                sizes(*m)),
             {{re.loc, fmt::format("{} reads {} here", re.what, buffer)}});
     return false;
   }
@@ -2024,6 +2127,8 @@ private:
   std::vector<size_t> nodes_;
   std::vector<std::vector<int64_t>> D_;
   std::vector<std::vector<int>> next_;
+  // Over (node, every) states: see closeEveryThreadPaths.
+  std::vector<std::vector<int64_t>> everyD_;
   // The same with the edges only deadlock cycles may use (buildGraph).
   std::vector<std::vector<int64_t>> cycleD_;
   std::vector<std::vector<int>> cycleNext_;
