@@ -6,6 +6,7 @@
 
 #include "ir/Expr.h"
 #include "ir/LayoutText.h"
+#include "ir/Space.h"
 #include "ir/Target.h"
 
 #include <map>
@@ -141,6 +142,9 @@ struct Launch {
   std::vector<Expr> grid;    // 1 to 3 extents
   std::vector<Expr> cluster; // empty: no cluster
   int64_t threads = 0;
+  // Set (and `threads` 0) when the count names kernel parameters,
+  // `threads(128 * (CONSUMERS + 1))`; instantiation folds it into `threads`.
+  Expr threadsExpr;
   TargetKind target = TargetKind::sm_90a;
   llvm::SMLoc loc;
 };
@@ -148,6 +152,7 @@ struct Launch {
 struct Kernel {
   std::string name;
   std::vector<Param> params;
+  Space space;                   // compile-time parameters (ir/Space.h); empty for most kernels
   std::vector<Expr> constraints; // the `where` clause
   Launch launch;
   Block body;

@@ -12,6 +12,7 @@
 // kernels exit with the weightiest verdict.
 #include "check/KernelProofs.h"
 #include "ir/Checker.h"
+#include "ir/Instantiate.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "kernels/BundledKernels.h"
@@ -29,6 +30,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+
 namespace tilescope::tool {
 namespace {
 namespace cl = llvm::cl;
@@ -43,6 +47,11 @@ cl::opt<std::string> argsText("args",
                               cl::desc("Sizes for the exhaustive barrier check where a proof is "
                                        "out of reach, e.g. M=128,N=128,K=512"),
                               cl::value_desc("NAME=VALUE,..."), cl::sub(checkCommand));
+cl::opt<std::string> setText("set",
+                             cl::desc("Check one point of a kernel with parameters: "
+                                      "NAME=VALUE,... or a named point (default: every valid "
+                                      "point; the library check: its named points)"),
+                             cl::value_desc("NAME=VALUE,..."), cl::sub(checkCommand));
 cl::opt<unsigned> maxStates("max-states",
                             cl::desc("States the exhaustive barrier check may visit"),
                             cl::init(200000), cl::sub(checkCommand));
@@ -51,8 +60,107 @@ struct FileResult {
   std::string file;
   int status = kClean;
   Module module;
+  std::vector<std::string> points; // per kernel: the point it instantiates, or empty
   std::vector<KernelProofs> kernels;
+  std::vector<std::string> notes; // points left out, said after the results
 };
+
+// Kernels of the bundled library without parameters, by the hash of their
+// canonical text with the name left out, and where they are.
+const std::map<uint64_t, std::string> &libraryKernelsByText() {
+  static const std::map<uint64_t, std::string> byText = [] {
+    std::map<uint64_t, std::string> out;
+    llvm::SourceMgr sm;
+    Diagnostics quiet(sm, false);
+    for (const BundledKernelFile &f : bundledKernelFiles())
+      for (Kernel k : parseModuleText(f.text, f.name, quiet).kernels)
+        if (k.space.empty()) {
+          std::string where = fmt::format("kernel {} of kernels/{}", k.name, f.name);
+          k.name.clear();
+          out.emplace(structuralHash(k), where);
+        }
+    return out;
+  }();
+  return byText;
+}
+
+// The library kernel (without parameters) that `k` is, name aside, if any.
+std::string sameAsLibraryKernel(Kernel k) {
+  k.name.clear();
+  auto it = libraryKernelsByText().find(structuralHash(k));
+  return it == libraryKernelsByText().end() ? std::string() : it->second;
+}
+
+// Replaces each kernel of `r.module` that has parameters by its instances:
+// the point of --set, the named points (`namedOnly`: the library check,
+// which leaves out a point whose instance is a library kernel, name aside,
+// checked as that kernel), or every point the constraints admit. False
+// after diagnostics when --set names no point.
+bool expandSpaces(FileResult &r, bool namedOnly, Diagnostics &diag) {
+  std::vector<Kernel> kernels;
+  std::vector<std::string> points;
+  for (const Kernel &k : r.module.kernels) {
+    if (k.space.empty()) {
+      kernels.push_back(k);
+      points.emplace_back();
+      continue;
+    }
+    std::vector<Point> chosen;
+    if (!setText.empty()) {
+      auto p = parsePoint(k, setText, diag);
+      if (!p)
+        return false;
+      chosen.push_back(std::move(*p));
+    } else if (namedOnly) {
+      for (const NamedPoint &n : k.space.points)
+        chosen.push_back(n.values);
+    }
+    size_t others = 0;
+    SpaceEnumeration all;
+    if (setText.empty())
+      all = enumerateSpace(k, kMaxPointsChecked);
+    for (const SpacePoint &p : all.points)
+      if (p.instance.kernel) {
+        if (!namedOnly)
+          chosen.push_back(p.point);
+        else
+          others += std::none_of(chosen.begin(), chosen.end(), [&](const Point &c) {
+            return pointText(c) == pointText(p.point);
+          });
+      }
+    if (namedOnly && others)
+      r.notes.push_back(fmt::format("kernel {}: its {} named point{} checked here; its {} other "
+                                    "valid point{} are checked by `tilescope check {}`",
+                                    k.name, chosen.size(), chosen.size() == 1 ? "" : "s", others,
+                                    others == 1 ? "" : "s", r.file));
+    if (all.capped)
+      r.notes.push_back(fmt::format("kernel {}: the space has {} points; only the first {} were "
+                                    "checked",
+                                    k.name, all.total, kMaxPointsChecked));
+    for (const Point &p : chosen) {
+      Instance inst = instantiate(k, p);
+      if (!inst.kernel) {
+        diag.error(inst.loc,
+                   fmt::format("point {} of kernel '{}' {}", pointText(p), k.name,
+                               inst.byConstraint ? "is not in the space: " + inst.reason
+                                                 : "does not instantiate: " + inst.reason));
+        return false;
+      }
+      if (namedOnly)
+        if (std::string same = sameAsLibraryKernel(*inst.kernel); !same.empty()) {
+          r.notes.push_back(fmt::format("kernel {} at {} is {} (the same canonical text, name "
+                                        "aside): checked as that kernel",
+                                        k.name, pointText(p), same));
+          continue;
+        }
+      kernels.push_back(std::move(*inst.kernel));
+      points.push_back(pointText(p));
+    }
+  }
+  r.module.kernels = std::move(kernels);
+  r.points = std::move(points);
+  return true;
+}
 
 // An input error, at the first kernel, for each name of `args` that no
 // kernel of `kernels` (one file's) can take.
@@ -108,6 +216,10 @@ FileResult checkBuffer(unsigned id, const std::string &file, Diagnostics &diag,
   }
   if (diag.errorCount() == before)
     checkModule(r.module, diag);
+  if (diag.errorCount() == before)
+    expandSpaces(r, /*namedOnly=*/!namesMustFit, diag);
+  else
+    r.points.assign(r.module.kernels.size(), "");
   // Sizes the kernels cannot take are an input error even where no proof
   // reads them (only the exhaustive check does), rather than ignored.
   if (diag.errorCount() == before && !r.module.kernels.empty()) {
@@ -193,8 +305,12 @@ int runCheck() {
   if (!input.empty()) {
     if (auto id = loadInput(input, diag))
       results.push_back(checkBuffer(*id, input, diag, *sizes, true, options));
-    else
-      results.push_back({input.getValue(), kInputError, {}});
+    else {
+      FileResult unread;
+      unread.file = input.getValue();
+      unread.status = kInputError;
+      results.push_back(std::move(unread));
+    }
   } else {
     for (const std::string &name : namesNoLibraryKernelTakes(*sizes))
       diag.error(llvm::SMLoc(), fmt::format("--args gives '{}', but no kernel of the library has a "
@@ -202,7 +318,20 @@ int runCheck() {
                                             name));
     if (diag.hasErrors())
       return finishInputError(diag, json);
+    // Families (kernels with parameters) last: the proofs share one Z3
+    // context, whose state decides how far some queries get (a race proof of
+    // gemm_bf16_sm90_grouped gives up after the family's points ran first).
+    std::vector<BundledKernelFile> files, families;
     for (const BundledKernelFile &f : bundledKernelFiles()) {
+      llvm::SourceMgr sm;
+      Diagnostics quiet(sm, false);
+      Module m = parseModuleText(f.text, f.name, quiet);
+      bool family = std::any_of(m.kernels.begin(), m.kernels.end(),
+                                [](const Kernel &k) { return !k.space.empty(); });
+      (family ? families : files).push_back(f);
+    }
+    files.insert(files.end(), families.begin(), families.end());
+    for (const BundledKernelFile &f : files) {
       std::string name = "kernels/" + std::string(f.name);
       unsigned id = sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(f.text, name),
                                                  llvm::SMLoc());
@@ -241,14 +370,16 @@ int runCheck() {
           proofs[p.name] = std::move(po);
         }
         Verdict v = r.kernels[i].verdict();
-        kernels.push_back(
-            llvm::json::Object{{"name", k.name},
-                               {"verdict", std::string(verdictName(v))},
-                               {"ok", v == Verdict::Proved},
-                               {"hash", fmt::format("{:016x}", structuralHash(k))},
-                               {"target", std::string(targetInfo(k.launch.target).name)},
-                               {"threads", k.launch.threads},
-                               {"proofs", std::move(proofs)}});
+        llvm::json::Object kernelJson{{"name", k.name},
+                                      {"verdict", std::string(verdictName(v))},
+                                      {"ok", v == Verdict::Proved},
+                                      {"hash", fmt::format("{:016x}", structuralHash(k))},
+                                      {"target", std::string(targetInfo(k.launch.target).name)},
+                                      {"threads", k.launch.threads},
+                                      {"proofs", std::move(proofs)}};
+        if (!r.points[i].empty())
+          kernelJson["point"] = r.points[i];
+        kernels.push_back(std::move(kernelJson));
       }
       files.push_back(llvm::json::Object{{"file", r.file},
                                          {"status", r.status},
@@ -296,10 +427,14 @@ int runCheck() {
                                    : v == Verdict::Finding ? "has findings"
                                    : v == Verdict::Budget  ? "budget exceeded"
                                                            : "unknown";
-        llvm::outs() << fmt::format("{}: kernel {} {} ({}, {} threads; {})\n", r.file, k.name,
+        std::string at = r.points[i].empty() ? "" : " at " + r.points[i];
+        llvm::outs() << fmt::format("{}: kernel {}{} {} ({}, {} threads; {})\n", r.file, k.name, at,
                                     summary, targetInfo(k.launch.target).name, k.launch.threads,
                                     proofs);
       }
+    for (const FileResult &r : results)
+      for (const std::string &note : r.notes)
+        llvm::outs() << r.file << ": note: " << note << "\n";
   }
   return status;
 }

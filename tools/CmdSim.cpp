@@ -1,4 +1,4 @@
-// `tilescope sim FILE [--kernel K] --args M=256,N=256,K=128 [--seed S]
+// `tilescope sim FILE [--kernel K] [--set P=V,...] --args M=256,N=256,K=128 [--seed S]
 //  [--ctas all|N] [--input A=a.npy ...] [--dump DIR] [--max-steps N] [--json]`:
 // runs a kernel on the simulator (simulator/Engine.h) with random inputs
 // drawn from the seed (never zero) or given .npy arrays, and compares its
@@ -38,6 +38,10 @@ cl::opt<std::string> kernelName("kernel", cl::desc("Run kernel K (needed when FI
                                 cl::value_desc("K"), cl::sub(simCommand));
 cl::opt<std::string> argsText("args", cl::desc("Shape symbols and scalars, e.g. M=256,N=256,K=128"),
                               cl::value_desc("NAME=VALUE,..."), cl::sub(simCommand));
+cl::opt<std::string> setText("set",
+                             cl::desc("A point of a kernel with parameters: NAME=VALUE,... or a "
+                                      "named point"),
+                             cl::value_desc("NAME=VALUE,..."), cl::sub(simCommand));
 cl::opt<uint64_t> seed("seed", cl::desc("Seed of the inputs and of the scheduler"), cl::init(1),
                        cl::sub(simCommand));
 cl::opt<std::string> ctasText("ctas", cl::desc("CTAs to run: all, or N (edge tiles first)"),
@@ -94,7 +98,8 @@ int runSim() {
   llvm::SourceMgr sourceMgr;
   Diagnostics diag(sourceMgr, /*printImmediately=*/!json);
   auto finishInputError = [&]() { return tool::finishInputError(diag, json); };
-  std::optional<Module> loaded = loadModule(input, diag, Checked::Yes);
+  std::optional<Module> loaded =
+      loadModule(input, diag, Checked::Yes, {kernelName.getValue(), setText.getValue()});
   if (!loaded)
     return finishInputError();
   const Module &module = *loaded;
