@@ -2,14 +2,17 @@
 
 #include "racecheck/StaticRaces.h"
 #include "verifier/KernelLayouts.h"
+#include "verifier/Resources.h"
 
 namespace tilescope {
 namespace {
 
+// The resource check (verifier/Resources.h) reports with the layouts: both
+// are about where a kernel's data lives and whether it fits.
 ProofOutcome proveLayouts(const Kernel &k, Diagnostics &diag, const BarrierProofOptions &) {
   KernelLayoutReport report = proveKernelLayouts(k);
   ProofOutcome out;
-  out.findings = reportKernelLayouts(report, diag);
+  out.findings = reportKernelLayouts(report, diag) + verifyResources(k, diag);
   out.unknown = report.undecided;
   return out;
 }

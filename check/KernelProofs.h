@@ -1,5 +1,5 @@
 // The proofs of one kernel, in order, each with its verdict: the layout
-// proofs (KernelLayouts.h), the barrier-protocol proofs with their exhaustive
+// proofs (KernelLayouts.h) with the resource limits (Resources.h), the barrier-protocol proofs with their exhaustive
 // fallback (BarrierProofs.h), the static races (StaticRaces.h). Each reports
 // its findings as errors and every obligation it could neither prove nor
 // check as a "not proved" / "not checked" warning into the diagnostics; the

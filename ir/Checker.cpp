@@ -4,9 +4,15 @@
 #include "ir/Affine.h"
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
+#include "ir/ThreadUniformity.h"
+#include "ir/SizeLimits.h"
+#include "ir/Visitor.h"
+#include "ir/WhereFacts.h"
+#include "ir/Suggest.h"
 
 #include <fmt/format.h>
 
+#include <climits>
 #include <map>
 
 namespace tilescope {
@@ -96,6 +102,13 @@ private:
   // --- scopes ---
   void push() { scopes_.emplace_back(); }
   void pop() { scopes_.pop_back(); }
+  std::vector<std::string_view> visibleNames() const {
+    std::vector<std::string_view> out;
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
+      for (const auto &entry : *it)
+        out.push_back(entry.first);
+    return out;
+  }
   const Symbol *lookup(const std::string &name) const {
     for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
       if (auto f = it->find(name); f != it->end())
@@ -111,6 +124,11 @@ private:
     scopes_.back().emplace(name, std::move(sym));
   }
   void error(llvm::SMLoc loc, const std::string &msg) { diag_.error(loc, msg); }
+  // A dimension or subscript in normal form, with the where clause's
+  // equalities substituted (WhereFacts.h): `C` is 1024 under `where C == 1024`.
+  Affine shapeTerm(const Expr &e) const {
+    return Affine::of(whereFacts_.empty() ? e : substitute(e, whereFacts_));
+  }
 
   // --- expressions ---
   Type expr(const Expr &e);
@@ -119,10 +137,21 @@ private:
   Type call(const Call &c, llvm::SMLoc loc);
   bool expectInt(const Expr &e, const char *what);
   bool onlySymbols(const Expr &e, const char *what);
+  // The builtins an expression names bound its uniformity from below; its
+  // values decide it: `tid_in_wg < 64` is warp-uniform although tid_in_wg
+  // is not (ThreadUniformity.h).
+  Type refineUniformity(const Expr &e, Type t) const {
+    if (t.kind != Type::Int && t.kind != Type::Bool)
+      return t;
+    if (t.uniform < Convergence::Grid)
+      if (auto u = kernel_ ? threadUniformity(e, kernel_->launch.threads) : std::nullopt)
+        t.uniform = std::max(t.uniform, *u);
+    return t;
+  }
   Convergence controlUniformity() const {
     Convergence c = Convergence::Grid;
-    for (const auto &[u, loc] : control_)
-      c = std::min(c, u);
+    for (const auto &ctl : control_)
+      c = std::min(c, ctl.uniform);
     return c;
   }
 
@@ -138,8 +167,15 @@ private:
 
   Diagnostics &diag_;
   std::vector<std::map<std::string, Symbol>> scopes_;
-  std::vector<std::pair<Convergence, llvm::SMLoc>> control_; // enclosing conditions
+  // Enclosing conditions (a loop's: its bounds; null cond).
+  struct Control {
+    Convergence uniform;
+    llvm::SMLoc loc;
+    Expr cond;
+  };
+  std::vector<Control> control_;
   const Kernel *kernel_ = nullptr;
+  std::map<std::string, Expr> whereFacts_;
 };
 
 bool Checker::onlySymbols(const Expr &e, const char *what) {
@@ -171,6 +207,7 @@ void Checker::kernel(const Kernel &k) {
   kernel_ = &k;
   scopes_.clear();
   control_.clear();
+  whereFacts_.clear();
   push();
   // Parameters: a tensor's bare-name dimensions declare shape symbols.
   for (const Param &p : k.params) {
@@ -190,6 +227,7 @@ void Checker::kernel(const Kernel &k) {
           onlySymbols(d, "a tensor dimension");
         }
       }
+      checkTensorParamLimits(p, diag_);
       Symbol sym = Symbol::of(Symbol::Tensor, p.loc, p.dtype);
       sym.scope = MemScope::Global;
       sym.shape = p.shape;
@@ -208,16 +246,18 @@ void Checker::kernel(const Kernel &k) {
     if (t.kind != Type::Invalid && t.kind != Type::Bool)
       error(c->loc, fmt::format("a 'where' constraint must be a condition, not {}", typeName(t)));
   }
+  whereFacts_ = whereEqualities(k.constraints);
   for (const Expr &g : k.launch.grid)
     if (onlySymbols(g, "a grid extent"))
       expectInt(g, "a grid extent");
+  checkLaunchLimits(k.launch, diag_);
   int64_t clusterSize = 1;
   for (const Expr &c : k.launch.cluster) {
     auto v = constantValue(c);
     if (!v || *v < 1)
       error(c->loc, "cluster extents must be positive integer constants");
-    else
-      clusterSize *= *v;
+    else if (__builtin_mul_overflow(clusterSize, *v, &clusterSize))
+      clusterSize = INT64_MAX;
   }
   const TargetInfo &target = targetInfo(k.launch.target);
   if (!k.launch.cluster.empty() && clusterSize > target.maxClusterSize)
@@ -282,7 +322,8 @@ Type Checker::expr(const Expr &e) {
     const std::string &name = as<Var>(e).name;
     const Symbol *s = lookup(name);
     if (!s) {
-      error(e->loc, fmt::format("use of undefined name '{}'", name));
+      error(e->loc,
+            fmt::format("use of undefined name '{}'{}", name, didYouMean(name, visibleNames())));
       return Type::invalid();
     }
     switch (s->kind) {
@@ -303,7 +344,7 @@ Type Checker::expr(const Expr &e) {
       t.bufferName = name;
       t.uniform = Convergence::Thread;
       for (const Expr &d : s->shape)
-        t.shape.push_back(Affine::of(d));
+        t.shape.push_back(shapeTerm(d));
       return t;
     case Symbol::Barrier:
       if (s->barrierArray) {
@@ -329,12 +370,12 @@ Type Checker::expr(const Expr &e) {
       error(e->loc, fmt::format("'-' needs a number, not {}", typeName(a)));
       return Type::invalid();
     }
-    return a;
+    return refineUniformity(e, a);
   }
   case ExprKind::Binary:
-    return binary(as<Binary>(e), e->loc);
+    return refineUniformity(e, binary(as<Binary>(e), e->loc));
   case ExprKind::Call:
-    return call(as<Call>(e), e->loc);
+    return refineUniformity(e, call(as<Call>(e), e->loc));
   case ExprKind::Index:
     return index(as<Index>(e), e->loc);
   }
@@ -422,7 +463,10 @@ Type Checker::call(const Call &c, llvm::SMLoc loc) {
   }
   const ExprFunctionInfo *f = findExprFunction(c.callee);
   if (!f) {
-    error(loc, fmt::format("unknown function '{}'", c.callee));
+    std::vector<std::string_view> known = exprFunctionNames();
+    for (const char *dtype : {"f32", "f16", "bf16", "i32", "u32", "f64"})
+      known.push_back(dtype);
+    error(loc, fmt::format("unknown function '{}'{}", c.callee, didYouMean(c.callee, known)));
     return Type::invalid();
   }
   if (args.size() != f->arity) {
@@ -536,14 +580,14 @@ Type Checker::index(const Index &x, llvm::SMLoc loc) {
     };
     switch (s.kind) {
     case Subscript::Point:
-      if (!checkBound(s.begin, Affine::of(s.begin), false))
+      if (!checkBound(s.begin, shapeTerm(s.begin), false))
         return Type::invalid();
       break;
     case Subscript::Range:
     case Subscript::Extent: {
       allPoints = false;
-      Affine begin = Affine::of(s.begin);
-      Affine extent = s.kind == Subscript::Extent ? Affine::of(s.end) : Affine::of(s.end) - begin;
+      Affine begin = shapeTerm(s.begin);
+      Affine extent = s.kind == Subscript::Extent ? shapeTerm(s.end) : shapeTerm(s.end) - begin;
       if (extent.isConstant() && extent.constant < 1) {
         error(s.end->loc, fmt::format("empty or negative range (extent {})", extent.constant));
         return Type::invalid();
@@ -604,6 +648,8 @@ void Checker::stmt(const Stmt &s) {
       auto n = constantValue(b.arraySize);
       if (!n || *n < 1)
         error(b.arraySize->loc, "an mbarrier array size must be a positive integer constant");
+      else
+        checkBarrierArrayLimits(b, *n, targetInfo(kernel_->launch.target), diag_);
     }
     if (b.count) {
       auto c = constantValue(b.count);
@@ -646,7 +692,7 @@ void Checker::stmt(const Stmt &s) {
     if (auto step = constantValue(f.step); step && *step <= 0)
       error(f.step->loc, fmt::format("loop step must be positive, not {}", *step));
     // Threads that disagree on the trip count diverge inside the loop.
-    control_.push_back({u, s->loc});
+    control_.push_back({u, s->loc, nullptr});
     push();
     Symbol var = Symbol::of(Symbol::Value, s->loc);
     var.uniform = u;
@@ -661,7 +707,7 @@ void Checker::stmt(const Stmt &s) {
     Type c = expr(i.cond);
     if (c.kind != Type::Invalid && c.kind != Type::Bool)
       error(i.cond->loc, fmt::format("an 'if' condition must be a bool, not {}", typeName(c)));
-    control_.push_back({c.uniform, s->loc});
+    control_.push_back({c.uniform, s->loc, i.cond});
     block(i.thenBody);
     block(i.elseBody);
     control_.pop_back();
@@ -717,6 +763,14 @@ void Checker::bufferDecl(const BufferDecl &b) {
   }
   if (b.scope == MemScope::Tmem && !target.hasTensorMemory)
     error(b.loc, fmt::format("tensor memory needs sm_100a; the kernel targets {}", target.name));
+  if (int64_t(b.shape.size()) > limits::kMaxRank) {
+    error(b.loc, fmt::format("buffer '{}' has {} dimensions; at most {} are supported", b.name,
+                             b.shape.size(), limits::kMaxRank));
+    constant = false;
+  }
+  // Sizes before anything (the layout checks below included) is built by them.
+  if (constant && !checkBufferLimits(b, shape, target, diag_))
+    constant = false;
   if (b.layout && constant) {
     const Layout &l = b.layout->layout;
     if (!l.admits(shape)) {
@@ -764,7 +818,7 @@ void Checker::callStmt(const CallStmt &c) {
                           ? c.callee
                           : std::string(execScopePrefix(c.scope)) + "." + c.callee;
   if (!info) {
-    error(c.loc, fmt::format("unknown call '{}'", shown));
+    error(c.loc, fmt::format("unknown call '{}'{}", shown, didYouMean(c.callee, intrinsicNames())));
     return;
   }
   if (info->cls == CallClass::Native && c.scope != ExecScope::Thread) {
@@ -870,12 +924,18 @@ void Checker::callStmt(const CallStmt &c) {
 
   // Convergence: every thread of the scope must reach the call together.
   Convergence need = std::max(convergenceOf(c.scope), info->convergence);
-  for (const auto &[uniform, at] : control_) {
-    if (uniform < need) {
+  for (const Control &ctl : control_) {
+    if (ctl.uniform < need) {
       error(c.loc, fmt::format("'{}' must be executed by a whole {}, but it is under a condition "
                                "that can differ between threads of one {}",
                                shown, convergenceName(need), convergenceName(need)));
-      diag_.note(at, "the divergent condition is here");
+      int64_t group = need == Convergence::Warp        ? 32
+                      : need == Convergence::Warpgroup ? 128
+                                                       : kernel_->launch.threads;
+      auto witness =
+          ctl.cond ? divergenceWitness(ctl.cond, kernel_->launch.threads, group) : std::nullopt;
+      diag_.note(ctl.loc, witness ? "the divergent condition is here: " + *witness
+                                  : std::string("the divergent condition is here"));
       break;
     }
   }

@@ -6,6 +6,7 @@
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
 #include "ir/Visitor.h"
+#include "ir/WhereFacts.h"
 
 #include <fmt/format.h>
 
@@ -68,7 +69,10 @@ struct BufferEntry {
 // checker rejects redefinition) and its global parameters.
 struct Symbols : IRVisitor {
   std::map<std::string, BufferEntry> buffers;
-  explicit Symbols(const Kernel &k) {
+  // The where clause's equalities: a `[C]` dimension is constant under
+  // `where C == 1024`.
+  std::map<std::string, Expr> whereFacts;
+  explicit Symbols(const Kernel &k) : whereFacts(whereEqualities(k.constraints)) {
     for (const Param &p : k.params)
       if (p.isTensor)
         buffers[p.name] = {MemScope::Global, p.dtype, p.shape, nullptr};
@@ -105,7 +109,7 @@ std::optional<Operand> resolve(const Expr &e, const Symbols &syms, std::string *
   op.layout = b.layout;
   for (const Expr &d : b.shape) {
     op.begin.push_back(dispatch::lit(0));
-    auto c = constantValue(d);
+    auto c = constantValue(syms.whereFacts.empty() ? d : substitute(d, syms.whereFacts));
     op.extent.push_back(c ? *c : -1);
     op.kept.push_back(true);
   }

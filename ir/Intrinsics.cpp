@@ -42,6 +42,17 @@ namespace {
 using K = ArgKind;
 constexpr auto TP = CallClass::TilePrimitive;
 constexpr auto NT = CallClass::Native;
+// Operand ranges (PTX ISA): arrival and transaction counts below 2^20,
+// parities 0 or 1, named barrier ids below 16 and thread counts in warps,
+// setmaxnreg counts multiples of 8 in [24, 256], wgmma.wait_group 0 to 7.
+constexpr int64_t kCountMax = (int64_t{1} << 20) - 1;
+constexpr IntRange kArrivals{1, kCountMax};
+constexpr IntRange kTxBytes{0, kCountMax};
+constexpr IntRange kGroupsPending{0, INT64_MAX, 1, false, true};
+constexpr IntRange kCtaGroup{1, 2, 1, false, true};
+constexpr IntRange kMatrices{1, 4, 1, true, true};
+constexpr IntRange kRank{0, INT64_MAX, 1, false, false, IntRange::ClusterRank};
+constexpr IntRange kMask{1, INT64_MAX, 1, false, false, IntRange::ClusterMask};
 constexpr auto T = Convergence::Thread, W = Convergence::Warp, WG = Convergence::Warpgroup,
                CTA = Convergence::Cta;
 
@@ -137,42 +148,42 @@ std::vector<IntrinsicInfo> buildTable() {
       {"mbarrier.init",
        NT,
        {{"bar", K::Barrier, true}},
-       {{"count", K::Int, true}},
+       {{"count", K::Int, true, kArrivals}},
        T,
        TargetFeature::Sm90Plus,
        "initialise an mbarrier with an arrival count"},
       {"mbarrier.arrive",
        NT,
        {{"bar", K::Barrier, true}},
-       {{"count", K::Int, false}, {"cta", K::Int, false}},
+       {{"count", K::Int, false, kArrivals}, {"cta", K::Int, false, kRank}},
        T,
        TargetFeature::Sm90Plus,
        "arrive on the current phase (cta = r: on CTA r of the cluster)"},
       {"mbarrier.arrive_expect_tx",
        NT,
        {{"bar", K::Barrier, true}},
-       {{"bytes", K::Int, true}},
+       {{"bytes", K::Int, true, kTxBytes}},
        T,
        TargetFeature::Sm90Plus,
        "arrive and raise the transaction count"},
       {"mbarrier.expect_tx",
        NT,
        {{"bar", K::Barrier, true}},
-       {{"bytes", K::Int, true}},
+       {{"bytes", K::Int, true, kTxBytes}},
        T,
        TargetFeature::Sm90Plus,
        "raise the transaction count"},
       {"mbarrier.complete_tx",
        NT,
        {{"bar", K::Barrier, true}},
-       {{"bytes", K::Int, true}},
+       {{"bytes", K::Int, true, kTxBytes}},
        T,
        TargetFeature::Sm90Plus,
        "lower the transaction count"},
       {"mbarrier.wait",
        NT,
        {{"bar", K::Barrier, true}},
-       {{"parity", K::Int, true}},
+       {{"parity", K::Int, true, {0, 1}}},
        T,
        TargetFeature::Sm90Plus,
        "wait until the phase with this parity completed"},
@@ -187,7 +198,7 @@ std::vector<IntrinsicInfo> buildTable() {
       {"tma.load",
        NT,
        {{"dst", K::Buffer, true}, {"src", K::Buffer, true}},
-       {{"mbar", K::Barrier, true}, {"multicast", K::Int, false}},
+       {{"mbar", K::Barrier, true}, {"multicast", K::Int, false, kMask}},
        T,
        TargetFeature::Sm90Plus,
        "cp.async.bulk.tensor global -> shared, complete_tx on mbar (multicast = CTA mask)"},
@@ -201,7 +212,7 @@ std::vector<IntrinsicInfo> buildTable() {
       {"tma.store_commit", NT, {}, {}, T, TargetFeature::Sm90Plus, "commit bulk stores"},
       {"tma.store_wait",
        NT,
-       {{"n", K::Int, true}},
+       {{"n", K::Int, true, kGroupsPending}},
        {{"read", K::Bool, false}},
        T,
        TargetFeature::Sm90Plus,
@@ -217,7 +228,7 @@ std::vector<IntrinsicInfo> buildTable() {
       {"cp_async.commit", NT, {}, {}, T, TargetFeature::None, "commit a cp.async group"},
       {"cp_async.wait",
        NT,
-       {{"n", K::Int, true}},
+       {{"n", K::Int, true, kGroupsPending}},
        {},
        T,
        TargetFeature::None,
@@ -233,14 +244,14 @@ std::vector<IntrinsicInfo> buildTable() {
       {"ldmatrix",
        NT,
        {{"dst", K::Buffer, true}, {"src", K::Buffer, true}},
-       {{"num", K::Int, false}, {"trans", K::Bool, false}},
+       {{"num", K::Int, false, kMatrices}, {"trans", K::Bool, false}},
        W,
        TargetFeature::None,
        "load 8x8 b16 matrices from shared memory into a warp's registers"},
       {"stmatrix",
        NT,
        {{"dst", K::Buffer, true}, {"src", K::Buffer, true}},
-       {{"num", K::Int, false}, {"trans", K::Bool, false}},
+       {{"num", K::Int, false, kMatrices}, {"trans", K::Bool, false}},
        W,
        TargetFeature::Sm90Plus,
        "store 8x8 b16 matrices from a warp's registers to shared memory"},
@@ -258,7 +269,7 @@ std::vector<IntrinsicInfo> buildTable() {
       {"wgmma.commit_group", NT, {}, {}, WG, TargetFeature::Wgmma, "commit in-flight wgmmas"},
       {"wgmma.wait_group",
        NT,
-       {{"n", K::Int, true}},
+       {{"n", K::Int, true, {0, 7, 1, false, true}}},
        {},
        WG,
        TargetFeature::Wgmma,
@@ -267,14 +278,14 @@ std::vector<IntrinsicInfo> buildTable() {
       {"tcgen05.alloc",
        NT,
        {{"buf", K::Buffer, true}},
-       {{"cols", K::Int, false}, {"cta_group", K::Int, false}},
+       {{"cols", K::Int, false, {32, 512, 1, true}}, {"cta_group", K::Int, false, kCtaGroup}},
        W,
        TargetFeature::Tcgen05,
        "allocate tensor memory columns (power of two >= 32)"},
       {"tcgen05.dealloc",
        NT,
        {{"buf", K::Buffer, true}},
-       {{"cta_group", K::Int, false}},
+       {{"cta_group", K::Int, false, kCtaGroup}},
        W,
        TargetFeature::Tcgen05,
        "free tensor memory (by the allocating warp)"},
@@ -289,7 +300,7 @@ std::vector<IntrinsicInfo> buildTable() {
        NT,
        {{"d", K::Buffer, true}, {"a", K::Buffer, true}, {"b", K::Buffer, true}},
        {{"accumulate", K::Bool, false},
-        {"cta_group", K::Int, false},
+        {"cta_group", K::Int, false, kCtaGroup},
         {"scale_a", K::Buffer, false},
         {"scale_b", K::Buffer, false}},
        T,
@@ -298,7 +309,7 @@ std::vector<IntrinsicInfo> buildTable() {
       {"tcgen05.commit",
        NT,
        {{"bar", K::Barrier, true}},
-       {{"multicast", K::Int, false}},
+       {{"multicast", K::Int, false, kMask}},
        T,
        TargetFeature::Tcgen05,
        "arrive on bar when prior tcgen05 ops complete"},
@@ -353,41 +364,41 @@ std::vector<IntrinsicInfo> buildTable() {
       {"dsmem.load",
        NT,
        {{"dst", K::Buffer, true}, {"src", K::Buffer, true}},
-       {{"cta", K::Int, true}},
+       {{"cta", K::Int, true, kRank}},
        T,
        TargetFeature::Sm90Plus,
        "read a region of CTA cta's shared memory (mapa + ld.shared::cluster)"},
       {"dsmem.store",
        NT,
        {{"dst", K::Buffer, true}, {"src", K::Buffer, true}},
-       {{"cta", K::Int, true}},
+       {{"cta", K::Int, true, kRank}},
        T,
        TargetFeature::Sm90Plus,
        "write a region of CTA cta's shared memory (mapa + st.shared::cluster)"},
       {"barrier.sync",
        NT,
-       {{"id", K::Int, true}},
-       {{"threads", K::Int, true}},
+       {{"id", K::Int, true, {0, 15}}},
+       {{"threads", K::Int, true, {32, 1024, 32}}},
        W,
        TargetFeature::None,
        "named barrier: arrive and wait"},
       {"barrier.arrive",
        NT,
-       {{"id", K::Int, true}},
-       {{"threads", K::Int, true}},
+       {{"id", K::Int, true, {0, 15}}},
+       {{"threads", K::Int, true, {32, 1024, 32}}},
        W,
        TargetFeature::None,
        "named barrier: arrive without waiting"},
       {"setmaxnreg.inc",
        NT,
-       {{"n", K::Int, true}},
+       {{"n", K::Int, true, {24, 256, 8, false, true}}},
        {},
        WG,
        TargetFeature::Wgmma,
        "raise the warpgroup's register budget"},
       {"setmaxnreg.dec",
        NT,
-       {{"n", K::Int, true}},
+       {{"n", K::Int, true, {24, 256, 8, false, true}}},
        {},
        WG,
        TargetFeature::Wgmma,
@@ -464,6 +475,20 @@ const ExprFunctionInfo *findExprFunction(std::string_view name) {
     if (f.name == name)
       return &f;
   return nullptr;
+}
+
+std::vector<std::string_view> intrinsicNames() {
+  std::vector<std::string_view> out;
+  for (const IntrinsicInfo &i : intrinsics())
+    out.push_back(i.name);
+  return out;
+}
+
+std::vector<std::string_view> exprFunctionNames() {
+  std::vector<std::string_view> out;
+  for (const ExprFunctionInfo &f : kExprFunctions)
+    out.push_back(f.name);
+  return out;
 }
 
 } // namespace tilescope

@@ -8,6 +8,7 @@
 
 #include "ir/Stmt.h"
 
+#include <climits>
 #include <string_view>
 #include <vector>
 
@@ -29,10 +30,29 @@ enum class ArgKind : uint8_t {
   Operand, // a buffer region or a scalar (elementwise operands)
 };
 
+// The values an integer operand may take, checked where the operand is a
+// constant (verifier/Resources.h): [min, max], a multiple of `multipleOf`,
+// a power of two; `immediate` operands must be constants (PTX takes them as
+// immediates or instruction suffixes). Launch-dependent ranges: a CTA rank
+// in the cluster, [0, cluster size), or a CTA mask, [1, 2^cluster size).
+struct IntRange {
+  enum Launch : uint8_t { None, ClusterRank, ClusterMask };
+  int64_t min = INT64_MIN, max = INT64_MAX;
+  int64_t multipleOf = 1;
+  bool powerOfTwo = false;
+  bool immediate = false;
+  Launch launch = None;
+  bool constrained() const {
+    return min != INT64_MIN || max != INT64_MAX || multipleOf != 1 || powerOfTwo || immediate ||
+           launch != None;
+  }
+};
+
 struct ParamSpec {
   std::string_view name;
   ArgKind kind;
   bool required;
+  IntRange range = {};
 };
 
 enum class CallClass : uint8_t { TilePrimitive, Native };
@@ -62,5 +82,8 @@ struct ExprFunctionInfo {
   bool needsConvergedWarp;
 };
 const ExprFunctionInfo *findExprFunction(std::string_view name);
+// Every name findIntrinsic / findExprFunction knows (for "did you mean").
+std::vector<std::string_view> intrinsicNames();
+std::vector<std::string_view> exprFunctionNames();
 
 } // namespace tilescope

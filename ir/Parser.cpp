@@ -223,6 +223,8 @@ bool isBinaryOp(Tok k, BinaryOp &op) {
   }
 }
 
+} // namespace
+
 // Words that start statements or clauses; never names in expressions, so an
 // unfinished expression stops at the next statement instead of eating it.
 bool isReservedWord(llvm::StringRef w) {
@@ -232,6 +234,8 @@ bool isReservedWord(llvm::StringRef w) {
       return true;
   return false;
 }
+
+namespace {
 
 // The spellings come from the printer's tables (Stmt.h), read backwards.
 std::optional<ExecScope> scopeFromName(llvm::StringRef s) {

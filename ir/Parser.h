@@ -16,4 +16,7 @@ Module parseModule(unsigned bufferId, Diagnostics &diag);
 // Convenience: adds `text` as a buffer named `name` and parses it.
 Module parseModuleText(llvm::StringRef text, llvm::StringRef name, Diagnostics &diag);
 
+// Words of the text form that can never be names (`let`, `for`, `shared`, ...).
+bool isReservedWord(llvm::StringRef word);
+
 } // namespace tilescope

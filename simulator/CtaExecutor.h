@@ -81,6 +81,10 @@ struct Warp {
 struct Rendezvous {
   const StmtNode *stmt = nullptr;
   std::vector<int> warps;
+  // Per entry of `warps`: whether that arrival waits for the generation
+  // (barrier.sync) or only arrived (barrier.arrive) and went on; only the
+  // waiting ones are released, and given the joined clocks, when it completes.
+  std::vector<bool> waits;
   size_t needed = 0;
   std::string scopeName;
   VectorClock joined; // race detection: the clocks of the threads that arrived
@@ -395,6 +399,7 @@ private:
   std::vector<HostTensor> &tensors_;
   const EngineOptions &options_;
   RunStats &stats_;
+  uint32_t ticksSinceClock_ = 0; // scheduler ticks since the deadline was last read
   std::array<int64_t, 3> ctaId_;
   std::mt19937_64 &rng_;
   std::vector<uint8_t> shared_;

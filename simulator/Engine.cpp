@@ -910,6 +910,7 @@ bool CtaExecutor::arriveCollective(Warp &w, const CallStmt &c, int convergence) 
                                    needed * 32, r.needed * 32, where(r.stmt->loc)));
   }
   r.warps.push_back(w.id);
+  r.waits.push_back(!arriveOnly);
   if (race_)
     for (int64_t t = w.id * 32; t < std::min<int64_t>(w.id * 32 + 32, p_.threads); ++t)
       race_->release(raceThread(t), r.joined);
@@ -924,18 +925,23 @@ bool CtaExecutor::arriveCollective(Warp &w, const CallStmt &c, int convergence) 
   }
   Rendezvous done = std::move(r);
   rendezvous_.erase(key);
-  if (race_) // the warps that wait see every arrival; the collective runs after them
-    for (int other : done.warps)
-      if (other == w.id || warps_[other].state == Warp::State::WaitCollective)
-        for (int64_t t = other * 32; t < std::min<int64_t>(other * 32 + 32, p_.threads); ++t)
+  // Only the arrivals that wait (barrier.sync) are released by this
+  // generation: a warp that only arrived (barrier.arrive) went on, and may
+  // by now be blocked at another barrier, which this one does not release.
+  // The warps that wait see every arrival; the collective runs after them.
+  if (race_)
+    for (size_t k = 0; k < done.warps.size(); ++k)
+      if (done.waits[k])
+        for (int64_t t = done.warps[k] * 32;
+             t < std::min<int64_t>(done.warps[k] * 32 + 32, p_.threads); ++t)
           race_->acquire(raceThread(t), done.joined);
   if (!named && !runCollective(w, c, threads))
     return false;
   if (race_ && !named)
     race_->syncThreads(raceThread(threads.begin), raceThread(threads.end));
-  for (int other : done.warps) {
-    Warp &o = warps_[other];
-    if (other == w.id || o.state != Warp::State::WaitCollective)
+  for (size_t k = 0; k < done.warps.size(); ++k) {
+    Warp &o = warps_[done.warps[k]];
+    if (!done.waits[k] || done.warps[k] == w.id)
       continue;
     o.state = Warp::State::Ready;
     o.blockedAt = nullptr;
@@ -1315,6 +1321,18 @@ CtaExecutor::Tick CtaExecutor::tick() {
                                    options_.maxSteps, ctaId_[0], ctaId_[1], ctaId_[2]),
                        {}};
     return Tick::Failed;
+  }
+  if (++ticksSinceClock_ >= 1024) {
+    ticksSinceClock_ = 0;
+    if (options_.deadline != std::chrono::steady_clock::time_point::max() &&
+        std::chrono::steady_clock::now() > options_.deadline) {
+      failure_ = Failure{RunResult::Outcome::StepBudget,
+                         fmt::format("wall-time budget exhausted in CTA ({}, {}, {}) after {} "
+                                     "warp statements; the kernel may not terminate",
+                                     ctaId_[0], ctaId_[1], ctaId_[2], stats_.steps),
+                         {}};
+      return Tick::Failed;
+    }
   }
   ready.clear();
   bool allDone = true;

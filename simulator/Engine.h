@@ -24,6 +24,7 @@
 #include "simulator/Program.h"
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -54,6 +55,9 @@ struct EngineOptions {
   std::vector<std::array<int64_t, 3>> ctas;
   int64_t maxSteps = int64_t{1} << 32;       // warp statements over the whole run
   int64_t memoryCapBytes = int64_t{4} << 30; // simulated state per CTA plus plan tables
+  // A wall-clock budget: past this instant the run ends as StepBudget (the
+  // clock is read every 1024 scheduler ticks). max(): none.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   // Track happens-before over shared memory and report unordered accesses.
   bool detectRaces = false;
   // Scalar fast paths: fused store statements and uniform loop stepping

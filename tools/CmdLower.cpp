@@ -3,16 +3,24 @@
 // kernel's target, checks that the PTX holds the instructions dispatch chose
 // and that ptxas reports no slow path (wgmma serialization, spills), and
 // prints one line per check; a failed check exits 1.
+//
+// A kernel that `tilescope check` rejects is not lowered: the same proofs
+// run first (layouts and resources, barrier protocols, static races), and
+// any finding is printed and exits 1 (input errors, as everywhere, exit 2).
+#include "check/KernelProofs.h"
 #include "codegen/CudaEmitter.h"
 #include "codegen/Toolchain.h"
 #include "ir/Checker.h"
 #include "ir/Parser.h"
 #include "tools/Command.h"
 #include "tools/InputFile.h"
+#include "tools/ProblemSizes.h"
 
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
+
+#include <optional>
 
 namespace tilescope::tool {
 namespace {
@@ -28,12 +36,45 @@ cl::opt<bool> verifyPtx("verify-ptx",
                         cl::desc("Compile with nvcc; check the PTX and ptxas's report"),
                         cl::sub(lowerCommand));
 
+// The proofs of `tilescope check` on every kernel to lower; returns the
+// number of findings (reported into `in.diag`), or nothing after an input
+// error (a `// problem:` annotation that does not parse).
+std::optional<unsigned> checkBeforeLowering(CommandInput &in) {
+  llvm::StringRef source;
+  if (in.sourceMgr.getNumBuffers() > 0)
+    source = in.sourceMgr.getMemoryBuffer(1)->getBuffer();
+  unsigned findings = 0;
+  for (const Kernel &k : in.module->kernels) {
+    if (!kernelName.empty() && k.name != kernelName)
+      continue;
+    BarrierProofOptions options;
+    unsigned errorsBefore = in.diag.errorCount();
+    if (auto sizes = problemSizesOf(k, source, in.diag); sizes && !sizes->empty()) {
+      options.sizes = std::move(*sizes);
+      options.sizesFrom = kProblemSizesFrom;
+    }
+    if (in.diag.errorCount() != errorsBefore)
+      return std::nullopt;
+    for (const NamedProofOutcome &p : runKernelProofs(k, in.diag, options).proofs)
+      findings += p.outcome.findings;
+  }
+  return findings;
+}
+
 int runLower() {
   CommandInput in;
   if (!in.load(input, kernelName))
     return kInputError;
   const Module &module = *in.module;
   Diagnostics &diag = in.diag;
+  auto findings = checkBeforeLowering(in);
+  if (!findings)
+    return kInputError;
+  if (*findings) {
+    llvm::errs() << "tilescope: error: not lowering: `tilescope check` has " << *findings
+                 << " finding" << (*findings == 1 ? "" : "s") << " (above)\n";
+    return kFindings;
+  }
   auto lowered = codegen::lowerModule(module, diag, kernelName);
   if (!lowered)
     return kInputError;

@@ -1,8 +1,8 @@
 #include "tools/NameValues.h"
 
+#include "ir/ConcreteEval.h"
 #include "ir/Printer.h"
 #include "ir/Visitor.h"
-#include "verifier/ConcreteEval.h"
 
 #include <llvm/ADT/SmallVector.h>
 

@@ -1,10 +1,10 @@
 #include "tools/ProblemSizes.h"
 
+#include "ir/ConcreteEval.h"
 #include "ir/Printer.h"
 #include "ir/Visitor.h"
 #include "simulator/Problem.h"
 #include "simulator/Program.h"
-#include "verifier/ConcreteEval.h"
 #include "verifier/FallbackSizes.h"
 
 #include <fmt/format.h>

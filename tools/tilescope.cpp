@@ -1,9 +1,14 @@
 // The `tilescope` command line: a thin dispatcher over the libraries.
 #include "tools/Command.h"
 
+#include <llvm/Support/ErrorHandling.h>
 #include <llvm/Support/InitLLVM.h>
+#include <llvm/Support/PrettyStackTrace.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
 #include <vector>
 
 namespace tilescope::tool {
@@ -21,11 +26,44 @@ std::vector<Entry> &registry() {
 CommandRegistration::CommandRegistration(llvm::cl::SubCommand &sub, CommandFn run) {
   registry().push_back({&sub, run});
 }
+
+namespace {
+// A fatal error inside LLVM (or an allocation that fails: InitLLVM routes
+// operator new's failures here too) is an error of this input, exit 2, with
+// no "submit a bug report to llvm-project" message. The checker bounds every
+// declared size first (ir/SizeLimits.h), so reaching this is a gap there.
+// Only write(2): the heap may be exhausted.
+[[noreturn]] void fatal(const char *what, const char *reason) {
+  auto put = [](const char *text) { (void)!::write(2, text, std::strlen(text)); };
+  put("tilescope: error: ");
+  put(what);
+  if (reason && *reason) {
+    put(": ");
+    put(reason);
+  }
+  put("\n");
+  std::_Exit(kInputError);
+}
+void onFatalError(void *, const char *reason, bool) {
+  fatal("fatal error", reason);
+}
+void onBadAlloc(void *, const char *reason, bool) {
+  fatal("out of memory (an input size beyond what can be allocated)", reason);
+}
+} // namespace
+
+void installErrorHandlers() {
+  llvm::install_fatal_error_handler(onFatalError, nullptr);
+  llvm::install_bad_alloc_error_handler(onBadAlloc, nullptr);
+  llvm::setBugReportMsg("tilescope crashed: this is a bug in tilescope, not in LLVM; please "
+                        "report it with the input that caused it.\n");
+}
 } // namespace tilescope::tool
 
 int main(int argc, char **argv) {
   using namespace tilescope::tool;
   llvm::InitLLVM init(argc, argv);
+  installErrorHandlers();
   std::string errors;
   llvm::raw_string_ostream errorStream(errors);
   if (!llvm::cl::ParseCommandLineOptions(

@@ -1,19 +1,24 @@
 #include "verifier/BarrierFallback.h"
 
+#include "ir/ConcreteEval.h"
 #include "verifier/BarrierExplorer.h"
-#include "verifier/ConcreteEval.h"
 #include "verifier/FallbackSizes.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 namespace tilescope {
 
 namespace {
 
-constexpr int64_t kMaxCtas = 64;
+// CTAs (or clusters) unrolled to sort them into classes of identical runs;
+// only one run of each class is explored.
+constexpr int64_t kMaxCtas = 1 << 16;
 constexpr size_t kMaxSteps = 1'000'000;
+// Steps unrolled over all CTAs together.
+constexpr size_t kMaxTotalSteps = 20'000'000;
 
 void notChecked(BarrierReport &report, llvm::SMLoc loc, const std::string &why) {
   report.method = "not proved (not checked exhaustively: " + why + ")";
@@ -46,21 +51,64 @@ std::optional<std::vector<std::array<int64_t, 3>>> ctasOf(const BarrierSkeleton 
   return out;
 }
 
-// What the runs covered, for the method line: ", all 4 CTAs", ", the whole
-// cluster of 2 CTAs", ", all 2 clusters of 2 CTAs, each explored whole".
-std::string runsText(int64_t cluster, size_t runs) {
-  if (cluster <= 1)
-    return runs > 1 ? fmt::format(", all {} CTAs", runs) : "";
-  return runs > 1 ? fmt::format(", all {} clusters of {} CTAs, each explored whole", runs, cluster)
-                  : fmt::format(", the whole cluster of {} CTAs", cluster);
+// A run with its messages' iteration texts left out: two CTAs whose runs
+// have equal signatures take the same steps on the same elements with the
+// same parities, amounts and accesses, so exploring one decides both.
+std::string signatureOf(const BarrierSkeleton &sk, const ConcreteSkeleton &run) {
+  std::string out;
+  for (const ConcreteElement &e : run.elements)
+    out += fmt::format("E{}[{}]{}/{}@{};", e.array, e.index, e.count, e.cta, e.cta);
+  for (const ConcreteProcess &p : run.processes) {
+    out += fmt::format("P{}@{}:", p.threads.describe(), p.cta);
+    for (const ConcreteStep &st : p.steps) {
+      out += fmt::format("{},{},{},{},{},{},{},{}", st.event - sk.events.data(), st.element,
+                         st.parity, st.amount, st.expectBytes, st.round, st.syncThreads, st.cta);
+      for (const ConcreteAccess &a : st.accesses) {
+        out += fmt::format("|{}@{}:{}{}", a.buffer, a.cta, a.stage, a.write ? "w" : "r");
+        for (const auto &[lo, hi] : a.box)
+          out += fmt::format("[{},{})", lo, hi);
+      }
+      out += ';';
+    }
+  }
+  return out;
+}
+
+std::string ctaText(const std::array<int64_t, 3> &c) {
+  return c[1] == 0 && c[2] == 0 ? fmt::format("{}", c[0])
+                                : fmt::format("({}, {}, {})", c[0], c[1], c[2]);
+}
+
+// The runs of the whole grid, for the method line: ", all 4 CTAs", ", the
+// whole cluster of 2 CTAs", ", all 2 clusters of 2 CTAs, each explored
+// whole", ", all 132 CTAs (2 distinct runs: CTAs 0 and 131 explored; CTAs
+// share no mbarrier or shared memory)".
+std::string runsText(int64_t cluster, size_t runs,
+                     const std::vector<std::array<int64_t, 3>> &explored) {
+  std::string what = cluster > 1 ? fmt::format("clusters of {} CTAs", cluster) : "CTAs";
+  if (runs <= 1)
+    return cluster > 1 ? fmt::format(", the whole cluster of {} CTAs", cluster) : "";
+  std::string whole = cluster > 1 ? ", each explored whole" : "";
+  if (explored.size() == runs)
+    return fmt::format(", all {} {}{}", runs, what, whole);
+  std::string names;
+  for (size_t i = 0; i < explored.size(); ++i)
+    names += (i == 0 ? "" : i + 1 == explored.size() ? " and " : ", ") + ctaText(explored[i]);
+  return fmt::format(", all {} {}{} ({} distinct run{}: {} {} explored; {} share no mbarrier or "
+                     "shared memory, so runs with the same steps decide each other)",
+                     runs, what, whole, explored.size(), explored.size() == 1 ? "" : "s",
+                     cluster > 1
+                         ? (explored.size() == 1 ? "the cluster of CTA" : "the clusters of CTAs")
+                         : (explored.size() == 1 ? "CTA" : "CTAs"),
+                     names, cluster > 1 ? "clusters" : "CTAs");
 }
 
 // The run a finding comes from: ", CTA (1, 0, 0)", ", the cluster of CTA
 // (2, 0, 0)", ", the whole cluster of 2 CTAs", or nothing for one CTA.
-std::string runText(int64_t cluster, const std::vector<std::array<int64_t, 3>> &runs, size_t r) {
-  if (runs.size() > 1)
-    return fmt::format(", {} ({}, {}, {})", cluster > 1 ? "the cluster of CTA" : "CTA", runs[r][0],
-                       runs[r][1], runs[r][2]);
+std::string runText(int64_t cluster, size_t runs, const std::array<int64_t, 3> &c) {
+  if (runs > 1)
+    return fmt::format(", {} ({}, {}, {})", cluster > 1 ? "the cluster of CTA" : "CTA", c[0], c[1],
+                       c[2]);
   return cluster > 1 ? fmt::format(", the whole cluster of {} CTAs", cluster) : "";
 }
 
@@ -102,48 +150,103 @@ void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions 
         std::remove_if(ctas->begin(), ctas->end(),
                        [&](const auto &c) { return c[size_t(shape->axis)] % cluster != 0; }),
         ctas->end());
+  // The first CTA's run; when it reads blockIdx, every CTA's (cluster's)
+  // run, sorted into classes of identical runs, one explored per class.
+  ConcreteSkeleton first = unrollSkeleton(sk, *sizes, {0, 0, 0}, kMaxSteps, cluster);
   std::vector<std::array<int64_t, 3>> runs{{0, 0, 0}};
-  size_t states = 0;
-  std::vector<ProtocolFinding> findings;
-  for (size_t r = 0; r < runs.size(); ++r) {
-    ConcreteSkeleton concrete = unrollSkeleton(sk, *sizes, runs[r], kMaxSteps, cluster);
+  std::vector<std::pair<std::array<int64_t, 3>, ConcreteSkeleton>> classes;
+  auto unrolled = [&](const ConcreteSkeleton &concrete, const std::array<int64_t, 3> &cta) {
     if (concrete.outOfRange) {
-      ProtocolFinding f{ProtocolViolationKind::IndexOutOfRange, concrete.errorLoc,
-                        fmt::format("{} (checked exhaustively at {})", concrete.error, sizesText),
-                        {}, false};
+      ProtocolFinding f{ProtocolViolationKind::IndexOutOfRange,
+                        concrete.errorLoc,
+                        fmt::format("{} (checked exhaustively at {}{})", concrete.error, sizesText,
+                                    runText(cluster, runs.size(), cta)),
+                        {},
+                        false};
       f.exhaustive = true;
-      findings.push_back(std::move(f));
-      break;
+      bool dup = false;
+      for (const ProtocolFinding &g : report.findings)
+        dup = dup || (g.kind == f.kind && g.loc == f.loc);
+      if (!dup)
+        report.findings.push_back(std::move(f));
+      report.method = fmt::format("violated at {} (exhaustive check)", sizesText);
+      report.results.push_back({"exhaustive check of the concrete run",
+                                fmt::format("violated at {}: 1 finding(s)", sizesText), false});
+      return false;
     }
     if (!concrete.error.empty()) {
       notChecked(report, concrete.errorLoc, fmt::format("{} ({})", concrete.error, sizesText));
+      return false;
+    }
+    return true;
+  };
+  bool blockDependent = first.usesBlockIdx;
+  if (!unrolled(first, {0, 0, 0}))
+    return;
+  if (blockDependent) {
+    auto ctas = ctasOf(sk, *sizes);
+    if (ctas && cluster > 1)
+      ctas->erase(
+          std::remove_if(ctas->begin(), ctas->end(),
+                         [&](const auto &c) { return c[size_t(shape->axis)] % cluster != 0; }),
+          ctas->end());
+    if (!ctas) {
+      notChecked(report, at,
+                 fmt::format("the run depends on blockIdx and the grid at {} is not a "
+                             "constant of at most {} CTAs",
+                             sizesText, kMaxCtas));
       return;
     }
-    if (r == 0 && concrete.usesBlockIdx) {
-      if (!ctas) {
-        notChecked(report, at,
-                   fmt::format("the run depends on blockIdx and the grid at {} is not a "
-                               "constant of at most {} CTAs",
-                               sizesText, kMaxCtas));
-        return;
-      }
-      runs = *ctas;
+    runs = *ctas;
+  }
+  std::set<std::string> seen;
+  size_t totalSteps = 0;
+  for (const auto &cta : runs) {
+    ConcreteSkeleton concrete = cta == runs.front() && classes.empty()
+                                    ? std::move(first)
+                                    : unrollSkeleton(sk, *sizes, cta, kMaxSteps, cluster);
+    for (const ConcreteProcess &p : concrete.processes)
+      totalSteps += p.steps.size();
+    if (totalSteps > kMaxTotalSteps) {
+      notChecked(report, at,
+                 fmt::format("the runs of the {} CTAs at {} take over {} steps", runs.size(),
+                             sizesText, kMaxTotalSteps));
+      return;
     }
+    if (!unrolled(concrete, cta))
+      return;
+    if (seen.insert(signatureOf(sk, concrete)).second)
+      classes.push_back({cta, std::move(concrete)});
+  }
+  size_t states = 0;
+  std::vector<ProtocolFinding> findings;
+  bool complete = true;
+  std::string limit;
+  for (const auto &[cta, concrete] : classes) {
     ExplorationResult result = exploreSkeleton(concrete, options.stateCap);
     states += result.states;
     for (ProtocolFinding &f : result.findings) {
       f.message += fmt::format(" (checked exhaustively at {}{})", sizesText,
-                               runText(cluster, runs, r));
+                               runText(cluster, runs.size(), cta));
       findings.push_back(std::move(f));
     }
+    // Findings of an exploration cut short are real: each is a state
+    // reached at these sizes.
     if (!result.complete) {
-      notChecked(report, at, fmt::format("{} at {}", result.limit, sizesText));
-      return;
+      complete = false;
+      limit = result.limit;
     }
-    if (!findings.empty())
+    if (!findings.empty() || !complete)
       break;
   }
-  std::string where = sizesText + runsText(cluster, runs.size());
+  std::vector<std::array<int64_t, 3>> explored;
+  for (const auto &c : classes)
+    explored.push_back(c.first);
+  if (findings.empty() && !complete) {
+    notChecked(report, at, fmt::format("{} at {}", limit, sizesText));
+    return;
+  }
+  std::string where = sizesText + runsText(cluster, runs.size(), explored);
   for (ProtocolFinding &f : findings) {
     bool dup = false;
     for (const ProtocolFinding &g : report.findings)
@@ -164,8 +267,8 @@ void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions 
       r.status = fmt::format("checked exhaustively at {} (not proved for all sizes)", where);
   report.results.push_back(
       {"exhaustive check of the concrete run",
-       fmt::format("checked exhaustively at {}: {} states, every interleaving, no violation",
-                   where, states),
+       fmt::format("checked exhaustively at {}: {} states, every interleaving, no violation", where,
+                   states),
        false});
   report.checkedExhaustively = std::move(report.notProved);
   report.notProved.clear();

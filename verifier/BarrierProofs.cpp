@@ -1,10 +1,11 @@
 #include "verifier/BarrierProofs.h"
+#include "verifier/StructuralChecks.h"
 
 #include "ir/Affine.h"
+#include "ir/ConcreteEval.h"
 #include "ir/Printer.h"
 #include "ir/Visitor.h"
 #include "verifier/BarrierFallback.h"
-#include "verifier/ConcreteEval.h"
 #include "verifier/LeastWitness.h"
 #include "verifier/LinearPrecheck.h"
 #include "verifier/ProtoEncoding.h"
@@ -708,6 +709,7 @@ private:
     }
     barriers_[arr.name] = info;
     if (!info.symbolic) {
+      checkArrivalsPerExecution(info);
       result(arr.name + ": phases", false, "not proved: see warnings");
       return;
     }
@@ -1051,6 +1053,46 @@ private:
     }
     result(arr.name + ": arrivals per phase", true,
            fmt::format("proved for all sizes: every phase receives exactly {}", *info.count));
+  }
+
+  // Where the rounds of a barrier are out of the model's reach, what needs
+  // no rounds: one execution of an arrival brings more arrivals than the
+  // count (a phase takes at most `count`), a linear fact of the amount and
+  // the executing threads, decided for all sizes and iterations without
+  // exploring states.
+  void checkArrivalsPerExecution(const BarrierInfo &info) {
+    if (!info.count)
+      return;
+    const BarrierArray &arr = *info.arr;
+    for (size_t e : info.events) {
+      const SyncEvent &ev = sk_.events[e];
+      if (!isArrival(ev.kind) || ev.crossCta() || !modelled(ev) || clusterCtas_)
+        continue;
+      z3::expr i = enc_.fresh("i");
+      bool ok = true;
+      z3::expr amount = amountOf(ev, i, ok);
+      if (!ok)
+        continue;
+      Query s = solver();
+      s.add(fires(ev, i));
+      s.add(amount > ctx_.int_val(*info.count));
+      s.prefer(i);
+      std::optional<z3::model> m;
+      if (check(s, m, ev.loc, arr.name + " arrivals per execution") != z3::sat)
+        continue;
+      auto index = at(ev.barrier.index, ev, i);
+      std::string element =
+          index && index->is_int()
+              ? fmt::format("{}[{}]", arr.name, ProtoEncoder::value(*m, *index))
+              : arr.name;
+      finding(ProtocolViolationKind::OverArrival, ev.loc,
+              fmt::format("over-arrival: one execution of {} by {} at {} brings {} arrivals to "
+                          "{}, but a phase of {} takes {} (for {})",
+                          ev.what, ev.threads.describe(), iterationText(*m, ev, i),
+                          ProtoEncoder::value(*m, amount), element, arr.name, *info.count,
+                          sizes(*m)),
+              {{arr.loc, fmt::format("{} is declared with count {}", arr.name, *info.count)}});
+    }
   }
 
   void checkTransactions(const BarrierInfo &info) {
@@ -1678,90 +1720,14 @@ private:
 
   // --- structural checks ---
 
+  // mbarrier inits per element and named barriers as generations
+  // (StructuralChecks.h); CTA barriers reached by every thread.
   void checkInit() {
-    for (const auto &[name, arr] : sk_.barriers) {
-      std::vector<const SyncEvent *> inits, uses;
-      for (const SyncEvent &e : sk_.events)
-        if (e.barrier.array == name)
-          (e.kind == SyncKind::MbarInit ? inits : uses).push_back(&e);
-      if (arr.count) {
-        for (const SyncEvent *i : inits)
-          finding(ProtocolViolationKind::InitOrder, i->loc,
-                  fmt::format("re-init of a live barrier: {} is initialised with count {} by its "
-                              "declaration, and initialised again here",
-                              name, *arr.count),
-                  {{arr.loc, "declared here"}}, false);
-        continue;
-      }
-      if (inits.empty()) {
-        if (!uses.empty())
-          finding(ProtocolViolationKind::InitOrder, uses.front()->loc,
-                  fmt::format("{} is used but never initialised (declare it with a count or call "
-                              "mbarrier.init)",
-                              name),
-                  {{arr.loc, "declared here"}}, false);
-        continue;
-      }
-      const SyncEvent &init = *inits.front();
-      if (init.loop >= 0)
-        finding(
-            ProtocolViolationKind::InitOrder, init.loc,
-            fmt::format("mbarrier.init of {} inside a loop re-initialises a live barrier", name),
-            {}, false);
-      if (init.issuers() > 1 && arr.size == 1)
-        finding(ProtocolViolationKind::InitOrder, init.loc,
-                fmt::format("{} is initialised by {} threads ({}); one thread must initialise it",
-                            name, init.issuers(), init.threads.describe()),
-                {}, false);
-      // fence.mbarrier_init (or fence.proxy.async) by the initialising
-      // threads, then a CTA barrier, before any other thread uses it.
-      const SyncEvent *fence = nullptr, *sync = nullptr;
-      for (const SyncEvent &e : sk_.events) {
-        if (!fence && e.order > init.order &&
-            (e.kind == SyncKind::FenceMbarrierInit || e.kind == SyncKind::FenceProxyAsync) &&
-            init.threads.subsetOf(coverOf(e)))
-          fence = &e;
-        if (fence && !sync && e.order > fence->order && e.kind == SyncKind::CtaSync)
-          sync = &e;
-      }
-      for (const SyncEvent *u : uses) {
-        bool otherThreads = !u->threads.subsetOf(init.threads);
-        if (u->order < init.order && u->kind != SyncKind::MbarInval) {
-          finding(ProtocolViolationKind::InitOrder, u->loc,
-                  fmt::format("{} is used before its mbarrier.init", name),
-                  {{init.loc, "initialised here"}}, false);
-          break;
-        }
-        if (otherThreads && (!sync || u->order < sync->order)) {
-          finding(ProtocolViolationKind::InitOrder, u->loc,
-                  fmt::format("the init of {} is not made visible before {} ({}) uses it: it needs "
-                              "fence.mbarrier_init by the initialising thread{} and then cta.sync",
-                              name, u->threads.describe(), u->what,
-                              init.threads.count() > 1 ? "s" : ""),
-                  {{init.loc, "initialised here"}}, false);
-          break;
-        }
-      }
-      if (inits.size() > 1)
-        for (size_t k = 1; k < inits.size(); ++k) {
-          bool invalidated = false;
-          for (const SyncEvent *u : uses)
-            if (u->kind == SyncKind::MbarInval && u->order > inits[k - 1]->order &&
-                u->order < inits[k]->order)
-              invalidated = true;
-          if (!invalidated)
-            finding(ProtocolViolationKind::InitOrder, inits[k]->loc,
-                    fmt::format(
-                        "re-init of a live barrier: {} was initialised before and not invalidated",
-                        name),
-                    {{inits[k - 1]->loc, "first initialised here"}}, false);
-        }
-    }
+    mergeStructural([&](StructuralResult &r) { checkMbarrierInits(sk_, r); });
   }
 
   void checkCtaBarriers() {
-    std::map<int64_t, std::vector<const SyncEvent *>> named;
-    for (const SyncEvent &e : sk_.events) {
+    for (const SyncEvent &e : sk_.events)
       if (e.kind == SyncKind::CtaSync && e.threads.count() != sk_.threads)
         finding(ProtocolViolationKind::Divergence, e.loc,
                 fmt::format(
@@ -1769,41 +1735,16 @@ private:
                     "never arrive and the CTA hangs",
                     e.what, e.threads.describe(), e.threads.count(), sk_.threads),
                 {}, false);
-      if (e.kind == SyncKind::NamedSync || e.kind == SyncKind::NamedArrive) {
-        if (e.namedThreads <= 0 || e.namedThreads % 32 != 0 || e.namedThreads > sk_.threads)
-          finding(ProtocolViolationKind::NamedBarrierThreads, e.loc,
-                  fmt::format(
-                      "named barrier {} counts {} threads: it must be a positive multiple of 32 "
-                      "and at most the CTA's {}",
-                      e.namedId, e.namedThreads, sk_.threads),
-                  {}, false);
-        else if (!(e.threads.widened(32) == e.threads))
-          finding(ProtocolViolationKind::Divergence, e.loc,
-                  fmt::format("divergent barrier: {} is reached by part of a warp ({})", e.what,
-                              e.threads.describe()),
-                  {}, false);
-        named[e.namedId].push_back(&e);
-      }
-    }
-    for (const auto &[id, events] : named) {
-      ThreadSet all(sk_.threads);
-      for (const SyncEvent *e : events) {
-        if (e->namedThreads != events.front()->namedThreads)
-          finding(ProtocolViolationKind::NamedBarrierThreads, e->loc,
-                  fmt::format("named barrier {} counts {} threads here but {} elsewhere", id,
-                              e->namedThreads, events.front()->namedThreads),
-                  {{events.front()->loc, "first use"}}, false);
-        for (int64_t t = 0; t < sk_.threads; ++t)
-          if (e->threads.contains(t))
-            all.add(t);
-      }
-      int64_t expect = events.front()->namedThreads;
-      if (expect > 0 && all.count() != expect && events.size() >= 1)
-        finding(ProtocolViolationKind::NamedBarrierThreads, events.front()->loc,
-                fmt::format("named barrier {} expects {} threads but {} ({}) reach it", id, expect,
-                            all.count(), all.describe()),
-                {}, false);
-    }
+    mergeStructural([&](StructuralResult &r) { checkNamedBarriers(sk_, r); });
+  }
+
+  template <typename Check> void mergeStructural(Check check) {
+    StructuralResult r;
+    check(r);
+    for (ProtocolFinding &f : r.findings)
+      finding(f.kind, f.loc, std::move(f.message), std::move(f.notes), false);
+    for (auto &n : r.notProved)
+      report_.notProved.push_back(std::move(n));
   }
 
   // Per role, in program order (a loop body read twice covers the back edge).

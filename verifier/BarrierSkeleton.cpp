@@ -1,8 +1,9 @@
 #include "verifier/BarrierSkeleton.h"
 
+#include "ir/ConcreteEval.h"
 #include "ir/Printer.h"
+#include "ir/ThreadUniformity.h"
 #include "ir/Visitor.h"
-#include "verifier/ConcreteEval.h"
 
 #include <fmt/format.h>
 
@@ -208,29 +209,9 @@ namespace {
 
 // --- what an expression depends on ---
 
-bool isThreadBuiltin(BuiltinKind b) {
-  switch (b) {
-  case BuiltinKind::laneid:
-  case BuiltinKind::warpid:
-  case BuiltinKind::wgid:
-  case BuiltinKind::tid_in_wg:
-  case BuiltinKind::wid_in_wg:
-  case BuiltinKind::threadIdx_x:
-    return true;
-  default:
-    return false;
-  }
-}
-
-// Thread indices that differ inside one warp.
-bool isLaneVarying(BuiltinKind b) {
-  return b == BuiltinKind::laneid || b == BuiltinKind::tid_in_wg || b == BuiltinKind::threadIdx_x;
-}
-
 struct Dependence {
-  bool thread = false;      // reads a thread index or a per-thread collective
-  bool laneVarying = false; // differs between lanes of one warp
-  bool uniform = false;     // reads a loop variable, a shape symbol, blockIdx, a scalar
+  bool thread = false;  // reads a thread index or a per-thread collective
+  bool uniform = false; // reads a loop variable, a shape symbol, blockIdx, a scalar
 };
 
 class DependenceScan : public IRVisitor {
@@ -242,7 +223,6 @@ protected:
   void visitBuiltin(const Builtin &b) override {
     if (isThreadBuiltin(b.which)) {
       dep.thread = true;
-      dep.laneVarying |= isLaneVarying(b.which);
     } else {
       dep.uniform = true;
     }
@@ -250,7 +230,6 @@ protected:
   void visitCall(const Call &c) override {
     if (c.callee == "elect_sync" || c.callee.rfind("shfl", 0) == 0) {
       dep.thread = true;
-      dep.laneVarying = true;
     }
     IRVisitor::visitCall(c);
   }
@@ -277,30 +256,11 @@ void splitConjuncts(const Expr &e, std::vector<Expr> &out) {
 
 // --- evaluating thread conditions on every thread ---
 
-int64_t builtinValue(BuiltinKind b, int64_t tx) {
-  switch (b) {
-  case BuiltinKind::laneid:
-    return tx % 32;
-  case BuiltinKind::warpid:
-    return tx / 32;
-  case BuiltinKind::wgid:
-    return tx / 128;
-  case BuiltinKind::tid_in_wg:
-    return tx % 128;
-  case BuiltinKind::wid_in_wg:
-    return (tx / 32) % 4;
-  case BuiltinKind::threadIdx_x:
-    return tx;
-  default:
-    return 0;
-  }
-}
-
 std::optional<int64_t> valueAt(const Expr &e, int64_t tx) {
   return evalConcrete(e, [tx](const Expr &leaf) -> std::optional<int64_t> {
     if (leaf->kind != ExprKind::Builtin)
       return std::nullopt;
-    return builtinValue(as<Builtin>(leaf).which, tx);
+    return threadBuiltinValue(as<Builtin>(leaf).which, tx);
   });
 }
 
@@ -412,6 +372,13 @@ private:
     return e ? foldConstants(substitute(e, c.env)) : e;
   }
 
+  // Whether every warp's lanes agree on a thread condition, from its values
+  // (`tid_in_wg < 64` selects whole warps): such conditions delimit roles.
+  bool warpUniform(const Expr &cond) const {
+    auto u = threadUniformity(cond, sk_.threads);
+    return u && *u >= Convergence::Warp;
+  }
+
   int roleFor(const ThreadSet &threads, llvm::SMLoc loc) {
     for (size_t i = 0; i < sk_.roles.size(); ++i)
       if (sk_.roles[i].threads == threads)
@@ -507,7 +474,7 @@ private:
       for (const Expr &e : threadPart) {
         if (auto t = threadsWhere(e, thenC.active))
           thenC.active = *t;
-        if (!dependenceOf(e).laneVarying && !dependenceOf(e).uniform)
+        if (warpUniform(e))
           if (auto t = threadsWhere(e, thenC.roleActive))
             thenC.roleActive = *t;
       }
@@ -517,7 +484,7 @@ private:
       } else if (uniformPart.empty()) {
         if (auto t = threadsWhere(cond, c.active))
           elseC.active = minus(c.active, *t);
-        if (!dependenceOf(cond).laneVarying)
+        if (warpUniform(cond))
           if (auto t = threadsWhere(cond, c.roleActive))
             elseC.roleActive = minus(c.roleActive, *t);
       } else if (!i.elseBody.empty()) {

@@ -1,7 +1,7 @@
 #include "verifier/ConcreteSkeleton.h"
 
+#include "ir/ConcreteEval.h"
 #include "ir/Visitor.h"
-#include "verifier/ConcreteEval.h"
 
 #include <fmt/format.h>
 

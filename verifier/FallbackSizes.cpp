@@ -1,11 +1,14 @@
 #include "verifier/FallbackSizes.h"
 
-#include "verifier/ConcreteEval.h"
+#include "ir/ConcreteEval.h"
+#include "ir/Visitor.h"
 #include "verifier/ProtoEncoding.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <vector>
 
 namespace tilescope {
 
@@ -58,6 +61,204 @@ int64_t ringOf(const BarrierSkeleton &sk, const SyncEvent &e) {
   return ring;
 }
 
+// What the sizes must give: a loop nest ending at `loop` runs at least
+// `flattened` iterations in all and each of its levels at least twice.
+struct TwoRounds {
+  int loop = -1;
+  int64_t flattened = 2;
+};
+
+std::vector<TwoRounds> twoRoundRequirements(const BarrierSkeleton &sk) {
+  std::map<int, int64_t> rings;
+  for (const SyncEvent &e : sk.events)
+    if (e.loop >= 0)
+      rings[e.loop] = std::max(rings[e.loop], ringOf(sk, e));
+  std::vector<TwoRounds> out;
+  for (const auto &[loop, ring] : rings)
+    out.push_back({loop, 2 * ring});
+  return out;
+}
+
+// The CTAs whose trip counts bound everyone's: the first and the last of
+// the grid (a persistent tile loop `for t in blockIdx.x .. tiles step G`
+// runs least often in the last). Nothing when the grid does not evaluate.
+std::optional<std::vector<std::array<int64_t, 3>>> boundingCtas(const BarrierSkeleton &sk,
+                                                                const SizeAssignment &sizes) {
+  std::array<int64_t, 3> last{0, 0, 0};
+  for (size_t d = 0; d < sk.grid.size() && d < 3; ++d) {
+    auto v = evalConcrete(sk.grid[d], [&](const Expr &e) -> std::optional<int64_t> {
+      if (e->kind != ExprKind::Var)
+        return std::nullopt;
+      auto it = sizes.find(as<Var>(e).name);
+      return it == sizes.end() ? std::nullopt : std::optional<int64_t>(it->second);
+    });
+    if (!v || *v < 1)
+      return std::nullopt;
+    last[d] = *v - 1;
+  }
+  return std::vector<std::array<int64_t, 3>>{{0, 0, 0}, last};
+}
+
+// Whether `e` reads blockIdx (a persistent tile loop's bounds).
+bool readsBlockIdx(const Expr &e) {
+  struct Finder : IRVisitor {
+    bool found = false;
+    void visitBuiltin(const Builtin &b) override {
+      found = found || b.which == BuiltinKind::blockIdx_x || b.which == BuiltinKind::blockIdx_y ||
+              b.which == BuiltinKind::blockIdx_z;
+    }
+  } finder;
+  finder.visit(e);
+  return finder.found;
+}
+
+// How far `sizes` fall short of two rounds of every ring (and two
+// iterations of every loop level) in the bounding CTAs: the sum of the
+// missing fractions, 0 when every requirement a value can meet is met.
+// Requirements that do not evaluate (a trip count reading an outer loop
+// variable) are left out.
+double twoRoundShortfall(const BarrierSkeleton &sk, const std::vector<TwoRounds> &reqs,
+                         const SizeAssignment &sizes) {
+  auto ctas = boundingCtas(sk, sizes);
+  if (!ctas)
+    return 0;
+  double missing = 0;
+  for (const auto &cta : *ctas) {
+    LeafValue leaf = [&](const Expr &e) -> std::optional<int64_t> {
+      if (e->kind == ExprKind::Var) {
+        auto it = sizes.find(as<Var>(e).name);
+        return it == sizes.end() ? std::nullopt : std::optional<int64_t>(it->second);
+      }
+      switch (as<Builtin>(e).which) {
+      case BuiltinKind::blockIdx_x:
+        return cta[0];
+      case BuiltinKind::blockIdx_y:
+        return cta[1];
+      case BuiltinKind::blockIdx_z:
+        return cta[2];
+      default:
+        return std::nullopt;
+      }
+    };
+    auto shortOf = [&](int64_t got, int64_t need) {
+      return got >= need ? 0.0 : double(need - std::max<int64_t>(got, 0)) / double(need);
+    };
+    for (const TwoRounds &r : reqs) {
+      int64_t flattened = 1;
+      bool known = true;
+      for (int l = r.loop; l >= 0; l = sk.loops[size_t(l)].parent) {
+        auto trip = evalConcrete(sk.loops[size_t(l)].trip(), leaf);
+        if (!trip) {
+          known = false;
+          break;
+        }
+        missing += shortOf(*trip, 2);
+        flattened *= std::max<int64_t>(*trip, 0);
+      }
+      if (known)
+        missing += shortOf(flattened, r.flattened);
+    }
+  }
+  // A loop whose trip count reads blockIdx (a persistent tile loop) should
+  // leave a tail: the last CTA one iteration fewer than the first.
+  auto eval = [&](const Expr &e, const std::array<int64_t, 3> &cta) {
+    return evalConcrete(e, [&](const Expr &x) -> std::optional<int64_t> {
+      if (x->kind == ExprKind::Var) {
+        auto it = sizes.find(as<Var>(x).name);
+        return it == sizes.end() ? std::nullopt : std::optional<int64_t>(it->second);
+      }
+      int d = int(as<Builtin>(x).which) - int(BuiltinKind::blockIdx_x);
+      return d >= 0 && d < 3 ? std::optional<int64_t>(cta[size_t(d)]) : std::nullopt;
+    });
+  };
+  for (const SkeletonLoop &loop : sk.loops) {
+    Expr trip = loop.trip();
+    if (!readsBlockIdx(trip))
+      continue;
+    auto first = eval(trip, ctas->front()), last = eval(trip, ctas->back());
+    if (first && last && *first <= *last)
+      missing += 0.5;
+  }
+  return missing;
+}
+
+bool admits(const BarrierSkeleton &sk, const SizeAssignment &sizes) {
+  LeafValue leaf = [&](const Expr &e) -> std::optional<int64_t> {
+    if (e->kind != ExprKind::Var)
+      return std::nullopt;
+    auto it = sizes.find(as<Var>(e).name);
+    return it == sizes.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  };
+  for (const Expr &c : sk.constraints)
+    if (evalConcrete(c, leaf).value_or(0) == 0)
+      return false;
+  return true;
+}
+
+// From admitted sizes that fall short of two rounds (Z3's optimum is not
+// one where a trip count is a product of symbols, or where it depends on
+// blockIdx): double one symbol at a time, the one that brings the shortfall
+// down most, while the where clause admits it.
+SizeAssignment growToTwoRounds(const BarrierSkeleton &sk, SizeAssignment sizes,
+                               const SizeAssignment &fixed) {
+  auto reqs = twoRoundRequirements(sk);
+  double now = twoRoundShortfall(sk, reqs, sizes);
+  constexpr int64_t kLargest = int64_t(1) << 24;
+  for (int step = 0; step < 64 && now > 0; ++step) {
+    std::optional<SizeAssignment> best;
+    double bestShort = now;
+    int64_t bestSum = 0;
+    for (const auto &[name, v] : sizes) {
+      if (fixed.count(name))
+        continue;
+      // The least doubling of this symbol that gains anything: trip
+      // counts are steps of the sizes (`(M + 127) / 128`).
+      SizeAssignment c = sizes;
+      for (c[name] = std::max<int64_t>(1, v) * 2; c[name] <= kLargest; c[name] *= 2) {
+        if (!admits(sk, c))
+          continue;
+        double s = twoRoundShortfall(sk, reqs, c);
+        if (s >= now)
+          continue;
+        int64_t sum = 0;
+        for (const auto &[n, x] : c)
+          sum += x;
+        if (!best || s < bestShort || (s == bestShort && sum < bestSum)) {
+          bestShort = s;
+          bestSum = sum;
+          best = c;
+        }
+        break;
+      }
+    }
+    if (!best)
+      break;
+    sizes = std::move(*best);
+    now = bestShort;
+  }
+  // Then each grown symbol back down as far as the shortfall allows
+  // (doubling overshoots: M = 32768 where 16896 gives the same rounds).
+  for (auto &[name, v] : sizes) {
+    if (fixed.count(name))
+      continue;
+    int64_t lo = 1, hi = v; // hi is good
+    while (lo < hi) {
+      int64_t mid = lo + (hi - lo) / 2;
+      SizeAssignment c = sizes;
+      c[name] = mid;
+      if (admits(sk, c) && twoRoundShortfall(sk, reqs, c) <= now)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    SizeAssignment c = sizes;
+    c[name] = hi;
+    if (admits(sk, c) && twoRoundShortfall(sk, reqs, c) <= now)
+      v = hi;
+  }
+  return sizes;
+}
+
 } // namespace
 
 std::optional<SizeAssignment> smallestTwoRoundSizes(const BarrierSkeleton &sk, std::string &why,
@@ -71,23 +272,19 @@ std::optional<SizeAssignment> smallestTwoRoundSizes(const BarrierSkeleton &sk, s
     for (const auto &[name, v] : fixed)
       if (auto it = enc.symbols().find(name); it != enc.symbols().end())
         opt.add(it->second == ctx.int_val(v));
-    // Per loop: the flattened trip count of its nest and the largest ring
-    // its events touch.
-    std::map<int, int64_t> rings;
-    for (const SyncEvent &e : sk.events)
-      if (e.loop >= 0)
-        rings[e.loop] = std::max(rings[e.loop], ringOf(sk, e));
-    for (const auto &[loop, ring] : rings) {
-      if (ring < 2)
-        continue;
+    // Per loop: the flattened trip count of its nest must reach two rounds
+    // of the largest ring its events touch (two iterations for a ring of
+    // one). Trip counts that read blockIdx are checked (and grown) below,
+    // in the first and the last CTA.
+    for (const TwoRounds &r : twoRoundRequirements(sk)) {
       std::optional<z3::expr> trip = ctx.int_val(1);
-      for (int l = loop; l >= 0 && trip; l = sk.loops[size_t(l)].parent)
+      for (int l = r.loop; l >= 0 && trip; l = sk.loops[size_t(l)].parent)
         if (auto t = enc.encode(sk.loops[size_t(l)].trip(), {}))
           trip = *trip * *t;
         else
           trip.reset();
       if (trip)
-        opt.add_soft(*trip >= ctx.int_val(2 * ring), 1);
+        opt.add_soft(*trip >= ctx.int_val(r.flattened), 1);
     }
     z3::expr sum = ctx.int_val(0);
     for (const std::string &s : sk.symbols)
@@ -106,7 +303,11 @@ std::optional<SizeAssignment> smallestTwoRoundSizes(const BarrierSkeleton &sk, s
     SizeAssignment out;
     for (const std::string &s : sk.symbols)
       out[s] = detail::ProtoEncoder::value(m, enc.symbols().at(s));
-    return out;
+    if (!admits(sk, out)) {
+      why = "Z3 chose sizes the where clause does not admit";
+      return std::nullopt;
+    }
+    return growToTwoRounds(sk, std::move(out), fixed);
   } catch (const z3::exception &e) {
     why = fmt::format("Z3 failed choosing sizes: {}", e.msg());
     return std::nullopt;

@@ -65,25 +65,10 @@ KernelLayoutReport verifyKernelLayouts(const std::vector<KernelBuffer> &buffers,
     for (auto &u : r.undecided)
       report.undecided.push_back({loc, fmt::format("layout of {}: {}", b.name, u)});
   };
-  int64_t sharedBytes = 0;
-  const KernelBuffer *lastShared = nullptr;
-  for (const KernelBuffer &b : buffers) {
-    BufferInfo info = infoOf(b);
-    absorb(b, verifyLayout(b.layout, b.shape, info, target, launch, options), b.loc);
-    if (b.scope == BufferScope::Shared && b.layout.admits(b.shape)) {
-      sharedBytes +=
-          boundOf(Axis::m, info, b.shape, target, launch) * std::max(dtypeBits(b.dtype), 1) / 8;
-      lastShared = &b;
-    }
-  }
-  if (lastShared && sharedBytes > target.sharedBytesPerCta) {
-    LayoutViolation v{ViolationKind::Bounds, {}, {}};
-    v.witness.axis = Axis::m;
-    v.witness.extent = target.sharedBytesPerCta;
-    v.message = fmt::format("shared buffers need {} bytes, but {} offers {} per CTA", sharedBytes,
-                            target.name, target.sharedBytesPerCta);
-    report.findings.push_back({lastShared->name, lastShared->loc, std::move(v)});
-  }
+  // The per-CTA total of shared memory is the resource check's
+  // (verifier/Resources.h), laid out as the lowering lays it out.
+  for (const KernelBuffer &b : buffers)
+    absorb(b, verifyLayout(b.layout, b.shape, infoOf(b), target, launch, options), b.loc);
   for (size_t i = 0; i < buffers.size(); ++i)
     for (size_t j = i + 1; j < buffers.size(); ++j) {
       const KernelBuffer &a = buffers[i], &b = buffers[j];

@@ -3,7 +3,10 @@
 status 2 and a `file:line:col: error:` diagnostic: no crash, no hang, no
 uncaught exception. The corpus is corpus/*.tile (kernel files, given to
 `check`; `fmt`, which only parses, must exit 0 or 2 without crashing) and corpus/*.layout (layout text, given to `layout`), plus
-inputs generated here that are too big to commit (10 MB files, deep nesting)."""
+inputs generated here that are too big to commit (10 MB files, deep nesting).
+Kernels named limits_*.tile declare sizes beyond the target's limits
+(ir/SizeLimits.h): every command that runs the checker (check, sim, race,
+lower) must reject them with exit 2 before allocating anything."""
 import os
 import re
 import subprocess
@@ -77,6 +80,10 @@ def main():
             # fmt only parses: a well-formed but ill-typed kernel formats fine.
             run(tool, ["fmt", path], f"fmt {name}", failures, allowed=(0, 2))
             count += 2
+            if name.startswith("limits_"):
+                for command in ("sim", "race", "lower"):
+                    run(tool, [command, path], f"{command} {name}", failures)
+                    count += 1
         elif name.endswith(".layout"):
             text = open(path, encoding="utf-8").read()
             run(tool, ["layout", text, "--shape", "4,8"], f"layout {name}", failures)

@@ -124,19 +124,6 @@ TEST_CASE("a TMA destination with padded rows is reported at the copy") {
                                     "at m 72 before the swizzle, not 64 (operand S)");
 }
 
-TEST_CASE("shared buffers past the per-CTA budget") {
-  Checked c = checkText("kernel k(A: global f32[4, 8])\n"
-                        "  launch grid(1) threads(128) target(sm_90a)\n"
-                        "{\n"
-                        "  shared S0: f32[32768] layout(S[32768:1])\n"
-                        "  shared S1: f32[32768] layout(S[32768:1])\n"
-                        "}\n");
-  REQUIRE(c.findings == 1);
-  CHECK(c.diagnostics[0].line == 5);
-  CHECK(c.diagnostics[0].message == "shared buffers need 262144 bytes, but sm_90a offers 232448 "
-                                    "per CTA");
-}
-
 TEST_CASE("symbolic TMA rule: the global row stride must be 16 bytes for every admitted K") {
   auto kernel = [](const char *where) {
     return std::string("kernel k(A: global bf16[M, K])\n  where ") + where +

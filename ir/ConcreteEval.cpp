@@ -1,4 +1,4 @@
-#include "verifier/ConcreteEval.h"
+#include "ir/ConcreteEval.h"
 
 #include <algorithm>
 

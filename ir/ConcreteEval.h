@@ -1,10 +1,9 @@
 // Integer expressions of the IR evaluated at concrete values: the thread
 // conditions of the skeleton (every thread of the launch) and the barrier
 // indices, parities, guards and loop bounds of the exhaustive fallback (one
-// size assignment). Names and builtins are the caller's: `leaf` gives the
-// value of a Var or Builtin, or nothing when it has none.
-//
-// Depends on ir/ only.
+// size assignment), and the checker's thread-uniformity of conditions.
+// Names and builtins are the caller's: `leaf` gives the value of a Var or
+// Builtin, or nothing when it has none.
 #pragma once
 
 #include "ir/Expr.h"

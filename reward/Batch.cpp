@@ -1,0 +1,453 @@
+#include "reward/Batch.h"
+
+#include "reward/Json.h"
+#include "reward/RewardCache.h"
+
+#include <llvm/Support/JSON.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace tilescope {
+namespace {
+using Clock = std::chrono::steady_clock;
+
+bool writeAll(int fd, const char *data, size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, data, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return false;
+    data += w;
+    n -= size_t(w);
+  }
+  return true;
+}
+
+bool readAll(int fd, char *data, size_t n) {
+  while (n > 0) {
+    ssize_t r = ::read(fd, data, n);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      return false;
+    data += r;
+    n -= size_t(r);
+  }
+  return true;
+}
+
+// A message is its length (8 bytes) and its bytes.
+bool sendMessage(int fd, const std::string &text) {
+  uint64_t n = text.size();
+  return writeAll(fd, reinterpret_cast<const char *>(&n), sizeof n) &&
+         writeAll(fd, text.data(), text.size());
+}
+
+std::optional<std::string> receiveMessage(int fd) {
+  uint64_t n = 0;
+  if (!readAll(fd, reinterpret_cast<char *>(&n), sizeof n) || n > (uint64_t{1} << 34))
+    return std::nullopt;
+  std::string text(n, '\0');
+  if (!readAll(fd, text.data(), n))
+    return std::nullopt;
+  return text;
+}
+
+std::string oneLine(llvm::json::Value v) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << v;
+  os.flush();
+  return out;
+}
+
+// The result line of a candidate that has no reward: verdict "error" (exit
+// code 2) or "budget" (4).
+std::string errorLine(const llvm::json::Value &id, size_t index, const std::string &verdict,
+                      const std::string &message) {
+  return oneLine(llvm::json::Object{{"id", id},
+                                    {"index", int64_t(index)},
+                                    {"verdict", verdict},
+                                    {"exit_code", verdict == "budget" ? 4 : 2},
+                                    {"score", 0.0},
+                                    {"error", message}});
+}
+
+// Runs the reward of one input line (in a worker).
+std::string rewardLine(const std::string &line, size_t index, const BatchOptions &o,
+                       RewardCache &cache) {
+  auto parsed = llvm::json::parse(line);
+  if (!parsed) {
+    std::string why = llvm::toString(parsed.takeError());
+    return errorLine(nullptr, index, "error",
+                     fmt::format("input line {}: not JSON: {}", index + 1, why));
+  }
+  const llvm::json::Object *obj = parsed->getAsObject();
+  if (!obj)
+    return errorLine(nullptr, index, "error",
+                     fmt::format("input line {}: not a JSON object", index + 1));
+  const llvm::json::Value *idValue = obj->get("id");
+  llvm::json::Value id = idValue ? *idValue : llvm::json::Value(nullptr);
+  if (!idValue)
+    return errorLine(id, index, "error", fmt::format("input line {}: no \"id\"", index + 1));
+  RewardOptions options = o.reward;
+  options.cache = &cache;
+  std::string source;
+  if (auto text = obj->getString("source")) {
+    source = text->str();
+    options.fileName = idValue->kind() == llvm::json::Value::String
+                           ? "<" + idValue->getAsString()->str() + ">"
+                           : "<" + oneLine(id) + ">";
+  } else if (auto path = obj->getString("path")) {
+    auto buffer = llvm::MemoryBuffer::getFile(*path);
+    if (!buffer)
+      return errorLine(id, index, "error",
+                       fmt::format("input line {}: cannot read '{}': {}", index + 1, path->str(),
+                                   buffer.getError().message()));
+    source = (*buffer)->getBuffer().str();
+    options.fileName = path->str();
+  } else {
+    return errorLine(id, index, "error",
+                     fmt::format("input line {}: neither \"source\" nor \"path\"", index + 1));
+  }
+  if (auto p = obj->getString("problem"))
+    options.problem = p->str();
+  if (auto k = obj->getString("kernel"))
+    options.kernel = k->str();
+  if (auto s = obj->getString("sizes"))
+    options.sizes = s->str();
+  if (auto s = obj->getInteger("seed"))
+    options.seed = uint64_t(*s);
+  llvm::json::Object out = reward_detail::resultJson(reward(source, options));
+  out["id"] = id;
+  out["index"] = int64_t(index);
+  return oneLine(std::move(out));
+}
+
+[[noreturn]] void workerLoop(int in, int out, const BatchOptions &o) {
+  if (o.workerMemoryMb > 0) {
+    rlimit limit{rlim_t(o.workerMemoryMb) << 20, rlim_t(o.workerMemoryMb) << 20};
+    setrlimit(RLIMIT_AS, &limit);
+  }
+  RewardCache cache(o.cacheDir);
+  while (auto message = receiveMessage(in)) {
+    size_t newline = message->find('\n');
+    size_t index = std::stoull(message->substr(0, newline));
+    std::string result = rewardLine(message->substr(newline + 1), index, o, cache);
+    if (!sendMessage(out, result))
+      break;
+  }
+  ::_exit(0);
+}
+
+struct Worker {
+  pid_t pid = -1;
+  int toWorker = -1, fromWorker = -1;
+  bool busy = false;
+  size_t task = 0;
+  Clock::time_point started;
+};
+
+struct Task {
+  size_t index;
+  std::string line;
+  llvm::json::Value id;
+};
+
+// The id of an input line as JSON text (for --resume), or "" when it has none.
+std::string idKey(const std::string &line) {
+  auto parsed = llvm::json::parse(line);
+  if (!parsed) {
+    llvm::consumeError(parsed.takeError());
+    return "";
+  }
+  const llvm::json::Object *o = parsed->getAsObject();
+  const llvm::json::Value *id = o ? o->get("id") : nullptr;
+  return id && id->kind() != llvm::json::Value::Null ? oneLine(*id) : "";
+}
+
+std::string describeDeath(int status) {
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    return fmt::format("the worker was ended by signal {} ({}){}", sig, strsignal(sig),
+                       sig == SIGABRT || sig == SIGSEGV || sig == SIGKILL
+                           ? "; it may have run out of its memory limit"
+                           : "");
+  }
+  if (WIFEXITED(status))
+    return fmt::format("the worker exited with status {}", WEXITSTATUS(status));
+  return "the worker ended";
+}
+
+} // namespace
+
+bool runBatch(const BatchOptions &o, BatchSummary &summary, std::string &error) {
+  auto started = Clock::now();
+  std::ifstream in(o.input);
+  if (!in) {
+    error = fmt::format("{}: cannot open the batch input", o.input);
+    return false;
+  }
+  std::set<std::string> done;
+  if (o.resume) {
+    std::ifstream previous(o.output);
+    std::string line;
+    while (std::getline(previous, line))
+      if (std::string key = idKey(line); !key.empty())
+        done.insert(key);
+  }
+  std::ofstream out(o.output, o.resume ? std::ios::app : std::ios::trunc);
+  if (!out) {
+    error = fmt::format("{}: cannot open the batch output", o.output);
+    return false;
+  }
+  std::deque<Task> pending;
+  std::vector<size_t> order; // indices to write, in input order
+  {
+    std::string line;
+    size_t index = 0;
+    for (; std::getline(in, line); ++index) {
+      ++summary.lines;
+      if (o.shardCount > 1 && index % o.shardCount != o.shardIndex)
+        continue;
+      if (line.find_first_not_of(" \t\r") == std::string::npos)
+        continue;
+      ++summary.inShard;
+      std::string key = idKey(line);
+      if (!key.empty() && done.count(key)) {
+        ++summary.skipped;
+        continue;
+      }
+      llvm::json::Value id = nullptr;
+      if (!key.empty())
+        if (auto v = llvm::json::parse(key))
+          id = std::move(*v);
+      pending.push_back({index, line, std::move(id)});
+      order.push_back(index);
+    }
+  }
+  unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  double limitMs = o.candidateTimeoutMs > 0 ? o.candidateTimeoutMs : 4 * o.reward.timeoutMs + 30000;
+  std::map<size_t, std::string> results;
+  std::vector<Task> tasks(pending.begin(), pending.end());
+  pending.assign(tasks.begin(), tasks.end());
+  size_t nextToWrite = 0;
+  auto flush = [&]() {
+    while (nextToWrite < order.size() && results.count(order[nextToWrite])) {
+      out << results[order[nextToWrite]] << "\n";
+      results.erase(order[nextToWrite]);
+      ++nextToWrite;
+    }
+    out.flush();
+  };
+
+  auto oldPipe = std::signal(SIGPIPE, SIG_IGN);
+  std::vector<Worker> workers;
+  auto spawn = [&]() -> bool {
+    int down[2], up[2];
+    if (::pipe(down) != 0)
+      return false;
+    if (::pipe(up) != 0) {
+      ::close(down[0]);
+      ::close(down[1]);
+      return false;
+    }
+    pid_t pid = ::fork();
+    if (pid < 0) {
+      for (int fd : {down[0], down[1], up[0], up[1]})
+        ::close(fd);
+      return false;
+    }
+    if (pid == 0) {
+      for (const Worker &w : workers) {
+        ::close(w.toWorker);
+        ::close(w.fromWorker);
+      }
+      ::close(down[1]);
+      ::close(up[0]);
+      workerLoop(down[0], up[1], o);
+    }
+    ::close(down[0]);
+    ::close(up[1]);
+    Worker w;
+    w.pid = pid;
+    w.toWorker = down[1];
+    w.fromWorker = up[0];
+    workers.push_back(w);
+    return true;
+  };
+  auto retire = [&](size_t i) {
+    ::close(workers[i].toWorker);
+    ::close(workers[i].fromWorker);
+    workers.erase(workers.begin() + long(i));
+  };
+  auto taskOf = [&](size_t index) -> const Task & {
+    return *std::find_if(tasks.begin(), tasks.end(),
+                         [&](const Task &t) { return t.index == index; });
+  };
+
+  while (!pending.empty() ||
+         std::any_of(workers.begin(), workers.end(), [](const Worker &w) { return w.busy; })) {
+    // Hand out work, starting workers up to `jobs`.
+    while (!pending.empty()) {
+      auto idle =
+          std::find_if(workers.begin(), workers.end(), [](const Worker &w) { return !w.busy; });
+      if (idle == workers.end()) {
+        if (workers.size() >= jobs || !spawn())
+          break;
+        idle = workers.end() - 1;
+      }
+      const Task &t = pending.front();
+      if (!sendMessage(idle->toWorker, fmt::format("{}\n{}", t.index, t.line))) {
+        int status = 0;
+        ::kill(idle->pid, SIGKILL);
+        ::waitpid(idle->pid, &status, 0);
+        retire(size_t(idle - workers.begin()));
+        continue; // the task stays pending for a fresh worker
+      }
+      idle->busy = true;
+      idle->task = t.index;
+      idle->started = Clock::now();
+      pending.pop_front();
+    }
+    if (workers.empty()) {
+      error = "cannot start a worker process";
+      std::signal(SIGPIPE, oldPipe);
+      return false;
+    }
+    std::vector<pollfd> fds;
+    std::vector<size_t> which;
+    int waitMs = 1000;
+    auto now = Clock::now();
+    for (size_t i = 0; i < workers.size(); ++i)
+      if (workers[i].busy) {
+        fds.push_back({workers[i].fromWorker, POLLIN, 0});
+        which.push_back(i);
+        double left =
+            limitMs - std::chrono::duration<double, std::milli>(now - workers[i].started).count();
+        waitMs = std::clamp(int(left) + 1, 1, waitMs);
+      }
+    int ready = ::poll(fds.data(), fds.size(), waitMs);
+    if (ready < 0 && errno != EINTR)
+      break;
+    std::vector<size_t> dead;
+    now = Clock::now();
+    for (size_t f = 0; f < fds.size(); ++f) {
+      Worker &w = workers[which[f]];
+      double ranMs = std::chrono::duration<double, std::milli>(now - w.started).count();
+      if (fds[f].revents & (POLLIN | POLLHUP | POLLERR)) {
+        if (auto message = receiveMessage(w.fromWorker)) {
+          results[w.task] = std::move(*message);
+          w.busy = false;
+          ++summary.done;
+          continue;
+        }
+        int status = 0;
+        ::waitpid(w.pid, &status, 0);
+        results[w.task] =
+            errorLine(taskOf(w.task).id, w.task, "error",
+                      fmt::format("the candidate crashed its worker: {}", describeDeath(status)));
+        ++summary.crashed;
+        ++summary.done;
+        dead.push_back(which[f]);
+      } else if (ranMs > limitMs) {
+        ::kill(w.pid, SIGKILL);
+        int status = 0;
+        ::waitpid(w.pid, &status, 0);
+        results[w.task] = errorLine(taskOf(w.task).id, w.task, "budget",
+                                    fmt::format("the candidate ran past the batch's wall-time "
+                                                "limit of {:.0f} ms per candidate and was killed",
+                                                limitMs));
+        ++summary.timedOut;
+        ++summary.done;
+        dead.push_back(which[f]);
+      }
+    }
+    std::sort(dead.rbegin(), dead.rend());
+    for (size_t i : dead)
+      retire(i);
+    flush();
+  }
+  for (Worker &w : workers) {
+    ::close(w.toWorker);
+    ::close(w.fromWorker);
+    int status = 0;
+    ::waitpid(w.pid, &status, 0);
+  }
+  flush();
+  std::signal(SIGPIPE, oldPipe);
+  summary.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  return true;
+}
+
+bool mergeShards(const std::string &output, const std::vector<std::string> &inputs, size_t &lines,
+                 std::string &error) {
+  std::map<int64_t, std::string> byIndex;
+  std::set<std::string> ids;
+  std::vector<std::string> withoutIndex;
+  for (const std::string &path : inputs) {
+    std::ifstream in(path);
+    if (!in) {
+      error = fmt::format("{}: cannot open a shard output", path);
+      return false;
+    }
+    std::string line;
+    size_t number = 0;
+    while (std::getline(in, line)) {
+      ++number;
+      if (line.find_first_not_of(" \t\r") == std::string::npos)
+        continue;
+      auto parsed = llvm::json::parse(line);
+      const llvm::json::Object *o = parsed ? parsed->getAsObject() : nullptr;
+      if (!o) {
+        if (!parsed)
+          llvm::consumeError(parsed.takeError());
+        error = fmt::format("{}:{}: not a result line (a JSON object)", path, number);
+        return false;
+      }
+      auto index = o->getInteger("index");
+      if (!index) {
+        error = fmt::format("{}:{}: a result line without \"index\"", path, number);
+        return false;
+      }
+      std::string id = o->get("id") ? oneLine(*o->get("id")) : "null";
+      if (id != "null" && !ids.insert(id).second)
+        continue; // the same candidate in two shards (a resumed run): first wins
+      if (!byIndex.emplace(*index, line).second && id == "null")
+        continue;
+    }
+  }
+  std::ofstream out(output, std::ios::trunc);
+  if (!out) {
+    error = fmt::format("{}: cannot open the merged output", output);
+    return false;
+  }
+  lines = 0;
+  for (const auto &[index, line] : byIndex) {
+    out << line << "\n";
+    ++lines;
+  }
+  return true;
+}
+
+} // namespace tilescope

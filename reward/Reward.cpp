@@ -1,0 +1,448 @@
+// The reward driver: parses the candidate (kernel by kernel when the file as
+// a whole does not parse), runs the stages of each kernel in order, and
+// scores them (docs/reward.md).
+#include "reward/Reward.h"
+
+#include "ir/Parser.h"
+#include "ir/SemanticHash.h"
+#include "ir/Suggest.h"
+#include "reward/RewardCache.h"
+#include "reward/Stages.h"
+#include "simulator/Problem.h"
+
+#include <llvm/Support/xxhash.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <random>
+
+namespace tilescope {
+
+const char *stageStatusName(StageStatus s) {
+  switch (s) {
+  case StageStatus::Pass:
+    return "pass";
+  case StageStatus::Fail:
+    return "fail";
+  case StageStatus::Unknown:
+    return "unknown";
+  case StageStatus::Budget:
+    return "budget";
+  case StageStatus::Skipped:
+    return "skipped";
+  }
+  return "skipped";
+}
+
+const std::vector<std::string> &rewardStageNames() {
+  static const std::vector<std::string> names = {"parse",     "types",    "dispatch",
+                                                 "resources", "layouts",  "barriers",
+                                                 "races",     "simulate", "performance"};
+  return names;
+}
+
+namespace {
+using Clock = std::chrono::steady_clock;
+using namespace tilescope::reward_detail;
+
+double msSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+// Weights of the score (docs/reward.md); performance counts once a model exists.
+double weightOf(const std::string &stage) {
+  if (stage == "simulate")
+    return 3;
+  if (stage == "performance")
+    return 0;
+  return 1;
+}
+
+// Where each kernel of a file starts: a line whose first word is `kernel`.
+struct KernelSpan {
+  size_t begin = 0, end = 0;
+};
+std::vector<KernelSpan> kernelSpans(const std::string &text) {
+  std::vector<KernelSpan> spans;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t first = text.find_first_not_of(" \t", pos);
+    if (first != std::string::npos && text.compare(first, 7, "kernel ") == 0) {
+      if (!spans.empty())
+        spans.back().end = first;
+      spans.push_back({first, text.size()});
+    }
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos)
+      break;
+    pos = nl + 1;
+  }
+  return spans;
+}
+
+// The byte offset of 1-based `line` and `column` in `text`.
+size_t offsetOf(const std::string &text, unsigned line, unsigned column) {
+  size_t offset = 0;
+  for (unsigned l = 1; l < line && offset < text.size(); ++l) {
+    size_t nl = text.find('\n', offset);
+    if (nl == std::string::npos)
+      return text.size();
+    offset = nl + 1;
+  }
+  return std::min(text.size(), offset + (column ? column - 1 : 0));
+}
+
+// `text` with everything outside `span` blanked (newlines kept, so lines and
+// columns stay those of the file).
+std::string masked(const std::string &text, const KernelSpan &span) {
+  std::string out = text;
+  for (size_t i = 0; i < out.size(); ++i)
+    if ((i < span.begin || i >= span.end) && out[i] != '\n')
+      out[i] = ' ';
+  return out;
+}
+
+// A short hint an agent can act on, by the code of the first failure.
+std::string adviceFor(const std::string &code) {
+  static const std::vector<std::pair<const char *, const char *>> advice = {
+      {"parse.", "fix the syntax there (docs/ir.md has the grammar)"},
+      {"types.unknown-call", "call a known intrinsic or tile primitive (docs/ir.md lists them)"},
+      {"types.undefined-name", "define the name before this use, or fix its spelling"},
+      {"types.", "make the operands' dtypes, shapes and scopes agree with the call"},
+      {"dispatch.", "change the operand layouts or the execution scope so that an "
+                    "implementation accepts the call (the message lists why each refused)"},
+      {"resources.", "use fewer threads or less shared memory (smaller tiles or fewer stages)"},
+      {"layouts.undecided", "simplify the layout so that it can be proved legal"},
+      {"layouts.", "change the layout so that distinct elements get distinct slots within the "
+                   "axes' extents (the witness shows two elements that collide)"},
+      {"barriers.not-proved", "use ring indices of the form (i + c) % S so the protocol can be "
+                              "proved"},
+      {"barriers.", "fix the mbarrier protocol: arrivals per phase must equal the count and "
+                    "waits must track the phase (the witness gives the iteration)"},
+      {"races.", "order the two accesses with a barrier, an mbarrier handshake or a fence"},
+      {"simulate.no-problem", "the task must name the problem (--problem or --task)"},
+      {"simulate.unwritten", "write every element of the output, including edge tiles"},
+      {"simulate.input-modified", "do not write the inputs; use a scratch buffer"},
+      {"simulate.mismatch", "the values differ from the reference at the size and element "
+                            "given; check indexing at edge tiles and the accumulation"},
+      {"simulate.deadlock", "a wait never completes at these sizes: check the barrier counts "
+                            "and parities"},
+      {"simulate.step-budget", "the kernel ran out of its step or time budget: check loop "
+                               "bounds and waits"},
+      {"simulate.", "see the message"},
+  };
+  for (const auto &[prefix, text] : advice)
+    if (code.rfind(prefix, 0) == 0)
+      return text;
+  return "see the diagnostics";
+}
+
+// The stage an agent should fix first: the first that failed, else the first
+// out of budget, else the first undecided.
+std::optional<FirstFailure> firstFailureOf(const std::vector<StageResult> &stages) {
+  const StageResult *chosen = nullptr;
+  for (StageStatus wanted : {StageStatus::Fail, StageStatus::Budget, StageStatus::Unknown}) {
+    for (const StageResult &s : stages)
+      if (s.status == wanted) {
+        chosen = &s;
+        break;
+      }
+    if (chosen)
+      break;
+  }
+  if (!chosen)
+    return std::nullopt;
+  const StageResult &s = *chosen;
+  FirstFailure f;
+  f.stage = s.name;
+  const RewardDiagnostic *d = nullptr;
+  for (const RewardDiagnostic &x : s.diagnostics)
+    if (x.severity == "error") {
+      d = &x;
+      break;
+    }
+  if (!d && !s.diagnostics.empty())
+    d = &s.diagnostics.front();
+  std::string what = d ? d->message : s.reason;
+  f.code = d ? d->code : s.name + "." + stageStatusName(s.status);
+  if (d) {
+    f.file = d->file;
+    f.line = d->line;
+    f.column = d->column;
+  }
+  std::string where = f.line ? fmt::format(" at {}:{}:{}", f.file, f.line, f.column) : "";
+  f.hint = fmt::format("{} {}{}: {} -- {}", s.name, stageStatusName(s.status), where, what,
+                       adviceFor(f.code));
+  return f;
+}
+
+std::string hex(uint64_t h) {
+  return fmt::format("{:016x}", h);
+}
+
+struct ParsedKernel {
+  std::optional<Kernel> kernel;
+  std::string name;
+  StageResult parse;
+};
+
+KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOptions &options,
+                          uint64_t seed) {
+  KernelReward kr;
+  kr.kernel = pk.name;
+  kr.stages.push_back(pk.parse);
+  std::string blockedBy;
+  auto blocked = [&](const StageResult &s) {
+    if (blockedBy.empty() && (s.status == StageStatus::Fail || s.status == StageStatus::Budget))
+      blockedBy = s.name;
+  };
+  blocked(pk.parse);
+  auto skipped = [&](const std::string &name) {
+    StageResult s;
+    s.name = name;
+    s.status = StageStatus::Skipped;
+    s.reason = fmt::format("skipped: stage '{}' did not pass", blockedBy);
+    return s;
+  };
+  std::string key;
+  if (pk.kernel) {
+    kr.candidate = hex(semanticHash(*pk.kernel));
+    key = fmt::format("v1|{}|{}|{}", kr.candidate, options.problem, options.sizes);
+  }
+  using StageFn = StageResult (*)(const Kernel &, llvm::SourceMgr &);
+  static const std::pair<const char *, StageFn> kStatic[] = {
+      {"types", typesStage},     {"dispatch", dispatchStage}, {"resources", resourcesStage},
+      {"layouts", layoutsStage}, {"barriers", barriersStage}, {"races", racesStage}};
+  std::optional<std::vector<StageResult>> cached;
+  if (pk.kernel && blockedBy.empty() && options.cache)
+    cached = options.cache->find(key);
+  if (cached && cached->size() == std::size(kStatic)) {
+    for (StageResult &s : *cached) {
+      s.cached = true;
+      kr.stages.push_back(s);
+      blocked(s);
+    }
+  } else {
+    std::vector<StageResult> fresh;
+    for (const auto &[name, run] : kStatic) {
+      if (!blockedBy.empty()) {
+        fresh.push_back(skipped(name));
+        continue;
+      }
+      auto started = Clock::now();
+      StageResult s = run(*pk.kernel, sm);
+      s.ms = msSince(started);
+      blocked(s);
+      fresh.push_back(std::move(s));
+    }
+    if (pk.kernel && options.cache && !fresh.empty() &&
+        fresh.front().status != StageStatus::Skipped)
+      options.cache->store(key, fresh);
+    for (StageResult &s : fresh)
+      kr.stages.push_back(std::move(s));
+  }
+  // simulate
+  if (!blockedBy.empty()) {
+    kr.stages.push_back(skipped("simulate"));
+  } else {
+    std::optional<std::vector<StageResult>> cachedSim;
+    if (options.cacheDynamic && options.cache)
+      cachedSim = options.cache->find(key + "|simulate");
+    if (cachedSim && cachedSim->size() == 1) {
+      cachedSim->front().cached = true;
+      kr.stages.push_back(cachedSim->front());
+    } else {
+      SimulateRequest req{options.problem,   options.sizes,    seed,
+                          options.timeoutMs, options.maxSteps, options.maxMemoryMb};
+      auto started = Clock::now();
+      StageResult s = simulateStage(*pk.kernel, sm, req, kr.simulated);
+      s.ms = msSince(started);
+      if (options.cache)
+        options.cache->store(key + "|simulate", {s});
+      kr.stages.push_back(std::move(s));
+    }
+    blocked(kr.stages.back());
+  }
+  kr.stages.push_back(pk.kernel && blockedBy.empty() ? performanceStage(*pk.kernel)
+                                                     : skipped("performance"));
+
+  double total = 0, earned = 0;
+  bool failed = false, budget = false, unknown = false;
+  for (StageResult &s : kr.stages) {
+    if (s.name != "simulate")
+      s.credit = s.status == StageStatus::Pass ? 1 : 0;
+    else if (s.status == StageStatus::Unknown || s.status == StageStatus::Skipped)
+      s.credit = 0;
+    double w = weightOf(s.name);
+    total += w;
+    earned += w * s.credit;
+    failed |= s.status == StageStatus::Fail;
+    budget |= s.status == StageStatus::Budget;
+    unknown |= s.status == StageStatus::Unknown;
+  }
+  std::string verdict = failed ? "fail" : budget ? "budget" : unknown ? "unknown" : "pass";
+  if (kr.stages.size() > 1 &&
+      (kr.stages[0].status == StageStatus::Fail || kr.stages[1].status == StageStatus::Fail))
+    verdict = "error";
+  kr.verdict = verdict;
+  kr.score = total > 0 ? earned / total : 0;
+  kr.firstFailure = firstFailureOf(kr.stages);
+  return kr;
+}
+
+int exitCodeOf(const std::string &verdict) {
+  if (verdict == "pass")
+    return 0;
+  if (verdict == "fail")
+    return 1;
+  if (verdict == "error")
+    return 2;
+  if (verdict == "unknown")
+    return 3;
+  return 4; // budget
+}
+
+// Severity order of verdicts for a file: error > fail > budget > unknown > pass.
+int verdictRank(const std::string &v) {
+  return v == "error" ? 4 : v == "fail" ? 3 : v == "budget" ? 2 : v == "unknown" ? 1 : 0;
+}
+
+uint64_t drawSeed() {
+  std::random_device device;
+  uint64_t s = (uint64_t(device()) << 32 | device()) & ((uint64_t{1} << 53) - 1);
+  return s ? s : 1;
+}
+
+} // namespace
+
+RewardResult reward(const std::string &source, const RewardOptions &options) {
+  auto started = Clock::now();
+  RewardResult res;
+  res.file = options.fileName;
+  res.problem = options.problem;
+  res.seed = options.seed ? *options.seed : drawSeed();
+  auto fileError = [&](const std::string &code, const std::string &message, unsigned line = 0,
+                       unsigned column = 0) {
+    RewardDiagnostic d;
+    d.file = options.fileName;
+    d.line = line;
+    d.column = column;
+    d.code = code;
+    d.message = message;
+    res.diagnostics.push_back(std::move(d));
+  };
+  auto finishError = [&]() {
+    res.verdict = "error";
+    res.exitCode = 2;
+    res.ms = msSince(started);
+    return res;
+  };
+  if (!options.problem.empty()) {
+    sim::ProblemSyntaxError syntax;
+    if (!sim::parseProblem(options.problem, &syntax)) {
+      fileError("options.problem", fmt::format("the task's problem '{}' does not parse at "
+                                               "offset {}: {}",
+                                               options.problem, syntax.offset, syntax.message));
+      return finishError();
+    }
+  }
+
+  llvm::SourceMgr sm;
+  std::vector<ParsedKernel> parsed;
+  {
+    Diagnostics diag(sm, false);
+    auto t = Clock::now();
+    Module m = parseModuleText(source, options.fileName, diag);
+    double ms = msSince(t);
+    if (!diag.hasErrors()) {
+      for (Kernel &k : m.kernels) {
+        ParsedKernel pk;
+        pk.name = k.name;
+        pk.kernel = std::move(k);
+        pk.parse.name = "parse";
+        pk.parse.status = StageStatus::Pass;
+        pk.parse.ms = ms / double(m.kernels.size());
+        parsed.push_back(std::move(pk));
+      }
+    } else {
+      // Kernel by kernel, so that a typo in one does not hide the others.
+      std::vector<KernelSpan> spans = kernelSpans(source);
+      for (const Diagnostic &d : diag.all()) {
+        size_t offset = offsetOf(source, d.line, d.column);
+        bool inKernel = false;
+        for (const KernelSpan &span : spans)
+          inKernel |= d.line > 0 && offset >= span.begin && offset < span.end;
+        if (!inKernel && d.kind == Diagnostic::Error)
+          fileError(codeOfMessage("parse", d.message), d.message, d.line, d.column);
+      }
+      for (const KernelSpan &span : spans) {
+        auto t2 = Clock::now();
+        Diagnostics one(sm, false);
+        Module km = parseModuleText(masked(source, span), options.fileName, one);
+        ParsedKernel pk;
+        size_t nameStart = source.find_first_not_of(" \t", span.begin + 6);
+        size_t nameEnd = source.find_first_of(" \t\n(", nameStart);
+        pk.name =
+            nameStart == std::string::npos
+                ? std::string("?")
+                : source.substr(nameStart, nameEnd == std::string::npos ? std::string::npos
+                                                                        : nameEnd - nameStart);
+        pk.parse.name = "parse";
+        pk.parse.ms = msSince(t2);
+        if (!one.hasErrors() && km.kernels.size() == 1) {
+          pk.kernel = std::move(km.kernels.front());
+          pk.parse.status = StageStatus::Pass;
+        } else {
+          pk.parse.status = StageStatus::Fail;
+          pk.parse.diagnostics = convertDiagnostics(one, 0, pk.name, "parse");
+        }
+        parsed.push_back(std::move(pk));
+      }
+      if (spans.empty() && res.diagnostics.empty())
+        for (const Diagnostic &d : diag.all())
+          fileError(codeOfMessage("parse", d.message), d.message, d.line, d.column);
+    }
+  }
+  if (!options.kernel.empty()) {
+    std::vector<ParsedKernel> chosen;
+    std::vector<std::string_view> names;
+    for (ParsedKernel &pk : parsed) {
+      names.push_back(pk.name);
+      if (pk.name == options.kernel)
+        chosen.push_back(std::move(pk));
+    }
+    if (chosen.empty()) {
+      fileError("options.kernel", fmt::format("no kernel named '{}' in {}{}", options.kernel,
+                                              options.fileName, didYouMean(options.kernel, names)));
+      return finishError();
+    }
+    parsed = std::move(chosen);
+  }
+  if (parsed.empty()) {
+    if (res.diagnostics.empty())
+      fileError("parse.no-kernel", "the file holds no kernel");
+    return finishError();
+  }
+
+  std::string fileHash;
+  res.verdict = "pass";
+  double scores = 0;
+  for (ParsedKernel &pk : parsed) {
+    KernelReward kr = rewardKernel(pk, sm, options, res.seed);
+    fileHash += kr.candidate.empty() ? "-" : kr.candidate;
+    scores += kr.score;
+    if (verdictRank(kr.verdict) > verdictRank(res.verdict))
+      res.verdict = kr.verdict;
+    res.kernels.push_back(std::move(kr));
+  }
+  if (!res.diagnostics.empty())
+    res.verdict = "error";
+  res.candidate = hex(llvm::xxHash64(fileHash));
+  res.score = scores / double(res.kernels.size());
+  res.exitCode = exitCodeOf(res.verdict);
+  res.ms = msSince(started);
+  return res;
+}
+
+} // namespace tilescope

@@ -1,0 +1,112 @@
+// The reward of a candidate kernel for agents that search kernels: one call
+// runs the stages of tilescope in order — parse, types, dispatch, resources,
+// layouts, barriers, races, simulate, performance — and says for each whether
+// it passed, failed, could not decide (unknown), ran out of budget or was
+// skipped, with the diagnostics the other commands print (each with a stable
+// code and the kernel's name), a score in [0, 1] and the first failure with a
+// hint. `tilescope reward` prints rewardJson(); the Python module returns the
+// same object as a dict. docs/reward.md documents the stages, the score, the
+// codes and the JSON (docs/reward.schema.json).
+//
+// The task, not the candidate, names the problem the simulate stage checks
+// against (a candidate's own `// problem:` line is ignored). Inputs are drawn
+// fresh from the OS each call unless `seed` pins them; the seed is reported.
+//
+// Thread-safe: calls share no mutable state (the static-stage cache is
+// passed in explicitly). Never throws and never exits on bad input.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilescope {
+
+class RewardCache; // reward/RewardCache.h
+
+struct RewardOptions {
+  std::string kernel;           // empty: every kernel of the file, reported per kernel
+  std::string problem;          // the task's problem, e.g. "gemm(A, B^T -> C)"
+  std::string sizes = "auto";   // "auto" or "M=256,N=256,K=128;M=384,N=128,K=320"
+  std::optional<uint64_t> seed; // none: drawn from the OS (and reported)
+  std::string fileName = "<candidate>";
+  double timeoutMs = 10000;              // wall time of the simulate stage per size
+  uint64_t maxSteps = uint64_t{1} << 28; // simulated warp statements per size
+  uint64_t maxMemoryMb = 512;            // simulated state (tensors, CTA state)
+  bool cacheDynamic = false;             // answer simulate from the cache too
+  RewardCache *cache = nullptr;          // static stages by semantic hash; may be null
+};
+
+enum class StageStatus : uint8_t { Pass, Fail, Unknown, Budget, Skipped };
+const char *stageStatusName(StageStatus s);
+
+// One diagnostic, as every command prints it, plus the reward's fields.
+struct RewardDiagnostic {
+  std::string severity = "error"; // error | warning | note
+  std::string file;
+  unsigned line = 0, column = 0; // 1-based; 0 when unknown
+  std::string kernel;            // empty for file-level diagnostics
+  std::string code;              // stable, docs/reward.md lists them
+  std::string message;
+  std::string witness; // a concrete counterexample, when the stage has one
+};
+
+struct StageResult {
+  std::string name;
+  StageStatus status = StageStatus::Skipped;
+  double ms = 0;
+  bool cached = false;
+  std::string reason; // why skipped / unknown / budget, or how it was decided
+  double credit = 0;  // the stage's share of the score in [0, 1] (simulate: sizes passed)
+  std::vector<RewardDiagnostic> diagnostics;
+};
+
+// What the simulate stage ran: one entry per problem size.
+struct SimulatedSize {
+  std::string sizes;   // "K = 384, M = 128, N = 256"
+  std::string ctas;    // "all" or "3 of 132"
+  std::string outcome; // match | mismatch | unwritten | input-modified | deadlock | ...
+  double ms = 0;
+};
+
+struct FirstFailure {
+  std::string stage, code, hint;
+  std::string file;
+  unsigned line = 0, column = 0;
+};
+
+struct KernelReward {
+  std::string kernel;
+  std::string candidate; // semantic hash, 16 hex digits
+  std::vector<StageResult> stages;
+  std::vector<SimulatedSize> simulated;
+  double score = 0;
+  std::optional<FirstFailure> firstFailure;
+  std::string verdict; // pass | fail | unknown | budget | error
+};
+
+struct RewardResult {
+  std::string file;
+  std::string candidate; // semantic hash of the file (its kernels' hashes in order)
+  std::string problem;   // the task's problem; empty when none was given
+  uint64_t seed = 0;
+  std::vector<KernelReward> kernels;
+  std::vector<RewardDiagnostic> diagnostics; // about the file or the options
+  double score = 0;                          // mean of the kernels' scores
+  std::string verdict;                       // worst of the kernels'
+  int exitCode = 0;                          // 0 pass, 1 fail, 2 input error, 3 unknown, 4 budget
+  double ms = 0;
+};
+
+RewardResult reward(const std::string &source, const RewardOptions &options);
+
+// The JSON object of `tilescope reward --json`, as text (indented by
+// `indent`, 0: one line).
+std::string rewardJson(const RewardResult &result, unsigned indent = 2);
+std::string rewardJson(const std::string &source, const RewardOptions &options);
+
+// The stage names in order.
+const std::vector<std::string> &rewardStageNames();
+
+} // namespace tilescope

@@ -1,0 +1,296 @@
+#include "reward/SimSizes.h"
+
+#include "ir/Visitor.h"
+#include "verifier/BarrierSkeleton.h"
+#include "ir/ConcreteEval.h"
+#include "verifier/FallbackSizes.h"
+
+#include <llvm/ADT/StringRef.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+namespace tilescope::reward_detail {
+
+std::vector<std::string> shapeSymbols(const Kernel &kernel) {
+  std::set<std::string> names;
+  for (const Param &p : kernel.params) {
+    if (p.isTensor) {
+      for (const Expr &e : p.shape)
+        for (const std::string &n : namesUsed(e))
+          names.insert(n);
+    } else if (isInteger(p.dtype)) {
+      names.insert(p.name);
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
+std::string describe(const std::map<std::string, int64_t> &values) {
+  return describeSizes(values);
+}
+
+namespace {
+
+int trailingZeros(int64_t v) {
+  int n = 0;
+  while (v > 0 && (v & 1) == 0 && n < 62) {
+    v >>= 1;
+    ++n;
+  }
+  return n;
+}
+
+// Keeps only the shape symbols (float scalars have no integer size).
+SizeAssignment onlySymbols(const SizeAssignment &all, const std::vector<std::string> &symbols) {
+  SizeAssignment out;
+  for (const std::string &s : symbols)
+    if (auto it = all.find(s); it != all.end())
+      out[s] = it->second;
+  return out;
+}
+
+LeafValue leafAt(const SizeAssignment &sizes);
+
+// The trip count CTA 0 gives the first loop that starts at a blockIdx (a
+// persistent tile loop), or nothing when there is none.
+std::optional<int64_t> persistentTrip(const BarrierSkeleton &sk, const SizeAssignment &sizes) {
+  for (const SkeletonLoop &loop : sk.loops) {
+    bool startsAtCta = false;
+    struct FindCta : IRVisitor {
+      bool found = false;
+      void visitBuiltin(const Builtin &b) override {
+        found |= b.which == BuiltinKind::blockIdx_x || b.which == BuiltinKind::blockIdx_y ||
+                 b.which == BuiltinKind::blockIdx_z;
+      }
+    } find;
+    find.visit(loop.begin);
+    startsAtCta = find.found;
+    if (!startsAtCta || loop.parent >= 0)
+      continue;
+    LeafValue leaf = leafAt(sizes);
+    if (auto trip = evalConcrete(loop.trip(), leaf))
+      return trip;
+  }
+  return std::nullopt;
+}
+
+LeafValue leafAt(const SizeAssignment &sizes) {
+  return [&sizes](const Expr &e) -> std::optional<int64_t> {
+    if (e->kind == ExprKind::Builtin)
+      return 0; // CTA 0, thread 0
+    if (e->kind != ExprKind::Var)
+      return std::nullopt;
+    auto it = sizes.find(as<Var>(e).name);
+    return it == sizes.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  };
+}
+
+// The largest ring (barrier array or pipeline stages) an event touches.
+int64_t ringOf(const BarrierSkeleton &sk, const SyncEvent &e) {
+  int64_t ring = 1;
+  if (const BarrierArray *a = sk.barrier(e.barrier.array))
+    ring = std::max(ring, a->size);
+  for (const MemoryAccess &a : e.accesses)
+    ring = std::max(ring, a.stages);
+  return ring;
+}
+
+// A loop over a ring of S that CTA 0 runs fewer than 2·S (flattened)
+// iterations at `sizes`, or -1.
+int shortRingLoop(const BarrierSkeleton &sk, const SizeAssignment &sizes) {
+  std::map<int, int64_t> rings;
+  for (const SyncEvent &e : sk.events)
+    if (e.loop >= 0)
+      rings[e.loop] = std::max(rings[e.loop], ringOf(sk, e));
+  LeafValue leaf = leafAt(sizes);
+  for (const auto &[loop, ring] : rings) {
+    if (ring < 2)
+      continue;
+    int64_t trip = 1;
+    bool known = true;
+    for (int l = loop; l >= 0 && known; l = sk.loops[size_t(l)].parent) {
+      auto t = evalConcrete(sk.loops[size_t(l)].trip(), leaf);
+      if (!t)
+        known = false;
+      else
+        trip *= std::max<int64_t>(*t, 0);
+    }
+    if (known && trip < 2 * ring)
+      return loop;
+  }
+  return -1;
+}
+
+// Raises the symbols of short ring loops' own trip counts (smallest admitted
+// value that suffices, found by doubling then scanning) until every ring
+// wraps twice for CTA 0, or nothing more helps.
+SizeAssignment wrapRings(const BarrierSkeleton &sk, SizeAssignment sizes) {
+  for (int round = 0; round < 8; ++round) {
+    int loop = shortRingLoop(sk, sizes);
+    if (loop < 0)
+      return sizes;
+    bool raised = false;
+    for (const std::string &name : namesUsed(sk.loops[size_t(loop)].trip())) {
+      auto it = sizes.find(name);
+      if (it == sizes.end())
+        continue;
+      int64_t v = it->second, hi = 0;
+      for (int shift = 1; shift <= 20 && !hi; ++shift) {
+        SizeAssignment trial = sizes;
+        trial[name] = v << shift;
+        std::string ignored;
+        if (admittedSizes(sk, trial, ignored) && shortRingLoop(sk, trial) != loop)
+          hi = v << shift;
+      }
+      if (!hi)
+        continue;
+      for (int64_t c = std::max(v + 1, hi / 2); c <= hi; ++c) {
+        SizeAssignment trial = sizes;
+        trial[name] = c;
+        std::string ignored;
+        if (admittedSizes(sk, trial, ignored) && shortRingLoop(sk, trial) != loop) {
+          sizes = trial;
+          raised = true;
+          break;
+        }
+      }
+      if (raised)
+        break;
+    }
+    if (!raised)
+      return sizes;
+  }
+  return sizes;
+}
+
+bool constantGrid(const Kernel &kernel) {
+  for (const Expr &e : kernel.launch.grid)
+    if (!constantValue(e))
+      return false;
+  return true;
+}
+
+} // namespace
+
+std::optional<std::vector<SimSize>> chooseSimSizes(const Kernel &kernel, std::string &why) {
+  BarrierSkeleton sk = extractBarrierSkeleton(kernel);
+  std::vector<std::string> symbols = shapeSymbols(kernel);
+  std::vector<SimSize> out;
+  if (symbols.empty()) {
+    out.push_back({{}, 0, "small"});
+    return out;
+  }
+  auto smallest = smallestTwoRoundSizes(sk, why);
+  if (!smallest)
+    return std::nullopt;
+  SizeAssignment small = wrapRings(sk, onlySymbols(*smallest, symbols));
+  out.push_back({small, 0, "small"});
+
+  // Edge: every symbol raised, ragged where the where clause admits it.
+  SizeAssignment edge = small;
+  for (const std::string &s : symbols) {
+    int64_t v = small.count(s) ? small[s] : 1;
+    int64_t lo = v + 65;
+    std::optional<int64_t> best;
+    for (int64_t c = lo; c <= lo + 1024; ++c) {
+      SizeAssignment trial = edge;
+      trial[s] = c;
+      std::string ignored;
+      if (!admittedSizes(sk, trial, ignored))
+        continue;
+      if (!best || trailingZeros(c) < trailingZeros(*best))
+        best = c;
+      if (trailingZeros(c) == 0)
+        break;
+    }
+    if (best)
+      edge[s] = *best;
+  }
+  std::string ignored;
+  if (edge != small && admittedSizes(sk, edge, ignored))
+    out.push_back({edge, 0, "edge"});
+
+  // Persistent: more tiles than CTAs.
+  if (constantGrid(kernel)) {
+    auto trip = persistentTrip(sk, small);
+    if (trip && *trip < 2) {
+      std::optional<SizeAssignment> bestSizes;
+      double bestCost = 0;
+      // Cost: the elements of the kernel's tensors at the sizes.
+      auto cost = [&](const SizeAssignment &sizes) {
+        double total = 0;
+        LeafValue leaf = leafAt(sizes);
+        for (const Param &p : kernel.params) {
+          double elements = 1;
+          for (const Expr &e : p.shape)
+            elements *= double(evalConcrete(e, leaf).value_or(1));
+          total += p.isTensor ? elements : 0;
+        }
+        return total;
+      };
+      auto persistent = [&](const SizeAssignment &sizes) {
+        std::string ignored;
+        auto t = persistentTrip(sk, sizes);
+        return t && *t >= 2 && admittedSizes(sk, sizes, ignored);
+      };
+      for (const std::string &s : symbols) {
+        SizeAssignment trial = small;
+        int64_t hi = 0;
+        for (int shift = 1; shift <= 18 && !hi; ++shift) {
+          trial[s] = small[s] << shift;
+          if (persistent(trial))
+            hi = trial[s];
+        }
+        if (!hi)
+          continue;
+        // The smallest value that suffices, above the last that did not.
+        for (int64_t c = std::max(small[s] + 1, hi / 2); c <= hi; ++c) {
+          trial[s] = c;
+          if (persistent(trial))
+            break;
+        }
+        if (!bestSizes || cost(trial) < bestCost) {
+          bestSizes = trial;
+          bestCost = cost(trial);
+        }
+      }
+      if (bestSizes)
+        out.push_back({wrapRings(sk, *bestSizes), 1, "persistent"});
+    }
+  }
+  return out;
+}
+
+std::optional<std::vector<SimSize>> parseSimSizes(const std::string &text, std::string &why) {
+  std::vector<SimSize> out;
+  llvm::SmallVector<llvm::StringRef, 4> sets;
+  llvm::StringRef(text).split(sets, ';', -1, false);
+  for (llvm::StringRef set : sets) {
+    SimSize size;
+    size.role = "given";
+    llvm::SmallVector<llvm::StringRef, 8> items;
+    set.split(items, ',', -1, false);
+    for (llvm::StringRef item : items) {
+      auto [name, value] = item.trim().split('=');
+      int64_t v = 0;
+      if (name.trim().empty() || value.trim().getAsInteger(10, v) || v <= 0) {
+        why = fmt::format("--sizes takes NAME=POSITIVE,... sets separated by ';', not '{}'",
+                          item.trim().str());
+        return std::nullopt;
+      }
+      size.values[name.trim().str()] = v;
+    }
+    if (!size.values.empty())
+      out.push_back(std::move(size));
+  }
+  if (out.empty()) {
+    why = "--sizes gives no sizes";
+    return std::nullopt;
+  }
+  return out;
+}
+
+} // namespace tilescope::reward_detail

@@ -1,0 +1,47 @@
+// The problem sizes the simulate stage runs a kernel at (docs/reward.md,
+// "Sizes"). With `auto`:
+//  1. small: the smallest sizes the where clause admits under which every
+//     loop over a ring of S barriers or pipeline stages runs 2·S times
+//     (verifier/FallbackSizes.h), raised where CTA 0 still runs a ring loop
+//     fewer times (a persistent tile loop the solver cannot count), so each
+//     ring wraps twice;
+//  2. edge: each shape symbol v raised to the admitted value in
+//     [v + 65, v + 1089] with the fewest trailing zero bits (odd where
+//     admitted), so edge tiles are ragged;
+//  3. persistent, only for a constant grid whose tile loop starts at
+//     blockIdx: the one symbol, raised least, that makes CTA 0 run the tile
+//     loop twice (more tiles than CTAs; the cheapest in tensor elements),
+//     run on CTA 0 alone (the elements it wrote are compared).
+// Internal to reward/.
+#pragma once
+
+#include "ir/Stmt.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilescope::reward_detail {
+
+struct SimSize {
+  std::map<std::string, int64_t> values;
+  int64_t sampleCtas = 0; // 0: every CTA
+  std::string role;       // "small", "edge", "persistent", "given"
+};
+
+// The sizes of `auto` (1 to 3); nothing, with `why`, when no admitted size exists.
+std::optional<std::vector<SimSize>> chooseSimSizes(const Kernel &kernel, std::string &why);
+
+// "M=256,N=256,K=128;M=384,N=128,K=320"; nothing, with `why`, on a syntax error.
+std::optional<std::vector<SimSize>> parseSimSizes(const std::string &text, std::string &why);
+
+// The shape symbols of a kernel: names in its tensor shapes and integer
+// scalar parameters.
+std::vector<std::string> shapeSymbols(const Kernel &kernel);
+
+// "K = 384, M = 128, N = 256"
+std::string describe(const std::map<std::string, int64_t> &values);
+
+} // namespace tilescope::reward_detail

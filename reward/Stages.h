@@ -1,0 +1,54 @@
+// The stages of the reward (Reward.h), each a function of one kernel that
+// returns its StageResult (status, diagnostics with codes; the driver times
+// them). Internal to reward/.
+#pragma once
+
+#include "ir/Diagnostics.h"
+#include "ir/Stmt.h"
+#include "reward/Reward.h"
+
+#include <llvm/Support/SourceMgr.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tilescope::reward_detail {
+
+// A diagnostic at `loc` of `sm` (file, line and column filled in).
+RewardDiagnostic diagnosticAt(llvm::SourceMgr &sm, llvm::SMLoc loc, const std::string &kernel,
+                              const std::string &code, const std::string &message,
+                              const std::string &witness = "",
+                              const std::string &severity = "error");
+
+// The diagnostics of `diag` from index `from` on, with the kernel's name and
+// a code derived from the stage and the message (docs/reward.md).
+std::vector<RewardDiagnostic> convertDiagnostics(const Diagnostics &diag, size_t from,
+                                                 const std::string &kernel,
+                                                 const std::string &stage);
+
+// The stable code of a parse, types or dispatch diagnostic.
+std::string codeOfMessage(const std::string &stage, const std::string &message);
+
+StageResult typesStage(const Kernel &kernel, llvm::SourceMgr &sm);
+StageResult dispatchStage(const Kernel &kernel, llvm::SourceMgr &sm);
+StageResult resourcesStage(const Kernel &kernel, llvm::SourceMgr &sm);
+StageResult layoutsStage(const Kernel &kernel, llvm::SourceMgr &sm);
+StageResult barriersStage(const Kernel &kernel, llvm::SourceMgr &sm);
+StageResult racesStage(const Kernel &kernel, llvm::SourceMgr &sm);
+
+// What the simulate stage needs besides the kernel.
+struct SimulateRequest {
+  std::string problem; // the task's; empty: unknown
+  std::string sizes;   // "auto" or "M=..;M=.."
+  uint64_t seed = 0;
+  double timeoutMs = 10000;
+  uint64_t maxSteps = 0;
+  uint64_t maxMemoryMb = 512;
+};
+StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const SimulateRequest &request,
+                          std::vector<SimulatedSize> &ran);
+
+StageResult performanceStage(const Kernel &kernel);
+
+} // namespace tilescope::reward_detail

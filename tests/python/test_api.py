@@ -1,0 +1,199 @@
+"""The Python module (python/, docs/python.md): parse, the IR as a JSON tree,
+check, simulate and layout, each against what the command line says about
+the same input. Run by ctest with PYTHONPATH=build/python and
+TILESCOPE_BINARY=build/tools/tilescope."""
+
+import copy
+import glob
+import json
+import os
+import subprocess
+import unittest
+
+import numpy
+
+import tilescope
+
+SOURCE_DIR = os.environ["TILESCOPE_SOURCE_DIR"]
+BINARY = os.environ["TILESCOPE_BINARY"]
+
+
+def library(name):
+    with open(os.path.join(SOURCE_DIR, "kernels", name)) as f:
+        return f.read()
+
+
+COPY = """kernel copy(X: global f32[N], Y: global f32[N])
+  where N % 128 == 0
+  launch grid(N / 128) threads(128) target(sm_90a)
+{
+  Y[blockIdx.x * 128 + threadIdx.x] = X[blockIdx.x * 128 + threadIdx.x]
+}
+"""
+
+# Threads 2t and 2t + 1 write the same element of Y: a race between threads.
+RACY = COPY.replace("Y[blockIdx.x * 128 + threadIdx.x]", "Y[blockIdx.x * 128 + threadIdx.x / 2]")
+
+
+def walk(tree):
+    """Every dict in a JSON tree."""
+    if isinstance(tree, dict):
+        yield tree
+        for v in tree.values():
+            yield from walk(v)
+    elif isinstance(tree, list):
+        for v in tree:
+            yield from walk(v)
+
+
+class ParseTest(unittest.TestCase):
+    def test_module_kernels_fmt_and_hash_agree_with_the_command_line(self):
+        path = os.path.join(SOURCE_DIR, "kernels", "rmsnorm_onepass.tile")
+        m = tilescope.parse(library("rmsnorm_onepass.tile"))
+        fmt = subprocess.run([BINARY, "fmt", path], capture_output=True, text=True, check=True)
+        self.assertEqual(m.fmt(), fmt.stdout)
+        hashes = subprocess.run([BINARY, "fmt", "--hash", path], capture_output=True, text=True,
+                                check=True)
+        expected = [line.split() for line in hashes.stdout.splitlines()]
+        self.assertEqual(m.kernels, [name for _, name in expected])
+        self.assertEqual([m.hash(kernel=name) for name in m.kernels], [h for h, _ in expected])
+        with self.assertRaises(tilescope.UsageError):
+            m.hash()  # two kernels: which one?
+
+    def test_parse_error_raises_input_error_with_the_diagnostic(self):
+        with self.assertRaises(tilescope.InputError) as caught:
+            tilescope.parse("kernel k(X: global f32[N])\n  launch grid(1) threads(32) target(sm_99)\n{\n}\n",
+                            name="bad.tile")
+        error = caught.exception
+        self.assertIsInstance(error, tilescope.Error)
+        self.assertEqual(error.diagnostics[0]["file"], "bad.tile")
+        self.assertEqual(error.diagnostics[0]["line"], 2)
+        self.assertIn("bad.tile:2:", str(error))
+
+
+class JsonTreeTest(unittest.TestCase):
+    def test_every_library_file_round_trips_exactly(self):
+        for path in sorted(glob.glob(os.path.join(SOURCE_DIR, "kernels", "*.tile"))):
+            with self.subTest(path=os.path.basename(path)):
+                with open(path) as f:
+                    m = tilescope.parse(f.read())
+                tree = m.to_json()
+                # Through JSON text too, as a tree stored by an agent would be.
+                back = tilescope.from_json(json.loads(json.dumps(tree)))
+                self.assertEqual(back.fmt(), m.fmt())
+                self.assertEqual(back.to_json(), tree)
+
+    def test_a_mutated_stage_count_comes_out_in_the_text(self):
+        m = tilescope.parse(library("gemm_bf16_sm90_small.tile"))
+        tree = m.to_json()
+        for node in walk(tree):
+            if node.get("stmt") == "mbarrier":
+                node["size"] = {"int": 3}
+        text = tilescope.from_json(tree).fmt()
+        self.assertIn("mbarrier full[3](count = 1)", text)
+        self.assertIn("mbarrier empty[3](count = 1)", text)
+        self.assertNotEqual(tilescope.from_json(tree).hash(), m.hash())
+
+    def test_a_malformed_tree_raises_tree_error_with_its_path(self):
+        tree = tilescope.parse(COPY).to_json()
+        bad = copy.deepcopy(tree)
+        bad["kernels"][0]["launch"]["threads"] = "128"
+        with self.assertRaises(tilescope.TreeError) as caught:
+            tilescope.from_json(bad)
+        self.assertEqual(caught.exception.path, "$.kernels[0].launch.threads")
+        self.assertEqual(str(caught.exception),
+                         "$.kernels[0].launch.threads: expected an integer, found a string")
+        bad = copy.deepcopy(tree)
+        bad["kernels"][0]["body"][0]["value"] = {"binary": "**", "lhs": {"int": 1},
+                                                 "rhs": {"int": 2}}
+        with self.assertRaises(tilescope.TreeError) as caught:
+            tilescope.from_json(bad)
+        self.assertEqual(caught.exception.path, "$.kernels[0].body[0].value.binary")
+        with self.assertRaises(tilescope.TreeError) as caught:
+            tilescope.from_json("{not json")
+        self.assertEqual(caught.exception.path, "$")
+
+
+class CheckTest(unittest.TestCase):
+    def test_a_clean_kernel_is_proved(self):
+        result = tilescope.check(COPY)
+        self.assertEqual(result["verdict"], "proved")
+        kernel = result["kernels"][0]
+        self.assertEqual(kernel["name"], "copy")
+        self.assertEqual({p: v["verdict"] for p, v in kernel["proofs"].items()},
+                         {"layouts": "proved", "barriers": "proved", "races": "proved"})
+
+    def test_a_race_is_a_finding_at_its_line(self):
+        result = tilescope.check(RACY, name="racy.tile")
+        self.assertEqual(result["verdict"], "finding")
+        self.assertEqual(result["kernels"][0]["proofs"]["races"]["verdict"], "finding")
+        errors = [d for d in result["diagnostics"] if d["severity"] == "error"]
+        self.assertEqual((errors[0]["file"], errors[0]["line"]), ("racy.tile", 5))
+        self.assertIn("data race on global Y", errors[0]["message"])
+
+    def test_a_module_is_a_source_too(self):
+        self.assertEqual(tilescope.check(tilescope.parse(RACY))["verdict"], "finding")
+
+    def test_a_type_error_raises_input_error(self):
+        with self.assertRaises(tilescope.InputError) as caught:
+            tilescope.check(COPY.replace("X[blockIdx.x", "Z[blockIdx.x"))
+        self.assertIn("Z", caught.exception.diagnostics[0]["message"])
+
+
+class SimulateTest(unittest.TestCase):
+    def test_numpy_inputs_give_numpy_outputs_equal_to_the_product(self):
+        rng = numpy.random.default_rng(5)
+        a = rng.uniform(-1, 1, (32, 8)).astype(numpy.float32)
+        b = rng.uniform(-1, 1, (8, 16)).astype(numpy.float32)
+        result = tilescope.simulate(library("gemm_naive.tile"), args={"M": 32, "N": 16, "K": 8},
+                                    inputs={"A": a, "B": b}, seed=3)
+        self.assertEqual(result["verdict"], "match")
+        c = result["tensors"]["C"]
+        self.assertEqual((c.shape, c.dtype), ((32, 16), numpy.float32))
+        numpy.testing.assert_allclose(c, a.astype(numpy.float64) @ b, rtol=1e-5, atol=1e-5)
+        numpy.testing.assert_array_equal(result["tensors"]["A"], a)
+
+    def test_the_json_part_is_what_sim_json_prints(self):
+        path = os.path.join(SOURCE_DIR, "kernels", "gemm_naive.tile")
+        cli = subprocess.run([BINARY, "sim", path, "--args", "M=16,N=16,K=4", "--seed", "9",
+                              "--json"], capture_output=True, text=True)
+        expected = json.loads(cli.stdout)
+        got = tilescope.simulate(library("gemm_naive.tile"), args={"M": 16, "N": 16, "K": 4},
+                                 seed=9, name=path)
+        del got["tensors"]
+        for d in (expected, got):  # wall and processor times differ run to run
+            for key in ("seconds", "cpu_seconds", "steps_per_second", "lane_ops_per_second"):
+                del d["stats"][key]
+        self.assertEqual(got, expected)
+
+    def test_a_wrong_shape_or_name_raises_usage_error(self):
+        with self.assertRaises(tilescope.UsageError):
+            tilescope.simulate(library("gemm_naive.tile"), args={"M": 16, "N": 16, "K": 4},
+                               inputs={"A": numpy.zeros((4, 4))})
+        with self.assertRaises(tilescope.UsageError):
+            tilescope.simulate(library("gemm_naive.tile"), args={"M": 16, "N": 16, "K": 4},
+                               inputs={"Q": numpy.zeros((16, 4))})
+
+    def test_the_task_names_the_problem(self):
+        # The kernel says gemm(A, B -> C); a task claiming C = A * B^T must not match.
+        result = tilescope.simulate(library("gemm_naive.tile"), args={"M": 16, "N": 16, "K": 16},
+                                    problem="gemm(A, B^T -> C)")
+        self.assertEqual(result["verdict"], "mismatch")
+
+
+class LayoutTest(unittest.TestCase):
+    def test_owners_of_a_thread_layout(self):
+        doc = tilescope.layout("S[(4,8):(1@warpid,1@laneid)]", (4, 8))
+        owners = doc["owners_array"]
+        self.assertEqual(owners.shape, (4, 8, 1, len(doc["axes"])))
+        where = dict(zip(doc["axes"], owners[3, 5, 0]))
+        self.assertEqual((where["warpid"], where["laneid"]), (3, 5))
+
+    def test_a_bad_layout_raises_input_error(self):
+        with self.assertRaises(tilescope.InputError) as caught:
+            tilescope.layout("S[(4,8):(1@warpid,1@lane)]", (4, 8))
+        self.assertIn("unknown axis", str(caught.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()

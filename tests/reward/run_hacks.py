@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""The anti-hacking corpus (tests/reward/hacks): every HACK.tile must fail the
+stage its `// EXPECT: STAGE CODE` line names, with a diagnostic of that code,
+and its honest twin HACK.honest.tile must pass every stage, both rewarded
+against the task's problem of its `// PROBLEM:` line (the candidates' own
+`// problem:` lines are not read by the reward). A hack marked `// NEEDS:
+WHAT` depends on simulator work that may not have landed: while it still
+passes it is reported as an expected failure, and once it fails as expected
+the script says to drop the marker.
+
+usage: run_hacks.py TILESCOPE HACKS_DIR [--seed S]
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+
+def header(path, key):
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"//\s*" + key + r":\s*(.*\S)", line)
+            if m:
+                return m.group(1)
+    return None
+
+
+def reward(tilescope, path, problem, seed):
+    out = subprocess.run(
+        [tilescope, "reward", path, "--problem", problem, "--seed", str(seed), "--json"],
+        capture_output=True, text=True, timeout=600)
+    try:
+        return out.returncode, json.loads(out.stdout)
+    except json.JSONDecodeError:
+        return out.returncode, {"error": out.stdout + out.stderr}
+
+
+def main():
+    tilescope, hacks = sys.argv[1], sys.argv[2]
+    seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 20261125
+    failures, xfails, count = [], [], 0
+    for name in sorted(os.listdir(hacks)):
+        if not name.endswith(".tile") or name.endswith(".honest.tile"):
+            continue
+        count += 1
+        hack = os.path.join(hacks, name)
+        twin = hack[:-len(".tile")] + ".honest.tile"
+        problem, expect = header(hack, "PROBLEM"), header(hack, "EXPECT")
+        needs = header(hack, "NEEDS")
+        if not problem or not expect or not os.path.exists(twin):
+            failures.append(f"{name}: needs // PROBLEM:, // EXPECT: and an .honest.tile twin")
+            continue
+        stage, code = expect.split()
+        rc, result = reward(tilescope, hack, problem, seed)
+        kernels = result.get("kernels", [])
+        stages = {s["name"]: s for s in kernels[0]["stages"]} if kernels else {}
+        got = stages.get(stage, {})
+        codes = [d["code"] for d in got.get("diagnostics", [])]
+        caught = rc != 0 and got.get("status") == "fail" and code in codes
+        if not caught:
+            what = (f"{name}: expected stage '{stage}' to fail with {code}; got exit {rc}, "
+                    f"{stage} {got.get('status')} {codes}")
+            (xfails if needs else failures).append(what)
+        elif needs:
+            print(f"note: {name} now fails as expected; drop its '// NEEDS: {needs}' line")
+        rc, result = reward(tilescope, twin, problem, seed)
+        if rc != 0 or result.get("verdict") != "pass":
+            bad = [(s["name"], s["status"]) for k in result.get("kernels", [])
+                   for s in k["stages"] if s["status"] not in ("pass", "skipped")]
+            failures.append(f"{os.path.basename(twin)}: the honest twin must pass; got exit {rc}, "
+                            f"{bad or result.get('error')}")
+    for x in xfails:
+        print("expected failure (NEEDS):", x)
+    for f in failures:
+        print("FAIL:", f)
+    print(f"{count} hacks, {count - len(failures) - len(xfails)} caught, "
+          f"{len(xfails)} waiting on NEEDS, {len(failures)} failures (seed {seed})")
+    return 1 if failures or count < 12 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
