@@ -9,6 +9,7 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "racecheck/StaticRaces.h"
+#include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
 #include "tools/NameValues.h"
 #include "tools/ProblemSizes.h"
@@ -63,6 +64,9 @@ std::string checkJson(const std::string &source, const CheckOptions &options) {
     module.kernels = {std::move(only)};
   }
   checkModule(module, diag);
+  // A kernel with parameters is proved as an instance (tilescope instantiate).
+  if (!diag.hasErrors())
+    tool::instantiateChosen(module, {options.kernel, {}}, diag);
   if (diag.hasErrors())
     inputError(diag);
 

@@ -10,6 +10,7 @@
 #include "simulator/Problem.h"
 #include "simulator/Reference.h"
 #include "simulator/Value.h"
+#include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
 #include "tools/SimReport.h"
 #include "tools/SimTensors.h"
@@ -86,6 +87,9 @@ SimulateResult simulate(const std::string &source, const SimulateOptions &option
   Module module = parseModuleText(source, options.name, diag);
   if (!diag.hasErrors())
     checkModule(module, diag);
+  // A kernel with parameters runs as an instance (tilescope instantiate).
+  if (!diag.hasErrors())
+    tool::instantiateChosen(module, {options.kernel, {}}, diag);
   if (diag.hasErrors())
     inputError(diag);
   const Kernel *kernel = nullptr;

@@ -219,6 +219,23 @@ int runInstantiate() {
   }
   Module one;
   one.kernels.push_back(*inst.kernel);
+  // Comments on statements the instantiation left as they were stay; the
+  // kernel's own move with it.
+  if (module->comments) {
+    auto comments = std::make_shared<Comments>(*module->comments);
+    size_t index = static_cast<size_t>(kernel - module->kernels.data());
+    auto only = [&](auto &perKernel) {
+      auto mine = index < perKernel.size()
+                      ? perKernel[index]
+                      : typename std::decay_t<decltype(perKernel)>::value_type();
+      perKernel.assign(1, mine);
+    };
+    only(comments->kernelBefore);
+    only(comments->kernelOpen);
+    only(comments->kernelBodyEnd);
+    comments->fileEnd.clear();
+    one.comments = std::move(comments);
+  }
   if (checkModule(one, diag)) {
     diag.note(kernel->loc,
               fmt::format("at point {} of kernel '{}'", pointText(*point), kernel->name));
