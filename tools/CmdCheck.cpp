@@ -1,5 +1,5 @@
-// `tilescope check [FILE] [--kernel K] [--args M=..,K=..] [--max-states N]
-// [--json]`: parse, type and well-formedness checks, then the proofs: layout
+// `tilescope check [FILE] [--kernel K] [--set P=V,...] [--args M=..,K=..]
+// [--max-states N] [--json]`: parse, type and well-formedness checks, then the proofs: layout
 // legality, barrier protocols, static races. Where a barrier proof is out of
 // reach, the exhaustive check of the concrete run decides it at the sizes of
 // --args (else the smallest the where clause admits that run every ring
@@ -10,6 +10,11 @@
 // (ir/Verdict.h): proved (exit 0), finding (1), unknown (3: an obligation
 // neither proved nor checked), budget (4); input errors exit 2. Several
 // kernels exit with the weightiest verdict.
+// A kernel with parameters (ir/Space.h) is proved at every point its
+// constraints admit, or at the point of --set, one verdict per point; the
+// library check proves a family's named points (a point whose instance is a
+// library kernel, name aside, is checked as that kernel) and runs families
+// last.
 #include "check/KernelProofs.h"
 #include "ir/Checker.h"
 #include "ir/Instantiate.h"
