@@ -1,6 +1,6 @@
 // Google Benchmark for the whole `tilescope check` pipeline on the bundled
 // Hopper GEMM: parse, type and well-formedness checks, layout proofs, barrier
-// protocol proofs and static races, in the order CmdCheck runs them (the
+// protocol proofs, static races and write coverage, in the order CmdCheck runs them (the
 // barrier issue's budget: under 200 ms on one core). Each stage is also timed
 // alone, so a regression points at its component. `exhaustiveFallback` times
 // what a kernel whose proofs fail to decide pays on top: the skeleton of the
@@ -15,6 +15,7 @@
 #include "verifier/BarrierProofs.h"
 #include "verifier/ConcreteSkeleton.h"
 #include "verifier/KernelLayouts.h"
+#include "verifier/WriteCoverage.h"
 
 #include <benchmark/benchmark.h>
 
@@ -33,6 +34,10 @@ bool parsedGemm(benchmark::State &state, Diagnostics &diag, Module &module) {
   return true;
 }
 
+unsigned coverage(const Kernel &k, Diagnostics &d) {
+  return reportWriteCoverage(proveWriteCoverage(k), d);
+}
+
 void wholeCheck(benchmark::State &state) {
   for (auto _ : state) {
     llvm::SourceMgr sm;
@@ -43,7 +48,7 @@ void wholeCheck(benchmark::State &state) {
     unsigned findings = 0;
     for (const Kernel &k : module.kernels)
       findings += checkKernelLayouts(k, diag) + verifyBarrierProtocols(k, diag) +
-                  verifyStaticRaces(k, diag);
+                  verifyStaticRaces(k, diag) + coverage(k, diag);
     if (findings != 0) {
       state.SkipWithError("the GEMM has findings");
       return;
@@ -92,6 +97,7 @@ BENCHMARK(wholeCheck)->Unit(benchmark::kMillisecond);
 BENCHMARK(stage<layouts>)->Name("layouts")->Unit(benchmark::kMillisecond);
 BENCHMARK(stage<verifyBarrierProtocols>)->Name("barrierProtocols")->Unit(benchmark::kMillisecond);
 BENCHMARK(stage<verifyStaticRaces>)->Name("staticRaces")->Unit(benchmark::kMillisecond);
+BENCHMARK(stage<coverage>)->Name("writeCoverage")->Unit(benchmark::kMillisecond);
 BENCHMARK(exhaustiveFallback)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -1,8 +1,12 @@
 #include "check/KernelProofs.h"
 
+#include "ir/Budget.h"
 #include "racecheck/StaticRaces.h"
 #include "verifier/KernelLayouts.h"
+#include "verifier/WriteCoverage.h"
 #include "verifier/Resources.h"
+
+#include <fmt/format.h>
 
 namespace tilescope {
 namespace {
@@ -34,15 +38,37 @@ ProofOutcome proveRaces(const Kernel &k, Diagnostics &diag, const BarrierProofOp
   return out;
 }
 
+ProofOutcome proveCoverage(const Kernel &k, Diagnostics &diag, const BarrierProofOptions &) {
+  CoverageReport report = proveWriteCoverage(k);
+  ProofOutcome out;
+  out.findings = reportWriteCoverage(report, diag);
+  out.unknown = report.notProved;
+  out.method = report.method;
+  return out;
+}
+
 struct Proof {
   const char *name;
+  const char *stage; // "... ran out during the barrier proofs of kernel k"
   ProofOutcome (*run)(const Kernel &, Diagnostics &, const BarrierProofOptions &);
 };
 const Proof kProofs[] = {
-    {"layouts", proveLayouts},
-    {"barriers", proveBarriers},
-    {"races", proveRaces},
+    {"layouts", "layout", proveLayouts},
+    {"barriers", "barrier", proveBarriers},
+    {"races", "race", proveRaces},
+    {"coverage", "write-coverage", proveCoverage},
 };
+
+// "file.tile:17:1"
+std::string locationText(Diagnostics &diag, llvm::SMLoc loc) {
+  unsigned buffer = loc.isValid() ? diag.sourceMgr().FindBufferContainingLoc(loc) : 0;
+  if (!buffer)
+    return "?";
+  auto [line, col] = diag.sourceMgr().getLineAndColumn(loc, buffer);
+  return fmt::format("{}:{}:{}",
+                     diag.sourceMgr().getMemoryBuffer(buffer)->getBufferIdentifier().str(), line,
+                     col);
+}
 
 } // namespace
 
@@ -66,8 +92,25 @@ const std::vector<std::string> &kernelProofNames() {
 KernelProofs runKernelProofs(const Kernel &kernel, Diagnostics &diag,
                              const BarrierProofOptions &options) {
   KernelProofs out;
-  for (const Proof &p : kProofs)
-    out.proofs.push_back({p.name, p.run(kernel, diag, options)});
+  // The command's budget (ir/Budget.h): each proof names its stage; once the
+  // budget has run out the proofs left are not run, and those it cut short
+  // or skipped are `budget`.
+  Budget *budget = activeBudget();
+  for (const Proof &p : kProofs) {
+    if (!budget) {
+      out.proofs.push_back({p.name, p.run(kernel, diag, options)});
+      continue;
+    }
+    budget->setStage(fmt::format("the {} proofs of kernel {} ({})", p.stage, kernel.name,
+                                 locationText(diag, kernel.loc)));
+    ProofOutcome o;
+    if (!budget->expired())
+      o = p.run(kernel, diag, options);
+    o.budgetExceeded = budget->exceeded() != BudgetKind::None;
+    out.proofs.push_back({p.name, std::move(o)});
+  }
+  if (budget && budget->exceeded() != BudgetKind::None)
+    diag.error(kernel.loc, budget->message());
   return out;
 }
 

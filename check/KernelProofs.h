@@ -1,10 +1,12 @@
 // The proofs of one kernel, in order, each with its verdict: the layout
-// proofs (KernelLayouts.h) with the resource limits (Resources.h), the barrier-protocol proofs with their exhaustive
-// fallback (BarrierProofs.h), the static races (StaticRaces.h). Each reports
-// its findings as errors and every obligation it could neither prove nor
-// check as a "not proved" / "not checked" warning into the diagnostics; the
-// outcome counts both, so that an obligation left open makes the kernel
-// `unknown` (ir/Verdict.h), never `proved`.
+// proofs (KernelLayouts.h) with the resource limits (Resources.h), the
+// barrier-protocol proofs with their exhaustive fallback (BarrierProofs.h),
+// the static races (StaticRaces.h), the write coverage of the outputs
+// (WriteCoverage.h). Each reports its findings as errors and every
+// obligation it could neither prove nor check as a "not proved" / "not
+// checked" warning into the diagnostics; the outcome counts both, so that an
+// obligation left open makes the kernel `unknown` (ir/Verdict.h), never
+// `proved`.
 //
 // Depends on ir/, verifier/ and racecheck/; never on the command line.
 #pragma once

@@ -43,7 +43,8 @@ using K = ArgKind;
 constexpr auto TP = CallClass::TilePrimitive;
 constexpr auto NT = CallClass::Native;
 // Operand ranges (PTX ISA): arrival and transaction counts below 2^20,
-// parities 0 or 1, named barrier ids below 16 and thread counts in warps,
+// parities 0 or 1, named barrier ids below 16 (their thread counts are the
+// named-barrier check's: a multiple of 32 up to the CTA's threads),
 // setmaxnreg counts multiples of 8 in [24, 256], wgmma.wait_group 0 to 7.
 constexpr int64_t kCountMax = (int64_t{1} << 20) - 1;
 constexpr IntRange kArrivals{1, kCountMax};
@@ -378,14 +379,14 @@ std::vector<IntrinsicInfo> buildTable() {
       {"barrier.sync",
        NT,
        {{"id", K::Int, true, {0, 15}}},
-       {{"threads", K::Int, true, {32, 1024, 32}}},
+       {{"threads", K::Int, true}},
        W,
        TargetFeature::None,
        "named barrier: arrive and wait"},
       {"barrier.arrive",
        NT,
        {{"id", K::Int, true, {0, 15}}},
-       {{"threads", K::Int, true, {32, 1024, 32}}},
+       {{"threads", K::Int, true}},
        W,
        TargetFeature::None,
        "named barrier: arrive without waiting"},

@@ -32,6 +32,9 @@ std::optional<std::string> closestName(std::string_view word,
     if (name == word)
       continue;
     size_t d = editDistance(word, name);
+    // A name that shares nothing with the typed one (`y` for `A`) is no hint.
+    if (d >= std::max(word.size(), name.size()))
+      continue;
     if (d < bestDistance) {
       bestDistance = d;
       best = std::string(name);

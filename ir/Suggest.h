@@ -3,7 +3,9 @@
 // the optimal-string-alignment distance (insertions, deletions, substitutions
 // and swaps of two neighbouring characters, each costing 1); a name is offered
 // only when it is within a third of the typed name's length (at least 1, at
-// most 3 edits), the first of equally close ones.
+// most 3 edits) and shares at least one character with it in place (a
+// one-letter name is never answered with another one-letter name), the first
+// of equally close ones.
 // Depends on the standard library only.
 #pragma once
 

@@ -34,6 +34,16 @@ std::shared_ptr<ParsedModule> parseInto(const std::string &source, const std::st
 
 } // namespace
 
+void throwInputError(const Diagnostics &diag) {
+  std::string message = "input error";
+  for (const Diagnostic &d : diag.all())
+    if (d.kind == Diagnostic::Error) {
+      message = fmt::format("{}:{}:{}: error: {}", d.file, d.line, d.column, d.message);
+      break;
+    }
+  throw ApiError{ApiError::Input, message, tool::diagnosticsJson(diag), {}};
+}
+
 std::shared_ptr<const ParsedModule> parseSource(const std::string &source,
                                                 const std::string &name) {
   return parseInto(source, name, "");

@@ -6,6 +6,7 @@
 // ApiError and become tilescope.Error subclasses in Python.
 #pragma once
 
+#include "ir/Diagnostics.h"
 #include "ir/Stmt.h"
 #include "simulator/Engine.h"
 
@@ -30,6 +31,10 @@ struct ApiError {
   llvm::json::Array diagnostics;
   std::string path;
 };
+
+// Throws ApiError(Input) whose message is the first error of `diag`
+// (file:line:col: error: ...) and whose diagnostics are all of them.
+[[noreturn]] void throwInputError(const Diagnostics &diag);
 
 // A parsed source with the buffer its locations point into.
 struct ParsedModule {

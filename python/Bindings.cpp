@@ -8,9 +8,7 @@
 
 #include "ir/Printer.h"
 
-#ifdef TILESCOPE_PYTHON_HAS_REWARD
 #include "reward/Reward.h"
-#endif
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -84,22 +82,22 @@ py::array tensorToPython(const TensorValues &t) {
     if (t.dtype == Dtype::f64) {
       py::array_t<double> a(shape);
       std::copy(t.floats.begin(), t.floats.end(), a.mutable_data());
-      return std::move(a);
+      return a;
     }
     py::array_t<float> a(shape);
     std::transform(t.floats.begin(), t.floats.end(), a.mutable_data(),
                    [](double v) { return static_cast<float>(v); });
-    return std::move(a);
+    return a;
   }
   if (t.dtype == Dtype::pred) {
     py::array_t<bool> a(shape);
     std::transform(t.ints.begin(), t.ints.end(), a.mutable_data(),
                    [](int64_t v) { return v != 0; });
-    return std::move(a);
+    return a;
   }
   py::array_t<int64_t> a(shape);
   std::copy(t.ints.begin(), t.ints.end(), a.mutable_data());
-  return std::move(a);
+  return a;
 }
 
 template <typename Map> Map namedNumbers(const py::dict &d, const char *what) {
@@ -265,12 +263,11 @@ PYBIND11_MODULE(_core, m) {
       "text"_a, "shape"_a = "", "dtype"_a = "", "target"_a = "sm_90a", "scope"_a = "auto",
       "threads"_a = 128);
 
-#ifdef TILESCOPE_PYTHON_HAS_REWARD
   m.def(
       "reward",
       [](const py::object &source, const std::string &problem, const py::object &seed,
-         const std::string &sizes, const std::string &kernel, double timeoutMs,
-         const std::string &name) {
+         const std::string &sizes, const std::string &kernel, double timeoutMs, uint64_t maxSteps,
+         uint64_t memoryMb, const std::string &name) {
         auto [text, file] = sourceOf(source, name.empty() ? "<candidate>" : name);
         RewardOptions options;
         options.kernel = kernel;
@@ -280,6 +277,8 @@ PYBIND11_MODULE(_core, m) {
           options.seed = seed.cast<uint64_t>();
         options.fileName = file;
         options.timeoutMs = timeoutMs;
+        options.maxSteps = maxSteps;
+        options.maxMemoryMb = memoryMb;
         std::string result;
         {
           py::gil_scoped_release release;
@@ -288,6 +287,6 @@ PYBIND11_MODULE(_core, m) {
         return loads(result);
       },
       "source"_a, "problem"_a = "", "seed"_a = py::none(), "sizes"_a = "auto", "kernel"_a = "",
-      "timeout_ms"_a = 10000.0, "name"_a = "");
-#endif
+      "timeout_ms"_a = RewardOptions().timeoutMs, "max_steps"_a = RewardOptions().maxSteps,
+      "memory_mb"_a = RewardOptions().maxMemoryMb, "name"_a = "");
 }

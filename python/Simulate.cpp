@@ -9,6 +9,7 @@
 #include "ir/Parser.h"
 #include "simulator/Problem.h"
 #include "simulator/Reference.h"
+#include "simulator/Simulate.h"
 #include "simulator/Value.h"
 #include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
@@ -24,16 +25,6 @@ namespace tilescope::python {
 namespace json = llvm::json;
 
 namespace {
-
-[[noreturn]] void inputError(const Diagnostics &diag) {
-  std::string message = "input error";
-  for (const Diagnostic &d : diag.all())
-    if (d.kind == Diagnostic::Error) {
-      message = fmt::format("{}:{}:{}: error: {}", d.file, d.line, d.column, d.message);
-      break;
-    }
-  throw ApiError{ApiError::Input, message, tool::diagnosticsJson(diag), {}};
-}
 
 [[noreturn]] void usageError(std::string message) {
   throw ApiError{ApiError::Usage, std::move(message), {}, {}};
@@ -91,7 +82,7 @@ SimulateResult simulate(const std::string &source, const SimulateOptions &option
   if (!diag.hasErrors())
     tool::instantiateChosen(module, {options.kernel, {}}, diag);
   if (diag.hasErrors())
-    inputError(diag);
+    throwInputError(diag);
   const Kernel *kernel = nullptr;
   if (!options.kernel.empty()) {
     kernel = module.find(options.kernel);
@@ -107,15 +98,11 @@ SimulateResult simulate(const std::string &source, const SimulateOptions &option
   ArgValues args;
   args.ints = options.ints;
   args.floats = options.floats;
-  std::vector<std::string> notes;
-  for (const Param &p : kernel->params)
-    if (!p.isTensor && isFloat(p.dtype) && !args.floats.count(p.name) && !args.ints.count(p.name)) {
-      args.floats[p.name] = 1e-5;
-      notes.push_back(fmt::format("scalar '{}' defaults to 1e-5", p.name));
-    }
+  // Float scalars not given are sampled from the seed (simulator/Simulate.h).
+  std::vector<std::string> notes = sampleScalars(*kernel, args, options.seed);
   auto program = bindProgram(*kernel, args, diag);
   if (!program)
-    inputError(diag);
+    throwInputError(diag);
 
   // The problem: the caller's, else the kernel's `// problem:` line.
   llvm::StringRef text = sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
@@ -132,7 +119,7 @@ SimulateResult simulate(const std::string &source, const SimulateOptions &option
     if (!fromSource)
       usageError(fmt::format("problem '{}': {} (at offset {})", problemText, message, offset));
     diag.error(llvm::SMLoc::getFromPointer(text.data() + problemOffset + offset), message);
-    inputError(diag);
+    throwInputError(diag);
   };
   std::optional<ProblemSpec> spec;
   if (!problemText.empty()) {
@@ -181,47 +168,36 @@ SimulateResult simulate(const std::string &source, const SimulateOptions &option
     setValues(*it, values);
   }
 
-  EngineOptions engine;
-  engine.seed = options.seed;
-  engine.maxSteps = options.maxSteps;
-  engine.memoryCapBytes = options.memoryCapMb * (int64_t{1} << 20);
-  engine.where = [&](llvm::SMLoc loc) -> std::string {
+  sim::SimulateOptions checked;
+  checked.seed = options.seed;
+  checked.maxSteps = options.maxSteps;
+  checked.memoryCapBytes = options.memoryCapMb * (int64_t{1} << 20);
+  checked.where = [&](llvm::SMLoc loc) -> std::string {
     unsigned buf = loc.isValid() ? sourceMgr.FindBufferContainingLoc(loc) : 0;
     if (!buf)
       return options.name;
     auto [line, col] = sourceMgr.getLineAndColumn(loc, buf);
     return fmt::format("{}:{}:{}", options.name, line, col);
   };
-  bool allCtas = true;
   if (options.ctas > 0) {
     int64_t total = program->grid[0] * program->grid[1] * program->grid[2];
-    allCtas = options.ctas >= total;
-    engine.ctas = sampleCtas(program->grid, options.ctas, options.seed);
+    if (options.ctas < total)
+      checked.ctas = sampleCtas(program->grid, options.ctas, options.seed);
   }
-  RunResult run = runProgram(*program, tensors, engine);
-
-  std::vector<OutputReport> reports;
-  if (run.ok() && problem)
-    reports = compareWithReference(*problem, tensors, allCtas);
-  bool mismatch = false;
-  for (const OutputReport &r : reports)
-    mismatch |= r.mismatches > 0;
+  // The checked simulation of `tilescope sim`: no problem is unknown,
+  // poisoned memory, unwritten outputs, unchanged inputs.
+  SimulationResult sim = simulateChecked(*program, problem ? &*problem : nullptr, tensors, checked);
 
   tool::SimReport report;
   report.file = options.name;
   report.kernel = kernel->name;
-  report.verdict = !run.ok()  ? std::string(outcomeName(run.outcome))
-                   : !problem ? "unchecked"
-                   : mismatch ? "mismatch"
-                              : "match";
   if (problem)
     report.problem = problem->spec.text;
+  report.problemFrom = !problem ? "" : fromSource ? "annotation" : "option";
   report.seed = options.seed;
-  report.allCtas = allCtas;
-  report.status = !run.ok() || mismatch ? 1 : 0;
+  report.poison = std::string(poisonName(checked.poison));
   report.tensors = &tensors;
-  report.outputs = std::move(reports);
-  report.run = &run;
+  report.result = &sim;
   report.notes = std::move(notes);
   json::Object out = tool::toJson(report);
   out["diagnostics"] = tool::diagnosticsJson(diag);

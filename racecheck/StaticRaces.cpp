@@ -5,6 +5,7 @@
 #include "verifier/BarrierSkeleton.h"
 #include "verifier/LeastWitness.h"
 #include "verifier/LinearPrecheck.h"
+#include "verifier/NamedBarriers.h"
 #include "verifier/ProtoEncoding.h"
 #include "verifier/SharedContext.h"
 #include "verifier/SolverBudget.h"
@@ -77,7 +78,8 @@ struct LoopVarFinder : IRVisitor {
 class RaceChecker {
 public:
   RaceChecker(const Kernel &k, const RaceOptions &opt)
-      : sk_(extractBarrierSkeleton(k)), opt_(opt), enc_(ctx_, sk_) {
+      : sk_(extractBarrierSkeleton(k)), opt_(opt), enc_(ctx_, sk_),
+        named_(analyseNamedBarriers(sk_)) {
     for (const SkeletonLoop &l : sk_.loops)
       loopVars_.insert(l.var);
   }
@@ -194,25 +196,88 @@ private:
   // barriers that join the CTAs of a cluster count: cluster.sync by every
   // thread, or barrier.cluster.arrive by every thread followed by
   // barrier.cluster.wait by every thread.
+  //
+  // A generation of a named barrier (NamedBarriers.h) in that range (in
+  // the body of `loop`) in which every thread of a and b syncs orders them
+  // too, its events taken together (generationsOrder has the directed
+  // cases).
   bool ctaSyncBetween(const ThreadSet &a, const ThreadSet &b, int fromOrder, int toOrder,
                       int loop = -2, bool cluster = false, bool warpLevel = false) const {
     auto inRange = [&](const SyncEvent &e, int from) {
       return e.order > from && e.order < toOrder && (loop == -2 || e.loop == loop);
     };
+    if (!cluster && loop != -2)
+      for (const NamedGeneration &g : named_.generations)
+        if (g.loop == loop &&
+            generationOrders(
+                g, a, b, false, [&](const SyncEvent &e) { return inRange(e, fromOrder); },
+                [&](const SyncEvent &e) { return inRange(e, fromOrder); }))
+          return true;
     auto everyThread = [&](const SyncEvent &e) { return e.threads.count() == sk_.threads; };
     for (const SyncEvent &e : sk_.events) {
       if (!inRange(e, fromOrder))
         continue;
       if (!cluster && joins(e, a, b, warpLevel))
         return true;
-      if (cluster && e.kind == SyncKind::CtaSync && e.scope == ExecScope::Cluster &&
-          everyThread(e))
+      if (cluster && e.kind == SyncKind::CtaSync && e.scope == ExecScope::Cluster && everyThread(e))
         return true;
       if (cluster && e.kind == SyncKind::ClusterArrive && everyThread(e))
         for (const SyncEvent &w : sk_.events)
           if (w.kind == SyncKind::ClusterWait && everyThread(w) && inRange(w, e.order))
             return true;
     }
+    return false;
+  }
+
+  // Whether generation g orders `first`'s accesses before `second`'s: every
+  // thread of `first` executes an event of g where firstOk (after its
+  // access; with `directed` it may only arrive, else it syncs), and every
+  // thread of `second` a sync of g where secondOk (before its access).
+  template <typename FirstOk, typename SecondOk>
+  static bool generationOrders(const NamedGeneration &g, const ThreadSet &first,
+                               const ThreadSet &second, bool directed, FirstOk firstOk,
+                               SecondOk secondOk) {
+    for (int64_t t = 0; t < first.launchThreads(); ++t) {
+      bool inFirst = first.contains(t), inSecond = second.contains(t);
+      if (!inFirst && !inSecond)
+        continue;
+      const SyncEvent *e = g.eventOf(t);
+      if (!e || (inFirst && !firstOk(*e)) || (inSecond && !secondOk(*e)))
+        return false;
+      if ((inSecond || !directed) && e->kind != SyncKind::NamedSync)
+        return false;
+    }
+    return true;
+  }
+
+  // A generation of a named barrier that orders access `first` before
+  // `second` in one execution of the loops both sit in: `first`'s threads
+  // arrive after it and `second`'s threads sync before it, each in its own
+  // program order. Accesses in different branches (a producer and a
+  // consumer warpgroup) are ordered whichever comes first in the text.
+  bool generationBetween(const SyncEvent &first, const SyncEvent &second,
+                         const std::vector<int> &common) const {
+    for (const NamedGeneration &g : named_.generations)
+      if ((g.loop < 0 || std::count(common.begin(), common.end(), g.loop)) &&
+          generationOrders(
+              g, first.threads, second.threads, true,
+              [&](const SyncEvent &e) { return e.order > first.order; },
+              [&](const SyncEvent &e) { return e.order < second.order; }))
+        return true;
+    return false;
+  }
+  // hi at one iteration of `loop`, lo at the next: a generation of that
+  // loop's body at either iteration.
+  bool generationWraps(const SyncEvent &lo, const SyncEvent &hi, int loop) const {
+    auto any = [](const SyncEvent &) { return true; };
+    for (const NamedGeneration &g : named_.generations)
+      if (g.loop == loop &&
+          (generationOrders(
+               g, hi.threads, lo.threads, true,
+               [&](const SyncEvent &e) { return e.order > hi.order; }, any) ||
+           generationOrders(g, hi.threads, lo.threads, true, any,
+                            [&](const SyncEvent &e) { return e.order < lo.order; })))
+        return true;
     return false;
   }
 
@@ -318,6 +383,9 @@ private:
   // which issued an asynchronous access and makes another access later.
   enum class Mode { SameCta, AcrossCtas, InCluster, SameThread };
 
+  // The budget of the first, cheaper question about a pair (solvePair).
+  static constexpr unsigned kFirstQueryBudgetMs = 100;
+
   // One thread's asynchronous access and its own later access: program
   // order does not order them, since the asynchronous access completes
   // after its statement. Only the thread's observation of that completion
@@ -396,8 +464,8 @@ private:
   // What orders two accesses of one CTA (see checkPair).
   struct Ordering {
     bool sameLoop = false, sameIteration = false, anyInBody = false, wrapsAround = false;
-    const SyncEvent *lo = nullptr; // the access earlier in program order
-    bool fully = false;            // every execution pair is ordered
+    const SyncEvent *lo = nullptr;  // the access earlier in program order
+    bool fully = false;             // every execution pair is ordered
     bool differentClusters = false; // across CTAs: only CTAs of different clusters race
     bool warpOrdered = false;       // fully ordered for two threads of one warp (warp.sync)
     // One thread (Mode::SameThread): whether the first access (a) is the
@@ -440,7 +508,8 @@ private:
     o.sameLoop = !common.empty();
     o.sameIteration =
         !o.loLate && &ea != &eb &&
-        ctaSyncBetween(ea.threads, eb.threads, lo.order, hi.order, -2, cluster, warpLevel);
+        (ctaSyncBetween(ea.threads, eb.threads, lo.order, hi.order, -2, cluster, warpLevel) ||
+         (!cluster && (generationBetween(lo, hi, common) || generationBetween(hi, lo, common))));
     auto inBody = [&](int loop, int from, int to) {
       return ctaSyncBetween(ea.threads, eb.threads, from, to, loop, cluster, warpLevel);
     };
@@ -449,7 +518,8 @@ private:
     o.direct.assign(depth, false);
     for (size_t m = depth; m-- > 0;) {
       bool any = inBody(common[m], -1, INT_MAX);
-      bool wrap = inBody(common[m], hi.order, INT_MAX) || inBody(common[m], -1, lo.order);
+      bool wrap = inBody(common[m], hi.order, INT_MAX) || inBody(common[m], -1, lo.order) ||
+                  (!cluster && generationWraps(lo, hi, common[m]));
       o.direct[m] = any;
       o.anyFrom[m] = any || (m + 1 < depth && o.anyFrom[m + 1]);
       o.wrapFrom[m] = wrap || (m + 1 < depth && o.wrapFrom[m + 1]);
@@ -625,8 +695,7 @@ private:
       return period;
     // Distinct within a window of S iterations, and repeating after S.
     z3::expr_vector repeat = copyOf(base);
-    repeat.push_back(inRange(i) && inRange(j) && j > i && j < i + ctx_.int_val(size) &&
-                     *ii == *ij);
+    repeat.push_back(inRange(i) && inRange(j) && j > i && j < i + ctx_.int_val(size) && *ii == *ij);
     z3::expr_vector drift = copyOf(base);
     auto next = index(i + ctx_.int_val(size));
     if (!next)
@@ -789,8 +858,8 @@ private:
     bool mma = x.ev.what == "tcgen05.mma";
     std::vector<int> cx = chainOf(x.ev), cy = chainOf(y.ev);
     for (const SyncEvent &r : sk_.events) {
-      bool delivery = &r == &x.ev && r.kind == SyncKind::TxDelivery && x.acc.write &&
-                      x.acc.asyncProxy;
+      bool delivery =
+          &r == &x.ev && r.kind == SyncKind::TxDelivery && x.acc.write && x.acc.asyncProxy;
       bool arrival = !delivery && r.order > x.ev.order &&
                      ((r.kind == SyncKind::MbarArrive && !late) ||
                       (r.kind == SyncKind::Tcgen05Commit && (!late || mma)));
@@ -1130,8 +1199,7 @@ private:
           differ.push_back(ctaA[d] != ctaB[d]);
           continue;
         }
-        z3::expr extent =
-            ctx_.int_val(int(d) == clusterAxis() ? clusterExtent().value_or(1) : 1);
+        z3::expr extent = ctx_.int_val(int(d) == clusterAxis() ? clusterExtent().value_or(1) : 1);
         differ.push_back(ctaA[d] / extent != ctaB[d] / extent);
       }
       cons.push_back(z3::mk_or(differ));
@@ -1272,11 +1340,13 @@ private:
       return z3::unsat;
     z3::expr_vector under(ctx_);
     under.push_back(pair);
-    z3::check_result r = s.check(under);
-    if (r == z3::unknown) {
-      report_.notChecked.push_back({ea.loc, fmt::format("race on {}: Z3 gave up", a.buffer)});
-      return r;
-    }
+    // Without the orderings below, on a small budget: this question only
+    // saves building them where the barriers decide the pair, so when it is
+    // hard it is left undecided and the full query below decides. Its sat
+    // answers can be a search through non-linear sizes (a persistent tile
+    // loop whose step is not the grid: 27 s at grid(7) on the persistent
+    // GEMM, where the full query is unsat in 5 ms).
+    z3::check_result r = checkFirst(s, under);
     if (r == z3::unsat)
       return r;
     // Orderings that hold for some executor pairs only (warp.sync within a
@@ -1288,14 +1358,34 @@ private:
     Side sideA{ea, a, t1, itersA, boundA, builtinsA, rankOf(rankA), builtinsAtA};
     Side sideB{eb, b, t2, itersB, boundB, builtinsB, rankOf(rankB), builtinsAtB};
     std::vector<z3::expr> escapes = orderingEscapes(sideA, sideB, ord, mode);
+    auto gaveUp = [&] {
+      report_.notChecked.push_back({ea.loc, fmt::format("race on {}: Z3 gave up", a.buffer)});
+      return z3::unknown;
+    };
+    if (r == z3::unknown) {
+      // The first question was hard. The full one, with the orderings, in a
+      // one-shot solver on a small budget (they often make it easy: 5 ms for
+      // the grid(7) GEMM's pair), so the shared solver's history stays as it
+      // was; then the first question on the full budget, as before.
+      z3::solver once = oneShotSolver(ctx_, detail::kPrecheckBudgetMs);
+      once.add(enc_.assumptions());
+      once.add(cons);
+      for (const z3::expr &e : escapes)
+        once.add(!e);
+      if (once.check() == z3::unsat)
+        return z3::unsat;
+      r = checkWithin(s, under, opt_.timeoutMs);
+      if (r == z3::unsat)
+        return r;
+      if (r == z3::unknown)
+        return gaveUp();
+    }
     if (!escapes.empty()) {
       for (const z3::expr &e : escapes)
         s.add(z3::implies(pair, !e));
-      r = s.check(under);
-      if (r == z3::unknown) {
-        report_.notChecked.push_back({ea.loc, fmt::format("race on {}: Z3 gave up", a.buffer)});
-        return r;
-      }
+      r = checkWithin(s, under, opt_.timeoutMs);
+      if (r == z3::unknown)
+        return gaveUp();
       if (r == z3::unsat)
         return r;
     }
@@ -1311,8 +1401,10 @@ private:
     witness.insert(witness.end(), element.begin(), element.end());
     for (const auto &[name, v] : enc_.symbols())
       witness.push_back(v);
-    detail::minimizeWitness(s, under, witness, pair.to_string());
-    z3::model m = s.get_model();
+    z3::params full(ctx_);
+    setSolverBudget(full, opt_.timeoutMs);
+    s.set(full);
+    z3::model m = detail::minimizeWitness(s, under, witness, pair.to_string());
     auto threadText = [&](const z3::expr &t) {
       int64_t v = ProtoEncoder::value(m, t);
       std::string cta;
@@ -1322,7 +1414,9 @@ private:
       if (rank)
         cta = fmt::format("rank {} of the cluster", ProtoEncoder::value(m, *rank));
       return fmt::format("thread {} (warp {}, lane {}{})", v, v / 32, v % 32,
-                         cta.empty() ? "" : rank ? ", CTA " + cta : ", CTA (" + cta + ")");
+                         cta.empty() ? ""
+                         : rank      ? ", CTA " + cta
+                                     : ", CTA (" + cta + ")");
     };
     auto iterText = [&](const SyncEvent &e, const std::vector<z3::expr> &iters,
                         std::map<std::string, z3::expr> &bound) {
@@ -1372,15 +1466,31 @@ private:
   // The solver every pair shares, with the where clause added as it grows
   // (blockIdx ranges appear lazily).
   z3::solver &pairSolver() {
-    if (!solver_) {
+    if (!solver_)
       solver_.emplace(ctx_);
-      z3::params p(ctx_);
-      setSolverBudget(p, opt_.timeoutMs);
-      solver_->set(p);
-    }
     for (; assumed_ < enc_.assumptions().size(); ++assumed_)
       solver_->add(enc_.assumptions()[int(assumed_)]);
     return *solver_;
+  }
+
+  // `s` checked under `assumptions` with the limits of `budgetMs`, set
+  // anew for each query so that the command's deadline is current.
+  z3::check_result checkWithin(z3::solver &s, const z3::expr_vector &assumptions,
+                               unsigned budgetMs) {
+    z3::params p(ctx_);
+    setSolverBudget(p, budgetMs);
+    s.set(p);
+    return s.check(assumptions);
+  }
+  // The first question of solvePair: a budget of kFirstQueryBudgetMs in Z3's
+  // units and, since its answer only saves work, the same in wall time
+  // (whichever ends it, the full query decides the same way).
+  z3::check_result checkFirst(z3::solver &s, const z3::expr_vector &assumptions) {
+    z3::params p(ctx_);
+    setSolverBudget(p, kFirstQueryBudgetMs);
+    p.set("timeout", solverWallMs(kFirstQueryBudgetMs));
+    s.set(p);
+    return s.check(assumptions);
   }
 
   void checkProxyFences() {
@@ -1438,6 +1548,8 @@ private:
   RaceOptions opt_;
   z3::context &ctx_ = detail::sharedContext();
   ProtoEncoder enc_;
+  // The named barriers' generations (those proved consistent).
+  NamedBarrierModel named_;
   std::optional<z3::solver> solver_;
   unsigned assumed_ = 0;
   // The linear over-approximation (LinearPrecheck.h), tried first.
@@ -1445,7 +1557,7 @@ private:
   int pairs_ = 0;
   RaceReport report_;
   std::set<std::string> loopVars_;
-  std::map<const SyncEvent *, int64_t> period_; // see periodOf
+  std::map<const SyncEvent *, int64_t> period_;               // see periodOf
   std::map<const SyncEvent *, std::optional<int64_t>> first_; // see firstIteration
 };
 

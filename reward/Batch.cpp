@@ -392,7 +392,9 @@ bool runBatch(const BatchOptions &o, BatchSummary &summary, std::string &error) 
     ::close(w.toWorker);
     ::close(w.fromWorker);
     int status = 0;
-    ::waitpid(w.pid, &status, 0);
+    rusage usage{};
+    ::wait4(w.pid, &status, 0, &usage);
+    summary.peakWorkerMb = std::max(summary.peakWorkerMb, double(usage.ru_maxrss) / 1024.0);
   }
   flush();
   std::signal(SIGPIPE, oldPipe);

@@ -42,6 +42,7 @@ struct BatchOptions {
 struct BatchSummary {
   size_t lines = 0, inShard = 0, skipped = 0, done = 0;
   size_t crashed = 0, timedOut = 0; // candidates whose worker died or was killed
+  double peakWorkerMb = 0;          // largest resident set of a worker (getrusage of wait4)
   double seconds = 0;
 };
 

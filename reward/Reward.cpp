@@ -7,6 +7,7 @@
 #include "ir/SemanticHash.h"
 #include "ir/Suggest.h"
 #include "reward/RewardCache.h"
+#include "reward/SimSizes.h"
 #include "reward/Stages.h"
 #include "simulator/Problem.h"
 
@@ -109,6 +110,7 @@ std::string adviceFor(const std::string &code) {
       {"parse.", "fix the syntax there (docs/ir.md has the grammar)"},
       {"types.unknown-call", "call a known intrinsic or tile primitive (docs/ir.md lists them)"},
       {"types.undefined-name", "define the name before this use, or fix its spelling"},
+      {"types.redefined", "give one of the two definitions another name"},
       {"types.", "make the operands' dtypes, shapes and scopes agree with the call"},
       {"dispatch.", "change the operand layouts or the execution scope so that an "
                     "implementation accepts the call (the message lists why each refused)"},
@@ -130,6 +132,8 @@ std::string adviceFor(const std::string &code) {
                             "and parities"},
       {"simulate.step-budget", "the kernel ran out of its step or time budget: check loop "
                                "bounds and waits"},
+      {"simulate.time-budget", "the kernel ran out of its time budget: check loop bounds and "
+                               "waits"},
       {"simulate.", "see the message"},
   };
   for (const auto &[prefix, text] : advice)
@@ -245,6 +249,12 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
   // simulate
   if (!blockedBy.empty()) {
     kr.stages.push_back(skipped("simulate"));
+  } else if (options.staticOnly) {
+    StageResult s;
+    s.name = "simulate";
+    s.status = StageStatus::Unknown;
+    s.reason = "not run: static stages only were asked for (--static)";
+    kr.stages.push_back(std::move(s));
   } else {
     std::optional<std::vector<StageResult>> cachedSim;
     if (options.cacheDynamic && options.cache)
@@ -344,6 +354,14 @@ RewardResult reward(const std::string &source, const RewardOptions &options) {
       fileError("options.problem", fmt::format("the task's problem '{}' does not parse at "
                                                "offset {}: {}",
                                                options.problem, syntax.offset, syntax.message));
+      return finishError();
+    }
+  }
+
+  if (options.sizes != "auto") {
+    std::string why;
+    if (!parseSimSizes(options.sizes, why)) {
+      fileError("options.sizes", why);
       return finishError();
     }
   }

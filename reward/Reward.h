@@ -35,7 +35,8 @@ struct RewardOptions {
   uint64_t maxSteps = uint64_t{1} << 28; // simulated warp statements per size
   uint64_t maxMemoryMb = 512;            // simulated state (tensors, CTA state)
   bool cacheDynamic = false;             // answer simulate from the cache too
-  RewardCache *cache = nullptr;          // static stages by semantic hash; may be null
+  bool staticOnly = false;      // leave the simulation out: simulate is `unknown` (not checked)
+  RewardCache *cache = nullptr; // static stages by semantic hash; may be null
 };
 
 enum class StageStatus : uint8_t { Pass, Fail, Unknown, Budget, Skipped };

@@ -1,8 +1,8 @@
 #include "reward/SimSizes.h"
 
+#include "ir/ConcreteEval.h"
 #include "ir/Visitor.h"
 #include "verifier/BarrierSkeleton.h"
-#include "ir/ConcreteEval.h"
 #include "verifier/FallbackSizes.h"
 
 #include <llvm/ADT/StringRef.h>
@@ -166,6 +166,48 @@ SizeAssignment wrapRings(const BarrierSkeleton &sk, SizeAssignment sizes) {
   return sizes;
 }
 
+// The elements of the kernel's tensors at `sizes`: what a run costs.
+double tensorElements(const Kernel &kernel, const SizeAssignment &sizes) {
+  double total = 0;
+  LeafValue leaf = leafAt(sizes);
+  for (const Param &p : kernel.params) {
+    if (!p.isTensor)
+      continue;
+    double elements = 1;
+    for (const Expr &e : p.shape)
+      elements *= double(evalConcrete(e, leaf).value_or(1));
+    total += elements;
+  }
+  return total;
+}
+
+// The solver minimises the sum of the sizes, which can trade a small K for a
+// huge M (more tiles per CTA also wrap a ring). Each symbol is reset to its
+// smallest admitted value and the rings re-wrapped; a change is kept when it
+// makes the tensors smaller, until none does.
+SizeAssignment shrink(const BarrierSkeleton &sk, const Kernel &kernel, SizeAssignment sizes) {
+  for (bool improved = true; improved;) {
+    improved = false;
+    for (auto &[name, value] : SizeAssignment(sizes)) {
+      for (int64_t c = 1; c < value && c <= 4096; ++c) {
+        SizeAssignment trial = sizes;
+        trial[name] = c;
+        std::string ignored;
+        if (!admittedSizes(sk, trial, ignored))
+          continue;
+        trial = wrapRings(sk, trial);
+        if (admittedSizes(sk, trial, ignored) && shortRingLoop(sk, trial) < 0 &&
+            tensorElements(kernel, trial) < tensorElements(kernel, sizes)) {
+          sizes = trial;
+          improved = true;
+        }
+        break; // the smallest admitted value only
+      }
+    }
+  }
+  return sizes;
+}
+
 bool constantGrid(const Kernel &kernel) {
   for (const Expr &e : kernel.launch.grid)
     if (!constantValue(e))
@@ -187,6 +229,8 @@ std::optional<std::vector<SimSize>> chooseSimSizes(const Kernel &kernel, std::st
   if (!smallest)
     return std::nullopt;
   SizeAssignment small = wrapRings(sk, onlySymbols(*smallest, symbols));
+  if (shortRingLoop(sk, small) < 0)
+    small = shrink(sk, kernel, small);
   out.push_back({small, 0, "small"});
 
   // Edge: every symbol raised, ragged where the where clause admits it.
@@ -219,18 +263,7 @@ std::optional<std::vector<SimSize>> chooseSimSizes(const Kernel &kernel, std::st
     if (trip && *trip < 2) {
       std::optional<SizeAssignment> bestSizes;
       double bestCost = 0;
-      // Cost: the elements of the kernel's tensors at the sizes.
-      auto cost = [&](const SizeAssignment &sizes) {
-        double total = 0;
-        LeafValue leaf = leafAt(sizes);
-        for (const Param &p : kernel.params) {
-          double elements = 1;
-          for (const Expr &e : p.shape)
-            elements *= double(evalConcrete(e, leaf).value_or(1));
-          total += p.isTensor ? elements : 0;
-        }
-        return total;
-      };
+      auto cost = [&](const SizeAssignment &sizes) { return tensorElements(kernel, sizes); };
       auto persistent = [&](const SizeAssignment &sizes) {
         std::string ignored;
         auto t = persistentTrip(sk, sizes);

@@ -1,10 +1,13 @@
 // The simulate stage: the kernel runs on the simulator at every size of
 // SimSizes.h against the reference of the task's problem, on inputs drawn
-// fresh from the seed, with budgets. Measures against gaming (docs/reward.md):
-// outputs are poisoned (NaN) and every element must be written; the
-// reference is computed from a copy of the inputs taken before the run, and
-// the inputs must be unchanged after it; float scalars (eps, scale) are
-// sampled per size; each size has its own seed.
+// fresh from the seed, with budgets. The checking itself is the simulator's
+// checked simulation (simulator/Simulate.h: poisoned outputs and on-chip
+// memory, the input copy the reference reads, unchanged inputs, unwritten
+// elements also within sampled CTAs' tiles, uninitialised reads of shared
+// and tensor memory); this stage adds the sizes, a seed per size, the
+// budgets, and turns the findings into outcomes and diagnostic codes
+// (docs/reward.md).
+#include "simulator/Simulate.h"
 #include "reward/SimSizes.h"
 #include "reward/Stages.h"
 #include "simulator/Engine.h"
@@ -16,8 +19,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <random>
 
 namespace tilescope::reward_detail {
 namespace {
@@ -32,22 +33,15 @@ uint64_t mix(uint64_t seed, uint64_t i) {
   return z == 0 ? 1 : z;
 }
 
-std::string elementName(const HostTensor &t, int64_t flat) {
-  std::vector<int64_t> idx(t.shape.size());
-  for (size_t d = t.shape.size(); d-- > 0;) {
-    idx[d] = t.shape[d] ? flat % t.shape[d] : 0;
-    flat = t.shape[d] ? flat / t.shape[d] : 0;
-  }
-  std::string s;
-  for (int64_t i : idx)
-    s += (s.empty() ? "" : ", ") + std::to_string(i);
-  return t.name + "[" + s + "]";
-}
-
-void poison(HostTensor &t) {
-  for (int64_t i = 0; i < t.elements(); ++i)
-    t.setBits(i, isFloat(t.dtype) ? encodeFloat(t.dtype, std::nan("")) : encodeInt(t.dtype, -1));
-  std::fill(t.written.begin(), t.written.end(), 0);
+// The outcome word and the code's name of a finding of simulateChecked.
+std::string outcomeWord(const std::string &kind) {
+  if (kind == "unwritten output")
+    return "unwritten";
+  if (kind == "input modified")
+    return "input-modified";
+  if (kind == "uninitialized read")
+    return "uninitialized-read";
+  return kind; // "mismatch", and the engine's outcome names ("deadlock", ...)
 }
 
 // What one size gave.
@@ -93,27 +87,18 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
     return r;
   }
 
-  std::vector<std::string> floatScalars;
-  for (const Param &p : kernel.params)
-    if (!p.isTensor && isFloat(p.dtype))
-      floatScalars.push_back(p.name);
-
   size_t passed = 0;
   StageStatus worst = StageStatus::Pass;
   for (size_t i = 0; i < sizes->size(); ++i) {
     const SimSize &size = (*sizes)[i];
     auto started = Clock::now();
     uint64_t seed = mix(req.seed, i);
-    std::mt19937_64 rng(seed);
     ArgValues args;
     args.ints = size.values;
+    sampleScalars(kernel, args, seed); // float scalars (eps, scale): not only the default
     std::string described = describe(size.values);
-    for (const std::string &name : floatScalars) {
-      // Log-uniform in [1e-6, 1e-1]: not only the default.
-      double v = std::pow(10.0, -6.0 + 5.0 * std::uniform_real_distribution<double>(0, 1)(rng));
-      args.floats[name] = v;
+    for (const auto &[name, v] : args.floats)
       described += fmt::format(", {} = {:.3g}", name, v);
-    }
     SimulatedSize record{described, "all", "", 0};
     SizeOutcome result;
     auto finish = [&](StageStatus status, const std::string &outcome) {
@@ -156,17 +141,8 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
       }
     }
     if (program && problem) {
-      auto isIn = [](const std::vector<int> &list, int i) {
-        return std::find(list.begin(), list.end(), i) != list.end();
-      };
-      for (size_t t = 0; t < tensors.size(); ++t) {
-        if (isIn(problem->outputs, int(t)))
-          poison(tensors[t]);
-        else
-          fillRandomInput(tensors[t], seed, isIn(problem->scales, int(t)));
-      }
-      std::vector<HostTensor> before = tensors; // inputs as they were
-      EngineOptions options;
+      prepareTensors(tensors, &*problem, seed);
+      SimulateOptions options;
       options.seed = seed;
       options.maxSteps = int64_t(std::min<uint64_t>(req.maxSteps, uint64_t{1} << 62));
       options.memoryCapBytes = int64_t(req.maxMemoryMb) << 20;
@@ -175,79 +151,59 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
         RewardDiagnostic d = diagnosticAt(sm, loc, "", "", "");
         return fmt::format("{}:{}:{}", d.file, d.line, d.column);
       };
-      bool allCtas = true;
       if (size.sampleCtas > 0) {
         int64_t total = program->grid[0] * program->grid[1] * program->grid[2];
-        allCtas = size.sampleCtas >= total;
-        options.ctas = sampleCtas(program->grid, size.sampleCtas, seed);
+        if (size.sampleCtas < total)
+          options.ctas = sampleCtas(program->grid, size.sampleCtas, seed);
         record.ctas = fmt::format("{} of {}", std::min(size.sampleCtas, total), total);
       }
-      RunResult run = runProgram(*program, tensors, options);
+      SimulationResult sim = simulateChecked(*program, &*problem, tensors, options);
+      size_t said = r.diagnostics.size();
       std::string witnessSeed = fmt::format("{}; seed {}", described, req.seed);
-      if (!run.ok()) {
+      // Uninitialised reads first, at the reading statement; the engine's
+      // reads and simulateChecked's findings of that kind are in one order.
+      const std::vector<UninitializedRead> &reads = sim.run.stats.uninitializedReads;
+      size_t nextRead = 0;
+      for (const SimFinding &f : sim.findings) {
+        if (f.kind != "uninitialized read")
+          continue;
+        llvm::SMLoc loc;
+        if (nextRead < reads.size())
+          loc = llvm::SMLoc::getFromPointer(static_cast<const char *>(reads[nextRead++].key));
+        add("simulate.uninitialized-read", fmt::format("at {}: {}", described, f.message),
+            witnessSeed, loc);
+      }
+      if (!sim.run.ok()) {
         std::string notes;
-        for (const std::string &n : run.notes)
+        for (const std::string &n : sim.run.notes)
           notes += (notes.empty() ? "" : "; ") + n;
-        bool budget = run.outcome == RunResult::Outcome::StepBudget ||
-                      run.outcome == RunResult::Outcome::MemoryCap;
-        std::string outcome(outcomeName(run.outcome));
-        add("simulate." + outcome, fmt::format("at {}: {}", described, run.message),
+        add("simulate." + std::string(outcomeName(sim.run.outcome)),
+            fmt::format("at {}: {}", described, sim.run.message),
             notes.empty() ? witnessSeed : notes);
-        finish(budget ? StageStatus::Budget : StageStatus::Fail, outcome);
-      } else {
-        // Inputs must come back unchanged (no parameter is declared in-out).
-        for (size_t t = 0; t < tensors.size() && result.status == StageStatus::Pass; ++t) {
-          if (isIn(problem->outputs, int(t)) || tensors[t].bytes == before[t].bytes)
-            continue;
-          int64_t first = 0;
-          for (int64_t e = 0; e < tensors[t].elements(); ++e)
-            if (tensors[t].bitsAt(e) != before[t].bitsAt(e)) {
-              first = e;
-              break;
-            }
-          add("simulate.input-modified",
-              fmt::format("at {} the kernel wrote its input '{}' (first at {}); inputs must be "
-                          "left unchanged",
-                          described, tensors[t].name, elementName(tensors[t], first)),
+      }
+      for (const SimFinding &f : sim.findings)
+        if (f.kind == "input modified" || f.kind == "unwritten output" || f.kind == "mismatch")
+          add("simulate." + outcomeWord(f.kind), fmt::format("at {}: {}", described, f.message),
               witnessSeed);
-          finish(StageStatus::Fail, "input-modified");
-        }
-        if (result.status == StageStatus::Pass) {
-          // The reference reads the inputs as they were before the run.
-          for (size_t t = 0; t < tensors.size(); ++t)
-            if (!isIn(problem->outputs, int(t)))
-              tensors[t] = before[t];
-          for (const OutputReport &o : compareWithReference(*problem, tensors, allCtas)) {
-            const HostTensor *out = nullptr;
-            for (const HostTensor &t : tensors)
-              if (t.name == o.name)
-                out = &t;
-            if (o.unwritten > 0 && allCtas) {
-              add("simulate.unwritten",
-                  fmt::format("at {}: {} of {} elements of '{}' were never written (first {})",
-                              described, o.unwritten, o.elements, o.name,
-                              out && !o.firstUnwritten.empty()
-                                  ? elementName(*out, o.firstUnwritten.front())
-                                  : "?"),
-                  witnessSeed);
-              finish(StageStatus::Fail, "unwritten");
-            } else if (o.mismatches > 0) {
-              std::string first;
-              for (const Mismatch &m : o.first)
-                if (m.written) {
-                  first = fmt::format("{} = {} where the reference gives {}",
-                                      out ? elementName(*out, m.index) : o.name, m.got, m.expected);
-                  break;
-                }
-              add("simulate.mismatch",
-                  fmt::format("at {}: {} of {} compared elements of '{}' differ from the "
-                              "reference (max abs error {:.3g}); first: {}",
-                              described, o.mismatches, o.compared, o.name, o.maxAbsError, first),
-                  witnessSeed);
-              finish(StageStatus::Fail, "mismatch");
-            }
-          }
-        }
+      switch (sim.verdict) {
+      case SimVerdict::Proved:
+        finish(StageStatus::Pass, "match");
+        break;
+      case SimVerdict::Finding:
+        finish(StageStatus::Fail, outcomeWord(sim.result));
+        if (r.diagnostics.size() == said) // e.g. mismatches only where nothing was written
+          add("simulate." + result.outcome,
+              fmt::format("at {}: the run does not match the reference ({})", described,
+                          sim.result),
+              witnessSeed);
+        break;
+      case SimVerdict::Budget:
+        finish(StageStatus::Budget, outcomeWord(sim.result));
+        break;
+      case SimVerdict::Unknown: // not with a problem; never a pass
+        add("simulate.unknown", fmt::format("at {}: {}", described, sim.reason), witnessSeed);
+        finish(StageStatus::Unknown, "unknown");
+        break;
       }
     }
     record.outcome = result.outcome;

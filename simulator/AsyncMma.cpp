@@ -62,8 +62,13 @@ bool CtaExecutor::execTcgen05(Warp &w, const CallStmt &c, ThreadRange threads, i
     return fail(c.loc, fmt::format("'{}' needs tensor memory, which {} does not have", n,
                                    targetInfo(p_.target).name));
   if (n == "tcgen05.fence_before_thread_sync" || n == "tcgen05.fence_after_thread_sync" ||
-      n == "tcgen05.wait_ld" || n == "tcgen05.wait_st" || n == "tcgen05.relinquish_alloc_permit")
+      n == "tcgen05.wait_ld" || n == "tcgen05.wait_st")
     return true;
+  if (n == "tcgen05.relinquish_alloc_permit") {
+    if (!tmemRelinquished_)
+      tmemRelinquished_ = {w.id, c.loc};
+    return true;
+  }
   if (n == "tcgen05.alloc" || n == "tcgen05.dealloc")
     return execTmemAlloc(w, c, lane); // cta_group = 2 forms: execPairAlloc (TmemAlloc.cpp)
   if (n == "tcgen05.mma") {

@@ -360,6 +360,8 @@ void runClusters(const Program &program, std::vector<HostTensor> &tensors,
       return;
     }
     result.stats.ctas += static_cast<int64_t>(members.size());
+    if (options.afterUnit)
+      options.afterUnit(first);
   }
 }
 

@@ -271,6 +271,14 @@ public:
   // shared memory through distributed shared memory).
   void raceAccessAs(uint32_t agent, int rank, RaceSpace space, int buffer, int64_t flat,
                     int64_t address, int units, bool write, llvm::SMLoc loc);
+  // Whether accesses must take the per-element paths, which call raceAccess
+  // (race detection, or the uninitialised-read check).
+  bool traced() const { return race_ || options_.checkUninitialized; }
+  // The uninitialised-read check of one shared (bytes [address, address +
+  // units)) or tensor-memory (cell `address`) access of this CTA's memory by
+  // `agent` (RaceHooks.cpp).
+  void initAccess(RaceSpace space, int buffer, int64_t flat, int64_t address, int units, bool write,
+                  std::string_view agent, llvm::SMLoc loc);
   void stampAsync(AsyncCopy &unit, ThreadRange threads);
   void stampAsyncMma(PrimitiveCall &mma, int64_t warpgroup);
   void releaseTo(int barrier, uint32_t agent, int64_t phaseBefore);
@@ -374,6 +382,10 @@ private:
   void takeColumns(int buffer, int64_t first, int64_t count, int warp);
   bool freeColumns(int buffer, int warp, llvm::SMLoc loc);
   bool execTmemAlloc(Warp &w, const CallStmt &c, int lane);
+  bool allocPermitted(llvm::SMLoc loc); // no tcgen05.relinquish_alloc_permit yet
+  // Alloc and dealloc write every cell of the allocation (the race hooks).
+  void raceAllocation(int buffer, int64_t first, int64_t count, int64_t thread, llvm::SMLoc loc);
+  std::optional<Failure> unfreedTensorMemory();
   bool execPairAlloc(Warp &w, Frame &f, const CallStmt &c);
   bool pairAllocSatisfied(const Warp &w) const;
   // Deadlock notes: what a warp blocked without an mbarrier wait waits for.
@@ -399,7 +411,7 @@ private:
   std::vector<HostTensor> &tensors_;
   const EngineOptions &options_;
   RunStats &stats_;
-  uint32_t ticksSinceClock_ = 0; // scheduler ticks since the deadline was last read
+  uint32_t ticksSinceClock_ = 63; // ticks since the deadline was read (read on the first)
   std::array<int64_t, 3> ctaId_;
   std::mt19937_64 &rng_;
   std::vector<uint8_t> shared_;
@@ -421,6 +433,8 @@ private:
   std::vector<uint32_t> tmem_;
   std::vector<int> tmemOwner_;                           // per column: allocating warp, -1 free
   std::map<int, std::pair<int64_t, int64_t>> tmemAlloc_; // buffer -> (first column, columns)
+  std::map<int, std::pair<int, llvm::SMLoc>> tmemAllocBy_;      // buffer -> (warp, where allocated)
+  std::optional<std::pair<int, llvm::SMLoc>> tmemRelinquished_; // by warp, where
   std::vector<PrimitiveCall> tcgen05Issued_;             // tcgen05.mma not yet committed
   int tcgen05CtaGroup_ = 0; // the cta_group of the kernel's tcgen05 instructions (0: none yet)
   llvm::SMLoc tcgen05CtaGroupAt_; // ... first given here
@@ -438,6 +452,8 @@ private:
   // Race detection (owned by the run: global memory is tracked across CTAs).
   RaceDetector *race_ = nullptr;
   int asyncAgent_ = -1;     // the operation being completed, or -1
+  // EngineOptions::checkUninitialized: a bit per shared byte, per tmem cell.
+  std::vector<uint8_t> sharedInit_, tmemInit_;
   int remoteIssuer_ = -1;   // a multicast TMA issued by a peer's thread (this agent), or -1
   VectorClock tcgen05Pipe_; // the tcgen05 operations issued so far
   std::map<int64_t, VectorClock> wgmmaPipe_; // per warpgroup: its wgmmas issued so far

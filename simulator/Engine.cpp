@@ -2,6 +2,7 @@
 #include "simulator/Lanes.h"
 #include "simulator/Packed.h"
 
+#include "ir/Budget.h"
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
 
@@ -68,6 +69,8 @@ std::string_view outcomeName(RunResult::Outcome o) {
     return "step-budget";
   case RunResult::Outcome::MemoryCap:
     return "memory-cap";
+  case RunResult::Outcome::TimeBudget:
+    return "time-budget";
   }
   return "?";
 }
@@ -209,7 +212,7 @@ std::optional<uint64_t> CtaExecutor::readBits(int buffer, int64_t flat, ThreadRa
     }
     v = loadShared(*spot, b.dtype);
     stats_.sharedBytesAccessed += spot->span;
-    if (race_)
+    if (traced())
       raceAccess(RaceSpace::Shared, buffer, flat, spot->at, spot->span, false, threads, loc);
     return v;
   }
@@ -234,7 +237,7 @@ std::optional<uint64_t> CtaExecutor::readBits(int buffer, int64_t flat, ThreadRa
     auto at = tmemIndex(buffer, flat, loc);
     if (!at)
       return std::nullopt;
-    if (race_)
+    if (traced())
       raceAccess(RaceSpace::Tmem, buffer, flat, *at, 1, false, threads, loc);
     stats_.tensorBytesAccessed += 4;
     return tmem_[*at];
@@ -315,7 +318,7 @@ bool CtaExecutor::writeBits(int buffer, int64_t flat, uint64_t bits, ThreadRange
       return fail(loc, fmt::format("shared access outside the CTA's shared memory ('{}')", b.name));
     storeShared(*spot, b.dtype, bits);
     stats_.sharedBytesAccessed += spot->span;
-    if (race_)
+    if (traced())
       raceAccess(RaceSpace::Shared, buffer, flat, spot->at, spot->span, true, threads, loc);
     return true;
   }
@@ -350,7 +353,7 @@ bool CtaExecutor::writeBits(int buffer, int64_t flat, uint64_t bits, ThreadRange
     auto at = tmemIndex(buffer, flat, loc);
     if (!at)
       return false;
-    if (race_)
+    if (traced())
       raceAccess(RaceSpace::Tmem, buffer, flat, *at, 1, true, threads, loc);
     tmem_[*at] = static_cast<uint32_t>(bits);
     stats_.tensorBytesAccessed += 4;
@@ -1071,9 +1074,11 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
     auto regs = intArg("", 0);
     if (!regs)
       return false;
-    if (*regs < 24 || *regs > 256 || *regs % 8 != 0)
-      return fail(c.loc,
-                  fmt::format("setmaxnreg takes a multiple of 8 in [24, 256], not {}", *regs));
+    // The range is the intrinsic table's (ir/Intrinsics.cpp), as in the static check.
+    const IntRange &r = findIntrinsic(n)->positional[0].range;
+    if (*regs < r.min || *regs > r.max || *regs % r.multipleOf != 0)
+      return fail(c.loc, fmt::format("setmaxnreg takes a multiple of {} in [{}, {}], not {}",
+                                     r.multipleOf, r.min, r.max, *regs));
     return true;
   }
   if (n == "fence.proxy.async" && race_)
@@ -1268,8 +1273,35 @@ std::optional<Failure> CtaExecutor::run() {
 }
 
 std::optional<Failure> CtaExecutor::start() {
-  shared_.assign(p_.sharedBytes, 0);
-  regs_.assign(p_.threads * p_.regsPerThread, 0);
+  // Poisoned (Poison.h): a read before a write sees garbage, not zeros.
+  {
+    std::mt19937_64 poisonRng(options_.seed ^ (static_cast<uint64_t>(ctaId_[0]) << 40) ^
+                              (static_cast<uint64_t>(ctaId_[1]) << 20) ^
+                              static_cast<uint64_t>(ctaId_[2]) ^ 0x9E3779B97F4A7C15ull);
+    PoisonPattern pp = options_.poison;
+    shared_.assign(p_.sharedBytes, poisonByte(pp, poisonRng));
+    if (pp == PoisonPattern::Random)
+      for (uint8_t &byte : shared_)
+        byte = poisonByte(pp, poisonRng);
+    regs_.assign(p_.threads * p_.regsPerThread, 0);
+    if (pp != PoisonPattern::Zero)
+      for (const BufferPlan &b : p_.buffers)
+        if (b.scope == MemScope::Reg)
+          for (int64_t t = 0; t < p_.threads; ++t)
+            for (int64_t r = 0; r < b.regCount; ++r)
+              regs_[t * p_.regsPerThread + b.regBase + r] =
+                  poisonWord(pp, std::min(b.elementBytes, 8), poisonRng);
+    if (targetInfo(p_.target).hasTensorMemory) {
+      tmem_.assign(128 * 512, static_cast<uint32_t>(poisonWord(pp, 4, poisonRng)));
+      if (pp == PoisonPattern::Random)
+        for (uint32_t &cell : tmem_)
+          cell = static_cast<uint32_t>(poisonWord(pp, 4, poisonRng));
+    }
+    if (options_.checkUninitialized) {
+      sharedInit_.assign(p_.sharedBytes, 0);
+      tmemInit_.assign(tmem_.size(), 0);
+    }
+  }
   barriers_.assign(p_.barrierCount, Mbarrier());
   for (const BarrierPlan &b : p_.barriers)
     if (b.count > 0)
@@ -1285,10 +1317,8 @@ std::optional<Failure> CtaExecutor::start() {
     ownCluster_->race = race_;
     joinCluster(ownCluster_.get(), 0);
   }
-  if (targetInfo(p_.target).hasTensorMemory) {
-    tmem_.assign(128 * 512, 0);
+  if (targetInfo(p_.target).hasTensorMemory)
     tmemOwner_.assign(512, -1);
-  }
   if (race_ && ownCluster_) // a cluster's CTAs begin together (runCluster)
     race_->beginCta(ctaId_, p_.threads, p_.sharedBytes, !tmem_.empty(),
                     static_cast<int>(p_.barrierCount));
@@ -1322,14 +1352,21 @@ CtaExecutor::Tick CtaExecutor::tick() {
                        {}};
     return Tick::Failed;
   }
+  // Wall time, every 1024 scheduler ticks: options.deadline and the
+  // command's budget (ir/Budget.h).
   if (++ticksSinceClock_ >= 1024) {
     ticksSinceClock_ = 0;
-    if (options_.deadline != std::chrono::steady_clock::time_point::max() &&
-        std::chrono::steady_clock::now() > options_.deadline) {
-      failure_ = Failure{RunResult::Outcome::StepBudget,
-                         fmt::format("wall-time budget exhausted in CTA ({}, {}, {}) after {} "
-                                     "warp statements; the kernel may not terminate",
-                                     ctaId_[0], ctaId_[1], ctaId_[2], stats_.steps),
+    bool pastOption = options_.deadline != std::chrono::steady_clock::time_point::max() &&
+                      std::chrono::steady_clock::now() > options_.deadline;
+    Budget *budget = pastOption ? nullptr : activeBudget();
+    if (pastOption || (budget && budget->expired())) {
+      failure_ = Failure{RunResult::Outcome::TimeBudget,
+                         fmt::format("wall-time budget{} exhausted in CTA ({}, {}, {}) after {} "
+                                     "warp statements; the kernel may not terminate{}",
+                                     budget ? fmt::format(" of {} ms", budget->limits().timeoutMs)
+                                            : "",
+                                     ctaId_[0], ctaId_[1], ctaId_[2], stats_.steps,
+                                     budget ? " (raise it with --timeout-ms)" : ""),
                          {}};
       return Tick::Failed;
     }
@@ -1378,6 +1415,8 @@ CtaExecutor::Tick CtaExecutor::tick() {
 std::optional<Failure> CtaExecutor::finish() {
   if (!rendezvous_.empty())
     return deadlock();
+  if (auto f = unfreedTensorMemory())
+    return f;
   stats_.stepsPerWarp.resize(warps_.size(), 0);
   for (const Warp &w : warps_)
     stats_.stepsPerWarp[w.id] += w.steps;
@@ -1401,8 +1440,13 @@ std::vector<std::array<int64_t, 3>> sampleCtas(const std::array<int64_t, 3> &gri
           out.push_back({x, y, z});
     return out;
   }
-  for (int corner = 0; corner < 8 && static_cast<int64_t>(out.size()) < count; ++corner)
+  // The first corner, then the opposite one (two samples differ in every
+  // dimension: Coverage.h infers tiles from them), then the others.
+  for (int corner : {0, 7, 1, 2, 3, 4, 5, 6}) {
+    if (static_cast<int64_t>(out.size()) >= count)
+      break;
     add({corner & 1 ? grid[0] - 1 : 0, corner & 2 ? grid[1] - 1 : 0, corner & 4 ? grid[2] - 1 : 0});
+  }
   std::mt19937_64 rng(seed ^ 0x9E3779B97F4A7C15ull);
   while (static_cast<int64_t>(out.size()) < count) {
     int64_t i = static_cast<int64_t>(rng() % static_cast<uint64_t>(total));
@@ -1446,6 +1490,8 @@ RunResult runProgram(const Program &program, std::vector<HostTensor> &tensors,
       break;
     }
     ++result.stats.ctas;
+    if (options.afterUnit)
+      options.afterUnit(cta);
   }
   if (race)
     result.races = describeRaces(*race, program, options);

@@ -21,6 +21,7 @@
 // Must not depend on the command line; diagnostics are returned, not printed.
 #pragma once
 
+#include "simulator/Poison.h"
 #include "simulator/Program.h"
 
 #include <array>
@@ -55,8 +56,9 @@ struct EngineOptions {
   std::vector<std::array<int64_t, 3>> ctas;
   int64_t maxSteps = int64_t{1} << 32;       // warp statements over the whole run
   int64_t memoryCapBytes = int64_t{4} << 30; // simulated state per CTA plus plan tables
-  // A wall-clock budget: past this instant the run ends as StepBudget (the
-  // clock is read every 1024 scheduler ticks). max(): none.
+  // A wall-clock budget: past this instant the run ends as TimeBudget (the
+  // clock is read every 1024 scheduler ticks, as is the active budget of
+  // ir/Budget.h). max(): none.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   // Track happens-before over shared memory and report unordered accesses.
   bool detectRaces = false;
@@ -67,6 +69,33 @@ struct EngineOptions {
   bool scalarFastPaths = true;
   // Renders a source location as `file:line:col`.
   std::function<std::string(llvm::SMLoc)> where;
+  // What each CTA's shared memory, registers and tensor memory hold at its
+  // start (Poison.h); the seed draws the Random pattern. NaN by default, so
+  // that every caller's runs show reads before writes.
+  PoisonPattern poison = PoisonPattern::Nan;
+  // Keep a "written" bit per shared-memory byte and tensor-memory cell of
+  // each CTA and report reads of bytes or cells nothing wrote before
+  // (RunStats::uninitializedReads). Like race detection it takes the
+  // per-element paths (slower).
+  bool checkUninitialized = false;
+  // Called after each CTA (each cluster, for clustered kernels) ran to its
+  // end, with its first CTA: Coverage.h attributes output elements to the
+  // sampled CTAs that wrote them.
+  std::function<void(const std::array<int64_t, 3> &)> afterUnit;
+};
+
+// A read of shared or tensor memory that nothing wrote since the CTA started
+// (EngineOptions::checkUninitialized): the first one at each (location,
+// buffer), and how many element reads there were in all.
+struct UninitializedRead {
+  std::string space;            // "shared" or "tmem"
+  std::string buffer;           // the buffer read
+  std::string element;          // its first such element, e.g. "[3, 17]"
+  std::string location;         // file:line:col of the reading statement
+  std::string agent;            // "thread 97" or "an asynchronous operation"
+  std::array<int64_t, 3> cta{}; // the CTA whose memory
+  int64_t count = 0;            // element reads at this location and buffer
+  const void *key = nullptr;    // the location's source pointer (for merging)
 };
 
 struct RunStats {
@@ -82,6 +111,8 @@ struct RunStats {
   int64_t tensorBytesAccessed = 0; // tensor memory (tcgen05), 4 bytes per cell
   double seconds = 0;              // wall clock
   double cpuSeconds = 0;           // processor time of this process during the run
+  // With EngineOptions::checkUninitialized: at most 16 distinct reads.
+  std::vector<UninitializedRead> uninitializedReads;
 };
 
 // A race the detector found (simulator/RaceDetector.h), rendered.
@@ -102,7 +133,19 @@ struct DetectedRace {
 };
 
 struct RunResult {
-  enum class Outcome : uint8_t { Completed, RuntimeError, Deadlock, StepBudget, MemoryCap };
+  enum class Outcome : uint8_t {
+    Completed,
+    RuntimeError,
+    Deadlock,
+    StepBudget, // options.maxSteps
+    MemoryCap,  // options.memoryCapBytes
+    TimeBudget, // options.deadline or the active budget's (ir/Budget.h)
+  };
+  // Whether the run stopped at a budget rather than for a reason of the kernel's.
+  bool stoppedByBudget() const {
+    return outcome == Outcome::StepBudget || outcome == Outcome::MemoryCap ||
+           outcome == Outcome::TimeBudget;
+  }
   Outcome outcome = Outcome::Completed;
   std::string message;             // what happened, with the location
   std::vector<std::string> notes;  // deadlock: one line per blocked warp, then barriers
@@ -116,8 +159,8 @@ RunResult runProgram(const Program &program, std::vector<HostTensor> &tensors,
                      const EngineOptions &options);
 
 // `count` CTAs of `grid` for sampling: every corner of the grid (the edge
-// tiles) first, then others drawn from `seed`; all of them when count <= 0 or
-// count >= the grid's size.
+// tiles) first, the first and the opposite corner leading, then others drawn
+// from `seed`; all of them when count <= 0 or count >= the grid's size.
 std::vector<std::array<int64_t, 3>> sampleCtas(const std::array<int64_t, 3> &grid, int64_t count,
                                                uint64_t seed);
 

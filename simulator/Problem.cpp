@@ -93,11 +93,31 @@ std::optional<ProblemSpec> parseProblem(std::string_view text, ProblemSyntaxErro
     return fail(toks[k],
                 fmt::format("expected '(' after '{}', found {}", p.kind, describe(toks[k])));
   ++k;
-  // Inputs up to the arrow.
+  // Inputs up to the arrow; options may come among them too
+  // (`sum(X, axis = 1 -> Y)`).
   while (true) {
     const Token &t = toks[k];
     if (t.kind != Token::Word || !isName(t.text))
       return fail(t, fmt::format("expected an input name, found {}", describe(t)));
+    if (!p.inputs.empty() && toks[k + 1].kind == Token::Equals) {
+      const Token &value = toks[k + 2];
+      if (value.kind != Token::Word)
+        return fail(value,
+                    fmt::format("option '{}' needs a value, found {}", t.text, describe(value)));
+      for (const ProblemOption &o : p.options)
+        if (o.key == t.text)
+          return fail(t, fmt::format("option '{}' given twice", t.text));
+      p.options.push_back({t.text, value.text, t.offset, value.offset});
+      k += 3;
+      if (toks[k].kind == Token::Comma) {
+        ++k;
+        continue;
+      }
+      if (toks[k].kind == Token::Arrow)
+        break;
+      return fail(toks[k], fmt::format("expected ',' or '->' after option '{}', found {}", t.text,
+                                       describe(toks[k])));
+    }
     ProblemOperand op{t.text, false, t.offset};
     if (toks[++k].kind == Token::Transpose) {
       op.transposed = true;
@@ -114,6 +134,7 @@ std::optional<ProblemSpec> parseProblem(std::string_view text, ProblemSyntaxErro
                                      describe(toks[k])));
   }
   ++k;
+  const size_t optionsBeforeArrow = p.options.size();
   // Outputs, then options (a name followed by '=').
   while (true) {
     const Token &t = toks[k];
@@ -130,7 +151,7 @@ std::optional<ProblemSpec> parseProblem(std::string_view text, ProblemSyntaxErro
       p.options.push_back({t.text, value.text, t.offset, value.offset});
       k += 3;
     } else {
-      if (!p.options.empty())
+      if (p.options.size() > optionsBeforeArrow)
         return fail(t, fmt::format("output '{}' after options; outputs come first", t.text));
       if (toks[k + 1].kind == Token::Transpose)
         return fail(toks[k + 1], "an output cannot be transposed");
@@ -171,33 +192,76 @@ std::optional<std::vector<ProblemSize>> problemSizes(const ProblemSpec &spec,
   return out;
 }
 
+namespace {
+
+// `line` (a whole source line) as a problem annotation: `//`, spaces,
+// `problem` in any case, spaces, `:`. Returns the offset of the text after the
+// colon (and its spaces) within the line; nothing when the line is not one.
+// `nearMiss` is set for a comment that starts with the word `problem` but is
+// not written that way (`// problem gemm(...)`, `// problems: ...`).
+std::optional<size_t> annotationText(std::string_view line, bool *nearMiss) {
+  *nearMiss = false;
+  size_t i = line.find_first_not_of(" \t");
+  if (i == std::string_view::npos || line.substr(i, 2) != "//")
+    return std::nullopt;
+  i = line.find_first_not_of(" \t/", i);
+  if (i == std::string_view::npos)
+    return std::nullopt;
+  constexpr std::string_view word = "problem";
+  if (line.size() - i < word.size())
+    return std::nullopt;
+  for (size_t k = 0; k < word.size(); ++k)
+    if (std::tolower(static_cast<unsigned char>(line[i + k])) != word[k])
+      return std::nullopt;
+  size_t j = line.find_first_not_of(" \t", i + word.size());
+  if (j == std::string_view::npos || line[j] != ':') {
+    // `// problem statement of ...` is prose; a call after the word is not.
+    *nearMiss = j != std::string_view::npos &&
+                (line.find('(', j) != std::string_view::npos || line[j] == 's' || line[j] == 'S');
+    return std::nullopt;
+  }
+  size_t text = line.find_first_not_of(" \t", j + 1);
+  return text == std::string_view::npos ? line.size() : text;
+}
+
+} // namespace
+
 std::optional<ProblemAnnotation> findProblemAnnotation(std::string_view source,
-                                                       std::string_view kernelName) {
-  constexpr std::string_view tag = "// problem:";
+                                                       std::string_view kernelName,
+                                                       std::vector<size_t> *nearMisses) {
   std::optional<ProblemAnnotation> pending;
+  std::vector<size_t> pendingMisses;
   size_t pos = 0;
   while (pos < source.size()) {
     size_t end = source.find('\n', pos);
     if (end == std::string_view::npos)
       end = source.size();
     std::string_view line = source.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r')
+      line.remove_suffix(1);
     size_t first = line.find_first_not_of(" \t");
     std::string_view body = first == std::string_view::npos ? "" : line.substr(first);
-    if (body.substr(0, tag.size()) == tag) {
-      size_t textAt = pos + first + tag.size();
-      textAt = source.find_first_not_of(" \t", textAt);
-      if (textAt > end)
-        textAt = end;
-      pending = ProblemAnnotation{std::string(source.substr(textAt, end - textAt)), textAt};
+    bool nearMiss = false;
+    if (auto text = annotationText(line, &nearMiss)) {
+      std::string_view t = line.substr(*text);
+      while (!t.empty() && (t.back() == ' ' || t.back() == '\t'))
+        t.remove_suffix(1);
+      pending = ProblemAnnotation{std::string(t), pos + *text};
+    } else if (nearMiss) {
+      pendingMisses.push_back(pos + first);
     } else if (body.substr(0, 7) == "kernel ") {
       std::string_view name = body.substr(7);
       name = name.substr(name.find_first_not_of(" \t") == std::string_view::npos
                              ? name.size()
                              : name.find_first_not_of(" \t"));
       name = name.substr(0, name.find_first_of("( \t"));
-      if (name == kernelName)
+      if (name == kernelName) {
+        if (nearMisses)
+          *nearMisses = pendingMisses;
         return pending;
+      }
       pending.reset();
+      pendingMisses.clear();
     }
     pos = end + 1;
   }

@@ -10,7 +10,9 @@
 //
 // The grammar is `KIND(INPUT, ... -> OUTPUT, ..., KEY = VALUE, ...)`: inputs
 // are names with an optional `^T`, outputs are names, and options follow the
-// outputs (a value is a name, a number, `true` or `false`). An option whose key
+// outputs or stand among the inputs (`sum(X, axis = 1 -> Y)`, `gemm(A, B^T,
+// bias = Bv, act = relu -> C)`); a value is a name, a number, `true` or
+// `false`. Reference.h lists the kinds. An option whose key
 // is a shape symbol of the kernel names a problem size (problemSizes): the
 // size the kernel is meant for, which `tilescope check` uses where it needs
 // concrete sizes and none are given. Only the syntax is
@@ -71,12 +73,19 @@ std::optional<std::vector<ProblemSize>> problemSizes(const ProblemSpec &spec,
                                                      ProblemSyntaxError *error);
 
 // Where the annotation of `kernelName` is in a source file: the text after
-// `// problem:` and its byte offset in `source`.
+// `// problem:` and its byte offset in `source`. The comment is recognised
+// with any spacing and case (`//problem:`, `// Problem :`); the last one
+// before the kernel's declaration counts. `nearMisses`, when given, receives
+// the byte offsets of comments between the previous kernel and this one that
+// start with the word `problem` but are not an annotation (`// problem
+// gemm(...)`, `// problems: ...`): callers warn about them, since such a
+// kernel would otherwise silently run without a reference.
 struct ProblemAnnotation {
   std::string text;
   size_t offset = 0;
 };
 std::optional<ProblemAnnotation> findProblemAnnotation(std::string_view source,
-                                                       std::string_view kernelName);
+                                                       std::string_view kernelName,
+                                                       std::vector<size_t> *nearMisses = nullptr);
 
 } // namespace tilescope::sim

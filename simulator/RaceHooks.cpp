@@ -12,6 +12,12 @@ namespace tilescope::sim {
 
 void CtaExecutor::raceAccess(RaceSpace space, int buffer, int64_t flat, int64_t address, int units,
                              bool write, ThreadRange threads, llvm::SMLoc loc) {
+  if (options_.checkUninitialized && space != RaceSpace::Global) {
+    std::string agent = asyncAgent_ >= 0 || threads.end <= threads.begin
+                            ? std::string("an asynchronous operation")
+                            : fmt::format("thread {}", threads.begin);
+    initAccess(space, buffer, flat, address, units, write, agent, loc);
+  }
   if (!race_)
     return;
   uint32_t agent = raceAgent(threads);
@@ -25,8 +31,51 @@ void CtaExecutor::raceAccess(RaceSpace space, int buffer, int64_t flat, int64_t 
 
 void CtaExecutor::raceAccessAs(uint32_t agent, int rank, RaceSpace space, int buffer, int64_t flat,
                                int64_t address, int units, bool write, llvm::SMLoc loc) {
+  if (options_.checkUninitialized && space != RaceSpace::Global && cluster_ &&
+      rank < static_cast<int>(cluster_->ctas.size()))
+    cluster_->ctas[rank]->initAccess(
+        space, buffer, flat, address, units, write,
+        fmt::format("thread {} of CTA rank {}", agent % p_.threads, agent / p_.threads), loc);
   if (race_)
     race_->access({space, buffer, flat, address, units, rank}, write, agent, loc);
+}
+
+void CtaExecutor::initAccess(RaceSpace space, int buffer, int64_t flat, int64_t address, int units,
+                             bool write, std::string_view agent, llvm::SMLoc loc) {
+  std::vector<uint8_t> &bits = space == RaceSpace::Shared ? sharedInit_ : tmemInit_;
+  if (address < 0 || address + units > static_cast<int64_t>(bits.size()))
+    return; // the access itself fails elsewhere
+  if (write) {
+    std::fill_n(bits.begin() + address, units, uint8_t{1});
+    return;
+  }
+  bool unset = false;
+  for (int i = 0; i < units; ++i)
+    unset |= bits[address + i] == 0;
+  if (!unset)
+    return;
+  std::vector<UninitializedRead> &found = stats_.uninitializedReads;
+  const BufferPlan &b = p_.buffers[buffer];
+  for (UninitializedRead &r : found)
+    if (r.key == loc.getPointer() && r.buffer == b.name) {
+      ++r.count;
+      return;
+    }
+  if (found.size() >= 16)
+    return;
+  UninitializedRead r;
+  r.space = space == RaceSpace::Shared ? "shared" : "tmem";
+  r.buffer = b.name;
+  std::string element;
+  for (int64_t x : unflattenIndex(b.shape, flat))
+    element += (element.empty() ? "" : ", ") + std::to_string(x);
+  r.element = "[" + element + "]";
+  r.location = where(loc);
+  r.agent = std::string(agent);
+  r.cta = ctaId_;
+  r.count = 1;
+  r.key = loc.getPointer();
+  found.push_back(std::move(r));
 }
 
 void CtaExecutor::stampAsync(AsyncCopy &unit, ThreadRange threads) {

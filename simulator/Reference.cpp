@@ -15,15 +15,25 @@ namespace tilescope::sim {
 namespace {
 
 const std::vector<const ProblemRule *> &rules() {
-  static const std::vector<const ProblemRule *> all = {&gemmRule(), &rmsnormRule(), &softmaxRule(),
-                                                       &attentionRule()};
+  static const std::vector<const ProblemRule *> all = [] {
+    std::vector<const ProblemRule *> v = {&gemmRule(), &rmsnormRule(), &softmaxRule(),
+                                          &attentionRule(), &layernormRule()};
+    for (const auto *list : {&elementwiseRules(), &reduceRules()})
+      v.insert(v.end(), list->begin(), list->end());
+    return v;
+  }();
   return all;
 }
 
 std::string knownKinds() {
   std::string s;
-  for (const ProblemRule *r : rules())
+  std::vector<std::string_view> seen;
+  for (const ProblemRule *r : rules()) {
+    if (std::find(seen.begin(), seen.end(), r->kind) != seen.end())
+      continue;
+    seen.push_back(r->kind);
     s += (s.empty() ? "" : ", ") + std::string(r->kind);
+  }
   return s;
 }
 
@@ -72,6 +82,7 @@ std::optional<ProblemError> bindOption(BoundProblem &p, const ProblemOption &o,
   auto at = [&](std::string message) { return ProblemError{std::move(message), o.valueOffset}; };
   switch (r->kind) {
   case OptionKind::ScaleTensor:
+  case OptionKind::InputTensor:
   case OptionKind::OutputTensor: {
     int t = tensorIndex(tensors, o.value);
     if (t < 0)
@@ -83,8 +94,26 @@ std::optional<ProblemError> bindOption(BoundProblem &p, const ProblemOption &o,
     p.tensors[o.key] = t;
     if (r->kind == OptionKind::ScaleTensor)
       p.scales.push_back(t);
-    else
+    else if (r->kind == OptionKind::OutputTensor)
       p.outputs.push_back(t);
+    return std::nullopt;
+  }
+  case OptionKind::Name: {
+    if (std::find(r->names.begin(), r->names.end(), o.value) == r->names.end()) {
+      std::string list;
+      for (std::string_view n : r->names)
+        list += (list.empty() ? "" : ", ") + std::string(n);
+      return at(fmt::format("{} takes one of {}, not '{}'", o.key, list, o.value));
+    }
+    p.names[o.key] = o.value;
+    return std::nullopt;
+  }
+  case OptionKind::Index: {
+    char *end = nullptr;
+    long long v = std::strtoll(o.value.c_str(), &end, 10);
+    if (o.value.empty() || end != o.value.c_str() + o.value.size() || v < 0)
+      return at(fmt::format("{} takes a non-negative integer, not '{}'", o.key, o.value));
+    p.numbers[o.key] = static_cast<double>(v);
     return std::nullopt;
   }
   case OptionKind::Number: {
@@ -165,10 +194,16 @@ std::optional<ProblemError> sameShape(const BoundProblem &p, const HostTensor &y
 std::optional<BoundProblem> bindProblem(const ProblemSpec &spec, const Program &program,
                                         const std::vector<HostTensor> &tensors,
                                         ProblemError *error) {
+  // A kind may have rules of different arities (max of two tensors, max
+  // over an axis): the one whose input count matches, else the first.
   const ProblemRule *rule = nullptr;
-  for (const ProblemRule *r : rules())
-    if (r->kind == spec.kind)
+  for (const ProblemRule *r : rules()) {
+    if (r->kind != spec.kind)
+      continue;
+    bool fits = r->tensorInputs + r->scalarInputs == spec.inputs.size();
+    if (!rule || (fits && rule->tensorInputs + rule->scalarInputs != spec.inputs.size()))
       rule = r;
+  }
   auto fail = [&](ProblemError e) {
     *error = std::move(e);
     return std::nullopt;
@@ -258,12 +293,19 @@ void fillRandomInput(HostTensor &t, uint64_t seed, bool isScale) {
 std::vector<OutputReport> compareWithReference(const BoundProblem &problem,
                                                const std::vector<HostTensor> &tensors,
                                                bool allCtas) {
+  return compareWithReference(problem, tensors, tensors, allCtas);
+}
+
+std::vector<OutputReport> compareWithReference(const BoundProblem &problem,
+                                               const std::vector<HostTensor> &tensors,
+                                               const std::vector<HostTensor> &before,
+                                               bool allCtas) {
   // Only elements that will be compared need a reference (CTA sampling
   // leaves most of a large output unwritten).
   NeededFn needed = [&](size_t o, int64_t i) {
     return allCtas || tensors[problem.outputs[o]].written[i];
   };
-  std::vector<Expected> expected = problem.rule->reference(problem, tensors, needed);
+  std::vector<Expected> expected = problem.rule->reference(problem, before, needed);
   std::vector<OutputReport> reports;
   for (size_t o = 0; o < problem.outputs.size(); ++o) {
     const HostTensor &out = tensors[problem.outputs[o]];

@@ -12,6 +12,24 @@
 //   attention(Q, K, V -> O [, scale = S, causal = true, lse = L])
 //       O = softmax(scale * Q K^T [masked]) V per leading (batch) index;
 //       L = log(sum(exp(scale * Q K^T - ...))) per query row (natural log).
+//   gemm(A, B^T, bias = Bv, act = relu -> C)
+//       C = act(A * B + Bv), Bv of shape [N] (one per column) or C's shape;
+//       act one of relu, gelu (erf), gelu_tanh, silu, identity.
+//   layernorm(X, W, Bias, eps -> Y)
+//       Y = (X - mean) / sqrt(var + eps) * W + Bias over the last axis
+//       (var the biased variance, W and Bias of the last axis's extent).
+//   copy(X -> Y), transpose(X -> Y)
+//       Y = X; Y = X with its last two axes swapped.
+//   relu / gelu / gelu_tanh / silu / exp (X -> Y)
+//       the map applied to every element.
+//   scale(X, s -> Y), add_scalar(X, s -> Y)
+//       Y = s * X; Y = X + s (s a float scalar parameter).
+//   add / sub / mul / max / min (A, B -> C)
+//       element-wise; B may have A's shape or a suffix of it (broadcast
+//       along the leading axes, e.g. a bias row).
+//   sum / max / mean (X [, axis = k] -> Y)
+//       over axis k (Y: X's shape without it, or with 1 there); without an
+//       axis over the last one, or over everything when Y has one element.
 //
 // References are computed in double precision from the decoded inputs, never
 // by the simulator's own code paths, and every output element is compared with
@@ -42,6 +60,7 @@ struct BoundProblem {
   std::vector<int> outputs;              // positional outputs, then output options (lse)
   std::map<std::string, int> tensors;    // tensor options by key (scale_a, lse, ...)
   std::map<std::string, double> numbers; // scalars and number options by key or input name
+  std::map<std::string, std::string> names; // word options by key (act = relu)
   std::vector<int> scales;               // tensors that hold block scales
 };
 
@@ -77,10 +96,22 @@ struct OutputReport {
   double maxAbsError = 0, maxRelError = 0;
   std::vector<Mismatch> first;         // up to 8
   std::vector<int64_t> firstUnwritten; // up to 8 flat indices
+  // When CTAs were sampled (Coverage.h): the tile inferred from the sampled
+  // CTAs' stores, the elements of their tiles, and those nobody wrote.
+  std::vector<int64_t> sampledTile; // empty when every CTA ran
+  int64_t regionElements = 0, regionUnwritten = 0;
+  std::vector<int64_t> firstRegionUnwritten; // up to 8 flat indices
 };
 
 // Checks the outputs of `problem` in `tensors` (after the run) against the
-// reference computed from the inputs. `allCtas` says whether every CTA ran.
+// reference computed from the inputs in `before` (a copy of the tensors taken
+// before the run, so that a kernel that overwrites its inputs is not compared
+// with a reference of what it left there). `allCtas` says whether every CTA
+// ran.
+std::vector<OutputReport> compareWithReference(const BoundProblem &problem,
+                                               const std::vector<HostTensor> &tensors,
+                                               const std::vector<HostTensor> &before, bool allCtas);
+// The same with the inputs read from `tensors` (unit tests of references).
 std::vector<OutputReport> compareWithReference(const BoundProblem &problem,
                                                const std::vector<HostTensor> &tensors,
                                                bool allCtas);

@@ -1,5 +1,8 @@
-// gemm(A[^T], B[^T] -> C [, scale_a = SA, scale_b = SB, block = N]):
-// C[i, j] = sum_k (A[i, k] * SA[i, k / N]) * (B[k, j] * SB[k / N, j]), with
+// gemm(A[^T], B[^T] -> C [, scale_a = SA, scale_b = SB, block = N,
+//                          bias = Bv, act = relu]):
+// C[i, j] = act(sum_k (A[i, k] * SA[i, k / N]) * (B[k, j] * SB[k / N, j]) + Bv[j]),
+// with Bv of shape [N] (one per column) or [M, N], act one of relu, gelu
+// (erf form), gelu_tanh, silu, identity (the default), and
 // A stored M x K (K x M when transposed) and B stored K x N (N x K when
 // transposed). A scale tensor has its operand's stored shape with the K axis
 // divided by the block: MX formats use ue8m0 scales per 32 elements, NVFP4
@@ -51,6 +54,13 @@ std::optional<ProblemError> check(const BoundProblem &p, const std::vector<HostT
     return errorAt(p, b.name,
                    fmt::format("'{}' is {} but '{}' is {}: N does not agree", b.name,
                                shapeText(b.shape), c.name, shapeText(c.shape)));
+  if (auto it = p.tensors.find("bias"); it != p.tensors.end()) {
+    const HostTensor &bias = t[it->second];
+    if (bias.shape != std::vector<int64_t>{N} && bias.shape != c.shape)
+      return errorAt(p, bias.name,
+                     fmt::format("bias '{}' is {}; it needs [{}] (one per column) or {}", bias.name,
+                                 shapeText(bias.shape), N, shapeText(c.shape)));
+  }
   bool scaled = p.tensors.count("scale_a") || p.tensors.count("scale_b");
   if (p.numbers.count("block") && !scaled)
     return errorAt(p, "block", "block without scale_a or scale_b");
@@ -107,6 +117,10 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
   auto [M, N, K] = shapeOf(p, t);
   std::vector<double> av = scaledValues(p, t, 0, "scale_a", ta);
   std::vector<double> bv = scaledValues(p, t, 1, "scale_b", !tb);
+  std::vector<double> biasv;
+  if (auto it = p.tensors.find("bias"); it != p.tensors.end())
+    biasv = decodedValues(t[it->second]);
+  std::string act = p.names.count("act") ? p.names.at("act") : "identity";
   Expected e{std::vector<double>(M * N), std::vector<double>(M * N)};
   // Accumulation error: fp32 sums truncated per k chunk (tensor cores) or
   // rounded per fma, bounded by a few units of 2^-24 per term.
@@ -121,8 +135,17 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
         s += x * y;
         abs += std::fabs(x * y);
       }
-      e.value[i * N + j] = s;
-      e.bound[i * N + j] = accUnit * abs;
+      double bound = accUnit * abs;
+      if (!biasv.empty()) {
+        // The epilogue's f32 add of the bias: one more rounding.
+        double b = biasv[(i * N + j) % biasv.size()];
+        bound += kF32Unit * (std::fabs(s) + std::fabs(b));
+        s += b;
+      }
+      // An error in the activation's argument carries through its slope.
+      double y = activation(act, s);
+      e.value[i * N + j] = y;
+      e.bound[i * N + j] = activationSlope(act, s) * bound + activationBound(act, s, y);
     }
   return {std::move(e)};
 }
@@ -130,17 +153,21 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
 } // namespace
 
 const ProblemRule &gemmRule() {
-  static const ProblemRule rule{"gemm",
-                                "gemm(A[^T], B[^T] -> C [, scale_a = SA, scale_b = SB, block = N])",
-                                2,
-                                0,
-                                1,
-                                true,
-                                {{"scale_a", OptionKind::ScaleTensor},
-                                 {"scale_b", OptionKind::ScaleTensor},
-                                 {"block", OptionKind::Integer}},
-                                check,
-                                reference};
+  static const ProblemRule rule{
+      "gemm",
+      "gemm(A[^T], B[^T] -> C [, scale_a = SA, scale_b = SB, block = N, bias = Bv, "
+      "act = relu|gelu|gelu_tanh|silu|identity])",
+      2,
+      0,
+      1,
+      true,
+      {{"scale_a", OptionKind::ScaleTensor},
+       {"scale_b", OptionKind::ScaleTensor},
+       {"block", OptionKind::Integer},
+       {"bias", OptionKind::InputTensor},
+       {"act", OptionKind::Name, activationNames()}},
+      check,
+      reference};
   return rule;
 }
 

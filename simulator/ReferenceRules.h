@@ -20,11 +20,15 @@ enum class OptionKind : uint8_t {
   Number,       // a number, or the name of a scalar parameter
   Integer,      // a positive integer literal
   Bool,         // true or false
+  InputTensor,  // an extra input tensor (gemm's bias)
+  Name,         // a word from the rule's list (gemm's act = relu)
+  Index,        // a non-negative integer literal (axis = 0)
 };
 
 struct OptionRule {
   std::string_view key;
   OptionKind kind;
+  std::vector<std::string_view> names = {}; // OptionKind::Name: the words allowed
 };
 
 // The expected value of every element of one output and, per element, the
@@ -59,6 +63,23 @@ const ProblemRule &gemmRule();
 const ProblemRule &rmsnormRule();
 const ProblemRule &softmaxRule();
 const ProblemRule &attentionRule();
+const ProblemRule &layernormRule();
+// ReferenceElementwise.cpp: copy, transpose, the maps and the binary ops.
+const std::vector<const ProblemRule *> &elementwiseRules();
+// ReferenceReduce.cpp: sum, max, mean.
+const std::vector<const ProblemRule *> &reduceRules();
+
+// Activations (ReferenceElementwise.cpp), by name: relu, gelu (erf form),
+// gelu_tanh (the tanh approximation), silu, exp, identity.
+double activation(std::string_view name, double x);
+// The absolute error an f32 kernel may add computing activation `name` at x
+// (whose exact value is y): a few units of 2^-24 of the terms it sums; for
+// exp, also the rounding of x's product with log2(e) (exp2-based kernels).
+double activationBound(std::string_view name, double x, double y);
+// A bound on |activation'(x)| (error in the argument carries through).
+double activationSlope(std::string_view name, double x);
+// The activations gemm's act option takes.
+const std::vector<std::string_view> &activationNames();
 
 // Helpers shared by the kinds.
 std::vector<double> decodedValues(const HostTensor &t);

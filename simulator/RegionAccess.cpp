@@ -16,7 +16,7 @@ namespace tilescope::sim {
 bool CtaExecutor::fastRegion(const Region &r) const {
   const BufferPlan &b = p_.buffers[r.buffer];
   // Race detection records every element access: the per-element path does.
-  if (b.scope == MemScope::Tmem || race_ || isPacked(b.dtype))
+  if (b.scope == MemScope::Tmem || traced() || isPacked(b.dtype))
     return false;
   // Every element inside the buffer (TMA's clipping takes the general path).
   for (size_t k = 0; k < r.extent.size(); ++k) {

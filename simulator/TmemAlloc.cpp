@@ -7,6 +7,13 @@
 //
 // A kernel uses one .cta_group for all its tcgen05 instructions (PTX does
 // not let ::1 and ::2 forms meet in one kernel), so mixing them is an error.
+//
+// Lifetime: once a warp of the CTA executed tcgen05.relinquish_alloc_permit,
+// an alloc of the CTA is an error; a CTA that finishes with columns still
+// allocated is an error (every allocation must be freed before exit). With
+// race detection, alloc and dealloc write every cell of the allocation, so
+// an access by another warp that nothing orders before the dealloc (or
+// after the alloc) is a race.
 #include "simulator/CtaExecutor.h"
 
 #include <fmt/format.h>
@@ -75,6 +82,37 @@ void CtaExecutor::takeColumns(int buffer, int64_t first, int64_t count, int warp
   tmemAlloc_[buffer] = {first, count};
 }
 
+bool CtaExecutor::allocPermitted(llvm::SMLoc loc) {
+  if (!tmemRelinquished_)
+    return true;
+  return fail(loc, fmt::format("tcgen05.alloc after warp {} gave up the CTA's right to allocate "
+                               "tensor memory (tcgen05.relinquish_alloc_permit at {})",
+                               tmemRelinquished_->first, where(tmemRelinquished_->second)));
+}
+
+void CtaExecutor::raceAllocation(int buffer, int64_t first, int64_t count, int64_t thread,
+                                 llvm::SMLoc loc) {
+  if (!race_)
+    return;
+  const BufferPlan &b = plan(buffer);
+  for (int64_t lane = 0; lane < 128; ++lane) {
+    int64_t flat = b.shape.size() == 2 && lane < b.shape[0] ? lane * b.shape[1] : 0;
+    raceAccessAs(raceThread(thread), rank_, RaceSpace::Tmem, buffer, flat, lane * 512 + first,
+                 static_cast<int>(count), true, loc);
+  }
+}
+
+std::optional<Failure> CtaExecutor::unfreedTensorMemory() {
+  if (tmemAlloc_.empty())
+    return std::nullopt;
+  auto [buffer, columns] = *tmemAlloc_.begin();
+  auto [warp, at] = tmemAllocBy_[buffer];
+  fail(at, fmt::format("the CTA exits with tensor memory '{}' ({} columns, allocated by warp {}) "
+                       "never freed: every tcgen05.alloc needs a tcgen05.dealloc before exit",
+                       plan(buffer).name, columns.second, warp));
+  return failure_;
+}
+
 bool CtaExecutor::freeColumns(int buffer, int warp, llvm::SMLoc loc) {
   const BufferPlan &b = plan(buffer);
   auto it = tmemAlloc_.find(buffer);
@@ -116,14 +154,23 @@ bool CtaExecutor::execTmemAlloc(Warp &w, const CallStmt &c, int lane) {
   auto buffer = tmemBuffer(w, c, lane);
   if (!buffer)
     return false;
-  if (c.callee == "tcgen05.dealloc")
+  int64_t thread = w.id * 32 + lane;
+  if (c.callee == "tcgen05.dealloc") {
+    auto it = tmemAlloc_.find(*buffer);
+    if (it != tmemAlloc_.end())
+      raceAllocation(*buffer, it->second.first, it->second.second, thread, c.loc);
     return freeColumns(*buffer, w.id, c.loc);
+  }
+  if (!allocPermitted(c.loc))
+    return false;
   auto need = tmemColumns(w, c, lane, plan(*buffer));
   if (!need)
     return false;
   for (int64_t first = 0; first + *need <= 512; first += *need)
     if (columnsFree(first, *need)) {
       takeColumns(*buffer, first, *need, w.id);
+      tmemAllocBy_[*buffer] = {w.id, c.loc};
+      raceAllocation(*buffer, first, *need, thread, c.loc);
       return true;
     }
   return fail(c.loc,
@@ -151,6 +198,8 @@ bool CtaExecutor::execPairAlloc(Warp &w, Frame &f, const CallStmt &c) {
   if (!other || !useCtaGroup(2, c.loc))
     return false;
   bool alloc = c.callee == "tcgen05.alloc";
+  if (alloc && !allocPermitted(c.loc))
+    return false;
   auto buffer = tmemBuffer(w, c, lane);
   if (!buffer)
     return false;
@@ -194,6 +243,8 @@ bool CtaExecutor::execPairAlloc(Warp &w, Frame &f, const CallStmt &c) {
                                      need, plan(*buffer).name));
     takeColumns(*buffer, first, need, w.id);
     other->takeColumns(*buffer, first, need, p.warp);
+    tmemAllocBy_[*buffer] = {w.id, c.loc};
+    other->tmemAllocBy_[*buffer] = {p.warp, p.loc};
   }
   it->second.done = true;
   ++f.pc;

@@ -9,7 +9,9 @@
 // it checks the bundled kernel library. Each kernel gets a verdict
 // (ir/Verdict.h): proved (exit 0), finding (1), unknown (3: an obligation
 // neither proved nor checked), budget (4); input errors exit 2. Several
-// kernels exit with the weightiest verdict.
+// kernels exit with the weightiest verdict. --timeout-ms and --max-memory-mb
+// bound each file's run (tools/Budgets.h): past one, the proofs left are not
+// run and the kernel's verdict is budget, unless a finding came first.
 // A kernel with parameters (ir/Space.h) is proved at every point its
 // constraints admit, or at the point of --set, one verdict per point; the
 // library check proves a family's named points (a point whose instance is a
@@ -21,6 +23,7 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "kernels/BundledKernels.h"
+#include "tools/Budgets.h"
 #include "tools/Command.h"
 #include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
@@ -60,6 +63,7 @@ cl::opt<std::string> setText("set",
 cl::opt<unsigned> maxStates("max-states",
                             cl::desc("States the exhaustive barrier check may visit"),
                             cl::init(200000), cl::sub(checkCommand));
+BudgetOptions budgetOptions(checkCommand, /*withSteps=*/false);
 
 struct FileResult {
   std::string file;
@@ -294,7 +298,18 @@ std::string_view statusVerdict(int status) {
   }
 }
 
+int runChecks();
+
 int runCheck() {
+  Budget budget(budgetOptions.limits());
+  return runWithinBudget(budget, runChecks, [&] {
+    llvm::SourceMgr sm;
+    Diagnostics none(sm, false);
+    return finishBudget(budget, none, json, "check");
+  });
+}
+
+int runChecks() {
   llvm::SourceMgr sourceMgr;
   Diagnostics diag(sourceMgr, /*printImmediately=*/!json);
   std::vector<FileResult> results;
@@ -340,6 +355,7 @@ int runCheck() {
       std::string name = "kernels/" + std::string(f.name);
       unsigned id = sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(f.text, name),
                                                  llvm::SMLoc());
+      activeBudget()->restart(); // each library file has the whole budget
       results.push_back(checkBuffer(id, name, diag, *sizes, false, options));
     }
   }

@@ -7,7 +7,9 @@
 // seed that found it.
 //
 // Exit: 0 no race (and every run completed); 1 races, or a run that ended in
-// a deadlock or runtime error; 2 usage or input error.
+// a deadlock or runtime error; 2 usage or input error; 4 a run stopped at a
+// budget (--timeout-ms for the whole command, --max-steps and
+// --max-memory-mb per run; tools/Budgets.h) with no race found before it.
 //
 // `tilescope race FILE --static [--kernel K] [--json] [--skeleton]` runs the
 // static checks instead: the barrier-protocol proofs and the two-thread race
@@ -19,6 +21,7 @@
 #include "racecheck/StaticRaces.h"
 #include "simulator/Engine.h"
 #include "simulator/Value.h"
+#include "tools/Budgets.h"
 #include "tools/Command.h"
 #include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
@@ -55,6 +58,7 @@ cl::opt<int64_t> seeds("seeds", cl::desc("How many seeds (interleavings) to run"
 cl::opt<std::string> ctasText("ctas", cl::desc("CTAs to run: all, or N (edge tiles first)"),
                               cl::init("1"), cl::value_desc("all|N"), cl::sub(raceCommand));
 cl::opt<bool> json("json", cl::desc("Print the result as JSON"), cl::sub(raceCommand));
+BudgetOptions budgetOptions(raceCommand, /*withSteps=*/true);
 
 int usage(const std::string &message) {
   llvm::errs() << "tilescope race: error: " << message << "\n";
@@ -112,6 +116,7 @@ int runStaticRace() {
   llvm::json::Array kernelsJson;
   for (size_t i = 0; i < kernels.size(); ++i) {
     const Kernel *k = kernels[i];
+    activeBudget()->setStage(fmt::format("the static checks of kernel {}", k->name));
     if (skeleton && !json)
       llvm::outs() << extractBarrierSkeleton(*k).print();
     BarrierReport barriers = proveBarrierProtocols(*k, options[i]);
@@ -171,21 +176,38 @@ int runStaticRace() {
       llvm::outs() << fmt::format("  {} obligation(s) not proved (see warnings)\n",
                                   barriers.notProved.size());
   }
+  const Budget &budget = *activeBudget();
+  bool stopped = budget.exceeded() != BudgetKind::None;
+  if (stopped)
+    verdict = combine(verdict, Verdict::Budget);
   int status = verdictExitCode(verdict);
-  if (json)
-    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
-                                               {"ok", status == kClean},
-                                               {"verdict", std::string(verdictName(verdict))},
-                                               {"status", int64_t(status)},
-                                               {"kernels", std::move(kernelsJson)},
-                                               {"diagnostics", diagnosticsJson(diag)}}))
-                 << "\n";
+  if (json) {
+    llvm::json::Object out{{"ok", status == kClean},
+                           {"verdict", std::string(verdictName(verdict))},
+                           {"status", int64_t(status)},
+                           {"kernels", std::move(kernelsJson)},
+                           {"diagnostics", diagnosticsJson(diag)}};
+    if (stopped)
+      out["budget"] = budgetJson(budget);
+    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
+  } else if (stopped) {
+    llvm::errs() << "tilescope race: error: " << budget.message() << "\n";
+  }
   return status;
 }
 
+int runDynamicRace();
+
 int runRace() {
-  if (staticOnly)
-    return runStaticRace();
+  Budget budget(budgetOptions.limits());
+  return runWithinBudget(budget, staticOnly ? runStaticRace : runDynamicRace, [&] {
+    llvm::SourceMgr sm;
+    Diagnostics none(sm, false);
+    return finishBudget(budget, none, json, "race");
+  });
+}
+
+int runDynamicRace() {
   CommandInput in(/*printImmediately=*/!json);
   Diagnostics &diag = in.diag;
   auto inputError = [&]() { return finishInputError(diag, json); };
@@ -225,11 +247,20 @@ int runRace() {
   for (int b : program->tensorParams)
     if (b >= 0)
       tensorBytes += program->buffers[b].elements * program->buffers[b].elementBytes;
-  if (tensorBytes > (int64_t{4} << 30))
-    return usage(fmt::format("the kernel's tensors need {} bytes; race checks take at most 4 GiB",
-                             tensorBytes));
+  BudgetLimits limits = budgetOptions.limits();
+  if (limits.maxMemoryBytes > 0 && tensorBytes > limits.maxMemoryBytes) {
+    Budget &budget = *activeBudget();
+    budget.exceedWithMessage(
+        BudgetKind::Memory,
+        fmt::format("the kernel's tensors need {} bytes, over the memory budget of {} MiB "
+                    "(--max-memory-mb)",
+                    tensorBytes, limits.maxMemoryBytes >> 20));
+    return finishBudget(budget, diag, json, "race");
+  }
   EngineOptions options;
   options.detectRaces = true;
+  options.maxSteps = limits.maxSteps > 0 ? limits.maxSteps : INT64_MAX;
+  options.memoryCapBytes = limits.maxMemoryBytes > 0 ? limits.maxMemoryBytes : INT64_MAX;
   options.where = [&](llvm::SMLoc loc) -> std::string {
     unsigned buf = loc.isValid() ? in.sourceMgr.FindBufferContainingLoc(loc) : 0;
     if (!buf)
@@ -243,7 +274,9 @@ int runRace() {
   std::set<std::string> seen;
   std::vector<std::string> failures;
   int64_t steps = 0;
-  for (int64_t k = 0; k < seeds; ++k) {
+  std::optional<RunResult::Outcome> budgetOutcome;
+  std::string budgetMessage;
+  for (int64_t k = 0; k < seeds && !budgetOutcome; ++k) {
     uint64_t seed = firstSeed + static_cast<uint64_t>(k);
     std::vector<HostTensor> tensors = allocateTensors(*program);
     std::mt19937_64 rng(seed);
@@ -264,10 +297,14 @@ int runRace() {
       if (seen.insert(race.kind + " " + std::min(one, two) + " " + std::max(one, two)).second)
         races.emplace_back(std::move(race), seed);
     }
-    if (!r.ok())
+    if (r.stoppedByBudget()) {
+      budgetOutcome = r.outcome;
+      budgetMessage = fmt::format("seed {}: {}", seed, r.message);
+    } else if (!r.ok()) {
       failures.push_back(fmt::format("seed {}: {}", seed, r.message));
+    }
   }
-  int status = races.empty() && failures.empty() ? kClean : kFindings;
+  int status = !races.empty() || !failures.empty() ? kFindings : budgetOutcome ? kBudget : kClean;
   if (json) {
     llvm::json::Array raceArray, failureArray;
     auto cta = [](const std::array<int64_t, 3> &c) { return llvm::json::Array{c[0], c[1], c[2]}; };
@@ -290,17 +327,24 @@ int runRace() {
                                              {"message", race.text}});
     for (const std::string &f : failures)
       failureArray.push_back(f);
-    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
-                                               {"ok", status == kClean},
-                                               {"status", status},
-                                               {"kernel", kernel->name},
-                                               {"seeds", seeds.getValue()},
-                                               {"steps", steps},
-                                               {"races", std::move(raceArray)},
-                                               {"failures", std::move(failureArray)}}))
-                 << "\n";
+    llvm::json::Object out{{"ok", status == kClean},
+                           {"status", status},
+                           {"kernel", kernel->name},
+                           {"seeds", seeds.getValue()},
+                           {"steps", steps},
+                           {"races", std::move(raceArray)},
+                           {"failures", std::move(failureArray)}};
+    if (budgetOutcome) {
+      if (status == kBudget)
+        out["verdict"] = "budget";
+      out["budget"] = llvm::json::Object{{"kind", std::string(outcomeName(*budgetOutcome))},
+                                         {"message", budgetMessage}};
+    }
+    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
     return status;
   }
+  if (budgetOutcome)
+    llvm::errs() << "tilescope race: error: " << budgetMessage << "\n";
   for (const auto &[race, seed] : races)
     llvm::outs() << race.text << " (seed " << seed << ")\n";
   for (const std::string &f : failures)
@@ -308,7 +352,9 @@ int runRace() {
   llvm::outs() << fmt::format("{}: {}: {} race{} in {} seed{} ({} steps){}\n", input.getValue(),
                               kernel->name, races.size(), races.size() == 1 ? "" : "s",
                               seeds.getValue(), seeds == 1 ? "" : "s", steps,
-                              failures.empty() ? "" : ", some runs did not complete");
+                              failures.empty() && !budgetOutcome ? ""
+                              : budgetOutcome                    ? ", stopped at a budget"
+                                                                 : ", some runs did not complete");
   return status;
 }
 

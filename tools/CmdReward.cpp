@@ -48,6 +48,9 @@ cl::opt<std::string> cacheDir("cache", cl::desc("Directory of the on-disk stage 
 cl::opt<bool> cacheDynamic("cache-dynamic",
                            cl::desc("Answer the simulate stage from the cache too"),
                            cl::sub(rewardCommand));
+cl::opt<bool> staticOnly("static",
+                         cl::desc("Static stages only: simulate is unknown (not checked)"),
+                         cl::sub(rewardCommand));
 cl::opt<std::string> batch("batch", cl::desc("Reward every candidate of a JSON-lines file"),
                            cl::value_desc("in.jsonl"), cl::sub(rewardCommand));
 cl::opt<std::string> output("o", cl::desc("Output of --batch (JSON lines)"),
@@ -179,6 +182,7 @@ int runReward() {
   options.maxSteps = maxSteps;
   options.maxMemoryMb = memoryMb;
   options.cacheDynamic = cacheDynamic;
+  options.staticOnly = staticOnly;
   if (!seedText.empty()) {
     uint64_t s = 0;
     if (llvm::StringRef(seedText).getAsInteger(10, s))
@@ -216,10 +220,12 @@ int runReward() {
     BatchSummary summary;
     if (!runBatch(b, summary, error))
       return usage(error);
-    llvm::errs() << fmt::format("tilescope reward: {} of {} lines in this shard, {} skipped "
-                                "(--resume), {} rewarded, {} crashed, {} timed out, {:.2f} s\n",
-                                summary.inShard, summary.lines, summary.skipped, summary.done,
-                                summary.crashed, summary.timedOut, summary.seconds);
+    llvm::errs() << fmt::format(
+        "tilescope reward: {} of {} lines in this shard, {} skipped "
+        "(--resume), {} rewarded, {} crashed, {} timed out, {:.2f} s, peak worker "
+        "memory {:.0f} MiB\n",
+        summary.inShard, summary.lines, summary.skipped, summary.done, summary.crashed,
+        summary.timedOut, summary.seconds, summary.peakWorkerMb);
     return kClean;
   }
   if (positional.size() != 1)

@@ -1,21 +1,28 @@
 // `tilescope sim FILE [--kernel K] [--set P=V,...] --args M=256,N=256,K=128 [--seed S]
-//  [--ctas all|N] [--input A=a.npy ...] [--dump DIR] [--max-steps N] [--json]`:
+//  [--problem "gemm(A, B^T -> C)"] [--poison nan|big|negbig|random|zero]
+//  [--ctas all|N] [--input A=a.npy ...] [--dump DIR] [--max-steps N]
+//  [--timeout-ms MS] [--max-memory-mb MIB] [--json]`:
 // runs a kernel on the simulator (simulator/Engine.h) with random inputs
-// drawn from the seed (never zero) or given .npy arrays, and compares its
-// outputs with the independent reference of the problem the kernel names
-// (simulator/Reference.h).
+// drawn from the seed (never zero; a fresh seed from the OS unless --seed
+// pins it) or given .npy arrays, and checks its outputs against the
+// independent reference of the problem it names (simulator/Simulate.h).
 //
-// Exit: 0 outputs match; 1 mismatch, deadlock, runtime error, step budget or
-// memory cap; 2 usage or input error (file:line:col diagnostics).
+// Exit: 0 outputs match; 1 a finding (mismatch, unwritten output, modified
+// input, uninitialised read, deadlock, runtime error); 2 usage or input error
+// (file:line:col diagnostics); 3 unknown (no problem, so no reference); 4 a
+// budget ran out (steps, wall time, memory: tools/Budgets.h), "verdict":
+// "budget".
 #include "ir/Checker.h"
 #include "ir/Parser.h"
 #include "simulator/Engine.h"
 #include "simulator/Reference.h"
+#include "simulator/Simulate.h"
 #include "simulator/Value.h"
+#include "tools/Budgets.h"
 #include "tools/Command.h"
-#include "tools/NameValues.h"
 #include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
+#include "tools/NameValues.h"
 #include "tools/SimReport.h"
 #include "tools/SimTensors.h"
 
@@ -42,19 +49,35 @@ cl::opt<std::string> setText("set",
                              cl::desc("A point of a kernel with parameters: NAME=VALUE,... or a "
                                       "named point"),
                              cl::value_desc("NAME=VALUE,..."), cl::sub(simCommand));
-cl::opt<uint64_t> seed("seed", cl::desc("Seed of the inputs and of the scheduler"), cl::init(1),
-                       cl::sub(simCommand));
+cl::opt<uint64_t> seedOpt("seed",
+                          cl::desc("Seed of the inputs, scalars and scheduler (default: a fresh "
+                                   "one from the OS, reported)"),
+                          cl::sub(simCommand));
+cl::opt<std::string> problemText("problem",
+                                 cl::desc("The problem to check against, e.g. \"gemm(A, B^T -> "
+                                          "C)\"; overrides the kernel's // problem: line"),
+                                 cl::value_desc("KIND(...)"), cl::sub(simCommand));
+cl::opt<std::string> poisonText("poison",
+                                cl::desc("What shared memory, registers and tensor memory hold "
+                                         "at kernel start: nan (default), big, negbig, random, "
+                                         "zero"),
+                                cl::init("nan"), cl::value_desc("PATTERN"), cl::sub(simCommand));
+cl::opt<bool> checkUninit("check-uninitialized",
+                          cl::desc("Report reads of shared or tensor memory nothing wrote "
+                                   "(default on; =false for speed)"),
+                          cl::init(true), cl::sub(simCommand));
 cl::opt<std::string> ctasText("ctas", cl::desc("CTAs to run: all, or N (edge tiles first)"),
                               cl::init("all"), cl::value_desc("all|N"), cl::sub(simCommand));
 cl::list<std::string> inputs("input", cl::desc("Use NAME's values from a .npy file"),
                              cl::value_desc("NAME=FILE.npy"), cl::sub(simCommand));
 cl::opt<std::string> dumpDir("dump", cl::desc("Write every tensor after the run as .npy"),
                              cl::value_desc("DIR"), cl::sub(simCommand));
-cl::opt<int64_t> maxSteps("max-steps", cl::desc("Step budget (warp statements)"),
-                          cl::init(int64_t{1} << 32), cl::sub(simCommand));
-cl::opt<int64_t> memoryCapMb("memory-cap", cl::desc("Memory cap of the simulated state in MiB"),
-                             cl::init(4096), cl::sub(simCommand));
+cl::opt<int64_t> memoryCapMb("memory-cap",
+                             cl::desc("Memory cap of the tensors and the simulated state in MiB "
+                                      "(default: --max-memory-mb)"),
+                             cl::init(0), cl::sub(simCommand));
 cl::opt<bool> json("json", cl::desc("Print the result as JSON"), cl::sub(simCommand));
+BudgetOptions budgetOptions(simCommand, /*withSteps=*/true);
 
 // An input error outside the kernel's source: a command-line option
 // ("tilescope sim: error: ...") or a file it names ("FILE: error: ..."); with
@@ -94,7 +117,18 @@ std::optional<ArgValues> parseArgs(std::string *error) {
   return out;
 }
 
+int runSimulation();
+
 int runSim() {
+  Budget budget(budgetOptions.limits());
+  return runWithinBudget(budget, runSimulation, [&] {
+    llvm::SourceMgr sm;
+    Diagnostics none(sm, false);
+    return finishBudget(budget, none, json, "sim");
+  });
+}
+
+int runSimulation() {
   llvm::SourceMgr sourceMgr;
   Diagnostics diag(sourceMgr, /*printImmediately=*/!json);
   auto finishInputError = [&]() { return tool::finishInputError(diag, json); };
@@ -123,40 +157,63 @@ int runSim() {
   auto args = parseArgs(&error);
   if (!args)
     return usage(error);
-  std::vector<std::string> notes;
-  for (const Param &p : kernel->params)
-    if (!p.isTensor && isFloat(p.dtype) && !args->floats.count(p.name) &&
-        !args->ints.count(p.name)) {
-      args->floats[p.name] = 1e-5;
-      notes.push_back(fmt::format("scalar '{}' defaults to 1e-5", p.name));
-    }
+  auto poison = parsePoison(poisonText);
+  if (!poison)
+    return usage(
+        fmt::format("--poison takes one of {}, not '{}'", poisonNames(), poisonText.getValue()));
+  // A fresh seed unless one is given: inputs the kernel cannot predict, and
+  // the seed reported so that a failure can be replayed.
+  const uint64_t seed = seedOpt.getNumOccurrences() ? seedOpt.getValue() : freshSeed();
+  std::vector<std::string> notes = sampleScalars(*kernel, *args, seed);
   auto program = bindProgram(*kernel, *args, diag);
   if (!program)
     return finishInputError();
 
   llvm::StringRef source = sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
   auto at = [&](size_t offset) { return llvm::SMLoc::getFromPointer(source.data() + offset); };
-  std::optional<ProblemAnnotation> annotation =
-      findProblemAnnotation(std::string_view(source.data(), source.size()), kernel->name);
+  std::vector<size_t> nearMisses;
+  std::optional<ProblemAnnotation> annotation = findProblemAnnotation(
+      std::string_view(source.data(), source.size()), kernel->name, &nearMisses);
+  if (!annotation)
+    for (size_t offset : nearMisses)
+      diag.warning(at(offset), "this comment is not a problem annotation; write "
+                               "'// problem: KIND(INPUTS -> OUTPUTS)' (without one the outputs "
+                               "are not checked)");
+  // --problem (the task's) wins over the kernel's own line.
+  bool fromOption = !problemText.empty();
+  auto optionError = [&](size_t offset, const std::string &message) {
+    return usage(fmt::format("--problem \"{}\": column {}: {}", problemText.getValue(), offset + 1,
+                             message));
+  };
   std::optional<ProblemSpec> spec;
-  if (annotation) {
+  if (fromOption || annotation) {
     ProblemSyntaxError syntax;
-    spec = parseProblem(annotation->text, &syntax);
+    spec = parseProblem(fromOption ? problemText.getValue() : annotation->text, &syntax);
     if (!spec) {
+      if (fromOption)
+        return optionError(syntax.offset, syntax.message);
       diag.error(at(annotation->offset + syntax.offset), syntax.message);
       return finishInputError();
     }
+    if (fromOption && annotation)
+      notes.push_back(
+          fmt::format("--problem replaces the kernel's own '// problem: {}'", annotation->text));
   }
 
   int64_t tensorBytes = 0;
   for (int b : program->tensorParams)
     if (b >= 0)
       tensorBytes += program->buffers[b].elements * program->buffers[b].elementBytes;
-  if (tensorBytes > memoryCapMb * (int64_t{1} << 20)) {
-    llvm::errs() << fmt::format("tilescope sim: the kernel's tensors need {} bytes, over the "
-                                "memory cap of {} MiB (--memory-cap)\n",
-                                tensorBytes, memoryCapMb.getValue());
-    return kFindings;
+  BudgetLimits limits = budgetOptions.limits();
+  int64_t capMb = memoryCapMb > 0 ? memoryCapMb.getValue() : limits.maxMemoryBytes >> 20;
+  int64_t capBytes = capMb > 0 ? std::min<int64_t>(capMb, int64_t{1} << 40) << 20 : INT64_MAX;
+  if (tensorBytes > capBytes) {
+    Budget &budget = *activeBudget();
+    budget.exceedWithMessage(
+        BudgetKind::Memory,
+        fmt::format("the kernel's tensors need {} bytes, over the memory budget of {} MiB ({})",
+                    tensorBytes, capMb, memoryCapMb > 0 ? "--memory-cap" : "--max-memory-mb"));
+    return finishBudget(budget, diag, json, "sim");
   }
   std::vector<HostTensor> tensors = allocateTensors(*program);
   std::optional<BoundProblem> problem;
@@ -164,20 +221,14 @@ int runSim() {
     ProblemError bad;
     problem = bindProblem(*spec, *program, tensors, &bad);
     if (!problem) {
+      if (fromOption)
+        return optionError(bad.offset, bad.message);
       diag.error(at(annotation->offset + bad.offset), bad.message);
       return finishInputError();
     }
   }
-  auto isIn = [](const std::vector<int> &list, int i) {
-    return std::find(list.begin(), list.end(), i) != list.end();
-  };
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    int index = static_cast<int>(i);
-    if (problem && isIn(problem->outputs, index))
-      poison(tensors[i]);
-    else
-      fillRandomInput(tensors[i], seed, problem && isIn(problem->scales, index));
-  }
+  const BoundProblem *bound = problem ? &*problem : nullptr;
+  prepareTensors(tensors, bound, seed);
   for (const std::string &item : inputs) {
     auto [name, path] = llvm::StringRef(item).split('=');
     auto it = std::find_if(tensors.begin(), tensors.end(),
@@ -186,7 +237,7 @@ int runSim() {
       return usage(fmt::format("--input takes NAME=FILE.npy with NAME a tensor parameter of '{}', "
                                "not '{}'",
                                kernel->name, item));
-    if (problem && isIn(problem->outputs, static_cast<int>(it - tensors.begin())))
+    if (isProblemOutput(bound, static_cast<int>(it - tensors.begin())))
       return usage(fmt::format("--input {}: '{}' is an output of the problem; its elements are "
                                "poisoned before the run, not read",
                                item, it->name));
@@ -194,10 +245,12 @@ int runSim() {
       return fileError(error);
   }
 
-  EngineOptions options;
+  SimulateOptions options;
   options.seed = seed;
-  options.maxSteps = maxSteps;
-  options.memoryCapBytes = memoryCapMb * (int64_t{1} << 20);
+  options.maxSteps = limits.maxSteps > 0 ? limits.maxSteps : INT64_MAX;
+  options.memoryCapBytes = capBytes;
+  options.poison = *poison;
+  options.checkUninitialized = checkUninit;
   options.where = [&](llvm::SMLoc loc) -> std::string {
     if (!loc.isValid())
       return input.getValue();
@@ -208,25 +261,16 @@ int runSim() {
     return fmt::format("{}:{}:{}", sourceMgr.getMemoryBuffer(buf)->getBufferIdentifier().str(),
                        line, col);
   };
-  bool allCtas = true;
   if (ctasText != "all") {
     int64_t n = 0;
     if (llvm::StringRef(ctasText).getAsInteger(10, n) || n < 1)
       return usage(
           fmt::format("--ctas takes 'all' or a positive count, not '{}'", ctasText.getValue()));
     int64_t total = program->grid[0] * program->grid[1] * program->grid[2];
-    allCtas = n >= total;
-    options.ctas = sampleCtas(program->grid, n, seed);
+    if (n < total)
+      options.ctas = sampleCtas(program->grid, n, seed);
   }
-  RunResult run = runProgram(*program, tensors, options);
-
-  std::vector<OutputReport> reports;
-  if (run.ok() && problem)
-    reports = compareWithReference(*problem, tensors, allCtas);
-  bool mismatch = false;
-  for (const OutputReport &r : reports)
-    mismatch |= r.mismatches > 0;
-  int status = !run.ok() || mismatch ? kFindings : kClean;
+  SimulationResult result = simulateChecked(*program, bound, tensors, options);
 
   if (!dumpDir.empty() && !dumpNpy(tensors, dumpDir, &notes, &error))
     return fileError(error);
@@ -234,27 +278,25 @@ int runSim() {
   SimReport report;
   report.file = input.getValue();
   report.kernel = kernel->name;
-  report.verdict = !run.ok()  ? std::string(outcomeName(run.outcome))
-                   : !problem ? "unchecked"
-                   : mismatch ? "mismatch"
-                              : "match";
   if (problem)
     report.problem = problem->spec.text;
+  report.problemFrom = fromOption ? "option" : problem ? "annotation" : "";
   report.seed = seed;
-  report.allCtas = allCtas;
-  report.status = status;
+  report.poison = std::string(poisonName(*poison));
   report.tensors = &tensors;
-  report.outputs = std::move(reports);
-  report.run = &run;
+  report.result = &result;
   report.notes = std::move(notes);
   if (json) {
     llvm::json::Object out = toJson(report);
+    if (result.run.stoppedByBudget())
+      out["budget"] = llvm::json::Object{{"kind", std::string(outcomeName(result.run.outcome))},
+                                         {"message", result.run.message}};
     out["diagnostics"] = diagnosticsJson(diag);
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
   } else {
     printText(report, llvm::outs(), llvm::errs());
   }
-  return status;
+  return result.exitCode();
 }
 
 CommandRegistration registration(simCommand, runSim);

@@ -44,10 +44,18 @@ llvm::json::Value numberJson(double v) {
   return std::isfinite(v) ? llvm::json::Value(v) : llvm::json::Value(nullptr);
 }
 
+std::string tileText(const std::vector<int64_t> &tile) {
+  std::string s;
+  for (int64_t x : tile)
+    s += (s.empty() ? "" : " x ") + std::to_string(x);
+  return s;
+}
+
 } // namespace
 
 void printText(const SimReport &r, llvm::raw_ostream &out, llvm::raw_ostream &err) {
-  const sim::RunResult &run = *r.run;
+  const sim::SimulationResult &res = *r.result;
+  const sim::RunResult &run = res.run;
   if (!run.ok()) {
     err << run.message << "\n";
     for (const std::string &n : run.notes)
@@ -56,11 +64,15 @@ void printText(const SimReport &r, llvm::raw_ostream &out, llvm::raw_ostream &er
   for (const std::string &n : r.notes)
     out << "note: " << n << "\n";
   const sim::RunStats &s = run.stats;
-  out << fmt::format("{}: {} on {} CTA{} (seed {}): {}\n", r.file, r.kernel, s.ctas,
-                     s.ctas == 1 ? "" : "s", r.seed, r.verdict);
+  out << fmt::format("{}: {} on {} CTA{} (seed {}): {}{}\n", r.file, r.kernel, s.ctas,
+                     s.ctas == 1 ? "" : "s", r.seed,
+                     res.verdict == sim::SimVerdict::Unknown ? std::string("unknown") : res.result,
+                     res.reason.empty() ? "" : " (" + res.reason + ")");
   if (r.problem)
-    out << fmt::format("  problem: {}\n", *r.problem);
-  for (const OutputReport &o : r.outputs) {
+    out << fmt::format("  problem: {}{}\n", *r.problem,
+                       r.problemFrom == "option" ? " (from --problem)" : "");
+  const std::vector<OutputReport> &outputs = res.outputs;
+  for (const OutputReport &o : outputs) {
     const std::vector<int64_t> &shape = shapeOf(r, o.name);
     out << fmt::format("  {}: {} of {} elements compared, {} mismatches, max abs error {}, max rel "
                        "error {}{}\n",
@@ -77,7 +89,16 @@ void printText(const SimReport &r, llvm::raw_ostream &out, llvm::raw_ostream &er
       out << fmt::format("    unwritten: {}{}\n", list,
                          o.unwritten > static_cast<int64_t>(o.firstUnwritten.size()) ? " ..." : "");
     }
+    if (!o.sampledTile.empty())
+      out << fmt::format("    sampled CTAs: unwritten elements checked only in their tiles ({} "
+                         "inferred from their stores): {} elements, {} unwritten\n",
+                         tileText(o.sampledTile), o.regionElements, o.regionUnwritten);
   }
+  // The findings the lines above do not show (mismatches do; a failed run's
+  // message went to `err`).
+  for (const sim::SimFinding &f : res.findings)
+    if (f.kind != "mismatch" && f.kind != "deadlock" && f.kind != "runtime-error")
+      out << fmt::format("  {}{}\n", f.location.empty() ? "" : f.location + ": ", f.message);
   double rate = s.cpuSeconds > 0 ? static_cast<double>(s.steps) / s.cpuSeconds : 0;
   double laneRate = s.cpuSeconds > 0 ? static_cast<double>(s.laneOps) / s.cpuSeconds : 0;
   out << fmt::format("  stats: {} steps, {} lane ops, {} async copies, {} mma sums, {} mma "
@@ -99,12 +120,13 @@ void printText(const SimReport &r, llvm::raw_ostream &out, llvm::raw_ostream &er
 }
 
 llvm::json::Object toJson(const SimReport &r) {
-  const sim::RunResult &run = *r.run;
+  const sim::SimulationResult &res = *r.result;
+  const sim::RunResult &run = res.run;
   const sim::RunStats &s = run.stats;
   llvm::json::Array outs;
-  for (const OutputReport &o : r.outputs) {
+  for (const OutputReport &o : res.outputs) {
     const std::vector<int64_t> &shape = shapeOf(r, o.name);
-    llvm::json::Array first, unwritten;
+    llvm::json::Array first, unwritten, regionUnwritten, tile;
     for (const sim::Mismatch &m : o.first)
       first.push_back(
           llvm::json::Object{{"index", indexJson(shape, m.index)},
@@ -113,16 +135,48 @@ llvm::json::Object toJson(const SimReport &r) {
                              {"expected", numberJson(m.expected)}});
     for (int64_t i : o.firstUnwritten)
       unwritten.push_back(indexJson(shape, i));
-    outs.push_back(llvm::json::Object{{"name", o.name},
-                                      {"elements", o.elements},
-                                      {"compared", o.compared},
-                                      {"unwritten", o.unwritten},
-                                      {"first_unwritten", std::move(unwritten)},
-                                      {"mismatches", o.mismatches},
-                                      {"max_abs_error", o.maxAbsError},
-                                      {"max_rel_error", o.maxRelError},
-                                      {"first_mismatches", std::move(first)}});
+    for (int64_t i : o.firstRegionUnwritten)
+      regionUnwritten.push_back(indexJson(shape, i));
+    for (int64_t x : o.sampledTile)
+      tile.push_back(x);
+    llvm::json::Object obj{{"name", o.name},
+                           {"elements", o.elements},
+                           {"compared", o.compared},
+                           {"unwritten", o.unwritten},
+                           {"first_unwritten", std::move(unwritten)},
+                           {"mismatches", o.mismatches},
+                           {"max_abs_error", o.maxAbsError},
+                           {"max_rel_error", o.maxRelError},
+                           {"first_mismatches", std::move(first)}};
+    if (!o.sampledTile.empty())
+      obj["sampled"] = llvm::json::Object{{"tile", std::move(tile)},
+                                          {"elements", o.regionElements},
+                                          {"unwritten", o.regionUnwritten},
+                                          {"first_unwritten", std::move(regionUnwritten)}};
+    outs.push_back(std::move(obj));
   }
+  llvm::json::Array findings, changes, uninit;
+  for (const sim::SimFinding &f : res.findings)
+    findings.push_back(llvm::json::Object{
+        {"kind", f.kind},
+        {"message", f.message},
+        {"location", f.location.empty() ? llvm::json::Value(nullptr) : f.location}});
+  for (const sim::InputChange &c : res.inputChanges) {
+    const std::vector<int64_t> &shape = shapeOf(r, c.name);
+    changes.push_back(llvm::json::Object{{"name", c.name},
+                                         {"changed", c.changed},
+                                         {"first", indexJson(shape, c.first)},
+                                         {"before", numberJson(c.before)},
+                                         {"after", numberJson(c.after)}});
+  }
+  for (const sim::UninitializedRead &u : s.uninitializedReads)
+    uninit.push_back(llvm::json::Object{{"space", u.space},
+                                        {"buffer", u.buffer},
+                                        {"element", u.element},
+                                        {"location", u.location},
+                                        {"agent", u.agent},
+                                        {"cta", llvm::json::Array{u.cta[0], u.cta[1], u.cta[2]}},
+                                        {"count", u.count}});
   llvm::json::Array notes, stepsPerWarp;
   for (const std::string &n : run.notes)
     notes.push_back(n);
@@ -133,15 +187,22 @@ llvm::json::Object toJson(const SimReport &r) {
   double rate = s.cpuSeconds > 0 ? static_cast<double>(s.steps) / s.cpuSeconds : 0;
   double laneRate = s.cpuSeconds > 0 ? static_cast<double>(s.laneOps) / s.cpuSeconds : 0;
   llvm::json::Object out{
-      {"ok", r.status == 0},
-      {"status", r.status},
+      {"ok", res.exitCode() == 0},
+      {"status", res.exitCode()},
       {"kernel", r.kernel},
-      {"verdict", r.verdict},
+      {"verdict", std::string(sim::simVerdictName(res.verdict))},
+      {"result", res.result},
+      {"reason", res.reason.empty() ? llvm::json::Value(nullptr) : res.reason},
       {"problem", r.problem ? llvm::json::Value(*r.problem) : llvm::json::Value(nullptr)},
+      {"problem_from", r.problemFrom.empty() ? llvm::json::Value(nullptr) : r.problemFrom},
       {"seed", static_cast<int64_t>(r.seed)},
+      {"poison", r.poison},
       {"ctas", s.ctas},
-      {"all_ctas", r.allCtas},
+      {"all_ctas", res.allCtas},
+      {"findings", std::move(findings)},
       {"outputs", std::move(outs)},
+      {"input_changes", std::move(changes)},
+      {"uninitialized_reads", std::move(uninit)},
       {"stats", llvm::json::Object{{"steps", s.steps},
                                    {"lane_ops", s.laneOps},
                                    {"elements_moved", s.elementsMoved},

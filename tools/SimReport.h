@@ -1,12 +1,14 @@
-// What `tilescope sim` prints after a run: the verdict, each output's
-// comparison (elements compared, unwritten elements and the first of them,
-// mismatches and the first of them, maximum absolute and relative errors) and
-// the run's statistics (steps per warp, bytes per memory space, MMAs), as
-// text or as JSON.
+// What `tilescope sim` prints after a checked run (simulator/Simulate.h): the
+// result and verdict, the findings, each output's comparison (elements
+// compared, unwritten elements and the first of them, mismatches and the
+// first of them, maximum absolute and relative errors; with sampled CTAs the
+// inferred tile and the unwritten elements in it) and the run's statistics
+// (steps per warp, bytes per memory space, MMAs), as text or as JSON.
 #pragma once
 
 #include "simulator/Engine.h"
 #include "simulator/Reference.h"
+#include "simulator/Simulate.h"
 
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/raw_ostream.h>
@@ -18,15 +20,14 @@
 namespace tilescope::tool {
 
 struct SimReport {
-  std::string file, kernel, verdict;
-  std::optional<std::string> problem; // the annotation, when the kernel has one
+  std::string file, kernel;
+  std::optional<std::string> problem; // the problem checked against, when there is one
+  std::string problemFrom;            // "option" (--problem), "annotation", or empty
   uint64_t seed = 0;
-  bool allCtas = true;
-  int status = 0;
+  std::string poison; // the pattern's name (simulator/Poison.h)
   const std::vector<sim::HostTensor> *tensors = nullptr;
-  std::vector<sim::OutputReport> outputs;
-  const sim::RunResult *run = nullptr;
-  std::vector<std::string> notes; // the command's own (defaults, tensors not dumped)
+  const sim::SimulationResult *result = nullptr;
+  std::vector<std::string> notes; // the command's own (sampled scalars, tensors not dumped)
 };
 
 // Text: the verdict line and the outputs on `out`, a failed run's message and

@@ -1,5 +1,6 @@
 #include "tools/SimTensors.h"
 
+#include "simulator/Simulate.h"
 #include "simulator/Value.h"
 
 #include <llvm/Support/FileSystem.h>
@@ -35,10 +36,7 @@ std::optional<npy::ElementType> npyTypeOf(Dtype d) {
 }
 
 void poison(HostTensor &t) {
-  for (int64_t i = 0; i < t.elements(); ++i)
-    t.setBits(i, isFloat(t.dtype) ? sim::encodeFloat(t.dtype, std::nan(""))
-                                  : sim::encodeInt(t.dtype, -1));
-  std::fill(t.written.begin(), t.written.end(), 0);
+  sim::poisonTensor(t);
 }
 
 namespace {

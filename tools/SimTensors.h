@@ -12,12 +12,13 @@
 
 namespace tilescope::tool {
 
+// NaN in every element (-1 for integers), nothing written
+// (sim::poisonTensor).
+void poison(sim::HostTensor &t);
+
 // The .npy element type that holds a dtype's codes ('<u2' for bf16 bits,
 // '|u1' for 8-bit and narrower codes); nothing for the rest.
 std::optional<npy::ElementType> npyTypeOf(Dtype d);
-
-// NaN in every element (-1 for integers), nothing written.
-void poison(sim::HostTensor &t);
 
 // Replaces `t`'s values with the array in `path`: its codes in the .npy type
 // of `t`'s dtype, or f32 values that the dtype represents exactly. The shape

@@ -1,5 +1,7 @@
 #include "verifier/BarrierExplorer.h"
 
+#include "ir/Budget.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -154,9 +156,16 @@ private:
       return true;
     if (seen.size() > cap_)
       return false;
+    // The command's wall-time budget (ir/Budget.h), every 1024 states.
+    if (seen.size() % 1024 == 0)
+      if (Budget *budget = activeBudget(); budget && budget->expired()) {
+        outOfTime_ = true;
+        return false;
+      }
     queue.push_back(std::move(next));
     return true;
   }
+  bool outOfTime_ = false;
 
   ExplorationResult finish(size_t states, bool complete) {
     ExplorationResult r;
@@ -164,7 +173,8 @@ private:
     r.states = states;
     r.complete = complete;
     if (!complete)
-      r.limit = fmt::format("state space above {} states", cap_);
+      r.limit = outOfTime_ ? fmt::format("the wall-time budget ran out after {} states", states)
+                           : fmt::format("state space above {} states", cap_);
     return r;
   }
 

@@ -4,6 +4,13 @@
 // or the open obligations marked "checked exhaustively at ..." (still not
 // proved for all sizes), or why it could not run ("not checked: ...").
 //
+// When the run reads blockIdx, every CTA of the grid (every cluster) is
+// unrolled and the runs are sorted into classes of identical runs (the same
+// steps on the same elements with the same parities, amounts and stage
+// accesses); one run per class is explored. CTAs share no mbarrier or
+// shared memory, so the reduction is exact, and the method line names it
+// ("all 132 CTAs (2 distinct runs: CTAs 0 and 2 explored; ...)").
+//
 // Runs only on skeletons extraction modelled completely: what extraction
 // could not model would be missing from the concrete run too.
 //

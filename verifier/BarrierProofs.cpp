@@ -11,6 +11,7 @@
 #include "verifier/ProtoEncoding.h"
 #include "verifier/SharedContext.h"
 #include "verifier/SolverBudget.h"
+#include "verifier/TmemProtocol.h"
 
 #include <fmt/format.h>
 #include <llvm/ADT/StringRef.h>
@@ -161,6 +162,22 @@ private:
       report_.notProved.push_back(u);
     if (!report_.notProved.empty())
       runExhaustiveFallback(sk_, opt_, report_);
+    // Named-barrier generations stay open whatever the fallback found: it
+    // runs each role as one process, so it cannot see a role's warps split
+    // between two generations.
+    if (!namedOpen_.empty()) {
+      // What the fallback decided stays said, as part of an open verdict.
+      for (auto &[loc, text] : report_.checkedExhaustively)
+        report_.notProved.push_back({loc, fmt::format("{}: {}", report_.method, text)});
+      report_.checkedExhaustively.clear();
+      if (report_.findings.empty()) {
+        report_.method =
+            "not proved (named barrier generations: " + namedOpen_.front().second + ")";
+        result("named barrier generations", false, "not proved: " + namedOpen_.front().second);
+      }
+      for (auto &n : namedOpen_)
+        report_.notProved.push_back(std::move(n));
+    }
   }
 
   // --- encoding helpers ---
@@ -343,12 +360,17 @@ private:
         base().add(z3::implies(literal_, constraints_[int(k)]));
       z3::expr_vector a(literal_.ctx());
       a.push_back(literal_);
+      // The limits again, so that the command's deadline is current.
+      z3::params p(literal_.ctx());
+      setSolverBudget(p, prover_.opt_.timeoutMs);
+      base().set(p);
       z3::check_result r = base().check(a);
       if (r != z3::sat)
         return r;
-      detail::minimizeWitness(base(), a, small_, literal_.to_string());
+      sampleModel_ = detail::minimizeWitness(base(), a, small_, literal_.to_string());
       return z3::sat;
     }
+    // The model of the sample sizes or the least witness, else the solver's.
     z3::model get_model() const { return sampleModel_ ? *sampleModel_ : base().get_model(); }
     std::string reason_unknown() const { return base().reason_unknown(); }
 
@@ -1071,7 +1093,10 @@ private:
       z3::expr i = enc_.fresh("i");
       bool ok = true;
       z3::expr amount = amountOf(ev, i, ok);
-      if (!ok)
+      // An index that reads the thread (`bar[warpid]`) spreads one
+      // execution over several elements: not one phase.
+      auto index = at(ev.barrier.index, ev, i);
+      if (!ok || !index || !index->is_int())
         continue;
       Query s = solver();
       s.add(fires(ev, i));
@@ -1080,11 +1105,7 @@ private:
       std::optional<z3::model> m;
       if (check(s, m, ev.loc, arr.name + " arrivals per execution") != z3::sat)
         continue;
-      auto index = at(ev.barrier.index, ev, i);
-      std::string element =
-          index && index->is_int()
-              ? fmt::format("{}[{}]", arr.name, ProtoEncoder::value(*m, *index))
-              : arr.name;
+      std::string element = fmt::format("{}[{}]", arr.name, ProtoEncoder::value(*m, *index));
       finding(ProtocolViolationKind::OverArrival, ev.loc,
               fmt::format("over-arrival: one execution of {} by {} at {} brings {} arrivals to "
                           "{}, but a phase of {} takes {} (for {})",
@@ -1148,6 +1169,18 @@ private:
              "proved for all sizes: expect_tx equals the bytes delivered in every phase");
   }
 
+  // A wait reads only the low bit of its parity, and (x mod 2m) mod 2 =
+  // x mod 2 (Z3's mod is Euclidean): remainders by even constants around
+  // the parity are dropped before it is taken mod 2. A parity written
+  // `% 65536` instead of `% 2` otherwise cost Z3 seconds per query.
+  static z3::expr parityOperand(z3::expr p) {
+    int64_t m = 0;
+    while (p.is_app() && p.decl().decl_kind() == Z3_OP_MOD && p.arg(1).is_numeral_i64(m) && m > 0 &&
+           m % 2 == 0)
+      p = p.arg(0);
+    return p;
+  }
+
   void checkWait(const BarrierInfo &info, size_t w) {
     const SyncEvent &ev = sk_.events[w];
     const BarrierArray &arr = *info.arr;
@@ -1161,7 +1194,7 @@ private:
       return;
     }
     z3::expr two = ctx_.int_val(2);
-    z3::expr same = z3::mod(*parity, two) == z3::mod(n, two);
+    z3::expr same = z3::mod(parityOperand(*parity), two) == z3::mod(n, two);
     // Whether some execution waits for its round's phase (current) or the
     // one before; witnesses are sought only when both do (aliasing).
     auto waitsFor = [&](bool current, std::optional<z3::model> *witness) {
@@ -1735,16 +1768,20 @@ private:
                     "never arrive and the CTA hangs",
                     e.what, e.threads.describe(), e.threads.count(), sk_.threads),
                 {}, false);
-    mergeStructural([&](StructuralResult &r) { checkNamedBarriers(sk_, r); });
+    mergeStructural([&](StructuralResult &r) { checkNamedBarriers(sk_, r); }, &namedOpen_);
   }
 
-  template <typename Check> void mergeStructural(Check check) {
+  // Findings into the report; open obligations into `open` (the report's
+  // notProved by default).
+  template <typename Check>
+  void mergeStructural(Check check,
+                       std::vector<std::pair<llvm::SMLoc, std::string>> *open = nullptr) {
     StructuralResult r;
     check(r);
     for (ProtocolFinding &f : r.findings)
       finding(f.kind, f.loc, std::move(f.message), std::move(f.notes), false);
     for (auto &n : r.notProved)
-      report_.notProved.push_back(std::move(n));
+      (open ? *open : report_.notProved).push_back(std::move(n));
   }
 
   // Per role, in program order (a loop body read twice covers the back edge).
@@ -1891,39 +1928,10 @@ private:
 
   void checkTcgen05() {
     checkTcgen05Results();
-    std::vector<const SyncEvent *> allocs, deallocs;
-    for (const SyncEvent &e : sk_.events) {
-      if (e.kind == SyncKind::Tcgen05Alloc) {
-        allocs.push_back(&e);
-        if (auto cols = e.amount ? constantValue(e.amount) : std::nullopt)
-          if (*cols < 32 || (*cols & (*cols - 1)) != 0 || *cols > 512)
-            finding(
-                ProtocolViolationKind::Tcgen05Discipline, e.loc,
-                fmt::format("tcgen05.alloc of {} columns: it must be a power of two in [32, 512]",
-                            *cols),
-                {}, false);
-      }
-      if (e.kind == SyncKind::Tcgen05Dealloc)
-        deallocs.push_back(&e);
-    }
-    for (const SyncEvent *a : allocs) {
-      const SyncEvent *match = nullptr;
-      for (const SyncEvent *d : deallocs)
-        if (d->what.substr(d->what.find('(')) == a->what.substr(a->what.find('(')))
-          match = d;
-      if (!match)
-        finding(ProtocolViolationKind::Tcgen05Discipline, a->loc,
-                fmt::format("{} by {} is never freed (tcgen05.dealloc)", a->what,
-                            a->threads.describe()),
-                {}, false);
-      else if (!(match->threads.widened(32) == a->threads.widened(32)))
-        finding(ProtocolViolationKind::Tcgen05Discipline, match->loc,
-                fmt::format("tensor memory allocated by {} is freed by {}: dealloc must run in the "
-                            "allocating warp",
-                            a->threads.widened(32).describe(),
-                            match->threads.widened(32).describe()),
-                {{a->loc, "allocated here"}}, false);
-    }
+    // The alloc / dealloc / relinquish protocol (TmemProtocol.h); the
+    // column count of an alloc is an operand range (verifier/Resources.h).
+    for (ProtocolFinding &f : checkTmemLifetime(sk_))
+      finding(f.kind, f.loc, std::move(f.message), std::move(f.notes), false);
     for (size_t r = 0; r < sk_.roles.size(); ++r) {
       auto seq = roleSequence(int(r));
       const SyncEvent *pendingLd = nullptr;
@@ -1967,6 +1975,8 @@ private:
   int queries_ = 0;
   unsigned assumed_ = 0;
   BarrierReport report_;
+  // Named-barrier obligations the exhaustive fallback cannot decide.
+  std::vector<std::pair<llvm::SMLoc, std::string>> namedOpen_;
   struct NestLevel {
     std::string var;
     z3::expr begin, step, trip, stride;

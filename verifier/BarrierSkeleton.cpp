@@ -135,6 +135,8 @@ std::string_view syncKindName(SyncKind k) {
     return "tcgen05.alloc";
   case SyncKind::Tcgen05Dealloc:
     return "tcgen05.dealloc";
+  case SyncKind::Tcgen05Relinquish:
+    return "tcgen05.relinquish_alloc_permit";
   case SyncKind::Tcgen05Ld:
     return "tcgen05.ld";
   case SyncKind::Tcgen05WaitLd:
@@ -815,7 +817,7 @@ private:
         {"wgmma.fence", SyncKind::WgmmaFence},
         {"wgmma.commit_group", SyncKind::WgmmaCommit},
         {"tcgen05.wait_ld", SyncKind::Tcgen05WaitLd},
-        {"tcgen05.relinquish_alloc_permit", SyncKind::Access},
+        {"tcgen05.relinquish_alloc_permit", SyncKind::Tcgen05Relinquish},
     };
     if (auto it = simple.find(name); it != simple.end()) {
       push(make(it->second));
@@ -905,7 +907,13 @@ private:
       if (p0 && (*p0)->kind == ExprKind::Var)
         e.what = fmt::format("{}({})", shown, as<Var>(*p0).name);
       e.amount = keywordArg(s, "cols");
-      push(std::move(e)); // allocation, not an access to the contents
+      // The allocation begins and ends the contents' lifetime: a write of
+      // all of it by the allocating warp (whole-warp, like tcgen05.ld).
+      e.warpCollective = true;
+      if (p0)
+        if (auto a = accessOf(*p0, true, false, false))
+          e.accesses.push_back(*a);
+      push(std::move(e));
       return;
     }
     if (name == "tcgen05.ld") {

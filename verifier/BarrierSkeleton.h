@@ -77,8 +77,12 @@ enum class SyncKind : uint8_t {
   WgmmaMma,
   WgmmaCommit,
   WgmmaWait, // `amount`: groups allowed to stay pending
+  // tcgen05.alloc / dealloc: also a write of the whole allocation (its
+  // accesses), so that the race checks order every other access of the
+  // tensor memory before the dealloc and after the alloc.
   Tcgen05Alloc,
   Tcgen05Dealloc,
+  Tcgen05Relinquish, // tcgen05.relinquish_alloc_permit: no alloc of the CTA after it
   Tcgen05Ld,
   Tcgen05WaitLd,
   ClusterArrive, // barrier.cluster.arrive

@@ -3,6 +3,7 @@
 #include "ir/ConcreteEval.h"
 #include "ir/Visitor.h"
 #include "verifier/ProtoEncoding.h"
+#include "verifier/SolverBudget.h"
 
 #include <fmt/format.h>
 
@@ -291,7 +292,7 @@ std::optional<SizeAssignment> smallestTwoRoundSizes(const BarrierSkeleton &sk, s
       sum = sum + enc.symbols().at(s);
     opt.minimize(sum);
     z3::params p(ctx);
-    p.set("timeout", 2000u);
+    p.set("timeout", solverWallMs(2000u));
     opt.set(p);
     if (opt.check() != z3::sat) {
       why = fixed.empty() ? std::string("Z3 found no size the where clause admits")

@@ -6,10 +6,19 @@
 // smallest admitted sizes (least sum of the symbols) under which every loop
 // that touches a ring of S barriers or S pipeline stages runs at least 2·S
 // (flattened) iterations: two full rounds of every ring, so that each
-// element's phase parity flips and flips back and every stage is refilled.
-// Where no admitted size gives a loop two rounds (a constant trip count), that
-// loop keeps what it has. Given sizes that leave a symbol of the where clause
-// out are completed that way, with the given ones fixed.
+// element's phase parity flips and flips back and every stage is refilled. A
+// ring of one (or a loop touching none) counts as S = 1: two iterations.
+// The sizes are then checked concretely in the first and the last CTA of
+// the grid, where every level of a nest must also run twice and a loop whose
+// trip count reads blockIdx (a persistent tile loop) must leave a tail (the
+// last CTA one iteration fewer than the first: more tiles than CTAs, and a
+// CTA with fewer); where they fall short (a trip count that is a product of
+// symbols, or reads blockIdx), symbols are doubled one at a time, the one
+// that helps most first, then each is lowered by bisection as far as the
+// shortfall allows. Where no admitted size gives a loop two rounds (a
+// constant trip count), that loop keeps what it has. Given sizes that leave
+// a symbol of the where clause out are completed that way, with the given
+// ones fixed.
 //
 // Depends on verifier/ and Z3 (inside the .cpp).
 #pragma once

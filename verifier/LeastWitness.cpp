@@ -1,8 +1,12 @@
 #include "verifier/LeastWitness.h"
 
+#include "ir/Budget.h"
+#include "verifier/SolverBudget.h"
+
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <limits>
 
 namespace tilescope::detail {
 
@@ -15,8 +19,8 @@ int64_t valueIn(const z3::model &m, const z3::expr &e) {
 
 } // namespace
 
-void minimizeWitness(z3::solver &solver, z3::expr_vector &assumptions,
-                     const std::vector<z3::expr> &values, const std::string &name) {
+z3::model minimizeWitness(z3::solver &solver, z3::expr_vector &assumptions,
+                          const std::vector<z3::expr> &values, const std::string &name) {
   int bounds = 0;
   // A fresh literal that implies e <= v.
   auto bound = [&](const z3::expr &e, int64_t v) {
@@ -24,23 +28,37 @@ void minimizeWitness(z3::solver &solver, z3::expr_vector &assumptions,
     solver.add(z3::implies(literal, e <= solver.ctx().int_val(v)));
     return literal;
   };
+  // Each check is cut to the command's deadline (ir/Budget.h); once it has
+  // passed, the witness is the least found so far.
+  Budget *budget = activeBudget();
+  auto withinDeadline = [&] {
+    if (!budget || budget->remainingMs() < 0)
+      return true;
+    if (budget->expired())
+      return false;
+    z3::params p(solver.ctx());
+    p.set("timeout", solverWallMs(std::numeric_limits<unsigned>::max()));
+    solver.set(p);
+    return true;
+  };
+  z3::model least = solver.get_model();
   for (const z3::expr &e : values) {
-    int64_t best = valueIn(solver.get_model(), e), lo = 0;
-    while (lo < best) {
+    int64_t best = valueIn(least, e), lo = 0;
+    while (lo < best && withinDeadline()) {
       int64_t mid = lo + (best - lo) / 2;
       assumptions.push_back(bound(e, mid));
       if (solver.check(assumptions) == z3::sat) {
-        best = valueIn(solver.get_model(), e);
+        least = solver.get_model();
+        best = valueIn(least, e);
       } else {
         assumptions.pop_back();
         lo = mid + 1;
       }
     }
-    // Hold e at its least value while the next ones are lowered, and leave
-    // the model there.
+    // Hold e at its least value while the next ones are lowered.
     assumptions.push_back(bound(e, best));
-    solver.check(assumptions);
   }
+  return least;
 }
 
 } // namespace tilescope::detail

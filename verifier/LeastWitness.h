@@ -18,10 +18,12 @@ namespace tilescope::detail {
 
 // `solver` was just found satisfiable under `assumptions`. Lowers `values`
 // in order; the bounds chosen are added to the solver behind fresh literals
-// named after `name` (unique per call) and appended to `assumptions`, and
-// the solver's model is left at the least values. A bound Z3 cannot decide
-// counts as unsat: that value is then merely not the least.
-void minimizeWitness(z3::solver &solver, z3::expr_vector &assumptions,
-                     const std::vector<z3::expr> &values, const std::string &name);
+// named after `name` (unique per call) and appended to `assumptions`.
+// Returns the model at the least values found: that of the last check that
+// was sat (the solver's own model is lost when a later check gives up). A
+// bound Z3 cannot decide counts as unsat: that value is then merely not the
+// least.
+z3::model minimizeWitness(z3::solver &solver, z3::expr_vector &assumptions,
+                          const std::vector<z3::expr> &values, const std::string &name);
 
 } // namespace tilescope::detail

@@ -49,8 +49,17 @@ public:
       }
       byId[e.namedId].push_back(&e);
     }
+    bool ctaSync = std::any_of(sk_.events.begin(), sk_.events.end(), [](const SyncEvent &e) {
+      return e.kind == SyncKind::CtaSync && e.scope == ExecScope::Cta;
+    });
     for (auto &[id, events] : byId)
-      if (auto uses = sequences(id, events))
+      if (id == 0 && ctaSync)
+        // cta.sync is barrier 0 with every thread: its generations and
+        // these mix.
+        out_.notProved.push_back(
+            {events.front()->loc, "named barrier 0 is also the one cta.sync uses; their "
+                                  "generations are not modelled together"});
+      else if (auto uses = sequences(id, events))
         ids_.push_back(std::move(*uses));
     // Arrivals that might overtake their generation are discharged by CTA
     // barriers or by ids already shown consistent (never by each other).

@@ -1,7 +1,10 @@
 #include "verifier/SolverBudget.h"
 
+#include "ir/Budget.h"
+
 #include <algorithm>
 #include <limits>
+#include <string>
 
 namespace tilescope {
 
@@ -10,7 +13,21 @@ void setSolverBudget(z3::params &params, unsigned budgetMs) {
   unsigned units = budgetMs > kMax / kZ3UnitsPerMs ? kMax : budgetMs * kZ3UnitsPerMs;
   unsigned wallMs = budgetMs > kMax / 10 ? kMax : budgetMs * 10;
   params.set("rlimit", std::max(units, 1u));
-  params.set("timeout", wallMs);
+  params.set("timeout", solverWallMs(wallMs));
+}
+
+unsigned solverWallMs(unsigned wantedMs) {
+  Budget *budget = activeBudget();
+  if (!budget)
+    return wantedMs;
+  int64_t left = budget->remainingMs();
+  if (left < 0)
+    return wantedMs;
+  return unsigned(std::clamp<int64_t>(left, 1, wantedMs));
+}
+
+void setSolverMemoryLimit(int64_t megabytes) {
+  z3::set_param("memory_max_size", std::to_string(std::max<int64_t>(megabytes, 0)).c_str());
 }
 
 z3::solver oneShotSolver(z3::context &ctx, unsigned budgetMs) {

@@ -8,7 +8,10 @@
 // budget at the rate measured on the development machine (about 10^6 units
 // per CPU second, see docs/verifier.md), doubled for slower machines; the
 // wall-clock timeout stays as a backstop against a solver that stops
-// counting, at ten times the budget.
+// counting, at ten times the budget, and never past the deadline of the
+// command's wall-time budget (ir/Budget.h): a query asked when little time
+// is left gets only that much. Long-lived solvers set their limits again
+// before each query, so that the deadline they see is current.
 //
 // Depends on Z3 only.
 #pragma once
@@ -22,6 +25,14 @@ inline constexpr unsigned kZ3UnitsPerMs = 2000;
 
 // Sets the per-query limits of `budgetMs` on `params`.
 void setSolverBudget(z3::params &params, unsigned budgetMs);
+
+// A wall-clock timeout of `wantedMs` cut to the active budget's remaining
+// time (at least 1 ms: Z3 reads 0 as "no limit").
+unsigned solverWallMs(unsigned wantedMs);
+
+// Caps the memory Z3 may allocate, process-wide (0: no cap); past it a query
+// ends as unknown.
+void setSolverMemoryLimit(int64_t megabytes);
 
 // A solver for one query, checked once, with the limits of `budgetMs`: it
 // simplifies, propagates fixed values, solves equations and replaces div and

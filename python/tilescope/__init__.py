@@ -8,14 +8,10 @@ carrying the diagnostics.
 
 from ._errors import Error, InputError, TreeError, UsageError
 from . import _core
-from ._core import Module, parse, from_json, check, simulate
+from ._core import Module, parse, from_json, reward, check, simulate
 
 __all__ = ["Error", "InputError", "TreeError", "UsageError", "Module", "parse", "from_json",
-           "check", "simulate", "layout"]
-
-if hasattr(_core, "reward"):
-    from ._core import reward
-    __all__.append("reward")
+           "reward", "check", "simulate", "layout"]
 
 
 def layout(text, shape=None, dtype=None, target="sm_90a", scope="auto", threads=128):

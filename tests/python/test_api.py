@@ -8,6 +8,7 @@ import glob
 import json
 import os
 import subprocess
+import tempfile
 import unittest
 
 import numpy
@@ -121,7 +122,8 @@ class CheckTest(unittest.TestCase):
         kernel = result["kernels"][0]
         self.assertEqual(kernel["name"], "copy")
         self.assertEqual({p: v["verdict"] for p, v in kernel["proofs"].items()},
-                         {"layouts": "proved", "barriers": "proved", "races": "proved"})
+                         {"layouts": "proved", "barriers": "proved", "races": "proved",
+                          "coverage": "proved"})
 
     def test_a_race_is_a_finding_at_its_line(self):
         result = tilescope.check(RACY, name="racy.tile")
@@ -130,6 +132,19 @@ class CheckTest(unittest.TestCase):
         errors = [d for d in result["diagnostics"] if d["severity"] == "error"]
         self.assertEqual((errors[0]["file"], errors[0]["line"]), ("racy.tile", 5))
         self.assertIn("data race on global Y", errors[0]["message"])
+
+    def test_the_verdicts_are_what_check_json_says(self):
+        for name, text in (("copy.tile", COPY), ("racy.tile", RACY)):
+            with tempfile.TemporaryDirectory() as scratch:
+                path = os.path.join(scratch, name)
+                with open(path, "w") as f:
+                    f.write(text)
+                cli = json.loads(subprocess.run([BINARY, "check", path, "--json"],
+                                                capture_output=True, text=True).stdout)
+            got = tilescope.check(text, name=path)
+            self.assertEqual(got["kernels"], cli["files"][0]["kernels"])
+            for key in ("verdict", "ok", "status", "diagnostics"):
+                self.assertEqual(got[key], cli[key])
 
     def test_a_module_is_a_source_too(self):
         self.assertEqual(tilescope.check(tilescope.parse(RACY))["verdict"], "finding")
@@ -147,7 +162,7 @@ class SimulateTest(unittest.TestCase):
         b = rng.uniform(-1, 1, (8, 16)).astype(numpy.float32)
         result = tilescope.simulate(library("gemm_naive.tile"), args={"M": 32, "N": 16, "K": 8},
                                     inputs={"A": a, "B": b}, seed=3)
-        self.assertEqual(result["verdict"], "match")
+        self.assertEqual((result["verdict"], result["result"]), ("proved", "match"))
         c = result["tensors"]["C"]
         self.assertEqual((c.shape, c.dtype), ((32, 16), numpy.float32))
         numpy.testing.assert_allclose(c, a.astype(numpy.float64) @ b, rtol=1e-5, atol=1e-5)
@@ -178,7 +193,49 @@ class SimulateTest(unittest.TestCase):
         # The kernel says gemm(A, B -> C); a task claiming C = A * B^T must not match.
         result = tilescope.simulate(library("gemm_naive.tile"), args={"M": 16, "N": 16, "K": 16},
                                     problem="gemm(A, B^T -> C)")
-        self.assertEqual(result["verdict"], "mismatch")
+        self.assertEqual((result["verdict"], result["result"]), ("finding", "mismatch"))
+
+
+def without_times(tree):
+    if isinstance(tree, dict):
+        return {k: without_times(v) for k, v in tree.items() if k != "ms"}
+    if isinstance(tree, list):
+        return [without_times(v) for v in tree]
+    return tree
+
+
+class RewardTest(unittest.TestCase):
+    def cli_reward(self, name, text, *options):
+        with tempfile.TemporaryDirectory() as scratch:
+            path = os.path.join(scratch, name)
+            with open(path, "w") as f:
+                f.write(text)
+            cli = subprocess.run([BINARY, "reward", path, "--json", *options],
+                                 capture_output=True, text=True)
+        return path, json.loads(cli.stdout), cli.returncode
+
+    def test_the_dict_is_what_reward_json_prints(self):
+        for name, text, problem in (("naive.tile", library("gemm_naive.tile"), "gemm(A, B -> C)"),
+                                    ("wrong.tile", library("gemm_naive.tile"), "gemm(A, B^T -> C)"),
+                                    ("racy.tile", RACY, "")):
+            with self.subTest(name=name):
+                options = ["--seed", "5"] + (["--problem", problem] if problem else [])
+                path, cli, code = self.cli_reward(name, text, *options)
+                got = tilescope.reward(text, problem=problem, seed=5, name=path)
+                self.assertEqual(without_times(got), without_times(cli))
+                self.assertEqual(got["exit_code"], code)
+        self.assertEqual(tilescope.reward(library("gemm_naive.tile"), problem="gemm(A, B -> C)",
+                                          seed=5)["verdict"], "pass")
+
+    def test_a_candidate_that_does_not_parse_is_a_result_not_an_exception(self):
+        got = tilescope.reward("kernel k(", problem="gemm(A, B -> C)", seed=1)
+        self.assertEqual((got["verdict"], got["exit_code"]), ("error", 2))
+        self.assertEqual(got["diagnostics"][0]["line"], 1)
+
+    def test_without_a_seed_the_reward_draws_and_reports_one(self):
+        first = tilescope.reward(library("gemm_naive.tile"), problem="gemm(A, B -> C)")
+        second = tilescope.reward(library("gemm_naive.tile"), problem="gemm(A, B -> C)")
+        self.assertNotEqual(first["seed"], second["seed"])
 
 
 class LayoutTest(unittest.TestCase):

@@ -8,7 +8,10 @@ WHAT` depends on simulator work that may not have landed: while it still
 passes it is reported as an expected failure, and once it fails as expected
 the script says to drop the marker.
 
-usage: run_hacks.py TILESCOPE HACKS_DIR [--seed S]
+Every diagnostic code the corpus produces must be listed in docs/reward.md
+(given as DOC).
+
+usage: run_hacks.py TILESCOPE HACKS_DIR DOC [--seed S]
 """
 import json
 import os
@@ -37,7 +40,9 @@ def reward(tilescope, path, problem, seed):
 
 
 def main():
-    tilescope, hacks = sys.argv[1], sys.argv[2]
+    tilescope, hacks, doc = sys.argv[1], sys.argv[2], sys.argv[3]
+    documented = open(doc).read()
+    seen = set()
     seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 20261125
     failures, xfails, count = [], [], 0
     for name in sorted(os.listdir(hacks)):
@@ -57,6 +62,9 @@ def main():
         stages = {s["name"]: s for s in kernels[0]["stages"]} if kernels else {}
         got = stages.get(stage, {})
         codes = [d["code"] for d in got.get("diagnostics", [])]
+        for k in kernels:
+            for s in k["stages"]:
+                seen.update(d["code"] for d in s["diagnostics"])
         caught = rc != 0 and got.get("status") == "fail" and code in codes
         if not caught:
             what = (f"{name}: expected stage '{stage}' to fail with {code}; got exit {rc}, "
@@ -70,6 +78,9 @@ def main():
                    for s in k["stages"] if s["status"] not in ("pass", "skipped")]
             failures.append(f"{os.path.basename(twin)}: the honest twin must pass; got exit {rc}, "
                             f"{bad or result.get('error')}")
+    for code in sorted(seen):
+        if f"`{code}`" not in documented:
+            failures.append(f"code {code} is not in the table of docs/reward.md")
     for x in xfails:
         print("expected failure (NEEDS):", x)
     for f in failures:

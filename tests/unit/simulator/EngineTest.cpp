@@ -3,6 +3,7 @@
 // accounting, mbarrier errors and deadlock reports that name the warp, the
 // source location and the barrier state.
 #include "simulator/Engine.h"
+#include "ir/Budget.h"
 #include "ir/Checker.h"
 #include "ir/Parser.h"
 #include "simulator/Value.h"
@@ -11,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <memory>
 
 using namespace tilescope;
@@ -398,13 +400,37 @@ kernel forever(C: global f32[32])
   CHECK(s->result.outcome == RunResult::Outcome::StepBudget);
 }
 
-TEST_CASE("engine: CTA sampling takes the grid's corners first") {
+TEST_CASE("engine: a loop that never ends runs into the deadline and the command's budget") {
+  auto s = prepare(R"(
+kernel forever(C: global f32[32])
+  launch grid(1) threads(32) target(sm_90a)
+{
+  for k in 0 .. 1000000000 {
+    C[laneid] = 1.0
+  }
+}
+)");
+  EngineOptions o;
+  o.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+  s->result = runProgram(*s->program, s->tensors, o);
+  CHECK(s->result.outcome == RunResult::Outcome::TimeBudget);
+  CHECK(s->result.stoppedByBudget());
+
+  Budget budget(BudgetLimits{/*timeoutMs=*/20, 0, 0});
+  ActiveBudget active(budget);
+  s->result = runProgram(*s->program, s->tensors, EngineOptions{});
+  CHECK(s->result.outcome == RunResult::Outcome::TimeBudget);
+  CHECK(s->result.message.find("wall-time budget of 20 ms exhausted in CTA (0, 0, 0)") == 0);
+  CHECK(budget.exceeded() == BudgetKind::WallTime);
+}
+
+TEST_CASE("engine: CTA sampling takes the grid's corners first, opposite ones leading") {
   auto ctas = sampleCtas({4, 3, 1}, 5, 7);
   REQUIRE(ctas.size() == 5);
   CHECK(ctas[0] == std::array<int64_t, 3>{0, 0, 0});
-  CHECK(ctas[1] == std::array<int64_t, 3>{3, 0, 0});
-  CHECK(ctas[2] == std::array<int64_t, 3>{0, 2, 0});
-  CHECK(ctas[3] == std::array<int64_t, 3>{3, 2, 0});
+  CHECK(ctas[1] == std::array<int64_t, 3>{3, 2, 0});
+  CHECK(ctas[2] == std::array<int64_t, 3>{3, 0, 0});
+  CHECK(ctas[3] == std::array<int64_t, 3>{0, 2, 0});
   CHECK(sampleCtas({4, 3, 1}, 0, 7).size() == 12);
 }
 
@@ -443,6 +469,46 @@ kernel tmem_free(C: global f32[128, 32])
                              "allocated (CTA (0, 0, 0))");
 }
 
+TEST_CASE("engine: no alloc after relinquish_alloc_permit; every allocation freed before exit") {
+  auto s = prepare(R"(
+kernel tmem_permit(C: global f32[128, 32])
+  launch grid(1) threads(128) target(sm_100a)
+{
+  tmem acc: f32[128, 32] layout(tmem_m128(32))
+  if warpid == 1 {
+    tcgen05.relinquish_alloc_permit()
+  }
+  cta.sync()
+  if warpid == 0 {
+    tcgen05.alloc(acc, cols = 32)
+    tcgen05.dealloc(acc)
+  }
+}
+)");
+  run(*s);
+  REQUIRE(s->result.outcome == RunResult::Outcome::RuntimeError);
+  CHECK(s->result.message == "test.tile:11:5: error: tcgen05.alloc after warp 1 gave up the CTA's "
+                             "right to allocate tensor memory (tcgen05.relinquish_alloc_permit at "
+                             "test.tile:7:5) (CTA (0, 0, 0))");
+
+  auto t = prepare(R"(
+kernel tmem_leak(C: global f32[128, 32])
+  launch grid(1) threads(128) target(sm_100a)
+{
+  tmem acc: f32[128, 32] layout(tmem_m128(32))
+  if warpid == 0 {
+    tcgen05.alloc(acc, cols = 32)
+    tcgen05.relinquish_alloc_permit()
+  }
+}
+)");
+  run(*t);
+  REQUIRE(t->result.outcome == RunResult::Outcome::RuntimeError);
+  CHECK(t->result.message == "test.tile:7:5: error: the CTA exits with tensor memory 'acc' (32 "
+                             "columns, allocated by warp 0) never freed: every tcgen05.alloc needs "
+                             "a tcgen05.dealloc before exit (CTA (0, 0, 0))");
+}
+
 TEST_CASE("engine: tensor memory round trip through tcgen05.st and tcgen05.ld") {
   auto s = prepare(R"(
 kernel tmem_trip(X: global f32[128, 32], Y: global f32[128, 32])
@@ -460,6 +526,10 @@ kernel tmem_trip(X: global f32[128, 32], Y: global f32[128, 32])
   tcgen05.ld(frag[warpid * 32 : +32, :], acc[warpid * 32 : +32, :], shape = "32x32b")
   tcgen05.wait_ld()
   warp.copy(Y[warpid * 32 : +32, :], frag[warpid * 32 : +32, :])
+  cta.sync()
+  if warpid == 0 {
+    tcgen05.dealloc(acc)
+  }
 }
 )");
   HostTensor &x = s->tensor("X");

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Batch throughput of `tilescope reward --batch` (issue 14's target: 1,000
+mutants of library kernels on 2 cores at >= 1.8x the throughput of one job,
+peak memory per job <= 500 MB).
+
+Mutants: single random edits (an integer literal changed, an operator
+swapped, a float constant changed, a line deleted or duplicated) of the
+library kernels gemm_naive, rmsnorm and rmsnorm_onepass (their simulation at
+the default sizes is cheap enough for a thousand) drawn from a fixed seed, so
+a run is reproducible; many fail early (parse, types), the rest run every
+stage. The batch runs with --jobs 1 and --jobs N; the script prints wall
+time, candidates per second, the speedup, the workers' CPU time (from
+/proc/self children's rusage) and the largest worker's resident memory.
+
+usage: reward_batch.py TILESCOPE [--count 1000] [--jobs 2] [--work DIR]
+"""
+import argparse
+import json
+import os
+import random
+import re
+import resource
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KERNELS = {"gemm_naive.tile": "gemm(A, B -> C)",
+           "rmsnorm.tile": "rmsnorm(X, W, eps -> Y)",
+           "rmsnorm_onepass.tile": "rmsnorm(X, W, eps -> Y)"}
+
+
+def mutate(text, rng):
+    lines = text.split("\n")
+    body = [i for i, l in enumerate(lines) if l.startswith("  ") and not l.strip().startswith("//")]
+    kind = rng.randrange(5)
+    i = rng.choice(body)
+    line = lines[i]
+    if kind == 0 and re.search(r"\b\d+\b", line):
+        nums = list(re.finditer(r"\b\d+\b", line))
+        m = rng.choice(nums)
+        line = line[:m.start()] + str(rng.choice([0, 1, 2, 8, 16, 64, 128, 1023, 2048])) + line[m.end():]
+    elif kind == 1 and re.search(r" [-+*] ", line):
+        ops = list(re.finditer(r" [-+*] ", line))
+        m = rng.choice(ops)
+        line = line[:m.start()] + " " + rng.choice("+-*") + " " + line[m.end():]
+    elif kind == 2 and re.search(r"\d\.\d", line):
+        line = re.sub(r"\d+\.\d+", rng.choice(["1.0", "0.5", "2.0"]), line, count=1)
+    elif kind == 3:
+        line = ""
+    else:
+        line = line + "\n" + line
+    lines[i] = line
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("tilescope")
+    ap.add_argument("--count", type=int, default=1000)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--work", default="/tmp/reward-batch-bench")
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    rng = random.Random(14)
+    sources = {k: open(os.path.join(ROOT, "kernels", k)).read() for k in KERNELS}
+    batch = os.path.join(args.work, "mutants.jsonl")
+    with open(batch, "w") as f:
+        for n in range(args.count):
+            name = rng.choice(sorted(KERNELS))
+            f.write(json.dumps({"id": n, "source": mutate(sources[name], rng),
+                                "problem": KERNELS[name], "seed": n + 1}) + "\n")
+    results = {}
+    for jobs in (1, args.jobs):
+        out = os.path.join(args.work, f"out{jobs}.jsonl")
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.time()
+        p = subprocess.run([args.tilescope, "reward", "--batch", batch, "-o", out,
+                            "--jobs", str(jobs)], capture_output=True, text=True)
+        wall = time.time() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if p.returncode != 0:
+            print(p.stderr)
+            return 1
+        peak = re.search(r"peak worker memory (\d+) MiB", p.stderr)
+        verdicts = {}
+        for line in open(out):
+            v = json.loads(line)["verdict"]
+            verdicts[v] = verdicts.get(v, 0) + 1
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        results[jobs] = wall
+        print(f"jobs {jobs}: {args.count} candidates in {wall:.1f} s wall = "
+              f"{args.count / wall:.2f}/s; workers' CPU {cpu:.1f} s = {args.count / cpu:.2f}/s "
+              f"per CPU-second; peak worker {peak.group(1) if peak else '?'} MiB; {verdicts}")
+    print(f"speedup of {args.jobs} jobs over 1: {results[1] / results[args.jobs]:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

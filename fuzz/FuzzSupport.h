@@ -1,0 +1,36 @@
+// Shared by the libFuzzer targets of fuzz/: what a target asserts about the
+// code under test. A broken property aborts with a message, which libFuzzer
+// reports as a crash with the input that broke it (docs/robustness.md).
+//
+// Depends on ir/ only.
+#pragma once
+
+#include "ir/Diagnostics.h"
+
+#include <llvm/Support/SourceMgr.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace tilescope::fuzz {
+
+// Aborts the run when `ok` is false: a property of the code under test broke.
+inline void require(bool ok, const char *property, const std::string &detail = {}) {
+  if (ok)
+    return;
+  std::fprintf(stderr, "fuzz property broken: %s\n%s\n", property, detail.c_str());
+  std::abort();
+}
+
+// Inputs past this many bytes are skipped: they add time, not coverage.
+inline constexpr size_t kMaxInputBytes = 16 * 1024;
+
+// Diagnostics that are collected, never printed.
+struct QuietDiagnostics {
+  llvm::SourceMgr sourceMgr;
+  Diagnostics diag{sourceMgr, /*printImmediately=*/false};
+};
+
+} // namespace tilescope::fuzz

@@ -1,0 +1,112 @@
+#include "simulator/Coverage.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_set>
+
+namespace tilescope::sim {
+
+WriteAttribution::WriteAttribution(const std::vector<HostTensor> &tensors, std::vector<int> outputs)
+    : tensors_(tensors), outputs_(std::move(outputs)) {
+  for (int o : outputs_)
+    writer_.emplace_back(tensors_[o].elements(), 0);
+}
+
+void WriteAttribution::unitDone() {
+  ++units_;
+  for (size_t k = 0; k < outputs_.size(); ++k) {
+    const HostTensor &t = tensors_[outputs_[k]];
+    std::vector<int32_t> &w = writer_[k];
+    for (size_t i = 0; i < w.size(); ++i)
+      if (w[i] == 0 && t.written[i])
+        w[i] = units_;
+  }
+}
+
+namespace {
+
+// The tile extent of one dimension from each unit's written coordinates
+// (sorted, distinct): the smallest T >= the longest run with every run start
+// a multiple of T; 1 when there is none up to the extent.
+int64_t tileExtent(const std::vector<std::vector<int64_t>> &coords, int64_t extent) {
+  int64_t longest = 0;
+  std::vector<int64_t> starts;
+  for (const std::vector<int64_t> &c : coords) {
+    for (size_t i = 0; i < c.size();) {
+      size_t j = i;
+      while (j + 1 < c.size() && c[j + 1] == c[j] + 1)
+        ++j;
+      starts.push_back(c[i]);
+      longest = std::max(longest, c[j] - c[i] + 1);
+      i = j + 1;
+    }
+  }
+  if (longest == 0)
+    return 1;
+  for (int64_t t = longest; t <= extent; ++t)
+    if (std::all_of(starts.begin(), starts.end(), [&](int64_t s) { return s % t == 0; }))
+      return t;
+  return 1;
+}
+
+} // namespace
+
+WriteAttribution::Region WriteAttribution::region(int tensor) const {
+  Region r;
+  auto it = std::find(outputs_.begin(), outputs_.end(), tensor);
+  if (it == outputs_.end())
+    return r;
+  const HostTensor &t = tensors_[tensor];
+  const std::vector<int32_t> &w = writer_[it - outputs_.begin()];
+  std::vector<int64_t> shape = t.shape.empty() ? std::vector<int64_t>{1} : t.shape;
+  size_t rank = shape.size();
+  // Per dimension, per unit: the coordinates it wrote.
+  std::vector<std::vector<std::set<int64_t>>> seen(rank,
+                                                   std::vector<std::set<int64_t>>(units_ + 1));
+  std::vector<int64_t> idx(rank);
+  auto unflatten = [&](int64_t flat) {
+    for (size_t d = rank; d-- > 0;) {
+      idx[d] = flat % shape[d];
+      flat /= shape[d];
+    }
+  };
+  for (int64_t i = 0; i < static_cast<int64_t>(w.size()); ++i) {
+    if (!w[i])
+      continue;
+    unflatten(i);
+    for (size_t d = 0; d < rank; ++d)
+      seen[d][w[i]].insert(idx[d]);
+  }
+  r.tile.resize(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    std::vector<std::vector<int64_t>> coords;
+    for (const std::set<int64_t> &s : seen[d])
+      coords.emplace_back(s.begin(), s.end());
+    r.tile[d] = tileExtent(coords, shape[d]);
+  }
+  // A cell by its index in the grid of cells (row-major).
+  auto cellOf = [&](int64_t flat) {
+    unflatten(flat);
+    int64_t key = 0;
+    for (size_t d = 0; d < rank; ++d)
+      key = key * ((shape[d] + r.tile[d] - 1) / r.tile[d]) + idx[d] / r.tile[d];
+    return key;
+  };
+  std::unordered_set<int64_t> cells;
+  for (int64_t i = 0; i < static_cast<int64_t>(w.size()); ++i)
+    if (w[i])
+      cells.insert(cellOf(i));
+  for (int64_t i = 0; i < static_cast<int64_t>(w.size()); ++i) {
+    if (!cells.count(cellOf(i)))
+      continue;
+    ++r.elements;
+    if (!t.written[i]) {
+      ++r.unwritten;
+      if (r.firstUnwritten.size() < 8)
+        r.firstUnwritten.push_back(i);
+    }
+  }
+  return r;
+}
+
+} // namespace tilescope::sim

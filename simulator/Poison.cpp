@@ -1,0 +1,56 @@
+#include "simulator/Poison.h"
+
+namespace tilescope::sim {
+
+std::string_view poisonName(PoisonPattern p) {
+  switch (p) {
+  case PoisonPattern::Zero:
+    return "zero";
+  case PoisonPattern::Nan:
+    return "nan";
+  case PoisonPattern::Big:
+    return "big";
+  case PoisonPattern::NegBig:
+    return "negbig";
+  case PoisonPattern::Random:
+    return "random";
+  }
+  return "nan";
+}
+
+std::optional<PoisonPattern> parsePoison(std::string_view name) {
+  for (PoisonPattern p : {PoisonPattern::Zero, PoisonPattern::Nan, PoisonPattern::Big,
+                          PoisonPattern::NegBig, PoisonPattern::Random})
+    if (poisonName(p) == name)
+      return p;
+  return std::nullopt;
+}
+
+std::string_view poisonNames() {
+  return "nan, big, negbig, random, zero";
+}
+
+uint8_t poisonByte(PoisonPattern p, std::mt19937_64 &rng) {
+  switch (p) {
+  case PoisonPattern::Zero:
+    return 0;
+  case PoisonPattern::Nan:
+    return 0xFF;
+  case PoisonPattern::Big:
+    return 0x7B;
+  case PoisonPattern::NegBig:
+    return 0xFB;
+  case PoisonPattern::Random:
+    return static_cast<uint8_t>(rng());
+  }
+  return 0xFF;
+}
+
+uint64_t poisonWord(PoisonPattern p, int bytes, std::mt19937_64 &rng) {
+  uint64_t w = 0;
+  for (int i = 0; i < bytes && i < 8; ++i)
+    w |= uint64_t{poisonByte(p, rng)} << (8 * i);
+  return w;
+}
+
+} // namespace tilescope::sim

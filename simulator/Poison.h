@@ -1,0 +1,43 @@
+// What memory holds before anything writes it. A real GPU gives a kernel
+// whatever its shared memory, registers and tensor memory held before; the
+// simulator fills them at kernel start with a poison pattern instead, so that
+// a kernel that reads before it writes (a dropped accumulator fill, a stage
+// consumed before its copy landed) computes garbage that the reference
+// comparison catches. Different patterns catch different reads: NaN spreads
+// through sums and products but `max(x, NaN)` may drop it; a huge value
+// survives a max; zero is what a kernel that forgot `fill(acc, 0)` would
+// hope for. A reward runs several.
+//
+// Must not depend on the engine.
+#pragma once
+
+#include "ir/Dtype.h"
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string_view>
+
+namespace tilescope::sim {
+
+enum class PoisonPattern : uint8_t {
+  Zero,   // all bits clear: what the simulator did before poisoning
+  Nan,    // all bits set: NaN in f32, f16, bf16, e4m3 and e5m2; -1 in integers
+  Big,    // every byte 0x7B: a large finite positive value in every float format
+  NegBig, // every byte 0xFB: its negative
+  Random, // random bytes drawn from the run's seed (a different value per element)
+};
+
+// "zero", "nan", "big", "negbig", "random".
+std::string_view poisonName(PoisonPattern p);
+std::optional<PoisonPattern> parsePoison(std::string_view name);
+// The names, comma-separated, for diagnostics.
+std::string_view poisonNames();
+
+// The byte every poisoned byte gets (Random: one drawn from `rng`).
+uint8_t poisonByte(PoisonPattern p, std::mt19937_64 &rng);
+
+// `bytes` bytes of the pattern as a little-endian word (bytes <= 8).
+uint64_t poisonWord(PoisonPattern p, int bytes, std::mt19937_64 &rng);
+
+} // namespace tilescope::sim

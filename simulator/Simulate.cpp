@@ -1,0 +1,261 @@
+#include "simulator/Simulate.h"
+
+#include "simulator/Coverage.h"
+#include "simulator/Value.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <random>
+
+namespace tilescope::sim {
+
+std::string_view simVerdictName(SimVerdict v) {
+  switch (v) {
+  case SimVerdict::Proved:
+    return "proved";
+  case SimVerdict::Finding:
+    return "finding";
+  case SimVerdict::Unknown:
+    return "unknown";
+  case SimVerdict::Budget:
+    return "budget";
+  }
+  return "unknown";
+}
+
+int simVerdictExitCode(SimVerdict v) {
+  switch (v) {
+  case SimVerdict::Proved:
+    return 0;
+  case SimVerdict::Finding:
+    return 1;
+  case SimVerdict::Unknown:
+    return 3;
+  case SimVerdict::Budget:
+    return 4;
+  }
+  return 3;
+}
+
+uint64_t freshSeed() {
+  std::random_device device;
+  // Two 32-bit draws; a seed that fits in 53 bits stays exact in JSON.
+  uint64_t s = (uint64_t{device()} << 32) | device();
+  return s & ((uint64_t{1} << 53) - 1);
+}
+
+std::vector<std::string> sampleScalars(const Kernel &kernel, ArgValues &args, uint64_t seed) {
+  std::vector<std::string> notes;
+  for (const Param &p : kernel.params) {
+    if (p.isTensor || !isFloat(p.dtype) || args.floats.count(p.name) || args.ints.count(p.name))
+      continue;
+    std::mt19937_64 rng(seed ^ std::hash<std::string>()("scalar " + p.name));
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    std::string lower = p.name;
+    for (char &c : lower)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    double v = lower.find("eps") != std::string::npos ? std::pow(10.0, -6.0 + 5.0 * unit(rng))
+                                                      : std::exp2(-3.0 + 4.0 * unit(rng));
+    args.floats[p.name] = v;
+    notes.push_back(fmt::format("scalar '{}' sampled: {:.6g}", p.name, v));
+  }
+  return notes;
+}
+
+bool isProblemOutput(const BoundProblem *problem, int index) {
+  return problem && std::find(problem->outputs.begin(), problem->outputs.end(), index) !=
+                        problem->outputs.end();
+}
+
+void poisonTensor(HostTensor &t) {
+  for (int64_t i = 0; i < t.elements(); ++i)
+    t.setBits(i, isFloat(t.dtype) ? encodeFloat(t.dtype, std::nan("")) : encodeInt(t.dtype, -1));
+  std::fill(t.written.begin(), t.written.end(), 0);
+}
+
+void prepareTensors(std::vector<HostTensor> &tensors, const BoundProblem *problem, uint64_t seed) {
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    int index = static_cast<int>(i);
+    if (isProblemOutput(problem, index)) {
+      poisonTensor(tensors[i]);
+      continue;
+    }
+    bool scale = problem && std::find(problem->scales.begin(), problem->scales.end(), index) !=
+                                problem->scales.end();
+    fillRandomInput(tensors[i], seed, scale);
+  }
+}
+
+namespace {
+
+std::string elementText(const HostTensor &t, int64_t flat) {
+  std::string s;
+  for (int64_t x : unflattenIndex(t.shape, flat))
+    s += (s.empty() ? "" : ", ") + std::to_string(x);
+  return t.name + "[" + s + "]";
+}
+
+std::string valueText(const HostTensor &t, uint64_t bits) {
+  double v =
+      isFloat(t.dtype) ? decodeFloat(t.dtype, bits) : static_cast<double>(decodeInt(t.dtype, bits));
+  return std::isnan(v) ? std::string("nan") : fmt::format("{:.9g}", v);
+}
+
+void addOutputFindings(const OutputReport &o, const HostTensor &t, bool allCtas,
+                       std::vector<SimFinding> &findings) {
+  if (allCtas && o.unwritten > 0)
+    findings.push_back(
+        {"unwritten output",
+         fmt::format("unwritten output {}: {} of {} elements nobody wrote",
+                     elementText(t, o.firstUnwritten.front()), o.unwritten, o.elements),
+         ""});
+  if (!allCtas && o.regionUnwritten > 0) {
+    std::string tile;
+    for (int64_t x : o.sampledTile)
+      tile += (tile.empty() ? "" : " x ") + std::to_string(x);
+    findings.push_back({"unwritten output",
+                        fmt::format("unwritten output {}: {} of the {} elements in the tiles of "
+                                    "the sampled CTAs (tile {} inferred from their stores) "
+                                    "nobody wrote",
+                                    elementText(t, o.firstRegionUnwritten.front()),
+                                    o.regionUnwritten, o.regionElements, tile),
+                        ""});
+  }
+  // Mismatches of written elements (unwritten ones are reported above).
+  for (const Mismatch &m : o.first)
+    if (m.written) {
+      findings.push_back(
+          {"mismatch",
+           fmt::format("mismatch at {}: got {}, expected {:.9g} ({} mismatches)",
+                       elementText(t, m.index),
+                       std::isnan(m.got) ? std::string("nan") : fmt::format("{:.9g}", m.got),
+                       m.expected, o.mismatches),
+           ""});
+      break;
+    }
+}
+
+} // namespace
+
+SimulationResult simulateChecked(const Program &program, const BoundProblem *problem,
+                                 std::vector<HostTensor> &tensors, const SimulateOptions &options) {
+  SimulationResult out;
+  out.allCtas = options.ctas.empty();
+  if (!out.allCtas) {
+    int64_t total = program.grid[0] * program.grid[1] * program.grid[2];
+    out.allCtas = static_cast<int64_t>(options.ctas.size()) >= total;
+  }
+  // The copy the reference reads and the inputs are checked against.
+  const std::vector<HostTensor> before = tensors;
+  std::vector<int> outputs = problem ? problem->outputs : std::vector<int>{};
+  WriteAttribution attribution(tensors, outputs);
+
+  EngineOptions engine;
+  engine.seed = options.seed;
+  engine.ctas = options.ctas;
+  engine.maxSteps = options.maxSteps;
+  engine.memoryCapBytes = options.memoryCapBytes;
+  engine.deadline = options.deadline;
+  engine.where = options.where;
+  engine.poison = options.poison;
+  engine.checkUninitialized = options.checkUninitialized;
+  if (!out.allCtas && problem)
+    engine.afterUnit = [&](const std::array<int64_t, 3> &) { attribution.unitDone(); };
+  out.run = runProgram(program, tensors, engine);
+
+  for (const UninitializedRead &r : out.run.stats.uninitializedReads)
+    out.findings.push_back(
+        {"uninitialized read",
+         fmt::format("uninitialized read: {} reads {} memory '{}' element {} in CTA ({}, {}, {}) "
+                     "before anything wrote it ({} such read{} at this statement)",
+                     r.agent, r.space == "tmem" ? "tensor" : "shared", r.buffer, r.element,
+                     r.cta[0], r.cta[1], r.cta[2], r.count, r.count == 1 ? "" : "s"),
+         r.location});
+
+  if (out.run.ok() && problem) {
+    // Inputs first: a kernel that writes its inputs gets that named as its
+    // first finding, before the mismatches it causes.
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      if (isProblemOutput(problem, static_cast<int>(i)))
+        continue;
+      const HostTensor &now = tensors[i], &was = before[i];
+      InputChange c;
+      for (int64_t e = 0; e < now.elements(); ++e)
+        if (now.bitsAt(e) != was.bitsAt(e)) {
+          if (c.changed++ == 0) {
+            c.first = e;
+            c.before = isFloat(was.dtype) ? decodeFloat(was.dtype, was.bitsAt(e)) : 0;
+            c.after = isFloat(now.dtype) ? decodeFloat(now.dtype, now.bitsAt(e)) : 0;
+          }
+        }
+      if (!c.changed)
+        continue;
+      c.name = now.name;
+      out.findings.push_back(
+          {"input modified",
+           fmt::format("input modified: {} was {}, is {} after the run ({} of {} elements "
+                       "changed); only the problem's outputs may be written",
+                       elementText(now, c.first), valueText(was, was.bitsAt(c.first)),
+                       valueText(now, now.bitsAt(c.first)), c.changed, now.elements()),
+           ""});
+      out.inputChanges.push_back(std::move(c));
+    }
+    out.outputs = compareWithReference(*problem, tensors, before, out.allCtas);
+    for (size_t k = 0; k < out.outputs.size(); ++k) {
+      OutputReport &o = out.outputs[k];
+      int index = problem->outputs[k];
+      if (!out.allCtas) {
+        WriteAttribution::Region r = attribution.region(index);
+        o.sampledTile = r.tile;
+        o.regionElements = r.elements;
+        o.regionUnwritten = r.unwritten;
+        o.firstRegionUnwritten = r.firstUnwritten;
+      }
+      addOutputFindings(o, tensors[index], out.allCtas, out.findings);
+    }
+  }
+
+  using Outcome = RunResult::Outcome;
+  if (!out.run.ok()) {
+    bool budget = out.run.stoppedByBudget();
+    out.result = std::string(outcomeName(out.run.outcome));
+    if (budget) {
+      out.verdict = out.findings.empty() ? SimVerdict::Budget : SimVerdict::Finding;
+      out.reason = out.run.message;
+    } else {
+      out.verdict = SimVerdict::Finding;
+      out.findings.insert(out.findings.begin(), {out.result, out.run.message, ""});
+    }
+    if (!out.findings.empty())
+      out.result = out.findings.front().kind;
+    return out;
+  }
+  if (!out.findings.empty()) {
+    out.verdict = SimVerdict::Finding;
+    out.result = out.findings.front().kind;
+    return out;
+  }
+  bool mismatch = false;
+  for (const OutputReport &o : out.outputs)
+    mismatch |= o.mismatches > 0;
+  if (mismatch) {
+    out.verdict = SimVerdict::Finding;
+    out.result = "mismatch";
+    return out;
+  }
+  if (!problem) {
+    out.verdict = SimVerdict::Unknown;
+    out.result = "no reference";
+    out.reason = "no reference: the kernel names no problem (a `// problem:` line before it, or "
+                 "--problem); its outputs were not checked";
+    return out;
+  }
+  out.verdict = SimVerdict::Proved;
+  out.result = "match";
+  return out;
+}
+
+} // namespace tilescope::sim

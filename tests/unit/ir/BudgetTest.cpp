@@ -1,0 +1,56 @@
+// The command budgets (ir/Budget.h): the deadline, the first exceedance and
+// the stage it names, and the active budget's scope.
+#include "ir/Budget.h"
+
+#include <doctest/doctest.h>
+
+#include <thread>
+
+using namespace tilescope;
+
+TEST_CASE("budget: without a timeout nothing expires") {
+  Budget b;
+  CHECK(b.remainingMs() == -1);
+  CHECK_FALSE(b.expired());
+  CHECK(b.exceeded() == BudgetKind::None);
+}
+
+TEST_CASE("budget: a passed deadline is recorded once, with the stage") {
+  Budget b(BudgetLimits{/*timeoutMs=*/1, 0, 0});
+  b.setStage("the race proofs of kernel k (f.tile:1:1)");
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(b.remainingMs() == 0);
+  CHECK(b.expired());
+  CHECK(b.exceeded() == BudgetKind::WallTime);
+  CHECK(b.message() ==
+        "wall time of 1 ms (--timeout-ms) ran out during the race proofs of kernel k (f.tile:1:1)");
+  // Later exceedances do not replace the first.
+  b.exceed(BudgetKind::Steps, "in CTA (0, 0, 0)");
+  CHECK(b.exceeded() == BudgetKind::WallTime);
+}
+
+TEST_CASE("budget: restart gives a new window and forgets the exceedance") {
+  Budget b(BudgetLimits{/*timeoutMs=*/60000, 0, int64_t{64} << 20});
+  b.exceed(BudgetKind::Memory, "(an allocation failed)");
+  CHECK(b.message() == "memory budget of 64 MiB (--max-memory-mb) ran out (an allocation failed)");
+  b.restart();
+  CHECK(b.exceeded() == BudgetKind::None);
+  CHECK(b.message().empty());
+  CHECK(b.remainingMs() > 1000);
+  CHECK_FALSE(b.expired());
+}
+
+TEST_CASE("budget: the active budget is scoped") {
+  CHECK(activeBudget() == nullptr);
+  Budget outer, inner;
+  {
+    ActiveBudget a(outer);
+    CHECK(activeBudget() == &outer);
+    {
+      ActiveBudget b(inner);
+      CHECK(activeBudget() == &inner);
+    }
+    CHECK(activeBudget() == &outer);
+  }
+  CHECK(activeBudget() == nullptr);
+}

@@ -1,0 +1,155 @@
+// The reward's C++ API (reward/Reward.h): the staged result, the score
+// formula, the JSON text, the cache, and calls from several threads at once.
+#include "reward/Reward.h"
+#include "kernels/BundledKernels.h"
+#include "reward/RewardCache.h"
+
+#include <doctest/doctest.h>
+
+#include <llvm/Support/JSON.h>
+
+#include <thread>
+
+using namespace tilescope;
+
+namespace {
+
+std::string naive() {
+  return std::string(bundledKernelText("gemm_naive.tile"));
+}
+
+const StageResult &stage(const KernelReward &k, const std::string &name) {
+  for (const StageResult &s : k.stages)
+    if (s.name == name)
+      return s;
+  FAIL("no stage " << name);
+  return k.stages.front();
+}
+
+} // namespace
+
+TEST_CASE("reward: a correct kernel passes every stage and scores 1") {
+  RewardOptions o;
+  o.problem = "gemm(A, B -> C)";
+  o.seed = 3;
+  RewardResult r = reward(naive(), o);
+  REQUIRE(r.kernels.size() == 1);
+  const KernelReward &k = r.kernels[0];
+  CHECK(r.verdict == "pass");
+  CHECK(r.exitCode == 0);
+  CHECK(r.seed == 3);
+  CHECK(k.score == doctest::Approx(1.0));
+  CHECK(k.stages.size() == rewardStageNames().size());
+  for (size_t i = 0; i < k.stages.size(); ++i)
+    CHECK(k.stages[i].name == rewardStageNames()[i]);
+  CHECK(stage(k, "performance").status == StageStatus::Skipped);
+  CHECK(k.simulated.size() == 2);
+  CHECK(!k.firstFailure);
+  CHECK(k.candidate.size() == 16);
+}
+
+TEST_CASE("reward: the score is the weighted share of passed stages") {
+  RewardOptions o;
+  o.seed = 3;
+  SUBCASE("no problem: simulate unknown, 7 of 10") {
+    RewardResult r = reward(naive(), o);
+    CHECK(r.verdict == "unknown");
+    CHECK(r.exitCode == 3);
+    CHECK(r.kernels[0].score == doctest::Approx(0.7));
+  }
+  SUBCASE("right at the small size, wrong at the edge: 6 + 3/2 of 10") {
+    o.problem = "gemm(A, B -> C)";
+    std::string text = naive();
+    // Only the first 16 rows are written: all of the small size, part of the edge.
+    size_t at = text.find("  C[i, j] = acc[0]");
+    REQUIRE(at != std::string::npos);
+    text.replace(at, 18, "  if i < 16 {\n    C[i, j] = acc[0]\n  }");
+    RewardResult r = reward(text, o);
+    const KernelReward &k = r.kernels[0];
+    CHECK(r.verdict == "fail");
+    CHECK(stage(k, "simulate").status == StageStatus::Fail);
+    CHECK(stage(k, "simulate").credit == doctest::Approx(0.5));
+    // The condition mixes thread indices and sizes: the barrier proof
+    // leaves it open (unknown earns nothing, and does not stop simulate).
+    CHECK(stage(k, "barriers").status == StageStatus::Unknown);
+    CHECK(k.score == doctest::Approx(7.5 / 10));
+    REQUIRE(k.firstFailure);
+    CHECK(k.firstFailure->stage == "simulate");
+    CHECK(k.firstFailure->code == "simulate.unwritten");
+  }
+  SUBCASE("a type error: later stages skipped, 1 of 10") {
+    std::string text = naive();
+    text.replace(text.find("acc[0] = 0.0"), 12, "acc[0] = undefined_name");
+    RewardResult r = reward(text, o);
+    const KernelReward &k = r.kernels[0];
+    CHECK(r.exitCode == 2);
+    CHECK(stage(k, "types").status == StageStatus::Fail);
+    CHECK(stage(k, "races").status == StageStatus::Skipped);
+    CHECK(stage(k, "races").reason == "skipped: stage 'types' did not pass");
+    CHECK(k.score == doctest::Approx(0.1));
+  }
+}
+
+TEST_CASE("reward: the JSON is the result's, and parses") {
+  RewardOptions o;
+  o.problem = "gemm(A, B -> C)";
+  o.seed = 5;
+  std::string text = rewardJson(naive(), o);
+  auto parsed = llvm::json::parse(text);
+  REQUIRE(bool(parsed));
+  const llvm::json::Object *obj = parsed->getAsObject();
+  REQUIRE(obj);
+  CHECK(obj->getString("verdict") == llvm::Optional<llvm::StringRef>("pass"));
+  CHECK(obj->getInteger("seed") == llvm::Optional<int64_t>(5));
+  CHECK(obj->getArray("kernels")->size() == 1);
+}
+
+TEST_CASE("reward: a duplicate's static stages come from the cache, simulate runs again") {
+  RewardCache cache;
+  RewardOptions o;
+  o.problem = "gemm(A, B -> C)";
+  o.cache = &cache;
+  RewardResult first = reward(naive(), o);
+  std::string renamed = naive();
+  for (size_t at; (at = renamed.find("acc")) != std::string::npos;)
+    renamed.replace(at, 3, "sum");
+  RewardResult second = reward(renamed, o);
+  CHECK(first.kernels[0].candidate == second.kernels[0].candidate);
+  CHECK(!stage(first.kernels[0], "layouts").cached);
+  CHECK(stage(second.kernels[0], "layouts").cached);
+  CHECK(!stage(second.kernels[0], "simulate").cached);
+  CHECK(cache.hits() >= 1);
+  // The problem is part of the key.
+  o.problem = "gemm(A^T, B -> C)";
+  RewardResult other = reward(naive(), o);
+  CHECK(!stage(other.kernels[0], "layouts").cached);
+}
+
+TEST_CASE("reward: calls from several threads give the same results as one") {
+  RewardOptions o;
+  o.problem = "gemm(A, B -> C)";
+  o.seed = 9;
+  std::string expected = rewardJson(reward(naive(), o), 0);
+  auto withoutTimes = [](std::string s) {
+    // Times differ from run to run; everything else must not.
+    std::string out;
+    for (size_t i = 0; i < s.size();) {
+      size_t at = s.find("\"ms\":", i);
+      if (at == std::string::npos) {
+        out += s.substr(i);
+        break;
+      }
+      out += s.substr(i, at - i) + "\"ms\":";
+      i = s.find_first_of(",}", at);
+    }
+    return out;
+  };
+  std::vector<std::string> got(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < got.size(); ++t)
+    threads.emplace_back([&, t] { got[t] = rewardJson(reward(naive(), o), 0); });
+  for (std::thread &t : threads)
+    t.join();
+  for (const std::string &g : got)
+    CHECK(withoutTimes(g) == withoutTimes(expected));
+}

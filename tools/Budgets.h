@@ -1,0 +1,61 @@
+// The budget options every command that runs a candidate kernel takes
+// (`check`, `sim`, `race`): --timeout-ms, --max-memory-mb and, where a
+// simulation runs, --max-steps (ir/Budget.h). A run that exceeds one ends
+// with exit status 4 and "verdict": "budget", naming the budget and the
+// stage. The defaults stop a runaway candidate (a spinning kernel ran past
+// 600 s, a check took 82 s) without stopping a normal one on a loaded
+// machine: the slowest check of tests/ takes 2.5 s of CPU and up to 25 s of
+// wall time on the 2-core development box under 8 concurrent builds, hence
+// 60 s; 2^27 steps are about 5 s of simulation; 512 MiB is 4x the library
+// check's peak. A search harness passes tighter budgets of its own.
+//
+// runWithinBudget() installs the budget for a command's run: Z3's memory cap
+// and, outside sanitizer builds, a limit on the process's data segment, so
+// that an allocation past the memory budget fails with std::bad_alloc, which
+// it turns into the budget result instead of an OOM kill.
+#pragma once
+
+#include "ir/Budget.h"
+#include "ir/Diagnostics.h"
+
+#include <llvm/ADT/STLFunctionalExtras.h>
+#include <llvm/Support/CommandLine.h>
+#include <llvm/Support/JSON.h>
+
+#include <optional>
+
+namespace tilescope::tool {
+
+inline constexpr int64_t kDefaultTimeoutMs = 60'000;
+inline constexpr int64_t kDefaultMaxSteps = int64_t{1} << 27;
+inline constexpr int64_t kDefaultMaxMemoryMb = 512;
+// The least memory budget applied to Z3 and the process (smaller ones are
+// raised to it; the simulator's own cap takes the value as given).
+inline constexpr int64_t kMemoryFloorMb = 32;
+
+// The options, registered on one subcommand (declare after it, in its file).
+struct BudgetOptions {
+  BudgetOptions(llvm::cl::SubCommand &sub, bool withSteps);
+  BudgetLimits limits() const;
+
+  llvm::cl::opt<int64_t> timeoutMs;
+  llvm::cl::opt<int64_t> maxMemoryMb;
+  std::optional<llvm::cl::opt<int64_t>> maxSteps;
+};
+
+// Runs `run` with `budget` active and the memory limits applied. When an
+// allocation fails, records the memory budget as exceeded and returns what
+// `outOfMemory` returns (the command's budget result).
+int runWithinBudget(Budget &budget, llvm::function_ref<int()> run,
+                    llvm::function_ref<int()> outOfMemory);
+
+// {"kind": "wall-time" | "steps" | "memory", "limit": N, "message": ...}
+llvm::json::Object budgetJson(const Budget &budget);
+
+// The end of a command stopped by a budget before it had anything else to
+// report: the message as `tilescope CMD: error: ...` (or, with `json`,
+// {"ok": false, "verdict": "budget", "status": 4, "budget": {...},
+// "diagnostics": [...]}); returns 4.
+int finishBudget(const Budget &budget, const Diagnostics &diag, bool json, const char *command);
+
+} // namespace tilescope::tool
