@@ -1,5 +1,6 @@
-// The machine descriptions of model/machines/, compiled in by
-// model/EmbedMachines.cmake so the tools need no data path.
+// The machine descriptions of model/machines/ and the tuning tables of
+// model/tables/, compiled in by model/Embed*.cmake so the tools need no data
+// path.
 #pragma once
 
 #include <string_view>
@@ -13,5 +14,13 @@ struct BundledMachine {
 };
 
 const std::vector<BundledMachine> &bundledMachines();
+
+// The tuning tables of model/tables/ (model/EmbedTables.cmake).
+struct BundledTable {
+  std::string_view file; // "gemm_bf16_sm90_family.h100.json"
+  std::string_view text;
+};
+
+const std::vector<BundledTable> &bundledTables();
 
 } // namespace tilescope::model

@@ -15,8 +15,11 @@
 // A kernel with parameters (ir/Space.h) is proved at every point its
 // constraints admit, or at the point of --set, one verdict per point; the
 // library check proves a family's named points (a point whose instance is a
-// library kernel, name aside, is checked as that kernel) and runs families
-// last.
+// library kernel, name aside, is checked as that kernel). Each point is
+// checked in a Z3 context of its own (verifier/ProofContext.h), so its
+// verdict does not depend on the points or kernels checked before it, and
+// with the whole --timeout-ms and --max-memory-mb: a point out of budget is
+// `budget`, and the points after it are still checked.
 #include "check/KernelProofs.h"
 #include "ir/Checker.h"
 #include "ir/Instantiate.h"
@@ -30,6 +33,7 @@
 #include "tools/NameValues.h"
 #include "tools/ProblemSizes.h"
 #include "verifier/BarrierProofs.h"
+#include "verifier/ProofContext.h"
 
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
@@ -256,7 +260,16 @@ FileResult checkBuffer(unsigned id, const std::string &file, Diagnostics &diag,
   }
   Verdict verdict = Verdict::Proved;
   for (size_t i = 0; i < r.module.kernels.size(); ++i) {
-    r.kernels.push_back(runKernelProofs(r.module.kernels[i], diag, kernelOptions[i]));
+    if (r.points[i].empty()) {
+      r.kernels.push_back(runKernelProofs(r.module.kernels[i], diag, kernelOptions[i]));
+    } else {
+      // A point of a space: the verdict a process of its own would give (a
+      // Z3 context of its own, verifier/ProofContext.h) within a budget of
+      // its own (the whole --timeout-ms, as each library file has).
+      activeBudget()->restart();
+      FreshProofContext context;
+      r.kernels.push_back(runKernelProofs(r.module.kernels[i], diag, kernelOptions[i]));
+    }
     verdict = combine(verdict, r.kernels.back().verdict());
   }
   r.status = verdictExitCode(verdict);
@@ -338,20 +351,7 @@ int runChecks() {
                                             name));
     if (diag.hasErrors())
       return finishInputError(diag, json);
-    // Families (kernels with parameters) last: the proofs share one Z3
-    // context, whose state decides how far some queries get (a race proof of
-    // gemm_bf16_sm90_grouped gives up after the family's points ran first).
-    std::vector<BundledKernelFile> files, families;
     for (const BundledKernelFile &f : bundledKernelFiles()) {
-      llvm::SourceMgr sm;
-      Diagnostics quiet(sm, false);
-      Module m = parseModuleText(f.text, f.name, quiet);
-      bool family = std::any_of(m.kernels.begin(), m.kernels.end(),
-                                [](const Kernel &k) { return !k.space.empty(); });
-      (family ? families : files).push_back(f);
-    }
-    files.insert(files.end(), families.begin(), families.end());
-    for (const BundledKernelFile &f : files) {
       std::string name = "kernels/" + std::string(f.name);
       unsigned id = sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(f.text, name),
                                                  llvm::SMLoc());

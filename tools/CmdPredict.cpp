@@ -10,6 +10,7 @@
 #include "tools/Command.h"
 #include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
+#include "tools/ModelInputs.h"
 #include "tools/NameValues.h"
 
 #include <llvm/Support/FormatVariadic.h>
@@ -85,29 +86,9 @@ int runPredict() {
   llvm::SourceMgr sourceMgr;
   Diagnostics diag(sourceMgr, /*printImmediately=*/!json);
   std::string error;
-  std::optional<model::Machine> machine;
-  if (!machineFile.empty()) {
-    auto text = llvm::MemoryBuffer::getFile(machineFile);
-    if (!text) {
-      diag.error(llvm::SMLoc(), "cannot read '" + machineFile + "': " + text.getError().message());
-      return finishInputError(diag, json);
-    }
-    machine = model::parseMachine((*text)->getBuffer().str(), &error);
-    if (!machine)
-      error = machineFile + ": " + error;
-  } else {
-    machine = model::bundledMachine(target, &error);
-    if (!machine) {
-      std::string known;
-      for (const std::string &t : model::bundledMachineTargets())
-        known += (known.empty() ? "" : ", ") + t;
-      error += " (known: " + known + ")";
-    }
-  }
-  if (!machine) {
-    diag.error(llvm::SMLoc(), error);
+  std::optional<model::Machine> machine = loadMachine(target, machineFile, diag);
+  if (!machine)
     return finishInputError(diag, json);
-  }
   auto sizes = parseNameValues(argsText, &error);
   if (!sizes) {
     diag.error(llvm::SMLoc(), error);
@@ -155,24 +136,15 @@ int runPredict() {
   std::vector<Row> rows;
   std::vector<std::string> skipped;
   for (const auto &[point, k] : candidates) {
-    bool admitted = true;
-    for (const Expr &c : k.constraints) {
-      auto v = model::evaluate(k, c, sizes->ints);
-      if (!v) {
-        diag.error(c->loc,
-                   fmt::format("--args must give every name of the constraint '{}'", print(c)));
-        return finishInputError(diag, json);
-      }
-      if (!*v) {
-        admitted = false;
-        if (candidates.size() == 1) {
-          diag.error(c->loc, fmt::format("--args break the constraint '{}'", print(c)));
-          return finishInputError(diag, json);
-        }
-        skipped.push_back(fmt::format("{}: '{}' is false at these sizes", point, print(c)));
-        break;
-      }
+    std::string why;
+    llvm::SMLoc where = k.loc;
+    auto admitted = admits(k, sizes->ints, &why, &where);
+    if (!admitted || (!*admitted && candidates.size() == 1)) {
+      diag.error(where, admitted ? "--args break the constraints: " + why : "--args: " + why);
+      return finishInputError(diag, json);
     }
+    if (!*admitted)
+      skipped.push_back(fmt::format("{}: {}", point, why));
     if (!admitted)
       continue;
     auto profile = model::profileKernel(k, sizes->ints, maxCtas, &error);

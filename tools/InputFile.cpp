@@ -32,7 +32,15 @@ bool instantiateChosen(Module &module, PointChoice point, Diagnostics &diag) {
     }
     if (!point.kernel.empty() && k.name != point.kernel)
       continue; // the command runs another kernel
-    if (point.set.empty()) {
+    std::string chosen;
+    if (point.set.empty() && point.choose) {
+      auto c = point.choose(k, diag);
+      if (!c)
+        return false;
+      chosen = *c;
+    }
+    llvm::StringRef set = point.set.empty() ? llvm::StringRef(chosen) : point.set;
+    if (set.empty()) {
       std::string names;
       for (const SpaceParam &p : k.space.params)
         names += (names.empty() ? "" : ", ") + p.name;
@@ -42,7 +50,7 @@ bool instantiateChosen(Module &module, PointChoice point, Diagnostics &diag) {
                                     k.name, names));
       return false;
     }
-    auto p = parsePoint(k, point.set, diag);
+    auto p = parsePoint(k, set, diag);
     if (!p)
       return false;
     Instance inst = instantiate(k, *p);
@@ -76,8 +84,10 @@ std::optional<Module> loadModule(llvm::StringRef path, Diagnostics &diag, Checke
   return module;
 }
 
-bool CommandInput::load(llvm::StringRef path, llvm::StringRef kernel) {
-  module = loadModule(path, diag, Checked::Yes, {kernel, {}});
+bool CommandInput::load(llvm::StringRef path, llvm::StringRef kernel, PointChoice point) {
+  if (point.kernel.empty())
+    point.kernel = kernel;
+  module = loadModule(path, diag, Checked::Yes, point);
   if (!module)
     return false;
   if (kernel.empty() || module->find(std::string_view(kernel)))

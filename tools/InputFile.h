@@ -7,7 +7,9 @@
 
 #include <llvm/ADT/StringRef.h>
 
+#include <functional>
 #include <optional>
+#include <string>
 
 namespace tilescope::tool {
 
@@ -22,6 +24,9 @@ enum class Checked : bool { No, Yes };
 struct PointChoice {
   llvm::StringRef kernel;
   llvm::StringRef set;
+  // Without `set`: chooses the point of a kernel with parameters (`lower
+  // --auto`: from a tuning table); nothing after diagnostics.
+  std::function<std::optional<std::string>(const Kernel &, Diagnostics &)> choose = nullptr;
 };
 
 // Reads and parses FILE and, with Checked::Yes, runs the well-formedness
@@ -44,7 +49,7 @@ struct CommandInput {
 
   // Reads and checks FILE. False, after the diagnostics, when that fails or
   // when `kernel` is given and names no kernel of the file (said on stderr).
-  bool load(llvm::StringRef path, llvm::StringRef kernel = "");
+  bool load(llvm::StringRef path, llvm::StringRef kernel = "", PointChoice point = {});
 
   llvm::SourceMgr sourceMgr;
   Diagnostics diag;

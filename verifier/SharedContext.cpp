@@ -1,10 +1,32 @@
 #include "verifier/SharedContext.h"
+#include "verifier/ProofContext.h"
 
-namespace tilescope::detail {
+namespace tilescope {
+namespace {
+
+// The context of the innermost FreshProofContext of this thread, if any.
+thread_local z3::context *scoped = nullptr;
+
+} // namespace
+
+namespace detail {
 
 z3::context &sharedContext() {
+  if (scoped)
+    return *scoped;
   thread_local z3::context ctx;
   return ctx;
 }
 
-} // namespace tilescope::detail
+} // namespace detail
+
+FreshProofContext::FreshProofContext() : previous_(scoped), mine_(new z3::context) {
+  scoped = static_cast<z3::context *>(mine_);
+}
+
+FreshProofContext::~FreshProofContext() {
+  scoped = static_cast<z3::context *>(previous_);
+  delete static_cast<z3::context *>(mine_);
+}
+
+} // namespace tilescope

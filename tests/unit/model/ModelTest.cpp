@@ -111,10 +111,12 @@ TEST_CASE("a tiny grid of one CTA per SM is wave-limited") {
 }
 
 TEST_CASE("small tiles win at small sizes, large tiles at large ones") {
-  Prediction small64 = predictAt("sm90_64x128", 1024, 1024, 1024);
+  Prediction small64 = predictAt("BM=64,BN=128,STAGES=8,CONSUMERS=1,ORDER=column,PERSISTENT=false",
+                                 1024, 1024, 1024);
   Prediction small256 = predictAt("sm90", 1024, 1024, 1024);
   CHECK(small64.us < small256.us);
-  Prediction large64 = predictAt("sm90_64x64", 8192, 8192, 8192);
+  Prediction large64 =
+      predictAt("BM=64,BN=64,STAGES=6,CONSUMERS=1,ORDER=row,PERSISTENT=false", 8192, 8192, 8192);
   Prediction large256 = predictAt("sm90", 8192, 8192, 8192);
   CHECK(large256.us < large64.us);
   // A 64x64 tile loads 2 bytes x K x (64 + 64) for 2 x 64 x 64 x K flops.
