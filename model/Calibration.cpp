@@ -61,7 +61,7 @@ Accuracy accuracy(const std::vector<const Sample *> &samples, const Machine &mac
   std::map<std::string, std::vector<std::pair<const Sample *, double>>> byShape;
   std::vector<double> errors;
   for (const Sample *s : samples) {
-    double us = predict(s->profile, machine).us;
+    double us = predict(s->profile, machine, s->cache ? &*s->cache : nullptr).us;
     byShape[s->shape].emplace_back(s, us);
     errors.push_back(std::fabs(us - s->measuredUs) / s->measuredUs);
   }
@@ -123,7 +123,8 @@ double *machineField(Machine &m, const std::string &key) {
 double fitLoss(const std::vector<const Sample *> &samples, const Machine &machine) {
   double loss = 0;
   for (const Sample *s : samples)
-    loss += std::fabs(std::log(predict(s->profile, machine).us / s->measuredUs));
+    loss += std::fabs(
+        std::log(predict(s->profile, machine, s->cache ? &*s->cache : nullptr).us / s->measuredUs));
   return loss;
 }
 

@@ -17,9 +17,11 @@
 #pragma once
 
 #include "model/Machine.h"
+#include "model/Predict.h"
 #include "model/Profile.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,9 @@ struct Sample {
   std::string point, shape; // "BM=..", "4096x4096x4096"
   double measuredUs = 0;
   KernelProfile profile;
+  // What predicting the profile computes once (model/Predict.h); the fitted
+  // numbers do not change it.
+  std::optional<PredictCache> cache;
 };
 
 struct ShapeAccuracy {

@@ -35,7 +35,11 @@ CtaCost ctaCost(const CtaWork &w, const KernelProfile &p, const Machine &m) {
   c.chain = c.tensor / static_cast<double>(consumers) + drains;
   c.transfer = w.loadBytes / perSmL2;
   int64_t depth = std::max<int64_t>(p.stages, 1);
-  c.latency = w.steps > 0 ? steps * m.loadLatencyCycles / static_cast<double>(depth) : 0;
+  // A stage is refilled only once its consumers released it: while one is
+  // consumed, depth - 1 loads are in flight.
+  c.latency = w.steps > 0 ? steps * m.loadLatencyCycles /
+                                static_cast<double>(std::max<int64_t>(depth - 1, 1))
+                          : 0;
   // The tile is written to shared memory and read back by the TMA store;
   // its way to DRAM overlaps the next tile and counts in the DRAM bound.
   c.epilogue =
@@ -72,12 +76,52 @@ double cyclesToUs(double cycles, const Machine &m) {
 
 } // namespace
 
-Prediction predict(const KernelProfile &p, const Machine &m) {
+PredictCache predictCache(const KernelProfile &p, const Machine &m) {
+  PredictCache out;
+  out.ctasPerSm = occupancy(p, m, &out.occupancyLimit);
+  const int64_t sms = static_cast<int64_t>(m.sms);
+  double scale = p.traced > 0 ? static_cast<double>(p.grid) / static_cast<double>(p.traced) : 1;
+  double storeBytes = 0;
+  for (const CtaWork &w : p.ctas)
+    storeBytes += w.storeBytes;
+  // DRAM: per wave of CTAs running together, the distinct row blocks they
+  // load (each once into L2), plus the output.
+  std::map<int64_t, std::map<std::pair<std::string, int64_t>, double>> perWave;
+  int64_t resident = sms * out.ctasPerSm;
+  for (size_t i = 0; i < p.ctas.size(); ++i) {
+    const CtaWork &w = p.ctas[i];
+    int64_t stagesPerTile = w.tiles > 0 ? std::max<int64_t>(w.stageFills / w.tiles, 1)
+                                        : std::max<int64_t>(w.stageFills, 1);
+    std::map<std::pair<int64_t, std::pair<std::string, int64_t>>, double> mine;
+    for (const BlockLoad &b : w.blocks) {
+      int64_t wave =
+          static_cast<int64_t>(i) / resident + std::max<int64_t>(b.stage, 0) / stagesPerTile;
+      mine[{wave, {b.tensor, b.rowStart}}] += b.bytes;
+    }
+    for (const auto &[key, bytes] : mine) {
+      double &slot = perWave[key.first][key.second];
+      slot = std::max(slot, bytes);
+    }
+  }
+  for (const auto &[wave, blocks] : perWave)
+    for (const auto &[block, bytes] : blocks)
+      out.dramBytes += bytes;
+  out.dramBytes = out.dramBytes * scale + storeBytes * scale;
+  return out;
+}
+
+Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache *cache) {
   Prediction out;
   out.grid = p.grid;
   out.stages = p.stages;
   out.sharedBytes = p.sharedBytes;
-  out.ctasPerSm = occupancy(p, m, &out.occupancyLimit);
+  PredictCache made;
+  if (!cache) {
+    made = predictCache(p, m);
+    cache = &made;
+  }
+  out.ctasPerSm = cache->ctasPerSm;
+  out.occupancyLimit = cache->occupancyLimit;
   const int64_t sms = static_cast<int64_t>(m.sms);
 
   // Costs of the traced CTAs; the rest cost their average.
@@ -156,29 +200,7 @@ Prediction predict(const KernelProfile &p, const Machine &m) {
   out.waves = static_cast<double>(p.grid) / static_cast<double>(sms * out.ctasPerSm);
   out.waveEfficiency = slowest > 0 ? total / static_cast<double>(sms) / slowest : 1;
 
-  // DRAM: per wave of CTAs running together, the distinct row blocks they
-  // load (each once into L2), plus the output.
-  std::map<int64_t, std::map<std::pair<std::string, int64_t>, double>> perWave;
-  int64_t resident = sms * out.ctasPerSm;
-  for (size_t i = 0; i < p.ctas.size(); ++i) {
-    const CtaWork &w = p.ctas[i];
-    int64_t stagesPerTile = w.tiles > 0 ? std::max<int64_t>(w.stageFills / w.tiles, 1)
-                                        : std::max<int64_t>(w.stageFills, 1);
-    std::map<std::pair<int64_t, std::pair<std::string, int64_t>>, double> mine;
-    for (const BlockLoad &b : w.blocks) {
-      int64_t wave =
-          static_cast<int64_t>(i) / resident + std::max<int64_t>(b.stage, 0) / stagesPerTile;
-      mine[{wave, {b.tensor, b.rowStart}}] += b.bytes;
-    }
-    for (const auto &[key, bytes] : mine) {
-      double &slot = perWave[key.first][key.second];
-      slot = std::max(slot, bytes);
-    }
-  }
-  for (const auto &[wave, blocks] : perWave)
-    for (const auto &[block, bytes] : blocks)
-      out.dramBytes += bytes;
-  out.dramBytes = out.dramBytes * scale + out.storeBytes;
+  out.dramBytes = cache->dramBytes;
   double dramUs = out.dramBytes / (m.dramTBs * 1e6);
 
   double computeUs = cyclesToUs(slowest, m);

@@ -8,7 +8,8 @@
 // efficiency, and the shared-memory bytes the instruction reads), one
 // warpgroup's chain when it drains the tensor pipe every step, the TMA bytes
 // of the stage at the SM's share of the L2-to-shared-memory bandwidth, and
-// the load latency divided by the ring depth (Little's law). A CTA adds its
+// the load latency divided by the ring depth less one (Little's law: the
+// stage being consumed is not in flight). A CTA adds its
 // epilogues and one load latency to fill the ring. CTAs resident together
 // on an SM share its tensor cores and bandwidth; each SM runs its CTAs in
 // waves. DRAM traffic is counted per wave from the distinct row blocks the
@@ -44,6 +45,17 @@ struct Prediction {
   std::map<int64_t, int64_t> wgmmaByN;
 };
 
-Prediction predict(const KernelProfile &profile, const Machine &machine);
+// What a prediction computes from the profile alone (and the machine's
+// occupancy limits), kept by a caller that predicts one profile on many
+// machines (the fit, model/Calibration.h).
+struct PredictCache {
+  int64_t ctasPerSm = 0;
+  std::string occupancyLimit;
+  double dramBytes = 0; // loads (per wave, L2 reuse) and stores
+};
+PredictCache predictCache(const KernelProfile &profile, const Machine &machine);
+
+Prediction predict(const KernelProfile &profile, const Machine &machine,
+                   const PredictCache *cache = nullptr);
 
 } // namespace tilescope::model

@@ -207,7 +207,9 @@ int runCalibrate() {
       diag.error(llvm::SMLoc(), fmt::format("{}: cannot trace {}: {}", where, point, error));
       return finishInputError(diag, json);
     }
-    samples.push_back({point, fmt::format("{}x{}x{}", m, n, k), ms * 1000, std::move(*profile)});
+    model::PredictCache cache = model::predictCache(*profile, *machine);
+    samples.push_back({point, fmt::format("{}x{}x{}", m, n, k), ms * 1000, std::move(*profile),
+                       std::move(cache)});
   }
   std::vector<const model::Sample *> train, test, all;
   for (const model::Sample &s : samples) {

@@ -9,7 +9,10 @@ the same clocks. Writes one CSV row per (point, shape) the point's where
 clause admits: name, point, M, N, K, ms (median), ms_min, cublas_ms (median of
 the same rounds), ok, rel_err.
 
-Usage: calib.py DIR SHAPES_FILE OUT.csv [--reps N]
+With --pairs FILE (lines NAME,MxNxK) only those pairs run (the sweep of a
+tuning table: per shape, the point the table picks).
+
+Usage: calib.py DIR SHAPES_FILE OUT.csv [--reps N] [--pairs FILE]
 """
 import argparse
 import csv
@@ -59,6 +62,7 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--pairs", default="")
     a = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
 
@@ -85,6 +89,16 @@ def main():
             if line:
                 shapes.append(tuple(int(x) for x in line.split("x")))
 
+    pairs = None
+    if a.pairs:
+        pairs = set()
+        with open(a.pairs) as f:
+            for line in f:
+                line = line.split("#")[0].strip()
+                if line:
+                    name, shape = line.split(",")
+                    pairs.add((name.strip(), tuple(int(x) for x in shape.strip().split("x"))))
+
     gpu = torch.cuda.get_device_name()
     out = open(a.out, "w", newline="")
     w = csv.writer(out)
@@ -102,6 +116,8 @@ def main():
             cub()
         for name, text, values, launch, abi in points:
             if not admits(values, m, n, k):
+                continue
+            if pairs is not None and (name, (m, n, k)) not in pairs:
                 continue
             syms = {"M": m, "N": n, "K": k}
             ptrs = (ctypes.c_void_p * 3)(A.data_ptr(), B.data_ptr(), C.data_ptr())
