@@ -7,7 +7,8 @@
 // out), as scripts/model/calib.py writes it. Each (point, shape) is traced
 // once. Prints the metrics over the training shapes (those not in
 // --test-shapes) and over the held-out ones, per shape the rank correlation
-// and the predicted and measured best points. With --fit, first fits the
+// and the predicted and measured best points (without --fit, the rows of the
+// training shapes are not read). With --fit, first fits the
 // named numbers of the machine description on the training shapes and writes
 // the fitted description to -o (each fitted value's source says so).
 //
@@ -186,6 +187,10 @@ int runCalibrate() {
       diag.error(llvm::SMLoc(), where + ": M, N, K and ms must be positive numbers");
       return finishInputError(diag, json);
     }
+    // Without a fit, only the held-out shapes are read (tracing is the cost).
+    if (fitKeys.empty() && !heldOut.empty() &&
+        !heldOut.count(fmt::format("{}x{}x{}", m, n, k)))
+      continue;
     std::string point = field("point").str();
     auto &inst = instances[point];
     if (!inst) {

@@ -1,14 +1,14 @@
 // `tilescope tune FILE [--kernel K] --shapes MxNxK,... [--target h100|h200]
-// [--machine FILE.json] [--budget N] [--timeout-ms MS] [-o table.json]
-// [--json]`: chooses a point of a kernel with parameters (ir/Space.h) for
+// [--machine FILE.json] [--budget N] [--points FILE] [--timeout-ms MS]
+// [-o table.json] [--json]`: chooses a point of a kernel with parameters (ir/Space.h) for
 // each shape. It enumerates the space, drops the points whose resources do
 // not fit (verifier/Resources.h), ranks the rest by the performance model's
 // predicted time (model/Predict.h) at the shape (points whose where clause
 // does not admit it left out), and runs the proofs of `tilescope check` on
 // the best-ranked points in order until one is `proved`, at most N proof runs
 // per shape (--budget, default 4; a point's verdict is kept for the other
-// shapes). Each proof run has a Z3 context and a --timeout-ms budget of its
-// own. A finding, unknown or budget drops the point. The table
+// shapes; --points ranks only the points a file lists). Each proof run has a Z3 context and a
+// --timeout-ms budget of its own. A finding, unknown or budget drops the point. The table
 // (model/TuningTable.h) maps each shape, as a bucket centre, to its point;
 // `lower --auto` and `bench --auto` read it.
 //
@@ -32,12 +32,15 @@
 
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <set>
 
 namespace tilescope::tool {
 namespace {
@@ -56,6 +59,10 @@ cl::opt<std::string> machineFile("machine", cl::desc("A machine description (JSO
                                  cl::value_desc("FILE"), cl::sub(tuneCommand));
 cl::opt<unsigned> proofBudget("budget", cl::desc("Proof runs per shape at most (default 4)"),
                               cl::init(4), cl::sub(tuneCommand));
+cl::opt<std::string> pointsFile("points",
+                                cl::desc("Rank only the points listed in FILE (one --set text a "
+                                         "line), e.g. those `tilescope check` proved"),
+                                cl::value_desc("FILE"), cl::sub(tuneCommand));
 cl::opt<std::string> output("o", cl::desc("Write the tuning table (JSON) to FILE"),
                             cl::value_desc("FILE"), cl::sub(tuneCommand));
 cl::opt<bool> json("json", cl::desc("Print the table as JSON"), cl::sub(tuneCommand));
@@ -102,7 +109,8 @@ struct Candidate {
   Kernel kernel;
   std::string dropped; // why resources rule it out; empty: a candidate
   std::optional<Verdict> verdict;
-  std::string why; // of a verdict other than proved
+  int64_t stages = 0; // ring depth (model/Profile.h)
+  std::string why;    // of a verdict other than proved
 };
 
 int runTuneInner();
@@ -156,11 +164,32 @@ int runTuneInner() {
       return finishInputError(diag, json);
     }
 
+  // The points of --points, as `pointText` writes them.
+  std::optional<std::set<std::string>> listed;
+  if (!pointsFile.empty()) {
+    auto text = llvm::MemoryBuffer::getFile(pointsFile);
+    if (!text) {
+      diag.error(llvm::SMLoc(), "cannot read '" + pointsFile + "': " + text.getError().message());
+      return finishInputError(diag, json);
+    }
+    listed.emplace();
+    llvm::SmallVector<llvm::StringRef> lines;
+    (*text)->getBuffer().split(lines, '\n', -1, false);
+    for (llvm::StringRef line : lines) {
+      if (line.trim().empty() || line.trim().startswith("#"))
+        continue;
+      auto p = parsePoint(*kernel, line.trim(), diag);
+      if (!p)
+        return finishInputError(diag, json);
+      listed->insert(pointText(*p));
+    }
+  }
+
   // The valid points whose resources fit.
   std::vector<Candidate> candidates;
   size_t droppedByResources = 0;
   for (SpacePoint &p : enumerateSpace(*kernel, kMaxPointsChecked).points) {
-    if (!p.instance.kernel)
+    if (!p.instance.kernel || (listed && !listed->count(pointText(p.point))))
       continue;
     Candidate c{pointText(p.point), std::move(*p.instance.kernel), {}, {}, {}};
     ResourceReport r = checkResources(c.kernel);
@@ -201,10 +230,18 @@ int runTuneInner() {
                    fmt::format("cannot trace kernel '{}' at {}: {}", kernel->name, c.point, error));
         return finishInputError(diag, json);
       }
+      c.stages = profile->stages;
       ranked.emplace_back(model::predict(*profile, *machine).us, &c);
     }
+    // Fastest first; predictions within 0.5% of each other (one bucket of a
+    // log scale) rank the deeper ring first: the model takes the load
+    // latency as fixed, and measured, a shallow ring loses where the model
+    // ties (2 stages of 128x256 ran 20% slower than 3 at 4096^3).
+    auto key = [](const std::pair<double, Candidate *> &r) {
+      return std::make_pair(std::llround(std::log(r.first) / std::log(1.005)), -r.second->stages);
+    };
     std::stable_sort(ranked.begin(), ranked.end(),
-                     [](const auto &a, const auto &b) { return a.first < b.first; });
+                     [&](const auto &a, const auto &b) { return key(a) < key(b); });
     model::TableEntry entry;
     entry.shape = shape;
     unsigned runs = 0;
