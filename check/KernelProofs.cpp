@@ -3,8 +3,9 @@
 #include "ir/Budget.h"
 #include "racecheck/StaticRaces.h"
 #include "verifier/KernelLayouts.h"
-#include "verifier/WriteCoverage.h"
 #include "verifier/Resources.h"
+#include "verifier/SolverBudget.h"
+#include "verifier/WriteCoverage.h"
 
 #include <fmt/format.h>
 
@@ -106,6 +107,11 @@ KernelProofs runKernelProofs(const Kernel &kernel, Diagnostics &diag,
     ProofOutcome o;
     if (!budget->expired())
       o = p.run(kernel, diag, options);
+    // Z3 past its memory cap (the command's --max-memory-mb) gives up like
+    // an undecided query; that is the budget, not an unknown.
+    for (const auto &[loc, why] : o.unknown)
+      if (isOutOfMemoryReason(why))
+        budget->exceed(BudgetKind::Memory, "(Z3 reached its memory cap)");
     o.budgetExceeded = budget->exceeded() != BudgetKind::None;
     out.proofs.push_back({p.name, std::move(o)});
   }

@@ -1700,7 +1700,7 @@ __device__ __forceinline__ uint32_t ts_mapa(uint32_t addr, int rank) {
 // An arrival on the barrier at the same offset in cluster CTA `rank`, with
 // the default (release, CTA) semantics as CUTLASS's ClusterBarrier uses it:
 // an explicit .release.cluster made a cluster GEMM's consumer releases so slow
-// that it ran at half the speed (docs/perf.md, session 4).
+// that it ran at half the speed (session 4 in the history of docs/perf.md).
 __device__ __forceinline__ void ts_mbar_arrive_remote(uint32_t bar, int rank) {
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" :: "r"(ts_mapa(bar, rank)) : "memory");
 }

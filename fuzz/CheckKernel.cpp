@@ -1,15 +1,21 @@
 // Fuzz target: `tilescope check` on a parsed kernel. Text that parses and
 // passes the well-formedness checker goes through check's proofs
 // (check/KernelProofs.h: layouts and resources, barrier protocols with the
-// exhaustive fallback, static races) under a
-// wall-time budget of 2 s (ir/Budget.h, which every Z3 query and the
-// explorer's state loop obey) and a state cap of 20000; any outcome is fine
-// except a crash, a sanitizer report or a hang.
+// exhaustive fallback, static races, write coverage) under a wall-time
+// budget of 2 s (ir/Budget.h, which every Z3 query and the explorer's state
+// loop obey) and a state cap of 20000. Properties: the budget is respected
+// (the run ends within 10 s of wall time, generous for a loaded machine and
+// sanitizer overhead, or libFuzzer's -timeout reports a hang); a verdict
+// that is `finding` comes with an error diagnostic and one that is `budget`
+// with the budget recorded as exceeded; every diagnostic is well-formed.
 #include "check/KernelProofs.h"
 #include "fuzz/FuzzSupport.h"
 #include "ir/Budget.h"
 #include "ir/Checker.h"
 #include "ir/Parser.h"
+#include "ir/Verdict.h"
+
+#include <chrono>
 
 using namespace tilescope;
 
@@ -28,6 +34,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ActiveBudget active(budget);
   BarrierProofOptions options;
   options.stateCap = 20000;
-  runKernelProofs(module.kernels.front(), q.diag, options);
+  auto started = std::chrono::steady_clock::now();
+  KernelProofs proofs = runKernelProofs(module.kernels.front(), q.diag, options);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  fuzz::require(seconds < 10, "the 2 s wall-time budget holds (10 s of slack)",
+                std::to_string(seconds) + " s");
+  Verdict verdict = proofs.verdict();
+  fuzz::require(verdict != Verdict::Finding || q.diag.hasErrors(),
+                "a finding comes with an error diagnostic");
+  fuzz::require(verdict != Verdict::Budget || budget.exceeded() != BudgetKind::None,
+                "a budget verdict means the budget ran out");
+  fuzz::requireWellFormed(q.diag, fuzz::lineCount(text));
   return 0;
 }

@@ -27,6 +27,24 @@ inline void require(bool ok, const char *property, const std::string &detail = {
 // Inputs past this many bytes are skipped: they add time, not coverage.
 inline constexpr size_t kMaxInputBytes = 16 * 1024;
 
+// Every diagnostic is well-formed: a message, and a location that is either
+// unknown (line 0) or inside the text it was reported on (`lines` lines).
+inline void requireWellFormed(const Diagnostics &diag, size_t lines) {
+  for (const Diagnostic &d : diag.all())
+    require(
+        !d.message.empty() && (d.line == 0 ? d.column == 0 : d.line <= lines + 1 && d.column >= 1),
+        "diagnostics are well-formed",
+        d.file + ":" + std::to_string(d.line) + ":" + std::to_string(d.column) + ": " + d.message);
+}
+
+// Lines of `text` (a final line without a newline counts).
+inline size_t lineCount(const std::string &text) {
+  size_t n = 1;
+  for (char c : text)
+    n += c == '\n';
+  return n;
+}
+
 // Diagnostics that are collected, never printed.
 struct QuietDiagnostics {
   llvm::SourceMgr sourceMgr;

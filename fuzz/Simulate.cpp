@@ -2,8 +2,11 @@
 // checker is bound with every shape symbol and integer scalar at the first of
 // 64, 128, 8, 1 that the where clause admits, then run with a step budget of
 // 200000 warp statements, a memory cap of 64 MiB and a wall-time budget of
-// 2 s; every outcome (completed, deadlock, runtime error, budget) is fine
-// except a crash, a sanitizer report or a hang.
+// 2 s. Every outcome (completed, deadlock, runtime error, budget) is fine
+// except a crash, a sanitizer report or a hang; the budgets must hold: no run
+// executes more than one statement past the step budget, a run that did not
+// stop at a budget stayed within it, and one that ends in an error or a
+// deadlock says what happened.
 #include "fuzz/FuzzSupport.h"
 #include "ir/Budget.h"
 #include "ir/Checker.h"
@@ -64,6 +67,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   options.ctas = sim::sampleCtas(program->grid, 2, 1);
   Budget budget(BudgetLimits{/*timeoutMs=*/2000, 0, 0});
   ActiveBudget active(budget);
-  sim::runProgram(*program, tensors, options);
+  sim::RunResult result = sim::runProgram(*program, tensors, options);
+  fuzz::require(result.stats.steps <= options.maxSteps + 1, "the step budget holds",
+                std::to_string(result.stats.steps) + " steps");
+  fuzz::require(result.stoppedByBudget() || result.stats.steps <= options.maxSteps,
+                "a run within budget stays within it");
+  fuzz::require(result.ok() || !result.message.empty(), "a failed run says why",
+                std::string(sim::outcomeName(result.outcome)));
   return 0;
 }

@@ -4,6 +4,7 @@
 // to parse as JSON or evaluate to a document (never a crash), and the
 // document must print as JSON that parses back.
 #include "fuzz/FuzzSupport.h"
+#include "ir/JsonText.h"
 #include "layoutviz/Evaluation.h"
 
 #include <llvm/Support/Error.h>
@@ -16,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > 4096)
     return 0;
   llvm::Expected<llvm::json::Value> value =
-      llvm::json::parse(llvm::StringRef(reinterpret_cast<const char *>(data), size));
+      parseJsonText(llvm::StringRef(reinterpret_cast<const char *>(data), size));
   if (!value) {
     llvm::consumeError(value.takeError());
     return 0;
@@ -29,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::raw_string_ostream os(out);
   os << viz::evaluate(request);
   os.flush();
-  llvm::Expected<llvm::json::Value> back = llvm::json::parse(out);
+  llvm::Expected<llvm::json::Value> back = parseJsonText(out);
   if (!back) {
     std::string message = llvm::toString(back.takeError());
     fuzz::require(false, "the evaluation document is JSON", message);

@@ -1,37 +1,63 @@
 #include "ir/Budget.h"
 
+#include <algorithm>
+
+#include <time.h>
+
 namespace tilescope {
 
 namespace {
-Budget *active = nullptr;
+// Per thread: the Python module runs rewards on several threads at once.
+thread_local Budget *active = nullptr;
 } // namespace
 
 Budget::Budget(BudgetLimits limits) : limits_(limits) {
   restart();
 }
 
+int64_t threadCpuNs() {
+  timespec t{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
+    return 0;
+  return int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
 void Budget::restart() {
   exceeded_ = BudgetKind::None;
   message_.clear();
-  deadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(limits_.timeoutMs);
+  wallDeadline_ =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(limits_.wallTimeoutMs);
+  cpuStartNs_ = threadCpuNs();
 }
 
 int64_t Budget::remainingMs() const {
-  if (limits_.timeoutMs <= 0)
-    return -1;
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                  deadline_ - std::chrono::steady_clock::now())
-                  .count();
-  return left > 0 ? int64_t(left) : 0;
+  int64_t left = -1;
+  if (limits_.timeoutMs > 0) {
+    int64_t usedMs = (threadCpuNs() - cpuStartNs_) / 1'000'000;
+    left = std::max<int64_t>(limits_.timeoutMs - usedMs, 0);
+  }
+  if (limits_.wallTimeoutMs > 0) {
+    auto wallLeft = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        wallDeadline_ - std::chrono::steady_clock::now())
+                        .count();
+    int64_t w = std::max<int64_t>(int64_t(wallLeft), 0);
+    left = left < 0 ? w : std::min(left, w);
+  }
+  return left;
 }
 
 bool Budget::expired() {
-  if (exceeded_ == BudgetKind::WallTime)
+  if (exceeded_ == BudgetKind::WallTime || exceeded_ == BudgetKind::CpuTime)
     return true;
-  if (limits_.timeoutMs <= 0 || std::chrono::steady_clock::now() < deadline_)
-    return false;
-  exceed(BudgetKind::WallTime);
-  return true;
+  if (limits_.timeoutMs > 0 && threadCpuNs() - cpuStartNs_ >= limits_.timeoutMs * 1'000'000) {
+    exceed(BudgetKind::CpuTime);
+    return true;
+  }
+  if (limits_.wallTimeoutMs > 0 && std::chrono::steady_clock::now() >= wallDeadline_) {
+    exceed(BudgetKind::WallTime);
+    return true;
+  }
+  return false;
 }
 
 void Budget::exceed(BudgetKind kind, std::string detail) {
@@ -40,8 +66,11 @@ void Budget::exceed(BudgetKind kind, std::string detail) {
   exceeded_ = kind;
   std::string what;
   switch (kind) {
+  case BudgetKind::CpuTime:
+    what = "CPU time of " + std::to_string(limits_.timeoutMs) + " ms";
+    break;
   case BudgetKind::WallTime:
-    what = "wall time of " + std::to_string(limits_.timeoutMs) + " ms";
+    what = "wall time of " + std::to_string(limits_.wallTimeoutMs) + " ms";
     break;
   case BudgetKind::Steps:
     what = "step budget of " + std::to_string(limits_.maxSteps) + " warp statements";
@@ -80,8 +109,10 @@ ActiveBudget::~ActiveBudget() {
 
 const char *budgetOption(BudgetKind kind) {
   switch (kind) {
-  case BudgetKind::WallTime:
+  case BudgetKind::CpuTime:
     return "--timeout-ms";
+  case BudgetKind::WallTime:
+    return "--wall-timeout-ms";
   case BudgetKind::Steps:
     return "--max-steps";
   case BudgetKind::Memory:

@@ -1,4 +1,4 @@
-// Layouts as users write them: the literal notation of DESIGN.md
+// Layouts as users write them: the literal notation of docs/semantics.md
 // (S[...] + R[...] + k@axis, swizzle(...)) or a named preset such as
 // wgmma_acc(64, 128), parsed into a LayoutSpec that keeps the spelling.
 #pragma once

@@ -1236,18 +1236,22 @@ std::optional<LayoutSpec> Parser::parseLayout() {
     advance();
     if (!expect(Tok::LParen, "'(' after the preset name"))
       return std::nullopt;
+    std::vector<llvm::SMLoc> argLocs; // where each argument starts
     if (!tok_.is(Tok::RParen)) {
       do {
+        argLocs.push_back(tok_.loc());
         Expr v = parseExpr();
         if (!v)
           return std::nullopt;
         terms.presetArgs.push_back(std::move(v));
       } while (consume(Tok::Comma));
     }
+    llvm::SMLoc close = tok_.loc();
     if (!expect(Tok::RParen, "')'"))
       return std::nullopt;
     if (terms.presetArgs.size() != preset->arity) {
-      error(spec.loc,
+      // Point at the first extra argument, or at ')' when some are missing.
+      error(terms.presetArgs.size() > preset->arity ? argLocs[preset->arity] : close,
             fmt::format("preset {} takes {} argument{} ({}), not {}", preset->name, preset->arity,
                         preset->arity == 1 ? "" : "s", preset->params, terms.presetArgs.size()));
       return std::nullopt;
@@ -1261,7 +1265,19 @@ std::optional<LayoutSpec> Parser::parseLayout() {
     spec.presetArgs = *args;
     auto l = preset->build(spec.presetArgs, &why);
     if (!l) {
-      error(spec.loc, fmt::format("{}: {}", preset->name, why));
+      // The argument at fault: the first whose example value makes the
+      // call build (the table's messages each name one argument).
+      llvm::SMLoc at = argLocs.empty() ? spec.loc : argLocs.front();
+      for (size_t i = 0; i < spec.presetArgs.size() && i < preset->exampleArgs.size(); ++i) {
+        std::vector<int64_t> trial = spec.presetArgs;
+        trial[i] = preset->exampleArgs[i];
+        std::string ignored;
+        if (preset->build(trial, &ignored)) {
+          at = argLocs[i];
+          break;
+        }
+      }
+      error(at, fmt::format("{}: {}", preset->name, why));
       return std::nullopt;
     }
     spec.layout = std::move(*l);

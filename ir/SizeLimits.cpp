@@ -83,7 +83,9 @@ std::optional<BufferFootprint> bufferFootprint(MemScope scope, Dtype dtype,
     // Without a layout every thread holds the whole tile.
     int64_t perThread =
         layout ? std::max<int64_t>(1, layoutAxisReach(*layout, Axis::m)) : *elements;
-    f.registersPerThread = (saturatingMul(perThread, bits) + 31) / 32;
+    int64_t bitsPerThread = saturatingMul(perThread, bits);
+    // Saturated (past 2^63 bits) stays saturated rather than wrapping.
+    f.registersPerThread = bitsPerThread == INT64_MAX ? INT64_MAX : (bitsPerThread + 31) / 32;
     break;
   }
   case MemScope::Tmem: {

@@ -2,10 +2,12 @@
 // type checker can use without a solver: the equalities (`C == 1024`,
 // `N == 2 * M`) as a substitution. Applied before shapes are compared, so
 // that a `[C]` region and a `[1024]` one agree under `where C == 1024`.
-// Only equalities between a name and an expression are used (conjunctions
-// are split; disjunctions, inequalities and divisibility facts are ignored),
-// which can only make more shapes agree where the clause forces them equal,
-// never where it does not.
+// Used: equalities between a name and an expression; equalities linear in
+// one name (`C - 1024 == 0`, `2 * C == 2048`); constant bounds on a name that
+// meet (`C >= 1024, C <= 1024`). Conjunctions are split; disjunctions,
+// other inequalities and divisibility facts are ignored. Each fact used is
+// one the clause states, so this can only make shapes agree where the clause
+// forces them equal, never where it does not.
 //
 // Depends on ir/ only (no Z3: ir must not know the solver).
 #pragma once

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 namespace tilescope::viz {
@@ -273,6 +274,62 @@ std::string presetDtype(std::string_view name) {
 
 } // namespace
 
+// How PTX names the register slots `m` of a preset's fragment: mma.sync
+// operands and wgmma accumulators name elements (a0..a7, c0..c3, d0..dN);
+// ldmatrix names 32-bit registers d0..d3, each two 16-bit halves; tcgen05.ld
+// destinations are 32-bit registers r0..rN. `parts` is elements per name
+// (1: the name is the element's).
+json::Object registerNaming(const std::string &preset, int bits) {
+  auto naming = [](const char *prefix, int64_t parts) {
+    return json::Object{{"prefix", prefix}, {"parts", parts}};
+  };
+  if (preset == "mma_m16n8k16_a")
+    return naming("a", 1);
+  if (preset == "mma_m16n8k16_b")
+    return naming("b", 1);
+  if (preset == "mma_m16n8k16_c")
+    return naming("c", 1);
+  if (preset == "wgmma_acc")
+    return naming("d", 1);
+  int64_t parts = bits < 32 ? 32 / std::max(bits, 1) : 1;
+  if (preset == "ldmatrix_x4")
+    return naming("d", parts);
+  return naming("r", parts);
+}
+
+// What the logical dimensions mean for presets whose tile is a hardware
+// space: tcgen05.ld/st tiles are TMEM lanes x 32-bit columns.
+json::Array logicalNames(const std::string &preset, size_t rank) {
+  json::Array names;
+  if (preset.rfind("tcgen05_", 0) == 0 || preset.rfind("tmem_", 0) == 0) {
+    names.push_back("TMEM lane");
+    names.push_back("TMEM column");
+  } else if (preset == "ldmatrix_x4") {
+    names.push_back("matrix");
+    names.push_back("row");
+    names.push_back("column");
+  }
+  if (names.size() != rank)
+    names.clear();
+  return names;
+}
+
+int64_t threadWeight(Axis a) {
+  switch (a) {
+  case Axis::laneid:
+  case Axis::tid_in_wg:
+  case Axis::tx:
+    return 1;
+  case Axis::warpid:
+  case Axis::wid_in_wg:
+    return 32;
+  case Axis::wgid:
+    return 128;
+  default:
+    return 0;
+  }
+}
+
 VizRequest requestFromJson(const json::Object &o) {
   VizRequest r;
   if (auto s = o.getString("layout"))
@@ -291,6 +348,14 @@ VizRequest requestFromJson(const json::Object &o) {
     r.devices = *v;
   if (auto v = o.getInteger("alloc"))
     r.alloc = *v;
+  if (auto s = o.getString("acc"))
+    r.access.mode = s->str();
+  if (auto s = o.getString("ai"))
+    r.access.index = s->str();
+  if (auto s = o.getString("av"))
+    r.access.vector = s->str();
+  if (auto s = o.getString("ac"))
+    r.access.custom = s->str();
   return r;
 }
 
@@ -298,16 +363,40 @@ json::Value evaluate(const VizRequest &given) {
   // Text from a browser or a shell may be any bytes; JSON strings must be
   // UTF-8, so invalid sequences become U+FFFD before anything quotes them.
   VizRequest request = given;
-  for (std::string *text :
-       {&request.layout, &request.shape, &request.dtype, &request.target, &request.scope})
+  for (std::string *text : {&request.layout, &request.shape, &request.dtype, &request.target,
+                            &request.scope, &request.access.mode, &request.access.index,
+                            &request.access.vector, &request.access.custom})
     if (!json::isUTF8(*text))
       *text = json::fixUTF8(*text);
   json::Object doc;
   json::Array diagnostics;
-  doc["request"] = json::Object{{"layout", request.layout},   {"shape", request.shape},
-                                {"dtype", request.dtype},     {"target", request.target},
-                                {"scope", request.scope},     {"threads", request.threads},
-                                {"devices", request.devices}, {"alloc", request.alloc}};
+  // Integer fields typed as text: the CLI's messages, and the number kept
+  // out of range when bad, so the checks below report nothing more.
+  bool integersOk = true;
+  for (auto [text, value, what, lo, hi, kind] :
+       {std::tuple{&request.threadsText, &request.threads, "threads per CTA", int64_t{1},
+                   int64_t{1024}, "threads"},
+        {&request.devicesText, &request.devices, "devices", int64_t{1}, int64_t{4096}, "devices"},
+        {&request.allocText, &request.alloc, "alloc", int64_t{0}, int64_t{1} << 40, "alloc"}}) {
+    if (!*text)
+      continue;
+    std::string why;
+    if (!parseIntegerField(**text, what, lo, hi, value, &why)) {
+      diagnostics.push_back(diagnostic(kind, "error", why));
+      integersOk = false;
+      *value = lo; // keep the range checks below quiet
+    }
+  }
+  doc["request"] = json::Object{
+      {"layout", request.layout},   {"shape", request.shape},      {"dtype", request.dtype},
+      {"target", request.target},   {"scope", request.scope},      {"threads", request.threads},
+      {"devices", request.devices}, {"alloc", request.alloc},      {"acc", request.access.mode},
+      {"ai", request.access.index}, {"av", request.access.vector}, {"ac", request.access.custom}};
+  for (auto [text, key] : {std::pair{&request.threadsText, "threads"},
+                           {&request.devicesText, "devices"},
+                           {&request.allocText, "alloc"}})
+    if (*text)
+      (*doc.getObject("request"))[key] = **text;
   auto finish = [&](bool ok) -> json::Value {
     doc["ok"] = ok;
     doc["diagnostics"] = std::move(diagnostics);
@@ -345,7 +434,12 @@ json::Value evaluate(const VizRequest &given) {
   else
     spec = parseLayoutText(request.layout, "<layout>", diag);
   for (const Diagnostic &d : diag.all()) {
-    auto o = diagnostic("parse",
+    // The preset table's own complaints are about the arguments, not syntax.
+    bool argument = false;
+    for (const LayoutPreset &p : layoutPresets())
+      argument |= d.message.rfind(std::string(p.name) + ": ", 0) == 0 ||
+                  d.message.rfind("preset " + std::string(p.name) + " takes", 0) == 0;
+    auto o = diagnostic(argument ? "arguments" : "parse",
                         d.kind == Diagnostic::Error     ? "error"
                         : d.kind == Diagnostic::Warning ? "warning"
                                                         : "note",
@@ -358,9 +452,9 @@ json::Value evaluate(const VizRequest &given) {
   }
   if (diag.hasErrors())
     spec.reset();
-  if (!spec || (!request.dtype.empty() && !dtype) || !targetKind || request.threads < 1 ||
-      request.threads > 1024 || request.devices < 1 || request.devices > 4096 ||
-      request.alloc < 0 || request.alloc > (int64_t{1} << 40))
+  if (!spec || !integersOk || (!request.dtype.empty() && !dtype) || !targetKind ||
+      request.threads < 1 || request.threads > 1024 || request.devices < 1 ||
+      request.devices > 4096 || request.alloc < 0 || request.alloc > (int64_t{1} << 40))
     return finish(false);
   const Layout &layout = spec->layout;
   if (!dtype) {
@@ -490,29 +584,39 @@ json::Value evaluate(const VizRequest &given) {
   doc["colAxes"] = std::move(colAxes);
   doc["size"] = layout.size();
   doc["replicas"] = layout.replicas();
+  json::Array weights;
+  for (Axis a : axes)
+    weights.push_back(threadWeight(a));
+  doc["threadWeights"] = std::move(weights);
+  doc["registers"] = registerNaming(spec->preset, dtypeBits(*dtype));
+  doc["logicalNames"] = logicalNames(spec->preset, shape.size());
 
-  // Every owner of every element, one flat array per element:
-  // [replica 0's value on each axis..., replica 1's..., ...].
+  // Every owner of every element, in one flat array (fast to parse for
+  // 2^18 elements): element f's owners start at f * ownerStride, replica 0's
+  // value on each axis, then replica 1's, ...
   json::Array owners;
   json::Array banks;
   // Banks matter for shared memory only.
   bool withBanks =
       usesAxis(layout, Axis::m) && *scope == Scope::Shared && view != "register" && view != "tmem";
+  owners.reserve(static_cast<size_t>(layout.size() * layout.replicas()) * axes.size());
   for (int64_t flat = 0; flat < layout.size(); ++flat) {
-    json::Array values;
     layout.forEachOwner(flat, [&](const PhysCoord &c) {
       for (Axis a : axes)
-        values.push_back(c.get(a));
+        owners.push_back(c.get(a));
     });
-    owners.push_back(std::move(values));
     if (withBanks) {
       BankSlot slot = bankOf(layout.base(flat).get(Axis::m), *dtype);
-      banks.push_back(json::Array{slot.line, slot.bank});
+      banks.push_back(slot.line);
+      banks.push_back(slot.bank);
     }
   }
+  doc["ownerStride"] = static_cast<int64_t>(axes.size()) * layout.replicas();
   doc["owners"] = std::move(owners);
-  if (withBanks)
+  if (withBanks) {
     doc["banks"] = std::move(banks);
+    analyzeAccess(request.access, layout, shape, *dtype, doc, diagnostics);
+  }
 
   // Legality.
   if (*scope == Scope::Tmem && !target.hasTensorMemory)

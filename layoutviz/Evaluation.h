@@ -10,9 +10,13 @@
 // depend on the command line, the simulator or the HTTP server.
 #pragma once
 
+#include "ir/Target.h"
+#include "layoutviz/Access.h"
+
 #include <llvm/Support/JSON.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace tilescope::viz {
@@ -26,6 +30,11 @@ struct VizRequest {
   int64_t threads = 128;      // threads per CTA
   int64_t devices = 1;        // extent of `pid`
   int64_t alloc = 0;          // slots of the allocation on m; 0: the shape's element count
+  // The integer fields as typed (the server passes the page's text): when
+  // set, they are parsed here, with the CLI's messages, and replace the
+  // numbers above.
+  std::optional<std::string> threadsText, devicesText, allocText;
+  AccessRequest access; // the bank panel's warp request (shared memory)
 };
 
 // Draw at most this many owners (elements x replicas); larger layouts are
@@ -36,6 +45,11 @@ constexpr int64_t kMaxDrawnOwners = int64_t{1} << 18;
 // `"ok": false` with diagnostics. The document's fields are described in
 // docs/layoutviz.md ("The evaluation document").
 llvm::json::Value evaluate(const VizRequest &request);
+
+// Weight of a thread axis in the linear thread index of the CTA
+// (threadIdx.x): lane + 32 warp, tid_in_wg + 128 wgid, ...; 0 for the
+// others. The `T37` of the page's labels; the copy view's threads.
+int64_t threadWeight(Axis a);
 
 // The request read back from a document's "request" field (for tests).
 VizRequest requestFromJson(const llvm::json::Object &object);

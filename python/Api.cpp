@@ -1,6 +1,7 @@
 #include "python/Api.h"
 
 #include "ir/IrJson.h"
+#include "ir/JsonText.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "layoutviz/Evaluation.h"
@@ -57,7 +58,7 @@ std::string moduleJsonText(const ParsedModule &module) {
 }
 
 std::shared_ptr<const ParsedModule> moduleFromJsonText(const std::string &text) {
-  auto tree = json::parse(text);
+  auto tree = parseJsonText(text);
   if (!tree) {
     std::string message = llvm::toString(tree.takeError());
     throw ApiError{ApiError::Tree, "$: not JSON: " + message, {}, "$"};

@@ -59,6 +59,8 @@ struct CheckOptions {
   std::string name = "<source>";
   std::string kernel;                  // empty: every kernel
   std::map<std::string, int64_t> args; // sizes for the exhaustive barrier check
+  int64_t timeoutMs = 10000;           // processor time of the proofs of the file (0: none),
+                                       // as `tilescope check --timeout-ms`; past: "budget"
 };
 // Parse, type checks and the proofs (layouts, barriers, races) as a verdict
 // document (docs/python.md); input errors throw ApiError(Input).

@@ -190,12 +190,15 @@ PYBIND11_MODULE(_core, m) {
   m.def(
       "check",
       [](const py::object &source, const std::string &kernel, const py::dict &args,
-         const std::string &name) {
+         const std::string &name, int64_t timeoutMs) {
         auto [text, file] = sourceOf(source, name);
         CheckOptions options;
         options.name = file;
         options.kernel = kernel;
         options.args = namedNumbers<std::map<std::string, int64_t>>(args, "args");
+        if (timeoutMs < 0)
+          throw py::value_error("timeout_ms takes a non-negative number (0: no budget)");
+        options.timeoutMs = timeoutMs;
         std::string result;
         {
           py::gil_scoped_release release;
@@ -203,7 +206,8 @@ PYBIND11_MODULE(_core, m) {
         }
         return loads(result);
       },
-      "source"_a, "kernel"_a = "", "args"_a = py::dict(), "name"_a = "");
+      "source"_a, "kernel"_a = "", "args"_a = py::dict(), "name"_a = "",
+      "timeout_ms"_a = CheckOptions().timeoutMs);
 
   m.def(
       "simulate",
@@ -267,7 +271,9 @@ PYBIND11_MODULE(_core, m) {
       "reward",
       [](const py::object &source, const std::string &problem, const py::object &seed,
          const std::string &sizes, const std::string &kernel, double timeoutMs, uint64_t maxSteps,
-         uint64_t memoryMb, const std::string &name) {
+         uint64_t memoryMb, const std::string &name, double staticTimeoutMs) {
+        if (timeoutMs < 0 || staticTimeoutMs < 0)
+          throw py::value_error("timeout_ms and static_timeout_ms take a non-negative number");
         auto [text, file] = sourceOf(source, name.empty() ? "<candidate>" : name);
         RewardOptions options;
         options.kernel = kernel;
@@ -277,6 +283,7 @@ PYBIND11_MODULE(_core, m) {
           options.seed = seed.cast<uint64_t>();
         options.fileName = file;
         options.timeoutMs = timeoutMs;
+        options.staticTimeoutMs = staticTimeoutMs;
         options.maxSteps = maxSteps;
         options.maxMemoryMb = memoryMb;
         std::string result;
@@ -288,5 +295,6 @@ PYBIND11_MODULE(_core, m) {
       },
       "source"_a, "problem"_a = "", "seed"_a = py::none(), "sizes"_a = "auto", "kernel"_a = "",
       "timeout_ms"_a = RewardOptions().timeoutMs, "max_steps"_a = RewardOptions().maxSteps,
-      "memory_mb"_a = RewardOptions().maxMemoryMb, "name"_a = "");
+      "memory_mb"_a = RewardOptions().maxMemoryMb, "name"_a = "",
+      "static_timeout_ms"_a = RewardOptions().staticTimeoutMs);
 }

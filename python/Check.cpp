@@ -6,6 +6,7 @@
 #include "python/Api.h"
 
 #include "check/KernelProofs.h"
+#include "ir/Budget.h"
 #include "ir/Checker.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
@@ -16,6 +17,9 @@
 #include "tools/ProblemSizes.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
 
 namespace tilescope::python {
 
@@ -58,6 +62,12 @@ std::string checkJson(const std::string &source, const CheckOptions &options) {
     throwInputError(diag);
 
   llvm::StringRef text = sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
+  // The time budget of `tilescope check` (ir/Budget.h: processor time of this thread, so
+  // concurrent calls with the GIL released each have their own).
+  Budget budget(BudgetLimits{std::max<int64_t>(options.timeoutMs, 0), 0, 0});
+  std::optional<ActiveBudget> active;
+  if (options.timeoutMs > 0)
+    active.emplace(budget);
   Verdict overall = Verdict::Proved;
   json::Array kernels;
   for (const Kernel &k : module.kernels) {

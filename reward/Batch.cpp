@@ -1,7 +1,9 @@
 #include "reward/Batch.h"
 
+#include "ir/JsonText.h"
 #include "reward/Json.h"
 #include "reward/RewardCache.h"
+#include "reward/Task.h"
 
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -96,48 +98,29 @@ std::string errorLine(const llvm::json::Value &id, size_t index, const std::stri
 // Runs the reward of one input line (in a worker).
 std::string rewardLine(const std::string &line, size_t index, const BatchOptions &o,
                        RewardCache &cache) {
-  auto parsed = llvm::json::parse(line);
-  if (!parsed) {
-    std::string why = llvm::toString(parsed.takeError());
-    return errorLine(nullptr, index, "error",
-                     fmt::format("input line {}: not JSON: {}", index + 1, why));
-  }
-  const llvm::json::Object *obj = parsed->getAsObject();
-  if (!obj)
-    return errorLine(nullptr, index, "error",
-                     fmt::format("input line {}: not a JSON object", index + 1));
-  const llvm::json::Value *idValue = obj->get("id");
-  llvm::json::Value id = idValue ? *idValue : llvm::json::Value(nullptr);
-  if (!idValue)
-    return errorLine(id, index, "error", fmt::format("input line {}: no \"id\"", index + 1));
-  RewardOptions options = o.reward;
+  BatchCandidate c;
+  JsonInputError bad;
+  if (!readBatchLine(line, o.reward, c, bad))
+    return errorLine(
+        c.id, index, "error",
+        fmt::format("input line {}, column {}: {}", index + 1, bad.column, bad.message));
+  RewardOptions options = c.options;
   options.cache = &cache;
-  std::string source;
-  if (auto text = obj->getString("source")) {
-    source = text->str();
-    options.fileName = idValue->kind() == llvm::json::Value::String
-                           ? "<" + idValue->getAsString()->str() + ">"
-                           : "<" + oneLine(id) + ">";
-  } else if (auto path = obj->getString("path")) {
-    auto buffer = llvm::MemoryBuffer::getFile(*path);
+  std::string source = c.source;
+  if (!c.path.empty()) {
+    auto buffer = llvm::MemoryBuffer::getFile(c.path);
     if (!buffer)
-      return errorLine(id, index, "error",
-                       fmt::format("input line {}: cannot read '{}': {}", index + 1, path->str(),
+      return errorLine(c.id, index, "error",
+                       fmt::format("input line {}: cannot read '{}': {}", index + 1, c.path,
                                    buffer.getError().message()));
     source = (*buffer)->getBuffer().str();
-    options.fileName = path->str();
+    options.fileName = c.path;
   } else {
-    return errorLine(id, index, "error",
-                     fmt::format("input line {}: neither \"source\" nor \"path\"", index + 1));
+    options.fileName = c.id.kind() == llvm::json::Value::String
+                           ? "<" + c.id.getAsString()->str() + ">"
+                           : "<" + oneLine(c.id) + ">";
   }
-  if (auto p = obj->getString("problem"))
-    options.problem = p->str();
-  if (auto k = obj->getString("kernel"))
-    options.kernel = k->str();
-  if (auto s = obj->getString("sizes"))
-    options.sizes = s->str();
-  if (auto s = obj->getInteger("seed"))
-    options.seed = uint64_t(*s);
+  const llvm::json::Value &id = c.id;
   llvm::json::Object out = reward_detail::resultJson(reward(source, options));
   out["id"] = id;
   out["index"] = int64_t(index);
@@ -176,7 +159,7 @@ struct Task {
 
 // The id of an input line as JSON text (for --resume), or "" when it has none.
 std::string idKey(const std::string &line) {
-  auto parsed = llvm::json::parse(line);
+  auto parsed = parseJsonText(line);
   if (!parsed) {
     llvm::consumeError(parsed.takeError());
     return "";
@@ -240,7 +223,7 @@ bool runBatch(const BatchOptions &o, BatchSummary &summary, std::string &error) 
       }
       llvm::json::Value id = nullptr;
       if (!key.empty())
-        if (auto v = llvm::json::parse(key))
+        if (auto v = parseJsonText(key))
           id = std::move(*v);
       pending.push_back({index, line, std::move(id)});
       order.push_back(index);
@@ -419,7 +402,7 @@ bool mergeShards(const std::string &output, const std::vector<std::string> &inpu
       ++number;
       if (line.find_first_not_of(" \t\r") == std::string::npos)
         continue;
-      auto parsed = llvm::json::parse(line);
+      auto parsed = parseJsonText(line);
       const llvm::json::Object *o = parsed ? parsed->getAsObject() : nullptr;
       if (!o) {
         if (!parsed)

@@ -3,11 +3,14 @@
 // scores them (docs/reward.md).
 #include "reward/Reward.h"
 
+#include "ir/Budget.h"
 #include "ir/Parser.h"
+#include "ir/Printer.h"
 #include "ir/SemanticHash.h"
 #include "ir/Suggest.h"
 #include "reward/RewardCache.h"
 #include "reward/SimSizes.h"
+#include "reward/SourceAnchors.h"
 #include "reward/Stages.h"
 #include "simulator/Problem.h"
 
@@ -15,7 +18,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <random>
 
 namespace tilescope {
@@ -46,6 +51,10 @@ const std::vector<std::string> &rewardStageNames() {
 namespace {
 using Clock = std::chrono::steady_clock;
 using namespace tilescope::reward_detail;
+
+void scoreKernel(KernelReward &kr);
+int exitCodeOf(const std::string &verdict);
+int verdictRank(const std::string &v);
 
 double msSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
@@ -210,17 +219,28 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
     return s;
   };
   std::string key;
+  SourceAnchors anchors;
   if (pk.kernel) {
-    kr.candidate = hex(semanticHash(*pk.kernel));
+    Kernel normal = semanticNormalForm(*pk.kernel);
+    kr.candidate = hex(llvm::xxHash64(print(normal)));
+    if (options.cache)
+      anchors = sourceAnchors(normal, sm);
     key = fmt::format("v1|{}|{}|{}", kr.candidate, options.problem, options.sizes);
   }
   using StageFn = StageResult (*)(const Kernel &, llvm::SourceMgr &);
   static const std::pair<const char *, StageFn> kStatic[] = {
       {"types", typesStage},     {"dispatch", dispatchStage}, {"resources", resourcesStage},
       {"layouts", layoutsStage}, {"barriers", barriersStage}, {"races", racesStage}};
+  // A cached entry is used at this candidate's lines and columns, or not at all.
+  auto fromCache = [&](const std::string &k) -> std::optional<std::vector<StageResult>> {
+    std::optional<RewardCache::Entry> e = options.cache->find(k);
+    if (e && moveToCandidate(e->stages, e->anchors, anchors, options.fileName, pk.name))
+      return std::move(e->stages);
+    return std::nullopt;
+  };
   std::optional<std::vector<StageResult>> cached;
   if (pk.kernel && blockedBy.empty() && options.cache)
-    cached = options.cache->find(key);
+    cached = fromCache(key);
   if (cached && cached->size() == std::size(kStatic)) {
     for (StageResult &s : *cached) {
       s.cached = true;
@@ -229,6 +249,13 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
     }
   } else {
     std::vector<StageResult> fresh;
+    // The static stages share one time budget (ir/Budget.h, processor time: Z3's
+    // queries and the exhaustive barrier check obey it); the stage it runs
+    // out in is `budget`, and the stages after it are skipped.
+    Budget budget(BudgetLimits{int64_t(std::max(options.staticTimeoutMs, 0.0)), 0, 0});
+    std::optional<ActiveBudget> active;
+    if (options.staticTimeoutMs > 0)
+      active.emplace(budget);
     for (const auto &[name, run] : kStatic) {
       if (!blockedBy.empty()) {
         fresh.push_back(skipped(name));
@@ -237,12 +264,20 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
       auto started = Clock::now();
       StageResult s = run(*pk.kernel, sm);
       s.ms = msSince(started);
+      if (active && (budget.expired() || budget.exceeded() != BudgetKind::None) &&
+          s.status != StageStatus::Fail) {
+        s.status = StageStatus::Budget;
+        s.reason = fmt::format("the static stages' CPU time of {} ms (--static-timeout-ms) "
+                               "ran out in this stage",
+                               budget.limits().timeoutMs);
+      }
       blocked(s);
       fresh.push_back(std::move(s));
     }
-    if (pk.kernel && options.cache && !fresh.empty() &&
+    bool outOfBudget = budget.exceeded() != BudgetKind::None;
+    if (pk.kernel && options.cache && !fresh.empty() && !outOfBudget &&
         fresh.front().status != StageStatus::Skipped)
-      options.cache->store(key, fresh);
+      options.cache->store(key, {fresh, anchors});
     for (StageResult &s : fresh)
       kr.stages.push_back(std::move(s));
   }
@@ -258,7 +293,7 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
   } else {
     std::optional<std::vector<StageResult>> cachedSim;
     if (options.cacheDynamic && options.cache)
-      cachedSim = options.cache->find(key + "|simulate");
+      cachedSim = fromCache(key + "|simulate");
     if (cachedSim && cachedSim->size() == 1) {
       cachedSim->front().cached = true;
       kr.stages.push_back(cachedSim->front());
@@ -269,7 +304,7 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
       StageResult s = simulateStage(*pk.kernel, sm, req, kr.simulated);
       s.ms = msSince(started);
       if (options.cache)
-        options.cache->store(key + "|simulate", {s});
+        options.cache->store(key + "|simulate", {{s}, anchors});
       kr.stages.push_back(std::move(s));
     }
     blocked(kr.stages.back());
@@ -277,6 +312,12 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
   kr.stages.push_back(pk.kernel && blockedBy.empty() ? performanceStage(*pk.kernel)
                                                      : skipped("performance"));
 
+  scoreKernel(kr);
+  return kr;
+}
+
+// The credits, score, verdict and first failure of a kernel's stages.
+void scoreKernel(KernelReward &kr) {
   double total = 0, earned = 0;
   bool failed = false, budget = false, unknown = false;
   for (StageResult &s : kr.stages) {
@@ -298,7 +339,6 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
   kr.verdict = verdict;
   kr.score = total > 0 ? earned / total : 0;
   kr.firstFailure = firstFailureOf(kr.stages);
-  return kr;
 }
 
 int exitCodeOf(const std::string &verdict) {
@@ -348,6 +388,29 @@ RewardResult reward(const std::string &source, const RewardOptions &options) {
     res.ms = msSince(started);
     return res;
   };
+  if (isPtxSource(source, options.fileName)) { // PTX from any compiler: reward/PtxReward.cpp
+    std::vector<KernelReward> kernels = ptxKernelRewards(source, options, res.diagnostics);
+    if (kernels.empty() && res.diagnostics.empty())
+      fileError("parse.no-kernel", "the file holds no kernel");
+    if (kernels.empty())
+      return finishError();
+    std::string fileHash;
+    res.verdict = "pass";
+    double scores = 0;
+    for (KernelReward &kr : kernels) {
+      scoreKernel(kr);
+      fileHash += kr.candidate;
+      scores += kr.score;
+      if (verdictRank(kr.verdict) > verdictRank(res.verdict))
+        res.verdict = kr.verdict;
+      res.kernels.push_back(std::move(kr));
+    }
+    res.candidate = hex(llvm::xxHash64(fileHash));
+    res.score = scores / double(res.kernels.size());
+    res.exitCode = exitCodeOf(res.verdict);
+    res.ms = msSince(started);
+    return res;
+  }
   if (!options.problem.empty()) {
     sim::ProblemSyntaxError syntax;
     if (!sim::parseProblem(options.problem, &syntax)) {

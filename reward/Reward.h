@@ -31,6 +31,7 @@ struct RewardOptions {
   std::string sizes = "auto";   // "auto" or "M=256,N=256,K=128;M=384,N=128,K=320"
   std::optional<uint64_t> seed; // none: drawn from the OS (and reported)
   std::string fileName = "<candidate>";
+  double staticTimeoutMs = 10000;        // CPU time of the static stages together (0: none)
   double timeoutMs = 10000;              // wall time of the simulate stage per size
   uint64_t maxSteps = uint64_t{1} << 28; // simulated warp statements per size
   uint64_t maxMemoryMb = 512;            // simulated state (tensors, CTA state)
@@ -69,6 +70,9 @@ struct SimulatedSize {
   std::string ctas;    // "all" or "3 of 132"
   std::string outcome; // match | mismatch | unwritten | input-modified | deadlock | ...
   double ms = 0;
+  // What shared memory, registers, tensor memory and the outputs held before
+  // the run (simulator/Poison.h): nan | random | big | negbig.
+  std::string poison;
 };
 
 struct FirstFailure {

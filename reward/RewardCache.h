@@ -6,8 +6,10 @@
 // batches). The simulate stage is stored too, but read only when the caller
 // asks for it (--cache-dynamic): fresh inputs are the default.
 //
-// Thread-safe. Diagnostics read from the cache keep the locations of the
-// candidate that filled it.
+// Thread-safe. An entry keeps the source anchors of the candidate that
+// filled it (reward/SourceAnchors.h), so that the reward can move its
+// diagnostics to the lines and columns of a later candidate with the same
+// hash.
 #pragma once
 
 #include "reward/Reward.h"
@@ -16,17 +18,24 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tilescope {
 
 class RewardCache {
 public:
+  struct Entry {
+    std::vector<StageResult> stages;
+    // (line, column) of each node of the filling candidate's normal form.
+    std::vector<std::pair<unsigned, unsigned>> anchors;
+  };
+
   // `dir` empty: in memory only. The directory is created when missing.
   explicit RewardCache(std::string dir = "");
 
-  std::optional<std::vector<StageResult>> find(const std::string &key);
-  void store(const std::string &key, const std::vector<StageResult> &stages);
+  std::optional<Entry> find(const std::string &key);
+  void store(const std::string &key, const Entry &entry);
 
   size_t hits() const { return hits_; }
   size_t misses() const { return misses_; }
@@ -36,7 +45,7 @@ private:
 
   std::string dir_;
   std::mutex mutex_;
-  std::map<std::string, std::vector<StageResult>> memory_;
+  std::map<std::string, Entry> memory_;
   size_t hits_ = 0, misses_ = 0;
 };
 

@@ -102,6 +102,7 @@ llvm::json::Object resultJson(const RewardResult &r) {
     for (const SimulatedSize &s : k.simulated)
       simulated.push_back(llvm::json::Object{{"sizes", s.sizes},
                                              {"ctas", s.ctas},
+                                             {"poison", s.poison},
                                              {"outcome", s.outcome},
                                              {"ms", rounded(s.ms, 0.001)}});
     kernels.push_back(llvm::json::Object{{"kernel", k.kernel},

@@ -44,6 +44,19 @@ std::string outcomeWord(const std::string &kind) {
   return kind; // "mismatch", and the engine's outcome names ("deadlock", ...)
 }
 
+// The poison pattern of size `i` of an evaluation (docs/reward.md): NaN at
+// the first size, random bytes at the second, and at any later one a huge
+// value of either sign, drawn from the evaluation's seed — so every
+// evaluation with two sizes or more runs under NaN and under values a
+// `max`, a `min` or a comparison does not drop.
+PoisonPattern poisonOfSize(size_t i, uint64_t seed) {
+  if (i == 0)
+    return PoisonPattern::Nan;
+  if (i == 1)
+    return PoisonPattern::Random;
+  return mix(seed, 1000 + i) % 2 ? PoisonPattern::Big : PoisonPattern::NegBig;
+}
+
 // What one size gave.
 struct SizeOutcome {
   StageStatus status = StageStatus::Pass;
@@ -99,7 +112,8 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
     std::string described = describe(size.values);
     for (const auto &[name, v] : args.floats)
       described += fmt::format(", {} = {:.3g}", name, v);
-    SimulatedSize record{described, "all", "", 0};
+    PoisonPattern poison = poisonOfSize(i, req.seed);
+    SimulatedSize record{described, "all", "", 0, std::string(poisonName(poison))};
     SizeOutcome result;
     auto finish = [&](StageStatus status, const std::string &outcome) {
       result.status = status;
@@ -141,9 +155,10 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
       }
     }
     if (program && problem) {
-      prepareTensors(tensors, &*problem, seed);
+      prepareTensors(tensors, &*problem, seed, poison);
       SimulateOptions options;
       options.seed = seed;
+      options.poison = poison;
       options.maxSteps = int64_t(std::min<uint64_t>(req.maxSteps, uint64_t{1} << 62));
       options.memoryCapBytes = int64_t(req.maxMemoryMb) << 20;
       options.deadline = started + std::chrono::microseconds(int64_t(req.timeoutMs * 1000));
@@ -159,7 +174,8 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
       }
       SimulationResult sim = simulateChecked(*program, &*problem, tensors, options);
       size_t said = r.diagnostics.size();
-      std::string witnessSeed = fmt::format("{}; seed {}", described, req.seed);
+      std::string witnessSeed =
+          fmt::format("{}; seed {}; poison {}", described, req.seed, poisonName(poison));
       // Uninitialised reads first, at the reading statement; the engine's
       // reads and simulateChecked's findings of that kind are in one order.
       const std::vector<UninitializedRead> &reads = sim.run.stats.uninitializedReads;

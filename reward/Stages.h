@@ -30,6 +30,14 @@ std::vector<RewardDiagnostic> convertDiagnostics(const Diagnostics &diag, size_t
 // The stable code of a parse, types or dispatch diagnostic.
 std::string codeOfMessage(const std::string &stage, const std::string &message);
 
+// PTX candidates (reward/PtxReward.cpp): whether the text is PTX (a `.ptx`
+// file name, or a first directive `.version`), and the stages of each of its
+// kernels, unscored.
+bool isPtxSource(const std::string &source, const std::string &fileName);
+std::vector<KernelReward> ptxKernelRewards(const std::string &source,
+                                           const RewardOptions &options,
+                                           std::vector<RewardDiagnostic> &fileDiagnostics);
+
 StageResult typesStage(const Kernel &kernel, llvm::SourceMgr &sm);
 StageResult dispatchStage(const Kernel &kernel, llvm::SourceMgr &sm);
 StageResult resourcesStage(const Kernel &kernel, llvm::SourceMgr &sm);

@@ -13,6 +13,7 @@
 #include "simulator/Value.h"
 
 #include <llvm/ADT/ArrayRef.h>
+#include <llvm/ADT/STLFunctionalExtras.h>
 
 #include <map>
 #include <memory>
@@ -276,9 +277,9 @@ public:
   bool traced() const { return race_ || options_.checkUninitialized; }
   // The uninitialised-read check of one shared (bytes [address, address +
   // units)) or tensor-memory (cell `address`) access of this CTA's memory by
-  // `agent` (RaceHooks.cpp).
+  // the agent `agent()` names (RaceHooks.cpp; called only for a report).
   void initAccess(RaceSpace space, int buffer, int64_t flat, int64_t address, int units, bool write,
-                  std::string_view agent, llvm::SMLoc loc);
+                  llvm::function_ref<std::string()> agent, llvm::SMLoc loc);
   void stampAsync(AsyncCopy &unit, ThreadRange threads);
   void stampAsyncMma(PrimitiveCall &mma, int64_t warpgroup);
   void releaseTo(int barrier, uint32_t agent, int64_t phaseBefore);

@@ -1281,16 +1281,24 @@ std::optional<Failure> CtaExecutor::start() {
     PoisonPattern pp = options_.poison;
     shared_.assign(p_.sharedBytes, poisonByte(pp, poisonRng));
     if (pp == PoisonPattern::Random)
-      for (uint8_t &byte : shared_)
-        byte = poisonByte(pp, poisonRng);
+      for (size_t at = 0; at < shared_.size(); at += 8) {
+        uint64_t word = poisonRng();
+        std::memcpy(&shared_[at], &word, std::min<size_t>(8, shared_.size() - at));
+      }
     regs_.assign(p_.threads * p_.regsPerThread, 0);
     if (pp != PoisonPattern::Zero)
-      for (const BufferPlan &b : p_.buffers)
-        if (b.scope == MemScope::Reg)
-          for (int64_t t = 0; t < p_.threads; ++t)
-            for (int64_t r = 0; r < b.regCount; ++r)
-              regs_[t * p_.regsPerThread + b.regBase + r] =
-                  poisonWord(pp, std::min(b.elementBytes, 8), poisonRng);
+      for (const BufferPlan &b : p_.buffers) {
+        if (b.scope != MemScope::Reg)
+          continue;
+        int bytes = std::min(b.elementBytes, 8);
+        // A fixed pattern is one word; only Random draws one per register.
+        uint64_t word = pp == PoisonPattern::Random ? 0 : poisonWord(pp, bytes, poisonRng);
+        for (int64_t t = 0; t < p_.threads; ++t) {
+          uint64_t *reg = &regs_[t * p_.regsPerThread + b.regBase];
+          for (int64_t r = 0; r < b.regCount; ++r)
+            reg[r] = pp == PoisonPattern::Random ? poisonWord(pp, bytes, poisonRng) : word;
+        }
+      }
     if (targetInfo(p_.target).hasTensorMemory) {
       tmem_.assign(128 * 512, static_cast<uint32_t>(poisonWord(pp, 4, poisonRng)));
       if (pp == PoisonPattern::Random)
@@ -1352,22 +1360,28 @@ CtaExecutor::Tick CtaExecutor::tick() {
                        {}};
     return Tick::Failed;
   }
-  // Wall time, every 1024 scheduler ticks: options.deadline and the
-  // command's budget (ir/Budget.h).
+  // Time, every 1024 scheduler ticks: options.deadline (wall time) and the
+  // command's budget (ir/Budget.h: processor time and wall time).
   if (++ticksSinceClock_ >= 1024) {
     ticksSinceClock_ = 0;
     bool pastOption = options_.deadline != std::chrono::steady_clock::time_point::max() &&
                       std::chrono::steady_clock::now() > options_.deadline;
     Budget *budget = pastOption ? nullptr : activeBudget();
     if (pastOption || (budget && budget->expired())) {
-      failure_ = Failure{RunResult::Outcome::TimeBudget,
-                         fmt::format("wall-time budget{} exhausted in CTA ({}, {}, {}) after {} "
-                                     "warp statements; the kernel may not terminate{}",
-                                     budget ? fmt::format(" of {} ms", budget->limits().timeoutMs)
-                                            : "",
-                                     ctaId_[0], ctaId_[1], ctaId_[2], stats_.steps,
-                                     budget ? " (raise it with --timeout-ms)" : ""),
-                         {}};
+      // The budget's processor time (--timeout-ms) or its wall-time backstop.
+      bool cpu = budget && budget->exceeded() == BudgetKind::CpuTime;
+      std::string which =
+          !budget ? "wall-time budget"
+          : cpu   ? fmt::format("CPU-time budget of {} ms", budget->limits().timeoutMs)
+                  : fmt::format("wall-time budget of {} ms", budget->limits().wallTimeoutMs);
+      failure_ = Failure{
+          RunResult::Outcome::TimeBudget,
+          fmt::format("{} exhausted in CTA ({}, {}, {}) after {} warp statements; "
+                      "the kernel may not terminate{}",
+                      which, ctaId_[0], ctaId_[1], ctaId_[2], stats_.steps,
+                      budget ? fmt::format(" (raise it with {})", budgetOption(budget->exceeded()))
+                             : ""),
+          {}};
       return Tick::Failed;
     }
   }
@@ -1382,6 +1396,22 @@ CtaExecutor::Tick CtaExecutor::tick() {
       ready.push_back(w.id);
     allDone &= w.state == Warp::State::Done;
   }
+  // Every thread has finished: the CTA exits and its shared memory goes back
+  // to the SM, so a group copy still touching it (a bulk store that has not
+  // read its source: groupKind 1; a cp.async not yet landed: groupKind 0) is
+  // an error, as verifier/AsyncDrain.h reports statically.
+  if (allDone)
+    for (const AsyncCopy &u : inflight_)
+      if (u.groupKind == 0 || (u.groupKind == 1 && !u.sourceRead)) {
+        bool store = u.groupKind == 1;
+        fail(u.loc, fmt::format("the CTA exits while this {} still {} shared '{}': no {} of thread "
+                                "{} retired its group before the kernel ended",
+                                store ? "tma.store" : "cp_async",
+                                store ? "reads its source in" : "writes its destination in",
+                                plan(store ? u.src.buffer : u.dst.buffer).name,
+                                store ? "tma.store_wait" : "cp_async.wait", u.groupThread));
+        return Tick::Failed;
+      }
   if (!inflight_.empty() && (ready.empty() || rng_() % 4 == 0)) {
     size_t pick = rng_() % inflight_.size();
     // tcgen05 operations complete in issue order: a commit unit is only

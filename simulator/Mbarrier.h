@@ -1,5 +1,4 @@
-// One mbarrier as DESIGN.md ("Semantics the simulator and verifier must
-// share") defines it, independent of any kernel: init(count), arrivals,
+// One mbarrier as docs/semantics.md ("mbarrier") defines it, independent of any kernel: init(count), arrivals,
 // signed transaction count, phase completion and parity waits. The engine
 // keeps one per barrier of a CTA; the tests pin its rules directly.
 //

@@ -419,6 +419,20 @@ struct RowChunk {
 
 // A chunk through the per-element model.
 [[gnu::noinline]] uint32_t generalChunk(const RowChunk &r, int64_t j, uint32_t acc) {
+  // What fusedSum gives when the accumulator is a zero and every product
+  // has a zero operand and no NaN or infinity (the zero rows a TMA copy
+  // fills past a tensor's edge): a zero, negative only when the accumulator
+  // and every product are.
+  const int64_t bj = j * r.K + r.q * r.row->k;
+  if ((acc & 0x7FFFFFFFu) == 0 && !r.specialA && !r.B->special[j * r.chunks + r.q]) {
+    bool zeros = true, negative = (acc >> 31) != 0;
+    for (int64_t k = 0; k < r.len && zeros; ++k) {
+      zeros = r.ea[k] == kNoTerm || r.B->exponent[bj + k] == kNoTerm;
+      negative = negative && (r.na[k] ^ r.B->signMask[bj + k]) != 0;
+    }
+    if (zeros)
+      return negative ? 0x80000000u : 0u;
+  }
   std::vector<ProductTerm> terms(r.len);
   for (int64_t k = 0; k < r.len; ++k)
     terms[k] = {numerics::decompose(r.aCodes[k], *r.fa),

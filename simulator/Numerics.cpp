@@ -86,7 +86,7 @@ bool overflowStaysFinite(Rounding rounding, bool negative) {
 } // namespace
 
 uint32_t FloatFormat::maxFiniteCode() const {
-  uint32_t biased, fraction;
+  uint32_t biased = 0, fraction = 0;
   maxFiniteFields(*this, biased, fraction);
   return ((biased << manBits) | fraction) << storageShift;
 }
@@ -137,7 +137,7 @@ uint32_t encode(float value, const FloatFormat &f, ConvertMode mode) {
   bool negative = (in >> 31) != 0;
   uint32_t inBiased = (in >> 23) & 0xFF;
   uint32_t inFraction = in & 0x7FFFFF;
-  uint32_t maxB, maxF;
+  uint32_t maxB = 0, maxF = 0;
   maxFiniteFields(f, maxB, maxF);
   uint32_t maxCode = (maxB << f.manBits) | maxF;
 

@@ -1,5 +1,7 @@
 #include "simulator/Poison.h"
 
+#include <algorithm>
+
 namespace tilescope::sim {
 
 std::string_view poisonName(PoisonPattern p) {
@@ -47,6 +49,8 @@ uint8_t poisonByte(PoisonPattern p, std::mt19937_64 &rng) {
 }
 
 uint64_t poisonWord(PoisonPattern p, int bytes, std::mt19937_64 &rng) {
+  if (p == PoisonPattern::Random) // one draw per word, not per byte
+    return bytes >= 8 ? rng() : rng() & ((uint64_t{1} << (8 * std::max(bytes, 0))) - 1);
   uint64_t w = 0;
   for (int i = 0; i < bytes && i < 8; ++i)
     w |= uint64_t{poisonByte(p, rng)} << (8 * i);

@@ -37,7 +37,8 @@ std::string_view poisonNames();
 // The byte every poisoned byte gets (Random: one drawn from `rng`).
 uint8_t poisonByte(PoisonPattern p, std::mt19937_64 &rng);
 
-// `bytes` bytes of the pattern as a little-endian word (bytes <= 8).
+// `bytes` bytes of the pattern as a little-endian word (bytes <= 8; Random:
+// the low bytes of one draw).
 uint64_t poisonWord(PoisonPattern p, int bytes, std::mt19937_64 &rng);
 
 } // namespace tilescope::sim

@@ -1,6 +1,6 @@
 // Dynamic race detection on the simulation: happens-before with vector
-// clocks over the bytes the kernel touches (DESIGN.md: racecheck, dynamic
-// half).
+// clocks over the bytes the kernel touches (the dynamic half of race
+// detection; docs/semantics.md states the synchronisation it models).
 //
 // Agents. Every thread of the running group is an agent: a group is one CTA,
 // or the CTAs of one cluster, which run together and can synchronise (thread

@@ -13,9 +13,11 @@ namespace tilescope::sim {
 void CtaExecutor::raceAccess(RaceSpace space, int buffer, int64_t flat, int64_t address, int units,
                              bool write, ThreadRange threads, llvm::SMLoc loc) {
   if (options_.checkUninitialized && space != RaceSpace::Global) {
-    std::string agent = asyncAgent_ >= 0 || threads.end <= threads.begin
-                            ? std::string("an asynchronous operation")
-                            : fmt::format("thread {}", threads.begin);
+    auto agent = [&] {
+      return asyncAgent_ >= 0 || threads.end <= threads.begin
+                 ? std::string("an asynchronous operation")
+                 : fmt::format("thread {}", threads.begin);
+    };
     initAccess(space, buffer, flat, address, units, write, agent, loc);
   }
   if (!race_)
@@ -35,13 +37,16 @@ void CtaExecutor::raceAccessAs(uint32_t agent, int rank, RaceSpace space, int bu
       rank < static_cast<int>(cluster_->ctas.size()))
     cluster_->ctas[rank]->initAccess(
         space, buffer, flat, address, units, write,
-        fmt::format("thread {} of CTA rank {}", agent % p_.threads, agent / p_.threads), loc);
+        [&] {
+          return fmt::format("thread {} of CTA rank {}", agent % p_.threads, agent / p_.threads);
+        },
+        loc);
   if (race_)
     race_->access({space, buffer, flat, address, units, rank}, write, agent, loc);
 }
 
 void CtaExecutor::initAccess(RaceSpace space, int buffer, int64_t flat, int64_t address, int units,
-                             bool write, std::string_view agent, llvm::SMLoc loc) {
+                             bool write, llvm::function_ref<std::string()> agent, llvm::SMLoc loc) {
   std::vector<uint8_t> &bits = space == RaceSpace::Shared ? sharedInit_ : tmemInit_;
   if (address < 0 || address + units > static_cast<int64_t>(bits.size()))
     return; // the access itself fails elsewhere
@@ -71,7 +76,7 @@ void CtaExecutor::initAccess(RaceSpace space, int buffer, int64_t flat, int64_t 
     element += (element.empty() ? "" : ", ") + std::to_string(x);
   r.element = "[" + element + "]";
   r.location = where(loc);
-  r.agent = std::string(agent);
+  r.agent = agent();
   r.cta = ctaId_;
   r.count = 1;
   r.key = loc.getPointer();

@@ -76,11 +76,23 @@ void poisonTensor(HostTensor &t) {
   std::fill(t.written.begin(), t.written.end(), 0);
 }
 
-void prepareTensors(std::vector<HostTensor> &tensors, const BoundProblem *problem, uint64_t seed) {
+void poisonTensor(HostTensor &t, PoisonPattern pattern, std::mt19937_64 &rng) {
+  if (pattern == PoisonPattern::Nan)
+    return poisonTensor(t);
+  int bytes = std::max(1, dtypeBits(t.dtype) / 8);
+  uint64_t word = poisonWord(pattern, bytes, rng);
+  for (int64_t i = 0; i < t.elements(); ++i)
+    t.setBits(i, pattern == PoisonPattern::Random ? poisonWord(pattern, bytes, rng) : word);
+  std::fill(t.written.begin(), t.written.end(), 0);
+}
+
+void prepareTensors(std::vector<HostTensor> &tensors, const BoundProblem *problem, uint64_t seed,
+                    PoisonPattern outputPoison) {
+  std::mt19937_64 poisonRng(seed ^ 0x6F7574707574ull); // "output"
   for (size_t i = 0; i < tensors.size(); ++i) {
     int index = static_cast<int>(i);
     if (isProblemOutput(problem, index)) {
-      poisonTensor(tensors[i]);
+      poisonTensor(tensors[i], outputPoison, poisonRng);
       continue;
     }
     bool scale = problem && std::find(problem->scales.begin(), problem->scales.end(), index) !=
@@ -218,7 +230,6 @@ SimulationResult simulateChecked(const Program &program, const BoundProblem *pro
     }
   }
 
-  using Outcome = RunResult::Outcome;
   if (!out.run.ok()) {
     bool budget = out.run.stoppedByBudget();
     out.result = std::string(outcomeName(out.run.outcome));

@@ -47,11 +47,16 @@ std::vector<std::string> sampleScalars(const Kernel &kernel, ArgValues &args, ui
 // tensor `problem` does not name as an output; all of them without a problem)
 // random from `seed` (fillRandomInput; block scales for the problem's scale
 // tensors), outputs poisoned with NaN (-1 for integers) and marked unwritten.
-void prepareTensors(std::vector<HostTensor> &tensors, const BoundProblem *problem, uint64_t seed);
+// `outputPoison` other than NaN fills the outputs with that pattern instead
+// (Poison.h; Random from `seed`).
+void prepareTensors(std::vector<HostTensor> &tensors, const BoundProblem *problem, uint64_t seed,
+                    PoisonPattern outputPoison = PoisonPattern::Nan);
 // Whether tensor `index` is an output of `problem`.
 bool isProblemOutput(const BoundProblem *problem, int index);
-// NaN in every element (-1 for integers), nothing marked written.
+// NaN in every element (-1 for integers), nothing marked written; with
+// another pattern, that pattern's bytes (Random: drawn from `rng`).
 void poisonTensor(HostTensor &t);
+void poisonTensor(HostTensor &t, PoisonPattern pattern, std::mt19937_64 &rng);
 
 struct SimulateOptions {
   uint64_t seed = 1; // the scheduler and the Random poison (inputs: prepareTensors)

@@ -2,10 +2,37 @@
 
 #include "simulator/Numerics.h"
 
+#include <array>
 #include <bit>
 #include <cstring>
+#include <vector>
 
 namespace tilescope::sim {
+
+namespace {
+
+// numerics::decode of every code of each float format of at most 16 bits
+// (f16, bf16, fp8, fp6, fp4, ue8m0), filled once from decode itself: the
+// simulator decodes operands element by element, and a lookup returns the
+// same float as the call.
+const std::vector<float> *decodeTable(Dtype dtype) {
+  static const std::array<std::vector<float>, 32> tables = [] {
+    std::array<std::vector<float>, 32> out;
+    for (Dtype d : {Dtype::f16, Dtype::bf16, Dtype::f8e4m3, Dtype::f8e5m2, Dtype::f6e2m3,
+                    Dtype::f6e3m2, Dtype::f4e2m1, Dtype::ue8m0}) {
+      const numerics::FloatFormat *format = numerics::floatFormat(d);
+      std::vector<float> &t = out[static_cast<size_t>(d)];
+      t.resize(size_t{1} << dtypeBits(d));
+      for (uint32_t code = 0; code < t.size(); ++code)
+        t[code] = numerics::decode(code, *format);
+    }
+    return out;
+  }();
+  const std::vector<float> &t = tables[static_cast<size_t>(dtype)];
+  return t.empty() ? nullptr : &t;
+}
+
+} // namespace
 
 uint64_t encodeFloat(Dtype dtype, double value) {
   if (dtype == Dtype::f64)
@@ -36,6 +63,8 @@ double decodeFloat(Dtype dtype, uint64_t bits) {
     return std::bit_cast<float>(static_cast<uint32_t>(bits));
   if (!isFloat(dtype))
     return static_cast<double>(decodeInt(dtype, bits));
+  if (const std::vector<float> *table = decodeTable(dtype); table && bits < table->size())
+    return (*table)[bits];
   return numerics::decode(static_cast<uint32_t>(bits), *numerics::floatFormat(dtype));
 }
 

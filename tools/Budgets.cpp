@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <new>
+#include <vector>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define TILESCOPE_SANITIZED 1
@@ -26,8 +27,14 @@ namespace tilescope::tool {
 namespace cl = llvm::cl;
 
 BudgetOptions::BudgetOptions(cl::SubCommand &sub, bool withSteps)
-    : timeoutMs("timeout-ms", cl::desc("Wall-time budget in milliseconds (0: none)"),
+    : timeoutMs("timeout-ms",
+                cl::desc("Time budget in milliseconds of processor time (user + system) of the "
+                         "run (0: none)"),
                 cl::init(kDefaultTimeoutMs), cl::value_desc("MS"), cl::sub(sub)),
+      wallTimeoutMs("wall-timeout-ms",
+                    cl::desc("Wall-time budget in milliseconds, a backstop for a loaded "
+                             "machine (0: none)"),
+                    cl::init(kDefaultWallTimeoutMs), cl::value_desc("MS"), cl::sub(sub)),
       maxMemoryMb("max-memory-mb",
                   cl::desc("Memory budget in MiB: heap growth of the run, Z3 and the simulated "
                            "state (0: none)"),
@@ -40,9 +47,23 @@ BudgetOptions::BudgetOptions(cl::SubCommand &sub, bool withSteps)
 BudgetLimits BudgetOptions::limits() const {
   BudgetLimits l;
   l.timeoutMs = std::max<int64_t>(timeoutMs, 0);
+  l.wallTimeoutMs = std::max<int64_t>(wallTimeoutMs, 0);
   l.maxMemoryBytes = std::clamp<int64_t>(maxMemoryMb, 0, int64_t{1} << 40) << 20;
   l.maxSteps = maxSteps ? std::max<int64_t>(*maxSteps, 0) : 0;
   return l;
+}
+
+int BudgetOptions::usageError(const char *command) const {
+  std::vector<const cl::opt<int64_t> *> all = {&timeoutMs, &wallTimeoutMs, &maxMemoryMb};
+  if (maxSteps)
+    all.push_back(&*maxSteps);
+  for (const cl::opt<int64_t> *o : all)
+    if (o->getValue() < 0) {
+      llvm::errs() << "tilescope " << command << ": error: --" << o->ArgStr
+                   << " takes a non-negative number (0: no budget), not " << o->getValue() << "\n";
+      return kInputError;
+    }
+  return 0;
 }
 
 namespace {
@@ -82,6 +103,8 @@ void limitData(int64_t bytes) {
 
 const char *kindName(BudgetKind kind) {
   switch (kind) {
+  case BudgetKind::CpuTime:
+    return "cpu-time";
   case BudgetKind::WallTime:
     return "wall-time";
   case BudgetKind::Steps:
@@ -107,6 +130,14 @@ int runWithinBudget(Budget &budget, llvm::function_ref<int()> run,
     setSolverMemoryLimit(memory >> 20);
     limitData(memory);
   }
+  // InitLLVM's new-handler ends the process on a failed allocation (as an
+  // input error, tools/tilescope.cpp); within the budget a failed allocation
+  // is the memory budget running out, so let operator new throw instead.
+  std::new_handler previous = std::set_new_handler(nullptr);
+  struct Restore {
+    std::new_handler handler;
+    ~Restore() { std::set_new_handler(handler); }
+  } restore{previous};
   try {
     return run();
   } catch (const std::bad_alloc &) {
@@ -118,9 +149,10 @@ int runWithinBudget(Budget &budget, llvm::function_ref<int()> run,
 llvm::json::Object budgetJson(const Budget &budget) {
   BudgetKind kind = budget.exceeded();
   const BudgetLimits &l = budget.limits();
-  int64_t limit = kind == BudgetKind::WallTime ? l.timeoutMs
-                  : kind == BudgetKind::Steps  ? l.maxSteps
-                                               : l.maxMemoryBytes >> 20;
+  int64_t limit = kind == BudgetKind::CpuTime    ? l.timeoutMs
+                  : kind == BudgetKind::WallTime ? l.wallTimeoutMs
+                  : kind == BudgetKind::Steps    ? l.maxSteps
+                                                 : l.maxMemoryBytes >> 20;
   return llvm::json::Object{
       {"kind", kindName(kind)}, {"limit", limit}, {"message", budget.message()}};
 }

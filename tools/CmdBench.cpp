@@ -7,6 +7,9 @@
 // A kernel with parameters runs at the point of --set, or with --auto at the
 // point the tuning table picks for --args (tools/ModelInputs.h).
 // Exit 0 when the result is right, 1 when it is wrong, 2 on input errors.
+// Like `lower`, it first runs the proofs of `tilescope check` (tools/LowerGate.h):
+// a kernel with findings is not built (exit 1), nor one left unknown (exit 3)
+// unless --allow-unknown is given.
 #include "codegen/CudaEmitter.h"
 #include "codegen/Toolchain.h"
 #include "ir/Checker.h"
@@ -14,6 +17,7 @@
 #include "tools/Command.h"
 #include "tools/InputFile.h"
 #include "tools/ModelInputs.h"
+#include "tools/LowerGate.h"
 
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
@@ -55,6 +59,11 @@ cl::opt<std::string> tableFile("table",
                                cl::value_desc("FILE"), cl::sub(benchCommand));
 cl::opt<std::string> target("target", cl::desc("The machine of the shipped table: h100 or h200"),
                             cl::init("h100"), cl::sub(benchCommand));
+cl::opt<bool> allowUnknown(
+    "allow-unknown",
+    cl::desc("Build and time a kernel that `tilescope check` leaves unknown (not proved); "
+             "without it such a kernel is refused with exit 3"),
+    cl::sub(benchCommand));
 cl::opt<std::string> harnessOpt("harness", cl::desc("The harness bench.py (default: beside the "
                                                     "binary, else the source tree's codegen/)"),
                                 cl::init(""), cl::sub(benchCommand));
@@ -82,6 +91,8 @@ int runBench() {
     return kInputError;
   const Module &module = *in.module;
   Diagnostics &diag = in.diag;
+  if (int gate = gateLowering(in, kernelName, allowUnknown, "bench"); gate != kClean)
+    return gate;
   auto lowered = codegen::lowerModule(module, diag, kernelName);
   if (!lowered)
     return kInputError;

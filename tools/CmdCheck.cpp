@@ -314,6 +314,8 @@ std::string_view statusVerdict(int status) {
 int runChecks();
 
 int runCheck() {
+  if (int bad = budgetOptions.usageError("check"))
+    return bad;
   Budget budget(budgetOptions.limits());
   return runWithinBudget(budget, runChecks, [&] {
     llvm::SourceMgr sm;
@@ -412,6 +414,8 @@ int runChecks() {
                            {"status", status},
                            {"files", std::move(files)},
                            {"diagnostics", diagnosticsJson(diag)}};
+    if (activeBudget()->exceeded() != BudgetKind::None)
+      out["budget"] = budgetJson(*activeBudget());
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
   } else {
     for (const FileResult &r : results)

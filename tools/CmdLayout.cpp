@@ -3,6 +3,7 @@
 // the bank conflicts of an instruction's access pattern.
 //
 //   tilescope layout LAYOUT --shape 8,16 [--at i,j] [--table] [--dtype T] [--json]
+//   tilescope layout LAYOUT [--compose B | --complement M | --divide T] [--json]
 //   tilescope layout LAYOUT --shape ... --check [--target sm_90a] [--threads N]
 //                    [--cluster N] [--scope auto|reg|shared|tmem|global] [--inst NAME [--mn-major]]
 //                    [--banks NAME] [--overlaps-with LAYOUT --other-shape dims] [--json]
@@ -10,6 +11,7 @@
 // Exit status: 0 clean, 1 the layout has findings (--check), 2 input error
 // (bad layout text, unknown axis, shape not admitted, bad --at ...), after a
 // `file:line:col: error:` diagnostic pointing into <layout>, <shape>, <at>...
+#include "ir/LayoutAlgebra.h"
 #include "ir/LayoutPresets.h"
 #include "ir/LayoutText.h"
 #include "tools/Command.h"
@@ -76,6 +78,15 @@ cl::opt<std::string>
              cl::value_desc("LAYOUT"), cl::init(""), cl::sub(layoutCommand));
 cl::opt<std::string> otherShapeOpt("other-shape", cl::desc("Shape of --overlaps-with's layout"),
                                    cl::value_desc("dims"), cl::init(""), cl::sub(layoutCommand));
+cl::opt<std::string>
+    composeOpt("compose", cl::desc("Print LAYOUT o B: B maps indices to LAYOUT's flat indices"),
+               cl::value_desc("B"), cl::init(""), cl::sub(layoutCommand));
+cl::opt<std::string> complementOpt("complement",
+                                   cl::desc("Print the complement of LAYOUT in [0, M)"),
+                                   cl::value_desc("M"), cl::init(""), cl::sub(layoutCommand));
+cl::opt<std::string> divideOpt("divide",
+                               cl::desc("Print LAYOUT divided by the tiler T (tiles x tile)"),
+                               cl::value_desc("T"), cl::init(""), cl::sub(layoutCommand));
 cl::opt<std::string> engineOpt("engine", cl::desc("auto, z3 or enumerate (default auto)"),
                                cl::init("auto"), cl::sub(layoutCommand), cl::Hidden);
 
@@ -288,6 +299,72 @@ int runLayout() {
     return kInputError;
   const Layout &layout = spec->layout;
 
+  // Layout algebra: the resulting layout, in the same notation.
+  if (!composeOpt.empty() || !complementOpt.empty() || !divideOpt.empty()) {
+    if (int(!composeOpt.empty()) + int(!complementOpt.empty()) + int(!divideOpt.empty()) > 1) {
+      OptionText(diag, "<algebra>", "").error(0, "give one of --compose, --complement, --divide");
+      return kInputError;
+    }
+    std::string error, what, operand;
+    std::optional<Layout> result;
+    std::vector<int64_t> resultShape;
+    if (!complementOpt.empty()) {
+      auto m = parseList(diag, "<complement>", complementOpt, 1, "the cosize");
+      if (!m)
+        return kInputError;
+      if (m->size() != 1) {
+        OptionText(diag, "<complement>", complementOpt).error(0, "--complement takes one number");
+        return kInputError;
+      }
+      result = complement(layout, m->front(), &error);
+      what = "complement";
+      operand = complementOpt;
+    } else {
+      std::string name = composeOpt.empty() ? "<divide>" : "<compose>";
+      auto other = parseLayoutText(composeOpt.empty() ? divideOpt : composeOpt, name, diag);
+      if (!other || diag.hasErrors())
+        return kInputError;
+      if (!composeOpt.empty()) {
+        result = compose(layout, other->layout, &error);
+        what = "compose";
+        const LayoutPreset *p = findLayoutPreset(other->preset);
+        if (p)
+          resultShape = p->shape(other->presetArgs);
+        else // a literal index map: its iters' extents
+          for (const Iter &it : other->layout.shard())
+            resultShape.push_back(it.extent);
+      } else {
+        result = logicalDivide(layout, other->layout, &error);
+        what = "divide";
+        resultShape = {layout.size() / std::max<int64_t>(other->layout.size(), 1),
+                       other->layout.size()};
+      }
+      operand = composeOpt.empty() ? divideOpt : composeOpt;
+    }
+    if (!result) {
+      OptionText(diag, "<" + what + ">", operand).error(0, error);
+      return kInputError;
+    }
+    if (resultShape.empty())
+      resultShape = {result->size()};
+    if (jsonOpt) {
+      json::OStream j(llvm::outs());
+      j.object([&] {
+        j.attribute("operation", what);
+        j.attribute("layout", spec->str());
+        j.attribute("operand", operand);
+        j.attribute("result", result->str());
+        j.attributeBegin("shape");
+        writeInts(j, resultShape);
+        j.attributeEnd();
+      });
+      llvm::outs() << "\n";
+    } else {
+      llvm::outs() << result->str() << "\n";
+    }
+    return kClean;
+  }
+
   // The shape: given, or the preset's own.
   std::vector<int64_t> shape;
   if (!shapeOpt.empty() || spec->preset.empty()) {
@@ -326,7 +403,15 @@ int runLayout() {
     }
   }
 
-  // --at: the owners of one element.
+  // --at: the owners of one element. It answers a different question than
+  // the checks, so asking for both is an error, never a silent skip.
+  if (!atOpt.empty() &&
+      (checkOpt || !instOpt.empty() || !banksOpt.empty() || !otherOpt.empty() || tableOpt)) {
+    OptionText(diag, "<at>", atOpt)
+        .error(0, "--at prints one element's owners; it cannot be combined with --check, --inst, "
+                  "--banks, --overlaps-with or --table (run them separately)");
+    return kInputError;
+  }
   if (!atOpt.empty()) {
     auto at = parseList(diag, "<at>", atOpt, 0, "indices");
     if (!at)

@@ -10,9 +10,11 @@
 //
 // A kernel that `tilescope check` rejects is not lowered: the same proofs
 // run first (check/KernelProofs.h: layouts and resources, barrier
-// protocols, static races), and any finding is printed and exits 1 (input
-// errors, as everywhere, exit 2). Obligations left open ("not proved")
-// are warnings here: the lowering goes on.
+// protocols, static races, write coverage; tools/LowerGate.h), and any
+// finding is printed and exits 1 (input errors, as everywhere, exit 2). A
+// kernel left `unknown` (an obligation neither proved nor checked) is refused
+// too, with exit 3, unless --allow-unknown is given: then the "not proved"
+// warnings are printed and the lowering goes on.
 #include "check/KernelProofs.h"
 #include "codegen/CudaEmitter.h"
 #include "codegen/Toolchain.h"
@@ -22,12 +24,11 @@
 #include "tools/InputFile.h"
 #include "tools/ModelInputs.h"
 #include "tools/ProblemSizes.h"
+#include "tools/LowerGate.h"
 
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
-
-#include <optional>
 
 namespace tilescope::tool {
 namespace {
@@ -54,34 +55,14 @@ cl::opt<std::string> tableFile("table",
                                cl::value_desc("FILE"), cl::sub(lowerCommand));
 cl::opt<std::string> target("target", cl::desc("The machine of the shipped table: h100 or h200"),
                             cl::init("h100"), cl::sub(lowerCommand));
+cl::opt<bool> allowUnknown(
+    "allow-unknown",
+    cl::desc("Lower a kernel that `tilescope check` leaves unknown (not proved); without it such a "
+             "kernel is refused with exit 3"),
+    cl::sub(lowerCommand));
 cl::opt<bool> verifyPtx("verify-ptx",
                         cl::desc("Compile with nvcc; check the PTX and ptxas's report"),
                         cl::sub(lowerCommand));
-
-// The proofs of `tilescope check` on every kernel to lower; returns the
-// number of findings (reported into `in.diag`), or nothing after an input
-// error (a `// problem:` annotation that does not parse).
-std::optional<unsigned> checkBeforeLowering(CommandInput &in) {
-  llvm::StringRef source;
-  if (in.sourceMgr.getNumBuffers() > 0)
-    source = in.sourceMgr.getMemoryBuffer(1)->getBuffer();
-  unsigned findings = 0;
-  for (const Kernel &k : in.module->kernels) {
-    if (!kernelName.empty() && k.name != kernelName)
-      continue;
-    BarrierProofOptions options;
-    unsigned errorsBefore = in.diag.errorCount();
-    if (auto sizes = problemSizesOf(k, source, in.diag); sizes && !sizes->empty()) {
-      options.sizes = std::move(*sizes);
-      options.sizesFrom = kProblemSizesFrom;
-    }
-    if (in.diag.errorCount() != errorsBefore)
-      return std::nullopt;
-    for (const NamedProofOutcome &p : runKernelProofs(k, in.diag, options).proofs)
-      findings += p.outcome.findings;
-  }
-  return findings;
-}
 
 int runLower() {
   CommandInput in;
@@ -93,14 +74,8 @@ int runLower() {
     return kInputError;
   const Module &module = *in.module;
   Diagnostics &diag = in.diag;
-  auto findings = checkBeforeLowering(in);
-  if (!findings)
-    return kInputError;
-  if (*findings) {
-    llvm::errs() << "tilescope: error: not lowering: `tilescope check` has " << *findings
-                 << " finding" << (*findings == 1 ? "" : "s") << " (above)\n";
-    return kFindings;
-  }
+  if (int gate = gateLowering(in, kernelName, allowUnknown, "lower"); gate != kClean)
+    return gate;
   auto lowered = codegen::lowerModule(module, diag, kernelName);
   if (!lowered)
     return kInputError;

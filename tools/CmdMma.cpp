@@ -213,7 +213,13 @@ void printJson(const mma::MmaInstruction &inst, TargetKind target, const mma::Mm
       for (int i = 0; i < inst.m; ++i)
         out.array([&] {
           for (int j = 0; j < inst.n; ++j)
-            out.value(llvm::formatv("{0:x8}", result->d[i * inst.n + j]).str());
+            {
+            // "0x" and 8 hex digits (snprintf: llvm::formatv's integer
+            // formatter draws a false -Wmaybe-uninitialized from gcc 12).
+            char bits[16];
+            std::snprintf(bits, sizeof bits, "0x%08x", result->d[i * inst.n + j]);
+            out.value(bits);
+          }
         });
     });
   });

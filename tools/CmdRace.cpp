@@ -29,6 +29,7 @@
 #include "tools/ProblemSizes.h"
 #include "verifier/BarrierProofs.h"
 #include "verifier/BarrierSkeleton.h"
+#include "verifier/SolverBudget.h"
 
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
@@ -121,6 +122,11 @@ int runStaticRace() {
       llvm::outs() << extractBarrierSkeleton(*k).print();
     BarrierReport barriers = proveBarrierProtocols(*k, options[i]);
     RaceReport races = checkStaticRaces(*k);
+    // Z3 past its memory cap is the memory budget, not an unknown.
+    for (const auto *reasons : {&barriers.notProved, &races.notChecked})
+      for (const auto &[loc, why] : *reasons)
+        if (isOutOfMemoryReason(why))
+          activeBudget()->exceed(BudgetKind::Memory, "(Z3 reached its memory cap)");
     unsigned found = reportBarrierProtocols(barriers, diag) + reportStaticRaces(races, diag);
     // An obligation neither proved nor checked leaves the kernel unknown.
     Verdict kernelVerdict = found ? Verdict::Finding
@@ -199,6 +205,8 @@ int runStaticRace() {
 int runDynamicRace();
 
 int runRace() {
+  if (int bad = budgetOptions.usageError("race"))
+    return bad;
   Budget budget(budgetOptions.limits());
   return runWithinBudget(budget, staticOnly ? runStaticRace : runDynamicRace, [&] {
     llvm::SourceMgr sm;

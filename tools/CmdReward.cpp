@@ -11,8 +11,10 @@
 #include "reward/Batch.h"
 #include "reward/Reward.h"
 #include "reward/RewardCache.h"
+#include "reward/Task.h"
 #include "tools/Command.h"
 
+#include <llvm/Support/FileSystem.h>
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
@@ -39,10 +41,16 @@ cl::opt<std::string> seedText("seed", cl::desc("Seed of the inputs (default: dra
 cl::opt<bool> json("json", cl::desc("Print the result as JSON"), cl::sub(rewardCommand));
 cl::opt<double> timeoutMs("timeout-ms", cl::desc("Wall time of the simulation per size"),
                           cl::init(10000), cl::sub(rewardCommand));
+cl::opt<double> staticTimeoutMs(
+    "static-timeout-ms",
+    cl::desc("Wall time of the static stages together (Z3 proofs, exhaustive check; 0: none)"),
+    cl::init(RewardOptions().staticTimeoutMs), cl::sub(rewardCommand));
 cl::opt<uint64_t> maxSteps("max-steps", cl::desc("Simulated warp statements per size"),
                            cl::init(uint64_t{1} << 28), cl::sub(rewardCommand));
 cl::opt<uint64_t> memoryMb("memory-mb", cl::desc("Memory budget of the simulation in MiB"),
                            cl::init(512), cl::sub(rewardCommand));
+// The name check, sim and race give the memory budget.
+cl::alias maxMemoryMb("max-memory-mb", cl::desc("Alias for --memory-mb"), cl::aliasopt(memoryMb));
 cl::opt<std::string> cacheDir("cache", cl::desc("Directory of the on-disk stage cache"),
                               cl::value_desc("DIR"), cl::sub(rewardCommand));
 cl::opt<bool> cacheDynamic("cache-dynamic",
@@ -73,64 +81,19 @@ int usage(const std::string &message) {
   return kInputError;
 }
 
-// Reads --task: {"problem": "...", "sizes": "..." | [{"M": 128, ...}, ...],
-// "seed": N, "kernel": "..."}; anything else is refused rather than ignored.
-bool readTask(RewardOptions &o, std::string &error) {
+// Reads --task (reward/Task.h); the error is a `file:line:col: error:` line.
+bool readTaskFile(RewardOptions &o, std::string &error) {
   auto buffer = llvm::MemoryBuffer::getFile(taskFile);
   if (!buffer) {
-    error = fmt::format("{}: cannot read the task: {}", taskFile.getValue(),
+    error = fmt::format("{}: error: cannot read the task: {}", taskFile.getValue(),
                         buffer.getError().message());
     return false;
   }
-  auto parsed = llvm::json::parse((*buffer)->getBuffer());
-  if (!parsed) {
-    error =
-        fmt::format("{}: not JSON: {}", taskFile.getValue(), llvm::toString(parsed.takeError()));
-    return false;
-  }
-  const llvm::json::Object *task = parsed->getAsObject();
-  if (!task) {
-    error = fmt::format("{}: the task must be a JSON object", taskFile.getValue());
-    return false;
-  }
-  for (const auto &[key, value] : *task) {
-    if (key == "problem" && value.getAsString()) {
-      o.problem = value.getAsString()->str();
-    } else if (key == "kernel" && value.getAsString()) {
-      o.kernel = value.getAsString()->str();
-    } else if (key == "seed" && value.getAsInteger()) {
-      o.seed = uint64_t(*value.getAsInteger());
-    } else if (key == "sizes" && value.getAsString()) {
-      o.sizes = value.getAsString()->str();
-    } else if (key == "sizes" && value.getAsArray()) {
-      std::string text;
-      for (const llvm::json::Value &set : *value.getAsArray()) {
-        const llvm::json::Object *s = set.getAsObject();
-        if (!s) {
-          error = fmt::format("{}: \"sizes\" holds objects such as {{\"M\": 128}}",
-                              taskFile.getValue());
-          return false;
-        }
-        std::string one;
-        for (const auto &[name, v] : *s) {
-          if (!v.getAsInteger()) {
-            error =
-                fmt::format("{}: size '{}' must be an integer", taskFile.getValue(), name.str());
-            return false;
-          }
-          one += fmt::format("{}{}={}", one.empty() ? "" : ",", name.str(), *v.getAsInteger());
-        }
-        text += (text.empty() ? "" : ";") + one;
-      }
-      o.sizes = text;
-    } else {
-      error = fmt::format("{}: unknown or mistyped task key '{}' (problem, sizes, seed, kernel; "
-                          "tolerances are not supported yet)",
-                          taskFile.getValue(), key.str());
-      return false;
-    }
-  }
-  return true;
+  JsonInputError bad;
+  if (readTask((*buffer)->getBuffer(), o, bad))
+    return true;
+  error = bad.str(taskFile.getValue());
+  return false;
 }
 
 void printText(const RewardResult &r) {
@@ -178,7 +141,20 @@ int runReward() {
   options.kernel = kernelName;
   options.problem = problem;
   options.sizes = sizes;
+  if (timeoutMs < 0 || staticTimeoutMs < 0 || candidateTimeoutMs < 0)
+    return usage("--timeout-ms, --static-timeout-ms and --candidate-timeout-ms take a "
+                 "non-negative number of milliseconds");
+  if (batch.empty() &&
+      (!shard.empty() || resume || jobs != 0 || !output.empty() ||
+       candidateTimeoutMs.getNumOccurrences() || workerMemoryMb.getNumOccurrences()))
+    return usage("-o, --shard, --resume, --jobs, --candidate-timeout-ms and --worker-memory-mb "
+                 "are options of --batch");
+  if (!cacheDir.empty())
+    if (std::error_code ec = llvm::sys::fs::create_directories(cacheDir.getValue()))
+      return usage(fmt::format("cannot create the cache directory '{}': {}", cacheDir.getValue(),
+                               ec.message()));
   options.timeoutMs = timeoutMs;
+  options.staticTimeoutMs = staticTimeoutMs;
   options.maxSteps = maxSteps;
   options.maxMemoryMb = memoryMb;
   options.cacheDynamic = cacheDynamic;
@@ -194,8 +170,10 @@ int runReward() {
   if (!taskFile.empty()) {
     if (!problem.empty())
       return usage("give the problem with --problem or --task, not both");
-    if (!readTask(options, error))
-      return usage(error);
+    if (!readTaskFile(options, error)) {
+      llvm::errs() << error << "\n";
+      return kInputError;
+    }
   }
   if (!batch.empty()) {
     if (output.empty())

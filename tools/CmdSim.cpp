@@ -120,6 +120,13 @@ std::optional<ArgValues> parseArgs(std::string *error) {
 int runSimulation();
 
 int runSim() {
+  if (int bad = budgetOptions.usageError("sim"))
+    return bad;
+  if (memoryCapMb < 0) {
+    llvm::errs() << "tilescope sim: error: --memory-cap takes a non-negative number of MiB, not "
+                 << memoryCapMb << "\n";
+    return kInputError;
+  }
   Budget budget(budgetOptions.limits());
   return runWithinBudget(budget, runSimulation, [&] {
     llvm::SourceMgr sm;

@@ -28,6 +28,14 @@ std::optional<NameValues> parseNameValues(llvm::StringRef text, std::string *err
     }
     int64_t i = 0;
     double d = 0;
+    llvm::StringRef digits =
+        value.startswith("-") || value.startswith("+") ? value.drop_front() : value;
+    if (!digits.empty() && digits.find_first_not_of("0123456789") == llvm::StringRef::npos &&
+        value.getAsInteger(10, i)) {
+      *error = fmt::format("value of '{}' does not fit in a 64-bit integer: '{}'", name.str(),
+                           value.str());
+      return std::nullopt;
+    }
     if (!value.getAsInteger(10, i)) {
       out.ints[name.str()] = i;
     } else if (!value.getAsDouble(d) && std::isfinite(d)) {
@@ -90,6 +98,25 @@ unsigned reportBrokenConstraints(const NameValues &values, const std::vector<Ker
     return it == values.ints.end() ? std::nullopt : std::optional<int64_t>(it->second);
   };
   unsigned errors = 0;
+  // A shape symbol or an integer scalar given a fractional value would be
+  // left out of the sizes (they are integers) rather than used.
+  for (const Kernel &k : kernels) {
+    std::set<std::string> integral;
+    for (const Param &p : k.params) {
+      if (!p.isTensor && !isFloat(p.dtype))
+        integral.insert(p.name);
+      for (const Expr &d : p.shape)
+        for (const std::string &n : namesUsed(d))
+          integral.insert(n);
+    }
+    for (const auto &[name, v] : values.floats)
+      if (integral.count(name)) {
+        diag.error(k.loc, fmt::format("--args gives {} = {}, but '{}' is an integer of kernel "
+                                      "'{}' (a shape symbol or an integer scalar)",
+                                      name, v, name, k.name));
+        ++errors;
+      }
+  }
   for (const Kernel &k : kernels)
     for (const Expr &c : k.constraints) {
       auto holds = evalConcrete(c, leaf);

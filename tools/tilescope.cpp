@@ -1,6 +1,7 @@
 // The `tilescope` command line: a thin dispatcher over the libraries.
 #include "tools/Command.h"
 
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/ErrorHandling.h>
 #include <llvm/Support/InitLLVM.h>
 #include <llvm/Support/PrettyStackTrace.h>
@@ -64,6 +65,11 @@ int main(int argc, char **argv) {
   using namespace tilescope::tool;
   llvm::InitLLVM init(argc, argv);
   installErrorHandlers();
+  // The LLVM library registers hundreds of its own options (backends, Polly,
+  // ...) at the top level; `tilescope --help` shows tilescope's subcommands
+  // and the generic options (--help, --version) only.
+  static llvm::cl::OptionCategory tilescopeOptions("tilescope options");
+  llvm::cl::HideUnrelatedOptions(tilescopeOptions);
   std::string errors;
   llvm::raw_string_ostream errorStream(errors);
   if (!llvm::cl::ParseCommandLineOptions(

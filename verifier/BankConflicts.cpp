@@ -1,19 +1,14 @@
 #include "verifier/BankConflicts.h"
 
+#include "ir/BankModel.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
-#include <set>
 
 namespace tilescope {
 
 namespace {
-// One thread's access within a phase: the elements it touches.
-struct ThreadAccess {
-  int64_t thread;
-  std::vector<int64_t> flats;
-};
 using Phase = std::vector<ThreadAccess>;
 using Request = std::vector<Phase>;
 
@@ -71,12 +66,12 @@ std::vector<Request> sharedRequests(const InstructionRule &rule, int64_t size, i
                          size, bits);
     return requests;
   }
-  int64_t threadsPerPhase = 32 * 32 / rule.accessBits;
+  int64_t perPhase = threadsPerPhase(rule.accessBits / 8);
   int64_t perRequest = 32 * perThread;
   for (int64_t start = 0; start < size; start += perRequest) {
     Request req;
     for (int64_t t = 0; t < 32 && start + t * perThread < size; ++t) {
-      if (t % threadsPerPhase == 0)
+      if (t % perPhase == 0)
         req.emplace_back();
       ThreadAccess a{t, {}};
       for (int64_t j = 0; j < perThread; ++j)
@@ -88,6 +83,18 @@ std::vector<Request> sharedRequests(const InstructionRule &rule, int64_t size, i
   return requests;
 }
 } // namespace
+
+std::vector<BankRequest> instructionRequests(const InstructionRule &rule,
+                                             const std::vector<int64_t> &shape, int64_t size,
+                                             int bits, std::string *error) {
+  if (rule.family == InstructionFamily::Matrix)
+    return matrixRequests(rule, shape, error);
+  if (rule.family == InstructionFamily::SharedAccess)
+    return sharedRequests(rule, size, bits, error);
+  *error =
+      fmt::format("{} has no shared-memory bank pattern (try ldmatrix.x4 or lds.128)", rule.name);
+  return {};
+}
 
 BankReport analyzeBankConflicts(const InstructionRule &rule, const Layout &layout,
                                 const std::vector<int64_t> &shape, const BufferInfo &buffer) {
@@ -104,15 +111,8 @@ BankReport analyzeBankConflicts(const InstructionRule &rule, const Layout &layou
     return report;
   }
   int bits = std::max(dtypeBits(buffer.dtype), 1);
-  std::vector<Request> requests;
-  if (rule.family == InstructionFamily::Matrix)
-    requests = matrixRequests(rule, shape, &report.error);
-  else if (rule.family == InstructionFamily::SharedAccess)
-    requests = sharedRequests(rule, layout.size(), bits, &report.error);
-  else
-    report.error = fmt::format("{} has no shared-memory bank pattern (try ldmatrix.x4 or "
-                               "lds.128)",
-                               rule.name);
+  std::vector<Request> requests =
+      instructionRequests(rule, shape, layout.size(), bits, &report.error);
   if (!report.error.empty())
     return report;
   report.requests = static_cast<int64_t>(requests.size());
@@ -122,29 +122,18 @@ BankReport analyzeBankConflicts(const InstructionRule &rule, const Layout &layou
     std::vector<BankAccess> worstBank;
     int64_t worstBankWords = 0;
     for (const Phase &phase : requests[q]) {
-      // bank -> distinct words, and the accesses that reach it.
-      std::map<int64_t, std::set<int64_t>> words;
-      std::map<int64_t, std::vector<BankAccess>> accesses;
-      for (const ThreadAccess &a : phase)
-        for (int64_t flat : a.flats) {
-          int64_t byte = buffer.baseByte + layout.base(flat).get(Axis::m) * bits / 8;
-          // An element wider than a word touches consecutive words.
-          for (int64_t w = byte / 4; w <= (byte + std::max<int64_t>(bits / 8, 1) - 1) / 4; ++w) {
-            int64_t bank = w % 32;
-            if (words[bank].insert(w).second)
-              accesses[bank].push_back({a.thread, unflattenIndex(shape, flat), byte, bank});
-          }
-        }
-      int64_t phaseCost = 0;
-      for (const auto &[bank, ws] : words) {
-        int64_t n = static_cast<int64_t>(ws.size());
-        phaseCost = std::max(phaseCost, n);
-        if (n > worstBankWords) {
-          worstBankWords = n;
-          worstBank = accesses[bank];
-        }
+      // The one bank model (ir/BankModel.h), also behind the visualizer.
+      BankPhase cost = costPhase(phase, layout, bits, buffer.baseByte);
+      for (size_t bank = 0; bank < 32; ++bank) {
+        if (cost.words[bank] <= worstBankWords)
+          continue;
+        worstBankWords = cost.words[bank];
+        worstBank.clear();
+        for (const WordAccess &a : cost.hits[bank])
+          worstBank.push_back(
+              {a.thread, unflattenIndex(shape, a.flat), a.byte, static_cast<int64_t>(bank)});
       }
-      wavefronts += phaseCost;
+      wavefronts += cost.wavefronts;
     }
     report.totalWavefronts += wavefronts;
     if (wavefronts > worst) {

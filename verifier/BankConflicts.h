@@ -3,7 +3,7 @@
 // the instruction in InstructionRules.h), and how many wavefronts each
 // request costs. Enumerates rather than proves: a tile has few requests.
 //
-// Model: shared memory has 32 banks of 4 bytes. A request is served in phases
+// Model (ir/BankModel.h, shared with the visualizer): 32 banks of 4 bytes, phases
 // (32 threads for 4-byte accesses, 16 for 8-byte, 8 for 16-byte; one 8x8
 // matrix per phase for ldmatrix/stmatrix); a phase costs as many wavefronts as
 // the largest number of distinct 4-byte words any one bank holds among its
@@ -12,6 +12,7 @@
 // Depends on ir/ and InstructionRules.h; never on Z3.
 #pragma once
 
+#include "ir/BankModel.h"
 #include "verifier/InstructionRules.h"
 
 #include <cstdint>
@@ -45,6 +46,15 @@ struct BankReport {
     return idealWavefronts ? (wavefrontsPerRequest + idealWavefronts - 1) / idealWavefronts : 0;
   }
 };
+
+// The requests a shared-memory instruction makes over a tile of `shape`
+// (`size` elements of `bits`): per request, its phases, each the elements
+// every thread touches. Empty with `error` set when the pattern does not
+// apply. The visualizer's copy view steps through these.
+using BankRequest = std::vector<std::vector<ThreadAccess>>;
+std::vector<BankRequest> instructionRequests(const InstructionRule &rule,
+                                             const std::vector<int64_t> &shape, int64_t size,
+                                             int bits, std::string *error);
 
 // The analysis for a shared-memory instruction (families Matrix and
 // SharedAccess); `error` explains any other.

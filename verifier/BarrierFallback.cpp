@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 namespace tilescope {
@@ -112,39 +113,25 @@ std::string runText(int64_t cluster, size_t runs, const std::array<int64_t, 3> &
   return cluster > 1 ? fmt::format(", the whole cluster of {} CTAs", cluster) : "";
 }
 
-} // namespace
+// The exhaustive check at one size point. A finding goes into the report
+// (its witness naming `sizesText`), what cannot be checked to `notChecked`;
+// a clean run sets where it ran and the states it explored.
+enum class AtSizes { Clean, Finding, NotChecked };
 
-void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions &options,
-                           BarrierReport &report) {
-  llvm::SMLoc at = report.notProved.empty() ? llvm::SMLoc() : report.notProved.front().first;
-  if (!sk.unsupported.empty()) {
-    notChecked(report, at, "the skeleton does not model every statement (see above)");
-    return;
-  }
-  std::string why;
-  std::optional<SizeAssignment> sizes = fallbackSizes(sk, options.sizes, why);
-  if (!sizes) {
-    notChecked(report, at, why);
-    return;
-  }
-  std::string sizesText = describeSizes(*sizes);
-  if (!options.sizesFrom.empty()) {
-    // "K = 1024 from its `// problem:` annotation, M = 128, N = 128"
-    SizeAssignment given, chosen;
-    for (const auto &[name, v] : *sizes)
-      (options.sizes.count(name) ? given : chosen)[name] = v;
-    sizesText = fmt::format("{} from {}{}", describeSizes(given), options.sizesFrom,
-                            chosen.empty() ? "" : ", " + describeSizes(chosen));
-  }
+AtSizes exploreAt(const BarrierSkeleton &sk, const BarrierProofOptions &options,
+                  const SizeAssignment &sizes, const std::string &sizesText, llvm::SMLoc at,
+                  BarrierReport &report,
+                  const std::function<void(llvm::SMLoc, const std::string &)> &notChecked,
+                  std::string &where, size_t &states) {
   // Every CTA of a cluster is explored in one run (arrivals and copies cross
   // between them): one run per cluster, named by its first CTA.
   auto shape = clusterShapeOf(sk);
   if (!shape) {
-    notChecked(report, at, "the cluster's extent is not a constant along one axis");
-    return;
+    notChecked(at, "the cluster's extent is not a constant along one axis");
+    return AtSizes::NotChecked;
   }
   int64_t cluster = shape->extent;
-  auto ctas = ctasOf(sk, *sizes);
+  auto ctas = ctasOf(sk, sizes);
   if (ctas && cluster > 1)
     ctas->erase(
         std::remove_if(ctas->begin(), ctas->end(),
@@ -152,7 +139,8 @@ void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions 
         ctas->end());
   // The first CTA's run; when it reads blockIdx, every CTA's (cluster's)
   // run, sorted into classes of identical runs, one explored per class.
-  ConcreteSkeleton first = unrollSkeleton(sk, *sizes, {0, 0, 0}, kMaxSteps, cluster);
+  bool finding = false;
+  ConcreteSkeleton first = unrollSkeleton(sk, sizes, {0, 0, 0}, kMaxSteps, cluster);
   std::vector<std::array<int64_t, 3>> runs{{0, 0, 0}};
   std::vector<std::pair<std::array<int64_t, 3>, ConcreteSkeleton>> classes;
   auto unrolled = [&](const ConcreteSkeleton &concrete, const std::array<int64_t, 3> &cta) {
@@ -172,30 +160,30 @@ void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions 
       report.method = fmt::format("violated at {} (exhaustive check)", sizesText);
       report.results.push_back({"exhaustive check of the concrete run",
                                 fmt::format("violated at {}: 1 finding(s)", sizesText), false});
+      finding = true;
       return false;
     }
     if (!concrete.error.empty()) {
-      notChecked(report, concrete.errorLoc, fmt::format("{} ({})", concrete.error, sizesText));
+      notChecked(concrete.errorLoc, fmt::format("{} ({})", concrete.error, sizesText));
       return false;
     }
     return true;
   };
   bool blockDependent = first.usesBlockIdx;
   if (!unrolled(first, {0, 0, 0}))
-    return;
+    return finding ? AtSizes::Finding : AtSizes::NotChecked;
   if (blockDependent) {
-    auto ctas = ctasOf(sk, *sizes);
+    auto ctas = ctasOf(sk, sizes);
     if (ctas && cluster > 1)
       ctas->erase(
           std::remove_if(ctas->begin(), ctas->end(),
                          [&](const auto &c) { return c[size_t(shape->axis)] % cluster != 0; }),
           ctas->end());
     if (!ctas) {
-      notChecked(report, at,
-                 fmt::format("the run depends on blockIdx and the grid at {} is not a "
-                             "constant of at most {} CTAs",
-                             sizesText, kMaxCtas));
-      return;
+      notChecked(at, fmt::format("the run depends on blockIdx and the grid at {} is not a "
+                                 "constant of at most {} CTAs",
+                                 sizesText, kMaxCtas));
+      return AtSizes::NotChecked;
     }
     runs = *ctas;
   }
@@ -204,21 +192,20 @@ void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions 
   for (const auto &cta : runs) {
     ConcreteSkeleton concrete = cta == runs.front() && classes.empty()
                                     ? std::move(first)
-                                    : unrollSkeleton(sk, *sizes, cta, kMaxSteps, cluster);
+                                    : unrollSkeleton(sk, sizes, cta, kMaxSteps, cluster);
     for (const ConcreteProcess &p : concrete.processes)
       totalSteps += p.steps.size();
     if (totalSteps > kMaxTotalSteps) {
-      notChecked(report, at,
-                 fmt::format("the runs of the {} CTAs at {} take over {} steps", runs.size(),
-                             sizesText, kMaxTotalSteps));
-      return;
+      notChecked(at, fmt::format("the runs of the {} CTAs at {} take over {} steps", runs.size(),
+                                 sizesText, kMaxTotalSteps));
+      return AtSizes::NotChecked;
     }
     if (!unrolled(concrete, cta))
-      return;
+      return finding ? AtSizes::Finding : AtSizes::NotChecked;
     if (seen.insert(signatureOf(sk, concrete)).second)
       classes.push_back({cta, std::move(concrete)});
   }
-  size_t states = 0;
+  states = 0;
   std::vector<ProtocolFinding> findings;
   bool complete = true;
   std::string limit;
@@ -243,10 +230,10 @@ void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions 
   for (const auto &c : classes)
     explored.push_back(c.first);
   if (findings.empty() && !complete) {
-    notChecked(report, at, fmt::format("{} at {}", limit, sizesText));
-    return;
+    notChecked(at, fmt::format("{} at {}", limit, sizesText));
+    return AtSizes::NotChecked;
   }
-  std::string where = sizesText + runsText(cluster, runs.size(), explored);
+  where = sizesText + runsText(cluster, runs.size(), explored);
   for (ProtocolFinding &f : findings) {
     bool dup = false;
     for (const ProtocolFinding &g : report.findings)
@@ -259,7 +246,74 @@ void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions 
     report.results.push_back({"exhaustive check of the concrete run",
                               fmt::format("violated at {}: {} finding(s)", where, findings.size()),
                               false});
+    return AtSizes::Finding;
+  }
+  return AtSizes::Clean;
+}
+
+} // namespace
+
+void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions &options,
+                           BarrierReport &report) {
+  llvm::SMLoc at = report.notProved.empty() ? llvm::SMLoc() : report.notProved.front().first;
+  if (!sk.unsupported.empty()) {
+    notChecked(report, at, "the skeleton does not model every statement (see above)");
     return;
+  }
+  std::string why;
+  std::optional<SizeAssignment> sizes = fallbackSizes(sk, options.sizes, why);
+  if (!sizes) {
+    notChecked(report, at, why);
+    return;
+  }
+  std::string sizesText = describeSizes(*sizes);
+  if (!options.sizesFrom.empty()) {
+    // "K = 1024 from its `// problem:` annotation, M = 128, N = 128"
+    SizeAssignment given, chosen;
+    for (const auto &[name, v] : *sizes)
+      (options.sizes.count(name) ? given : chosen)[name] = v;
+    sizesText = fmt::format("{} from {}{}", describeSizes(given), options.sizesFrom,
+                            chosen.empty() ? "" : ", " + describeSizes(chosen));
+  }
+  // The smallest two-round sizes, then (when no sizes were given) their
+  // neighbours (FallbackSizes.h: other residues of the trip counts), until
+  // one shows a violation.
+  std::vector<SizeAssignment> points{*sizes};
+  if (options.sizes.empty())
+    for (SizeAssignment &n : neighbourSizes(sk, *sizes))
+      points.push_back(std::move(n));
+  std::string where;
+  size_t states = 0;
+  for (size_t i = 0; i < points.size(); ++i) {
+    // At a neighbour, what cannot be checked (more states than the cap at
+    // larger sizes) leaves the verdict of the sizes before it standing.
+    std::string skipped;
+    auto openAt = [&](llvm::SMLoc loc, const std::string &why) {
+      if (i == 0)
+        notChecked(report, loc, why);
+      else
+        skipped = why;
+    };
+    std::string text = i == 0 ? sizesText : describeSizes(points[i]), ranAt;
+    size_t n = 0;
+    AtSizes r = exploreAt(sk, options, points[i], text, at, report, openAt, ranAt, n);
+    if (r == AtSizes::Finding || (r == AtSizes::NotChecked && i == 0))
+      return;
+    if (r == AtSizes::NotChecked) {
+      report.results.push_back({"exhaustive check at further sizes",
+                                fmt::format("not checked at {}: {}", text, skipped), false});
+      continue;
+    }
+    if (i == 0) {
+      where = ranAt;
+    } else {
+      SizeAssignment diff;
+      for (const auto &[name, v] : points[i])
+        if (points[0].at(name) != v)
+          diff[name] = v;
+      where += (i == 1 ? "; also at " : "; at ") + describeSizes(diff);
+    }
+    states += n;
   }
   report.method = fmt::format("checked exhaustively at {} (not proved for all sizes)", where);
   for (ProtocolResult &r : report.results)

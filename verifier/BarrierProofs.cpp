@@ -5,6 +5,7 @@
 #include "ir/ConcreteEval.h"
 #include "ir/Printer.h"
 #include "ir/Visitor.h"
+#include "verifier/AsyncDrain.h"
 #include "verifier/BarrierFallback.h"
 #include "verifier/LeastWitness.h"
 #include "verifier/LinearPrecheck.h"
@@ -158,6 +159,10 @@ private:
     checkCtaBarriers();
     checkWgmma();
     checkTcgen05();
+    // Asynchronous copies of shared memory retired before the CTA exits
+    // (AsyncDrain.h).
+    for (ProtocolFinding &f : checkAsyncDrainedAtExit(sk_))
+      finding(f.kind, f.loc, std::move(f.message), std::move(f.notes), false);
     for (const auto &u : sk_.unsupported)
       report_.notProved.push_back(u);
     if (!report_.notProved.empty())

@@ -265,6 +265,7 @@ SizeAssignment growToTwoRounds(const BarrierSkeleton &sk, SizeAssignment sizes,
 std::optional<SizeAssignment> smallestTwoRoundSizes(const BarrierSkeleton &sk, std::string &why,
                                                     const SizeAssignment &fixed) {
   try {
+    requireSolverContext();
     z3::context ctx;
     detail::ProtoEncoder enc(ctx, sk);
     z3::optimize opt(ctx);
@@ -313,6 +314,56 @@ std::optional<SizeAssignment> smallestTwoRoundSizes(const BarrierSkeleton &sk, s
     why = fmt::format("Z3 failed choosing sizes: {}", e.msg());
     return std::nullopt;
   }
+}
+
+std::vector<SizeAssignment> neighbourSizes(const BarrierSkeleton &sk, const SizeAssignment &base) {
+  auto reqs = twoRoundRequirements(sk);
+  // The trip count of every level of every ring nest in the bounding CTAs
+  // (-1 where one does not evaluate).
+  auto trips = [&](const SizeAssignment &sizes) {
+    std::vector<int64_t> out;
+    auto ctas = boundingCtas(sk, sizes);
+    if (!ctas)
+      return out;
+    for (const auto &cta : *ctas) {
+      LeafValue leaf = [&](const Expr &e) -> std::optional<int64_t> {
+        if (e->kind == ExprKind::Var) {
+          auto it = sizes.find(as<Var>(e).name);
+          return it == sizes.end() ? std::nullopt : std::optional<int64_t>(it->second);
+        }
+        int d = int(as<Builtin>(e).which) - int(BuiltinKind::blockIdx_x);
+        return d >= 0 && d < 3 ? std::optional<int64_t>(cta[size_t(d)]) : std::nullopt;
+      };
+      for (const TwoRounds &r : reqs)
+        for (int l = r.loop; l >= 0; l = sk.loops[size_t(l)].parent)
+          out.push_back(evalConcrete(sk.loops[size_t(l)].trip(), leaf).value_or(-1));
+    }
+    return out;
+  };
+  std::vector<SizeAssignment> out;
+  std::vector<int64_t> at = trips(base);
+  if (at.empty())
+    return out;
+  // A trip count is a step function of the sizes (`(K + 63) / 64`, a tile
+  // count over a grid of 132): the next step is at most a few thousand
+  // values away for the sizes the fallback picks.
+  constexpr int64_t kSearch = 1 << 16;
+  for (const auto &[name, v] : base) {
+    SizeAssignment c = base;
+    for (int64_t x = v + 1; x <= v + kSearch; ++x) {
+      c[name] = x;
+      if (!admits(sk, c))
+        continue;
+      std::vector<int64_t> now = trips(c);
+      if (now.empty())
+        break;
+      if (now != at) {
+        out.push_back(c);
+        break;
+      }
+    }
+  }
+  return out;
 }
 
 std::optional<SizeAssignment> fallbackSizes(const BarrierSkeleton &sk, const SizeAssignment &given,

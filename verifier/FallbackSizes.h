@@ -29,6 +29,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tilescope {
 
@@ -52,6 +53,17 @@ std::optional<SizeAssignment> smallestTwoRoundSizes(const BarrierSkeleton &skele
 // smallest two-round sizes when it is empty.
 std::optional<SizeAssignment> fallbackSizes(const BarrierSkeleton &skeleton,
                                             const SizeAssignment &given, std::string &why);
+
+// Further sizes for the fallback after `base` (the smallest two-round
+// sizes): for each symbol, the least admitted value above its value in
+// `base` that changes the trip count of a loop nest touching a ring, in the
+// first or the last CTA (everything else as in `base`). One size point fixes
+// the residue of each trip count modulo the ring depth, and a protocol can be
+// right at one residue only (a flattened counter strided by kt + 1 agrees
+// with the phases when kt % 3 == 2): the neighbours give every such loop a
+// second residue. Empty when no symbol changes a trip count.
+std::vector<SizeAssignment> neighbourSizes(const BarrierSkeleton &skeleton,
+                                           const SizeAssignment &base);
 
 // "K = 512, M = 128, N = 128"
 std::string describeSizes(const SizeAssignment &sizes);

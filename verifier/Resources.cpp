@@ -381,10 +381,20 @@ private:
         continue;
       }
       int64_t cols = 0;
-      if (const CallArg *a = c->keyword("cols"))
+      if (const CallArg *a = c->keyword("cols")) {
         cols = constantValue(substitute(a->value, lets)).value_or(0);
-      else
+        // The allocation must hold the buffer: its layout's columns past the
+        // allocation are outside it (the MMA and tcgen05.ld/st would reach
+        // columns another allocation may own).
+        int64_t need = columnsOf(buffer, false);
+        if (cols > 0 && need > cols)
+          finding(c->loc, fmt::format("resource limit: tensor memory: tcgen05.alloc of {} columns "
+                                      "for '{}', whose layout spans {} columns: its columns {} "
+                                      "to {} are outside the allocation",
+                                      cols, buffer, need, cols, need - 1));
+      } else {
         cols = columnsOf(buffer);
+      }
       if (cols <= 0)
         continue;
       live[buffer] += cols;
@@ -401,8 +411,9 @@ private:
     r.summary.tmemColumns = most;
   }
 
-  // Columns an alloc without `cols` takes: the buffer's, as a power of two of at least 32.
-  int64_t columnsOf(const std::string &buffer) const {
+  // Columns an alloc without `cols` takes: the buffer's, as a power of two of at least 32
+  // (or, with `rounded` false, the columns its layout spans).
+  int64_t columnsOf(const std::string &buffer, bool rounded = true) const {
     for (const StmtNode *d : decls_)
       if (d->kind == StmtKind::BufferDecl) {
         const auto &b = static_cast<const BufferDecl &>(*d);
@@ -414,6 +425,8 @@ private:
         auto f = bufferFootprint(b.scope, b.dtype, shape, b.layout ? &b.layout->layout : nullptr);
         if (!f)
           return 0;
+        if (!rounded)
+          return f->tmemColumns;
         return int64_t(std::bit_ceil(uint64_t(std::clamp<int64_t>(f->tmemColumns, 32, 1 << 20))));
       }
     return 0;

@@ -1,5 +1,8 @@
 #include "verifier/SharedContext.h"
 #include "verifier/ProofContext.h"
+#include "verifier/SolverBudget.h"
+
+#include <optional>
 
 namespace tilescope {
 namespace {
@@ -14,13 +17,18 @@ namespace detail {
 z3::context &sharedContext() {
   if (scoped)
     return *scoped;
-  thread_local z3::context ctx;
-  return ctx;
+  thread_local std::optional<z3::context> ctx;
+  if (!ctx) {
+    requireSolverContext();
+    ctx.emplace();
+  }
+  return *ctx;
 }
 
 } // namespace detail
 
-FreshProofContext::FreshProofContext() : previous_(scoped), mine_(new z3::context) {
+FreshProofContext::FreshProofContext()
+    : previous_(scoped), mine_((requireSolverContext(), new z3::context)) {
   scoped = static_cast<z3::context *>(mine_);
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <new>
 #include <string>
 
 namespace tilescope {
@@ -28,6 +29,22 @@ unsigned solverWallMs(unsigned wantedMs) {
 
 void setSolverMemoryLimit(int64_t megabytes) {
   z3::set_param("memory_max_size", std::to_string(std::max<int64_t>(megabytes, 0)).c_str());
+}
+
+void requireSolverContext() {
+  Z3_config config = Z3_mk_config();
+  Z3_context probe = Z3_mk_context_rc(config);
+  Z3_del_config(config);
+  if (!probe)
+    throw std::bad_alloc();
+  Z3_del_context(probe);
+}
+
+bool isOutOfMemoryReason(std::string_view reason) {
+  for (std::string_view said : {"out of memory", "memory exceeded", "memout", "bad_alloc"})
+    if (reason.find(said) != std::string_view::npos)
+      return true;
+  return false;
 }
 
 z3::solver oneShotSolver(z3::context &ctx, unsigned budgetMs) {

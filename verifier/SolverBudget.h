@@ -18,6 +18,8 @@
 
 #include <z3++.h>
 
+#include <string_view>
+
 namespace tilescope {
 
 // Resource units granted per millisecond of budget.
@@ -31,8 +33,18 @@ void setSolverBudget(z3::params &params, unsigned budgetMs);
 unsigned solverWallMs(unsigned wantedMs);
 
 // Caps the memory Z3 may allocate, process-wide (0: no cap); past it a query
-// ends as unknown.
+// ends as unknown or throws, and a context cannot be created.
 void setSolverMemoryLimit(int64_t megabytes);
+
+// Throws std::bad_alloc when Z3 cannot create a context now (its memory cap
+// is reached): z3::context's constructor does not check and crashes on the
+// null context Z3 then returns. Call before creating a context.
+void requireSolverContext();
+
+// Whether a reason a proof gave up for (Z3's reason_unknown(), a z3::exception
+// or std::exception message, as the proofs quote them) is memory running out:
+// the command's memory budget, not a question Z3 could not decide.
+bool isOutOfMemoryReason(std::string_view reason);
 
 // A solver for one query, checked once, with the limits of `budgetMs`: it
 // simplifies, propagates fixed values, solves equations and replaces div and

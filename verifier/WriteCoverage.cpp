@@ -866,6 +866,7 @@ CoverageReport proveWriteCoverage(const Kernel &kernel, const CoverageOptions &o
   for (const Param &p : kernel.params)
     if (!p.isTensor && isFloat(p.dtype))
       floats.insert(p.name);
+  requireSolverContext();
   return Coverage(sk, options, std::move(floats)).run();
 }
 

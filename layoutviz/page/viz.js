@@ -1,387 +1,391 @@
 // tilescope layoutviz: draws and indexes an evaluation document produced by
 // the C++ layout engine (layoutviz/Evaluation.cpp). It never evaluates a
-// layout itself: in server mode every edit is sent to /api/eval, in a static
-// page the one embedded evaluation is all there is.
+// layout itself — owners, banks, wavefronts, legality all come from the
+// engine: in server mode every edit is sent to /api/eval, in a static page
+// the one embedded evaluation is all there is.
 (function () {
   'use strict';
 
+  const { GridView, PALETTE, swatch, esc, SVG_DEFS } = window.TilescopePaint;
   const data = JSON.parse(document.getElementById('tilescope-data').textContent);
   const $ = (id) => document.getElementById(id);
   const live = data.mode === 'server';
-  const SHORT = { pid: 'dev', bx: 'bx', by: 'by', bz: 'bz', cbx: 'cx', cby: 'cy', cbz: 'cz',
-    wgid: 'wg', warpid: 'w', wid_in_wg: 'w', tid_in_wg: 't', tx: 't', laneid: 'l',
-    TLane: 'lane', P: 'p', m: 'r', TCol: 'c', F: 'f', Bank: 'b' };
-  const STATE_KEYS = ['layout', 'shape', 'dtype', 'target', 'threads', 'devices', 'alloc', 'scope',
-    'sel', 'color', 'acc', 'ai', 'av', 'ac'];
-  const EVAL_KEYS = ['layout', 'shape', 'dtype', 'target', 'threads', 'devices', 'alloc', 'scope'];
-
-  const state = { layout: '', shape: '', dtype: '', target: 'sm_90a', threads: '128',
-    devices: '1', alloc: '0', scope: 'auto', sel: '', color: '', acc: 'column', ai: '0', av: '1', ac: '' };
+  // Every key of the view, with the value a link that does not name it means.
+  const DEFAULTS = { layout: '', shape: '', dtype: '', target: 'sm_90a', threads: '128', devices: '1',
+    alloc: '0', scope: 'auto', sel: '', color: '', acc: 'column', ai: '0', av: '1', ac: '', ph: '' };
+  const STATE_KEYS = Object.keys(DEFAULTS);
+  const EVAL_KEYS = ['layout', 'shape', 'dtype', 'target', 'threads', 'devices', 'alloc', 'scope', 'acc', 'ai', 'av', 'ac'];
+  const state = Object.assign({}, DEFAULTS);
   let doc = null;    // the evaluation shown
   let model = null;  // indices derived from it
-  let lit = [];      // elements currently highlighted
   let seq = 0;       // latest evaluation request
+  const views = {};  // logical, physical: GridView
 
   // ---------------------------------------------------------------- URL state
-  function readHash() {
+  // A link sets the whole view: keys it does not name take their defaults.
+  function stateFromHash() {
     const params = new URLSearchParams(location.hash.replace(/^#/, ''));
-    const found = {};
-    for (const k of STATE_KEYS)
-      if (params.has(k)) found[k] = params.get(k);
-    return found;
+    const s = Object.assign({}, DEFAULTS);
+    for (const k of STATE_KEYS) if (params.has(k)) s[k] = params.get(k);
+    return s;
   }
   function writeHash() {
     const params = new URLSearchParams();
-    for (const k of STATE_KEYS)
-      if (state[k] !== '' && state[k] !== undefined) params.set(k, state[k]);
-    history.replaceState(null, '', '#' + params.toString().replace(/\+/g, '%20'));
+    for (const k of STATE_KEYS) if (state[k] !== DEFAULTS[k] || k === 'layout' || k === 'shape') params.set(k, state[k]);
+    const hash = '#' + params.toString().replace(/\+/g, '%20');
+    if (location.hash !== hash) history.replaceState(null, '', hash);
   }
   function shareUrl() {
     if (live) return location.href;
-    const port = data.defaultPort || 8765;
-    return 'http://127.0.0.1:' + port + '/' + location.hash;
+    return 'http://127.0.0.1:' + (data.defaultPort || 8765) + '/' + location.hash;
   }
 
-  // ---------------------------------------------------------------- helpers
-  function esc(s) {
-    return String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]));
-  }
-  const clamp = (v, lo, hi) => Math.max(lo, Math.min(hi, v));
+  // ---------------------------------------------------------------- model
   function unflatten(shape, flat) {
     const idx = new Array(shape.length).fill(0);
     for (let i = shape.length - 1; i >= 0; --i) { idx[i] = flat % shape[i]; flat = Math.floor(flat / shape[i]); }
     return idx;
   }
-  function flatten(shape, idx) {
-    if (idx.length !== shape.length) return -1;
-    let flat = 0;
-    for (let i = 0; i < shape.length; ++i) {
-      if (!(idx[i] >= 0 && idx[i] < shape[i])) return -1;
-      flat = flat * shape[i] + idx[i];
-    }
-    return flat;
-  }
   const coordText = (flat) => '(' + unflatten(doc.shape, flat).join(', ') + ')';
-  function ownerValues(flat, replica) {
-    const A = doc.axes.length;
-    return doc.owners[flat].slice(replica * A, replica * A + A);
-  }
+  function ownerValues(f, r) { const A = model.A, at = (f * model.R + r) * A; return Array.from(model.own.subarray(at, at + A)); }
   const ownerText = (values) => doc.axes.map((a, k) => a + ' ' + values[k]).join(', ');
-  function hue(i) { return (i * 137.508) % 360; }
-  function colourOf(i) { return 'hsl(' + hue(i).toFixed(1) + ',66%,72%)'; }
+  // PTX's name of register slot m: d7, a3, d1.lo (ldmatrix halves), r5.
+  function registerName(m) {
+    const reg = doc.registers || { prefix: 'r', parts: 1 };
+    if (reg.parts <= 1) return reg.prefix + m;
+    const part = m % reg.parts, q = Math.floor(m / reg.parts);
+    return reg.prefix + q + '.' + (reg.parts === 2 ? ['lo', 'hi'][part] : 'b' + part);
+  }
+  // The true owner of owner o (= f * R + r): thread id and register, TMEM
+  // lane and column, device, or shared-memory bank.
+  function ownerLabel(o, short) {
+    const v = model.own.subarray(o * model.A, o * model.A + model.A), ax = model.ax;
+    const parts = [];
+    if (ax.pid >= 0) parts.push('D' + v[ax.pid]);
+    if (model.hasThreads) parts.push('T' + model.tid[o]);
+    if (ax.TLane >= 0) parts.push('L' + v[ax.TLane]);
+    if (ax.TCol >= 0) parts.push('c' + v[ax.TCol]);
+    if (ax.m >= 0) {
+      if (doc.view === 'shared') parts.push('b' + doc.banks[2 * Math.floor(o / model.R) + 1]);
+      else if (model.hasThreads) parts.push(registerName(v[ax.m]));
+      else parts.push('m' + v[ax.m]);
+    }
+    if (!parts.length) parts.push(doc.axes.map((a, k) => a[0] + v[k]).join(' '));
+    return parts.join(short ? '\n' : ' ');
+  }
 
-  // ---------------------------------------------------------------- model
-  // Where each owner sits in the physical picture, and who sits in each slot.
   function buildModel() {
     const A = doc.axes.length, R = doc.replicas, size = doc.size;
     const shape = doc.shape, lcols = shape[shape.length - 1], lrows = size / lcols;
-    const idx = (names) => names.map((n) => doc.axes.indexOf(n));
-    const m = { lrows, lcols, slots: new Map(), elemSlots: new Array(size), rowKeys: [], colKeys: [] };
-    m.view = doc.view;
-    if (m.view === 'shared') {
-      const mi = doc.axes.indexOf('m');
-      const bits = doc.bits;
-      let maxLine = 0;
-      for (let f = 0; f < size; ++f) {
-        m.elemSlots[f] = [];
-        for (let r = 0; r < R; ++r) {
-          const mv = doc.owners[f][r * A + mi];
-          const bit = mv * bits, line = Math.floor(bit / 1024), x = bit % 1024;
-          maxLine = Math.max(maxLine, line);
-          addSlot(m, line + ',' + x, { row: line, x, flat: f, replica: r });
-          m.elemSlots[f].push(line + ',' + x);
-        }
+    const own = Int32Array.from(doc.owners);
+    const ax = {};
+    for (const name of ['laneid', 'warpid', 'wid_in_wg', 'tid_in_wg', 'wgid', 'tx', 'm', 'TLane', 'TCol', 'pid']) ax[name] = doc.axes.indexOf(name);
+    const weights = doc.threadWeights || doc.axes.map(() => 0);
+    const hasThreads = weights.some((w) => w > 0);
+    const n = size * R, tid = new Int32Array(n);
+    let maxTid = 0;
+    if (hasThreads)
+      for (let o = 0; o < n; ++o) {
+        let t = 0;
+        for (let k = 0; k < A; ++k) t += own[o * A + k] * weights[k];
+        tid[o] = t; if (t > maxTid) maxTid = t;
       }
-      m.nrows = maxLine + 1;
-      return m;
+    const m = { A, R, own, ax, tid, hasThreads, maxTid, lrows, lcols, view: doc.view };
+    // Physical placement: a grid cell per owner.
+    const place = new Int32Array(n);
+    if (doc.view === 'shared') {
+      const bits = doc.bits, perLine = Math.max(1, Math.floor(1024 / bits));
+      let lines = 1;
+      for (let o = 0; o < n; ++o) {
+        const bit = own[o * A + ax.m] * bits, line = Math.floor(bit / 1024);
+        place[o] = line * perLine + Math.floor((bit % 1024) / bits);
+        if (line + 1 > lines) lines = line + 1;
+      }
+      m.prow = lines; m.pcol = perLine;
+      if (lines * perLine > 1 << 22) return null;
+    } else {
+      const rowAx = doc.rowAxes.map((a) => doc.axes.indexOf(a)), colAx = doc.colAxes.map((a) => doc.axes.indexOf(a));
+      const maxv = new Int32Array(A);
+      for (let o = 0; o < n; ++o) for (let k = 0; k < A; ++k) if (own[o * A + k] > maxv[k]) maxv[k] = own[o * A + k];
+      const keyer = (axes, limit) => {
+        let full = 1;
+        for (const a of axes) full *= maxv[a] + 1;
+        const keyOf = (o) => { let key = 0; for (const a of axes) key = key * (maxv[a] + 1) + own[o * A + a]; return key; };
+        const tuple = (key) => { const t = new Array(axes.length); for (let k = axes.length - 1; k >= 0; --k) { t[k] = key % (maxv[axes[k]] + 1); key = Math.floor(key / (maxv[axes[k]] + 1)); } return t; };
+        if (full <= limit) return { count: full, index: keyOf, keys: Array.from({ length: full }, (_, i) => tuple(i)) };
+        // Too many combinations to show gaps: only those present, in order.
+        const present = new Set();
+        for (let o = 0; o < n; ++o) present.add(keyOf(o));
+        const sorted = [...present].sort((x, y) => x - y), pos = new Map(sorted.map((k, i) => [k, i]));
+        return { count: sorted.length, index: (o) => pos.get(keyOf(o)), keys: sorted.map(tuple) };
+      };
+      const rows = keyer(rowAx, 4096), cols = keyer(colAx, 4096);
+      for (let o = 0; o < n; ++o) place[o] = rows.index(o) * cols.count + cols.index(o);
+      m.prow = rows.count; m.pcol = Math.max(cols.count, 1);
+      m.rowAx = rowAx; m.colAx = colAx; m.rowKeys = rows.keys; m.colKeys = cols.keys;
     }
-    const rowAx = idx(doc.rowAxes), colAx = idx(doc.colAxes);
-    const maxv = new Array(A).fill(0);
-    for (let f = 0; f < size; ++f)
-      for (let k = 0; k < R * A; ++k) maxv[k % A] = Math.max(maxv[k % A], doc.owners[f][k]);
-    const keysOf = (axes, limit) => {
-      let full = 1;
-      for (const a of axes) full *= maxv[a] + 1;
-      const present = new Map();
-      if (full <= limit) {
-        // Every combination, so idle threads and unused columns show as gaps.
-        for (let i = 0; i < full; ++i) {
-          const t = []; let rest = i;
-          for (let k = axes.length - 1; k >= 0; --k) { t[k] = rest % (maxv[axes[k]] + 1); rest = Math.floor(rest / (maxv[axes[k]] + 1)); }
-          present.set(t.join(','), t);
-        }
-      } else {
-        for (let f = 0; f < size; ++f)
-          for (let r = 0; r < R; ++r) {
-            const t = axes.map((a) => doc.owners[f][r * A + a]);
-            present.set(t.join(','), t);
-          }
-      }
-      const keys = [...present.values()].sort((x, y) => { for (let k = 0; k < x.length; ++k) if (x[k] !== y[k]) return x[k] - y[k]; return 0; });
-      const pos = new Map(keys.map((t, i) => [t.join(','), i]));
-      return { keys, pos };
-    };
-    const rows = keysOf(rowAx, 4096), cols = keysOf(colAx, 1024);
-    m.rowAx = rowAx; m.colAx = colAx;
-    m.rowKeys = rows.keys; m.colKeys = cols.keys;
-    for (let f = 0; f < size; ++f) {
-      m.elemSlots[f] = [];
-      for (let r = 0; r < R; ++r) {
-        const o = doc.owners[f].slice(r * A, r * A + A);
-        const row = rows.pos.get(rowAx.map((a) => o[a]).join(','));
-        const col = cols.pos.get(colAx.map((a) => o[a]).join(','));
-        const key = row + ',' + col;
-        addSlot(m, key, { row, col, flat: f, replica: r });
-        m.elemSlots[f].push(key);
-      }
-    }
-    m.nrows = rows.keys.length; m.ncols = Math.max(cols.keys.length, 1);
+    // Who sits in each physical cell (owners, compressed rows).
+    const cells = m.prow * m.pcol, start = new Int32Array(cells + 1);
+    for (let o = 0; o < n; ++o) start[place[o] + 1]++;
+    for (let c = 0; c < cells; ++c) start[c + 1] += start[c];
+    const fill = start.slice(0, cells), list = new Int32Array(n);
+    for (let o = 0; o < n; ++o) list[fill[place[o]]++] = o;
+    m.place = place; m.cellStart = start; m.cellList = list;
     return m;
   }
-  function addSlot(m, key, owner) {
-    let s = m.slots.get(key);
-    if (!s) { s = { key, row: owner.row, col: owner.col, x: owner.x, owners: [] }; m.slots.set(key, s); }
-    s.owners.push([owner.flat, owner.replica]);
+  const cellOwners = (cell) => model.cellList.subarray(model.cellStart[cell], model.cellStart[cell + 1]);
+
+  // ---------------------------------------------------------------- colour
+  // Eight classes (PALETTE), each with its own pattern; what a class means
+  // depends on the mode, and the legend says it.
+  function colourMode() {
+    return state.color || (doc.view === 'shared' ? 'chunk' : doc.replicas > 1 ? 'element' : 'owner');
   }
-  function rowLabel(t, short) {
-    return t.map((v, k) => {
-      const name = doc.axes[model.rowAx[k]];
-      return short ? (SHORT[name] || name) + v : name + ' ' + v;
-    }).join(short ? ' ' : ', ');
+  function classer() {
+    const mode = colourMode(), lc = model.lcols;
+    if (mode === 'row') return { of: (f) => Math.floor(f / lc) % 8, legend: (k) => 'logical rows ≡ ' + k + ' (mod 8)' };
+    if (mode === 'column') return { of: (f) => (f % lc) % 8, legend: (k) => 'logical columns ≡ ' + k + ' (mod 8)' };
+    if (mode === 'chunk') return { of: (f) => Math.floor((f % lc) * doc.bits / 128) % 8, legend: (k) => '16-byte chunk ' + k + ' of the row (mod 8)' };
+    if (mode === 'element') return { of: (f) => f % 8, legend: (k) => 'elements ≡ ' + k + ' (mod 8)' };
+    // owner: warps when the owners span several, PTX's groupID (lane / 4)
+    // within one warp; TMEM lanes by sub-partition; devices; memory lines.
+    const R = model.R;
+    if (model.hasThreads) {
+      if (model.maxTid >= 32) return { of: (f) => (model.tid[f * R] >> 5) % 8, legend: (k) => 'warp ' + k + (model.maxTid >= 256 ? ' (mod 8)' : '') + ': threads ' + 32 * k + '–' + (32 * k + 31) };
+      return { of: (f) => (model.tid[f * R] & 31) >> 2, legend: (k) => 'groupID ' + k + ': lanes ' + 4 * k + '–' + (4 * k + 3) };
+    }
+    const at = (f, a) => model.own[f * R * model.A + model.ax[a]];
+    if (model.ax.TLane >= 0) return { of: (f) => (at(f, 'TLane') >> 5) % 8, legend: (k) => 'TMEM lanes ' + 32 * k + '–' + (32 * k + 31) + ' (warp ' + k + ' of the warpgroup)' };
+    if (model.ax.pid >= 0) return { of: (f) => at(f, 'pid') % 8, legend: (k) => 'device ' + k + ' (mod 8)' };
+    if (model.ax.m >= 0) return { of: (f) => Math.floor(at(f, 'm') * doc.bits / 1024) % 8, legend: (k) => '128-byte line ≡ ' + k + ' (mod 8)' };
+    return { of: (f) => Math.floor(f / lc) % 8, legend: (k) => 'logical rows ≡ ' + k + ' (mod 8)' };
   }
-  // A number per element for colouring: its thread (row of its first owner),
-  // its logical row or column, or the element itself.
-  function colourKey(flat) {
-    // Replicated layouts give every element many threads: tell elements apart instead.
-    const mode = state.color || (doc.view === 'shared' ? 'chunk' : doc.replicas > 1 ? 'element' : 'owner');
-    if (mode === 'row') return Math.floor(flat / model.lcols);
-    if (mode === 'chunk') return Math.floor((flat % model.lcols) * doc.bits / 128);
-    if (mode === 'column') return flat % model.lcols;
-    if (mode === 'element') return flat;
-    const s = model.slots.get(model.elemSlots[flat][0]);
-    return doc.view === 'shared' ? Math.floor(flat / model.lcols) : s.row;
+  function computeClasses() {
+    const c = classer(), size = doc.size;
+    const logical = new Int16Array(size);
+    const used = new Set();
+    for (let f = 0; f < size; ++f) { logical[f] = c.of(f); used.add(logical[f]); }
+    const cells = model.prow * model.pcol, physical = new Int16Array(cells).fill(-1);
+    for (let cell = 0; cell < cells; ++cell) {
+      const s = model.cellStart[cell];
+      if (s < model.cellStart[cell + 1]) physical[cell] = logical[Math.floor(model.cellList[s] / model.R)];
+    }
+    model.logicalClasses = logical; model.physicalClasses = physical;
+    renderLegend(c, used);
+  }
+  function renderLegend(c, used) {
+    const box = $('legend');
+    box.textContent = '';
+    const title = document.createElement('div');
+    title.className = 'legend-title';
+    title.textContent = 'Colour (and pattern) = ' + ({ owner: 'owner', row: 'logical row', column: 'logical column', chunk: '16-byte chunk', element: 'element' }[colourMode()]);
+    box.append(title);
+    for (let k = 0; k < 8; ++k) {
+      if (!used.has(k)) continue;
+      const item = document.createElement('span');
+      item.className = 'legend-item';
+      item.append(swatch(k), document.createTextNode(c.legend(k)));
+      box.append(item);
+    }
+    const marks = document.createElement('div');
+    marks.className = 'legend-marks';
+    marks.innerHTML = '<span class="mk lit"></span>selected <span class="mk witness"></span>witness <span class="mk access"></span>accessed <span class="mk conflict"></span>bank conflict <span class="mk empty"></span>idle slot';
+    box.append(marks);
   }
 
-  // ---------------------------------------------------------------- drawing
-  function drawLogical() {
-    const svg = $('logical');
-    const rows = model.lrows, cols = model.lcols;
-    const left = 30, top = 16, parts = [];
-    const c = clamp(Math.floor(Math.min((availableWidth(svg) - left) / cols, 900 / rows)), 5, 40);
-    const step = Math.max(1, Math.ceil(16 / c));
-    for (let j = 0; j < cols; j += step)
-      parts.push('<text class="hdr" x="' + (left + j * c + c / 2) + '" y="11" text-anchor="middle">' + j + '</text>');
-    const rstep = Math.max(1, Math.ceil(11 / c));
-    for (let i = 0; i < rows; i += rstep)
-      parts.push('<text class="hdr" x="' + (left - 4) + '" y="' + (top + i * c + c / 2 + 3) + '" text-anchor="end">' + i + '</text>');
-    const labels = c >= 24;
-    for (let f = 0; f < doc.size; ++f) {
-      const i = Math.floor(f / cols), j = f % cols, x = left + j * c, y = top + i * c;
-      parts.push('<rect class="cell" data-flat="' + f + '" x="' + x + '" y="' + y + '" width="' + c + '" height="' + c + '" fill="' + colourOf(colourKey(f)) + '"/>');
-      if (labels) parts.push('<text class="lbl" x="' + (x + c / 2) + '" y="' + (y + c / 2 + 3) + '" text-anchor="middle">' + esc(logicalLabel(f)) + '</text>');
-    }
-    svg.setAttribute('width', left + cols * c + 4);
-    svg.setAttribute('height', top + rows * c + 4);
-    svg.innerHTML = parts.join('');
-    model.logicalCells = new Array(doc.size);
-    for (const el of svg.querySelectorAll('[data-flat]')) model.logicalCells[+el.dataset.flat] = el;
-    $('logical-caption').textContent = doc.shape.join(' × ') + ' ' + doc.dtype + (doc.replicas > 1 ? ' · ' + doc.replicas + ' owners each' : '');
+  // ---------------------------------------------------------------- views
+  function logicalGrid() {
+    const shape = doc.shape, rank = shape.length, lc = model.lcols, inner = rank >= 2 ? shape[rank - 2] : model.lrows;
+    const names = doc.logicalNames && doc.logicalNames.length === rank ? doc.logicalNames : null;
+    return {
+      rows: model.lrows, cols: lc, aspect: 1, classes: model.logicalClasses, left: rank >= 3 ? 52 : 40,
+      label: (f, room) => {
+        const o = f * model.R, text = ownerLabel(o, room < 6);
+        return model.R > 1 ? text.split('\n')[0] + ' +' + (model.R - 1) : text;
+      },
+      rowTick: (i) => rank >= 3 ? unflatten(shape.slice(0, rank - 1), i).join(',') : String(i),
+      colTick: (j) => String(j),
+      rowWeight: (i) => (rank >= 3 && i % inner === 0 ? 3 : i % 16 === 0 ? 2 : i % 8 === 0 ? 1 : 0),
+      colWeight: (j) => (j % 16 === 0 ? 2 : j % 8 === 0 ? 1 : 0),
+      ariaLabel: 'logical tensor ' + shape.join(' by ') + (names ? ' (' + names.join(' × ') + ')' : '') + ': arrow keys move, Enter selects',
+    };
   }
-  // Width the view's scroll box offers, so small tiles fill it and large
-  // ones scroll instead of shrinking past legibility.
-  function availableWidth(svg) {
-    const box = svg.parentElement;
-    return Math.max(200, (box && box.clientWidth ? box.clientWidth : 560) - 8);
-  }
-  function logicalLabel(f) {
-    const s = model.slots.get(model.elemSlots[f][0]);
-    if (doc.view === 'shared') return 'b' + doc.banks[f][1];
-    if (doc.view === 'register') return 'T' + s.row;
-    if (doc.view === 'device') return 'D' + (model.rowKeys[s.row] || [])[0];
-    if (doc.view === 'tmem') return 'L' + (model.rowKeys[s.row] || []).slice(-1)[0];
-    return String(s.row);
-  }
-
-  function drawPhysical() {
-    const svg = $('physical'), parts = [];
-    model.physCells = new Map();
-    if (model.view === 'shared') {
-      const bits = doc.bits, lines = model.nrows, left = 34, top = 16;
-      const bankW = clamp(Math.floor((availableWidth(svg) - left) / 32), 8, 24);
-      const h = clamp(Math.floor(900 / lines), 5, 18);
-      for (let b = 0; b < 32; ++b) {
-        parts.push('<rect class="bankcol" data-bank="' + b + '" x="' + (left + b * bankW) + '" y="' + top + '" width="' + bankW + '" height="' + lines * h + '" fill="#f3f5f8"/>');
-        if (b % 4 === 0 || bankW >= 16) parts.push('<text class="hdr" x="' + (left + b * bankW + bankW / 2) + '" y="11" text-anchor="middle">' + b + '</text>');
-      }
-      const rstep = Math.max(1, Math.ceil(11 / h));
-      for (let l = 0; l < lines; l += rstep)
-        parts.push('<text class="hdr" x="' + (left - 4) + '" y="' + (top + l * h + h / 2 + 3) + '" text-anchor="end">' + l + '</text>');
-      const w = bankW * bits / 32;
-      for (const s of model.slots.values()) {
-        const f = s.owners[0][0];
-        parts.push('<rect class="cell' + (s.owners.length > 1 ? ' aliased' : '') + '" data-slot="' + s.key + '" x="' + (left + s.x / 32 * bankW) + '" y="' + (top + s.row * h) + '" width="' + w + '" height="' + h + '" fill="' + colourOf(colourKey(f)) + '"/>');
-      }
-      for (let b = 1; b < 32; ++b)
-        parts.push('<line class="banksep" x1="' + (left + b * bankW) + '" x2="' + (left + b * bankW) + '" y1="' + top + '" y2="' + (top + lines * h) + '"/>');
-      svg.setAttribute('width', left + 32 * bankW + 4);
-      svg.setAttribute('height', top + lines * h + 4);
-      $('physical-caption').textContent = 'shared memory: ' + lines + ' lines of 128 B × 32 banks, ' + doc.bits + '-bit elements';
-    } else {
-      const nr = model.nrows, nc = model.ncols;
-      const longest = model.rowKeys.reduce((mx, t) => Math.max(mx, rowLabel(t, true).length), 1);
-      const left = Math.min(8 + longest * 6, 120), top = 16;
-      const w = clamp(Math.floor((availableWidth(svg) - left) / nc), 6, 44), h = clamp(Math.floor(900 / nr), 4, 20);
-      const cstep = Math.max(1, Math.ceil(22 / w));
-      model.colKeys.forEach((t, j) => {
-        if (j % cstep) return;
-        const prefix = (name) => (name === 'm' && doc.view !== 'register' ? 'm' : SHORT[name] || '');
-        const text = t.map((v, k) => prefix(doc.axes[model.colAx[k]]) + v).join(' ');
-        parts.push('<text class="hdr" x="' + (left + j * w + w / 2) + '" y="11" text-anchor="middle">' + esc(text) + '</text>');
+  function physicalGrid() {
+    const m = model;
+    const base = { rows: m.prow, cols: m.pcol, classes: m.physicalClasses, aspect: 1,
+      label: (cell) => {
+        const os = cellOwners(cell);
+        if (!os.length) return '';
+        const f = Math.floor(os[0] / m.R);
+        return unflatten(doc.shape, f).join(',') + (os.length > 1 ? '+' + (os.length - 1) : '');
+      },
+      ariaLabel: 'physical slots: arrow keys move, Enter selects' };
+    if (doc.view === 'shared') {
+      const perBank = Math.max(1, 32 / doc.bits);
+      return Object.assign(base, {
+        aspect: Math.min(2, Math.max(0.5, doc.bits / 16)),
+        rowTick: (i) => String(i),
+        colTick: (j) => (j % perBank ? '' : 'b' + Math.floor(j / perBank)),
+        colWeight: (j) => (j % (4 * perBank) === 0 ? 2 : j % perBank === 0 ? 1 : 0),
+        rowWeight: (i) => (i % 8 === 0 ? 2 : 0),
       });
-      const rstep = Math.max(1, Math.ceil(10 / h));
-      model.rowKeys.forEach((t, i) => {
-        if (i % rstep) return;
-        parts.push('<text class="hdr" data-row="' + i + '" x="' + (left - 4) + '" y="' + (top + i * h + h / 2 + 3) + '" text-anchor="end">' + esc(rowLabel(t, true)) + '</text>');
-      });
-      const labels = w >= 30 && h >= 12;
-      for (let i = 0; i < nr; ++i)
-        for (let j = 0; j < nc; ++j) {
-          const key = i + ',' + j, s = model.slots.get(key), x = left + j * w, y = top + i * h;
-          if (!s) { parts.push('<rect class="empty" x="' + x + '" y="' + y + '" width="' + w + '" height="' + h + '"/>'); continue; }
-          const f = s.owners[0][0];
-          parts.push('<rect class="cell' + (s.owners.length > 1 ? ' aliased' : '') + '" data-slot="' + key + '" x="' + x + '" y="' + y + '" width="' + w + '" height="' + h + '" fill="' + colourOf(colourKey(f)) + '"/>');
-          if (labels) parts.push('<text class="lbl" x="' + (x + w / 2) + '" y="' + (y + h / 2 + 3) + '" text-anchor="middle">' + unflatten(doc.shape, f).join(',') + (s.owners.length > 1 ? '+' + (s.owners.length - 1) : '') + '</text>');
-        }
-      svg.setAttribute('width', left + nc * w + 4);
-      svg.setAttribute('height', top + nr * h + 4);
-      const names = { register: 'registers', tmem: 'tensor memory', device: 'devices', generic: 'physical slots' };
-      $('physical-caption').textContent = (names[doc.view] || doc.view) + ': rows ' + (doc.rowAxes.join(' × ') || '—') + ', columns ' + (doc.colAxes.join(' × ') || '—');
     }
-    svg.innerHTML = parts.join('');
-    for (const el of svg.querySelectorAll('[data-slot]')) model.physCells.set(el.dataset.slot, el);
-    model.bankCols = [...svg.querySelectorAll('.bankcol')];
+    const rowName = (i) => rowLabel(m.rowKeys[i], true);
+    return Object.assign(base, {
+      aspect: m.pcol <= 4 ? 0.5 : 1,
+      left: Math.min(8 + Math.max(...[0, m.prow - 1].map((i) => rowName(i).length)) * 6, 110),
+      rowTick: rowName,
+      colTick: (j) => colLabel(m.colKeys[j] || []),
+      rowWeight: (i) => {
+        const key = m.rowKeys[i];
+        const t = threadOfKey(key);
+        if (t !== null) return t % 32 === 0 ? 2 : t % 8 === 0 ? 1 : 0;
+        return i % 32 === 0 ? 2 : i % 8 === 0 ? 1 : 0;
+      },
+    });
+  }
+  // The thread a physical row is, when its axes are thread axes only.
+  function threadOfKey(key) {
+    if (!model.hasThreads || !key) return null;
+    const w = doc.threadWeights;
+    let t = 0;
+    for (let k = 0; k < key.length; ++k) { const a = model.rowAx[k]; if (!w[a] && doc.axes[a] !== 'pid') return null; t += key[k] * w[a]; }
+    return t;
+  }
+  const SHORT = { pid: 'D', wgid: 'wg', warpid: 'w', wid_in_wg: 'w', tid_in_wg: 't', tx: 't', laneid: 'l', TLane: 'L', P: 'p', TCol: 'c', F: 'f', Bank: 'b', m: 'm' };
+  function rowLabel(key, short) {
+    if (!key) return '';
+    const t = threadOfKey(key);
+    const names = key.map((v, k) => { const a = doc.axes[model.rowAx[k]]; return short ? (SHORT[a] || a) + v : a + ' ' + v; });
+    if (short && t !== null) {
+      const pid = doc.axes.indexOf('pid');
+      const dev = model.rowAx.indexOf(pid);
+      return (dev >= 0 ? 'D' + key[dev] + ' ' : '') + 'T' + t;
+    }
+    return names.join(short ? ' ' : ', ');
+  }
+  function colLabel(key) {
+    return key.map((v, k) => { const a = doc.axes[model.colAx[k]]; return a === 'm' && model.hasThreads ? registerName(v) : (SHORT[a] || a) + v; }).join(' ');
+  }
+  function drawViews() {
+    views.logical.setGrid(logicalGrid());
+    views.physical.setGrid(physicalGrid());
+    const names = doc.logicalNames && doc.logicalNames.length ? ' — rows: ' + doc.logicalNames.slice(0, -1).join(' × ') + ', columns: ' + doc.logicalNames[doc.logicalNames.length - 1] : '';
+    $('logical-caption').textContent = doc.shape.join(' × ') + ' ' + doc.dtype + (doc.replicas > 1 ? ' · ' + doc.replicas + ' owners each' : '') + names;
+    const captions = { register: 'registers: one row per thread (T = linear thread id), one column per register (PTX names)',
+      tmem: 'tensor memory: TMEM lanes × 32-bit columns', device: 'devices', generic: 'physical slots',
+      shared: 'shared memory: ' + model.prow + ' lines of 128 B × 32 banks, ' + doc.bits + '-bit elements (after the swizzle)' };
+    $('physical-caption').textContent = (captions[doc.view] || doc.view) + (doc.view !== 'shared' ? ' · rows ' + (doc.rowAxes.join(' × ') || '—') + ', columns ' + (doc.colAxes.join(' × ') || '—') : '');
   }
 
   // ---------------------------------------------------------------- selection
-  function clearLit() {
-    for (const el of lit) el.classList.remove('lit', 'witness');
-    lit = [];
-    $('logical').classList.remove('dim');
-    $('physical').classList.remove('dim');
-  }
-  function light(el, cls) { if (el) { el.classList.add(cls); lit.push(el); } }
-  function lightElement(f, cls) {
-    light(model.logicalCells[f], cls);
-    for (const key of model.elemSlots[f]) light(model.physCells.get(key), cls);
-  }
-
+  // Marks: cell -> kind, per view.
   function applySelection() {
     if (!model) return;
-    clearLit();
-    const out = $('owners');
+    const lm = new Map(), pm = new Map(), out = $('owners');
+    const light = (f, r, kind) => { lm.set(f, kind); pm.set(model.place[f * model.R + r], kind); };
     const sel = state.sel;
     $('owner-query').value = sel.startsWith('o:') ? sel.slice(2) : '';
-    if (!sel) {
-      const w = (doc.diagnostics || []).find((d) => d.witness);
-      if (w) showWitness(w, false);
-      else out.innerHTML = '<span class="head">Nothing selected.</span>';
-      return;
-    }
-    $('logical').classList.add('dim');
-    $('physical').classList.add('dim');
-    if (sel.startsWith('e:')) {
-      const f = +sel.slice(2);
-      if (!(f >= 0 && f < doc.size)) { state.sel = ''; return applySelection(); }
-      lightElement(f, 'lit');
-      const lines = [];
-      for (let r = 0; r < doc.replicas; ++r) lines.push(ownerText(ownerValues(f, r)));
-      out.innerHTML = '<span class="head">element ' + esc(coordText(f)) + ' — ' + doc.replicas + ' owner' + (doc.replicas > 1 ? 's' : '') + ':</span>\n' + esc(lines.join('\n'));
-    } else if (sel.startsWith('s:')) {
-      const s = model.slots.get(sel.slice(2));
-      if (!s) { state.sel = ''; return applySelection(); }
-      light(model.physCells.get(s.key), 'lit');
-      const lines = [];
-      for (const [f, r] of s.owners) {
-        light(model.logicalCells[f], 'lit');
-        lines.push('element ' + coordText(f) + (doc.replicas > 1 ? ' (replica ' + r + ')' : ''));
-      }
-      const [f0, r0] = s.owners[0];
-      out.innerHTML = '<span class="head">slot ' + esc(ownerText(ownerValues(f0, r0))) + ' holds:</span>\n' + esc(lines.join('\n'));
+    let text = '', dim = true;
+    if (sel.startsWith('e:') && +sel.slice(2) >= 0 && +sel.slice(2) < doc.size) {
+      const f = +sel.slice(2), lines = [];
+      for (let r = 0; r < model.R; ++r) { light(f, r, 'lit'); lines.push(ownerLabel(f * model.R + r, false) + '  (' + ownerText(ownerValues(f, r)) + ')'); }
+      text = 'element ' + coordText(f) + ' — ' + model.R + ' owner' + (model.R > 1 ? 's' : '') + ':\n' + lines.join('\n');
+    } else if (sel.startsWith('s:') && cellOfSlot(sel.slice(2)) !== null) {
+      const cell = cellOfSlot(sel.slice(2)), os = cellOwners(cell), lines = [];
+      for (const o of os) { const f = Math.floor(o / model.R); light(f, o % model.R, 'lit'); lines.push('element ' + coordText(f) + (model.R > 1 ? ' (replica ' + (o % model.R) + ')' : '')); }
+      pm.set(cell, 'lit');
+      if (os.length) {
+        const o = os[0];
+        text = 'slot ' + ownerLabel(o, false) + ' (' + ownerText(ownerValues(Math.floor(o / model.R), o % model.R)) + ') holds:\n' + lines.join('\n');
+      } else text = 'slot ' + sel.slice(2) + ' is idle';
     } else if (sel.startsWith('o:')) {
       const query = parseQuery(sel.slice(2));
-      if (query.error) { out.textContent = query.error; return; }
-      const A = doc.axes.length, hits = [];
-      for (let f = 0; f < doc.size; ++f)
-        for (let r = 0; r < doc.replicas; ++r) {
-          if (query.terms.every(([k, v]) => doc.owners[f][r * A + k] === v)) {
-            hits.push(f);
-            light(model.logicalCells[f], 'lit');
-            light(model.physCells.get(model.elemSlots[f][r]), 'lit');
+      if (query.error) text = query.error;
+      else {
+        const hits = [];
+        for (let f = 0; f < doc.size; ++f)
+          for (let r = 0; r < model.R; ++r) {
+            const at = (f * model.R + r) * model.A;
+            if (query.terms.every(([k, v]) => (k < 0 ? model.tid[f * model.R + r] === v : model.own[at + k] === v))) { if (!lm.has(f)) hits.push(f); light(f, r, 'lit'); }
           }
-        }
-      const shown = hits.slice(0, 64).map(coordText).join(' ');
-      out.innerHTML = '<span class="head">' + esc(sel.slice(2)) + ' holds ' + hits.length + ' element' + (hits.length === 1 ? '' : 's') + ':</span>\n' + esc(shown) + (hits.length > 64 ? ' …' : '');
+        text = sel.slice(2) + ' holds ' + hits.length + ' element' + (hits.length === 1 ? '' : 's') + ':\n' + hits.slice(0, 64).map(coordText).join(' ') + (hits.length > 64 ? ' …' : '');
+      }
+    } else {
+      const w = (doc.diagnostics || []).find((d) => d.witness);
+      if (w) return showWitness(w, false);
+      text = 'Nothing selected.';
+      dim = false;
     }
+    out.textContent = text;
+    addAccessMarks(lm, pm);
+    views.logical.setMarks(lm, dim && lm.size > 0);
+    views.physical.setMarks(pm, dim && pm.size > 0);
+    announce(text.split('\n').slice(0, 3).join('; '));
+  }
+  function cellOfSlot(key) {
+    const [r, c] = key.split(',').map(Number);
+    if (!(r >= 0 && r < model.prow && c >= 0 && c < model.pcol)) return null;
+    return r * model.pcol + c;
   }
   function parseQuery(text) {
     const terms = [];
     for (const part of text.split(/[,;]/)) {
       const p = part.trim();
       if (!p) continue;
-      const m = p.match(/^([A-Za-z_]+)\s*[:= ]\s*(\d+)$/);
-      if (!m) return { error: 'write owners as "axis value", e.g. "warpid 1, laneid 5"' };
+      const m = p.match(/^([A-Za-z_]+)\s*[:= ]?\s*(\d+)$/);
+      if (!m) return { error: 'write owners as "axis value", e.g. "warpid 1, laneid 5", or a thread "T36"' };
+      if (m[1] === 'T' && model.hasThreads) { terms.push([-1, +m[2]]); continue; }
       const k = doc.axes.indexOf(m[1]);
-      if (k < 0) return { error: 'this layout has no axis ' + m[1] + ' (it uses ' + doc.axes.join(', ') + ')' };
+      if (k < 0) return { error: 'this layout has no axis ' + m[1] + ' (it uses ' + doc.axes.join(', ') + (model.hasThreads ? ', or T for the thread id' : '') + ')' };
       terms.push([k, +m[2]]);
     }
     if (!terms.length) return { error: 'write owners as "axis value", e.g. "warpid 1"' };
     return { terms };
   }
   function showWitness(d, explicit) {
-    clearLit();
-    $('logical').classList.add('dim');
-    $('physical').classList.add('dim');
-    const w = d.witness;
-    for (const f of w.elements || []) if (f < doc.size) lightElement(f, 'witness');
-    const parts = ['<span class="head">witness of the ' + esc(d.kind) + ' violation' + (explicit ? '' : ' (shown until you select something)') + ':</span>'];
-    for (const f of w.elements || []) parts.push('element ' + esc(coordText(f)));
+    const lm = new Map(), pm = new Map(), w = d.witness;
+    for (const f of w.elements || []) if (f < doc.size) for (let r = 0; r < model.R; ++r) { lm.set(f, 'witness'); pm.set(model.place[f * model.R + r], 'witness'); }
+    const parts = ['witness of the ' + d.kind + ' violation' + (explicit ? '' : ' (shown until you select something)') + ':'];
+    for (const f of w.elements || []) parts.push('element ' + coordText(f));
     const slot = Object.entries(w.slot || {}).map(([a, v]) => a + ' ' + v).join(', ');
-    if (slot) parts.push('slot ' + esc(slot));
-    $('owners').innerHTML = parts.join('\n');
+    if (slot) parts.push('slot ' + slot);
+    $('owners').textContent = parts.join('\n');
+    views.logical.setMarks(lm, true);
+    views.physical.setMarks(pm, true);
+    announce(parts.join('; '));
   }
   function select(sel) {
     state.sel = sel;
     writeHash();
     applySelection();
   }
+  function announce(text) { $('announce').textContent = text; }
 
   // ---------------------------------------------------------------- banks
-  function accessPattern() {
-    const mode = state.acc, v = clamp(+state.av || 1, 1, 64), at = Math.max(0, +state.ai || 0);
-    const threads = [];
-    if (mode === 'custom') {
-      const entries = state.ac.split(';').map((s) => s.trim()).filter(Boolean).slice(0, 32);
-      for (const e of entries) {
-        const idx = e.split(/[ ,]+/).filter(Boolean).map(Number);
-        const f = flatten(doc.shape, idx);
-        const list = [];
-        if (f >= 0) for (let k = 0; k < v && (f % model.lcols) + k < model.lcols; ++k) list.push(f + k);
-        threads.push(list);
-      }
-      return threads;
-    }
-    for (let t = 0; t < 32; ++t) {
-      const list = [];
-      const i = mode === 'column' ? t : at, j0 = mode === 'column' ? at : t * v;
-      if (i < model.lrows)
-        for (let k = 0; k < v; ++k) if (j0 + k < model.lcols) list.push(i * model.lcols + j0 + k);
-      threads.push(list);
-    }
-    return threads;
+  // The warp request and its wavefronts are the engine's (doc.bankAccess);
+  // the page only shows them, one phase at a time if asked.
+  function addAccessMarks(lm, pm) {
+    const b = doc && doc.bankAccess;
+    if (!b) return;
+    const phase = state.ph === '' ? -1 : +state.ph;
+    b.phases.forEach((p, k) => {
+      if (phase >= 0 && k !== phase) return;
+      const bad = new Set(p.words.map((c, bank) => (c > 1 ? bank : -1)).filter((x) => x >= 0));
+      for (const t of p.threads)
+        for (const f of b.threads[t] || []) {
+          const word = Math.floor(model.own[f * model.R * model.A + model.ax.m] * doc.bits / 32);
+          const kind = bad.has(word % 32) ? 'conflict' : 'access';
+          if (!lm.has(f) || kind === 'conflict') lm.set(f, kind);
+          const cell = model.place[f * model.R];
+          if (!pm.has(cell) || kind === 'conflict') pm.set(cell, kind);
+        }
+    });
   }
   function updateBanks() {
     const panel = $('bank-panel');
-    if (!doc || !doc.ok || !doc.banks) { panel.hidden = true; return; }
+    const accessDiag = doc && (doc.diagnostics || []).find((d) => d.kind === 'access');
+    if (!doc || !doc.ok || (!doc.bankAccess && !accessDiag)) { panel.hidden = true; return; }
     panel.hidden = false;
     $('access-mode').value = state.acc;
     $('access-index').value = state.ai;
@@ -389,114 +393,113 @@
     $('access-custom').value = state.ac;
     $('access-custom-field').hidden = state.acc !== 'custom';
     $('access-index-field').hidden = state.acc === 'custom';
-    for (const el of document.querySelectorAll('.access, .conflict')) el.classList.remove('access', 'conflict');
-    const threads = accessPattern();
-    const perBank = Array.from({ length: 32 }, () => new Set());
-    const wordsPerElement = Math.max(1, doc.bits / 32);
-    const wordsOf = (f) => {
-      const [line, bank] = doc.banks[f], first = line * 32 + bank, out = [];
-      for (let k = 0; k < wordsPerElement; ++k) out.push(first + k);
-      return out;
-    };
-    const all = new Set();
-    threads.forEach((list) => list.forEach((f) => wordsOf(f).forEach((w) => { perBank[w % 32].add(w); all.add(w); })));
-    const counts = perBank.map((s) => s.size);
-    const wavefronts = Math.max(0, ...counts);
-    const ideal = all.size ? Math.ceil(all.size / 32) : 0;
-    const conflictBanks = counts.map((c, b) => (c > ideal ? b : -1)).filter((b) => b >= 0);
-    threads.forEach((list) => list.forEach((f) => {
-      const bad = wordsOf(f).some((w) => counts[w % 32] > ideal);
-      const cls = bad ? 'conflict' : 'access';
-      if (model.logicalCells[f]) model.logicalCells[f].classList.add(cls);
-      for (const key of model.elemSlots[f]) { const el = model.physCells.get(key); if (el) el.classList.add(cls); }
-    }));
-    for (const el of model.bankCols || []) el.classList.toggle('conflict', conflictBanks.includes(+el.dataset.bank));
-    const wf = $('bank-wavefronts');
-    wf.textContent = wavefronts + ' wavefront' + (wavefronts === 1 ? '' : 's');
-    wf.dataset.wavefronts = wavefronts;
-    wf.className = 'wavefronts ' + (wavefronts > ideal ? 'bad' : 'good');
-    const active = threads.filter((l) => l.length).length;
-    $('bank-detail').textContent = active + ' threads, ' + all.size + ' distinct 4-byte words; ideal ' + ideal +
-      (conflictBanks.length ? ' · ' + wavefronts + '-way conflict on bank' + (conflictBanks.length > 1 ? 's ' : ' ') + conflictBanks.join(', ') : ' · conflict-free');
-    drawBankChart(counts, ideal);
+    const wf = $('bank-wavefronts'), detail = $('bank-detail'), b = doc.bankAccess;
+    $('access-error').textContent = accessDiag ? accessDiag.message : '';
+    $('access-error').hidden = !accessDiag;
+    if (!b) { wf.textContent = 'no request'; wf.dataset.wavefronts = ''; detail.textContent = ''; drawBankChart(null); return; }
+    wf.textContent = b.wavefronts + ' wavefront' + (b.wavefronts === 1 ? '' : 's');
+    wf.dataset.wavefronts = b.wavefronts;
+    wf.className = 'wavefronts ' + (b.wavefronts > b.ideal ? 'bad' : 'good');
+    const sel = $('phase-select'), want = state.ph;
+    sel.innerHTML = '<option value="">all ' + b.phases.length + ' phase' + (b.phases.length === 1 ? '' : 's') + '</option>' +
+      b.phases.map((p, k) => '<option value="' + k + '">phase ' + k + ': threads ' + p.threads[0] + '–' + p.threads[p.threads.length - 1] + '</option>').join('');
+    sel.value = want !== '' && +want < b.phases.length ? want : '';
+    const phase = sel.value === '' ? null : b.phases[+sel.value];
+    const worst = (p) => Math.max(0, ...p.words);
+    const conflictBanks = (p) => p.words.map((c, k) => (c > 1 ? k : -1)).filter((k) => k >= 0);
+    const about = phase
+      ? 'phase ' + sel.value + ' (threads ' + phase.threads[0] + '–' + phase.threads[phase.threads.length - 1] + '): ' + phase.wavefronts + ' wavefront' + (phase.wavefronts === 1 ? '' : 's') +
+        (worst(phase) > 1 ? ' · ' + worst(phase) + '-way conflict on bank' + (conflictBanks(phase).length > 1 ? 's ' : ' ') + conflictBanks(phase).join(', ') : ' · conflict-free')
+      : b.phases.length + ' phase' + (b.phases.length === 1 ? '' : 's') + ' of ' + b.threadsPerPhase + ' threads (' + b.bytes + ' bytes each); ideal ' + b.ideal +
+        (b.wavefronts > b.ideal ? ' · ' + Math.max(...b.phases.map(worst)) + '-way conflict on bank' + (conflictBanks(b.phases.reduce((x, y) => (worst(y) > worst(x) ? y : x))).length > 1 ? 's ' : ' ') + conflictBanks(b.phases.reduce((x, y) => (worst(y) > worst(x) ? y : x))).join(', ') : ' · conflict-free');
+    detail.textContent = about;
+    drawBankChart(phase ? phase.words : b.phases.reduce((acc, p) => acc.map((c, k) => Math.max(c, p.words[k])), new Array(32).fill(0)));
   }
-  function drawBankChart(counts, ideal) {
-    const svg = $('bank-chart'), bw = 18, hmax = 60, top = 12, max = Math.max(1, ...counts), parts = [];
+  function drawBankChart(counts) {
+    const svg = $('bank-chart'), bw = 18, hmax = 60, top = 12, parts = [];
+    if (!counts) { svg.innerHTML = ''; return; }
+    const max = Math.max(1, ...counts);
     counts.forEach((c, b) => {
       const h = c ? Math.max(3, Math.round(hmax * c / max)) : 0, x = 4 + b * bw;
-      parts.push('<rect class="bar' + (c > ideal ? ' conflict' : '') + '" data-bank="' + b + '" x="' + x + '" y="' + (top + hmax - h) + '" width="' + (bw - 3) + '" height="' + h + '"><title>bank ' + b + ': ' + c + ' distinct words</title></rect>');
+      parts.push('<rect class="bar' + (c > 1 ? ' conflict' : '') + '" data-bank="' + b + '" x="' + x + '" y="' + (top + hmax - h) + '" width="' + (bw - 3) + '" height="' + h + '"><title>bank ' + b + ': ' + c + ' distinct words</title></rect>');
       if (c) parts.push('<text class="axis" x="' + (x + (bw - 3) / 2) + '" y="' + (top + hmax - h - 2) + '" text-anchor="middle">' + c + '</text>');
       parts.push('<text class="axis" x="' + (x + (bw - 3) / 2) + '" y="' + (top + hmax + 11) + '" text-anchor="middle">' + b + '</text>');
     });
+    svg.setAttribute('viewBox', '0 0 ' + (8 + 32 * bw) + ' ' + (top + hmax + 16));
     svg.setAttribute('width', 8 + 32 * bw);
-    svg.setAttribute('height', top + hmax + 16);
     svg.innerHTML = parts.join('');
   }
 
   // ---------------------------------------------------------------- diagnostics
+  const FIELD_OF = { parse: 'layout', arguments: 'layout', shape: 'shape', threads: 'threads', devices: 'devices', alloc: 'alloc', dtype: 'dtype', target: 'target', access: 'ac' };
   function renderDiagnostics() {
     const box = $('diagnostics'), parts = [];
-    const diags = doc.diagnostics || [];
+    const diags = (doc.diagnostics || []).filter((d) => d.kind !== 'access');
     diags.forEach((d, i) => {
       let extra = '';
-      if (d.column && (d.kind === 'parse' || d.kind === 'shape')) {
-        const text = d.kind === 'parse' ? (doc.request.layout || '') : (doc.request.shape || '');
-        const line = text.split('\n')[(d.line || 1) - 1] || '';
+      const source = { parse: 'layout', arguments: 'layout', shape: 'shape' }[d.kind];
+      if (d.column && source) {
+        const line = (doc.request[source] || '').split('\n')[(d.line || 1) - 1] || '';
         extra = '<pre>' + esc(line) + '\n' + ' '.repeat(Math.max(0, d.column - 1)) + '^</pre>';
       }
-      const where = d.line ? (d.kind === 'shape' ? '&lt;shape&gt;' : '&lt;layout&gt;') + ':' + d.line + ':' + d.column + ': ' : '';
+      const where = d.line ? '&lt;' + (source || d.kind) + '&gt;:' + d.line + ':' + d.column + ': ' : '';
       parts.push('<div class="diag ' + esc(d.severity) + '" data-kind="' + esc(d.kind) + '"><span class="kind">' + esc(d.kind) + '</span>' + where + esc(d.message) + extra +
-        (d.witness ? '<br><button type="button" data-witness="' + i + '">show witness</button>' : '') + '</div>');
+        (d.witness ? '<br><button type="button" data-witness="' + (doc.diagnostics || []).indexOf(d) + '">show witness</button>' : '') + '</div>');
     });
     const errors = diags.filter((d) => d.severity === 'error').length;
     if (doc.ok && !errors) parts.unshift('<div class="legal" id="legal-ok">✓ legal: in bounds, no two elements share a slot</div>');
     box.innerHTML = parts.join('');
     $('checked-by').textContent = doc.checkedBy ? '· checked by the ' + doc.checkedBy : '';
+    // Each input field says what is wrong with it, in the engine's words.
+    for (const [key, id] of Object.entries(inputs)) {
+      const d = (doc.diagnostics || []).find((x) => FIELD_OF[x.kind] === key && x.severity === 'error');
+      $(id).setAttribute('aria-invalid', d ? 'true' : 'false');
+      const note = $(id + '-error');
+      if (note) { note.textContent = d ? d.message : ''; note.hidden = !d; }
+    }
   }
 
   // ---------------------------------------------------------------- evaluation
   function setDoc(d) {
-    renderDocFields(d);
+    $('resolved').textContent = d.ok && d.preset ? d.resolved + (d.presetSummary ? '  — ' + d.presetSummary : '') : '';
     if (!d.ok) {
       doc = Object.assign({}, doc || {}, { diagnostics: d.diagnostics, request: d.request, ok: false });
       renderDiagnostics();
       document.querySelector('.views').classList.add('stale');
       $('bank-panel').hidden = true;
-      if (!model) {
-        // Nothing evaluated yet: say why the views are empty.
-        for (const id of ['logical', 'physical']) {
-          $(id).setAttribute('width', 320); $(id).setAttribute('height', 40);
-          $(id).innerHTML = '<text class="hdr" x="4" y="20">no evaluation: see the diagnostics on the left</text>';
-        }
-      }
+      if (!model) $('logical-caption').textContent = 'no evaluation: see the diagnostics on the left';
       return;
     }
+    const t0 = performance.now();
     doc = d;
     document.querySelector('.views').classList.remove('stale');
     model = buildModel();
-    drawLogical();
-    drawPhysical();
+    computeClasses();
+    drawViews();
     renderDiagnostics();
     applySelection();
     updateBanks();
-  }
-  function renderDocFields(d) {
-    $('resolved').textContent = d.ok ? (d.preset ? d.resolved + (d.presetSummary ? '  — ' + d.presetSummary : '') : '') : '';
+    window.tilescopeViz.timings.render = performance.now() - t0;
+    document.dispatchEvent(new CustomEvent('tilescope:doc', { detail: d }));
   }
   let timer = 0;
-  function scheduleEvaluate() {
-    clearTimeout(timer);
-    timer = setTimeout(evaluateNow, 250);
-  }
+  function scheduleEvaluate() { clearTimeout(timer); timer = setTimeout(evaluateNow, 250); }
   function evaluateNow() {
     writeHash();
     if (!live) { showSnapshotNote(); return; }
     const my = ++seq, params = new URLSearchParams();
     for (const k of EVAL_KEYS) params.set(k, state[k]);
     document.body.dataset.evaluating = '1';
+    const t0 = performance.now();
     fetch('api/eval?' + params.toString())
       .then((r) => r.json())
-      .then((d) => { if (my === seq) { setDoc(d); delete document.body.dataset.evaluating; } })
+      .then((d) => {
+        if (my !== seq) return;
+        window.tilescopeViz.timings.fetch = performance.now() - t0;
+        setDoc(d);
+        window.tilescopeViz.timings.load = performance.now() - t0;
+        delete document.body.dataset.evaluating;
+      })
       .catch((e) => {
         if (my !== seq) return;
         delete document.body.dataset.evaluating;
@@ -505,8 +508,8 @@
   }
   function showSnapshotNote() {
     const note = $('snapshot-note');
-    const asked = (k) => (k === 'dtype' && !doc.request.dtype ? doc.dtype : doc.request[k]);
-    const differs = doc && EVAL_KEYS.some((k) => String(asked(k)) !== String(state[k]));
+    const asked = (k) => String(k === 'dtype' && !doc.request.dtype ? doc.dtype : doc.request[k] === undefined ? DEFAULTS[k] : doc.request[k]);
+    const differs = doc && EVAL_KEYS.some((k) => asked(k) !== String(state[k]));
     note.hidden = !differs;
     if (differs)
       note.innerHTML = 'This page is a snapshot of <code>' + esc(doc.request.layout) + '</code> evaluated by <code>tilescope viz</code>; it cannot evaluate edits by itself. Run <code>tilescope viz --serve</code> and open <a href="' + esc(shareUrl()) + '">this view on the live server</a>.';
@@ -535,13 +538,45 @@
   function loadPreset(i) {
     const p = data.presets[i];
     if (!p) return;
-    Object.assign(state, { layout: p.layout, shape: p.shape, dtype: p.dtype, target: p.target,
-      threads: String(p.threads || 128), devices: String(p.devices || 1), alloc: String(p.alloc || 0),
-      scope: 'auto', sel: '' });
+    Object.assign(state, DEFAULTS, { layout: p.layout, shape: p.shape, dtype: p.dtype, target: p.target,
+      threads: String(p.threads || 128), devices: String(p.devices || 1), alloc: String(p.alloc || 0), color: state.color });
     syncInputs();
     evaluateNow();
   }
+  // Sets the whole view (an exercise, a link): every key not given is reset.
+  function setView(values) {
+    Object.assign(state, DEFAULTS, values);
+    syncInputs();
+    evaluateNow();
+  }
+  function hoverText(view, cell) {
+    if (!model) return;
+    let text;
+    if (view === 'logical') {
+      const f = cell;
+      text = 'element ' + coordText(f) + ' → ' + ownerLabel(f * model.R, false) + ' (' + ownerText(ownerValues(f, 0)) + ')' + (model.R > 1 ? ' +' + (model.R - 1) + ' replicas' : '');
+      if (doc.banks) text += ' · line ' + doc.banks[2 * f] + ', bank ' + doc.banks[2 * f + 1];
+    } else {
+      const os = cellOwners(cell);
+      if (!os.length) text = 'idle slot';
+      else { const o = os[0]; text = ownerLabel(o, false) + ' ← element ' + coordText(Math.floor(o / model.R)) + (os.length > 1 ? ' and ' + (os.length - 1) + ' more (aliased)' : ''); }
+    }
+    $('hover-status').textContent = text;
+    return text;
+  }
+  function slotKey(cell) { return Math.floor(cell / model.pcol) + ',' + (cell % model.pcol); }
   function wire() {
+    views.logical = new GridView($('logical'), {
+      onPick: (f) => select(state.sel === 'e:' + f ? '' : 'e:' + f),
+      onHover: (f) => hoverText('logical', f),
+      onFocus: (f) => announce(hoverText('logical', f)),
+    });
+    views.physical = new GridView($('physical'), {
+      onPick: (cell) => select(state.sel === 's:' + slotKey(cell) ? '' : 's:' + slotKey(cell)),
+      onHover: (cell) => hoverText('physical', cell),
+      onFocus: (cell) => announce(hoverText('physical', cell)),
+      onRow: (row) => { if (model.rowKeys) select('o:' + rowLabel(model.rowKeys[row], false)); },
+    });
     for (const [k, id] of Object.entries(inputs))
       $(id).addEventListener('input', () => {
         state[k] = $(id).value;
@@ -552,42 +587,33 @@
     $('color-select').addEventListener('change', (e) => {
       state.color = e.target.value;
       writeHash();
-      if (doc && doc.ok) { drawLogical(); drawPhysical(); applySelection(); updateBanks(); }
+      if (doc && doc.ok) {
+        const t0 = performance.now();
+        computeClasses();
+        views.logical.grid.classes = model.logicalClasses; views.physical.grid.classes = model.physicalClasses;
+        applySelection();
+        window.tilescopeViz.timings.recolour = performance.now() - t0;
+      }
     });
     $('owner-query').addEventListener('change', (e) => select(e.target.value.trim() ? 'o:' + e.target.value.trim() : ''));
-    $('logical').addEventListener('click', (e) => {
-      const el = e.target.closest('[data-flat]');
-      if (el) select(state.sel === 'e:' + el.dataset.flat ? '' : 'e:' + el.dataset.flat);
-    });
-    $('physical').addEventListener('click', (e) => {
-      const cell = e.target.closest('[data-slot]');
-      if (cell) return select(state.sel === 's:' + cell.dataset.slot ? '' : 's:' + cell.dataset.slot);
-      const hdr = e.target.closest('[data-row]');
-      if (hdr) select('o:' + rowLabel(model.rowKeys[+hdr.dataset.row], false));
-    });
     $('diagnostics').addEventListener('click', (e) => {
       const b = e.target.closest('[data-witness]');
       if (b) { state.sel = ''; writeHash(); showWitness(doc.diagnostics[+b.dataset.witness], true); }
     });
-    const hover = (e) => {
-      if (!model) return;
-      const el = e.target.closest('[data-flat],[data-slot]');
-      if (!el) return;
-      let text;
-      if (el.dataset.flat !== undefined) {
-        const f = +el.dataset.flat;
-        text = 'element ' + coordText(f) + ' → ' + ownerText(ownerValues(f, 0)) + (doc.replicas > 1 ? ' (+' + (doc.replicas - 1) + ' replicas)' : '');
-        if (doc.banks) text += ' · line ' + doc.banks[f][0] + ', bank ' + doc.banks[f][1];
-      } else {
-        const s = model.slots.get(el.dataset.slot), [f, r] = s.owners[0];
-        text = ownerText(ownerValues(f, r)) + ' ← element ' + coordText(f) + (s.owners.length > 1 ? ' and ' + (s.owners.length - 1) + ' more (aliased)' : '');
-      }
-      $('hover-status').textContent = text;
-    };
-    $('logical').addEventListener('mouseover', hover);
-    $('physical').addEventListener('mouseover', hover);
-    const bankInput = (key, id) => $(id).addEventListener('input', () => { state[key] = $(id).value; writeHash(); updateBanks(); });
+    const bankInput = (key, id) => $(id).addEventListener('input', () => { state[key] = $(id).value; state.ph = ''; scheduleEvaluate(); });
     bankInput('acc', 'access-mode'); bankInput('ai', 'access-index'); bankInput('av', 'access-vector'); bankInput('ac', 'access-custom');
+    $('phase-select').addEventListener('change', (e) => { state.ph = e.target.value; writeHash(); updateBanks(); applySelection(); });
+    $('phase-next').addEventListener('click', () => {
+      const b = doc && doc.bankAccess;
+      if (!b) return;
+      state.ph = state.ph === '' ? '0' : +state.ph + 1 >= b.phases.length ? '' : String(+state.ph + 1);
+      writeHash(); updateBanks(); applySelection();
+      announce($('bank-detail').textContent);
+    });
+    for (const [id, view, factor] of [['zoom-in-l', 'logical', 1.5], ['zoom-out-l', 'logical', 1 / 1.5], ['zoom-in-p', 'physical', 1.5], ['zoom-out-p', 'physical', 1 / 1.5]])
+      $(id).addEventListener('click', () => { const v = views[view]; v.zoomAt(factor, v.left + 80, v.top + 80); });
+    for (const [id, view] of [['zoom-fit-l', 'logical'], ['zoom-fit-p', 'physical']])
+      $(id).addEventListener('click', () => { views[view].fit(); views[view].draw(); });
     $('export-svg').addEventListener('click', () => {
       const blob = new Blob([exportSvg()], { type: 'image/svg+xml' });
       const a = document.createElement('a');
@@ -602,51 +628,64 @@
       else prompt('Link to this view', url);
     });
     window.addEventListener('hashchange', () => {
-      const h = readHash();
-      const evalChanged = EVAL_KEYS.some((k) => k in h && h[k] !== state[k]);
-      Object.assign(state, h);
+      const next = stateFromHash();
+      const evalChanged = EVAL_KEYS.some((k) => next[k] !== state[k]);
+      Object.assign(state, next);
       syncInputs();
-      if (evalChanged) evaluateNow(); else { applySelection(); updateBanks(); }
+      if (evalChanged) evaluateNow(); else if (doc && doc.ok) { computeClasses(); views.logical.grid.classes = model.logicalClasses; views.physical.grid.classes = model.physicalClasses; applySelection(); updateBanks(); }
     });
   }
 
   // ---------------------------------------------------------------- SVG export
-  const EXPORT_CSS = 'text{font-family:monospace}.cell{stroke:#fff;stroke-width:.6}.empty{fill:#eef0f4}' +
-    '.hdr{font-size:9px;fill:#6b7385}.lbl{font-size:9px;fill:#1d2330}.banksep{stroke:#b9c0cc;stroke-width:.6}' +
-    '.dim .cell{opacity:.16}.cell.lit{opacity:1;stroke:#111;stroke-width:2}.cell.witness{opacity:1;stroke:#c62828;stroke-width:2.4}' +
-    '.cell.aliased{stroke:#c62828;stroke-dasharray:3 2}.cell.access{stroke:#0b3d91;stroke-width:1.6}.cell.conflict{stroke:#c62828;stroke-width:2}.bankcol.conflict{fill:#fbd5d5}';
+  const EXPORT_CSS = 'text{font-family:monospace}.cell{stroke:#fff;stroke-width:.6}' +
+    '.hdr{font-size:9px;fill:#6b7385}.lbl{font-size:7px;fill:#1d2330}' +
+    '.cell.lit{stroke:#111;stroke-width:2}.cell.witness{stroke:#c62828;stroke-width:2.4}' +
+    '.cell.access{stroke:#0b3d91;stroke-width:1.6}.cell.conflict{stroke:#c62828;stroke-width:2}';
   function exportSvg() {
-    const l = $('logical'), p = $('physical');
-    const lw = +l.getAttribute('width') || 0, lh = +l.getAttribute('height') || 0;
-    const pw = +p.getAttribute('width') || 0, ph = +p.getAttribute('height') || 0;
-    const title = (doc && doc.request ? doc.request.layout + '   shape ' + (doc.shape || []).join('x') + '   ' + doc.dtype : 'layout');
-    const g = (svg) => (svg.classList.contains('dim') ? '<g class="dim">' : '<g>') + svg.innerHTML + '</g>';
-    return '<svg xmlns="http://www.w3.org/2000/svg" width="' + (lw + pw + 40) + '" height="' + (Math.max(lh, ph) + 56) + '">' +
-      '<style>' + EXPORT_CSS + '</style><rect width="100%" height="100%" fill="#fff"/>' +
+    const l = views.logical.toSvg(10, 40);
+    const p = views.physical.toSvg(l.width + 30, 40);
+    const title = doc && doc.request ? doc.request.layout + '   shape ' + (doc.shape || []).join('x') + '   ' + doc.dtype : 'layout';
+    return '<svg xmlns="http://www.w3.org/2000/svg" width="' + (l.width + p.width + 40) + '" height="' + (Math.max(l.height, p.height) + 56) + '">' +
+      SVG_DEFS + '<style>' + EXPORT_CSS + '</style><rect width="100%" height="100%" fill="#fff"/>' +
       '<text x="10" y="18" font-size="12">' + esc(title) + '</text>' +
-      '<text x="10" y="36" font-size="11" fill="#6b7385">logical</text><text x="' + (lw + 30) + '" y="36" font-size="11" fill="#6b7385">physical</text>' +
-      '<g transform="translate(10,40)">' + g(l) + '</g><g transform="translate(' + (lw + 30) + ',40)">' + g(p) + '</g></svg>';
+      '<text x="10" y="36" font-size="11" fill="#6b7385">logical</text><text x="' + (l.width + 30) + '" y="36" font-size="11" fill="#6b7385">physical</text>' +
+      l.svg + p.svg + '</svg>';
   }
 
   // ---------------------------------------------------------------- start
+  window.tilescopeViz = {
+    state, exportSvg, select, setView, views, timings: {}, DEFAULTS,
+    get doc() { return doc; }, get model() { return model; },
+    ownerLabel: (f, r) => ownerLabel(f * model.R + (r || 0), false),
+    cellLabel: (view, cell) => views[view].grid.label(cell, 20),
+    // Page coordinates of a cell's centre (for tests that click like a user).
+    cellCenter(view, cell) {
+      const v = views[view], g = v.grid, rect = v.canvas.getBoundingClientRect();
+      v.reveal(cell); v.draw();
+      const i = Math.floor(cell / g.cols), j = cell % g.cols;
+      return [rect.left + v.left - v.ox + (j + 0.5) * v.cellW(), rect.top + v.top - v.oy + (i + 0.5) * v.cellH()];
+    },
+    marks: (view, kind) => [...views[view].marks].filter(([, k]) => !kind || k === kind).map(([c]) => c).sort((a, b) => a - b),
+    slotKey: (cell) => slotKey(cell),
+  };
   fillSelects();
   wire();
   const badge = $('mode-badge');
   badge.textContent = live ? 'live · C++ layout engine' : 'static snapshot';
   if (!live) badge.classList.add('static');
-  const fromHash = readHash();
-  if (data.evaluation) {
-    Object.assign(state, data.evaluation.request);
+  const hasHash = location.hash.replace(/^#/, '') !== '';
+  if (data.evaluation && !hasHash) {
+    const r = data.evaluation.request;
+    Object.assign(state, DEFAULTS, r);
     for (const k of ['threads', 'devices', 'alloc']) state[k] = String(state[k]);
     if (!state.dtype && data.evaluation.dtype) state.dtype = data.evaluation.dtype;
-  } else if (data.presets && data.presets.length && !fromHash.layout) {
+  } else if (hasHash) {
+    Object.assign(state, stateFromHash());
+  } else if (data.presets && data.presets.length) {
     const p = data.presets[0];
     Object.assign(state, { layout: p.layout, shape: p.shape, dtype: p.dtype, target: p.target, threads: String(p.threads || 128) });
   }
-  Object.assign(state, fromHash);
   syncInputs();
   if (data.evaluation) { setDoc(data.evaluation); writeHash(); showSnapshotNote(); }
   else evaluateNow();
-
-  window.tilescopeViz = { state, exportSvg, get doc() { return doc; }, select };
 })();

@@ -24,4 +24,4 @@ if [ ! -d node_modules/playwright-core ]; then
   npm ci --no-audit --no-fund
 fi
 mkdir -p "$ARTIFACTS"
-exec node --test --test-reporter=spec viz.test.mjs
+exec node --test --test-concurrency=1 --test-reporter=spec *.test.mjs

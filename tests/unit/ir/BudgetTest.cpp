@@ -1,9 +1,11 @@
-// The command budgets (ir/Budget.h): the deadline, the first exceedance and
-// the stage it names, and the active budget's scope.
+// The command budgets (ir/Budget.h): processor time and the wall-time
+// backstop, the first exceedance and the stage it names, and the active
+// budget's scope.
 #include "ir/Budget.h"
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <thread>
 
 using namespace tilescope;
@@ -15,18 +17,45 @@ TEST_CASE("budget: without a timeout nothing expires") {
   CHECK(b.exceeded() == BudgetKind::None);
 }
 
-TEST_CASE("budget: a passed deadline is recorded once, with the stage") {
-  Budget b(BudgetLimits{/*timeoutMs=*/1, 0, 0});
+namespace {
+// Spends about `ms` of this thread's processor time.
+void spin(int64_t ms) {
+  int64_t until = threadCpuNs() + ms * 1'000'000;
+  volatile uint64_t sink = 0;
+  while (threadCpuNs() < until)
+    for (int i = 0; i < 1000; ++i)
+      sink = sink + uint64_t(i);
+}
+} // namespace
+
+TEST_CASE("budget: spent processor time is recorded once, with the stage") {
+  Budget b(BudgetLimits{/*timeoutMs=*/5, 0, 0});
   b.setStage("the race proofs of kernel k (f.tile:1:1)");
+  spin(10);
+  CHECK(b.remainingMs() == 0);
+  CHECK(b.expired());
+  CHECK(b.exceeded() == BudgetKind::CpuTime);
+  CHECK(b.message() ==
+        "CPU time of 5 ms (--timeout-ms) ran out during the race proofs of kernel k (f.tile:1:1)");
+  // Later exceedances do not replace the first.
+  b.exceed(BudgetKind::Steps, "in CTA (0, 0, 0)");
+  CHECK(b.exceeded() == BudgetKind::CpuTime);
+}
+
+TEST_CASE("budget: waiting spends no processor time, so a loaded machine does not expire it") {
+  Budget b(BudgetLimits{/*timeoutMs=*/50, 0, 0});
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  CHECK_FALSE(b.expired());
+  CHECK(b.remainingMs() > 0);
+}
+
+TEST_CASE("budget: the wall-time backstop expires while waiting") {
+  Budget b(BudgetLimits{/*timeoutMs=*/60000, 0, 0, /*wallTimeoutMs=*/1});
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
   CHECK(b.remainingMs() == 0);
   CHECK(b.expired());
   CHECK(b.exceeded() == BudgetKind::WallTime);
-  CHECK(b.message() ==
-        "wall time of 1 ms (--timeout-ms) ran out during the race proofs of kernel k (f.tile:1:1)");
-  // Later exceedances do not replace the first.
-  b.exceed(BudgetKind::Steps, "in CTA (0, 0, 0)");
-  CHECK(b.exceeded() == BudgetKind::WallTime);
+  CHECK(b.message() == "wall time of 1 ms (--wall-timeout-ms) ran out");
 }
 
 TEST_CASE("budget: restart gives a new window and forgets the exceedance") {

@@ -42,6 +42,12 @@ TEST_CASE("where equalities ignore self-reference and second definitions") {
   CHECK(f == std::map<std::string, std::string>{{"M", "4"}});
 }
 
+TEST_CASE("where facts linear in one name, and bounds that meet, bind it too") {
+  auto f = printed(whereEqualities(
+      whereOf("C - 1024 == 0, 2 * D == 128, 1024 <= E, E < 1025, F >= 8, F <= 16, 3 * G == 7")));
+  CHECK(f == std::map<std::string, std::string>{{"C", "1024"}, {"D", "64"}, {"E", "1024"}});
+}
+
 TEST_CASE("checked products detect int64 overflow") {
   CHECK(checkedProduct({4, 8, 2}) == 64);
   CHECK(checkedProduct({}) == 1);
@@ -85,4 +91,15 @@ TEST_CASE("buffer footprints: shared bytes, registers per thread, tensor-memory 
   CHECK(tmem->tmemColumns == 256);
   CHECK(tmem->tmemLanes == 128);
   CHECK(!bufferFootprint(MemScope::Reg, Dtype::f32, {int64_t{1} << 40, int64_t{1} << 40}, nullptr));
+}
+
+// fuzz_parser under UBSan (2026-11-25): `reg acc: f32[9223372036854775807]`
+// saturated the bit count and then added 31 to it, a signed overflow.
+TEST_CASE("a register tile past 2^63 bits per thread saturates the register count") {
+  auto huge = bufferFootprint(MemScope::Reg, Dtype::f32, {INT64_MAX}, nullptr);
+  REQUIRE(huge);
+  CHECK(huge->registersPerThread == INT64_MAX);
+  auto bytes = bufferFootprint(MemScope::Reg, Dtype::u8, {INT64_MAX}, nullptr);
+  REQUIRE(bytes);
+  CHECK(bytes->registersPerThread == INT64_MAX);
 }

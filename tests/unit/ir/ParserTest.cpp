@@ -164,8 +164,9 @@ TEST_CASE("layout syntax errors") {
   CHECK(layoutError("swizzle(48B, f32, S[32:1])") ==
         "4:38: swizzle mode must be 32B, 64B or 128B, not 48B");
   CHECK(layoutError("S[(4,8):(-1,1)]") == "4:30: shard stride must not be negative, not -1");
+  // The argument at fault carries the location, not the preset's name.
   CHECK(layoutError("wgmma_acc(32, 8)") ==
-        "4:30: wgmma_acc: wgmma accumulators have M = 64, not 32");
+        "4:40: wgmma_acc: wgmma accumulators have M = 64, not 32");
   CHECK(layoutError("nope(1)") ==
         "4:30: unknown layout 'nope': expected S[...], swizzle(...) or a preset such as "
         "wgmma_acc(64, 128)");

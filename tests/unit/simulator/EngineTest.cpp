@@ -420,8 +420,8 @@ kernel forever(C: global f32[32])
   ActiveBudget active(budget);
   s->result = runProgram(*s->program, s->tensors, EngineOptions{});
   CHECK(s->result.outcome == RunResult::Outcome::TimeBudget);
-  CHECK(s->result.message.find("wall-time budget of 20 ms exhausted in CTA (0, 0, 0)") == 0);
-  CHECK(budget.exceeded() == BudgetKind::WallTime);
+  CHECK(s->result.message.find("CPU-time budget of 20 ms exhausted in CTA (0, 0, 0)") == 0);
+  CHECK(budget.exceeded() == BudgetKind::CpuTime);
 }
 
 TEST_CASE("engine: CTA sampling takes the grid's corners first, opposite ones leading") {

@@ -1,4 +1,4 @@
-// The mbarrier rules of DESIGN.md, pinned on the state machine itself:
+// The mbarrier rules of docs/semantics.md, pinned on the state machine itself:
 // phase completion needs pending arrivals and transaction bytes both at 0;
 // parity waits; the signed transaction count; over-arrival and re-init errors.
 #include "simulator/Mbarrier.h"

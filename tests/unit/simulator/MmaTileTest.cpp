@@ -103,3 +103,48 @@ TEST_CASE("the tile evaluation keeps the sign of an all-zero sum and NaN from in
   fusedSumTile(row, 1, 1, K, a, bt, c);
   CHECK(c[0] == kCanonicalNanF32);
 }
+
+TEST_CASE("the tile evaluation equals fusedSum on zero rows against zero accumulators") {
+  // What a TMA copy past a tensor's edge gives: whole rows of zeros (of
+  // either sign here), against accumulators that are zeros of either sign,
+  // next to rows of ordinary values and a few specials.
+  std::mt19937_64 rng(77);
+  const FloatFormat &f32 = *floatFormat(Dtype::f32);
+  for (const MmaInstructionRow &row : instructionTable()) {
+    if (row.status == ModelStatus::Unknown || row.scale)
+      continue;
+    const FloatFormat &fa = *floatFormat(row.a);
+    const FloatFormat &fb = *floatFormat(row.b);
+    const int64_t M = 6, N = 17, K = 2 * row.k + row.k / 2;
+    for (int trial = 0; trial < 20; ++trial) {
+      auto rows = [&](const FloatFormat &f, int64_t n) {
+        std::vector<uint32_t> t = drawTile(rng, f, n * K, trial % 2 == 0 ? 0 : 1);
+        for (int64_t r = 0; r < n; ++r)
+          if (rng() % 3 != 0)
+            for (int64_t k = 0; k < K; ++k)
+              t[r * K + k] = drawCode(rng, f, 0);
+        return t;
+      };
+      std::vector<uint32_t> a = rows(fa, M), bt = rows(fb, N);
+      std::vector<uint32_t> c(M * N);
+      for (uint32_t &x : c)
+        x = rng() % 4 == 0 ? drawCode(rng, f32, 2) : drawCode(rng, f32, 0);
+      std::vector<uint32_t> want = c;
+      std::vector<ProductTerm> terms;
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j)
+          for (int64_t k0 = 0; k0 < K; k0 += row.k) {
+            terms.clear();
+            for (int64_t k = k0; k < std::min<int64_t>(K, k0 + row.k); ++k)
+              terms.push_back({decompose(a[i * K + k], fa), decompose(bt[j * K + k], fb),
+                               fa.manBits, fb.manBits, 0, false});
+            want[i * N + j] = fusedSum(want[i * N + j], terms, row.params);
+          }
+      fusedSumTile(row, M, N, K, a, bt, c);
+      for (int64_t i = 0; i < M * N; ++i) {
+        INFO(instructionPattern(row), " trial ", trial, " element ", i);
+        REQUIRE(c[i] == want[i]);
+      }
+    }
+  }
+}

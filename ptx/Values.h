@@ -1,0 +1,90 @@
+// Symbolic values of PTX registers, as tile-IR expressions (ir/Expr.h).
+//
+// nvcc and Triton write most registers once; such a register's value is the
+// expression of its one definition over constants, kernel parameters
+// (`Var("param_4")`), special registers (`threadIdx.x`, `blockIdx.x`), the
+// addresses of shared variables (`Var("&smem")`) and loop iteration counters.
+// A register written twice -- once before a loop and once by `add r, r, c` in
+// it -- is that loop's induction variable: `init + c * it<L>`, with `it<L>` the
+// iteration counter of loop L (0 on the first iteration).
+// Bit operations are read as the integer arithmetic they compute on the
+// non-negative 32-bit values index code uses (`and x, 127` = x % 128,
+// `shr x, 3` = x / 8, a multiply-high by a magic constant = a division, after
+// checking the constant), which is the reading every result here rests on:
+// a value outside that reading is not derived (null), never guessed.
+//
+// Depends on Ptx.h, Cfg.h and ir/Expr.h.
+#pragma once
+
+#include "ir/Expr.h"
+#include "ptx/Cfg.h"
+#include "ptx/Ptx.h"
+
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace tilescope::ptx {
+
+struct Induction {
+  std::string reg;
+  int loop = -1;
+  Expr init;
+  int64_t step = 0;
+  size_t update = 0; // the instruction that steps it
+};
+
+class RegisterValues {
+public:
+  RegisterValues(const Function &f, const Cfg &cfg);
+
+  // The value operand `op` has when instruction `at` reads it; null when not
+  // derivable.
+  Expr operandValue(const Operand &op, size_t at) const;
+  Expr registerValue(const std::string &reg, size_t at) const;
+  // The address a memory operand names (base + offset).
+  Expr addressValue(const Operand &mem, size_t at) const;
+
+  const std::vector<Induction> &inductions() const { return inductions_; }
+  // The number of iterations n of a loop entered do-while style (it runs
+  // max(1, n) times), when its latch compares the induction variable after
+  // its step with a bound free of the loop: `init + step * (it + 1) < bound`.
+  // Null when not derivable. Once known, a read of the induction variable
+  // after the loop gives its last value.
+  Expr tripCount(int loop);
+  // The induction variable of a loop, if any.
+  const Induction *inductionOf(int loop) const;
+  static std::string iterationVar(int loop) { return "it" + std::to_string(loop); }
+  // The short name of a parameter: `k_param_4` -> `param_4`.
+  std::string paramName(const std::string &symbol) const;
+  // Instructions that write `reg`.
+  const std::vector<size_t> &definitions(const std::string &reg) const;
+  // Whether instruction `in` writes its first operand.
+  static bool writesFirstOperand(const Instruction &in);
+
+private:
+  Expr evalDefinition(size_t def, int fuel) const;
+  bool reachableWithin(const Loop &loop, int from, int to) const;
+  Expr magicDivision(const Instruction &mulHi, size_t at, int shift, int fuel) const;
+  Expr eval(const Operand &op, size_t at, int fuel) const;
+  Expr evalRegister(const std::string &reg, size_t at, int fuel) const;
+
+  const Function &f_;
+  const Cfg &cfg_;
+  std::unordered_map<std::string, std::vector<size_t>> defs_;
+  std::vector<Induction> inductions_;
+  std::unordered_map<std::string, size_t> inductionOf_;
+  mutable std::unordered_map<size_t, Expr> memo_;
+  std::map<int, Expr> trips_;
+};
+
+// Light simplification: constant folding and merging of added constants.
+Expr simplify(const Expr &e);
+Expr add(Expr a, Expr b);
+Expr sub(Expr a, Expr b);
+Expr mul(Expr a, Expr b);
+// Free variables of an expression (Var names).
+void freeVars(const Expr &e, std::vector<std::string> &out);
+
+} // namespace tilescope::ptx

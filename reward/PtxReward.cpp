@@ -1,0 +1,178 @@
+// The reward of a PTX candidate (Stages.h): the stages that apply to PTX
+// from any compiler. parse is the PTX reader; resources what PTX says (threads
+// per CTA, static shared memory; registers are ptxas's to allocate);
+// barriers the lifted synchronisation put through the barrier proofs
+// (ptx/Lift.h, the protocol only: pass when proved, fail on a trusted finding,
+// unknown otherwise); races unknown (memory accesses are not lifted);
+// types, dispatch and layouts do not apply and simulate does not run on PTX
+// (skipped, no credit); performance carries the condensed pipeline summary and
+// is left out of the score. docs/ptx.md and docs/reward.md.
+#include "ptx/Condense.h"
+#include "ptx/Lift.h"
+#include "ptx/Parser.h"
+#include "reward/Stages.h"
+#include "verifier/BarrierProofs.h"
+
+#include <fmt/format.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/xxhash.h>
+
+namespace tilescope::reward_detail {
+
+namespace {
+
+StageResult stage(const std::string &name, StageStatus status, std::string reason) {
+  StageResult r;
+  r.name = name;
+  r.status = status;
+  r.reason = std::move(reason);
+  return r;
+}
+
+// As the other stages spell codes: "parity aliasing" -> "parity-aliasing".
+std::string slugOf(std::string_view s) {
+  std::string out;
+  for (char c : s)
+    out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '-';
+  return out;
+}
+
+StageResult resources(const ptx::KernelSummary &s, const ptx::Function &f) {
+  int64_t threads = 0;
+  for (const auto &[name, value] : f.performanceDirectives)
+    if (name == "reqntid" || name == "maxntid") {
+      int64_t x = 1, y = 1, z = 1;
+      std::sscanf(value.c_str(), "%ld, %ld, %ld", &x, &y, &z);
+      threads = x * y * z;
+    }
+  constexpr int64_t kSharedLimit = 232448; // 227 KiB opt-in, sm_90 and sm_100
+  std::string facts = fmt::format(
+      "static shared {} bytes{}; {} virtual registers declared (ptxas allocates the real ones); "
+      "{} threads per CTA",
+      s.staticShared, s.dynamicShared ? " + dynamic (set at launch)" : "", s.registersDeclared,
+      threads ? std::to_string(threads) : std::string("unknown (no .maxntid/.reqntid)"));
+  if (threads > 1024 || s.staticShared > kSharedLimit)
+    return stage("resources", StageStatus::Fail, "over a limit: " + facts);
+  return stage("resources", StageStatus::Pass, facts);
+}
+
+StageResult barriers(const ptx::Module &m, const ptx::Function &f, llvm::SourceMgr &sm) {
+  ptx::Lifted lifted = ptx::liftSynchronisation(m, f, {});
+  BarrierReport report = proveBarrierProtocols(lifted.skeleton);
+  StageResult r;
+  r.name = "barriers";
+  if (lifted.complete && !report.findings.empty()) {
+    for (const ProtocolFinding &pf : report.findings) {
+      std::string_view kind = protocolViolationName(pf.kind);
+      r.diagnostics.push_back(diagnosticAt(sm, pf.loc, f.name, "barriers." + slugOf(kind),
+                                           fmt::format("{}: {}", kind, pf.message)));
+    }
+    r.status = StageStatus::Fail;
+    r.reason = "the lifted synchronisation has findings";
+    return r;
+  }
+  std::vector<std::pair<llvm::SMLoc, std::string>> open = lifted.notLifted;
+  for (const auto &x : report.notProved)
+    open.push_back(x);
+  if (!lifted.complete)
+    for (const ProtocolFinding &pf : report.findings)
+      open.push_back(
+          {pf.loc, "a possible finding not trusted, as operations were left out: " + pf.message});
+  for (const auto &[loc, why] : open)
+    r.diagnostics.push_back(
+        diagnosticAt(sm, loc, f.name, "barriers.not-proved", "not proved: " + why, "", "warning"));
+  r.status = open.empty() ? StageStatus::Pass : StageStatus::Unknown;
+  r.reason = open.empty() ? "barrier protocol proved on the synchronisation lifted from PTX "
+                            "(memory accesses are the races stage's)"
+                          : "not proved: " + open.front().second;
+  return r;
+}
+
+} // namespace
+
+bool isPtxSource(const std::string &source, const std::string &fileName) {
+  if (fileName.size() > 4 && fileName.compare(fileName.size() - 4, 4, ".ptx") == 0)
+    return true;
+  // The first directive, past comments and blank lines.
+  size_t i = 0;
+  while (i < source.size()) {
+    if (std::isspace(static_cast<unsigned char>(source[i]))) {
+      ++i;
+    } else if (source.compare(i, 2, "//") == 0) {
+      size_t nl = source.find('\n', i);
+      i = nl == std::string::npos ? source.size() : nl + 1;
+    } else {
+      return source.compare(i, 8, ".version") == 0;
+    }
+  }
+  return false;
+}
+
+std::vector<KernelReward> ptxKernelRewards(const std::string &source, const RewardOptions &options,
+                                           std::vector<RewardDiagnostic> &fileDiagnostics) {
+  std::vector<KernelReward> out;
+  llvm::SourceMgr sm;
+  Diagnostics diag(sm, false);
+  unsigned id = sm.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(source, options.fileName), llvm::SMLoc());
+  std::optional<ptx::Module> m = ptx::parseModule(id, diag);
+  if (!m) {
+    for (const Diagnostic &d : diag.all()) {
+      RewardDiagnostic r;
+      r.file = options.fileName;
+      r.line = d.line;
+      r.column = d.column;
+      r.code = "parse.ptx-syntax";
+      r.message = d.message;
+      fileDiagnostics.push_back(std::move(r));
+    }
+    return out;
+  }
+  for (const ptx::Function *f : m->kernels()) {
+    if (!options.kernel.empty() && f->name != options.kernel)
+      continue;
+    KernelReward kr;
+    kr.kernel = f->name;
+    std::string text;
+    for (const ptx::Instruction &in : f->instructions) {
+      text += in.fullName();
+      for (const ptx::Operand &op : in.operands)
+        text += " " + op.text;
+      text += ";";
+    }
+    kr.candidate = fmt::format("{:016x}", llvm::xxHash64(text));
+    ptx::KernelSummary s = ptx::condense(*m, *f);
+    kr.stages.push_back(stage("parse", StageStatus::Pass, "PTX " + m->version + ", " + m->target));
+    kr.stages.push_back(
+        stage("types", StageStatus::Skipped, "not applicable: PTX carries no tile types"));
+    kr.stages.push_back(stage("dispatch", StageStatus::Skipped,
+                              "not applicable: PTX is native instructions already"));
+    kr.stages.push_back(resources(s, *f));
+    kr.stages.push_back(
+        stage("layouts", StageStatus::Skipped, "not applicable: PTX has no layouts"));
+    kr.stages.push_back(barriers(*m, *f, sm));
+    kr.stages.push_back(stage("races", StageStatus::Unknown,
+                              "not checked: memory accesses are not lifted from PTX"));
+    kr.stages.push_back(
+        stage("simulate", StageStatus::Skipped, "not applicable: PTX is not simulated"));
+    std::string pipeline = fmt::format(
+        "pipeline of the PTX: {} stages, {} mbarriers, {} waits, wgmma {} commits; epilogue: "
+        "{}; left out of the score",
+        s.pipeline.stages ? std::to_string(*s.pipeline.stages) : std::string("no ring"),
+        s.pipeline.mbarrierCount, s.pipeline.waits.size(), s.pipeline.wgmmaCommits,
+        s.pipeline.epilogue);
+    kr.stages.push_back(stage("performance", StageStatus::Skipped, pipeline));
+    out.push_back(std::move(kr));
+  }
+  if (out.empty()) {
+    RewardDiagnostic r;
+    r.file = options.fileName;
+    r.code = options.kernel.empty() ? "parse.no-kernel" : "options.kernel";
+    r.message = options.kernel.empty() ? "the PTX holds no kernel (.entry with a body)"
+                                       : "no kernel named '" + options.kernel + "' in the PTX";
+    fileDiagnostics.push_back(std::move(r));
+  }
+  return out;
+}
+
+} // namespace tilescope::reward_detail

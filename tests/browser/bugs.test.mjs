@@ -1,0 +1,131 @@
+// The bugs of issue 22, one test each: wrong owner labels, stale URL state,
+// the page's own bank model, unvalidated fields, preset argument errors
+// shown as parse errors, custom accesses dropped.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { env, TILESCOPE, openPage, settled, setLayout, clickCell, hashOf } from './helpers.mjs';
+
+const label = (page, view, cell) => page.evaluate(([v, c]) => window.tilescopeViz.cellLabel(v, c), [view, cell]);
+// Zooms a view until its labels are drawn.
+async function zoomUntilLabelled(page, view) {
+  for (let k = 0; k < 12; ++k) {
+    const n = await page.evaluate((v) => window.tilescopeViz.views[v].labelCount || 0, view);
+    if (n > 0) return n;
+    await page.click('#zoom-in-' + view[0]);
+  }
+  return 0;
+}
+
+test('labels name the thread (warp 1 lane 4 is T36), not the physical row', async () => {
+  const page = await openPage(env.base + hashOf({ layout: 'S[(4,8):(1@warpid,1@laneid)]', shape: '4,8' }));
+  // Element (1, 4): warp 1, lane 4 = thread 36.
+  assert.equal(await label(page, 'logical', 12), 'T36');
+  await clickCell(page, 'logical', 12);
+  assert.match(await page.textContent('#owners'), /T36 {2}\(warpid 1, laneid 4\)/);
+  // The alias example: warp 1's owner is thread 32, not "T1".
+  await setLayout(page, 'S[(4,8):(1@warpid,0@laneid)]');
+  assert.equal(await label(page, 'logical', 8), 'T32');
+  await page.close();
+});
+
+test('wgmma: element (17, 250) of the 64x256 accumulator is labelled T37 d124, readable after zooming', async () => {
+  const page = await openPage(env.base + hashOf({ layout: 'wgmma_acc(64, 256)', shape: '' }));
+  // PTX: warp 1 of the warpgroup, groupID 1, threadID_in_group 1 -> lane 5; d 4*31 + 0.
+  const text = execFileSync(TILESCOPE, ['layout', 'wgmma_acc(64, 256)', '--at', '17,250']).toString();
+  assert.match(text, /laneid: 5, wid_in_wg: 1, m: 124/);
+  assert.equal((await label(page, 'logical', 17 * 256 + 250)).replace('\n', ' '), 'T37 d124');
+  assert.ok(await zoomUntilLabelled(page, 'logical') > 0, 'the logical view shows labels when zoomed');
+  assert.ok(await zoomUntilLabelled(page, 'physical') > 0, 'the physical view shows labels when zoomed');
+  // The physical view's columns are PTX's register names.
+  assert.equal(await page.evaluate(() => window.tilescopeViz.views.physical.grid.colTick(124)), 'd124');
+  await page.close();
+});
+
+test('ldmatrix names halves of d0..d3 and separates its four matrices; tcgen05 says TMEM lane and column', async () => {
+  const page = await openPage(env.base + hashOf({ layout: 'ldmatrix_x4()', shape: '', dtype: 'bf16', threads: '32' }));
+  // Matrix 1, row 2, column 3: lane 9, second half of d1.
+  assert.equal((await label(page, 'logical', 1 * 64 + 2 * 8 + 3)).replace('\n', ' '), 'T9 d1.hi');
+  const weights = await page.evaluate(() => [8, 16, 24, 4].map((i) => window.tilescopeViz.views.logical.grid.rowWeight(i)));
+  assert.deepEqual(weights.map((w) => w >= 3), [true, true, true, false]);
+  await page.goto(env.base + hashOf({ layout: 'tcgen05_32x32b(16)', shape: '', target: 'sm_100a' }));
+  await settled(page, 'tcgen05_32x32b(16)');
+  assert.match(await page.textContent('#logical-caption'), /rows: TMEM lane, columns: TMEM column/);
+  assert.equal((await label(page, 'logical', 37 * 16 + 5)).replace('\n', ' '), 'T37 r5');
+  await page.close();
+});
+
+test('a link sets the whole view: keys it does not name go back to their defaults', async () => {
+  // Exercise 2.1 (mma C: sm_80, 32 threads), then 2.2 (wgmma) in the same tab.
+  const page = await openPage(env.base + '#layout=mma_m16n8k16_c()&shape=&target=sm_80&threads=32');
+  await page.evaluate(() => { location.hash = 'layout=wgmma_acc(64%2C%20128)&shape=&sel=o%3Awid_in_wg%200%2C%20laneid%200'; });
+  await settled(page, 'wgmma_acc(64, 128)');
+  assert.equal(await page.inputValue('#threads-input'), '128');
+  assert.equal(await page.inputValue('#target-select'), 'sm_90a');
+  assert.ok(await page.locator('#legal-ok').isVisible(), 'no BOUNDS finding from a stale thread count');
+  // Exercise 5.3 (bf16, alloc 2112), then 6.1 (TMEM accumulator).
+  await page.evaluate(() => { location.hash = 'layout=S%5B(32%2C64)%3A(66%2C1)%5D&shape=32%2C64&dtype=bf16&alloc=2112'; });
+  await settled(page, 'S[(32,64):(66,1)]');
+  await page.evaluate(() => { location.hash = 'layout=tmem_m128(64)&shape=&target=sm_100a'; });
+  await settled(page, 'tmem_m128(64)');
+  assert.equal(await page.evaluate(() => window.tilescopeViz.doc.dtype), 'f32');
+  assert.equal(await page.inputValue('#alloc-input'), '0');
+  assert.equal(await page.inputValue('#dtype-select'), '');
+  await page.close();
+});
+
+test('one bank model: the page shows the CLI\'s phases (exercise 5.4: 32 wavefronts, 4 with the swizzle)', async () => {
+  const page = await openPage(env.base + '#layout=S%5B(32%2C64)%3A(64%2C1)%5D&shape=32%2C64&dtype=bf16&av=8');
+  const wavefronts = () => page.$eval('#bank-wavefronts', (el) => +el.dataset.wavefronts);
+  assert.equal(await wavefronts(), 32);
+  assert.match(await page.textContent('#bank-detail'), /4 phases of 8 threads \(16 bytes each\); ideal 4 · 8-way conflict/);
+  // Step through the phases: each costs 8.
+  await page.click('#phase-next');
+  assert.match(await page.textContent('#bank-detail'), /phase 0 \(threads 0–7\): 8 wavefronts · 8-way conflict on banks 0, 1, 2, 3/);
+  await page.evaluate(() => { location.hash = 'layout=smem_swizzle(128%2C%2016%2C%2032%2C%2064)&shape=&dtype=bf16&av=8'; });
+  await settled(page, 'smem_swizzle(128, 16, 32, 64)');
+  assert.equal(await wavefronts(), 4);
+  // The CLI's lds.128 (the same 16-byte accesses, row-major order) agrees.
+  const cli = execFileSync(TILESCOPE, ['layout', 'smem_swizzle(128, 16, 32, 64)', '--dtype', 'bf16', '--banks', 'lds.128']).toString();
+  assert.match(cli, /4 wavefronts per request \(ideal 4\)/);
+  // The page holds no bank arithmetic of its own.
+  const source = await page.content();
+  assert.ok(!/distinct 4-byte words any one bank/.test(source) && !/perBank\[w % 32\]/.test(source));
+  await page.close();
+});
+
+test('every field is validated with the CLI\'s messages', async () => {
+  const page = await openPage(env.base + '#layout=S%5B(4%2C8)%3A(1%40warpid%2C1%40laneid)%5D&shape=4%2C8');
+  for (const [text, message] of [['-5', 'threads per CTA must be in [1, 1024], not -5'], ['', "expected an integer, not ''"], ['abc', "expected an integer, not 'abc'"]]) {
+    await page.fill('#threads-input', text);
+    await page.waitForFunction((t) => window.tilescopeViz.doc.request.threads === t, text);
+    await settled(page);
+    assert.equal(await page.textContent('#threads-input-error'), message);
+    assert.equal(await page.getAttribute('#threads-input', 'aria-invalid'), 'true');
+  }
+  await page.fill('#threads-input', '128');
+  await page.waitForFunction(() => window.tilescopeViz.doc.ok);
+  assert.equal(await page.getAttribute('#threads-input', 'aria-invalid'), 'false');
+  await page.close();
+});
+
+test('a preset argument error is an argument error with the caret under the argument', async () => {
+  const page = await openPage(env.base + '#layout=wgmma_acc(64%2C%207)&shape=');
+  const d = page.locator('#diagnostics .diag[data-kind="arguments"]');
+  await d.waitFor();
+  assert.match(await d.textContent(), /<layout>:1:15: wgmma_acc: wgmma N must be a multiple of 8/);
+  assert.equal(await d.locator('pre').textContent(), 'wgmma_acc(64, 7)\n              ^');
+  assert.equal(await page.locator('#diagnostics .diag[data-kind="parse"]').count(), 0);
+  await page.close();
+});
+
+test('an invalid custom access is reported, not dropped', async () => {
+  const page = await openPage(env.base + '#layout=S%5B(32%2C64)%3A(64%2C1)%5D&shape=32%2C64&dtype=bf16&acc=custom&ac=0%2C0%3B%2040%2C0');
+  assert.equal(await page.textContent('#access-error'), 'thread 1: (40,0) is outside the tile');
+  assert.equal(await page.$eval('#bank-wavefronts', (el) => el.dataset.wavefronts), '');
+  await page.fill('#access-custom', '0,0; 1,0');
+  await page.waitForFunction(() => window.tilescopeViz.doc.bankAccess);
+  assert.equal(await page.$eval('#bank-wavefronts', (el) => +el.dataset.wavefronts), 2);
+  assert.ok(await page.locator('#access-error').isHidden());
+  await page.close();
+});

@@ -1,0 +1,136 @@
+// The learning panels: the copy view (a warp's requests and phases, the
+// elements a thread moves, legality), layout algebra before/after, and the
+// exercises checked by the engine.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { env, ARTIFACTS, openPage, settled, hashOf } from './helpers.mjs';
+
+const copied = (page) => page.waitForFunction(() => window.tilescopeViz.copy.doc && !document.body.dataset.copying);
+
+test('copy view: wgmma accumulator -> shared tile, phase by phase, then TMA legality', async () => {
+  const page = await openPage(env.base + hashOf({ layout: 'wgmma_acc(64, 32)', shape: '' }));
+  await page.selectOption('#copy-example', 'wgmma-rowmajor');
+  await copied(page);
+  // 8-byte stores, 16 threads per phase: rows 4 apart land on the same banks.
+  assert.equal(await page.$eval('#copy-wavefronts', (el) => +el.dataset.wavefronts), 64);
+  assert.match(await page.textContent('#copy-summary'), /ideal 16\), 8 requests of 8-byte accesses · registers → shared/);
+  assert.match(await page.textContent('#copy-legality'), /64 wavefronts where 16 would do: up to a 4-way bank conflict/);
+  assert.match(await page.textContent('#copy-phase-detail'), /request 0, phase 0: threads 0–15, 4 wavefronts · 4-way conflict on banks 0, 1, 2, 3, 4, 5, 6, 7/);
+  // Step to the next phase and the next request.
+  await page.click('#copy-next');
+  assert.match(await page.textContent('#copy-phase-detail'), /request 0, phase 1: threads 16–31/);
+  await page.click('#copy-next');
+  assert.match(await page.textContent('#copy-phase-detail'), /request 1, phase 0/);
+  assert.match(await page.textContent('#announce'), /request 1, phase 0/);
+  // The elements thread 5 moves: groupID 1, threadID_in_group 1.
+  await page.fill('#copy-thread', '5');
+  assert.match(await page.textContent('#copy-thread-detail'), /^thread 5 moves 16 elements: \(1,2\) \(1,3\) \(9,2\) \(9,3\) \(1,10\)/);
+  // The 128B swizzle halves the wavefronts; TMA accepts the tile.
+  await page.selectOption('#copy-example', 'wgmma-swizzled');
+  await page.waitForFunction(() => window.tilescopeViz.copy.doc.request.to.startsWith('swizzle'));
+  await copied(page);
+  assert.equal(await page.$eval('#copy-wavefronts', (el) => +el.dataset.wavefronts), 32);
+  assert.doesNotMatch(await page.textContent('#copy-legality'), /tma/);
+  await page.locator('#copy-panel').screenshot({ path: path.join(ARTIFACTS, 'copy-wgmma.png') });
+  // A tile TMA cannot store: the instruction's rules say why.
+  await page.fill('#copy-from', 'wgmma_acc(64, 64)');
+  await page.fill('#copy-to', 'smem_swizzle(128, 32, 64, 64)');
+  await page.click('#copy-run');
+  await page.waitForFunction(() => window.tilescopeViz.copy.doc.request.from === 'wgmma_acc(64, 64)');
+  assert.match(await page.textContent('#copy-legality'), /tma: the inner box dimension is 256 bytes, wider than the 128B swizzle span/);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('copy view: ldmatrix.x4 into the A fragment, conflicts gone with a 32B swizzle; bad input reported', async () => {
+  const page = await openPage(env.base);
+  await page.selectOption('#copy-example', 'ldmatrix-plain');
+  await copied(page);
+  assert.equal(await page.$eval('#copy-wavefronts', (el) => +el.dataset.wavefronts), 8);
+  assert.match(await page.textContent('#copy-summary'), /shared → registers \(a load\) · checked against ldmatrix\.x4/);
+  // Phase 1 = matrix 1 (rows 8..15): threads 8..15 supply its row addresses.
+  await page.click('#copy-next');
+  assert.match(await page.textContent('#copy-phase-detail'), /phase 1: threads 8–15, 2 wavefronts · 2-way conflict/);
+  await page.selectOption('#copy-example', 'ldmatrix-swizzled');
+  await page.waitForFunction(() => window.tilescopeViz.copy.doc.request.from.startsWith('swizzle'));
+  await copied(page);
+  assert.equal(await page.$eval('#copy-wavefronts', (el) => +el.dataset.wavefronts), 4);
+  assert.match(await page.textContent('#copy-legality'), /legal for the instruction and conflict-free/);
+  await page.locator('#copy-panel').screenshot({ path: path.join(ARTIFACTS, 'copy-ldmatrix.png') });
+  await page.fill('#copy-from', 'S[(16,16):(16,1)');
+  await page.click('#copy-run');
+  await page.locator('#copy-diagnostics .diag[data-kind="from"]').waitFor();
+  assert.match(await page.textContent('#copy-diagnostics'), /<from>:1:17: expected/);
+  await page.close();
+});
+
+test('layout algebra: composition, complement and division shown before and after', async () => {
+  const page = await openPage(env.base + hashOf({ layout: 'S[(4,8):(8,1)]', shape: '4,8', scope: 'shared' }));
+  await page.selectOption('#algebra-op', 'compose');
+  await page.fill('#algebra-operand', 'S[(8,4):(1,8)]');
+  await page.click('#algebra-run');
+  await page.locator('#algebra-after').waitFor();
+  assert.equal(await page.textContent('#algebra-after'), 'S[(8,4):(1,8)]');
+  assert.ok(await page.locator('#algebra-views').isVisible());
+  assert.equal(await page.evaluate(() => window.tilescopeViz.views.logical.grid.rows), 4);
+  await page.selectOption('#algebra-op', 'complement');
+  await page.fill('#algebra-operand', '64');
+  await page.click('#algebra-run');
+  await page.waitForFunction(() => document.getElementById('algebra-after') && document.getElementById('algebra-after').textContent === 'S[2:32]');
+  await page.selectOption('#algebra-op', 'divide');
+  await page.fill('#algebra-operand', 'S[(2,4):(8,1)]');
+  await page.click('#algebra-run');
+  await page.waitForFunction(() => document.getElementById('algebra-after') && document.getElementById('algebra-after').textContent.startsWith('S[(2,2,2,4):(16,4,8,1)]'));
+  await page.locator('#algebra-panel').screenshot({ path: path.join(ARTIFACTS, 'algebra.png') });
+  // The result opens as the main view.
+  await page.click('#algebra-open');
+  await settled(page, 'S[(2,2,2,4):(16,4,8,1)]');
+  assert.deepEqual(await page.evaluate(() => window.tilescopeViz.doc.shape), [4, 8]);
+  await page.selectOption('#algebra-op', 'complement');
+  await page.fill('#algebra-operand', '12');
+  await page.click('#algebra-run');
+  await page.locator('#algebra-result .diag[data-kind="algebra"]').waitFor();
+  assert.match(await page.textContent('#algebra-result'), /does not tile \[0, 12\)/);
+  await page.close();
+});
+
+test('exercises: answers checked by the engine, old and new ones', async () => {
+  const page = await openPage(env.base);
+  const answer = async (id, text) => {
+    const index = await page.evaluate((x) => window.tilescopeViz.exercises.findIndex((e) => e.id === x), id);
+    assert.ok(index >= 0, 'exercise ' + id);
+    await page.selectOption('#exercise-select', String(index));
+    await page.fill('#exercise-answer', text);
+    await page.click('#exercise-check');
+    await page.waitForFunction(() => document.getElementById('exercise-feedback').dataset.result && !document.body.dataset.checking);
+    const result = await page.$eval('#exercise-feedback', (el) => el.dataset.result);
+    await page.$eval('#exercise-feedback', (el) => { delete el.dataset.result; });
+    return result;
+  };
+  assert.equal(await answer('1.1', 'T81'), 'right');
+  assert.equal(await answer('1.1', 'warpid 2, laneid 17'), 'right');
+  assert.equal(await answer('1.1', 'T17'), 'wrong');
+  assert.equal(await answer('2.1', 'laneid 5, m 2'), 'right');
+  assert.equal(await answer('2.2', '64'), 'right');
+  assert.equal(await answer('4.1', 'S[(4,8):(1@warpid,1@laneid)]'), 'right');
+  assert.equal(await answer('4.1', 'S[(4,8):(1@warpid,0@laneid)]'), 'wrong');
+  assert.equal(await answer('5.4', '32'), 'right');
+  assert.equal(await answer('5.4', '8'), 'wrong');
+  assert.equal(await answer('5.5', 'S[(32,64):(72,1)]'), 'right');
+  assert.equal(await answer('5.5', 'S[(32,64):(66,1)]'), 'wrong');
+  assert.equal(await answer('6.1', '64'), 'right');
+  assert.equal(await answer('8.1', '64'), 'right');
+  assert.equal(await answer('8.2', 'swizzle(32B, bf16, S[(16,16):(16,1)])'), 'right');
+  assert.equal(await answer('8.2', 'S[(16,16):(16,1)]'), 'wrong');
+  assert.equal(await answer('9.1', 'S[(32,4):(1@laneid,1@warpid)]'), 'right');
+  assert.equal(await answer('9.1', 'S[(4,32):(1@warpid,1@laneid)]'), 'wrong');
+  // "open its view" sets the exercise's whole view.
+  const index = await page.evaluate(() => window.tilescopeViz.exercises.findIndex((e) => e.id === '5.3'));
+  await page.selectOption('#exercise-select', String(index));
+  await page.click('#exercise-open');
+  await settled(page, 'S[(32,64):(66,1)]');
+  assert.equal(await page.inputValue('#alloc-input'), '2112');
+  assert.equal(await page.$eval('#bank-wavefronts', (el) => +el.dataset.wavefronts), 1);
+  await page.close();
+});

@@ -1,0 +1,80 @@
+// Keyboard, narrow screens, the legend and the palette: arrow keys move a
+// focused cell and Enter selects it, announced in a live region; below
+// 700 px the page is one column and taps select; every colour class has a
+// swatch, and classes that look alike in greyscale differ in pattern.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { env, ARTIFACTS, openPage, settled, hashOf, lit } from './helpers.mjs';
+
+test('keyboard: Tab into the logical view, arrows move, Enter selects, the live region announces it', async () => {
+  const page = await openPage(env.base + hashOf({ layout: 'mma_m16n8k16_c()', shape: '', target: 'sm_80', threads: '32' }));
+  await page.focus('#logical canvas.grid-canvas');
+  assert.equal(await page.evaluate(() => window.tilescopeViz.views.logical.focus), 0);
+  for (const key of ['ArrowRight', 'ArrowRight', 'ArrowDown', 'ArrowDown', 'ArrowDown']) await page.keyboard.press(key);
+  assert.equal(await page.evaluate(() => window.tilescopeViz.views.logical.focus), 3 * 8 + 2);
+  assert.match(await page.textContent('#announce'), /element \(3, 2\) → T13 c0/);
+  await page.keyboard.press('Shift+ArrowDown');
+  assert.equal(await page.evaluate(() => window.tilescopeViz.views.logical.focus), 11 * 8 + 2);
+  await page.keyboard.press('Enter');
+  assert.deepEqual(await lit(page, 'logical'), [11 * 8 + 2]);
+  assert.match(await page.textContent('#announce'), /element \(11, 2\) — 1 owner:; T13 c2/);
+  assert.equal(await page.getAttribute('#announce', 'aria-live'), 'polite');
+  // The physical view too: its focus moves over slots.
+  await page.focus('#physical canvas.grid-canvas');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  assert.match(await page.textContent('#owners'), /slot T1 c0/);
+  await page.close();
+});
+
+test('narrow screen (390 px): one column, views full width, a tap selects', async () => {
+  const context = await env.browser.newContext({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true, deviceScaleFactor: 2 });
+  const page = await openPage(env.base + hashOf({ layout: 'wgmma_acc(64, 64)', shape: '' }), context);
+  const lb = await page.locator('#logical').boundingBox(), pb = await page.locator('#physical').boundingBox();
+  const side = await page.locator('.sidebar').boundingBox();
+  assert.ok(lb.width > 300, 'logical view ' + lb.width + ' px wide');
+  assert.ok(pb.y > lb.y + lb.height - 1, 'physical view below the logical one');
+  assert.ok(lb.y > side.y + side.height - 1, 'views below the sidebar');
+  assert.ok(lb.x + lb.width <= 390 && pb.x + pb.width <= 390, 'views inside the screen');
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= 391, 'no sideways scrolling');
+  const cell = 5 * 64 + 9;
+  // The user scrolls down to the view, then taps the cell.
+  await page.evaluate(() => document.querySelector('#logical canvas.grid-canvas').scrollIntoView({ block: 'start' }));
+  const [x, y] = await page.evaluate((c) => window.tilescopeViz.cellCenter('logical', c), cell);
+  await page.touchscreen.tap(x, y);
+  await page.waitForFunction(() => window.tilescopeViz.state.sel !== '');
+  assert.deepEqual(await lit(page, 'logical'), [cell]);
+  assert.match(await page.textContent('#owners'), /element \(5, 9\)/);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'narrow-390.png'), fullPage: true });
+  await context.close();
+});
+
+test('legend: a swatch per colour class; classes alike in greyscale differ in pattern', async () => {
+  const page = await openPage(env.base + hashOf({ layout: 'swizzle(128B, bf16, S[(32,64):(64,1)])', shape: '32,64', dtype: 'bf16' }));
+  const items = await page.$$eval('#legend .legend-item', (els) => els.map((e) => e.textContent));
+  assert.equal(items.length, 8);
+  assert.match(items[3], /16-byte chunk 3 of the row/);
+  // Grey level and pattern of every swatch, read back from its pixels.
+  const swatches = await page.$$eval('#legend canvas.swatch', (els) => els.map((c) => {
+    const px = c.getContext('2d').getImageData(1, 1, 20, 14).data;
+    const greys = [];
+    for (let i = 0; i < px.length; i += 4) greys.push(Math.round(0.299 * px[i] + 0.587 * px[i + 1] + 0.114 * px[i + 2]));
+    const sorted = [...greys].sort((a, b) => a - b);
+    return { base: sorted[sorted.length - 1], pattern: sorted[sorted.length - 1] - sorted[0] > 20 ? greys.map((g) => (g < sorted[sorted.length - 1] - 20 ? 1 : 0)).join('') : 'solid' };
+  }));
+  for (let a = 0; a < swatches.length; ++a)
+    for (let b = a + 1; b < swatches.length; ++b) {
+      const alike = Math.abs(swatches[a].base - swatches[b].base) < 25;
+      assert.ok(!alike || swatches[a].pattern !== swatches[b].pattern, 'classes ' + a + ' and ' + b + ' differ in greyscale');
+    }
+  // The owner colouring of a warpgroup is by warp, and the legend says so.
+  await page.evaluate((h) => { location.hash = h; }, hashOf({ layout: 'wgmma_acc(64, 64)', shape: '' }));
+  await settled(page, 'wgmma_acc(64, 64)');
+  assert.deepEqual(await page.$$eval('#legend .legend-item', (els) => els.map((e) => e.textContent)),
+    ['warp 0: threads 0–31', 'warp 1: threads 32–63', 'warp 2: threads 64–95', 'warp 3: threads 96–127']);
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.addStyleTag({ content: 'html { filter: grayscale(1); }' });
+  await page.screenshot({ path: path.join(ARTIFACTS, 'greyscale.png'), fullPage: true });
+  await page.close();
+});

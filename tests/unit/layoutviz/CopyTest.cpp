@@ -1,0 +1,88 @@
+// The copy view's requests, phases and legality: exact wavefronts from the
+// one bank model, the verifier's instruction rules on the shared tile.
+#include "layoutviz/Copy.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+using namespace tilescope::viz;
+namespace json = llvm::json;
+
+namespace {
+json::Object copy(std::string from, std::string to, std::string inst = "", std::string dtype = "",
+                  std::string warp = "0", std::string shape = "") {
+  CopyRequest r;
+  r.shape = std::move(shape);
+  r.from = std::move(from);
+  r.to = std::move(to);
+  r.inst = std::move(inst);
+  r.dtype = std::move(dtype);
+  r.warp = std::move(warp);
+  json::Value v = evaluateCopy(r);
+  REQUIRE(v.getAsObject());
+  return *v.getAsObject();
+}
+int64_t integer(const json::Object &o, llvm::StringRef key) {
+  return o.getInteger(key).getValueOr(-1);
+}
+std::vector<std::string> kinds(const json::Object &o, llvm::StringRef key) {
+  std::vector<std::string> out;
+  if (const json::Array *a = o.getArray(key))
+    for (const json::Value &d : *a)
+      out.push_back(d.getAsObject()->getString("kind").getValueOr("").str());
+  return out;
+}
+} // namespace
+
+TEST_CASE("wgmma accumulator to shared memory: 8-byte stores, phases of 16 threads") {
+  // Row-major f32 rows of 128 bytes: lanes 4g..4g+3 write row g, so the 4
+  // rows of a phase land on the same 8 banks: 4-way.
+  json::Object plain = copy("wgmma_acc(64, 32)", "S[(64,32):(32,1)]", "tma");
+  CHECK(plain.getBoolean("ok") == true);
+  CHECK(integer(plain, "vector") == 2);
+  CHECK(integer(plain, "bytes") == 8);
+  CHECK(plain.getArray("requests")->size() == 8);
+  CHECK(integer(plain, "wavefronts") == 64);
+  CHECK(integer(plain, "ideal") == 16);
+  CHECK(kinds(plain, "legality") == std::vector<std::string>{"banks"});
+  // The 128B swizzle halves it, and TMA accepts the tile.
+  json::Object swizzled = copy("wgmma_acc(64, 32)", "swizzle(128B, f32, S[(64,32):(32,1)])", "tma");
+  CHECK(integer(swizzled, "wavefronts") == 32);
+  CHECK(kinds(swizzled, "legality") == std::vector<std::string>{"banks"});
+  // Thread 0 moves (0, 0), (0, 1), then the same columns of row 8, ...
+  const json::Array *moved = (*swizzled.getArray("moved"))[0].getAsArray();
+  REQUIRE(moved->size() >= 4);
+  CHECK((*moved)[0].getAsInteger().getValueOr(-1) == 0);
+  CHECK((*moved)[1].getAsInteger().getValueOr(-1) == 1);
+  CHECK((*moved)[2].getAsInteger().getValueOr(-1) == 8 * 32);
+  CHECK((*moved)[3].getAsInteger().getValueOr(-1) == 8 * 32 + 1);
+}
+
+TEST_CASE("a tile TMA cannot store is reported by the instruction rules") {
+  json::Object wide = copy("wgmma_acc(64, 64)", "smem_swizzle(128, 32, 64, 64)", "tma");
+  std::vector<std::string> k = kinds(wide, "legality");
+  CHECK(std::count(k.begin(), k.end(), "instruction") == 2);
+}
+
+TEST_CASE("ldmatrix.x4 from a 16x16 bf16 tile: the instruction's four phases") {
+  json::Object plain = copy("S[(16,16):(16,1)]", "mma_m16n8k16_a()", "ldmatrix.x4", "bf16");
+  CHECK(integer(plain, "wavefronts") == 8); // rows 32 bytes apart: 2-way
+  CHECK(integer(plain, "ideal") == 4);
+  json::Object swizzled =
+      copy("swizzle(32B, bf16, S[(16,16):(16,1)])", "mma_m16n8k16_a()", "ldmatrix.x4", "bf16");
+  CHECK(integer(swizzled, "wavefronts") == 4);
+  CHECK(swizzled.getBoolean("legal") == true);
+  CHECK(swizzled.getArray("requests")->size() == 1);
+}
+
+TEST_CASE("bad copies are reported, with the column for layout text") {
+  json::Object parse = copy("wgmma_acc(64, 3", "S[(64,32):(32,1)]");
+  CHECK(parse.getBoolean("ok") == false);
+  CHECK(kinds(parse, "diagnostics") == std::vector<std::string>{"from"});
+  CHECK(copy("wgmma_acc(64, 32)", "S[(64,32):(32,1)]", "", "", "9").getBoolean("ok") == false);
+  CHECK(kinds(copy("S[(64,32):(32,1)]", "S[(64,32):(1,64)]", "", "", "0", "64,32"),
+              "diagnostics") == std::vector<std::string>{"copy"});
+  CHECK(kinds(copy("wgmma_acc(64, 32)", "S[(64,32):(32,1)]", "ldm"), "diagnostics") ==
+        std::vector<std::string>{"inst"});
+}

@@ -1,0 +1,121 @@
+// Control flow, natural loops and symbolic register values on small PTX.
+#include "PtxTestSupport.h"
+#include "ir/Printer.h"
+#include "ptx/Cfg.h"
+#include "ptx/Values.h"
+
+#include <doctest/doctest.h>
+
+using namespace tilescope;
+using namespace tilescope::ptx;
+using test::parse;
+
+namespace {
+// A rotated counted loop with a spin wait inside, as nvcc emits it.
+const char *kLoop = R"(.version 8.7
+.target sm_90a
+.address_size 64
+.extern .shared .align 1024 .b8 smem[];
+.entry k(.param .u32 k_param_0)
+.maxntid 256, 1, 1
+{
+ .reg .pred %p<4>;
+ .reg .b32 %r<20>;
+ .reg .b64 %rd<4>;
+ ld.param.u32 %r1, [k_param_0];
+ mov.u32 %r2, 0;
+$L__BB0_1:
+ mul.wide.u32 %rd1, %r2, -1431655765;
+ shr.u64 %rd2, %rd1, 34;
+ cvt.u32.u64 %r3, %rd2;
+ mul.lo.s32 %r4, %r3, 6;
+ sub.s32 %r5, %r2, %r4;
+ shl.b32 %r6, %r5, 3;
+ mov.u32 %r7, smem;
+ add.s32 %r8, %r7, %r6;
+ and.b32 %r9, %r3, 1;
+$L__BB0_2:
+ mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r8], %r9;
+ @!%p1 bra $L__BB0_2;
+ add.s32 %r2, %r2, 1;
+ setp.lt.s32 %p2, %r2, %r1;
+ @%p2 bra $L__BB0_1;
+ ret;
+}
+)";
+} // namespace
+
+TEST_CASE("natural loops, nesting and spin waits") {
+  auto p = parse(kLoop);
+  REQUIRE(p->module);
+  const Function &f = p->module->functions[0];
+  Cfg cfg = buildCfg(f);
+  REQUIRE(cfg.loops.size() == 2);
+  CHECK(!cfg.loops[0].spinWait);
+  CHECK(cfg.loops[1].spinWait);
+  CHECK(cfg.loops[1].parent == 0);
+  CHECK(cfg.loops[1].depth == 2);
+}
+
+TEST_CASE("register values: induction variable, magic division, bit tricks") {
+  auto p = parse(kLoop);
+  REQUIRE(p->module);
+  const Function &f = p->module->functions[0];
+  Cfg cfg = buildCfg(f);
+  RegisterValues values(f, cfg);
+  REQUIRE(values.inductions().size() == 1);
+  CHECK(values.inductions()[0].reg == "%r2");
+  size_t wait = 11; // the try_wait
+  REQUIRE(f.instructions[wait].opcode == "mbarrier");
+  CHECK(print(values.addressValue(f.instructions[wait].operands[1], wait)) ==
+        "&smem + it0 % 6 * 8");
+  CHECK(print(values.operandValue(f.instructions[wait].operands[2], wait)) == "it0 / 6 % 2");
+  // After the step the counter reads one iteration ahead.
+  size_t setp = 14;
+  CHECK(print(values.registerValue("%p2", setp)) == "it0 + 1 < param_0");
+  // A wrong magic constant is not read as a division.
+  std::string wrong = kLoop;
+  wrong.replace(wrong.find("-1431655765"), 11, "-1431655764");
+  auto q = parse(wrong);
+  const Function &g = q->module->functions[0];
+  Cfg cfg2 = buildCfg(g);
+  RegisterValues v2(g, cfg2);
+  CHECK(!v2.operandValue(g.instructions[wait].operands[2], wait));
+}
+
+TEST_CASE("a counter stepped only on some iterations is not an induction variable") {
+  // The step sits in a block a branch may skip: `init + c * it` would be wrong.
+  const char *text = R"(.version 8.7
+.target sm_90a
+.address_size 64
+.entry k(.param .u32 k_param_0)
+{
+ .reg .pred %p<4>;
+ .reg .b32 %r<8>;
+ ld.param.u32 %r1, [k_param_0];
+ mov.u32 %r2, 0;
+ mov.u32 %r3, 0;
+$L__BB0_1:
+ setp.eq.s32 %p1, %r1, 7;
+ @%p1 bra $L__BB0_2;
+ add.s32 %r2, %r2, 1;
+$L__BB0_2:
+ add.s32 %r3, %r3, 1;
+ setp.lt.s32 %p2, %r3, %r1;
+ @%p2 bra $L__BB0_1;
+ ret;
+}
+)";
+  auto p = parse(text);
+  REQUIRE(p->module);
+  const Function &f = p->module->functions[0];
+  Cfg cfg = buildCfg(f);
+  RegisterValues values(f, cfg);
+  REQUIRE(values.inductions().size() == 1);
+  CHECK(values.inductions()[0].reg == "%r3");
+  // The trip count of the loop is derived from %r3 alone.
+  REQUIRE(cfg.loops.size() == 1);
+  Expr n = values.tripCount(0);
+  REQUIRE(n);
+  CHECK(print(n) == "param_0");
+}

@@ -1,0 +1,35 @@
+// What the actions of `tilescope ptx` share (CmdPtx*.cpp).
+#pragma once
+
+#include "ir/Diagnostics.h"
+#include "ptx/Lift.h"
+#include "ptx/Ptx.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilescope::tool {
+
+struct PtxInput {
+  PtxInput() : diag(sourceMgr) {}
+  PtxInput(const PtxInput &) = delete;
+  PtxInput &operator=(const PtxInput &) = delete;
+  // Reads and parses FILE and picks its kernels (all, or the one named).
+  // False after the diagnostics.
+  bool load(const std::string &path, const std::string &kernel);
+
+  llvm::SourceMgr sourceMgr;
+  Diagnostics diag;
+  std::optional<ptx::Module> module;
+  std::vector<const ptx::Function *> kernels;
+};
+
+int runCondense(const PtxInput &in, const std::string &ptxasLog, bool json);
+int runPtxDiff(const PtxInput &a, const PtxInput &b, const std::string &ptxasLog, bool json);
+int runPtxCheck(PtxInput &in, const std::map<std::string, int64_t> &tmaBoxBytes,
+                const std::vector<ptx::LiftOptions::LowerBound> &assumptions, bool protocolOnly,
+                bool json);
+
+} // namespace tilescope::tool
