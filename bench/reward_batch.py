@@ -12,6 +12,15 @@ stage. The batch runs with --jobs 1 and --jobs N; the script prints wall
 time, candidates per second, the speedup, the workers' CPU time (from
 /proc/self children's rusage) and the largest worker's resident memory.
 
+On a shared, loaded machine wall time does not show scaling, so it also
+prints what does not depend on the load: the CPU time per candidate in the
+workers, the coordinator's own CPU time (reading lines, handing them out,
+writing results in order — the serial part, as `tilescope reward --batch`
+reports it), the serial fraction s = coordinator / (coordinator + workers)
+and the speedup Amdahl's law allows N jobs, 1 / (s + (1 - s) / N). The
+measured wall-clock speedup is the target's figure; run it on an idle
+machine with N no larger than its cores.
+
 usage: reward_batch.py TILESCOPE [--count 1000] [--jobs 2] [--work DIR]
 """
 import argparse
@@ -83,6 +92,7 @@ def main():
             print(p.stderr)
             return 1
         peak = re.search(r"peak worker memory (\d+) MiB", p.stderr)
+        cpus = re.search(r"coordinator CPU ([0-9.]+) s, workers' CPU ([0-9.]+) s", p.stderr)
         verdicts = {}
         for line in open(out):
             v = json.loads(line)["verdict"]
@@ -92,6 +102,13 @@ def main():
         print(f"jobs {jobs}: {args.count} candidates in {wall:.1f} s wall = "
               f"{args.count / wall:.2f}/s; workers' CPU {cpu:.1f} s = {args.count / cpu:.2f}/s "
               f"per CPU-second; peak worker {peak.group(1) if peak else '?'} MiB; {verdicts}")
+        if cpus:
+            coord, work = float(cpus.group(1)), float(cpus.group(2))
+            serial = coord / (coord + work) if coord + work > 0 else 0.0
+            print(f"  per candidate: {1000 * work / args.count:.1f} ms CPU in a worker, "
+                  f"{1000 * coord / args.count:.2f} ms in the coordinator; serial fraction "
+                  f"{serial:.4f}; Amdahl bound for {jobs} jobs: "
+                  f"{1 / (serial + (1 - serial) / jobs):.2f}x")
     print(f"speedup of {args.jobs} jobs over 1: {results[1] / results[args.jobs]:.2f}x")
     return 0
 

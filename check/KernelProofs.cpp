@@ -1,7 +1,9 @@
 #include "check/KernelProofs.h"
 
 #include "ir/Budget.h"
+#include "ir/DeviceScale.h"
 #include "racecheck/StaticRaces.h"
+#include "verifier/DeviceProtocol.h"
 #include "verifier/KernelLayouts.h"
 #include "verifier/Resources.h"
 #include "verifier/SolverBudget.h"
@@ -48,6 +50,16 @@ ProofOutcome proveCoverage(const Kernel &k, Diagnostics &diag, const BarrierProo
   return out;
 }
 
+// devices(N) kernels (verifier/DeviceProtocol.h); nothing to prove otherwise.
+ProofOutcome proveDevices(const Kernel &k, Diagnostics &diag, const BarrierProofOptions &) {
+  DeviceProtocolReport report = checkDeviceProtocol(k, diag);
+  ProofOutcome out;
+  out.findings = report.findings;
+  out.unknown = report.notProved;
+  out.method = report.method;
+  return out;
+}
+
 struct Proof {
   const char *name;
   const char *stage; // "... ran out during the barrier proofs of kernel k"
@@ -59,6 +71,8 @@ const Proof kProofs[] = {
     {"races", "race", proveRaces},
     {"coverage", "write-coverage", proveCoverage},
 };
+// Run after the others on devices(N) kernels only.
+const Proof kDeviceProof = {"devices", "device-protocol", proveDevices};
 
 // "file.tile:17:1"
 std::string locationText(Diagnostics &diag, llvm::SMLoc loc) {
@@ -90,8 +104,17 @@ const std::vector<std::string> &kernelProofNames() {
   return names;
 }
 
-KernelProofs runKernelProofs(const Kernel &kernel, Diagnostics &diag,
+KernelProofs runKernelProofs(const Kernel &original, Diagnostics &diag,
                              const BarrierProofOptions &options) {
+  // A devices(N) kernel is proved under the facts of its launch: 0 <= devid
+  // < ndev, ndev = N, 1 <= N <= 8 (ir/DeviceScale.h); its statements are
+  // shared, not copied.
+  Kernel withFacts;
+  if (!original.launch.devices.empty()) {
+    withFacts = original;
+    appendDeviceFacts(withFacts);
+  }
+  const Kernel &kernel = original.launch.devices.empty() ? original : withFacts;
   KernelProofs out;
   // The command's budget (ir/Budget.h): each proof names its stage; once the
   // budget has run out the proofs left are not run, and those it cut short
@@ -112,7 +135,20 @@ KernelProofs runKernelProofs(const Kernel &kernel, Diagnostics &diag,
     for (const auto &[loc, why] : o.unknown)
       if (isOutOfMemoryReason(why))
         budget->exceed(BudgetKind::Memory, "(Z3 reached its memory cap)");
-    o.budgetExceeded = budget->exceeded() != BudgetKind::None;
+    // expired() reads the clocks: a proof whose queries the budget cut short
+    // reports them undecided without having polled it itself.
+    o.budgetExceeded = budget->expired() || budget->exceeded() != BudgetKind::None;
+    out.proofs.push_back({p.name, std::move(o)});
+  }
+  if (!kernel.launch.devices.empty()) {
+    const Proof &p = kDeviceProof;
+    ProofOutcome o;
+    if (budget)
+      budget->setStage(fmt::format("the {} proofs of kernel {} ({})", p.stage, kernel.name,
+                                   locationText(diag, kernel.loc)));
+    if (!budget || !budget->expired())
+      o = p.run(kernel, diag, options);
+    o.budgetExceeded = budget && budget->exceeded() != BudgetKind::None;
     out.proofs.push_back({p.name, std::move(o)});
   }
   if (budget && budget->exceeded() != BudgetKind::None)

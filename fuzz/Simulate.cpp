@@ -1,8 +1,8 @@
 // Fuzz target: the simulator on small sizes. Text that parses and passes the
 // checker is bound with every shape symbol and integer scalar at the first of
 // 64, 128, 8, 1 that the where clause admits, then run with a step budget of
-// 200000 warp statements, a memory cap of 64 MiB and a wall-time budget of
-// 2 s. Every outcome (completed, deadlock, runtime error, budget) is fine
+// 200000 warp statements, a memory cap of 64 MiB and a time budget of 2 s of
+// processor time. Every outcome (completed, deadlock, runtime error, budget) is fine
 // except a crash, a sanitizer report or a hang; the budgets must hold: no run
 // executes more than one statement past the step budget, a run that did not
 // stop at a budget stayed within it, and one that ends in an error or a

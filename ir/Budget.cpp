@@ -30,20 +30,25 @@ void Budget::restart() {
   cpuStartNs_ = threadCpuNs();
 }
 
+int64_t Budget::remainingCpuMs() const {
+  if (limits_.timeoutMs <= 0)
+    return -1;
+  int64_t usedMs = (threadCpuNs() - cpuStartNs_) / 1'000'000;
+  return std::max<int64_t>(limits_.timeoutMs - usedMs, 0);
+}
+
+int64_t Budget::remainingWallMs() const {
+  if (limits_.wallTimeoutMs <= 0)
+    return -1;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  wallDeadline_ - std::chrono::steady_clock::now())
+                  .count();
+  return std::max<int64_t>(int64_t(left), 0);
+}
+
 int64_t Budget::remainingMs() const {
-  int64_t left = -1;
-  if (limits_.timeoutMs > 0) {
-    int64_t usedMs = (threadCpuNs() - cpuStartNs_) / 1'000'000;
-    left = std::max<int64_t>(limits_.timeoutMs - usedMs, 0);
-  }
-  if (limits_.wallTimeoutMs > 0) {
-    auto wallLeft = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        wallDeadline_ - std::chrono::steady_clock::now())
-                        .count();
-    int64_t w = std::max<int64_t>(int64_t(wallLeft), 0);
-    left = left < 0 ? w : std::min(left, w);
-  }
-  return left;
+  int64_t cpu = remainingCpuMs(), wall = remainingWallMs();
+  return cpu < 0 ? wall : wall < 0 ? cpu : std::min(cpu, wall);
 }
 
 bool Budget::expired() {

@@ -60,6 +60,9 @@ public:
   // Milliseconds left of the processor time or the wall time, whichever is
   // less (at least 0), or -1 without either limit.
   int64_t remainingMs() const;
+  // Each limit's own: milliseconds left (at least 0), or -1 without it.
+  int64_t remainingCpuMs() const;
+  int64_t remainingWallMs() const;
 
   // Whether either time limit passed; the first time one is seen passed,
   // records a CpuTime or WallTime exceedance at the current stage.

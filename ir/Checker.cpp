@@ -2,6 +2,7 @@
 #include "ir/Instantiate.h"
 
 #include "ir/Affine.h"
+#include "ir/DeviceScale.h"
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
 #include "ir/ThreadUniformity.h"
@@ -251,6 +252,12 @@ void Checker::kernel(const Kernel &k) {
     if (onlySymbols(g, "a grid extent"))
       expectInt(g, "a grid extent");
   checkLaunchLimits(k.launch, diag_);
+  for (const Expr &d : k.launch.devices) {
+    if (!onlySymbols(d, "the device count") || !expectInt(d, "the device count"))
+      continue;
+    if (auto v = constantValue(d); v && (*v < 1 || *v > kMaxDevices))
+      error(d->loc, fmt::format("the device count must be in [1, {}], not {}", kMaxDevices, *v));
+  }
   int64_t clusterSize = 1;
   for (const Expr &c : k.launch.cluster) {
     auto v = constantValue(c);
@@ -829,6 +836,11 @@ void Checker::callStmt(const CallStmt &c) {
     error(c.loc, "'sync' needs a scope: warp.sync(), cta.sync() or cluster.sync()");
     return;
   }
+  if (isDeviceCall(c.callee) && kernel_->launch.devices.empty()) {
+    error(c.loc, fmt::format("'{}' reaches other devices; the kernel needs `launch devices(N)`",
+                             c.callee));
+    return;
+  }
   if (!targetHas(kernel_->launch.target, info->feature)) {
     error(c.loc,
           fmt::format("'{}' needs {}; the kernel targets {}", shown,
@@ -842,7 +854,9 @@ void Checker::callStmt(const CallStmt &c) {
     bool ok = false;
     switch (spec.kind) {
     case ArgKind::Buffer:
-      ok = t.kind == Type::Region;
+      // a device flag is one element of a global integer tensor
+      ok = t.kind == Type::Region || (isDeviceCall(c.callee) && spec.name == "flag" &&
+                                      arg.value->kind == ExprKind::Index && t.kind == Type::Int);
       break;
     case ArgKind::Barrier:
       ok = t.kind == Type::BarrierRef;

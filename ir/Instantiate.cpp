@@ -273,6 +273,8 @@ Instance instantiate(const Kernel &kernel, const Point &point) {
     g = in.expr(g);
   for (Expr &c : k.launch.cluster)
     c = in.expr(c);
+  for (Expr &d : k.launch.devices)
+    d = in.expr(d);
   if (kernel.launch.threadsExpr) {
     k.launch.threadsExpr = nullptr;
     auto n = in.number(kernel.launch.threadsExpr);

@@ -1,5 +1,7 @@
 #include "ir/Intrinsics.h"
 
+#include "ir/DeviceScale.h"
+
 #include <array>
 
 namespace tilescope {
@@ -406,6 +408,8 @@ std::vector<IntrinsicInfo> buildTable() {
        "lower the warpgroup's register budget"},
   };
   t.insert(t.end(), natives.begin(), natives.end());
+  std::vector<IntrinsicInfo> devices = deviceIntrinsics(); // ir/DeviceScale.cpp
+  t.insert(t.end(), devices.begin(), devices.end());
   return t;
 }
 

@@ -650,7 +650,8 @@ public:
       k.constraints = exprList(*w, at(path, "where"), 0);
     std::string launchPath = at(path, "launch");
     const json::Object &launch =
-        object(required(o, "launch", path), launchPath, {"grid", "cluster", "threads", "target"});
+        object(required(o, "launch", path), launchPath,
+               {"grid", "cluster", "devices", "threads", "target"});
     k.launch.grid = exprList(required(launch, "grid", launchPath), at(launchPath, "grid"), 0);
     if (k.launch.grid.empty() || k.launch.grid.size() > 3)
       fail(at(launchPath, "grid"), "a grid has 1 to 3 extents");
@@ -658,6 +659,11 @@ public:
       k.launch.cluster = exprList(*c, at(launchPath, "cluster"), 0);
     if (k.launch.cluster.size() > 3)
       fail(at(launchPath, "cluster"), "a cluster has at most 3 extents");
+    if (const json::Value *d = launch.get("devices")) {
+      k.launch.devices = exprList(*d, at(launchPath, "devices"), 0);
+      if (k.launch.devices.size() > 1)
+        fail(at(launchPath, "devices"), "a launch has one device count");
+    }
     const json::Value &threads = required(launch, "threads", launchPath);
     if (threads.getAsObject()) // an expression over kernel parameters
       k.launch.threadsExpr = expr(threads, at(launchPath, "threads"));
@@ -671,6 +677,7 @@ public:
     if (!t)
       fail(targetPath, fmt::format("unknown target '{}' (sm_80, sm_90a, sm_100a)", target));
     k.launch.target = *t;
+    addDeviceParams(k);
     k.body = block(required(o, "body", path), at(path, "body"), 0);
     std::vector<std::string> before, bodyEnd;
     std::string open;

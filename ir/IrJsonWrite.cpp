@@ -109,6 +109,8 @@ public:
   json::Object kernel(const Kernel &k, size_t index) {
     json::Array params;
     for (const Param &p : k.params) {
+      if (p.implicit) // addDeviceParams declares them again on reading
+        continue;
       json::Object o{{"name", p.name}, {"dtype", std::string(dtypeName(p.dtype))}};
       if (p.isTensor)
         o["shape"] = exprList(p.shape);
@@ -120,6 +122,8 @@ public:
                         {"cluster", exprList(k.launch.cluster)},
                         {"threads", std::move(threads)},
                         {"target", std::string(targetInfo(k.launch.target).name)}};
+    if (!k.launch.devices.empty())
+      launch["devices"] = exprList(k.launch.devices);
     json::Object out{{"name", k.name},
                      {"params", std::move(params)},
                      {"where", exprList(k.constraints)},

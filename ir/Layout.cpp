@@ -1,5 +1,7 @@
 #include "ir/Layout.h"
 
+#include <limits>
+
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -76,6 +78,11 @@ std::optional<Layout> Layout::make(std::vector<Iter> shard, std::vector<Iter> re
         return fail(fmt::format("{} stride must not be negative, not {}", part, it.stride));
       if (it.extent > kMaxElements / product)
         return fail(fmt::format("{} extents multiply past 2^40", part));
+      // Offsets are computed in int64: an iter may reach at most 2^56, so that
+      // sums over every iter of an axis stay far from overflow.
+      if (it.stride > (int64_t{1} << 56) / it.extent)
+        return fail(fmt::format("{} stride {} with extent {} reaches past 2^56", part, it.stride,
+                                it.extent));
       product *= it.extent;
       l.axesUsed_ |= 1u << static_cast<unsigned>(it.axis);
     }
@@ -119,7 +126,12 @@ std::optional<Layout> Layout::make(std::vector<Iter> shard, std::vector<Iter> re
     for (size_t i = group.size(); i-- > 0;) {
       if (group[i].stride == 0 || (group[i].extent > 1 && group[i].stride <= reach))
         l.nested_ = false;
-      reach += (group[i].extent - 1) * group[i].stride;
+      // Saturating: extents and strides come from user text (a reach beyond
+      // int64 only makes the layout not nested, the general path).
+      int64_t add = 0;
+      if (__builtin_mul_overflow(group[i].extent - 1, group[i].stride, &add) ||
+          __builtin_add_overflow(reach, add, &reach))
+        reach = std::numeric_limits<int64_t>::max();
     }
   }
   return l;

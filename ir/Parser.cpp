@@ -338,6 +338,8 @@ std::optional<Kernel> Parser::parseKernel() {
     } while (consume(Tok::Comma));
   }
   ok = ok && parseLaunch(k.launch);
+  if (ok)
+    addDeviceParams(k);
   if (!ok) {
     // Resume at the body if there is one, so its errors are reported too.
     while (!tok_.is(Tok::Eof) && !tok_.is(Tok::LBrace) && !fatal_ &&
@@ -582,6 +584,14 @@ bool Parser::parseLaunch(Launch &launch) {
         return false;
       }
       sawGrid |= word == "grid";
+    } else if (word == "devices") {
+      advance();
+      if (!expect(Tok::LParen, "'('") || !parseExprList(launch.devices, Tok::RParen, "')'"))
+        return false;
+      if (launch.devices.size() != 1) {
+        error(at, fmt::format("devices takes one device count, not {}", launch.devices.size()));
+        return false;
+      }
     } else if (word == "threads") {
       advance();
       if (!expect(Tok::LParen, "'('"))
@@ -619,7 +629,8 @@ bool Parser::parseLaunch(Launch &launch) {
       sawTarget = true;
     } else {
       error(at,
-            fmt::format("unknown launch item '{}' (grid, cluster, threads, target)", word.str()));
+            fmt::format("unknown launch item '{}' (devices, grid, cluster, threads, target)",
+                        word.str()));
       return false;
     }
   }

@@ -114,9 +114,12 @@ public:
     if (comments)
       commentLines(0, perKernel(comments->kernelBefore));
     out += "kernel " + k.name + "(";
-    for (size_t i = 0; i < k.params.size(); ++i) {
-      const Param &p = k.params[i];
-      out += (i ? ", " : "") + p.name + ": ";
+    bool first = true;
+    for (const Param &p : k.params) {
+      if (p.implicit)
+        continue;
+      out += (first ? "" : ", ") + p.name + ": ";
+      first = false;
       if (p.isTensor)
         out += fmt::format("global {}[{}]", dtypeName(p.dtype), joinExprs(p.shape));
       else
@@ -133,7 +136,10 @@ public:
     }
     if (!k.constraints.empty())
       out += "  where " + joinExprs(k.constraints) + "\n";
-    out += "  launch grid(" + joinExprs(k.launch.grid) + ")";
+    out += "  launch ";
+    if (!k.launch.devices.empty())
+      out += "devices(" + joinExprs(k.launch.devices) + ") ";
+    out += "grid(" + joinExprs(k.launch.grid) + ")";
     if (!k.launch.cluster.empty())
       out += " cluster(" + joinExprs(k.launch.cluster) + ")";
     out += fmt::format(" threads({}) target({})\n",

@@ -49,6 +49,8 @@ public:
       e = expr(e);
     for (Expr &e : out.launch.cluster)
       e = expr(e);
+    for (Expr &e : out.launch.devices)
+      e = expr(e);
     out.body = block(k.body);
     return out;
   }

@@ -138,6 +138,36 @@ bool equal(const Stmt &a, const Stmt &b) {
   return false;
 }
 
+void addDeviceParams(Kernel &k) {
+  if (k.launch.devices.empty())
+    return;
+  auto declared = [&](const std::string &n) {
+    for (const Param &p : k.params) {
+      if (p.name == n)
+        return true;
+      for (const Expr &d : p.shape)
+        if (d && d->kind == ExprKind::Var && as<Var>(d).name == n)
+          return true;
+    }
+    return false;
+  };
+  auto add = [&](std::string name) {
+    if (declared(name))
+      return;
+    Param p;
+    p.name = std::move(name);
+    p.dtype = Dtype::i32;
+    p.loc = k.launch.loc;
+    p.implicit = true;
+    k.params.push_back(std::move(p));
+  };
+  const Expr &n = k.launch.devices.front();
+  if (n && n->kind == ExprKind::Var)
+    add(as<Var>(n).name);
+  add("ndev");
+  add("devid");
+}
+
 bool equal(const Kernel &a, const Kernel &b) {
   if (a.name != b.name || a.params.size() != b.params.size())
     return false;
@@ -151,7 +181,8 @@ bool equal(const Kernel &a, const Kernel &b) {
       (a.launch.threadsExpr && !equal(a.launch.threadsExpr, b.launch.threadsExpr)))
     return false;
   return equal(a.constraints, b.constraints) && equal(a.launch.grid, b.launch.grid) &&
-         equal(a.launch.cluster, b.launch.cluster) && a.launch.threads == b.launch.threads &&
+         equal(a.launch.cluster, b.launch.cluster) && equal(a.launch.devices, b.launch.devices) &&
+         a.launch.threads == b.launch.threads &&
          a.launch.target == b.launch.target && equal(a.body, b.body);
 }
 

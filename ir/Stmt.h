@@ -136,11 +136,16 @@ struct Param {
   Dtype dtype = Dtype::f32;
   std::vector<Expr> shape;
   llvm::SMLoc loc;
+  // Declared by the launch, not written in the signature: a `devices(N)`
+  // kernel's `devid` and `ndev` (and N when it is a fresh name), see
+  // addDeviceParams. Printing and JSON leave them out.
+  bool implicit = false;
 };
 
 struct Launch {
   std::vector<Expr> grid;    // 1 to 3 extents
   std::vector<Expr> cluster; // empty: no cluster
+  std::vector<Expr> devices; // empty: one device; else the device count (docs/scales.md)
   int64_t threads = 0;
   // Set (and `threads` 0) when the count names kernel parameters,
   // `threads(128 * (CONSUMERS + 1))`; instantiation folds it into `threads`.
@@ -181,6 +186,12 @@ struct Module {
   std::shared_ptr<const Comments> comments; // may be null
   const Kernel *find(std::string_view name) const;
 };
+
+// A `devices(N)` kernel's implicit scalar parameters: `N` when the device
+// count is a name no parameter declares, `ndev` (= the device count) and
+// `devid` (this device's rank, 0 <= devid < ndev). Called by the parser and
+// the JSON reader after the launch; does nothing for one-device kernels.
+void addDeviceParams(Kernel &k);
 
 // Structural equality, ignoring source locations.
 bool equal(const Stmt &a, const Stmt &b);

@@ -186,6 +186,13 @@ std::string describeDeath(int status) {
 
 bool runBatch(const BatchOptions &o, BatchSummary &summary, std::string &error) {
   auto started = Clock::now();
+  auto cpuSeconds = [](int who) {
+    rusage u{};
+    ::getrusage(who, &u);
+    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+  };
+  const double selfBefore = cpuSeconds(RUSAGE_SELF), childrenBefore = cpuSeconds(RUSAGE_CHILDREN);
   std::ifstream in(o.input);
   if (!in) {
     error = fmt::format("{}: cannot open the batch input", o.input);
@@ -382,6 +389,8 @@ bool runBatch(const BatchOptions &o, BatchSummary &summary, std::string &error) 
   flush();
   std::signal(SIGPIPE, oldPipe);
   summary.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  summary.coordinatorCpuSeconds = cpuSeconds(RUSAGE_SELF) - selfBefore;
+  summary.workersCpuSeconds = cpuSeconds(RUSAGE_CHILDREN) - childrenBefore;
   return true;
 }
 

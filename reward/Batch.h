@@ -44,6 +44,10 @@ struct BatchSummary {
   size_t crashed = 0, timedOut = 0; // candidates whose worker died or was killed
   double peakWorkerMb = 0;          // largest resident set of a worker (getrusage of wait4)
   double seconds = 0;
+  // CPU time (user + system) of the coordinating process itself — reading
+  // lines, handing them out, writing results in order: the serial part —
+  // and of its workers (every one, reaped), for the serial fraction.
+  double coordinatorCpuSeconds = 0, workersCpuSeconds = 0;
 };
 
 // Runs the batch; false with `error` when the input or output cannot be opened.

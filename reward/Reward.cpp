@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <optional>
 #include <random>
 
@@ -226,6 +227,10 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
     if (options.cache)
       anchors = sourceAnchors(normal, sm);
     key = fmt::format("v1|{}|{}|{}", kr.candidate, options.problem, options.sizes);
+    if (options.ptxas)
+      key += "|ptxas";
+    for (const auto &[output, t] : options.tolerances) // simulate's verdict depends on them
+      key += fmt::format("|{}:{}:{}", output, t.rtol, t.atol);
   }
   using StageFn = StageResult (*)(const Kernel &, llvm::SourceMgr &);
   static const std::pair<const char *, StageFn> kStatic[] = {
@@ -263,6 +268,8 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
       }
       auto started = Clock::now();
       StageResult s = run(*pk.kernel, sm);
+      if (options.ptxas && s.name == "resources" && s.status == StageStatus::Pass)
+        addPtxasReport(*pk.kernel, sm, s);
       s.ms = msSince(started);
       if (active && (budget.expired() || budget.exceeded() != BudgetKind::None) &&
           s.status != StageStatus::Fail) {
@@ -299,7 +306,8 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
       kr.stages.push_back(cachedSim->front());
     } else {
       SimulateRequest req{options.problem,   options.sizes,    seed,
-                          options.timeoutMs, options.maxSteps, options.maxMemoryMb};
+                          options.timeoutMs, options.maxSteps, options.maxMemoryMb,
+                          options.tolerances};
       auto started = Clock::now();
       StageResult s = simulateStage(*pk.kernel, sm, req, kr.simulated);
       s.ms = msSince(started);
@@ -417,6 +425,23 @@ RewardResult reward(const std::string &source, const RewardOptions &options) {
       fileError("options.problem", fmt::format("the task's problem '{}' does not parse at "
                                                "offset {}: {}",
                                                options.problem, syntax.offset, syntax.message));
+      return finishError();
+    }
+  }
+
+  for (const auto &[output, t] : options.tolerances) {
+    bool known = output == "*";
+    sim::ProblemSyntaxError ignored; // the problem itself was checked above
+    if (auto spec = sim::parseProblem(options.problem, &ignored))
+      for (const sim::ProblemOperand &o : spec->outputs)
+        known |= o.name == output;
+    if (!known || !(t.rtol >= 0) || !(t.atol >= 0) || !std::isfinite(t.rtol) ||
+        !std::isfinite(t.atol)) {
+      fileError("options.tolerances",
+                fmt::format("tolerance for '{}' (rtol {}, atol {}): {}", output, t.rtol, t.atol,
+                            known ? "rtol and atol must be finite and at least 0"
+                                  : "no output of the task's problem has that name (\"*\" "
+                                    "means every output)"));
       return finishError();
     }
   }

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,11 +26,20 @@ namespace tilescope {
 
 class RewardCache; // reward/RewardCache.h
 
+// A task's tolerance for an output (docs/reward.md): an element matches
+// when |got - ref| <= atol + rtol * |ref|, instead of the reference's bound.
+struct RewardTolerance {
+  double rtol = 0, atol = 0;
+};
+
 struct RewardOptions {
   std::string kernel;           // empty: every kernel of the file, reported per kernel
   std::string problem;          // the task's problem, e.g. "gemm(A, B^T -> C)"
   std::string sizes = "auto";   // "auto" or "M=256,N=256,K=128;M=384,N=128,K=320"
   std::optional<uint64_t> seed; // none: drawn from the OS (and reported)
+  // By output name, or "*" for every other output; empty: the references'
+  // bounds from the numerics model (docs/simulator.md, "Comparison").
+  std::map<std::string, RewardTolerance> tolerances;
   std::string fileName = "<candidate>";
   double staticTimeoutMs = 10000;        // CPU time of the static stages together (0: none)
   double timeoutMs = 10000;              // wall time of the simulate stage per size
@@ -37,6 +47,7 @@ struct RewardOptions {
   uint64_t maxMemoryMb = 512;            // simulated state (tensors, CTA state)
   bool cacheDynamic = false;             // answer simulate from the cache too
   bool staticOnly = false;      // leave the simulation out: simulate is `unknown` (not checked)
+  bool ptxas = false; // resources: also lower, compile with nvcc and check ptxas's report
   RewardCache *cache = nullptr; // static stages by semantic hash; may be null
 };
 

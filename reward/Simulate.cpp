@@ -159,6 +159,8 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
       SimulateOptions options;
       options.seed = seed;
       options.poison = poison;
+      for (const auto &[output, t] : req.tolerances)
+        options.tolerances[output] = {t.rtol, t.atol};
       options.maxSteps = int64_t(std::min<uint64_t>(req.maxSteps, uint64_t{1} << 62));
       options.memoryCapBytes = int64_t(req.maxMemoryMb) << 20;
       options.deadline = started + std::chrono::microseconds(int64_t(req.timeoutMs * 1000));
@@ -234,6 +236,9 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
   r.credit = sizes->empty() ? 0 : double(passed) / double(sizes->size());
   r.reason = fmt::format("{} of {} size{} matched the reference of {}", passed, sizes->size(),
                          sizes->size() == 1 ? "" : "s", spec->text);
+  for (const auto &[output, t] : req.tolerances)
+    r.reason +=
+        fmt::format("; task tolerance for {}: rtol {:g}, atol {:g}", output, t.rtol, t.atol);
   return r;
 }
 

@@ -41,6 +41,11 @@ std::vector<KernelReward> ptxKernelRewards(const std::string &source,
 StageResult typesStage(const Kernel &kernel, llvm::SourceMgr &sm);
 StageResult dispatchStage(const Kernel &kernel, llvm::SourceMgr &sm);
 StageResult resourcesStage(const Kernel &kernel, llvm::SourceMgr &sm);
+// --ptxas: lowers and compiles the kernel with nvcc and checks ptxas's
+// registers and spills against the launch's budget (PtxasCheck.cpp); adds
+// to the resources stage `r` (fail on spills or too many registers, unknown
+// when it cannot be made).
+void addPtxasReport(const Kernel &kernel, llvm::SourceMgr &sm, StageResult &r);
 StageResult layoutsStage(const Kernel &kernel, llvm::SourceMgr &sm);
 StageResult barriersStage(const Kernel &kernel, llvm::SourceMgr &sm);
 StageResult racesStage(const Kernel &kernel, llvm::SourceMgr &sm);
@@ -53,6 +58,7 @@ struct SimulateRequest {
   double timeoutMs = 10000;
   uint64_t maxSteps = 0;
   uint64_t maxMemoryMb = 512;
+  std::map<std::string, RewardTolerance> tolerances;
 };
 StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const SimulateRequest &request,
                           std::vector<SimulatedSize> &ran);

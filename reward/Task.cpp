@@ -95,6 +95,34 @@ bool applyTaskKey(llvm::StringRef text, llvm::StringRef key, const json::Value &
       wrongType("a non-negative integer");
     return true;
   }
+  if (key == "tolerances") {
+    const json::Object *outputs = value.getAsObject();
+    if (!outputs) {
+      wrongType("an object such as {\"C\": {\"rtol\": 0.01, \"atol\": 1e-5}}");
+      return true;
+    }
+    for (const auto &[output, t] : *outputs) {
+      const json::Object *pair = t.getAsObject();
+      RewardTolerance tolerance;
+      bool ok = pair != nullptr;
+      for (const auto &[name, v] : pair ? *pair : json::Object{}) {
+        auto number = v.getAsNumber();
+        if ((name != "rtol" && name != "atol") || !number)
+          ok = false;
+        else
+          (name == "rtol" ? tolerance.rtol : tolerance.atol) = *number;
+      }
+      if (!ok) {
+        error = atKey(text, output,
+                      fmt::format("tolerance for '{}' must be an object such as {{\"rtol\": "
+                                  "0.01, \"atol\": 1e-5}} (numbers; a missing one is 0)",
+                                  output.str()));
+        return true;
+      }
+      o.tolerances[output.str()] = tolerance;
+    }
+    return true;
+  }
   if (key != "sizes")
     return false;
   if (auto s = value.getAsString()) {
@@ -152,8 +180,8 @@ bool readTask(llvm::StringRef text, RewardOptions &options, JsonInputError &erro
     std::optional<JsonInputError> bad;
     if (!applyTaskKey(text, key, value, o, bad))
       bad = atKey(text, key,
-                  fmt::format("unknown task key '{}' (problem, sizes, seed, kernel; tolerances "
-                              "are not supported yet)",
+                  fmt::format("unknown task key '{}' (problem, sizes, seed, kernel, "
+                              "tolerances)",
                               key.str()));
     if (bad) {
       error = std::move(*bad);

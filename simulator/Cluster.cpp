@@ -131,6 +131,8 @@ std::string CtaExecutor::otherWaitText(const Warp &w) const {
                        rank_ ^ 1);
   if (w.groupWait.kind >= 0)
     return fmt::format("its {} groups", w.groupWait.kind == 0 ? "cp.async" : "bulk-store");
+  if (!w.deviceWaits.empty())
+    return deviceWaitText(w);
   return "?";
 }
 

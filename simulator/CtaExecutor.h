@@ -49,6 +49,15 @@ struct Frame {
   bool fusedBody = false;         // ... and only fused stores in it (FusedLoop.cpp)
 };
 
+// A lane's device.wait: element `flat` of tensor parameter `tensor` of its
+// own device must reach `value`.
+struct DeviceFlagWait {
+  int tensor = -1;
+  int64_t flat = 0;
+  uint32_t value = 0;
+  int64_t thread = 0;
+};
+
 struct Warp {
   enum class State : uint8_t { Ready, WaitBarrier, WaitCollective, Done } state = State::Ready;
   int id = 0;
@@ -77,6 +86,8 @@ struct Warp {
     uint32_t mask = 0; // the waiting lanes
   } groupWait;
   int64_t steps = 0;
+  // device.wait (Devices.cpp): the flags each waiting lane waits on.
+  std::vector<DeviceFlagWait> deviceWaits;
 };
 
 struct Rendezvous {
@@ -92,6 +103,8 @@ struct Rendezvous {
 };
 
 class CtaExecutor;
+struct DeviceGroup;     // Devices.h
+struct DeviceRaceState; // Devices.h
 
 // A cta_group = 2 tcgen05.alloc or dealloc issued by one warp of a CTA pair,
 // waiting for the peer CTA's warp (TmemAlloc.cpp).
@@ -150,6 +163,15 @@ public:
     cluster_ = cluster;
     rank_ = rank;
   }
+  // Devices.cpp: this CTA's device in its device group.
+  void joinDevices(DeviceGroup *group, int devid, DeviceRaceState *race) {
+    devices_ = group;
+    devid_ = devid;
+    deviceRace_ = race;
+    deviceFence_.assign(p_.threads, -1);
+    deviceTraced_ = race && groupTracesRaces(group);
+  }
+  int64_t deviceGate() const { return deviceGate_; }
   bool exited() const { return exited_; }
   void markExited() { exited_ = true; }
   std::array<int64_t, 3> ctaId() const { return ctaId_; }
@@ -274,7 +296,7 @@ public:
                     int64_t address, int units, bool write, llvm::SMLoc loc);
   // Whether accesses must take the per-element paths, which call raceAccess
   // (race detection, or the uninitialised-read check).
-  bool traced() const { return race_ || options_.checkUninitialized; }
+  bool traced() const { return race_ || options_.checkUninitialized || deviceTraced_; }
   // The uninitialised-read check of one shared (bytes [address, address +
   // units)) or tensor-memory (cell `address`) access of this CTA's memory by
   // the agent `agent()` names (RaceHooks.cpp; called only for a report).
@@ -369,6 +391,16 @@ private:
   bool clusterWaitSatisfied(const Warp &w) const;
   void clusterWarpExited(const Warp &w);
   bool execDsmem(Warp &w, const CallStmt &c, int lane);
+  // The device scale (Devices.cpp).
+  bool execDeviceThread(Warp &w, Frame &f, const CallStmt &c);
+  bool execDeviceCta(Warp &w, const CallStmt &c, ThreadRange threads, int lane);
+  bool completeDevicePhase();
+  bool runDeviceCollective();
+  bool deviceWaitSatisfied(const Warp &w) const;
+  bool acquireDeviceWaits(Warp &w, const CallStmt &c);
+  std::string deviceWaitText(const Warp &w) const;
+  bool deviceGateClosed();
+  void deviceAccess(int memDevice, int tensor, int64_t flat, bool write, llvm::SMLoc loc);
   bool execRemoteArrive(Warp &w, const CallStmt &c, int lane);
   bool multicast(Warp &w, const CallStmt &c, int lane,
                  const std::function<bool(CtaExecutor &)> &run);
@@ -420,6 +452,14 @@ private:
   std::vector<Mbarrier> barriers_;
   std::vector<Warp> warps_;
   std::vector<int> ready_; // scratch of tick()
+  DeviceGroup *devices_ = nullptr; // devices(N) kernels: this CTA's device group
+  DeviceRaceState *deviceRace_ = nullptr;
+  int devid_ = 0;
+  bool deviceTraced_ = false; // device races: every global access takes the per-element path
+  static bool groupTracesRaces(const DeviceGroup *group);
+  int64_t deviceGate_ = -1;         // the device phase this CTA waits to complete, -1 none
+  int64_t deviceStamp_ = 0;         // orders the CTA's global accesses and fences
+  std::vector<int64_t> deviceFence_; // by thread: stamp of its last device.fence
   ClusterState *cluster_ = nullptr;
   std::unique_ptr<ClusterState> ownCluster_; // when run alone
   int rank_ = 0;

@@ -3,6 +3,7 @@
 #include "simulator/Packed.h"
 
 #include "ir/Budget.h"
+#include "ir/DeviceScale.h"
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
 
@@ -200,6 +201,8 @@ std::optional<uint64_t> CtaExecutor::readBits(int buffer, int64_t flat, ThreadRa
   case MemScope::Global: {
     v = tensors_[b.tensor].bitsAt(flat);
     stats_.globalBytesRead += bytes;
+    if (devices_)
+      deviceAccess(devid_, b.tensor, flat, false, loc);
     if (race_)
       raceAccess(RaceSpace::Global, buffer, flat, flat, 1, false, threads, loc);
     return v;
@@ -308,6 +311,8 @@ bool CtaExecutor::writeBits(int buffer, int64_t flat, uint64_t bits, ThreadRange
     t.setBits(flat, bits);
     t.written[flat] = 1;
     stats_.globalBytesWritten += bytes;
+    if (devices_)
+      deviceAccess(devid_, b.tensor, flat, true, loc);
     if (race_)
       raceAccess(RaceSpace::Global, buffer, flat, flat, 1, true, threads, loc);
     return true;
@@ -759,6 +764,13 @@ bool CtaExecutor::execCall(Warp &w, Frame &f, const CallStmt &c) {
         return execPairAlloc(w, f, c);
     }
   }
+  if (isDeviceCall(c.callee)) {
+    if (!devices_)
+      return fail(c.loc, fmt::format("'{}' needs the device runner (a devices(N) launch)",
+                                     c.callee));
+    if (info->convergence == Convergence::Thread)
+      return execDeviceThread(w, f, c);
+  }
   if (need == Convergence::Thread) {
     if (c.callee == "mbarrier.wait") {
       // The warp waits until every active lane's phase completed.
@@ -1012,6 +1024,8 @@ std::optional<CtaExecutor::PrimitiveCall> CtaExecutor::buildCall(Warp &w, const 
 bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRange threads,
                              int lane) {
   (void)mask;
+  if (isDeviceCall(c.callee))
+    return execDeviceCta(w, c, threads, lane);
   const std::string &n = c.callee;
   auto intArg = [&](std::string_view kw, int64_t fallback) -> std::optional<int64_t> {
     const CallArg *a = nullptr;
@@ -1133,7 +1147,8 @@ bool CtaExecutor::waitSatisfied(const Warp &w) const {
   for (auto [bar, parity] : w.waits)
     if (!barriers_[bar].waitSatisfied(parity))
       return false;
-  return groupWaitSatisfied(w) && clusterWaitSatisfied(w) && pairAllocSatisfied(w);
+  return groupWaitSatisfied(w) && clusterWaitSatisfied(w) && pairAllocSatisfied(w) &&
+         deviceWaitSatisfied(w);
 }
 
 bool CtaExecutor::completeAsync(size_t index) {
@@ -1385,6 +1400,11 @@ CtaExecutor::Tick CtaExecutor::tick() {
       return Tick::Failed;
     }
   }
+  if (devices_ && deviceGateClosed()) { // device.barrier / a collective (Devices.cpp)
+    if (inflight_.empty())
+      return Tick::Stuck;
+    return completeAsync(rng_() % inflight_.size()) ? Tick::Progress : Tick::Failed;
+  }
   ready.clear();
   bool allDone = true;
   for (Warp &w : warps_) {
@@ -1428,7 +1448,7 @@ CtaExecutor::Tick CtaExecutor::tick() {
     return allDone ? Tick::Done : Tick::Stuck;
   Warp &w = warps_[ready[rng_() % ready.size()]];
   int quantum = 1 + static_cast<int>(rng_() % 64);
-  for (int q = 0; q < quantum && w.state == Warp::State::Ready;) {
+  for (int q = 0; q < quantum && w.state == Warp::State::Ready && deviceGate_ < 0;) {
     // Whole iterations of a fused loop where they fit, else one statement:
     // the same steps in the same order either way.
     int ran = runFusedLoop(w, quantum - q);

@@ -296,10 +296,18 @@ std::vector<OutputReport> compareWithReference(const BoundProblem &problem,
   return compareWithReference(problem, tensors, tensors, allCtas);
 }
 
+const Tolerance *toleranceOf(const Tolerances &tolerances, const std::string &output) {
+  if (auto it = tolerances.find(output); it != tolerances.end())
+    return &it->second;
+  if (auto it = tolerances.find("*"); it != tolerances.end())
+    return &it->second;
+  return nullptr;
+}
+
 std::vector<OutputReport> compareWithReference(const BoundProblem &problem,
                                                const std::vector<HostTensor> &tensors,
-                                               const std::vector<HostTensor> &before,
-                                               bool allCtas) {
+                                               const std::vector<HostTensor> &before, bool allCtas,
+                                               const Tolerances *tolerances) {
   // Only elements that will be compared need a reference (CTA sampling
   // leaves most of a large output unwritten).
   NeededFn needed = [&](size_t o, int64_t i) {
@@ -314,6 +322,7 @@ std::vector<OutputReport> compareWithReference(const BoundProblem &problem,
     rep.name = out.name;
     rep.elements = out.elements();
     double u = unitRoundoff(out.dtype), tiny = halfSmallestStep(out.dtype);
+    const Tolerance *task = tolerances ? toleranceOf(*tolerances, out.name) : nullptr;
     for (int64_t i = 0; i < out.elements(); ++i) {
       if (!out.written[i]) {
         ++rep.unwritten;
@@ -329,7 +338,8 @@ std::vector<OutputReport> compareWithReference(const BoundProblem &problem,
         bad |= got != ref; // -inf log-sum-exp of a fully masked row
       } else {
         double err = std::fabs(got - ref);
-        double allowed = 1.01 * (u * (std::fabs(ref) + e.bound[i]) + e.bound[i]) + tiny;
+        double allowed = task ? task->atol + task->rtol * std::fabs(ref)
+                              : 1.01 * (u * (std::fabs(ref) + e.bound[i]) + e.bound[i]) + tiny;
         bad |= !(err <= allowed);
         if (out.written[i] && std::isfinite(err)) {
           rep.maxAbsError = std::max(rep.maxAbsError, err);

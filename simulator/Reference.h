@@ -103,14 +103,25 @@ struct OutputReport {
   std::vector<int64_t> firstRegionUnwritten; // up to 8 flat indices
 };
 
+// A task's tolerance for one output, replacing the reference's own bound
+// (docs/simulator.md, "Comparison"): an element matches when
+// |got - ref| <= atol + rtol * |ref|. Keyed by output name, or "*" for every
+// output without a key of its own.
+struct Tolerance {
+  double rtol = 0, atol = 0;
+};
+using Tolerances = std::map<std::string, Tolerance>;
+const Tolerance *toleranceOf(const Tolerances &tolerances, const std::string &output);
+
 // Checks the outputs of `problem` in `tensors` (after the run) against the
 // reference computed from the inputs in `before` (a copy of the tensors taken
 // before the run, so that a kernel that overwrites its inputs is not compared
 // with a reference of what it left there). `allCtas` says whether every CTA
-// ran.
+// ran. `tolerances` (may be null) replaces the references' bounds.
 std::vector<OutputReport> compareWithReference(const BoundProblem &problem,
                                                const std::vector<HostTensor> &tensors,
-                                               const std::vector<HostTensor> &before, bool allCtas);
+                                               const std::vector<HostTensor> &before, bool allCtas,
+                                               const Tolerances *tolerances = nullptr);
 // The same with the inputs read from `tensors` (unit tests of references).
 std::vector<OutputReport> compareWithReference(const BoundProblem &problem,
                                                const std::vector<HostTensor> &tensors,

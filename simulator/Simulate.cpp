@@ -215,7 +215,7 @@ SimulationResult simulateChecked(const Program &program, const BoundProblem *pro
            ""});
       out.inputChanges.push_back(std::move(c));
     }
-    out.outputs = compareWithReference(*problem, tensors, before, out.allCtas);
+    out.outputs = compareWithReference(*problem, tensors, before, out.allCtas, &options.tolerances);
     for (size_t k = 0; k < out.outputs.size(); ++k) {
       OutputReport &o = out.outputs[k];
       int index = problem->outputs[k];

@@ -69,6 +69,8 @@ struct SimulateOptions {
   // A wall-time limit (EngineOptions::deadline): past it the run ends as a
   // step budget.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // The task's tolerances (Reference.h); empty: the references' bounds.
+  Tolerances tolerances;
   // Renders a source location as `file:line:col`.
   std::function<std::string(llvm::SMLoc)> where;
 };

@@ -17,6 +17,7 @@
 // warnings are printed and the lowering goes on.
 #include "check/KernelProofs.h"
 #include "codegen/CudaEmitter.h"
+#include "codegen/DeviceEmitter.h"
 #include "codegen/Toolchain.h"
 #include "ir/Checker.h"
 #include "ir/Parser.h"
@@ -25,6 +26,8 @@
 #include "tools/ModelInputs.h"
 #include "tools/ProblemSizes.h"
 #include "tools/LowerGate.h"
+
+#include <fmt/format.h>
 
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -74,8 +77,44 @@ int runLower() {
     return kInputError;
   const Module &module = *in.module;
   Diagnostics &diag = in.diag;
+  size_t deviceKernels = 0, selected = 0;
+  for (const Kernel &k : module.kernels)
+    if (kernelName.empty() || k.name == kernelName) {
+      ++selected;
+      deviceKernels += !k.launch.devices.empty();
+    }
+  if (deviceKernels && deviceKernels != selected) {
+    diag.error(llvm::SMLoc(), "the file mixes devices(N) kernels with one-device kernels: lower "
+                              "them one at a time with --kernel");
+    return kInputError;
+  }
   if (int gate = gateLowering(in, kernelName, allowUnknown, "lower"); gate != kClean)
     return gate;
+  if (deviceKernels) { // docs/scales.md: on the runtime codegen/runtime/ts_devices.cuh
+    auto lowered = codegen::lowerDeviceKernels(module, diag, kernelName);
+    if (!lowered)
+      return kInputError;
+    if (verifyPtx) {
+      llvm::errs() << "tilescope: error: --verify-ptx does not take devices(N) kernels yet (the "
+                      "ctest devices_ptxas compiles them)\n";
+      return kInputError;
+    }
+    for (const codegen::LoweredDeviceKernel &k : lowered->kernels)
+      for (const std::string &c : k.dispatchChoices)
+        llvm::errs() << k.name << ": dispatch " << c << "\n";
+    if (output == "-") {
+      llvm::outs() << lowered->source;
+      return kClean;
+    }
+    std::error_code ec;
+    llvm::raw_fd_ostream os(output, ec);
+    if (ec) {
+      llvm::errs() << "tilescope: error: cannot write '" << output << "': " << ec.message() << "\n";
+      return kInputError;
+    }
+    os << lowered->source;
+    return kClean;
+  }
   auto lowered = codegen::lowerModule(module, diag, kernelName);
   if (!lowered)
     return kInputError;

@@ -53,6 +53,10 @@ cl::opt<uint64_t> memoryMb("memory-mb", cl::desc("Memory budget of the simulatio
 cl::alias maxMemoryMb("max-memory-mb", cl::desc("Alias for --memory-mb"), cl::aliasopt(memoryMb));
 cl::opt<std::string> cacheDir("cache", cl::desc("Directory of the on-disk stage cache"),
                               cl::value_desc("DIR"), cl::sub(rewardCommand));
+cl::opt<bool> ptxas("ptxas",
+                    cl::desc("Resources: lower, compile with nvcc and check ptxas's registers and "
+                             "spills against the launch's budget"),
+                    cl::sub(rewardCommand));
 cl::opt<bool> cacheDynamic("cache-dynamic",
                            cl::desc("Answer the simulate stage from the cache too"),
                            cl::sub(rewardCommand));
@@ -159,6 +163,7 @@ int runReward() {
   options.maxMemoryMb = memoryMb;
   options.cacheDynamic = cacheDynamic;
   options.staticOnly = staticOnly;
+  options.ptxas = ptxas;
   if (!seedText.empty()) {
     uint64_t s = 0;
     if (llvm::StringRef(seedText).getAsInteger(10, s))
@@ -201,9 +206,10 @@ int runReward() {
     llvm::errs() << fmt::format(
         "tilescope reward: {} of {} lines in this shard, {} skipped "
         "(--resume), {} rewarded, {} crashed, {} timed out, {:.2f} s, peak worker "
-        "memory {:.0f} MiB\n",
+        "memory {:.0f} MiB, coordinator CPU {:.3f} s, workers' CPU {:.3f} s\n",
         summary.inShard, summary.lines, summary.skipped, summary.done, summary.crashed,
-        summary.timedOut, summary.seconds, summary.peakWorkerMb);
+        summary.timedOut, summary.seconds, summary.peakWorkerMb, summary.coordinatorCpuSeconds,
+        summary.workersCpuSeconds);
     return kClean;
   }
   if (positional.size() != 1)

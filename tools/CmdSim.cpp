@@ -23,6 +23,7 @@
 #include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
 #include "tools/NameValues.h"
+#include "tools/SimDevices.h"
 #include "tools/SimReport.h"
 #include "tools/SimTensors.h"
 
@@ -77,6 +78,10 @@ cl::opt<int64_t> memoryCapMb("memory-cap",
                                       "(default: --max-memory-mb)"),
                              cl::init(0), cl::sub(simCommand));
 cl::opt<bool> json("json", cl::desc("Print the result as JSON"), cl::sub(simCommand));
+cl::opt<bool> deviceRaces("races",
+                          cl::desc("devices(N) kernels: also detect races on global memory across "
+                                   "devices (docs/scales.md)"),
+                          cl::sub(simCommand));
 BudgetOptions budgetOptions(simCommand, /*withSteps=*/true);
 
 // An input error outside the kernel's source: a command-line option
@@ -118,6 +123,42 @@ std::optional<ArgValues> parseArgs(std::string *error) {
 }
 
 int runSimulation();
+
+// A devices(N) kernel: its problem (annotation or --problem), then the device
+// simulation (tools/SimDevices.h).
+int runDevices(const Kernel &kernel, const ArgValues &args, uint64_t seed,
+               llvm::SourceMgr &sourceMgr, Diagnostics &diag) {
+  llvm::StringRef source = sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer();
+  std::optional<ProblemSpec> spec;
+  std::optional<ProblemAnnotation> annotation =
+      findProblemAnnotation(std::string_view(source.data(), source.size()), kernel.name);
+  if (!problemText.empty() || annotation) {
+    ProblemSyntaxError syntax;
+    spec = parseProblem(!problemText.empty() ? problemText.getValue() : annotation->text, &syntax);
+    if (!spec)
+      return usage(fmt::format("problem: column {}: {}", syntax.offset + 1, syntax.message));
+  }
+  DeviceSimRequest request;
+  request.file = input.getValue();
+  request.kernel = &kernel;
+  request.args = args;
+  request.problem = spec ? &*spec : nullptr;
+  request.json = json;
+  request.options.seed = seed;
+  request.options.detectRaces = deviceRaces;
+  request.dumpDir = dumpDir;
+  BudgetLimits limits = budgetOptions.limits();
+  if (limits.maxSteps > 0)
+    request.options.maxSteps = limits.maxSteps;
+  request.options.where = [&](llvm::SMLoc loc) -> std::string {
+    unsigned buf = loc.isValid() ? sourceMgr.FindBufferContainingLoc(loc) : 0;
+    if (!buf)
+      return input.getValue();
+    auto [line, col] = sourceMgr.getLineAndColumn(loc, buf);
+    return fmt::format("{}:{}:{}", input.getValue(), line, col);
+  };
+  return runDeviceSimulation(request, diag);
+}
 
 int runSim() {
   if (int bad = budgetOptions.usageError("sim"))
@@ -171,6 +212,8 @@ int runSimulation() {
   // A fresh seed unless one is given: inputs the kernel cannot predict, and
   // the seed reported so that a failure can be replayed.
   const uint64_t seed = seedOpt.getNumOccurrences() ? seedOpt.getValue() : freshSeed();
+  if (!kernel->launch.devices.empty())
+    return runDevices(*kernel, *args, seed, sourceMgr, diag);
   std::vector<std::string> notes = sampleScalars(*kernel, *args, seed);
   auto program = bindProgram(*kernel, *args, diag);
   if (!program)

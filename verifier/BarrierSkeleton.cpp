@@ -1,6 +1,7 @@
 #include "verifier/BarrierSkeleton.h"
 
 #include "ir/ConcreteEval.h"
+#include "ir/DeviceScale.h"
 #include "ir/Printer.h"
 #include "ir/ThreadUniformity.h"
 #include "ir/Visitor.h"
@@ -454,6 +455,10 @@ private:
       const If &i = as<If>(s);
       Expr cond = subst(i.cond, c);
       recordLoads(cond, s->loc, c);
+      // A branch of device flag operations only (the device protocol's,
+      // verifier/DeviceProtocol.h) holds nothing this skeleton models.
+      if (deviceFlagsOnly(i.thenBody) && deviceFlagsOnly(i.elseBody))
+        return;
       Context thenC = c, elseC = c;
       std::vector<Expr> conj;
       splitConjuncts(cond, conj);
@@ -679,6 +684,17 @@ private:
     return r;
   }
 
+  static bool deviceFlagsOnly(const Block &b) {
+    for (const Stmt &st : b) {
+      if (st->kind != StmtKind::CallStmt)
+        return false;
+      const std::string &n = as<CallStmt>(st).callee;
+      if (n != "device.signal" && n != "device.wait" && n != "device.fence")
+        return false;
+    }
+    return true;
+  }
+
   static const Expr *positional(const CallStmt &call, size_t i) {
     size_t seen = 0;
     for (const CallArg &a : call.args)
@@ -809,6 +825,33 @@ private:
         return;
       }
       push(std::move(e));
+      return;
+    }
+    if (isDeviceCall(name)) {
+      // The device scale (ir/DeviceScale.h). Flags are the device protocol's
+      // business (verifier/DeviceProtocol.h); inside one device the CTA-level
+      // calls are a CTA barrier (device.barrier, the collectives: no thread
+      // of the CTA goes on before all arrived) and the local side of a copy
+      // to or from a peer, made by the whole CTA.
+      if (name == "device.signal" || name == "device.wait" || name == "device.fence")
+        return;
+      auto cta = [&](SyncKind kind) { return base(kind, s.loc, shown, ExecScope::Cta, c); };
+      bool peerCopy = name == "device.put" || name == "device.get";
+      if (!peerCopy)
+        push(cta(SyncKind::CtaSync));
+      if (name != "device.barrier") {
+        SyncEvent e = cta(SyncKind::Access);
+        bool put = name == "device.put";
+        if (p0 && !put)
+          if (auto a = accessOf(*p0, true, false, false))
+            e.accesses.push_back(*a);
+        if (p1 && name != "device.get")
+          if (auto a = accessOf(*p1, false, false, false))
+            e.accesses.push_back(*a);
+        push(std::move(e));
+      }
+      if (!peerCopy)
+        push(cta(SyncKind::CtaSync));
       return;
     }
     static const std::map<std::string, SyncKind, std::less<>> simple = {

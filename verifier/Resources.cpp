@@ -503,4 +503,8 @@ unsigned verifyResources(const Kernel &kernel, Diagnostics &diag) {
   return reportResources(checkResources(kernel), diag);
 }
 
+int64_t launchRegisterBudget(int64_t threads, const TargetInfo &target) {
+  return launchRegisters(threads, target);
+}
+
 } // namespace tilescope

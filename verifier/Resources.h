@@ -36,6 +36,7 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/Stmt.h"
+#include "ir/Target.h"
 
 #include <string>
 #include <utility>
@@ -58,6 +59,11 @@ struct ResourceSummary {
   int64_t maxWarpsPerSm = 64;
   std::string str() const; // the one-line form above
 };
+
+// The registers per thread ptxas may use under __launch_bounds__(threads):
+// the SM's 65536 registers over the CTA's warps, in the allocation unit of
+// 8 registers per thread, at most the target's per-thread limit.
+int64_t launchRegisterBudget(int64_t threads, const TargetInfo &target);
 
 struct ResourceFinding {
   llvm::SMLoc loc;

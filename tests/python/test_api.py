@@ -154,6 +154,16 @@ class CheckTest(unittest.TestCase):
             tilescope.check(COPY.replace("X[blockIdx.x", "Z[blockIdx.x"))
         self.assertIn("Z", caught.exception.diagnostics[0]["message"])
 
+    def test_the_time_budget_is_check_timeout_ms(self):
+        # 1 ms of processor time cannot prove the persistent GEMM: "budget", as
+        # `tilescope check --timeout-ms 1` says; a negative budget is refused.
+        cut = tilescope.check(library("gemm_bf16_sm90.tile"), timeout_ms=1)
+        self.assertEqual((cut["verdict"], cut["status"]), ("budget", 4))
+        self.assertTrue(any("CPU time of 1 ms (--timeout-ms) ran out" in d["message"]
+                            for d in cut["diagnostics"]))
+        with self.assertRaises(ValueError):
+            tilescope.check(COPY, timeout_ms=-1)
+
 
 class SimulateTest(unittest.TestCase):
     def test_numpy_inputs_give_numpy_outputs_equal_to_the_product(self):
@@ -226,6 +236,14 @@ class RewardTest(unittest.TestCase):
                 self.assertEqual(got["exit_code"], code)
         self.assertEqual(tilescope.reward(library("gemm_naive.tile"), problem="gemm(A, B -> C)",
                                           seed=5)["verdict"], "pass")
+
+    def test_the_static_stages_share_static_timeout_ms(self):
+        got = tilescope.reward(library("gemm_bf16_sm90.tile"), problem="gemm(A, B^T -> C)",
+                               seed=1, static_timeout_ms=1)
+        statuses = {s["name"]: s["status"] for s in got["kernels"][0]["stages"]}
+        self.assertEqual(got["verdict"], "budget")
+        self.assertIn("budget", statuses.values())
+        self.assertEqual(statuses["simulate"], "skipped")
 
     def test_a_candidate_that_does_not_parse_is_a_result_not_an_exception(self):
         got = tilescope.reward("kernel k(", problem="gemm(A, B -> C)", seed=1)

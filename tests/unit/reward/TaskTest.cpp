@@ -47,9 +47,12 @@ TEST_CASE("a task that is not JSON is refused at the parser's position") {
 
 TEST_CASE("a task key that is unknown or mistyped is refused at the key") {
   CHECK(refusal("[1, 2]") == "t.json:1:1: error: the task must be a JSON object");
-  CHECK(refusal("{\"problem\": \"p\",\n \"tolerances\": {}}") ==
-        "t.json:2:2: error: unknown task key 'tolerances' (problem, sizes, seed, kernel; "
-        "tolerances are not supported yet)");
+  CHECK(refusal("{\"problem\": \"p\",\n \"tolerance\": {}}") ==
+        "t.json:2:2: error: unknown task key 'tolerance' (problem, sizes, seed, kernel, "
+        "tolerances)");
+  CHECK(refusal(R"({"tolerances": {"C": {"rtol": "x"}}})") ==
+        "t.json:1:17: error: tolerance for 'C' must be an object such as {\"rtol\": 0.01, "
+        "\"atol\": 1e-5} (numbers; a missing one is 0)");
   CHECK(refusal(R"({"seed": -1})") ==
         "t.json:1:2: error: task key \"seed\" must be a non-negative integer");
   CHECK(refusal(R"({"seed": 1.5})") ==

@@ -1,0 +1,50 @@
+// The device scale (docs/scales.md): what a kernel launched with
+// `devices(N)` may call to reach the other devices, and the facts the launch
+// declares. Kept apart from ir/Intrinsics.cpp's table (which appends
+// deviceIntrinsics()) so that the device scale stays one file to read.
+//
+// Must not depend on anything above ir/.
+#pragma once
+
+#include "ir/Intrinsics.h"
+#include "ir/Stmt.h"
+
+#include <string_view>
+#include <vector>
+
+namespace tilescope {
+
+// The `device.*` natives: put / get of a tile to / from a peer's global
+// memory, signal / wait on a flag in a peer's global memory, the system-scope
+// fence, the device barrier and the collectives (allreduce, all_gather,
+// reduce_scatter, with an `impl =` the dispatch table chooses).
+std::vector<IntrinsicInfo> deviceIntrinsics();
+
+// True for every `device.*` call: the checker admits them only in kernels
+// launched with devices(N).
+bool isDeviceCall(std::string_view callee);
+
+// Adds the launch's facts to a devices(N) kernel's `where` constraints, for
+// the proofs: 0 <= devid, devid < ndev, ndev == N, 1 <= ndev <= kMaxDevices.
+// (The parsed kernel does not hold them: the printer prints what was
+// written.)
+void appendDeviceFacts(Kernel &kernel);
+
+// The largest device count the lowering supports (the peer pointer table of
+// codegen/runtime/ts_devices.cuh).
+constexpr int64_t kMaxDevices = 8;
+
+// The implementations of each collective, in the dispatch table's order of
+// preference, and why one refuses a call (empty: it accepts). `elements` is
+// the tile's element count per device, `devices` the device count when it is
+// known (0: symbolic), `ctas` the grid size when known (0: symbolic).
+struct CollectiveImpl {
+  std::string_view collective; // "allreduce", "all_gather", "reduce_scatter"
+  std::string_view name;       // "one_shot", "two_shot", "push"
+  std::string_view summary;
+};
+const std::vector<CollectiveImpl> &collectiveImpls();
+std::string collectiveRefusal(std::string_view collective, std::string_view impl, int64_t elements,
+                              int64_t elementBytes, int64_t devices);
+
+} // namespace tilescope
