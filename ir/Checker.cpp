@@ -1,4 +1,5 @@
 #include "ir/Checker.h"
+#include "ir/Instantiate.h"
 
 #include "ir/Affine.h"
 #include "ir/DeviceScale.h"
@@ -1125,7 +1126,31 @@ unsigned checkModule(const Module &module, Diagnostics &diag) {
       diag.error(k.loc, fmt::format("kernel '{}' is already defined", k.name));
       diag.note(it->second, "previous definition is here");
     }
-    Checker(diag).kernel(k);
+    if (checkSpaceDeclarations(k, diag))
+      continue;
+    if (k.space.empty()) {
+      Checker(diag).kernel(k);
+      continue;
+    }
+    // A kernel with parameters is checked at its points: the errors of the
+    // first point that has any, with a note naming it.
+    SpaceEnumeration points = enumerateSpace(k, kMaxPointsChecked);
+    for (const SpacePoint &p : points.points) {
+      if (p.instance.byConstraint)
+        continue;
+      if (!p.instance.kernel) {
+        diag.error(p.instance.loc, p.instance.reason);
+        diag.note(k.loc, fmt::format("at point {} of kernel '{}'", pointText(p.point), k.name));
+        break;
+      }
+      Diagnostics quiet(diag.sourceMgr(), false);
+      Checker(quiet).kernel(*p.instance.kernel);
+      if (!quiet.hasErrors())
+        continue;
+      Checker(diag).kernel(*p.instance.kernel);
+      diag.note(k.loc, fmt::format("at point {} of kernel '{}'", pointText(p.point), k.name));
+      break;
+    }
   }
   return diag.errorCount() - before;
 }

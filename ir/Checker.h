@@ -8,7 +8,13 @@
 #include "ir/Diagnostics.h"
 #include "ir/Stmt.h"
 
+#include <cstdint>
+
 namespace tilescope {
+
+// A kernel with parameters (ir/Space.h) is checked at each point of its space
+// its constraints admit, up to this many points.
+constexpr int64_t kMaxPointsChecked = 4096;
 
 // Checks every kernel of the module; returns the number of errors found.
 unsigned checkModule(const Module &module, Diagnostics &diag);

@@ -8,7 +8,11 @@
 //   kernel     {"name", "params": [param...], "where": [expr...],
 //               "launch": {"grid": [expr...], "cluster": [expr...], "threads": 256,
 //                          "target": "sm_90a"},
-//               "body": [stmt...], "comments": {"before", "open", "body_end"}}
+//               "body": [stmt...], "comments": {"before", "open", "body_end"},
+//               "space": {"params": [{"name", "values": [expr...]} |
+//                                    {"name", "range": [begin, end, step]}],
+//                         "points": [{"name", "values": {"P": expr...}}]}} (with parameters:
+//              then "threads" may be an expression, and a layout {"text": "S[(BM,64):(64,1)]"})
 //   param      {"name", "dtype", "shape": [expr...]} (a global tensor) or
 //              {"name", "dtype"} (a scalar)
 //   stmt       {"stmt": "buffer" | "mbarrier" | "let" | "for" | "if" | "store" | "call", ...}

@@ -320,8 +320,19 @@ public:
 
   LayoutSpec layout(const json::Value &v, const std::string &path) {
     const json::Object &o =
-        object(v, path, {"preset", "args", "shard", "replica", "offset", "swizzle"});
+        object(v, path, {"preset", "args", "shard", "replica", "offset", "swizzle", "text"});
     LayoutSpec spec;
+    if (const json::Value *t = o.get("text")) { // numbers naming kernel parameters
+      object(v, path, {"text"});
+      std::string text = string(*t, at(path, "text"));
+      llvm::SourceMgr sm;
+      Diagnostics quiet(sm, false);
+      auto parsed = parseLayoutText(text, "layout", quiet);
+      if (!parsed)
+        fail(at(path, "text"), fmt::format("'{}' is not a layout: {}", text,
+                                           quiet.all().empty() ? "" : quiet.all()[0].message));
+      return *parsed;
+    }
     if (const json::Value *p = o.get("preset")) {
       object(v, path, {"preset", "args"});
       std::string presetName = string(*p, at(path, "preset"));
@@ -549,10 +560,74 @@ public:
       comments->beforeClose[{node, 1}] = commentLines(*x, at(path, "before_else_close"));
   }
 
+  // --- kernel parameters (ir/Space.h) ---
+  Expr pointValue(const json::Value &v, const std::string &path) {
+    Expr e = expr(v, path);
+    if (e->kind != ExprKind::IntImm && e->kind != ExprKind::BoolImm && e->kind != ExprKind::Var)
+      fail(path, "a parameter's value is an integer, a boolean or a name");
+    return e;
+  }
+
+  Space space(const json::Value &v, const std::string &path) {
+    const json::Object &o = object(v, path, {"params", "points"});
+    Space sp;
+    std::string pp = at(path, "params");
+    const json::Array &params = array(required(o, "params", path), pp);
+    for (size_t i = 0; i < params.size(); ++i) {
+      std::string p = at(pp, i);
+      const json::Object &po = object(params[i], p, {"name", "values", "range"});
+      SpaceParam param;
+      param.name = name(required(po, "name", p), at(p, "name"), "parameter name");
+      if (const json::Value *r = po.get("range")) {
+        const json::Array &bounds = array(*r, at(p, "range"));
+        if (bounds.size() != 3)
+          fail(at(p, "range"), "a range is [begin, end, step]");
+        param.kind = SpaceParam::Kind::IntRange;
+        param.begin = integer(bounds[0], at(at(p, "range"), size_t{0}));
+        param.end = integer(bounds[1], at(at(p, "range"), size_t{1}));
+        param.step = integer(bounds[2], at(at(p, "range"), size_t{2}));
+      } else {
+        const json::Array &values = array(required(po, "values", p), at(p, "values"));
+        for (size_t j = 0; j < values.size(); ++j)
+          param.values.push_back(pointValue(values[j], at(at(p, "values"), j)));
+        if (param.values.empty())
+          fail(at(p, "values"), "a parameter has at least one value");
+        ExprKind kind = param.values[0]->kind;
+        param.kind = kind == ExprKind::IntImm    ? SpaceParam::Kind::IntSet
+                     : kind == ExprKind::BoolImm ? SpaceParam::Kind::Bool
+                                                 : SpaceParam::Kind::Enum;
+      }
+      sp.params.push_back(std::move(param));
+    }
+    if (const json::Value *pts = o.get("points")) {
+      std::string ptp = at(path, "points");
+      const json::Array &points = array(*pts, ptp);
+      for (size_t i = 0; i < points.size(); ++i) {
+        std::string p = at(ptp, i);
+        const json::Object &po = object(points[i], p, {"name", "values"});
+        NamedPoint point;
+        point.name = name(required(po, "name", p), at(p, "name"), "point name");
+        const json::Value &vals = required(po, "values", p);
+        const json::Object *vo = vals.getAsObject();
+        if (!vo)
+          fail(at(p, "values"), "expected an object of parameter values");
+        for (const SpaceParam &param : sp.params) {
+          const json::Value *x = vo->get(param.name);
+          if (!x)
+            fail(at(p, "values"), fmt::format("missing key '{}'", param.name));
+          point.values.push_back(
+              {param.name, pointValue(*x, at(at(p, "values"), param.name.c_str()))});
+        }
+        sp.points.push_back(std::move(point));
+      }
+    }
+    return sp;
+  }
+
   // --- kernels ---
   Kernel kernel(const json::Value &v, const std::string &path) {
     const json::Object &o =
-        object(v, path, {"name", "params", "where", "launch", "body", "comments"});
+        object(v, path, {"name", "params", "where", "launch", "body", "comments", "space"});
     Kernel k;
     k.name = name(required(o, "name", path), at(path, "name"), "kernel name");
     std::string paramsPath = at(path, "params");
@@ -589,7 +664,13 @@ public:
       if (k.launch.devices.size() > 1)
         fail(at(launchPath, "devices"), "a launch has one device count");
     }
-    k.launch.threads = integer(required(launch, "threads", launchPath), at(launchPath, "threads"));
+    const json::Value &threads = required(launch, "threads", launchPath);
+    if (threads.getAsObject()) // an expression over kernel parameters
+      k.launch.threadsExpr = expr(threads, at(launchPath, "threads"));
+    else
+      k.launch.threads = integer(threads, at(launchPath, "threads"));
+    if (const json::Value *sp = o.get("space"))
+      k.space = space(*sp, at(path, "space"));
     std::string targetPath = at(launchPath, "target");
     std::string target = string(required(launch, "target", launchPath), targetPath);
     auto t = targetFromName(target);

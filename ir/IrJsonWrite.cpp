@@ -38,6 +38,8 @@ json::Array itersToJson(const std::vector<Iter> &iters) {
 }
 
 json::Value layoutToJson(const LayoutSpec &spec) {
+  if (spec.terms) // numbers naming kernel parameters: the layout's text
+    return json::Object{{"text", spec.str()}};
   if (!spec.preset.empty()) {
     json::Array args;
     for (int64_t a : spec.presetArgs)
@@ -72,6 +74,27 @@ json::Array lines(const std::vector<std::string> &list) {
   return out;
 }
 
+// {"params": [{"name", "values": [expr...]} | {"name", "range": [b, e, step]}],
+//  "points": [{"name", "values": {"P": expr, ...}}]}
+json::Object spaceToJson(const Space &space) {
+  json::Array params, points;
+  for (const SpaceParam &p : space.params) {
+    json::Object o{{"name", p.name}};
+    if (p.kind == SpaceParam::Kind::IntRange)
+      o["range"] = json::Array{p.begin, p.end, p.step};
+    else
+      o["values"] = exprList(p.values);
+    params.push_back(std::move(o));
+  }
+  for (const NamedPoint &pt : space.points) {
+    json::Object values;
+    for (const PointValue &v : pt.values)
+      values[v.name] = exprToJson(v.value);
+    points.push_back(json::Object{{"name", pt.name}, {"values", std::move(values)}});
+  }
+  return json::Object{{"params", std::move(params)}, {"points", std::move(points)}};
+}
+
 class Writer {
 public:
   explicit Writer(const Comments *comments) : comments_(comments) {}
@@ -93,9 +116,11 @@ public:
         o["shape"] = exprList(p.shape);
       params.push_back(std::move(o));
     }
+    json::Value threads =
+        k.launch.threadsExpr ? exprToJson(k.launch.threadsExpr) : json::Value(k.launch.threads);
     json::Object launch{{"grid", exprList(k.launch.grid)},
                         {"cluster", exprList(k.launch.cluster)},
-                        {"threads", k.launch.threads},
+                        {"threads", std::move(threads)},
                         {"target", std::string(targetInfo(k.launch.target).name)}};
     if (!k.launch.devices.empty())
       launch["devices"] = exprList(k.launch.devices);
@@ -104,6 +129,8 @@ public:
                      {"where", exprList(k.constraints)},
                      {"launch", std::move(launch)},
                      {"body", block(k.body)}};
+    if (!k.space.empty())
+      out["space"] = spaceToJson(k.space);
     if (comments_) {
       json::Object c;
       if (index < comments_->kernelBefore.size() && !comments_->kernelBefore[index].empty())

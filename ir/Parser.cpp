@@ -3,9 +3,11 @@
 #include "ir/LayoutFacts.h"
 #include "ir/LayoutPresets.h"
 #include "ir/Lexer.h"
+#include "ir/Printer.h"
 
 #include <llvm/Support/MemoryBuffer.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -100,6 +102,9 @@ private:
   // --- grammar ---
   std::optional<Kernel> parseKernel();
   bool parseParam(std::vector<Param> &out);
+  bool parseSpaceParam(Space &space);
+  bool parseNamedPoint(Space &space);
+  Expr parsePointValue();
   bool parseLaunch(Launch &launch);
   bool parseBlock(Block &out, BlockComments *comments = nullptr);
   BlockComments lastKernelBody_;
@@ -122,9 +127,9 @@ private:
   std::optional<int64_t> parseIntLiteral(bool allowNegative);
 
   std::optional<LayoutSpec> parseLayout();
-  bool parseLayoutSum(std::vector<Iter> &shard, std::vector<Iter> &replica,
-                      std::vector<AxisOffset> &offset, bool &haveShard);
-  bool parseIters(std::vector<Iter> &iters);
+  Expr parseLayoutNumber();
+  bool parseLayoutSum(LayoutTerms &terms, bool &haveShard);
+  bool parseIters(std::vector<LayoutTerms::IterTerms> &iters);
   std::optional<Axis> parseAxisSuffix();
 
   struct DepthGuard {
@@ -312,6 +317,10 @@ std::optional<Kernel> Parser::parseKernel() {
     } while (ok && consume(Tok::Comma));
   }
   ok = ok && expect(Tok::RParen, "')' closing the parameter list");
+  while (ok && tok_.isIdent("param"))
+    ok = parseSpaceParam(k.space);
+  while (ok && tok_.isIdent("point"))
+    ok = parseNamedPoint(k.space);
   if (ok && consumeIdent("where")) {
     do {
       Expr c = parseExpr();
@@ -397,6 +406,160 @@ bool Parser::parseParam(std::vector<Param> &out) {
   return true;
 }
 
+// `param NAME in {v, ...}` (integers, enumeration names or booleans) or
+// `param NAME in B .. E [step S]` (integers, half-open like `for`).
+bool Parser::parseSpaceParam(Space &space) {
+  advance(); // 'param'
+  SpaceParam p;
+  p.loc = tok_.loc();
+  if (!tok_.is(Tok::Ident) || isReservedWord(tok_.text)) {
+    error(tok_.loc(), fmt::format("expected a parameter name after 'param', found {}", found()));
+    return false;
+  }
+  p.name = tok_.text.str();
+  advance();
+  if (!expectIdent("in"))
+    return false;
+  if (consume(Tok::LBrace)) {
+    do {
+      llvm::SMLoc at = tok_.loc();
+      Expr v = parsePointValue();
+      if (!v)
+        return false;
+      SpaceParam::Kind kind = v->kind == ExprKind::IntImm    ? SpaceParam::Kind::IntSet
+                              : v->kind == ExprKind::BoolImm ? SpaceParam::Kind::Bool
+                                                             : SpaceParam::Kind::Enum;
+      if (!p.values.empty() && kind != p.kind) {
+        error(at,
+              fmt::format("the values of parameter '{}' mix integers, booleans and names", p.name));
+        return false;
+      }
+      p.kind = kind;
+      for (const Expr &seen : p.values)
+        if (equal(seen, v)) {
+          error(at, fmt::format("value {} is listed twice", print(v)));
+          return false;
+        }
+      p.values.push_back(std::move(v));
+    } while (consume(Tok::Comma));
+    if (!expect(Tok::RBrace, "'}' closing the parameter's values"))
+      return false;
+  } else {
+    p.kind = SpaceParam::Kind::IntRange;
+    llvm::SMLoc at = tok_.loc();
+    auto b = parseIntLiteral(true);
+    if (!b || !expect(Tok::DotDot, "'..' between the range bounds or '{' starting a set"))
+      return false;
+    auto e = parseIntLiteral(true);
+    if (!e)
+      return false;
+    p.begin = *b;
+    p.end = *e;
+    if (consumeIdent("step")) {
+      auto st = parseIntLiteral(false);
+      if (!st)
+        return false;
+      p.step = *st;
+    }
+    if (p.step < 1 || p.end <= p.begin) {
+      error(at, fmt::format("the range {} of parameter '{}' is empty (ranges are half-open, "
+                            "like a loop's: 2 .. 9 is 2 to 8)",
+                            p.domainText(), p.name));
+      return false;
+    }
+  }
+  if (space.find(p.name)) {
+    error(p.loc, fmt::format("parameter '{}' is declared twice", p.name));
+    return false;
+  }
+  space.params.push_back(std::move(p));
+  return true;
+}
+
+// A value as a point or a domain writes it: an integer (maybe negative),
+// `true` / `false`, or an enumeration name.
+Expr Parser::parsePointValue() {
+  llvm::SMLoc at = tok_.loc();
+  if (tok_.is(Tok::Int) || tok_.is(Tok::Minus)) {
+    auto v = parseIntLiteral(true);
+    return v ? IntImm::make(*v, at) : nullptr;
+  }
+  if (tok_.is(Tok::Ident) && !isReservedWord(tok_.text)) {
+    std::string name = tok_.text.str();
+    advance();
+    if (name == "true" || name == "false")
+      return BoolImm::make(name == "true", at);
+    return Var::make(std::move(name), at);
+  }
+  error(at, fmt::format("expected an integer, true, false or a name, found {}", found()));
+  return nullptr;
+}
+
+// `point NAME(P = v, ...)`, every parameter given once; kept in the order
+// the parameters are declared.
+bool Parser::parseNamedPoint(Space &space) {
+  advance(); // 'point'
+  NamedPoint point;
+  point.loc = tok_.loc();
+  if (!tok_.is(Tok::Ident)) {
+    error(tok_.loc(), fmt::format("expected a point name after 'point', found {}", found()));
+    return false;
+  }
+  point.name = tok_.text.str();
+  advance();
+  if (!expect(Tok::LParen, "'(' after the point name"))
+    return false;
+  Point given;
+  do {
+    llvm::SMLoc at = tok_.loc();
+    if (!tok_.is(Tok::Ident)) {
+      error(at, fmt::format("expected a parameter name, found {}", found()));
+      return false;
+    }
+    std::string name = tok_.text.str();
+    advance();
+    if (!expect(Tok::Assign, "'=' after the parameter name"))
+      return false;
+    Expr v = parsePointValue();
+    if (!v)
+      return false;
+    const SpaceParam *p = space.find(name);
+    if (!p) {
+      error(at, fmt::format("point '{}' sets '{}', which is not a parameter", point.name, name));
+      return false;
+    }
+    for (const PointValue &g : given)
+      if (g.name == name) {
+        error(at, fmt::format("point '{}' sets '{}' twice", point.name, name));
+        return false;
+      }
+    if (!p->contains(v)) {
+      error(v->loc, fmt::format("{} is not a value of parameter '{}' (its values: {})", print(v),
+                                name, p->domainText()));
+      return false;
+    }
+    given.push_back({std::move(name), std::move(v)});
+  } while (consume(Tok::Comma));
+  if (!expect(Tok::RParen, "')' closing the point"))
+    return false;
+  for (const SpaceParam &p : space.params) {
+    auto it = std::find_if(given.begin(), given.end(),
+                           [&](const PointValue &g) { return g.name == p.name; });
+    if (it == given.end()) {
+      error(point.loc,
+            fmt::format("point '{}' gives no value for parameter '{}'", point.name, p.name));
+      return false;
+    }
+    point.values.push_back(*it);
+  }
+  if (space.findPoint(point.name)) {
+    error(point.loc, fmt::format("point '{}' is declared twice", point.name));
+    return false;
+  }
+  space.points.push_back(std::move(point));
+  return true;
+}
+
 bool Parser::parseLaunch(Launch &launch) {
   launch.loc = tok_.loc();
   if (!expectIdent("launch"))
@@ -428,9 +591,15 @@ bool Parser::parseLaunch(Launch &launch) {
       if (!expect(Tok::LParen, "'('"))
         return false;
       llvm::SMLoc numAt = tok_.loc();
-      auto n = parseIntLiteral(false);
-      if (!n || !expect(Tok::RParen, "')'"))
+      Expr count = parseExpr();
+      if (!count || !expect(Tok::RParen, "')'"))
         return false;
+      auto n = constantValue(count);
+      if (!n) { // names kernel parameters: folded when a point is instantiated
+        launch.threadsExpr = std::move(count);
+        sawThreads = true;
+        continue;
+      }
       if (*n < 1 || *n > 1024) {
         error(numAt, fmt::format("threads per CTA must be in [1, 1024], not {}", *n));
         return false;
@@ -949,29 +1118,35 @@ std::optional<Axis> Parser::parseAxisSuffix() {
   return std::nullopt;
 }
 
-bool Parser::parseIters(std::vector<Iter> &iters) {
+Expr Parser::parseLayoutNumber() {
+  // A literal, or an expression over kernel parameters that binds tighter
+  // than `+` (which joins the parts of a layout): `BM * 64`, `(BM + 1)`.
+  return parseBinary(binaryOpPrecedence(BinaryOp::Mul));
+}
+
+bool Parser::parseIters(std::vector<LayoutTerms::IterTerms> &iters) {
   // Either `(e0,e1,...):(s0@a0,...)` or a single `e:s@a`.
   if (consume(Tok::LParen)) {
-    std::vector<int64_t> extents;
+    std::vector<Expr> extents;
     llvm::SMLoc extentsAt = tok_.loc();
     do {
-      auto e = parseIntLiteral(true);
+      Expr e = parseLayoutNumber();
       if (!e)
         return false;
-      extents.push_back(*e);
+      extents.push_back(std::move(e));
     } while (consume(Tok::Comma));
     if (!expect(Tok::RParen, "')' closing the extents") || !expect(Tok::Colon, "':'") ||
         !expect(Tok::LParen, "'(' opening the strides"))
       return false;
     size_t i = 0;
     do {
-      auto s = parseIntLiteral(true);
+      Expr s = parseLayoutNumber();
       if (!s)
         return false;
       auto a = parseAxisSuffix();
       if (!a)
         return false;
-      iters.push_back({i < extents.size() ? extents[i] : 1, *s, *a});
+      iters.push_back({i < extents.size() ? extents[i] : IntImm::make(1), std::move(s), *a});
       ++i;
     } while (consume(Tok::Comma));
     if (!expect(Tok::RParen, "')' closing the strides"))
@@ -982,21 +1157,20 @@ bool Parser::parseIters(std::vector<Iter> &iters) {
     }
     return true;
   }
-  auto e = parseIntLiteral(true);
+  Expr e = parseLayoutNumber();
   if (!e || !expect(Tok::Colon, "':' between extent and stride"))
     return false;
-  auto s = parseIntLiteral(true);
+  Expr s = parseLayoutNumber();
   if (!s)
     return false;
   auto a = parseAxisSuffix();
   if (!a)
     return false;
-  iters.push_back({*e, *s, *a});
+  iters.push_back({std::move(e), std::move(s), *a});
   return true;
 }
 
-bool Parser::parseLayoutSum(std::vector<Iter> &shard, std::vector<Iter> &replica,
-                            std::vector<AxisOffset> &offset, bool &haveShard) {
+bool Parser::parseLayoutSum(LayoutTerms &terms, bool &haveShard) {
   bool haveReplica = false;
   do {
     llvm::SMLoc at = tok_.loc();
@@ -1013,21 +1187,22 @@ bool Parser::parseLayoutSum(std::vector<Iter> &shard, std::vector<Iter> &replica
       advance();
       if (!expect(Tok::LBracket, "'['"))
         return false;
-      if (!parseIters(isShard ? shard : replica) || !expect(Tok::RBracket, "']'"))
+      if (!parseIters(isShard ? terms.shard : terms.replica) || !expect(Tok::RBracket, "']'"))
         return false;
       (isShard ? haveShard : haveReplica) = true;
-    } else if (tok_.is(Tok::Int) || tok_.is(Tok::Minus)) {
+    } else if (tok_.is(Tok::Int) || tok_.is(Tok::Minus) || tok_.is(Tok::Ident) ||
+               tok_.is(Tok::LParen)) {
       if (!haveShard) {
         error(at, "the S part comes first in a layout");
         return false;
       }
-      auto v = parseIntLiteral(true);
+      Expr v = parseLayoutNumber();
       if (!v)
         return false;
       auto a = parseAxisSuffix();
       if (!a)
         return false;
-      offset.push_back({*a, *v});
+      terms.offset.push_back({*a, std::move(v)});
     } else {
       error(at, fmt::format("expected S[...], R[...] or an offset k@axis, found {}", found()));
       return false;
@@ -1036,12 +1211,22 @@ bool Parser::parseLayoutSum(std::vector<Iter> &shard, std::vector<Iter> &replica
   return true;
 }
 
+// Every number of `terms` as a constant, or nothing when one names a name.
+static std::optional<std::vector<int64_t>> constantNumbers(const std::vector<Expr> &exprs) {
+  std::vector<int64_t> out;
+  for (const Expr &e : exprs) {
+    auto v = constantValue(e);
+    if (!v)
+      return std::nullopt;
+    out.push_back(*v);
+  }
+  return out;
+}
+
 std::optional<LayoutSpec> Parser::parseLayout() {
   LayoutSpec spec;
   spec.loc = tok_.loc();
-  std::vector<Iter> shard, replica;
-  std::vector<AxisOffset> offset;
-  std::optional<Swizzle> swizzle;
+  LayoutTerms terms;
   bool haveShard = false;
   std::string why;
 
@@ -1060,22 +1245,29 @@ std::optional<LayoutSpec> Parser::parseLayout() {
     if (!tok_.is(Tok::RParen)) {
       do {
         argLocs.push_back(tok_.loc());
-        auto v = parseIntLiteral(true);
+        Expr v = parseExpr();
         if (!v)
           return std::nullopt;
-        spec.presetArgs.push_back(*v);
+        terms.presetArgs.push_back(std::move(v));
       } while (consume(Tok::Comma));
     }
     llvm::SMLoc close = tok_.loc();
     if (!expect(Tok::RParen, "')'"))
       return std::nullopt;
-    if (spec.presetArgs.size() != preset->arity) {
+    if (terms.presetArgs.size() != preset->arity) {
       // Point at the first extra argument, or at ')' when some are missing.
-      error(spec.presetArgs.size() > preset->arity ? argLocs[preset->arity] : close,
+      error(terms.presetArgs.size() > preset->arity ? argLocs[preset->arity] : close,
             fmt::format("preset {} takes {} argument{} ({}), not {}", preset->name, preset->arity,
-                        preset->arity == 1 ? "" : "s", preset->params, spec.presetArgs.size()));
+                        preset->arity == 1 ? "" : "s", preset->params, terms.presetArgs.size()));
       return std::nullopt;
     }
+    spec.preset = std::string(preset->name);
+    auto args = constantNumbers(terms.presetArgs);
+    if (!args) {
+      spec.terms = std::make_shared<const LayoutTerms>(std::move(terms));
+      return spec;
+    }
+    spec.presetArgs = *args;
     auto l = preset->build(spec.presetArgs, &why);
     if (!l) {
       // The argument at fault: the first whose example value makes the
@@ -1093,7 +1285,6 @@ std::optional<LayoutSpec> Parser::parseLayout() {
       error(at, fmt::format("{}: {}", preset->name, why));
       return std::nullopt;
     }
-    spec.preset = std::string(preset->name);
     spec.layout = std::move(*l);
     return spec;
   }
@@ -1113,8 +1304,8 @@ std::optional<LayoutSpec> Parser::parseLayout() {
       auto dtype = parseDtype();
       if (!dtype)
         return std::nullopt;
-      swizzle = Swizzle::fromMode(static_cast<int>(bytes), *dtype, &why);
-      if (!swizzle) {
+      terms.swizzle = Swizzle::fromMode(static_cast<int>(bytes), *dtype, &why);
+      if (!terms.swizzle) {
         error(at, why);
         return std::nullopt;
       }
@@ -1132,12 +1323,12 @@ std::optional<LayoutSpec> Parser::parseLayout() {
         if (i < 2 && !expect(Tok::Comma, "','"))
           return std::nullopt;
       }
-      swizzle = Swizzle{params[0], params[1], params[2]};
+      terms.swizzle = Swizzle{params[0], params[1], params[2]};
     }
     if (!expect(Tok::Comma, "',' before the swizzled layout"))
       return std::nullopt;
   }
-  if (!parseLayoutSum(shard, replica, offset, haveShard))
+  if (!parseLayoutSum(terms, haveShard))
     return std::nullopt;
   if (!haveShard) {
     error(spec.loc, "a layout needs an S[...] part");
@@ -1145,7 +1336,20 @@ std::optional<LayoutSpec> Parser::parseLayout() {
   }
   if (swizzled && !expect(Tok::RParen, "')' closing swizzle"))
     return std::nullopt;
-  auto l = Layout::make(std::move(shard), std::move(replica), std::move(offset), swizzle, &why);
+  std::vector<Expr> numbers;
+  for (const auto *part : {&terms.shard, &terms.replica})
+    for (const auto &it : *part) {
+      numbers.push_back(it.extent);
+      numbers.push_back(it.stride);
+    }
+  for (const auto &o : terms.offset)
+    numbers.push_back(o.second);
+  if (!constantNumbers(numbers)) {
+    spec.terms = std::make_shared<const LayoutTerms>(std::move(terms));
+    return spec;
+  }
+  auto l = buildLayout(
+      terms, [](const Expr &e) { return constantValue(e); }, &why);
   if (!l) {
     error(spec.loc, why);
     return std::nullopt;
@@ -1185,6 +1389,8 @@ std::optional<LayoutSpec> parseLayoutText(llvm::StringRef text, llvm::StringRef 
 }
 
 std::string LayoutSpec::str() const {
+  if (terms)
+    return terms->str(preset);
   if (preset.empty())
     return layout.str();
   std::string out = preset + "(";

@@ -126,6 +126,14 @@ public:
         out += std::string(dtypeName(p.dtype));
     }
     out += ")\n";
+    for (const SpaceParam &p : k.space.params)
+      out += "  param " + p.name + " in " + p.domainText() + "\n";
+    for (const NamedPoint &pt : k.space.points) {
+      out += "  point " + pt.name + "(";
+      for (size_t i = 0; i < pt.values.size(); ++i)
+        out += (i ? ", " : "") + pt.values[i].name + " = " + printExpr(pt.values[i].value, 0);
+      out += ")\n";
+    }
     if (!k.constraints.empty())
       out += "  where " + joinExprs(k.constraints) + "\n";
     out += "  launch ";
@@ -134,7 +142,9 @@ public:
     out += "grid(" + joinExprs(k.launch.grid) + ")";
     if (!k.launch.cluster.empty())
       out += " cluster(" + joinExprs(k.launch.cluster) + ")";
-    out += fmt::format(" threads({}) target({})\n", k.launch.threads,
+    out += fmt::format(" threads({}) target({})\n",
+                       k.launch.threadsExpr ? printExpr(k.launch.threadsExpr, 0)
+                                            : std::to_string(k.launch.threads),
                        targetInfo(k.launch.target).name);
     const std::string *open = comments && kernelIndex < comments->kernelOpen.size() &&
                                       !comments->kernelOpen[kernelIndex].empty()

@@ -177,6 +177,9 @@ bool equal(const Kernel &a, const Kernel &b) {
         !equal(p.shape, q.shape))
       return false;
   }
+  if (!equal(a.space, b.space) || bool(a.launch.threadsExpr) != bool(b.launch.threadsExpr) ||
+      (a.launch.threadsExpr && !equal(a.launch.threadsExpr, b.launch.threadsExpr)))
+    return false;
   return equal(a.constraints, b.constraints) && equal(a.launch.grid, b.launch.grid) &&
          equal(a.launch.cluster, b.launch.cluster) && equal(a.launch.devices, b.launch.devices) &&
          a.launch.threads == b.launch.threads &&

@@ -6,6 +6,7 @@
 
 #include "ir/Expr.h"
 #include "ir/LayoutText.h"
+#include "ir/Space.h"
 #include "ir/Target.h"
 
 #include <map>
@@ -146,6 +147,9 @@ struct Launch {
   std::vector<Expr> cluster; // empty: no cluster
   std::vector<Expr> devices; // empty: one device; else the device count (docs/scales.md)
   int64_t threads = 0;
+  // Set (and `threads` 0) when the count names kernel parameters,
+  // `threads(128 * (CONSUMERS + 1))`; instantiation folds it into `threads`.
+  Expr threadsExpr;
   TargetKind target = TargetKind::sm_90a;
   llvm::SMLoc loc;
 };
@@ -153,6 +157,7 @@ struct Launch {
 struct Kernel {
   std::string name;
   std::vector<Param> params;
+  Space space;                   // compile-time parameters (ir/Space.h); empty for most kernels
   std::vector<Expr> constraints; // the `where` clause
   Launch launch;
   Block body;

@@ -10,6 +10,7 @@
 #include "ir/Checker.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
+#include "tools/InputFile.h"
 #include "ir/Verdict.h"
 #include "tools/JsonOutput.h"
 #include "tools/NameValues.h"
@@ -38,6 +39,9 @@ std::string checkJson(const std::string &source, const CheckOptions &options) {
     module.kernels = {std::move(only)};
   }
   checkModule(module, diag);
+  // A kernel with parameters is proved as an instance (tilescope instantiate).
+  if (!diag.hasErrors())
+    tool::instantiateChosen(module, {options.kernel, {}}, diag);
   if (diag.hasErrors())
     throwInputError(diag);
 

@@ -11,6 +11,7 @@
 #include "simulator/Reference.h"
 #include "simulator/Simulate.h"
 #include "simulator/Value.h"
+#include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
 #include "tools/SimReport.h"
 #include "tools/SimTensors.h"
@@ -77,6 +78,9 @@ SimulateResult simulate(const std::string &source, const SimulateOptions &option
   Module module = parseModuleText(source, options.name, diag);
   if (!diag.hasErrors())
     checkModule(module, diag);
+  // A kernel with parameters runs as an instance (tilescope instantiate).
+  if (!diag.hasErrors())
+    tool::instantiateChosen(module, {options.kernel, {}}, diag);
   if (diag.hasErrors())
     throwInputError(diag);
   const Kernel *kernel = nullptr;

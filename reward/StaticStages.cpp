@@ -127,6 +127,12 @@ StageResult typesStage(const Kernel &kernel, llvm::SourceMgr &sm) {
   Module one;
   one.kernels.push_back(kernel);
   checkModule(one, diag);
+  // The later stages read an instance: a kernel with parameters is scored
+  // at a point (tilescope instantiate --set ...), not as a family.
+  if (!diag.hasErrors() && !kernel.space.empty())
+    diag.error(kernel.loc, fmt::format("kernel '{}' has parameters: score one point of it "
+                                       "(tilescope instantiate --set ...)",
+                                       kernel.name));
   return fromDiag("types", diag, kernel.name);
 }
 

@@ -1,8 +1,11 @@
 // `tilescope bench FILE --kernel K --args M=4096,N=4096,K=4096 --ref gemm_abt
-//  [--scalars eps=1e-6] [--reps 50] [--keep DIR] [--harness bench.py]` (GPU machine): lower, build a
+//  [--set P=V,... | --auto [--table T.json] [--target h100|h200]] [--scalars eps=1e-6] [--reps 50]
+//  [--keep DIR] [--harness bench.py]` (GPU machine): lower, build a
 // shared library with nvcc, and run the harness codegen/bench.py, which checks
 // the result against a float64 reference, times the kernel with CUDA events
 // next to cuBLAS or Triton in the same process, and prints one JSON object.
+// A kernel with parameters runs at the point of --set, or with --auto at the
+// point the tuning table picks for --args (tools/ModelInputs.h).
 // Exit 0 when the result is right, 1 when it is wrong, 2 on input errors.
 // Like `lower`, it first runs the proofs of `tilescope check` (tools/LowerGate.h):
 // a kernel with findings is not built (exit 1), nor one left unknown (exit 3)
@@ -13,6 +16,7 @@
 #include "ir/Parser.h"
 #include "tools/Command.h"
 #include "tools/InputFile.h"
+#include "tools/ModelInputs.h"
 #include "tools/LowerGate.h"
 
 #include <llvm/Support/FileSystem.h>
@@ -45,6 +49,18 @@ cl::opt<std::string> python("python", cl::desc("Python with torch and triton"),
 cl::opt<std::string> dump("dump", cl::desc("Save inputs/outputs as .npy with this prefix"),
                           cl::init(""), cl::sub(benchCommand));
 
+cl::opt<std::string> setText("set",
+                             cl::desc("The point of a kernel with parameters: NAME=VALUE,... or "
+                                      "a named point"),
+                             cl::value_desc("NAME=VALUE,..."), cl::sub(benchCommand));
+cl::opt<bool> autoPoint("auto", cl::desc("Pick the point from the tuning table for --args"),
+                        cl::sub(benchCommand));
+cl::opt<std::string> tableFile("table",
+                               cl::desc("The tuning table for --auto (default: the "
+                                        "one shipped for --target)"),
+                               cl::value_desc("FILE"), cl::sub(benchCommand));
+cl::opt<std::string> target("target", cl::desc("The machine of the shipped table: h100 or h200"),
+                            cl::init("h100"), cl::sub(benchCommand));
 cl::opt<bool> allowUnknown(
     "allow-unknown",
     cl::desc("Build and time a kernel that `tilescope check` leaves unknown (not proved); "
@@ -69,7 +85,11 @@ std::string findHarness() {
 
 int runBench() {
   CommandInput in;
-  if (!in.load(input, kernelName))
+  PointChoice point;
+  PointOptions pointOptions{setText, autoPoint, argsOpt, tableFile, target, {}};
+  if (!pointChoiceFrom(pointOptions, point))
+    return kInputError;
+  if (!in.load(input, kernelName, point))
     return kInputError;
   const Module &module = *in.module;
   Diagnostics &diag = in.diag;

@@ -1,5 +1,5 @@
-// `tilescope check [FILE] [--kernel K] [--args M=..,K=..] [--max-states N]
-// [--json]`: parse, type and well-formedness checks, then the proofs: layout
+// `tilescope check [FILE] [--kernel K] [--set P=V,...] [--args M=..,K=..]
+// [--max-states N] [--json]`: parse, type and well-formedness checks, then the proofs: layout
 // legality, barrier protocols, static races. Where a barrier proof is out of
 // reach, the exhaustive check of the concrete run decides it at the sizes of
 // --args (else the smallest the where clause admits that run every ring
@@ -12,8 +12,17 @@
 // kernels exit with the weightiest verdict. --timeout-ms and --max-memory-mb
 // bound each file's run (tools/Budgets.h): past one, the proofs left are not
 // run and the kernel's verdict is budget, unless a finding came first.
+// A kernel with parameters (ir/Space.h) is proved at every point its
+// constraints admit, or at the point of --set, one verdict per point; the
+// library check proves a family's named points (a point whose instance is a
+// library kernel, name aside, is checked as that kernel). Each point is
+// checked in a Z3 context of its own (verifier/ProofContext.h), so its
+// verdict does not depend on the points or kernels checked before it, and
+// with the whole --timeout-ms and --max-memory-mb: a point out of budget is
+// `budget`, and the points after it are still checked.
 #include "check/KernelProofs.h"
 #include "ir/Checker.h"
+#include "ir/Instantiate.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "kernels/BundledKernels.h"
@@ -24,6 +33,7 @@
 #include "tools/NameValues.h"
 #include "tools/ProblemSizes.h"
 #include "verifier/BarrierProofs.h"
+#include "verifier/ProofContext.h"
 
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
@@ -31,6 +41,9 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
 
 namespace tilescope::tool {
 namespace {
@@ -46,6 +59,11 @@ cl::opt<std::string> argsText("args",
                               cl::desc("Sizes for the exhaustive barrier check where a proof is "
                                        "out of reach, e.g. M=128,N=128,K=512"),
                               cl::value_desc("NAME=VALUE,..."), cl::sub(checkCommand));
+cl::opt<std::string> setText("set",
+                             cl::desc("Check one point of a kernel with parameters: "
+                                      "NAME=VALUE,... or a named point (default: every valid "
+                                      "point; the library check: its named points)"),
+                             cl::value_desc("NAME=VALUE,..."), cl::sub(checkCommand));
 cl::opt<unsigned> maxStates("max-states",
                             cl::desc("States the exhaustive barrier check may visit"),
                             cl::init(200000), cl::sub(checkCommand));
@@ -55,8 +73,107 @@ struct FileResult {
   std::string file;
   int status = kClean;
   Module module;
+  std::vector<std::string> points; // per kernel: the point it instantiates, or empty
   std::vector<KernelProofs> kernels;
+  std::vector<std::string> notes; // points left out, said after the results
 };
+
+// Kernels of the bundled library without parameters, by the hash of their
+// canonical text with the name left out, and where they are.
+const std::map<uint64_t, std::string> &libraryKernelsByText() {
+  static const std::map<uint64_t, std::string> byText = [] {
+    std::map<uint64_t, std::string> out;
+    llvm::SourceMgr sm;
+    Diagnostics quiet(sm, false);
+    for (const BundledKernelFile &f : bundledKernelFiles())
+      for (Kernel k : parseModuleText(f.text, f.name, quiet).kernels)
+        if (k.space.empty()) {
+          std::string where = fmt::format("kernel {} of kernels/{}", k.name, f.name);
+          k.name.clear();
+          out.emplace(structuralHash(k), where);
+        }
+    return out;
+  }();
+  return byText;
+}
+
+// The library kernel (without parameters) that `k` is, name aside, if any.
+std::string sameAsLibraryKernel(Kernel k) {
+  k.name.clear();
+  auto it = libraryKernelsByText().find(structuralHash(k));
+  return it == libraryKernelsByText().end() ? std::string() : it->second;
+}
+
+// Replaces each kernel of `r.module` that has parameters by its instances:
+// the point of --set, the named points (`namedOnly`: the library check,
+// which leaves out a point whose instance is a library kernel, name aside,
+// checked as that kernel), or every point the constraints admit. False
+// after diagnostics when --set names no point.
+bool expandSpaces(FileResult &r, bool namedOnly, Diagnostics &diag) {
+  std::vector<Kernel> kernels;
+  std::vector<std::string> points;
+  for (const Kernel &k : r.module.kernels) {
+    if (k.space.empty()) {
+      kernels.push_back(k);
+      points.emplace_back();
+      continue;
+    }
+    std::vector<Point> chosen;
+    if (!setText.empty()) {
+      auto p = parsePoint(k, setText, diag);
+      if (!p)
+        return false;
+      chosen.push_back(std::move(*p));
+    } else if (namedOnly) {
+      for (const NamedPoint &n : k.space.points)
+        chosen.push_back(n.values);
+    }
+    size_t others = 0;
+    SpaceEnumeration all;
+    if (setText.empty())
+      all = enumerateSpace(k, kMaxPointsChecked);
+    for (const SpacePoint &p : all.points)
+      if (p.instance.kernel) {
+        if (!namedOnly)
+          chosen.push_back(p.point);
+        else
+          others += std::none_of(chosen.begin(), chosen.end(), [&](const Point &c) {
+            return pointText(c) == pointText(p.point);
+          });
+      }
+    if (namedOnly && others)
+      r.notes.push_back(fmt::format("kernel {}: its {} named point{} checked here; its {} other "
+                                    "valid point{} are checked by `tilescope check {}`",
+                                    k.name, chosen.size(), chosen.size() == 1 ? "" : "s", others,
+                                    others == 1 ? "" : "s", r.file));
+    if (all.capped)
+      r.notes.push_back(fmt::format("kernel {}: the space has {} points; only the first {} were "
+                                    "checked",
+                                    k.name, all.total, kMaxPointsChecked));
+    for (const Point &p : chosen) {
+      Instance inst = instantiate(k, p);
+      if (!inst.kernel) {
+        diag.error(inst.loc,
+                   fmt::format("point {} of kernel '{}' {}", pointText(p), k.name,
+                               inst.byConstraint ? "is not in the space: " + inst.reason
+                                                 : "does not instantiate: " + inst.reason));
+        return false;
+      }
+      if (namedOnly)
+        if (std::string same = sameAsLibraryKernel(*inst.kernel); !same.empty()) {
+          r.notes.push_back(fmt::format("kernel {} at {} is {} (the same canonical text, name "
+                                        "aside): checked as that kernel",
+                                        k.name, pointText(p), same));
+          continue;
+        }
+      kernels.push_back(std::move(*inst.kernel));
+      points.push_back(pointText(p));
+    }
+  }
+  r.module.kernels = std::move(kernels);
+  r.points = std::move(points);
+  return true;
+}
 
 // An input error, at the first kernel, for each name of `args` that no
 // kernel of `kernels` (one file's) can take.
@@ -112,6 +229,10 @@ FileResult checkBuffer(unsigned id, const std::string &file, Diagnostics &diag,
   }
   if (diag.errorCount() == before)
     checkModule(r.module, diag);
+  if (diag.errorCount() == before)
+    expandSpaces(r, /*namedOnly=*/!namesMustFit, diag);
+  else
+    r.points.assign(r.module.kernels.size(), "");
   // Sizes the kernels cannot take are an input error even where no proof
   // reads them (only the exhaustive check does), rather than ignored.
   if (diag.errorCount() == before && !r.module.kernels.empty()) {
@@ -139,7 +260,16 @@ FileResult checkBuffer(unsigned id, const std::string &file, Diagnostics &diag,
   }
   Verdict verdict = Verdict::Proved;
   for (size_t i = 0; i < r.module.kernels.size(); ++i) {
-    r.kernels.push_back(runKernelProofs(r.module.kernels[i], diag, kernelOptions[i]));
+    if (r.points[i].empty()) {
+      r.kernels.push_back(runKernelProofs(r.module.kernels[i], diag, kernelOptions[i]));
+    } else {
+      // A point of a space: the verdict a process of its own would give (a
+      // Z3 context of its own, verifier/ProofContext.h) within a budget of
+      // its own (the whole --timeout-ms, as each library file has).
+      activeBudget()->restart();
+      ProofContextScope context;
+      r.kernels.push_back(runKernelProofs(r.module.kernels[i], diag, kernelOptions[i]));
+    }
     verdict = combine(verdict, r.kernels.back().verdict());
   }
   r.status = verdictExitCode(verdict);
@@ -210,8 +340,12 @@ int runChecks() {
   if (!input.empty()) {
     if (auto id = loadInput(input, diag))
       results.push_back(checkBuffer(*id, input, diag, *sizes, true, options));
-    else
-      results.push_back({input.getValue(), kInputError, {}, {}});
+    else {
+      FileResult unread;
+      unread.file = input.getValue();
+      unread.status = kInputError;
+      results.push_back(std::move(unread));
+    }
   } else {
     for (const std::string &name : namesNoLibraryKernelTakes(*sizes))
       diag.error(llvm::SMLoc(), fmt::format("--args gives '{}', but no kernel of the library has a "
@@ -259,14 +393,16 @@ int runChecks() {
           proofs[p.name] = std::move(po);
         }
         Verdict v = r.kernels[i].verdict();
-        kernels.push_back(
-            llvm::json::Object{{"name", k.name},
-                               {"verdict", std::string(verdictName(v))},
-                               {"ok", v == Verdict::Proved},
-                               {"hash", fmt::format("{:016x}", structuralHash(k))},
-                               {"target", std::string(targetInfo(k.launch.target).name)},
-                               {"threads", k.launch.threads},
-                               {"proofs", std::move(proofs)}});
+        llvm::json::Object kernelJson{{"name", k.name},
+                                      {"verdict", std::string(verdictName(v))},
+                                      {"ok", v == Verdict::Proved},
+                                      {"hash", fmt::format("{:016x}", structuralHash(k))},
+                                      {"target", std::string(targetInfo(k.launch.target).name)},
+                                      {"threads", k.launch.threads},
+                                      {"proofs", std::move(proofs)}};
+        if (!r.points[i].empty())
+          kernelJson["point"] = r.points[i];
+        kernels.push_back(std::move(kernelJson));
       }
       files.push_back(llvm::json::Object{{"file", r.file},
                                          {"status", r.status},
@@ -316,10 +452,14 @@ int runChecks() {
                                    : v == Verdict::Finding ? "has findings"
                                    : v == Verdict::Budget  ? "budget exceeded"
                                                            : "unknown";
-        llvm::outs() << fmt::format("{}: kernel {} {} ({}, {} threads; {})\n", r.file, k.name,
+        std::string at = r.points[i].empty() ? "" : " at " + r.points[i];
+        llvm::outs() << fmt::format("{}: kernel {}{} {} ({}, {} threads; {})\n", r.file, k.name, at,
                                     summary, targetInfo(k.launch.target).name, k.launch.threads,
                                     proofs);
       }
+    for (const FileResult &r : results)
+      for (const std::string &note : r.notes)
+        llvm::outs() << r.file << ": note: " << note << "\n";
   }
   return status;
 }

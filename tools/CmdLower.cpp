@@ -1,8 +1,12 @@
-// `tilescope lower FILE [--kernel K] -o out.cu [--verify-ptx]`: dispatch and
-// lower to CUDA C++. With --verify-ptx it also compiles with nvcc for each
-// kernel's target, checks that the PTX holds the instructions dispatch chose
-// and that ptxas reports no slow path (wgmma serialization, spills), and
-// prints one line per check; a failed check exits 1.
+// `tilescope lower FILE [--kernel K] [--set P=V,... | --auto --args
+// M=..,N=..,K=.. [--table T.json] [--target h100|h200]] -o out.cu
+// [--verify-ptx]`: dispatch and lower to CUDA C++. A kernel with parameters
+// is lowered at the point of --set, or with --auto at the point a tuning
+// table (tools/ModelInputs.h; the one shipped for --target unless --table)
+// picks for the sizes of --args, said on stderr. With --verify-ptx it also compiles with nvcc for
+// each kernel's target, checks that the PTX holds the instructions dispatch chose and that ptxas
+// reports no slow path (wgmma serialization, spills), and prints one line per check; a failed check
+// exits 1.
 //
 // A kernel that `tilescope check` rejects is not lowered: the same proofs
 // run first (check/KernelProofs.h: layouts and resources, barrier
@@ -19,6 +23,8 @@
 #include "ir/Parser.h"
 #include "tools/Command.h"
 #include "tools/InputFile.h"
+#include "tools/ModelInputs.h"
+#include "tools/ProblemSizes.h"
 #include "tools/LowerGate.h"
 
 #include <fmt/format.h>
@@ -37,6 +43,21 @@ cl::opt<std::string> kernelName("kernel", cl::desc("Lower only kernel K"), cl::v
                                 cl::sub(lowerCommand));
 cl::opt<std::string> output("o", cl::desc("Output .cu file ('-' for stdout)"),
                             cl::value_desc("out.cu"), cl::init("-"), cl::sub(lowerCommand));
+cl::opt<std::string> setText("set",
+                             cl::desc("The point of a kernel with parameters: NAME=VALUE,... or "
+                                      "a named point"),
+                             cl::value_desc("NAME=VALUE,..."), cl::sub(lowerCommand));
+cl::opt<bool> autoPoint("auto",
+                        cl::desc("Pick the point from the tuning table for the sizes of --args"),
+                        cl::sub(lowerCommand));
+cl::opt<std::string> argsText("args", cl::desc("Sizes for --auto, e.g. M=4096,N=4096,K=4096"),
+                              cl::value_desc("NAME=VALUE,..."), cl::sub(lowerCommand));
+cl::opt<std::string> tableFile("table",
+                               cl::desc("The tuning table for --auto (default: the "
+                                        "one shipped for --target)"),
+                               cl::value_desc("FILE"), cl::sub(lowerCommand));
+cl::opt<std::string> target("target", cl::desc("The machine of the shipped table: h100 or h200"),
+                            cl::init("h100"), cl::sub(lowerCommand));
 cl::opt<bool> allowUnknown(
     "allow-unknown",
     cl::desc("Lower a kernel that `tilescope check` leaves unknown (not proved); without it such a "
@@ -48,7 +69,11 @@ cl::opt<bool> verifyPtx("verify-ptx",
 
 int runLower() {
   CommandInput in;
-  if (!in.load(input, kernelName))
+  PointChoice point;
+  PointOptions pointOptions{setText, autoPoint, argsText, tableFile, target, {}};
+  if (!pointChoiceFrom(pointOptions, point))
+    return kInputError;
+  if (!in.load(input, kernelName, point))
     return kInputError;
   const Module &module = *in.module;
   Diagnostics &diag = in.diag;

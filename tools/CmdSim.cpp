@@ -1,4 +1,4 @@
-// `tilescope sim FILE [--kernel K] --args M=256,N=256,K=128 [--seed S]
+// `tilescope sim FILE [--kernel K] [--set P=V,...] --args M=256,N=256,K=128 [--seed S]
 //  [--problem "gemm(A, B^T -> C)"] [--poison nan|big|negbig|random|zero]
 //  [--ctas all|N] [--input A=a.npy ...] [--dump DIR] [--max-steps N]
 //  [--timeout-ms MS] [--max-memory-mb MIB] [--json]`:
@@ -46,6 +46,10 @@ cl::opt<std::string> kernelName("kernel", cl::desc("Run kernel K (needed when FI
                                 cl::value_desc("K"), cl::sub(simCommand));
 cl::opt<std::string> argsText("args", cl::desc("Shape symbols and scalars, e.g. M=256,N=256,K=128"),
                               cl::value_desc("NAME=VALUE,..."), cl::sub(simCommand));
+cl::opt<std::string> setText("set",
+                             cl::desc("A point of a kernel with parameters: NAME=VALUE,... or a "
+                                      "named point"),
+                             cl::value_desc("NAME=VALUE,..."), cl::sub(simCommand));
 cl::opt<uint64_t> seedOpt("seed",
                           cl::desc("Seed of the inputs, scalars and scheduler (default: a fresh "
                                    "one from the OS, reported)"),
@@ -194,7 +198,8 @@ int runSimulation() {
   llvm::SourceMgr sourceMgr;
   Diagnostics diag(sourceMgr, /*printImmediately=*/!json);
   auto finishInputError = [&]() { return tool::finishInputError(diag, json); };
-  std::optional<Module> loaded = loadModule(input, diag, Checked::Yes);
+  std::optional<Module> loaded =
+      loadModule(input, diag, Checked::Yes, {kernelName.getValue(), setText.getValue()});
   if (!loaded)
     return finishInputError();
   const Module &module = *loaded;

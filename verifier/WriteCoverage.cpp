@@ -139,6 +139,9 @@ private:
     };
     switch (e->kind) {
     case ExprKind::Var:
+      // A loop of one iteration: its variable is its start.
+      if (auto it = single_.find(as<Var>(e).name); it != single_.end())
+        return linearize(it->second, vars);
       return Linear{num(0), {{1, Digit{as<Var>(e).name, num(1), nullptr}}}};
     case ExprKind::Builtin: {
       BuiltinKind b = as<Builtin>(e).which;
@@ -216,6 +219,22 @@ private:
     default:
       return std::nullopt;
     }
+  }
+
+  // Whether `loop` runs exactly one iteration wherever it runs: its end is
+  // its start plus a constant in [1, step] (`for t in blockIdx.x ..
+  // blockIdx.x + 1`, `for j in 0 .. 1`).
+  bool singleIteration(const SkeletonLoop &loop) const {
+    auto step = constantValue(loop.step);
+    auto b = linearize(loop.begin, {}), e = linearize(loop.end, {});
+    if (!step || !b || !e || b->terms.size() != e->terms.size())
+      return false;
+    for (size_t i = 0; i < b->terms.size(); ++i)
+      if (b->terms[i].first != e->terms[i].first ||
+          b->terms[i].second.key() != e->terms[i].second.key())
+        return false;
+    auto diff = constantValue(Binary::make(BinaryOp::Sub, e->constant, b->constant));
+    return diff && *diff >= 1 && *diff <= *step;
   }
 
   static Linear scale(Linear l, int64_t c) {
@@ -331,6 +350,14 @@ private:
   std::optional<Candidate> candidate(const Writer &w, const std::vector<z3::expr> &x, bool exact) {
     const SyncEvent &ev = *w.event;
     std::set<std::string> vars = loopVars(ev);
+    // The variables of this store's one-iteration loops stand for their
+    // start: their digits are those of the start (a CTA index, a constant).
+    // A candidate only; the loop's conditions below still hold it to its
+    // range.
+    single_.clear();
+    for (int l : sk_.loopChain(ev))
+      if (singleIteration(sk_.loops[size_t(l)]))
+        single_[sk_.loops[size_t(l)].var] = sk_.loops[size_t(l)].begin;
     Candidate c(ctx_);
     std::map<std::string, std::vector<Digit>> byVar;
     // Digits of each dimension, read off x_d - const.
@@ -472,10 +499,20 @@ private:
       }
       // A CTA index (v - c) mod s lies in [0, s): inside the grid when s
       // is at most its extent (no remainder of a product of symbols).
-      if (fromLoop[size_t(d)] && !exact)
+      if (fromLoop[size_t(d)] && !exact) {
         c.conditions.push_back(ctx_.int_val(fromLoop[size_t(d)]->step) <= extent);
-      else
-        c.conditions.push_back(b >= 0 && b < extent);
+        continue;
+      }
+      // A CTA index put together from digits is non-negative; it is inside
+      // a grid extent that is a product of symbols through its top digit,
+      // as for loop ends (`b < tm * tn` as `b / tn + 1 <= tm`).
+      if (auto tp = top.find(blockName(d));
+          !exact && tp != top.end() && size_t(d) < sk_.grid.size())
+        if (auto below = topBelow(tp->second.first, tp->second.second, sk_.grid[size_t(d)], c)) {
+          c.conditions.push_back(b >= 0 && *below);
+          continue;
+        }
+      c.conditions.push_back(b >= 0 && b < extent);
     }
     if (!sk_.cluster.empty()) {
       auto shape = clusterShapeOf(sk_);
@@ -834,6 +871,8 @@ private:
   }
 
   const BarrierSkeleton &sk_;
+  // The one-iteration loops of the store being inverted: variable -> start.
+  std::map<std::string, Expr> single_;
   CoverageOptions opt_;
   z3::context ctx_;
   ProtoEncoder enc_;

@@ -43,8 +43,12 @@ def mutate_bundled_kernels(tool, failures, count=150, seed=20261122):
     a rejection must carry a diagnostic."""
     import random
     kernels = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "kernels")
+    # Kernel families (`param` declarations) are left out: `check` proves
+    # every point of a space (186 for the GEMM family, minutes), and their
+    # points are unknown where the coverage proof cannot invert the tile index.
     sources = [open(os.path.join(kernels, f), "rb").read()
                for f in sorted(os.listdir(kernels)) if f.endswith(".tile")]
+    sources = [s for s in sources if b"\n  param " not in s]
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "mutant.tile")

@@ -1,9 +1,10 @@
 // Dispatch: which implementation each library kernel's primitives get, what
 // the refusals say, forced dispatch, the owner map of register layouts, and
 // that dispatched kernels are well-formed IR again (print, re-parse, check).
-#include "ir/Checker.h"
 #include "ir/Dispatch.h"
+#include "ir/Checker.h"
 #include "ir/DispatchSupport.h"
+#include "ir/Instantiate.h"
 #include "ir/LayoutPresets.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
@@ -85,10 +86,22 @@ TEST_CASE("dispatched library kernels are well-formed IR: print, re-parse, check
     Module m = parse(std::string(f.text), diag);
     REQUIRE(!diag.hasErrors());
     Module out;
-    for (const Kernel &k : m.kernels) {
-      auto r = dispatchKernel(k, diag);
-      REQUIRE(r);
-      out.kernels.push_back(r->kernel);
+    for (const Kernel &family : m.kernels) {
+      // A kernel with parameters is dispatched at each of its named points.
+      std::vector<Kernel> instances;
+      if (family.space.empty())
+        instances.push_back(family);
+      for (const NamedPoint &p : family.space.points) {
+        Instance inst = instantiate(family, p.values);
+        REQUIRE_MESSAGE(inst.kernel, inst.reason);
+        inst.kernel->name = family.name + "_" + p.name; // one module, distinct names
+        instances.push_back(*inst.kernel);
+      }
+      for (const Kernel &k : instances) {
+        auto r = dispatchKernel(k, diag);
+        REQUIRE(r);
+        out.kernels.push_back(r->kernel);
+      }
     }
     std::string text = print(out);
     Diagnostics diag2(sources(), false);

@@ -2,6 +2,7 @@
 // library kernels (shared memory as the lowering allocates it, registers
 // under setmaxnreg, occupancy) and the findings of budgets exceeded.
 #include "verifier/Resources.h"
+#include "ir/Instantiate.h"
 
 #include "ir/Parser.h"
 #include "kernels/BundledKernels.h"
@@ -58,9 +59,21 @@ TEST_CASE("the Blackwell GEMM: 128 tensor-memory columns, three CTAs by shared m
 TEST_CASE("every library kernel fits its target") {
   for (const BundledKernelFile &f : bundledKernelFiles()) {
     CAPTURE(f.name);
-    ResourceReport r = checkResources(parseKernel(f.text, std::string(f.name)));
-    CHECK(r.findings.empty());
-    CHECK(r.summary.ctasPerSm >= 1);
+    Kernel k = parseKernel(f.text, std::string(f.name));
+    // A kernel with parameters fits at each of its named points.
+    std::vector<Kernel> instances;
+    if (k.space.empty())
+      instances.push_back(k);
+    for (const NamedPoint &p : k.space.points) {
+      Instance inst = instantiate(k, p.values);
+      REQUIRE_MESSAGE(inst.kernel, inst.reason);
+      instances.push_back(*inst.kernel);
+    }
+    for (const Kernel &one : instances) {
+      ResourceReport r = checkResources(one);
+      CHECK(r.findings.empty());
+      CHECK(r.summary.ctasPerSm >= 1);
+    }
   }
 }
 

@@ -1,0 +1,41 @@
+// A machine description for the performance model: the numbers of one GPU
+// (SM count, clock, tensor-core rate per SM, shared-memory, L2 and DRAM
+// bandwidths, latencies), each with the public source it comes from, read
+// from a JSON data file (model/machines/*.json, compiled into the library).
+// Depends on nothing but LLVM's JSON reader.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilescope::model {
+
+struct Machine {
+  std::string name;   // "NVIDIA H100 SXM5 80GB"
+  std::string target; // "h100"
+  double sms = 0, clockGHz = 0, tensorFlopsPerClkPerSm = 0;
+  double peakTflopsDatasheet = 0; // dense BF16, as the datasheet states it
+  double wgmmaEfficiencyN64 = 0, wgmmaEfficiencyN128 = 0, wgmmaEfficiencyN256 = 0;
+  double wgmmaDrainCycles = 0, smemBytesPerClkPerSm = 0, smemBytesPerSm = 0, smemBytesPerCta = 0;
+  double threadsPerSm = 0, ctasPerSm = 0, registersPerSm = 0;
+  double l2ToSmemTBs = 0, dramTBs = 0, l2Bytes = 0, loadLatencyCycles = 0, epilogueCycles = 0;
+  double launchUs = 0;
+  std::map<std::string, std::string> sources; // field name in the file -> its source
+
+  // Issue efficiency of wgmma m64nNk16 (interpolated between 64, 128, 256).
+  double wgmmaEfficiency(int64_t n) const;
+  // The tensor peak at `clockGHz` (the model's clock under load).
+  double peakTflopsAtClock() const { return sms * clockGHz * tensorFlopsPerClkPerSm * 1e-3; }
+};
+
+// Reads a description; nothing, with `error`, when a field is missing or
+// not a number.
+std::optional<Machine> parseMachine(const std::string &jsonText, std::string *error);
+
+// The bundled machines by target name ("h100", "h200").
+std::optional<Machine> bundledMachine(const std::string &target, std::string *error);
+std::vector<std::string> bundledMachineTargets();
+
+} // namespace tilescope::model

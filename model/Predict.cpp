@@ -1,0 +1,248 @@
+#include "model/Predict.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace tilescope::model {
+
+namespace {
+
+// The cost of one CTA in SM cycles, alone and as shares of the SM.
+struct CtaCost {
+  double alone = 0;    // start to end with the SM to itself
+  double tensor = 0;   // tensor-core busy time (shared with co-resident CTAs)
+  double transfer = 0; // L2 -> shared memory time at the SM's share
+  double chain = 0;    // one warpgroup's MMAs plus its drains
+  double latency = 0;  // steps x load latency / ring depth
+  double epilogue = 0; // its epilogues
+};
+
+CtaCost ctaCost(const CtaWork &w, const KernelProfile &p, const Machine &m) {
+  CtaCost c;
+  double perSmL2 = m.l2ToSmemTBs * 1e12 / (m.sms * m.clockGHz * 1e9); // bytes per cycle
+  for (const auto &[n, count] : w.wgmmaByN) {
+    double compute =
+        2.0 * 64 * static_cast<double>(n) * 16 / m.tensorFlopsPerClkPerSm / m.wgmmaEfficiency(n);
+    double operands = (64.0 * 16 * 2 + static_cast<double>(n) * 16 * 2) / m.smemBytesPerClkPerSm;
+    c.tensor += static_cast<double>(count) * std::max(compute, operands);
+  }
+  double steps = static_cast<double>(std::max<int64_t>(w.steps, 1));
+  int64_t consumers = std::max<int64_t>(w.consumerWarpgroups, 1);
+  double drains = static_cast<double>(w.drainingSteps) * m.wgmmaDrainCycles;
+  c.chain = c.tensor / static_cast<double>(consumers) + drains;
+  c.transfer = w.loadBytes / perSmL2;
+  int64_t depth = std::max<int64_t>(p.stages, 1);
+  // A stage is refilled only once its consumers released it: while one is
+  // consumed, depth - 1 loads are in flight.
+  c.latency = w.steps > 0 ? steps * m.loadLatencyCycles /
+                                static_cast<double>(std::max<int64_t>(depth - 1, 1))
+                          : 0;
+  // The tile is written to shared memory and read back by the TMA store;
+  // its way to DRAM overlaps the next tile and counts in the DRAM bound.
+  c.epilogue =
+      static_cast<double>(w.tiles) * m.epilogueCycles + 2 * w.storeBytes / m.smemBytesPerClkPerSm;
+  double mainloop = std::max({c.tensor, c.chain, c.transfer, c.latency});
+  c.alone = m.loadLatencyCycles + mainloop + c.epilogue;
+  return c;
+}
+
+// CTAs per SM: shared memory, threads, registers (setmaxnreg pins one).
+int64_t occupancy(const KernelProfile &p, const Machine &m, std::string *limit) {
+  double shared = p.sharedBytes + 1024; // the runtime reserves 1 KiB per CTA
+  int64_t bySmem = p.sharedBytes > 0 ? static_cast<int64_t>(m.smemBytesPerSm / shared)
+                                     : static_cast<int64_t>(m.ctasPerSm);
+  int64_t byThreads = static_cast<int64_t>(m.threadsPerSm) / std::max<int64_t>(p.threads, 1);
+  int64_t regs = (p.registersPerThread + 16 + 7) / 8 * 8;
+  int64_t byRegs = static_cast<int64_t>(m.registersPerSm) /
+                   std::max<int64_t>(regs * std::max<int64_t>(p.threads, 1), 1);
+  int64_t n = std::min({bySmem, byThreads, byRegs, static_cast<int64_t>(m.ctasPerSm)});
+  *limit = n == bySmem      ? fmt::format("shared memory ({:.0f} B a CTA)", p.sharedBytes)
+           : n == byThreads ? fmt::format("threads ({} a CTA)", p.threads)
+           : n == byRegs    ? fmt::format("registers (about {} a thread)", regs)
+                            : "CTAs per SM";
+  if (p.setsMaxRegisters && n > 1) {
+    n = 1;
+    *limit = "setmaxnreg (the register split pins one CTA per SM)";
+  }
+  return std::max<int64_t>(n, 1);
+}
+
+double cyclesToUs(double cycles, const Machine &m) {
+  return cycles / (m.clockGHz * 1e3);
+}
+
+} // namespace
+
+PredictCache predictCache(const KernelProfile &p, const Machine &m) {
+  PredictCache out;
+  out.ctasPerSm = occupancy(p, m, &out.occupancyLimit);
+  const int64_t sms = static_cast<int64_t>(m.sms);
+  double scale = p.traced > 0 ? static_cast<double>(p.grid) / static_cast<double>(p.traced) : 1;
+  double storeBytes = 0;
+  for (const CtaWork &w : p.ctas)
+    storeBytes += w.storeBytes;
+  // DRAM: per wave of CTAs running together, the distinct row blocks they
+  // load (each once into L2), plus the output.
+  std::map<int64_t, std::map<std::pair<std::string, int64_t>, double>> perWave;
+  int64_t resident = sms * out.ctasPerSm;
+  for (size_t i = 0; i < p.ctas.size(); ++i) {
+    const CtaWork &w = p.ctas[i];
+    int64_t stagesPerTile = w.tiles > 0 ? std::max<int64_t>(w.stageFills / w.tiles, 1)
+                                        : std::max<int64_t>(w.stageFills, 1);
+    std::map<std::pair<int64_t, std::pair<std::string, int64_t>>, double> mine;
+    for (const BlockLoad &b : w.blocks) {
+      int64_t wave =
+          static_cast<int64_t>(i) / resident + std::max<int64_t>(b.stage, 0) / stagesPerTile;
+      mine[{wave, {b.tensor, b.rowStart}}] += b.bytes;
+    }
+    for (const auto &[key, bytes] : mine) {
+      double &slot = perWave[key.first][key.second];
+      slot = std::max(slot, bytes);
+    }
+  }
+  for (const auto &[wave, blocks] : perWave)
+    for (const auto &[block, bytes] : blocks)
+      out.dramBytes += bytes;
+  out.dramBytes = out.dramBytes * scale + storeBytes * scale;
+  return out;
+}
+
+Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache *cache) {
+  Prediction out;
+  out.grid = p.grid;
+  out.stages = p.stages;
+  out.sharedBytes = p.sharedBytes;
+  PredictCache made;
+  if (!cache) {
+    made = predictCache(p, m);
+    cache = &made;
+  }
+  out.ctasPerSm = cache->ctasPerSm;
+  out.occupancyLimit = cache->occupancyLimit;
+  const int64_t sms = static_cast<int64_t>(m.sms);
+
+  // Costs of the traced CTAs; the rest cost their average.
+  std::vector<CtaCost> costs;
+  for (const CtaWork &w : p.ctas) {
+    costs.push_back(ctaCost(w, p, m));
+    out.flops += w.flops;
+    out.loadBytes += w.loadBytes;
+    out.storeBytes += w.storeBytes;
+    out.steps += w.steps;
+    out.tiles += w.tiles;
+    for (const auto &[n, c] : w.wgmmaByN)
+      out.wgmmaByN[n] += c;
+  }
+  CtaCost average;
+  if (!costs.empty()) {
+    for (const CtaCost &c : costs) {
+      average.alone += c.alone;
+      average.tensor += c.tensor;
+      average.transfer += c.transfer;
+      average.chain += c.chain;
+      average.latency += c.latency;
+      average.epilogue += c.epilogue;
+    }
+    double n = static_cast<double>(costs.size());
+    for (double *f : {&average.alone, &average.tensor, &average.transfer, &average.chain,
+                      &average.latency, &average.epilogue})
+      *f /= n;
+  }
+  double scale = p.traced > 0 ? static_cast<double>(p.grid) / static_cast<double>(p.traced) : 1;
+  out.flops *= scale;
+  out.loadBytes *= scale;
+  out.storeBytes *= scale;
+  out.tiles = static_cast<int64_t>(std::llround(static_cast<double>(out.tiles) * scale));
+  for (auto &[n, c] : out.wgmmaByN)
+    c = static_cast<int64_t>(std::llround(static_cast<double>(c) * scale));
+
+  // Each SM runs CTAs sm, sm + S, ... in waves of ctasPerSm resident CTAs.
+  auto costOf = [&](int64_t i) -> const CtaCost & {
+    return i < static_cast<int64_t>(costs.size()) ? costs[static_cast<size_t>(i)] : average;
+  };
+  double slowest = 0, total = 0;
+  double tensorMax = 0, transferMax = 0, chainMax = 0, latencyMax = 0, epilogueMax = 0;
+  for (int64_t sm = 0; sm < sms && sm < p.grid; ++sm) {
+    double time = 0, tensor = 0, transfer = 0, chain = 0, latency = 0, epilogue = 0;
+    std::vector<int64_t> mine;
+    for (int64_t i = sm; i < p.grid; i += sms)
+      mine.push_back(i);
+    for (size_t w = 0; w < mine.size(); w += static_cast<size_t>(out.ctasPerSm)) {
+      double alone = 0, waveTensor = 0, waveTransfer = 0, waveChain = 0, waveLatency = 0,
+             waveEpilogue = 0;
+      for (size_t j = w; j < mine.size() && j < w + static_cast<size_t>(out.ctasPerSm); ++j) {
+        const CtaCost &c = costOf(mine[j]);
+        alone = std::max(alone, c.alone);
+        waveTensor += c.tensor;
+        waveTransfer += c.transfer;
+        waveChain = std::max(waveChain, c.chain);
+        waveLatency = std::max(waveLatency, c.latency);
+        waveEpilogue = std::max(waveEpilogue, c.epilogue);
+      }
+      time += std::max({alone, waveTensor, waveTransfer});
+      tensor += waveTensor;
+      transfer += waveTransfer;
+      chain += waveChain;
+      latency += waveLatency;
+      epilogue += waveEpilogue;
+    }
+    slowest = std::max(slowest, time);
+    total += time;
+    tensorMax = std::max(tensorMax, tensor);
+    transferMax = std::max(transferMax, transfer);
+    chainMax = std::max(chainMax, chain);
+    latencyMax = std::max(latencyMax, latency);
+    epilogueMax = std::max(epilogueMax, epilogue);
+  }
+  out.waves = static_cast<double>(p.grid) / static_cast<double>(sms * out.ctasPerSm);
+  out.waveEfficiency = slowest > 0 ? total / static_cast<double>(sms) / slowest : 1;
+
+  out.dramBytes = cache->dramBytes;
+  double dramUs = out.dramBytes / (m.dramTBs * 1e6);
+
+  double computeUs = cyclesToUs(slowest, m);
+  out.us = std::max(computeUs, dramUs) + m.launchUs;
+  out.tflops = out.us > 0 ? out.flops / (out.us * 1e6) : 0;
+  out.peakFraction = out.tflops / m.peakTflopsDatasheet;
+
+  std::string shapes;
+  for (const auto &[n, c] : out.wgmmaByN)
+    shapes += fmt::format("{}m64n{}k16 x {} (issue efficiency {:.2f})", shapes.empty() ? "" : ", ",
+                          n, c, m.wgmmaEfficiency(n));
+  out.bounds = {
+      {"tensor cores", cyclesToUs(tensorMax, m),
+       shapes.empty() ? "no wgmma" : shapes + ", shared-memory operand reads included"},
+      {"warpgroup chain", cyclesToUs(chainMax, m),
+       "one warpgroup's MMAs plus a pipe drain per wgmma.wait_group(0)"},
+      {"L2 -> shared memory", cyclesToUs(transferMax, m),
+       fmt::format("{:.1f} MB by TMA at {:.1f} TB/s", out.loadBytes * 1e-6, m.l2ToSmemTBs)},
+      {"load latency", cyclesToUs(latencyMax, m),
+       fmt::format("{:.0f} cycles a load over a {}-stage ring", m.loadLatencyCycles, p.stages)},
+      {"epilogue", cyclesToUs(epilogueMax, m), fmt::format("{} output tiles", out.tiles)},
+      {"DRAM", dramUs,
+       fmt::format("{:.1f} MB (L2 reuse by tile order, per wave) at {:.1f} TB/s",
+                   out.dramBytes * 1e-6, m.dramTBs)},
+      {"waves", computeUs * (1 - out.waveEfficiency),
+       fmt::format("{} CTAs, {} per SM on {} SMs: {:.2f} waves, busiest SM against the average "
+                   "{:.0f}%",
+                   p.grid, out.ctasPerSm, sms, out.waves, out.waveEfficiency * 100)},
+      {"launch", m.launchUs, "launch and teardown"},
+  };
+  // What bounds it: the longest of the mainloop's resources or DRAM, unless
+  // most SMs idle while the busiest finishes.
+  const Bound *longest = &out.bounds[0];
+  for (const Bound &b : out.bounds)
+    if (b.resource != "waves" && b.resource != "launch" && b.us > longest->us)
+      longest = &b;
+  out.boundBy = longest->resource;
+  if (out.waveEfficiency < 0.6 && dramUs < computeUs)
+    out.boundBy = "waves";
+  if (m.launchUs > out.us - m.launchUs)
+    out.boundBy = "launch";
+  return out;
+}
+
+} // namespace tilescope::model

@@ -1,0 +1,63 @@
+// What one kernel does at given sizes, CTA by CTA, read from its IR: the
+// tensor-core work (wgmma instructions by shape), the bytes its TMA loads
+// bring into shared memory (by stage, and which row block of which tensor,
+// for L2 reuse), the bytes it stores, its output tiles and the steps of its
+// pipeline. It runs the kernel's control flow (loops, lets, branches) for one
+// representative thread per warpgroup (thread 0 of it, `elect_sync()` true)
+// without touching any data: a tile-level trace, not a simulation. Reads the
+// IR only: tile primitives (`wg.gemm`, `copy_async`) and the native
+// instructions they dispatch to (`wgmma.mma_async`, `tma.load`) alike.
+#pragma once
+
+#include "ir/Stmt.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilescope::model {
+
+// Bytes a CTA loads of one row block of a global tensor for one tile.
+struct BlockLoad {
+  int64_t stage = 0; // the producer's stage fill it belongs to (0, 1, ...)
+  std::string tensor;
+  int64_t rowStart = 0;
+  double bytes = 0;
+};
+
+struct CtaWork {
+  double flops = 0;
+  std::map<int64_t, int64_t> wgmmaByN; // m64nNk16 instructions, by N, all warpgroups
+  int64_t consumerWarpgroups = 0;      // warpgroups that issue MMAs
+  int64_t steps = 0;                   // ring stages consumed (by one consumer warpgroup)
+  int64_t drainingSteps = 0;           // of those, ending in wgmma.wait_group(0)
+  int64_t stageFills = 0;              // stages the producer filled
+  double loadBytes = 0, storeBytes = 0;
+  int64_t tiles = 0; // output tiles written
+  std::vector<BlockLoad> blocks;
+};
+
+struct KernelProfile {
+  int64_t grid = 0, threads = 0;
+  int64_t stages = 0;     // depth of the ring the loads signal (0: no ring)
+  double sharedBytes = 0; // shared buffers and mbarriers of one CTA
+  bool setsMaxRegisters = false;
+  int64_t registersPerThread = 0; // an estimate from register buffers
+  std::vector<CtaWork> ctas;      // the CTAs traced (all, or the first `traced`)
+  int64_t traced = 0;             // ctas.size(); the rest are taken as their average
+};
+
+// The value of an integer or boolean expression (1 / 0) over `sizes`;
+// nothing when it reads anything else.
+std::optional<int64_t> evaluate(const Kernel &kernel, const Expr &e,
+                                const std::map<std::string, int64_t> &sizes);
+
+// Traces `kernel` (no parameters left) at `sizes` (shape symbols and integer
+// scalars); traces at most `maxCtas` CTAs. Nothing, with `error`, when a
+// size is missing or a loop bound or grid extent does not evaluate.
+std::optional<KernelProfile> profileKernel(const Kernel &kernel,
+                                           const std::map<std::string, int64_t> &sizes,
+                                           int64_t maxCtas, std::string *error);
+
+} // namespace tilescope::model

@@ -1,0 +1,131 @@
+// The performance model orders obvious cases correctly (docs/model.md). Its
+// accuracy against measured times is tests/lit/model/accuracy.test's; these
+// pin its structure, not its numbers to the microsecond. Kernels are points of kernels/gemm_bf16_sm90_family.tile.
+#include "ir/Checker.h"
+#include "ir/Instantiate.h"
+#include "ir/Parser.h"
+#include "model/Predict.h"
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+using namespace tilescope;
+using namespace tilescope::model;
+
+namespace {
+
+struct Family {
+  llvm::SourceMgr sm;
+  Diagnostics diag{sm, false};
+  Module module;
+  Family() {
+    std::ifstream in(std::string(TILESCOPE_SOURCE_DIR) + "/kernels/gemm_bf16_sm90_family.tile");
+    std::stringstream text;
+    text << in.rdbuf();
+    module = parseModuleText(text.str(), "family.tile", diag);
+  }
+};
+
+Family &family() {
+  static Family f;
+  return f;
+}
+
+Machine h100() {
+  std::string error;
+  auto m = bundledMachine("h100", &error);
+  REQUIRE_MESSAGE(m, error);
+  return *m;
+}
+
+Prediction predictAt(const std::string &point, int64_t M, int64_t N, int64_t K) {
+  Family &f = family();
+  REQUIRE_FALSE(f.diag.hasErrors());
+  const Kernel &k = f.module.kernels[0];
+  auto p = parsePoint(k, point, f.diag);
+  REQUIRE(p);
+  Instance inst = instantiate(k, *p);
+  REQUIRE_MESSAGE(inst.kernel, inst.reason);
+  std::string error;
+  auto profile = profileKernel(*inst.kernel, {{"M", M}, {"N", N}, {"K", K}}, 4096, &error);
+  REQUIRE_MESSAGE(profile, error);
+  return predict(*profile, h100());
+}
+
+} // namespace
+
+TEST_CASE("the bundled machines read with a source for every number") {
+  Machine m = h100();
+  CHECK(m.sms == 132);
+  CHECK(m.peakTflopsDatasheet == doctest::Approx(989.4));
+  CHECK(m.sources.size() == 20);
+  for (const auto &[field, source] : m.sources)
+    CHECK_MESSAGE(!source.empty(), field);
+  std::string error;
+  auto h200 = bundledMachine("h200", &error);
+  REQUIRE(h200);
+  CHECK(h200->dramTBs > m.dramTBs);
+  CHECK_FALSE(bundledMachine("a100", &error));
+  CHECK_FALSE(parseMachine("{\"sms\": {\"value\": 132}}", &error));
+  CHECK(error.find("clock_ghz") != std::string::npos);
+}
+
+TEST_CASE("a 4096^3 GEMM of the 128x256 persistent point is tensor-core bound at 60-80% of "
+          "peak") {
+  Prediction p = predictAt("sm90", 4096, 4096, 4096);
+  CHECK(p.boundBy == "tensor cores");
+  CHECK(p.peakFraction > 0.60); // measured: 72% (tests/model/h100_calib.csv)
+  CHECK(p.peakFraction < 0.80);
+  CHECK(p.flops == doctest::Approx(2.0 * 4096 * 4096 * 4096));
+  CHECK(p.grid == 132);
+  CHECK(p.ctasPerSm == 1);
+  CHECK(p.stages == 3);
+  CHECK(p.tiles == 512);
+  CHECK(p.wgmmaByN.at(256) == 512 * 64 * 2 * 4); // tiles x k-steps x warpgroups x k16 steps
+}
+
+TEST_CASE("more stages are never slower when the ring is latency-bound") {
+  // 64x64 tiles, one consumer warpgroup, one persistent CTA per SM: a step's
+  // MMAs are short, so a shallow ring waits for its loads.
+  const std::string point = "BM=64,BN=64,CONSUMERS=1,ORDER=row,PERSISTENT=true,STAGES=";
+  double previous = 1e30;
+  for (int stages = 2; stages <= 8; ++stages) {
+    Prediction p = predictAt(point + std::to_string(stages), 2048, 2048, 2048);
+    CHECK(p.us <= previous);
+    previous = p.us;
+  }
+  Prediction two = predictAt(point + "2", 2048, 2048, 2048);
+  Prediction eight = predictAt(point + "8", 2048, 2048, 2048);
+  CHECK(two.boundBy == "load latency");
+  CHECK(eight.boundBy != "load latency");
+  CHECK(eight.us < two.us);
+}
+
+TEST_CASE("a tiny grid of one CTA per SM is wave-limited") {
+  // Two 128x256 tiles on 132 persistent CTAs: 130 SMs idle.
+  Prediction p = predictAt("sm90", 256, 256, 4096);
+  CHECK(p.boundBy == "waves");
+  CHECK(p.waveEfficiency < 0.05);
+}
+
+TEST_CASE("small tiles win at small sizes, large tiles at large ones") {
+  Prediction small64 = predictAt("BM=64,BN=128,STAGES=8,CONSUMERS=1,ORDER=column,PERSISTENT=false",
+                                 1024, 1024, 1024);
+  Prediction small256 = predictAt("sm90", 1024, 1024, 1024);
+  CHECK(small64.us < small256.us);
+  Prediction large64 =
+      predictAt("BM=64,BN=64,STAGES=6,CONSUMERS=1,ORDER=row,PERSISTENT=false", 8192, 8192, 8192);
+  Prediction large256 = predictAt("sm90", 8192, 8192, 8192);
+  CHECK(large256.us < large64.us);
+  // A 64x64 tile loads 2 bytes x K x (64 + 64) for 2 x 64 x 64 x K flops.
+  CHECK(large64.loadBytes == doctest::Approx(2.0 * 8192 * 8192 * 8192 * (1.0 / 64 + 1.0 / 64)));
+}
+
+TEST_CASE("grouped tile order reads less from DRAM than row order at 8192^3") {
+  Prediction row = predictAt("sm90", 8192, 8192, 8192);
+  Prediction grouped = predictAt("sm90_grouped", 8192, 8192, 8192);
+  CHECK(grouped.dramBytes < row.dramBytes);
+  CHECK(grouped.us <= row.us);
+}

@@ -1,0 +1,56 @@
+// What the commands of the performance model share (`predict`, `tune`, and
+// `lower --auto` / `bench --auto`): the machine (a bundled target or a JSON
+// file), whether a kernel's where clause admits given sizes, and the point
+// a tuning table (model/TuningTable.h) picks for sizes.
+#pragma once
+
+#include "ir/Diagnostics.h"
+#include "ir/Stmt.h"
+#include "model/Machine.h"
+#include "tools/InputFile.h"
+
+#include <llvm/ADT/StringRef.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace tilescope::tool {
+
+// The bundled machine of `target`, or the description in `file` when given.
+// Nothing, after an input error, when neither reads.
+std::optional<model::Machine> loadMachine(llvm::StringRef target, llvm::StringRef file,
+                                          Diagnostics &diag);
+
+// Whether the where clause of `kernel` (no parameters left) holds at `sizes`:
+// true, false with the constraint that fails in `why`, or nothing when a
+// constraint reads a name `sizes` lacks (named in `why`); `where` gets the
+// constraint's location.
+std::optional<bool> admits(const Kernel &kernel, const std::map<std::string, int64_t> &sizes,
+                           std::string *why, llvm::SMLoc *where = nullptr);
+
+// The point the tuning table (`tableFile`, else the one shipped for the
+// kernel and `target`) picks for `sizes`: the nearest entry whose point
+// admits them. Nothing after an input error (no table, no entry admits).
+std::optional<std::string> tablePoint(const Kernel &family, llvm::StringRef tableFile,
+                                      llvm::StringRef target,
+                                      const std::map<std::string, int64_t> &sizes,
+                                      Diagnostics &diag);
+
+// The point options of a command that runs one point (`lower`, `bench`):
+// --set, or --auto with the sizes of --args and a table. Lives as long as
+// the PointChoice it fills.
+struct PointOptions {
+  std::string set;
+  bool pick = false; // --auto
+  std::string args, table, target;
+  std::map<std::string, int64_t> sizes; // of args, filled by choosePoint
+};
+
+// Fills `point` from `options` (with --auto, a chooser that reads the table
+// and says its choice on stderr); false after a message on stderr when they
+// conflict or --args does not parse.
+bool pointChoiceFrom(PointOptions &options, PointChoice &point);
+
+} // namespace tilescope::tool
