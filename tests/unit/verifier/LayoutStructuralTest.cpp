@@ -130,7 +130,7 @@ TEST_CASE("the verifier's answers are unchanged where a shortcut decides") {
   std::optional<Swizzle> sw = Swizzle::fromMode(128, Dtype::bf16, &why);
   REQUIRE(sw);
   BufferInfo b;
-  b.scope = BufferScope::Shared;
+  b.scope = MemScope::Shared;
   b.dtype = Dtype::bf16;
   Layout tiles = make({{4, 8192, Axis::m}, {128, 64, Axis::m}, {64, 1, Axis::m}}, {}, {}, sw);
   VerifyOptions z3;
