@@ -7,7 +7,7 @@ namespace tilescope {
 namespace {
 using K = ArgKind;
 constexpr auto NT = CallClass::Native;
-constexpr auto T = Convergence::Thread, CTA = Convergence::Cta;
+constexpr auto T = Convergence::Thread, W = Convergence::Warp, CTA = Convergence::Cta;
 // A peer: a device rank in [0, ndev) (checked where it is a constant by
 // verifier/Resources, and by the simulator and the device protocol check).
 constexpr IntRange kPeer{0, kMaxDevices - 1};
@@ -67,6 +67,15 @@ std::vector<IntrinsicInfo> deviceIntrinsics() {
        CTA,
        TargetFeature::Sm90Plus,
        "dst on every device = the sum over devices of src (the same region on each)"},
+      {"device.warp_allreduce",
+       NT,
+       {{"dst", K::Buffer, true}, {"src", K::Buffer, true}},
+       {{"impl", K::String, false}},
+       W,
+       TargetFeature::Sm90Plus,
+       "one warp of a CTA: dst on every device = the sum over devices of src; meets the "
+       "same call of the CTA with the same blockIdx on every device (a warp-specialized "
+       "kernel's communication warp)"},
       {"device.all_gather",
        NT,
        {{"dst", K::Buffer, true}, {"src", K::Buffer, true}},
@@ -111,6 +120,12 @@ const std::vector<CollectiveImpl> &collectiveImpls() {
       {"allreduce", "two_shot",
        "device barrier; device r sums chunk r of the tile over all devices and pushes it into "
        "every device's dst; device barrier"},
+      {"warp_allreduce", "two_shot",
+       "device barrier of the calling warps; device r sums chunk r of the tile (rows) over all "
+       "devices and stores it into every device's dst; device barrier"},
+      {"warp_allreduce", "one_shot",
+       "device barrier of the calling warps; every device reads the tile of all devices and "
+       "sums in rank order; device barrier"},
       {"all_gather", "push", "device barrier; push src into chunk devid of every dst; barrier"},
       {"reduce_scatter", "one_shot",
        "device barrier; device r sums chunk r over all devices into its dst; device barrier"},
@@ -137,7 +152,7 @@ std::string collectiveRefusal(std::string_view collective, std::string_view impl
       return fmt::format("the tile's {} bytes do not split into {} chunks of 16-byte vectors",
                          elements * elementBytes, devices);
   }
-  if (collective == "allreduce" && impl == "one_shot" &&
+  if ((collective == "allreduce" || collective == "warp_allreduce") && impl == "one_shot" &&
       elements * elementBytes > (int64_t{1} << 20))
     return "one_shot reads every device's whole tile: over 1 MiB per tile two_shot moves less";
   return "";

@@ -52,20 +52,28 @@ int runLower() {
     return kInputError;
   const Module &module = *in.module;
   Diagnostics &diag = in.diag;
-  size_t deviceKernels = 0, selected = 0;
+  // Three lowerings: one-device kernels and devices(N) kernels with other
+  // statements than collectives (a TP GEMM's communication warp) through
+  // lowerModule; collectives-only devices kernels on the runtime's tile
+  // functions (lowerDeviceKernels). A file mixing them is lowered one kernel
+  // at a time.
+  size_t deviceKernels = 0, collectiveKernels = 0, selected = 0;
   for (const Kernel &k : module.kernels)
     if (kernelName.empty() || k.name == kernelName) {
       ++selected;
       deviceKernels += !k.launch.devices.empty();
+      collectiveKernels += !k.launch.devices.empty() && codegen::collectivesOnly(k);
     }
-  if (deviceKernels && deviceKernels != selected) {
-    diag.error(llvm::SMLoc(), "the file mixes devices(N) kernels with one-device kernels: lower "
-                              "them one at a time with --kernel");
+  if ((deviceKernels && deviceKernels != selected) ||
+      (collectiveKernels && collectiveKernels != selected)) {
+    diag.error(llvm::SMLoc(), "the file mixes devices(N) kernels with one-device kernels, or "
+                              "collectives-only devices kernels with others: lower them one at "
+                              "a time with --kernel");
     return kInputError;
   }
   if (int gate = gateLowering(in, kernelName, allowUnknown, "lower"); gate != kClean)
     return gate;
-  if (deviceKernels) { // docs/scales.md: on the runtime codegen/runtime/ts_devices.cuh
+  if (collectiveKernels) { // docs/scales.md: on the runtime codegen/runtime/ts_devices.cuh
     auto lowered = codegen::lowerDeviceKernels(module, diag, kernelName);
     if (!lowered)
       return kInputError;

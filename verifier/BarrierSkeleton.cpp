@@ -835,7 +835,14 @@ private:
       // to or from a peer, made by the whole CTA.
       if (name == "device.signal" || name == "device.wait" || name == "device.fence")
         return;
-      auto cta = [&](SyncKind kind) { return base(kind, s.loc, shown, ExecScope::Cta, c); };
+      // device.warp_allreduce is made by one warp: it orders that warp's
+      // lanes only, and its accesses are the warp's.
+      bool warp = name == "device.warp_allreduce";
+      auto cta = [&](SyncKind kind) {
+        if (warp && kind == SyncKind::CtaSync)
+          kind = SyncKind::WarpSync;
+        return base(kind, s.loc, shown, warp ? ExecScope::Warp : ExecScope::Cta, c);
+      };
       bool peerCopy = name == "device.put" || name == "device.get";
       if (!peerCopy)
         push(cta(SyncKind::CtaSync));
