@@ -1,8 +1,11 @@
 // `tilescope lower FILE [--kernel K] -o out.cu [--verify-ptx]`: dispatch and
 // lower to CUDA C++. With --verify-ptx it also compiles with nvcc for each
-// kernel's target, checks that the PTX holds the instructions dispatch chose
-// and that ptxas reports no slow path (wgmma serialization, spills), and
-// prints one line per check; a failed check exits 1.
+// kernel's target (in a fresh folder, devices(N) kernels with the embedded
+// runtime header beside them), checks that the PTX holds the instructions
+// dispatch chose (for devices kernels: the entry and system-scope flag
+// operations, and none of .gpu scope) and that ptxas reports no slow path
+// (wgmma serialization, spills), and prints one line per check; a failed
+// check exits 1.
 //
 // A kernel that `tilescope check` rejects is not lowered: the same proofs
 // run first (check/KernelProofs.h: layouts and resources, barrier
@@ -14,6 +17,7 @@
 #include "check/KernelProofs.h"
 #include "codegen/CudaEmitter.h"
 #include "codegen/DeviceEmitter.h"
+#include "codegen/RuntimeHeader.h"
 #include "codegen/Toolchain.h"
 #include "ir/Checker.h"
 #include "ir/Parser.h"
@@ -73,20 +77,45 @@ int runLower() {
   }
   if (int gate = gateLowering(in, kernelName, allowUnknown, "lower"); gate != kClean)
     return gate;
+  // What --verify-ptx compiles: the lowered source, and per kernel its
+  // name, target and the PTX it must hold.
+  struct Compiled {
+    std::string name;
+    TargetKind target;
+    std::vector<std::string> dispatch, notes, expected;
+  };
+  std::vector<Compiled> kernels;
+  std::string source;
   if (collectiveKernels) { // docs/scales.md: on the runtime codegen/runtime/ts_devices.cuh
     auto lowered = codegen::lowerDeviceKernels(module, diag, kernelName);
     if (!lowered)
       return kInputError;
-    if (verifyPtx) {
-      llvm::errs() << "tilescope: error: --verify-ptx does not take devices(N) kernels yet (the "
-                      "ctest devices_ptxas compiles them)\n";
-      return kInputError;
-    }
-    for (const codegen::LoweredDeviceKernel &k : lowered->kernels)
+    for (const codegen::LoweredDeviceKernel &k : lowered->kernels) {
       for (const std::string &c : k.dispatchChoices)
         llvm::errs() << k.name << ": dispatch " << c << "\n";
+      const Kernel *ir = module.find(k.name);
+      kernels.push_back({k.name, ir ? ir->launch.target : TargetKind::sm_90a, {}, {},
+                         {".entry " + k.name + "("}});
+    }
+    source = lowered->source;
+  } else {
+    auto lowered = codegen::lowerModule(module, diag, kernelName);
+    if (!lowered)
+      return kInputError;
+    for (const codegen::LoweredKernel &k : lowered->kernels)
+      kernels.push_back({k.name, k.target, k.dispatchChoices, k.notes, codegen::expectedPtx(k)});
+    source = lowered->source;
+  }
+  // A devices kernel's flags must be system-scope operations (docs/scales.md,
+  // "Memory model of peer accesses").
+  if (deviceKernels)
+    for (Compiled &k : kernels)
+      k.expected.insert(k.expected.end(), {"fence.acq_rel.sys;", "st.relaxed.sys.global.u32",
+                                           "ld.acquire.sys.global.u32"});
+  std::string cuPath = output;
+  if (output != "-" || !verifyPtx) {
     if (output == "-") {
-      llvm::outs() << lowered->source;
+      llvm::outs() << source;
       return kClean;
     }
     std::error_code ec;
@@ -95,30 +124,7 @@ int runLower() {
       llvm::errs() << "tilescope: error: cannot write '" << output << "': " << ec.message() << "\n";
       return kInputError;
     }
-    os << lowered->source;
-    return kClean;
-  }
-  auto lowered = codegen::lowerModule(module, diag, kernelName);
-  if (!lowered)
-    return kInputError;
-  std::string cuPath = output;
-  if (output == "-") {
-    if (!verifyPtx) {
-      llvm::outs() << lowered->source;
-      return kClean;
-    }
-    llvm::SmallString<128> tmp;
-    llvm::sys::fs::createTemporaryFile("tilescope-lower", "cu", tmp);
-    cuPath = std::string(tmp);
-  }
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(cuPath, ec);
-    if (ec) {
-      llvm::errs() << "tilescope: error: cannot write '" << cuPath << "': " << ec.message() << "\n";
-      return kInputError;
-    }
-    os << lowered->source;
+    os << source;
   }
   if (!verifyPtx)
     return kClean;
@@ -127,9 +133,34 @@ int runLower() {
     llvm::errs() << "tilescope: error: nvcc not found (set TILESCOPE_NVCC)\n";
     return kInputError;
   }
+  // Compiled in a fresh folder: the source, and for devices kernels the
+  // runtime header it includes (embedded in tilescope).
+  llvm::SmallString<128> dir;
+  if (llvm::sys::fs::createUniqueDirectory("tilescope-lower", dir)) {
+    llvm::errs() << "tilescope: error: cannot create a temporary folder\n";
+    return kInputError;
+  }
+  auto writeFile = [&](const std::string &path, llvm::StringRef text) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    os << text;
+    return !ec;
+  };
+  cuPath = std::string(dir) + "/lowered.cu";
+  std::string header = std::string(dir) + "/ts_devices.cuh";
+  if (!writeFile(cuPath, source) ||
+      (deviceKernels && !writeFile(header, codegen::deviceRuntimeHeader()))) {
+    llvm::errs() << "tilescope: error: cannot write into '" << dir << "'\n";
+    return kInputError;
+  }
   int status = kClean;
-  for (const codegen::LoweredKernel &k : lowered->kernels) {
-    for (const std::string &c : k.dispatchChoices)
+  auto cleanUp = [&] {
+    llvm::sys::fs::remove(cuPath);
+    llvm::sys::fs::remove(header);
+    llvm::sys::fs::remove(std::string(dir));
+  };
+  for (const Compiled &k : kernels) {
+    for (const std::string &c : k.dispatch)
       llvm::outs() << k.name << ": dispatch " << c << "\n";
     for (const std::string &n : k.notes)
       llvm::outs() << k.name << ": note: " << n << "\n";
@@ -138,20 +169,32 @@ int runLower() {
     if (p.exitCode != 0) {
       llvm::errs() << p.log;
       llvm::outs() << k.name << ": FAIL nvcc -ptx exited " << p.exitCode << "\n";
+      cleanUp();
       return kFindings;
     }
     auto text = llvm::MemoryBuffer::getFile(ptx);
     std::string ptxText = text ? (*text)->getBuffer().str() : "";
-    for (const std::string &want : codegen::expectedPtx(k)) {
+    for (const std::string &want : k.expected) {
       bool ok = ptxText.find(want) != std::string::npos;
       llvm::outs() << k.name << ": " << (ok ? "ok" : "FAIL") << " ptx has " << want << "\n";
       if (!ok)
+        status = kFindings;
+    }
+    if (deviceKernels) {
+      // A weaker scope on a flag would not order a peer GPU's accesses.
+      bool weak = ptxText.find("st.relaxed.gpu") != std::string::npos ||
+                  ptxText.find("st.release.gpu") != std::string::npos ||
+                  ptxText.find("ld.acquire.gpu") != std::string::npos;
+      llvm::outs() << k.name << ": " << (weak ? "FAIL" : "ok")
+                   << " no flag operation of .gpu scope\n";
+      if (weak)
         status = kFindings;
     }
     auto c = codegen::build(*nvcc, cuPath, cubin, k.target, codegen::BuildKind::Cubin);
     if (c.exitCode != 0) {
       llvm::errs() << c.log;
       llvm::outs() << k.name << ": FAIL nvcc -cubin exited " << c.exitCode << "\n";
+      cleanUp();
       return kFindings;
     }
     // Resource lines of this kernel.
@@ -162,7 +205,9 @@ int runLower() {
         continue;
       }
       if (line.find("Used") != std::string::npos || line.find("spill") != std::string::npos)
-        llvm::outs() << k.name << ": ptxas" << line.substr(line.find(':') == std::string::npos ? 0 : line.find(':') + 1) << "\n";
+        llvm::outs() << k.name << ": ptxas"
+                     << line.substr(line.find(':') == std::string::npos ? 0 : line.find(':') + 1)
+                     << "\n";
       line.clear();
     }
     auto findings = codegen::slowPathFindings(c.log);
@@ -175,8 +220,7 @@ int runLower() {
     llvm::sys::fs::remove(ptx);
     llvm::sys::fs::remove(cubin);
   }
-  if (output == "-")
-    llvm::sys::fs::remove(cuPath);
+  cleanUp();
   return status;
 }
 

@@ -74,21 +74,11 @@ __device__ inline uint32_t loadAcquireSys(const uint32_t *flag) {
 }
 
 // device.wait(flag, value = v): until the flag has reached v (wrap-aware).
+// A wait past kWaitTimeoutNs is a deadlock: the kernel traps (an illegal-
+// instruction error on the host) without a message, since a printf in a
+// kernel costs a stack frame and makes ptxas serialize a wgmma pipeline
+// (C7510).
 __device__ inline void waitSys(const uint32_t *flag, uint32_t value) {
-  unsigned long long start = globalTimer();
-  while (static_cast<int32_t>(loadAcquireSys(flag) - value) < 0) {
-    if (globalTimer() - start > kWaitTimeoutNs) {
-      printf("ts_dev: deadlock: block %d waited 20 s for flag %p to reach %u\n", blockIdx.x,
-             static_cast<const void *>(flag), value);
-      __trap();
-    }
-  }
-}
-
-// The same wait without the message, for kernels with wgmma: a call to
-// printf in a kernel makes ptxas serialize its wgmma pipeline (C7510). The
-// deadlock still ends in a trap (an illegal-instruction error on the host).
-__device__ inline void waitSysQuiet(const uint32_t *flag, uint32_t value) {
   unsigned long long start = globalTimer();
   while (static_cast<int32_t>(loadAcquireSys(flag) - value) < 0)
     if (globalTimer() - start > kWaitTimeoutNs)
@@ -106,6 +96,16 @@ struct CallArgs {
   size_t nvec = 0;      // 16-byte vectors (8 bf16) per rank
 };
 
+// a.region[p] for a p known at run time only, by selects: indexing the
+// kernel parameter's table with it would copy the table to local memory.
+__device__ inline char *regionOf(const CallArgs &a, int p) {
+  char *r = a.region[0];
+#pragma unroll
+  for (int q = 1; q < kMaxDevices; ++q)
+    r = p == q ? a.region[q] : r;
+  return r;
+}
+
 __device__ inline uint32_t *flagSlot(char *region, int phase, int block, int src) {
   return reinterpret_cast<uint32_t *>(region) + (phase * kMaxBlocks + block) * kMaxDevices + src;
 }
@@ -116,9 +116,9 @@ __device__ inline void blockBarrier(const CallArgs &a, int phase) {
   __syncthreads();
   int t = threadIdx.x;
   if (t < a.ndev)
-    signalSys(flagSlot(a.region[t], phase, blockIdx.x, a.rank), a.epoch);
+    signalSys(flagSlot(regionOf(a, t), phase, blockIdx.x, a.rank), a.epoch);
   if (t < a.ndev)
-    waitSys(flagSlot(a.region[a.rank], phase, blockIdx.x, t), a.epoch);
+    waitSys(flagSlot(regionOf(a, a.rank), phase, blockIdx.x, t), a.epoch);
   __syncthreads();
 }
 
@@ -175,7 +175,7 @@ __device__ inline void allreduceOneShotTile(const CallArgs &a, size_t dst, size_
                                             int part, int parts) {
   size_t begin, end;
   partRange(nvec, part, parts, begin, end);
-  uint4 *out = reinterpret_cast<uint4 *>(a.region[a.rank] + dst);
+  uint4 *out = reinterpret_cast<uint4 *>(regionOf(a, a.rank) + dst);
   for (size_t i = begin + threadIdx.x; i < end; i += blockDim.x)
     out[i] = sumAt(a, src, i);
 }
@@ -197,7 +197,7 @@ __device__ inline void reduceScatterTile(const CallArgs &a, size_t dst, size_t s
                                          int part, int parts) {
   size_t chunk = nvec / a.ndev, base = a.rank * chunk, begin, end;
   partRange(chunk, part, parts, begin, end);
-  uint4 *out = reinterpret_cast<uint4 *>(a.region[a.rank] + dst);
+  uint4 *out = reinterpret_cast<uint4 *>(regionOf(a, a.rank) + dst);
   for (size_t i = begin + threadIdx.x; i < end; i += blockDim.x)
     out[i] = sumAt(a, src, base + i);
 }
@@ -206,7 +206,7 @@ __device__ inline void allGatherTile(const CallArgs &a, size_t dst, size_t src, 
                                      int part, int parts) {
   size_t begin, end;
   partRange(nvec, part, parts, begin, end);
-  const uint4 *in = reinterpret_cast<const uint4 *>(a.region[a.rank] + src);
+  const uint4 *in = reinterpret_cast<const uint4 *>(regionOf(a, a.rank) + src);
   for (size_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
     uint4 v = in[i];
 #pragma unroll
@@ -219,7 +219,7 @@ __device__ inline void allGatherTile(const CallArgs &a, size_t dst, size_t src, 
 // device.allreduce(X, impl = "one_shot"): every rank reads all N inputs.
 __global__ void allreduceOneShotBf16(CallArgs a) {
   blockBarrier(a, 0);
-  uint4 *out = reinterpret_cast<uint4 *>(a.region[a.rank] + a.outOffset);
+  uint4 *out = reinterpret_cast<uint4 *>(regionOf(a, a.rank) + a.outOffset);
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < a.nvec;
        i += size_t(gridDim.x) * blockDim.x)
     out[i] = sumAt(a, a.inOffset, i);
@@ -246,7 +246,7 @@ __global__ void allreduceTwoShotBf16(CallArgs a) {
 __global__ void reduceScatterBf16(CallArgs a) {
   blockBarrier(a, 0);
   size_t chunk = a.nvec / a.ndev, base = a.rank * chunk;
-  uint4 *out = reinterpret_cast<uint4 *>(a.region[a.rank] + a.outOffset);
+  uint4 *out = reinterpret_cast<uint4 *>(regionOf(a, a.rank) + a.outOffset);
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < chunk;
        i += size_t(gridDim.x) * blockDim.x)
     out[i] = sumAt(a, a.inOffset, base + i);
@@ -257,7 +257,7 @@ __global__ void reduceScatterBf16(CallArgs a) {
 // every rank's output (N * nvec vectors).
 __global__ void allGatherBf16(CallArgs a) {
   blockBarrier(a, 0);
-  const uint4 *in = reinterpret_cast<const uint4 *>(a.region[a.rank] + a.inOffset);
+  const uint4 *in = reinterpret_cast<const uint4 *>(regionOf(a, a.rank) + a.inOffset);
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < a.nvec;
        i += size_t(gridDim.x) * blockDim.x) {
     uint4 v = in[i];
@@ -277,16 +277,6 @@ __global__ void allGatherBf16(CallArgs a) {
 // calls; `seq` is the warp's count of collectives so far (every lane keeps
 // the same).
 
-// a.region[p] for a p known at run time only, by selects: indexing the
-// kernel parameter's table with it would copy the table to local memory.
-__device__ inline char *regionOf(const CallArgs &a, int p) {
-  char *r = a.region[0];
-#pragma unroll
-  for (int q = 1; q < kMaxDevices; ++q)
-    r = p == q ? a.region[q] : r;
-  return r;
-}
-
 __device__ inline uint32_t *warpFlagSlot(char *region, int block, int warp, int src) {
   return reinterpret_cast<uint32_t *>(region) + 2 * kMaxBlocks * kMaxDevices +
          (size_t(block) * kWarpSlots + warp) * kMaxDevices + src;
@@ -299,7 +289,7 @@ __device__ inline void warpBarrier(const CallArgs &a, uint32_t value) {
   int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (lane < a.ndev) {
     signalSys(warpFlagSlot(regionOf(a, lane), blockIdx.x, warp, a.rank), value);
-    waitSysQuiet(warpFlagSlot(regionOf(a, a.rank), blockIdx.x, warp, lane), value);
+    waitSys(warpFlagSlot(regionOf(a, a.rank), blockIdx.x, warp, lane), value);
   }
   __syncwarp();
 }
