@@ -1771,6 +1771,10 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
   for (size_t g = 0; g < 3; ++g)
     grid += (g ? ", " : "") +
             (g < k_.launch.grid.size() ? "(unsigned)(" + ex(k_.launch.grid[g]) + ")" : "1u");
+  if (devices_) // the warp collectives' flags: a slot per CTA (ts_devices.cuh)
+    h << "  {\n    dim3 ts_grid(" << grid << ");\n"
+      << "    if ((long long)ts_grid.x * ts_grid.y * ts_grid.z > ts_dev::kMaxBlocks) return 2;\n"
+      << "  }\n";
   h << "  cudaError_t e = cudaFuncSetAttribute(" << k_.name
     << ", cudaFuncAttributeMaxDynamicSharedMemorySize, " << dynSmem << ");\n"
     << "  if (e != cudaSuccess) return " << (devices_ ? "1" : "(int)e") << ";\n";

@@ -111,6 +111,27 @@ __global__ void checkTp(const __nv_bfloat16 *C, long M, long N, long Kr, int nde
   }
 }
 
+// The lowered fused TP GEMMs (kernels/tp_gemm_bf16_sm90.tile): name, launcher
+// (communicator, byte offsets of A, B, P, C, then M, KD, N, stream), and the
+// shapes it takes (the 64x128 kernel: one CTA per tile, at most 512).
+using TpLauncher = int (*)(ts_dev::Communicator *, size_t, size_t, size_t, size_t, long long,
+                           long long, long long, cudaStream_t);
+struct FusedTp {
+  const char *name;
+  TpLauncher launch;
+  bool (*takes)(long M, long N);
+};
+std::vector<FusedTp> fusedTpKernels() {
+#ifdef TS_LOWERED_TP
+  return {{"tilescope.lowered.fused", tilescope_launch_tp_gemm_allreduce_bf16_sm90,
+           [](long M, long N) { return M % 128 == 0 && N % 256 == 0; }},
+          {"tilescope.lowered.fused_64x128", tilescope_launch_tp_gemm_allreduce_bf16_sm90_64x128,
+           [](long M, long N) { return M % 64 == 0 && N % 128 == 0 && M / 64 * (N / 128) <= 512; }}};
+#else
+  return {};
+#endif
+}
+
 // Counts outputs that differ from the bf16 rounding of the float64 sum of
 // the ranks' inputs at element `i + inBase` (out[i] holds it).
 __global__ void checkSum(const __nv_bfloat16 *out, size_t n, uint64_t inBase, uint32_t seed,
@@ -420,7 +441,7 @@ void runTp(Rank &r, int rank, const Options &o, long M, long N, long K, uint32_t
     CHECK(cudaEventRecord(done[0], r.side));
     CHECK(cudaStreamWaitEvent(r.stream, done[0]));
   };
-  // variant 3: the lowered fused TP GEMM (--fused): P at 0, C at outOff, A
+  // variants 3..: the lowered fused TP GEMMs (--fused): P at 0, C at outOff, A
   // and B^T after P, all in the symmetric region.
   size_t aOff = (cBytes + 4095) / 4096 * 4096, bOff = aOff + size_t(M) * Kr * 2;
   bool fused = o.fused && bOff + size_t(N) * Kr * 2 <= outOff;
@@ -438,15 +459,17 @@ void runTp(Rank &r, int rank, const Options &o, long M, long N, long K, uint32_t
     std::fprintf(stderr, "rank %d: the fused TP GEMM was not run at %ldx%ldx%ld\n", rank, M, N, K);
     r.ok = false;
   }
+  std::vector<FusedTp> fusedKernels;
+  for (const FusedTp &f : fusedTpKernels())
+    if (fused && f.takes(M, N))
+      fusedKernels.push_back(f);
+  const FusedTp *current = nullptr;
   auto stepFused = [&]() {
-#ifdef TS_LOWERED_TP
-    int rc = tilescope_launch_tp_gemm_allreduce_bf16_sm90(&r.comm, aOff, bOff, 0, outOff, M, Kr,
-                                                           N, r.stream);
+    int rc = current->launch(&r.comm, aOff, bOff, 0, outOff, M, Kr, N, r.stream);
     if (rc != 0) {
-      std::fprintf(stderr, "rank %d: the fused TP GEMM's launcher returned %d\n", rank, rc);
+      std::fprintf(stderr, "rank %d: %s's launcher returned %d\n", rank, current->name, rc);
       std::exit(1);
     }
-#endif
   };
   // Every output of the fused kernel against float64 (on the GPU).
   auto checkFused = [&]() {
@@ -463,12 +486,12 @@ void runTp(Rank &r, int rank, const Options &o, long M, long N, long K, uint32_t
     }
     return int(bad > 0x7fffffff ? 0x7fffffff : bad);
   };
-  std::string names[4] = {
+  std::string names[3] = {
       "cublas", o.lowered ? "cublas+tilescope.lowered.seq" : "cublas+tilescope.seq",
-      o.lowered ? "cublas+tilescope.lowered.overlap" : "cublas+tilescope.overlap",
-      "tilescope.lowered.fused"};
-  for (int variant = 0; variant < (fused ? 4 : 3); ++variant) {
-    if (variant == 3) {
+      o.lowered ? "cublas+tilescope.lowered.overlap" : "cublas+tilescope.overlap"};
+  for (int variant = 0; variant < 3 + int(fusedKernels.size()); ++variant) {
+    if (variant >= 3) {
+      current = &fusedKernels[size_t(variant - 3)];
       CHECK(cudaMemsetAsync(data + outOff, 0xff, cBytes, r.stream)); // bf16 NaN
       CHECK(cudaMemsetAsync(data, 0xff, cBytes, r.stream));          // P too
       COMM(ts_dev::barrier(r.comm, r.stream));
@@ -495,7 +518,7 @@ void runTp(Rank &r, int rank, const Options &o, long M, long N, long K, uint32_t
                     "\"warp_allreduce.two_shot\",\"ranks\":%d,\"gpu\":\"%s\",\"M\":%ld,\"N\":%ld,"
                     "\"K\":%ld,\"iters\":%d,\"time_us\":%.2f,\"tflops\":%.1f,\"checked\":"
                     "\"every output, twice\",\"mismatches\":%d,\"correct\":%s}\n",
-                    names[3].c_str(), n, r.gpu.c_str(), M, N, K, iters, us,
+                    current->name, n, r.gpu.c_str(), M, N, K, iters, us,
                     2.0 * M * N * K / n / us / 1e6, bad, bad == 0 ? "true" : "false");
       std::fflush(stdout);
       cudaEventDestroy(t0);
@@ -650,8 +673,9 @@ void compareWithSimulator(Rank &r, int rank, const Options &o) {
 // Simulator = hardware for the fused TP GEMM: the lowered kernel on the
 // simulator's inputs of this rank (tp_devD_A.npy [M, KD], tp_devD_B.npy
 // [N, KD]) gives the simulator's C (tp_devD_C.npy) bit for bit.
-void compareTpWithSimulator(Rank &r, int rank, const Options &o) {
-  std::string base = o.simTpDir + "/tp_dev" + std::to_string(rank) + "_";
+void compareTpWithSimulator(Rank &r, int rank, const Options &o, const char *prefix,
+                            const FusedTp &kernel) {
+  std::string base = o.simTpDir + "/" + prefix + std::to_string(rank) + "_";
   std::vector<long> sa, sb, sc;
   std::vector<uint16_t> a = readNpyU16(base + "A.npy", &sa), b = readNpyU16(base + "B.npy", &sb),
                         c = readNpyU16(base + "C.npy", &sc);
@@ -671,11 +695,7 @@ void compareTpWithSimulator(Rank &r, int rank, const Options &o) {
   CHECK(cudaMemset(data, 0xff, cBytes));
   CHECK(cudaMemset(data + outOff, 0xff, cBytes));
   COMM(ts_dev::barrier(r.comm, r.stream));
-  int rc = 1;
-#ifdef TS_LOWERED_TP
-  rc = tilescope_launch_tp_gemm_allreduce_bf16_sm90(&r.comm, aOff, bOff, 0, outOff, M, KD, N,
-                                                     r.stream);
-#endif
+  int rc = kernel.launch(&r.comm, aOff, bOff, 0, outOff, M, KD, N, r.stream);
   CHECK(cudaStreamSynchronize(r.stream));
   std::vector<uint16_t> got(c.size());
   CHECK(cudaMemcpy(got.data(), data + outOff, cBytes, cudaMemcpyDeviceToHost));
@@ -684,10 +704,10 @@ void compareTpWithSimulator(Rank &r, int rank, const Options &o) {
     same += got[i] == c[i];
   if (rc != 0 || same != got.size())
     r.ok = false;
-  std::printf("{\"bench\":\"sim_vs_hw\",\"impl\":\"tilescope.lowered.fused_tp_gemm\",\"rank\":%d,"
+  std::printf("{\"bench\":\"sim_vs_hw\",\"impl\":\"%s\",\"rank\":%d,"
               "\"ranks\":%d,\"gpu\":\"%s\",\"M\":%ld,\"N\":%ld,\"KD\":%ld,\"launch\":%d,"
               "\"elements\":%zu,\"bit_identical\":%zu,\"correct\":%s}\n",
-              rank, r.comm.ndev, r.gpu.c_str(), M, N, KD, rc, got.size(), same,
+              kernel.name, rank, r.comm.ndev, r.gpu.c_str(), M, N, KD, rc, got.size(), same,
               rc == 0 && same == got.size() ? "true" : "false");
   std::fflush(stdout);
 }
@@ -720,8 +740,17 @@ int rankMain(int rank, const Options &o, const std::string &dir) {
   uint32_t seed = uint32_t(o.seed) * 1000;
   if (!o.simDir.empty())
     compareWithSimulator(r, rank, o);
-  if (!o.simTpDir.empty())
-    compareTpWithSimulator(r, rank, o);
+  // tp_devR_*: the 128x256 kernel's dump, tp64_devR_*: the 64x128 kernel's
+  if (!o.simTpDir.empty()) {
+    std::vector<FusedTp> k = fusedTpKernels();
+    if (k.size() < 2) {
+      std::fprintf(stderr, "rank %d: --sim-tp needs the lowered TP GEMMs (TS_LOWERED_TP)\n", rank);
+      r.ok = false;
+    } else {
+      compareTpWithSimulator(r, rank, o, "tp_dev", k[0]);
+      compareTpWithSimulator(r, rank, o, "tp64_dev", k[1]);
+    }
+  }
   for (double mib : o.sizesMiB) {
     size_t bytes = size_t(mib * 1024 * 1024) / (16 * o.ranks) * (16 * o.ranks);
     runCollective(r, rank, o, ts_dev::Collective::AllreduceOneShot, bytes, ++seed);

@@ -618,6 +618,201 @@ extern "C" __global__ void __launch_bounds__(384, 1) tp_gemm_allreduce_bf16_sm90
   }
 }
 
+__device__ __forceinline__ void ts_wgmma_m64n128k16_bf16(float (&d)[64], uint64_t da, uint64_t db, int scale_d) {
+#pragma unroll
+  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+    : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+    : "l"(da), "l"(db), "r"(scale_d));
+#pragma unroll
+  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
+}
+__device__ __forceinline__ void ts_wgmma_m64n128k16_f16(float (&d)[64], uint64_t da, uint64_t db, int scale_d) {
+#pragma unroll
+  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+    : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+    : "l"(da), "l"(db), "r"(scale_d));
+#pragma unroll
+  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
+}
+extern "C" __global__ void __launch_bounds__(256) tp_gemm_allreduce_bf16_sm90_64x128(const ts_dev::CallArgs ts_args, __nv_bfloat16 *__restrict__ A, __nv_bfloat16 *__restrict__ B, __nv_bfloat16 *__restrict__ P, __nv_bfloat16 *__restrict__ C, int M, int KD, int N, const __grid_constant__ CUtensorMap tmap_A, const __grid_constant__ CUtensorMap tmap_B, const __grid_constant__ CUtensorMap tmap_P) {
+  extern __shared__ __align__(1024) uint8_t ts_smem_raw[];
+  uint8_t *ts_smem = ts_smem_raw + ((1024u - (ts_smem_addr(ts_smem_raw) & 1023u)) & 1023u);
+  const int ts_tid = (int)threadIdx.x;
+  if (threadIdx.x == 0) {
+    asm volatile("prefetch.tensormap [%0];" :: "l"(reinterpret_cast<uint64_t>(&tmap_A)) : "memory");
+    asm volatile("prefetch.tensormap [%0];" :: "l"(reinterpret_cast<uint64_t>(&tmap_B)) : "memory");
+    asm volatile("prefetch.tensormap [%0];" :: "l"(reinterpret_cast<uint64_t>(&tmap_P)) : "memory");
+  }
+  [[maybe_unused]] const int D = ts_args.ndev;
+  [[maybe_unused]] const int ndev = ts_args.ndev;
+  [[maybe_unused]] const int devid = ts_args.rank;
+  __nv_bfloat16 *As = reinterpret_cast<__nv_bfloat16 *>(ts_smem + 0);
+  __nv_bfloat16 *Bs = reinterpret_cast<__nv_bfloat16 *>(ts_smem + 65536);
+  __nv_bfloat16 *Cs = reinterpret_cast<__nv_bfloat16 *>(ts_smem + 196608);
+  uint64_t *empty = reinterpret_cast<uint64_t *>(ts_smem + 213056);
+  uint64_t *full = reinterpret_cast<uint64_t *>(ts_smem + 212992);
+  uint64_t *stored = reinterpret_cast<uint64_t *>(ts_smem + 213120);
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < 8; ++i) ts_mbar_init(ts_smem_addr(&full[i]), 1);
+    for (int i = 0; i < 8; ++i) ts_mbar_init(ts_smem_addr(&empty[i]), 1);
+    for (int i = 0; i < 1; ++i) ts_mbar_init(ts_smem_addr(&stored[i]), 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  [[maybe_unused]] uint32_t ts_dseq = 0;
+  const int kt = ((KD + 63) / 64);
+  const int m0 = ((int)blockIdx.x * 64);
+  const int n0 = ((int)blockIdx.y * 128);
+  if (((ts_tid >> 7) == 0)) {
+    if (((ts_tid >> 5) == 0)) {
+      for (int k = 0; k < kt; k += 1) {
+        const int s = (k % 8);
+        ts_mbar_wait(ts_smem_addr(&empty[s]), (((k / 8) + 1) % 2));
+        if (ts_elect_sync()) {
+          ts_mbar_arrive_expect_tx(ts_smem_addr(&full[s]), 24576);
+          ts_tma_load_2d((ts_smem_addr(As) + (uint32_t)((((((s)) * 64 + (0)) * 64 + (0)) / 4096) * 4096 + ((((((s)) * 64 + (0)) * 64 + (0)) / 64) % 64) * 64 + ((((((s)) * 64 + (0)) * 64 + (0)) / 1) % 64) * 1) * 2), &tmap_A, ts_smem_addr(&full[s]), (int)((k * 64)), (int)(m0));
+          ts_tma_load_2d((ts_smem_addr(Bs) + (uint32_t)((((((s)) * 128 + (0)) * 64 + (0)) / 8192) * 8192 + ((((((s)) * 128 + (0)) * 64 + (0)) / 64) % 128) * 64 + ((((((s)) * 128 + (0)) * 64 + (0)) / 1) % 64) * 1) * 2), &tmap_B, ts_smem_addr(&full[s]), (int)((k * 64)), (int)(n0));
+        }
+      }
+    }
+    if (((ts_tid >> 5) == 1)) {
+      ts_mbar_wait(ts_smem_addr(&stored[0]), 0);
+      ts_dev::warpAllreduceTile<true, 64, 128>(ts_args, ts_dseq, (C + (size_t)(((int64_t)(m0)) * (N) + (n0))), (P + (size_t)(((int64_t)(m0)) * (N) + (n0))), N, N);
+    }
+  } else {
+    float acc[64];
+    for (int k = 0; k < kt; k += 1) {
+      const int s = (k % 8);
+      ts_mbar_wait(ts_smem_addr(&full[s]), ((k / 8) % 2));
+      asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+      ts_wgmma_m64n128k16_bf16(acc, ts_wgmma_desc((ts_smem_addr(As) + (uint32_t)((((((s)) * 64 + (0)) * 64 + (0)) / 4096) * 4096 + ((((((s)) * 64 + (0)) * 64 + (0)) / 64) % 64) * 64 + ((((((s)) * 64 + (0)) * 64 + (0)) / 1) % 64) * 1) * 2), 1, 1024), ts_wgmma_desc((ts_smem_addr(Bs) + (uint32_t)((((((s)) * 128 + (0)) * 64 + (0)) / 8192) * 8192 + ((((((s)) * 128 + (0)) * 64 + (0)) / 64) % 128) * 64 + ((((((s)) * 128 + (0)) * 64 + (0)) / 1) % 64) * 1) * 2), 1, 1024), ((k > 0)) ? 1 : 0);
+      ts_wgmma_m64n128k16_bf16(acc, ts_wgmma_desc((ts_smem_addr(As) + (uint32_t)((((((s)) * 64 + (0)) * 64 + (16)) / 4096) * 4096 + ((((((s)) * 64 + (0)) * 64 + (16)) / 64) % 64) * 64 + ((((((s)) * 64 + (0)) * 64 + (16)) / 1) % 64) * 1) * 2), 1, 1024), ts_wgmma_desc((ts_smem_addr(Bs) + (uint32_t)((((((s)) * 128 + (0)) * 64 + (16)) / 8192) * 8192 + ((((((s)) * 128 + (0)) * 64 + (16)) / 64) % 128) * 64 + ((((((s)) * 128 + (0)) * 64 + (16)) / 1) % 64) * 1) * 2), 1, 1024), 1);
+      ts_wgmma_m64n128k16_bf16(acc, ts_wgmma_desc((ts_smem_addr(As) + (uint32_t)((((((s)) * 64 + (0)) * 64 + (32)) / 4096) * 4096 + ((((((s)) * 64 + (0)) * 64 + (32)) / 64) % 64) * 64 + ((((((s)) * 64 + (0)) * 64 + (32)) / 1) % 64) * 1) * 2), 1, 1024), ts_wgmma_desc((ts_smem_addr(Bs) + (uint32_t)((((((s)) * 128 + (0)) * 64 + (32)) / 8192) * 8192 + ((((((s)) * 128 + (0)) * 64 + (32)) / 64) % 128) * 64 + ((((((s)) * 128 + (0)) * 64 + (32)) / 1) % 64) * 1) * 2), 1, 1024), 1);
+      ts_wgmma_m64n128k16_bf16(acc, ts_wgmma_desc((ts_smem_addr(As) + (uint32_t)((((((s)) * 64 + (0)) * 64 + (48)) / 4096) * 4096 + ((((((s)) * 64 + (0)) * 64 + (48)) / 64) % 64) * 64 + ((((((s)) * 64 + (0)) * 64 + (48)) / 1) % 64) * 1) * 2), 1, 1024), ts_wgmma_desc((ts_smem_addr(Bs) + (uint32_t)((((((s)) * 128 + (0)) * 64 + (48)) / 8192) * 8192 + ((((((s)) * 128 + (0)) * 64 + (48)) / 64) % 128) * 64 + ((((((s)) * 128 + (0)) * 64 + (48)) / 1) % 64) * 1) * 2), 1, 1024), 1);
+      asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+      asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+      ts_fence_operands(acc);
+      if (((k > 0) && ((ts_tid & 127) == 0))) {
+        ts_mbar_arrive(ts_smem_addr(&empty[((k + 7) % 8)]));
+      }
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+    ts_fence_operands(acc);
+    if (((ts_tid & 127) == 0)) {
+      ts_mbar_arrive(ts_smem_addr(&empty[((kt + 7) % 8)]));
+    }
+    __nv_bfloat16 out[64];
+    out[0] = __float2bfloat16_rn(ts_to_f32(acc[0]));
+    out[1] = __float2bfloat16_rn(ts_to_f32(acc[1]));
+    out[4] = __float2bfloat16_rn(ts_to_f32(acc[4]));
+    out[5] = __float2bfloat16_rn(ts_to_f32(acc[5]));
+    out[8] = __float2bfloat16_rn(ts_to_f32(acc[8]));
+    out[9] = __float2bfloat16_rn(ts_to_f32(acc[9]));
+    out[12] = __float2bfloat16_rn(ts_to_f32(acc[12]));
+    out[13] = __float2bfloat16_rn(ts_to_f32(acc[13]));
+    out[16] = __float2bfloat16_rn(ts_to_f32(acc[16]));
+    out[17] = __float2bfloat16_rn(ts_to_f32(acc[17]));
+    out[20] = __float2bfloat16_rn(ts_to_f32(acc[20]));
+    out[21] = __float2bfloat16_rn(ts_to_f32(acc[21]));
+    out[24] = __float2bfloat16_rn(ts_to_f32(acc[24]));
+    out[25] = __float2bfloat16_rn(ts_to_f32(acc[25]));
+    out[28] = __float2bfloat16_rn(ts_to_f32(acc[28]));
+    out[29] = __float2bfloat16_rn(ts_to_f32(acc[29]));
+    out[32] = __float2bfloat16_rn(ts_to_f32(acc[32]));
+    out[33] = __float2bfloat16_rn(ts_to_f32(acc[33]));
+    out[36] = __float2bfloat16_rn(ts_to_f32(acc[36]));
+    out[37] = __float2bfloat16_rn(ts_to_f32(acc[37]));
+    out[40] = __float2bfloat16_rn(ts_to_f32(acc[40]));
+    out[41] = __float2bfloat16_rn(ts_to_f32(acc[41]));
+    out[44] = __float2bfloat16_rn(ts_to_f32(acc[44]));
+    out[45] = __float2bfloat16_rn(ts_to_f32(acc[45]));
+    out[48] = __float2bfloat16_rn(ts_to_f32(acc[48]));
+    out[49] = __float2bfloat16_rn(ts_to_f32(acc[49]));
+    out[52] = __float2bfloat16_rn(ts_to_f32(acc[52]));
+    out[53] = __float2bfloat16_rn(ts_to_f32(acc[53]));
+    out[56] = __float2bfloat16_rn(ts_to_f32(acc[56]));
+    out[57] = __float2bfloat16_rn(ts_to_f32(acc[57]));
+    out[60] = __float2bfloat16_rn(ts_to_f32(acc[60]));
+    out[61] = __float2bfloat16_rn(ts_to_f32(acc[61]));
+    out[2] = __float2bfloat16_rn(ts_to_f32(acc[2]));
+    out[3] = __float2bfloat16_rn(ts_to_f32(acc[3]));
+    out[6] = __float2bfloat16_rn(ts_to_f32(acc[6]));
+    out[7] = __float2bfloat16_rn(ts_to_f32(acc[7]));
+    out[10] = __float2bfloat16_rn(ts_to_f32(acc[10]));
+    out[11] = __float2bfloat16_rn(ts_to_f32(acc[11]));
+    out[14] = __float2bfloat16_rn(ts_to_f32(acc[14]));
+    out[15] = __float2bfloat16_rn(ts_to_f32(acc[15]));
+    out[18] = __float2bfloat16_rn(ts_to_f32(acc[18]));
+    out[19] = __float2bfloat16_rn(ts_to_f32(acc[19]));
+    out[22] = __float2bfloat16_rn(ts_to_f32(acc[22]));
+    out[23] = __float2bfloat16_rn(ts_to_f32(acc[23]));
+    out[26] = __float2bfloat16_rn(ts_to_f32(acc[26]));
+    out[27] = __float2bfloat16_rn(ts_to_f32(acc[27]));
+    out[30] = __float2bfloat16_rn(ts_to_f32(acc[30]));
+    out[31] = __float2bfloat16_rn(ts_to_f32(acc[31]));
+    out[34] = __float2bfloat16_rn(ts_to_f32(acc[34]));
+    out[35] = __float2bfloat16_rn(ts_to_f32(acc[35]));
+    out[38] = __float2bfloat16_rn(ts_to_f32(acc[38]));
+    out[39] = __float2bfloat16_rn(ts_to_f32(acc[39]));
+    out[42] = __float2bfloat16_rn(ts_to_f32(acc[42]));
+    out[43] = __float2bfloat16_rn(ts_to_f32(acc[43]));
+    out[46] = __float2bfloat16_rn(ts_to_f32(acc[46]));
+    out[47] = __float2bfloat16_rn(ts_to_f32(acc[47]));
+    out[50] = __float2bfloat16_rn(ts_to_f32(acc[50]));
+    out[51] = __float2bfloat16_rn(ts_to_f32(acc[51]));
+    out[54] = __float2bfloat16_rn(ts_to_f32(acc[54]));
+    out[55] = __float2bfloat16_rn(ts_to_f32(acc[55]));
+    out[58] = __float2bfloat16_rn(ts_to_f32(acc[58]));
+    out[59] = __float2bfloat16_rn(ts_to_f32(acc[59]));
+    out[62] = __float2bfloat16_rn(ts_to_f32(acc[62]));
+    out[63] = __float2bfloat16_rn(ts_to_f32(acc[63]));
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[0], out[1]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[4], out[5]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[8], out[9]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[12], out[13]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[16], out[17]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[20], out[21]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[24], out[25]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[28], out[29]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[32], out[33]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[36], out[37]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[40], out[41]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[44], out[45]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[48], out[49]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[52], out[53]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[56], out[57]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[60], out[61]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[2], out[3]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[6], out[7]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[10], out[11]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[14], out[15]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[18], out[19]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[22], out[23]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[26], out[27]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[30], out[31]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[34], out[35]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[38], out[39]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[42], out[43]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[46], out[47]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[50], out[51]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[54], out[55]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[58], out[59]}};
+    *reinterpret_cast<ts_vec<__nv_bfloat16, 2> *>(&Cs[ts_swizzle<3, 3, 3>(((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 0))) / 128) * 64 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 0))) / 64) % 2) * 4096 + (((((((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 0))) / 1) % 64) * 1)]) = ts_vec<__nv_bfloat16, 2>{{out[62], out[63]}};
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    asm volatile("bar.sync %0, %1;" :: "r"((int)(1)), "r"((int)(128)) : "memory");
+    if ((ts_tid == 128)) {
+      ts_tma_store_2d(&tmap_P, (ts_smem_addr(Cs) + (uint32_t)(((((0)) * 128 + (0)) / 128) * 64 + (((((0)) * 128 + (0)) / 64) % 2) * 4096 + (((((0)) * 128 + (0)) / 1) % 64) * 1) * 2), (int)(n0), (int)(m0));
+      ts_tma_store_2d(&tmap_P, (ts_smem_addr(Cs) + (uint32_t)(((((0)) * 128 + (64)) / 128) * 64 + (((((0)) * 128 + (64)) / 64) % 2) * 4096 + (((((0)) * 128 + (64)) / 1) % 64) * 1) * 2), (int)((n0 + 64)), (int)(m0));
+      asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+      asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      ts_mbar_arrive(ts_smem_addr(&stored[0]));
+    }
+  }
+}
+
 // ---- host side
 typedef CUresult (*ts_encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
                                        const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
@@ -686,9 +881,74 @@ extern "C" int tilescope_launch_tp_gemm_allreduce_bf16_sm90(ts_dev::Communicator
     CUresult r = ts_encode_tiled()(&tmap_P, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, P, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) return 1;
   }
+  {
+    dim3 ts_grid((unsigned)(132), 1u, 1u);
+    if ((long long)ts_grid.x * ts_grid.y * ts_grid.z > ts_dev::kMaxBlocks) return 2;
+  }
   cudaError_t e = cudaFuncSetAttribute(tp_gemm_allreduce_bf16_sm90, cudaFuncAttributeMaxDynamicSharedMemorySize, 214096);
   if (e != cudaSuccess) return 1;
   tp_gemm_allreduce_bf16_sm90<<<dim3((unsigned)(132), 1u, 1u), dim3(384), 214096, stream>>>(ts_dev::nextCall(*comm), A, B, P, C, M, KD, N, tmap_A, tmap_B, tmap_P);
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}
+
+extern "C" const char *tilescope_abi_tp_gemm_allreduce_bf16_sm90_64x128() { return "{\"kernel\": \"tp_gemm_allreduce_bf16_sm90_64x128\", \"target\": \"sm_90a\", \"tensors\": [{\"name\": \"A\", \"dtype\": \"bf16\", \"shape\": [\"M\", \"KD\"]}, {\"name\": \"B\", \"dtype\": \"bf16\", \"shape\": [\"N\", \"KD\"]}, {\"name\": \"P\", \"dtype\": \"bf16\", \"shape\": [\"M\", \"N\"]}, {\"name\": \"C\", \"dtype\": \"bf16\", \"shape\": [\"M\", \"N\"]}], \"symbols\": [\"M\", \"KD\", \"N\"], \"scalars\": [], \"threads\": 256, \"dynamic_smem\": 214152}"; }
+
+extern "C" int tilescope_launch_tp_gemm_allreduce_bf16_sm90_64x128(ts_dev::Communicator *comm, size_t A_off, size_t B_off, size_t P_off, size_t C_off, long long M_arg, long long KD_arg, long long N_arg, cudaStream_t stream) {
+  __nv_bfloat16 *A = reinterpret_cast<__nv_bfloat16 *>(ts_dev::localData(*comm) + A_off);
+  __nv_bfloat16 *B = reinterpret_cast<__nv_bfloat16 *>(ts_dev::localData(*comm) + B_off);
+  __nv_bfloat16 *P = reinterpret_cast<__nv_bfloat16 *>(ts_dev::localData(*comm) + P_off);
+  __nv_bfloat16 *C = reinterpret_cast<__nv_bfloat16 *>(ts_dev::localData(*comm) + C_off);
+  if (M_arg < 0 || M_arg > 2147483647LL) return 2;
+  const int M = (int)M_arg;
+  if (KD_arg < 0 || KD_arg > 2147483647LL) return 2;
+  const int KD = (int)KD_arg;
+  if (N_arg < 0 || N_arg > 2147483647LL) return 2;
+  const int N = (int)N_arg;
+  [[maybe_unused]] const int D = comm->ndev;
+  [[maybe_unused]] const int ndev = comm->ndev;
+  [[maybe_unused]] const int devid = comm->rank;
+  if (!((M > 0))) return 2; // where M > 0
+  if (!(((M % 64) == 0))) return 2; // where M % 64 == 0
+  if (!((N > 0))) return 2; // where N > 0
+  if (!(((N % 128) == 0))) return 2; // where N % 128 == 0
+  if (!((KD > 0))) return 2; // where KD > 0
+  if (!(((KD % 8) == 0))) return 2; // where KD % 8 == 0
+  if (!((D >= 1))) return 2; // where D >= 1
+  if (!((D <= 8))) return 2; // where D <= 8
+  CUtensorMap tmap_A;
+  {
+    cuuint64_t dims[2] = {(cuuint64_t)(KD), (cuuint64_t)(M)};
+    cuuint64_t strides[1] = {(2) * (cuuint64_t)(KD)};
+    cuuint32_t box[2] = {64, 64};
+    cuuint32_t estr[2] = {1, 1};
+    CUresult r = ts_encode_tiled()(&tmap_A, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, A, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) return 1;
+  }
+  CUtensorMap tmap_B;
+  {
+    cuuint64_t dims[2] = {(cuuint64_t)(KD), (cuuint64_t)(N)};
+    cuuint64_t strides[1] = {(2) * (cuuint64_t)(KD)};
+    cuuint32_t box[2] = {64, 128};
+    cuuint32_t estr[2] = {1, 1};
+    CUresult r = ts_encode_tiled()(&tmap_B, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, B, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) return 1;
+  }
+  CUtensorMap tmap_P;
+  {
+    cuuint64_t dims[2] = {(cuuint64_t)(N), (cuuint64_t)(M)};
+    cuuint64_t strides[1] = {(2) * (cuuint64_t)(N)};
+    cuuint32_t box[2] = {64, 64};
+    cuuint32_t estr[2] = {1, 1};
+    CUresult r = ts_encode_tiled()(&tmap_P, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, P, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) return 1;
+  }
+  {
+    dim3 ts_grid((unsigned)((M / 64)), (unsigned)((N / 128)), 1u);
+    if ((long long)ts_grid.x * ts_grid.y * ts_grid.z > ts_dev::kMaxBlocks) return 2;
+  }
+  cudaError_t e = cudaFuncSetAttribute(tp_gemm_allreduce_bf16_sm90_64x128, cudaFuncAttributeMaxDynamicSharedMemorySize, 214152);
+  if (e != cudaSuccess) return 1;
+  tp_gemm_allreduce_bf16_sm90_64x128<<<dim3((unsigned)((M / 64)), (unsigned)((N / 128)), 1u), dim3(256), 214152, stream>>>(ts_dev::nextCall(*comm), A, B, P, C, M, KD, N, tmap_A, tmap_B, tmap_P);
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }
 

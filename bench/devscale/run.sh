@@ -13,7 +13,8 @@
 # The fused TP GEMM (kernels/tp_gemm_bf16_sm90.tile, lowered_tp_gemm.cu) runs
 # with the TP rows, checked on every output against float64 after its first
 # call and after the timed calls, and against the simulator's dump
-# (tp_devR_A.npy, _B.npy, _C.npy: tilescope sim ... --dump) bit for bit.
+# (tp_devR_A.npy, _B.npy, _C.npy: tilescope sim ... --dump; tp64_devR_*: the
+# 64x128 decode kernel's) bit for bit.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 runtime=$here
@@ -42,7 +43,7 @@ bin=/tmp/devscale_bench
   2> /tmp/devscale_ptxas.txt || { cat /tmp/devscale_ptxas.txt; echo "nvcc failed"; exit 1; }
 grep -A2 "entry function 'tp_gemm" /tmp/devscale_ptxas.txt
 grep C7510 /tmp/devscale_ptxas.txt && { echo "ptxas serialized a wgmma pipeline"; status=1; }
-shapes=8192x8192x8192,128x8192x8192
+shapes=8192x8192x8192,128x8192x8192,256x8192x8192
 echo "== correctness: every rank draws fresh inputs per size (seed, rank), poisons its outputs"
 echo "   with bf16 NaN before the checked calls, and checks every output element against the"
 echo "   bf16 rounding of the float64 sum after the first call and after the timed calls;"
@@ -57,7 +58,7 @@ run() { # name, seconds, command...
   echo "== $name: exit $rc, $((SECONDS - t0)) s"
   [ $rc -eq 0 ] || status=1
 }
-if [ "$ngpu" -ge 2 ] && [ -f "$here/dev0_X.npy" ] && [ -f "$here/tp_dev0_A.npy" ]; then
+if [ "$ngpu" -ge 2 ] && [ -f "$here/dev0_X.npy" ] && [ -f "$here/tp_dev0_A.npy" ] && [ -f "$here/tp64_dev0_A.npy" ]; then
   run "simulator = hardware, $ngpu ranks" 60 $bin --ranks "$ngpu" --lowered --sim-compare "$here" --sim-tp "$here" --sizes-mib "" > "$out/sim_vs_hw.jsonl"
   cat "$out/sim_vs_hw.jsonl"
 fi

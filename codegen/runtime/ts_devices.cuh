@@ -284,12 +284,15 @@ __device__ inline uint32_t *warpFlagSlot(char *region, int block, int warp, int 
 
 // A device barrier of this warp with the same warp of this block on every
 // device: lane p signals device p and waits for device p's signal.
+// The block's slot is its linear index in the grid (the launcher keeps grids
+// of warp-collective kernels within kMaxBlocks).
 __device__ inline void warpBarrier(const CallArgs &a, uint32_t value) {
   __syncwarp();
   int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  int block = int(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
   if (lane < a.ndev) {
-    signalSys(warpFlagSlot(regionOf(a, lane), blockIdx.x, warp, a.rank), value);
-    waitSys(warpFlagSlot(regionOf(a, a.rank), blockIdx.x, warp, lane), value);
+    signalSys(warpFlagSlot(regionOf(a, lane), block, warp, a.rank), value);
+    waitSys(warpFlagSlot(regionOf(a, a.rank), block, warp, lane), value);
   }
   __syncwarp();
 }
