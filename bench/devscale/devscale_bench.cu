@@ -638,8 +638,32 @@ std::vector<uint16_t> readNpyU16(const std::string &path, std::vector<long> *sha
 // Simulator = hardware: the lowered allreduces on the simulator's inputs of
 // this rank (dumped by `tilescope sim --dump`) give the simulator's output
 // bits.
+// Whether the simulator dumped `file` (DIR/n<N>_<prefix><rank>_<file>) for
+// every rank: all ranks decide alike, so none launches a collective that a
+// peer without its dump would never join.
+bool dumpsForEveryRank(const Rank &r, const std::string &dir, const std::string &prefix,
+                       const std::string &file) {
+  for (int p = 0; p < r.comm.ndev; ++p) {
+    std::string path = dir + "/n" + std::to_string(r.comm.ndev) + "_" + prefix +
+                       std::to_string(p) + "_" + file;
+    if (FILE *f = std::fopen(path.c_str(), "rb"))
+      std::fclose(f);
+    else
+      return false;
+  }
+  return true;
+}
+
 void compareWithSimulator(Rank &r, int rank, const Options &o) {
-  std::string base = o.simDir + "/dev" + std::to_string(rank) + "_";
+  if (!dumpsForEveryRank(r, o.simDir, "dev", "X.npy")) {
+    if (rank == 0)
+      std::printf("{\"bench\":\"sim_vs_hw\",\"impl\":\"allreduce\",\"ranks\":%d,\"skipped\":"
+                  "\"no simulator dump for every rank\"}\n",
+                  r.comm.ndev);
+    return;
+  }
+  std::string base =
+      o.simDir + "/n" + std::to_string(r.comm.ndev) + "_dev" + std::to_string(rank) + "_";
   std::vector<uint16_t> x = readNpyU16(base + "X.npy"), y = readNpyU16(base + "Y.npy");
   if (x.empty() || x.size() != y.size()) {
     std::fprintf(stderr, "rank %d: no simulator dump at %sX.npy / Y.npy\n", rank, base.c_str());
@@ -675,7 +699,15 @@ void compareWithSimulator(Rank &r, int rank, const Options &o) {
 // [N, KD]) gives the simulator's C (tp_devD_C.npy) bit for bit.
 void compareTpWithSimulator(Rank &r, int rank, const Options &o, const char *prefix,
                             const FusedTp &kernel) {
-  std::string base = o.simTpDir + "/" + prefix + std::to_string(rank) + "_";
+  if (!dumpsForEveryRank(r, o.simTpDir, prefix, "A.npy")) {
+    if (rank == 0)
+      std::printf("{\"bench\":\"sim_vs_hw\",\"impl\":\"%s\",\"ranks\":%d,\"skipped\":"
+                  "\"no simulator dump for every rank\"}\n",
+                  kernel.name, r.comm.ndev);
+    return;
+  }
+  std::string base = o.simTpDir + "/n" + std::to_string(r.comm.ndev) + "_" + prefix +
+                     std::to_string(rank) + "_";
   std::vector<long> sa, sb, sc;
   std::vector<uint16_t> a = readNpyU16(base + "A.npy", &sa), b = readNpyU16(base + "B.npy", &sb),
                         c = readNpyU16(base + "C.npy", &sc);

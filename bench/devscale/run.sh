@@ -12,9 +12,9 @@
 # $OUT/devscale/: tilescope.jsonl, nccl.jsonl, sim_vs_hw.jsonl, table.csv, log.txt.
 # The fused TP GEMM (kernels/tp_gemm_bf16_sm90.tile, lowered_tp_gemm.cu) runs
 # with the TP rows, checked on every output against float64 after its first
-# call and after the timed calls, and against the simulator's dump
-# (tp_devR_A.npy, _B.npy, _C.npy: tilescope sim ... --dump; tp64_devR_*: the
-# 64x128 decode kernel's) bit for bit.
+# call and after the timed calls, and against the simulator's dumps
+# (n<G>_dev<r>_*, n<G>_tp_dev<r>_*, n<G>_tp64_dev<r>_* beside this script,
+# written by sim_dumps.sh for G ranks) bit for bit on every rank.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 runtime=$here
@@ -48,8 +48,8 @@ echo "== correctness: every rank draws fresh inputs per size (seed, rank), poiso
 echo "   with bf16 NaN before the checked calls, and checks every output element against the"
 echo "   bf16 rounding of the float64 sum after the first call and after the timed calls;"
 echo "   the TP GEMM output on 48 sampled elements against float64 (cuBLAS rounding tolerance)."
-echo "   sim_vs_hw: the lowered allreduces on the simulator's inputs (tilescope sim --dump,"
-echo "   files devR_X.npy / devR_Y.npy here) must give the simulator's output bits on every rank."
+echo "   sim_vs_hw: the lowered allreduces and fused TP GEMMs on the simulator's inputs"
+echo "   (sim_dumps.sh: n<G>_*.npy here) must give the simulator's output bits on every rank."
 status=${status:-0}
 run() { # name, seconds, command...
   local name=$1 secs=$2; shift 2
@@ -58,13 +58,15 @@ run() { # name, seconds, command...
   echo "== $name: exit $rc, $((SECONDS - t0)) s"
   [ $rc -eq 0 ] || status=1
 }
-if [ "$ngpu" -ge 2 ] && [ -f "$here/dev0_X.npy" ] && [ -f "$here/tp_dev0_A.npy" ] && [ -f "$here/tp64_dev0_A.npy" ]; then
+if [ "$ngpu" -ge 2 ] && [ -f "$here/n${ngpu}_dev0_X.npy" ]; then
   run "simulator = hardware, $ngpu ranks" 60 $bin --ranks "$ngpu" --lowered --sim-compare "$here" --sim-tp "$here" --sizes-mib "" > "$out/sim_vs_hw.jsonl"
   cat "$out/sim_vs_hw.jsonl"
 fi
 if [ "$ngpu" -ge 2 ]; then
   run "tilescope lowered, $ngpu ranks" 150 $bin --ranks "$ngpu" --lowered --fused --tp $shapes > "$out/tilescope.jsonl"
-  run "tilescope runtime, $ngpu ranks" 120 $bin --ranks "$ngpu" --tp $shapes >> "$out/tilescope.jsonl"
+  # DEVSCALE_SKIP_RUNTIME=1: only the lowered kernels (a shorter run)
+  [ -n "${DEVSCALE_SKIP_RUNTIME:-}" ] ||
+    run "tilescope runtime, $ngpu ranks" 120 $bin --ranks "$ngpu" --tp $shapes >> "$out/tilescope.jsonl"
   run "nccl $ngpu ranks" 150 python3 "$here/nccl_bench.py" --ranks "$ngpu" --tp $shapes > "$out/nccl.jsonl"
 else
   run "tilescope lowered, 1 rank" 100 $bin --ranks 1 --lowered --fused --tp $shapes > "$out/tilescope.jsonl"
