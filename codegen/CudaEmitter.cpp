@@ -1376,7 +1376,13 @@ void KernelEmitter::callStmt(const CallStmt &c) {
     line(fmt::format("asm volatile(\"setmaxnreg.{}.sync.aligned.u32 {};\");",
                      f == "setmaxnreg.inc" ? "inc" : "dec", ex(arg(0))));
   } else if (f == "fence.proxy.async") {
-    line("asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");");
+    std::string space = "shared";
+    if (Expr sp = kwv("space"); sp && sp->kind == ExprKind::StringImm)
+      space = as<StringImm>(sp).value;
+    if (space != "shared" && space != "global")
+      error(c.loc, fmt::format("fence.proxy.async space is 'shared' or 'global', not '{}'", space));
+    line(fmt::format("asm volatile(\"fence.proxy.async.{};\" ::: \"memory\");",
+                     space == "global" ? "global" : "shared::cta"));
   } else if (f == "fence.mbarrier_init") {
     line("asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");");
   } else if (f == "barrier.sync" || f == "barrier.arrive") {

@@ -338,10 +338,11 @@ std::vector<IntrinsicInfo> buildTable() {
       {"fence.proxy.async",
        NT,
        {},
-       {},
+       {{"space", K::String, false}},
        T,
        TargetFeature::Sm90Plus,
-       "order generic-proxy shared writes before async-proxy reads"},
+       "order generic-proxy shared writes before async-proxy reads (space = \"global\": "
+       "the async proxy's global writes, e.g. a completed TMA store, before generic reads)"},
       {"fence.mbarrier_init",
        NT,
        {},

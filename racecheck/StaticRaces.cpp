@@ -855,9 +855,11 @@ private:
   // arrival's iteration.
   // A TMA store x whose writes its issuing threads saw complete before
   // arrival r: a tma.store_wait(0) for the writes (not `read = true`) by
-  // x's issuers, after a commit that closed x's group, before r in r's
-  // loop and iteration; r is made by those issuers (the wait makes the
-  // writes visible to the issuing thread, its arrival releases them).
+  // x's issuers, after a commit that closed x's group, then a
+  // fence.proxy.async(space = "global") of theirs, before r in r's loop and
+  // iteration; r is made by those issuers (the wait makes the async proxy's
+  // writes visible to the issuing thread, the proxy fence orders them before
+  // its generic accesses, its arrival releases them).
   bool storeCompletedBefore(const SyncEvent &x, const SyncEvent &r) {
     if (x.what != "tma.store")
       return false;
@@ -872,6 +874,12 @@ private:
       if (!byIssuers(w, SyncKind::TmaStoreWait) || w.readOnly ||
           constantValue(w.amount).value_or(1) != 0 || w.order <= x.order ||
           w.order >= r.order || chainOf(w) != cr)
+        continue;
+      bool fenced = false;
+      for (const SyncEvent &f : sk_.events)
+        fenced |= byIssuers(f, SyncKind::FenceProxyAsync) && f.globalProxy && f.order > w.order &&
+                  f.order < r.order && chainOf(f) == cr;
+      if (!fenced)
         continue;
       for (const SyncEvent &c : sk_.events)
         if (byIssuers(c, SyncKind::TmaStoreCommit) && c.order > x.order && c.order < w.order &&

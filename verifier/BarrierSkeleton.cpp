@@ -870,7 +870,11 @@ private:
         {"tcgen05.relinquish_alloc_permit", SyncKind::Tcgen05Relinquish},
     };
     if (auto it = simple.find(name); it != simple.end()) {
-      push(make(it->second));
+      SyncEvent e = make(it->second);
+      if (const CallArg *sp = s.keyword("space");
+          sp && sp->value->kind == ExprKind::StringImm && as<StringImm>(sp->value).value == "global")
+        e.globalProxy = true;
+      push(std::move(e));
       return;
     }
     if (name == "wgmma.wait_group") {

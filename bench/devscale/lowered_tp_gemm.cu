@@ -610,7 +610,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) tp_gemm_allreduce_bf16_sm90
         ts_tma_store_2d(&tmap_P, (ts_smem_addr(Cs) + (uint32_t)(((((0)) * 256 + (192)) / 256) * 64 + (((((0)) * 256 + (192)) / 64) % 4) * 8192 + (((((0)) * 256 + (192)) / 1) % 64) * 1) * 2), (int)((n0 + 192)), (int)(m0));
         asm volatile("cp.async.bulk.commit_group;" ::: "memory");
         asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        asm volatile("fence.proxy.async.global;" ::: "memory");
         ts_mbar_wait(ts_smem_addr(&drained[(j % 2)]), (((j / 2) + 1) % 2));
         ts_mbar_arrive(ts_smem_addr(&stored[(j % 2)]));
       }
@@ -807,7 +807,7 @@ extern "C" __global__ void __launch_bounds__(256) tp_gemm_allreduce_bf16_sm90_64
       ts_tma_store_2d(&tmap_P, (ts_smem_addr(Cs) + (uint32_t)(((((0)) * 128 + (64)) / 128) * 64 + (((((0)) * 128 + (64)) / 64) % 2) * 4096 + (((((0)) * 128 + (64)) / 1) % 64) * 1) * 2), (int)((n0 + 64)), (int)(m0));
       asm volatile("cp.async.bulk.commit_group;" ::: "memory");
       asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
-      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      asm volatile("fence.proxy.async.global;" ::: "memory");
       ts_mbar_arrive(ts_smem_addr(&stored[0]));
     }
   }
