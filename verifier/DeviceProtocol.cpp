@@ -70,8 +70,8 @@ bool isBuiltin(const Expr &e, BuiltinKind which) {
   return e && e->kind == ExprKind::Builtin && as<Builtin>(e).which == which;
 }
 
-bool isCall(const Stmt &s, std::string_view callee) {
-  return s && s->kind == StmtKind::CallStmt && as<CallStmt>(s).callee == callee;
+bool isCall(const Stmt &s, IntrinsicId id) {
+  return s && s->kind == StmtKind::CallStmt && idOf(as<CallStmt>(s)) == id;
 }
 
 // A flag barrier: the device.signal / device.wait idiom that is a
@@ -108,8 +108,8 @@ std::optional<FlagBarrier> flagBarrier(const Kernel &k, const If &i, const std::
     return std::nullopt;
   why = "its flag protocol is not the flag barrier of docs/scales.md";
   const Block &b = i.thenBody;
-  if (!i.elseBody.empty() || b.size() != 3 || !isCall(b[0], "device.fence") ||
-      !isCall(b[1], "device.signal") || !isCall(b[2], "device.wait"))
+  if (!i.elseBody.empty() || b.size() != 3 || !isCall(b[0], IntrinsicId::DeviceFence) ||
+      !isCall(b[1], IntrinsicId::DeviceSignal) || !isCall(b[2], IntrinsicId::DeviceWait))
     return std::nullopt;
   const CallStmt &sig = as<CallStmt>(b[1]), &wait = as<CallStmt>(b[2]);
   const Expr &sf = sig.args.at(0).value, &wf = wait.args.at(0).value;
@@ -210,11 +210,11 @@ struct Walker {
           before = b[q]->kind == StmtKind::Let || b[q]->kind == StmtKind::BufferDecl ||
                    b[q]->kind == StmtKind::BarrierDecl;
         if (previous && previous->kind == StmtKind::CallStmt &&
-            static_cast<const CallStmt *>(previous)->callee == "sync" &&
+            idOf(*static_cast<const CallStmt *>(previous)) == IntrinsicId::Sync &&
             static_cast<const CallStmt *>(previous)->scope == ExecScope::Cta)
           before = true;
         // After it: a CTA barrier, or the kernel's end.
-        bool after = (k + 1 < b.size() && isCall(b[k + 1], "sync") &&
+        bool after = (k + 1 < b.size() && isCall(b[k + 1], IntrinsicId::Sync) &&
                       as<CallStmt>(b[k + 1]).scope == ExecScope::Cta) ||
                      (&b == &kernel.body && k + 1 == b.size());
         if (fb && before && after) {
@@ -287,19 +287,20 @@ struct Walker {
   void call(const CallStmt &c) {
     // every call's first operand is written, the others read (copy, cast,
     // gemm, elementwise; the device collectives and device.get too)
-    bool device = isDeviceCall(c.callee);
-    if (c.callee == "device.put") {
+    const IntrinsicId id = idOf(c);
+    bool device = isDeviceCall(id);
+    if (id == IntrinsicId::DevicePut) {
       puts.push_back({&c, baseName(c.args.at(0).value)});
       read.insert(baseName(c.args.at(1).value));
       return;
     }
-    if (c.callee == "device.get") {
+    if (id == IntrinsicId::DeviceGet) {
       gets.push_back({&c, baseName(c.args.at(1).value)});
       getPhases.push_back({&c, baseName(c.args.at(1).value), phase});
       wrote(baseName(c.args.at(0).value));
       return;
     }
-    if (c.callee == "device.signal" || c.callee == "device.wait") {
+    if (id == IntrinsicId::DeviceSignal || id == IntrinsicId::DeviceWait) {
       if (!flags)
         report.notProved.push_back(
             {c.loc, "device flag protocol (device.signal / device.wait) other than the flag "
@@ -308,7 +309,7 @@ struct Walker {
       flags = true;
       return;
     }
-    if (c.callee == "device.fence")
+    if (id == IntrinsicId::DeviceFence)
       return;
     for (size_t i = 0; i < c.args.size(); ++i) {
       if (!c.args[i].keyword.empty())
@@ -326,9 +327,9 @@ struct Walker {
     // device.barrier and the collectives order every device's accesses
     // before them before every device's accesses after them; a warp
     // collective orders its warp only, so phases are not known past it.
-    if (c.callee == "device.warp_allreduce")
+    if (idOf(c) == IntrinsicId::DeviceWarpAllreduce)
       phasesKnown = false;
-    else if (c.callee != "device.put")
+    else if (idOf(c) != IntrinsicId::DevicePut)
       barrier();
     // device.barrier and the collectives: every device must reach them alike
     bool operands = false;
