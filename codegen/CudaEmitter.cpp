@@ -1,5 +1,6 @@
 #include "codegen/CudaEmitter.h"
 
+#include "ir/DeviceScale.h"
 #include "ir/Dispatch.h"
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
@@ -174,6 +175,8 @@ private:
   void callStmt(const CallStmt &c);
   bool tryVectorize(const For &f, int64_t begin, int64_t trips);
   void dsmemCopy(const CallStmt &c, bool load);
+  void deviceCall(const CallStmt &c); // device.* in a devices(N) kernel
+  bool multipleOf(const Expr &e, int64_t m);
   void line(const std::string &s) { out_ << std::string(indent_ * 2, ' ') << s << "\n"; }
 
   const Kernel &k_;
@@ -204,6 +207,7 @@ private:
   void wgmmaRegisterA(const CallStmt &c, const std::string &accName, int n);
   std::vector<std::string> regsInScope_;  // register tiles declared, innermost last
   bool usesTcgen05_ = false;
+  bool devices_ = false; // a devices(N) kernel (docs/scales.md): on the runtime ts_devices.cuh
   std::map<std::string, int64_t> tmemColumns_;
   std::string tmemAddr(const std::string &buf) {
     return fmt::format("(*reinterpret_cast<volatile uint32_t *>(ts_smem + {}))",
@@ -1129,6 +1133,112 @@ void KernelEmitter::stmt(const Stmt &s) {
   }
 }
 
+// Whether an integer expression is a multiple of m for every value the
+// `where` clause admits (its polynomial's terms are).
+bool KernelEmitter::multipleOf(const Expr &e, int64_t m) {
+  for (auto &[mono, coef] : poly(e))
+    if ((coef * divisibility(mono)) % m != 0)
+      return false;
+  return true;
+}
+
+// device.warp_allreduce(dst, src, impl =) of one warp: the runtime's
+// warpAllreduceTile on the tiles' first elements in this rank's region
+// (the same offsets reach every peer's), paired through the warp's flags.
+void KernelEmitter::deviceCall(const CallStmt &c) {
+  if (idOf(c) != IntrinsicId::DeviceWarpAllreduce) {
+    error(c.loc, fmt::format("'{}' in a kernel with other statements is not lowered: such "
+                             "kernels lower device.warp_allreduce (kernels of lets and "
+                             "device collectives lower on the collectives' path)",
+                             c.callee));
+    return;
+  }
+  struct Side {
+    std::string ptr, ld;
+    int64_t rows = 1, cols = 1;
+  };
+  // A tile `T[b0 : +r, b1 : +c]` (or `T[b0 : +c]`) of a bf16 global tensor,
+  // its extents constants.
+  auto side = [&](const Expr &region) -> std::optional<Side> {
+    const Index *x = region->kind == ExprKind::Index ? &as<Index>(region) : nullptr;
+    const BufferInfo *b = nullptr;
+    std::string name;
+    if (x && x->base->kind == ExprKind::Var && bufs_.count(as<Var>(x->base).name)) {
+      name = as<Var>(x->base).name;
+      b = &bufs_.at(name);
+    }
+    std::vector<Expr> begin;
+    std::vector<int64_t> extent;
+    bool ok = b && b->scope == MemScope::Global && b->dtype == Dtype::bf16 &&
+              (b->shape.size() == 1 || b->shape.size() == 2) &&
+              x->subscripts.size() == b->shape.size();
+    for (size_t d = 0; ok && d < x->subscripts.size(); ++d) {
+      const Subscript &sub = x->subscripts[d];
+      std::optional<int64_t> n;
+      if (sub.kind == Subscript::Extent)
+        n = constantValue(sub.end);
+      else if (sub.kind == Subscript::Range)
+        n = constantValue(foldConstants(Binary::make(BinaryOp::Sub, sub.end, sub.begin)));
+      ok = n && *n > 0;
+      if (ok) {
+        begin.push_back(sub.begin);
+        extent.push_back(*n);
+      }
+    }
+    if (!ok) {
+      error(c.loc, fmt::format("device.warp_allreduce moves tiles T[b : +n, ...] of constant "
+                               "extents of 1-D or 2-D bf16 global tensors ('{}' is not one)",
+                               print(region)));
+      return std::nullopt;
+    }
+    Side out;
+    out.cols = extent.back();
+    out.rows = extent.size() == 2 ? extent[0] : 1;
+    out.ld = extent.size() == 2 ? ex(b->shape[1]) : std::to_string(out.cols);
+    // 16-byte vectors: every row of the tile starts 16-byte aligned.
+    bool aligned = out.cols % 8 == 0 && multipleOf(begin.back(), 8) &&
+                   (extent.size() == 1 || multipleOf(b->shape[1], 8));
+    if (!aligned) {
+      error(c.loc, fmt::format("device.warp_allreduce moves 16-byte vectors: the rows of the "
+                               "tile of '{}' are not 16-byte aligned for every size the `where` "
+                               "clause admits",
+                               name));
+      return std::nullopt;
+    }
+    out.ptr = fmt::format("({} + (size_t)({}))", name, globalFlat(name, begin));
+    return out;
+  };
+  auto dst = side(c.args.at(0).value);
+  auto src = dst ? side(c.args.at(1).value) : std::nullopt;
+  if (!dst || !src)
+    return;
+  if (dst->rows != src->rows || dst->cols != src->cols) {
+    error(c.loc, "device.warp_allreduce: dst and src tiles differ in shape");
+    return;
+  }
+  std::string impl;
+  if (const CallArg *a = c.keyword("impl"); a && a->value->kind == ExprKind::StringImm)
+    impl = as<StringImm>(a->value).value;
+  std::string why;
+  for (const CollectiveImpl &ci : collectiveImpls())
+    if (ci.collective == "warp_allreduce" && (impl.empty() || impl == ci.name)) {
+      why = collectiveRefusal("warp_allreduce", ci.name, dst->rows * dst->cols, 2, 0);
+      if (why.empty()) {
+        impl = ci.name;
+        break;
+      }
+    }
+  if (!why.empty() || impl.empty()) {
+    error(c.loc, fmt::format("no implementation of device.warp_allreduce accepts this call{}",
+                             why.empty() ? "" : ": " + why));
+    return;
+  }
+  info_.dispatchChoices.push_back("device.warp_allreduce -> " + impl);
+  line(fmt::format("ts_dev::warpAllreduceTile<{}, {}, {}>(ts_args, ts_dseq, {}, {}, {}, {});",
+                   impl == "two_shot" ? "true" : "false", dst->rows, dst->cols, dst->ptr, src->ptr,
+                   dst->ld, src->ld));
+}
+
 void KernelEmitter::callStmt(const CallStmt &c) {
   const std::string &f = c.callee;
   auto arg = [&](size_t i) -> const Expr & { return c.args.at(i).value; };
@@ -1142,6 +1252,10 @@ void KernelEmitter::callStmt(const CallStmt &c) {
   auto plainPtx = [&] { line(fmt::format("asm volatile(\"{};\" ::: \"memory\");", info->ptx)); };
   if (std::find(info_.natives.begin(), info_.natives.end(), f) == info_.natives.end())
     info_.natives.push_back(f);
+  if (isDeviceCall(id)) {
+    deviceCall(c);
+    return;
+  }
   if (info && info->cls == CallClass::TilePrimitive) {
     if (id == IntrinsicId::Sync && c.scope == ExecScope::Cluster) {
       line("asm volatile(\"barrier.cluster.arrive.release.aligned;\" ::: \"memory\");");
@@ -1334,7 +1448,18 @@ void KernelEmitter::callStmt(const CallStmt &c) {
   } else if (id == IntrinsicId::SetmaxnregInc || id == IntrinsicId::SetmaxnregDec) {
     line(fmt::format("asm volatile(\"{} {};\");", info->ptx, ex(arg(0))));
   } else if (id == IntrinsicId::FenceProxyAsync) {
-    plainPtx();
+    // space = "shared" (the default) or "global": the table's spelling
+    // orders shared memory; the global form orders the async proxy's global
+    // writes (a completed TMA store) before generic reads.
+    std::string space = "shared";
+    if (Expr sp = kwv("space"); sp && sp->kind == ExprKind::StringImm)
+      space = as<StringImm>(sp).value;
+    if (space == "global")
+      line("asm volatile(\"fence.proxy.async.global;\" ::: \"memory\");");
+    else if (space == "shared")
+      plainPtx();
+    else
+      error(c.loc, fmt::format("fence.proxy.async space is 'shared' or 'global', not '{}'", space));
   } else if (id == IntrinsicId::FenceMbarrierInit) {
     plainPtx();
   } else if (id == IntrinsicId::BarrierSync || id == IntrinsicId::BarrierArrive) {
@@ -1669,6 +1794,7 @@ std::string wgmmaHelper(int n, const MmaShape &row) {
 }
 
 bool KernelEmitter::run(std::string &device, std::string &host) {
+  devices_ = !k_.launch.devices.empty();
   collect();
   if (failed_)
     return false;
@@ -1701,10 +1827,20 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
     line("}");
     line("__syncthreads();");
   }
+  // A devices(N) kernel reads its rank and the device count from the peer
+  // table; ts_dseq counts its warp collectives (ts_devices.cuh).
+  std::string implicitLocals;
+  if (devices_) {
+    for (const Param &p : k_.params)
+      if (p.implicit)
+        implicitLocals += fmt::format("  [[maybe_unused]] const int {} = ts_args.{};\n", p.name,
+                                      p.name == "devid" ? "rank" : "ndev");
+    line("[[maybe_unused]] uint32_t ts_dseq = 0;");
+  }
   deviceSide_ = true;
   block(k_.body);
   deviceSide_ = false;
-  std::string body = out_.str();
+  std::string body = implicitLocals + out_.str();
   if (failed_)
     return false;
   // Fetch the tensor maps' descriptors while the barriers are set up, so the
@@ -1719,7 +1855,11 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
 
   // Signature.
   std::vector<std::string> params;
+  if (devices_)
+    params.push_back("const ts_dev::CallArgs ts_args");
   for (const Param &p : k_.params) {
+    if (p.implicit)
+      continue;
     if (p.isTensor)
       params.push_back(fmt::format("{} *__restrict__ {}", cType(p.dtype), p.name));
     else
@@ -1786,7 +1926,7 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
   abi += "], \"scalars\": [";
   int si = 0;
   for (const Param &p : k_.params)
-    if (!p.isTensor)
+    if (!p.isTensor && !p.implicit)
       abi += fmt::format("{}{{\"name\": \"{}\", \"dtype\": \"{}\"}}", si++ ? ", " : "",
                          p.name, dtypeName(p.dtype));
   abi += fmt::format("], \"threads\": {}, \"dynamic_smem\": {}}}", k_.launch.threads, dynSmem);
@@ -1795,26 +1935,56 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
     escaped += ch == '"' ? std::string("\\\"") : std::string(1, ch);
   h << "extern \"C\" const char *tilescope_abi_" << k_.name << "() { return \"" << escaped
     << "\"; }\n\n";
-  h << "extern \"C\" int tilescope_launch_" << k_.name
-    << "(void *const *tensors, const int64_t *symbols, const double *scalars, cudaStream_t "
-       "stream) {\n";
-  h << "  (void)tensors; (void)symbols; (void)scalars;\n";
-  ti = 0;
-  for (const Param &p : k_.params)
-    if (p.isTensor)
-      h << "  " << cType(p.dtype) << " *" << p.name << " = static_cast<" << cType(p.dtype)
-        << " *>(tensors[" << ti++ << "]);\n";
-  for (size_t i = 0; i < symbols_.size(); ++i)
-    h << "  const int " << symbols_[i] << " = (int)symbols[" << i << "];\n";
-  si = 0;
-  for (const Param &p : k_.params)
-    if (!p.isTensor)
-      h << "  const " << cType(p.dtype) << " " << p.name << " = (" << cType(p.dtype)
-        << ")scalars[" << si++ << "];\n";
+  // The launcher's codes: a cudaError_t; a devices kernel's, the device
+  // runtime's (0 launched, 2 arguments break the `where` clause, 1 a CUDA
+  // error), as the collectives' launchers (codegen/DeviceEmitter.h).
+  std::string badArgs = devices_ ? "2" : "(int)cudaErrorInvalidValue";
+  std::string badMap = devices_ ? "1" : "(int)cudaErrorInvalidValue";
+  if (devices_) {
+    // Tensors are byte offsets in the data area of the communicator's
+    // symmetric region (ts_dev::localData), shape symbols and scalars values.
+    h << "extern \"C\" int tilescope_launch_" << k_.name << "(ts_dev::Communicator *comm";
+    for (const Param &p : k_.params)
+      if (p.isTensor)
+        h << ", size_t " << p.name << "_off";
+    for (const std::string &sym : symbols_)
+      h << ", long long " << sym << "_arg";
+    for (const Param &p : k_.params)
+      if (!p.isTensor && !p.implicit)
+        h << ", " << cType(p.dtype) << " " << p.name;
+    h << ", cudaStream_t stream) {\n";
+    for (const Param &p : k_.params)
+      if (p.isTensor)
+        h << "  " << cType(p.dtype) << " *" << p.name << " = reinterpret_cast<" << cType(p.dtype)
+          << " *>(ts_dev::localData(*comm) + " << p.name << "_off);\n";
+    for (const std::string &sym : symbols_)
+      h << "  if (" << sym << "_arg < 0 || " << sym << "_arg > 2147483647LL) return 2;\n"
+        << "  const int " << sym << " = (int)" << sym << "_arg;\n";
+    for (const Param &p : k_.params)
+      if (p.implicit)
+        h << "  [[maybe_unused]] const int " << p.name << " = comm->"
+          << (p.name == "devid" ? "rank" : "ndev") << ";\n";
+  } else {
+    h << "extern \"C\" int tilescope_launch_" << k_.name
+      << "(void *const *tensors, const int64_t *symbols, const double *scalars, cudaStream_t "
+         "stream) {\n";
+    h << "  (void)tensors; (void)symbols; (void)scalars;\n";
+    ti = 0;
+    for (const Param &p : k_.params)
+      if (p.isTensor)
+        h << "  " << cType(p.dtype) << " *" << p.name << " = static_cast<" << cType(p.dtype)
+          << " *>(tensors[" << ti++ << "]);\n";
+    for (size_t i = 0; i < symbols_.size(); ++i)
+      h << "  const int " << symbols_[i] << " = (int)symbols[" << i << "];\n";
+    si = 0;
+    for (const Param &p : k_.params)
+      if (!p.isTensor)
+        h << "  const " << cType(p.dtype) << " " << p.name << " = (" << cType(p.dtype)
+          << ")scalars[" << si++ << "];\n";
+  }
   for (const Expr &c : k_.constraints) {
     std::string text = ex(c);
-    h << "  if (!(" << text << ")) return (int)cudaErrorInvalidValue; // where " << print(c)
-      << "\n";
+    h << "  if (!(" << text << ")) return " << badArgs << "; // where " << print(c) << "\n";
   }
   for (auto &[n, m] : tma_) {
     const BufferInfo &gb = bufs_.at(n);
@@ -1844,25 +2014,31 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
     h << "};\n    CUresult r = ts_encode_tiled()(&tmap_" << n << ", " << tmaType(gb.dtype) << ", "
       << rank << ", " << n << ", dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, " << sw
       << ", CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);\n"
-      << "    if (r != CUDA_SUCCESS) return (int)cudaErrorInvalidValue;\n  }\n";
+      << "    if (r != CUDA_SUCCESS) return " << badMap << ";\n  }\n";
   }
   std::string grid;
   for (size_t g = 0; g < 3; ++g)
     grid += (g ? ", " : "") +
             (g < k_.launch.grid.size() ? "(unsigned)(" + ex(k_.launch.grid[g]) + ")" : "1u");
+  if (devices_) // the warp collectives' flags: a slot per CTA (ts_devices.cuh)
+    h << "  {\n    dim3 ts_grid(" << grid << ");\n"
+      << "    if ((long long)ts_grid.x * ts_grid.y * ts_grid.z > ts_dev::kMaxBlocks) return 2;\n"
+      << "  }\n";
   h << "  cudaError_t e = cudaFuncSetAttribute(" << k_.name
     << ", cudaFuncAttributeMaxDynamicSharedMemorySize, " << dynSmem << ");\n"
-    << "  if (e != cudaSuccess) return (int)e;\n";
-  std::string args;
+    << "  if (e != cudaSuccess) return " << (devices_ ? "1" : "(int)e") << ";\n";
+  std::string args = devices_ ? "ts_dev::nextCall(*comm)" : "";
   for (const Param &p : k_.params)
-    args += (args.empty() ? "" : ", ") + p.name;
+    if (!p.implicit)
+      args += (args.empty() ? "" : ", ") + p.name;
   for (const std::string &s : symbols_)
     args += ", " + s;
   for (auto &[n, m] : tma_)
     args += ", tmap_" + n;
   h << "  " << k_.name << "<<<dim3(" << grid << "), dim3(" << k_.launch.threads << "), "
     << dynSmem << ", stream>>>(" << args << ");\n"
-    << "  return (int)cudaGetLastError();\n}\n\n";
+    << (devices_ ? "  return cudaGetLastError() == cudaSuccess ? 0 : 1;\n}\n\n"
+                 : "  return (int)cudaGetLastError();\n}\n\n");
   host = h.str();
   return true;
 }
@@ -2141,7 +2317,13 @@ std::optional<LoweredModule> lowerModule(const Module &module, Diagnostics &diag
     host += hst;
     out.kernels.push_back(std::move(info));
   }
-  out.source = std::string(kPrelude) + device + kHostPrelude + host;
+  bool devices = false;
+  for (const Kernel &k : module.kernels)
+    devices |= (kernelName.empty() || k.name == kernelName) && !k.launch.devices.empty();
+  // devices(N) kernels run on the device-scale runtime (compile with -I to
+  // codegen/runtime, docs/scales.md).
+  out.source = std::string(kPrelude) + (devices ? "#include \"ts_devices.cuh\"\n\n" : "") +
+               device + kHostPrelude + host;
   return out;
 }
 

@@ -265,24 +265,16 @@ public:
                         "where clause\\n\");\n    return 2;\n  }}\n",
                         where, k_.name);
     text += fmt::format("  long long ts_tiles = {};\n", tiles);
-    text += "  int ts_cap = comm->maxBlocks, ts_split = 1;\n"
-            "  if (ts_tiles < ts_cap)\n"
-            "    ts_split = (int)(ts_cap / (ts_tiles > 0 ? ts_tiles : 1));\n"
-            "  long long ts_grid = ts_tiles * ts_split;\n"
-            "  if (ts_grid > ts_cap)\n"
-            "    ts_grid = ts_cap / ts_split * ts_split;\n"
-            "  if (ts_grid < 1)\n"
-            "    ts_grid = 1;\n";
+    // The chunking checks read tile 0's extents (constant across tiles).
     text += "  {\n    ts_dev::CallArgs ts_args;\n    ts_args.ndev = comm->ndev;\n"
             "    bool ts_ok = true;\n";
-    // The chunking checks read the tile 0's extents (constant across tiles).
-    std::string hostChecks = tileChecks;
-    text += hostChecks;
+    text += tileChecks;
     text +=
         fmt::format("    if (!ts_ok) {{\n      std::fprintf(stderr, \"{}: a tile does not split "
                     "into 16-byte vectors per device\\n\");\n      return 2;\n    }}\n  }}\n",
                     k_.name);
-    text += fmt::format("  {}<<<(int)ts_grid, {}, 0, stream>>>(ts_dev::nextCall(*comm), ts_tiles, "
+    text += "  int ts_split = 1, ts_grid = ts_dev::persistentGrid(*comm, ts_tiles, ts_split);\n";
+    text += fmt::format("  {}<<<ts_grid, {}, 0, stream>>>(ts_dev::nextCall(*comm), ts_tiles, "
                         "ts_split{});\n",
                         k_.name, k_.launch.threads, hostArgs);
     text += "  return cudaGetLastError() == cudaSuccess ? 0 : 1;\n}\n\n";
@@ -306,6 +298,18 @@ private:
 };
 
 } // namespace
+
+bool collectivesOnly(const Kernel &kernel) {
+  for (const Stmt &s : kernel.body) {
+    if (s->kind == StmtKind::Let)
+      continue;
+    if (s->kind != StmtKind::CallStmt)
+      return false;
+    if (collectiveOf(idOf(as<CallStmt>(s))).empty())
+      return false;
+  }
+  return true;
+}
 
 std::optional<LoweredDevices> lowerDeviceKernels(const Module &module, Diagnostics &diag,
                                                  const std::string &kernelName) {

@@ -39,6 +39,12 @@ struct LoweredDevices {
   std::vector<LoweredDeviceKernel> kernels;
 };
 
+// Whether a devices(N) kernel is one of lets and CTA-scope device collectives
+// (allreduce, all_gather, reduce_scatter), which lowerDeviceKernels takes;
+// other devices kernels (a GEMM whose communication warp calls
+// device.warp_allreduce) lower through lowerModule (codegen/CudaEmitter.h).
+bool collectivesOnly(const Kernel &kernel);
+
 std::optional<LoweredDevices> lowerDeviceKernels(const Module &module, Diagnostics &diag,
                                                  const std::string &kernelName = "");
 

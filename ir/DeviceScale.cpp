@@ -48,6 +48,12 @@ const std::vector<CollectiveImpl> &collectiveImpls() {
       {"allreduce", "two_shot",
        "device barrier; device r sums chunk r of the tile over all devices and pushes it into "
        "every device's dst; device barrier"},
+      {"warp_allreduce", "two_shot",
+       "device barrier of the calling warps; device r sums chunk r of the tile (rows) over all "
+       "devices and stores it into every device's dst; device barrier"},
+      {"warp_allreduce", "one_shot",
+       "device barrier of the calling warps; every device reads the tile of all devices and "
+       "sums in rank order; device barrier"},
       {"all_gather", "push", "device barrier; push src into chunk devid of every dst; barrier"},
       {"reduce_scatter", "one_shot",
        "device barrier; device r sums chunk r over all devices into its dst; device barrier"},
@@ -74,7 +80,7 @@ std::string collectiveRefusal(std::string_view collective, std::string_view impl
       return fmt::format("the tile's {} bytes do not split into {} chunks of 16-byte vectors",
                          elements * elementBytes, devices);
   }
-  if (collective == "allreduce" && impl == "one_shot" &&
+  if ((collective == "allreduce" || collective == "warp_allreduce") && impl == "one_shot" &&
       elements * elementBytes > (int64_t{1} << 20))
     return "one_shot reads every device's whole tile: over 1 MiB per tile two_shot moves less";
   return "";

@@ -17,13 +17,15 @@ namespace tilescope {
 // The `device.*` natives (IntrinsicUnit::Device, records in ir/Intrinsics.cpp):
 // put / get of a tile to / from a peer's global memory, signal / wait on a
 // flag in a peer's global memory, the system-scope fence, the device barrier
-// and the collectives (allreduce, all_gather, reduce_scatter, with an
+// and the collectives (allreduce, warp_allreduce, all_gather, reduce_scatter, with an
 // `impl =` the dispatch table chooses). True for every one of them: the
 // checker admits them only in kernels launched with devices(N).
 bool isDeviceCall(IntrinsicId id);
 bool isDeviceCall(const CallStmt &c);
 // The collective a device.allreduce / all_gather / reduce_scatter call
-// performs, as collectiveImpls() names it; empty for other calls.
+// performs, as collectiveImpls() names it; empty for other calls (and for
+// device.warp_allreduce, one warp's collective, which the kernel emitter
+// lowers inside a kernel, not the device emitter's collective path).
 std::string_view collectiveOf(IntrinsicId id);
 
 // Adds the launch's facts to a devices(N) kernel's `where` constraints, for

@@ -30,6 +30,8 @@ constexpr IntRange kPeer{0, kMaxDevices - 1};
 // tcgen05.ld / tcgen05.st shapes (PTX ISA): lanes x bits per repetition.
 const std::vector<std::string_view> kTmemShapes = {"32x32b", "16x64b", "16x128b", "16x256b",
                                                    "16x32bx2"};
+// fence.proxy.async's state spaces: shared::cta (the default) or global.
+const std::vector<std::string_view> kProxySpaces = {"shared", "global"};
 constexpr auto Rd = Access::Read, Wr = Access::Write, RdWr = Access::ReadWrite;
 constexpr auto T = Convergence::Thread, W = Convergence::Warp, WG = Convergence::Warpgroup,
                CTA = Convergence::Cta;
@@ -525,10 +527,11 @@ std::vector<IntrinsicInfo> buildTable() {
        "fence.proxy.async",
        NT,
        {},
-       {},
+       {{"space", K::String, false, {}, Access::None, kProxySpaces}},
        T,
        TargetFeature::Sm90Plus,
-       "order generic-proxy shared writes before async-proxy reads",
+       "order generic-proxy shared writes before async-proxy reads (space = \"global\": "
+       "the async proxy's global writes, e.g. a completed TMA store, before generic reads)",
        Completion::Immediate,
        Proxy::None,
        "fence.proxy.async.shared::cta"},
@@ -704,6 +707,16 @@ std::vector<IntrinsicInfo> buildTable() {
        CTA,
        TargetFeature::Sm90Plus,
        "dst on every device = the sum over devices of src (the same region on each)"},
+      {I::DeviceWarpAllreduce,
+       "device.warp_allreduce",
+       NT,
+       {{"dst", K::Buffer, true}, {"src", K::Buffer, true}},
+       {{"impl", K::String, false}},
+       W,
+       TargetFeature::Sm90Plus,
+       "one warp of a CTA: dst on every device = the sum over devices of src; meets the "
+       "same call of the CTA with the same blockIdx on every device (a warp-specialized "
+       "kernel's communication warp)"},
       {I::DeviceAllGather,
        "device.all_gather",
        NT,

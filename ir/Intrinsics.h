@@ -105,6 +105,7 @@ enum class IntrinsicId : uint8_t {
   DeviceFence,
   DeviceBarrier,
   DeviceAllreduce,
+  DeviceWarpAllreduce,
   DeviceAllGather,
   DeviceReduceScatter,
   Unknown, // not a call of the table
@@ -191,7 +192,7 @@ struct IntrinsicInfo {
   Completion completion = Completion::Immediate;
   Proxy proxy = Proxy::None;
   // The PTX instruction the emitter writes (natives). Empty for the device
-  // scale's CTA-level calls, which lower onto the device runtime
+  // scale's CTA- and warp-level calls, which lower onto the device runtime
   // (codegen/runtime/ts_devices.cuh), not onto one instruction.
   std::string_view ptx = {};
   // Tensor-core calls: the family of ir/MmaShapes.h whose rows (shape and

@@ -852,6 +852,42 @@ private:
   // loop (in x's loop, after x, or outside loops), the wait at y's
   // iteration, the one before it, or, when y follows the wait's loop, the
   // arrival's iteration.
+  // A TMA store x whose writes its issuing threads saw complete before
+  // arrival r: a tma.store_wait(0) for the writes (not `read = true`) by
+  // x's issuers, after a commit that closed x's group, then a
+  // fence.proxy.async(space = "global") of theirs, before r in r's loop and
+  // iteration; r is made by those issuers (the wait makes the async proxy's
+  // writes visible to the issuing thread, the proxy fence orders them before
+  // its generic accesses, its arrival releases them).
+  bool storeCompletedBefore(const SyncEvent &x, const SyncEvent &r) {
+    if (x.call != IntrinsicId::TmaStore)
+      return false;
+    ThreadSet issuers = coverOf(x);
+    if (!coverOf(r).subsetOf(issuers) || !r.guards.empty())
+      return false;
+    std::vector<int> cr = chainOf(r);
+    auto byIssuers = [&](const SyncEvent &e, SyncKind kind) {
+      return e.kind == kind && e.guards.empty() && issuers.subsetOf(e.threads);
+    };
+    for (const SyncEvent &w : sk_.events) {
+      if (!byIssuers(w, SyncKind::TmaStoreWait) || w.readOnly ||
+          constantValue(w.amount).value_or(1) != 0 || w.order <= x.order ||
+          w.order >= r.order || chainOf(w) != cr)
+        continue;
+      bool fenced = false;
+      for (const SyncEvent &f : sk_.events)
+        fenced |= byIssuers(f, SyncKind::FenceProxyAsync) && f.globalProxy && f.order > w.order &&
+                  f.order < r.order && chainOf(f) == cr;
+      if (!fenced)
+        continue;
+      for (const SyncEvent &c : sk_.events)
+        if (byIssuers(c, SyncKind::TmaStoreCommit) && c.order > x.order && c.order < w.order &&
+            isPrefix(chainOf(c), chainOf(x)) && isPrefix(cr, chainOf(c)))
+          return true;
+    }
+    return false;
+  }
+
   void addHandshakes(const Side &x, const Side &y, std::vector<z3::expr> &out) {
     bool late = completesLater(x.ev, x.acc);
     bool mma = x.ev.call == IntrinsicId::Tcgen05Mma;
@@ -859,9 +895,10 @@ private:
     for (const SyncEvent &r : sk_.events) {
       bool delivery =
           &r == &x.ev && r.kind == SyncKind::TxDelivery && x.acc.write && x.acc.asyncProxy;
-      bool arrival = !delivery && r.order > x.ev.order &&
-                     ((r.kind == SyncKind::MbarArrive && !late) ||
-                      (r.kind == SyncKind::Tcgen05Commit && (!late || mma)));
+      bool arrival =
+          !delivery && r.order > x.ev.order &&
+          ((r.kind == SyncKind::MbarArrive && (!late || storeCompletedBefore(x.ev, r))) ||
+           (r.kind == SyncKind::Tcgen05Commit && (!late || mma)));
       if ((!delivery && !arrival) || r.barrier.array.empty())
         continue;
       std::vector<int> cr = chainOf(r);

@@ -329,6 +329,7 @@ bool CtaExecutor::execDeviceCta(Warp &w, const CallStmt &c, ThreadRange threads,
   // collective for all; every CTA waits for the phase to complete.
   DeviceArrival a;
   a.call = &c;
+  a.threads = threads;
   if (id != IntrinsicId::DeviceBarrier) {
     auto dst = region(c.args.at(0).value, w, lane);
     auto src = dst ? region(c.args.at(1).value, w, lane) : std::nullopt;
@@ -428,9 +429,19 @@ bool CtaExecutor::runDeviceCollective() {
   for (int64_t i = 0; i < std::max(n, m); ++i)
     if ((i < n && !inBounds(a.src, i)) || (i < m && !inBounds(a.dst, i)))
       return fail(a.call->loc, fmt::format("'{}' reaches outside its tensors", name));
+  // Inside each device the collective's accesses are those of the threads
+  // that called it there (the whole CTA, or the warp of a warp_allreduce):
+  // the CTA's own race detector sees them against its other threads.
+  auto local = [&](int dev, int buffer, int64_t flat, bool write) {
+    CtaExecutor &cta = *g.ctas[dev];
+    if (cta.race_)
+      cta.raceAccess(RaceSpace::Global, buffer, flat, flat, 1, write, g.arrivals[dev].threads,
+                     g.arrivals[dev].call->loc);
+  };
   auto read = [&](int dev, int64_t i) {
     int64_t flat = bufferFlat(a.src, i);
     deviceAccess(dev, sb.tensor, flat, false, a.call->loc);
+    local(dev, a.src.buffer, flat, false);
     return decodeFloat(sb.dtype, (*g.memory[dev])[sb.tensor].bitsAt(flat));
   };
   auto write = [&](int dev, int64_t i, double v) {
@@ -438,6 +449,7 @@ bool CtaExecutor::runDeviceCollective() {
     HostTensor &t = (*g.memory[dev])[db.tensor];
     t.setBits(flat, encodeFloat(db.dtype, v));
     t.written[flat] = 1;
+    local(dev, a.dst.buffer, flat, true);
   };
   auto sum = [&](int64_t i) {
     float acc = 0;
@@ -445,7 +457,7 @@ bool CtaExecutor::runDeviceCollective() {
       acc += static_cast<float>(read(p, i));
     return static_cast<double>(acc);
   };
-  if (id == IntrinsicId::DeviceAllreduce) {
+  if (id == IntrinsicId::DeviceAllreduce || id == IntrinsicId::DeviceWarpAllreduce) {
     for (int64_t i = 0; i < n; ++i) {
       double v = sum(i);
       for (int d = 0; d < g.ndev; ++d)

@@ -49,6 +49,7 @@ struct DeviceArrival {
   const CallStmt *call = nullptr;
   Region dst, src;
   std::string impl;
+  ThreadRange threads; // who called it (the whole CTA, or one warp for warp_allreduce)
 };
 
 struct DeviceGroup {

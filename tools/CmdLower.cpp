@@ -3,10 +3,13 @@
 // [--verify-ptx]`: dispatch and lower to CUDA C++. A kernel with parameters
 // is lowered at the point of --set, or with --auto at the point a tuning
 // table (tools/ModelInputs.h; the one shipped for --target unless --table)
-// picks for the sizes of --args, said on stderr. With --verify-ptx it also compiles with nvcc for
-// each kernel's target, checks that the PTX holds the instructions dispatch chose and that ptxas
-// reports no slow path (wgmma serialization, spills), and prints one line per check; a failed check
-// exits 1.
+// picks for the sizes of --args, said on stderr. With --verify-ptx it also
+// compiles with nvcc for each kernel's target (in a fresh folder, devices(N)
+// kernels with the embedded runtime header beside them), checks that the PTX
+// holds the instructions dispatch chose (for devices kernels: the entry and
+// system-scope flag operations, and none of .gpu scope) and that ptxas
+// reports no slow path (wgmma serialization, spills), and prints one line per
+// check; a failed check exits 1.
 //
 // A kernel that `tilescope check` rejects is not lowered: the same proofs
 // run first (check/KernelProofs.h: layouts and resources, barrier
@@ -18,6 +21,7 @@
 #include "check/KernelProofs.h"
 #include "codegen/CudaEmitter.h"
 #include "codegen/DeviceEmitter.h"
+#include "codegen/RuntimeHeader.h"
 #include "codegen/Toolchain.h"
 #include "ir/Checker.h"
 #include "ir/Parser.h"
@@ -77,33 +81,66 @@ int runLower() {
     return kInputError;
   const Module &module = *in.module;
   Diagnostics &diag = in.diag;
-  size_t deviceKernels = 0, selected = 0;
+  // Three lowerings: one-device kernels and devices(N) kernels with other
+  // statements than collectives (a TP GEMM's communication warp) through
+  // lowerModule; collectives-only devices kernels on the runtime's tile
+  // functions (lowerDeviceKernels). A file mixing them is lowered one kernel
+  // at a time.
+  size_t deviceKernels = 0, collectiveKernels = 0, selected = 0;
   for (const Kernel &k : module.kernels)
     if (kernelName.empty() || k.name == kernelName) {
       ++selected;
       deviceKernels += !k.launch.devices.empty();
+      collectiveKernels += !k.launch.devices.empty() && codegen::collectivesOnly(k);
     }
-  if (deviceKernels && deviceKernels != selected) {
-    diag.error(llvm::SMLoc(), "the file mixes devices(N) kernels with one-device kernels: lower "
-                              "them one at a time with --kernel");
+  if ((deviceKernels && deviceKernels != selected) ||
+      (collectiveKernels && collectiveKernels != selected)) {
+    diag.error(llvm::SMLoc(), "the file mixes devices(N) kernels with one-device kernels, or "
+                              "collectives-only devices kernels with others: lower them one at "
+                              "a time with --kernel");
     return kInputError;
   }
   if (int gate = gateLowering(in, kernelName, allowUnknown, "lower"); gate != kClean)
     return gate;
-  if (deviceKernels) { // docs/scales.md: on the runtime codegen/runtime/ts_devices.cuh
+  // What --verify-ptx compiles: the lowered source, and per kernel its
+  // name, target and the PTX it must hold.
+  struct Compiled {
+    std::string name;
+    TargetKind target;
+    std::vector<std::string> dispatch, notes, expected;
+  };
+  std::vector<Compiled> kernels;
+  std::string source;
+  if (collectiveKernels) { // docs/scales.md: on the runtime codegen/runtime/ts_devices.cuh
     auto lowered = codegen::lowerDeviceKernels(module, diag, kernelName);
     if (!lowered)
       return kInputError;
-    if (verifyPtx) {
-      llvm::errs() << "tilescope: error: --verify-ptx does not take devices(N) kernels yet (the "
-                      "ctest devices_ptxas compiles them)\n";
-      return kInputError;
-    }
-    for (const codegen::LoweredDeviceKernel &k : lowered->kernels)
+    for (const codegen::LoweredDeviceKernel &k : lowered->kernels) {
       for (const std::string &c : k.dispatchChoices)
         llvm::errs() << k.name << ": dispatch " << c << "\n";
+      const Kernel *ir = module.find(k.name);
+      kernels.push_back({k.name, ir ? ir->launch.target : TargetKind::sm_90a, {}, {},
+                         {".entry " + k.name + "("}});
+    }
+    source = lowered->source;
+  } else {
+    auto lowered = codegen::lowerModule(module, diag, kernelName);
+    if (!lowered)
+      return kInputError;
+    for (const codegen::LoweredKernel &k : lowered->kernels)
+      kernels.push_back({k.name, k.target, k.dispatchChoices, k.notes, codegen::expectedPtx(k)});
+    source = lowered->source;
+  }
+  // A devices kernel's flags must be system-scope operations (docs/scales.md,
+  // "Memory model of peer accesses").
+  if (deviceKernels)
+    for (Compiled &k : kernels)
+      k.expected.insert(k.expected.end(), {"fence.acq_rel.sys;", "st.relaxed.sys.global.u32",
+                                           "ld.acquire.sys.global.u32"});
+  std::string cuPath = output;
+  if (output != "-" || !verifyPtx) {
     if (output == "-") {
-      llvm::outs() << lowered->source;
+      llvm::outs() << source;
       return kClean;
     }
     std::error_code ec;
@@ -112,30 +149,7 @@ int runLower() {
       llvm::errs() << "tilescope: error: cannot write '" << output << "': " << ec.message() << "\n";
       return kInputError;
     }
-    os << lowered->source;
-    return kClean;
-  }
-  auto lowered = codegen::lowerModule(module, diag, kernelName);
-  if (!lowered)
-    return kInputError;
-  std::string cuPath = output;
-  if (output == "-") {
-    if (!verifyPtx) {
-      llvm::outs() << lowered->source;
-      return kClean;
-    }
-    llvm::SmallString<128> tmp;
-    llvm::sys::fs::createTemporaryFile("tilescope-lower", "cu", tmp);
-    cuPath = std::string(tmp);
-  }
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(cuPath, ec);
-    if (ec) {
-      llvm::errs() << "tilescope: error: cannot write '" << cuPath << "': " << ec.message() << "\n";
-      return kInputError;
-    }
-    os << lowered->source;
+    os << source;
   }
   if (!verifyPtx)
     return kClean;
@@ -144,9 +158,34 @@ int runLower() {
     llvm::errs() << "tilescope: error: nvcc not found (set TILESCOPE_NVCC)\n";
     return kInputError;
   }
+  // Compiled in a fresh folder: the source, and for devices kernels the
+  // runtime header it includes (embedded in tilescope).
+  llvm::SmallString<128> dir;
+  if (llvm::sys::fs::createUniqueDirectory("tilescope-lower", dir)) {
+    llvm::errs() << "tilescope: error: cannot create a temporary folder\n";
+    return kInputError;
+  }
+  auto writeFile = [&](const std::string &path, llvm::StringRef text) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    os << text;
+    return !ec;
+  };
+  cuPath = std::string(dir) + "/lowered.cu";
+  std::string header = std::string(dir) + "/ts_devices.cuh";
+  if (!writeFile(cuPath, source) ||
+      (deviceKernels && !writeFile(header, codegen::deviceRuntimeHeader()))) {
+    llvm::errs() << "tilescope: error: cannot write into '" << dir << "'\n";
+    return kInputError;
+  }
   int status = kClean;
-  for (const codegen::LoweredKernel &k : lowered->kernels) {
-    for (const std::string &c : k.dispatchChoices)
+  auto cleanUp = [&] {
+    llvm::sys::fs::remove(cuPath);
+    llvm::sys::fs::remove(header);
+    llvm::sys::fs::remove(std::string(dir));
+  };
+  for (const Compiled &k : kernels) {
+    for (const std::string &c : k.dispatch)
       llvm::outs() << k.name << ": dispatch " << c << "\n";
     for (const std::string &n : k.notes)
       llvm::outs() << k.name << ": note: " << n << "\n";
@@ -155,20 +194,32 @@ int runLower() {
     if (p.exitCode != 0) {
       llvm::errs() << p.log;
       llvm::outs() << k.name << ": FAIL nvcc -ptx exited " << p.exitCode << "\n";
+      cleanUp();
       return kFindings;
     }
     auto text = llvm::MemoryBuffer::getFile(ptx);
     std::string ptxText = text ? (*text)->getBuffer().str() : "";
-    for (const std::string &want : codegen::expectedPtx(k)) {
+    for (const std::string &want : k.expected) {
       bool ok = ptxText.find(want) != std::string::npos;
       llvm::outs() << k.name << ": " << (ok ? "ok" : "FAIL") << " ptx has " << want << "\n";
       if (!ok)
+        status = kFindings;
+    }
+    if (deviceKernels) {
+      // A weaker scope on a flag would not order a peer GPU's accesses.
+      bool weak = ptxText.find("st.relaxed.gpu") != std::string::npos ||
+                  ptxText.find("st.release.gpu") != std::string::npos ||
+                  ptxText.find("ld.acquire.gpu") != std::string::npos;
+      llvm::outs() << k.name << ": " << (weak ? "FAIL" : "ok")
+                   << " no flag operation of .gpu scope\n";
+      if (weak)
         status = kFindings;
     }
     auto c = codegen::build(*nvcc, cuPath, cubin, k.target, codegen::BuildKind::Cubin);
     if (c.exitCode != 0) {
       llvm::errs() << c.log;
       llvm::outs() << k.name << ": FAIL nvcc -cubin exited " << c.exitCode << "\n";
+      cleanUp();
       return kFindings;
     }
     // Resource lines of this kernel.
@@ -179,7 +230,9 @@ int runLower() {
         continue;
       }
       if (line.find("Used") != std::string::npos || line.find("spill") != std::string::npos)
-        llvm::outs() << k.name << ": ptxas" << line.substr(line.find(':') == std::string::npos ? 0 : line.find(':') + 1) << "\n";
+        llvm::outs() << k.name << ": ptxas"
+                     << line.substr(line.find(':') == std::string::npos ? 0 : line.find(':') + 1)
+                     << "\n";
       line.clear();
     }
     auto findings = codegen::slowPathFindings(c.log);
@@ -192,8 +245,7 @@ int runLower() {
     llvm::sys::fs::remove(ptx);
     llvm::sys::fs::remove(cubin);
   }
-  if (output == "-")
-    llvm::sys::fs::remove(cuPath);
+  cleanUp();
   return status;
 }
 

@@ -844,8 +844,13 @@ private:
       if (id == IntrinsicId::DeviceSignal || id == IntrinsicId::DeviceWait ||
           id == IntrinsicId::DeviceFence)
         return;
+      // device.warp_allreduce is made by one warp: it orders that warp's
+      // lanes only, and its accesses are the warp's.
+      bool warp = id == IntrinsicId::DeviceWarpAllreduce;
       auto cta = [&](SyncKind kind) {
-        SyncEvent e = base(kind, s.loc, shown, ExecScope::Cta, c);
+        if (warp && kind == SyncKind::CtaSync)
+          kind = SyncKind::WarpSync;
+        SyncEvent e = base(kind, s.loc, shown, warp ? ExecScope::Warp : ExecScope::Cta, c);
         e.call = id;
         return e;
       };
@@ -876,7 +881,11 @@ private:
         {IntrinsicId::Tcgen05RelinquishAllocPermit, SyncKind::Tcgen05Relinquish},
     };
     if (auto it = simple.find(id); it != simple.end()) {
-      push(make(it->second));
+      SyncEvent e = make(it->second);
+      if (const CallArg *sp = s.keyword("space");
+          sp && sp->value->kind == ExprKind::StringImm && as<StringImm>(sp->value).value == "global")
+        e.globalProxy = true;
+      push(std::move(e));
       return;
     }
     if (id == IntrinsicId::WgmmaWaitGroup) {

@@ -146,6 +146,9 @@ struct SyncEvent {
   // tma.store_wait(n, read = true): the groups' sources have been read; their
   // global writes may still be pending.
   bool readOnly = false;
+  // fence.proxy.async(space = "global"): orders the async proxy's global
+  // writes (a completed TMA store's) before the thread's later accesses.
+  bool globalProxy = false;
   // An unqualified call of a warp-collective instruction (`.sync.aligned`:
   // tcgen05.ld, tcgen05.st): each warp issues it once and every lane
   // handles its own slice of the warp's region.

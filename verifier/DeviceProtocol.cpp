@@ -2,11 +2,14 @@
 
 #include "ir/DeviceScale.h"
 #include "ir/Printer.h"
+#include "ir/Stmt.h"
 
 #include <fmt/format.h>
 
 #include <map>
+#include <optional>
 #include <set>
+#include <tuple>
 
 namespace tilescope {
 
@@ -59,18 +62,182 @@ std::string baseName(const Expr &e) {
   return b && b->kind == ExprKind::Var ? as<Var>(b).name : "";
 }
 
+bool isVar(const Expr &e, std::string_view name) {
+  return e && e->kind == ExprKind::Var && as<Var>(e).name == name;
+}
+
+bool isBuiltin(const Expr &e, BuiltinKind which) {
+  return e && e->kind == ExprKind::Builtin && as<Builtin>(e).which == which;
+}
+
+bool isCall(const Stmt &s, IntrinsicId id) {
+  return s && s->kind == StmtKind::CallStmt && idOf(as<CallStmt>(s)) == id;
+}
+
+// A flag barrier: the device.signal / device.wait idiom that is a
+// device.barrier of CTA blockIdx.x of every device,
+//
+//   cta.sync()                          (or the kernel's first statement)
+//   if threadIdx.x < ndev {
+//     device.fence()
+//     device.signal(F[c, blockIdx.x, devid], dev = threadIdx.x, value = V)
+//     device.wait(F[c, blockIdx.x, threadIdx.x], value = V)
+//   }
+//   cta.sync()                          (or the kernel's end)
+//
+// with c an integer constant (the barrier's slot), F a u32 tensor whose
+// last extent holds every device, V the same on every device. Thread t of
+// device d stores V into flag [c, b, d] of device t, after a system-scope
+// fence that the CTA barrier before it makes cumulative over the CTA's
+// accesses, and waits until its own flag [c, b, t] holds V: the store of
+// thread d of device t. So the CTA leaves the second cta.sync only once
+// every device's CTA b passed its first, for every N (threads t < ndev cover
+// every device when the CTA has at least kMaxDevices threads).
+struct FlagBarrier {
+  std::string flags; // F
+  int64_t slot = 0;  // c
+  llvm::SMLoc loc;
+};
+
+std::optional<FlagBarrier> flagBarrier(const Kernel &k, const If &i, const std::string &deviceCount,
+                                       std::string &why) {
+  const Expr &c = i.cond;
+  if (c->kind != ExprKind::Binary || as<Binary>(c).op != BinaryOp::Lt ||
+      !isBuiltin(as<Binary>(c).lhs, BuiltinKind::threadIdx_x) ||
+      !(isVar(as<Binary>(c).rhs, "ndev") || isVar(as<Binary>(c).rhs, deviceCount)))
+    return std::nullopt;
+  why = "its flag protocol is not the flag barrier of docs/scales.md";
+  const Block &b = i.thenBody;
+  if (!i.elseBody.empty() || b.size() != 3 || !isCall(b[0], IntrinsicId::DeviceFence) ||
+      !isCall(b[1], IntrinsicId::DeviceSignal) || !isCall(b[2], IntrinsicId::DeviceWait))
+    return std::nullopt;
+  const CallStmt &sig = as<CallStmt>(b[1]), &wait = as<CallStmt>(b[2]);
+  const Expr &sf = sig.args.at(0).value, &wf = wait.args.at(0).value;
+  const CallArg *dev = sig.keyword("dev"), *sv = sig.keyword("value"), *wv = wait.keyword("value");
+  if (sf->kind != ExprKind::Index || wf->kind != ExprKind::Index || !dev || !sv || !wv ||
+      !isBuiltin(dev->value, BuiltinKind::threadIdx_x) || !equal(sv->value, wv->value))
+    return std::nullopt;
+  const Index &si = as<Index>(sf), &wi = as<Index>(wf);
+  if (!equal(si.base, wi.base) || si.base->kind != ExprKind::Var || si.subscripts.size() != 3 ||
+      wi.subscripts.size() != 3)
+    return std::nullopt;
+  for (const Subscript &sub : si.subscripts)
+    if (sub.kind != Subscript::Point)
+      return std::nullopt;
+  for (const Subscript &sub : wi.subscripts)
+    if (sub.kind != Subscript::Point)
+      return std::nullopt;
+  auto slot = constantValue(si.subscripts[0].begin);
+  if (!slot || !equal(si.subscripts[0].begin, wi.subscripts[0].begin) ||
+      !isBuiltin(si.subscripts[1].begin, BuiltinKind::blockIdx_x) ||
+      !isBuiltin(wi.subscripts[1].begin, BuiltinKind::blockIdx_x) ||
+      !isVar(si.subscripts[2].begin, "devid") ||
+      !isBuiltin(wi.subscripts[2].begin, BuiltinKind::threadIdx_x)) {
+    why = "its flags are not F[c, blockIdx.x, devid] signalled and F[c, blockIdx.x, threadIdx.x] "
+          "waited for";
+    return std::nullopt;
+  }
+  // The flag tensor: u32[slots, grid, devices] with a slot for every CTA of a
+  // one-dimensional grid and every device.
+  const std::string &name = as<Var>(si.base).name;
+  const Param *f = nullptr;
+  for (const Param &p : k.params)
+    if (p.isTensor && p.name == name)
+      f = &p;
+  if (!f || f->dtype != Dtype::u32 || f->shape.size() != 3 ||
+      constantValue(f->shape[0]).value_or(0) <= *slot || *slot < 0 ||
+      k.launch.grid.size() != 1 || !equal(f->shape[1], k.launch.grid[0]) ||
+      constantValue(f->shape[2]).value_or(0) < kMaxDevices || k.launch.threads < kMaxDevices) {
+    why = "its flag tensor is not u32[slots, grid, 8] over a one-dimensional grid (with slot c "
+          "inside it) in a CTA of at least 8 threads";
+    return std::nullopt;
+  }
+  why.clear();
+  return FlagBarrier{name, *slot, i.loc};
+}
+
 struct Walker {
   DevidDependence dep;
   std::vector<std::pair<const Expr *, llvm::SMLoc>> control; // enclosing conditions / bounds
   DeviceProtocolReport &report;
+  const Kernel &kernel;
+  std::string deviceCount;
   std::set<std::string> written, read;                              // tensors the kernel accesses
   std::vector<std::pair<const CallStmt *, std::string>> gets, puts; // peer accesses
   bool flags = false;
-  explicit Walker(DeviceProtocolReport &r) : report(r) {}
+  // Phases: the device barriers (device.barrier, a collective, a flag
+  // barrier) met so far in program order; every device runs the same
+  // sequence (agreement), so an access of phase k on one device is ordered
+  // with every access of another phase on any device. `phasesKnown` is false
+  // once a barrier sits in a loop or a branch (its phase is not static).
+  int phase = 0;
+  bool phasesKnown = true;
+  int loops = 0, branches = 0;
+  std::map<std::string, std::set<int>> writePhases;        // tensor -> phases writing it
+  std::vector<std::tuple<const CallStmt *, std::string, int>> getPhases;
+  std::vector<FlagBarrier> barriers;                       // recognized flag barriers
+  std::set<std::string> flagTensors;                       // their F
+  std::set<const StmtNode *> barrierIfs;
+  const StmtNode *previous = nullptr; // the statement before, in its block
+  Walker(DeviceProtocolReport &r, const Kernel &k) : report(r), kernel(k) {
+    const Expr &n = k.launch.devices.front();
+    if (n->kind == ExprKind::Var)
+      deviceCount = as<Var>(n).name;
+  }
+
+  void barrier() {
+    if (loops || branches)
+      phasesKnown = false;
+    ++phase;
+  }
+  void wrote(const std::string &t) {
+    written.insert(t);
+    writePhases[t].insert(phase);
+  }
 
   void block(const Block &b) {
-    for (const Stmt &s : b)
+    const StmtNode *saved = previous;
+    previous = nullptr;
+    for (size_t k = 0; k < b.size(); ++k) {
+      const Stmt &s = b[k];
+      if (s->kind == StmtKind::If) {
+        std::string why;
+        auto fb = flagBarrier(kernel, as<If>(s), deviceCount, why);
+        // Before it: a CTA barrier, or nothing but declarations and lets
+        // since the kernel's start (no access the fence must order).
+        bool before = &b == &kernel.body;
+        for (size_t q = 0; before && q < k; ++q)
+          before = b[q]->kind == StmtKind::Let || b[q]->kind == StmtKind::BufferDecl ||
+                   b[q]->kind == StmtKind::BarrierDecl;
+        if (previous && previous->kind == StmtKind::CallStmt &&
+            idOf(*static_cast<const CallStmt *>(previous)) == IntrinsicId::Sync &&
+            static_cast<const CallStmt *>(previous)->scope == ExecScope::Cta)
+          before = true;
+        // After it: a CTA barrier, or the kernel's end.
+        bool after = (k + 1 < b.size() && isCall(b[k + 1], IntrinsicId::Sync) &&
+                      as<CallStmt>(b[k + 1]).scope == ExecScope::Cta) ||
+                     (&b == &kernel.body && k + 1 == b.size());
+        if (fb && before && after) {
+          barriers.push_back(*fb);
+          flagTensors.insert(fb->flags);
+          barrierIfs.insert(s.get());
+          if (controlDepends())
+            report.notProved.push_back(
+                {s->loc, "the flag barrier is under a condition or loop bound that depends on "
+                         "devid, so some device may not reach it"});
+          else if (loops)
+            report.notProved.push_back(
+                {s->loc, "the flag barrier is in a loop: its flags are reused with the same "
+                         "value (no epoch per use), left to `tilescope sim --races`"});
+          barrier();
+          previous = s.get();
+          continue;
+        }
+      }
       stmt(s);
+      previous = s.get();
+    }
+    previous = saved;
   }
   bool controlDepends() const {
     for (auto [e, loc] : control)
@@ -91,20 +258,24 @@ struct Walker {
       control.push_back({&f.end, f.loc});
       if (f.step)
         control.push_back({&f.step, f.loc});
+      ++loops;
       block(f.body);
+      --loops;
       control.resize(control.size() - (f.step ? 3 : 2));
       return;
     }
     case StmtKind::If: {
       const If &i = static_cast<const If &>(*s);
       control.push_back({&i.cond, i.loc});
+      ++branches;
       block(i.thenBody);
       block(i.elseBody);
+      --branches;
       control.pop_back();
       return;
     }
     case StmtKind::Store:
-      written.insert(baseName(static_cast<const Store &>(*s).target));
+      wrote(baseName(static_cast<const Store &>(*s).target));
       return;
     case StmtKind::CallStmt:
       call(static_cast<const CallStmt &>(*s));
@@ -125,15 +296,16 @@ struct Walker {
     }
     if (id == IntrinsicId::DeviceGet) {
       gets.push_back({&c, baseName(c.args.at(1).value)});
-      written.insert(baseName(c.args.at(0).value));
+      getPhases.push_back({&c, baseName(c.args.at(1).value), phase});
+      wrote(baseName(c.args.at(0).value));
       return;
     }
     if (id == IntrinsicId::DeviceSignal || id == IntrinsicId::DeviceWait) {
       if (!flags)
         report.notProved.push_back(
-            {c.loc, "device flag protocol (device.signal / device.wait): its epochs and fences "
-                    "are checked by `tilescope sim --races` at given device counts, not proved "
-                    "for all of them"});
+            {c.loc, "device flag protocol (device.signal / device.wait) other than the flag "
+                    "barrier of docs/scales.md: its epochs and fences are checked by `tilescope "
+                    "sim --races` at given device counts, not proved for all of them"});
       flags = true;
       return;
     }
@@ -143,11 +315,22 @@ struct Walker {
       if (!c.args[i].keyword.empty())
         continue;
       std::string name = baseName(c.args[i].value);
-      if (!name.empty())
-        (i == 0 ? written : read).insert(name);
+      if (name.empty())
+        continue;
+      if (i == 0)
+        wrote(name);
+      else
+        read.insert(name);
     }
     if (!device)
       return;
+    // device.barrier and the collectives order every device's accesses
+    // before them before every device's accesses after them; a warp
+    // collective orders its warp only, so phases are not known past it.
+    if (idOf(c) == IntrinsicId::DeviceWarpAllreduce)
+      phasesKnown = false;
+    else if (idOf(c) != IntrinsicId::DevicePut)
+      barrier();
     // device.barrier and the collectives: every device must reach them alike
     bool operands = false;
     for (const CallArg &a : c.args)
@@ -172,17 +355,42 @@ DeviceProtocolReport checkDeviceProtocol(const Kernel &kernel, Diagnostics &diag
   if (kernel.launch.devices.empty())
     return report;
   report.applies = true;
-  Walker w(report);
+  Walker w(report, kernel);
   w.block(kernel.body);
-  for (auto [c, tensor] : w.gets) {
-    const auto &got = tensor; // a lambda may not capture a structured binding (clang 14)
-    if (w.written.count(got) ||
-        std::any_of(w.puts.begin(), w.puts.end(), [&](auto &p) { return p.second == got; }))
+  // A flag tensor is the flag barriers' alone: any other access of it (a
+  // store, a copy, a signal or wait elsewhere) voids their reasoning.
+  for (const std::string &f : w.flagTensors)
+    if (w.written.count(f) || w.read.count(f) ||
+        std::any_of(w.gets.begin(), w.gets.end(), [&](auto &g) { return g.second == f; }))
       report.notProved.push_back(
-          {c->loc, fmt::format("device.get of '{}', which the kernel also writes: whether the "
+          {kernel.loc, fmt::format("the flag tensor '{}' of a flag barrier is accessed elsewhere "
+                                   "too",
+                                   f)});
+  for (size_t a = 0; a < w.barriers.size(); ++a)
+    for (size_t b = a + 1; b < w.barriers.size(); ++b)
+      if (w.barriers[a].flags == w.barriers[b].flags && w.barriers[a].slot == w.barriers[b].slot)
+        report.notProved.push_back(
+            {w.barriers[b].loc, fmt::format("this flag barrier reuses slot {} of '{}' (as at an "
+                                            "earlier one) with the same value: no epoch per use",
+                                            w.barriers[b].slot, w.barriers[b].flags)});
+  for (auto [c, tensor, phase] : w.getPhases) {
+    const auto &got = tensor; // a lambda may not capture a structured binding (clang 14)
+    bool put = std::any_of(w.puts.begin(), w.puts.end(), [&](auto &p) { return p.second == got; });
+    // A peer's writes of the tensor in other phases are ordered with this
+    // read by the barriers between them, and the next call's writes by a
+    // barrier after the read (the peer leaves its last barrier only once
+    // this device reached it).
+    bool samePhase = w.writePhases.count(got) && w.writePhases.at(got).count(phase);
+    bool barrierAfter = phase < w.phase;
+    if (put || (w.written.count(got) && (!w.phasesKnown || samePhase || !barrierAfter)))
+      report.notProved.push_back(
+          {c->loc, fmt::format("device.get of '{}', which the kernel also writes{}: whether the "
                                "write is ordered before the peer's read is left to `tilescope "
                                "sim --races`",
-                               tensor)});
+                               tensor,
+                               !w.phasesKnown ? " (its device barriers are in loops or branches)"
+                               : samePhase    ? " between the same device barriers"
+                                              : " and no device barrier follows the read")});
   }
   for (auto [c, tensor] : w.puts)
     report.notProved.push_back(
@@ -191,10 +399,16 @@ DeviceProtocolReport checkDeviceProtocol(const Kernel &kernel, Diagnostics &diag
                              tensor)});
   for (const auto &[loc, why] : report.notProved)
     diag.warning(loc, "not proved: " + why);
-  report.method = report.notProved.empty()
-                      ? "proved for every device count: collectives agree, peer reads are of "
-                        "tensors no device writes"
-                      : "not proved";
+  report.method =
+      !report.notProved.empty() ? "not proved"
+      : w.barriers.empty()
+          ? "proved for every device count: collectives agree, peer reads are of tensors no "
+            "device writes"
+          : fmt::format("proved for every device count: collectives and {} flag barrier{} agree "
+                        "(fenced signals, waits on distinct slots, given a fresh epoch per "
+                        "call), peer reads are of tensors no device writes between the same "
+                        "barriers",
+                        w.barriers.size(), w.barriers.size() == 1 ? "" : "s");
   return report;
 }
 

@@ -5,12 +5,16 @@
 //   collective calls on the same tiles. Proved when neither a call's operands
 //   nor a condition or loop bound around it depends on `devid` (through
 //   lets): then every device evaluates them alike, for every N;
-// - peer races: a device.get of a tensor no statement of the kernel writes,
-//   and a device.put into a tensor no statement reads or writes besides the
-//   puts of distinct devices... are race-free by construction; others are
-//   left to the dynamic check;
-// - device.signal / device.wait flag protocols (epochs, fences): checked by
-//   `tilescope sim --races` at the sizes given, not proved here.
+// - flag barriers: the device.signal / device.wait idiom of docs/scales.md
+//   (`if threadIdx.x < ndev { fence; signal F[c, b, devid] on device
+//   threadIdx.x; wait F[c, b, threadIdx.x] }` between CTA barriers, a slot c
+//   per barrier, outside loops, F used by nothing else) is a device barrier
+//   of CTA b of every device, for every N (the proof is parametric in N);
+//   other flag protocols are left to `tilescope sim --races`;
+// - peer races: a device.get of a tensor that no statement writes, or that
+//   is written only between other device barriers (phases) than the read's
+//   with a barrier after the read (so the next call's writes are ordered),
+//   is race-free; other gets and every put are left to the dynamic check.
 //
 // What is not proved is reported as "not proved" with its reason (the
 // verdict is then unknown), never as a pass. Depends on ir/ only.

@@ -1,10 +1,12 @@
 // The device-scale benchmark: one process per rank (forked here before any
 // CUDA call), the collectives of codegen/runtime/ts_devices.cuh timed and
-// checked against float64 on every rank, and a tensor-parallel GEMM (cuBLAS)
-// followed by, or overlapped with, the library's allreduce.
+// checked against float64 on every rank, and a tensor-parallel GEMM: cuBLAS
+// followed by, or overlapped with, the library's allreduce, and (--fused) the
+// library's TP GEMM with the allreduce fused per output tile.
 //
-//   devscale_bench --ranks N [--sizes-mib 1,4,...] [--tp MxNxK,...] [--iters I]
-//                  [--quick]
+//   devscale_bench --ranks N [--lowered] [--fused] [--sim-compare DIR]
+//                  [--sim-tp DIR] [--sizes-mib 1,4,...] [--tp MxNxK,...]
+//                  [--iters I] [--seed S]
 //
 // Rank r runs on GPU r % (visible GPUs), so `--ranks 2` on one GPU runs two
 // processes on it through CUDA IPC. Rank 0 prints one JSON object per line;
@@ -17,6 +19,11 @@
 // emits them (run.sh lowers them, or uses the pre-lowered copy beside it).
 #ifdef TS_LOWERED
 #include TS_LOWERED
+#endif
+// The TP GEMM with the allreduce fused per output tile, as `tilescope lower
+// kernels/tp_gemm_bf16_sm90.tile` emits it (lowered_tp_gemm.cu beside run.sh).
+#ifdef TS_LOWERED_TP
+#include TS_LOWERED_TP
 #endif
 
 #include <algorithm>
@@ -66,6 +73,65 @@ __global__ void fillGemm(__nv_bfloat16 *x, size_t n, uint32_t seed, int rank) {
     x[i] = __float2bfloat16_rn(gemmValue(seed, rank, i));
 }
 
+// B^T of the fused kernel (B: global bf16[N, Kr]): Bt[j * Kr + k] is the
+// cuBLAS variant's B[k, j].
+__global__ void fillGemmT(__nv_bfloat16 *bt, long N, long Kr, uint32_t seed, int rank) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < size_t(N) * Kr;
+       i += size_t(gridDim.x) * blockDim.x)
+    bt[i] = __float2bfloat16_rn(gemmValue(seed, rank, uint64_t(i % Kr) * N + i / Kr));
+}
+
+// Every output C[i, j] of a TP GEMM against its float64 value, the sum over
+// ranks p of A_p[i, :] . B_p[:, j] (operands regenerated from their seeds):
+// counts those off by more than the rounding of each partial to bf16, of
+// their fp32 sum to bf16 and of the fp32 sums of the GEMM.
+__global__ void checkTp(const __nv_bfloat16 *C, long M, long N, long Kr, int ndev, uint32_t seed,
+                        unsigned long long *bad, unsigned long long *firstBad) {
+  for (size_t e = blockIdx.x * size_t(blockDim.x) + threadIdx.x; e < size_t(M) * N;
+       e += size_t(gridDim.x) * blockDim.x) {
+    long i = long(e / N), j = long(e % N);
+    double want = 0, parts = 0, scale = 0;
+    for (int p = 0; p < ndev; ++p) {
+      double part = 0;
+      for (long k = 0; k < Kr; ++k) {
+        double t = double(gemmValue(seed, p, uint64_t(i) * Kr + k)) *
+                   double(gemmValue(seed + 1, p, uint64_t(k) * N + j));
+        part += t;
+        scale += fabs(t);
+      }
+      want += part;
+      parts += fabs(part);
+    }
+    double got = double(__bfloat162float(C[e]));
+    double tol = ldexp(parts + fabs(want), -8) + ldexp(scale, -18);
+    if (!(fabs(got - want) <= tol)) {
+      atomicAdd(bad, 1ull);
+      atomicMin(firstBad, static_cast<unsigned long long>(e));
+    }
+  }
+}
+
+// The lowered fused TP GEMMs (kernels/tp_gemm_bf16_sm90.tile): name, launcher
+// (communicator, byte offsets of A, B, P, C, then M, KD, N, stream), and the
+// shapes it takes (the 64x128 kernel: one CTA per tile, at most 512).
+using TpLauncher = int (*)(ts_dev::Communicator *, size_t, size_t, size_t, size_t, long long,
+                           long long, long long, cudaStream_t);
+struct FusedTp {
+  const char *name;
+  TpLauncher launch;
+  bool (*takes)(long M, long N);
+};
+std::vector<FusedTp> fusedTpKernels() {
+#ifdef TS_LOWERED_TP
+  return {{"tilescope.lowered.fused", tilescope_launch_tp_gemm_allreduce_bf16_sm90,
+           [](long M, long N) { return M % 128 == 0 && N % 256 == 0; }},
+          {"tilescope.lowered.fused_64x128", tilescope_launch_tp_gemm_allreduce_bf16_sm90_64x128,
+           [](long M, long N) { return M % 64 == 0 && N % 128 == 0 && M / 64 * (N / 128) <= 512; }}};
+#else
+  return {};
+#endif
+}
+
 // Counts outputs that differ from the bf16 rounding of the float64 sum of
 // the ranks' inputs at element `i + inBase` (out[i] holds it).
 __global__ void checkSum(const __nv_bfloat16 *out, size_t n, uint64_t inBase, uint32_t seed,
@@ -98,7 +164,9 @@ __global__ void checkGather(const __nv_bfloat16 *out, size_t n, uint32_t seed, i
 
 struct Options {
   std::string simDir;   // --sim-compare: the simulator's dump (devD_X.npy, devD_Y.npy)
+  std::string simTpDir; // --sim-tp: the TP GEMM's dump (tp_devD_A.npy, _B.npy, _C.npy)
   bool lowered = false; // time the lowered library kernels (else the runtime's own)
+  bool fused = false;   // --fused: time the lowered fused TP GEMM too
   int ranks = 1;
   std::vector<double> sizesMiB = {1, 2, 4, 8, 16, 32, 64, 128, 256};
   std::vector<std::array<long, 3>> tp;
@@ -130,6 +198,10 @@ bool parseArgs(int argc, char **argv, Options &o) {
       o.lowered = true;
     else if (a == "--sim-compare")
       o.simDir = value();
+    else if (a == "--sim-tp")
+      o.simTpDir = value();
+    else if (a == "--fused")
+      o.fused = true;
     else if (a == "--iters")
       o.iters = std::atoi(value().c_str());
     else if (a == "--seed")
@@ -369,10 +441,90 @@ void runTp(Rank &r, int rank, const Options &o, long M, long N, long K, uint32_t
     CHECK(cudaEventRecord(done[0], r.side));
     CHECK(cudaStreamWaitEvent(r.stream, done[0]));
   };
+  // variants 3..: the lowered fused TP GEMMs (--fused): P at 0, C at outOff, A
+  // and B^T after P, all in the symmetric region.
+  size_t aOff = (cBytes + 4095) / 4096 * 4096, bOff = aOff + size_t(M) * Kr * 2;
+  bool fused = o.fused && bOff + size_t(N) * Kr * 2 <= outOff;
+#ifdef TS_LOWERED_TP
+  if (fused) {
+    fillGemm<<<1024, 256, 0, r.stream>>>(reinterpret_cast<__nv_bfloat16 *>(data + aOff),
+                                         size_t(M) * Kr, seed, rank);
+    fillGemmT<<<1024, 256, 0, r.stream>>>(reinterpret_cast<__nv_bfloat16 *>(data + bOff), N, Kr,
+                                          seed + 1, rank);
+  }
+#else
+  fused = false;
+#endif
+  if (o.fused && !fused) {
+    std::fprintf(stderr, "rank %d: the fused TP GEMM was not run at %ldx%ldx%ld\n", rank, M, N, K);
+    r.ok = false;
+  }
+  std::vector<FusedTp> fusedKernels;
+  for (const FusedTp &f : fusedTpKernels())
+    if (fused && f.takes(M, N))
+      fusedKernels.push_back(f);
+  const FusedTp *current = nullptr;
+  auto stepFused = [&]() {
+    int rc = current->launch(&r.comm, aOff, bOff, 0, outOff, M, Kr, N, r.stream);
+    if (rc != 0) {
+      std::fprintf(stderr, "rank %d: %s's launcher returned %d\n", rank, current->name, rc);
+      std::exit(1);
+    }
+  };
+  // Every output of the fused kernel against float64 (on the GPU).
+  auto checkFused = [&]() {
+    resetBad(r, rank);
+    checkTp<<<1024, 256, 0, r.stream>>>(reinterpret_cast<const __nv_bfloat16 *>(data + outOff), M,
+                                        N, Kr, n, seed, r.bad, r.bad + 1);
+    CHECK(cudaStreamSynchronize(r.stream));
+    unsigned long long first, bad = mismatches(r, rank, &first);
+    if (bad) {
+      std::fprintf(stderr, "rank %d: fused tp %ldx%ldx%ld: %llu of %ld outputs off float64, first "
+                           "at %llu\n",
+                   rank, M, N, K, bad, M * N, first);
+      r.ok = false;
+    }
+    return int(bad > 0x7fffffff ? 0x7fffffff : bad);
+  };
   std::string names[3] = {
       "cublas", o.lowered ? "cublas+tilescope.lowered.seq" : "cublas+tilescope.seq",
       o.lowered ? "cublas+tilescope.lowered.overlap" : "cublas+tilescope.overlap"};
-  for (int variant = 0; variant < 3; ++variant) {
+  for (int variant = 0; variant < 3 + int(fusedKernels.size()); ++variant) {
+    if (variant >= 3) {
+      current = &fusedKernels[size_t(variant - 3)];
+      CHECK(cudaMemsetAsync(data + outOff, 0xff, cBytes, r.stream)); // bf16 NaN
+      CHECK(cudaMemsetAsync(data, 0xff, cBytes, r.stream));          // P too
+      COMM(ts_dev::barrier(r.comm, r.stream));
+      stepFused();
+      int bad = checkFused();
+      int iters = o.iters > 0 ? o.iters : (M * N * K >= (1L << 36) ? 10 : 50);
+      for (int i = 0; i < 2; ++i)
+        stepFused();
+      COMM(ts_dev::barrier(r.comm, r.stream));
+      cudaEvent_t t0, t1;
+      CHECK(cudaEventCreate(&t0));
+      CHECK(cudaEventCreate(&t1));
+      CHECK(cudaEventRecord(t0, r.stream));
+      for (int i = 0; i < iters; ++i)
+        stepFused();
+      CHECK(cudaEventRecord(t1, r.stream));
+      CHECK(cudaEventSynchronize(t1));
+      float ms = 0;
+      CHECK(cudaEventElapsedTime(&ms, t0, t1));
+      bad += checkFused(); // after repeated calls (the flags' epochs)
+      double us = 1000.0 * ms / iters;
+      if (rank == 0)
+        std::printf("{\"bench\":\"tp_gemm_allreduce\",\"impl\":\"%s\",\"allreduce\":"
+                    "\"warp_allreduce.two_shot\",\"ranks\":%d,\"gpu\":\"%s\",\"M\":%ld,\"N\":%ld,"
+                    "\"K\":%ld,\"iters\":%d,\"time_us\":%.2f,\"tflops\":%.1f,\"checked\":"
+                    "\"every output, twice\",\"mismatches\":%d,\"correct\":%s}\n",
+                    current->name, n, r.gpu.c_str(), M, N, K, iters, us,
+                    2.0 * M * N * K / n / us / 1e6, bad, bad == 0 ? "true" : "false");
+      std::fflush(stdout);
+      cudaEventDestroy(t0);
+      cudaEventDestroy(t1);
+      continue;
+    }
     CHECK(cudaMemsetAsync(data + outOff, 0xff, cBytes, r.stream));
     step(variant);
     CHECK(cudaStreamSynchronize(r.stream));
@@ -403,7 +555,8 @@ void runTp(Rank &r, int rank, const Options &o, long M, long N, long K, uint32_t
       double tol = std::ldexp(parts + std::fabs(want), -8) + std::ldexp(scale, -18);
       if (!(std::fabs(got - want) <= tol)) {
         if (bad < 3)
-          std::fprintf(stderr, "rank %d: tp %s C[%ld,%ld] = %g, float64 %g\n", rank, names[variant],
+          std::fprintf(stderr, "rank %d: tp %s C[%ld,%ld] = %g, float64 %g\n", rank,
+                       names[variant].c_str(),
                        i, j, got, want);
         ++bad;
       }
@@ -445,7 +598,7 @@ void runTp(Rank &r, int rank, const Options &o, long M, long N, long K, uint32_t
 
 // The codes of a .npy array of 2-byte elements ('<u2': the simulator's bf16
 // dump); empty when the file is not one.
-std::vector<uint16_t> readNpyU16(const std::string &path) {
+std::vector<uint16_t> readNpyU16(const std::string &path, std::vector<long> *shape = nullptr) {
   std::vector<uint16_t> out;
   FILE *f = std::fopen(path.c_str(), "rb");
   if (!f)
@@ -463,6 +616,20 @@ std::vector<uint16_t> readNpyU16(const std::string &path) {
   std::string text(bytes.begin(), bytes.begin() + std::min(header, bytes.size()));
   if (text.find("<u2") == std::string::npos || (bytes.size() - header) % 2)
     return out;
+  if (shape) {
+    shape->clear();
+    size_t at = text.find("'shape': (");
+    for (at = at == std::string::npos ? text.size() : at + 10; at < text.size();) {
+      char *end = nullptr;
+      long v = std::strtol(text.c_str() + at, &end, 10);
+      if (end == text.c_str() + at)
+        break;
+      shape->push_back(v);
+      at = size_t(end - text.c_str());
+      while (at < text.size() && (text[at] == ',' || text[at] == ' '))
+        ++at;
+    }
+  }
   out.resize((bytes.size() - header) / 2);
   std::memcpy(out.data(), bytes.data() + header, out.size() * 2);
   return out;
@@ -471,8 +638,32 @@ std::vector<uint16_t> readNpyU16(const std::string &path) {
 // Simulator = hardware: the lowered allreduces on the simulator's inputs of
 // this rank (dumped by `tilescope sim --dump`) give the simulator's output
 // bits.
+// Whether the simulator dumped `file` (DIR/n<N>_<prefix><rank>_<file>) for
+// every rank: all ranks decide alike, so none launches a collective that a
+// peer without its dump would never join.
+bool dumpsForEveryRank(const Rank &r, const std::string &dir, const std::string &prefix,
+                       const std::string &file) {
+  for (int p = 0; p < r.comm.ndev; ++p) {
+    std::string path = dir + "/n" + std::to_string(r.comm.ndev) + "_" + prefix +
+                       std::to_string(p) + "_" + file;
+    if (FILE *f = std::fopen(path.c_str(), "rb"))
+      std::fclose(f);
+    else
+      return false;
+  }
+  return true;
+}
+
 void compareWithSimulator(Rank &r, int rank, const Options &o) {
-  std::string base = o.simDir + "/dev" + std::to_string(rank) + "_";
+  if (!dumpsForEveryRank(r, o.simDir, "dev", "X.npy")) {
+    if (rank == 0)
+      std::printf("{\"bench\":\"sim_vs_hw\",\"impl\":\"allreduce\",\"ranks\":%d,\"skipped\":"
+                  "\"no simulator dump for every rank\"}\n",
+                  r.comm.ndev);
+    return;
+  }
+  std::string base =
+      o.simDir + "/n" + std::to_string(r.comm.ndev) + "_dev" + std::to_string(rank) + "_";
   std::vector<uint16_t> x = readNpyU16(base + "X.npy"), y = readNpyU16(base + "Y.npy");
   if (x.empty() || x.size() != y.size()) {
     std::fprintf(stderr, "rank %d: no simulator dump at %sX.npy / Y.npy\n", rank, base.c_str());
@@ -503,6 +694,56 @@ void compareWithSimulator(Rank &r, int rank, const Options &o) {
   }
 }
 
+// Simulator = hardware for the fused TP GEMM: the lowered kernel on the
+// simulator's inputs of this rank (tp_devD_A.npy [M, KD], tp_devD_B.npy
+// [N, KD]) gives the simulator's C (tp_devD_C.npy) bit for bit.
+void compareTpWithSimulator(Rank &r, int rank, const Options &o, const char *prefix,
+                            const FusedTp &kernel) {
+  if (!dumpsForEveryRank(r, o.simTpDir, prefix, "A.npy")) {
+    if (rank == 0)
+      std::printf("{\"bench\":\"sim_vs_hw\",\"impl\":\"%s\",\"ranks\":%d,\"skipped\":"
+                  "\"no simulator dump for every rank\"}\n",
+                  kernel.name, r.comm.ndev);
+    return;
+  }
+  std::string base = o.simTpDir + "/n" + std::to_string(r.comm.ndev) + "_" + prefix +
+                     std::to_string(rank) + "_";
+  std::vector<long> sa, sb, sc;
+  std::vector<uint16_t> a = readNpyU16(base + "A.npy", &sa), b = readNpyU16(base + "B.npy", &sb),
+                        c = readNpyU16(base + "C.npy", &sc);
+  if (a.empty() || b.empty() || c.empty() || sa.size() != 2 || sb.size() != 2 || sc.size() != 2 ||
+      sa[1] != sb[1] || sc[0] != sa[0] || sc[1] != sb[0]) {
+    std::fprintf(stderr, "rank %d: no TP GEMM dump at %sA.npy, B.npy, C.npy\n", rank,
+                 base.c_str());
+    r.ok = false;
+    return;
+  }
+  long M = sa[0], KD = sa[1], N = sb[0];
+  size_t cBytes = c.size() * 2, aOff = (cBytes + 4095) / 4096 * 4096, bOff = aOff + a.size() * 2;
+  size_t outOff = r.comm.dataBytes / 2;
+  char *data = ts_dev::localData(r.comm);
+  CHECK(cudaMemcpy(data + aOff, a.data(), a.size() * 2, cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(data + bOff, b.data(), b.size() * 2, cudaMemcpyHostToDevice));
+  CHECK(cudaMemset(data, 0xff, cBytes));
+  CHECK(cudaMemset(data + outOff, 0xff, cBytes));
+  COMM(ts_dev::barrier(r.comm, r.stream));
+  int rc = kernel.launch(&r.comm, aOff, bOff, 0, outOff, M, KD, N, r.stream);
+  CHECK(cudaStreamSynchronize(r.stream));
+  std::vector<uint16_t> got(c.size());
+  CHECK(cudaMemcpy(got.data(), data + outOff, cBytes, cudaMemcpyDeviceToHost));
+  size_t same = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    same += got[i] == c[i];
+  if (rc != 0 || same != got.size())
+    r.ok = false;
+  std::printf("{\"bench\":\"sim_vs_hw\",\"impl\":\"%s\",\"rank\":%d,"
+              "\"ranks\":%d,\"gpu\":\"%s\",\"M\":%ld,\"N\":%ld,\"KD\":%ld,\"launch\":%d,"
+              "\"elements\":%zu,\"bit_identical\":%zu,\"correct\":%s}\n",
+              kernel.name, rank, r.comm.ndev, r.gpu.c_str(), M, N, KD, rc, got.size(), same,
+              rc == 0 && same == got.size() ? "true" : "false");
+  std::fflush(stdout);
+}
+
 int rankMain(int rank, const Options &o, const std::string &dir) {
   Rank r;
   int count = 0;
@@ -519,8 +760,10 @@ int rankMain(int rank, const Options &o, const std::string &dir) {
   for (double s : o.sizesMiB)
     maxMiB = std::max(maxMiB, s);
   size_t half = size_t(maxMiB * 1024 * 1024);
+  // a TP GEMM's partial product (and, fused, A and B^T after it) in one half
   for (auto &t : o.tp)
-    half = std::max(half, size_t(t[0]) * size_t(t[1]) * 2);
+    half = std::max(half, size_t(t[0]) * size_t(t[1]) * 2 + 4096 +
+                              size_t(t[0] + t[1]) * size_t(t[2] / o.ranks) * 2);
   // the all-gather output is ranks times its input
   half = std::max(half, size_t(std::min(maxMiB, 64.0) * 1024 * 1024) * size_t(o.ranks));
   half = std::max(half, size_t(1) << 20); // the simulator comparison's small case
@@ -529,6 +772,17 @@ int rankMain(int rank, const Options &o, const std::string &dir) {
   uint32_t seed = uint32_t(o.seed) * 1000;
   if (!o.simDir.empty())
     compareWithSimulator(r, rank, o);
+  // tp_devR_*: the 128x256 kernel's dump, tp64_devR_*: the 64x128 kernel's
+  if (!o.simTpDir.empty()) {
+    std::vector<FusedTp> k = fusedTpKernels();
+    if (k.size() < 2) {
+      std::fprintf(stderr, "rank %d: --sim-tp needs the lowered TP GEMMs (TS_LOWERED_TP)\n", rank);
+      r.ok = false;
+    } else {
+      compareTpWithSimulator(r, rank, o, "tp_dev", k[0]);
+      compareTpWithSimulator(r, rank, o, "tp64_dev", k[1]);
+    }
+  }
   for (double mib : o.sizesMiB) {
     size_t bytes = size_t(mib * 1024 * 1024) / (16 * o.ranks) * (16 * o.ranks);
     runCollective(r, rank, o, ts_dev::Collective::AllreduceOneShot, bytes, ++seed);
@@ -551,8 +805,9 @@ int rankMain(int rank, const Options &o, const std::string &dir) {
 int main(int argc, char **argv) {
   Options o;
   if (!parseArgs(argc, argv, o)) {
-    std::fprintf(stderr, "usage: devscale_bench --ranks N [--lowered] [--sim-compare DIR] "
-                         "[--sizes-mib 1,2,..] [--tp MxNxK,..] [--iters I] [--seed S]\n");
+    std::fprintf(stderr, "usage: devscale_bench --ranks N [--lowered] [--fused] [--sim-compare DIR] "
+                         "[--sim-tp DIR] [--sizes-mib 1,2,..] [--tp MxNxK,..] [--iters I] "
+                         "[--seed S]\n");
     return 2;
   }
   char tmpl[] = "/tmp/ts_devices.XXXXXX";

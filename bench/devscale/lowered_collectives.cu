@@ -25,14 +25,6 @@ extern "C" int tilescope_launch_allreduce_one_shot_bf16(ts_dev::Communicator *co
     return 2;
   }
   long long ts_tiles = (E / 4096LL);
-  int ts_cap = comm->maxBlocks, ts_split = 1;
-  if (ts_tiles < ts_cap)
-    ts_split = (int)(ts_cap / (ts_tiles > 0 ? ts_tiles : 1));
-  long long ts_grid = ts_tiles * ts_split;
-  if (ts_grid > ts_cap)
-    ts_grid = ts_cap / ts_split * ts_split;
-  if (ts_grid < 1)
-    ts_grid = 1;
   {
     ts_dev::CallArgs ts_args;
     ts_args.ndev = comm->ndev;
@@ -45,7 +37,8 @@ extern "C" int tilescope_launch_allreduce_one_shot_bf16(ts_dev::Communicator *co
       return 2;
     }
   }
-  allreduce_one_shot_bf16<<<(int)ts_grid, 512, 0, stream>>>(ts_dev::nextCall(*comm), ts_tiles, ts_split, ts_dev::kDataOffset + X, ts_dev::kDataOffset + Y, E);
+  int ts_split = 1, ts_grid = ts_dev::persistentGrid(*comm, ts_tiles, ts_split);
+  allreduce_one_shot_bf16<<<ts_grid, 512, 0, stream>>>(ts_dev::nextCall(*comm), ts_tiles, ts_split, ts_dev::kDataOffset + X, ts_dev::kDataOffset + Y, E);
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }
 
@@ -69,14 +62,6 @@ extern "C" int tilescope_launch_allreduce_two_shot_bf16(ts_dev::Communicator *co
     return 2;
   }
   long long ts_tiles = (E / 16384LL);
-  int ts_cap = comm->maxBlocks, ts_split = 1;
-  if (ts_tiles < ts_cap)
-    ts_split = (int)(ts_cap / (ts_tiles > 0 ? ts_tiles : 1));
-  long long ts_grid = ts_tiles * ts_split;
-  if (ts_grid > ts_cap)
-    ts_grid = ts_cap / ts_split * ts_split;
-  if (ts_grid < 1)
-    ts_grid = 1;
   {
     ts_dev::CallArgs ts_args;
     ts_args.ndev = comm->ndev;
@@ -89,7 +74,8 @@ extern "C" int tilescope_launch_allreduce_two_shot_bf16(ts_dev::Communicator *co
       return 2;
     }
   }
-  allreduce_two_shot_bf16<<<(int)ts_grid, 512, 0, stream>>>(ts_dev::nextCall(*comm), ts_tiles, ts_split, ts_dev::kDataOffset + X, ts_dev::kDataOffset + Y, E);
+  int ts_split = 1, ts_grid = ts_dev::persistentGrid(*comm, ts_tiles, ts_split);
+  allreduce_two_shot_bf16<<<ts_grid, 512, 0, stream>>>(ts_dev::nextCall(*comm), ts_tiles, ts_split, ts_dev::kDataOffset + X, ts_dev::kDataOffset + Y, E);
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }
 
@@ -113,14 +99,6 @@ extern "C" int tilescope_launch_all_gather_bf16(ts_dev::Communicator *comm, size
     return 2;
   }
   long long ts_tiles = 1LL;
-  int ts_cap = comm->maxBlocks, ts_split = 1;
-  if (ts_tiles < ts_cap)
-    ts_split = (int)(ts_cap / (ts_tiles > 0 ? ts_tiles : 1));
-  long long ts_grid = ts_tiles * ts_split;
-  if (ts_grid > ts_cap)
-    ts_grid = ts_cap / ts_split * ts_split;
-  if (ts_grid < 1)
-    ts_grid = 1;
   {
     ts_dev::CallArgs ts_args;
     ts_args.ndev = comm->ndev;
@@ -133,7 +111,8 @@ extern "C" int tilescope_launch_all_gather_bf16(ts_dev::Communicator *comm, size
       return 2;
     }
   }
-  all_gather_bf16<<<(int)ts_grid, 512, 0, stream>>>(ts_dev::nextCall(*comm), ts_tiles, ts_split, ts_dev::kDataOffset + X, ts_dev::kDataOffset + Y, R, RN);
+  int ts_split = 1, ts_grid = ts_dev::persistentGrid(*comm, ts_tiles, ts_split);
+  all_gather_bf16<<<ts_grid, 512, 0, stream>>>(ts_dev::nextCall(*comm), ts_tiles, ts_split, ts_dev::kDataOffset + X, ts_dev::kDataOffset + Y, R, RN);
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }
 
@@ -157,14 +136,6 @@ extern "C" int tilescope_launch_reduce_scatter_bf16(ts_dev::Communicator *comm, 
     return 2;
   }
   long long ts_tiles = 1LL;
-  int ts_cap = comm->maxBlocks, ts_split = 1;
-  if (ts_tiles < ts_cap)
-    ts_split = (int)(ts_cap / (ts_tiles > 0 ? ts_tiles : 1));
-  long long ts_grid = ts_tiles * ts_split;
-  if (ts_grid > ts_cap)
-    ts_grid = ts_cap / ts_split * ts_split;
-  if (ts_grid < 1)
-    ts_grid = 1;
   {
     ts_dev::CallArgs ts_args;
     ts_args.ndev = comm->ndev;
@@ -177,7 +148,8 @@ extern "C" int tilescope_launch_reduce_scatter_bf16(ts_dev::Communicator *comm, 
       return 2;
     }
   }
-  reduce_scatter_bf16<<<(int)ts_grid, 512, 0, stream>>>(ts_dev::nextCall(*comm), ts_tiles, ts_split, ts_dev::kDataOffset + X, ts_dev::kDataOffset + Y, E, EN);
+  int ts_split = 1, ts_grid = ts_dev::persistentGrid(*comm, ts_tiles, ts_split);
+  reduce_scatter_bf16<<<ts_grid, 512, 0, stream>>>(ts_dev::nextCall(*comm), ts_tiles, ts_split, ts_dev::kDataOffset + X, ts_dev::kDataOffset + Y, E, EN);
   return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }
 

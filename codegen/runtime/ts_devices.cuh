@@ -42,7 +42,11 @@ namespace ts_dev {
 
 constexpr int kMaxDevices = 8;
 constexpr int kMaxBlocks = 512;
-constexpr size_t kFlagBytes = sizeof(uint32_t) * 2 * kMaxBlocks * kMaxDevices;
+// Flags of the warp collectives (device.warp_allreduce): one slot per block,
+// warp and source rank, after the two phases of the block barriers.
+constexpr int kWarpSlots = 32;
+constexpr size_t kFlagBytes =
+    sizeof(uint32_t) * (2 + kWarpSlots) * size_t(kMaxBlocks) * kMaxDevices;
 constexpr size_t kDataOffset = (kFlagBytes + 4095) / 4096 * 4096;
 // A wait that lasts longer than this (ns) is a deadlock: the kernel traps
 // instead of hanging the machine.
@@ -70,15 +74,15 @@ __device__ inline uint32_t loadAcquireSys(const uint32_t *flag) {
 }
 
 // device.wait(flag, value = v): until the flag has reached v (wrap-aware).
+// A wait past kWaitTimeoutNs is a deadlock: the kernel traps (an illegal-
+// instruction error on the host) without a message, since a printf in a
+// kernel costs a stack frame and makes ptxas serialize a wgmma pipeline
+// (C7510).
 __device__ inline void waitSys(const uint32_t *flag, uint32_t value) {
   unsigned long long start = globalTimer();
-  while (static_cast<int32_t>(loadAcquireSys(flag) - value) < 0) {
-    if (globalTimer() - start > kWaitTimeoutNs) {
-      printf("ts_dev: deadlock: block %d waited 20 s for flag %p to reach %u\n", blockIdx.x,
-             static_cast<const void *>(flag), value);
+  while (static_cast<int32_t>(loadAcquireSys(flag) - value) < 0)
+    if (globalTimer() - start > kWaitTimeoutNs)
       __trap();
-    }
-  }
 }
 
 // What a collective kernel receives: the peer pointer table and the call.
@@ -92,6 +96,16 @@ struct CallArgs {
   size_t nvec = 0;      // 16-byte vectors (8 bf16) per rank
 };
 
+// a.region[p] for a p known at run time only, by selects: indexing the
+// kernel parameter's table with it would copy the table to local memory.
+__device__ inline char *regionOf(const CallArgs &a, int p) {
+  char *r = a.region[0];
+#pragma unroll
+  for (int q = 1; q < kMaxDevices; ++q)
+    r = p == q ? a.region[q] : r;
+  return r;
+}
+
 __device__ inline uint32_t *flagSlot(char *region, int phase, int block, int src) {
   return reinterpret_cast<uint32_t *>(region) + (phase * kMaxBlocks + block) * kMaxDevices + src;
 }
@@ -102,9 +116,9 @@ __device__ inline void blockBarrier(const CallArgs &a, int phase) {
   __syncthreads();
   int t = threadIdx.x;
   if (t < a.ndev)
-    signalSys(flagSlot(a.region[t], phase, blockIdx.x, a.rank), a.epoch);
+    signalSys(flagSlot(regionOf(a, t), phase, blockIdx.x, a.rank), a.epoch);
   if (t < a.ndev)
-    waitSys(flagSlot(a.region[a.rank], phase, blockIdx.x, t), a.epoch);
+    waitSys(flagSlot(regionOf(a, a.rank), phase, blockIdx.x, t), a.epoch);
   __syncthreads();
 }
 
@@ -127,21 +141,6 @@ __device__ inline uint4 packBf16x8(const float (&acc)[8]) {
   return out;
 }
 
-// The sum of vector i over all ranks, in rank order 0..N-1 (fp32), so that
-// every rank computes the same bits.
-__device__ inline uint4 sumOverRanks(const CallArgs &a, size_t i) {
-  uint4 v[kMaxDevices];
-#pragma unroll
-  for (int p = 0; p < kMaxDevices; ++p)
-    if (p < a.ndev)
-      v[p] = __ldcg(reinterpret_cast<const uint4 *>(a.region[p] + a.inOffset) + i);
-  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-#pragma unroll
-  for (int p = 0; p < kMaxDevices; ++p)
-    if (p < a.ndev)
-      addBf16x8(acc, v[p]);
-  return packBf16x8(acc);
-}
 
 // --- tile collectives: what `tilescope lower` emits a devices(N) kernel's
 // device.allreduce / all_gather / reduce_scatter as (codegen/DeviceEmitter.h).
@@ -156,6 +155,8 @@ __device__ inline void partRange(size_t n, int part, int parts, size_t &begin, s
   end = begin + per < n ? begin + per : n;
 }
 
+// The sum of vector i of the tensor at byte offset `src` over all ranks, in
+// rank order 0..N-1 (fp32), so that every rank computes the same bits.
 __device__ inline uint4 sumAt(const CallArgs &a, size_t src, size_t i) {
   uint4 v[kMaxDevices];
 #pragma unroll
@@ -174,7 +175,7 @@ __device__ inline void allreduceOneShotTile(const CallArgs &a, size_t dst, size_
                                             int part, int parts) {
   size_t begin, end;
   partRange(nvec, part, parts, begin, end);
-  uint4 *out = reinterpret_cast<uint4 *>(a.region[a.rank] + dst);
+  uint4 *out = reinterpret_cast<uint4 *>(regionOf(a, a.rank) + dst);
   for (size_t i = begin + threadIdx.x; i < end; i += blockDim.x)
     out[i] = sumAt(a, src, i);
 }
@@ -196,7 +197,7 @@ __device__ inline void reduceScatterTile(const CallArgs &a, size_t dst, size_t s
                                          int part, int parts) {
   size_t chunk = nvec / a.ndev, base = a.rank * chunk, begin, end;
   partRange(chunk, part, parts, begin, end);
-  uint4 *out = reinterpret_cast<uint4 *>(a.region[a.rank] + dst);
+  uint4 *out = reinterpret_cast<uint4 *>(regionOf(a, a.rank) + dst);
   for (size_t i = begin + threadIdx.x; i < end; i += blockDim.x)
     out[i] = sumAt(a, src, base + i);
 }
@@ -205,7 +206,7 @@ __device__ inline void allGatherTile(const CallArgs &a, size_t dst, size_t src, 
                                      int part, int parts) {
   size_t begin, end;
   partRange(nvec, part, parts, begin, end);
-  const uint4 *in = reinterpret_cast<const uint4 *>(a.region[a.rank] + src);
+  const uint4 *in = reinterpret_cast<const uint4 *>(regionOf(a, a.rank) + src);
   for (size_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
     uint4 v = in[i];
 #pragma unroll
@@ -218,10 +219,10 @@ __device__ inline void allGatherTile(const CallArgs &a, size_t dst, size_t src, 
 // device.allreduce(X, impl = "one_shot"): every rank reads all N inputs.
 __global__ void allreduceOneShotBf16(CallArgs a) {
   blockBarrier(a, 0);
-  uint4 *out = reinterpret_cast<uint4 *>(a.region[a.rank] + a.outOffset);
+  uint4 *out = reinterpret_cast<uint4 *>(regionOf(a, a.rank) + a.outOffset);
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < a.nvec;
        i += size_t(gridDim.x) * blockDim.x)
-    out[i] = sumOverRanks(a, i);
+    out[i] = sumAt(a, a.inOffset, i);
   blockBarrier(a, 1); // nobody reuses an input another rank still reads
 }
 
@@ -232,7 +233,7 @@ __global__ void allreduceTwoShotBf16(CallArgs a) {
   size_t chunk = a.nvec / a.ndev, base = a.rank * chunk;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < chunk;
        i += size_t(gridDim.x) * blockDim.x) {
-    uint4 s = sumOverRanks(a, base + i);
+    uint4 s = sumAt(a, a.inOffset, base + i);
 #pragma unroll
     for (int p = 0; p < kMaxDevices; ++p)
       if (p < a.ndev)
@@ -245,10 +246,10 @@ __global__ void allreduceTwoShotBf16(CallArgs a) {
 __global__ void reduceScatterBf16(CallArgs a) {
   blockBarrier(a, 0);
   size_t chunk = a.nvec / a.ndev, base = a.rank * chunk;
-  uint4 *out = reinterpret_cast<uint4 *>(a.region[a.rank] + a.outOffset);
+  uint4 *out = reinterpret_cast<uint4 *>(regionOf(a, a.rank) + a.outOffset);
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < chunk;
        i += size_t(gridDim.x) * blockDim.x)
-    out[i] = sumOverRanks(a, base + i);
+    out[i] = sumAt(a, a.inOffset, base + i);
   blockBarrier(a, 1);
 }
 
@@ -256,7 +257,7 @@ __global__ void reduceScatterBf16(CallArgs a) {
 // every rank's output (N * nvec vectors).
 __global__ void allGatherBf16(CallArgs a) {
   blockBarrier(a, 0);
-  const uint4 *in = reinterpret_cast<const uint4 *>(a.region[a.rank] + a.inOffset);
+  const uint4 *in = reinterpret_cast<const uint4 *>(regionOf(a, a.rank) + a.inOffset);
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < a.nvec;
        i += size_t(gridDim.x) * blockDim.x) {
     uint4 v = in[i];
@@ -266,6 +267,116 @@ __global__ void allGatherBf16(CallArgs a) {
         reinterpret_cast<uint4 *>(a.region[p] + a.outOffset)[a.rank * a.nvec + i] = v;
   }
   blockBarrier(a, 1);
+}
+
+// --- warp collectives: device.warp_allreduce, made by one warp of a block
+// (a warp-specialized kernel's communication warp) and paired with the same
+// warp of the same block on every device. Its flags hold the call's epoch
+// times 2^16 plus the warp's count of barriers in this kernel call (two per
+// collective), so they grow across the calls of a kernel and across kernel
+// calls; `seq` is the warp's count of collectives so far (every lane keeps
+// the same).
+
+__device__ inline uint32_t *warpFlagSlot(char *region, int block, int warp, int src) {
+  return reinterpret_cast<uint32_t *>(region) + 2 * kMaxBlocks * kMaxDevices +
+         (size_t(block) * kWarpSlots + warp) * kMaxDevices + src;
+}
+
+// A device barrier of this warp with the same warp of this block on every
+// device: lane p signals device p and waits for device p's signal.
+// The block's slot is its linear index in the grid (the launcher keeps grids
+// of warp-collective kernels within kMaxBlocks).
+__device__ inline void warpBarrier(const CallArgs &a, uint32_t value) {
+  __syncwarp();
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  int block = int(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+  if (lane < a.ndev) {
+    signalSys(warpFlagSlot(regionOf(a, lane), block, warp, a.rank), value);
+    waitSys(warpFlagSlot(regionOf(a, a.rank), block, warp, lane), value);
+  }
+  __syncwarp();
+}
+
+// The byte offset of a pointer into this rank's region: the same offset
+// reaches the tensor's element on every rank (the regions are symmetric).
+__device__ inline size_t regionOffset(const CallArgs &a, const void *p) {
+  return size_t(static_cast<const char *>(p) - regionOf(a, a.rank));
+}
+
+// dst (on every device) = the sum over devices of src, a Rows x Cols bf16
+// tile (Cols a multiple of 8; rows `ld` elements apart and 16-byte aligned),
+// by one warp. two_shot: device r sums its chunk r of the tile's 16-byte
+// vectors and stores it into every device's dst; one_shot: every device sums
+// the whole tile into its own dst. Sums in fp32 in rank order 0..N-1 (the
+// simulator's bits). U vectors per lane of every rank are loaded before any
+// is summed (on two devices U = 4: 4 KiB of loads in flight per rank and
+// warp). Peers are indexed by constants only (a dynamic index into the
+// kernel parameter's table would copy it to local memory).
+template <bool TwoShot, int Rows, int Cols>
+__device__ inline void warpAllreduceTile(const CallArgs &a, uint32_t &seq, __nv_bfloat16 *dst,
+                                         const __nv_bfloat16 *src, long long ldDst,
+                                         long long ldSrc) {
+  static_assert(Cols % 8 == 0, "a tile row is whole 16-byte vectors");
+  constexpr int RowVecs = Cols / 8, Total = Rows * RowVecs;
+  if (seq >= 0x7fff) // over 32767 warp collectives in one kernel call: flags would wrap
+    __trap();
+  uint32_t base = a.epoch << 16;
+  warpBarrier(a, base + 2 * seq + 1); // every device's src is complete
+  const size_t dOff = regionOffset(a, dst), sOff = regionOffset(a, src);
+  const size_t dRow = size_t(ldDst) * 2, sRow = size_t(ldSrc) * 2;
+  const int lane = threadIdx.x & 31;
+  int begin = 0, end = Total;
+  if (TwoShot) {
+    int per = (Total + a.ndev - 1) / a.ndev;
+    begin = per * a.rank < Total ? per * a.rank : Total;
+    end = begin + per < Total ? begin + per : Total;
+  }
+  auto load = [&](int p, int v) {
+    return __ldcg(reinterpret_cast<const uint4 *>(a.region[p] + sOff + size_t(v / RowVecs) * sRow +
+                                                  size_t(v % RowVecs) * 16));
+  };
+  auto store = [&](int v, uint4 out) {
+    size_t at = dOff + size_t(v / RowVecs) * dRow + size_t(v % RowVecs) * 16;
+    if (TwoShot) {
+#pragma unroll
+      for (int p = 0; p < kMaxDevices; ++p)
+        if (p < a.ndev)
+          *reinterpret_cast<uint4 *>(a.region[p] + at) = out;
+    } else {
+      *reinterpret_cast<uint4 *>(regionOf(a, a.rank) + at) = out;
+    }
+  };
+  if (a.ndev == 2) {
+    constexpr int U = 4;
+    for (int v0 = begin + lane; v0 < end; v0 += 32 * U) {
+      uint4 x[U], y[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (v0 + 32 * u < end) {
+          x[u] = load(0, v0 + 32 * u);
+          y[u] = load(1, v0 + 32 * u);
+        }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (v0 + 32 * u < end) {
+          float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+          addBf16x8(acc, x[u]);
+          addBf16x8(acc, y[u]);
+          store(v0 + 32 * u, packBf16x8(acc));
+        }
+    }
+  } else {
+    for (int v = begin + lane; v < end; v += 32) {
+      float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll
+      for (int p = 0; p < kMaxDevices; ++p)
+        if (p < a.ndev)
+          addBf16x8(acc, load(p, v));
+      store(v, packBf16x8(acc));
+    }
+  }
+  warpBarrier(a, base + 2 * seq + 2); // every device's pushes into dst have landed
+  ++seq;
 }
 
 // ---------------------------------------------------------------------------
@@ -389,6 +500,20 @@ inline CallArgs nextCall(Communicator &comm) {
   a.ndev = comm.ndev;
   a.epoch = ++comm.epoch;
   return a;
+}
+
+// The grid of a lowered collectives kernel over `tiles` tiles (its IR grid):
+// at most comm.maxBlocks CTAs, the same on every rank (the chunking must
+// agree); with fewer tiles than that, each tile split over `split` CTAs.
+inline int persistentGrid(const Communicator &comm, long long tiles, int &split) {
+  int cap = comm.maxBlocks < kMaxBlocks ? comm.maxBlocks : kMaxBlocks;
+  split = 1;
+  if (tiles < cap)
+    split = int(cap / (tiles > 0 ? tiles : 1));
+  long long grid = tiles * split;
+  if (grid > cap)
+    grid = cap / split * split;
+  return grid < 1 ? 1 : int(grid);
 }
 
 // One collective call: `bytes` per rank of bf16 (a multiple of 16 * ndev for

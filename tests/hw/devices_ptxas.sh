@@ -10,15 +10,35 @@ nvcc=$1 root=$2 work=$3 tilescope=$4
 mkdir -p "$work"
 src=$root/bench/devscale/devscale_bench.cu
 "$tilescope" lower "$root/kernels/allreduce_bf16.tile" -o "$work/lowered.cu"
-flags="-std=c++17 -O3 -arch=sm_90a -I $root/codegen/runtime -I $work -DTS_LOWERED=\"lowered.cu\""
+"$tilescope" lower "$root/kernels/tp_gemm_bf16_sm90.tile" -o "$work/lowered_tp.cu"
+flags="-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I $root/codegen/runtime -I $work"
+flags="$flags -DTS_LOWERED=\"lowered.cu\" -DTS_LOWERED_TP=\"lowered_tp.cu\""
 "$nvcc" $flags -ptx "$src" -o "$work/devices.ptx"
-"$nvcc" $flags -cubin "$src" -o "$work/devices.cubin"
+"$nvcc" $flags -cubin -Xptxas -v "$src" -o "$work/devices.cubin" 2> "$work/ptxas.txt"
+# The fused TP GEMM: its wgmma pipeline not serialized (no function call in
+# the kernel: C7510), no spills or stack frame (its communication warp runs
+# under setmaxnreg.dec).
+if grep -q C7510 "$work/ptxas.txt"; then
+  echo "devices_ptxas: ptxas serialized a wgmma pipeline:" >&2
+  grep C7510 "$work/ptxas.txt" >&2
+  exit 1
+fi
+tp=$(grep -A2 "entry function 'tp_gemm_allreduce_bf16_sm90'" "$work/ptxas.txt" | tail -1)
+case "$tp" in
+*"0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"*) ;;
+*)
+  echo "devices_ptxas: the fused TP GEMM spills or has a stack frame: $tp" >&2
+  exit 1
+  ;;
+esac
 for want in '.entry allreduce_one_shot_bf16(' '.entry allreduce_two_shot_bf16(' \
   '.entry all_gather_bf16(' '.entry reduce_scatter_bf16(' \
   'fence.acq_rel.sys;' 'st.relaxed.sys.global.u32' 'ld.acquire.sys.global.u32' \
   'ld.global.cg.v4.u32' '.entry _ZN6ts_dev20allreduceOneShotBf16' \
   '.entry _ZN6ts_dev20allreduceTwoShotBf16' '.entry _ZN6ts_dev17reduceScatterBf16' \
-  '.entry _ZN6ts_dev13allGatherBf16'; do
+  '.entry _ZN6ts_dev13allGatherBf16' '.entry tp_gemm_allreduce_bf16_sm90(' \
+  'setmaxnreg.dec.sync.aligned.u32 72' 'wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16' \
+  'cp.async.bulk.tensor.2d.global.shared::cta' 'cp.async.bulk.wait_group 0;'; do
   if ! grep -q -F "$want" "$work/devices.ptx"; then
     echo "devices_ptxas: '$want' is missing from the PTX" >&2
     exit 1

@@ -3,7 +3,7 @@
 keeps the class table of tests/lit/bugs/README.md in step with the files.
 
 Every kernel of the bug corpus ends with a line `// CLASS: C...` naming the
-classes of issue 16 it covers (16.1a .. 16.1f are the sub-bullets of class 1;
+classes of issue 16 (and 20.3, the device protocol of issue 20) it covers (16.1a .. 16.1f are the sub-bullets of class 1;
 `base` marks a pair of the general protocol corpus that no class of issue 16
 is about). A tagged file is one pair when it holds a `// FIX:` marker (the
 twin is built by fixed-twin.py) or when a sibling `NAME-fixed.tile` exists
@@ -40,6 +40,7 @@ CLASSES = {
     "16.9": "precision: `where` equalities in shape checks",
     "16.10": "precision: warp uniformity from the condition's values",
     "16.11": "malformed and huge inputs (not bug/twin shaped)",
+    "20.3": "device scale (issue 20): flags, epochs, fences, handoffs and collectives across devices",
 }
 TAGS = set(CLASSES) | {"base"}
 MIN_PAIRS = 3

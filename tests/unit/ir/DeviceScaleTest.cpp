@@ -123,6 +123,13 @@ TEST_CASE("the device natives are in the intrinsic table with their convergence"
   CHECK(!isDeviceCall(IntrinsicId::Unknown));
   CHECK(collectiveOf(IntrinsicId::DeviceAllGather) == "all_gather");
   CHECK(collectiveOf(IntrinsicId::DeviceBarrier).empty());
+  // One warp's allreduce: a device call of warp convergence, lowered inside
+  // its kernel, not on the CTA collectives' path.
+  const IntrinsicInfo &warp = intrinsic(IntrinsicId::DeviceWarpAllreduce);
+  CHECK(warp.convergence == Convergence::Warp);
+  CHECK(intrinsicIdOf(warp.name) == IntrinsicId::DeviceWarpAllreduce);
+  CHECK(isDeviceCall(IntrinsicId::DeviceWarpAllreduce));
+  CHECK(collectiveOf(IntrinsicId::DeviceWarpAllreduce).empty());
 }
 
 TEST_CASE("collective implementations refuse with their reasons") {

@@ -23,11 +23,13 @@ TEST_CASE("every IntrinsicId has one record, found by its name") {
     // Natives belong to a hardware unit; tile primitives to none.
     CHECK((unitOf(info.id) == IntrinsicUnit::TilePrimitive) ==
           (info.cls == CallClass::TilePrimitive));
-    // Natives name their PTX instruction, but for the device scale's
-    // CTA-level calls, which lower onto the device runtime.
+    // Natives name their PTX instruction, but for the device scale's CTA-
+    // and warp-level calls, which lower onto the device runtime.
+    bool runtimeCall =
+        unitOf(info.id) == IntrinsicUnit::Device &&
+        (info.convergence == Convergence::Cta || info.convergence == Convergence::Warp);
     if (info.cls == CallClass::Native)
-      CHECK((!info.ptx.empty() ||
-             (unitOf(info.id) == IntrinsicUnit::Device && info.convergence == Convergence::Cta)));
+      CHECK((!info.ptx.empty() || runtimeCall));
   }
   CHECK(intrinsicIdOf("wgmma.mma") == IntrinsicId::Unknown);
   CHECK(findIntrinsic("") == nullptr);
