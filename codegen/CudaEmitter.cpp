@@ -25,6 +25,8 @@ std::string gencodeFor(TargetKind target) {
 
 namespace {
 
+std::string wgmmaHelperSuffix(const MmaShape &row);
+
 std::string cType(Dtype d) {
   switch (d) {
   case Dtype::f64: return "double";
@@ -33,6 +35,8 @@ std::string cType(Dtype d) {
   case Dtype::bf16: return "__nv_bfloat16";
   case Dtype::i8: return "int8_t";
   case Dtype::u8: return "uint8_t";
+  case Dtype::f8e4m3: return "uint8_t"; // fp8: bytes (TMA moves them, wgmma reads them)
+  case Dtype::f8e5m2: return "uint8_t";
   case Dtype::i16: return "int16_t";
   case Dtype::i32: return "int32_t";
   case Dtype::u32: return "uint32_t";
@@ -48,7 +52,9 @@ std::string tmaType(Dtype d) {
   case Dtype::f16: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
   case Dtype::f32: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";
   case Dtype::u8:
-  case Dtype::i8: return "CU_TENSOR_MAP_DATA_TYPE_UINT8";
+  case Dtype::i8:
+  case Dtype::f8e4m3: return "CU_TENSOR_MAP_DATA_TYPE_UINT8";
+  case Dtype::f8e5m2: return "CU_TENSOR_MAP_DATA_TYPE_UINT8";
   default: return "";
   }
 }
@@ -161,7 +167,7 @@ private:
 
   // ---- statements
   std::vector<int64_t> regionExtents(const Expr &region);
-  Expr kSlice(const Expr &region, size_t dim, int64_t k);
+  Expr kSlice(const Expr &region, size_t dim, int64_t k, int64_t width = 16);
   void block(const Block &b);
   void stmt(const Stmt &s);
   void callStmt(const CallStmt &c);
@@ -186,6 +192,8 @@ private:
   std::map<std::string, Dtype> letTypes_;
   std::map<std::string, TmaMap> tma_;
   std::set<int> wgmmaShapes_;
+  // Other wgmma kinds used (fp8: N and the MMA table's row), one helper each.
+  std::set<std::pair<int, const MmaShape *>> wgmmaOtherShapes_;
   std::set<std::string> wgmmaAccs_;        // register tiles some wgmma accumulates into
   std::vector<std::string> regsInScope_;  // register tiles declared, innermost last
   bool usesTcgen05_ = false;
@@ -754,10 +762,10 @@ std::vector<int64_t> KernelEmitter::regionExtents(const Expr &region) {
   return extent;
 }
 
-// A 2-D region narrowed to the 16 elements of dimension `dim` from `k`.
-Expr KernelEmitter::kSlice(const Expr &region, size_t dim, int64_t k) {
+// A 2-D region narrowed to the `width` elements of dimension `dim` from `k`.
+Expr KernelEmitter::kSlice(const Expr &region, size_t dim, int64_t k, int64_t width) {
   std::vector<Subscript> subs(2, Subscript{Subscript::Full, nullptr, nullptr});
-  subs[dim] = {Subscript::Extent, IntImm::make(k), IntImm::make(16)};
+  subs[dim] = {Subscript::Extent, IntImm::make(k), IntImm::make(width)};
   return Index::make(region, std::move(subs));
 }
 
@@ -1076,45 +1084,48 @@ void KernelEmitter::callStmt(const CallStmt &c) {
     const CallArg *a = c.keyword(n);
     return a ? a->value : nullptr;
   };
+  const IntrinsicId id = idOf(c);
   const IntrinsicInfo *info = findIntrinsic(f);
+  // A native whose PTX is its table spelling alone, with no operands.
+  auto plainPtx = [&] { line(fmt::format("asm volatile(\"{};\" ::: \"memory\");", info->ptx)); };
   if (std::find(info_.natives.begin(), info_.natives.end(), f) == info_.natives.end())
     info_.natives.push_back(f);
   if (info && info->cls == CallClass::TilePrimitive) {
-    if (f == "sync" && c.scope == ExecScope::Cluster) {
+    if (id == IntrinsicId::Sync && c.scope == ExecScope::Cluster) {
       line("asm volatile(\"barrier.cluster.arrive.release.aligned;\" ::: \"memory\");");
       line("asm volatile(\"barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");");
       return;
     }
-    if (f == "sync") {
+    if (id == IntrinsicId::Sync) {
       line("__syncthreads();");
       return;
     }
     error(c.loc, fmt::format("tile primitive '{}' reached lowering undispatched", f));
     return;
   }
-  if (f == "mbarrier.init") {
+  if (id == IntrinsicId::MbarrierInit) {
     line(fmt::format("ts_mbar_init({}, {});", barrierAddr(arg(0)), ex(kwv("count"))));
-  } else if (f == "mbarrier.arrive") {
+  } else if (id == IntrinsicId::MbarrierArrive) {
     if (Expr cta = kwv("cta"))
       line(fmt::format("ts_mbar_arrive_remote({}, {});", barrierAddr(arg(0)), ex(cta)));
     else
       line(fmt::format("ts_mbar_arrive({});", barrierAddr(arg(0))));
-  } else if (f == "dsmem.load" || f == "dsmem.store") {
-    dsmemCopy(c, f == "dsmem.load");
-  } else if (f == "barrier.cluster.arrive") {
+  } else if (id == IntrinsicId::DsmemLoad || id == IntrinsicId::DsmemStore) {
+    dsmemCopy(c, id == IntrinsicId::DsmemLoad);
+  } else if (id == IntrinsicId::BarrierClusterArrive) {
     line("asm volatile(\"barrier.cluster.arrive.release.aligned;\" ::: \"memory\");");
-  } else if (f == "barrier.cluster.wait") {
+  } else if (id == IntrinsicId::BarrierClusterWait) {
     line("asm volatile(\"barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");");
-  } else if (f == "mbarrier.arrive_expect_tx") {
+  } else if (id == IntrinsicId::MbarrierArriveExpectTx) {
     line(fmt::format("ts_mbar_arrive_expect_tx({}, {});", barrierAddr(arg(0)), ex(kwv("bytes"))));
-  } else if (f == "mbarrier.expect_tx") {
+  } else if (id == IntrinsicId::MbarrierExpectTx) {
     line(fmt::format("ts_mbar_expect_tx({}, {});", barrierAddr(arg(0)), ex(kwv("bytes"))));
-  } else if (f == "mbarrier.wait") {
+  } else if (id == IntrinsicId::MbarrierWait) {
     line(fmt::format("ts_mbar_wait({}, {});", barrierAddr(arg(0)), ex(kwv("parity"))));
-  } else if (f == "mbarrier.inval") {
+  } else if (id == IntrinsicId::MbarrierInval) {
     line(fmt::format("ts_mbar_inval({});", barrierAddr(arg(0))));
-  } else if (f == "tma.load" || f == "tma.store") {
-    bool load = f == "tma.load";
+  } else if (id == IntrinsicId::TmaLoad || id == IntrinsicId::TmaStore) {
+    bool load = id == IntrinsicId::TmaLoad;
     const Expr &sh = arg(load ? 0 : 1), &gl = arg(load ? 1 : 0);
     std::string sbuf;
     std::string saddr = regionByteAddress(sh, &sbuf);
@@ -1169,15 +1180,15 @@ void KernelEmitter::callStmt(const CallStmt &c) {
     else
       line(fmt::format("ts_tma_store_{}d(&tmap_{}, {}, {});", gb.shape.size(), param, saddr,
                        coords));
-  } else if (f == "tma.store_commit") {
-    line("asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\");");
-  } else if (f == "tma.store_wait") {
+  } else if (id == IntrinsicId::TmaStoreCommit) {
+    plainPtx();
+  } else if (id == IntrinsicId::TmaStoreWait) {
     const CallArg *read = c.keyword("read");
     bool onlyRead =
         read && read->value->kind == ExprKind::BoolImm && as<BoolImm>(read->value).value;
     line(fmt::format("asm volatile(\"cp.async.bulk.wait_group{} {};\" ::: \"memory\");",
                      onlyRead ? ".read" : "", ex(arg(0))));
-  } else if (f == "cp_async") {
+  } else if (id == IntrinsicId::CpAsync) {
     std::string sbuf;
     std::string saddr = regionByteAddress(arg(0), &sbuf);
     // The source: the address of its first element.
@@ -1193,25 +1204,24 @@ void KernelEmitter::callStmt(const CallStmt &c) {
       for (const Subscript &s : x->subscripts)
         begin.push_back(s.begin ? s.begin : IntImm::make(0));
     line(fmt::format("ts_cp_async16({}, &{}[{}]);", saddr, param, globalFlat(param, begin)));
-  } else if (f == "cp_async.commit") {
-    line("asm volatile(\"cp.async.commit_group;\" ::: \"memory\");");
-  } else if (f == "cp_async.wait_all") {
-    line("asm volatile(\"cp.async.wait_all;\" ::: \"memory\");");
-  } else if (f == "cp_async.wait") {
-    line(fmt::format("asm volatile(\"cp.async.wait_group {};\" ::: \"memory\");", ex(arg(0))));
-  } else if (f == "wgmma.fence") {
-    line("asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");");
-  } else if (f == "wgmma.commit_group") {
-    line("asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");");
-  } else if (f == "wgmma.wait_group") {
-    line(fmt::format("asm volatile(\"wgmma.wait_group.sync.aligned {};\" ::: \"memory\");",
-                     ex(arg(0))));
+  } else if (id == IntrinsicId::CpAsyncCommit) {
+    plainPtx();
+  } else if (id == IntrinsicId::CpAsyncWaitAll) {
+    plainPtx();
+  } else if (id == IntrinsicId::CpAsyncWait) {
+    line(fmt::format("asm volatile(\"{} {};\" ::: \"memory\");", info->ptx, ex(arg(0))));
+  } else if (id == IntrinsicId::WgmmaFence) {
+    plainPtx();
+  } else if (id == IntrinsicId::WgmmaCommitGroup) {
+    plainPtx();
+  } else if (id == IntrinsicId::WgmmaWaitGroup) {
+    line(fmt::format("asm volatile(\"{} {};\" ::: \"memory\");", info->ptx, ex(arg(0))));
     // Pin the accumulators after the wait (CUTLASS's warpgroup_fence_operand)
     // so the compiler reads them only once the wgmmas that write them retired.
     for (const std::string &r : regsInScope_)
       if (wgmmaAccs_.count(r))
         line(fmt::format("ts_fence_operands({});", r));
-  } else if (f == "wgmma.mma_async") {
+  } else if (id == IntrinsicId::WgmmaMmaAsync) {
     std::string accName = as<Var>(arg(0)).name;
     const BufferInfo &acc = bufs_.at(accName);
     int n = static_cast<int>(acc.constShape.at(1));
@@ -1226,15 +1236,22 @@ void KernelEmitter::callStmt(const CallStmt &c) {
       }
       return fmt::format("ts_wgmma_desc({}, {}, {})", addr, mode, 8 * span);
     };
-    wgmmaShapes_.insert(n);
     wgmmaAccs_.insert(accName);
     Dtype operandType = bufs_.at(abuf).dtype;
-    if (operandType != Dtype::bf16 && operandType != Dtype::f16) {
+    // The instruction: the MMA table's row for these dtypes (ir/MmaShapes.h).
+    const MmaShape *row =
+        findMmaShape(k_.launch.target, *info->mma, acc.dtype, operandType, bufs_.at(bbuf).dtype);
+    if (!row || row->d != Dtype::f32) {
       error(c.loc, fmt::format("no lowering for wgmma.mma_async on {} operands yet",
                                dtypeName(operandType)));
       return;
     }
-    std::string ab = operandType == Dtype::bf16 ? "bf16" : "f16";
+    bool half = row->k == 16; // f16 / bf16: the helpers of every 16-bit kind
+    if (half)
+      wgmmaShapes_.insert(n);
+    else
+      wgmmaOtherShapes_.insert({n, row});
+    std::string ab = half ? std::string(ptxTypeName(row->a)) : wgmmaHelperSuffix(*row);
     // `accumulate` may be a run-time predicate (`accumulate = k > 0`: the
     // first k-step overwrites, so no fill defines the accumulators while
     // wgmmas are in flight, which would make ptxas serialize them).
@@ -1251,31 +1268,30 @@ void KernelEmitter::callStmt(const CallStmt &c) {
     };
     bool ta = isSet("transpose_a"), tb = isSet("transpose_b");
     int64_t kExtent = regionExtents(arg(1)).at(ta ? 0 : 1);
-    for (int64_t k = 0; k < kExtent; k += 16) {
-      Expr a = kSlice(arg(1), ta ? 0 : 1, k), b = kSlice(arg(2), tb ? 1 : 0, k);
+    for (int64_t k = 0; k < kExtent; k += row->k) {
+      Expr a = kSlice(arg(1), ta ? 0 : 1, k, row->k), b = kSlice(arg(2), tb ? 1 : 0, k, row->k);
       std::string aaddr = regionByteAddress(a, &abuf), baddr = regionByteAddress(b, &bbuf);
-      line(fmt::format("ts_wgmma_m64n{}k16_{}({}, {}, {}, {});", n, ab, accName,
+      line(fmt::format("ts_wgmma_m64n{}k{}_{}({}, {}, {}, {});", n, row->k, ab, accName,
                        desc(aaddr, bufs_.at(abuf)), desc(baddr, bufs_.at(bbuf)),
                        k == 0 ? scaleD : "1"));
     }
-  } else if (f == "setmaxnreg.inc" || f == "setmaxnreg.dec") {
-    line(fmt::format("asm volatile(\"setmaxnreg.{}.sync.aligned.u32 {};\");",
-                     f == "setmaxnreg.inc" ? "inc" : "dec", ex(arg(0))));
-  } else if (f == "fence.proxy.async") {
-    line("asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");");
-  } else if (f == "fence.mbarrier_init") {
-    line("asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");");
-  } else if (f == "barrier.sync" || f == "barrier.arrive") {
-    line(fmt::format("asm volatile(\"bar.{} %0, %1;\" :: \"r\"((int)({})), \"r\"((int)({})) : "
+  } else if (id == IntrinsicId::SetmaxnregInc || id == IntrinsicId::SetmaxnregDec) {
+    line(fmt::format("asm volatile(\"{} {};\");", info->ptx, ex(arg(0))));
+  } else if (id == IntrinsicId::FenceProxyAsync) {
+    plainPtx();
+  } else if (id == IntrinsicId::FenceMbarrierInit) {
+    plainPtx();
+  } else if (id == IntrinsicId::BarrierSync || id == IntrinsicId::BarrierArrive) {
+    line(fmt::format("asm volatile(\"{} %0, %1;\" :: \"r\"((int)({})), \"r\"((int)({})) : "
                      "\"memory\");",
-                     f == "barrier.sync" ? "sync" : "arrive", ex(arg(0)), ex(kwv("threads"))));
-  } else if (f == "tcgen05.alloc" || f == "tcgen05.dealloc") {
+                     info->ptx, ex(arg(0)), ex(kwv("threads"))));
+  } else if (id == IntrinsicId::Tcgen05Alloc || id == IntrinsicId::Tcgen05Dealloc) {
     std::string buf = as<Var>(arg(0)).name;
     const BufferInfo &b = bufs_.at(buf);
     int64_t cols = b.constShape.size() > 1 ? b.constShape[1] : 32;
     if (Expr c = kwv("cols"))
       cols = constantValue(c).value_or(cols);
-    if (f == "tcgen05.alloc") {
+    if (id == IntrinsicId::Tcgen05Alloc) {
       tmemColumns_[buf] = cols;
       line(fmt::format("asm volatile(\"tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 "
                        "[%0], {};\" :: \"r\"(ts_smem_addr(ts_smem + {})) : \"memory\");",
@@ -1287,10 +1303,9 @@ void KernelEmitter::callStmt(const CallStmt &c) {
                        ":: \"r\"({}) : \"memory\");",
                        cols, tmemAddr(buf)));
     }
-  } else if (f == "tcgen05.relinquish_alloc_permit") {
-    line("asm volatile(\"tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\" ::: "
-         "\"memory\");");
-  } else if (f == "tcgen05.mma") {
+  } else if (id == IntrinsicId::Tcgen05RelinquishAllocPermit) {
+    plainPtx();
+  } else if (id == IntrinsicId::Tcgen05Mma) {
     std::string d = as<Var>(arg(0)).name;
     std::string abuf, bbuf;
     std::string aaddr = regionByteAddress(arg(1), &abuf), baddr = regionByteAddress(arg(2), &bbuf);
@@ -1354,11 +1369,11 @@ void KernelEmitter::callStmt(const CallStmt &c) {
                      "ts_umma_desc(b0 + kk * 32, {}, {}), {}u, acc0 || kk > 0);",
                      tmemAddr(d), amode, asbo, bmode, bsbo, idesc));
     line("}");
-  } else if (f == "tcgen05.commit") {
+  } else if (id == IntrinsicId::Tcgen05Commit) {
     line(fmt::format("asm volatile(\"tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::"
                      "cluster.b64 [%0];\" :: \"r\"({}) : \"memory\");",
                      barrierAddr(arg(0))));
-  } else if (f == "tcgen05.ld") {
+  } else if (id == IntrinsicId::Tcgen05Ld) {
     // dst: a region of a tcgen05_32x32b register tile (one row per thread);
     // src: a region of tensor memory, rows = lanes, columns.
     std::vector<const Index *> chain;
@@ -1396,14 +1411,14 @@ void KernelEmitter::callStmt(const CallStmt &c) {
     line(fmt::format("asm volatile(\"tcgen05.ld.sync.aligned.32x32b.x{}.b32 {{{}}}, [%{}];\" : {} "
                      ": \"r\"({} + ((uint32_t)({}) << 16) + (uint32_t)({})) : \"memory\");",
                      cols, ops, cols, cons, tmemAddr(tm), ex(row), ex(col)));
-  } else if (f == "tcgen05.wait_ld") {
-    line("asm volatile(\"tcgen05.wait::ld.sync.aligned;\" ::: \"memory\");");
-  } else if (f == "tcgen05.wait_st") {
-    line("asm volatile(\"tcgen05.wait::st.sync.aligned;\" ::: \"memory\");");
-  } else if (f == "tcgen05.fence_before_thread_sync") {
-    line("asm volatile(\"tcgen05.fence::before_thread_sync;\" ::: \"memory\");");
-  } else if (f == "tcgen05.fence_after_thread_sync") {
-    line("asm volatile(\"tcgen05.fence::after_thread_sync;\" ::: \"memory\");");
+  } else if (id == IntrinsicId::Tcgen05WaitLd) {
+    plainPtx();
+  } else if (id == IntrinsicId::Tcgen05WaitSt) {
+    plainPtx();
+  } else if (id == IntrinsicId::Tcgen05FenceBeforeThreadSync) {
+    plainPtx();
+  } else if (id == IntrinsicId::Tcgen05FenceAfterThreadSync) {
+    plainPtx();
   } else {
     error(c.loc, fmt::format("no lowering for '{}' yet", f));
   }
@@ -1411,7 +1426,23 @@ void KernelEmitter::callStmt(const CallStmt &c) {
 
 // ------------------------------------------------------------------ whole kernel
 
-std::string wgmmaHelper(int n, const std::string &ab) {
+// The helper-name suffix of a non-16-bit wgmma kind: "e4m3", or "e4m3_e5m2"
+// when A and B differ.
+std::string wgmmaHelperSuffix(const MmaShape &row) {
+  std::string s(ptxTypeName(row.a));
+  if (row.b != row.a)
+    s += "_" + std::string(ptxTypeName(row.b));
+  return s;
+}
+
+// One m64nNkK wgmma with both operands from shared-memory descriptors. The
+// 16-bit kinds take the transpose immediates (0: K-major); the 8-bit kinds
+// have none (PTX ISA: their operands are always K-major).
+std::string wgmmaHelper(int n, const MmaShape &row) {
+  bool half = row.k == 16;
+  std::string suffix = half ? std::string(ptxTypeName(row.a)) : wgmmaHelperSuffix(row);
+  std::string types =
+      fmt::format("{}.{}.{}", ptxTypeName(row.d), ptxTypeName(row.a), ptxTypeName(row.b));
   int regs = n / 2;
   std::string operands, constraints;
   for (int i = 0; i < regs; ++i) {
@@ -1422,16 +1453,18 @@ std::string wgmmaHelper(int n, const std::string &ab) {
   // The empty asm statements around the instruction pin the accumulators
   // (as CUTLASS's warpgroup_fence_operand does), so the compiler does not
   // move their definitions across wgmmas in flight.
-  o << "__device__ __forceinline__ void ts_wgmma_m64n" << n << "k16_" << ab << "(float (&d)["
-    << regs << "], uint64_t da, uint64_t db, int scale_d) {\n"
+  o << "__device__ __forceinline__ void ts_wgmma_m64n" << n << "k" << row.k << "_" << suffix
+    << "(float (&d)[" << regs << "], uint64_t da, uint64_t db, int scale_d) {\n"
     << "#pragma unroll\n  for (int i = 0; i < " << regs
     << "; ++i) asm volatile(\"\" : \"+f\"(d[i]) :: \"memory\");\n"
     << "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" << regs + 2 << ", 0;\\n"
-    << "wgmma.mma_async.sync.aligned.m64n" << n << "k16.f32." << ab << "." << ab << " {"
-    << operands << "}, %" << regs << ", %" << regs + 1 << ", p, 1, 1, 0, 0;\\n}\\n\"\n"
+    << intrinsic(IntrinsicId::WgmmaMmaAsync).ptx << ".m64n" << n << "k" << row.k << "." << types
+    << " {" << operands << "}, %" << regs << ", %" << regs + 1 << ", p, 1, 1"
+    << (half ? ", 0, 0" : "") << ";\\n}\\n\"\n"
     << "    : " << constraints << "\n    : \"l\"(da), \"l\"(db), \"r\"(scale_d));\n"
     << "#pragma unroll\n  for (int i = 0; i < " << regs
-    << "; ++i) asm volatile(\"\" : \"+f\"(d[i]) :: \"memory\");\n" << "}\n";
+    << "; ++i) asm volatile(\"\" : \"+f\"(d[i]) :: \"memory\");\n"
+    << "}\n";
   return o.str();
 }
 
@@ -1505,7 +1538,10 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
     d << kTcgen05Helpers;
   }
   for (int n : wgmmaShapes_)
-    d << wgmmaHelper(n, "bf16") << wgmmaHelper(n, "f16");
+    for (Dtype ab : {Dtype::bf16, Dtype::f16})
+      d << wgmmaHelper(n, *findMmaShape(k_.launch.target, MmaFamily::Wgmma, Dtype::f32, ab, ab));
+  for (auto [n, row] : wgmmaOtherShapes_)
+    d << wgmmaHelper(n, *row);
   bool usesSetmaxnreg = body.find("setmaxnreg") != std::string::npos;
   // A cluster shape is a compile-time attribute: the <<<>>> launch then
   // groups the CTAs (the grid must be a multiple of it, as the `launch` says).

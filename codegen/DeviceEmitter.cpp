@@ -153,10 +153,7 @@ public:
         lets_.insert(l.name);
         continue;
       }
-      if (s->kind != StmtKind::CallStmt || !isDeviceCall(as<CallStmt>(s).callee) ||
-          as<CallStmt>(s).callee == "device.put" || as<CallStmt>(s).callee == "device.get" ||
-          as<CallStmt>(s).callee == "device.signal" || as<CallStmt>(s).callee == "device.wait" ||
-          as<CallStmt>(s).callee == "device.fence" || as<CallStmt>(s).callee == "device.barrier") {
+      if (s->kind != StmtKind::CallStmt || collectiveOf(idOf(as<CallStmt>(s))).empty()) {
         refuse(s->loc, "the device lowering takes kernels of lets and device collectives "
                        "(allreduce, all_gather, reduce_scatter); this statement is not one yet");
         return std::nullopt;
@@ -170,7 +167,7 @@ public:
         refuse(c.loc, "the runtime's collectives move bf16 tensors");
         return std::nullopt;
       }
-      std::string collective = c.callee.substr(std::string("device.").size());
+      std::string collective(collectiveOf(idOf(c)));
       std::string impl;
       if (const CallArg *a = c.keyword("impl"); a && a->value->kind == ExprKind::StringImm)
         impl = as<StringImm>(a->value).value;

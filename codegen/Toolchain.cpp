@@ -1,5 +1,7 @@
 #include "codegen/Toolchain.h"
 
+#include "ir/Intrinsics.h"
+
 #include <llvm/ADT/SmallString.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -72,29 +74,36 @@ std::vector<PtxasFinding> slowPathFindings(const std::string &log) {
 
 std::vector<std::string> expectedPtx(const LoweredKernel &k) {
   std::set<std::string> want;
+  const std::string tmaPtx(intrinsic(IntrinsicId::TmaLoad).ptx);
+  // Dispatch's implementation names (ir/DispatchTable.cpp).
   for (const std::string &c : k.dispatchChoices) {
     std::string impl = c.substr(c.find("-> ") + 3);
     if (impl == "wgmma")
-      want.insert("wgmma.mma_async");
+      want.insert(std::string(intrinsicName(IntrinsicId::WgmmaMmaAsync)));
     else if (impl == "tma")
-      want.insert("cp.async.bulk.tensor");
-    else if (impl == "tcgen05.mma")
-      want.insert("tcgen05.mma");
-    else if (impl == "cp_async")
+      want.insert(tmaPtx);
+    else if (intrinsicIdOf(impl) == IntrinsicId::Tcgen05Mma)
+      want.insert(impl);
+    else if (intrinsicIdOf(impl) == IntrinsicId::CpAsync)
       want.insert("cp.async.cg");
-    else if (impl == "ldmatrix")
-      want.insert("ldmatrix");
+    else if (intrinsicIdOf(impl) == IntrinsicId::Ldmatrix)
+      want.insert(impl);
   }
-  // Natives written in the kernel itself (or produced by dispatch).
+  // Natives written in the kernel itself (or produced by dispatch): the
+  // tensor-core and TMA ones must reach the PTX.
   for (const std::string &n : k.natives) {
-    if (n == "tcgen05.mma")
-      want.insert("tcgen05.mma");
-    else if (n == "tcgen05.ld")
-      want.insert("tcgen05.ld");
-    else if (n == "wgmma.mma_async")
-      want.insert("wgmma.mma_async");
-    else if (n == "tma.load")
-      want.insert("cp.async.bulk.tensor");
+    switch (intrinsicIdOf(n)) {
+    case IntrinsicId::Tcgen05Mma:
+    case IntrinsicId::Tcgen05Ld:
+    case IntrinsicId::WgmmaMmaAsync:
+      want.insert(n);
+      break;
+    case IntrinsicId::TmaLoad:
+      want.insert(tmaPtx);
+      break;
+    default:
+      break;
+    }
   }
   return {want.begin(), want.end()};
 }

@@ -832,11 +832,11 @@ void Checker::callStmt(const CallStmt &c) {
     error(c.loc, fmt::format("'{}' is a native intrinsic and takes no scope prefix", c.callee));
     return;
   }
-  if (c.callee == "sync" && c.scope == ExecScope::Thread) {
+  if (info->id == IntrinsicId::Sync && c.scope == ExecScope::Thread) {
     error(c.loc, "'sync' needs a scope: warp.sync(), cta.sync() or cluster.sync()");
     return;
   }
-  if (isDeviceCall(c.callee) && kernel_->launch.devices.empty()) {
+  if (isDeviceCall(info->id) && kernel_->launch.devices.empty()) {
     error(c.loc, fmt::format("'{}' reaches other devices; the kernel needs `launch devices(N)`",
                              c.callee));
     return;
@@ -855,7 +855,7 @@ void Checker::callStmt(const CallStmt &c) {
     switch (spec.kind) {
     case ArgKind::Buffer:
       // a device flag is one element of a global integer tensor
-      ok = t.kind == Type::Region || (isDeviceCall(c.callee) && spec.name == "flag" &&
+      ok = t.kind == Type::Region || (isDeviceCall(info->id) && spec.name == "flag" &&
                                       arg.value->kind == ExprKind::Index && t.kind == Type::Int);
       break;
     case ArgKind::Barrier:
@@ -884,6 +884,17 @@ void Checker::callStmt(const CallStmt &c) {
       error(arg.value->loc,
             fmt::format("argument '{}' of '{}' must be {}, not {}", spec.name, shown,
                         kindNames[static_cast<int>(spec.kind)], typeName(t)));
+    // A string with enumerated values (the table's `allowed`): one of them.
+    if (ok && !spec.allowed.empty() && arg.value->kind == ExprKind::StringImm &&
+        std::find(spec.allowed.begin(), spec.allowed.end(), as<StringImm>(arg.value).value) ==
+            spec.allowed.end()) {
+      std::string values;
+      for (std::string_view v : spec.allowed)
+        values += fmt::format("{}'{}'", values.empty() ? "" : ", ", v);
+      error(arg.value->loc, fmt::format("argument '{}' of '{}' is one of {}, not '{}'", spec.name,
+                                        shown, values, as<StringImm>(arg.value).value));
+      return false;
+    }
     return ok;
   };
   bool argsOk = true;
@@ -955,7 +966,7 @@ void Checker::callStmt(const CallStmt &c) {
   }
   if (argsOk && info->cls == CallClass::TilePrimitive)
     primitiveShapes(c, shown, *info, types);
-  if (argsOk && c.callee == "wgmma.mma_async")
+  if (argsOk && info->id == IntrinsicId::WgmmaMmaAsync)
     wgmmaShape(c, types);
 }
 
@@ -978,29 +989,40 @@ GemmDims gemmDims(const std::vector<Type> &args, bool ta, bool tb) {
           args[1].shape[ta ? 0 : 1], args[2].shape[tb ? 1 : 0], args[2].shape[tb ? 0 : 1]};
 }
 
-// A native wgmma.mma_async is one m64nNk16 instruction (k32 for 8-bit
-// operands) per step of K: M is 64, N a multiple of 8 up to 256, K a multiple
-// of the instruction's; the lowering issues one instruction per step.
+// A native wgmma.mma_async is one instruction of the MMA table
+// (ir/MmaShapes.h) per step of K: for the accumulator and operand dtypes, M
+// is the row's (64), N in the row's range (multiples of 8 up to 256), K a
+// multiple of the row's (16 for f16/bf16, 32 for fp8); the lowering issues
+// one instruction per step.
 void Checker::wgmmaShape(const CallStmt &c, const std::vector<Type> &args) {
   for (size_t i = 0; i < 3; ++i)
     if (args[i].kind != Type::Region || args[i].shape.size() != 2)
       return error(c.args[i].value->loc,
-                   fmt::format("'wgmma.mma_async' operand {} must be a 2-D region", i));
+                   fmt::format("'{}' operand {} must be a 2-D region", c.callee, i));
   auto [ta, tb] = transposes(c);
   GemmDims d = gemmDims(args, ta, tb);
   const Affine &m = d.m, &n = d.n, &ak = d.ak;
   if (!m.isConstant() || !n.isConstant() || !ak.isConstant() || !d.agree())
-    return error(c.loc, fmt::format("shape mismatch in 'wgmma.mma_async': acc {} = A {}{} x B "
+    return error(c.loc, fmt::format("shape mismatch in '{}': acc {} = A {}{} x B "
                                     "{}{} needs constant M, N and K that agree",
-                                    shapeText(args[0].shape), shapeText(args[1].shape),
+                                    c.callee, shapeText(args[0].shape), shapeText(args[1].shape),
                                     ta ? "^T" : "", shapeText(args[2].shape), tb ? "^T" : ""));
-  int64_t k = dtypeBits(args[1].dtype) == 8 ? 32 : 16, nv = n.constant;
-  if (m.constant != 64 || nv < 8 || nv > 256 || nv % 8 != 0 || ak.constant < k ||
-      ak.constant % k != 0)
-    error(c.loc, fmt::format("'wgmma.mma_async' issues m64nNk{} instructions (N a multiple of 8 "
-                             "up to 256, K a multiple of {}), not m{}n{}k{}; use the tile "
-                             "primitive 'wg.gemm' for other shapes",
-                             k, k, m.constant, nv, ak.constant));
+  const MmaShape *row =
+      findMmaShape(kernel_->launch.target, *intrinsic(IntrinsicId::WgmmaMmaAsync).mma,
+                   args[0].dtype, args[1].dtype, args[2].dtype);
+  if (!row)
+    return error(c.loc,
+                 fmt::format("'{}' has no {} instruction computing {} += {} x {}", c.callee,
+                             targetInfo(kernel_->launch.target).name, dtypeName(args[0].dtype),
+                             dtypeName(args[1].dtype), dtypeName(args[2].dtype)));
+  int64_t k = row->k, nv = n.constant;
+  if (m.constant != row->m || nv < row->nMin || nv > row->nMax ||
+      (nv - row->nMin) % row->nStep != 0 || ak.constant < k || ak.constant % k != 0)
+    error(c.loc,
+          fmt::format("'{}' issues m{}nNk{} instructions (N a multiple of {} "
+                      "up to {}, K a multiple of {}), not m{}n{}k{}; use the tile "
+                      "primitive 'wg.gemm' for other shapes",
+                      c.callee, row->m, k, row->nStep, row->nMax, k, m.constant, nv, ak.constant));
 }
 
 void Checker::primitiveShapes(const CallStmt &c, const std::string &name, const IntrinsicInfo &info,
@@ -1021,25 +1043,27 @@ void Checker::primitiveShapes(const CallStmt &c, const std::string &name, const 
       error(loc(j), fmt::format("dtype mismatch in '{}': {} is {} but {} is {}{}", name,
                                 info.positional[i].name, dtypeName(args[i].dtype),
                                 info.positional[j].name, dtypeName(args[j].dtype),
-                                op == "copy" || op == "copy_async" ? " (use cast)" : ""));
+                                info.id == IntrinsicId::Copy || info.id == IntrinsicId::CopyAsync
+                                    ? " (use cast)"
+                                    : ""));
   };
-  if (op == "copy" || op == "copy_async") {
+  if (info.id == IntrinsicId::Copy || info.id == IntrinsicId::CopyAsync) {
     needShapes(0, 1, "");
     needDtype(0, 1);
-    if (op == "copy_async" && args[0].buffer && args[1].buffer) {
+    if (info.id == IntrinsicId::CopyAsync && args[0].buffer && args[1].buffer) {
       MemScope d = args[0].buffer->scope, s = args[1].buffer->scope;
       if (!((d == MemScope::Shared && s == MemScope::Global) ||
             (d == MemScope::Global && s == MemScope::Shared)))
         error(c.loc, fmt::format("copy_async moves between global and shared memory, not {} to {}",
                                  memScopeName(s), memScopeName(d)));
     }
-  } else if (op == "cast") {
+  } else if (info.id == IntrinsicId::Cast) {
     needShapes(0, 1, "");
-  } else if (op == "fill") {
+  } else if (info.id == IntrinsicId::Fill) {
     if (args[1].kind == Type::Float && !args[1].literal && args[1].dtype != args[0].dtype)
       error(loc(1), fmt::format("dtype mismatch in 'fill': {} value for a {} buffer",
                                 dtypeName(args[1].dtype), dtypeName(args[0].dtype)));
-  } else if (op == "gemm" || op == "gemm_async") {
+  } else if (info.id == IntrinsicId::Gemm || info.id == IntrinsicId::GemmAsync) {
     for (size_t i = 0; i < 3; ++i)
       if (args[i].shape.size() != 2) {
         error(loc(i), fmt::format("'{}' operand {} must be 2-D, not {}", name,

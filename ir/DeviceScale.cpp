@@ -4,86 +4,6 @@
 
 namespace tilescope {
 
-namespace {
-using K = ArgKind;
-constexpr auto NT = CallClass::Native;
-constexpr auto T = Convergence::Thread, CTA = Convergence::Cta;
-// A peer: a device rank in [0, ndev) (checked where it is a constant by
-// verifier/Resources, and by the simulator and the device protocol check).
-constexpr IntRange kPeer{0, kMaxDevices - 1};
-} // namespace
-
-std::vector<IntrinsicInfo> deviceIntrinsics() {
-  return {
-      {"device.put",
-       NT,
-       {{"dst", K::Buffer, true}, {"src", K::Buffer, true}},
-       {{"dev", K::Int, true, kPeer}},
-       CTA,
-       TargetFeature::Sm90Plus,
-       "write a tile into device dev's global tensor (peer stores over NVLink)"},
-      {"device.get",
-       NT,
-       {{"dst", K::Buffer, true}, {"src", K::Buffer, true}},
-       {{"dev", K::Int, true, kPeer}},
-       CTA,
-       TargetFeature::Sm90Plus,
-       "read a tile of device dev's global tensor (peer loads over NVLink)"},
-      {"device.signal",
-       NT,
-       {{"flag", K::Buffer, true}},
-       {{"dev", K::Int, true, kPeer}, {"value", K::Int, true}},
-       T,
-       TargetFeature::Sm90Plus,
-       "store value into element flag of device dev (st.relaxed.sys; release needs "
-       "device.fence before it)"},
-      {"device.wait",
-       NT,
-       {{"flag", K::Buffer, true}},
-       {{"value", K::Int, true}},
-       T,
-       TargetFeature::Sm90Plus,
-       "spin until the own flag has reached value (ld.acquire.sys, wrap-aware)"},
-      {"device.fence",
-       NT,
-       {},
-       {},
-       T,
-       TargetFeature::Sm90Plus,
-       "fence.acq_rel.sys: order this thread's (and, after a CTA barrier, its CTA's) "
-       "accesses before a later signal"},
-      {"device.barrier",
-       NT,
-       {},
-       {},
-       CTA,
-       TargetFeature::Sm90Plus,
-       "wait until CTA blockIdx of every device arrived (a fenced signal to every peer, "
-       "then a wait on each)"},
-      {"device.allreduce",
-       NT,
-       {{"dst", K::Buffer, true}, {"src", K::Buffer, true}},
-       {{"impl", K::String, false}},
-       CTA,
-       TargetFeature::Sm90Plus,
-       "dst on every device = the sum over devices of src (the same region on each)"},
-      {"device.all_gather",
-       NT,
-       {{"dst", K::Buffer, true}, {"src", K::Buffer, true}},
-       {{"impl", K::String, false}},
-       CTA,
-       TargetFeature::Sm90Plus,
-       "dst (ndev times src's first dimension) on every device = the devices' src, by rank"},
-      {"device.reduce_scatter",
-       NT,
-       {{"dst", K::Buffer, true}, {"src", K::Buffer, true}},
-       {{"impl", K::String, false}},
-       CTA,
-       TargetFeature::Sm90Plus,
-       "dst on device r = chunk r (of ndev along src's first dimension) of the sum of src"},
-  };
-}
-
 void appendDeviceFacts(Kernel &k) {
   if (k.launch.devices.empty())
     return;
@@ -99,8 +19,25 @@ void appendDeviceFacts(Kernel &k) {
   add(BinaryOp::Le, ndev, IntImm::make(kMaxDevices, at));
 }
 
-bool isDeviceCall(std::string_view callee) {
-  return callee.rfind("device.", 0) == 0;
+bool isDeviceCall(IntrinsicId id) {
+  return unitOf(id) == IntrinsicUnit::Device;
+}
+
+bool isDeviceCall(const CallStmt &c) {
+  return isDeviceCall(idOf(c));
+}
+
+std::string_view collectiveOf(IntrinsicId id) {
+  switch (id) {
+  case IntrinsicId::DeviceAllreduce:
+    return "allreduce";
+  case IntrinsicId::DeviceAllGather:
+    return "all_gather";
+  case IntrinsicId::DeviceReduceScatter:
+    return "reduce_scatter";
+  default:
+    return "";
+  }
 }
 
 const std::vector<CollectiveImpl> &collectiveImpls() {

@@ -1,7 +1,7 @@
 // The device scale (docs/scales.md): what a kernel launched with
 // `devices(N)` may call to reach the other devices, and the facts the launch
-// declares. Kept apart from ir/Intrinsics.cpp's table (which appends
-// deviceIntrinsics()) so that the device scale stays one file to read.
+// declares. The device natives' records are in the one intrinsic table
+// (ir/Intrinsics.cpp, IntrinsicId::DevicePut ... DeviceReduceScatter).
 //
 // Must not depend on anything above ir/.
 #pragma once
@@ -14,15 +14,17 @@
 
 namespace tilescope {
 
-// The `device.*` natives: put / get of a tile to / from a peer's global
-// memory, signal / wait on a flag in a peer's global memory, the system-scope
-// fence, the device barrier and the collectives (allreduce, all_gather,
-// reduce_scatter, with an `impl =` the dispatch table chooses).
-std::vector<IntrinsicInfo> deviceIntrinsics();
-
-// True for every `device.*` call: the checker admits them only in kernels
-// launched with devices(N).
-bool isDeviceCall(std::string_view callee);
+// The `device.*` natives (IntrinsicUnit::Device, records in ir/Intrinsics.cpp):
+// put / get of a tile to / from a peer's global memory, signal / wait on a
+// flag in a peer's global memory, the system-scope fence, the device barrier
+// and the collectives (allreduce, all_gather, reduce_scatter, with an
+// `impl =` the dispatch table chooses). True for every one of them: the
+// checker admits them only in kernels launched with devices(N).
+bool isDeviceCall(IntrinsicId id);
+bool isDeviceCall(const CallStmt &c);
+// The collective a device.allreduce / all_gather / reduce_scatter call
+// performs, as collectiveImpls() names it; empty for other calls.
+std::string_view collectiveOf(IntrinsicId id);
 
 // Adds the launch's facts to a devices(N) kernel's `where` constraints, for
 // the proofs: 0 <= devid, devid < ndev, ndev == N, 1 <= ndev <= kMaxDevices.

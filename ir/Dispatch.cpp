@@ -46,13 +46,11 @@ bool CallSite::flag(std::string_view n) const {
 }
 
 std::string_view primitiveFamily(std::string_view callee) {
-  for (std::string_view e : {"add", "sub", "mul", "div", "max", "min", "exp", "exp2", "log",
-                             "sqrt", "rsqrt", "neg", "abs"})
-    if (callee == e)
-      return "elementwise";
-  for (std::string_view r : {"reduce_sum", "reduce_max", "reduce_min"})
-    if (callee == r)
-      return "reduce";
+  IntrinsicId id = intrinsicIdOf(callee);
+  if (isElementwise(id))
+    return "elementwise";
+  if (isReduction(id))
+    return "reduce";
   return callee;
 }
 

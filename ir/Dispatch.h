@@ -13,7 +13,7 @@
 //
 // Instruction constraints (TMA boxes, ldmatrix rows, wgmma/tcgen05 shared
 // memory descriptors, tcgen05.ld shapes) are not restated here: predicates
-// ask verifier/InstructionRules.h. That is why dispatch is its own library
+// ask ir/InstructionRules.h. That is why dispatch is its own library
 // (tilescope_dispatch) on top of tilescope_ir and tilescope_verifier, not part
 // of tilescope_ir, which must not know the verifier.
 //

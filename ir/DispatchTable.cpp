@@ -1,11 +1,12 @@
 // The table of dispatch implementations: per primitive, each implementation's
 // priority, the predicate that accepts or refuses a call (with a reason), and
 // the native IR it expands to. Instruction constraints come from
-// verifier/InstructionRules.h.
+// ir/InstructionRules.h.
 #include "ir/Dispatch.h"
 #include "ir/DispatchSupport.h"
+#include "ir/Intrinsics.h"
 #include "ir/LayoutPresets.h"
-#include "verifier/InstructionRules.h"
+#include "ir/InstructionRules.h"
 
 #include <fmt/format.h>
 
@@ -109,8 +110,8 @@ bool presetIs(const Operand &op, std::string_view preset) {
 
 // ------------------------------------------------------------ expansions
 
-Stmt call(std::string callee, std::vector<CallArg> args, ExecScope scope = ExecScope::Thread) {
-  return CallStmt::make(scope, std::move(callee), std::move(args));
+Stmt call(IntrinsicId id, std::vector<CallArg> args, ExecScope scope = ExecScope::Thread) {
+  return CallStmt::make(scope, std::string(intrinsicName(id)), std::move(args));
 }
 CallArg pos(Expr e) { return {"", std::move(e), {}}; }
 CallArg kw(std::string k, Expr e) { return {std::move(k), std::move(e), {}}; }
@@ -118,7 +119,8 @@ CallArg kw(std::string k, Expr e) { return {std::move(k), std::move(e), {}}; }
 // A barrier over the scope after shared memory was written by its threads.
 Block scopeBarrier(const CallSite &s) {
   if (s.scope == ExecScope::Cta)
-    return {call("barrier.sync", {pos(lit(0)), kw("threads", lit(s.kernel->launch.threads))})};
+    return {call(IntrinsicId::BarrierSync,
+                 {pos(lit(0)), kw("threads", lit(s.kernel->launch.threads))})};
   return {};
 }
 
@@ -164,7 +166,7 @@ std::vector<DispatchImpl> buildTable() {
   std::vector<DispatchImpl> t;
 
   // ---- copy_async global -> shared
-  t.push_back({"copy_async", "tma", 100,
+  t.push_back({intrinsicName(IntrinsicId::CopyAsync), "tma", 100,
                "cp.async.bulk.tensor box copy completing on an mbarrier",
                [](const CallSite &s) -> std::string {
                  if (auto w = scopes(s, MemScope::Shared, MemScope::Global); !w.empty())
@@ -194,10 +196,12 @@ std::vector<DispatchImpl> buildTable() {
                  return ruleRefusal("tma", dst, s.target, use);
                },
                [](const CallSite &s, DispatchState &) -> Block {
-                 return {call("tma.load", {pos(s.operands[0].expr), pos(s.operands[1].expr),
-                                           kw("mbar", s.keyword("mbar")->value)})};
+                 return {
+                     call(IntrinsicId::TmaLoad, {pos(s.operands[0].expr), pos(s.operands[1].expr),
+                                                 kw("mbar", s.keyword("mbar")->value)})};
                }});
-  t.push_back({"copy_async", "cp_async", 50, "cp.async of 16-byte chunks, completing on a group",
+  t.push_back({intrinsicName(IntrinsicId::CopyAsync), intrinsicName(IntrinsicId::CpAsync), 50,
+               "cp.async of 16-byte chunks, completing on a group",
                [](const CallSite &s) -> std::string {
                  if (auto w = scopes(s, MemScope::Shared, MemScope::Global); !w.empty())
                    return w;
@@ -225,15 +229,17 @@ std::vector<DispatchImpl> buildTable() {
                                         cc.back() = mul(cc.back(), lit(perChunk));
                                         std::vector<int64_t> ext(shape.size(), 0);
                                         ext.back() = perChunk;
-                                        return Block{call("cp_async", {pos(regionAt(dst, cc, ext)),
-                                                                       pos(regionAt(src, cc, ext))})};
+                                        return Block{call(IntrinsicId::CpAsync,
+                                                          {pos(regionAt(dst, cc, ext)),
+                                                           pos(regionAt(src, cc, ext))})};
                                       });
-                 b.push_back(call("cp_async.commit", {}));
+                 b.push_back(call(IntrinsicId::CpAsyncCommit, {}));
                  return b;
                }});
 
   // ---- copy: every pair of scopes
-  t.push_back({"copy", "ldmatrix", 90, "ldmatrix.x4: four 8x8 b16 matrices shared -> registers",
+  t.push_back({intrinsicName(IntrinsicId::Copy), intrinsicName(IntrinsicId::Ldmatrix), 90,
+               "ldmatrix.x4: four 8x8 b16 matrices shared -> registers",
                [](const CallSite &s) -> std::string {
                  if (auto w = scopes(s, MemScope::Reg, MemScope::Shared); !w.empty())
                    return w;
@@ -244,10 +250,11 @@ std::vector<DispatchImpl> buildTable() {
                  return ruleRefusal("ldmatrix.x4", s.operands[1], s.target);
                },
                [](const CallSite &s, DispatchState &) -> Block {
-                 return {call("ldmatrix", {pos(s.operands[0].expr), pos(s.operands[1].expr),
-                                           kw("num", lit(4))})};
+                 return {call(IntrinsicId::Ldmatrix, {pos(s.operands[0].expr),
+                                                      pos(s.operands[1].expr), kw("num", lit(4))})};
                }});
-  t.push_back({"copy", "stmatrix", 90, "stmatrix.x4: registers -> shared, four 8x8 b16 matrices",
+  t.push_back({intrinsicName(IntrinsicId::Copy), intrinsicName(IntrinsicId::Stmatrix), 90,
+               "stmatrix.x4: registers -> shared, four 8x8 b16 matrices",
                [](const CallSite &s) -> std::string {
                  if (auto w = scopes(s, MemScope::Shared, MemScope::Reg); !w.empty())
                    return w;
@@ -258,13 +265,13 @@ std::vector<DispatchImpl> buildTable() {
                  return ruleRefusal("stmatrix.x4", s.operands[0], s.target);
                },
                [](const CallSite &s, DispatchState &) -> Block {
-                 return {call("stmatrix", {pos(s.operands[0].expr), pos(s.operands[1].expr),
-                                           kw("num", lit(4))})};
+                 return {call(IntrinsicId::Stmatrix, {pos(s.operands[0].expr),
+                                                      pos(s.operands[1].expr), kw("num", lit(4))})};
                }});
   for (bool load : {true, false}) {
-    std::string_view name = load ? "tcgen05.ld" : "tcgen05.st";
+    std::string_view name = intrinsicName(load ? IntrinsicId::Tcgen05Ld : IntrinsicId::Tcgen05St);
     t.push_back(
-        {"copy", name, 90,
+        {intrinsicName(IntrinsicId::Copy), name, 90,
          load ? "tensor memory -> registers, 32x32b shape" : "registers -> tensor memory",
          [load](const CallSite &s) -> std::string {
            if (auto w = load ? scopes(s, MemScope::Reg, MemScope::Tmem)
@@ -279,11 +286,11 @@ std::vector<DispatchImpl> buildTable() {
            return ruleRefusal(load ? "tcgen05.ld.32x32b" : "tcgen05.st.32x32b", tm, s.target);
          },
          [load](const CallSite &s, DispatchState &) -> Block {
-           Block b = {call(load ? "tcgen05.ld" : "tcgen05.st",
+           Block b = {call(load ? IntrinsicId::Tcgen05Ld : IntrinsicId::Tcgen05St,
                            {pos(s.operands[0].expr), pos(s.operands[1].expr),
                             kw("shape", StringImm::make("32x32b"))},
                            ExecScope::Thread)};
-           b.push_back(call(load ? "tcgen05.wait_ld" : "tcgen05.wait_st", {}));
+           b.push_back(call(load ? IntrinsicId::Tcgen05WaitLd : IntrinsicId::Tcgen05WaitSt, {}));
            return b;
          }});
   }
@@ -293,7 +300,8 @@ std::vector<DispatchImpl> buildTable() {
     for (bool load : {true, false}) {
       std::string_view name = mem == MemScope::Global ? (load ? "ld.global.vec" : "st.global.vec")
                                                       : (load ? "ld.shared" : "st.shared");
-      t.push_back({"copy", name, 20, "each thread moves the elements its layout owns",
+      t.push_back({intrinsicName(IntrinsicId::Copy), name, 20,
+                   "each thread moves the elements its layout owns",
                    [mem, load](const CallSite &s) -> std::string {
                      if (auto w = load ? scopes(s, MemScope::Reg, mem)
                                        : scopes(s, mem, MemScope::Reg);
@@ -321,7 +329,8 @@ std::vector<DispatchImpl> buildTable() {
                    }});
     }
   }
-  t.push_back({"copy", "ldst.vec", 10, "memory -> memory, elements spread over the scope's threads",
+  t.push_back({intrinsicName(IntrinsicId::Copy), "ldst.vec", 10,
+               "memory -> memory, elements spread over the scope's threads",
                [](const CallSite &s) -> std::string {
                  if (s.operands.size() < 2 || s.operands[0].isScalar || s.operands[1].isScalar)
                    return "needs two buffer operands";
@@ -348,7 +357,8 @@ std::vector<DispatchImpl> buildTable() {
 
   // ---- gemm
   t.push_back(
-      {"gemm", "wgmma", 100, "wgmma.mma_async m64nNk16, A and B from shared-memory descriptors",
+      {intrinsicName(IntrinsicId::Gemm), "wgmma", 100,
+       "wgmma.mma_async m64nNk16, A and B from shared-memory descriptors",
        [](const CallSite &s) -> std::string {
          if (!targetInfo(s.target).hasWgmma)
            return "wgmma needs sm_90a";
@@ -363,8 +373,12 @@ std::vector<DispatchImpl> buildTable() {
            return "only f32 accumulators are dispatched";
          if (a.scope != MemScope::Shared || b.scope != MemScope::Shared)
            return "A and B must be in shared memory";
-         if (a.dtype != b.dtype || (a.dtype != Dtype::bf16 && a.dtype != Dtype::f16))
-           return "A and B must both be bf16 or both f16";
+         // The instruction for these dtypes: a row of the MMA table.
+         const MmaShape *row = findMmaShape(s.target, MmaFamily::Wgmma, c.dtype, a.dtype, b.dtype);
+         if (!row)
+           return fmt::format("no wgmma computes {} += {} x {} (A and B both bf16, both f16, "
+                              "or e4m3 / e5m2)",
+                              dtypeName(c.dtype), dtypeName(a.dtype), dtypeName(b.dtype));
          if (s.flag("transpose_a"))
            return "A must be K-major (no transpose_a)";
          if (!s.flag("transpose_b"))
@@ -373,29 +387,32 @@ std::vector<DispatchImpl> buildTable() {
          if (as.size() != 2 || bs.size() != 2 || cs.size() != 2)
            return "operands must be rank-2 tiles";
          if (as[0] != 64 || cs[0] != 64 || bs[0] != cs[1] || as[1] != bs[1])
-           return fmt::format("shapes [{}x{}] x [{}x{}]^T -> [{}x{}] do not fit m64nNk16",
-                              as[0], as[1], bs[0], bs[1], cs[0], cs[1]);
-         if (as[1] % 16 != 0)
-           return "K must be a multiple of 16";
+           return fmt::format("shapes [{}x{}] x [{}x{}]^T -> [{}x{}] do not fit m64nNk16", as[0],
+                              as[1], bs[0], bs[1], cs[0], cs[1]);
+         if (as[1] % row->k != 0)
+           return fmt::format("K must be a multiple of {}", row->k);
          if (auto w = ruleRefusal("wgmma.smem", a, s.target); !w.empty())
            return w;
          return ruleRefusal("wgmma.smem", b, s.target);
        },
        [](const CallSite &s, DispatchState &st) -> Block {
-         const Operand &a = s.operands[1], &b = s.operands[2];
+         const Operand &c = s.operands[0], &a = s.operands[1], &b = s.operands[2];
          int64_t k = a.regionShape()[1], n = b.regionShape()[0];
+         int64_t step = findMmaShape(s.target, MmaFamily::Wgmma, c.dtype, a.dtype, b.dtype)->k;
          std::string kk = st.fresh("kk");
-         Expr k0 = mul(name(kk), lit(16));
-         Block step = {call("wgmma.mma_async",
-                            {pos(s.operands[0].expr), pos(regionAt(a, {lit(0), k0}, {64, 16})),
-                             pos(regionAt(b, {lit(0), k0}, {n, 16})),
-                             kw("transpose_b", BoolImm::make(true)),
-                             kw("accumulate", BoolImm::make(true))})};
-         return {call("wgmma.fence", {}),
-                 For::make(kk, lit(0), lit(k / 16), lit(1), -1, 0, std::move(step)),
-                 call("wgmma.commit_group", {}), call("wgmma.wait_group", {pos(lit(0))})};
+         Expr k0 = mul(name(kk), lit(step));
+         Block body = {
+             call(IntrinsicId::WgmmaMmaAsync,
+                  {pos(s.operands[0].expr), pos(regionAt(a, {lit(0), k0}, {64, step})),
+                   pos(regionAt(b, {lit(0), k0}, {n, step})),
+                   kw("transpose_b", BoolImm::make(true)), kw("accumulate", BoolImm::make(true))})};
+         return {call(IntrinsicId::WgmmaFence, {}),
+                 For::make(kk, lit(0), lit(k / step), lit(1), -1, 0, std::move(body)),
+                 call(IntrinsicId::WgmmaCommitGroup, {}),
+                 call(IntrinsicId::WgmmaWaitGroup, {pos(lit(0))})};
        }});
-  t.push_back({"gemm", "tcgen05.mma", 100, "tcgen05.mma kind::f16, accumulator in tensor memory",
+  t.push_back({intrinsicName(IntrinsicId::Gemm), intrinsicName(IntrinsicId::Tcgen05Mma), 100,
+               "tcgen05.mma kind::f16, accumulator in tensor memory",
                [](const CallSite &s) -> std::string {
                  if (!targetInfo(s.target).hasTensorMemory)
                    return "tcgen05.mma needs sm_100a";
@@ -420,14 +437,15 @@ std::vector<DispatchImpl> buildTable() {
                  auto as = a.regionShape(), bs = b.regionShape();
                  std::string kk = st.fresh("kk");
                  Expr k0 = mul(name(kk), lit(16));
-                 Block step = {call("tcgen05.mma",
-                                    {pos(s.operands[0].expr),
-                                     pos(regionAt(a, {lit(0), k0}, {as[0], 16})),
-                                     pos(regionAt(b, {lit(0), k0}, {bs[0], 16})),
-                                     kw("accumulate", BoolImm::make(true))})};
+                 Block step = {
+                     call(IntrinsicId::Tcgen05Mma,
+                          {pos(s.operands[0].expr), pos(regionAt(a, {lit(0), k0}, {as[0], 16})),
+                           pos(regionAt(b, {lit(0), k0}, {bs[0], 16})),
+                           kw("accumulate", BoolImm::make(true))})};
                  return {For::make(kk, lit(0), lit(as[1] / 16), lit(1), -1, 0, std::move(step))};
                }});
-  t.push_back({"gemm", "mma.sync", 80, "mma.sync.m16n8k16 on register fragments (sm_80+)",
+  t.push_back({intrinsicName(IntrinsicId::Gemm), "mma.sync", 80,
+               "mma.sync.m16n8k16 on register fragments (sm_80+)",
                [](const CallSite &s) -> std::string {
                  if (s.scope != ExecScope::Warp)
                    return "mma.sync is a warp instruction (warp.gemm)";
@@ -435,7 +453,8 @@ std::vector<DispatchImpl> buildTable() {
                },
                [](const CallSite &, DispatchState &) -> Block { return {}; }});
   t.push_back(
-      {"gemm", "fma", 0, "scalar fused multiply-add per owned accumulator element",
+      {intrinsicName(IntrinsicId::Gemm), "fma", 0,
+       "scalar fused multiply-add per owned accumulator element",
        [](const CallSite &s) -> std::string {
          if (s.operands.size() != 3)
            return "needs C, A and B";
@@ -467,7 +486,8 @@ std::vector<DispatchImpl> buildTable() {
        }});
 
   // ---- fill, cast, elementwise
-  t.push_back({"fill", "reg.fill", 10, "each thread writes the elements it owns",
+  t.push_back({intrinsicName(IntrinsicId::Fill), "reg.fill", 10,
+               "each thread writes the elements it owns",
                [](const CallSite &s) -> std::string {
                  if (s.operands.empty() || s.operands[0].scope != MemScope::Reg)
                    return "the destination is not a register tile";
@@ -483,7 +503,8 @@ std::vector<DispatchImpl> buildTable() {
                    return Store::make(elementAt(d, c), v);
                  });
                }});
-  t.push_back({"fill", "mem.fill", 5, "memory tile, elements spread over the scope's threads",
+  t.push_back({intrinsicName(IntrinsicId::Fill), "mem.fill", 5,
+               "memory tile, elements spread over the scope's threads",
                [](const CallSite &s) -> std::string {
                  if (s.operands.empty() || (s.operands[0].scope != MemScope::Shared &&
                                             s.operands[0].scope != MemScope::Global))
@@ -520,8 +541,9 @@ std::vector<DispatchImpl> buildTable() {
     }
     return "";
   };
-  t.push_back({"cast", "reg.cast", 10, "per-element conversion, round to nearest even",
-               sameLayoutRegs, [](const CallSite &s, DispatchState &st) -> Block {
+  t.push_back({intrinsicName(IntrinsicId::Cast), "reg.cast", 10,
+               "per-element conversion, round to nearest even", sameLayoutRegs,
+               [](const CallSite &s, DispatchState &st) -> Block {
                  const Operand &d = s.operands[0], &x = s.operands[1];
                  return elementwiseOverOwner(s, st, d, [&](const std::vector<Expr> &c) {
                    return Store::make(elementAt(d, c), convert(elementAt(x, c), x.dtype, d.dtype));
@@ -532,36 +554,43 @@ std::vector<DispatchImpl> buildTable() {
        sameLayoutRegs, [](const CallSite &s, DispatchState &st) -> Block {
          const Operand &d = s.operands[0];
          std::string op(s.call->callee);
+         const IntrinsicId id = idOf(*s.call);
          return elementwiseOverOwner(s, st, d, [&](const std::vector<Expr> &c) {
            std::vector<Expr> v;
            for (size_t i = 1; i < s.operands.size(); ++i)
              v.push_back(s.operands[i].isScalar ? s.operands[i].expr
                                                 : elementAt(s.operands[i], c));
            Expr r;
-           if (op == "add") r = Binary::make(BinaryOp::Add, v[0], v[1]);
-           else if (op == "sub") r = Binary::make(BinaryOp::Sub, v[0], v[1]);
-           else if (op == "mul") r = Binary::make(BinaryOp::Mul, v[0], v[1]);
-           else if (op == "div") r = Binary::make(BinaryOp::Div, v[0], v[1]);
-           else if (op == "neg") r = Unary::make(UnaryOp::Neg, v[0]);
+           if (id == IntrinsicId::Add)
+             r = Binary::make(BinaryOp::Add, v[0], v[1]);
+           else if (id == IntrinsicId::Sub)
+             r = Binary::make(BinaryOp::Sub, v[0], v[1]);
+           else if (id == IntrinsicId::Mul)
+             r = Binary::make(BinaryOp::Mul, v[0], v[1]);
+           else if (id == IntrinsicId::Div)
+             r = Binary::make(BinaryOp::Div, v[0], v[1]);
+           else if (id == IntrinsicId::Neg)
+             r = Unary::make(UnaryOp::Neg, v[0]);
            else r = Call::make(op, v);
            return Store::make(elementAt(d, c), r);
          });
        }});
 
   // ---- sync
-  t.push_back({"sync", "bar.sync", 10, "named barrier 0 (CTA) or 1 + wgid (warpgroup)",
-               [](const CallSite &s) -> std::string {
-                 if (s.scope == ExecScope::Cta || s.scope == ExecScope::Warpgroup)
-                   return "";
-                 return fmt::format("no native barrier for {} scope in ir/Intrinsics.h",
-                                    execScopePrefix(s.scope));
-               },
-               [](const CallSite &s, DispatchState &) -> Block {
-                 Expr id = s.scope == ExecScope::Cta ? lit(0)
-                                                     : add(lit(1), builtin(BuiltinKind::wgid));
-                 return {call("barrier.sync", {pos(id), kw("threads", lit(s.scopeThreads()))})};
-               }});
-  t.push_back({"sync", "barrier.cluster", 10,
+  t.push_back(
+      {intrinsicName(IntrinsicId::Sync), "bar.sync", 10,
+       "named barrier 0 (CTA) or 1 + wgid (warpgroup)",
+       [](const CallSite &s) -> std::string {
+         if (s.scope == ExecScope::Cta || s.scope == ExecScope::Warpgroup)
+           return "";
+         return fmt::format("no native barrier for {} scope in ir/Intrinsics.h",
+                            execScopePrefix(s.scope));
+       },
+       [](const CallSite &s, DispatchState &) -> Block {
+         Expr id = s.scope == ExecScope::Cta ? lit(0) : add(lit(1), builtin(BuiltinKind::wgid));
+         return {call(IntrinsicId::BarrierSync, {pos(id), kw("threads", lit(s.scopeThreads()))})};
+       }});
+  t.push_back({intrinsicName(IntrinsicId::Sync), "barrier.cluster", 10,
                "barrier.cluster.arrive (release) then barrier.cluster.wait (acquire)",
                [](const CallSite &s) -> std::string {
                  if (s.scope == ExecScope::Cluster)
@@ -569,7 +598,8 @@ std::vector<DispatchImpl> buildTable() {
                  return "barrier.cluster synchronises a whole cluster";
                },
                [](const CallSite &, DispatchState &) -> Block {
-                 return {call("barrier.cluster.arrive", {}), call("barrier.cluster.wait", {})};
+                 return {call(IntrinsicId::BarrierClusterArrive, {}),
+                         call(IntrinsicId::BarrierClusterWait, {})};
                }});
 
   // ---- reductions to a value every thread of the scope holds
@@ -602,11 +632,11 @@ std::vector<DispatchImpl> buildTable() {
        },
        [](const CallSite &s, DispatchState &st) -> Block {
          const Operand &d = s.operands[0], &x = s.operands[1];
-         std::string op(s.call->callee);
+         const IntrinsicId id = idOf(*s.call);
          auto combine = [&](Expr a, Expr b) -> Expr {
-           if (op == "reduce_sum")
+           if (id == IntrinsicId::ReduceSum)
              return Binary::make(BinaryOp::Add, a, b);
-           return Call::make(op == "reduce_max" ? "max" : "min", {a, b});
+           return Call::make(id == IntrinsicId::ReduceMax ? "max" : "min", {a, b});
          };
          std::string part = st.fresh("red_part");
          st.hoisted.push_back(BufferDecl::make(MemScope::Reg, part, d.dtype, {lit(1)}, {}));
@@ -626,9 +656,9 @@ std::vector<DispatchImpl> buildTable() {
            return Block{Store::make(p, combine(p, v))};
          }, s.scopeThreads(), s.scope);
          // Identity start value.
-         Expr identity = op == "reduce_sum" ? FloatImm::make(0.0)
-                         : op == "reduce_max" ? FloatImm::make(-3.4028234663852886e38)
-                                              : FloatImm::make(3.4028234663852886e38);
+         Expr identity = id == IntrinsicId::ReduceSum   ? FloatImm::make(0.0)
+                         : id == IntrinsicId::ReduceMax ? FloatImm::make(-3.4028234663852886e38)
+                                                        : FloatImm::make(3.4028234663852886e38);
          b.push_back(Store::make(p, identity));
          b.insert(b.end(), loop.begin(), loop.end());
          for (int off = 16; off >= 1; off /= 2)
@@ -646,7 +676,8 @@ std::vector<DispatchImpl> buildTable() {
                           ? add(lit(1), builtin(BuiltinKind::wgid))
                           : lit(barrierId);
            auto sync = [&] {
-             return call("barrier.sync", {pos(bid), kw("threads", lit(s.scopeThreads()))});
+             return call(IntrinsicId::BarrierSync,
+                         {pos(bid), kw("threads", lit(s.scopeThreads()))});
            };
            Expr slot = [&](Expr i) {
              return Index::make(name(smem), {{Subscript::Point, i, nullptr}});

@@ -10,7 +10,12 @@
 
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Support/Error.h>
+// gcc 12 reports a false -Wmaybe-uninitialized inside LLVM's integer
+// formatter (FormatProviders.h), which json::ParseError instantiates.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <llvm/Support/JSON.h>
+#pragma GCC diagnostic pop
 
 namespace tilescope {
 

@@ -9,7 +9,7 @@
 
 #ifdef TILESCOPE_VIZ_HAS_VERIFIER
 #include "verifier/BankConflicts.h"
-#include "verifier/InstructionRules.h"
+#include "ir/InstructionRules.h"
 #endif
 
 #include <fmt/format.h>

@@ -4,7 +4,7 @@
 // requests the move makes, each split into phases by the one bank model
 // (ir/BankModel.h), the elements every thread moves, and whether the shared
 // tile is legal for the instruction named (the verifier's instruction rules,
-// verifier/InstructionRules.h), e.g. `tma` for the TMA store that follows.
+// ir/InstructionRules.h), e.g. `tma` for the TMA store that follows.
 //
 // Requests: with an instruction that has its own shared-memory pattern
 // (ldmatrix/stmatrix, lds/sts) that pattern, as `tilescope layout --banks`

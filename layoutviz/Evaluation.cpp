@@ -263,7 +263,7 @@ BufferScope verifierScope(Scope s) {
 // The dtype a preset's fragment holds, for the menu.
 std::string presetDtype(std::string_view name) {
   if (name.find("_a") == name.size() - 2 || name.find("_b") == name.size() - 2 ||
-      name.find("ldmatrix") != std::string_view::npos)
+      name.find("ldmatrix_") != std::string_view::npos)
     return "bf16";
   for (auto [suffix, dtype] : {std::pair{"8bit", "u8"}, {"16bit", "bf16"}, {"32bit", "f32"}})
     if (name.size() >= std::string_view(suffix).size() &&

@@ -46,7 +46,8 @@ ExecScope issueScope(const SyncEvent &e) {
 // A cp.async copy: `cp_async`, or `copy_async` without an mbarrier (which
 // dispatch turns into cp.async and a commit).
 bool isCpAsync(const SyncEvent &e) {
-  return e.kind == SyncKind::Access && (e.what == "cp_async" || e.what.ends_with("copy_async"));
+  return e.kind == SyncKind::Access &&
+         (e.call == IntrinsicId::CpAsync || e.call == IntrinsicId::CopyAsync);
 }
 
 // Accesses that complete after their statement: a TMA write (until its
@@ -64,9 +65,10 @@ bool completesLater(const SyncEvent &e, const MemoryAccess &a) {
     return a.write && a.asyncProxy;
   if (isCpAsync(e))
     return a.write;
-  if (e.what == "tma.store")
+  if (e.call == IntrinsicId::TmaStore)
     return true;
-  return e.kind == SyncKind::WgmmaMma || (e.what == "tcgen05.mma" && a.scope != MemScope::Global);
+  return e.kind == SyncKind::WgmmaMma ||
+         (e.call == IntrinsicId::Tcgen05Mma && a.scope != MemScope::Global);
 }
 
 struct LoopVarFinder : IRVisitor {
@@ -316,7 +318,7 @@ private:
       signalled.insert(first.barrier.array);
     for (const SyncEvent &e : sk_.events)
       if (e.order > first.order && e.order < second.order && e.loop < 0 &&
-          (!late || (e.kind == SyncKind::Tcgen05Commit && first.what == "tcgen05.mma")) &&
+          (!late || (e.kind == SyncKind::Tcgen05Commit && first.call == IntrinsicId::Tcgen05Mma)) &&
           (e.kind == SyncKind::MbarArrive || e.kind == SyncKind::MbarExpectTx ||
            e.kind == SyncKind::Tcgen05Commit) &&
           first.threads.subsetOf(coverOf(e)))
@@ -855,7 +857,7 @@ private:
   // arrival's iteration.
   void addHandshakes(const Side &x, const Side &y, std::vector<z3::expr> &out) {
     bool late = completesLater(x.ev, x.acc);
-    bool mma = x.ev.what == "tcgen05.mma";
+    bool mma = x.ev.call == IntrinsicId::Tcgen05Mma;
     std::vector<int> cx = chainOf(x.ev), cy = chainOf(y.ev);
     for (const SyncEvent &r : sk_.events) {
       bool delivery =
@@ -1020,7 +1022,7 @@ private:
     auto byIssuers = [&](const SyncEvent &e, SyncKind kind) {
       return e.kind == kind && chainOf(e) == cx && e.guards.empty() && issuers.subsetOf(e.threads);
     };
-    const SyncEvent *closed = x.ev.what == "cp_async" ? nullptr : &x.ev;
+    const SyncEvent *closed = x.ev.call == IntrinsicId::CpAsync ? nullptr : &x.ev;
     for (const SyncEvent &e : sk_.events)
       if (!closed && e.order > x.ev.order && byIssuers(e, SyncKind::CpAsyncCommit))
         closed = &e;
@@ -1065,7 +1067,7 @@ private:
   // y by x's own thread (`own`), the wait itself does.
   void addTmaStoreCompleted(const Side &x, const Side &y, std::vector<z3::expr> &out,
                             bool own = false) {
-    if (x.ev.what != "tma.store")
+    if (x.ev.call != IntrinsicId::TmaStore)
       return;
     ThreadSet issuers = coverOf(x.ev);
     std::vector<int> cx = chainOf(x.ev), cy = chainOf(y.ev);

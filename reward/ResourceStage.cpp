@@ -3,6 +3,7 @@
 // setmaxnreg, tensor-memory columns, instruction operand ranges — against
 // the target's limits. The reason carries the resource summary (shared
 // bytes, registers per thread, CTAs per SM, occupancy).
+#include "ir/Intrinsics.h"
 #include "reward/Stages.h"
 #include "verifier/Resources.h"
 
@@ -16,7 +17,8 @@ std::string codeOf(llvm::StringRef message) {
     return "resources.operand-range";
   if (message.contains("shared memory"))
     return "resources.shared-memory";
-  if (message.contains("tensor memory") || message.contains("tcgen05.alloc"))
+  if (message.contains("tensor memory") ||
+      message.contains(intrinsicName(IntrinsicId::Tcgen05Alloc)))
     return "resources.tensor-memory";
   if (message.contains("register") || message.contains("setmaxnreg"))
     return "resources.registers";

@@ -12,6 +12,7 @@
 // stages, so that `read = true` (wait_group.read) can pass once the shared
 // source has been read while the global writes are still to come; a kernel
 // that reuses the source earlier sees the corruption a GPU would show.
+#include "ir/Intrinsics.h"
 #include "simulator/CtaExecutor.h"
 #include "simulator/Packed.h"
 
@@ -52,14 +53,15 @@ bool CtaExecutor::checkTmaAlignment(const Region &global, const Region &shared, 
 
 bool CtaExecutor::execAsyncGroupNative(Warp &w, const CallStmt &c, ThreadRange threads, int lane) {
   const std::string &n = c.callee;
-  int kind = n.rfind("cp_async", 0) == 0 ? kCpAsync : kBulkStore;
+  const IntrinsicId id = idOf(c);
+  int kind = unitOf(id) == IntrinsicUnit::CpAsync ? kCpAsync : kBulkStore;
   auto &perThread = groups_[kind];
   if (perThread.empty())
     perThread.resize(p_.threads);
   std::vector<AsyncGroup> &mine = perThread[threads.begin];
   if (mine.empty())
     mine.emplace_back(); // the open group
-  if (n == "cp_async.commit" || n == "tma.store_commit") {
+  if (id == IntrinsicId::CpAsyncCommit || id == IntrinsicId::TmaStoreCommit) {
     mine.emplace_back();
     return true;
   }
@@ -119,11 +121,12 @@ bool CtaExecutor::execAsyncGroupNative(Warp &w, const CallStmt &c, ThreadRange t
 
 bool CtaExecutor::execGroupWait(Warp &w, Frame &f, const CallStmt &c) {
   const std::string &n = c.callee;
-  int kind = n.rfind("cp_async", 0) == 0 ? kCpAsync : kBulkStore;
+  const IntrinsicId id = idOf(c);
+  int kind = unitOf(id) == IntrinsicUnit::CpAsync ? kCpAsync : kBulkStore;
   uint32_t mask = f.mask;
   int64_t keep = 0;
   bool read = false;
-  if (n != "cp_async.wait_all") {
+  if (id != IntrinsicId::CpAsyncWaitAll) {
     LaneValues v;
     if (c.args.empty() || !eval(c.args[0].value, w, mask, v))
       return failure_ ? false : fail(c.loc, fmt::format("'{}' needs a group count", n));
@@ -145,7 +148,7 @@ bool CtaExecutor::execGroupWait(Warp &w, Frame &f, const CallStmt &c) {
   auto &perThread = groups_[kind];
   if (perThread.empty())
     perThread.resize(p_.threads);
-  if (n == "cp_async.wait_all") // commit the open group, then wait for everything
+  if (id == IntrinsicId::CpAsyncWaitAll) // commit the open group, then wait for everything
     for (uint32_t m = mask; m; m &= m - 1) {
       std::vector<AsyncGroup> &mine = perThread[w.id * 32 + std::countr_zero(m)];
       if (!mine.empty() && mine.back().pending > 0)

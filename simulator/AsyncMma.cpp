@@ -4,6 +4,7 @@
 // thread and completed, with one arrival on an mbarrier, when the unit made by
 // tcgen05.commit completes at a time the scheduler picks; ld/st between
 // tensor memory and a warp's registers).
+#include "ir/Intrinsics.h"
 #include "simulator/CtaExecutor.h"
 
 #include <fmt/format.h>
@@ -13,11 +14,11 @@
 namespace tilescope::sim {
 
 bool CtaExecutor::execWgmma(Warp &w, const CallStmt &c, ThreadRange threads, int lane) {
-  const std::string &n = c.callee;
+  const IntrinsicId n = idOf(c);
   int64_t group = w.id / 4;
-  if (n == "wgmma.fence")
+  if (n == IntrinsicId::WgmmaFence)
     return true;
-  if (n == "wgmma.mma_async") {
+  if (n == IntrinsicId::WgmmaMmaAsync) {
     auto call = buildCall(w, c, threads, lane);
     if (!call)
       return false;
@@ -26,12 +27,12 @@ bool CtaExecutor::execWgmma(Warp &w, const CallStmt &c, ThreadRange threads, int
     wgmmaOpen_[group].push_back(std::move(*call));
     return true;
   }
-  if (n == "wgmma.commit_group") {
+  if (n == IntrinsicId::WgmmaCommitGroup) {
     wgmmaCommitted_[group].push_back(std::move(wgmmaOpen_[group]));
     wgmmaOpen_[group].clear();
     return true;
   }
-  if (n == "wgmma.wait_group") {
+  if (n == IntrinsicId::WgmmaWaitGroup) {
     LaneValues v;
     if (c.args.empty() || !eval(c.args[0].value, w, 1u << lane, v))
       return failure_ ? false : fail(c.loc, "wgmma.wait_group needs a count");
@@ -53,25 +54,26 @@ bool CtaExecutor::execWgmma(Warp &w, const CallStmt &c, ThreadRange threads, int
     }
     return true;
   }
-  return fail(c.loc, fmt::format("'{}' is not simulated yet", n));
+  return fail(c.loc, fmt::format("'{}' is not simulated yet", c.callee));
 }
 
 bool CtaExecutor::execTcgen05(Warp &w, const CallStmt &c, ThreadRange threads, int lane) {
-  const std::string &n = c.callee;
+  const IntrinsicId n = idOf(c);
   if (tmem_.empty())
-    return fail(c.loc, fmt::format("'{}' needs tensor memory, which {} does not have", n,
+    return fail(c.loc, fmt::format("'{}' needs tensor memory, which {} does not have", c.callee,
                                    targetInfo(p_.target).name));
-  if (n == "tcgen05.fence_before_thread_sync" || n == "tcgen05.fence_after_thread_sync" ||
-      n == "tcgen05.wait_ld" || n == "tcgen05.wait_st")
+  if (n == IntrinsicId::Tcgen05FenceBeforeThreadSync ||
+      n == IntrinsicId::Tcgen05FenceAfterThreadSync || n == IntrinsicId::Tcgen05WaitLd ||
+      n == IntrinsicId::Tcgen05WaitSt)
     return true;
-  if (n == "tcgen05.relinquish_alloc_permit") {
+  if (n == IntrinsicId::Tcgen05RelinquishAllocPermit) {
     if (!tmemRelinquished_)
       tmemRelinquished_ = {w.id, c.loc};
     return true;
   }
-  if (n == "tcgen05.alloc" || n == "tcgen05.dealloc")
+  if (n == IntrinsicId::Tcgen05Alloc || n == IntrinsicId::Tcgen05Dealloc)
     return execTmemAlloc(w, c, lane); // cta_group = 2 forms: execPairAlloc (TmemAlloc.cpp)
-  if (n == "tcgen05.mma") {
+  if (n == IntrinsicId::Tcgen05Mma) {
     auto call = buildCall(w, c, threads, lane);
     if (!call)
       return false;
@@ -82,7 +84,7 @@ bool CtaExecutor::execTcgen05(Warp &w, const CallStmt &c, ThreadRange threads, i
     tcgen05Issued_.push_back(std::move(*call));
     return true;
   }
-  if (n == "tcgen05.commit") {
+  if (n == IntrinsicId::Tcgen05Commit) {
     auto bar = barrierRef(c.args.at(0).value, w, lane);
     if (!bar)
       return false;
@@ -109,13 +111,13 @@ bool CtaExecutor::execTcgen05(Warp &w, const CallStmt &c, ThreadRange threads, i
     enqueue(std::move(unit));
     return true;
   }
-  if (n == "tcgen05.ld" || n == "tcgen05.st") {
+  if (n == IntrinsicId::Tcgen05Ld || n == IntrinsicId::Tcgen05St) {
     auto call = buildCall(w, c, threads, lane);
     if (!call)
       return false;
     return executePrimitive(*call);
   }
-  return fail(c.loc, fmt::format("'{}' is not simulated yet", n));
+  return fail(c.loc, fmt::format("'{}' is not simulated yet", c.callee));
 }
 
 CtaExecutor *CtaExecutor::pairPeer(llvm::SMLoc loc) {

@@ -17,6 +17,7 @@
 //   every masked CTA's barrier.
 //
 // Ranks follow %cluster_ctarank: x + y * nx + z * nx * ny inside the cluster.
+#include "ir/Intrinsics.h"
 #include "simulator/CtaExecutor.h"
 
 #include <fmt/format.h>
@@ -79,7 +80,8 @@ bool CtaExecutor::execClusterBarrier(Warp &w, Frame &f, const CallStmt &c) {
     return fail(c.loc, fmt::format("'{}' must be executed by whole warps, but warp {} reaches "
                                    "it with active mask 0x{:08x}",
                                    c.callee, w.id, f.mask));
-  bool arrive = c.callee != "barrier.cluster.wait", wait = c.callee != "barrier.cluster.arrive";
+  bool arrive = idOf(c) != IntrinsicId::BarrierClusterWait,
+       wait = idOf(c) != IntrinsicId::BarrierClusterArrive;
   ClusterState &cl = *cluster_;
   if (arrive && !w.clusterWait) {
     if (w.clusterArrivedPhase >= 0)
@@ -139,7 +141,7 @@ std::string CtaExecutor::otherWaitText(const Warp &w) const {
 // --- distributed shared memory and remote barriers ----------------------------
 
 bool CtaExecutor::execDsmem(Warp &w, const CallStmt &c, int lane) {
-  bool load = c.callee == "dsmem.load";
+  bool load = idOf(c) == IntrinsicId::DsmemLoad;
   const CallArg *rankArg = c.keyword("cta");
   LaneValues rank;
   if (!rankArg || !eval(rankArg->value, w, 1u << lane, rank))

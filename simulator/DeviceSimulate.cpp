@@ -142,7 +142,9 @@ std::optional<DeviceSimulation> simulateDevices(const Kernel &kernel, const ArgV
                                          problem->kind));
       return std::nullopt;
     }
-    bool gemm = problem->kind.find("gemm") != std::string::npos;
+    // The three device problems with a GEMM in front of or behind the collective.
+    bool gemm = problem->kind == "tp_gemm_allreduce" || problem->kind == "allgather_gemm" ||
+                problem->kind == "gemm_reduce_scatter";
     size_t wantInputs = gemm ? 2 : 1;
     if (problem->inputs.size() != wantInputs || problem->outputs.size() != 1) {
       diag.error(kernel.loc, fmt::format("{} takes {} input{} and one output", problem->kind,

@@ -134,12 +134,13 @@ void CtaExecutor::deviceAccess(int memDevice, int tensor, int64_t flat, bool wri
 bool CtaExecutor::execDeviceThread(Warp &w, Frame &f, const CallStmt &c) {
   DeviceGroup &g = *devices_;
   uint32_t mask = f.mask;
-  if (c.callee == "device.fence") {
+  const IntrinsicId id = idOf(c);
+  if (id == IntrinsicId::DeviceFence) {
     forLanes(mask, [&](int l) { deviceFence_[w.id * 32 + l] = ++deviceStamp_; });
     ++f.pc;
     return true;
   }
-  bool signal = c.callee == "device.signal";
+  bool signal = id == IntrinsicId::DeviceSignal;
   w.deviceWaits.clear();
   bool ok = true;
   forLanes(mask, [&](int l) {
@@ -271,8 +272,9 @@ bool CtaExecutor::deviceGateClosed() {
 
 bool CtaExecutor::execDeviceCta(Warp &w, const CallStmt &c, ThreadRange threads, int lane) {
   DeviceGroup &g = *devices_;
-  if (c.callee == "device.put" || c.callee == "device.get") {
-    bool put = c.callee == "device.put";
+  const IntrinsicId id = idOf(c);
+  if (id == IntrinsicId::DevicePut || id == IntrinsicId::DeviceGet) {
+    bool put = id == IntrinsicId::DevicePut;
     auto dst = region(c.args.at(0).value, w, lane);
     auto src = dst ? region(c.args.at(1).value, w, lane) : std::nullopt;
     LaneValues peer;
@@ -327,7 +329,7 @@ bool CtaExecutor::execDeviceCta(Warp &w, const CallStmt &c, ThreadRange threads,
   // collective for all; every CTA waits for the phase to complete.
   DeviceArrival a;
   a.call = &c;
-  if (c.callee != "device.barrier") {
+  if (id != IntrinsicId::DeviceBarrier) {
     auto dst = region(c.args.at(0).value, w, lane);
     auto src = dst ? region(c.args.at(1).value, w, lane) : std::nullopt;
     if (!dst || !src)
@@ -349,11 +351,12 @@ bool CtaExecutor::execDeviceCta(Warp &w, const CallStmt &c, ThreadRange threads,
 bool CtaExecutor::completeDevicePhase() {
   DeviceGroup &g = *devices_;
   const DeviceArrival &mine = g.arrivals[devid_];
+  const IntrinsicId id = idOf(*mine.call);
   // Every device must be at the same call on the same tile.
   for (int d = 0; d < g.ndev; ++d) {
     const DeviceArrival &o = g.arrivals[d];
     CtaExecutor *peer = g.ctas[d];
-    if (o.call->callee != mine.call->callee)
+    if (idOf(*o.call) != id)
       return fail(mine.call->loc,
                   fmt::format("device {} reaches '{}' while device {} waits at '{}' ({}): the "
                               "devices disagree on the sequence of device collectives",
@@ -363,13 +366,13 @@ bool CtaExecutor::completeDevicePhase() {
       return fail(mine.call->loc, fmt::format("device {} runs '{}' with impl '{}', device {} "
                                               "with '{}'",
                                               devid_, mine.call->callee, mine.impl, d, o.impl));
-    if (mine.call->callee == "device.barrier")
+    if (id == IntrinsicId::DeviceBarrier)
       continue;
     auto same = [](const Region &x, const Region &y) {
       return x.buffer == y.buffer && x.start == y.start && x.extent == y.extent &&
              x.dimOf == y.dimOf;
     };
-    bool gather = mine.call->callee == "device.all_gather";
+    bool gather = id == IntrinsicId::DeviceAllGather;
     if (!same(o.dst, mine.dst) || (!gather && !same(o.src, mine.src)) ||
         (gather && o.src.extent != mine.src.extent)) {
       auto show = [&](const Region &r) {
@@ -389,7 +392,7 @@ bool CtaExecutor::completeDevicePhase() {
     }
   }
   joinAll(g);
-  if (mine.call->callee != "device.barrier" && !runDeviceCollective())
+  if (id != IntrinsicId::DeviceBarrier && !runDeviceCollective())
     return false;
   joinAll(g);
   ++g.phase;
@@ -402,6 +405,7 @@ bool CtaExecutor::runDeviceCollective() {
   DeviceGroup &g = *devices_;
   const DeviceArrival &a = g.arrivals[devid_];
   const std::string &name = a.call->callee;
+  const IntrinsicId id = idOf(*a.call);
   const BufferPlan &db = p_.buffers[a.dst.buffer], &sb = p_.buffers[a.src.buffer];
   if (db.scope != MemScope::Global || sb.scope != MemScope::Global)
     return fail(a.call->loc,
@@ -411,10 +415,10 @@ bool CtaExecutor::runDeviceCollective() {
   if (!isFloat(db.dtype) || !isFloat(sb.dtype))
     return fail(a.call->loc, fmt::format("'{}' sums floating-point tiles", name));
   int64_t n = a.src.elements(), m = a.dst.elements();
-  int64_t expect = name == "device.all_gather"       ? n * g.ndev
-                   : name == "device.reduce_scatter" ? n / g.ndev
-                                                     : n;
-  if (name == "device.reduce_scatter" && n % g.ndev != 0)
+  int64_t expect = id == IntrinsicId::DeviceAllGather       ? n * g.ndev
+                   : id == IntrinsicId::DeviceReduceScatter ? n / g.ndev
+                                                            : n;
+  if (id == IntrinsicId::DeviceReduceScatter && n % g.ndev != 0)
     return fail(a.call->loc, fmt::format("device.reduce_scatter: {} elements do not split into "
                                          "{} chunks",
                                          n, g.ndev));
@@ -441,13 +445,13 @@ bool CtaExecutor::runDeviceCollective() {
       acc += static_cast<float>(read(p, i));
     return static_cast<double>(acc);
   };
-  if (name == "device.allreduce") {
+  if (id == IntrinsicId::DeviceAllreduce) {
     for (int64_t i = 0; i < n; ++i) {
       double v = sum(i);
       for (int d = 0; d < g.ndev; ++d)
         write(d, i, v);
     }
-  } else if (name == "device.reduce_scatter") {
+  } else if (id == IntrinsicId::DeviceReduceScatter) {
     for (int d = 0; d < g.ndev; ++d)
       for (int64_t i = 0; i < m; ++i)
         write(d, i, sum(d * m + i));

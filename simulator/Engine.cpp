@@ -741,20 +741,21 @@ bool CtaExecutor::execStmt(Warp &w, Frame &f, const Stmt &s) {
 }
 
 bool CtaExecutor::execCall(Warp &w, Frame &f, const CallStmt &c) {
-  const IntrinsicInfo *info = findIntrinsic(c.callee);
-  if (!info)
+  const IntrinsicId id = idOf(c);
+  if (id == IntrinsicId::Unknown)
     return fail(c.loc, fmt::format("unknown call '{}'", c.callee));
+  const IntrinsicInfo *info = &intrinsic(id);
   Convergence need = std::max(convergenceOf(c.scope), info->convergence);
   uint32_t mask = f.mask;
-  if (c.callee == "barrier.sync" || c.callee == "barrier.arrive")
+  if (unitOf(id) == IntrinsicUnit::NamedBarrier)
     return arriveCollective(w, c, -1);
-  if (c.callee == "cp_async.wait" || c.callee == "cp_async.wait_all" ||
-      c.callee == "tma.store_wait")
+  if (id == IntrinsicId::CpAsyncWait || id == IntrinsicId::CpAsyncWaitAll ||
+      id == IntrinsicId::TmaStoreWait)
     return execGroupWait(w, f, c);
-  if (c.callee.rfind("barrier.cluster.", 0) == 0 ||
-      (c.callee == "sync" && c.scope == ExecScope::Cluster))
+  if (unitOf(id) == IntrinsicUnit::Cluster ||
+      (id == IntrinsicId::Sync && c.scope == ExecScope::Cluster))
     return execClusterBarrier(w, f, c);
-  if (c.callee == "tcgen05.alloc" || c.callee == "tcgen05.dealloc") {
+  if (id == IntrinsicId::Tcgen05Alloc || id == IntrinsicId::Tcgen05Dealloc) {
     // The cta_group = 2 forms wait for the peer CTA's warp.
     if (const CallArg *g = c.keyword("cta_group")) {
       LaneValues v;
@@ -764,7 +765,7 @@ bool CtaExecutor::execCall(Warp &w, Frame &f, const CallStmt &c) {
         return execPairAlloc(w, f, c);
     }
   }
-  if (isDeviceCall(c.callee)) {
+  if (isDeviceCall(id)) {
     if (!devices_)
       return fail(c.loc, fmt::format("'{}' needs the device runner (a devices(N) launch)",
                                      c.callee));
@@ -772,7 +773,7 @@ bool CtaExecutor::execCall(Warp &w, Frame &f, const CallStmt &c) {
       return execDeviceThread(w, f, c);
   }
   if (need == Convergence::Thread) {
-    if (c.callee == "mbarrier.wait") {
+    if (id == IntrinsicId::MbarrierWait) {
       // The warp waits until every active lane's phase completed.
       w.waits.clear();
       bool ok = true;
@@ -876,7 +877,7 @@ bool CtaExecutor::arriveCollective(Warp &w, const CallStmt &c, int convergence) 
   ThreadRange threads;
   std::string scopeName;
   bool named = convergence < 0;
-  bool arriveOnly = c.callee == "barrier.arrive";
+  bool arriveOnly = idOf(c) == IntrinsicId::BarrierArrive;
   if (named) {
     LaneValues id, count;
     const CallArg *tc = c.keyword("threads");
@@ -1024,9 +1025,9 @@ std::optional<CtaExecutor::PrimitiveCall> CtaExecutor::buildCall(Warp &w, const 
 bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRange threads,
                              int lane) {
   (void)mask;
-  if (isDeviceCall(c.callee))
+  const IntrinsicId n = idOf(c);
+  if (isDeviceCall(n))
     return execDeviceCta(w, c, threads, lane);
-  const std::string &n = c.callee;
   auto intArg = [&](std::string_view kw, int64_t fallback) -> std::optional<int64_t> {
     const CallArg *a = nullptr;
     if (kw.empty())
@@ -1040,23 +1041,23 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
       return std::nullopt;
     return v.lane[lane].i;
   };
-  if (n == "mbarrier.arrive" && c.keyword("cta"))
+  if (n == IntrinsicId::MbarrierArrive && c.keyword("cta"))
     return execRemoteArrive(w, c, lane);
-  if (n == "dsmem.load" || n == "dsmem.store")
+  if (n == IntrinsicId::DsmemLoad || n == IntrinsicId::DsmemStore)
     return execDsmem(w, c, lane);
-  if (n.rfind("mbarrier.", 0) == 0) {
+  if (unitOf(n) == IntrinsicUnit::Mbarrier) {
     auto bar = barrierRef(c.args.at(0).value, w, lane);
     if (!bar)
       return false;
     Mbarrier &b = barriers_[*bar];
-    if (n == "mbarrier.init") {
+    if (n == IntrinsicId::MbarrierInit) {
       auto count = intArg("count", 0);
       return count && barrierError(b.init(*count), *bar, c.loc);
     }
-    if (n == "mbarrier.inval")
+    if (n == IntrinsicId::MbarrierInval)
       return barrierError(b.inval(), *bar, c.loc);
     int64_t phaseBefore = b.phase();
-    if (n == "mbarrier.arrive") {
+    if (n == IntrinsicId::MbarrierArrive) {
       auto count = intArg("count", 1);
       if (!count || !barrierError(b.arrive(*count), *bar, c.loc))
         return false;
@@ -1068,45 +1069,47 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
       return false;
     if (*bytes < 0 || *bytes > (int64_t{1} << 20) - 1)
       return fail(c.loc, fmt::format("transaction bytes must be in [0, 2^20 - 1], not {}", *bytes));
-    if (n == "mbarrier.expect_tx")
+    if (n == IntrinsicId::MbarrierExpectTx)
       return barrierError(b.expectTx(*bytes), *bar, c.loc);
-    if (n == "mbarrier.complete_tx") {
+    if (n == IntrinsicId::MbarrierCompleteTx) {
       if (!barrierError(b.completeTx(*bytes), *bar, c.loc))
         return false;
       releaseTo(*bar, raceAgent(threads), phaseBefore);
       return true;
     }
-    if (n == "mbarrier.arrive_expect_tx") {
+    if (n == IntrinsicId::MbarrierArriveExpectTx) {
       if (!barrierError(b.expectTx(*bytes), *bar, c.loc) || !barrierError(b.arrive(1), *bar, c.loc))
         return false;
       releaseTo(*bar, raceAgent(threads), phaseBefore);
       return true;
     }
-    return fail(c.loc, fmt::format("'{}' is not simulated yet", n));
+    return fail(c.loc, fmt::format("'{}' is not simulated yet", c.callee));
   }
-  if (n == "setmaxnreg.inc" || n == "setmaxnreg.dec") {
+  if (n == IntrinsicId::SetmaxnregInc || n == IntrinsicId::SetmaxnregDec) {
     auto regs = intArg("", 0);
     if (!regs)
       return false;
     // The range is the intrinsic table's (ir/Intrinsics.cpp), as in the static check.
-    const IntRange &r = findIntrinsic(n)->positional[0].range;
+    const IntRange &r = intrinsic(n).positional[0].range;
     if (*regs < r.min || *regs > r.max || *regs % r.multipleOf != 0)
       return fail(c.loc, fmt::format("setmaxnreg takes a multiple of {} in [{}, {}], not {}",
                                      r.multipleOf, r.min, r.max, *regs));
     return true;
   }
-  if (n == "fence.proxy.async" && race_)
+  if (n == IntrinsicId::FenceProxyAsync && race_)
     race_->fenceProxyAsync(raceAgent(threads));
-  if (n == "fence.proxy.async" || n == "fence.mbarrier_init" || n == "wgmma.fence" ||
-      n.rfind("tcgen05.fence", 0) == 0)
+  if (unitOf(n) == IntrinsicUnit::Fence || n == IntrinsicId::WgmmaFence ||
+      n == IntrinsicId::Tcgen05FenceBeforeThreadSync ||
+      n == IntrinsicId::Tcgen05FenceAfterThreadSync)
     return true;
-  if (n.rfind("cp_async", 0) == 0 || n.rfind("tma.store", 0) == 0)
+  if (unitOf(n) == IntrinsicUnit::CpAsync || n == IntrinsicId::TmaStore ||
+      n == IntrinsicId::TmaStoreCommit || n == IntrinsicId::TmaStoreWait)
     return execAsyncGroupNative(w, c, threads, lane);
-  if (n.rfind("tcgen05.", 0) == 0)
+  if (unitOf(n) == IntrinsicUnit::Tcgen05)
     return execTcgen05(w, c, threads, lane);
-  if (n.rfind("wgmma.", 0) == 0)
+  if (unitOf(n) == IntrinsicUnit::Wgmma)
     return execWgmma(w, c, threads, lane);
-  if (n == "ldmatrix" || n == "stmatrix") {
+  if (n == IntrinsicId::Ldmatrix || n == IntrinsicId::Stmatrix) {
     // Reference semantics: the warp moves the logical elements between the
     // shared tile and its register fragment, as the layouts say.
     auto call = buildCall(w, c, threads, lane);
@@ -1116,7 +1119,7 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
       return false;
     return executePrimitive(*call);
   }
-  if (n == "tma.load") {
+  if (n == IntrinsicId::TmaLoad) {
     PrimitiveCall call;
     call.call = &c;
     call.threads = threads;
@@ -1138,7 +1141,7 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
     }
     return multicast(w, c, lane, [&](CtaExecutor &cta) { return cta.executePrimitive(call); });
   }
-  return fail(c.loc, fmt::format("'{}' is not simulated yet", n));
+  return fail(c.loc, fmt::format("'{}' is not simulated yet", c.callee));
 }
 
 // --- scheduling -----------------------------------------------------------------
@@ -1424,12 +1427,14 @@ CtaExecutor::Tick CtaExecutor::tick() {
     for (const AsyncCopy &u : inflight_)
       if (u.groupKind == 0 || (u.groupKind == 1 && !u.sourceRead)) {
         bool store = u.groupKind == 1;
-        fail(u.loc, fmt::format("the CTA exits while this {} still {} shared '{}': no {} of thread "
-                                "{} retired its group before the kernel ended",
-                                store ? "tma.store" : "cp_async",
-                                store ? "reads its source in" : "writes its destination in",
-                                plan(store ? u.src.buffer : u.dst.buffer).name,
-                                store ? "tma.store_wait" : "cp_async.wait", u.groupThread));
+        fail(u.loc, fmt::format(
+                        "the CTA exits while this {} still {} shared '{}': no {} of thread "
+                        "{} retired its group before the kernel ended",
+                        intrinsicName(store ? IntrinsicId::TmaStore : IntrinsicId::CpAsync),
+                        store ? "reads its source in" : "writes its destination in",
+                        plan(store ? u.src.buffer : u.dst.buffer).name,
+                        intrinsicName(store ? IntrinsicId::TmaStoreWait : IntrinsicId::CpAsyncWait),
+                        u.groupThread));
         return Tick::Failed;
       }
   if (!inflight_.empty() && (ready.empty() || rng_() % 4 == 0)) {

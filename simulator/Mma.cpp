@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <vector>
 
 namespace tilescope::mma {
 
@@ -19,9 +20,9 @@ constexpr FusedSumParams kNone{0, 0};
 constexpr std::string_view kMeasured =
     "tests/hw on an H200, 2026-11-22: every output bit for bit (docs/numerics.md)";
 constexpr std::string_view kReportedSm100 =
-    "DESIGN.md reports n = 25 for tcgen05 f16/bf16; not measured here (no sm_100 GPU)";
+    "docs/semantics.md reports n = 25 for tcgen05 f16/bf16; not measured here (no sm_100 GPU)";
 constexpr std::string_view kReportedFp4 =
-    "DESIGN.md reports n = 35 over groups of 16; not measured here (no sm_100 GPU); "
+    "docs/semantics.md reports n = 35 over groups of 16; not measured here (no sm_100 GPU); "
     "output mantissa of 23 bits assumed";
 constexpr std::string_view kNoModel = "no measured model for this instruction";
 
@@ -30,57 +31,52 @@ using D = Dtype;
 using F = MmaFamily;
 using S = ModelStatus;
 
-// The one table. Adding an instruction or a target is adding a row here.
-// clang-format off
-const std::array kTable = {
-  //                target       family          M  Nmin Nmax step K  D       A           B           scale      block params           status       note
-  // Hopper warpgroup MMA.
-  MmaInstructionRow{T::sm_90a,  F::Wgmma,       64,   8, 256,  8, 16, D::f32, D::bf16,    D::bf16,    {},        0,  kHalfSm90,       S::Measured, kMeasured},
-  MmaInstructionRow{T::sm_90a,  F::Wgmma,       64,   8, 256,  8, 16, D::f32, D::f16,     D::f16,     {},        0,  kHalfSm90,       S::Measured, kMeasured},
-  MmaInstructionRow{T::sm_90a,  F::Wgmma,       64,   8, 256,  8, 32, D::f32, D::f8e4m3,  D::f8e4m3,  {},        0,  kFp8Sm90,        S::Measured, kMeasured},
-  MmaInstructionRow{T::sm_90a,  F::Wgmma,       64,   8, 256,  8, 32, D::f32, D::f8e4m3,  D::f8e5m2,  {},        0,  kFp8Sm90,        S::Measured, kMeasured},
-  MmaInstructionRow{T::sm_90a,  F::Wgmma,       64,   8, 256,  8, 32, D::f32, D::f8e5m2,  D::f8e4m3,  {},        0,  kFp8Sm90,        S::Measured, kMeasured},
-  MmaInstructionRow{T::sm_90a,  F::Wgmma,       64,   8, 256,  8, 32, D::f32, D::f8e5m2,  D::f8e5m2,  {},        0,  kFp8Sm90,        S::Measured, kMeasured},
-  MmaInstructionRow{T::sm_90a,  F::Wgmma,       64,   8, 256,  8,  8, D::f32, D::tf32,    D::tf32,    {},        0,  kNone,           S::Unknown,  kNoModel},
-  MmaInstructionRow{T::sm_90a,  F::Wgmma,       64,   8, 256,  8, 16, D::f16, D::f16,     D::f16,     {},        0,  kNone,           S::Unknown,  kNoModel},
-  // Warp-level MMA on Hopper.
-  MmaInstructionRow{T::sm_90a,  F::MmaSync,     16,   8,   8,  8, 16, D::f32, D::bf16,    D::bf16,    {},        0,  kHalfSm90,       S::Measured, kMeasured},
-  MmaInstructionRow{T::sm_90a,  F::MmaSync,     16,   8,   8,  8, 16, D::f32, D::f16,     D::f16,     {},        0,  kHalfSm90,       S::Measured, kMeasured},
-  MmaInstructionRow{T::sm_90a,  F::MmaSync,     16,   8,   8,  8,  8, D::f32, D::bf16,    D::bf16,    {},        0,  kNone,           S::Unknown,  kNoModel},
-  MmaInstructionRow{T::sm_90a,  F::MmaSync,     16,   8,   8,  8, 32, D::f32, D::f8e4m3,  D::f8e4m3,  {},        0,  kNone,           S::Unknown,  kNoModel},
-  // Ampere: the instructions exist, their numerics are not measured.
-  MmaInstructionRow{T::sm_80,   F::MmaSync,     16,   8,   8,  8, 16, D::f32, D::bf16,    D::bf16,    {},        0,  kNone,           S::Unknown,  kNoModel},
-  MmaInstructionRow{T::sm_80,   F::MmaSync,     16,   8,   8,  8, 16, D::f32, D::f16,     D::f16,     {},        0,  kNone,           S::Unknown,  kNoModel},
-  // Blackwell tcgen05.mma: kind::f16, kind::f8f6f4, kind::mxf4nvf4 (scale_vec::4X, ue8m0).
-  MmaInstructionRow{T::sm_100a, F::Tcgen05,     64,   8, 256,  8, 16, D::f32, D::bf16,    D::bf16,    {},        0,  kHalfSm100,      S::Reported, kReportedSm100},
-  MmaInstructionRow{T::sm_100a, F::Tcgen05,    128,  16, 256, 16, 16, D::f32, D::bf16,    D::bf16,    {},        0,  kHalfSm100,      S::Reported, kReportedSm100},
-  MmaInstructionRow{T::sm_100a, F::Tcgen05,     64,   8, 256,  8, 16, D::f32, D::f16,     D::f16,     {},        0,  kHalfSm100,      S::Reported, kReportedSm100},
-  MmaInstructionRow{T::sm_100a, F::Tcgen05,    128,  16, 256, 16, 16, D::f32, D::f16,     D::f16,     {},        0,  kHalfSm100,      S::Reported, kReportedSm100},
-  MmaInstructionRow{T::sm_100a, F::Tcgen05,    128,  16, 256, 16, 32, D::f32, D::f8e4m3,  D::f8e4m3,  {},        0,  kNone,           S::Unknown,  kNoModel},
-  MmaInstructionRow{T::sm_100a, F::Tcgen05BlockScale, 128, 8, 256, 8, 64, D::f32, D::f4e2m1, D::f4e2m1, D::ue8m0, 16, kFp4BlockScaled, S::Reported, kReportedFp4},
-  // The other block-scaled kinds exist (kind::mxf8f6f4 with ue8m0 per 32, NVFP4's e4m3 scales
-  // per 16); nothing reports or measures their numerics.
-  MmaInstructionRow{T::sm_100a, F::Tcgen05BlockScale, 128, 8, 256, 8, 32, D::f32, D::f8e4m3, D::f8e4m3, D::ue8m0, 32, kNone,        S::Unknown,  kNoModel},
-  MmaInstructionRow{T::sm_100a, F::Tcgen05BlockScale, 128, 8, 256, 8, 64, D::f32, D::f4e2m1, D::f4e2m1, D::f8e4m3, 16, kNone,       S::Unknown,  kNoModel},
-};
-// clang-format on
+bool isFp8(Dtype d) {
+  return d == D::f8e4m3 || d == D::f8e5m2;
+}
 
-std::string_view familyName(MmaFamily f) {
-  switch (f) {
-  case F::MmaSync:
-    return "mma.sync";
-  case F::Wgmma:
-    return "wgmma";
-  case F::Tcgen05:
-    return "tcgen05.mma";
-  case F::Tcgen05BlockScale:
-    return "tcgen05.mma.block_scale";
-  }
-  return "?";
+// What the model knows of one instruction of ir/MmaShapes.h.
+MmaInstructionRow withNumerics(const MmaShape &shape) {
+  auto row = [&](FusedSumParams params, ModelStatus status, std::string_view note) {
+    return MmaInstructionRow{shape, params, status, note};
+  };
+  bool half = shape.a == shape.b && (shape.a == D::bf16 || shape.a == D::f16);
+  bool f32 = shape.d == D::f32;
+  if (shape.target == T::sm_90a && f32 && half && shape.k == 16 &&
+      (shape.family == F::Wgmma || shape.family == F::MmaSync))
+    return row(kHalfSm90, S::Measured, kMeasured);
+  if (shape.target == T::sm_90a && f32 && shape.family == F::Wgmma && isFp8(shape.a) &&
+      isFp8(shape.b))
+    return row(kFp8Sm90, S::Measured, kMeasured);
+  if (shape.target == T::sm_100a && f32 && half && shape.family == F::Tcgen05)
+    return row(kHalfSm100, S::Reported, kReportedSm100);
+  if (shape.target == T::sm_100a && f32 && shape.family == F::Tcgen05BlockScale &&
+      shape.a == D::f4e2m1 && shape.b == D::f4e2m1 && shape.scale == D::ue8m0 &&
+      shape.scaleBlock == 16)
+    return row(kFp4BlockScaled, S::Reported, kReportedFp4);
+  return row(kNone, S::Unknown, kNoModel);
+}
+
+const std::vector<MmaInstructionRow> &table() {
+  static const std::vector<MmaInstructionRow> rows = [] {
+    std::vector<MmaInstructionRow> out;
+    for (const MmaShape &shape : mmaShapes())
+      out.push_back(withNumerics(shape));
+    return out;
+  }();
+  return rows;
 }
 
 std::string shapeName(int m, std::string_view n, int k) {
-  return "m" + std::to_string(m) + "n" + std::string(n) + "k" + std::to_string(k);
+  // Appended piece by piece: gcc 12 warns (-Wrestrict, a false positive) on
+  // `"literal" + std::string`.
+  std::string s = "m";
+  s += std::to_string(m);
+  s += 'n';
+  s.append(n);
+  s += 'k';
+  s += std::to_string(k);
+  return s;
 }
 
 std::string withTypes(const MmaInstructionRow &row, std::string name) {
@@ -122,43 +118,28 @@ bool parseShape(std::string_view token, int &m, int &n, int &k) {
          parseInt(token.substr(posK + 1), k);
 }
 
-bool takesN(const MmaInstructionRow &row, int n) {
-  return n >= row.nMin && n <= row.nMax && (n - row.nMin) % row.nStep == 0;
-}
 } // namespace
 
 std::span<const MmaInstructionRow> instructionTable() {
-  return kTable;
-}
-
-std::string_view ptxTypeName(Dtype d) {
-  switch (d) {
-  case D::f8e4m3:
-    return "e4m3";
-  case D::f8e5m2:
-    return "e5m2";
-  case D::f6e2m3:
-    return "e2m3";
-  case D::f6e3m2:
-    return "e3m2";
-  case D::f4e2m1:
-    return "e2m1";
-  default:
-    return dtypeName(d);
-  }
+  return table();
 }
 
 std::string instructionName(const MmaInstructionRow &row, int n) {
-  return withTypes(row, std::string(familyName(row.family)) + "." +
+  return withTypes(row, std::string(mmaFamilyName(row.family)) + "." +
                             shapeName(row.m, std::to_string(n), row.k));
 }
 
 std::string instructionPattern(const MmaInstructionRow &row) {
-  std::string n = row.nMin == row.nMax
-                      ? std::to_string(row.nMin)
-                      : "{" + std::to_string(row.nMin) + ".." + std::to_string(row.nMax) + "/" +
-                            std::to_string(row.nStep) + "}";
-  return withTypes(row, std::string(familyName(row.family)) + "." + shapeName(row.m, n, row.k));
+  std::string n = std::to_string(row.nMin);
+  if (row.nMin != row.nMax) {
+    n.insert(0, 1, '{');
+    n += "..";
+    n += std::to_string(row.nMax);
+    n += '/';
+    n += std::to_string(row.nStep);
+    n += '}';
+  }
+  return withTypes(row, std::string(mmaFamilyName(row.family)) + "." + shapeName(row.m, n, row.k));
 }
 
 std::optional<MmaInstruction> findInstruction(TargetKind target, std::string_view name,
@@ -185,19 +166,20 @@ std::optional<MmaInstruction> findInstruction(TargetKind target, std::string_vie
     return std::nullopt;
   };
   if (shapeAt == tokens.size())
-    return fail("'" + std::string(name) + "' has no shape such as m64n8k16");
+    return fail(std::string(1, '\'').append(name).append("' has no shape such as m64n8k16"));
   std::string family, types;
   for (size_t i = 0; i < shapeAt; ++i)
-    family += (i ? "." : "") + std::string(tokens[i]);
+    family.append(i ? "." : "").append(tokens[i]);
   for (size_t i = shapeAt + 1; i < tokens.size(); ++i)
-    types += "." + std::string(tokens[i]);
+    types.append(".").append(tokens[i]);
 
   std::vector<std::string_view> otherTargets;
   const MmaInstructionRow *wrongN = nullptr;
-  for (const auto &row : kTable) {
-    if (familyName(row.family) != family || row.m != m || row.k != k || withTypes(row, "") != types)
+  for (const auto &row : table()) {
+    if (mmaFamilyName(row.family) != family || row.m != m || row.k != k ||
+        withTypes(row, "") != types)
       continue;
-    if (!takesN(row, n)) {
+    if (!row.takesN(n)) {
       wrongN = &row;
       continue;
     }
@@ -211,13 +193,18 @@ std::optional<MmaInstruction> findInstruction(TargetKind target, std::string_vie
   if (!otherTargets.empty()) {
     std::string list;
     for (auto t : otherTargets)
-      list += (list.empty() ? "" : ", ") + std::string(t);
-    return fail("'" + std::string(name) + "' is not an instruction of " + targetName +
-                " (it is one of " + list + ")");
+      list.append(list.empty() ? "" : ", ").append(t);
+    std::string quoted(1, '\'');
+    quoted.append(name).append("'");
+    return fail(quoted + " is not an instruction of " + targetName + " (it is one of " + list +
+                ")");
   }
-  if (wrongN)
-    return fail("'" + std::string(name) + "' has an N this instruction does not take (" +
+  if (wrongN) {
+    std::string quoted(1, '\'');
+    quoted.append(name).append("'");
+    return fail(quoted + " has an N this instruction does not take (" +
                 instructionPattern(*wrongN) + ")");
+  }
   return fail("unknown MMA instruction '" + std::string(name) + "' for " + targetName);
 }
 

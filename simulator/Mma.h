@@ -1,7 +1,7 @@
 // The tensor-core MMA numerics model and the one table of MMA instructions
 // per target (shape, operand dtypes, and the model's parameters).
 //
-// The model (DESIGN.md, "Numerics"): one output element is one fused sum of
+// The model (docs/semantics.md, "Numerics"): one output element is one fused sum of
 // the accumulator C and all K products of the instruction. Each product is
 // exact; its exponent is the sum of the operands' exponents (a subnormal
 // counted at its format's minimum exponent); C keeps its own exponent. Every
@@ -17,6 +17,7 @@
 #pragma once
 
 #include "ir/Dtype.h"
+#include "ir/MmaShapes.h"
 #include "ir/Target.h"
 #include "simulator/Numerics.h"
 
@@ -29,12 +30,13 @@
 
 namespace tilescope::mma {
 
-enum class MmaFamily : uint8_t { MmaSync, Wgmma, Tcgen05, Tcgen05BlockScale };
+using tilescope::MmaFamily;
+using tilescope::ptxTypeName;
 
 // How much we know about an instruction's numerics.
 enum class ModelStatus : uint8_t {
   Measured, // agreed bit for bit with hardware in tests/hw (docs/numerics.md)
-  Reported, // parameters from DESIGN.md, not measured by tests/hw
+  Reported, // parameters reported in docs/semantics.md, not measured by tests/hw
   Unknown,  // no model: evaluation refuses instead of guessing
 };
 
@@ -44,15 +46,9 @@ struct FusedSumParams {
   int outputMantissaBits; // mantissa bits of the result (23 = full f32)
 };
 
-// One row of the instruction table. A row covers every N from nMin to nMax in
-// steps of nStep (wgmma and tcgen05 take many N).
-struct MmaInstructionRow {
-  TargetKind target;
-  MmaFamily family;
-  int m, nMin, nMax, nStep, k;
-  Dtype d, a, b;              // output/accumulator, A, B
-  std::optional<Dtype> scale; // block-scale factor dtype (block-scaled kinds)
-  int scaleBlock;             // K elements per scale factor (0: none)
+// One row of the instruction table: an instruction of ir/MmaShapes.h (the
+// one table of shapes and dtypes) and what the model knows of its numerics.
+struct MmaInstructionRow : MmaShape {
   FusedSumParams params;
   ModelStatus status;
   std::string_view note; // why the status is what it is
@@ -68,8 +64,6 @@ std::span<const MmaInstructionRow> instructionTable();
 std::string instructionName(const MmaInstructionRow &row, int n);
 // The row's name pattern with N written as "n{8..256/8}".
 std::string instructionPattern(const MmaInstructionRow &row);
-// PTX spelling of an operand dtype (bf16, e4m3, e2m1, ue8m0, ...).
-std::string_view ptxTypeName(Dtype d);
 
 // How many instructions of `row`'s kind cover an M x N x K product: the
 // widest M of the kind that the product fills, N as wide as the row allows,

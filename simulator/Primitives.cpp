@@ -44,32 +44,32 @@ uint64_t encodeNumber(Dtype d, const Number &n) {
 // One floating-point elementwise operation in T's arithmetic (float for f32
 // and narrower dtypes, double for f64). rsqrt is 1/sqrt taken in double and
 // rounded once into T.
-template <typename T> T floatOp(std::string_view op, T a, T b) {
-  if (op == "add")
+template <typename T> T floatOp(IntrinsicId id, T a, T b) {
+  if (id == IntrinsicId::Add)
     return a + b;
-  if (op == "sub")
+  if (id == IntrinsicId::Sub)
     return a - b;
-  if (op == "mul")
+  if (id == IntrinsicId::Mul)
     return a * b;
-  if (op == "div")
+  if (id == IntrinsicId::Div)
     return a / b;
-  if (op == "max")
+  if (id == IntrinsicId::Max)
     return std::fmax(a, b);
-  if (op == "min")
+  if (id == IntrinsicId::Min)
     return std::fmin(a, b);
-  if (op == "exp")
+  if (id == IntrinsicId::Exp)
     return std::exp(a);
-  if (op == "exp2")
+  if (id == IntrinsicId::Exp2)
     return std::exp2(a);
-  if (op == "log")
+  if (id == IntrinsicId::Log)
     return std::log(a);
-  if (op == "sqrt")
+  if (id == IntrinsicId::Sqrt)
     return std::sqrt(a);
-  if (op == "rsqrt")
+  if (id == IntrinsicId::Rsqrt)
     return static_cast<T>(1.0 / std::sqrt(static_cast<double>(a)));
-  if (op == "neg")
+  if (id == IntrinsicId::Neg)
     return -a;
-  if (op == "abs")
+  if (id == IntrinsicId::Abs)
     return std::fabs(a);
   return 0;
 }
@@ -77,34 +77,34 @@ template <typename T> T floatOp(std::string_view op, T a, T b) {
 // Arithmetic of elementwise operations in the destination's dtype: single
 // precision for f32 and narrower floats (then rounded into the dtype), double
 // for f64, 64-bit integers otherwise.
-Number arith(std::string_view op, Dtype d, Number x, Number y) {
+Number arith(IntrinsicId id, Dtype d, Number x, Number y) {
   if (!isFloat(d)) {
     int64_t a = x.isFloat ? static_cast<int64_t>(x.f) : x.i;
     int64_t b = y.isFloat ? static_cast<int64_t>(y.f) : y.i;
     int64_t r = 0;
-    if (op == "add")
+    if (id == IntrinsicId::Add)
       r = a + b;
-    else if (op == "sub")
+    else if (id == IntrinsicId::Sub)
       r = a - b;
-    else if (op == "mul")
+    else if (id == IntrinsicId::Mul)
       r = a * b;
-    else if (op == "div")
+    else if (id == IntrinsicId::Div)
       r = b ? a / b : 0;
-    else if (op == "max")
+    else if (id == IntrinsicId::Max)
       r = std::max(a, b);
-    else if (op == "min")
+    else if (id == IntrinsicId::Min)
       r = std::min(a, b);
-    else if (op == "neg")
+    else if (id == IntrinsicId::Neg)
       r = -a;
-    else if (op == "abs")
+    else if (id == IntrinsicId::Abs)
       r = a < 0 ? -a : a;
     return {false, 0, r};
   }
   double a = x.isFloat ? x.f : static_cast<double>(x.i);
   double b = y.isFloat ? y.f : static_cast<double>(y.i);
   if (d == Dtype::f64)
-    return {true, floatOp(op, a, b), 0};
-  float r = floatOp(op, static_cast<float>(a), static_cast<float>(b));
+    return {true, floatOp(id, a, b), 0};
+  float r = floatOp(id, static_cast<float>(a), static_cast<float>(b));
   return {true, roundTo(d, r), 0};
 }
 
@@ -123,9 +123,9 @@ const mma::MmaInstructionRow *pickMma(TargetKind target, bool warpgroup, Dtype d
 
 // The identity the `shuffle.smem` dispatch starts each thread's partial
 // from: 0 for sums, the largest finite float for min, its negation for max.
-double reduceIdentity(std::string_view combine) {
+double reduceIdentity(IntrinsicId combine) {
   constexpr double kMaxFinite = 3.4028234663852886e38;
-  return combine == "add" ? 0.0 : combine == "max" ? -kMaxFinite : kMaxFinite;
+  return combine == IntrinsicId::Add ? 0.0 : combine == IntrinsicId::Max ? -kMaxFinite : kMaxFinite;
 }
 
 // Where each element of a register-tile region lives inside the scope
@@ -183,6 +183,7 @@ bool CtaExecutor::transposeSource(PrimitiveCall &call) {
 bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
   const CallStmt &c = *call.call;
   const std::string &op = c.callee;
+  const IntrinsicId id = idOf(c);
   llvm::SMLoc loc = c.loc;
   ThreadRange threads = call.threads;
   auto region = [&](size_t i) -> const Region * {
@@ -207,7 +208,7 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     return writeBits(r.buffer, bufferFlat(r, i), bits, threads, loc);
   };
 
-  if (op == "sync")
+  if (id == IntrinsicId::Sync)
     return true;
   const Region *dst = region(0);
   if (!dst)
@@ -215,8 +216,9 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
   const BufferPlan &db = plan(dst->buffer);
   int64_t n = dst->elements();
 
-  if (op == "copy" || op == "copy_async" || op == "tma.load" || op == "ldmatrix" ||
-      op == "stmatrix" || op == "tcgen05.ld" || op == "tcgen05.st") {
+  if (id == IntrinsicId::Copy || id == IntrinsicId::CopyAsync || id == IntrinsicId::TmaLoad ||
+      id == IntrinsicId::Ldmatrix || id == IntrinsicId::Stmatrix || id == IntrinsicId::Tcgen05Ld ||
+      id == IntrinsicId::Tcgen05St) {
     const Region *src = region(1);
     if (!src)
       return fail(loc, fmt::format("'{}' needs a source region", op));
@@ -226,8 +228,8 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     if (sb.dtype != db.dtype)
       return fail(loc, fmt::format("'{}' between {} and {}: use cast", op, dtypeName(sb.dtype),
                                    dtypeName(db.dtype)));
-    bool async = (op == "copy_async" || op == "tma.load") && sb.scope == MemScope::Global &&
-                 db.scope == MemScope::Shared;
+    bool async = (id == IntrinsicId::CopyAsync || id == IntrinsicId::TmaLoad) &&
+                 sb.scope == MemScope::Global && db.scope == MemScope::Shared;
     if (async) {
       if (!checkTmaAlignment(*src, *dst, loc))
         return false;
@@ -258,7 +260,7 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     stats_.elementsMoved += n;
     return true;
   }
-  if (op == "fill") {
+  if (id == IntrinsicId::Fill) {
     if (call.positional.size() < 2 || call.positional[1].isRegion)
       return fail(loc, "'fill' needs a value");
     const Operand &v = call.positional[1];
@@ -273,7 +275,7 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
         return false;
     return true;
   }
-  if (op == "cast") {
+  if (id == IntrinsicId::Cast) {
     const Region *src = region(1);
     if (!src || src->elements() != n)
       return fail(loc, "'cast' needs a source region of the destination's size");
@@ -303,12 +305,8 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     }
     return true;
   }
-  static const char *kBinary[] = {"add", "sub", "mul", "div", "max", "min"};
-  static const char *kUnary[] = {"exp", "exp2", "log", "sqrt", "rsqrt", "neg", "abs"};
-  bool binary = std::find_if(std::begin(kBinary), std::end(kBinary),
-                             [&](const char *s) { return op == s; }) != std::end(kBinary);
-  bool unary = std::find_if(std::begin(kUnary), std::end(kUnary),
-                            [&](const char *s) { return op == s; }) != std::end(kUnary);
+  bool unary = isUnaryElementwise(id);
+  bool binary = isElementwise(id) && !unary;
   if (binary || unary) {
     size_t arity = binary ? 2 : 1;
     if (call.positional.size() != arity + 1)
@@ -334,18 +332,20 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
           xs[k - 1] = {false, 0, o.value.i};
         }
       }
-      results[i] = arith(op, db.dtype, xs[0], xs[1]);
+      results[i] = arith(id, db.dtype, xs[0], xs[1]);
     }
     for (int64_t i = 0; i < n; ++i)
       if (!write(*dst, i, encodeNumber(db.dtype, results[i])))
         return false;
     return true;
   }
-  if (op.rfind("reduce_", 0) == 0) {
+  if (isReduction(id)) {
     const Region *src = region(1);
     if (!src)
       return fail(loc, "a reduction needs a source region");
-    std::string combine = op == "reduce_sum" ? "add" : op == "reduce_max" ? "max" : "min";
+    IntrinsicId combine = id == IntrinsicId::ReduceSum   ? IntrinsicId::Add
+                          : id == IntrinsicId::ReduceMax ? IntrinsicId::Max
+                                                         : IntrinsicId::Min;
     Dtype sd = plan(src->buffer).dtype;
     auto axisIt = call.keywords.find("axis");
     int64_t axis = axisIt == call.keywords.end() ? -1 : axisIt->second.value.i;
@@ -395,7 +395,7 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
         if (!bits)
           return false;
         Number x = decodeNumber(sd, *bits);
-        acc = r == 0 ? arith("add", db.dtype, x, Number{x.isFloat, 0, 0})
+        acc = r == 0 ? arith(IntrinsicId::Add, db.dtype, x, Number{x.isFloat, 0, 0})
                      : arith(combine, db.dtype, acc, x);
       }
       if (flag("accumulate", false)) {
@@ -409,9 +409,10 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     }
     return true;
   }
-  if (op == "gemm" || op == "gemm_async" || op == "wgmma.mma_async" || op == "tcgen05.mma") {
+  if (id == IntrinsicId::Gemm || id == IntrinsicId::GemmAsync || id == IntrinsicId::WgmmaMmaAsync ||
+      id == IntrinsicId::Tcgen05Mma) {
     const Region *a = region(1), *b = region(2);
-    if (op == "tcgen05.mma")
+    if (id == IntrinsicId::Tcgen05Mma)
       threads = {0, p_.threads}; // the accumulator lives in tensor memory
     if (!a || !b)
       return fail(loc, fmt::format("'{}' needs regions C, A and B", op));
@@ -431,7 +432,7 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
       return fail(loc, fmt::format("'{}' operands must be 2-D", op));
     // tcgen05.mma takes both operands K-major (its descriptors' common
     // form): A is M x K and B is N x K.
-    bool ta = flag("transpose_a", false), tb = flag("transpose_b", op == "tcgen05.mma");
+    bool ta = flag("transpose_a", false), tb = flag("transpose_b", id == IntrinsicId::Tcgen05Mma);
     int64_t M = cd[0], N = cd[1], K = ta ? ad[0] : ad[1];
     if ((ta ? ad[1] : ad[0]) != M || (tb ? bd[1] : bd[0]) != K || (tb ? bd[0] : bd[1]) != N)
       return fail(loc,
@@ -491,7 +492,7 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
       }
     }
     if (call.keywords.count("scale_a") || call.keywords.count("scale_b")) {
-      if (op != "tcgen05.mma")
+      if (id != IntrinsicId::Tcgen05Mma)
         return fail(loc, fmt::format("'{}' takes no block scales (tcgen05.mma does)", op));
       if (!blockScaledMma(call, {M, N, K, db.dtype, ad_t, bd_t, A, Bt}, C))
         return false;
@@ -505,8 +506,8 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
           C[i * N + j] = numerics::bitsOf(acc);
         }
     } else {
-      const mma::MmaInstructionRow *row =
-          pickMma(p_.target, call.warpgroupScope || op == "wgmma.mma_async", db.dtype, ad_t, bd_t);
+      const mma::MmaInstructionRow *row = pickMma(
+          p_.target, call.warpgroupScope || id == IntrinsicId::WgmmaMmaAsync, db.dtype, ad_t, bd_t);
       if (!row)
         return fail(loc, fmt::format("no tensor-core instruction of {} computes {} += {} x {}",
                                      targetInfo(p_.target).name, dtypeName(db.dtype),

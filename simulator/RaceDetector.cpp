@@ -1,4 +1,5 @@
 #include "simulator/RaceDetector.h"
+#include "ir/Intrinsics.h"
 
 #include <algorithm>
 
@@ -39,11 +40,11 @@ std::string_view asyncKindName(AsyncKind k) {
   case AsyncKind::CpAsync:
     return "cp.async";
   case AsyncKind::Wgmma:
-    return "wgmma.mma_async";
+    return intrinsicName(IntrinsicId::WgmmaMmaAsync);
   case AsyncKind::Tcgen05Mma:
-    return "tcgen05.mma";
+    return intrinsicName(IntrinsicId::Tcgen05Mma);
   case AsyncKind::Tcgen05Commit:
-    return "tcgen05.commit";
+    return intrinsicName(IntrinsicId::Tcgen05Commit);
   }
   return "?";
 }

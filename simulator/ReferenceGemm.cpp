@@ -1,6 +1,8 @@
 // gemm(A[^T], B[^T] -> C [, scale_a = SA, scale_b = SB, block = N,
-//                          bias = Bv, act = relu]):
-// C[i, j] = act(sum_k (A[i, k] * SA[i, k / N]) * (B[k, j] * SB[k / N, j]) + Bv[j]),
+//                          alpha = s, bias = Bv, act = relu]):
+// C[i, j] = act(alpha * sum_k (A[i, k] * SA[i, k / N]) * (B[k, j] * SB[k / N, j]) + Bv[j]),
+// with alpha a number or a scalar parameter (an fp8 GEMM's per-tensor scales,
+// multiplied), 1 by default,
 // with Bv of shape [N] (one per column) or [M, N], act one of relu, gelu
 // (erf form), gelu_tanh, silu, identity (the default), and
 // A stored M x K (K x M when transposed) and B stored K x N (N x K when
@@ -123,19 +125,41 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
   std::string act = p.names.count("act") ? p.names.at("act") : "identity";
   Expected e{std::vector<double>(M * N), std::vector<double>(M * N)};
   // Accumulation error: fp32 sums truncated per k chunk (tensor cores) or
-  // rounded per fma, bounded by a few units of 2^-24 per term.
+  // rounded per fma, bounded by a few units of 2^-24 per term. The sm_90 fp8
+  // tensor cores (unscaled e4m3 / e5m2 operands) keep 13 mantissa bits of each
+  // 32-product chunk's fused sum (docs/semantics.md, "Numerics"): each of the
+  // chunk's 33 terms loses less than 2^-13 of the chunk's largest magnitude
+  // (the running sum or a product), and the chunk's result less than 2^-13 of
+  // its magnitude.
+  bool fp8Sums = dtypeBits(t[p.inputs[0]].dtype) == 8 && isFloat(t[p.inputs[0]].dtype) &&
+                 !p.tensors.count("scale_a") && !p.tensors.count("scale_b");
+  constexpr int64_t kFp8Chunk = 32;
   double accUnit = 4.0 * static_cast<double>(K + 2) * kF32Unit;
+  double alpha = p.numbers.count("alpha") ? p.numbers.at("alpha") : 1.0;
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
       if (!needed(0, i * N + j))
         continue;
-      double s = 0, abs = 0;
+      double s = 0, abs = 0, fp8Bound = 0, largest = 0, chunkAbs = 0;
       for (int64_t k = 0; k < K; ++k) {
+        if (fp8Sums && k % kFp8Chunk == 0) {
+          largest = std::fabs(s);
+          chunkAbs = std::fabs(s);
+        }
         double x = av[ta ? k * M + i : i * K + k], y = bv[tb ? j * K + k : k * N + j];
         s += x * y;
         abs += std::fabs(x * y);
+        largest = std::max(largest, std::fabs(x * y));
+        chunkAbs += std::fabs(x * y);
+        if (fp8Sums && (k % kFp8Chunk == kFp8Chunk - 1 || k == K - 1))
+          fp8Bound += 0x1p-13 * (static_cast<double>(kFp8Chunk + 1) * largest + chunkAbs);
       }
-      double bound = accUnit * abs;
+      double bound = fp8Sums ? fp8Bound + accUnit * abs : accUnit * abs;
+      if (p.numbers.count("alpha")) {
+        // The epilogue's f32 multiply by alpha: one more rounding.
+        s *= alpha;
+        bound = bound * std::fabs(alpha) + kF32Unit * std::fabs(s);
+      }
       if (!biasv.empty()) {
         // The epilogue's f32 add of the bias: one more rounding.
         double b = biasv[(i * N + j) % biasv.size()];
@@ -155,7 +179,7 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
 const ProblemRule &gemmRule() {
   static const ProblemRule rule{
       "gemm",
-      "gemm(A[^T], B[^T] -> C [, scale_a = SA, scale_b = SB, block = N, bias = Bv, "
+      "gemm(A[^T], B[^T] -> C [, scale_a = SA, scale_b = SB, block = N, alpha = s, bias = Bv, "
       "act = relu|gelu|gelu_tanh|silu|identity])",
       2,
       0,
@@ -164,6 +188,7 @@ const ProblemRule &gemmRule() {
       {{"scale_a", OptionKind::ScaleTensor},
        {"scale_b", OptionKind::ScaleTensor},
        {"block", OptionKind::Integer},
+       {"alpha", OptionKind::Number},
        {"bias", OptionKind::InputTensor},
        {"act", OptionKind::Name, activationNames()}},
       check,

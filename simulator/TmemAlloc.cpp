@@ -14,6 +14,7 @@
 // race detection, alloc and dealloc write every cell of the allocation, so
 // an access by another warp that nothing orders before the dealloc (or
 // after the alloc) is a race.
+#include "ir/Intrinsics.h"
 #include "simulator/CtaExecutor.h"
 
 #include <fmt/format.h>
@@ -138,7 +139,7 @@ std::optional<int> CtaExecutor::tmemBuffer(Warp &w, const CallStmt &c, int lane)
                             memScopeName(b.scope)));
     return std::nullopt;
   }
-  if (tmemAlloc_.count(r->buffer) && c.callee == "tcgen05.alloc") {
+  if (tmemAlloc_.count(r->buffer) && idOf(c) == IntrinsicId::Tcgen05Alloc) {
     fail(c.loc, fmt::format("'{}' is already allocated", b.name));
     return std::nullopt;
   }
@@ -155,7 +156,7 @@ bool CtaExecutor::execTmemAlloc(Warp &w, const CallStmt &c, int lane) {
   if (!buffer)
     return false;
   int64_t thread = w.id * 32 + lane;
-  if (c.callee == "tcgen05.dealloc") {
+  if (idOf(c) == IntrinsicId::Tcgen05Dealloc) {
     auto it = tmemAlloc_.find(*buffer);
     if (it != tmemAlloc_.end())
       raceAllocation(*buffer, it->second.first, it->second.second, thread, c.loc);
@@ -197,7 +198,7 @@ bool CtaExecutor::execPairAlloc(Warp &w, Frame &f, const CallStmt &c) {
   CtaExecutor *other = pairPeer(c.loc);
   if (!other || !useCtaGroup(2, c.loc))
     return false;
-  bool alloc = c.callee == "tcgen05.alloc";
+  bool alloc = idOf(c) == IntrinsicId::Tcgen05Alloc;
   if (alloc && !allocPermitted(c.loc))
     return false;
   auto buffer = tmemBuffer(w, c, lane);
@@ -228,7 +229,8 @@ bool CtaExecutor::execPairAlloc(Warp &w, Frame &f, const CallStmt &c) {
     return fail(c.loc, fmt::format("'{}' of '{}' ({} columns) meets {} of '{}' ({} columns) by "
                                    "CTA rank {} at {}: the pair's warps must issue the same one",
                                    c.callee, plan(*buffer).name, need,
-                                   p.alloc ? "tcgen05.alloc" : "tcgen05.dealloc",
+                                   intrinsicName(p.alloc ? IntrinsicId::Tcgen05Alloc
+                                                         : IntrinsicId::Tcgen05Dealloc),
                                    plan(p.buffer).name, p.columns, p.rank, where(p.loc)));
   if (!alloc) {
     if (!freeColumns(*buffer, w.id, c.loc) || !other->freeColumns(*buffer, p.warp, p.loc))

@@ -16,7 +16,7 @@
 #include "ir/LayoutText.h"
 #include "tools/Command.h"
 #include "verifier/BankConflicts.h"
-#include "verifier/InstructionRules.h"
+#include "ir/InstructionRules.h"
 #include "verifier/LayoutVerifier.h"
 
 #include <fmt/format.h>

@@ -290,8 +290,9 @@ int runMma() {
   for (int64_t i = 0; i < M; ++i) {
     for (int64_t j = 0; j < N; ++j) {
       uint32_t bits = result.d[i * N + j];
-      llvm::outs() << (j ? "  " : "") << llvm::formatv("{0:x8}", bits) << " "
-                   << exact(numerics::floatOf(bits));
+      char hex[16];
+      std::snprintf(hex, sizeof hex, "0x%08x", bits);
+      llvm::outs() << (j ? "  " : "") << hex << " " << exact(numerics::floatOf(bits));
     }
     llvm::outs() << "\n";
   }

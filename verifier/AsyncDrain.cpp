@@ -12,16 +12,16 @@ namespace tilescope {
 namespace {
 
 struct AsyncKind {
-  const char *copy, *commit, *wait;
+  IntrinsicId copy, commit, wait;
   SyncKind commitKind, waitKind;
   const char *what; // what the copy does to shared memory until retired
 };
 
 const AsyncKind kKinds[] = {
-    {"tma.store", "tma.store_commit", "tma.store_wait(0)", SyncKind::TmaStoreCommit,
-     SyncKind::TmaStoreWait, "reads its shared source"},
-    {"cp_async", "cp_async.commit", "cp_async.wait(0)", SyncKind::CpAsyncCommit,
-     SyncKind::CpAsyncWait, "writes its shared destination"},
+    {IntrinsicId::TmaStore, IntrinsicId::TmaStoreCommit, IntrinsicId::TmaStoreWait,
+     SyncKind::TmaStoreCommit, SyncKind::TmaStoreWait, "reads its shared source"},
+    {IntrinsicId::CpAsync, IntrinsicId::CpAsyncCommit, IntrinsicId::CpAsyncWait,
+     SyncKind::CpAsyncCommit, SyncKind::CpAsyncWait, "writes its shared destination"},
 };
 
 std::set<std::string> guardTexts(const SyncEvent &e) {
@@ -57,7 +57,7 @@ std::vector<ProtocolFinding> checkAsyncDrainedAtExit(const BarrierSkeleton &sk) 
   std::vector<ProtocolFinding> out;
   for (const AsyncKind &kind : kKinds) {
     for (const SyncEvent &copy : sk.events) {
-      if (copy.kind != SyncKind::Access || copy.what != kind.copy)
+      if (copy.kind != SyncKind::Access || copy.call != kind.copy)
         continue;
       std::string buffer = sharedBuffer(copy);
       if (buffer.empty())
@@ -94,12 +94,12 @@ std::vector<ProtocolFinding> checkAsyncDrainedAtExit(const BarrierSkeleton &sk) 
       out.push_back(
           {ProtocolViolationKind::OverwriteWhileRead,
            copy.loc,
-           fmt::format("{} by {} {} '{}' until its group is retired, but no {} of the issuing "
-                       "threads after a {} retires it before the kernel ends: the CTA can exit, "
-                       "and its shared memory be given to another CTA, while the copy is in "
-                       "flight",
-                       kind.copy, copy.threads.describe(), kind.what, buffer, kind.wait,
-                       kind.commit),
+           fmt::format("{} by {} {} '{}' until its group is retired, but no {}(0) of the "
+                       "issuing threads after a {} retires it before the kernel ends: the CTA "
+                       "can exit, and its shared memory be given to another CTA, while the copy "
+                       "is in flight",
+                       intrinsicName(kind.copy), copy.threads.describe(), kind.what, buffer,
+                       intrinsicName(kind.wait), intrinsicName(kind.commit)),
            {},
            false,
            false});

@@ -13,7 +13,7 @@
 #pragma once
 
 #include "ir/BankModel.h"
-#include "verifier/InstructionRules.h"
+#include "ir/InstructionRules.h"
 
 #include <cstdint>
 #include <string>

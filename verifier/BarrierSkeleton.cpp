@@ -97,7 +97,7 @@ std::string ThreadSet::describe() const {
 std::string_view syncKindName(SyncKind k) {
   switch (k) {
   case SyncKind::MbarInit:
-    return "mbarrier.init";
+    return intrinsicName(IntrinsicId::MbarrierInit);
   case SyncKind::MbarArrive:
     return "arrive";
   case SyncKind::MbarExpectTx:
@@ -107,53 +107,53 @@ std::string_view syncKindName(SyncKind k) {
   case SyncKind::MbarWait:
     return "wait";
   case SyncKind::MbarInval:
-    return "mbarrier.inval";
+    return intrinsicName(IntrinsicId::MbarrierInval);
   case SyncKind::TxDelivery:
     return "tma";
   case SyncKind::Tcgen05Commit:
-    return "tcgen05.commit";
+    return intrinsicName(IntrinsicId::Tcgen05Commit);
   case SyncKind::CtaSync:
     return "cta.sync";
   case SyncKind::WarpSync:
     return "warp.sync";
   case SyncKind::NamedSync:
-    return "barrier.sync";
+    return intrinsicName(IntrinsicId::BarrierSync);
   case SyncKind::NamedArrive:
-    return "barrier.arrive";
+    return intrinsicName(IntrinsicId::BarrierArrive);
   case SyncKind::FenceProxyAsync:
-    return "fence.proxy.async";
+    return intrinsicName(IntrinsicId::FenceProxyAsync);
   case SyncKind::FenceMbarrierInit:
-    return "fence.mbarrier_init";
+    return intrinsicName(IntrinsicId::FenceMbarrierInit);
   case SyncKind::WgmmaFence:
-    return "wgmma.fence";
+    return intrinsicName(IntrinsicId::WgmmaFence);
   case SyncKind::WgmmaMma:
-    return "wgmma.mma_async";
+    return intrinsicName(IntrinsicId::WgmmaMmaAsync);
   case SyncKind::WgmmaCommit:
-    return "wgmma.commit_group";
+    return intrinsicName(IntrinsicId::WgmmaCommitGroup);
   case SyncKind::WgmmaWait:
-    return "wgmma.wait_group";
+    return intrinsicName(IntrinsicId::WgmmaWaitGroup);
   case SyncKind::Tcgen05Alloc:
-    return "tcgen05.alloc";
+    return intrinsicName(IntrinsicId::Tcgen05Alloc);
   case SyncKind::Tcgen05Dealloc:
-    return "tcgen05.dealloc";
+    return intrinsicName(IntrinsicId::Tcgen05Dealloc);
   case SyncKind::Tcgen05Relinquish:
-    return "tcgen05.relinquish_alloc_permit";
+    return intrinsicName(IntrinsicId::Tcgen05RelinquishAllocPermit);
   case SyncKind::Tcgen05Ld:
-    return "tcgen05.ld";
+    return intrinsicName(IntrinsicId::Tcgen05Ld);
   case SyncKind::Tcgen05WaitLd:
-    return "tcgen05.wait_ld";
+    return intrinsicName(IntrinsicId::Tcgen05WaitLd);
   case SyncKind::ClusterArrive:
-    return "barrier.cluster.arrive";
+    return intrinsicName(IntrinsicId::BarrierClusterArrive);
   case SyncKind::ClusterWait:
-    return "barrier.cluster.wait";
+    return intrinsicName(IntrinsicId::BarrierClusterWait);
   case SyncKind::CpAsyncCommit:
-    return "cp_async.commit";
+    return intrinsicName(IntrinsicId::CpAsyncCommit);
   case SyncKind::CpAsyncWait:
-    return "cp_async.wait";
+    return intrinsicName(IntrinsicId::CpAsyncWait);
   case SyncKind::TmaStoreCommit:
-    return "tma.store_commit";
+    return intrinsicName(IntrinsicId::TmaStoreCommit);
   case SyncKind::TmaStoreWait:
-    return "tma.store_wait";
+    return intrinsicName(IntrinsicId::TmaStoreWait);
   case SyncKind::Access:
     return "access";
   }
@@ -688,8 +688,9 @@ private:
     for (const Stmt &st : b) {
       if (st->kind != StmtKind::CallStmt)
         return false;
-      const std::string &n = as<CallStmt>(st).callee;
-      if (n != "device.signal" && n != "device.wait" && n != "device.fence")
+      IntrinsicId n = idOf(as<CallStmt>(st));
+      if (n != IntrinsicId::DeviceSignal && n != IntrinsicId::DeviceWait &&
+          n != IntrinsicId::DeviceFence)
         return false;
     }
     return true;
@@ -714,15 +715,20 @@ private:
       args.push_back({a.keyword, subst(a.value, c), a.loc});
     CallStmt s(call.scope, call.callee, args, call.loc);
     const std::string &name = s.callee;
+    const IntrinsicId id = idOf(s);
     std::string shown = call.scope == ExecScope::Thread
                             ? name
                             : fmt::format("{}.{}", execScopePrefix(call.scope), name);
     const Expr *p0 = positional(s, 0);
     const Expr *p1 = positional(s, 1);
     const Expr *p2 = positional(s, 2);
-    auto make = [&](SyncKind kind) { return base(kind, s.loc, shown, s.scope, c); };
+    auto make = [&](SyncKind kind) {
+      SyncEvent e = base(kind, s.loc, shown, s.scope, c);
+      e.call = id;
+      return e;
+    };
 
-    if (name.rfind("mbarrier.", 0) == 0) {
+    if (unitOf(id) == IntrinsicUnit::Mbarrier) {
       SyncEvent e = make(SyncKind::MbarArrive);
       e.barrier = barrierOf(p0 ? *p0 : nullptr);
       if (e.barrier.array.empty()) {
@@ -730,14 +736,14 @@ private:
             {s.loc, "barrier operand is not an mbarrier or an element of an array"});
         return;
       }
-      if (name == "mbarrier.init") {
+      if (id == IntrinsicId::MbarrierInit) {
         e.kind = SyncKind::MbarInit;
         e.amount = keywordArg(s, "count");
-      } else if (name == "mbarrier.arrive") {
+      } else if (id == IntrinsicId::MbarrierArrive) {
         Expr n = keywordArg(s, "count");
         e.amount = n ? n : IntImm::make(1);
         e.remoteCta = keywordArg(s, "cta");
-      } else if (name == "mbarrier.arrive_expect_tx") {
+      } else if (id == IntrinsicId::MbarrierArriveExpectTx) {
         SyncEvent tx = e;
         e.amount = IntImm::make(1);
         push(std::move(e));
@@ -746,16 +752,16 @@ private:
         tx.amount = keywordArg(s, "bytes");
         push(std::move(tx));
         return;
-      } else if (name == "mbarrier.expect_tx") {
+      } else if (id == IntrinsicId::MbarrierExpectTx) {
         e.kind = SyncKind::MbarExpectTx;
         e.amount = keywordArg(s, "bytes");
-      } else if (name == "mbarrier.complete_tx") {
+      } else if (id == IntrinsicId::MbarrierCompleteTx) {
         e.kind = SyncKind::MbarCompleteTx;
         e.amount = keywordArg(s, "bytes");
-      } else if (name == "mbarrier.wait") {
+      } else if (id == IntrinsicId::MbarrierWait) {
         e.kind = SyncKind::MbarWait;
         e.parity = keywordArg(s, "parity");
-      } else if (name == "mbarrier.inval") {
+      } else if (id == IntrinsicId::MbarrierInval) {
         e.kind = SyncKind::MbarInval;
       } else {
         return;
@@ -763,7 +769,7 @@ private:
       push(std::move(e));
       return;
     }
-    if (name == "copy_async" || name == "tma.load") {
+    if (id == IntrinsicId::CopyAsync || id == IntrinsicId::TmaLoad) {
       Expr mbar = keywordArg(s, "mbar");
       SyncEvent e = make(mbar ? SyncKind::TxDelivery : SyncKind::Access);
       std::optional<MemoryAccess> dst =
@@ -783,7 +789,7 @@ private:
       push(std::move(e));
       return;
     }
-    if (name == "tma.store") {
+    if (id == IntrinsicId::TmaStore) {
       SyncEvent e = make(SyncKind::Access);
       if (p1)
         if (auto a = accessOf(*p1, false, true, false))
@@ -795,12 +801,14 @@ private:
       return;
     }
     const TargetInfo &target = targetInfo(sk_.target);
-    bool gemmLike = name == "gemm" || name == "gemm_async" || name == "wgmma.mma_async" ||
-                    name == "tcgen05.mma";
+    bool gemmLike = id == IntrinsicId::Gemm || id == IntrinsicId::GemmAsync ||
+                    id == IntrinsicId::WgmmaMmaAsync || id == IntrinsicId::Tcgen05Mma;
     if (gemmLike) {
-      bool async = name == "wgmma.mma_async" || name == "tcgen05.mma" ||
-                   (target.hasWgmma && s.scope == ExecScope::Warpgroup) || target.hasTensorMemory;
-      SyncKind kind = name == "wgmma.mma_async" ? SyncKind::WgmmaMma : SyncKind::Access;
+      // wgmma.mma_async and tcgen05.mma complete asynchronously (the table's
+      // completion); a tile-primitive gemm where dispatch will pick them.
+      bool async = intrinsic(id).async() || (target.hasWgmma && s.scope == ExecScope::Warpgroup) ||
+                   target.hasTensorMemory;
+      SyncKind kind = id == IntrinsicId::WgmmaMmaAsync ? SyncKind::WgmmaMma : SyncKind::Access;
       SyncEvent e = make(kind);
       for (const Expr *op : {p1, p2})
         if (op)
@@ -808,13 +816,13 @@ private:
             e.accesses.push_back(*a);
       // A block-scaled tcgen05.mma reads its scale factors (tensor memory)
       // like its operands, until its commit.
-      if (name == "tcgen05.mma")
+      if (id == IntrinsicId::Tcgen05Mma)
         for (std::string_view scale : {"scale_a", "scale_b"})
           if (Expr sf = keywordArg(s, scale))
             if (auto a = accessOf(sf, false, true, false))
               e.accesses.push_back(*a);
       if (p0)
-        if (auto a = accessOf(*p0, true, name == "tcgen05.mma", false))
+        if (auto a = accessOf(*p0, true, id == IntrinsicId::Tcgen05Mma, false))
           e.accesses.push_back(*a);
       if (Expr mbar = keywordArg(s, "mbar")) {
         SyncEvent arrival = make(SyncKind::Tcgen05Commit);
@@ -827,25 +835,30 @@ private:
       push(std::move(e));
       return;
     }
-    if (isDeviceCall(name)) {
+    if (isDeviceCall(id)) {
       // The device scale (ir/DeviceScale.h). Flags are the device protocol's
       // business (verifier/DeviceProtocol.h); inside one device the CTA-level
       // calls are a CTA barrier (device.barrier, the collectives: no thread
       // of the CTA goes on before all arrived) and the local side of a copy
       // to or from a peer, made by the whole CTA.
-      if (name == "device.signal" || name == "device.wait" || name == "device.fence")
+      if (id == IntrinsicId::DeviceSignal || id == IntrinsicId::DeviceWait ||
+          id == IntrinsicId::DeviceFence)
         return;
-      auto cta = [&](SyncKind kind) { return base(kind, s.loc, shown, ExecScope::Cta, c); };
-      bool peerCopy = name == "device.put" || name == "device.get";
+      auto cta = [&](SyncKind kind) {
+        SyncEvent e = base(kind, s.loc, shown, ExecScope::Cta, c);
+        e.call = id;
+        return e;
+      };
+      bool peerCopy = id == IntrinsicId::DevicePut || id == IntrinsicId::DeviceGet;
       if (!peerCopy)
         push(cta(SyncKind::CtaSync));
-      if (name != "device.barrier") {
+      if (id != IntrinsicId::DeviceBarrier) {
         SyncEvent e = cta(SyncKind::Access);
-        bool put = name == "device.put";
+        bool put = id == IntrinsicId::DevicePut;
         if (p0 && !put)
           if (auto a = accessOf(*p0, true, false, false))
             e.accesses.push_back(*a);
-        if (p1 && name != "device.get")
+        if (p1 && id != IntrinsicId::DeviceGet)
           if (auto a = accessOf(*p1, false, false, false))
             e.accesses.push_back(*a);
         push(std::move(e));
@@ -854,33 +867,34 @@ private:
         push(cta(SyncKind::CtaSync));
       return;
     }
-    static const std::map<std::string, SyncKind, std::less<>> simple = {
-        {"fence.proxy.async", SyncKind::FenceProxyAsync},
-        {"fence.mbarrier_init", SyncKind::FenceMbarrierInit},
-        {"wgmma.fence", SyncKind::WgmmaFence},
-        {"wgmma.commit_group", SyncKind::WgmmaCommit},
-        {"tcgen05.wait_ld", SyncKind::Tcgen05WaitLd},
-        {"tcgen05.relinquish_alloc_permit", SyncKind::Tcgen05Relinquish},
+    static const std::map<IntrinsicId, SyncKind> simple = {
+        {IntrinsicId::FenceProxyAsync, SyncKind::FenceProxyAsync},
+        {IntrinsicId::FenceMbarrierInit, SyncKind::FenceMbarrierInit},
+        {IntrinsicId::WgmmaFence, SyncKind::WgmmaFence},
+        {IntrinsicId::WgmmaCommitGroup, SyncKind::WgmmaCommit},
+        {IntrinsicId::Tcgen05WaitLd, SyncKind::Tcgen05WaitLd},
+        {IntrinsicId::Tcgen05RelinquishAllocPermit, SyncKind::Tcgen05Relinquish},
     };
-    if (auto it = simple.find(name); it != simple.end()) {
+    if (auto it = simple.find(id); it != simple.end()) {
       push(make(it->second));
       return;
     }
-    if (name == "wgmma.wait_group") {
+    if (id == IntrinsicId::WgmmaWaitGroup) {
       SyncEvent e = make(SyncKind::WgmmaWait);
       e.amount = p0 ? *p0 : IntImm::make(0);
       push(std::move(e));
       return;
     }
-    if (name == "sync") {
+    if (id == IntrinsicId::Sync) {
       if (s.scope == ExecScope::Cta || s.scope == ExecScope::Cluster)
         push(make(SyncKind::CtaSync));
       else if (s.scope == ExecScope::Warp)
         push(make(SyncKind::WarpSync));
       return;
     }
-    if (name == "barrier.sync" || name == "barrier.arrive") {
-      SyncEvent e = make(name == "barrier.sync" ? SyncKind::NamedSync : SyncKind::NamedArrive);
+    if (id == IntrinsicId::BarrierSync || id == IntrinsicId::BarrierArrive) {
+      SyncEvent e =
+          make(id == IntrinsicId::BarrierSync ? SyncKind::NamedSync : SyncKind::NamedArrive);
       if (p0)
         e.namedId = constantValue(*p0).value_or(-1);
       if (Expr t = keywordArg(s, "threads"))
@@ -890,24 +904,24 @@ private:
     }
     // cp.async groups: the copies' writes complete at a wait of the issuing
     // thread (the copy itself is an access, below).
-    if (name == "cp_async.commit" || name == "cp_async.wait_all") {
+    if (id == IntrinsicId::CpAsyncCommit || id == IntrinsicId::CpAsyncWaitAll) {
       push(make(SyncKind::CpAsyncCommit));
-      if (name == "cp_async.commit")
+      if (id == IntrinsicId::CpAsyncCommit)
         return;
     }
-    if (name == "cp_async.wait" || name == "cp_async.wait_all") {
+    if (id == IntrinsicId::CpAsyncWait || id == IntrinsicId::CpAsyncWaitAll) {
       SyncEvent e = make(SyncKind::CpAsyncWait);
-      e.amount = name == "cp_async.wait" && p0 ? *p0 : IntImm::make(0);
+      e.amount = id == IntrinsicId::CpAsyncWait && p0 ? *p0 : IntImm::make(0);
       push(std::move(e));
       return;
     }
     // Bulk groups of TMA stores: a store reads its shared source until a
     // tma.store_wait of the issuing thread retires its group.
-    if (name == "tma.store_commit") {
+    if (id == IntrinsicId::TmaStoreCommit) {
       push(make(SyncKind::TmaStoreCommit));
       return;
     }
-    if (name == "tma.store_wait") {
+    if (id == IntrinsicId::TmaStoreWait) {
       SyncEvent e = make(SyncKind::TmaStoreWait);
       e.amount = p0 ? *p0 : IntImm::make(0);
       Expr read = keywordArg(s, "read");
@@ -916,16 +930,16 @@ private:
       push(std::move(e));
       return;
     }
-    if (name == "barrier.cluster.arrive" || name == "barrier.cluster.wait") {
-      push(make(name == "barrier.cluster.arrive" ? SyncKind::ClusterArrive
-                                                 : SyncKind::ClusterWait));
+    if (id == IntrinsicId::BarrierClusterArrive || id == IntrinsicId::BarrierClusterWait) {
+      push(make(id == IntrinsicId::BarrierClusterArrive ? SyncKind::ClusterArrive
+                                                        : SyncKind::ClusterWait));
       return;
     }
-    if (name == "dsmem.load" || name == "dsmem.store") {
+    if (id == IntrinsicId::DsmemLoad || id == IntrinsicId::DsmemStore) {
       // dst, src: the remote side is src for a load, dst for a store.
       SyncEvent e = make(SyncKind::Access);
       Expr cta = keywordArg(s, "cta");
-      bool load = name == "dsmem.load";
+      bool load = id == IntrinsicId::DsmemLoad;
       for (size_t i = 0; i < 2; ++i)
         if (const Expr *op = positional(s, i))
           if (auto a = accessOf(*op, i == 0, false, false)) {
@@ -936,7 +950,7 @@ private:
       push(std::move(e));
       return;
     }
-    if (name == "tcgen05.commit") {
+    if (id == IntrinsicId::Tcgen05Commit) {
       SyncEvent e = make(SyncKind::Tcgen05Commit);
       e.barrier = barrierOf(p0 ? *p0 : nullptr);
       e.amount = IntImm::make(1);
@@ -944,9 +958,9 @@ private:
       push(std::move(e));
       return;
     }
-    if (name == "tcgen05.alloc" || name == "tcgen05.dealloc") {
+    if (id == IntrinsicId::Tcgen05Alloc || id == IntrinsicId::Tcgen05Dealloc) {
       SyncEvent e =
-          make(name == "tcgen05.alloc" ? SyncKind::Tcgen05Alloc : SyncKind::Tcgen05Dealloc);
+          make(id == IntrinsicId::Tcgen05Alloc ? SyncKind::Tcgen05Alloc : SyncKind::Tcgen05Dealloc);
       if (p0 && (*p0)->kind == ExprKind::Var)
         e.what = fmt::format("{}({})", shown, as<Var>(*p0).name);
       e.amount = keywordArg(s, "cols");
@@ -959,7 +973,7 @@ private:
       push(std::move(e));
       return;
     }
-    if (name == "tcgen05.ld") {
+    if (id == IntrinsicId::Tcgen05Ld) {
       SyncEvent e = make(SyncKind::Tcgen05Ld);
       e.warpCollective = true;
       if (p0)
@@ -971,14 +985,19 @@ private:
       push(std::move(e));
       return;
     }
-    // Any other call: the first buffer argument is written, the others read.
+    // Any other call: each buffer operand is read or written as the table's
+    // record says (dst, c, acc written; the others read).
     SyncEvent e = make(SyncKind::Access);
-    e.warpCollective = name == "tcgen05.st";
+    e.warpCollective = id == IntrinsicId::Tcgen05St;
+    const IntrinsicInfo *info = id == IntrinsicId::Unknown ? nullptr : &intrinsic(id);
     size_t index = 0;
     for (const CallArg &a : s.args) {
       if (!a.keyword.empty())
         continue;
-      bool write = index == 0; // dst, c, acc: the first operand
+      bool write = info && index < info->positional.size()
+                       ? info->positional[index].access == Access::Write ||
+                             info->positional[index].access == Access::ReadWrite
+                       : index == 0;
       if (a.value->kind == ExprKind::Var || a.value->kind == ExprKind::Index)
         if (auto acc = accessOf(a.value, write, false, false))
           e.accesses.push_back(*acc);

@@ -22,6 +22,7 @@
 // Depends on ir/ only; no Z3 here.
 #pragma once
 
+#include "ir/Intrinsics.h"
 #include "ir/Stmt.h"
 
 #include <cstdint>
@@ -131,6 +132,7 @@ struct SyncEvent {
   SyncKind kind = SyncKind::Access;
   llvm::SMLoc loc;
   std::string what; // the call as written, for messages: "mbarrier.wait"
+  IntrinsicId call = IntrinsicId::Unknown; // the call's entry in ir/Intrinsics.h
   int role = -1;
   int order = 0; // program order (textual, pre-order): later is larger
   int loop = -1; // innermost enclosing loop, -1 outside loops

@@ -116,18 +116,19 @@ struct Walker {
   void call(const CallStmt &c) {
     // every call's first operand is written, the others read (copy, cast,
     // gemm, elementwise; the device collectives and device.get too)
-    bool device = isDeviceCall(c.callee);
-    if (c.callee == "device.put") {
+    const IntrinsicId id = idOf(c);
+    bool device = isDeviceCall(id);
+    if (id == IntrinsicId::DevicePut) {
       puts.push_back({&c, baseName(c.args.at(0).value)});
       read.insert(baseName(c.args.at(1).value));
       return;
     }
-    if (c.callee == "device.get") {
+    if (id == IntrinsicId::DeviceGet) {
       gets.push_back({&c, baseName(c.args.at(1).value)});
       written.insert(baseName(c.args.at(0).value));
       return;
     }
-    if (c.callee == "device.signal" || c.callee == "device.wait") {
+    if (id == IntrinsicId::DeviceSignal || id == IntrinsicId::DeviceWait) {
       if (!flags)
         report.notProved.push_back(
             {c.loc, "device flag protocol (device.signal / device.wait): its epochs and fences "
@@ -136,7 +137,7 @@ struct Walker {
       flags = true;
       return;
     }
-    if (c.callee == "device.fence")
+    if (id == IntrinsicId::DeviceFence)
       return;
     for (size_t i = 0; i < c.args.size(); ++i) {
       if (!c.args[i].keyword.empty())

@@ -1,5 +1,6 @@
 #include "verifier/KernelLayouts.h"
 
+#include "ir/Intrinsics.h"
 #include "verifier/SymbolicLayout.h"
 
 #include <fmt/format.h>
@@ -211,17 +212,17 @@ struct Collector {
     in.uses.push_back(std::move(u));
   }
   void call(const CallStmt &c) {
-    if (c.callee == "tcgen05.alloc" && !c.args.empty() && c.args[0].keyword.empty())
+    if (idOf(c) == IntrinsicId::Tcgen05Alloc && !c.args.empty() && c.args[0].keyword.empty())
       if (auto named = operandBuffer(c.args[0].value))
         allocated.insert(named->first);
     bool hopper = in.target == TargetKind::sm_90a, blackwell = in.target == TargetKind::sm_100a;
-    if (c.callee == "copy_async" && !c.args.empty() && (hopper || blackwell)) {
+    if (idOf(c) == IntrinsicId::CopyAsync && !c.args.empty() && (hopper || blackwell)) {
       use(c.args[0].value, "tma", c.loc, true);
       for (size_t i = 0; i < c.args.size() && i < 2; ++i)
         if (c.args[i].keyword.empty())
           globalStrides(c.args[i].value, c.loc);
     }
-    bool gemm = c.callee == "gemm" || c.callee == "gemm_async";
+    bool gemm = idOf(c) == IntrinsicId::Gemm || idOf(c) == IntrinsicId::GemmAsync;
     if (gemm && hopper && c.scope == ExecScope::Warpgroup)
       for (size_t i = 1; i < c.args.size() && i < 3; ++i)
         if (c.args[i].keyword.empty())

@@ -13,7 +13,7 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/Stmt.h"
-#include "verifier/InstructionRules.h"
+#include "ir/InstructionRules.h"
 #include "verifier/LayoutVerifier.h"
 
 #include <llvm/Support/SMLoc.h>

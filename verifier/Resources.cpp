@@ -169,13 +169,13 @@ private:
       if (spec && spec->kind == ArgKind::Int && spec->range.constrained())
         operand(c, a, *spec, lets);
     }
-    if (c.callee == "setmaxnreg.inc" || c.callee == "setmaxnreg.dec") {
+    if (idOf(c) == IntrinsicId::SetmaxnregInc || idOf(c) == IntrinsicId::SetmaxnregDec) {
       const CallArg *n = c.args.empty() ? nullptr : &c.args[0];
       if (auto v = n ? constantValue(substitute(n->value, lets)) : std::nullopt)
         if (inRange(info->positional[0].range, *v, clusterSize_))
-          requests_.push_back({&c, c.callee == "setmaxnreg.inc", *v, path_});
+          requests_.push_back({&c, idOf(c) == IntrinsicId::SetmaxnregInc, *v, path_});
     }
-    if (c.callee == "tcgen05.alloc" || c.callee == "tcgen05.dealloc")
+    if (idOf(c) == IntrinsicId::Tcgen05Alloc || idOf(c) == IntrinsicId::Tcgen05Dealloc)
       tmemCalls_.push_back({&c, lets});
   }
 
@@ -373,7 +373,7 @@ private:
     bool reported = false;
     for (const auto &[c, lets] : tmemCalls_) {
       std::string buffer = c->args.empty() ? "" : print(c->args[0].value);
-      if (c->callee == "tcgen05.dealloc") {
+      if (idOf(*c) == IntrinsicId::Tcgen05Dealloc) {
         if (auto it = live.find(buffer); it != live.end()) {
           columns -= it->second;
           live.erase(it);

@@ -117,8 +117,12 @@ TEST_CASE("the device natives are in the intrinsic table with their convergence"
   const IntrinsicInfo *signal = findIntrinsic("device.signal");
   REQUIRE(signal);
   CHECK(signal->convergence == Convergence::Thread);
-  CHECK(isDeviceCall("device.allreduce"));
-  CHECK(!isDeviceCall("dsmem.load"));
+  CHECK(put->id == IntrinsicId::DevicePut);
+  CHECK(isDeviceCall(intrinsicIdOf("device.allreduce")));
+  CHECK(!isDeviceCall(intrinsicIdOf("dsmem.load")));
+  CHECK(!isDeviceCall(IntrinsicId::Unknown));
+  CHECK(collectiveOf(IntrinsicId::DeviceAllGather) == "all_gather");
+  CHECK(collectiveOf(IntrinsicId::DeviceBarrier).empty());
 }
 
 TEST_CASE("collective implementations refuse with their reasons") {

@@ -69,11 +69,15 @@ unsigned lineContaining(const std::string &text, const std::string &what) {
   return unsigned(std::count(text.begin(), text.begin() + long(at), '\n') + 1);
 }
 
-const ProtocolFinding *findKind(const BarrierReport &r, ProtocolViolationKind k) {
-  for (const ProtocolFinding &f : r.findings)
+const ProtocolFinding *findKind(const std::vector<ProtocolFinding> &findings,
+                                ProtocolViolationKind k) {
+  for (const ProtocolFinding &f : findings)
     if (f.kind == k)
       return &f;
   return nullptr;
+}
+const ProtocolFinding *findKind(const BarrierReport &r, ProtocolViolationKind k) {
+  return findKind(r.findings, k);
 }
 } // namespace
 
@@ -285,7 +289,7 @@ TEST_CASE("exhaustive: the unrolled GEMM has a producer and a consumer process")
 TEST_CASE("exhaustive: every consumer thread releasing is an over-arrival") {
   ExplorationResult r = explore(gemmWith("      if tid_in_wg == 0 {\n        mbarrier.arrive(empty[s])",
                                          "      if true {\n        mbarrier.arrive(empty[s])"));
-  const ProtocolFinding *f = findKind({r.findings, {}, {}}, ProtocolViolationKind::OverArrival);
+  const ProtocolFinding *f = findKind(r.findings, ProtocolViolationKind::OverArrival);
   REQUIRE(f);
   CHECK(f->exhaustive);
   CHECK(f->message.find("brings 256 arrivals to empty[0], which expects only 2 more") !=
@@ -296,7 +300,7 @@ TEST_CASE("exhaustive: a consumer loop longer than the producer's deadlocks at i
   ExplorationResult r = explore(gemmWith("for k in 0 .. K / 64 pipelined(4)",
                                          "for k in 0 .. K / 64 + 1 pipelined(4)"));
   REQUIRE(r.complete);
-  const ProtocolFinding *f = findKind({r.findings, {}, {}}, ProtocolViolationKind::Deadlock);
+  const ProtocolFinding *f = findKind(r.findings, ProtocolViolationKind::Deadlock);
   REQUIRE(f);
   CHECK(f->message.find("at k = 8 for phase 2, which never completes: full[0] has completed 2 "
                         "phases; phase 2 has 0 of 1 arrivals") != std::string::npos);
@@ -304,7 +308,7 @@ TEST_CASE("exhaustive: a consumer loop longer than the producer's deadlocks at i
 
 TEST_CASE("exhaustive: expect_tx four bytes short leaves a phase with bytes outstanding") {
   ExplorationResult r = explore(gemmWith("bytes = 49152", "bytes = 49148"));
-  const ProtocolFinding *f = findKind({r.findings, {}, {}}, ProtocolViolationKind::TxBytesMismatch);
+  const ProtocolFinding *f = findKind(r.findings, ProtocolViolationKind::TxBytesMismatch);
   REQUIRE(f);
   CHECK(f->message.find("-4 transaction bytes outstanding") != std::string::npos);
 }
@@ -312,7 +316,7 @@ TEST_CASE("exhaustive: expect_tx four bytes short leaves a phase with bytes outs
 TEST_CASE("exhaustive: a constant parity is satisfied by a phase two behind") {
   ExplorationResult r = explore(gemmWith("mbarrier.wait(full[s], parity = (k / 4) % 2)",
                                          "mbarrier.wait(full[s], parity = 0)"));
-  CHECK(findKind({r.findings, {}, {}}, ProtocolViolationKind::ParityAliasing));
+  CHECK(findKind(r.findings, ProtocolViolationKind::ParityAliasing));
 }
 
 TEST_CASE("exhaustive: releasing a stage before reading it is an overwrite while read") {
@@ -322,8 +326,8 @@ TEST_CASE("exhaustive: releasing a stage before reading it is an overwrite while
                        "      if tid_in_wg == 0 {\n        mbarrier.arrive(empty[s])\n      }\n"
                        "      wg.gemm(acc, As[s][(wgid - 1) * 64 : +64, :], Bs[s], transpose_b = true)"));
   const ProtocolFinding *f =
-      findKind({r.findings, {}, {}}, ProtocolViolationKind::OverwriteWhileRead);
-  const ProtocolFinding *g = findKind({r.findings, {}, {}}, ProtocolViolationKind::ReadBeforeFilled);
+      findKind(r.findings, ProtocolViolationKind::OverwriteWhileRead);
+  const ProtocolFinding *g = findKind(r.findings, ProtocolViolationKind::ReadBeforeFilled);
   CHECK((f || g));
 }
 
@@ -436,7 +440,7 @@ TEST_CASE("exhaustive: without the remote arrival the peer's phase never complet
   BarrierSkeleton sk = skeletonOf(text); // the steps point into it
   ConcreteSkeleton c = unrollSkeleton(sk, {}, {0, 0, 0}, 1000, 2);
   ExplorationResult r = exploreSkeleton(c, 200000);
-  const ProtocolFinding *f = findKind({r.findings, {}, {}}, ProtocolViolationKind::Deadlock);
+  const ProtocolFinding *f = findKind(r.findings, ProtocolViolationKind::Deadlock);
   REQUIRE(f);
   CHECK(f->message.find("done[0] of CTA") != std::string::npos);
   CHECK(f->message.find("1 of 2 arrivals") != std::string::npos);
@@ -515,7 +519,7 @@ kernel handoff(X: global f32[64])
   ConcreteSkeleton c = unrollSkeleton(sk, {}, {0, 0, 0}, 1000, 2);
   REQUIRE(c.error.empty());
   ExplorationResult r = exploreSkeleton(c, 200000);
-  const ProtocolFinding *f = findKind({r.findings, {}, {}}, ProtocolViolationKind::Deadlock);
+  const ProtocolFinding *f = findKind(r.findings, ProtocolViolationKind::Deadlock);
   REQUIRE(f);
   // With the wait after the cluster barrier, the handoff completes.
   std::string fixed = text;

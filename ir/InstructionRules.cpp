@@ -1,4 +1,4 @@
-#include "verifier/InstructionRules.h"
+#include "ir/InstructionRules.h"
 
 #include <fmt/format.h>
 

@@ -24,10 +24,10 @@
 //    tile's rows start at a multiple of the shape's lanes and map to
 //    consecutive lanes; each row's bits fill whole repetitions.
 //
-// Depends on ir/ and LayoutVerifier.h; never on Z3 or the parser.
+// Depends on ir/ only (ir/LayoutFacts.h); never on Z3 or the parser.
 #pragma once
 
-#include "verifier/LayoutVerifier.h"
+#include "ir/LayoutFacts.h"
 
 #include <string_view>
 #include <vector>
