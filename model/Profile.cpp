@@ -1,5 +1,7 @@
 #include "model/Profile.h"
 
+#include "ir/Intrinsics.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -245,9 +247,10 @@ private:
   }
 
   void call(const CallStmt &c) {
-    const std::string &f = c.callee;
+    using I = IntrinsicId;
+    const I f = idOf(c);
     auto arg = [&](size_t i) -> Expr { return i < c.args.size() ? c.args[i].value : nullptr; };
-    if ((f == "copy_async" || f == "tma.load") && c.args.size() >= 2) {
+    if ((f == I::CopyAsync || f == I::TmaLoad) && c.args.size() >= 2) {
       auto src = region(arg(1));
       if (src && src->buffer->scope == MemScope::Global) {
         work_.loadBytes += src->bytes();
@@ -255,16 +258,16 @@ private:
       }
       return;
     }
-    if (f == "mbarrier.arrive_expect_tx") {
+    if (f == I::MbarrierArriveExpectTx) {
       ++work_.stageFills;
       return;
     }
-    if (f == "mbarrier.wait") {
+    if (f == I::MbarrierWait) {
       if (isRingWait(c))
         ++stepsHere_;
       return;
     }
-    if ((f == "gemm" || f == "wgmma.mma_async") && c.args.size() >= 3) {
+    if ((f == I::Gemm || f == I::WgmmaMmaAsync) && c.args.size() >= 3) {
       auto acc = region(arg(0)), a = region(arg(1));
       if (!acc || !a || acc->shape.size() != 2 || a->shape.size() != 2)
         return;
@@ -272,25 +275,25 @@ private:
       work_.flops += 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
       work_.wgmmaByN[n] += (m / 64 > 0 ? m / 64 : 1) * (k / 16 > 0 ? k / 16 : 1);
       mmaSeen_ = true;
-      if (f == "gemm") // the tile primitive dispatches to wgmma + wait_group(0)
+      if (f == I::Gemm) // the tile primitive dispatches to wgmma + wait_group(0)
         ++drainsHere_;
       return;
     }
-    if (f == "wgmma.wait_group") {
+    if (f == I::WgmmaWaitGroup) {
       if (auto n = arg(0) ? eval(arg(0)) : std::nullopt; n && *n == 0)
         ++drainsHere_;
       return;
     }
-    if (f == "tma.store" && c.args.size() >= 2) {
+    if (f == I::TmaStore && c.args.size() >= 2) {
       if (auto src = region(arg(1)))
         work_.storeBytes += src->bytes();
       return;
     }
-    if (f == "tma.store_commit") {
+    if (f == I::TmaStoreCommit) {
       ++work_.tiles;
       return;
     }
-    if (f == "copy" && c.args.size() >= 2) { // a store of registers to global memory
+    if (f == I::Copy && c.args.size() >= 2) { // a store of registers to global memory
       auto dst = region(arg(0));
       if (dst && dst->buffer->scope == MemScope::Global) {
         work_.storeBytes += dst->bytes();
@@ -394,9 +397,9 @@ void scanDeclarations(const Block &b, KernelProfile &p, std::vector<std::string>
       break;
     case StmtKind::CallStmt: {
       const CallStmt &c = as<CallStmt>(s);
-      if (c.callee == "setmaxnreg.inc" || c.callee == "setmaxnreg.dec")
+      if (idOf(c) == IntrinsicId::SetmaxnregInc || idOf(c) == IntrinsicId::SetmaxnregDec)
         p.setsMaxRegisters = true;
-      if (c.callee == "copy_async" || c.callee == "tma.load")
+      if (idOf(c) == IntrinsicId::CopyAsync || idOf(c) == IntrinsicId::TmaLoad)
         if (const CallArg *m = c.keyword("mbar")) {
           Expr base = m->value;
           while (base->kind == ExprKind::Index)

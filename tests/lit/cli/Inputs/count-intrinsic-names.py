@@ -22,7 +22,7 @@ if len(names) < 60:
 
 # ptx/ is not scanned: its literals are PTX mnemonics (add, mul, ldmatrix), not IR calls.
 libraries = ["ir", "verifier", "simulator", "racecheck", "check", "codegen", "reward",
-             "layoutviz", "tools", "python", "kernels", "bench"]
+             "layoutviz", "tools", "python", "kernels", "bench", "model"]
 files = sys.argv[2:]
 if not files:
     for lib in libraries:
