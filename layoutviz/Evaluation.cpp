@@ -436,6 +436,11 @@ json::Value evaluate(const VizRequest &given) {
       fieldError("shape", "give the logical shape, e.g. 8,16");
       return finish(false);
     }
+    if (spec->terms || spec->presetArgs.size() != p->arity) {
+      // Symbolic arguments (names a kernel binds later) have no shape yet.
+      fieldError("layout", fmt::format("{} takes {} integer arguments here", spec->preset, p->arity));
+      return finish(false);
+    }
     shape = p->shape(spec->presetArgs);
   } else {
     std::string why;

@@ -41,6 +41,8 @@ SmLimits smLimits(TargetKind t) {
 // registers per thread, at most 255.
 int64_t launchRegisters(int64_t threads, const TargetInfo &target) {
   int64_t warps = (threads + 31) / 32;
+  if (warps <= 0) // no threads: the checker reports the launch; nothing to divide
+    return target.registersPerThread;
   int64_t perThread = 65536 / (warps * 32) / 8 * 8;
   return std::min(perThread, target.registersPerThread);
 }
