@@ -370,6 +370,8 @@ private:
       setSolverBudget(p, prover_.opt_.timeoutMs);
       base().set(p);
       z3::check_result r = base().check(a);
+      if (r == z3::unknown)
+        prover_.gaveUp_ = true;
       if (r != z3::sat)
         return r;
       sampleModel_ = detail::minimizeWitness(base(), a, small_, literal_.to_string());
@@ -624,6 +626,17 @@ private:
     for (const ProtocolFinding &f : report_.findings)
       if (f.kind == kind && f.loc == loc)
         return; // one report per site and kind
+    // A symbolic finding rests on the questions asked before it (is there an
+    // ordering, a constant distance, a proved equality?). Once one of them was
+    // left undecided (Z3 gave up, or the wall-time budget cancelled it), an
+    // answer that would have ruled this one out may be missing: the finding
+    // is then reported as not proved, never as a finding.
+    if (symbolic && gaveUp_) {
+      report_.notProved.push_back(
+          {loc, fmt::format("{} [not confirmed: a query it depends on was left undecided]",
+                            message)});
+      return;
+    }
     report_.findings.push_back({kind, loc, std::move(message), std::move(notes), symbolic});
   }
   void result(std::string property, bool proved, std::string status) {
@@ -2081,6 +2094,7 @@ private:
   detail::LinearPrecheck linear_{ctx_, opt_.timeoutMs};
   z3::expr_vector sample_{ctx_};
   int queries_ = 0;
+  bool gaveUp_ = false; // some query was left undecided (see finding())
   unsigned assumed_ = 0;
   BarrierReport report_;
   // Named-barrier obligations the exhaustive fallback cannot decide.
