@@ -15,6 +15,33 @@
 namespace tilescope {
 namespace {
 
+// Whether the command's budget ran out (ir/Budget.h).
+bool budgetRanOut() {
+  Budget *budget = activeBudget();
+  return budget && (budget->expired() || budget->exceeded() != BudgetKind::None);
+}
+
+// Barrier findings of a proof that the budget cut short: the exhaustive
+// fallback runs only where the symbolic proofs stayed open, and under a
+// slowed clock that was the Blackwell GEMM, whose fallback then reported a
+// deadlock the kernel is proved free of (the explorer runs roles that share
+// an epilogue loop as one sequential process; docs/robustness.md). Such
+// findings are undecided, and the proof ends as `budget`, never as a
+// finding. (Race and coverage findings carry a Z3 model of the whole
+// question and stand.)
+template <typename Finding>
+void demoteFindingsIfBudgetRanOut(std::vector<Finding> &findings,
+                                  std::vector<std::pair<llvm::SMLoc, std::string>> &undecided,
+                                  llvm::SMLoc (*where)(const Finding &)) {
+  if (findings.empty() || !budgetRanOut())
+    return;
+  for (const Finding &f : findings)
+    undecided.push_back(
+        {where(f), fmt::format("{} [not confirmed: the budget ran out during this proof]",
+                               f.message)});
+  findings.clear();
+}
+
 // The resource check (verifier/Resources.h) reports with the layouts: both
 // are about where a kernel's data lives and whether it fits.
 ProofOutcome proveLayouts(const Kernel &k, Diagnostics &diag, const BarrierProofOptions &) {
@@ -27,6 +54,8 @@ ProofOutcome proveLayouts(const Kernel &k, Diagnostics &diag, const BarrierProof
 
 ProofOutcome proveBarriers(const Kernel &k, Diagnostics &diag, const BarrierProofOptions &options) {
   BarrierReport report = proveBarrierProtocols(k, options);
+  demoteFindingsIfBudgetRanOut<ProtocolFinding>(report.findings, report.notProved,
+                                                [](const ProtocolFinding &f) { return f.loc; });
   ProofOutcome out;
   out.findings = reportBarrierProtocols(report, diag);
   out.unknown = report.notProved;
