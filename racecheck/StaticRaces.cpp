@@ -11,6 +11,7 @@
 #include "verifier/ProtoEncoding.h"
 #include "verifier/SharedContext.h"
 #include "verifier/SolverBudget.h"
+#include "verifier/StagePairs.h"
 
 #include <fmt/format.h>
 
@@ -319,17 +320,6 @@ private:
     return false;
   }
 
-  // In a loop whose outermost loop the barrier proofs model (an inner loop,
-  // e.g. the K-chunks of a dispatched gemm, runs within one outer iteration).
-  bool inModelledLoop(const SyncEvent &e) const {
-    if (e.loop < 0)
-      return false;
-    int loop = e.loop;
-    while (sk_.loops[size_t(loop)].parent >= 0)
-      loop = sk_.loops[size_t(loop)].parent;
-    return loop >= 0;
-  }
-
   void checkPairs() {
     std::vector<std::pair<size_t, size_t>> accesses; // (event, access)
     for (size_t e = 0; e < sk_.events.size(); ++e)
@@ -428,12 +418,16 @@ private:
         ++report_.pairsProved;
       return;
     }
-    // Pipeline stages shared between roles: the barrier proofs' business.
-    if (ea.role != eb.role && a.scope != MemScope::Global && inModelledLoop(ea) &&
-        inModelledLoop(eb)) {
+    // Pipeline stages' fills and reads: the barrier proofs' business.
+    if (isStagePair(sk_, ea, a, eb, b)) {
       ++report_.pairsOrderedByMbarrier;
       return;
     }
+    // A fill and a read of two roles in loops that are not the same: the
+    // orderings below do not follow a ring across its rounds, so a race found
+    // here is not confirmed (solvePair).
+    bool ringRounds = ea.role != eb.role && a.write != b.write && ea.loop >= 0 && eb.loop >= 0 &&
+                      a.scope != MemScope::Global;
     bool sameEvent = &ea == &eb;
     // In program order within one iteration: `lo` first, `hi` second.
     const SyncEvent &lo = ea.order <= eb.order ? ea : eb, &hi = ea.order <= eb.order ? eb : ea;
@@ -447,8 +441,10 @@ private:
       return;
     }
     ord.warpOrdered = orderingOf(ea, a, eb, b, true, false, true).fully;
+    ringRoundsUnmodelled_ = ringRounds;
     if (solvePair(ea, a, eb, b, ord, Mode::SameCta) == z3::unsat)
       ++report_.pairsProved;
+    ringRoundsUnmodelled_ = false;
   }
 
   // What orders two accesses of one CTA (see checkPair).
@@ -655,7 +651,10 @@ private:
       s.add(enc_.assumptions()[int(k)]);
     for (unsigned k = 0; k < cons.size(); ++k)
       s.add(cons[int(k)]);
-    return s.check() != z3::unsat;
+    z3::check_result r = s.check();
+    if (r == z3::unknown)
+      undecided_ = true;
+    return r != z3::unsat;
   }
 
   // How the barrier index of an event in a top-level loop moves with the
@@ -1533,6 +1532,16 @@ private:
     setSolverBudget(full, opt_.timeoutMs);
     s.set(full);
     z3::model m = detail::minimizeWitness(s, under, witness, pair.to_string());
+    // A witness Z3 gave under a resource limit that does not satisfy the
+    // query is no witness.
+    z3::expr_vector all = copyOf(cons);
+    for (const z3::expr &e : escapes)
+      all.push_back(!e);
+    if (!m.eval(z3::mk_and(all), true).is_true()) {
+      report_.notChecked.push_back(
+          {ea.loc, fmt::format("race on {}: Z3's model does not satisfy the query", a.buffer)});
+      return z3::unknown;
+    }
     auto threadText = [&](const z3::expr &t) {
       int64_t v = ProtoEncoder::value(m, t);
       std::string cta;
@@ -1601,6 +1610,19 @@ private:
     for (const RaceFinding &g : report_.findings)
       if (g.first == f.first && g.second == f.second)
         return r;
+    // A race derived after a question about the orderings was left
+    // undecided (its orderings may be missing), or between a ring's fill and
+    // read whose rounds are not modelled, is not confirmed: not checked,
+    // never a finding.
+    if (undecided_ || ringRoundsUnmodelled_) {
+      report_.notChecked.push_back(
+          {ea.loc, fmt::format("{} [not confirmed: {}]", f.message,
+                               undecided_ ? "a question about the orderings was left undecided"
+                                          : "a fill and a read of two roles in loops that run "
+                                            "differently; the race check does not follow the "
+                                            "ring's rounds")});
+      return z3::unknown;
+    }
     report_.findings.push_back(std::move(f));
     return r;
   }
@@ -1707,6 +1729,8 @@ private:
   int pairs_ = 0;
   RaceReport report_;
   std::set<std::string> loopVars_;
+  bool undecided_ = false;            // satisfiable() met an undecided query
+  bool ringRoundsUnmodelled_ = false; // see checkPair
   std::map<const SyncEvent *, int64_t> period_;               // see periodOf
   std::map<const SyncEvent *, std::optional<int64_t>> first_; // see firstIteration
 };

@@ -12,6 +12,7 @@
 #include "verifier/ProtoEncoding.h"
 #include "verifier/SharedContext.h"
 #include "verifier/SolverBudget.h"
+#include "verifier/StagePairs.h"
 #include "verifier/TmemProtocol.h"
 
 #include <fmt/format.h>
@@ -155,6 +156,16 @@ private:
   // The size-independent checks, then the exhaustive fallback where a proof
   // left an obligation open.
   void finishStructural() {
+    // Many queries ask whether a simpler case holds (a pattern, a constant
+    // distance, an equality of trip counts), and an undecided one is read as
+    // "no". A proof for all sizes cannot rest on such an answer: it stays
+    // open (the exhaustive check may still decide it at concrete sizes).
+    if (gaveUp_)
+      report_.notProved.push_back(
+          {llvm::SMLoc(),
+           fmt::format("a query the symbolic proof rests on was left undecided (Z3 gave "
+                       "up: {})",
+                       gaveUpReason_)});
     checkInit();
     checkCtaBarriers();
     checkWgmma();
@@ -370,8 +381,10 @@ private:
       setSolverBudget(p, prover_.opt_.timeoutMs);
       base().set(p);
       z3::check_result r = base().check(a);
-      if (r == z3::unknown)
+      if (r == z3::unknown && !prover_.gaveUp_) {
         prover_.gaveUp_ = true;
+        prover_.gaveUpReason_ = base().reason_unknown();
+      }
       if (r != z3::sat)
         return r;
       sampleModel_ = detail::minimizeWitness(base(), a, small_, literal_.to_string());
@@ -543,9 +556,10 @@ private:
     s.add(i == 0 && trip >= 1);
     z3::expr probe = enc_.fresh("probe");
     s.add(probe == *v);
-    if (s.check() != z3::sat) {
-      // The loop never runs: any pattern is vacuously right.
-      p.ok = p.constant = true;
+    if (z3::check_result r = s.check(); r != z3::sat) {
+      // The loop never runs: any pattern is vacuously right (not when Z3
+      // gave up: then no pattern is known).
+      p.ok = p.constant = r == z3::unsat;
       return p;
     }
     int64_t c = ProtoEncoder::value(s.get_model(), probe);
@@ -1765,6 +1779,28 @@ private:
         (a.write ? writes : reads)[a.buffer].push_back({e, &a, p});
       }
     }
+    // The static race check leaves the fill/read pairs of two roles inside
+    // the same loops to this proof (StagePairs.h); one it cannot decide stays
+    // open (and goes to the exhaustive check), never silently proved.
+    std::set<std::string> open;
+    auto leaveOpen = [&](const SyncEvent &a, const SyncEvent &b, const std::string &buffer,
+                         const char *why) {
+      if (!open.insert(buffer).second)
+        return;
+      report_.notProved.push_back(
+          {a.loc, fmt::format("the order of {} by {} and {} by {} on {} is not proved: {}", a.what,
+                              a.threads.describe(), b.what, b.threads.describe(), buffer, why)});
+    };
+    for (size_t e = 0; e < sk_.events.size(); ++e)
+      for (size_t f = e + 1; f < sk_.events.size(); ++f) {
+        if (nodeOf_.count(e) && nodeOf_.count(f))
+          continue;
+        const SyncEvent &a = sk_.events[e], &b = sk_.events[f];
+        for (const MemoryAccess &x : a.accesses)
+          for (const MemoryAccess &y : b.accesses)
+            if (isStagePair(sk_, a, x, b, y))
+              leaveOpen(a, b, x.buffer, "the trip count of their loop is not modelled");
+      }
     bool any = false, checked = false;
     for (const auto &[buffer, ws] : writes) {
       auto rit = reads.find(buffer);
@@ -1773,8 +1809,12 @@ private:
       for (const Use &x : ws)
         for (const Use &r : rit->second) {
           const SyncEvent &xe = sk_.events[x.event], &re = sk_.events[r.event];
-          if (xe.role == re.role || loopClass_[size_t(xe.loop)] != loopClass_[size_t(re.loop)])
+          if (!isStagePair(sk_, xe, *x.access, re, *r.access))
             continue;
+          if (loopClass_[size_t(xe.loop)] != loopClass_[size_t(re.loop)]) {
+            leaveOpen(xe, re, buffer, "their loops run different numbers of iterations");
+            continue;
+          }
           checked = true;
           any |= !readAfterWrite(buffer, x.event, x.stage, r.event, r.stage);
           any |= !writeAfterRead(buffer, x.event, x.stage, r.event, r.stage);
@@ -2095,6 +2135,7 @@ private:
   z3::expr_vector sample_{ctx_};
   int queries_ = 0;
   bool gaveUp_ = false; // some query was left undecided (see finding())
+  std::string gaveUpReason_;
   unsigned assumed_ = 0;
   BarrierReport report_;
   // Named-barrier obligations the exhaustive fallback cannot decide.
