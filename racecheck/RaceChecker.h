@@ -176,10 +176,6 @@ private:
   // a TMA's delivery, a tcgen05.mma's commit.
   bool handshake(const SyncEvent &first, const MemoryAccess &access, const SyncEvent &second) const;
 
-  // In a loop whose outermost loop the barrier proofs model (an inner loop,
-  // e.g. the K-chunks of a dispatched gemm, runs within one outer iteration).
-  bool inModelledLoop(const SyncEvent &e) const;
-
   void checkPairs();
 
   // Where the two executors are: one CTA; two CTAs of the grid (global
@@ -424,7 +420,9 @@ private:
   int pairs_ = 0;
   RaceReport report_;
   std::set<std::string> loopVars_;
-  std::map<const SyncEvent *, int64_t> period_;               // see periodOf
+  bool undecided_ = false;                      // satisfiable() met an undecided query
+  bool ringRoundsUnmodelled_ = false;           // see checkPair
+  std::map<const SyncEvent *, int64_t> period_; // see periodOf
   std::map<const SyncEvent *, std::optional<int64_t>> first_; // see firstIteration
 };
 

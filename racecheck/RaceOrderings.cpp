@@ -117,7 +117,10 @@ bool RaceChecker::satisfiable(const z3::expr_vector &cons) {
     s.add(enc_.assumptions()[int(k)]);
   for (unsigned k = 0; k < cons.size(); ++k)
     s.add(cons[int(k)]);
-  return s.check() != z3::unsat;
+  z3::check_result r = s.check();
+  if (r == z3::unknown)
+    undecided_ = true;
+  return r != z3::unsat;
 }
 
 int64_t RaceChecker::periodOf(const SyncEvent &e) {

@@ -5,6 +5,7 @@
 #include "ir/Printer.h"
 #include "verifier/LeastWitness.h"
 #include "verifier/SolverBudget.h"
+#include "verifier/StagePairs.h"
 
 #include <fmt/format.h>
 
@@ -96,12 +97,16 @@ void RaceChecker::checkPair(const SyncEvent &ea, const MemoryAccess &a, const Sy
       ++report_.pairsProved;
     return;
   }
-  // Pipeline stages shared between roles: the barrier proofs' business.
-  if (ea.role != eb.role && a.scope != MemScope::Global && inModelledLoop(ea) &&
-      inModelledLoop(eb)) {
+  // Pipeline stages' fills and reads: the barrier proofs' business.
+  if (isStagePair(sk_, ea, a, eb, b)) {
     ++report_.pairsOrderedByMbarrier;
     return;
   }
+  // A fill and a read of two roles in loops that are not the same: the
+  // orderings below do not follow a ring across its rounds, so a race found
+  // here is not confirmed (solvePair).
+  bool ringRounds = ea.role != eb.role && a.write != b.write && ea.loop >= 0 && eb.loop >= 0 &&
+                    a.scope != MemScope::Global;
   bool sameEvent = &ea == &eb;
   // In program order within one iteration: `lo` first, `hi` second.
   const SyncEvent &lo = ea.order <= eb.order ? ea : eb, &hi = ea.order <= eb.order ? eb : ea;
@@ -115,8 +120,10 @@ void RaceChecker::checkPair(const SyncEvent &ea, const MemoryAccess &a, const Sy
     return;
   }
   ord.warpOrdered = orderingOf(ea, a, eb, b, true, false, true).fully;
+  ringRoundsUnmodelled_ = ringRounds;
   if (solvePair(ea, a, eb, b, ord, Mode::SameCta) == z3::unsat)
     ++report_.pairsProved;
+  ringRoundsUnmodelled_ = false;
 }
 
 RaceChecker::Ordering RaceChecker::orderingOf(const SyncEvent &ea, const MemoryAccess &a,

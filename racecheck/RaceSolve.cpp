@@ -351,6 +351,16 @@ z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess 
   setSolverBudget(full, opt_.timeoutMs);
   s.set(full);
   z3::model m = detail::minimizeWitness(s, under, witness, pair.to_string());
+  // A witness Z3 gave under a resource limit that does not satisfy the
+  // query is no witness.
+  z3::expr_vector all = copyOf(cons);
+  for (const z3::expr &e : escapes)
+    all.push_back(!e);
+  if (!m.eval(z3::mk_and(all), true).is_true()) {
+    report_.notChecked.push_back(
+        {ea.loc, fmt::format("race on {}: Z3's model does not satisfy the query", a.buffer)});
+    return z3::unknown;
+  }
   auto threadText = [&](const z3::expr &t) {
     int64_t v = ProtoEncoder::value(m, t);
     std::string cta;
@@ -419,6 +429,19 @@ z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess 
   for (const RaceFinding &g : report_.findings)
     if (g.first == f.first && g.second == f.second)
       return r;
+  // A race derived after a question about the orderings was left
+  // undecided (its orderings may be missing), or between a ring's fill and
+  // read whose rounds are not modelled, is not confirmed: not checked,
+  // never a finding.
+  if (undecided_ || ringRoundsUnmodelled_) {
+    report_.notChecked.push_back(
+        {ea.loc, fmt::format("{} [not confirmed: {}]", f.message,
+                             undecided_ ? "a question about the orderings was left undecided"
+                                        : "a fill and a read of two roles in loops that run "
+                                          "differently; the race check does not follow the "
+                                          "ring's rounds")});
+    return z3::unknown;
+  }
   report_.findings.push_back(std::move(f));
   return r;
 }

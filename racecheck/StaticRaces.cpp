@@ -191,15 +191,6 @@ bool RaceChecker::handshake(const SyncEvent &first, const MemoryAccess &access,
   return false;
 }
 
-bool RaceChecker::inModelledLoop(const SyncEvent &e) const {
-  if (e.loop < 0)
-    return false;
-  int loop = e.loop;
-  while (sk_.loops[size_t(loop)].parent >= 0)
-    loop = sk_.loops[size_t(loop)].parent;
-  return loop >= 0;
-}
-
 } // namespace tilescope::detail
 
 namespace tilescope {

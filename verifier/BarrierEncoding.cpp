@@ -289,9 +289,10 @@ Pattern BarrierProver::derivePattern(const SyncEvent &ev, const Expr &index, int
   s.add(i == 0 && trip >= 1);
   z3::expr probe = enc_.fresh("probe");
   s.add(probe == *v);
-  if (s.check() != z3::sat) {
-    // The loop never runs: any pattern is vacuously right.
-    p.ok = p.constant = true;
+  if (z3::check_result r = s.check(); r != z3::sat) {
+    // The loop never runs: any pattern is vacuously right (not when Z3
+    // gave up: then no pattern is known).
+    p.ok = p.constant = r == z3::unsat;
     return p;
   }
   int64_t c = ProtoEncoder::value(s.get_model(), probe);

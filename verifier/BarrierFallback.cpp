@@ -1,5 +1,6 @@
 #include "verifier/BarrierFallback.h"
 
+#include "ir/Budget.h"
 #include "ir/ConcreteEval.h"
 #include "verifier/BarrierExplorer.h"
 #include "verifier/FallbackSizes.h"
@@ -248,6 +249,14 @@ AtSizes exploreAt(const BarrierSkeleton &sk, const BarrierProofOptions &options,
 void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions &options,
                            BarrierReport &report) {
   llvm::SMLoc at = report.notProved.empty() ? llvm::SMLoc() : report.notProved.front().first;
+  // Once the command's budget has run out nothing more is decided: the
+  // obligations stay open and the kernel is `budget` (check/KernelProofs.h).
+  // The open ones may be queries the deadline cancelled; an exploration
+  // started then could only add findings the proofs would not have needed.
+  if (Budget *budget = activeBudget(); budget && budget->expired()) {
+    notChecked(report, at, "the budget ran out before the exhaustive check");
+    return;
+  }
   if (!sk.unsupported.empty()) {
     notChecked(report, at, "the skeleton does not model every statement (see above)");
     return;

@@ -122,6 +122,15 @@ BarrierReport BarrierProver::run() {
 }
 
 void BarrierProver::finishStructural() {
+  // Many queries ask whether a simpler case holds (a pattern, a constant
+  // distance, an equality of trip counts), and an undecided one is read as
+  // "no". A proof for all sizes cannot rest on such an answer: it stays
+  // open (the exhaustive check may still decide it at concrete sizes).
+  if (gaveUp_)
+    report_.notProved.push_back(
+        {llvm::SMLoc(), fmt::format("a query the symbolic proof rests on was left undecided (Z3 "
+                                    "gave up: {})",
+                                    gaveUpReason_)});
   checkInit();
   checkCtaBarriers();
   checkWgmma();

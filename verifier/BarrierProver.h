@@ -120,8 +120,10 @@ private:
       setSolverBudget(p, prover_.opt_.timeoutMs);
       base().set(p);
       z3::check_result r = base().check(a);
-      if (r == z3::unknown)
+      if (r == z3::unknown && !prover_.gaveUp_) {
         prover_.gaveUp_ = true;
+        prover_.gaveUpReason_ = base().reason_unknown();
+      }
       if (r != z3::sat)
         return r;
       sampleModel_ = detail::minimizeWitness(base(), a, small_, literal_.to_string());
@@ -462,6 +464,7 @@ private:
   z3::expr_vector sample_{ctx_};
   int queries_ = 0;
   bool gaveUp_ = false; // some query was left undecided (see finding())
+  std::string gaveUpReason_;
   unsigned assumed_ = 0;
   BarrierReport report_;
   // Named-barrier obligations the exhaustive fallback cannot decide.

@@ -5,15 +5,29 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <limits>
 #include <new>
 #include <string>
 
 namespace tilescope {
 
+unsigned solverShare() {
+  static const unsigned share = [] {
+    const char *text = std::getenv("TILESCOPE_SOLVER_SHARE");
+    if (!text || !*text)
+      return 1u;
+    char *end = nullptr;
+    long long v = std::strtoll(text, &end, 10);
+    return *end == 0 && v >= 1 && v <= 1'000'000 ? unsigned(v) : 1u;
+  }();
+  return share;
+}
+
 void setSolverBudget(z3::params &params, unsigned budgetMs) {
   constexpr unsigned kMax = std::numeric_limits<unsigned>::max();
   unsigned units = budgetMs > kMax / kZ3UnitsPerMs ? kMax : budgetMs * kZ3UnitsPerMs;
+  units /= solverShare();
   params.set("rlimit", std::max(units, 1u));
   params.set("timeout", solverBackstopMs());
 }

@@ -28,6 +28,13 @@ inline constexpr unsigned kZ3UnitsPerMs = 2000;
 // Sets the per-query limits of `budgetMs` on `params`.
 void setSolverBudget(z3::params &params, unsigned budgetMs);
 
+// The share of its resource limit each query gets is 1/N, N being the
+// environment variable TILESCOPE_SOLVER_SHARE (a whole number, 1 when unset or
+// invalid), read once. Tests set it to make hard queries give up
+// deterministically and expect no verdict to rest on their answers
+// (tests/lit/budget/undecided-never-decides.test).
+unsigned solverShare();
+
 // Z3's "timeout" for a query now: the wall time the active budget has left
 // (at least 1 ms: Z3 reads 0 as "no limit"), in real milliseconds
 // (TILESCOPE_SLOW_CLOCK, ir/Budget.h), or no limit without a wall budget.
