@@ -1,6 +1,10 @@
-// One mbarrier as docs/semantics.md ("mbarrier") defines it, independent of any kernel: init(count), arrivals,
-// signed transaction count, phase completion and parity waits. The engine
-// keeps one per barrier of a CTA; the tests pin its rules directly.
+// The one concrete mbarrier state machine (docs/semantics.md, "mbarrier"),
+// independent of any kernel: init(count), arrivals, the signed transaction
+// count, phase completion and parity waits. The simulator keeps an `Mbarrier`
+// per barrier of a CTA; the exhaustive explorer (verifier/BarrierExplorer)
+// keeps an `MbarrierPhase` per barrier element in each state it visits; the
+// symbolic counterpart the barrier proofs use is sync/MbarrierZ3.h. The tests
+// pin the rules on the machine itself (tests/unit/sync).
 //
 // A phase completes when the pending arrivals reach 0 and the transaction
 // count is 0; then pending reloads to count and the phase number advances (its
@@ -12,8 +16,39 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
-namespace tilescope::sim {
+namespace tilescope {
+
+// The phases of a live barrier of arrival count `count` (the count is the
+// barrier's, kept by the caller: the explorer's states hold only what moves).
+struct MbarrierPhase {
+  int64_t phase = 0;   // phases completed since init; the current phase's parity is phase & 1
+  int64_t pending = 0; // arrivals the current phase still expects
+  int64_t tx = 0;      // transaction bytes expected and not delivered yet (signed)
+
+  static MbarrierPhase initial(int64_t count) { return {0, count, 0}; }
+
+  // `n` arrivals (n >= 1), after raising the transaction count by
+  // `expectBytes` (mbarrier.arrive.expect_tx); false, and nothing changes,
+  // when the phase expects fewer than n arrivals.
+  [[nodiscard]] bool arrive(int64_t n, int64_t count, int64_t expectBytes = 0);
+  // expect_tx (bytes > 0) or a delivery / complete_tx (bytes < 0).
+  void addTx(int64_t bytes, int64_t count);
+  // Whether a wait on `parity` (only its low bit counts) would return now.
+  bool waitSatisfied(int64_t parity) const { return (phase & 1) != (parity & 1); }
+  // Nothing arrived and no bytes outstanding in the current phase.
+  bool idle(int64_t count) const { return pending == count && tx == 0; }
+
+private:
+  void completeIfDone(int64_t count);
+};
+
+// The phase a wait means from its parity and its round (it is the round-th
+// wait of its thread on the barrier, from 0): the round's own phase when the
+// parities agree, else the one before (-1: the phase before the first, which
+// passes at once). The symbolic proofs use the same rule (sync/MbarrierZ3.h).
+int64_t intendedPhase(int64_t parity, int64_t round);
 
 class Mbarrier {
 public:
@@ -32,27 +67,23 @@ public:
   Error expectTx(int64_t bytes);
   Error completeTx(int64_t bytes);
   // Whether a wait on `parity` (0 or 1) would return now.
-  bool waitSatisfied(int64_t parity) const { return live_ && (phase_ & 1) != (parity & 1); }
+  bool waitSatisfied(int64_t parity) const { return live_ && state_.waitSatisfied(parity); }
 
   bool live() const { return live_; }
   int64_t count() const { return count_; }
-  int64_t pending() const { return pending_; }
-  int64_t tx() const { return tx_; }
+  int64_t pending() const { return state_.pending; }
+  int64_t tx() const { return state_.tx; }
   // Phases completed since init; the current phase's parity is phase() & 1.
-  int64_t phase() const { return phase_; }
+  int64_t phase() const { return state_.phase; }
   // `phase 3 (parity 1), pending 1 of 2, tx -16384`
   std::string str() const;
 
   static std::string_view errorText(Error e);
 
 private:
-  void completeIfDone();
-
   bool live_ = false;
   int64_t count_ = 0;
-  int64_t pending_ = 0;
-  int64_t tx_ = 0;
-  int64_t phase_ = 0;
+  MbarrierPhase state_;
 };
 
-} // namespace tilescope::sim
+} // namespace tilescope
