@@ -174,7 +174,7 @@ std::vector<DispatchImpl> buildTable() {
                [](const CallSite &s) -> std::string {
                  if (auto w = scopes(s, MemScope::Shared, MemScope::Global); !w.empty())
                    return w;
-                 if (!targetInfo(s.target).hasTma)
+                 if (!targetHas(s.target, intrinsic(IntrinsicId::TmaLoad).feature))
                    return "the target has no TMA";
                  if (!s.keyword("mbar"))
                    return "TMA completes on an mbarrier: give `mbar =`";
@@ -363,7 +363,7 @@ std::vector<DispatchImpl> buildTable() {
       {intrinsicName(IntrinsicId::Gemm), "wgmma", 100,
        "wgmma.mma_async m64nNk16, A and B from shared-memory descriptors",
        [](const CallSite &s) -> std::string {
-         if (!targetInfo(s.target).hasWgmma)
+         if (!targetHas(s.target, intrinsic(IntrinsicId::WgmmaMmaAsync).feature))
            return "wgmma needs sm_90a";
          if (s.scope != ExecScope::Warpgroup)
            return "wgmma is issued by a warpgroup (wg.gemm)";
@@ -426,7 +426,7 @@ std::vector<DispatchImpl> buildTable() {
       {intrinsicName(IntrinsicId::Gemm), "wgmma.reg_a", 95,
        "wgmma.mma_async m64nNk16, A from registers (wgmma_acc fragment), B from shared memory",
        [](const CallSite &s) -> std::string {
-         if (!targetInfo(s.target).hasWgmma)
+         if (!targetHas(s.target, intrinsic(IntrinsicId::WgmmaMmaAsync).feature))
            return "wgmma needs sm_90a";
          if (s.scope != ExecScope::Warpgroup)
            return "wgmma is issued by a warpgroup (wg.gemm)";
