@@ -10,9 +10,9 @@ void MbarrierPhase::completeIfDone(int64_t count) {
 }
 
 bool MbarrierPhase::arrive(int64_t n, int64_t count, int64_t expectBytes) {
+  tx += expectBytes; // the expect-tx part comes first (PTX: "prior to arrive-on")
   if (n > pending)
     return false;
-  tx += expectBytes;
   pending -= n;
   completeIfDone(count);
   return true;

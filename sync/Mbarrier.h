@@ -30,8 +30,8 @@ struct MbarrierPhase {
   static MbarrierPhase initial(int64_t count) { return {0, count, 0}; }
 
   // `n` arrivals (n >= 1), after raising the transaction count by
-  // `expectBytes` (mbarrier.arrive.expect_tx); false, and nothing changes,
-  // when the phase expects fewer than n arrivals.
+  // `expectBytes` (mbarrier.arrive.expect_tx performs its expect-tx first);
+  // false, and no arrival counted, when the phase expects fewer than n.
   [[nodiscard]] bool arrive(int64_t n, int64_t count, int64_t expectBytes = 0);
   // expect_tx (bytes > 0) or a delivery / complete_tx (bytes < 0).
   void addTx(int64_t bytes, int64_t count);
