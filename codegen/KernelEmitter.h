@@ -7,8 +7,8 @@
 
 #include "codegen/CudaEmitter.h"
 
+#include "dispatch/Dispatch.h"
 #include "ir/DeviceScale.h"
-#include "ir/Dispatch.h"
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
 #include "ir/ThreadIndex.h"

@@ -79,7 +79,7 @@ std::vector<PtxasFinding> slowPathFindings(const std::string &log) {
 std::vector<std::string> expectedPtx(const LoweredKernel &k) {
   std::set<std::string> want;
   const std::string tmaPtx(intrinsic(IntrinsicId::TmaLoad).ptx);
-  // Dispatch's implementation names (ir/DispatchTable.cpp).
+  // Dispatch's implementation names (dispatch/DispatchTable.cpp).
   for (const std::string &c : k.dispatchChoices) {
     std::string impl = c.substr(c.find("-> ") + 3);
     if (impl == "wgmma")

@@ -8,33 +8,34 @@ namespace {
 using F = InstructionFamily;
 using S = MemScope;
 
+using T = TargetFeature;
+
 InstructionRule baseRule(std::string_view name, InstructionFamily family, MemScope scope,
-                         int minSm) {
+                         TargetFeature feature) {
   InstructionRule r;
   r.name = name;
   r.family = family;
   r.scope = scope;
-  r.minSm = minSm;
+  r.feature = feature;
   return r;
 }
 InstructionRule tmemRule(std::string_view name, int lanes, int bits, std::string_view summary) {
-  InstructionRule r = baseRule(name, F::TmemAccess, S::Tmem, 100);
-  r.needsTensorMemory = true;
+  InstructionRule r = baseRule(name, F::TmemAccess, S::Tmem, T::Tcgen05);
   r.lanes = lanes;
   r.bitsPerLane = bits;
   r.summary = summary;
   return r;
 }
-InstructionRule matrixRule(std::string_view name, int minSm, int matrices,
+InstructionRule matrixRule(std::string_view name, TargetFeature feature, int matrices,
                            std::string_view summary) {
-  InstructionRule r = baseRule(name, F::Matrix, S::Shared, minSm);
+  InstructionRule r = baseRule(name, F::Matrix, S::Shared, feature);
   r.elementBits = 16;
   r.matrices = matrices;
   r.summary = summary;
   return r;
 }
 InstructionRule sharedRule(std::string_view name, int bits, std::string_view summary) {
-  InstructionRule r = baseRule(name, F::SharedAccess, S::Shared, 0);
+  InstructionRule r = baseRule(name, F::SharedAccess, S::Shared, T::None);
   r.accessBits = bits;
   r.summary = summary;
   return r;
@@ -42,24 +43,22 @@ InstructionRule sharedRule(std::string_view name, int bits, std::string_view sum
 
 std::vector<InstructionRule> buildRules() {
   std::vector<InstructionRule> rules;
-  InstructionRule tma = baseRule("tma", F::Tma, S::Shared, 90);
+  InstructionRule tma = baseRule("tma", F::Tma, S::Shared, T::Sm90Plus);
   tma.maxRank = 5;
   tma.maxBoxExtent = 256;
   tma.innerBytesMultiple = 16;
   tma.summary = "cp.async.bulk.tensor box copy between global and shared memory";
   rules.push_back(tma);
-  rules.push_back(matrixRule("ldmatrix.x1", 75, 1, "ldmatrix.sync.aligned.m8n8.x1.b16"));
-  rules.push_back(matrixRule("ldmatrix.x2", 75, 2, "ldmatrix.sync.aligned.m8n8.x2.b16"));
-  rules.push_back(matrixRule("ldmatrix.x4", 75, 4, "ldmatrix.sync.aligned.m8n8.x4.b16"));
-  rules.push_back(matrixRule("stmatrix.x1", 90, 1, "stmatrix.sync.aligned.m8n8.x1.b16"));
-  rules.push_back(matrixRule("stmatrix.x2", 90, 2, "stmatrix.sync.aligned.m8n8.x2.b16"));
-  rules.push_back(matrixRule("stmatrix.x4", 90, 4, "stmatrix.sync.aligned.m8n8.x4.b16"));
-  InstructionRule wgmma = baseRule("wgmma.smem", F::SmemOperand, S::Shared, 90);
-  wgmma.needsWgmma = true;
+  rules.push_back(matrixRule("ldmatrix.x1", T::None, 1, "ldmatrix.sync.aligned.m8n8.x1.b16"));
+  rules.push_back(matrixRule("ldmatrix.x2", T::None, 2, "ldmatrix.sync.aligned.m8n8.x2.b16"));
+  rules.push_back(matrixRule("ldmatrix.x4", T::None, 4, "ldmatrix.sync.aligned.m8n8.x4.b16"));
+  rules.push_back(matrixRule("stmatrix.x1", T::Sm90Plus, 1, "stmatrix.sync.aligned.m8n8.x1.b16"));
+  rules.push_back(matrixRule("stmatrix.x2", T::Sm90Plus, 2, "stmatrix.sync.aligned.m8n8.x2.b16"));
+  rules.push_back(matrixRule("stmatrix.x4", T::Sm90Plus, 4, "stmatrix.sync.aligned.m8n8.x4.b16"));
+  InstructionRule wgmma = baseRule("wgmma.smem", F::SmemOperand, S::Shared, T::Wgmma);
   wgmma.summary = "wgmma.mma_async operand read through a shared-memory descriptor";
   rules.push_back(wgmma);
-  InstructionRule umma = baseRule("tcgen05.smem", F::SmemOperand, S::Shared, 100);
-  umma.needsTensorMemory = true;
+  InstructionRule umma = baseRule("tcgen05.smem", F::SmemOperand, S::Shared, T::Tcgen05);
   umma.summary = "tcgen05.mma operand read through a shared-memory descriptor";
   rules.push_back(umma);
   for (const char *op : {"ld", "st"}) {
@@ -445,9 +444,7 @@ std::vector<LayoutViolation> checkInstruction(const InstructionRule &rule, const
     f.add(-1, fmt::format("layout {} does not admit shape {}", layout.str(), formatLogical(shape)));
     return f.out;
   }
-  if (target.smVersion < rule.minSm || (rule.needsWgmma && !target.hasWgmma) ||
-      (rule.needsTensorMemory && !target.hasTensorMemory) ||
-      (rule.family == F::Tma && !target.hasTma)) {
+  if (!targetHas(target.kind, rule.feature)) {
     f.add(-1, fmt::format("{} does not exist on {}", rule.name, target.name));
     return f.out;
   }

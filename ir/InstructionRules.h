@@ -27,6 +27,7 @@
 // Depends on ir/ only (ir/LayoutFacts.h); never on Z3 or the parser.
 #pragma once
 
+#include "ir/Intrinsics.h"
 #include "ir/LayoutFacts.h"
 
 #include <string_view>
@@ -46,8 +47,8 @@ struct InstructionRule {
   std::string_view name;
   InstructionFamily family = InstructionFamily::SharedAccess;
   MemScope scope = MemScope::Shared;       // the operand whose layout is checked
-  int minSm = 0;                           // first architecture that has it
-  bool needsWgmma = false, needsTensorMemory = false;
+  // The targets that have it, in the intrinsic table's terms (targetHas).
+  TargetFeature feature = TargetFeature::None;
   int elementBits = 0; // required element width; 0: any
   int matrices = 0;    // Matrix: 8x8 matrices per instruction
   int lanes = 0;       // TmemAccess: TMEM lanes one warp reaches per access

@@ -5,6 +5,8 @@
 #include "racecheck/RaceChecker.h"
 
 #include "ir/Printer.h"
+#include "sync/MbarrierZ3.h"
+#include "verifier/BarrierPatterns.h"
 #include "verifier/LeastWitness.h"
 #include "verifier/SolverBudget.h"
 
@@ -152,6 +154,10 @@ int64_t RaceChecker::periodOf(const SyncEvent &e) {
   int64_t size = array ? array->size : 1;
   if (size < 2)
     return period;
+  // `(k + c) % S` over a loop from 0: the barrier proofs' pattern
+  // (verifier/BarrierPatterns.h), which repeats after S.
+  if (auto p = structuralPattern(sk_, e, e.barrier.index, size); p && !p->constant)
+    return period = p->period;
   // Distinct within a window of S iterations, and repeating after S.
   z3::expr_vector repeat = copyOf(base);
   repeat.push_back(inRange(i) && inRange(j) && j > i && j < i + ctx_.int_val(size) && *ii == *ij);
@@ -401,7 +407,7 @@ void RaceChecker::addHandshakes(const Side &x, const Side &y, std::vector<z3::ex
           auto roundW = roundOf(w, iW, bw);
           if (!indexW || !parity || !roundW || !indexW->is_int() || !indexR->is_int())
             continue;
-          z3::expr meant = z3::ite(z3::mod(*parity - *roundW, 2) == 0, *roundW, *roundW - 1);
+          z3::expr meant = intendedPhase(*parity, *roundW); // sync/MbarrierZ3.h
           cons.push_back(*indexR == *indexW);
           cons.push_back(*roundR <= meant);
           out.push_back(z3::mk_and(cons));

@@ -2,8 +2,8 @@
 // barriers, races (and the placeholder-free performance stage). Each runs the
 // same library code as `tilescope check` / `dispatch`, and keeps findings
 // (fail) apart from what could not be decided (unknown).
+#include "dispatch/Dispatch.h"
 #include "ir/Checker.h"
-#include "ir/Dispatch.h"
 #include "racecheck/StaticRaces.h"
 #include "reward/Stages.h"
 #include "verifier/BarrierProofs.h"

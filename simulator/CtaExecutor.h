@@ -8,9 +8,9 @@
 #include "simulator/Engine.h"
 #include "simulator/ExprCode.h"
 #include "simulator/LaneAccess.h"
-#include "simulator/Mbarrier.h"
 #include "simulator/RaceDetector.h"
 #include "simulator/Value.h"
+#include "sync/Mbarrier.h"
 
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/STLFunctionalExtras.h>

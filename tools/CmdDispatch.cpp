@@ -2,8 +2,8 @@
 // every tile primitive to native IR and print the result in canonical form.
 // --explain prints, per call, the implementation chosen and why each one
 // before it refused.
+#include "dispatch/Dispatch.h"
 #include "ir/Checker.h"
-#include "ir/Dispatch.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "tools/Command.h"

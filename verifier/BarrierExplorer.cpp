@@ -1,6 +1,7 @@
 #include "verifier/BarrierExplorer.h"
 
 #include "ir/Budget.h"
+#include "sync/Mbarrier.h"
 
 #include <fmt/format.h>
 
@@ -20,8 +21,7 @@ struct State {
   std::vector<int32_t> pc, mode, waitGen;            // per process
   std::vector<int32_t> clusterArrived;               // per process: the split cluster
                                                      // barrier's phase it arrived in
-  std::vector<int32_t> phase, pending;               // per barrier element
-  std::vector<int64_t> tx;                           // per barrier element
+  std::vector<MbarrierPhase> bar;                    // per barrier element
   std::vector<int64_t> syncCount, syncGen;           // per CTA / named barrier
   std::vector<std::pair<int32_t, int32_t>> inflight; // TMA copies issued, not delivered
   std::vector<std::vector<int32_t>> open;            // per process: MMAs of the open group
@@ -35,8 +35,8 @@ struct State {
       if (n)
         out.append(reinterpret_cast<const char *>(v.data()), n * sizeof v[0]);
     };
-    put(pc), put(mode), put(waitGen), put(clusterArrived), put(phase), put(pending), put(tx),
-        put(syncCount), put(syncGen), put(inflight);
+    put(pc), put(mode), put(waitGen), put(clusterArrived), put(bar), put(syncCount), put(syncGen),
+        put(inflight);
     for (const auto &o : open)
       put(o);
     for (const auto &groups : committed) {
@@ -71,10 +71,9 @@ public:
     init.clusterArrived.assign(P, -1);
     init.open.assign(P, {});
     init.committed.assign(P, {});
-    init.phase.assign(E, 0);
-    init.tx.assign(E, 0);
+    init.bar.reserve(E);
     for (const ConcreteElement &e : sk_.elements)
-      init.pending.push_back(int32_t(e.count));
+      init.bar.push_back(MbarrierPhase::initial(e.count));
     init.syncCount.assign(syncIds_.size(), 0);
     init.syncGen.assign(syncIds_.size(), 0);
     std::unordered_set<std::string> seen;
@@ -196,26 +195,20 @@ private:
   }
   std::string phaseState(const State &s, int e) const {
     const ConcreteElement &el = sk_.elements[size_t(e)];
+    const MbarrierPhase &b = s.bar[size_t(e)];
     return fmt::format("{} has completed {} phase{}; phase {} has {} of {} arrivals and {} "
                        "transaction bytes outstanding",
-                       elementName(e), s.phase[size_t(e)], s.phase[size_t(e)] == 1 ? "" : "s",
-                       s.phase[size_t(e)], el.count - s.pending[size_t(e)], el.count,
-                       s.tx[size_t(e)]);
+                       elementName(e), b.phase, b.phase == 1 ? "" : "s", b.phase,
+                       el.count - b.pending, el.count, b.tx);
   }
 
-  void tryComplete(State &s, int e) {
-    if (s.pending[size_t(e)] == 0 && s.tx[size_t(e)] == 0) {
-      ++s.phase[size_t(e)];
-      s.pending[size_t(e)] = int32_t(sk_.elements[size_t(e)].count);
-    }
-  }
+  int64_t countOf(int e) const { return sk_.elements[size_t(e)].count; }
 
   void deliver(State &s, size_t k) {
     auto [p, idx] = s.inflight[k];
     const ConcreteStep &st = sk_.processes[size_t(p)].steps[size_t(idx)];
     s.inflight.erase(s.inflight.begin() + long(k));
-    s.tx[size_t(st.element)] -= st.amount;
-    tryComplete(s, st.element);
+    s.bar[size_t(st.element)].addTx(-st.amount, countOf(st.element));
   }
 
   // Intervals of other processes open in `s`: (process, step).
@@ -303,10 +296,10 @@ private:
     int e = st.element;
     switch (st.event->kind) {
     case SyncKind::MbarWait: {
-      if (mod2(s.phase[size_t(e)]) == mod2(st.parity))
+      if (!s.bar[size_t(e)].waitSatisfied(st.parity))
         return Blocked;
       int64_t intended = intendedPhase(st);
-      int64_t observed = s.phase[size_t(e)] - 1;
+      int64_t observed = s.bar[size_t(e)].phase - 1;
       if (observed != intended) {
         finding(ProtocolViolationKind::ParityAliasing, st.event->loc,
                 fmt::format("parity aliasing: at {} this wait on {} (parity {}) by {} is its "
@@ -323,26 +316,21 @@ private:
     }
     case SyncKind::MbarArrive:
     case SyncKind::Tcgen05Commit:
-      s.tx[size_t(e)] += st.expectBytes;
-      if (st.amount > s.pending[size_t(e)]) {
+      if (!s.bar[size_t(e)].arrive(st.amount, countOf(e), st.expectBytes)) {
         finding(ProtocolViolationKind::OverArrival, st.event->loc,
                 fmt::format("over-arrival: {} by {} at {} brings {} arrival{} to {}, which "
                             "expects only {} more in this phase ({})",
                             st.event->what, by(st), st.iteration, st.amount,
-                            st.amount == 1 ? "" : "s", elementName(e), s.pending[size_t(e)],
+                            st.amount == 1 ? "" : "s", elementName(e), s.bar[size_t(e)].pending,
                             phaseState(s, e)));
         return Violation;
       }
-      s.pending[size_t(e)] -= int32_t(st.amount);
-      tryComplete(s, e);
       break;
     case SyncKind::MbarExpectTx:
-      s.tx[size_t(e)] += st.amount;
-      tryComplete(s, e);
+      s.bar[size_t(e)].addTx(st.amount, countOf(e));
       break;
     case SyncKind::MbarCompleteTx:
-      s.tx[size_t(e)] -= st.amount;
-      tryComplete(s, e);
+      s.bar[size_t(e)].addTx(-st.amount, countOf(e));
       break;
     case SyncKind::TxDelivery:
       if (conflicts(s, p, pc))
@@ -416,7 +404,7 @@ private:
   }
 
   static int64_t intendedPhase(const ConcreteStep &st) {
-    return mod2(st.parity) == mod2(st.round) ? st.round : st.round - 1;
+    return tilescope::intendedPhase(st.parity, st.round);
   }
 
   // A wait statement whose parity means "this round's phase" in one
@@ -453,12 +441,12 @@ private:
       finished = finished && size_t(s.pc[p]) >= sk_.processes[p].steps.size();
     if (finished) {
       for (size_t e = 0; e < sk_.elements.size(); ++e) {
-        if (s.pending[e] == sk_.elements[e].count && s.tx[e] == 0)
+        if (s.bar[e].idle(sk_.elements[e].count))
           continue;
         const ConcreteStep *last = lastTouching(int(e));
         if (!last)
           continue;
-        bool bytes = s.pending[e] == 0;
+        bool bytes = s.bar[e].pending == 0;
         finding(bytes ? ProtocolViolationKind::TxBytesMismatch
                       : ProtocolViolationKind::PhaseNeverCompletes,
                 last->event->loc,
@@ -475,8 +463,8 @@ private:
     // The wait whose phase has all its arrivals but bytes outstanding is the
     // cause when there is one; else the first blocked process.
     auto bytesShort = [&](const ConcreteStep &st) {
-      return st.event->kind == SyncKind::MbarWait && s.pending[size_t(st.element)] == 0 &&
-             s.tx[size_t(st.element)] != 0;
+      return st.event->kind == SyncKind::MbarWait && s.bar[size_t(st.element)].pending == 0 &&
+             s.bar[size_t(st.element)].tx != 0;
     };
     for (size_t p = 0; p < sk_.processes.size(); ++p) {
       if (size_t(s.pc[p]) >= sk_.processes[p].steps.size())
@@ -500,19 +488,19 @@ private:
       int e = blocked->element;
       int64_t intended = intendedPhase(*blocked);
       bool bytes = bytesShort(*blocked);
-      finding(bytes ? ProtocolViolationKind::TxBytesMismatch : ProtocolViolationKind::Deadlock,
-              blocked->event->loc,
-              fmt::format("{}: {} waits at {} for phase {}, which {}: {}{}",
-                          bytes ? "expect_tx bytes mismatch" : "deadlock", sk_.processName(who),
-                          sk_.describe(*blocked), intended,
-                          intended < s.phase[size_t(e)]
-                              ? "completed before it came (the parity now waits for a later "
-                                "phase, which never completes)"
-                              : "never completes",
-                          phaseState(s, e),
-                          notes.empty() ? std::string(", and every other process has finished")
-                                        : ""),
-              notes);
+      finding(
+          bytes ? ProtocolViolationKind::TxBytesMismatch : ProtocolViolationKind::Deadlock,
+          blocked->event->loc,
+          fmt::format("{}: {} waits at {} for phase {}, which {}: {}{}",
+                      bytes ? "expect_tx bytes mismatch" : "deadlock", sk_.processName(who),
+                      sk_.describe(*blocked), intended,
+                      intended < s.bar[size_t(e)].phase
+                          ? "completed before it came (the parity now waits for a later "
+                            "phase, which never completes)"
+                          : "never completes",
+                      phaseState(s, e),
+                      notes.empty() ? std::string(", and every other process has finished") : ""),
+          notes);
     } else {
       finding(ProtocolViolationKind::Deadlock, blocked->event->loc,
               fmt::format("deadlock: {} is blocked at {} and no process can move",

@@ -6,6 +6,7 @@
 #include "ir/ConcreteEval.h"
 #include "ir/Printer.h"
 #include "ir/Visitor.h"
+#include "sync/MbarrierZ3.h"
 #include "verifier/AsyncDrain.h"
 #include "verifier/BarrierFallback.h"
 #include "verifier/TmemProtocol.h"
@@ -498,14 +499,6 @@ void BarrierProver::checkTransactions(const BarrierInfo &info) {
            "proved for all sizes: expect_tx equals the bytes delivered in every phase");
 }
 
-z3::expr BarrierProver::parityOperand(z3::expr p) {
-  int64_t m = 0;
-  while (p.is_app() && p.decl().decl_kind() == Z3_OP_MOD && p.arg(1).is_numeral_i64(m) && m > 0 &&
-         m % 2 == 0)
-    p = p.arg(0);
-  return p;
-}
-
 void BarrierProver::checkWait(const BarrierInfo &info, size_t w) {
   const SyncEvent &ev = sk_.events[w];
   const BarrierArray &arr = *info.arr;
@@ -518,8 +511,9 @@ void BarrierProver::checkWait(const BarrierInfo &info, size_t w) {
         {ev.loc, "the parity of this wait is not an integer expression Z3 can read"});
     return;
   }
-  z3::expr two = ctx_.int_val(2);
-  z3::expr same = z3::mod(parityOperand(*parity), two) == z3::mod(n, two);
+  // Whether it waits for its round's phase, as sync/MbarrierZ3.h reads a
+  // parity (the explorer's and the simulator's rule, symbolically).
+  z3::expr same = waitsForOwnRound(*parity, n);
   // Whether some execution waits for its round's phase (current) or the
   // one before; witnesses are sought only when both do (aliasing).
   auto waitsFor = [&](bool current, std::optional<z3::model> *witness) {

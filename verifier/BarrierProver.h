@@ -10,6 +10,7 @@
 // z3++.h: include it only from those files.
 #pragma once
 
+#include "verifier/BarrierPatterns.h"
 #include "verifier/BarrierProofs.h"
 #include "verifier/BarrierSkeleton.h"
 #include "verifier/LeastWitness.h"
@@ -32,17 +33,9 @@ namespace tilescope::detail {
 constexpr int64_t kNoPath = INT64_MIN / 4;
 
 // How an index (a barrier element or a pipeline stage) moves with the
-// iteration i of its loop: (i + c) % period, or the constant c. A shifted
-// release (see matchShiftedRelease) acts at iteration i for the earlier
-// iteration i - shift: element (i - shift + c) % period, its rounds those of
-// iteration i - shift.
-struct Pattern {
-  bool ok = false;
-  bool constant = false;
-  int64_t c = 0;
-  int64_t period = 1;
-  int64_t shift = 0;
-};
+// iteration of its loop: verifier/BarrierPatterns.h, shared with the race
+// check.
+using Pattern = IndexPattern;
 
 inline bool isArrival(SyncKind k) {
   return k == SyncKind::MbarArrive || k == SyncKind::Tcgen05Commit;
@@ -174,8 +167,8 @@ private:
   // The same without a witness.
   z3::check_result decide(Query &s, llvm::SMLoc loc, const std::string &what);
 
-  // The common shapes without a solver: a constant index, and `k % S`
-  // (or `(k + c) % S`) over a loop from 0 in steps of 1.
+  // The common shapes without a solver (structuralPattern of
+  // verifier/BarrierPatterns.h, which the race check reads too).
   std::optional<Pattern> quickPattern(const SyncEvent &ev, const Expr &index, int64_t period);
 
   // Patterns depend on the loop, the index and the period alone; events of
@@ -309,12 +302,6 @@ private:
   void checkArrivalsPerExecution(const BarrierInfo &info);
 
   void checkTransactions(const BarrierInfo &info);
-
-  // A wait reads only the low bit of its parity, and (x mod 2m) mod 2 =
-  // x mod 2 (Z3's mod is Euclidean): remainders by even constants around
-  // the parity are dropped before it is taken mod 2. A parity written
-  // `% 65536` instead of `% 2` otherwise cost Z3 seconds per query.
-  static z3::expr parityOperand(z3::expr p);
 
   void checkWait(const BarrierInfo &info, size_t w);
 

@@ -1,9 +1,9 @@
 // Dispatch: which implementation each library kernel's primitives get, what
 // the refusals say, forced dispatch, the owner map of register layouts, and
 // that dispatched kernels are well-formed IR again (print, re-parse, check).
-#include "ir/Dispatch.h"
+#include "dispatch/Dispatch.h"
+#include "dispatch/DispatchSupport.h"
 #include "ir/Checker.h"
-#include "ir/DispatchSupport.h"
 #include "ir/Instantiate.h"
 #include "ir/LayoutPresets.h"
 #include "ir/Parser.h"

@@ -55,7 +55,8 @@ TEST_CASE("accuracy: rank correlation per shape, median error, predicted best") 
   for (int64_t n : {64, 128, 256}) {
     KernelProfile p = tensorOnly(132, n);
     double us = predict(p, m).us;
-    samples.push_back({"n=" + std::to_string(n), "s", us * (n == 256 ? 2.0 : 1.0), p});
+    samples.push_back(
+        {"n=" + std::to_string(n), "s", us * (n == 256 ? 2.0 : 1.0), p, std::nullopt});
   }
   std::vector<const Sample *> all;
   for (const Sample &s : samples)
@@ -82,7 +83,7 @@ TEST_CASE("the fit recovers a clock the times were made with") {
   for (int64_t ctas : {132, 264, 1000})
     for (int64_t n : {16, 64, 256}) {
       KernelProfile p = tensorOnly(ctas, n);
-      samples.push_back({"p", std::to_string(ctas), predict(p, truth).us, p});
+      samples.push_back({"p", std::to_string(ctas), predict(p, truth).us, p, std::nullopt});
     }
   std::vector<const Sample *> all;
   for (const Sample &s : samples)

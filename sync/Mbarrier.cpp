@@ -1,6 +1,32 @@
-#include "simulator/Mbarrier.h"
+#include "sync/Mbarrier.h"
 
-namespace tilescope::sim {
+namespace tilescope {
+
+void MbarrierPhase::completeIfDone(int64_t count) {
+  if (pending == 0 && tx == 0) {
+    ++phase;
+    pending = count;
+  }
+}
+
+bool MbarrierPhase::arrive(int64_t n, int64_t count, int64_t expectBytes) {
+  tx += expectBytes; // the expect-tx part comes first (PTX: "prior to arrive-on")
+  if (n > pending)
+    return false;
+  pending -= n;
+  completeIfDone(count);
+  return true;
+}
+
+void MbarrierPhase::addTx(int64_t bytes, int64_t count) {
+  tx += bytes;
+  completeIfDone(count);
+}
+
+int64_t intendedPhase(int64_t parity, int64_t round) {
+  auto mod2 = [](int64_t v) { return ((v % 2) + 2) % 2; };
+  return mod2(parity) == mod2(round) ? round : round - 1;
+}
 
 Mbarrier::Error Mbarrier::init(int64_t count) {
   if (live_)
@@ -8,9 +34,8 @@ Mbarrier::Error Mbarrier::init(int64_t count) {
   if (count < 1 || count > (int64_t{1} << 20) - 1)
     return Error::CountOutOfRange;
   live_ = true;
-  count_ = pending_ = count;
-  tx_ = 0;
-  phase_ = 0;
+  count_ = count;
+  state_ = MbarrierPhase::initial(count);
   return Error::None;
 }
 
@@ -21,44 +46,34 @@ Mbarrier::Error Mbarrier::inval() {
   return Error::None;
 }
 
-void Mbarrier::completeIfDone() {
-  if (pending_ == 0 && tx_ == 0) {
-    ++phase_;
-    pending_ = count_;
-  }
-}
-
 Mbarrier::Error Mbarrier::arrive(int64_t count) {
   if (!live_)
     return Error::NotInitialised;
-  if (count < 1 || count > pending_)
+  if (count < 1 || !state_.arrive(count, count_))
     return Error::OverArrival;
-  pending_ -= count;
-  completeIfDone();
   return Error::None;
 }
 
 Mbarrier::Error Mbarrier::expectTx(int64_t bytes) {
   if (!live_)
     return Error::NotInitialised;
-  tx_ += bytes; // pending > 0 here, so this never completes a phase
+  state_.addTx(bytes, count_);
   return Error::None;
 }
 
 Mbarrier::Error Mbarrier::completeTx(int64_t bytes) {
   if (!live_)
     return Error::NotInitialised;
-  tx_ -= bytes;
-  completeIfDone();
+  state_.addTx(-bytes, count_);
   return Error::None;
 }
 
 std::string Mbarrier::str() const {
   if (!live_)
     return "not initialised";
-  return "phase " + std::to_string(phase_) + " (parity " + std::to_string(phase_ & 1) +
-         "), pending " + std::to_string(pending_) + " of " + std::to_string(count_) + ", tx " +
-         std::to_string(tx_);
+  return "phase " + std::to_string(phase()) + " (parity " + std::to_string(phase() & 1) +
+         "), pending " + std::to_string(pending()) + " of " + std::to_string(count_) + ", tx " +
+         std::to_string(tx());
 }
 
 std::string_view Mbarrier::errorText(Error e) {
@@ -77,4 +92,4 @@ std::string_view Mbarrier::errorText(Error e) {
   return "?";
 }
 
-} // namespace tilescope::sim
+} // namespace tilescope

@@ -1,8 +1,8 @@
 // The dispatch pass: operand resolution, the walk over the kernel, and the
 // choice among the implementations of DispatchTable.cpp.
-#include "ir/Dispatch.h"
+#include "dispatch/Dispatch.h"
 
-#include "ir/DispatchSupport.h"
+#include "dispatch/DispatchSupport.h"
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
 #include "ir/Visitor.h"
@@ -31,11 +31,15 @@ int64_t Operand::elements() const {
 
 int64_t CallSite::scopeThreads() const {
   switch (scope) {
-  case ExecScope::Thread: return 1;
-  case ExecScope::Warp: return 32;
-  case ExecScope::Warpgroup: return 128;
+  case ExecScope::Thread:
+    return 1;
+  case ExecScope::Warp:
+    return 32;
+  case ExecScope::Warpgroup:
+    return 128;
   case ExecScope::Cta:
-  case ExecScope::Cluster: return kernel->launch.threads;
+  case ExecScope::Cluster:
+    return kernel->launch.threads;
   }
   return 1;
 }
@@ -150,7 +154,8 @@ std::optional<Operand> resolve(const Expr &e, const Symbols &syms, std::string *
         op.extent[d] = *n;
         break;
       }
-      case Subscript::Full: break;
+      case Subscript::Full:
+        break;
       }
     }
   }
@@ -220,10 +225,9 @@ private:
     for (const DispatchImpl &impl : dispatchTable())
       if (impl.primitive == family)
         candidates.push_back(&impl);
-    std::stable_sort(candidates.begin(), candidates.end(),
-                     [](const DispatchImpl *a, const DispatchImpl *b) {
-                       return a->priority > b->priority;
-                     });
+    std::stable_sort(
+        candidates.begin(), candidates.end(),
+        [](const DispatchImpl *a, const DispatchImpl *b) { return a->priority > b->priority; });
     bool forcedKnown = forced.empty();
     for (const DispatchImpl *impl : candidates) {
       if (!forced.empty() && impl->name != forced) {
@@ -245,13 +249,15 @@ private:
       std::string names;
       for (const DispatchImpl *impl : candidates)
         names += (names.empty() ? "" : ", ") + std::string(impl->name);
-      diag_.error(c.loc, fmt::format("dispatch: '{}' has no implementation named \"{}\" (it has: {})",
-                                     c.callee, forced, names));
+      diag_.error(c.loc,
+                  fmt::format("dispatch: '{}' has no implementation named \"{}\" (it has: {})",
+                              c.callee, forced, names));
       return {};
     }
-    diag_.error(c.loc, fmt::format("dispatch: no implementation of '{}{}{}' accepts this call on {}",
-                                   execScopePrefix(c.scope), c.scope == ExecScope::Thread ? "" : ".",
-                                   c.callee, targetInfo(site.target).name));
+    diag_.error(c.loc,
+                fmt::format("dispatch: no implementation of '{}{}{}' accepts this call on {}",
+                            execScopePrefix(c.scope), c.scope == ExecScope::Thread ? "" : ".",
+                            c.callee, targetInfo(site.target).name));
     for (const auto &[n, why] : decision.refused)
       diag_.note(c.loc, fmt::format("{}: {}", n, why));
     return {};

@@ -1,4 +1,4 @@
-#include "ir/DispatchSupport.h"
+#include "dispatch/DispatchSupport.h"
 
 #include "ir/Visitor.h"
 
@@ -7,29 +7,43 @@
 
 namespace tilescope::dispatch {
 
-Expr lit(int64_t v) { return IntImm::make(v); }
+Expr lit(int64_t v) {
+  return IntImm::make(v);
+}
 
 static Expr binary(BinaryOp op, Expr a, Expr b) {
   return foldConstants(Binary::make(op, std::move(a), std::move(b)));
 }
-Expr add(Expr a, Expr b) { return binary(BinaryOp::Add, std::move(a), std::move(b)); }
-Expr sub(Expr a, Expr b) { return binary(BinaryOp::Sub, std::move(a), std::move(b)); }
+Expr add(Expr a, Expr b) {
+  return binary(BinaryOp::Add, std::move(a), std::move(b));
+}
+Expr sub(Expr a, Expr b) {
+  return binary(BinaryOp::Sub, std::move(a), std::move(b));
+}
 Expr mul(Expr a, Expr b) {
   auto ca = constantValue(a), cb = constantValue(b);
   if ((ca && *ca == 0) || (cb && *cb == 0))
     return lit(0);
   return binary(BinaryOp::Mul, std::move(a), std::move(b));
 }
-Expr div(Expr a, Expr b) { return binary(BinaryOp::Div, std::move(a), std::move(b)); }
+Expr div(Expr a, Expr b) {
+  return binary(BinaryOp::Div, std::move(a), std::move(b));
+}
 Expr mod(Expr a, Expr b) {
   auto cb = constantValue(b);
   if (cb && *cb == 1)
     return lit(0);
   return binary(BinaryOp::Mod, std::move(a), std::move(b));
 }
-Expr lt(Expr a, Expr b) { return Binary::make(BinaryOp::Lt, std::move(a), std::move(b)); }
-Expr name(std::string n) { return Var::make(std::move(n)); }
-Expr builtin(BuiltinKind b) { return Builtin::make(b); }
+Expr lt(Expr a, Expr b) {
+  return Binary::make(BinaryOp::Lt, std::move(a), std::move(b));
+}
+Expr name(std::string n) {
+  return Var::make(std::move(n));
+}
+Expr builtin(BuiltinKind b) {
+  return Builtin::make(b);
+}
 
 Expr elementAt(const Operand &op, const std::vector<Expr> &coords) {
   std::vector<Subscript> subs;
@@ -65,13 +79,20 @@ Expr regionAt(const Operand &op, const std::vector<Expr> &coords,
 
 Expr axisExpr(Axis a) {
   switch (a) {
-  case Axis::laneid: return builtin(BuiltinKind::laneid);
-  case Axis::warpid: return builtin(BuiltinKind::warpid);
-  case Axis::wgid: return builtin(BuiltinKind::wgid);
-  case Axis::tid_in_wg: return builtin(BuiltinKind::tid_in_wg);
-  case Axis::wid_in_wg: return builtin(BuiltinKind::wid_in_wg);
-  case Axis::tx: return builtin(BuiltinKind::threadIdx_x);
-  default: return nullptr;
+  case Axis::laneid:
+    return builtin(BuiltinKind::laneid);
+  case Axis::warpid:
+    return builtin(BuiltinKind::warpid);
+  case Axis::wgid:
+    return builtin(BuiltinKind::wgid);
+  case Axis::tid_in_wg:
+    return builtin(BuiltinKind::tid_in_wg);
+  case Axis::wid_in_wg:
+    return builtin(BuiltinKind::wid_in_wg);
+  case Axis::tx:
+    return builtin(BuiltinKind::threadIdx_x);
+  default:
+    return nullptr;
   }
 }
 
@@ -139,13 +160,20 @@ std::optional<OwnerMap> ownerMap(const Layout &layout, const std::vector<int64_t
 
 static int64_t launchExtent(Axis a, ExecScope scope, int64_t scopeThreads) {
   switch (a) {
-  case Axis::laneid: return 32;
-  case Axis::tid_in_wg: return 128;
-  case Axis::wid_in_wg: return 4;
-  case Axis::warpid: return scope == ExecScope::Warpgroup ? 0 : scopeThreads / 32;
-  case Axis::tx: return scope == ExecScope::Warpgroup ? 0 : scopeThreads;
-  case Axis::wgid: return 0;
-  default: return 0;
+  case Axis::laneid:
+    return 32;
+  case Axis::tid_in_wg:
+    return 128;
+  case Axis::wid_in_wg:
+    return 4;
+  case Axis::warpid:
+    return scope == ExecScope::Warpgroup ? 0 : scopeThreads / 32;
+  case Axis::tx:
+    return scope == ExecScope::Warpgroup ? 0 : scopeThreads;
+  case Axis::wgid:
+    return 0;
+  default:
+    return 0;
   }
 }
 
@@ -191,8 +219,8 @@ Block ownerLoop(const OwnerMap &map, DispatchState &state,
     for (const auto &g : map.slotDigits) {
       w /= g.extent;
       int d = dimOf(g);
-      coords[d] = add(coords[d], mul(mod(div(name(j), lit(w)), lit(g.extent)),
-                                     lit(g.radix / dimStride[d])));
+      coords[d] = add(coords[d],
+                      mul(mod(div(name(j), lit(w)), lit(g.extent)), lit(g.radix / dimStride[d])));
     }
   } else {
     int64_t stride = 1;
@@ -223,11 +251,15 @@ Block ownerLoop(const OwnerMap &map, DispatchState &state,
 
 Expr threadInScope(ExecScope scope) {
   switch (scope) {
-  case ExecScope::Thread: return lit(0);
-  case ExecScope::Warp: return builtin(BuiltinKind::laneid);
-  case ExecScope::Warpgroup: return builtin(BuiltinKind::tid_in_wg);
+  case ExecScope::Thread:
+    return lit(0);
+  case ExecScope::Warp:
+    return builtin(BuiltinKind::laneid);
+  case ExecScope::Warpgroup:
+    return builtin(BuiltinKind::tid_in_wg);
   case ExecScope::Cta:
-  case ExecScope::Cluster: return builtin(BuiltinKind::threadIdx_x);
+  case ExecScope::Cluster:
+    return builtin(BuiltinKind::threadIdx_x);
   }
   return lit(0);
 }

@@ -2,11 +2,11 @@
 // priority, the predicate that accepts or refuses a call (with a reason), and
 // the native IR it expands to. Instruction constraints come from
 // ir/InstructionRules.h.
-#include "ir/Dispatch.h"
-#include "ir/DispatchSupport.h"
+#include "dispatch/Dispatch.h"
+#include "dispatch/DispatchSupport.h"
+#include "ir/InstructionRules.h"
 #include "ir/Intrinsics.h"
 #include "ir/LayoutPresets.h"
-#include "ir/InstructionRules.h"
 
 #include <fmt/format.h>
 
@@ -103,8 +103,12 @@ bool presetIs(const Operand &op, std::string_view preset) {
 Stmt call(IntrinsicId id, std::vector<CallArg> args, ExecScope scope = ExecScope::Thread) {
   return CallStmt::make(scope, std::string(intrinsicName(id)), std::move(args));
 }
-CallArg pos(Expr e) { return {"", std::move(e), {}}; }
-CallArg kw(std::string k, Expr e) { return {std::move(k), std::move(e), {}}; }
+CallArg pos(Expr e) {
+  return {"", std::move(e), {}};
+}
+CallArg kw(std::string k, Expr e) {
+  return {std::move(k), std::move(e), {}};
+}
 
 // A barrier over the scope after shared memory was written by its threads.
 Block scopeBarrier(const CallSite &s) {
@@ -131,9 +135,8 @@ Block elementwiseOverOwner(const CallSite &s, DispatchState &st, const Operand &
           rel.push_back(sub(c[d], reg.begin[d]));
           if (reg.extent[d] == full[d])
             continue;
-          Expr in = Binary::make(
-              BinaryOp::And, Binary::make(BinaryOp::Ge, c[d], reg.begin[d]),
-              lt(c[d], add(reg.begin[d], lit(reg.extent[d]))));
+          Expr in = Binary::make(BinaryOp::And, Binary::make(BinaryOp::Ge, c[d], reg.begin[d]),
+                                 lt(c[d], add(reg.begin[d], lit(reg.extent[d]))));
           guard = guard ? Binary::make(BinaryOp::And, guard, in) : in;
         }
         Stmt body = perElement(rel);
@@ -174,7 +177,7 @@ std::vector<DispatchImpl> buildTable() {
                [](const CallSite &s) -> std::string {
                  if (auto w = scopes(s, MemScope::Shared, MemScope::Global); !w.empty())
                    return w;
-                 if (!targetInfo(s.target).hasTma)
+                 if (!targetHas(s.target, intrinsic(IntrinsicId::TmaLoad).feature))
                    return "the target has no TMA";
                  if (!s.keyword("mbar"))
                    return "TMA completes on an mbarrier: give `mbar =`";
@@ -203,42 +206,42 @@ std::vector<DispatchImpl> buildTable() {
                      call(IntrinsicId::TmaLoad, {pos(s.operands[0].expr), pos(s.operands[1].expr),
                                                  kw("mbar", s.keyword("mbar")->value)})};
                }});
-  t.push_back({intrinsicName(IntrinsicId::CopyAsync), intrinsicName(IntrinsicId::CpAsync), 50,
-               "cp.async of 16-byte chunks, completing on a group",
-               [](const CallSite &s) -> std::string {
-                 if (auto w = scopes(s, MemScope::Shared, MemScope::Global); !w.empty())
-                   return w;
-                 if (s.keyword("mbar"))
-                   return "cp.async completes through commit groups, not an mbarrier";
-                 if (auto w = sameTile(s.operands[0], s.operands[1]); !w.empty())
-                   return w;
-                 auto shape = s.operands[0].regionShape();
-                 if (shape.empty() || shape.back() * dtypeBits(s.operands[0].dtype) % 128 != 0)
-                   return "the inner dimension is not a whole number of 16-byte chunks";
-                 if (s.operands[0].layout && s.operands[0].layout->layout.swizzle())
-                   return "a swizzled destination needs the TMA's swizzle modes";
-                 return "";
-               },
-               [](const CallSite &s, DispatchState &st) -> Block {
-                 const Operand &dst = s.operands[0], &src = s.operands[1];
-                 auto shape = dst.regionShape();
-                 int64_t perChunk = 128 / dtypeBits(dst.dtype);
-                 auto chunkShape = shape;
-                 chunkShape.back() /= perChunk;
-                 int64_t chunks = dst.elements() / perChunk;
-                 Block b = spreadLoop(chunks, chunkShape, s.scope, s.scopeThreads(), st,
-                                      [&](const std::vector<Expr> &c) {
-                                        auto cc = c;
-                                        cc.back() = mul(cc.back(), lit(perChunk));
-                                        std::vector<int64_t> ext(shape.size(), 0);
-                                        ext.back() = perChunk;
-                                        return Block{call(IntrinsicId::CpAsync,
-                                                          {pos(regionAt(dst, cc, ext)),
-                                                           pos(regionAt(src, cc, ext))})};
-                                      });
-                 b.push_back(call(IntrinsicId::CpAsyncCommit, {}));
-                 return b;
-               }});
+  t.push_back(
+      {intrinsicName(IntrinsicId::CopyAsync), intrinsicName(IntrinsicId::CpAsync), 50,
+       "cp.async of 16-byte chunks, completing on a group",
+       [](const CallSite &s) -> std::string {
+         if (auto w = scopes(s, MemScope::Shared, MemScope::Global); !w.empty())
+           return w;
+         if (s.keyword("mbar"))
+           return "cp.async completes through commit groups, not an mbarrier";
+         if (auto w = sameTile(s.operands[0], s.operands[1]); !w.empty())
+           return w;
+         auto shape = s.operands[0].regionShape();
+         if (shape.empty() || shape.back() * dtypeBits(s.operands[0].dtype) % 128 != 0)
+           return "the inner dimension is not a whole number of 16-byte chunks";
+         if (s.operands[0].layout && s.operands[0].layout->layout.swizzle())
+           return "a swizzled destination needs the TMA's swizzle modes";
+         return "";
+       },
+       [](const CallSite &s, DispatchState &st) -> Block {
+         const Operand &dst = s.operands[0], &src = s.operands[1];
+         auto shape = dst.regionShape();
+         int64_t perChunk = 128 / dtypeBits(dst.dtype);
+         auto chunkShape = shape;
+         chunkShape.back() /= perChunk;
+         int64_t chunks = dst.elements() / perChunk;
+         Block b = spreadLoop(
+             chunks, chunkShape, s.scope, s.scopeThreads(), st, [&](const std::vector<Expr> &c) {
+               auto cc = c;
+               cc.back() = mul(cc.back(), lit(perChunk));
+               std::vector<int64_t> ext(shape.size(), 0);
+               ext.back() = perChunk;
+               return Block{call(IntrinsicId::CpAsync,
+                                 {pos(regionAt(dst, cc, ext)), pos(regionAt(src, cc, ext))})};
+             });
+         b.push_back(call(IntrinsicId::CpAsyncCommit, {}));
+         return b;
+       }});
 
   // ---- copy: every pair of scopes
   t.push_back({intrinsicName(IntrinsicId::Copy), intrinsicName(IntrinsicId::Ldmatrix), 90,
@@ -306,8 +309,8 @@ std::vector<DispatchImpl> buildTable() {
       t.push_back({intrinsicName(IntrinsicId::Copy), name, 20,
                    "each thread moves the elements its layout owns",
                    [mem, load](const CallSite &s) -> std::string {
-                     if (auto w = load ? scopes(s, MemScope::Reg, mem)
-                                       : scopes(s, mem, MemScope::Reg);
+                     if (auto w =
+                             load ? scopes(s, MemScope::Reg, mem) : scopes(s, mem, MemScope::Reg);
                          !w.empty())
                        return w;
                      const Operand &reg = s.operands[load ? 0 : 1];
@@ -348,11 +351,11 @@ std::vector<DispatchImpl> buildTable() {
                },
                [](const CallSite &s, DispatchState &st) -> Block {
                  const Operand &dst = s.operands[0], &src = s.operands[1];
-                 Block b = spreadLoop(dst.elements(), dst.regionShape(), s.scope, s.scopeThreads(),
-                                      st, [&](const std::vector<Expr> &c) {
-                                        return Block{Store::make(elementAt(dst, c),
-                                                                 elementAt(src, c))};
-                                      });
+                 Block b =
+                     spreadLoop(dst.elements(), dst.regionShape(), s.scope, s.scopeThreads(), st,
+                                [&](const std::vector<Expr> &c) {
+                                  return Block{Store::make(elementAt(dst, c), elementAt(src, c))};
+                                });
                  Block bar = scopeBarrier(s);
                  b.insert(b.end(), bar.begin(), bar.end());
                  return b;
@@ -363,7 +366,7 @@ std::vector<DispatchImpl> buildTable() {
       {intrinsicName(IntrinsicId::Gemm), "wgmma", 100,
        "wgmma.mma_async m64nNk16, A and B from shared-memory descriptors",
        [](const CallSite &s) -> std::string {
-         if (!targetInfo(s.target).hasWgmma)
+         if (!targetHas(s.target, intrinsic(IntrinsicId::WgmmaMmaAsync).feature))
            return "wgmma needs sm_90a";
          if (s.scope != ExecScope::Warpgroup)
            return "wgmma is issued by a warpgroup (wg.gemm)";
@@ -426,7 +429,7 @@ std::vector<DispatchImpl> buildTable() {
       {intrinsicName(IntrinsicId::Gemm), "wgmma.reg_a", 95,
        "wgmma.mma_async m64nNk16, A from registers (wgmma_acc fragment), B from shared memory",
        [](const CallSite &s) -> std::string {
-         if (!targetInfo(s.target).hasWgmma)
+         if (!targetHas(s.target, intrinsic(IntrinsicId::WgmmaMmaAsync).feature))
            return "wgmma needs sm_90a";
          if (s.scope != ExecScope::Warpgroup)
            return "wgmma is issued by a warpgroup (wg.gemm)";
@@ -471,10 +474,10 @@ std::vector<DispatchImpl> buildTable() {
          std::string kk = st.fresh("kk");
          Expr k0 = mul(name(kk), lit(16));
          Expr bSlice = tb ? regionAt(b, {lit(0), k0}, {n, 16}) : regionAt(b, {k0, lit(0)}, {16, n});
-         Block body = {
-             call(IntrinsicId::WgmmaMmaAsync,
-                  {pos(s.operands[0].expr), pos(regionAt(a, {lit(0), k0}, {64, 16})), pos(bSlice),
-                   kw("transpose_b", BoolImm::make(tb)), kw("accumulate", stepAccumulates(s, name(kk)))})};
+         Block body = {call(IntrinsicId::WgmmaMmaAsync,
+                            {pos(s.operands[0].expr), pos(regionAt(a, {lit(0), k0}, {64, 16})),
+                             pos(bSlice), kw("transpose_b", BoolImm::make(tb)),
+                             kw("accumulate", stepAccumulates(s, name(kk)))})};
          return {call(IntrinsicId::WgmmaFence, {}),
                  For::make(kk, lit(0), lit(k / 16), lit(1), -1, 0, std::move(body)),
                  call(IntrinsicId::WgmmaCommitGroup, {}),
@@ -582,11 +585,11 @@ std::vector<DispatchImpl> buildTable() {
                },
                [](const CallSite &s, DispatchState &st) -> Block {
                  const Operand &d = s.operands[0];
-                 Block b = spreadLoop(d.elements(), d.regionShape(), s.scope, s.scopeThreads(), st,
-                                      [&](const std::vector<Expr> &c) {
-                                        return Block{Store::make(elementAt(d, c),
-                                                                 s.call->args[1].value)};
-                                      });
+                 Block b =
+                     spreadLoop(d.elements(), d.regionShape(), s.scope, s.scopeThreads(), st,
+                                [&](const std::vector<Expr> &c) {
+                                  return Block{Store::make(elementAt(d, c), s.call->args[1].value)};
+                                });
                  Block bar = scopeBarrier(s);
                  b.insert(b.end(), bar.begin(), bar.end());
                  return b;
@@ -618,32 +621,32 @@ std::vector<DispatchImpl> buildTable() {
                    return Store::make(elementAt(d, c), convert(elementAt(x, c), x.dtype, d.dtype));
                  });
                }});
-  t.push_back(
-      {"elementwise", "reg.elementwise", 10, "per-element arithmetic on owned elements",
-       sameLayoutRegs, [](const CallSite &s, DispatchState &st) -> Block {
-         const Operand &d = s.operands[0];
-         std::string op(s.call->callee);
-         const IntrinsicId id = idOf(*s.call);
-         return elementwiseOverOwner(s, st, d, [&](const std::vector<Expr> &c) {
-           std::vector<Expr> v;
-           for (size_t i = 1; i < s.operands.size(); ++i)
-             v.push_back(s.operands[i].isScalar ? s.operands[i].expr
-                                                : elementAt(s.operands[i], c));
-           Expr r;
-           if (id == IntrinsicId::Add)
-             r = Binary::make(BinaryOp::Add, v[0], v[1]);
-           else if (id == IntrinsicId::Sub)
-             r = Binary::make(BinaryOp::Sub, v[0], v[1]);
-           else if (id == IntrinsicId::Mul)
-             r = Binary::make(BinaryOp::Mul, v[0], v[1]);
-           else if (id == IntrinsicId::Div)
-             r = Binary::make(BinaryOp::Div, v[0], v[1]);
-           else if (id == IntrinsicId::Neg)
-             r = Unary::make(UnaryOp::Neg, v[0]);
-           else r = Call::make(op, v);
-           return Store::make(elementAt(d, c), r);
-         });
-       }});
+  t.push_back({"elementwise", "reg.elementwise", 10, "per-element arithmetic on owned elements",
+               sameLayoutRegs, [](const CallSite &s, DispatchState &st) -> Block {
+                 const Operand &d = s.operands[0];
+                 std::string op(s.call->callee);
+                 const IntrinsicId id = idOf(*s.call);
+                 return elementwiseOverOwner(s, st, d, [&](const std::vector<Expr> &c) {
+                   std::vector<Expr> v;
+                   for (size_t i = 1; i < s.operands.size(); ++i)
+                     v.push_back(s.operands[i].isScalar ? s.operands[i].expr
+                                                        : elementAt(s.operands[i], c));
+                   Expr r;
+                   if (id == IntrinsicId::Add)
+                     r = Binary::make(BinaryOp::Add, v[0], v[1]);
+                   else if (id == IntrinsicId::Sub)
+                     r = Binary::make(BinaryOp::Sub, v[0], v[1]);
+                   else if (id == IntrinsicId::Mul)
+                     r = Binary::make(BinaryOp::Mul, v[0], v[1]);
+                   else if (id == IntrinsicId::Div)
+                     r = Binary::make(BinaryOp::Div, v[0], v[1]);
+                   else if (id == IntrinsicId::Neg)
+                     r = Unary::make(UnaryOp::Neg, v[0]);
+                   else
+                     r = Call::make(op, v);
+                   return Store::make(elementAt(d, c), r);
+                 });
+               }});
 
   // ---- sync
   t.push_back(
@@ -720,10 +723,13 @@ std::vector<DispatchImpl> buildTable() {
                             return a.stride > b.stride;
                           });
          Block b;
-         Block loop = ownerLoop(*map, st, [&](const std::vector<Expr> &c) {
-           Expr v = convert(elementAt(x, c), x.dtype, d.dtype);
-           return Block{Store::make(p, combine(p, v))};
-         }, s.scopeThreads(), s.scope);
+         Block loop = ownerLoop(
+             *map, st,
+             [&](const std::vector<Expr> &c) {
+               Expr v = convert(elementAt(x, c), x.dtype, d.dtype);
+               return Block{Store::make(p, combine(p, v))};
+             },
+             s.scopeThreads(), s.scope);
          // Identity start value.
          Expr identity = id == IntrinsicId::ReduceSum   ? FloatImm::make(0.0)
                          : id == IntrinsicId::ReduceMax ? FloatImm::make(-3.4028234663852886e38)
@@ -741,9 +747,8 @@ std::vector<DispatchImpl> buildTable() {
            Expr w = s.scope == ExecScope::Warpgroup ? builtin(BuiltinKind::wid_in_wg)
                                                     : builtin(BuiltinKind::warpid);
            int64_t barrierId = s.scope == ExecScope::Warpgroup ? 1 : 0;
-           Expr bid = s.scope == ExecScope::Warpgroup
-                          ? add(lit(1), builtin(BuiltinKind::wgid))
-                          : lit(barrierId);
+           Expr bid = s.scope == ExecScope::Warpgroup ? add(lit(1), builtin(BuiltinKind::wgid))
+                                                      : lit(barrierId);
            auto sync = [&] {
              return call(IntrinsicId::BarrierSync,
                          {pos(bid), kw("threads", lit(s.scopeThreads()))});
@@ -754,7 +759,8 @@ std::vector<DispatchImpl> buildTable() {
            b.push_back(If::make(Binary::make(BinaryOp::Eq, builtin(BuiltinKind::laneid), lit(0)),
                                 {Store::make(slot, p)}, {}));
            b.push_back(sync());
-           b.push_back(Store::make(p, Index::make(name(smem), {{Subscript::Point, lit(0), nullptr}})));
+           b.push_back(
+               Store::make(p, Index::make(name(smem), {{Subscript::Point, lit(0), nullptr}})));
            for (int64_t i = 1; i < warps; ++i)
              b.push_back(Store::make(
                  p, combine(p, Index::make(name(smem), {{Subscript::Point, lit(i), nullptr}}))));

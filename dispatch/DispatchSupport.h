@@ -4,7 +4,7 @@
 // thread visits the elements its layout gives it.
 #pragma once
 
-#include "ir/Dispatch.h"
+#include "dispatch/Dispatch.h"
 #include "ir/Layout.h"
 
 namespace tilescope::dispatch {

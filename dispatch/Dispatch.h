@@ -39,11 +39,11 @@ struct Operand {
   std::string buffer;
   MemScope scope = MemScope::Global;
   Dtype dtype = Dtype::f32;
-  std::vector<Expr> bufferShape;         // the declared shape (symbolic for global)
-  const LayoutSpec *layout = nullptr;     // declared layout; null: row-major on m
-  std::vector<Expr> begin;                // per buffer dimension
-  std::vector<int64_t> extent;            // per buffer dimension (1 for points)
-  std::vector<bool> kept;                 // dimensions the region keeps
+  std::vector<Expr> bufferShape;            // the declared shape (symbolic for global)
+  const LayoutSpec *layout = nullptr;       // declared layout; null: row-major on m
+  std::vector<Expr> begin;                  // per buffer dimension
+  std::vector<int64_t> extent;              // per buffer dimension (1 for points)
+  std::vector<bool> kept;                   // dimensions the region keeps
   std::vector<int64_t> regionShape() const; // extents of the kept dimensions
   int64_t elements() const;
   bool whole = false; // the region is the whole buffer
