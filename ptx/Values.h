@@ -53,6 +53,10 @@ public:
   // Null when not derivable. Once known, a read of the induction variable
   // after the loop gives its last value.
   Expr tripCount(int loop);
+  // What must hold when the loop is entered for tripCount to be its trip
+  // count (a `!=` latch: the bound ahead of the counter by a positive
+  // multiple of the step); null when nothing needs to.
+  Expr entryCondition(int loop) const;
   // The induction variable of a loop, if any.
   const Induction *inductionOf(int loop) const;
   static std::string iterationVar(int loop) { return "it" + std::to_string(loop); }
@@ -72,6 +76,7 @@ public:
 private:
   Expr evalDefinition(size_t def, int fuel) const;
   bool reachableWithin(const Loop &loop, int from, int to) const;
+  bool readsInit(const Induction &iv, size_t at) const;
   Expr magicDivision(const Instruction &mulHi, size_t at, int shift, int fuel) const;
   Expr eval(const Operand &op, size_t at, int fuel) const;
   // operandBits with fuel: `or` and `xor` of operands with disjoint bits
@@ -86,6 +91,7 @@ private:
   std::unordered_map<std::string, size_t> inductionOf_;
   mutable std::unordered_map<size_t, Expr> memo_;
   std::map<int, Expr> trips_;
+  std::map<int, Expr> entryConditions_;
   std::map<std::string, int64_t> align_;
 };
 

@@ -119,3 +119,57 @@ $L__BB0_2:
   REQUIRE(n);
   CHECK(print(n) == "param_0");
 }
+
+TEST_CASE("`!=` latches, symbolic starts and reads before the loop") {
+  // nvcc's k loop (`setp.ne` against the bound) and a tile loop starting at
+  // blockIdx.x with step 132, each behind a test that skips it.
+  const char *text = R"(.version 8.7
+.target sm_90a
+.address_size 64
+.entry k(.param .u32 k_param_0, .param .u32 k_param_1)
+{
+ .reg .pred %p<8>;
+ .reg .b32 %r<12>;
+ ld.param.u32 %r1, [k_param_0];
+ ld.param.u32 %r2, [k_param_1];
+ mov.u32 %r3, %ctaid.x;
+ setp.ge.s32 %p1, %r3, %r2;
+ @%p1 bra $L__BB0_3;
+$L__BB0_1:
+ mov.u32 %r4, 0;
+$L__BB0_2:
+ add.s32 %r4, %r4, 1;
+ setp.ne.s32 %p2, %r1, %r4;
+ @%p2 bra $L__BB0_2;
+ add.s32 %r3, %r3, 132;
+ setp.lt.s32 %p3, %r3, %r2;
+ @%p3 bra $L__BB0_1;
+$L__BB0_3:
+ ret;
+}
+)";
+  auto p = parse(text);
+  REQUIRE(p->module);
+  const Function &f = p->module->functions[0];
+  Cfg cfg = buildCfg(f);
+  RegisterValues values(f, cfg);
+  REQUIRE(cfg.loops.size() == 2);
+  int tile = cfg.loops[0].parent < 0 ? 0 : 1, k = 1 - tile;
+  // The tile loop: from blockIdx.x while below param_1, step 132.
+  Expr n = values.tripCount(tile);
+  REQUIRE(n);
+  CHECK(print(n) == "(param_1 - blockIdx.x + 131) / 132");
+  CHECK(!values.entryCondition(tile)); // a `<` latch needs nothing
+  // The k loop: `param_0 != counter` ends it only if the bound is ahead.
+  Expr m = values.tripCount(k);
+  REQUIRE(m);
+  CHECK(print(m) == "param_0");
+  Expr need = values.entryCondition(k);
+  REQUIRE(need);
+  CHECK(print(need) == "param_0 >= 1");
+  // The read of the tile counter before its loop (the skip test) is its
+  // initial value.
+  Expr skip = values.registerValue("%p1", 4);
+  REQUIRE(skip);
+  CHECK(print(skip) == "blockIdx.x >= param_1");
+}
