@@ -226,6 +226,7 @@ RegisterValues::RegisterValues(const Function &f, const Cfg &cfg) : f_(f), cfg_(
       break;
     }
   }
+  findCarried();
   for (Induction &ind : inductions_) {
     const std::vector<size_t> &ds = defs_[ind.reg];
     size_t initDef = ds[0] == ind.update ? ds[1] : ds[0];
@@ -269,15 +270,15 @@ bool RegisterValues::reachableWithin(const Loop &L, int from, int to) const {
 // Whether a read at `at`, outside the induction variable's loop, sees its
 // initial definition: after it in its block, or in a block the definition's
 // block dominates that the loop's header cannot reach.
-bool RegisterValues::readsInit(const Induction &iv, size_t at) const {
-  const std::vector<size_t> &ds = definitions(iv.reg);
-  size_t initDef = ds[0] == iv.update ? ds[1] : ds[0];
+bool RegisterValues::readsInit(const std::string &reg, int loop, size_t update, size_t at) const {
+  const std::vector<size_t> &ds = definitions(reg);
+  size_t initDef = ds[0] == update ? ds[1] : ds[0];
   int readBlock = cfg_.blockOf[at], initBlock = cfg_.blockOf[initDef];
   if (readBlock == initBlock)
     return at > initDef;
   if (!cfg_.dominates(initBlock, readBlock))
     return false;
-  const Loop &L = cfg_.loops[size_t(iv.loop)];
+  const Loop &L = cfg_.loops[size_t(loop)];
   std::vector<int> work{L.header};
   std::vector<bool> seen(cfg_.blocks.size(), false);
   seen[size_t(L.header)] = true;
@@ -442,7 +443,7 @@ Expr RegisterValues::evalRegister(const std::string &reg, size_t at, int fuel) c
     const Loop &L = cfg_.loops[size_t(iv.loop)];
     if (!iv.init)
       return nullptr;
-    if (!L.contains(cfg_.blockOf[at]) && readsInit(iv, at))
+    if (!L.contains(cfg_.blockOf[at]) && readsInit(iv.reg, iv.loop, iv.update, at))
       return iv.init; // before the loop: the value it enters with
     if (!L.contains(cfg_.blockOf[at])) {
       // After the loop (its header dominates the read): the last value.
@@ -467,6 +468,8 @@ Expr RegisterValues::evalRegister(const std::string &reg, size_t at, int fuel) c
       it = add(it, IntImm::make(1));
     return add(iv.init, mul(IntImm::make(iv.step), it));
   }
+  if (auto c = carriedOf_.find(reg); c != carriedOf_.end())
+    return carriedValue(carried_[c->second], at, fuel);
   auto it = defs_.find(reg);
   if (it == defs_.end())
     return nullptr;
