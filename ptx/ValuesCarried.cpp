@@ -39,6 +39,8 @@ bool isImm(const Operand &o, int64_t v) {
 int RegisterValues::updatedWhenRead(int loop, size_t update, size_t at) const {
   const Loop &L = cfg_.loops[size_t(loop)];
   int readBlock = cfg_.blockOf[at], stepBlock = cfg_.blockOf[update];
+  if (!L.contains(readBlock) || !L.contains(stepBlock))
+    return -1;
   bool after = readBlock == stepBlock ? at > update : cfg_.dominates(stepBlock, readBlock);
   bool before = readBlock == stepBlock ? at <= update : !reachableWithin(L, stepBlock, readBlock);
   if (after == before)
@@ -93,6 +95,10 @@ void RegisterValues::findCarried() {
         !isReg(p->operands[1], sel.operands[2].name) || p->operands[2].kind != Operand::Immediate ||
         p->modifiers.empty())
       continue;
+    // x and p of this iteration: defined in the loop, before the update.
+    size_t xAt = definitions(sel.operands[2].name)[0], pAt = definitions(sel.operands[3].name)[0];
+    if (updatedWhenRead(c.loop, xAt, c.update) != 1 || updatedWhenRead(c.loop, pAt, c.update) != 1)
+      continue;
     int64_t k = p->operands[2].value;
     const std::string &cmp = p->modifiers[0];
     c.stages = cmp == "gt" ? k + 1 : (cmp == "ge" || cmp == "eq") ? k : 0;
@@ -123,6 +129,9 @@ void RegisterValues::findCarried() {
       continue;
     // The predicate of a wrap counter of this loop, computed in this
     // iteration before the toggle reads it.
+    size_t wAt = definitions(w->name)[0];
+    if (updatedWhenRead(t.loop, wAt, t.update) != 1)
+      continue;
     const std::string &pred = sel->operands[3].name;
     const std::vector<size_t> &pd = definitions(pred);
     for (size_t k = 0; k < counters; ++k) {
