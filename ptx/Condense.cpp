@@ -248,6 +248,10 @@ struct Analysis {
       }
       if (Expr n = values.tripCount(l)) {
         ls.trip = "max(1, " + show(n) + ")";
+        // A `!=` latch: the count holds where the loop is entered with its
+        // bound ahead of the counter (ptx check proves it; this only says it).
+        if (Expr need = values.entryCondition(l); need && !constantValue(n))
+          ls.trip += " if " + show(need) + " on entry";
         if (auto k = constantValue(n))
           ls.tripConstant = std::max<int64_t>(1, *k);
         return;

@@ -7,6 +7,8 @@
 #include "ptx/Classify.h"
 #include "ptx/LiftExprs.h"
 #include "ptx/LiftMemory.h"
+#include "ptx/LiftSolve.h"
+#include "ptx/LiftTcgen05.h"
 #include "ptx/ThreadConditions.h"
 #include "ptx/Values.h"
 
@@ -27,11 +29,6 @@ int64_t launchThreads(const Function &f) {
     }
   return 0;
 }
-
-struct CdEdge {
-  int source;
-  bool taken; // the branch's guard holds (after `!`)
-};
 
 class Lifter {
 public:
@@ -73,6 +70,7 @@ public:
     loops();
     arrays();
     events();
+    foldEntryGuards();
     groupSharedBuffers(out_.skeleton, out_.memoryNotLifted);
     for (const std::string &n : cfg_.notes)
       notLifted(f_.loc, n);
@@ -93,48 +91,7 @@ private:
     out_.complete = false;
   }
 
-  // The guard of a block-ending branch and its targets.
-  void controlDependence() {
-    size_t n = cfg_.blocks.size();
-    std::vector<std::vector<int>> succ(n);
-    exitsOn_.assign(n, false);
-    for (size_t b = 0; b < n; ++b) {
-      succ[b] = cfg_.blocks[b].succ;
-      const BasicBlock &bb = cfg_.blocks[b];
-      if (bb.last > bb.first) {
-        const Instruction &in = f_.instructions[bb.last - 1];
-        if ((in.opcode == "ret" || in.opcode == "exit" || in.opcode == "trap"))
-          succ[b].push_back(int(n)), exitsOn_[b] = true;
-      }
-      if (succ[b].empty())
-        succ[b].push_back(int(n));
-    }
-    ipdom_ = postDominators(cfg_, succ);
-    cd_.assign(n, {});
-    for (size_t x = 0; x < n; ++x) {
-      if (succ[x].size() < 2)
-        continue;
-      const BasicBlock &bb = cfg_.blocks[x];
-      const Instruction &br = f_.instructions[bb.last - 1];
-      for (int y : succ[x]) {
-        // Which way: the branch target (or the exit of `@p ret`) is taken.
-        bool taken = exitsOn_[x] ? (y == int(n))
-                                 : (y != int(x + 1) || (succ[x][0] == y && succ[x].size() == 1));
-        if (br.opcode == "bra" && !br.operands.empty()) {
-          int target = -1;
-          for (size_t k = 0; k < n; ++k)
-            if (cfg_.blocks[k].label == br.operands[0].name)
-              target = int(k);
-          taken = y == target;
-        }
-        for (int r = y; r >= 0 && r != ipdom_[x] && r != int(n); r = ipdom_[size_t(r)]) {
-          cd_[size_t(r)].push_back({int(x), taken});
-          if (ipdom_[size_t(r)] == r)
-            break;
-        }
-      }
-    }
-  }
+  void controlDependence() { cd_ = controlEdges(f_, cfg_); }
 
   // Whether block `src`'s branch controls the loop that holds `b` (its
   // latch or an exit): then it repeats `b`, it does not guard it.
@@ -273,6 +230,8 @@ private:
                                           L.firstLine, L.lastLine);
         continue;
       }
+      if (Expr need = values_.entryCondition(int(l)); need && !entered(L, need, int(l)))
+        continue;
       SkeletonLoop s;
       s.var = RegisterValues::iterationVar(int(l));
       s.begin = IntImm::make(0);
@@ -285,6 +244,7 @@ private:
       if (p >= 0 && skLoop_[size_t(p)] < 0)
         continue; // its parent is not lifted: neither is it
       s.loc = f_.instructions[cfg_.blocks[size_t(L.header)].first].loc;
+      skTrip_.push_back(n);
       skLoop_[l] = int(sk.loops.size());
       sk.loops.push_back(s);
       std::vector<std::string> vars;
@@ -294,45 +254,36 @@ private:
     }
   }
 
+  // Whether `need` holds wherever loop l is entered (LiftSolve.h); else
+  // the loop is left out with the reason.
+  bool entered(const Loop &L, const Expr &need, int l) {
+    std::string why;
+    if (blockLifted_[size_t(L.header)] &&
+        holdsWhereRun(exec_[size_t(L.header)], assumptionFacts(), need, why))
+      return true;
+    loopReason_[l] = fmt::format("the loop at lines {}-{} ends at a `!=` test, and that its "
+                                 "bound is ahead of the counter where it is entered ({}) is not "
+                                 "proved: {}",
+                                 L.firstLine, L.lastLine, print(need),
+                                 why.empty() ? "which threads enter it is not derived" : why);
+    return false;
+  }
+
+  void foldEntryGuards() { foldLoopEntryGuards(out_.skeleton, skTrip_, assumptionFacts()); }
+
+  std::vector<Expr> assumptionFacts() const {
+    std::vector<Expr> base;
+    for (const LiftOptions::LowerBound &a : opt_.assumptions)
+      base.push_back(Binary::make(BinaryOp::Ge, Var::make(a.param), IntImm::make(a.min)));
+    return base;
+  }
+
   void symbol(const std::string &v) {
     if (v.rfind("it", 0) == 0 || v.rfind("&", 0) == 0)
       return;
     auto &syms = out_.skeleton.symbols;
     if (std::find(syms.begin(), syms.end(), v) == syms.end())
       syms.push_back(v);
-  }
-
-  // An address as symbol + constant + the rest.
-  struct Address {
-    std::string symbol;
-    int64_t constant = 0;
-    Expr rest; // null: none
-    bool ok = true;
-  };
-  Address split(const Expr &e) {
-    Address a;
-    std::vector<Expr> work{e};
-    while (!work.empty()) {
-      Expr x = work.back();
-      work.pop_back();
-      if (!x) {
-        a.ok = false;
-        continue;
-      }
-      if (x->kind == ExprKind::Binary && as<Binary>(x).op == BinaryOp::Add) {
-        work.push_back(as<Binary>(x).lhs);
-        work.push_back(as<Binary>(x).rhs);
-      } else if (auto k = constantValue(x)) {
-        a.constant += *k;
-      } else if (x->kind == ExprKind::Var && as<Var>(x).name.rfind("&", 0) == 0) {
-        if (!a.symbol.empty())
-          a.ok = false;
-        a.symbol = as<Var>(x).name;
-      } else {
-        a.rest = a.rest ? add(a.rest, x) : x;
-      }
-    }
-    return a;
   }
 
   struct Array {
@@ -355,20 +306,22 @@ private:
       const Instruction &in = f_.instructions[i];
       if (in.opcode != "mbarrier" || in.operands.empty())
         continue;
-      int op = in.hasModifier("try_wait") || in.hasModifier("test_wait") ? 1 : 0;
-      if (in.hasModifier("arrive") && in.operands[0].kind != Operand::Memory)
-        op = 1;
-      if (size_t(op) >= in.operands.size() || in.operands[size_t(op)].kind != Operand::Memory)
+      const Operand *addr = addressOperand(in);
+      if (!addr)
         continue;
-      Address a = split(values_.addressValue(in.operands[size_t(op)], i));
+      AddressParts a = splitAddress(values_.addressValue(*addr, i));
       if (!a.ok || a.symbol.empty())
         continue;
       if (in.hasModifier("init") && !a.rest) {
         Expr c = in.operands.size() > 1 ? values_.operandValue(in.operands[1], i) : nullptr;
         inits.push_back({a.symbol, a.constant, c ? print(c) : "?", in.loc});
       } else if (a.rest) {
+        // A ring starts an array, and the barrier after its last one starts
+        // another (`full[2]`, `empty[2]`, `done`).
         if (auto lo = minOver(a.rest))
           ringStarts.insert({a.symbol, a.constant + *lo});
+        if (auto hi = maxOver(a.rest))
+          ringStarts.insert({a.symbol, a.constant + *hi + 8});
       }
     }
     std::sort(inits.begin(), inits.end(), [](const Init &x, const Init &y) {
@@ -398,7 +351,7 @@ private:
   }
 
   std::optional<BarrierRef> barrierRef(const Operand &op, size_t at) {
-    Address a = split(values_.addressValue(op, at));
+    AddressParts a = splitAddress(values_.addressValue(op, at));
     if (!a.ok || a.symbol.empty())
       return std::nullopt;
     int64_t low = a.constant;
@@ -531,8 +484,8 @@ private:
     out_.skeleton.events.push_back(std::move(e));
   }
 
-  bool needBarrier(SyncEvent &e, const Operand &op, size_t i) {
-    auto ref = barrierRef(op, i);
+  bool needBarrier(SyncEvent &e, const Operand *op, size_t i) {
+    auto ref = op ? barrierRef(*op, i) : std::nullopt;
     if (!ref) {
       notLifted(f_.instructions[i].loc,
                 fmt::format("the mbarrier address at line {} is not a derivable element of an "
@@ -602,11 +555,14 @@ private:
       }
       if (in.opcode == "mbarrier") {
         if (in.hasModifier("init") && in.operands.size() == 2) {
-          if (!start(SyncKind::MbarInit) || !needBarrier(e, in.operands[0], i))
+          if (!start(SyncKind::MbarInit) || !needBarrier(e, addressOperand(in), i))
             continue;
           if (!(e.amount = value(in.operands[1], i, "mbarrier init count")))
             continue;
           push(e);
+        } else if (in.hasModifier("inval") && in.operands.size() == 1) {
+          if (start(SyncKind::MbarInval) && needBarrier(e, addressOperand(in), i))
+            push(e);
         } else if ((in.hasModifier("try_wait") || in.hasModifier("test_wait")) &&
                    in.hasModifier("parity") && in.operands.size() == 3) {
           int inner = cfg_.loopOf(i);
@@ -616,7 +572,7 @@ private:
                                           in.line));
             continue;
           }
-          if (!start(SyncKind::MbarWait) || !needBarrier(e, in.operands[1], i))
+          if (!start(SyncKind::MbarWait) || !needBarrier(e, addressOperand(in), i))
             continue;
           if (!(e.parity = value(in.operands[2], i, "wait parity")))
             continue;
@@ -624,7 +580,7 @@ private:
         } else if (in.hasModifier("arrive") && !in.hasModifier("expect_tx") &&
                    in.operands.size() >= 2 && in.operands[1].kind == Operand::Memory &&
                    !in.hasModifier("shared::cluster")) {
-          if (!start(SyncKind::MbarArrive) || !needBarrier(e, in.operands[1], i))
+          if (!start(SyncKind::MbarArrive) || !needBarrier(e, addressOperand(in), i))
             continue;
           e.amount =
               in.operands.size() > 2 ? value(in.operands[2], i, "arrival count") : IntImm::make(1);
@@ -638,7 +594,7 @@ private:
             notLifted(in.loc, fmt::format("expect_tx at line {} not lifted", in.line));
             continue;
           }
-          if (!start(SyncKind::MbarArrive) || !needBarrier(e, in.operands[addr], i))
+          if (!start(SyncKind::MbarArrive) || !needBarrier(e, addressOperand(in), i))
             continue;
           SyncEvent tx = e;
           e.amount = IntImm::make(1);
@@ -670,7 +626,7 @@ private:
                                    in.line)});
           continue;
         }
-        if (!start(SyncKind::TxDelivery) || !needBarrier(e, in.operands[2], i))
+        if (!start(SyncKind::TxDelivery) || !needBarrier(e, &in.operands[2], i))
           continue;
         std::string param = tensorMapParam(in.operands[1], i);
         auto box = opt_.tmaBoxBytes.find(param);
@@ -796,6 +752,10 @@ private:
                                       in.line));
         continue;
       }
+      if (in.opcode == "tcgen05") {
+        liftTcgen05(e, i);
+        continue;
+      }
       bool signalsMbarrier = false;
       for (const std::string &mod : in.modifiers)
         signalsMbarrier |= mod.find("mbarrier") != std::string::npos;
@@ -821,6 +781,48 @@ private:
             {in.loc, fmt::format("line {}: '{}' touches shared memory and is not lifted", in.line,
                                  in.fullName())});
     }
+  }
+
+  // A tcgen05 instruction (LiftTcgen05.h).
+  void liftTcgen05(SyncEvent &e, size_t i) {
+    const Instruction &in = f_.instructions[i];
+    Tcgen05Form form = tcgen05Form(in);
+    int allocs = 0;
+    for (const Instruction &x : f_.instructions)
+      allocs += x.opcode == "tcgen05" && !x.modifiers.empty() && x.modifiers[0] == "alloc";
+    if (form.why.empty() && allocs > 1)
+      form.why = fmt::format("'{}' at line {}: the kernel allocates tensor memory more than once, "
+                             "which is not lifted",
+                             in.fullName(), in.line);
+    if (!form.why.empty()) {
+      notLifted(in.loc, form.why);
+      return;
+    }
+    e.kind = form.kind;
+    e.call = form.call;
+    e.what = form.kind == SyncKind::Tcgen05Alloc || form.kind == SyncKind::Tcgen05Dealloc
+                 ? fmt::format("tcgen05.{}(tmem)", in.modifiers[0])
+                 : "tcgen05." + in.modifiers[0];
+    e.warpCollective = form.warpCollective;
+    if (!place(e, i))
+      return;
+    if (form.barrier && !needBarrier(e, form.barrier, i))
+      return;
+    if (form.kind == SyncKind::Tcgen05Commit)
+      e.amount = IntImm::make(1);
+    if (form.columns && !(e.amount = value(*form.columns, i, "tensor-memory column count")))
+      return;
+    if (form.tmemWrite || form.tmemRead)
+      e.accesses.push_back(tensorMemoryAccess(form));
+    if (form.slot) { // the alloc writes the allocation's address to shared memory
+      LiftedAccess slot = memory_.region(i, *form.slot, 4, true);
+      for (MemoryAccess &a : slot.accesses)
+        a.asyncProxy = false;
+      attach(e, slot);
+    }
+    if (!form.operandsWhy.empty())
+      out_.memoryNotLifted.push_back({in.loc, form.operandsWhy});
+    push(e);
   }
 
   std::string tensorMapParam(const Operand &op, size_t i) {
@@ -851,14 +853,13 @@ private:
   SharedAccesses memory_;
   Lifted out_;
   int64_t threads_ = 0;
-  std::vector<bool> exitsOn_;
-  std::vector<int> ipdom_;
   std::vector<std::vector<CdEdge>> cd_;
   std::vector<std::vector<Expr>> exec_;
   std::vector<ThreadSet> roleExec_;
   std::vector<bool> blockLifted_;
   std::map<size_t, std::string> reasons_;
   std::vector<int> skLoop_;
+  std::vector<Expr> skTrip_; // per skeleton loop: n of `for it in 0 .. max(1, n)`
   std::map<int, std::string> loopReason_;
   std::vector<Array> arrays_;
 };

@@ -18,7 +18,12 @@
 //    event's guards; roles are the warp-uniform selections where the
 //    outermost loop starts;
 //  - loops: natural loops with an induction variable and a derivable bound,
-//    entered do-while style (`max(1, n)` iterations).
+//    entered do-while style (`max(1, n)` iterations); a `!=` latch only when
+//    Z3 proves its bound ahead of the counter where the loop is entered, and
+//    a skip test equivalent to n >= 1 folded into the loop (`for it in 0 ..
+//    n`, LiftSolve.h);
+//  - tcgen05 alloc / dealloc / mma / commit / ld / wait::ld (LiftTcgen05.h)
+//    and mbarrier.inval.
 //  - shared-memory accesses (LiftMemory.h): ld / st / atom / red .shared,
 //    ldmatrix / stmatrix, cp.async, the shared side of TMA loads and
 //    stores, wgmma operands through nvcc-built descriptors, for the race
@@ -27,7 +32,8 @@
 // `proved`: the accesses LiftMemory.h leaves out; global memory is not
 // modelled (the grid and the tensor maps are launch arguments); register-indirect
 // barrier addresses that do not fit the forms above, loops without a
-// derivable trip count around synchronisation, calls, clusters, tcgen05.
+// derivable trip count around synchronisation, calls, clusters, the tcgen05
+// forms LiftTcgen05.h leaves out.
 //
 // Depends on ptx/, ir/ and verifier/.
 #pragma once

@@ -4,13 +4,66 @@
 #include "ir/ConcreteEval.h"
 #include "ptx/Values.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 
 namespace tilescope::ptx {
 
-// The smallest value of `rest` over the iterations of the loops it names.
-std::optional<int64_t> minOver(const Expr &rest) {
+const Operand *addressOperand(const Instruction &in) {
+  const std::string &op = in.opcode;
+  size_t k = 0;
+  if (op == "mbarrier") {
+    // try_wait / test_wait and arrive forms that return a state or a
+    // predicate first; init, inval, expect_tx and sink-less arrivals
+    // (`arrive.expect_tx _, [bar], n` has the sink first) address first.
+    bool first = in.operands.empty() || in.operands[0].kind == Operand::Memory;
+    k = first ? 0 : 1;
+  } else if (op == "ld" || op == "atom" || op == "ldmatrix") {
+    k = 1;
+  } else if (op == "st" || op == "red" || op == "stmatrix" || op == "cp") {
+    k = 0;
+  } else if (op == "tcgen05" && !in.modifiers.empty() &&
+             (in.modifiers[0] == "alloc" || in.modifiers[0] == "commit")) {
+    k = 0;
+  } else {
+    return nullptr;
+  }
+  if (k >= in.operands.size() || in.operands[k].kind != Operand::Memory)
+    return nullptr;
+  return &in.operands[k];
+}
+
+AddressParts splitAddress(const Expr &e) {
+  AddressParts a;
+  std::vector<Expr> work{e};
+  while (!work.empty()) {
+    Expr x = work.back();
+    work.pop_back();
+    if (!x) {
+      a.ok = false;
+      continue;
+    }
+    if (x->kind == ExprKind::Binary && as<Binary>(x).op == BinaryOp::Add) {
+      work.push_back(as<Binary>(x).lhs);
+      work.push_back(as<Binary>(x).rhs);
+    } else if (auto k = constantValue(x)) {
+      a.constant += *k;
+    } else if (x->kind == ExprKind::Var && as<Var>(x).name.rfind("&", 0) == 0) {
+      if (!a.symbol.empty())
+        a.ok = false;
+      a.symbol = as<Var>(x).name.substr(1);
+    } else {
+      a.rest = a.rest ? add(a.rest, x) : x;
+    }
+  }
+  return a;
+}
+
+namespace {
+// The value of `rest` at every iteration 0 .. 63 of the loops it names
+// (each at the same count); nullopt when it reads anything else.
+template <typename Pick> std::optional<int64_t> overIterations(const Expr &rest, Pick pick) {
   std::vector<std::string> vars;
   freeVars(rest, vars);
   for (const std::string &v : vars)
@@ -25,9 +78,17 @@ std::optional<int64_t> minOver(const Expr &rest) {
     });
     if (!v)
       return std::nullopt;
-    best = best ? std::min(*best, *v) : *v;
+    best = best ? pick(*best, *v) : *v;
   }
   return best;
+}
+} // namespace
+
+std::optional<int64_t> minOver(const Expr &rest) {
+  return overIterations(rest, [](int64_t a, int64_t b) { return std::min(a, b); });
+}
+std::optional<int64_t> maxOver(const Expr &rest) {
+  return overIterations(rest, [](int64_t a, int64_t b) { return std::max(a, b); });
 }
 
 // `rest / 8` when rest is a sum of multiples of 8.

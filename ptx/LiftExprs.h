@@ -1,18 +1,45 @@
-// Expression helpers of the lifting (Lift.h): ring indices and guards.
+// Expression helpers of the lifting (Lift.h, LiftMemory.h): where an
+// instruction's address operand is, addresses split into a shared variable
+// plus an offset, ring indices and guards.
 //
-// Depends on ir/Expr.h.
+// Depends on ir/Expr.h and Ptx.h.
 #pragma once
 
 #include "ir/Expr.h"
+#include "ptx/Ptx.h"
 
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace tilescope::ptx {
 
+// The operand of an instruction that addresses shared (or generic) memory,
+// the one walker over PTX's operand layouts that the lifting asks: the
+// barrier of an mbarrier operation (`try_wait p, [bar], parity`, `arrive
+// state, [bar]`, `init [bar], n`), the address of ld / st / atom / red,
+// ldmatrix / stmatrix, cp.async (its destination), tcgen05.alloc (the slot
+// the address is written to) and tcgen05.commit (its mbarrier). Null when
+// the instruction has none of these or its operand there is not a memory
+// operand.
+const Operand *addressOperand(const Instruction &in);
+
+// An address as shared variable + constant + the rest (symbol without the
+// '&' of Values.h; empty when there is none; ok false when the address is
+// not derived or names two variables).
+struct AddressParts {
+  std::string symbol;
+  int64_t constant = 0;
+  Expr rest; // null: none
+  bool ok = true;
+};
+AddressParts splitAddress(const Expr &address);
+
 // The smallest value of `rest` over the iterations of the loops it names
 // (it<L> from 0 to 63); nullopt when it reads anything else.
 std::optional<int64_t> minOver(const Expr &rest);
+// The largest, likewise.
+std::optional<int64_t> maxOver(const Expr &rest);
 // `e / 8` when e is a sum of multiples of 8 (null is 0); null otherwise.
 Expr divide8(const Expr &e);
 // A guard as a list of conjuncts, negations pushed into comparisons, and

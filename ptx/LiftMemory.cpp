@@ -4,6 +4,7 @@
 #include "ir/ConcreteEval.h"
 #include "ir/Printer.h"
 #include "ptx/Classify.h"
+#include "ptx/LiftExprs.h"
 
 #include <fmt/format.h>
 
@@ -53,39 +54,6 @@ Space spaceOf(const Instruction &in) {
       return Space::Other;
   }
   return Space::None;
-}
-
-struct Split {
-  std::string symbol; // without the '&'
-  int64_t constant = 0;
-  Expr rest; // null: none
-  bool ok = true;
-};
-
-Split splitAddress(const Expr &e) {
-  Split a;
-  std::vector<Expr> work{e};
-  while (!work.empty()) {
-    Expr x = work.back();
-    work.pop_back();
-    if (!x) {
-      a.ok = false;
-      continue;
-    }
-    if (x->kind == ExprKind::Binary && as<Binary>(x).op == BinaryOp::Add) {
-      work.push_back(as<Binary>(x).lhs);
-      work.push_back(as<Binary>(x).rhs);
-    } else if (auto k = constantValue(x)) {
-      a.constant += *k;
-    } else if (x->kind == ExprKind::Var && as<Var>(x).name.rfind("&", 0) == 0) {
-      if (!a.symbol.empty())
-        a.ok = false;
-      a.symbol = as<Var>(x).name.substr(1);
-    } else {
-      a.rest = a.rest ? add(a.rest, x) : x;
-    }
-  }
-  return a;
 }
 
 // Whether e is a multiple of m for every value of its variables.
@@ -309,7 +277,7 @@ SharedAccesses::SharedAccesses(const Module &m, const Function &f, const Registe
 std::optional<MemoryAccess> SharedAccesses::range(size_t i, const Operand &mem, int64_t bytes,
                                                   bool write, std::string &why) const {
   const Instruction &in = f_.instructions[i];
-  Split a = splitAddress(values_.addressValue(mem, i));
+  AddressParts a = splitAddress(values_.addressValue(mem, i));
   a.rest = normalise(a.rest, Env{threads_, {}});
   if (!a.ok || a.symbol.empty()) {
     why = fmt::format("the shared-memory address of line {} is not derived as a shared variable "
@@ -340,12 +308,12 @@ LiftedAccess SharedAccesses::threadAccess(size_t i) const {
   if (!plain && !matrix && !cpAsync)
     return out;
   Space space = spaceOf(in);
+  const Operand *addr = addressOperand(in);
   if (plain && space == Space::None) {
     // A generic address: shared memory only when it derives from a shared
     // variable (cvta of its address).
-    size_t k = op == "ld" || op == "atom" ? 1 : 0;
-    if (k < in.operands.size() && in.operands[k].kind == Operand::Memory) {
-      Split a = splitAddress(values_.addressValue(in.operands[k], i));
+    if (addr) {
+      AddressParts a = splitAddress(values_.addressValue(*addr, i));
       if (a.ok && align_.count(a.symbol))
         out.why = fmt::format("line {}: a generic-address access to shared memory is not lifted",
                               in.line);
@@ -361,34 +329,31 @@ LiftedAccess SharedAccesses::threadAccess(size_t i) const {
   std::string why;
   std::optional<MemoryAccess> m;
   if (plain) {
-    size_t k = op == "ld" || op == "atom" ? 1 : 0;
     auto bytes = accessBytes(in);
-    if (k >= in.operands.size() || in.operands[k].kind != Operand::Memory || !bytes) {
+    if (!addr || !bytes) {
       out.why = fmt::format("line {}: the shared-memory access is not read", in.line);
       return out;
     }
-    m = range(i, in.operands[k], *bytes, op != "ld", why);
+    m = range(i, *addr, *bytes, op != "ld", why);
   } else if (matrix) {
-    size_t k = op == "ldmatrix" ? 1 : 0;
     int n = in.hasModifier("x4") ? 4 : in.hasModifier("x2") ? 2 : in.hasModifier("x1") ? 1 : 0;
-    if (!in.hasModifier("m8n8") || !in.hasModifier("b16") || n == 0 || k >= in.operands.size() ||
-        in.operands[k].kind != Operand::Memory) {
+    if (!in.hasModifier("m8n8") || !in.hasModifier("b16") || n == 0 || !addr) {
       out.why =
           fmt::format("line {}: '{}' is not lifted (only .m8n8 .b16)", in.line, in.fullName());
       return out;
     }
     out.lanes = 8 * n;
-    m = range(i, in.operands[k], 16, op == "stmatrix", why);
+    m = range(i, *addr, 16, op == "stmatrix", why);
   } else {
     auto bytes = in.operands[2].kind == Operand::Immediate
                      ? std::optional<int64_t>(in.operands[2].value)
                      : std::nullopt;
-    if (!bytes || in.operands[0].kind != Operand::Memory) {
+    if (!bytes || !addr) {
       out.why = fmt::format("line {}: the cp.async size is not a constant", in.line);
       return out;
     }
     out.what = "cp_async";
-    m = range(i, in.operands[0], *bytes, true, why);
+    m = range(i, *addr, *bytes, true, why);
   }
   if (!m) {
     out.why = std::move(why);
@@ -481,7 +446,7 @@ std::optional<MemoryAccess> SharedAccesses::descriptor(size_t i, const Operand &
                       wg.line, desc.text);
     return std::nullopt;
   }
-  Split a = splitAddress(values_.operandValue(*addr, at));
+  AddressParts a = splitAddress(values_.operandValue(*addr, at));
   a.rest = normalise(a.rest, Env{threads_, {}});
   if (!a.ok || a.symbol.empty() || !align_.count(a.symbol) || a.constant < 0 ||
       !multipleOf(a.rest, rowBytes) || align_.at(a.symbol) % rowBytes != 0) {

@@ -152,4 +152,50 @@ std::vector<int> postDominators(const Cfg &cfg, const std::vector<std::vector<in
   return ipdom;
 }
 
+std::vector<std::vector<CdEdge>> controlEdges(const Function &f, const Cfg &cfg) {
+  std::vector<bool> exitsOn;
+  std::vector<int> ipdom;
+  std::vector<std::vector<CdEdge>> cd;
+  size_t n = cfg.blocks.size();
+  std::vector<std::vector<int>> succ(n);
+  exitsOn.assign(n, false);
+  for (size_t b = 0; b < n; ++b) {
+    succ[b] = cfg.blocks[b].succ;
+    const BasicBlock &bb = cfg.blocks[b];
+    if (bb.last > bb.first) {
+      const Instruction &in = f.instructions[bb.last - 1];
+      if ((in.opcode == "ret" || in.opcode == "exit" || in.opcode == "trap"))
+        succ[b].push_back(int(n)), exitsOn[b] = true;
+    }
+    if (succ[b].empty())
+      succ[b].push_back(int(n));
+  }
+  ipdom = postDominators(cfg, succ);
+  cd.assign(n, {});
+  for (size_t x = 0; x < n; ++x) {
+    if (succ[x].size() < 2)
+      continue;
+    const BasicBlock &bb = cfg.blocks[x];
+    const Instruction &br = f.instructions[bb.last - 1];
+    for (int y : succ[x]) {
+      // Which way: the branch target (or the exit of `@p ret`) is taken.
+      bool taken = exitsOn[x] ? (y == int(n))
+                              : (y != int(x + 1) || (succ[x][0] == y && succ[x].size() == 1));
+      if (br.opcode == "bra" && !br.operands.empty()) {
+        int target = -1;
+        for (size_t k = 0; k < n; ++k)
+          if (cfg.blocks[k].label == br.operands[0].name)
+            target = int(k);
+        taken = y == target;
+      }
+      for (int r = y; r >= 0 && r != ipdom[x] && r != int(n); r = ipdom[size_t(r)]) {
+        cd[size_t(r)].push_back({int(x), taken});
+        if (ipdom[size_t(r)] == r)
+          break;
+      }
+    }
+  }
+  return cd;
+}
+
 } // namespace tilescope::ptx

@@ -24,4 +24,13 @@ Expr bindThread(const Expr &e, int64_t tid, int fuel = 64);
 // blocks.size(); `succ` may hold that exit.
 std::vector<int> postDominators(const Cfg &cfg, const std::vector<std::vector<int>> &succ);
 
+// A block's control dependence: the branch (block `source`) that decides
+// whether it runs, and which way (`taken`: the branch's guard holds, after
+// `!`; a guarded `ret` / `exit` counts as a branch to the exit).
+struct CdEdge {
+  int source;
+  bool taken;
+};
+std::vector<std::vector<CdEdge>> controlEdges(const Function &f, const Cfg &cfg);
+
 } // namespace tilescope::ptx

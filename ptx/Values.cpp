@@ -226,6 +226,7 @@ RegisterValues::RegisterValues(const Function &f, const Cfg &cfg) : f_(f), cfg_(
       break;
     }
   }
+  findCarried();
   for (Induction &ind : inductions_) {
     const std::vector<size_t> &ds = defs_[ind.reg];
     size_t initDef = ds[0] == ind.update ? ds[1] : ds[0];
@@ -266,6 +267,36 @@ bool RegisterValues::reachableWithin(const Loop &L, int from, int to) const {
   return false;
 }
 
+// Whether a read at `at`, outside the induction variable's loop, sees its
+// initial definition: after it in its block, or in a block the definition's
+// block dominates that the loop's header cannot reach.
+bool RegisterValues::readsInit(const std::string &reg, int loop, size_t update, size_t at) const {
+  const std::vector<size_t> &ds = definitions(reg);
+  size_t initDef = ds[0] == update ? ds[1] : ds[0];
+  int readBlock = cfg_.blockOf[at], initBlock = cfg_.blockOf[initDef];
+  if (readBlock == initBlock)
+    return at > initDef;
+  if (!cfg_.dominates(initBlock, readBlock))
+    return false;
+  const Loop &L = cfg_.loops[size_t(loop)];
+  std::vector<int> work{L.header};
+  std::vector<bool> seen(cfg_.blocks.size(), false);
+  seen[size_t(L.header)] = true;
+  while (!work.empty()) {
+    int b = work.back();
+    work.pop_back();
+    for (int s : cfg_.blocks[size_t(b)].succ) {
+      if (s == readBlock)
+        return false;
+      if (!seen[size_t(s)]) {
+        seen[size_t(s)] = true;
+        work.push_back(s);
+      }
+    }
+  }
+  return true;
+}
+
 const Induction *RegisterValues::inductionOf(int loop) const {
   for (const Induction &ind : inductions_)
     if (ind.loop == loop)
@@ -277,7 +308,6 @@ Expr RegisterValues::tripCount(int loop) {
   if (auto it = trips_.find(loop); it != trips_.end())
     return it->second;
   Expr result;
-  const Induction *iv = inductionOf(loop);
   const Loop &L = cfg_.loops[size_t(loop)];
   std::string it = iterationVar(loop);
   // The latch must be the loop's only way out: an exit elsewhere (a break)
@@ -289,30 +319,73 @@ Expr RegisterValues::tripCount(int loop) {
         onlyExit = false;
   for (int latch : L.latches) {
     const BasicBlock &bb = cfg_.blocks[size_t(latch)];
-    if (!iv || !iv->init || bb.last == bb.first || iv->step <= 0 || !onlyExit)
+    if (bb.last == bb.first || !onlyExit)
       break;
     size_t bi = bb.last - 1;
     const Instruction &br = f_.instructions[bi];
     if (br.opcode != "bra" || br.guard.empty() || br.guardNegated || L.latches.size() != 1)
       break;
     Expr cond = registerValue(br.guard, bi);
-    if (!cond || cond->kind != ExprKind::Binary || as<Binary>(cond).op != BinaryOp::Lt)
+    if (!cond || cond->kind != ExprKind::Binary)
       break;
     const auto &b = as<Binary>(cond);
-    std::vector<std::string> boundVars;
-    freeVars(b.rhs, boundVars);
-    auto init = constantValue(iv->init);
-    Expr expected = add(iv->init, mul(IntImm::make(iv->step), add(Var::make(it), IntImm::make(1))));
-    if (!init || std::find(boundVars.begin(), boundVars.end(), it) != boundVars.end() ||
-        !expected || !equal(expected, b.lhs))
+    // The counter after its step (one of the loop's induction variables),
+    // on either side: `c < bound`, `bound > c`, `c != bound`, `bound != c`.
+    const Induction *iv = nullptr;
+    Expr bound;
+    bool ne = b.op == BinaryOp::Ne;
+    for (const Induction &ind : inductions_) {
+      if (ind.loop != loop || !ind.init || ind.step <= 0)
+        continue;
+      Expr expected =
+          add(ind.init, mul(IntImm::make(ind.step), add(Var::make(it), IntImm::make(1))));
+      if (!expected)
+        continue;
+      if ((b.op == BinaryOp::Lt || ne) && equal(expected, b.lhs))
+        bound = b.rhs, iv = &ind;
+      else if ((b.op == BinaryOp::Gt || ne) && equal(expected, b.rhs))
+        bound = b.lhs, iv = &ind;
+      if (iv)
+        break;
+    }
+    if (!bound)
       break;
-    Expr n = sub(b.rhs, IntImm::make(*init));
-    if (iv->step != 1)
-      n = bin(BinaryOp::Div, add(n, IntImm::make(iv->step - 1)), IntImm::make(iv->step));
+    std::vector<std::string> vars;
+    freeVars(bound, vars);
+    freeVars(iv->init, vars);
+    if (std::find(vars.begin(), vars.end(), it) != vars.end())
+      break;
+    Expr n = sub(bound, iv->init);
+    if (iv->step != 1) {
+      if (ne)
+        n = bin(BinaryOp::Div, n, IntImm::make(iv->step));
+      else
+        n = bin(BinaryOp::Div, add(n, IntImm::make(iv->step - 1)), IntImm::make(iv->step));
+    }
+    if (ne) {
+      // `!=` ends the loop only when the counter meets the bound exactly:
+      // the bound must be ahead of the counter by a positive multiple of the
+      // step when the loop is entered, else the counter runs past it (and
+      // wraps). The lifting proves this before it uses n (entryCondition).
+      Expr gap = sub(bound, iv->init);
+      // (Comparisons built unfolded: a constant gap stays a condition.)
+      Expr ahead = Binary::make(BinaryOp::Ge, gap, IntImm::make(iv->step));
+      if (iv->step != 1)
+        ahead =
+            Binary::make(BinaryOp::And, ahead,
+                         Binary::make(BinaryOp::Eq, bin(BinaryOp::Mod, gap, IntImm::make(iv->step)),
+                                      IntImm::make(0)));
+      entryConditions_[loop] = ahead;
+    }
     result = n;
   }
   trips_[loop] = result;
   return result;
+}
+
+Expr RegisterValues::entryCondition(int loop) const {
+  auto it = entryConditions_.find(loop);
+  return it == entryConditions_.end() ? nullptr : it->second;
 }
 
 Expr RegisterValues::registerValue(const std::string &reg, size_t at) const {
@@ -370,6 +443,8 @@ Expr RegisterValues::evalRegister(const std::string &reg, size_t at, int fuel) c
     const Loop &L = cfg_.loops[size_t(iv.loop)];
     if (!iv.init)
       return nullptr;
+    if (!L.contains(cfg_.blockOf[at]) && readsInit(iv.reg, iv.loop, iv.update, at))
+      return iv.init; // before the loop: the value it enters with
     if (!L.contains(cfg_.blockOf[at])) {
       // After the loop (its header dominates the read): the last value.
       auto trip = trips_.find(iv.loop);
@@ -393,6 +468,8 @@ Expr RegisterValues::evalRegister(const std::string &reg, size_t at, int fuel) c
       it = add(it, IntImm::make(1));
     return add(iv.init, mul(IntImm::make(iv.step), it));
   }
+  if (auto c = carriedOf_.find(reg); c != carriedOf_.end())
+    return carriedValue(carried_[c->second], at, fuel);
   auto it = defs_.find(reg);
   if (it == defs_.end())
     return nullptr;

@@ -27,6 +27,19 @@
 
 namespace tilescope::ptx {
 
+// A register carried across the iterations of loop L in one of the forms
+// Triton's pipelines use (ValuesCarried.cpp): a wrap counter
+// `c = c + 1 > S - 1 ? 0 : c + 1` (a ring index; `counter` empty) or a phase
+// toggled when that counter wraps, `ph ^= wrapped` (`counter` names it).
+struct Carried {
+  std::string reg;
+  int loop = -1;
+  int64_t init = 0;   // the constant it enters the loop with
+  int64_t stages = 0; // S
+  size_t update = 0;  // the instruction that updates it
+  std::string counter;
+};
+
 struct Induction {
   std::string reg;
   int loop = -1;
@@ -53,6 +66,10 @@ public:
   // Null when not derivable. Once known, a read of the induction variable
   // after the loop gives its last value.
   Expr tripCount(int loop);
+  // What must hold when the loop is entered for tripCount to be its trip
+  // count (a `!=` latch: the bound ahead of the counter by a positive
+  // multiple of the step); null when nothing needs to.
+  Expr entryCondition(int loop) const;
   // The induction variable of a loop, if any.
   const Induction *inductionOf(int loop) const;
   static std::string iterationVar(int loop) { return "it" + std::to_string(loop); }
@@ -72,6 +89,12 @@ public:
 private:
   Expr evalDefinition(size_t def, int fuel) const;
   bool reachableWithin(const Loop &loop, int from, int to) const;
+  bool readsInit(const std::string &reg, int loop, size_t update, size_t at) const;
+  // Whether a read at `at` inside `loop` sees this iteration's value of a
+  // register updated at `update` (0), the updated one (1), or neither (-1).
+  int updatedWhenRead(int loop, size_t update, size_t at) const;
+  void findCarried();
+  Expr carriedValue(const Carried &c, size_t at, int fuel) const;
   Expr magicDivision(const Instruction &mulHi, size_t at, int shift, int fuel) const;
   Expr eval(const Operand &op, size_t at, int fuel) const;
   // operandBits with fuel: `or` and `xor` of operands with disjoint bits
@@ -84,8 +107,11 @@ private:
   std::unordered_map<std::string, std::vector<size_t>> defs_;
   std::vector<Induction> inductions_;
   std::unordered_map<std::string, size_t> inductionOf_;
+  std::vector<Carried> carried_;
+  std::unordered_map<std::string, size_t> carriedOf_;
   mutable std::unordered_map<size_t, Expr> memo_;
   std::map<int, Expr> trips_;
+  std::map<int, Expr> entryConditions_;
   std::map<std::string, int64_t> align_;
 };
 

@@ -20,6 +20,8 @@
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
+
 namespace tilescope::tool {
 
 namespace {
@@ -55,9 +57,14 @@ int runPtxCheck(PtxInput &in, const std::map<std::string, int64_t> &boxes,
     Diagnostics diag(in.sourceMgr, !json);
     // Each kernel's queries in a Z3 context of their own (verifier/ProofContext.h).
     ProofContextScope context;
+    // The protocol keeps tensor-memory accesses: they tie a tcgen05.ld to
+    // the MMA whose commit it must wait for (the tcgen05 discipline).
     if (protocolOnly)
       for (SyncEvent &e : lifted.skeleton.events)
-        e.accesses.clear();
+        e.accesses.erase(
+            std::remove_if(e.accesses.begin(), e.accesses.end(),
+                           [](const MemoryAccess &a) { return a.scope != MemScope::Tmem; }),
+            e.accesses.end());
     BarrierReport report = proveBarrierProtocols(lifted.skeleton);
     RaceReport races;
     if (!protocolOnly && lifted.accesses > 0) {

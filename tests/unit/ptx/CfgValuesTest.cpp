@@ -119,3 +119,105 @@ $L__BB0_2:
   REQUIRE(n);
   CHECK(print(n) == "param_0");
 }
+
+TEST_CASE("`!=` latches, symbolic starts and reads before the loop") {
+  // nvcc's k loop (`setp.ne` against the bound) and a tile loop starting at
+  // blockIdx.x with step 132, each behind a test that skips it.
+  const char *text = R"(.version 8.7
+.target sm_90a
+.address_size 64
+.entry k(.param .u32 k_param_0, .param .u32 k_param_1)
+{
+ .reg .pred %p<8>;
+ .reg .b32 %r<12>;
+ ld.param.u32 %r1, [k_param_0];
+ ld.param.u32 %r2, [k_param_1];
+ mov.u32 %r3, %ctaid.x;
+ setp.ge.s32 %p1, %r3, %r2;
+ @%p1 bra $L__BB0_3;
+$L__BB0_1:
+ mov.u32 %r4, 0;
+$L__BB0_2:
+ add.s32 %r4, %r4, 1;
+ setp.ne.s32 %p2, %r1, %r4;
+ @%p2 bra $L__BB0_2;
+ add.s32 %r3, %r3, 132;
+ setp.lt.s32 %p3, %r3, %r2;
+ @%p3 bra $L__BB0_1;
+$L__BB0_3:
+ ret;
+}
+)";
+  auto p = parse(text);
+  REQUIRE(p->module);
+  const Function &f = p->module->functions[0];
+  Cfg cfg = buildCfg(f);
+  RegisterValues values(f, cfg);
+  REQUIRE(cfg.loops.size() == 2);
+  int tile = cfg.loops[0].parent < 0 ? 0 : 1, k = 1 - tile;
+  // The tile loop: from blockIdx.x while below param_1, step 132.
+  Expr n = values.tripCount(tile);
+  REQUIRE(n);
+  CHECK(print(n) == "(param_1 - blockIdx.x + 131) / 132");
+  CHECK(!values.entryCondition(tile)); // a `<` latch needs nothing
+  // The k loop: `param_0 != counter` ends it only if the bound is ahead.
+  Expr m = values.tripCount(k);
+  REQUIRE(m);
+  CHECK(print(m) == "param_0");
+  Expr need = values.entryCondition(k);
+  REQUIRE(need);
+  CHECK(print(need) == "param_0 >= 1");
+  // The read of the tile counter before its loop (the skip test) is its
+  // initial value.
+  Expr skip = values.registerValue("%p1", 4);
+  REQUIRE(skip);
+  CHECK(print(skip) == "blockIdx.x >= param_1");
+}
+
+TEST_CASE("Triton's carried ring index and phase") {
+  // The ring index enters at -1 and wraps at 8; the phase toggles when it
+  // wraps; the loop counter starts from a copy of the phase's 0.
+  const char *text = R"(.version 8.7
+.target sm_90a
+.address_size 64
+.entry k(.param .u32 k_param_0)
+{
+ .reg .pred %p<8>;
+ .reg .b32 %r<20>;
+ ld.param.u32 %r1, [k_param_0];
+ mov.b32 %r3, 0;
+ mov.b32 %r4, -1;
+ mov.b32 %r5, %r3;
+$L__BB0_1:
+ add.s32 %r6, %r4, 1;
+ setp.gt.s32 %p1, %r6, 7;
+ selp.b32 %r4, 0, %r6, %p1;
+ selp.b32 %r7, 1, 0, %p1;
+ xor.b32 %r3, %r3, %r7;
+ shl.b32 %r8, %r4, 3;
+ add.s32 %r5, %r5, 1;
+ setp.ne.b32 %p2, %r1, %r5;
+ @%p2 bra $L__BB0_1;
+ ret;
+}
+)";
+  auto p = parse(text);
+  REQUIRE(p->module);
+  const Function &f = p->module->functions[0];
+  Cfg cfg = buildCfg(f);
+  RegisterValues values(f, cfg);
+  REQUIRE(cfg.loops.size() == 1);
+  // After their updates (instruction 10 reads both).
+  Expr ring = values.registerValue("%r4", 9);
+  REQUIRE(ring);
+  CHECK(print(ring) == "it0 % 8");
+  Expr phase = values.registerValue("%r3", 9);
+  REQUIRE(phase);
+  CHECK(print(phase) == "it0 / 8 % 2");
+  // Before its update the ring index of iteration 0 is -1: not derived.
+  CHECK(!values.registerValue("%r4", 4));
+  // The counter's start is the phase's 0, read before the loop.
+  Expr n = values.tripCount(0);
+  REQUIRE(n);
+  CHECK(print(n) == "param_0");
+}
