@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Pins the static reward's verdicts (tests/reward/verdicts.golden.jsonl).
+
+Every speed-up of the static stages must leave what they decide byte for
+byte as it was: a fast wrong "proved" is the worst bug the reward can have.
+This runs `tilescope reward --static --seed 1 --json` on the bundled kernels
+(kernels/*.tile), on every kernel of the bug corpus (tests/lit/bugs) and its
+fixed twin (tests/lit/fixed-twin.py), and on the anti-hacking corpus
+(tests/reward/hacks), and compares each result with the golden file after
+dropping what may differ between two equal runs or is not a static verdict:
+times (`ms`), scores and credits (the performance stage's share depends on
+the model), the performance stage and the `performance` object (the model's
+prediction, pinned by tests/unit/reward/PerformanceTest.cpp). Everything else
+(each stage's status, reason and diagnostics with their codes, locations,
+messages and witnesses; the verdict, exit code, first failure, candidate
+hash) must be equal. The golden file keeps, per input, a summary (exit
+code, verdict, each kernel's stage statuses) and the SHA-256 of the whole
+normalised result; a difference prints the summary of both and the current
+result in full.
+
+usage: verdicts_test.py TILESCOPE ROOT [--update] [--jobs N]
+--update rewrites the golden file: do that only for an intended change of a
+verdict or a message, and review the diff of the golden file.
+"""
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+GOLDEN = "tests/reward/verdicts.golden.jsonl"
+
+
+def inputs(root):
+    """(name, source text, file name given to tilescope) in a fixed order."""
+    out = []
+    for f in sorted(os.listdir(os.path.join(root, "kernels"))):
+        if f.endswith(".tile"):
+            out.append(("kernels/" + f, None, "kernels/" + f))
+    bugs = os.path.join(root, "tests/lit/bugs")
+    sys.path.insert(0, os.path.join(root, "tests/lit"))
+    twin = __import__("fixed-twin").twin
+    for f in sorted(os.listdir(bugs)):
+        if not f.endswith(".tile"):
+            continue
+        path = "tests/lit/bugs/" + f
+        out.append((path, None, path))
+        with open(os.path.join(root, path)) as src:
+            text, fixes = twin(src.readlines())
+        if fixes:
+            out.append((path + " (fixed twin)", "".join(text), path))
+    hacks = os.path.join(root, "tests/reward/hacks")
+    for f in sorted(os.listdir(hacks)):
+        if f.endswith(".tile"):
+            out.append(("tests/reward/hacks/" + f, None, "tests/reward/hacks/" + f))
+    return out
+
+
+def normal(result):
+    """The result without what is not a static verdict (see above)."""
+    def stage(s):
+        return {k: v for k, v in s.items() if k not in ("ms", "credit")}
+
+    out = {k: v for k, v in result.items() if k not in ("ms", "score", "kernels", "stages")}
+    out["stages"] = [stage(s) for s in result.get("stages", []) if s["name"] != "performance"]
+    out["kernels"] = []
+    for k in result.get("kernels", []):
+        nk = {key: v for key, v in k.items() if key not in ("score", "performance", "stages")}
+        nk["stages"] = [stage(s) for s in k["stages"] if s["name"] != "performance"]
+        out["kernels"].append(nk)
+    return out
+
+
+def summary(r):
+    """What the golden file keeps of a run: a readable summary and the hash."""
+    if "error" in r:
+        return {"error": r["error"]}
+    res = r["result"]
+    text = json.dumps(res, sort_keys=True)
+    return {"exit": r["exit"], "verdict": res.get("verdict"),
+            "stages": {k["kernel"]: " ".join(s["status"] for s in k["stages"])
+                       for k in res.get("kernels", [])},
+            "sha256": hashlib.sha256(text.encode()).hexdigest()}
+
+
+def run(tilescope, root, item):
+    name, text, path = item
+    cmd = [tilescope, "reward", "--static", "--seed", "1", "--json"]
+    if text is None:
+        p = subprocess.run(cmd + [path], cwd=root, capture_output=True, text=True)
+    else:
+        p = subprocess.run(cmd + ["-"], cwd=root, input=text, capture_output=True, text=True)
+    try:
+        result = json.loads(p.stdout)
+    except json.JSONDecodeError:
+        return name, {"error": f"exit {p.returncode}, no JSON: {p.stderr[-400:]}"}
+    return name, {"exit": p.returncode, "result": normal(result)}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("tilescope")
+    ap.add_argument("root")
+    ap.add_argument("--update", action="store_true")
+    ap.add_argument("--jobs", type=int, default=2)
+    args = ap.parse_args()
+    items = inputs(args.root)
+    with ThreadPoolExecutor(args.jobs) as pool:
+        got = list(pool.map(lambda i: run(args.tilescope, args.root, i), items))
+    golden_path = os.path.join(args.root, GOLDEN)
+    if args.update:
+        with open(golden_path, "w") as f:
+            for name, r in got:
+                f.write(json.dumps({"name": name, **summary(r)}, sort_keys=True) + "\n")
+        print(f"wrote {len(got)} results to {GOLDEN}")
+        return 0
+    golden = {}
+    with open(golden_path) as f:
+        for line in f:
+            g = json.loads(line)
+            golden[g.pop("name")] = g
+    failures = 0
+    for name, r in got:
+        want = golden.get(name)
+        if want is None:
+            print(f"{name}: not in {GOLDEN} (a new input: rerun with --update and review)")
+            failures += 1
+        elif want != summary(r):
+            failures += 1
+            print(f"{name}: the static reward changed")
+            print("  golden: " + json.dumps(want, sort_keys=True))
+            print("  now:    " + json.dumps(summary(r), sort_keys=True))
+            print("  result: " + json.dumps(r, sort_keys=True)[:3000])
+    for name in sorted(set(golden) - {n for n, _ in got}):
+        print(f"{name}: in {GOLDEN} but no longer an input (rerun with --update)")
+        failures += 1
+    print(f"{len(got)} inputs, {failures} differ from {GOLDEN}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
