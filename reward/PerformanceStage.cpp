@@ -25,10 +25,10 @@ namespace tilescope::reward_detail {
 namespace {
 
 // Traced CTAs at most; the rest are costed as their average (model/Profile.h).
-// 32 keeps the trace of a 4096^3 GEMM near 10 ms (all 132 CTAs of the
+// 16 keeps the trace of a 4096^3 GEMM to a few ms (all 132 CTAs of the
 // persistent library GEMM: 40 ms) and predicts the library GEMMs' times as
 // tracing every CTA does.
-constexpr int64_t kMaxTracedCtas = 32;
+constexpr int64_t kMaxTracedCtas = 16;
 
 StageResult stage(StageStatus status, std::string reason) {
   StageResult r;

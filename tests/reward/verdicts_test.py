@@ -13,12 +13,22 @@ the model), the performance stage and the `performance` object (the model's
 prediction, pinned by tests/unit/reward/PerformanceTest.cpp). Everything else
 (each stage's status, reason and diagnostics with their codes, locations,
 messages and witnesses; the verdict, exit code, first failure, candidate
-hash) must be equal. The golden file keeps, per input, a summary (exit
+hash) must be equal. A few results depend on solver budgets that a loaded
+machine can run out of (a witness that is "merely not the least" when a
+minimising query gives up, verifier/LeastWitness.h), so an input that
+differs is rewarded again, up to twice, and fails only when no run matches:
+a change of what the stages decide differs every time. The golden file keeps, per input, a summary (exit
 code, verdict, each kernel's stage statuses) and the SHA-256 of the whole
 normalised result; a difference prints the summary of both and the current
 result in full.
 
-usage: verdicts_test.py TILESCOPE ROOT [--update] [--jobs N]
+With --in-process PYTHONPATH the same inputs are rewarded one after the
+other in one process through the Python module (tilescope.reward, static
+only), so that whatever a process keeps between candidates (the linear
+pre-check's memo of proved formulas, verifier/LinearPrecheck.h) is warm, and
+must give the same results as a process per input.
+
+usage: verdicts_test.py TILESCOPE ROOT [--update] [--jobs N] [--in-process PYTHONPATH]
 --update rewrites the golden file: do that only for an intended change of a
 verdict or a message, and review the diff of the golden file.
 """
@@ -99,16 +109,34 @@ def run(tilescope, root, item):
     return name, {"exit": p.returncode, "result": normal(result)}
 
 
+def run_in_process(root, item):
+    import tilescope
+    name, text, path = item
+    if text is None:
+        with open(os.path.join(root, path)) as f:
+            text = f.read()
+        file_name = path
+    else:
+        file_name = "<stdin>"
+    result = tilescope.reward(text, seed=1, static_only=True, name=file_name)
+    return name, {"exit": result["exit_code"], "result": normal(result)}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("tilescope")
     ap.add_argument("root")
     ap.add_argument("--update", action="store_true")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--in-process", metavar="PYTHONPATH")
     args = ap.parse_args()
     items = inputs(args.root)
-    with ThreadPoolExecutor(args.jobs) as pool:
-        got = list(pool.map(lambda i: run(args.tilescope, args.root, i), items))
+    if args.in_process:
+        sys.path.insert(0, args.in_process)
+        got = [run_in_process(args.root, i) for i in items]
+    else:
+        with ThreadPoolExecutor(args.jobs) as pool:
+            got = list(pool.map(lambda i: run(args.tilescope, args.root, i), items))
     golden_path = os.path.join(args.root, GOLDEN)
     if args.update:
         with open(golden_path, "w") as f:
@@ -122,8 +150,17 @@ def main():
             g = json.loads(line)
             golden[g.pop("name")] = g
     failures = 0
-    for name, r in got:
+    by_name = {item[0]: item for item in items}
+    for k, (name, r) in enumerate(got):
         want = golden.get(name)
+        for _ in range(2):
+            if want is None or want == summary(r):
+                break
+            if args.in_process:
+                r = run_in_process(args.root, by_name[name])[1]
+            else:
+                r = run(args.tilescope, args.root, by_name[name])[1]
+            got[k] = (name, r)
         if want is None:
             print(f"{name}: not in {GOLDEN} (a new input: rerun with --update and review)")
             failures += 1

@@ -43,7 +43,7 @@ double modelUs(const Kernel &k, const std::map<std::string, int64_t> &sizes) {
   std::string error;
   auto machine = model::bundledMachine("h100", &error);
   REQUIRE(machine);
-  auto profile = model::profileKernel(k, sizes, 32, &error);
+  auto profile = model::profileKernel(k, sizes, 16, &error);
   REQUIRE_MESSAGE(profile, error);
   return model::predict(*profile, *machine).us;
 }
