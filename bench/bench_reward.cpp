@@ -1,7 +1,8 @@
 // Google Benchmark for the reward (reward/Reward.h), in process, the way an
 // agent harness calls it:
 //  - staticReward: the static stages (parse, types, dispatch, resources,
-//    layouts, barriers, races) of kernels/gemm_bf16_sm90.tile, each iteration
+//    layouts, barriers, races, and the performance model's stage, which the
+//    task's gemm problem turns on) of kernels/gemm_bf16_sm90.tile, each iteration
 //    on a distinct candidate (a mutant whose epilogue comment and one unused
 //    `let` differ, so nothing is answered from a cache) — issue 14's target:
 //    >= 20 candidates/s on one core;

@@ -21,7 +21,16 @@ and the speedup Amdahl's law allows N jobs, 1 / (s + (1 - s) / N). The
 measured wall-clock speedup is the target's figure; run it on an idle
 machine with N no larger than its cores.
 
-usage: reward_batch.py TILESCOPE [--count 1000] [--jobs 2] [--work DIR]
+Fixed work: the batch file is the same for a given --count (mutants drawn
+from seed 14, each with its own input seed), so runs on different days or
+machines compare. Each run also reports the load it ran under — the load
+average sampled every 2 s (/proc/loadavg: min, mean, max) — and the cores it
+obtained (the workers' CPU time over the wall time): on a machine where other
+work takes the cores, 2 jobs obtain fewer than 2 and the wall-clock speedup
+is bounded by that, not by the batch path. `--repeat R` runs the pair
+(1 job, N jobs) R times, alternating, and prints each pair's speedup.
+
+usage: reward_batch.py TILESCOPE [--count 1000] [--jobs 2] [--work DIR] [--repeat 1]
 """
 import argparse
 import json
@@ -31,6 +40,7 @@ import re
 import resource
 import subprocess
 import sys
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -63,12 +73,79 @@ def mutate(text, rng):
     return "\n".join(lines)
 
 
+class LoadSampler:
+    """Samples the 1-minute load average every `period` seconds while running."""
+
+    def __init__(self, period=2.0):
+        self.period, self.samples = period, []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        while True:
+            try:
+                with open("/proc/loadavg") as f:
+                    self.samples.append(float(f.read().split()[0]))
+            except OSError:
+                return
+            if self.stop.wait(self.period):
+                return
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+    def text(self):
+        if not self.samples:
+            return "load not sampled"
+        return (f"load average min {min(self.samples):.1f} mean "
+                f"{sum(self.samples) / len(self.samples):.1f} max {max(self.samples):.1f}")
+
+
+def run_batch(args, batch, jobs, tag):
+    out = os.path.join(args.work, f"out{jobs}.jsonl")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.time()
+    with LoadSampler() as load:
+        p = subprocess.run([args.tilescope, "reward", "--batch", batch, "-o", out,
+                            "--jobs", str(jobs)], capture_output=True, text=True)
+    wall = time.time() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        print(p.stderr)
+        return None
+    peak = re.search(r"peak worker memory (\d+) MiB", p.stderr)
+    cpus = re.search(r"coordinator CPU ([0-9.]+) s, workers' CPU ([0-9.]+) s", p.stderr)
+    verdicts = {}
+    for line in open(out):
+        v = json.loads(line)["verdict"]
+        verdicts[v] = verdicts.get(v, 0) + 1
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    print(f"{tag}jobs {jobs}: {args.count} candidates in {wall:.1f} s wall = "
+          f"{args.count / wall:.2f}/s; workers' CPU {cpu:.1f} s = {args.count / cpu:.2f}/s "
+          f"per CPU-second; cores obtained {cpu / wall:.2f}; peak worker "
+          f"{peak.group(1) if peak else '?'} MiB; {load.text()}; {verdicts}")
+    if cpus:
+        coord, work = float(cpus.group(1)), float(cpus.group(2))
+        serial = coord / (coord + work) if coord + work > 0 else 0.0
+        print(f"  per candidate: {1000 * work / args.count:.1f} ms CPU in a worker, "
+              f"{1000 * coord / args.count:.2f} ms in the coordinator; serial fraction "
+              f"{serial:.4f}; Amdahl bound for {jobs} jobs: "
+              f"{1 / (serial + (1 - serial) / jobs):.2f}x")
+    return wall
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("tilescope")
     ap.add_argument("--count", type=int, default=1000)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--work", default="/tmp/reward-batch-bench")
+    ap.add_argument("--repeat", type=int, default=1)
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     rng = random.Random(14)
@@ -79,37 +156,17 @@ def main():
             name = rng.choice(sorted(KERNELS))
             f.write(json.dumps({"id": n, "source": mutate(sources[name], rng),
                                 "problem": KERNELS[name], "seed": n + 1}) + "\n")
-    results = {}
-    for jobs in (1, args.jobs):
-        out = os.path.join(args.work, f"out{jobs}.jsonl")
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.time()
-        p = subprocess.run([args.tilescope, "reward", "--batch", batch, "-o", out,
-                            "--jobs", str(jobs)], capture_output=True, text=True)
-        wall = time.time() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if p.returncode != 0:
-            print(p.stderr)
+    speedups = []
+    for r in range(args.repeat):
+        tag = f"[{r + 1}/{args.repeat}] " if args.repeat > 1 else ""
+        one = run_batch(args, batch, 1, tag)
+        many = run_batch(args, batch, args.jobs, tag)
+        if one is None or many is None:
             return 1
-        peak = re.search(r"peak worker memory (\d+) MiB", p.stderr)
-        cpus = re.search(r"coordinator CPU ([0-9.]+) s, workers' CPU ([0-9.]+) s", p.stderr)
-        verdicts = {}
-        for line in open(out):
-            v = json.loads(line)["verdict"]
-            verdicts[v] = verdicts.get(v, 0) + 1
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        results[jobs] = wall
-        print(f"jobs {jobs}: {args.count} candidates in {wall:.1f} s wall = "
-              f"{args.count / wall:.2f}/s; workers' CPU {cpu:.1f} s = {args.count / cpu:.2f}/s "
-              f"per CPU-second; peak worker {peak.group(1) if peak else '?'} MiB; {verdicts}")
-        if cpus:
-            coord, work = float(cpus.group(1)), float(cpus.group(2))
-            serial = coord / (coord + work) if coord + work > 0 else 0.0
-            print(f"  per candidate: {1000 * work / args.count:.1f} ms CPU in a worker, "
-                  f"{1000 * coord / args.count:.2f} ms in the coordinator; serial fraction "
-                  f"{serial:.4f}; Amdahl bound for {jobs} jobs: "
-                  f"{1 / (serial + (1 - serial) / jobs):.2f}x")
-    print(f"speedup of {args.jobs} jobs over 1: {results[1] / results[args.jobs]:.2f}x")
+        speedups.append(one / many)
+        print(f"{tag}speedup of {args.jobs} jobs over 1: {one / many:.2f}x")
+    if len(speedups) > 1:
+        print("speedups: " + ", ".join(f"{x:.2f}x" for x in speedups))
     return 0
 
 

@@ -37,6 +37,7 @@ std::optional<Machine> parseMachine(const std::string &jsonText, std::string *er
   struct Field {
     const char *key;
     double *value;
+    bool optional = false;
   };
   const Field fields[] = {
       {"sms", &m.sms},
@@ -59,9 +60,14 @@ std::optional<Machine> parseMachine(const std::string &jsonText, std::string *er
       {"load_latency_cycles", &m.loadLatencyCycles},
       {"epilogue_cycles", &m.epilogueCycles},
       {"launch_us", &m.launchUs},
+      {"dram_datasheet_tb_s", &m.dramDatasheetTBs, true},
+      {"cublas_roofline_factor", &m.cublasRooflineFactor, true},
+      {"cublas_overhead_us", &m.cublasOverheadUs, true},
   };
   for (const Field &f : fields) {
     const llvm::json::Object *entry = o->getObject(f.key);
+    if (!entry && f.optional && !o->get(f.key))
+      continue;
     llvm::Optional<double> v;
     if (entry)
       v = entry->getNumber("value");

@@ -22,6 +22,10 @@ struct Machine {
   double threadsPerSm = 0, ctasPerSm = 0, registersPerSm = 0;
   double l2ToSmemTBs = 0, dramTBs = 0, l2Bytes = 0, loadLatencyCycles = 0, epilogueCycles = 0;
   double launchUs = 0;
+  // The cuBLAS-calibrated roofline of model/Baseline.h: the datasheet's DRAM
+  // rate, and cuBLAS's measured time as factor * roofline + overhead. 0 when
+  // the description has none (optional fields).
+  double dramDatasheetTBs = 0, cublasRooflineFactor = 0, cublasOverheadUs = 0;
   std::map<std::string, std::string> sources; // field name in the file -> its source
 
   // Issue efficiency of wgmma m64nNk16 (interpolated between 64, 128, 256).

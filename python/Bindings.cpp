@@ -271,7 +271,8 @@ PYBIND11_MODULE(_core, m) {
       "reward",
       [](const py::object &source, const std::string &problem, const py::object &seed,
          const std::string &sizes, const std::string &kernel, double timeoutMs, uint64_t maxSteps,
-         uint64_t memoryMb, const std::string &name, double staticTimeoutMs) {
+         uint64_t memoryMb, const std::string &name, double staticTimeoutMs, bool staticOnly,
+         const std::string &performanceSizes, const std::string &machine) {
         if (timeoutMs < 0 || staticTimeoutMs < 0)
           throw py::value_error("timeout_ms and static_timeout_ms take a non-negative number");
         auto [text, file] = sourceOf(source, name.empty() ? "<candidate>" : name);
@@ -286,6 +287,9 @@ PYBIND11_MODULE(_core, m) {
         options.staticTimeoutMs = staticTimeoutMs;
         options.maxSteps = maxSteps;
         options.maxMemoryMb = memoryMb;
+        options.staticOnly = staticOnly;
+        options.performanceSizes = performanceSizes;
+        options.machine = machine;
         std::string result;
         {
           py::gil_scoped_release release;
@@ -296,5 +300,6 @@ PYBIND11_MODULE(_core, m) {
       "source"_a, "problem"_a = "", "seed"_a = py::none(), "sizes"_a = "auto", "kernel"_a = "",
       "timeout_ms"_a = RewardOptions().timeoutMs, "max_steps"_a = RewardOptions().maxSteps,
       "memory_mb"_a = RewardOptions().maxMemoryMb, "name"_a = "",
-      "static_timeout_ms"_a = RewardOptions().staticTimeoutMs);
+      "static_timeout_ms"_a = RewardOptions().staticTimeoutMs, "static_only"_a = false,
+      "performance_sizes"_a = RewardOptions().performanceSizes, "machine"_a = "");
 }

@@ -8,6 +8,7 @@
 #include "ir/Printer.h"
 #include "ir/SemanticHash.h"
 #include "ir/Suggest.h"
+#include "model/Machine.h"
 #include "reward/RewardCache.h"
 #include "reward/SimSizes.h"
 #include "reward/SourceAnchors.h"
@@ -62,12 +63,13 @@ double msSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
-// Weights of the score (docs/reward.md); performance counts once a model exists.
-double weightOf(const std::string &stage) {
-  if (stage == "simulate")
+// Weights of the score (docs/reward.md); performance counts where the model
+// covers the kernel (a skipped performance stage is left out).
+double weightOf(const StageResult &stage) {
+  if (stage.name == "simulate")
     return 3;
-  if (stage == "performance")
-    return 0;
+  if (stage.name == "performance")
+    return stage.status == StageStatus::Skipped ? 0 : 1;
   return 1;
 }
 
@@ -321,8 +323,15 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
     }
     blocked(kr.stages.back());
   }
-  kr.stages.push_back(pk.kernel && blockedBy.empty() ? performanceStage(*pk.kernel)
-                                                     : skipped("performance"));
+  if (pk.kernel && blockedBy.empty()) {
+    auto started = Clock::now();
+    PerformanceRequest req{options.problem, options.performanceSizes, options.machine};
+    StageResult s = performanceStage(*pk.kernel, sm, req, kr.performance);
+    s.ms = msSince(started);
+    kr.stages.push_back(std::move(s));
+  } else {
+    kr.stages.push_back(skipped("performance"));
+  }
 
   scoreKernel(kr);
   return kr;
@@ -333,11 +342,13 @@ void scoreKernel(KernelReward &kr) {
   double total = 0, earned = 0;
   bool failed = false, budget = false, unknown = false;
   for (StageResult &s : kr.stages) {
-    if (s.name != "simulate")
+    // simulate and performance earn a share of their credit when they pass.
+    bool partial = s.name == "simulate" || s.name == "performance";
+    if (!partial)
       s.credit = s.status == StageStatus::Pass ? 1 : 0;
     else if (s.status == StageStatus::Unknown || s.status == StageStatus::Skipped)
       s.credit = 0;
-    double w = weightOf(s.name);
+    double w = weightOf(s);
     total += w;
     earned += w * s.credit;
     failed |= s.status == StageStatus::Fail;
@@ -454,6 +465,25 @@ RewardResult reward(const std::string &source, const RewardOptions &options) {
     std::string why;
     if (!parseSimSizes(options.sizes, why)) {
       fileError("options.sizes", why);
+      return finishError();
+    }
+  }
+
+  if (options.performanceSizes != "auto") {
+    std::string why;
+    auto given = parseSimSizes(options.performanceSizes, why);
+    if (!given || given->size() != 1) {
+      fileError("options.performance-sizes",
+                given ? "the performance sizes are one set of sizes (M=..,N=..,K=..)" : why);
+      return finishError();
+    }
+  }
+  if (!options.machine.empty()) {
+    std::string why;
+    if (!model::bundledMachine(options.machine, &why)) {
+      std::vector<std::string> targets = model::bundledMachineTargets();
+      std::vector<std::string_view> names(targets.begin(), targets.end());
+      fileError("options.machine", why + didYouMean(options.machine, names));
       return finishError();
     }
   }

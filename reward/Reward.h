@@ -48,6 +48,11 @@ struct RewardOptions {
   bool cacheDynamic = false;             // answer simulate from the cache too
   bool staticOnly = false;      // leave the simulation out: simulate is `unknown` (not checked)
   bool ptxas = false; // resources: also lower, compile with nvcc and check ptxas's report
+  // The performance stage (docs/reward.md, "Performance"): the sizes the
+  // model predicts at ("auto": 4096 for every shape symbol, or
+  // "M=8192,N=8192,K=8192") and the machine ("h100", "h200"; empty: h100).
+  std::string performanceSizes = "auto";
+  std::string machine;
   RewardCache *cache = nullptr; // static stages by semantic hash; may be null
 };
 
@@ -86,6 +91,18 @@ struct SimulatedSize {
   std::string poison;
 };
 
+// What the performance stage predicted (absent when the model did not run).
+struct PerformanceEstimate {
+  std::string machine;    // "h100"
+  std::string sizes;      // "K = 4096, M = 4096, N = 4096"
+  double predictedUs = 0; // the model's time (model/Predict.h)
+  std::string boundBy;    // the resource of the longest bound
+  double tflops = 0;      // achieved at the predicted time
+  double rooflineUs = 0;  // the work's flops at peak or bytes at DRAM rate (model/Baseline.h)
+  double baselineUs = 0;  // cuBLAS-calibrated: factor * roofline + overhead
+  double ratio = 0;       // predictedUs / baselineUs (below 1: faster than the baseline)
+};
+
 struct FirstFailure {
   std::string stage, code, hint;
   std::string file;
@@ -97,6 +114,7 @@ struct KernelReward {
   std::string candidate; // semantic hash, 16 hex digits
   std::vector<StageResult> stages;
   std::vector<SimulatedSize> simulated;
+  std::optional<PerformanceEstimate> performance;
   double score = 0;
   std::optional<FirstFailure> firstFailure;
   std::string verdict; // pass | fail | unknown | budget | error

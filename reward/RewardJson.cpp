@@ -105,13 +105,23 @@ llvm::json::Object resultJson(const RewardResult &r) {
                                              {"poison", s.poison},
                                              {"outcome", s.outcome},
                                              {"ms", rounded(s.ms, 0.001)}});
-    kernels.push_back(llvm::json::Object{{"kernel", k.kernel},
-                                         {"candidate", k.candidate},
-                                         {"verdict", k.verdict},
-                                         {"score", rounded(k.score, 1e-6)},
-                                         {"stages", std::move(stages)},
-                                         {"simulated", std::move(simulated)},
-                                         {"first_failure", firstFailureJson(k.firstFailure)}});
+    llvm::json::Object kernel{{"kernel", k.kernel},
+                              {"candidate", k.candidate},
+                              {"verdict", k.verdict},
+                              {"score", rounded(k.score, 1e-6)},
+                              {"stages", std::move(stages)},
+                              {"simulated", std::move(simulated)},
+                              {"first_failure", firstFailureJson(k.firstFailure)}};
+    if (const std::optional<PerformanceEstimate> &p = k.performance) // only when the model ran
+      kernel["performance"] = llvm::json::Object{{"machine", p->machine},
+                                                 {"sizes", p->sizes},
+                                                 {"predicted_us", rounded(p->predictedUs, 0.001)},
+                                                 {"bound_by", p->boundBy},
+                                                 {"tflops", rounded(p->tflops, 0.1)},
+                                                 {"roofline_us", rounded(p->rooflineUs, 0.001)},
+                                                 {"baseline_us", rounded(p->baselineUs, 0.001)},
+                                                 {"ratio", rounded(p->ratio, 1e-4)}};
+    kernels.push_back(std::move(kernel));
   }
   llvm::json::Array diagnostics;
   for (const RewardDiagnostic &d : r.diagnostics)

@@ -10,6 +10,7 @@
 #include <llvm/Support/SourceMgr.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,15 @@ struct SimulateRequest {
 StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const SimulateRequest &request,
                           std::vector<SimulatedSize> &ran);
 
-StageResult performanceStage(const Kernel &kernel);
+// What the performance stage needs besides the kernel (PerformanceStage.cpp).
+struct PerformanceRequest {
+  std::string problem; // the task's: a GEMM's flops are the baseline's work
+  std::string sizes;   // "auto" (kPerformanceAutoSize each) or "M=..,N=..,K=.."
+  std::string machine; // a bundled machine; empty: h100
+};
+constexpr int64_t kPerformanceAutoSize = 4096;
+StageResult performanceStage(const Kernel &kernel, llvm::SourceMgr &sm,
+                             const PerformanceRequest &request,
+                             std::optional<PerformanceEstimate> &estimate);
 
 } // namespace tilescope::reward_detail

@@ -1,5 +1,5 @@
 // The static stages of the reward: types, dispatch, resources, layouts,
-// barriers, races (and the placeholder-free performance stage). Each runs the
+// barriers, races. Each runs the
 // same library code as `tilescope check` / `dispatch`, and keeps findings
 // (fail) apart from what could not be decided (unknown).
 #include "dispatch/Dispatch.h"
@@ -252,15 +252,6 @@ StageResult racesStage(const Kernel &kernel, llvm::SourceMgr &sm) {
   r.reason = fmt::format("{} access pair{} proved race-free, {} left to the barrier proofs",
                          report.pairsProved, report.pairsProved == 1 ? "" : "s",
                          report.pairsOrderedByMbarrier);
-  return r;
-}
-
-StageResult performanceStage(const Kernel &kernel) {
-  StageResult r;
-  r.name = "performance";
-  r.status = StageStatus::Skipped;
-  r.reason = fmt::format("no performance model for {} yet; the stage is left out of the score",
-                         targetInfo(kernel.launch.target).name);
   return r;
 }
 

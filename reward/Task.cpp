@@ -81,11 +81,34 @@ bool applyTaskKey(llvm::StringRef text, llvm::StringRef key, const json::Value &
   auto wrongType = [&](const char *expected) {
     error = atKey(text, key, fmt::format("task key \"{}\" must be {}", key.str(), expected));
   };
-  if (key == "problem" || key == "kernel") {
+  if (key == "problem" || key == "kernel" || key == "machine") {
     if (auto s = value.getAsString())
-      (key == "problem" ? o.problem : o.kernel) = s->str();
+      (key == "problem" ? o.problem : key == "kernel" ? o.kernel : o.machine) = s->str();
     else
       wrongType("a string");
+    return true;
+  }
+  if (key == "performance_sizes") {
+    if (auto s = value.getAsString()) {
+      o.performanceSizes = s->str();
+      return true;
+    }
+    const json::Object *set = value.getAsObject();
+    std::string one;
+    for (const auto &[name, v] : set ? *set : json::Object{}) {
+      llvm::Optional<int64_t> n = v.getAsInteger();
+      if (!n || *n <= 0 || *n > (int64_t{1} << 40)) {
+        error =
+            atKey(text, name, fmt::format("size '{}' must be an integer in [1, 2^40]", name.str()));
+        return true;
+      }
+      one += fmt::format("{}{}={}", one.empty() ? "" : ",", name.str(), *n);
+    }
+    if (one.empty())
+      wrongType("\"auto\", a string such as \"M=8192,N=8192,K=8192\" or an object such as "
+                "{\"M\": 8192}");
+    else
+      o.performanceSizes = one;
     return true;
   }
   if (key == "seed") {
@@ -181,7 +204,7 @@ bool readTask(llvm::StringRef text, RewardOptions &options, JsonInputError &erro
     if (!applyTaskKey(text, key, value, o, bad))
       bad = atKey(text, key,
                   fmt::format("unknown task key '{}' (problem, sizes, seed, kernel, "
-                              "tolerances)",
+                              "tolerances, performance_sizes, machine)",
                               key.str()));
     if (bad) {
       error = std::move(*bad);

@@ -57,6 +57,13 @@ cl::opt<bool> ptxas("ptxas",
                     cl::desc("Resources: lower, compile with nvcc and check ptxas's registers and "
                              "spills against the launch's budget"),
                     cl::sub(rewardCommand));
+cl::opt<std::string> performanceSizes(
+    "performance-sizes",
+    cl::desc("Sizes the performance model predicts at: auto (4096 each) or NAME=V,..."),
+    cl::init("auto"), cl::sub(rewardCommand));
+cl::opt<std::string> machine("machine",
+                             cl::desc("Machine of the performance model: h100 (default), h200"),
+                             cl::value_desc("M"), cl::sub(rewardCommand));
 cl::opt<bool> cacheDynamic("cache-dynamic",
                            cl::desc("Answer the simulate stage from the cache too"),
                            cl::sub(rewardCommand));
@@ -145,6 +152,8 @@ int runReward() {
   options.kernel = kernelName;
   options.problem = problem;
   options.sizes = sizes;
+  options.performanceSizes = performanceSizes;
+  options.machine = machine;
   if (timeoutMs < 0 || staticTimeoutMs < 0 || candidateTimeoutMs < 0)
     return usage("--timeout-ms, --static-timeout-ms and --candidate-timeout-ms take a "
                  "non-negative number of milliseconds");

@@ -3,8 +3,129 @@
 #include "verifier/SolverBudget.h"
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace tilescope::detail {
+
+namespace {
+
+// Over-approximations proved unsat before, by their SMT-LIB text
+// (declarations with their sorts and every assertion): a formula that was
+// unsat is unsat wherever it is asked again, so a hit is a proof found
+// earlier, not a guess. Only unsat is kept: sat and unknown are asked again.
+// Process-wide, so that the candidates of an agent's search (mostly the same
+// protocol) share what was proved; bounded by a byte budget and cleared when
+// full.
+class UnsatMemo {
+public:
+  bool contains(const std::string &formula) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return formulas_.count(formula) != 0;
+  }
+  void insert(std::string formula) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (bytes_ + formula.size() > kMaxBytes) {
+      formulas_.clear();
+      bytes_ = 0;
+    }
+    bytes_ += formula.size();
+    formulas_.insert(std::move(formula));
+  }
+
+private:
+  static constexpr size_t kMaxBytes = size_t{64} << 20;
+  std::mutex mutex_;
+  std::unordered_set<std::string> formulas_;
+  size_t bytes_ = 0;
+};
+
+bool isDigits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Whether a symbol of Z3's SMT-LIB text is a name Z3 made up: a let binder
+// (`?x12`, `$x7`: numbered by node id) or a fresh constant (`i!11`: numbered
+// by a per-context counter). Interpreted symbols never look like either.
+bool isGeneratedName(std::string_view token) {
+  if (token.size() > 2 && (token[0] == '?' || token[0] == '$') && token[1] == 'x')
+    return isDigits(token.substr(2));
+  size_t bang = token.rfind('!');
+  return bang != std::string_view::npos && bang > 0 && isDigits(token.substr(bang + 1));
+}
+
+} // namespace
+
+// `smt2` with every generated name replaced by one numbered by its first
+// occurrence ("\x01" + index, a character no symbol holds): a bijective
+// renaming, so two formulas with the same normal text are the same formula up
+// to the names of their constants and let binders (whose sorts the
+// declarations in the text still give), and equally satisfiable. The numbers
+// Z3 picks depend on what the context built before; the normal text does not.
+std::string alphaNormal(const std::string &smt2) {
+  std::string out;
+  out.reserve(smt2.size());
+  std::unordered_map<std::string_view, size_t> renamed;
+  auto isDelimiter = [](char c) {
+    return c == '(' || c == ')' || c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '|' ||
+           c == '"' || c == ';';
+  };
+  size_t i = 0;
+  while (i < smt2.size()) {
+    char c = smt2[i];
+    if (c == '|' || c == '"') { // a quoted symbol or a string: copied whole
+      size_t end = smt2.find(c, i + 1);
+      end = end == std::string::npos ? smt2.size() : end + 1;
+      out.append(smt2, i, end - i);
+      i = end;
+      continue;
+    }
+    if (c == ';') { // a comment, to the end of its line
+      size_t end = smt2.find('\n', i);
+      end = end == std::string::npos ? smt2.size() : end;
+      out.append(smt2, i, end - i);
+      i = end;
+      continue;
+    }
+    if (isDelimiter(c)) {
+      out += c;
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < smt2.size() && !isDelimiter(smt2[end]))
+      ++end;
+    std::string_view token(smt2.data() + i, end - i);
+    if (isGeneratedName(token)) {
+      auto [it, fresh] = renamed.emplace(token, renamed.size());
+      out += '\x01';
+      out += std::to_string(it->second);
+    } else {
+      out.append(token);
+    }
+    i = end;
+  }
+  return out;
+}
+
+namespace {
+
+std::atomic<uint64_t> memoHits{0};
+
+UnsatMemo &unsatMemo() {
+  static UnsatMemo memo;
+  return memo;
+}
+
+} // namespace
+
+uint64_t linearPrecheckMemoHits() {
+  return memoHits.load();
+}
 
 LinearPrecheck::LinearPrecheck(z3::context &ctx, unsigned budgetMs)
     : ctx_(ctx), budgetMs_(std::min(budgetMs, kPrecheckBudgetMs)),
@@ -30,7 +151,15 @@ bool LinearPrecheck::unsat(const z3::expr_vector &background, const z3::expr_vec
     used.push_back(rewritten[int(k)]);
   s.add(abstraction_.definitionsFor(used));
   s.add(rewritten);
-  return s.check() == z3::unsat;
+  std::string formula = alphaNormal(s.to_smt2());
+  if (unsatMemo().contains(formula)) {
+    ++memoHits;
+    return true;
+  }
+  if (s.check() != z3::unsat)
+    return false;
+  unsatMemo().insert(std::move(formula));
+  return true;
 }
 
 } // namespace tilescope::detail

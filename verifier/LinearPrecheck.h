@@ -18,12 +18,30 @@
 
 #include <z3++.h>
 
+#include <cstdint>
+#include <string>
+
 namespace tilescope::detail {
 
 // The most budget a cheaper question asked before an exact query gets (the
 // pre-check here, the barrier proofs' sample sizes): past it the exact query
 // decides, so a hard query costs at most this much more than it used to.
 inline constexpr unsigned kPrecheckBudgetMs = 500;
+
+// Over-approximations proved unsat are remembered process-wide by the
+// alpha-normal form of their SMT-LIB text (alphaNormal): asked again, in this
+// candidate or a later one, they are answered without Z3. Only unsat is
+// remembered (a proof stays a proof); sat and unknown are asked again.
+class LinearPrecheck;
+
+// Z3's SMT-LIB text with the names Z3 generates (let binders `?x12`,
+// `$x7`; fresh constants `i!11`) renamed by first occurrence: equal for two
+// formulas that differ only in those names, which depend on what the context
+// built before.
+std::string alphaNormal(const std::string &smt2);
+
+// Pre-checks answered from the memo so far (for tests and benchmarks).
+uint64_t linearPrecheckMemoHits();
 
 class LinearPrecheck {
 public:

@@ -250,6 +250,24 @@ class RewardTest(unittest.TestCase):
         self.assertEqual((got["verdict"], got["exit_code"]), ("error", 2))
         self.assertEqual(got["diagnostics"][0]["line"], 1)
 
+    def test_the_performance_stage_is_exposed(self):
+        # static_only, performance_sizes and machine are --static,
+        # --performance-sizes and --machine; the dict has the prediction.
+        got = tilescope.reward(library("gemm_bf16_sm90.tile"), problem="gemm(A, B^T -> C)",
+                               seed=1, static_only=True, performance_sizes="M=8192,N=8192,K=8192",
+                               machine="h200")
+        kernel = got["kernels"][0]
+        stages = {s["name"]: s for s in kernel["stages"]}
+        self.assertEqual(stages["simulate"]["status"], "unknown")
+        self.assertEqual(stages["performance"]["status"], "pass")
+        self.assertEqual(got["verdict"], "unknown")
+        perf = kernel["performance"]
+        self.assertEqual((perf["machine"], perf["sizes"]), ("h200", "K = 8192, M = 8192, N = 8192"))
+        self.assertGreater(perf["predicted_us"], perf["roofline_us"])
+        self.assertAlmostEqual(perf["ratio"], perf["predicted_us"] / perf["baseline_us"], places=3)
+        bad = tilescope.reward(library("gemm_bf16_sm90.tile"), machine="a100", static_only=True)
+        self.assertEqual(bad["diagnostics"][0]["code"], "options.machine")
+
     def test_without_a_seed_the_reward_draws_and_reports_one(self):
         first = tilescope.reward(library("gemm_naive.tile"), problem="gemm(A, B -> C)")
         second = tilescope.reward(library("gemm_naive.tile"), problem="gemm(A, B -> C)")

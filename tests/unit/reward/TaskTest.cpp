@@ -38,6 +38,17 @@ TEST_CASE("a task sets problem, sizes (string or list), seed and kernel") {
   CHECK(o.sizes == "auto");
 }
 
+TEST_CASE("a task sets the performance stage's sizes (string or object) and machine") {
+  RewardOptions o;
+  JsonInputError error;
+  REQUIRE(readTask(R"({"performance_sizes": {"M": 8192, "N": 1024, "K": 512}, "machine": "h200"})",
+                   o, error));
+  CHECK(o.performanceSizes == "M=8192,N=1024,K=512");
+  CHECK(o.machine == "h200");
+  REQUIRE(readTask(R"({"performance_sizes": "M=64,N=64,K=64"})", o, error));
+  CHECK(o.performanceSizes == "M=64,N=64,K=64");
+}
+
 TEST_CASE("a task that is not JSON is refused at the parser's position") {
   CHECK(refusal("{\"problem\": \"gemm\",\n  \"sizes\" 3}") ==
         "t.json:2:11: error: not JSON: Expected : after object key");
@@ -49,7 +60,11 @@ TEST_CASE("a task key that is unknown or mistyped is refused at the key") {
   CHECK(refusal("[1, 2]") == "t.json:1:1: error: the task must be a JSON object");
   CHECK(refusal("{\"problem\": \"p\",\n \"tolerance\": {}}") ==
         "t.json:2:2: error: unknown task key 'tolerance' (problem, sizes, seed, kernel, "
-        "tolerances)");
+        "tolerances, performance_sizes, machine)");
+  CHECK(refusal(R"({"performance_sizes": {"M": 0}})") ==
+        "t.json:1:24: error: size 'M' must be an integer in [1, 2^40]");
+  CHECK(refusal(R"({"machine": 100})") ==
+        "t.json:1:2: error: task key \"machine\" must be a string");
   CHECK(refusal(R"({"tolerances": {"C": {"rtol": "x"}}})") ==
         "t.json:1:17: error: tolerance for 'C' must be an object such as {\"rtol\": 0.01, "
         "\"atol\": 1e-5} (numbers; a missing one is 0)");

@@ -59,3 +59,38 @@ TEST_CASE("a linear query is left to the exact solver") {
   CHECK_FALSE(s.unsat(s.x > 0 && s.x < 0));
   CHECK_FALSE(s.unsat(s.x / 4 > s.x));
 }
+
+TEST_CASE("the alpha-normal text ignores the names Z3 generates and nothing else") {
+  using tilescope::detail::alphaNormal;
+  // Fresh constants and let binders, numbered differently, in a consistent way.
+  CHECK(alphaNormal("(declare-fun i!11 () Int)\n(assert (let ((?x5 (+ i!11 1))) (> ?x5 0)))") ==
+        alphaNormal("(declare-fun i!15 () Int)\n(assert (let ((?x9 (+ i!15 1))) (> ?x9 0)))"));
+  // Not a bijection: two constants in one, the same constant twice in the other.
+  CHECK(alphaNormal("(assert (< i!1 i!2))") != alphaNormal("(assert (< i!1 i!1))"));
+  // Other names, numbers and operators are kept.
+  CHECK(alphaNormal("(assert (> x 0))") != alphaNormal("(assert (> y 0))"));
+  CHECK(alphaNormal("(assert (> i!1 0))") != alphaNormal("(assert (> i!1 1))"));
+  CHECK(alphaNormal("(assert (> i!1 0))") != alphaNormal("(assert (>= i!1 0))"));
+  CHECK(alphaNormal("(declare-fun quot! (Int Int) Int)") == "(declare-fun quot! (Int Int) Int)");
+}
+
+TEST_CASE("an over-approximation proved unsat is answered again from the memo, in a new "
+          "context with other fresh names") {
+  auto ask = [](int skipFresh) {
+    z3::context ctx;
+    for (int k = 0; k < skipFresh; ++k) // moves the fresh-name counter on
+      (void)z3::expr(ctx, Z3_mk_fresh_const(ctx, "i", ctx.int_sort()));
+    z3::expr i = z3::expr(ctx, Z3_mk_fresh_const(ctx, "i", ctx.int_sort()));
+    z3::expr d = ctx.int_const("d");
+    z3::expr_vector background(ctx);
+    background.push_back(d >= 3);
+    z3::expr_vector constraints(ctx);
+    constraints.push_back(i % d >= d);
+    LinearPrecheck linear(ctx, 1000);
+    return linear.unsat(background, constraints);
+  };
+  CHECK(ask(0));
+  uint64_t before = tilescope::detail::linearPrecheckMemoHits();
+  CHECK(ask(7));
+  CHECK(tilescope::detail::linearPrecheckMemoHits() == before + 1);
+}

@@ -1,0 +1,186 @@
+// The performance stage of the reward (docs/reward.md, "Performance"): the
+// performance model's predicted time (model/Predict.h) at the task's
+// performance sizes, held against a cuBLAS-calibrated roofline of the same
+// work (model/Baseline.h). A slow kernel is no finding: the stage passes
+// with a credit in [0, 1] (the baseline's time over the predicted time,
+// capped at 1), is `unknown` when the model cannot predict a kernel it
+// covers, and `skipped` (left out of the score) for what the model does not
+// cover: targets other than sm_90a, tasks whose problem is no GEMM (the
+// model is calibrated on GEMMs only, docs/model.md), kernels that issue no
+// wgmma.
+#include "ir/Printer.h"
+#include "ir/Target.h"
+#include "model/Baseline.h"
+#include "model/Predict.h"
+#include "reward/SimSizes.h"
+#include "reward/Stages.h"
+#include "simulator/Problem.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tilescope::reward_detail {
+
+namespace {
+
+// Traced CTAs at most; the rest are costed as their average (model/Profile.h).
+// 16 keeps the trace of a 4096^3 GEMM to a few ms (all 132 CTAs of the
+// persistent library GEMM: 40 ms) and predicts the library GEMMs' times as
+// tracing every CTA does.
+constexpr int64_t kMaxTracedCtas = 16;
+
+StageResult stage(StageStatus status, std::string reason) {
+  StageResult r;
+  r.name = "performance";
+  r.status = status;
+  r.reason = std::move(reason);
+  return r;
+}
+
+std::optional<double> elements(const Kernel &kernel, const Param &p,
+                               const std::map<std::string, int64_t> &sizes) {
+  double n = 1;
+  for (const Expr &e : p.shape) {
+    auto v = model::evaluate(kernel, e, sizes);
+    if (!v || *v < 0)
+      return std::nullopt;
+    n *= double(*v);
+  }
+  return n;
+}
+
+const Param *paramNamed(const Kernel &kernel, const std::string &name) {
+  for (const Param &p : kernel.params)
+    if (p.name == name && p.isTensor)
+      return &p;
+  return nullptr;
+}
+
+bool isGemm(const std::string &problem) {
+  sim::ProblemSyntaxError ignored;
+  auto spec = sim::parseProblem(problem, &ignored);
+  return spec && spec->kind == "gemm" && !spec->inputs.empty() && !spec->outputs.empty();
+}
+
+// The flops of the task's GEMM at `sizes` (2 M N K from the shapes of A and
+// C): the problem's work, not the kernel's count, so that a kernel that
+// computes more than the problem needs does not raise its own baseline.
+std::optional<double> problemFlops(const Kernel &kernel, const std::string &problem,
+                                   const std::map<std::string, int64_t> &sizes) {
+  sim::ProblemSyntaxError ignored;
+  auto spec = sim::parseProblem(problem, &ignored);
+  if (!spec || !isGemm(problem))
+    return std::nullopt;
+  const Param *a = paramNamed(kernel, spec->inputs[0].name);
+  const Param *c = paramNamed(kernel, spec->outputs[0].name);
+  if (!a || !c || c->shape.size() != 2)
+    return std::nullopt;
+  auto aElems = elements(kernel, *a, sizes), cElems = elements(kernel, *c, sizes);
+  auto m = model::evaluate(kernel, c->shape[spec->outputs[0].transposed ? 1 : 0], sizes);
+  if (!aElems || !cElems || !m || *m <= 0)
+    return std::nullopt;
+  return 2 * *cElems * (*aElems / double(*m));
+}
+
+} // namespace
+
+StageResult performanceStage(const Kernel &kernel, llvm::SourceMgr &sm,
+                             const PerformanceRequest &request,
+                             std::optional<PerformanceEstimate> &estimate) {
+  const TargetInfo &target = targetInfo(kernel.launch.target);
+  if (target.smVersion != 90 || !target.hasWgmma)
+    return stage(StageStatus::Skipped,
+                 fmt::format("no performance model for {}: the model covers sm_90a "
+                             "(H100, H200); the stage is left out of the score",
+                             target.name));
+  if (!isGemm(request.problem))
+    return stage(StageStatus::Skipped,
+                 fmt::format("the performance model covers GEMMs (docs/model.md); the task's "
+                             "problem {}; the stage is left out of the score",
+                             request.problem.empty() ? "is not given" : "is no gemm"));
+  std::string error;
+  auto machine = model::bundledMachine(request.machine.empty() ? "h100" : request.machine, &error);
+  if (!machine)
+    return stage(StageStatus::Unknown, "not predicted: " + error);
+
+  std::map<std::string, int64_t> sizes;
+  std::vector<std::string> symbols = shapeSymbols(kernel);
+  if (request.sizes == "auto") {
+    for (const std::string &s : symbols)
+      sizes[s] = kPerformanceAutoSize;
+  } else {
+    std::string why;
+    auto given = parseSimSizes(request.sizes, why);
+    if (!given || given->size() != 1)
+      return stage(StageStatus::Unknown, "not predicted: the performance sizes '" + request.sizes +
+                                             "' are not one set of sizes");
+    sizes = given->front().values;
+    for (const std::string &s : symbols)
+      if (!sizes.count(s))
+        return stage(StageStatus::Unknown,
+                     fmt::format("not predicted: the performance sizes give no value of '{}'", s));
+  }
+  for (const Expr &c : kernel.constraints) {
+    auto v = model::evaluate(kernel, c, sizes);
+    if (!v || !*v) {
+      // The task's sizes are requirements; the automatic ones only a guess.
+      bool given = request.sizes != "auto";
+      StageResult r = stage(
+          given ? StageStatus::Fail : StageStatus::Unknown,
+          fmt::format("not predicted: the kernel's where clause {} at {}{}",
+                      v ? "rejects the performance sizes" : "does not evaluate", describe(sizes),
+                      given ? "" : " (the task's performance sizes choose others)"));
+      r.diagnostics.push_back(
+          diagnosticAt(sm, c->loc, kernel.name, "performance.sizes-rejected",
+                       fmt::format("'{}' {} at {}", print(c), v ? "is false" : "does not evaluate",
+                                   describe(sizes)),
+                       describe(sizes), given ? "error" : "warning"));
+      return r;
+    }
+  }
+  auto profile = model::profileKernel(kernel, sizes, kMaxTracedCtas, &error);
+  if (!profile)
+    return stage(StageStatus::Unknown,
+                 "not predicted: the model cannot trace the kernel: " + error);
+  model::Prediction p = model::predict(*profile, *machine);
+  if (p.flops <= 0)
+    return stage(StageStatus::Skipped,
+                 fmt::format("the performance model covers wgmma/TMA kernels; this one issues no "
+                             "wgmma at {}; the stage is left out of the score",
+                             describe(sizes)));
+  double bytes = 0;
+  for (const Param &param : kernel.params)
+    if (param.isTensor)
+      if (auto n = elements(kernel, param, sizes))
+        bytes += *n * dtypeBits(param.dtype) / 8.0;
+  auto flops = problemFlops(kernel, request.problem, sizes);
+  if (!flops)
+    return stage(StageStatus::Unknown, "not predicted: the shapes of the task's GEMM operands do "
+                                       "not evaluate at " +
+                                           describe(sizes));
+  auto base = model::baselineFor(*flops, bytes, *machine, &error);
+  if (!base)
+    return stage(StageStatus::Unknown, "not predicted: " + error);
+
+  PerformanceEstimate e;
+  e.machine = machine->target;
+  e.sizes = describe(sizes);
+  e.predictedUs = p.us;
+  e.boundBy = p.boundBy;
+  e.tflops = p.tflops;
+  e.rooflineUs = base->rooflineUs;
+  e.baselineUs = base->cublasUs;
+  e.ratio = p.us / base->cublasUs;
+  StageResult r = stage(StageStatus::Pass, "");
+  r.credit = std::min(1.0, base->cublasUs / p.us);
+  r.reason = fmt::format(
+      "predicted {:.1f} us at {} on {} (bound by {}, {:.0f} TFLOP/s); cuBLAS-calibrated "
+      "roofline {:.1f} us (roofline {:.1f} us, {}): {:.2f}x its time",
+      p.us, e.sizes, machine->name, p.boundBy, p.tflops, base->cublasUs, base->rooflineUs,
+      base->computeUs >= base->memoryUs ? "compute-bound" : "memory-bound", e.ratio);
+  estimate = std::move(e);
+  return r;
+}
+
+} // namespace tilescope::reward_detail

@@ -1,0 +1,162 @@
+// The reward's performance stage (docs/reward.md, "Performance"): the model's
+// prediction against the cuBLAS-calibrated roofline, its place in the score,
+// and what it never does (turn an undecided kernel into a pass).
+#include "ir/Instantiate.h"
+#include "ir/Parser.h"
+#include "ir/Printer.h"
+#include "kernels/BundledKernels.h"
+#include "model/Baseline.h"
+#include "model/Predict.h"
+#include "reward/Reward.h"
+
+#include <doctest/doctest.h>
+
+#include <llvm/Support/JSON.h>
+
+using namespace tilescope;
+
+namespace {
+
+const StageResult &stage(const KernelReward &k, const std::string &name) {
+  for (const StageResult &s : k.stages)
+    if (s.name == name)
+      return s;
+  FAIL("no stage " << name);
+  return k.stages.front();
+}
+
+// A point of kernels/gemm_bf16_sm90_family.tile as a kernel of its own.
+Kernel familyPoint(const std::string &point) {
+  llvm::SourceMgr sm;
+  Diagnostics diag(sm, false);
+  Module m =
+      parseModuleText(std::string(bundledKernelText("gemm_bf16_sm90_family.tile")), "f.tile", diag);
+  REQUIRE_FALSE(diag.hasErrors());
+  auto p = parsePoint(m.kernels[0], point, diag);
+  REQUIRE(p);
+  Instance inst = instantiate(m.kernels[0], *p);
+  REQUIRE_MESSAGE(inst.kernel, inst.reason);
+  return *inst.kernel;
+}
+
+double modelUs(const Kernel &k, const std::map<std::string, int64_t> &sizes) {
+  std::string error;
+  auto machine = model::bundledMachine("h100", &error);
+  REQUIRE(machine);
+  auto profile = model::profileKernel(k, sizes, 16, &error);
+  REQUIRE_MESSAGE(profile, error);
+  return model::predict(*profile, *machine).us;
+}
+
+RewardOptions staticGemm() {
+  RewardOptions o;
+  o.problem = "gemm(A, B^T -> C)";
+  o.staticOnly = true;
+  o.seed = 1;
+  return o;
+}
+
+} // namespace
+
+TEST_CASE("performance: 2 and 4 stages of a GEMM rank as the model ranks them") {
+  // 64x64 tiles, one consumer, persistent, 2048^3: the 2-stage ring is bound by
+  // load latency (docs/model.md), the 4-stage one is not.
+  const std::string base = "BM=64,BN=64,CONSUMERS=1,ORDER=row,PERSISTENT=true,STAGES=";
+  const std::map<std::string, int64_t> sizes = {{"M", 2048}, {"N", 2048}, {"K", 2048}};
+  RewardOptions o = staticGemm();
+  o.performanceSizes = "M=2048,N=2048,K=2048";
+  double modelTime[2], rewardTime[2], credit[2];
+  for (int i = 0; i < 2; ++i) {
+    Kernel k = familyPoint(base + (i == 0 ? "2" : "4"));
+    modelTime[i] = modelUs(k, sizes);
+    RewardResult r = reward(print(k), o);
+    REQUIRE(r.kernels.size() == 1);
+    const KernelReward &kr = r.kernels[0];
+    const StageResult &perf = stage(kr, "performance");
+    REQUIRE_MESSAGE(perf.status == StageStatus::Pass, perf.reason);
+    REQUIRE(kr.performance);
+    CHECK(kr.performance->machine == "h100");
+    CHECK(kr.performance->sizes == "K = 2048, M = 2048, N = 2048");
+    // The baseline of 2 * 2048^3 flops, as model/Baseline.h computes it.
+    std::string why;
+    auto machine = model::bundledMachine("h100", &why);
+    auto b = model::baselineFor(2.0 * 2048 * 2048 * 2048, 3 * 2.0 * 2048 * 2048, *machine, &why);
+    REQUIRE(b);
+    CHECK(kr.performance->baselineUs == doctest::Approx(b->cublasUs));
+    CHECK(kr.performance->ratio == doctest::Approx(kr.performance->predictedUs / b->cublasUs));
+    rewardTime[i] = kr.performance->predictedUs;
+    credit[i] = perf.credit;
+    CHECK(perf.credit == doctest::Approx(std::min(1.0, b->cublasUs / rewardTime[i])));
+    CHECK(rewardTime[i] == doctest::Approx(modelTime[i]));
+  }
+  CHECK(modelTime[0] != doctest::Approx(modelTime[1])); // the two variants differ
+  CHECK((rewardTime[0] < rewardTime[1]) == (modelTime[0] < modelTime[1]));
+  CHECK((credit[0] < credit[1]) == (modelTime[0] > modelTime[1]));
+  CHECK(modelTime[1] < modelTime[0]); // more stages are faster while latency-bound
+}
+
+TEST_CASE("performance: an unknown verdict still scores as not passed") {
+  // Static only: simulate is unknown (not checked). The performance stage runs
+  // and earns its credit, but the kernel's verdict stays unknown (exit 3) and
+  // its score below a pass.
+  RewardResult r = reward(std::string(bundledKernelText("gemm_bf16_sm90.tile")), staticGemm());
+  REQUIRE(r.kernels.size() == 1);
+  const KernelReward &k = r.kernels[0];
+  const StageResult &perf = stage(k, "performance");
+  REQUIRE_MESSAGE(perf.status == StageStatus::Pass, perf.reason);
+  CHECK(perf.credit > 0);
+  CHECK(stage(k, "simulate").status == StageStatus::Unknown);
+  CHECK(stage(k, "simulate").credit == 0);
+  CHECK(k.verdict == "unknown");
+  CHECK(r.exitCode == 3);
+  // 7 static stages and the performance credit of 11: simulate's 3 are lost.
+  CHECK(k.score == doctest::Approx((7 + perf.credit) / 11));
+  CHECK(k.score < 0.75);
+}
+
+TEST_CASE("performance: the JSON carries the prediction, and kernels the model does not cover "
+          "are left out of the score") {
+  RewardResult r = reward(std::string(bundledKernelText("gemm_bf16_sm90.tile")), staticGemm());
+  auto v = llvm::json::parse(rewardJson(r));
+  REQUIRE(bool(v));
+  const llvm::json::Object *p =
+      (*v->getAsObject()->getArray("kernels"))[0].getAsObject()->getObject("performance");
+  REQUIRE(p);
+  CHECK(p->getNumber("predicted_us").getValueOr(0) > 0);
+  CHECK(p->getNumber("baseline_us").getValueOr(0) > 0);
+
+  // sm_100a: no machine; the stage is skipped and weighs nothing.
+  RewardResult b = reward(std::string(bundledKernelText("gemm_bf16_sm100.tile")), staticGemm());
+  REQUIRE(b.kernels.size() == 1);
+  CHECK(stage(b.kernels[0], "performance").status == StageStatus::Skipped);
+  CHECK_FALSE(b.kernels[0].performance);
+  // A task without a problem (or not a GEMM): skipped, so the score is 7 of 10.
+  RewardOptions none = staticGemm();
+  none.problem = "";
+  RewardResult n = reward(std::string(bundledKernelText("gemm_bf16_sm90.tile")), none);
+  REQUIRE(n.kernels.size() == 1);
+  CHECK(stage(n.kernels[0], "performance").status == StageStatus::Skipped);
+  CHECK(n.kernels[0].score == doctest::Approx(0.7));
+}
+
+TEST_CASE("performance: sizes the task gives and the kernel rejects fail the stage") {
+  RewardOptions o = staticGemm();
+  o.performanceSizes = "M=4096,N=4100,K=4096"; // the library GEMM needs N % 8 == 0
+  RewardResult r = reward(std::string(bundledKernelText("gemm_bf16_sm90.tile")), o);
+  REQUIRE(r.kernels.size() == 1);
+  const StageResult &perf = stage(r.kernels[0], "performance");
+  CHECK(perf.status == StageStatus::Fail);
+  REQUIRE_FALSE(perf.diagnostics.empty());
+  CHECK(perf.diagnostics[0].code == "performance.sizes-rejected");
+  CHECK(perf.diagnostics[0].line > 0);
+
+  o.performanceSizes = "M=4096;M=8";
+  CHECK(reward(std::string(bundledKernelText("gemm_bf16_sm90.tile")), o).exitCode == 2);
+  o.performanceSizes = "auto";
+  o.machine = "h10";
+  RewardResult bad = reward(std::string(bundledKernelText("gemm_bf16_sm90.tile")), o);
+  CHECK(bad.exitCode == 2);
+  REQUIRE_FALSE(bad.diagnostics.empty());
+  CHECK(bad.diagnostics[0].code == "options.machine");
+  CHECK(bad.diagnostics[0].message.find("did you mean 'h100'") != std::string::npos);
+}
