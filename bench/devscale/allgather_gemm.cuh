@@ -71,7 +71,7 @@ void runAg(Rank &r, int rank, const Options &o, long M, long N, long K, uint32_t
   int n = r.comm.ndev;
   long MD = M / n;
   AgLayout l(M, N, K, MD);
-  if (M % n != 0 || MD % 64 != 0 || N % 128 != 0 || K % 1024 != 0 || l.end > r.comm.dataBytes) {
+  if (M % n != 0 || MD % 64 != 0 || N % 256 != 0 || K % 1024 != 0 || l.end > r.comm.dataBytes) {
     if (rank == 0)
       std::fprintf(stderr, "allgather gemm %ldx%ldx%ld does not fit; skipped\n", M, N, K);
     r.ok = false;

@@ -22,7 +22,7 @@ for n in "$@"; do
   "$ts" sim "$root/kernels/tp_gemm_bf16_sm90.tile" --kernel tp_gemm_allreduce_bf16_sm90_64x128 \
     --args M=128,N=256,KD=200,D=$n --seed 9 --dump "$tmp/tp64$n"
   "$ts" sim "$root/kernels/allgather_gemm_bf16_sm90.tile" \
-    --args M=$((64 * n)),MD=64,N=128,K=128,D=$n --seed 13 --dump "$tmp/ag$n"
+    --args M=$((64 * n)),MD=64,N=256,K=128,D=$n --seed 13 --dump "$tmp/ag$n"
   for ((r = 0; r < n; ++r)); do
     for t in X Y; do cp "$tmp/ar$n/dev$r/$t.npy" "$dest/n${n}_dev${r}_$t.npy"; done
     for t in A B C; do
