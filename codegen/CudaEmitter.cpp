@@ -354,6 +354,8 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
   block(k_.body);
   deviceSide_ = false;
   std::string body = implicitLocals + out_.str();
+  if (peerReads_) // peerGet: the call's device barriers, CTA blockIdx of every device
+    body = "  ts_dev::blockBarrier(ts_args, 0);\n" + body + "  ts_dev::blockBarrier(ts_args, 1);\n";
   if (failed_)
     return false;
   // Fetch the tensor maps' descriptors while the barriers are set up, so the

@@ -180,6 +180,29 @@ public:
           elements = constantValue(s0.end);
       }
       std::string why;
+      // An allreduce without `impl =` whose tile both implementations take:
+      // the launcher picks one by the device count and the call's size
+      // (allreduceChoice, ir/DeviceScale.h), which only the run knows.
+      if (impl.empty() && collective == "allreduce" &&
+          collectiveRefusal(collective, "one_shot", elements.value_or(8), 2, 0).empty() &&
+          collectiveRefusal(collective, "two_shot", elements.value_or(8), 2, 0).empty()) {
+        out.dispatchChoices.push_back(fmt::format(
+            "{}: one_shot or two_shot, by the device count and the call's bytes per device",
+            c.callee));
+        body += fmt::format("    // {}, one_shot or two_shot (ts_impl)\n",
+                            print(c.args.at(0).value) + " <- " + c.callee + "(" +
+                                print(c.args.at(1).value) + ")");
+        std::string operands =
+            fmt::format("ts_args, {}_off + (size_t)({}) * 2, {}_off + (size_t)({}) * 2, "
+                        "(size_t)({}) / 8, ts_part, ts_split",
+                        dst->tensor->name, dst->first, src->tensor->name, src->first, src->count);
+        body += fmt::format("    if (ts_impl == 0)\n      ts_dev::allreduceOneShotTile({});\n"
+                            "    else\n      ts_dev::allreduceTwoShotTile({});\n",
+                            operands, operands);
+        autoTiles_.push_back(src->count);
+        checks_.push_back(fmt::format("({}) % 8 == 0", src->count));
+        continue;
+      }
       if (impl.empty()) {
         for (const CollectiveImpl &ci : collectiveImpls()) {
           if (ci.collective != collective)
@@ -248,7 +271,7 @@ public:
     text += fmt::format("// kernel {}: {} threads, the IR grid's {} tiles run persistently\n",
                         k_.name, k_.launch.threads, print(k_.launch.grid.front()));
     text += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}(ts_dev::CallArgs "
-                        "ts_args, long long ts_tiles, int ts_split{}) {{\n",
+                        "ts_args, long long ts_tiles, int ts_split, int ts_impl{}) {{\n",
                         k_.launch.threads, k_.name, params);
     text += "  int ts_part = blockIdx.x % ts_split;\n";
     text += "  ts_dev::blockBarrier(ts_args, 0);\n";
@@ -274,14 +297,51 @@ public:
                     "into 16-byte vectors per device\\n\");\n      return 2;\n    }}\n  }}\n",
                     k_.name);
     text += "  int ts_split = 1, ts_grid = ts_dev::persistentGrid(*comm, ts_tiles, ts_split);\n";
+    text += autoChoice();
     text += fmt::format("  {}<<<ts_grid, {}, 0, stream>>>(ts_dev::nextCall(*comm), ts_tiles, "
-                        "ts_split{});\n",
+                        "ts_split, ts_impl{});\n",
                         k_.name, k_.launch.threads, hostArgs);
     text += "  return cudaGetLastError() == cudaSuccess ? 0 : 1;\n}\n\n";
     return text;
   }
 
 private:
+  // The launcher's choice for the allreduces without `impl =` (ts_impl: 0
+  // one_shot, 1 two_shot): allreduceChoice's table by the device count, on
+  // the call's bytes per device; two_shot only where every tile splits into
+  // ndev chunks of 16-byte vectors, one_shot only on tiles of 1 MiB at most
+  // (the refusals of collectiveRefusal).
+  std::string autoChoice() const {
+    if (autoTiles_.empty())
+      return "  int ts_impl = 0;\n";
+    std::string out = "  int ts_impl = 0;\n";
+    std::string table;
+    for (int64_t n = 0; n <= kMaxDevices; ++n)
+      table += fmt::format("{}{}LL", n ? ", " : "", oneShotMaxBytes(n));
+    std::string bytes = "0LL", chunked = "true", small = "true";
+    for (const std::string &t : autoTiles_) {
+      bytes += fmt::format(" + ts_tiles * ({}) * 2", t);
+      chunked += fmt::format(" && ({}) % (8 * (long long)comm->ndev) == 0", t);
+      small += fmt::format(" && ({}) * 2 <= {}LL", t, int64_t{1} << 20);
+    }
+    out += "  // allreduce without impl: one_shot up to these bytes per device, by the\n"
+           "  // device count (ir/DeviceScale.h, allreduceChoice)\n";
+    out += fmt::format("  static const long long ts_one_shot_max[{}] = {{{}}};\n", kMaxDevices + 1,
+                       table);
+    out += "  {\n    ts_dev::CallArgs ts_args;\n    ts_args.ndev = comm->ndev;\n";
+    out += fmt::format("    long long ts_bytes = {};\n    bool ts_chunked = {}, ts_small = {};\n",
+                       bytes, chunked, small);
+    out += "    ts_impl = ts_bytes <= ts_one_shot_max[comm->ndev] ? 0 : 1;\n"
+           "    if (ts_impl == 1 && !ts_chunked)\n      ts_impl = 0;\n"
+           "    if (ts_impl == 0 && !ts_small)\n      ts_impl = 1;\n"
+           "    if (ts_impl == 1 && !ts_chunked) {\n";
+    out += fmt::format("      std::fprintf(stderr, \"{}: no allreduce takes these tiles on %d "
+                       "devices\\n\", comm->ndev);\n      return 2;\n    }}\n  }}\n",
+                       k_.name);
+    out += "  comm->lastImpl = ts_impl ? \"two_shot\" : \"one_shot\";\n";
+    return out;
+  }
+
   static bool allOnes(const std::vector<Expr> &grid) {
     for (size_t i = 1; i < grid.size(); ++i)
       if (constantValue(grid[i]) != 1)
@@ -295,6 +355,7 @@ private:
   std::set<std::string> symbolSet_, lets_;
   std::string deviceCount_;
   std::vector<std::string> checks_;
+  std::vector<std::string> autoTiles_; // element counts of the allreduces without impl
 };
 
 } // namespace

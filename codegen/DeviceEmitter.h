@@ -11,7 +11,10 @@
 // barrier before its first tile and one after its last (every device's CTA j
 // takes the same tiles: the chunking agrees). Each collective is the
 // runtime's tile function of the implementation the dispatch table picks
-// (ir/DeviceScale.h; `impl =` forces one, whose refusal is an error). A host
+// (ir/DeviceScale.h; `impl =` forces one, whose refusal is an error); an
+// allreduce without `impl =` whose tile both implementations take is both,
+// and the launcher picks one per call by the device count and the call's
+// bytes per device (allreduceChoice), recorded in comm->lastImpl. A host
 // launcher `tilescope_launch_<kernel>(comm, tensor offsets..., symbols...,
 // stream)` checks the `where` clause with N = the communicator's size and
 // launches it. Other statements are refused with the reason.

@@ -362,6 +362,10 @@ bool KernelEmitter::multipleOf(const Expr &e, int64_t m) {
 // warpAllreduceTile on the tiles' first elements in this rank's region
 // (the same offsets reach every peer's), paired through the warp's flags.
 void KernelEmitter::deviceCall(const CallStmt &c) {
+  if (idOf(c) == IntrinsicId::DeviceGet) {
+    peerGet(c);
+    return;
+  }
   if (idOf(c) != IntrinsicId::DeviceWarpAllreduce) {
     error(c.loc, fmt::format("'{}' in a kernel with other statements is not lowered: such "
                              "kernels lower device.warp_allreduce (kernels of lets and "
@@ -453,6 +457,62 @@ void KernelEmitter::deviceCall(const CallStmt &c) {
   line(fmt::format("ts_dev::warpAllreduceTile<{}, {}, {}>(ts_args, ts_dseq, {}, {}, {}, {});",
                    impl == "two_shot" ? "true" : "false", dst->rows, dst->cols, dst->ptr, src->ptr,
                    dst->ld, src->ld));
+}
+
+// device.get(dst, src, dev = p) of a whole CTA, dst and src 2-D tiles of bf16
+// global tensors (rows of whole 16-byte vectors): the runtime's ctaGetTile
+// from device p's region at src's byte offset in this rank's. A kernel with a
+// device.get is bracketed by a device barrier of CTA blockIdx of every device
+// before its body (a peer's input is complete) and after it (no device
+// writes its next input while a peer still reads it).
+void KernelEmitter::peerGet(const CallStmt &c) {
+  struct Tile {
+    std::string ptr, rows, cols, ld;
+  };
+  auto tile = [&](const Expr &region) -> std::optional<Tile> {
+    const Index *x = region->kind == ExprKind::Index ? &as<Index>(region) : nullptr;
+    std::string name = x && x->base->kind == ExprKind::Var ? as<Var>(x->base).name : "";
+    const BufferInfo *b = bufs_.count(name) ? &bufs_.at(name) : nullptr;
+    bool ok = b && b->scope == MemScope::Global && b->dtype == Dtype::bf16 &&
+              b->shape.size() == 2 && x->subscripts.size() == 2;
+    std::vector<Expr> begin;
+    std::vector<std::string> extent;
+    for (size_t d = 0; ok && d < 2; ++d) {
+      const Subscript &sub = x->subscripts[d];
+      if (sub.kind == Subscript::Full) {
+        begin.push_back(IntImm::make(0));
+        extent.push_back(ex(b->shape[d]));
+      } else if (sub.kind == Subscript::Extent) {
+        begin.push_back(sub.begin);
+        extent.push_back(ex(sub.end));
+      } else {
+        ok = false;
+      }
+    }
+    // 16-byte vectors: every row of the tile starts 16-byte aligned and is
+    // whole vectors long, for every size the `where` clause admits.
+    const Subscript *col = ok ? &x->subscripts[1] : nullptr;
+    ok = ok && multipleOf(begin[1], 8) && multipleOf(b->shape[1], 8) &&
+         multipleOf(col->kind == Subscript::Full ? b->shape[1] : col->end, 8);
+    if (!ok) {
+      error(c.loc, fmt::format("device.get lowers tiles T[r : +n, c : +m] (or whole dimensions) "
+                               "of 2-D bf16 global tensors whose rows are 16-byte vectors for "
+                               "every size the `where` clause admits ('{}' is not one)",
+                               print(region)));
+      return std::nullopt;
+    }
+    return Tile{fmt::format("({} + (size_t)({}))", name, globalFlat(name, begin)), extent[0],
+                extent[1], ex(b->shape[1])};
+  };
+  auto dst = tile(c.args.at(0).value);
+  auto src = dst ? tile(c.args.at(1).value) : std::nullopt;
+  const CallArg *dev = c.keyword("dev");
+  if (!dst || !src || !dev)
+    return;
+  peerReads_ = true;
+  line(fmt::format("ts_dev::ctaGetTile(ts_args, (int)({}), {}, {}, (long long)({}), (long "
+                   "long)({}), (long long)({}), (long long)({}));",
+                   ex(dev->value), dst->ptr, src->ptr, src->rows, src->cols, dst->ld, src->ld));
 }
 
 void KernelEmitter::callStmt(const CallStmt &c) {

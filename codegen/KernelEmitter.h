@@ -176,6 +176,8 @@ private:
   bool tryVectorize(const For &f, int64_t begin, int64_t trips);
   void dsmemCopy(const CallStmt &c, bool load);
   void deviceCall(const CallStmt &c); // device.* in a devices(N) kernel
+  void peerGet(const CallStmt &c);    // device.get of a CTA
+  bool peerReads_ = false;            // a device.get: the call is bracketed by device barriers
   bool multipleOf(const Expr &e, int64_t m);
   void line(const std::string &s) { out_ << std::string(indent_ * 2, ' ') << s << "\n"; }
 

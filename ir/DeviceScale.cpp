@@ -86,4 +86,19 @@ std::string collectiveRefusal(std::string_view collective, std::string_view impl
   return "";
 }
 
+int64_t oneShotMaxBytes(int64_t devices) {
+  // 2x H200 (2026-11-26): one_shot 12.00 / two_shot 12.05 us at 1 MiB, 14.38 /
+  // 14.74 at 2 MiB, 21.71 / 20.90 at 4 MiB. 4x H200 (02:47 UTC): two_shot
+  // ahead at every size measured, 256 KiB (10.91 against 12.29 us) to
+  // 128 MiB (1.88x): on 3 devices and more one_shot only where two_shot
+  // refuses the tiles.
+  if (devices <= 2)
+    return int64_t{2} << 20;
+  return 0;
+}
+
+std::string_view allreduceChoice(int64_t devices, int64_t bytesPerDevice) {
+  return bytesPerDevice <= oneShotMaxBytes(devices) ? "one_shot" : "two_shot";
+}
+
 } // namespace tilescope

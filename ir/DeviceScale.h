@@ -51,4 +51,15 @@ const std::vector<CollectiveImpl> &collectiveImpls();
 std::string collectiveRefusal(std::string_view collective, std::string_view impl, int64_t elements,
                               int64_t elementBytes, int64_t devices);
 
+// The allreduce a call without `impl =` runs, chosen by the device count and
+// the call's bytes per device (every tile of the call together), which are
+// known at run time only: the lowered launcher reads oneShotMaxBytes() for
+// the communicator's size (codegen/DeviceEmitter.h emits this table). One
+// shot reads every peer's whole input, (N - 1) x the bytes per device; two
+// shot reads and writes 2 (N - 1) / N x: equal at N = 2, where one shot also
+// writes only locally and wins at small sizes, and two shot moves less from
+// N = 3 on. Measured on 2x and 4x H200 (docs/perf.md, "Device scale").
+int64_t oneShotMaxBytes(int64_t devices);
+std::string_view allreduceChoice(int64_t devices, int64_t bytesPerDevice);
+
 } // namespace tilescope

@@ -133,7 +133,7 @@ std::string CtaExecutor::otherWaitText(const Warp &w) const {
                        rank_ ^ 1);
   if (w.groupWait.kind >= 0)
     return fmt::format("its {} groups", w.groupWait.kind == 0 ? "cp.async" : "bulk-store");
-  if (!w.deviceWaits.empty())
+  if (!w.deviceWaits.empty() || w.channelPhase >= 0)
     return deviceWaitText(w);
   return "?";
 }

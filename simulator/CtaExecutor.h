@@ -88,6 +88,9 @@ struct Warp {
   int64_t steps = 0;
   // device.wait (Devices.cpp): the flags each waiting lane waits on.
   std::vector<DeviceFlagWait> deviceWaits;
+  // device.warp_allreduce (Devices.cpp): the phase of this warp's channel it
+  // waits to complete, -1 none.
+  int64_t channelPhase = -1;
 };
 
 struct Rendezvous {
@@ -104,6 +107,7 @@ struct Rendezvous {
 
 class CtaExecutor;
 struct DeviceGroup;     // Devices.h
+struct DeviceArrival;   // Devices.h
 struct DeviceRaceState; // Devices.h
 
 // A cta_group = 2 tcgen05.alloc or dealloc issued by one warp of a CTA pair,
@@ -394,8 +398,8 @@ private:
   // The device scale (Devices.cpp).
   bool execDeviceThread(Warp &w, Frame &f, const CallStmt &c);
   bool execDeviceCta(Warp &w, const CallStmt &c, ThreadRange threads, int lane);
-  bool completeDevicePhase();
-  bool runDeviceCollective();
+  bool completeDevicePhase(std::vector<DeviceArrival> &arrivals);
+  bool runDeviceCollective(const std::vector<DeviceArrival> &arrivals);
   bool deviceWaitSatisfied(const Warp &w) const;
   bool acquireDeviceWaits(Warp &w, const CallStmt &c);
   std::string deviceWaitText(const Warp &w) const;

@@ -207,6 +207,11 @@ bool CtaExecutor::execDeviceThread(Warp &w, Frame &f, const CallStmt &c) {
 bool CtaExecutor::deviceWaitSatisfied(const Warp &w) const {
   if (!devices_)
     return true;
+  if (w.channelPhase >= 0) {
+    auto ch = devices_->warpChannels.find(w.id);
+    if (ch != devices_->warpChannels.end() && ch->second.phase <= w.channelPhase)
+      return false;
+  }
   for (const DeviceFlagWait &dw : w.deviceWaits) {
     uint64_t bits = (*devices_->memory[devid_])[dw.tensor].bitsAt(dw.flat);
     if (static_cast<int32_t>(static_cast<uint32_t>(bits) - dw.value) < 0)
@@ -246,6 +251,16 @@ bool CtaExecutor::acquireDeviceWaits(Warp &w, const CallStmt &c) {
 
 std::string CtaExecutor::deviceWaitText(const Warp &w) const {
   std::string out;
+  if (w.channelPhase >= 0 && !deviceWaitSatisfied(w)) {
+    const DeviceGroup::WarpChannel &ch = devices_->warpChannels.at(w.id);
+    std::string missing;
+    for (int d = 0; d < devices_->ndev; ++d)
+      if (ch.arrivedPhase[d] != ch.phase)
+        missing += (missing.empty() ? "" : ", ") + std::to_string(d);
+    return fmt::format("the warp collective of warp {} (its phase {}), which device {} has not "
+                       "called",
+                       w.id, ch.phase, missing);
+  }
   for (const DeviceFlagWait &dw : w.deviceWaits) {
     const BufferPlan &b = tensorPlan(p_, dw.tensor);
     uint64_t bits = (*devices_->memory[devid_])[dw.tensor].bitsAt(dw.flat);
@@ -340,22 +355,47 @@ bool CtaExecutor::execDeviceCta(Warp &w, const CallStmt &c, ThreadRange threads,
     if (const CallArg *impl = c.keyword("impl"); impl && impl->value->kind == ExprKind::StringImm)
       a.impl = as<StringImm>(impl->value).value;
   }
+  if (id == IntrinsicId::DeviceWarpAllreduce) {
+    // A warp collective: channel w pairs warp w of every device; only the
+    // calling warp waits for it (deviceWaitSatisfied).
+    DeviceGroup::WarpChannel &ch = g.warpChannels[w.id];
+    if (ch.arrivals.empty()) {
+      ch.arrivedPhase.assign(g.ndev, -1);
+      ch.arrivals.resize(g.ndev);
+    }
+    ch.arrivals[devid_] = std::move(a);
+    ch.arrivedPhase[devid_] = ch.phase;
+    for (int d = 0; d < g.ndev; ++d)
+      if (ch.arrivedPhase[d] != ch.phase) {
+        w.channelPhase = ch.phase;
+        w.state = Warp::State::WaitBarrier;
+        w.blockedAt = &c;
+        return true;
+      }
+    if (!completeDevicePhase(ch.arrivals))
+      return false;
+    ++ch.phase;
+    return true;
+  }
   g.arrivals[devid_] = std::move(a);
   g.arrivedPhase[devid_] = g.phase;
   deviceGate_ = g.phase;
   for (int d = 0; d < g.ndev; ++d)
     if (g.arrivedPhase[d] != g.phase)
       return true;
-  return completeDevicePhase();
+  if (!completeDevicePhase(g.arrivals))
+    return false;
+  ++g.phase;
+  return true;
 }
 
-bool CtaExecutor::completeDevicePhase() {
+bool CtaExecutor::completeDevicePhase(std::vector<DeviceArrival> &arrivals) {
   DeviceGroup &g = *devices_;
-  const DeviceArrival &mine = g.arrivals[devid_];
+  const DeviceArrival &mine = arrivals[devid_];
   const IntrinsicId id = idOf(*mine.call);
   // Every device must be at the same call on the same tile.
   for (int d = 0; d < g.ndev; ++d) {
-    const DeviceArrival &o = g.arrivals[d];
+    const DeviceArrival &o = arrivals[d];
     CtaExecutor *peer = g.ctas[d];
     if (idOf(*o.call) != id)
       return fail(mine.call->loc,
@@ -393,18 +433,17 @@ bool CtaExecutor::completeDevicePhase() {
     }
   }
   joinAll(g);
-  if (id != IntrinsicId::DeviceBarrier && !runDeviceCollective())
+  if (id != IntrinsicId::DeviceBarrier && !runDeviceCollective(arrivals))
     return false;
   joinAll(g);
-  ++g.phase;
   return true;
 }
 
 // The collective's values, as the lowering computes them: sums in fp32 (in
 // rank order 0..N-1, the same bits on every device), rounded to dst's dtype.
-bool CtaExecutor::runDeviceCollective() {
+bool CtaExecutor::runDeviceCollective(const std::vector<DeviceArrival> &arrivals) {
   DeviceGroup &g = *devices_;
-  const DeviceArrival &a = g.arrivals[devid_];
+  const DeviceArrival &a = arrivals[devid_];
   const std::string &name = a.call->callee;
   const IntrinsicId id = idOf(*a.call);
   const BufferPlan &db = p_.buffers[a.dst.buffer], &sb = p_.buffers[a.src.buffer];
@@ -435,8 +474,8 @@ bool CtaExecutor::runDeviceCollective() {
   auto local = [&](int dev, int buffer, int64_t flat, bool write) {
     CtaExecutor &cta = *g.ctas[dev];
     if (cta.race_)
-      cta.raceAccess(RaceSpace::Global, buffer, flat, flat, 1, write, g.arrivals[dev].threads,
-                     g.arrivals[dev].call->loc);
+      cta.raceAccess(RaceSpace::Global, buffer, flat, flat, 1, write, arrivals[dev].threads,
+                     arrivals[dev].call->loc);
   };
   auto read = [&](int dev, int64_t i) {
     int64_t flat = bufferFlat(a.src, i);

@@ -62,6 +62,16 @@ struct DeviceGroup {
   int64_t phase = 0;
   std::vector<int64_t> arrivedPhase; // by devid: the phase it waits to complete, -1 none
   std::vector<DeviceArrival> arrivals;
+  // device.warp_allreduce: the calls of warp w of every device pair with
+  // each other (channel w), as the lowering's flags do (a slot per block,
+  // warp and source rank): a warp waits for its channel's phase only, and
+  // the CTA's other warps (other communication warps among them) go on.
+  struct WarpChannel {
+    int64_t phase = 0;
+    std::vector<int64_t> arrivedPhase; // by devid
+    std::vector<DeviceArrival> arrivals;
+  };
+  std::map<int, WarpChannel> warpChannels; // by warp index in the CTA
   // race detection
   bool race = false;
   std::vector<std::vector<uint32_t>> clock; // [devid][devid]

@@ -6,7 +6,10 @@
 //
 //   devscale_bench --ranks N [--lowered] [--fused] [--sim-compare DIR]
 //                  [--sim-tp DIR] [--sizes-mib 1,4,...] [--tp MxNxK,...]
-//                  [--iters I] [--seed S]
+//                  [--ag MxNxK,...] [--iters I] [--seed S]
+//
+// --ag: the all-gather GEMM (allgather_gemm.cuh), M gathered rows, N columns
+// per rank.
 //
 // Rank r runs on GPU r % (visible GPUs), so `--ranks 2` on one GPU runs two
 // processes on it through CUDA IPC. Rank 0 prints one JSON object per line;
@@ -20,8 +23,11 @@
 #ifdef TS_LOWERED
 #include TS_LOWERED
 #endif
-// The TP GEMM with the allreduce fused per output tile, as `tilescope lower
-// kernels/tp_gemm_bf16_sm90.tile` emits it (lowered_tp_gemm.cu beside run.sh).
+// The TP GEMMs with the allreduce fused per output tile, as `tilescope lower
+// kernels/tp_gemm_bf16_sm90.tile` emits them, and with TS_LOWERED_AG defined
+// the all-gather GEMM of kernels/allgather_gemm_bf16_sm90.tile in the same
+// lowered module (prepare.sh lowers both files as one: one copy of the
+// emitter's prelude).
 #ifdef TS_LOWERED_TP
 #include TS_LOWERED_TP
 #endif
@@ -170,6 +176,7 @@ struct Options {
   int ranks = 1;
   std::vector<double> sizesMiB = {1, 2, 4, 8, 16, 32, 64, 128, 256};
   std::vector<std::array<long, 3>> tp;
+  std::vector<std::array<long, 3>> ag; // --ag: all-gather GEMMs
   int iters = 0; // 0: by size
   int seed = 1;
 };
@@ -210,12 +217,12 @@ bool parseArgs(int argc, char **argv, Options &o) {
       o.sizesMiB.clear();
       for (auto &s : split(value()))
         o.sizesMiB.push_back(std::atof(s.c_str()));
-    } else if (a == "--tp") {
+    } else if (a == "--tp" || a == "--ag") {
       for (auto &s : split(value())) {
         long m, n, k;
         if (std::sscanf(s.c_str(), "%ldx%ldx%ld", &m, &n, &k) != 3)
           return false;
-        o.tp.push_back({m, n, k});
+        (a == "--tp" ? o.tp : o.ag).push_back({m, n, k});
       }
     } else
       return false;
@@ -274,6 +281,9 @@ bool collective(Rank &r, const Options &o, ts_dev::Collective c, size_t inOff, s
     break;
   case ts_dev::Collective::AllGather:
     rc = tilescope_launch_all_gather_bf16(&r.comm, inOff, outOff, e / 1024, e / 1024 * n, stream);
+    break;
+  case ts_dev::Collective::AllreduceAuto:
+    rc = tilescope_launch_allreduce_bf16(&r.comm, inOff, outOff, e, stream);
     break;
   }
   r.comm.maxBlocks = saved;
@@ -357,18 +367,21 @@ void runCollective(Rank &r, int rank, const Options &o, ts_dev::Collective c, si
   CHECK(cudaEventElapsedTime(&ms, t0, t1));
   bad += check();
   double us = 1000.0 * ms / iters;
-  double busFactor =
-      c == ts_dev::Collective::AllreduceOneShot || c == ts_dev::Collective::AllreduceTwoShot
-          ? 2.0 * (n - 1) / n
-          : double(n - 1) / n;
+  bool allreduce = c == ts_dev::Collective::AllreduceOneShot ||
+                   c == ts_dev::Collective::AllreduceTwoShot ||
+                   c == ts_dev::Collective::AllreduceAuto;
+  double busFactor = allreduce ? 2.0 * (n - 1) / n : double(n - 1) / n;
+  // the implementation the launcher of the allreduce without impl picked
+  std::string picked = c == ts_dev::Collective::AllreduceAuto ? r.comm.lastImpl : "";
   double algBytes = c == ts_dev::Collective::AllGather ? double(bytes) * n : double(bytes);
   if (rank == 0)
-    std::printf("{\"bench\":\"collective\",\"impl\":\"tilescope.%s%s\",\"ranks\":%d,\"gpu\":\"%s\","
-                "\"bytes_per_rank\":%zu,\"iters\":%d,\"time_us\":%.2f,\"algbw_GBps\":%.2f,"
+    std::printf("{\"bench\":\"collective\",\"impl\":\"tilescope.%s%s\",\"picked\":\"%s\","
+                "\"ranks\":%d,\"gpu\":\"%s\",\"bytes_per_rank\":%zu,\"iters\":%d,\"time_us\":%.2f,\"algbw_GBps\":%.2f,"
                 "\"busbw_GBps\":%.2f,\"input_seed\":%u,\"inputs\":\"fresh per rank and size\","
                 "\"outputs_poisoned\":true,\"checked_on_every_rank\":true,\"mismatches\":%llu,"
                 "\"correct\":%s}\n",
-                o.lowered ? "lowered." : "", ts_dev::collectiveName(c), n, r.gpu.c_str(), bytes,
+                o.lowered ? "lowered." : "", ts_dev::collectiveName(c), picked.c_str(), n,
+                r.gpu.c_str(), bytes,
                 iters, us, algBytes / us / 1e3, algBytes * busFactor / us / 1e3, seed, bad,
                 bad == 0 ? "true" : "false");
   std::fflush(stdout);
@@ -744,6 +757,12 @@ void compareTpWithSimulator(Rank &r, int rank, const Options &o, const char *pre
   std::fflush(stdout);
 }
 
+} // namespace
+
+#include "allgather_gemm.cuh"
+
+namespace {
+
 int rankMain(int rank, const Options &o, const std::string &dir) {
   Rank r;
   int count = 0;
@@ -766,6 +785,8 @@ int rankMain(int rank, const Options &o, const std::string &dir) {
                               size_t(t[0] + t[1]) * size_t(t[2] / o.ranks) * 2);
   // the all-gather output is ranks times its input
   half = std::max(half, size_t(std::min(maxMiB, 64.0) * 1024 * 1024) * size_t(o.ranks));
+  for (auto &t : o.ag) // A, B, AG and C of an all-gather GEMM in the whole region
+    half = std::max(half, AgLayout(t[0], t[1], t[2], t[0] / o.ranks).end / 2 + 4096);
   half = std::max(half, size_t(1) << 20); // the simulator comparison's small case
   half = (half + 4095) / 4096 * 4096;
   COMM(ts_dev::init(r.comm, rank, o.ranks, 2 * half, dir));
@@ -782,11 +803,16 @@ int rankMain(int rank, const Options &o, const std::string &dir) {
       compareTpWithSimulator(r, rank, o, "tp_dev", k[0]);
       compareTpWithSimulator(r, rank, o, "tp64_dev", k[1]);
     }
+    compareAgWithSimulator(r, rank, o.simTpDir);
   }
   for (double mib : o.sizesMiB) {
     size_t bytes = size_t(mib * 1024 * 1024) / (16 * o.ranks) * (16 * o.ranks);
     runCollective(r, rank, o, ts_dev::Collective::AllreduceOneShot, bytes, ++seed);
     runCollective(r, rank, o, ts_dev::Collective::AllreduceTwoShot, bytes, ++seed);
+#ifdef TS_LOWERED
+    if (o.lowered && bytes % (16384 * 2) == 0)
+      runCollective(r, rank, o, ts_dev::Collective::AllreduceAuto, bytes, ++seed);
+#endif
     if (mib == 1 || mib == 64) {
       runCollective(r, rank, o, ts_dev::Collective::ReduceScatter, bytes, ++seed);
       runCollective(r, rank, o, ts_dev::Collective::AllGather, bytes / o.ranks / 16 * 16, ++seed);
@@ -794,6 +820,8 @@ int rankMain(int rank, const Options &o, const std::string &dir) {
   }
   for (auto &t : o.tp)
     runTp(r, rank, o, t[0], t[1], t[2], ++seed);
+  for (auto &t : o.ag)
+    runAg(r, rank, o, t[0], t[1], t[2], ++seed);
   COMM(ts_dev::barrier(r.comm, r.stream));
   CHECK(cudaStreamSynchronize(r.stream));
   COMM(ts_dev::finalize(r.comm));
@@ -806,7 +834,8 @@ int main(int argc, char **argv) {
   Options o;
   if (!parseArgs(argc, argv, o)) {
     std::fprintf(stderr, "usage: devscale_bench --ranks N [--lowered] [--fused] [--sim-compare DIR] "
-                         "[--sim-tp DIR] [--sizes-mib 1,2,..] [--tp MxNxK,..] [--iters I] "
+                         "[--sim-tp DIR] [--sizes-mib 1,2,..] [--tp MxNxK,..] [--ag MxNxK,..] "
+                         "[--iters I] "
                          "[--seed S]\n");
     return 2;
   }

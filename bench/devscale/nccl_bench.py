@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The baselines of the device-scale benchmark: NCCL allreduce through
-torch.distributed, and a tensor-parallel GEMM (torch.matmul, i.e. cuBLAS)
-followed by NCCL allreduce, sequential and overlapped on two streams.
+torch.distributed, a tensor-parallel GEMM (torch.matmul, i.e. cuBLAS)
+followed by NCCL allreduce, sequential and overlapped on two streams, and an
+all-gather GEMM: NCCL all_gather of the row-sharded A, then cuBLAS.
 
 One process per GPU (torch.multiprocessing); rank 0 prints one JSON object per
 line in the format of devscale_bench. Every output is checked against a
@@ -9,6 +10,7 @@ float64 reference (inputs are fresh per rank and per size; NCCL reduces in
 place, so the output is the input buffer and every element is compared).
 
     python3 nccl_bench.py --ranks N [--sizes-mib 1,2,...] [--tp MxNxK,...]
+                          [--ag MxNxK,...]   (M gathered rows, N per rank)
 """
 import argparse
 import json
@@ -162,6 +164,51 @@ def tp_gemm(torch, rank, world, args, gpu, emit):
     return ok
 
 
+def ag_gemm(torch, rank, world, args, gpu, emit):
+    """All-gather GEMM: rank p holds rows p * MD .. of A (MD = M / world) and
+    its own B [N, K]; C = all_gather(A) B^T on every rank. Sampled rows of C
+    against float64."""
+    import torch.distributed as dist
+    dev = torch.device("cuda", rank)
+    ok = True
+    for (M, N, K) in args.ag:
+        MD = M // world
+        seed = args.seed * 100 + 70 + M % 89
+        A = gemm_operand(torch, (MD, K), seed, rank, dev)
+        B = gemm_operand(torch, (N, K), seed + 1, rank, dev)
+        AG = torch.empty(M, K, dtype=torch.bfloat16, device=dev)
+        C = torch.empty(M, N, dtype=torch.bfloat16, device=dev)
+        rows = torch.arange(0, M, max(1, M // 16), device=dev)
+        full = torch.cat([gemm_operand(torch, (MD, K), seed, p, dev) for p in range(world)])
+        ref = full[rows].to(torch.float64) @ B.to(torch.float64).t()
+        mag = full[rows].to(torch.float64).abs() @ B.to(torch.float64).abs().t()
+        del full
+
+        def seq():
+            dist.all_gather_into_tensor(AG, A)
+            torch.matmul(AG, B.t(), out=C)
+
+        def gemm_only():
+            torch.matmul(AG, B.t(), out=C)
+
+        for name, fn in (("nccl.all_gather+cublas.seq", seq), ("cublas", gemm_only)):
+            C.fill_(float("nan"))
+            fn()
+            torch.cuda.synchronize()
+            got = C[rows].to(torch.float64)
+            tol = ref.abs() * 2.0**-8 + mag * 2.0**-16 + 1e-6
+            bad = int((~((got - ref).abs() <= tol)).sum().item())
+            ok = ok and bad == 0
+            iters = 10 if M * N * K >= 2**36 else 50
+            us = timed(torch, fn, iters)
+            emit({"bench": "allgather_gemm", "impl": name, "ranks": world, "gpu": gpu,
+                  "M": M, "N": N, "K": K, "iters": iters, "time_us": round(us, 2),
+                  "tflops": round(2.0 * M * N * K / us / 1e6, 1),
+                  "sample_mismatches": bad, "correct": bad == 0})
+        del A, B, AG, C, ref, mag
+    return ok
+
+
 def worker(rank, world, args, init_file, result_dir):
     import torch
     import torch.distributed as dist
@@ -181,6 +228,8 @@ def worker(rank, world, args, init_file, result_dir):
     ok = allreduce_sizes(torch, rank, world, args, gpu, emit)
     if args.tp:
         ok = tp_gemm(torch, rank, world, args, gpu, emit) and ok
+    if args.ag:
+        ok = ag_gemm(torch, rank, world, args, gpu, emit) and ok
     dist.barrier()
     dist.destroy_process_group()
     with open(os.path.join(result_dir, "rank%d" % rank), "w") as f:
@@ -192,6 +241,7 @@ def main():
     ap.add_argument("--ranks", type=int, default=0)
     ap.add_argument("--sizes-mib", default="1,2,4,8,16,32,64,128,256")
     ap.add_argument("--tp", default="")
+    ap.add_argument("--ag", default="")
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args()
     import torch
@@ -202,6 +252,7 @@ def main():
         return 2
     args.sizes_mib = [float(s) for s in args.sizes_mib.split(",") if s]
     args.tp = [tuple(int(v) for v in t.split("x")) for t in args.tp.split(",") if t]
+    args.ag = [tuple(int(v) for v in t.split("x")) for t in args.ag.split(",") if t]
     tmp = tempfile.mkdtemp(prefix="nccl_bench.")
     start = time.time()
     mp.spawn(worker, args=(world, args, os.path.join(tmp, "init"), tmp), nprocs=world)

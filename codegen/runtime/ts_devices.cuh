@@ -111,14 +111,15 @@ __device__ inline uint32_t *flagSlot(char *region, int phase, int block, int src
 }
 
 // device.barrier() between block b of every rank, in `phase` (0: start of a
-// call, 1: end of a call).
+// call, 1: end of a call); b is the block's linear index in the grid.
 __device__ inline void blockBarrier(const CallArgs &a, int phase) {
   __syncthreads();
   int t = threadIdx.x;
+  int b = int(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
   if (t < a.ndev)
-    signalSys(flagSlot(regionOf(a, t), phase, blockIdx.x, a.rank), a.epoch);
+    signalSys(flagSlot(regionOf(a, t), phase, b, a.rank), a.epoch);
   if (t < a.ndev)
-    waitSys(flagSlot(regionOf(a, a.rank), phase, blockIdx.x, t), a.epoch);
+    waitSys(flagSlot(regionOf(a, a.rank), phase, b, t), a.epoch);
   __syncthreads();
 }
 
@@ -269,6 +270,36 @@ __global__ void allGatherBf16(CallArgs a) {
   blockBarrier(a, 1);
 }
 
+// device.get(dst, src, dev = p) of a whole CTA (codegen/CudaEmitter.h): the
+// Rows x Cols bf16 tile at src's byte offset in device p's region (Cols a
+// multiple of 8, rows 16-byte aligned, `ld` elements apart) into dst in this
+// rank's memory; U vectors a thread in flight. Peer data is read through L2
+// (ld.global.cg); the kernel's device barrier before its body makes the
+// peer's input complete.
+__device__ inline void ctaGetTile(const CallArgs &a, int p, __nv_bfloat16 *dst,
+                                  const __nv_bfloat16 *src, long long rows, long long cols,
+                                  long long ldDst, long long ldSrc) {
+  constexpr int U = 4;
+  const char *from = regionOf(a, p) + (reinterpret_cast<const char *>(src) - regionOf(a, a.rank));
+  const long long rowVecs = cols / 8, total = rows * rowVecs;
+  const bool flat = ldDst == cols && ldSrc == cols; // whole rows: one contiguous range
+  auto at = [&](long long v, long long ld) {
+    return flat ? size_t(v) * 16 : size_t(v / rowVecs) * size_t(ld) * 2 + size_t(v % rowVecs) * 16;
+  };
+  for (long long v0 = threadIdx.x; v0 < total; v0 += (long long)blockDim.x * U) {
+    uint4 x[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (v0 + (long long)blockDim.x * u < total)
+        x[u] = __ldcg(reinterpret_cast<const uint4 *>(from + at(v0 + (long long)blockDim.x * u, ldSrc)));
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (v0 + (long long)blockDim.x * u < total)
+        *reinterpret_cast<uint4 *>(reinterpret_cast<char *>(dst) +
+                                   at(v0 + (long long)blockDim.x * u, ldDst)) = x[u];
+  }
+}
+
 // --- warp collectives: device.warp_allreduce, made by one warp of a block
 // (a warp-specialized kernel's communication warp) and paired with the same
 // warp of the same block on every device. Its flags hold the call's epoch
@@ -366,6 +397,11 @@ __device__ inline void warpAllreduceTile(const CallArgs &a, uint32_t &seq, __nv_
         }
     }
   } else {
+    // More devices: one vector per lane and device in flight. Two per lane
+    // and device on 4 devices (8 loads in flight, as on 2) made ptxas spill
+    // the fused TP GEMM under its communication warp's setmaxnreg.dec(72)
+    // (and still under 80), so the 4-device reduction waits on NVLink
+    // latency: the fused kernel's limit on 4 GPUs (docs/perf.md).
     for (int v = begin + lane; v < end; v += 32) {
       float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 #pragma unroll
@@ -382,7 +418,9 @@ __device__ inline void warpAllreduceTile(const CallArgs &a, uint32_t &seq, __nv_
 // ---------------------------------------------------------------------------
 // Host side: the communicator and its bootstrap.
 
-enum class Collective { AllreduceOneShot, AllreduceTwoShot, ReduceScatter, AllGather };
+// AllreduceAuto: a lowered allreduce without `impl =`, whose launcher picks
+// one_shot or two_shot (codegen/DeviceEmitter.h); launch() refuses it.
+enum class Collective { AllreduceOneShot, AllreduceTwoShot, ReduceScatter, AllGather, AllreduceAuto };
 
 inline const char *collectiveName(Collective c) {
   switch (c) {
@@ -394,6 +432,8 @@ inline const char *collectiveName(Collective c) {
     return "reduce_scatter";
   case Collective::AllGather:
     return "all_gather";
+  case Collective::AllreduceAuto:
+    return "allreduce";
   }
   return "?";
 }
@@ -406,6 +446,9 @@ struct Communicator {
   uint32_t epoch = 0;
   int maxBlocks = 256; // the same on every rank: the chunking must agree
   int threads = 512;
+  // The implementation the last lowered launcher picked for an allreduce
+  // without `impl =` ("one_shot" / "two_shot", codegen/DeviceEmitter.h).
+  const char *lastImpl = "";
   std::string dir; // the bootstrap directory
   std::string error;
 };
@@ -520,6 +563,10 @@ inline int persistentGrid(const Communicator &comm, long long tiles, int &split)
 // the chunked ones), input and output as byte offsets into the data area.
 inline bool launch(Communicator &comm, Collective c, size_t inOffset, size_t outOffset,
                    size_t bytes, cudaStream_t stream, int maxBlocks = 0) {
+  if (c == Collective::AllreduceAuto) {
+    comm.error = "the allreduce without impl is a lowered kernel's (its launcher picks one)";
+    return false;
+  }
   CallArgs a;
   for (int p = 0; p < kMaxDevices; ++p)
     a.region[p] = comm.region[p];
@@ -553,6 +600,8 @@ inline bool launch(Communicator &comm, Collective c, size_t inOffset, size_t out
     break;
   case Collective::AllGather:
     allGatherBf16<<<grid, comm.threads, 0, stream>>>(a);
+    break;
+  case Collective::AllreduceAuto:
     break;
   }
   TS_DEV_CUDA(cudaGetLastError());

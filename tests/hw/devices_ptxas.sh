@@ -10,9 +10,12 @@ nvcc=$1 root=$2 work=$3 tilescope=$4
 mkdir -p "$work"
 src=$root/bench/devscale/devscale_bench.cu
 "$tilescope" lower "$root/kernels/allreduce_bf16.tile" -o "$work/lowered.cu"
-"$tilescope" lower "$root/kernels/tp_gemm_bf16_sm90.tile" -o "$work/lowered_tp.cu"
+# the fused GEMMs as one module (one copy of the emitter's prelude)
+cat "$root/kernels/tp_gemm_bf16_sm90.tile" "$root/kernels/allgather_gemm_bf16_sm90.tile" \
+  > "$work/gemms.tile"
+"$tilescope" lower "$work/gemms.tile" -o "$work/lowered_tp.cu"
 flags="-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I $root/codegen/runtime -I $work"
-flags="$flags -DTS_LOWERED=\"lowered.cu\" -DTS_LOWERED_TP=\"lowered_tp.cu\""
+flags="$flags -DTS_LOWERED=\"lowered.cu\" -DTS_LOWERED_TP=\"lowered_tp.cu\" -DTS_LOWERED_AG"
 "$nvcc" $flags -ptx "$src" -o "$work/devices.ptx"
 "$nvcc" $flags -cubin -Xptxas -v "$src" -o "$work/devices.cubin" 2> "$work/ptxas.txt"
 # The fused TP GEMM: its wgmma pipeline not serialized (no function call in
@@ -23,16 +26,20 @@ if grep -q C7510 "$work/ptxas.txt"; then
   grep C7510 "$work/ptxas.txt" >&2
   exit 1
 fi
-tp=$(grep -A2 "entry function 'tp_gemm_allreduce_bf16_sm90'" "$work/ptxas.txt" | tail -1)
-case "$tp" in
-*"0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"*) ;;
-*)
-  echo "devices_ptxas: the fused TP GEMM spills or has a stack frame: $tp" >&2
-  exit 1
-  ;;
-esac
+for fused in tp_gemm_allreduce_bf16_sm90 tp_gemm_allreduce_bf16_sm90_64x128 \
+  allgather_gemm_bf16_sm90; do
+  tp=$(grep -A2 "entry function '$fused'" "$work/ptxas.txt" | tail -1)
+  case "$tp" in
+  *"0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"*) ;;
+  *)
+    echo "devices_ptxas: the fused kernel $fused spills or has a stack frame: $tp" >&2
+    exit 1
+    ;;
+  esac
+done
 for want in '.entry allreduce_one_shot_bf16(' '.entry allreduce_two_shot_bf16(' \
-  '.entry all_gather_bf16(' '.entry reduce_scatter_bf16(' \
+  '.entry all_gather_bf16(' '.entry reduce_scatter_bf16(' '.entry allreduce_bf16(' \
+  '.entry allgather_gemm_bf16_sm90(' \
   'fence.acq_rel.sys;' 'st.relaxed.sys.global.u32' 'ld.acquire.sys.global.u32' \
   'ld.global.cg.v4.u32' '.entry _ZN6ts_dev20allreduceOneShotBf16' \
   '.entry _ZN6ts_dev20allreduceTwoShotBf16' '.entry _ZN6ts_dev17reduceScatterBf16' \

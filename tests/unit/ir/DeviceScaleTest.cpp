@@ -144,3 +144,21 @@ TEST_CASE("collective implementations refuse with their reasons") {
   CHECK(collectiveRefusal("allreduce", "one_shot", 4096, 2, 9) ==
         "9 devices exceed the peer table of 8");
 }
+
+TEST_CASE("an allreduce without impl is chosen by the device count and the bytes per device") {
+  // 2 devices: one_shot up to 2 MiB (equal traffic, local writes only)
+  CHECK(oneShotMaxBytes(2) == (int64_t{2} << 20));
+  CHECK(allreduceChoice(2, int64_t{1} << 20) == "one_shot");
+  CHECK(allreduceChoice(2, int64_t{2} << 20) == "one_shot");
+  CHECK(allreduceChoice(2, (int64_t{2} << 20) + 16) == "two_shot");
+  CHECK(allreduceChoice(1, int64_t{1} << 20) == "one_shot");
+  // from 3 devices on, two_shot moves 2 (N - 1) / N of what one_shot moves
+  // over (N - 1), and was ahead at every size measured on 4 GPUs
+  CHECK(oneShotMaxBytes(4) == 0);
+  CHECK(allreduceChoice(4, int64_t{256} << 10) == "two_shot");
+  CHECK(allreduceChoice(4, 16) == "two_shot");
+  CHECK(allreduceChoice(4, int64_t{1} << 20) == "two_shot");
+  CHECK(allreduceChoice(4, int64_t{128} << 20) == "two_shot");
+  CHECK(allreduceChoice(8, int64_t{2} << 20) == "two_shot");
+  CHECK(allreduceChoice(3, int64_t{8} << 20) == "two_shot");
+}
