@@ -399,7 +399,7 @@ std::string KernelEmitter::ex(const Expr &e) {
     if (f == "exp")
       return fmt::format("__expf({})", a[0]);
     if (f == "exp2")
-      return fmt::format("exp2f({})", a[0]);
+      return fmt::format("ts_ex2({})", a[0]);
     if (f == "log")
       return fmt::format("__logf({})", a[0]);
     if (f == "abs")

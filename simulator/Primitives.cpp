@@ -5,6 +5,7 @@
 // register tiles through their owner tables), so a primitive executed by a
 // warpgroup reads and writes exactly the registers its threads hold.
 #include "simulator/CtaExecutor.h"
+#include "simulator/Ex2Approx.h"
 #include "simulator/Packed.h"
 
 #include "ir/Intrinsics.h"
@@ -15,6 +16,7 @@
 
 #include <cmath>
 #include <functional>
+#include <type_traits>
 
 namespace tilescope::sim {
 
@@ -59,8 +61,11 @@ template <typename T> T floatOp(IntrinsicId id, T a, T b) {
     return std::fmin(a, b);
   if (id == IntrinsicId::Exp)
     return std::exp(a);
-  if (id == IntrinsicId::Exp2)
+  if (id == IntrinsicId::Exp2) {
+    if constexpr (std::is_same_v<T, float>)
+      return ex2ApproxFtz(a); // ex2.approx.ftz.f32, as lowered (simulator/Ex2Approx.h)
     return std::exp2(a);
+  }
   if (id == IntrinsicId::Log)
     return std::log(a);
   if (id == IntrinsicId::Sqrt)

@@ -276,6 +276,15 @@ __device__ __forceinline__ uint64_t ts_wgmma_desc(uint32_t addr, int mode, int s
   d |= (uint64_t)mode << 62;
   return d;
 }
+// exp2: ex2.approx.ftz.f32, one MUFU.EX2 (exp2f is the non-ftz ex2.approx.f32,
+// which ptxas wraps in a scaling of inputs below -126: three more
+// instructions, a fifth slower attention). Results below 2^-126 are 0; the
+// simulator's exp2 is this instruction's measured model (simulator/Ex2Approx.h).
+__device__ __forceinline__ float ts_ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
 // The same with a leading byte offset: for an MN-major operand, the distance
 // between its column blocks of one swizzle span.
 __device__ __forceinline__ uint64_t ts_wgmma_desc_lbo(uint32_t addr, int mode, int sbo, int lbo) {
