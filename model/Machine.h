@@ -22,6 +22,7 @@ struct Machine {
   double threadsPerSm = 0, ctasPerSm = 0, registersPerSm = 0;
   double l2ToSmemTBs = 0, dramTBs = 0, l2Bytes = 0, loadLatencyCycles = 0, epilogueCycles = 0;
   double launchUs = 0;
+  double dsmemBytesPerClkPerSm = 0, clusterBarrierCycles = 0; // split K over a cluster
   std::map<std::string, std::string> sources; // field name in the file -> its source
 
   // Issue efficiency of wgmma m64nNk16 (interpolated between 64, 128, 256).
