@@ -1,0 +1,222 @@
+// Internal to the CUDA emitter (CudaEmitter.h): the per-kernel emitter's
+// state and its parts, one file each: CudaEmitter.cpp (setup, the whole
+// kernel, the preludes, lowerModule), EmitExpressions.cpp (expressions,
+// addresses, the polynomial analysis of indices), EmitStatements.cpp
+// (statements and calls).
+#pragma once
+
+#include "codegen/CudaEmitter.h"
+
+#include "ir/DeviceScale.h"
+#include "ir/Dispatch.h"
+#include "ir/Intrinsics.h"
+#include "ir/Printer.h"
+#include "ir/ThreadIndex.h"
+#include "ir/Visitor.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+namespace tilescope::codegen::detail {
+
+std::string wgmmaHelperSuffix(const MmaShape &row);
+
+inline std::string cType(Dtype d) {
+  switch (d) {
+  case Dtype::f64:
+    return "double";
+  case Dtype::f32:
+    return "float";
+  case Dtype::f16:
+    return "__half";
+  case Dtype::bf16:
+    return "__nv_bfloat16";
+  case Dtype::i8:
+    return "int8_t";
+  case Dtype::u8:
+    return "uint8_t";
+  case Dtype::f8e4m3:
+    return "uint8_t"; // fp8: bytes (TMA moves them, wgmma reads them)
+  case Dtype::f8e5m2:
+    return "uint8_t";
+  case Dtype::i16:
+    return "int16_t";
+  case Dtype::i32:
+    return "int32_t";
+  case Dtype::u32:
+    return "uint32_t";
+  case Dtype::i64:
+    return "int64_t";
+  case Dtype::pred:
+    return "bool";
+  default:
+    return "";
+  }
+}
+
+inline std::string tmaType(Dtype d) {
+  switch (d) {
+  case Dtype::bf16:
+    return "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16";
+  case Dtype::f16:
+    return "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
+  case Dtype::f32:
+    return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";
+  case Dtype::u8:
+  case Dtype::i8:
+  case Dtype::f8e4m3:
+    return "CU_TENSOR_MAP_DATA_TYPE_UINT8";
+  case Dtype::f8e5m2:
+    return "CU_TENSOR_MAP_DATA_TYPE_UINT8";
+  default:
+    return "";
+  }
+}
+
+// A polynomial over opaque atoms (the C++ text of non-affine pieces), used to
+// prove that consecutive loop iterations touch consecutive, aligned elements.
+using Monomial = std::vector<std::string>;
+using Poly = std::map<Monomial, int64_t>;
+
+inline Poly polyConst(int64_t v) {
+  return v ? Poly{{{}, v}} : Poly{};
+}
+inline Poly polyAdd(const Poly &a, const Poly &b, int64_t sign = 1) {
+  Poly r = a;
+  for (auto &[m, c] : b)
+    if ((r[m] += sign * c) == 0)
+      r.erase(m);
+  return r;
+}
+inline Poly polyMul(const Poly &a, const Poly &b) {
+  Poly r;
+  for (auto &[ma, ca] : a)
+    for (auto &[mb, cb] : b) {
+      Monomial m = ma;
+      m.insert(m.end(), mb.begin(), mb.end());
+      std::sort(m.begin(), m.end());
+      if ((r[m] += ca * cb) == 0)
+        r.erase(m);
+    }
+  return r;
+}
+
+struct BufferInfo {
+  MemScope scope;
+  Dtype dtype;
+  std::vector<Expr> shape;
+  std::vector<int64_t> constShape;
+  std::optional<Layout> layout;
+  int64_t slots = 0;      // reg: per-thread array length
+  int64_t smemOffset = 0; // shared: byte offset in the dynamic allocation
+  int64_t bytes = 0;
+};
+
+struct TmaMap {
+  std::string param;
+  Dtype dtype;
+  std::vector<int64_t> box; // per dimension of the tensor, outermost first
+  int swizzleBytes = 0;
+  int index = 0;
+};
+
+// A float constant as CUDA text ("1.0f", "inff").
+std::string floatLiteral(double v);
+
+class KernelEmitter {
+public:
+  KernelEmitter(const Kernel &k, Diagnostics &diag, LoweredKernel &info, bool &tcgenHelpers)
+      : k_(k), diag_(diag), info_(info), target_(targetInfo(k.launch.target)),
+        tcgenHelpers_(tcgenHelpers) {}
+
+  bool run(std::string &device, std::string &host);
+
+private:
+  // ---- setup
+  void collect();
+  void error(llvm::SMLoc loc, const std::string &msg) {
+    diag_.error(loc, "lower: " + msg);
+    failed_ = true;
+  }
+
+  // ---- expressions
+  std::string ex(const Expr &e);
+  std::string index(const Index &x, const Expr &self);
+  std::string globalFlat(const std::string &buf, const std::vector<Expr> &idx);
+  std::string sharedElement(const BufferInfo &b, const std::string &flat);
+  int64_t sharedRunWidth(const BufferInfo &b);
+  struct RegionStart {
+    std::string buffer;
+    std::vector<Expr> begin;     // per dimension of the buffer
+    std::vector<bool> kept;      // false where a point subscript dropped it
+    std::vector<int64_t> extent; // per dimension (1 where dropped)
+    bool constantSize = true;    // false: some extent is not a constant (extent keeps the
+                                 // enclosing view's there)
+  };
+  RegionStart regionStart(const Expr &region);
+  std::string regionByteAddress(const Expr &region, std::string *buffer);
+  std::optional<int64_t> slotOf(const std::string &buf, const BufferInfo &b,
+                                const std::vector<Expr> &idx);
+  std::optional<int64_t> eval(const Expr &e, int64_t tid);
+  Dtype typeOf(const Expr &e);
+  Poly poly(const Expr &e);
+  int64_t divisibility(const Monomial &m);
+  std::string barrierAddr(const Expr &e);
+
+  // ---- statements
+  std::vector<int64_t> regionExtents(const Expr &region);
+  Expr kSlice(const Expr &region, size_t dim, int64_t k, int64_t width = 16);
+  void block(const Block &b);
+  void stmt(const Stmt &s);
+  void callStmt(const CallStmt &c);
+  bool tryVectorize(const For &f, int64_t begin, int64_t trips);
+  void dsmemCopy(const CallStmt &c, bool load);
+  void deviceCall(const CallStmt &c); // device.* in a devices(N) kernel
+  bool multipleOf(const Expr &e, int64_t m);
+  void line(const std::string &s) { out_ << std::string(indent_ * 2, ' ') << s << "\n"; }
+
+  const Kernel &k_;
+  Diagnostics &diag_;
+  LoweredKernel &info_;
+  const TargetInfo &target_;
+  bool &tcgenHelpers_;
+  bool failed_ = false;
+  std::map<std::string, BufferInfo> bufs_;
+  std::map<std::string, std::pair<int64_t, bool>> barriers_; // name -> (offset, has count)
+  std::vector<std::string> symbols_;                         // shape symbols, in order
+  std::map<std::string, int64_t> symbolMultiple_;            // from `where S % c == 0`
+  std::map<std::string, int64_t> fixedSymbols_;              // from `where S == c`
+  bool deviceSide_ = false;                                  // emitting the kernel body
+  std::map<std::string, int64_t> env_;                       // unrolled loop variables
+  std::vector<std::pair<std::string, Expr>> lets_;           // visible lets, innermost last
+  std::map<std::string, Dtype> letTypes_;
+  std::map<std::string, TmaMap> tma_;
+  std::set<int> wgmmaShapes_;
+  // Other wgmma kinds used (fp8: N and the MMA table's row), one helper each.
+  std::set<std::pair<int, const MmaShape *>> wgmmaOtherShapes_;
+  std::set<std::string> wgmmaAccs_; // register tiles some wgmma accumulates into
+  // wgmmas with A from registers: (N, A/B dtype, B MN-major), one helper each.
+  std::set<std::tuple<int, Dtype, bool>> wgmmaRegA_;
+  // Register tiles some wgmma reads as A: declared 16-byte aligned, so that
+  // their 16-bit pairs are read as the 32-bit registers they already are.
+  std::set<std::string> regAOperands_;
+  void wgmmaRegisterA(const CallStmt &c, const std::string &accName, int n);
+  std::vector<std::string> regsInScope_; // register tiles declared, innermost last
+  bool usesTcgen05_ = false;
+  bool devices_ = false; // a devices(N) kernel (docs/scales.md): on the runtime ts_devices.cuh
+  std::map<std::string, int64_t> tmemColumns_;
+  std::string tmemAddr(const std::string &buf) {
+    return fmt::format("(*reinterpret_cast<volatile uint32_t *>(ts_smem + {}))",
+                       bufs_.at(buf).smemOffset);
+  }
+  int64_t smemBytes_ = 0;
+  std::ostringstream out_;
+  int indent_ = 1;
+  friend std::string helperSource(const std::set<int> &);
+};
+
+} // namespace tilescope::codegen::detail

@@ -1,0 +1,506 @@
+// The static race check's pair query (RaceChecker.h): two executors of a
+// pair of accesses encoded for Z3 with their orderings, and the
+// async-proxy fence rule.
+#include "racecheck/RaceChecker.h"
+
+#include "ir/ConcreteEval.h"
+
+#include "ir/Printer.h"
+#include "verifier/LeastWitness.h"
+#include "verifier/SolverBudget.h"
+
+#include <fmt/format.h>
+
+#include <array>
+
+#include <algorithm>
+#include <climits>
+#include <functional>
+
+namespace tilescope::detail {
+
+bool RaceChecker::ctaIndices(const std::string &tag, std::vector<z3::expr> &cta,
+                             z3::expr_vector &cons) {
+  for (size_t d = 0; d < sk_.grid.size() && d < 3; ++d) {
+    auto extent = enc_.encode(sk_.grid[d], {});
+    if (!extent)
+      return false;
+    z3::expr v = enc_.fresh(fmt::format("{}blockIdx{}", tag, d));
+    cons.push_back(v >= 0 && v < *extent);
+    cta.push_back(v);
+  }
+  return !cta.empty();
+}
+
+std::optional<std::vector<std::pair<int64_t, int64_t>>>
+RaceChecker::collisionsPerThread(const SyncEvent &ea, const MemoryAccess &a, const SyncEvent &eb,
+                                 const MemoryAccess &b, size_t cap) const {
+  if (a.region.size() != 1 || b.region.size() != 1 || !a.perThread || !b.perThread)
+    return std::nullopt;
+  auto intervals =
+      [&](const SyncEvent &e,
+          const MemoryAccess &m) -> std::optional<std::vector<std::array<int64_t, 3>>> {
+    std::vector<std::array<int64_t, 3>> out; // begin, end, thread
+    for (int64_t t = 0; t < e.threads.launchThreads(); ++t) {
+      if (!e.threads.contains(t))
+        continue;
+      auto leaf = [&](const Expr &x) -> std::optional<int64_t> {
+        if (x->kind != ExprKind::Builtin)
+          return std::nullopt;
+        switch (as<Builtin>(x).which) {
+        case BuiltinKind::threadIdx_x:
+          return t;
+        case BuiltinKind::laneid:
+          return t % 32;
+        case BuiltinKind::warpid:
+          return t / 32;
+        case BuiltinKind::wgid:
+          return t / 128;
+        case BuiltinKind::tid_in_wg:
+          return t % 128;
+        case BuiltinKind::wid_in_wg:
+          return t / 32 % 4;
+        default:
+          return std::nullopt;
+        }
+      };
+      auto begin = evalConcrete(m.region[0].begin, leaf);
+      auto extent = evalConcrete(m.region[0].extent, leaf);
+      if (!begin || !extent)
+        return std::nullopt;
+      out.push_back({*begin, *begin + *extent, t});
+    }
+    return out;
+  };
+  auto ia = intervals(ea, a), ib = intervals(eb, b);
+  if (!ia || !ib)
+    return std::nullopt;
+  std::sort(ib->begin(), ib->end());
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const auto &x : *ia) {
+    // Intervals of b starting before x ends; one of another thread that
+    // ends after x begins overlaps.
+    auto end = std::lower_bound(ib->begin(), ib->end(), std::array<int64_t, 3>{x[1], INT64_MIN, 0});
+    for (auto y = ib->begin(); y != end; ++y)
+      if ((*y)[1] > x[0] && (*y)[2] != x[2]) {
+        if (out.size() >= cap)
+          return std::nullopt;
+        out.push_back({x[2], (*y)[2]});
+      }
+  }
+  return out;
+}
+
+z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess &a,
+                                        const SyncEvent &eb, const MemoryAccess &b,
+                                        const Ordering &ord, Mode mode) {
+  const SyncEvent &lo = *ord.lo;
+  bool acrossCtas = mode == Mode::AcrossCtas, inCluster = mode == Mode::InCluster;
+  bool sameLoop = ord.sameLoop && !acrossCtas;
+  bool orderedSameIteration = ord.sameIteration;
+  // Collective calls of the same group are ordered by their dispatch.
+  ExecScope scopeA = issueScope(ea), scopeB = issueScope(eb);
+  bool groupScoped = scopeA != ExecScope::Thread && scopeB != ExecScope::Thread;
+  std::optional<std::vector<std::pair<int64_t, int64_t>>> collisions;
+  if (mode == Mode::SameCta && !groupScoped) {
+    collisions = collisionsPerThread(ea, a, eb, b, opt_.threadPairsListed);
+    if (collisions && collisions->empty())
+      return z3::unsat;
+  }
+  z3::expr t1 = enc_.fresh("t1"), t2 = enc_.fresh("t2");
+  std::optional<z3::expr> rankA, rankB;
+  z3::expr_vector cons(ctx_);
+  if (!threadMember(ea.threads, t1, cons) || !threadMember(eb.threads, t2, cons))
+    return z3::unsat;
+  std::vector<z3::expr> ctaA, ctaB;
+  if (acrossCtas) {
+    if (!ctaIndices("a_", ctaA, cons) || !ctaIndices("b_", ctaB, cons)) {
+      report_.notChecked.push_back(
+          {ea.loc, fmt::format("{} between CTAs: a grid extent Z3 cannot read", a.buffer)});
+      return z3::unknown;
+    }
+    // Terms are built only when used: Z3's search depends on the terms a
+    // context holds, and stray ones slowed the persistent GEMM's queries 3x.
+    z3::expr_vector differ(ctx_);
+    for (size_t d = 0; d < ctaA.size(); ++d) {
+      if (!ord.differentClusters) {
+        differ.push_back(ctaA[d] != ctaB[d]);
+        continue;
+      }
+      z3::expr extent = ctx_.int_val(int(d) == clusterAxis() ? clusterExtent().value_or(1) : 1);
+      differ.push_back(ctaA[d] / extent != ctaB[d] / extent);
+    }
+    cons.push_back(z3::mk_or(differ));
+  } else if (inCluster) {
+    // Ranks in the cluster; the same rank is the same CTA.
+    rankA.emplace(enc_.fresh("rankA"));
+    rankB.emplace(enc_.fresh("rankB"));
+    z3::expr n = ctx_.int_val(*clusterExtent());
+    cons.push_back(*rankA >= 0 && *rankA < n && *rankB >= 0 && *rankB < n);
+    cons.push_back(*rankA != *rankB || t1 != t2);
+  } else if (mode == Mode::SameThread) {
+    cons.push_back(t1 == t2);
+  } else if (groupScoped && scopeA == scopeB) {
+    int64_t g = groupSize(scopeA, sk_.threads);
+    cons.push_back(t1 / ctx_.int_val(g) != t2 / ctx_.int_val(g));
+  } else {
+    cons.push_back(t1 != t2);
+    // A thread inside a group that runs the other call collectively is
+    // still a different executor from the group's other threads.
+  }
+  std::map<std::string, z3::expr> boundA, boundB;
+  std::vector<z3::expr> itersA, itersB;
+  if (!bindLoops(ea, "a_", boundA, cons, itersA, builtinsOf(t1, ctaA)) ||
+      !bindLoops(eb, "b_", boundB, cons, itersB, builtinsOf(t2, ctaB))) {
+    report_.notChecked.push_back(
+        {ea.loc, fmt::format("accesses to {} here and at another site: loop bounds Z3 cannot read",
+                             a.buffer)});
+    return z3::unknown;
+  }
+  if (sameLoop) {
+    // Level by level over the common loops (outermost first): where the
+    // iterations first differ at level m, a barrier of that loop or a
+    // deeper common one orders lo before hi at a later iteration, one
+    // after hi or before lo orders hi before lo at a later iteration, and
+    // one in that loop's own body orders them two or more iterations
+    // apart; the earlier access must not complete later. Equal
+    // iterations throughout: a barrier between them.
+    const std::vector<z3::expr> &itLo = &lo == &ea ? itersA : itersB;
+    const std::vector<z3::expr> &itHi = &lo == &ea ? itersB : itersA;
+    z3::expr_vector ordered(ctx_), equal(ctx_);
+    for (size_t m = 0; m < ord.anyFrom.size(); ++m) {
+      const z3::expr &iLo = itLo[m], &iHi = itHi[m];
+      z3::expr before = z3::mk_and(equal);
+      if (ord.anyFrom[m] && !ord.loLate)
+        ordered.push_back(before && iLo < iHi);
+      if (!ord.hiLate && ord.wrapFrom[m])
+        ordered.push_back(before && iHi < iLo);
+      if (!ord.hiLate && ord.direct[m])
+        ordered.push_back(before && iHi + 1 < iLo);
+      equal.push_back(iLo == iHi);
+    }
+    if (orderedSameIteration)
+      ordered.push_back(z3::mk_and(equal));
+    if (!ordered.empty())
+      cons.push_back(!z3::mk_or(ordered));
+  }
+  if (mode == Mode::SameThread) {
+    // The asynchronous access is issued first: at an earlier iteration of
+    // the first common loop where they differ, or at the same iterations
+    // and earlier in the body. Executions the other way round are
+    // ordered by program order.
+    const SyncEvent &x = ord.issuerIsA ? ea : eb, &y = ord.issuerIsA ? eb : ea;
+    const std::vector<z3::expr> &itX = ord.issuerIsA ? itersA : itersB;
+    const std::vector<z3::expr> &itY = ord.issuerIsA ? itersB : itersA;
+    std::vector<int> cx = chainOf(x), cy = chainOf(y);
+    z3::expr_vector first(ctx_), equal(ctx_);
+    for (size_t k = 0; k < cx.size() && k < cy.size() && cx[k] == cy[k]; ++k) {
+      first.push_back(z3::mk_and(equal) && itX[k] < itY[k]);
+      equal.push_back(itX[k] == itY[k]);
+    }
+    if (x.order < y.order)
+      first.push_back(z3::mk_and(equal));
+    if (first.empty())
+      return z3::unsat;
+    cons.push_back(z3::mk_or(first));
+  }
+  // Built at each use, in the order Z3 has always seen them (see above).
+  // Two executors in one CTA of a cluster share its rank (an unknown in
+  // the cluster), so indices that read clusterCtaIdx.x encode.
+  std::optional<z3::expr> sharedRank;
+  if (!acrossCtas && !inCluster && clusterExtent()) {
+    sharedRank.emplace(enc_.fresh("rank"));
+    cons.push_back(*sharedRank >= 0 && *sharedRank < ctx_.int_val(*clusterExtent()));
+  }
+  auto rankOf = [&](const std::optional<z3::expr> &own) {
+    return own ? &*own : sharedRank ? &*sharedRank : nullptr;
+  };
+  auto builtinsA = [&] { return builtinsOf(t1, ctaA, rankOf(rankA)); };
+  auto builtinsB = [&] { return builtinsOf(t2, ctaB, rankOf(rankB)); };
+  for (const Expr &g : ea.guards)
+    if (auto e = enc_.encode(g, boundA, builtinsA()); e && e->is_bool())
+      cons.push_back(*e);
+  for (const Expr &g : eb.guards)
+    if (auto e = enc_.encode(g, boundB, builtinsB()); e && e->is_bool())
+      cons.push_back(*e);
+  if (inCluster) {
+    // Both touch the shared memory of one CTA: its own, or the remote one.
+    auto target = [&](const MemoryAccess &x, const z3::expr &rank, auto &bound,
+                      auto builtins) -> std::optional<z3::expr> {
+      return remote(x) ? enc_.encode(x.remoteCta, bound, builtins()) : std::optional(rank);
+    };
+    auto ta = target(a, *rankA, boundA, builtinsA), tb = target(b, *rankB, boundB, builtinsB);
+    if (!ta || !tb || !ta->is_int() || !tb->is_int()) {
+      report_.notChecked.push_back(
+          {ea.loc, fmt::format("DSMEM access to {}: a CTA rank Z3 cannot read", a.buffer)});
+      return z3::unknown;
+    }
+    cons.push_back(*ta == *tb);
+  }
+  if (a.region.size() != b.region.size())
+    return z3::unsat;
+  std::vector<z3::expr> element;
+  if (collisions && opt_.threadPairsListed > 0) {
+    // The thread pairs that meet, listed (RaceOptions::threadPairsListed).
+    z3::expr_vector meet(ctx_);
+    for (const auto &[x, y] : *collisions)
+      meet.push_back(t1 == ctx_.int_val(x) && t2 == ctx_.int_val(y));
+    cons.push_back(z3::mk_or(meet));
+  }
+  for (size_t d = 0; d < a.region.size() && !(collisions && opt_.threadPairsListed > 0); ++d) {
+    auto ba = enc_.encode(a.region[d].begin, boundA, builtinsA());
+    auto xa = enc_.encode(a.region[d].extent, boundA, builtinsA());
+    auto bb = enc_.encode(b.region[d].begin, boundB, builtinsB());
+    auto xb = enc_.encode(b.region[d].extent, boundB, builtinsB());
+    if (!ba || !xa || !bb || !xb) {
+      report_.notChecked.push_back(
+          {ea.loc,
+           fmt::format("access to {}: an index Z3 cannot read (data-dependent?)", a.buffer)});
+      return z3::unknown;
+    }
+    z3::expr x = enc_.fresh("x");
+    element.push_back(x);
+    cons.push_back(x >= *ba && x < *ba + *xa && x >= *bb && x < *bb + *xb);
+  }
+  // One solver for all pairs: each pair's constraints hang off a fresh
+  // literal and are checked under it.
+  queueAssumptions();
+  z3::expr pair = ctx_.bool_const(fmt::format("pair!{}", pairs_++).c_str());
+  for (unsigned k = 0; k < cons.size(); ++k)
+    pending_.push_back(z3::implies(pair, cons[int(k)]));
+  // An over-approximation first, linear up to congruence: its unsat
+  // decides most pairs in a few milliseconds (LinearPrecheck.h).
+  if (linear_.unsat(enc_.assumptions(), cons))
+    return z3::unsat;
+  z3::expr_vector under(ctx_);
+  under.push_back(pair);
+  // Orderings that hold for some executor pairs only (warp.sync within a
+  // warp, mbarrier handshakes of matching rounds, wgmma groups retired by
+  // the warpgroup).
+  auto builtinsAtA = [&](const z3::expr &t) { return builtinsOf(t, ctaA, rankOf(rankA)); };
+  auto builtinsAtB = [&](const z3::expr &t) { return builtinsOf(t, ctaB, rankOf(rankB)); };
+  Side sideA{ea, a, t1, itersA, boundA, builtinsA, rankOf(rankA), builtinsAtA};
+  Side sideB{eb, b, t2, itersB, boundB, builtinsB, rankOf(rankB), builtinsAtB};
+  std::vector<z3::expr> escapes = orderingEscapes(sideA, sideB, ord, mode);
+  // The full query (with the orderings) in a one-shot solver on the first
+  // question's budget: where the linear over-approximation cannot decide a
+  // pair, it is an ordering that does, and this proves it in a few
+  // milliseconds (the persistent GEMM's two such pairs: 2-4 ms, where the
+  // first question below spent 6-17 ms to answer sat or give up). Only its
+  // unsat is used; anything else goes on as before, so the shared solver's
+  // history stays as it was.
+  auto onceUnsat = [&](unsigned budgetMs) {
+    z3::solver once = oneShotSolver(ctx_, budgetMs);
+    once.add(enc_.assumptions());
+    once.add(cons);
+    for (const z3::expr &e : escapes)
+      once.add(!e);
+    return once.check() == z3::unsat;
+  };
+  if (!escapes.empty() && onceUnsat(kFirstQueryBudgetMs))
+    return z3::unsat;
+  // Without the orderings, on a small budget: when it is hard it is left
+  // undecided and the full query below decides. Its sat answers can be a
+  // search through non-linear sizes (a persistent tile loop whose step is
+  // not the grid: 27 s at grid(7) on the persistent GEMM, where the full
+  // query is unsat in 5 ms).
+  z3::solver &s = pairSolver();
+  z3::check_result r = checkFirst(s, under);
+  if (r == z3::unsat)
+    return r;
+  auto gaveUp = [&] {
+    report_.notChecked.push_back(
+        {ea.loc, fmt::format("race on {}: Z3 gave up ({})", a.buffer, s.reason_unknown())});
+    return z3::unknown;
+  };
+  if (r == z3::unknown) {
+    // The first question was hard. The full one, with the orderings, in a
+    // one-shot solver on a larger budget (they often make it easy: 5 ms for
+    // the grid(7) GEMM's pair); then the first question on the full budget,
+    // as before.
+    if (onceUnsat(detail::kPrecheckBudgetMs))
+      return z3::unsat;
+    r = checkWithin(s, under, opt_.timeoutMs);
+    if (r == z3::unsat)
+      return r;
+    if (r == z3::unknown)
+      return gaveUp();
+  }
+  if (!escapes.empty()) {
+    for (const z3::expr &e : escapes)
+      s.add(z3::implies(pair, !e));
+    r = checkWithin(s, under, opt_.timeoutMs);
+    if (r == z3::unknown)
+      return gaveUp();
+    if (r == z3::unsat)
+      return r;
+  }
+  // The least witness: threads, CTAs, iterations, element, then sizes.
+  std::vector<z3::expr> witness{t1, t2};
+  for (const auto *cta : {&ctaA, &ctaB})
+    witness.insert(witness.end(), cta->begin(), cta->end());
+  for (const std::optional<z3::expr> *rank : {&rankA, &rankB})
+    if (*rank)
+      witness.push_back(**rank);
+  witness.insert(witness.end(), itersA.begin(), itersA.end());
+  witness.insert(witness.end(), itersB.begin(), itersB.end());
+  witness.insert(witness.end(), element.begin(), element.end());
+  for (const auto &[name, v] : enc_.symbols())
+    witness.push_back(v);
+  z3::params full(ctx_);
+  setSolverBudget(full, opt_.timeoutMs);
+  s.set(full);
+  z3::model m = detail::minimizeWitness(s, under, witness, pair.to_string());
+  auto threadText = [&](const z3::expr &t) {
+    int64_t v = ProtoEncoder::value(m, t);
+    std::string cta;
+    for (const z3::expr &c : &t == &t1 ? ctaA : ctaB)
+      cta += fmt::format("{}{}", cta.empty() ? "" : ", ", ProtoEncoder::value(m, c));
+    const std::optional<z3::expr> &rank = &t == &t1 ? rankA : rankB;
+    if (rank)
+      cta = fmt::format("rank {} of the cluster", ProtoEncoder::value(m, *rank));
+    return fmt::format("thread {} (warp {}, lane {}{})", v, v / 32, v % 32,
+                       cta.empty() ? ""
+                       : rank      ? ", CTA " + cta
+                                   : ", CTA (" + cta + ")");
+  };
+  auto iterText = [&](const SyncEvent &e, const std::vector<z3::expr> &iters,
+                      std::map<std::string, z3::expr> &bound) {
+    std::string out;
+    int l = e.loop;
+    for (size_t k = iters.size(); k-- > 0 && l >= 0; l = sk_.loops[size_t(l)].parent) {
+      const std::string &var = sk_.loops[size_t(l)].var;
+      out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", var,
+                         ProtoEncoder::value(m, bound.at(var)));
+    }
+    return out.empty() ? std::string("outside loops") : out;
+  };
+  std::string coords;
+  for (const z3::expr &x : element)
+    coords += fmt::format("{}{}", coords.empty() ? "" : ", ", ProtoEncoder::value(m, x));
+  if (element.empty()) { // listed thread pairs: the first element both touch
+    auto at = [&](const MemoryAccess &acc, const z3::expr &t) {
+      return evalConcrete(acc.region[0].begin, [&](const Expr &x) -> std::optional<int64_t> {
+        if (x->kind == ExprKind::Builtin && as<Builtin>(x).which == BuiltinKind::threadIdx_x)
+          return ProtoEncoder::value(m, t);
+        if (x->kind == ExprKind::Builtin && as<Builtin>(x).which == BuiltinKind::laneid)
+          return ProtoEncoder::value(m, t) % 32;
+        return std::nullopt;
+      });
+    };
+    auto x = at(a, t1), y = at(b, t2);
+    if (x && y)
+      coords = std::to_string(std::max(*x, *y));
+  }
+  const SyncEvent &w = a.write ? ea : eb;
+  const SyncEvent &o = a.write ? eb : ea;
+  bool firstIsA = a.write;
+  RaceFinding f;
+  f.kind = RaceKind::DataRace;
+  f.first = w.loc;
+  f.second = o.loc;
+  f.message = fmt::format(
+      "data race on {} {}[{}]: written by {} in {} ({}) and {} by {} in {} ({}) {} ({})",
+      memScopeName(a.scope), a.buffer, coords, threadText(firstIsA ? t1 : t2), w.what,
+      firstIsA ? iterText(ea, itersA, boundA) : iterText(eb, itersB, boundB),
+      (firstIsA ? b.write : a.write) ? "written" : "read", threadText(firstIsA ? t2 : t1), o.what,
+      firstIsA ? iterText(eb, itersB, boundB) : iterText(ea, itersA, boundA),
+      acrossCtas  ? (ord.differentClusters ? "in CTAs of different clusters, which no barrier "
+                                             "orders"
+                                           : "in different CTAs, which no barrier orders")
+      : inCluster ? "with no cluster barrier between them"
+      : mode == Mode::SameThread
+          ? "with no wait by the issuing thread for the asynchronous access's completion "
+            "between them"
+      : ord.loLate || ord.hiLate ? "with no barrier after a wait for the asynchronous access's "
+                                   "completion between them"
+                                 : "with no barrier between them",
+      enc_.describeSymbols(m));
+  for (const RaceFinding &g : report_.findings)
+    if (g.first == f.first && g.second == f.second)
+      return r;
+  report_.findings.push_back(std::move(f));
+  return r;
+}
+
+void RaceChecker::queueAssumptions() {
+  for (; assumed_ < enc_.assumptions().size(); ++assumed_)
+    pending_.push_back(enc_.assumptions()[int(assumed_)]);
+}
+
+z3::solver &RaceChecker::pairSolver() {
+  if (!solver_)
+    solver_.emplace(ctx_);
+  for (unsigned k = 0; k < pending_.size(); ++k)
+    solver_->add(pending_[int(k)]);
+  pending_ = z3::expr_vector(ctx_);
+  return *solver_;
+}
+
+z3::check_result RaceChecker::checkWithin(z3::solver &s, const z3::expr_vector &assumptions,
+                                          unsigned budgetMs) {
+  z3::params p(ctx_);
+  setSolverBudget(p, budgetMs);
+  s.set(p);
+  return s.check(assumptions);
+}
+
+z3::check_result RaceChecker::checkFirst(z3::solver &s, const z3::expr_vector &assumptions) {
+  z3::params p(ctx_);
+  setSolverBudget(p, kFirstQueryBudgetMs);
+  s.set(p);
+  return s.check(assumptions);
+}
+
+void RaceChecker::checkProxyFences() {
+  struct Pending {
+    const SyncEvent *write;
+    std::string buffer;
+  };
+  std::vector<Pending> pending;
+  for (int pass = 0; pass < 2; ++pass)
+    for (const SyncEvent &e : sk_.events) {
+      if (pass == 1 && e.loop < 0)
+        continue; // the second pass covers loop back edges
+      if (e.kind == SyncKind::FenceProxyAsync) {
+        ThreadSet cover = coverOf(e);
+        pending.erase(
+            std::remove_if(pending.begin(), pending.end(),
+                           [&](const Pending &p) { return p.write->threads.subsetOf(cover); }),
+            pending.end());
+        continue;
+      }
+      for (const MemoryAccess &a : e.accesses) {
+        if (a.scope != MemScope::Shared)
+          continue;
+        if (a.write && !a.asyncProxy) {
+          pending.push_back({&e, a.buffer});
+          continue;
+        }
+        if (a.write || !a.asyncProxy)
+          continue;
+        for (const Pending &p : pending)
+          if (p.buffer == a.buffer) {
+            RaceFinding f;
+            f.kind = RaceKind::MissingProxyFence;
+            f.first = e.loc;
+            f.second = p.write->loc;
+            f.message = fmt::format("missing fence.proxy.async: {} by {} reads shared {} through "
+                                    "the async proxy, but {} by {} "
+                                    "wrote it through the generic proxy with no "
+                                    "fence.proxy.async in the writing threads "
+                                    "in between",
+                                    e.what, e.threads.describe(), a.buffer, p.write->what,
+                                    p.write->threads.describe());
+            bool dup = false;
+            for (const RaceFinding &g : report_.findings)
+              dup |= g.first == f.first && g.second == f.second;
+            if (!dup)
+              report_.findings.push_back(std::move(f));
+            break;
+          }
+      }
+    }
+}
+
+} // namespace tilescope::detail

@@ -1,0 +1,437 @@
+// The CTA executor's scheduling (CtaExecutor.h): when a warp's wait is
+// satisfied, asynchronous completions, deadlock reports, the tick loop, and
+// the run of a program over sampled CTAs.
+#include "simulator/CtaExecutor.h"
+#include "simulator/Lanes.h"
+#include "simulator/Packed.h"
+
+#include "ir/Budget.h"
+#include "ir/DeviceScale.h"
+#include "ir/Intrinsics.h"
+#include "ir/Printer.h"
+#include "ir/ThreadIndex.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+
+namespace tilescope::sim {
+
+// --- scheduling -----------------------------------------------------------------
+
+bool CtaExecutor::waitSatisfied(const Warp &w) const {
+  for (auto [bar, parity] : w.waits)
+    if (!barriers_[bar].waitSatisfied(parity))
+      return false;
+  return groupWaitSatisfied(w) && clusterWaitSatisfied(w) && pairAllocSatisfied(w) &&
+         deviceWaitSatisfied(w);
+}
+
+bool CtaExecutor::completeAsync(size_t index) {
+  if (inflight_[index].groupKind >= 0)
+    return completeGroupUnit(index);
+  AsyncCopy copy = std::move(inflight_[index]);
+  inflight_.erase(inflight_.begin() + static_cast<long>(index));
+  AsyncAgentScope scope(asyncAgent_, copy.agent);
+  int64_t phaseBefore = copy.barrier >= 0 ? barriers_[copy.barrier].phase() : 0;
+  if (copy.isCommit) {
+    // A tcgen05.commit: the MMAs issued before it complete, in issue order,
+    // then its mbarrier gets one arrival.
+    for (const PrimitiveCall &mma : copy.mmas) {
+      asyncAgent_ = mma.asyncAgent;
+      if (!executeTcgen05Mma(mma))
+        return false;
+    }
+    asyncAgent_ = copy.agent;
+    if (copy.barrier < 0)
+      return true;
+    if (copy.multicastMask)
+      return arriveMulticast(copy);
+    if (!barrierError(barriers_[copy.barrier].arrive(1), copy.barrier, copy.loc))
+      return false;
+    releaseTo(copy.barrier, static_cast<uint32_t>(copy.agent), phaseBefore);
+    return true;
+  }
+  ++stats_.asyncCopies;
+  int64_t n = copy.dst.elements();
+  const BufferPlan &src = p_.buffers[copy.src.buffer];
+  ThreadRange none{0, 0};
+  bool whole = copy.src.buffer != copy.dst.buffer && fastRegion(copy.dst) &&
+               gatherBits(copy.src, none, bits_) && scatterBits(copy.dst, none, bits_);
+  if (whole) {
+    countAccess(copy.src, false);
+    countAccess(copy.dst, true);
+  }
+  for (int64_t i = 0; i < n && !whole; ++i) {
+    uint64_t bits = 0;
+    // TMA fills elements outside the global tensor with zeros and clips stores.
+    if (inBounds(copy.src, i)) {
+      auto b = readBits(copy.src.buffer, bufferFlat(copy.src, i), none, copy.loc);
+      if (!b)
+        return false;
+      bits = *b;
+    } else if (src.scope != MemScope::Global) {
+      return fail(copy.loc, "asynchronous copy reads outside its source");
+    }
+    if (inBounds(copy.dst, i)) {
+      if (!writeBits(copy.dst.buffer, bufferFlat(copy.dst, i), bits, none, copy.loc))
+        return false;
+    } else if (p_.buffers[copy.dst.buffer].scope != MemScope::Global) {
+      return fail(copy.loc, "asynchronous copy writes outside its destination");
+    }
+  }
+  stats_.elementsMoved += n;
+  if (copy.barrier >= 0) {
+    if (!barrierError(barriers_[copy.barrier].completeTx(copy.bytes), copy.barrier, copy.loc))
+      return false;
+    releaseTo(copy.barrier, static_cast<uint32_t>(copy.agent), phaseBefore);
+  }
+  return true;
+}
+
+Failure CtaExecutor::deadlock() const {
+  Failure f;
+  f.outcome = RunResult::Outcome::Deadlock;
+  f.message = fmt::format("deadlock in CTA ({}, {}, {}): every unfinished warp is blocked and "
+                          "nothing is in flight",
+                          ctaId_[0], ctaId_[1], ctaId_[2]);
+  std::vector<int> shown;
+  for (const Warp &w : warps_) {
+    if (w.state == Warp::State::Done || !w.blockedAt)
+      continue;
+    const auto &c = static_cast<const CallStmt &>(*w.blockedAt);
+    std::string what = c.scope == ExecScope::Thread
+                           ? c.callee
+                           : std::string(execScopePrefix(c.scope)) + "." + c.callee;
+    if (w.state == Warp::State::WaitBarrier) {
+      std::string waits;
+      for (auto [bar, parity] : w.waits) {
+        std::string one = fmt::format("{} parity {}", barrierName(bar), parity);
+        if (waits.find(one) == std::string::npos)
+          waits += (waits.empty() ? "" : ", ") + one;
+        if (std::find(shown.begin(), shown.end(), bar) == shown.end())
+          shown.push_back(bar);
+      }
+      if (w.waits.empty())
+        waits = otherWaitText(w);
+      f.notes.push_back(fmt::format("warp {} (threads {}..{}) blocked at {}: {} on {}", w.id,
+                                    w.id * 32, std::min<int64_t>(w.id * 32 + 32, p_.threads) - 1,
+                                    where(c.loc), what, waits));
+    } else {
+      size_t arrived = 0, needed = 0;
+      for (const auto &[key, r] : rendezvous_)
+        if (std::find(r.warps.begin(), r.warps.end(), w.id) != r.warps.end()) {
+          arrived = r.warps.size();
+          needed = r.needed;
+        }
+      f.notes.push_back(fmt::format("warp {} (threads {}..{}) blocked at {}: {} waiting for its "
+                                    "scope ({} of {} warps arrived)",
+                                    w.id, w.id * 32,
+                                    std::min<int64_t>(w.id * 32 + 32, p_.threads) - 1, where(c.loc),
+                                    what, arrived, needed));
+    }
+  }
+  std::vector<std::string> finished;
+  for (const Warp &w : warps_)
+    if (w.state == Warp::State::Done)
+      finished.push_back(std::to_string(w.id));
+  if (!finished.empty()) {
+    std::string list;
+    for (const std::string &s : finished)
+      list += (list.empty() ? "" : ", ") + s;
+    f.notes.push_back("finished warps: " + list);
+  }
+  for (int bar : shown)
+    f.notes.push_back(fmt::format("mbarrier {}: {}", barrierName(bar), barriers_[bar].str()));
+  return f;
+}
+
+std::optional<Failure> CtaExecutor::run() {
+  if (auto f = start())
+    return f;
+  while (true) {
+    switch (tick()) {
+    case Tick::Progress:
+      continue;
+    case Tick::Done:
+      return finish();
+    case Tick::Stuck:
+      return deadlock();
+    case Tick::Failed:
+      return failure_ ? failure_ : Failure{RunResult::Outcome::RuntimeError, "internal error", {}};
+    }
+  }
+}
+
+std::optional<Failure> CtaExecutor::start() {
+  // Poisoned (Poison.h): a read before a write sees garbage, not zeros.
+  {
+    std::mt19937_64 poisonRng(options_.seed ^ (static_cast<uint64_t>(ctaId_[0]) << 40) ^
+                              (static_cast<uint64_t>(ctaId_[1]) << 20) ^
+                              static_cast<uint64_t>(ctaId_[2]) ^ 0x9E3779B97F4A7C15ull);
+    PoisonPattern pp = options_.poison;
+    shared_.assign(p_.sharedBytes, poisonByte(pp, poisonRng));
+    if (pp == PoisonPattern::Random)
+      for (size_t at = 0; at < shared_.size(); at += 8) {
+        uint64_t word = poisonRng();
+        std::memcpy(&shared_[at], &word, std::min<size_t>(8, shared_.size() - at));
+      }
+    regs_.assign(p_.threads * p_.regsPerThread, 0);
+    if (pp != PoisonPattern::Zero)
+      for (const BufferPlan &b : p_.buffers) {
+        if (b.scope != MemScope::Reg)
+          continue;
+        int bytes = std::min(b.elementBytes, 8);
+        // A fixed pattern is one word; only Random draws one per register.
+        uint64_t word = pp == PoisonPattern::Random ? 0 : poisonWord(pp, bytes, poisonRng);
+        for (int64_t t = 0; t < p_.threads; ++t) {
+          uint64_t *reg = &regs_[t * p_.regsPerThread + b.regBase];
+          for (int64_t r = 0; r < b.regCount; ++r)
+            reg[r] = pp == PoisonPattern::Random ? poisonWord(pp, bytes, poisonRng) : word;
+        }
+      }
+    if (targetInfo(p_.target).hasTensorMemory) {
+      tmem_.assign(128 * 512, static_cast<uint32_t>(poisonWord(pp, 4, poisonRng)));
+      if (pp == PoisonPattern::Random)
+        for (uint32_t &cell : tmem_)
+          cell = static_cast<uint32_t>(poisonWord(pp, 4, poisonRng));
+    }
+    if (options_.checkUninitialized) {
+      sharedInit_.assign(p_.sharedBytes, 0);
+      tmemInit_.assign(tmem_.size(), 0);
+    }
+  }
+  barriers_.assign(p_.barrierCount, Mbarrier());
+  for (const BarrierPlan &b : p_.barriers)
+    if (b.count > 0)
+      for (int64_t i = 0; i < b.size; ++i)
+        if (auto e = barriers_[b.first + i].init(b.count); e != Mbarrier::Error::None) {
+          fail(b.loc, std::string(Mbarrier::errorText(e)));
+          return failure_;
+        }
+  if (!cluster_) { // a cluster of one: the cluster barrier is this CTA's warps
+    ownCluster_ = std::make_unique<ClusterState>();
+    ownCluster_->ctas = {this};
+    ownCluster_->barrierWarps = p_.warps;
+    ownCluster_->race = race_;
+    joinCluster(ownCluster_.get(), 0);
+  }
+  if (targetInfo(p_.target).hasTensorMemory)
+    tmemOwner_.assign(512, -1);
+  if (race_ && ownCluster_) // a cluster's CTAs begin together (runCluster)
+    race_->beginCta(ctaId_, p_.threads, p_.sharedBytes, !tmem_.empty(),
+                    static_cast<int>(p_.barrierCount));
+  // Constants are filled once; every other operation writes its own lanes.
+  scratch_.assign(code_->ops.size(), LaneValues());
+  for (size_t i = 0; i < code_->ops.size(); ++i)
+    if (code_->ops[i].kind == OpKind::Constant)
+      scratch_[i] = code_->ops[i].constant;
+  warps_.assign(p_.warps, Warp());
+  for (int64_t i = 0; i < p_.warps; ++i) {
+    Warp &w = warps_[i];
+    w.id = static_cast<int>(i);
+    int64_t lanes = std::min<int64_t>(32, p_.threads - i * 32);
+    w.fullMask = lanes == 32 ? 0xFFFFFFFFu : (1u << lanes) - 1;
+    w.slots.assign(p_.slots, LaneValues());
+    w.slotVersion.assign(p_.slots, 0);
+    w.fusedOffsets.assign(code_->fusedAccesses, FusedOffsets());
+    w.stack.push_back(Frame{&p_.kernel->body, 0, w.fullMask});
+    w.stack.back().code = code_->block(p_.kernel->body);
+  }
+  return std::nullopt;
+}
+
+CtaExecutor::Tick CtaExecutor::tick() {
+  std::vector<int> &ready = ready_;
+  if (stats_.steps > options_.maxSteps) {
+    failure_ = Failure{RunResult::Outcome::StepBudget,
+                       fmt::format("step budget of {} warp statements exhausted in CTA ({}, {}, "
+                                   "{}); the kernel may not terminate (raise it with --max-steps)",
+                                   options_.maxSteps, ctaId_[0], ctaId_[1], ctaId_[2]),
+                       {}};
+    return Tick::Failed;
+  }
+  // Time, every 1024 scheduler ticks: options.deadline (wall time) and the
+  // command's budget (ir/Budget.h: processor time and wall time).
+  if (++ticksSinceClock_ >= 1024) {
+    ticksSinceClock_ = 0;
+    bool pastOption = options_.deadline != std::chrono::steady_clock::time_point::max() &&
+                      std::chrono::steady_clock::now() > options_.deadline;
+    Budget *budget = pastOption ? nullptr : activeBudget();
+    if (pastOption || (budget && budget->expired())) {
+      // The budget's processor time (--timeout-ms) or its wall-time backstop.
+      bool cpu = budget && budget->exceeded() == BudgetKind::CpuTime;
+      std::string which =
+          !budget ? "wall-time budget"
+          : cpu   ? fmt::format("CPU-time budget of {} ms", budget->limits().timeoutMs)
+                  : fmt::format("wall-time budget of {} ms", budget->limits().wallTimeoutMs);
+      failure_ = Failure{
+          RunResult::Outcome::TimeBudget,
+          fmt::format("{} exhausted in CTA ({}, {}, {}) after {} warp statements; "
+                      "the kernel may not terminate{}",
+                      which, ctaId_[0], ctaId_[1], ctaId_[2], stats_.steps,
+                      budget ? fmt::format(" (raise it with {})", budgetOption(budget->exceeded()))
+                             : ""),
+          {}};
+      return Tick::Failed;
+    }
+  }
+  if (devices_ && deviceGateClosed()) { // device.barrier / a collective (Devices.cpp)
+    if (inflight_.empty())
+      return Tick::Stuck;
+    return completeAsync(rng_() % inflight_.size()) ? Tick::Progress : Tick::Failed;
+  }
+  ready.clear();
+  bool allDone = true;
+  for (Warp &w : warps_) {
+    if (w.state == Warp::State::WaitBarrier && waitSatisfied(w)) {
+      w.state = Warp::State::Ready;
+      w.blockedAt = nullptr;
+    }
+    if (w.state == Warp::State::Ready)
+      ready.push_back(w.id);
+    allDone &= w.state == Warp::State::Done;
+  }
+  // Every thread has finished: the CTA exits and its shared memory goes back
+  // to the SM, so a group copy still touching it (a bulk store that has not
+  // read its source: groupKind 1; a cp.async not yet landed: groupKind 0) is
+  // an error, as verifier/AsyncDrain.h reports statically.
+  if (allDone)
+    for (const AsyncCopy &u : inflight_)
+      if (u.groupKind == 0 || (u.groupKind == 1 && !u.sourceRead)) {
+        bool store = u.groupKind == 1;
+        fail(u.loc, fmt::format(
+                        "the CTA exits while this {} still {} shared '{}': no {} of thread "
+                        "{} retired its group before the kernel ended",
+                        intrinsicName(store ? IntrinsicId::TmaStore : IntrinsicId::CpAsync),
+                        store ? "reads its source in" : "writes its destination in",
+                        plan(store ? u.src.buffer : u.dst.buffer).name,
+                        intrinsicName(store ? IntrinsicId::TmaStoreWait : IntrinsicId::CpAsyncWait),
+                        u.groupThread));
+        return Tick::Failed;
+      }
+  if (!inflight_.empty() && (ready.empty() || rng_() % 4 == 0)) {
+    size_t pick = rng_() % inflight_.size();
+    // tcgen05 operations complete in issue order: a commit unit is only
+    // taken after every older one.
+    if (inflight_[pick].isCommit)
+      for (size_t i = 0; i < pick; ++i)
+        if (inflight_[i].isCommit) {
+          pick = i;
+          break;
+        }
+    return completeAsync(pick) ? Tick::Progress : Tick::Failed;
+  }
+  if (ready.empty())
+    return allDone ? Tick::Done : Tick::Stuck;
+  Warp &w = warps_[ready[rng_() % ready.size()]];
+  int quantum = 1 + static_cast<int>(rng_() % 64);
+  for (int q = 0; q < quantum && w.state == Warp::State::Ready && deviceGate_ < 0;) {
+    // Whole iterations of a fused loop where they fit, else one statement:
+    // the same steps in the same order either way.
+    int ran = runFusedLoop(w, quantum - q);
+    if (ran == 0) {
+      if (!step(w))
+        return Tick::Failed;
+      ran = 1;
+    }
+    q += ran;
+  }
+  return Tick::Progress;
+}
+
+std::optional<Failure> CtaExecutor::finish() {
+  if (!rendezvous_.empty())
+    return deadlock();
+  if (auto f = unfreedTensorMemory())
+    return f;
+  stats_.stepsPerWarp.resize(warps_.size(), 0);
+  for (const Warp &w : warps_)
+    stats_.stepsPerWarp[w.id] += w.steps;
+  return std::nullopt;
+}
+
+// --- the run --------------------------------------------------------------------
+
+std::vector<std::array<int64_t, 3>> sampleCtas(const std::array<int64_t, 3> &grid, int64_t count,
+                                               uint64_t seed) {
+  int64_t total = grid[0] * grid[1] * grid[2];
+  std::vector<std::array<int64_t, 3>> out;
+  auto add = [&](std::array<int64_t, 3> c) {
+    if (std::find(out.begin(), out.end(), c) == out.end())
+      out.push_back(c);
+  };
+  if (count <= 0 || count >= total) {
+    for (int64_t z = 0; z < grid[2]; ++z)
+      for (int64_t y = 0; y < grid[1]; ++y)
+        for (int64_t x = 0; x < grid[0]; ++x)
+          out.push_back({x, y, z});
+    return out;
+  }
+  // The first corner, then the opposite one (two samples differ in every
+  // dimension: Coverage.h infers tiles from them), then the others.
+  for (int corner : {0, 7, 1, 2, 3, 4, 5, 6}) {
+    if (static_cast<int64_t>(out.size()) >= count)
+      break;
+    add({corner & 1 ? grid[0] - 1 : 0, corner & 2 ? grid[1] - 1 : 0, corner & 4 ? grid[2] - 1 : 0});
+  }
+  std::mt19937_64 rng(seed ^ 0x9E3779B97F4A7C15ull);
+  while (static_cast<int64_t>(out.size()) < count) {
+    int64_t i = static_cast<int64_t>(rng() % static_cast<uint64_t>(total));
+    add({i % grid[0], (i / grid[0]) % grid[1], i / (grid[0] * grid[1])});
+  }
+  return out;
+}
+
+RunResult runProgram(const Program &program, std::vector<HostTensor> &tensors,
+                     const EngineOptions &options) {
+  RunResult result;
+  auto start = std::chrono::steady_clock::now();
+  std::clock_t cpuStart = std::clock();
+  int64_t perCta = program.sharedBytes + program.threads * program.regsPerThread * 8 +
+                   program.warps * (program.slots * static_cast<int64_t>(sizeof(LaneValues)));
+  if (perCta + program.hostBytes() > options.memoryCapBytes) {
+    result.outcome = RunResult::Outcome::MemoryCap;
+    result.message = fmt::format("the simulated state needs {} bytes per CTA plus {} bytes of "
+                                 "layout tables, over the memory cap of {} bytes",
+                                 perCta, program.hostBytes(), options.memoryCapBytes);
+    return result;
+  }
+  std::vector<std::array<int64_t, 3>> ctas =
+      options.ctas.empty() ? sampleCtas(program.grid, 0, options.seed) : options.ctas;
+  std::mt19937_64 rng(options.seed);
+  std::unique_ptr<RaceDetector> race;
+  if (options.detectRaces)
+    race = std::make_unique<RaceDetector>();
+  if (program.clusterSize() > 1) {
+    runClusters(program, tensors, options, ctas, rng, race.get(), result);
+    ctas.clear();
+  }
+  for (const auto &cta : ctas) {
+    CtaExecutor exec(program, tensors, options, result.stats, cta, rng);
+    exec.attachRaceDetector(race.get());
+    auto failure = exec.run();
+    if (auto f = failure) {
+      result.outcome = f->outcome;
+      result.message = std::move(f->message);
+      result.notes = std::move(f->notes);
+      break;
+    }
+    ++result.stats.ctas;
+    if (options.afterUnit)
+      options.afterUnit(cta);
+  }
+  if (race)
+    result.races = describeRaces(*race, program, options);
+  result.stats.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.stats.cpuSeconds = static_cast<double>(std::clock() - cpuStart) / CLOCKS_PER_SEC;
+  return result;
+}
+
+} // namespace tilescope::sim

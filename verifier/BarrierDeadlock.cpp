@@ -1,0 +1,410 @@
+// The barrier proofs over the ordering graph (BarrierProver.h): deadlock
+// cycles, parity aliasing, waiting warps kept in step.
+#include "verifier/BarrierProver.h"
+
+#include "ir/Affine.h"
+#include "ir/ConcreteEval.h"
+#include "ir/Printer.h"
+#include "ir/Visitor.h"
+#include "verifier/AsyncDrain.h"
+#include "verifier/BarrierFallback.h"
+#include "verifier/TmemProtocol.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <tuple>
+
+namespace tilescope::detail {
+
+void BarrierProver::buildGraph() {
+  for (size_t e = 0; e < sk_.events.size(); ++e) {
+    const SyncEvent &ev = sk_.events[e];
+    if (ev.loop >= 0 && loopClass_[size_t(ev.loop)] >= 0) {
+      nodeOf_[e] = int(nodes_.size());
+      nodes_.push_back(e);
+    }
+  }
+  size_t N = nodes_.size();
+  // A shifted release (matchShiftedRelease) at iteration x follows the
+  // statements before it in iteration x, but it does not run at iteration
+  // 0 (where a wait that passes at once, phase -1, meets it) and the
+  // release after the loop (its iteration trip) has no iteration trip to
+  // follow. Those edges are kept for the deadlock cycles (true at every
+  // iteration that runs, and a cycle needs them), not for the orderings the
+  // safety proofs (aliasing, stages) rely on.
+  struct Edge {
+    size_t a, b;
+    int64_t w;
+    bool cycleOnly;
+    bool programOrder = true;
+  };
+  std::vector<Edge> edges;
+  auto edge = [&](size_t a, size_t b, int64_t w) {
+    bool cycleOnly = w == 0 && shifted_.count(&sk_.events[nodes_[a]]);
+    edges.push_back({a, b, w, cycleOnly});
+  };
+  for (size_t a = 0; a < N; ++a)
+    for (size_t b = 0; b < N; ++b) {
+      const SyncEvent &later = sk_.events[nodes_[a]], &earlier = sk_.events[nodes_[b]];
+      if (later.role != earlier.role || later.loop != earlier.loop)
+        continue;
+      if (!later.threads.subsetOf(coverOf(earlier)))
+        continue;
+      bool asyncUnwaited = earlier.kind == SyncKind::WgmmaMma && !waitedAfter(nodes_[b], nodes_[a]);
+      if (later.order > earlier.order && !asyncUnwaited)
+        edge(a, b, 0);
+      if (!(earlier.kind == SyncKind::WgmmaMma && !waitedAfter(nodes_[b], SIZE_MAX)))
+        edge(a, b, -1);
+      else if (auto lag = groupsInFlight(nodes_[b], nodes_[a]))
+        edge(a, b, -*lag); // wgmma groups kept in flight: retired n iterations later
+    }
+  // A wait needs the events completing its phase.
+  for (const auto &[w, d] : waitShift_) {
+    if (!nodeOf_.count(w))
+      continue;
+    const SyncEvent &wait = sk_.events[w];
+    const BarrierInfo &info = barriers_.at(wait.barrier.array);
+    for (size_t e : info.events) {
+      if (!completesPhase(sk_.events[e].kind) || !nodeOf_.count(e))
+        continue;
+      if (loopClass_[size_t(sk_.events[e].loop)] != loopClass_[size_t(wait.loop)])
+        continue;
+      if (auto delta = constantDelta(w, e, d))
+        edges.push_back({size_t(nodeOf_[w]), size_t(nodeOf_[e]), *delta, false, false});
+      else
+        report_.notProved.push_back(
+            {wait.loc,
+             fmt::format("the iteration distance between this wait and {} is not constant; "
+                         "deadlock freedom through it is not proved",
+                         sk_.events[e].what)});
+    }
+  }
+  closePaths(edges, false, D_, next_);
+  closeEveryThreadPaths(edges);
+  if (std::any_of(edges.begin(), edges.end(), [](const Edge &e) { return e.cycleOnly; }))
+    closePaths(edges, true, cycleD_, cycleNext_);
+  else
+    cycleD_ = D_, cycleNext_ = next_;
+}
+
+bool BarrierProver::joinsItsThreads(const SyncEvent &e) const {
+  if (e.kind == SyncKind::CtaSync)
+    return true;
+  if (e.kind != SyncKind::NamedSync || e.namedId < 0 ||
+      e.namedThreads != int64_t(e.threads.count()))
+    return false;
+  for (const SyncEvent &o : sk_.events)
+    if (&o != &e && o.namedId == e.namedId &&
+        (o.kind == SyncKind::NamedSync || o.kind == SyncKind::NamedArrive))
+      return false; // another use of the id may complete its generation
+  return true;
+}
+
+template <class Edges> void BarrierProver::closeEveryThreadPaths(const Edges &edges) {
+  struct StateEdge {
+    size_t a, b;
+    int64_t w;
+    bool cycleOnly;
+  };
+  std::vector<StateEdge> states;
+  auto at = [](size_t n, bool every) { return 2 * n + (every ? 1 : 0); };
+  for (const auto &e : edges) {
+    if (e.cycleOnly)
+      continue;
+    const SyncEvent &later = sk_.events[nodes_[e.a]], &earlier = sk_.events[nodes_[e.b]];
+    if (!e.programOrder || joinsItsThreads(earlier)) {
+      for (bool every : {false, true})
+        states.push_back({at(e.a, every), at(e.b, true), e.w, false});
+      continue;
+    }
+    // Only an MMA's completion is the collective's (wgmma, a tile gemm
+    // dispatched to one: it retires for the whole warpgroup); other
+    // accesses, tile primitives included, are each thread's own.
+    bool mma = earlier.kind == SyncKind::WgmmaMma ||
+               (earlier.scope == ExecScope::Warpgroup &&
+                (earlier.call == IntrinsicId::Gemm || earlier.call == IntrinsicId::GemmAsync));
+    ThreadSet units = mma ? later.threads.widened(128) : later.threads;
+    states.push_back({at(e.a, true), at(e.b, earlier.threads.subsetOf(units)), e.w, false});
+    states.push_back({at(e.a, false), at(e.b, false), e.w, false});
+  }
+  // Joining barriers split by thread (a named barrier per warpgroup, under
+  // `if wgid == ...`): a after b for every thread of b when each thread of
+  // b passes, after b, a joining barrier that some thread of a passes
+  // before a (same iteration: w = 0; b in the iteration before: w = -1).
+  size_t N = nodes_.size();
+  for (size_t a = 0; a < N; ++a)
+    for (size_t b = 0; b < N; ++b) {
+      const SyncEvent &later = sk_.events[nodes_[a]], &earlier = sk_.events[nodes_[b]];
+      if (a == b || later.role != earlier.role || later.loop != earlier.loop)
+        continue;
+      for (int64_t w : {0, -1}) {
+        if (w == 0 && (later.order <= earlier.order || shifted_.count(&later)))
+          continue;
+        ThreadSet joined(sk_.threads);
+        for (size_t j : nodes_) {
+          const SyncEvent &J = sk_.events[j];
+          if (J.role != later.role || J.loop != later.loop || !J.guards.empty() ||
+              !joinsItsThreads(J))
+            continue;
+          bool meets = false;
+          for (int64_t t = 0; t < sk_.threads && !meets; ++t)
+            meets = J.threads.contains(t) && later.threads.contains(t);
+          bool between = w == 0 ? earlier.order < J.order && J.order < later.order
+                                : earlier.order < J.order || J.order < later.order;
+          if (meets && between)
+            for (int64_t t = 0; t < sk_.threads; ++t)
+              if (J.threads.contains(t))
+                joined.add(t);
+        }
+        if (earlier.threads.subsetOf(joined))
+          states.push_back({at(a, true), at(b, true), w, false});
+      }
+    }
+  std::vector<std::vector<int>> next;
+  closePaths(states, false, everyD_, next, 2 * N);
+}
+
+std::optional<int64_t> BarrierProver::groupsInFlight(size_t mma, size_t later) const {
+  const SyncEvent &m = sk_.events[mma];
+  const SyncEvent *commit = nullptr;
+  for (const SyncEvent &e : sk_.events)
+    if (!commit && e.kind == SyncKind::WgmmaCommit && e.role == m.role && e.loop == m.loop &&
+        e.order > m.order && e.guards.empty())
+      commit = &e;
+  if (!commit)
+    return std::nullopt;
+  std::optional<int64_t> best;
+  for (const SyncEvent &e : sk_.events) {
+    if (e.kind != SyncKind::WgmmaWait || e.role != m.role || e.loop != m.loop ||
+        e.order < commit->order || e.order > sk_.events[later].order || !e.guards.empty())
+      continue;
+    if (auto n = constantValue(e.amount); n && *n >= 1 && (!best || *n < *best))
+      best = *n;
+  }
+  return best;
+}
+
+bool BarrierProver::waitedAfter(size_t mma, size_t before) const {
+  const SyncEvent &m = sk_.events[mma];
+  for (const SyncEvent &e : sk_.events)
+    if (e.kind == SyncKind::WgmmaWait && e.role == m.role && e.loop == m.loop &&
+        e.order > m.order && (before == SIZE_MAX || e.order < sk_.events[before].order) &&
+        constantValue(e.amount).value_or(1) == 0)
+      return true;
+  return false;
+}
+
+std::optional<int64_t> BarrierProver::constantDelta(size_t w, size_t e, int64_t d,
+                                                    int64_t extraRounds) {
+  const Pattern &pw = barrierPattern_[w], &pe = barrierPattern_[e];
+  if (!pw.constant && !pe.constant && pw.c == pe.c && pw.period == pe.period)
+    return (d + extraRounds) * pw.period + pe.shift - pw.shift;
+  if (pw.constant && pe.constant && pw.c == pe.c)
+    return d + extraRounds;
+  z3::expr i = enc_.fresh("i");
+  auto [j, n] = roundOf(pw, i);
+  z3::expr ie = iterOf(pe, j, n + ctx_.int_val(d + extraRounds));
+  z3::expr delta = ie - i;
+  Query s = solver();
+  s.add(fires(sk_.events[w], i) && touches(pe, j));
+  z3::expr probe = enc_.fresh("delta");
+  s.add(probe == delta);
+  if (s.check() != z3::sat)
+    return std::nullopt;
+  int64_t v = ProtoEncoder::value(s.get_model(), probe);
+  Query t = solver();
+  t.add(fires(sk_.events[w], i) && touches(pe, j) && delta != ctx_.int_val(v));
+  if (t.check() != z3::unsat)
+    return std::nullopt;
+  return v;
+}
+
+std::vector<size_t> BarrierProver::cycleThrough(size_t a) {
+  std::vector<size_t> path{a};
+  size_t cur = a;
+  for (size_t steps = 0; steps < nodes_.size() + 1; ++steps) {
+    int nx = cycleNext_[cur][a];
+    if (nx < 0)
+      break;
+    if (size_t(nx) == a)
+      return path;
+    path.push_back(size_t(nx));
+    cur = size_t(nx);
+  }
+  return path;
+}
+
+void BarrierProver::findDeadlockCycles() {
+  std::set<std::set<size_t>> seen;
+  bool any = false;
+  for (size_t a = 0; a < nodes_.size(); ++a) {
+    if (cycleD_[a][a] < 0 || sk_.events[nodes_[a]].kind != SyncKind::MbarWait)
+      continue;
+    std::vector<size_t> cycle = cycleThrough(a);
+    std::set<size_t> key(cycle.begin(), cycle.end());
+    if (!seen.insert(key).second)
+      continue;
+    any = true;
+    // A witness iteration where every event of the cycle runs.
+    z3::expr i = enc_.fresh("i");
+    Query s = solver();
+    for (size_t node : cycle)
+      s.add(fires(sk_.events[nodes_[node]], i));
+    std::optional<z3::model> m;
+    s.prefer(i);
+    if (check(s, m, sk_.events[nodes_[a]].loc, "deadlock witness") != z3::sat)
+      continue;
+    const SyncEvent &first = sk_.events[nodes_[a]];
+    std::string chain;
+    std::vector<std::pair<llvm::SMLoc, std::string>> notes;
+    for (size_t k = 0; k < cycle.size(); ++k) {
+      const SyncEvent &e = sk_.events[nodes_[cycle[k]]];
+      const SyncEvent &nx = sk_.events[nodes_[cycle[(k + 1) % cycle.size()]]];
+      if (e.kind == SyncKind::MbarWait && nx.role != e.role)
+        notes.push_back(
+            {e.loc, fmt::format("{} by {} waits on {} for a phase completed only by the "
+                                "{} below",
+                                e.what, e.threads.describe(), e.barrier.array, nx.what)});
+      else if (e.kind == SyncKind::MbarWait)
+        notes.push_back({e.loc, fmt::format("{} by {} waits on {}", e.what, e.threads.describe(),
+                                            e.barrier.array)});
+      else
+        notes.push_back({e.loc, fmt::format("{} by {} runs only after the wait below", e.what,
+                                            e.threads.describe())});
+    }
+    auto [j, n] = roundOf(barrierPattern_[nodes_[a]], i);
+    int64_t d = waitShift_.count(nodes_[a]) ? waitShift_[nodes_[a]] : 0;
+    auto parity = at(first.parity, first, i);
+    finding(ProtocolViolationKind::Deadlock, first.loc,
+            fmt::format("deadlock: at {} this wait on {}[{}] (parity {}) by {} waits for phase {}, "
+                        "whose arrivals come after this same wait through a cycle of {} waits and "
+                        "arrivals (for {})",
+                        iterationText(*m, first, i), first.barrier.array,
+                        ProtoEncoder::value(*m, j),
+                        parity ? ProtoEncoder::value(*m, *parity) % 2 : -1,
+                        sk_.roles[size_t(first.role)].describe(), ProtoEncoder::value(*m, n) + d,
+                        cycle.size(), sizes(*m)),
+            notes);
+  }
+  if (!nodes_.empty())
+    result("deadlock freedom (waits and arrivals in loops)", !any,
+           any ? "violated" : "proved for all sizes: no cycle of waits and arrivals");
+}
+
+void BarrierProver::checkAliasing() {
+  for (const auto &[w, d] : waitShift_) {
+    if (!nodeOf_.count(w))
+      continue;
+    const SyncEvent &wait = sk_.events[w];
+    const BarrierInfo &info = barriers_.at(wait.barrier.array);
+    bool guarded = false;
+    for (size_t e : info.events) {
+      if (!isArrival(sk_.events[e].kind) || !nodeOf_.count(e))
+        continue;
+      auto delta = constantDelta(w, e, d, 1);
+      int64_t path = D_[size_t(nodeOf_[e])][size_t(nodeOf_[w])];
+      if (delta && path != kNoPath && *delta + path >= 0)
+        guarded = true;
+    }
+    if (guarded)
+      continue;
+    z3::expr i = enc_.fresh("i");
+    auto [j, n] = roundOf(barrierPattern_[w], i);
+    bool ok = true;
+    auto next = roundTerms(info, j, n + ctx_.int_val(d + 1), isArrival, ok);
+    Query s = solver();
+    s.add(fires(wait, i) && anyOf(ctx_, next));
+    std::optional<z3::model> m;
+    s.prefer(i);
+    if (check(s, m, wait.loc, "aliasing") != z3::sat)
+      continue;
+    int64_t phase = ProtoEncoder::value(*m, n) + d;
+    auto parity = at(wait.parity, wait, i);
+    finding(
+        ProtocolViolationKind::ParityAliasing, wait.loc,
+        fmt::format("parity aliasing: at {} this wait on {}[{}] (parity {}) by {} waits for {}, "
+                    "but nothing orders the arrivals of phase {} ({}) after it, so phase {} can "
+                    "complete first and the wait then refers to a phase two behind (for {})",
+                    iterationText(*m, wait, i), wait.barrier.array, ProtoEncoder::value(*m, j),
+                    parity ? ProtoEncoder::value(*m, *parity) % 2 : -1,
+                    sk_.roles[size_t(wait.role)].describe(), phaseText(phase), phase + 1,
+                    termList(*m, next, "arrivals"), phase + 1, sizes(*m)));
+  }
+}
+
+void BarrierProver::checkLaggingWaiters() {
+  auto outermost = [&](int loop) {
+    while (loop >= 0 && sk_.loops[size_t(loop)].parent >= 0)
+      loop = sk_.loops[size_t(loop)].parent;
+    return loop;
+  };
+  std::map<std::pair<int, int>, std::vector<const SyncEvent *>> groups; // (loop, role)
+  for (const SyncEvent &e : sk_.events)
+    if (e.loop >= 0 && e.role >= 0)
+      groups[{outermost(e.loop), e.role}].push_back(&e);
+  bool any = false;
+  for (const auto &[key, events] : groups) {
+    std::set<int64_t> waiting, feeding;
+    const SyncEvent *firstWait = nullptr;
+    for (const SyncEvent *e : events)
+      for (int64_t t = 0; t < sk_.threads; ++t) {
+        if (!e->threads.contains(t))
+          continue;
+        if (e->kind == SyncKind::MbarWait) {
+          waiting.insert(t / 32);
+          firstWait = firstWait ? firstWait : e;
+        }
+        if (isArrival(e->kind) || isTx(e->kind))
+          feeding.insert(t / 32);
+      }
+    if (feeding.empty())
+      continue;
+    std::set<int64_t> lagging;
+    for (int64_t warp : waiting) {
+      if (feeding.count(warp))
+        continue;
+      bool tied = false; // meets a feeding warp in a collective
+      for (const SyncEvent *e : events) {
+        bool collective = e->scope != ExecScope::Thread || e->kind == SyncKind::CtaSync ||
+                          e->kind == SyncKind::NamedSync || e->kind == SyncKind::WgmmaFence ||
+                          e->kind == SyncKind::WgmmaMma || e->kind == SyncKind::WgmmaCommit ||
+                          e->kind == SyncKind::WgmmaWait;
+        if (!collective)
+          continue;
+        ThreadSet cover = coverOf(*e);
+        if (!cover.contains(warp * 32))
+          continue;
+        for (int64_t f : feeding)
+          tied = tied || cover.contains(f * 32);
+      }
+      if (!tied)
+        lagging.insert(warp);
+    }
+    if (lagging.empty())
+      continue;
+    any = true;
+    ThreadSet laggingThreads(sk_.threads), feedingThreads(sk_.threads);
+    for (int64_t w : lagging)
+      for (int64_t t = w * 32; t < std::min(sk_.threads, w * 32 + 32); ++t)
+        laggingThreads.add(t);
+    for (int64_t w : feeding)
+      for (int64_t t = w * 32; t < std::min(sk_.threads, w * 32 + 32); ++t)
+        feedingThreads.add(t);
+    const SkeletonLoop &loop = sk_.loops[size_t(key.first)];
+    finding(ProtocolViolationKind::ParityAliasing, firstWait->loc,
+            fmt::format("parity aliasing: {} wait on {} in every iteration of loop {} but "
+                        "feed no barrier and meet no feeding warp there; {} can run two "
+                        "phases ahead of them, so their parity waits can refer to a phase two "
+                        "behind and their last waits may never complete",
+                        laggingThreads.describe(), firstWait->barrier.array, loop.var,
+                        feedingThreads.describe()),
+            {}, /*symbolic=*/false);
+  }
+  result("waiting warps kept in step with the warps that feed the barriers", !any,
+         any ? "violated"
+             : "proved for all sizes (structurally): every waiting warp feeds a barrier or "
+               "meets a feeding warp in each iteration");
+}
+
+} // namespace tilescope::detail

@@ -1,0 +1,518 @@
+// Internal to the barrier proofs (verifier/BarrierProofs.h): the prover's
+// shared proof context (the solver, the encoder, the loops' nests, the
+// barriers' patterns and rounds) and its obligations, one file each:
+// BarrierEncoding.cpp (encoding, solver queries, index patterns and rounds,
+// witnesses), BarrierPhases.cpp (arrivals, transaction bytes and waits per
+// phase, clusters), BarrierDeadlock.cpp (the ordering graph, deadlock cycles,
+// parity aliasing, lagging waiters), BarrierStages.cpp (pipeline stages),
+// BarrierStructural.cpp (the size-independent structural checks), and
+// BarrierProofs.cpp (the order of the proofs and the entry points). Exposes
+// z3++.h: include it only from those files.
+#pragma once
+
+#include "verifier/BarrierProofs.h"
+#include "verifier/BarrierSkeleton.h"
+#include "verifier/LeastWitness.h"
+#include "verifier/LinearPrecheck.h"
+#include "verifier/ProtoEncoding.h"
+#include "verifier/SharedContext.h"
+#include "verifier/SolverBudget.h"
+#include "verifier/StructuralChecks.h"
+
+#include <z3++.h>
+
+#include <climits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tilescope::detail {
+constexpr int64_t kNoPath = INT64_MIN / 4;
+
+// How an index (a barrier element or a pipeline stage) moves with the
+// iteration i of its loop: (i + c) % period, or the constant c. A shifted
+// release (see matchShiftedRelease) acts at iteration i for the earlier
+// iteration i - shift: element (i - shift + c) % period, its rounds those of
+// iteration i - shift.
+struct Pattern {
+  bool ok = false;
+  bool constant = false;
+  int64_t c = 0;
+  int64_t period = 1;
+  int64_t shift = 0;
+};
+
+inline bool isArrival(SyncKind k) {
+  return k == SyncKind::MbarArrive || k == SyncKind::Tcgen05Commit;
+}
+inline bool isTx(SyncKind k) {
+  return k == SyncKind::MbarExpectTx || k == SyncKind::TxDelivery || k == SyncKind::MbarCompleteTx;
+}
+// Events a wait needs for its phase to complete.
+inline bool completesPhase(SyncKind k) {
+  return isArrival(k) || k == SyncKind::TxDelivery || k == SyncKind::MbarCompleteTx;
+}
+
+class BarrierProver {
+public:
+  BarrierProver(const BarrierSkeleton &sk, const BarrierProofOptions &opt)
+      : sk_(sk), opt_(opt), enc_(ctx_, sk) {}
+
+  BarrierReport run();
+
+private:
+  // The size-independent checks, then the exhaustive fallback where a proof
+  // left an obligation open.
+  void finishStructural();
+
+  // --- encoding helpers ---
+
+  // The loop variables of ev's loops at flattened iteration i (see
+  // prepareLoops): level m of a nest runs (i / stride_m) % trip_m.
+  std::optional<std::map<std::string, z3::expr>> loopValues(const SyncEvent &ev, const z3::expr &i);
+
+  std::optional<z3::expr> at(const Expr &e, const SyncEvent &ev, const z3::expr &i);
+
+  // Whether ev's loop takes part in the symbolic proofs.
+  bool modelled(const SyncEvent &ev) const;
+
+  z3::expr fires(const SyncEvent &ev, const z3::expr &i);
+
+  // Barrier events outside loops run once; several on one element in one
+  // role are consecutive rounds: the k-th arrival (or wait) is round k, an
+  // expect_tx belongs to the arrival it comes with, a delivery to the last
+  // expect_tx before it.
+  void numberOneShotRounds();
+
+  void prepareLoops();
+
+  // One solver for every query: each query's constraints are guarded by a
+  // fresh literal and checked under it, so nothing leaks between queries and
+  // the solver (with the where clause) is built once. Two cheaper questions
+  // come first, each of which can only answer what the exact query would:
+  // a query that only asks whether a model exists (no witness wanted) is
+  // tried at the sample sizes (chooseSampleSizes(); a model there is a model), and
+  // every query is asked as its linear over-approximation (LinearPrecheck.h;
+  // its unsat is a proof).
+  class Query {
+  public:
+    Query(BarrierProver &prover, z3::expr literal)
+        : prover_(prover), literal_(std::move(literal)), constraints_(literal_.ctx()) {}
+    void add(const z3::expr &e) { constraints_.push_back(e); }
+    // Witness values to make least, in order (iterations first, then sizes;
+    // LeastWitness.h), so a counterexample reads "k = 0, K = 64" whatever
+    // model Z3 found first.
+    void prefer(const z3::expr &e) { small_.push_back(e); }
+    z3::check_result check() {
+      if (small_.empty() && satAtSample())
+        return z3::sat;
+      if (prover_.linear_.unsat(prover_.enc_.assumptions(), constraints_))
+        return z3::unsat;
+      // The exact query, in the shared solver under this query's literal.
+      for (unsigned k = 0; k < constraints_.size(); ++k)
+        base().add(z3::implies(literal_, constraints_[int(k)]));
+      z3::expr_vector a(literal_.ctx());
+      a.push_back(literal_);
+      // The limits again, so that the command's deadline is current.
+      z3::params p(literal_.ctx());
+      setSolverBudget(p, prover_.opt_.timeoutMs);
+      base().set(p);
+      z3::check_result r = base().check(a);
+      if (r == z3::unknown)
+        prover_.gaveUp_ = true;
+      if (r != z3::sat)
+        return r;
+      sampleModel_ = detail::minimizeWitness(base(), a, small_, literal_.to_string());
+      return z3::sat;
+    }
+    // The model of the sample sizes or the least witness, else the solver's.
+    z3::model get_model() const { return sampleModel_ ? *sampleModel_ : base().get_model(); }
+    std::string reason_unknown() const { return base().reason_unknown(); }
+
+  private:
+    z3::solver &base() const { return *prover_.base_; }
+    // With every size fixed the query is linear, and a one-shot solver that
+    // propagates the values first decides it in well under a millisecond.
+    bool satAtSample() {
+      if (prover_.sample_.empty())
+        return false;
+      z3::solver s = oneShotSolver(literal_.ctx(),
+                                   std::min(prover_.opt_.timeoutMs, detail::kPrecheckBudgetMs));
+      s.add(prover_.enc_.assumptions());
+      s.add(prover_.sample_);
+      s.add(constraints_);
+      bool sat = s.check() == z3::sat;
+      if (sat)
+        sampleModel_ = s.get_model();
+      return sat;
+    }
+
+    BarrierProver &prover_;
+    z3::expr literal_;
+    z3::expr_vector constraints_;
+    std::optional<z3::model> sampleModel_;
+    std::vector<z3::expr> small_;
+  };
+
+  Query solver();
+
+  // Every shape symbol fixed to one value the where clause admits (the
+  // first of a few round sizes that fits), for the existence queries of
+  // Query::check; none when no candidate fits.
+  void chooseSampleSizes();
+
+  bool provedEqual(const z3::expr &a, const z3::expr &b);
+
+  // sat: a model in `model`, small where it can be (a witness); unsat;
+  // unknown is recorded as not proved.
+  z3::check_result check(Query &s, std::optional<z3::model> &model, llvm::SMLoc loc,
+                         const std::string &what);
+  // The same without a witness.
+  z3::check_result decide(Query &s, llvm::SMLoc loc, const std::string &what);
+
+  // The common shapes without a solver: a constant index, and `k % S`
+  // (or `(k + c) % S`) over a loop from 0 in steps of 1.
+  std::optional<Pattern> quickPattern(const SyncEvent &ev, const Expr &index, int64_t period);
+
+  // Patterns depend on the loop, the index and the period alone; events of
+  // one loop often share an index (`s` for the wait, the arrival and the
+  // copies of one stage), so each is derived once.
+  Pattern patternOf(const SyncEvent &ev, const Expr &index, int64_t period);
+
+  Pattern derivePattern(const SyncEvent &ev, const Expr &index, int64_t period);
+
+  // The iteration at which an event with pattern p touches element j for
+  // the n-th time (n from 0), and whether it ever touches j.
+  z3::expr iterOf(const Pattern &p, const z3::expr &j, const z3::expr &n);
+  z3::expr touches(const Pattern &p, const z3::expr &j);
+  std::pair<z3::expr, z3::expr> roundOf(const Pattern &p, const z3::expr &i);
+
+  // --- witnesses ---
+
+  std::string iterationText(const z3::model &m, const SyncEvent &ev, const z3::expr &i);
+  std::string sizes(const z3::model &m);
+  static std::string phaseText(int64_t phase);
+
+  void finding(ProtocolViolationKind kind, llvm::SMLoc loc, std::string message,
+               std::vector<std::pair<llvm::SMLoc, std::string>> notes = {}, bool symbolic = true);
+  void result(std::string property, bool proved, std::string status);
+
+  // --- mbarrier phases ---
+
+  struct BarrierInfo {
+    const BarrierArray *arr = nullptr;
+    std::optional<int64_t> count;
+    std::vector<size_t> events;
+    bool symbolic = false; // every event's pattern is known
+  };
+
+  z3::expr amountOf(const SyncEvent &ev, const z3::expr &i, bool &ok);
+
+  // A ring whose index runs past the array (a stage count off by one).
+  void checkIndexRange(const BarrierArray &arr, const SyncEvent &ev);
+
+  void analyseBarrier(const BarrierArray &arr);
+
+  // The release of the previous stage in a mainloop that keeps one wgmma
+  // group in flight:
+  //   for k in 0 .. kt { ...  if k > 0 { mbarrier.arrive(empty[(k + d) % S]) } }
+  //   mbarrier.arrive(empty[(kt + d) % S])
+  // The arrival at iteration k >= 1 is the release of iteration k - 1 (its
+  // element (k - 1 + c) % S with c = (d + 1) % S, its round (k - 1) / S),
+  // and the arrival after the loop that of iteration kt - 1: one release per
+  // iteration, each one iteration later in program order (Pattern::shift).
+  // Matched only exactly: a loop from 0 in steps of 1, not nested; `k > 0`
+  // (or `k >= 1`) its only guard; the arrival after the loop by the same
+  // threads of the same role with the same count, unguarded, and, for every
+  // admitted size, kt >= 1 and its element (kt - 1 + c) % S. Without such
+  // an arrival the loop's releases are modelled alone (iteration kt - 1 is
+  // then never released). Returns the arrival after the loop it absorbs.
+  std::optional<size_t> matchShiftedRelease(const BarrierArray &arr, size_t e,
+                                            const std::vector<size_t> &events);
+
+  // `k > 0` or `k >= 1` (either way round) over the loop variable k.
+  static bool firstIterationGuard(const Expr &g, const std::string &var);
+
+  // Whether the arrival `after`, outside loops, touches element
+  // (trip - 1 + c) % S of the loop of `release` for every admitted size,
+  // and the loop runs at least once (else it would release an iteration
+  // that never ran).
+  bool releasesLastIteration(const SyncEvent &after, const SyncEvent &release, const Pattern &p);
+
+  bool guardedByIteration(const SyncEvent &ev) const;
+
+  // The round-n events of element j of `arr` that match `pick`, as
+  // (fires, amount) terms.
+  // In a cluster the terms are those reaching element j of the CTA of rank
+  // receiver() (see clusterTerms).
+  struct Term {
+    size_t event;
+    z3::expr fires, amount, iteration;
+    int64_t sender = -1; // the CTA rank issuing a cross-CTA term
+  };
+  std::vector<Term> roundTerms(const BarrierInfo &info, const z3::expr &j, const z3::expr &n,
+                               bool (*pick)(SyncKind), bool &ok);
+
+  // --- clusters ---
+  //
+  // Every CTA of a cluster runs the same code with its own rank (its
+  // clusterCtaIdx along the cluster's axis, ClusterShape), so the arrivals and bytes that element j
+  // of the barrier of the CTA of rank ρ (receiver()) receives in round n are its own local events
+  // at ρ, plus, from every rank σ of the cluster, the remote arrivals
+  // (`cta = r`) whose r is ρ at σ and the multicasts whose mask has bit ρ
+  // at σ. With the cluster's extent a constant C, σ runs over 0 .. C - 1:
+  // one term per sender. The rounds are numbered alike in every CTA (the
+  // barrier index may not read the rank: patternOf refuses what it cannot
+  // encode).
+
+  static BuiltinKind clusterCtaIdxOf(int axis);
+  static BuiltinKind blockIdxOf(int axis);
+
+  // The receiving CTA is the one whose blockIdx the encoder's symbol names;
+  // its rank is that blockIdx modulo C (clusters tile the grid along the
+  // axis), and a sender of rank σ has blockIdx (blockIdx - ρ + σ).
+  z3::expr receiverBlock();
+  z3::expr receiver() { return z3::mod(receiverBlock(), ctx_.int_val(*clusterCtas_)); }
+  void encodeAsRank(const z3::expr &rank);
+
+  // Whether the cross-CTA event ev issued by rank σ at iteration i reaches
+  // the receiver's barrier (rank_ is σ while this runs).
+  std::optional<z3::expr> reaches(const SyncEvent &ev, const z3::expr &i);
+
+  void clusterTerms(size_t e, const z3::expr &i, const z3::expr &touched, std::vector<Term> &out,
+                    bool &ok);
+
+  // " of the CTA of rank 1" in a cluster, for the witnesses of counts.
+  std::string receiverText(const z3::model &m);
+
+  // The barriers that cross-CTA events in loops reach: the ordering graph
+  // has no edges between CTAs, so with them its proofs would be about one
+  // CTA. (Events outside loops are not in the graph at all.)
+  std::string crossCtaBarriers() const;
+
+  static z3::expr sumOf(z3::context &ctx, const std::vector<Term> &terms);
+  static z3::expr anyOf(z3::context &ctx, const std::vector<Term> &terms);
+
+  std::string termList(const z3::model &m, const std::vector<Term> &terms, const char *unit);
+
+  void checkArrivals(const BarrierInfo &info);
+
+  // Where the rounds of a barrier are out of the model's reach, what needs
+  // no rounds: one execution of an arrival brings more arrivals than the
+  // count (a phase takes at most `count`), a linear fact of the amount and
+  // the executing threads, decided for all sizes and iterations without
+  // exploring states.
+  void checkArrivalsPerExecution(const BarrierInfo &info);
+
+  void checkTransactions(const BarrierInfo &info);
+
+  // A wait reads only the low bit of its parity, and (x mod 2m) mod 2 =
+  // x mod 2 (Z3's mod is Euclidean): remainders by even constants around
+  // the parity are dropped before it is taken mod 2. A parity written
+  // `% 65536` instead of `% 2` otherwise cost Z3 seconds per query.
+  static z3::expr parityOperand(z3::expr p);
+
+  void checkWait(const BarrierInfo &info, size_t w);
+
+  // --- the dependency graph: who must happen before whom ---
+  //
+  // Nodes are events in non-nested loops. An edge a -> b of weight w says
+  // "a at iteration x happens after b at iteration x + w" (w <= 0): program
+  // order within a role (same iteration: w = 0 to an earlier statement;
+  // earlier iterations: w = -1), and a wait's need for the arrivals and
+  // transactions of the phase it waits for. D[a][b] is the heaviest path:
+  // a at x happens after b at every iteration <= x + D[a][b].
+
+  void buildGraph();
+
+  // A path a -> ... -> b of D_ says that each thread of a runs after b as
+  // executed by the same thread (program order) or by whoever completes a
+  // phase (a wait): not that a follows every thread's b. A refill of a stage
+  // must follow the reads of EVERY reading thread, so the stage proofs use
+  // everyD_: heaviest paths over (node, every) states, where `every` says
+  // that the path's start follows the node as executed by all its threads.
+  // A wait's edge to the events completing its phase reaches all of them; a
+  // program-order edge a -> b keeps `every` when each thread (or collective
+  // unit) of b is one of a's, and a barrier that joins its threads (cta.sync,
+  // a named barrier of its own threads) restores it. So a release by one
+  // thread orders only its own plain reads before the refill.
+  bool joinsItsThreads(const SyncEvent &e) const;
+
+  template <class Edges> void closeEveryThreadPaths(const Edges &edges);
+
+  // Heaviest path from a to b such that a follows b as executed by every
+  // thread of b (closeEveryThreadPaths).
+  int64_t everyPath(size_t a, size_t b) const { return everyD_[2 * a + 1][2 * b + 1]; }
+
+  // Heaviest paths (weights <= 0; a cycle of weight 0 is a deadlock).
+  template <class Edges>
+  void closePaths(const Edges &edges, bool withCycleOnly, std::vector<std::vector<int64_t>> &D,
+                  std::vector<std::vector<int>> &next, size_t N = SIZE_MAX) {
+    if (N == SIZE_MAX)
+      N = nodes_.size();
+    D.assign(N, std::vector<int64_t>(N, kNoPath));
+    next.assign(N, std::vector<int>(N, -1));
+    for (const auto &e : edges)
+      if ((withCycleOnly || !e.cycleOnly) && e.w > D[e.a][e.b]) {
+        D[e.a][e.b] = e.w;
+        next[e.a][e.b] = int(e.b);
+      }
+    for (size_t k = 0; k < N; ++k)
+      for (size_t a = 0; a < N; ++a) {
+        if (D[a][k] == kNoPath)
+          continue;
+        for (size_t b = 0; b < N; ++b) {
+          if (D[k][b] == kNoPath)
+            continue;
+          // A path of positive weight (through a wait for a later
+          // iteration's arrival) still orders a after b at iteration x: capped
+          // at 0, so the heavier first edge does not hide the cycle.
+          int64_t w = std::min<int64_t>(std::max(D[a][k] + D[k][b], kNoPath), 0);
+          if (w > D[a][b]) {
+            D[a][b] = w;
+            next[a][b] = next[a][k];
+          }
+        }
+      }
+  }
+
+  // Whether a wgmma.wait_group(0) of the same role and loop lies between
+  // `mma` and `before` in program order (anywhere after mma when before is
+  // SIZE_MAX).
+  // A wgmma.mma_async whose group is retired by a wgmma.wait_group(n >= 1)
+  // of a later iteration: the smallest such n for `later`, when the wait lies
+  // after the commit that closes the MMA's group and before `later` in the
+  // body. Every iteration commits at least one group, so n groups in flight
+  // are at most n iterations: `later` at iteration x runs after the MMA of
+  // iteration x - n completed (the "one group in flight" mainloop).
+  std::optional<int64_t> groupsInFlight(size_t mma, size_t later) const;
+
+  bool waitedAfter(size_t mma, size_t before) const;
+
+  // iteration(event e in the wait's phase) - iteration(wait), when constant.
+  std::optional<int64_t> constantDelta(size_t w, size_t e, int64_t d, int64_t extraRounds = 0);
+
+  std::vector<size_t> cycleThrough(size_t a);
+
+  void findDeadlockCycles();
+
+  // A wait for phase t must not see phase t + 1 complete before it runs.
+  void checkAliasing();
+
+  // A warp that waits on an mbarrier in a loop but neither feeds a barrier
+  // there nor meets a feeding warp of its role in a collective is not held
+  // back by anything: the feeding warps can lap it by two phases, after which
+  // its parity wait refers to a phase two behind, and its last waits may never
+  // complete. The proofs above model a role as one sequential process, so
+  // they cannot see this; it is checked here per warp, structurally.
+  void checkLaggingWaiters();
+
+  // --- pipeline stages: read-after-write and write-after-read ---
+
+  void checkStages();
+
+  bool readAfterWrite(const std::string &buffer, size_t x, const Pattern &px, size_t r,
+                      const Pattern &pr);
+
+  bool writeAfterRead(const std::string &buffer, size_t x, const Pattern &px, size_t r,
+                      const Pattern &pr);
+
+  // --- structural checks ---
+
+  // mbarrier inits per element and named barriers as generations
+  // (StructuralChecks.h); CTA barriers reached by every thread.
+  void checkInit();
+
+  void checkCtaBarriers();
+
+  // Findings into the report; open obligations into `open` (the report's
+  // notProved by default).
+  template <typename Check>
+  void mergeStructural(Check check,
+                       std::vector<std::pair<llvm::SMLoc, std::string>> *open = nullptr) {
+    StructuralResult r;
+    check(r);
+    for (ProtocolFinding &f : r.findings)
+      finding(f.kind, f.loc, std::move(f.message), std::move(f.notes), false);
+    for (auto &n : r.notProved)
+      (open ? *open : report_.notProved).push_back(std::move(n));
+  }
+
+  // Per role, in program order (a loop body read twice covers the back edge).
+  std::vector<const SyncEvent *> roleSequence(int role);
+
+  static bool touchesAny(const SyncEvent &e, const std::set<std::string> &registers);
+
+  void checkWgmma();
+
+  // tcgen05.mma results in tensor memory are read only after a wait on a
+  // barrier that a tcgen05.commit after the MMA arrives on.
+  void checkTcgen05Results();
+
+  void checkTcgen05();
+
+  const BarrierSkeleton &sk_;
+  BarrierProofOptions opt_;
+  z3::context &ctx_ = detail::sharedContext();
+  ProtoEncoder enc_;
+  std::optional<z3::solver> base_;
+  detail::LinearPrecheck linear_{ctx_, opt_.timeoutMs};
+  z3::expr_vector sample_{ctx_};
+  int queries_ = 0;
+  bool gaveUp_ = false; // some query was left undecided (see finding())
+  unsigned assumed_ = 0;
+  BarrierReport report_;
+  // Named-barrier obligations the exhaustive fallback cannot decide.
+  std::vector<std::pair<llvm::SMLoc, std::string>> namedOpen_;
+  struct NestLevel {
+    std::string var;
+    z3::expr begin, step, trip, stride;
+  };
+  std::vector<std::vector<NestLevel>> nest_; // per loop: its nest, outermost first
+  std::vector<std::optional<z3::expr>> loopTrip_;
+  std::vector<int> loopClass_;
+  std::map<size_t, Pattern> barrierPattern_;
+  // Releases of the previous stage (matchShiftedRelease): the pattern of the
+  // iteration released, and whether the arrival after the loop releases the
+  // last one.
+  struct Shifted {
+    int64_t shift = 1;
+    bool afterLoop = false;
+    Pattern pattern;
+  };
+  std::map<const SyncEvent *, Shifted> shifted_;
+  // Clusters (see clusterTerms): the shape; the extent, set only for a
+  // kernel with clusters of a shape the proofs model; the receiving CTA's
+  // blockIdx along the axis; the rank and blockIdx the CTA-dependent
+  // builtins are encoded as while a count term for a sender is built.
+  std::optional<ClusterShape> clusterShape_ = clusterShapeOf(sk_);
+  std::optional<int64_t> clusterCtas_ =
+      sk_.cluster.empty() || !clusterShape_ ? std::nullopt : std::optional(clusterShape_->extent);
+  int clusterAxis_ = clusterShape_ ? clusterShape_->axis : 0;
+  std::optional<z3::expr> receiverBlock_, rank_, block_;
+  std::vector<z3::expr> gridBounds_; // blockIdx < grid, added to the solver as made
+  size_t gridAssumed_ = 0;
+  struct KnownPattern {
+    int loop;
+    Expr index;
+    int64_t period;
+    Pattern pattern;
+  };
+  std::vector<KnownPattern> patterns_;
+  std::map<const SyncEvent *, int64_t> oneShotRound_;
+  std::map<std::string, BarrierInfo> barriers_;
+  std::map<size_t, int64_t> waitShift_;
+  std::map<size_t, int> nodeOf_;
+  std::vector<size_t> nodes_;
+  std::vector<std::vector<int64_t>> D_;
+  std::vector<std::vector<int>> next_;
+  // Over (node, every) states: see closeEveryThreadPaths.
+  std::vector<std::vector<int64_t>> everyD_;
+  // The same with the edges only deadlock cycles may use (buildGraph).
+  std::vector<std::vector<int64_t>> cycleD_;
+  std::vector<std::vector<int>> cycleNext_;
+};
+
+} // namespace tilescope::detail
