@@ -273,6 +273,15 @@ Instance instantiate(const Kernel &kernel, const Point &point) {
     g = in.expr(g);
   for (Expr &c : k.launch.cluster)
     c = in.expr(c);
+  // A cluster of one CTA is no cluster (every CTA is its own): a family whose
+  // cluster size is a parameter (split K over a cluster) instantiates at size
+  // 1 to the text of the kernel without one.
+  if (!k.launch.cluster.empty() &&
+      std::all_of(k.launch.cluster.begin(), k.launch.cluster.end(), [&](const Expr &c) {
+        auto n = constantValue(c);
+        return n && *n == 1;
+      }))
+    k.launch.cluster.clear();
   for (Expr &d : k.launch.devices)
     d = in.expr(d);
   if (kernel.launch.threadsExpr) {

@@ -63,6 +63,8 @@ std::optional<Machine> parseMachine(const std::string &jsonText, std::string *er
       {"dram_datasheet_tb_s", &m.dramDatasheetTBs, true},
       {"cublas_roofline_factor", &m.cublasRooflineFactor, true},
       {"cublas_overhead_us", &m.cublasOverheadUs, true},
+      {"dsmem_bytes_per_clk_per_sm", &m.dsmemBytesPerClkPerSm},
+      {"cluster_barrier_cycles", &m.clusterBarrierCycles},
   };
   for (const Field &f : fields) {
     const llvm::json::Object *entry = o->getObject(f.key);
@@ -81,7 +83,8 @@ std::optional<Machine> parseMachine(const std::string &jsonText, std::string *er
       m.sources[f.key] = s->str();
   }
   if (m.sms < 1 || m.clockGHz <= 0 || m.tensorFlopsPerClkPerSm <= 0 || m.peakTflopsDatasheet <= 0 ||
-      m.l2ToSmemTBs <= 0 || m.dramTBs <= 0 || m.smemBytesPerClkPerSm <= 0) {
+      m.l2ToSmemTBs <= 0 || m.dramTBs <= 0 || m.smemBytesPerClkPerSm <= 0 ||
+      m.dsmemBytesPerClkPerSm <= 0) {
     *error = "sms, clock_ghz, the tensor rates and the bandwidths must be positive";
     return std::nullopt;
   }

@@ -26,6 +26,7 @@ struct Machine {
   // rate, and cuBLAS's measured time as factor * roofline + overhead. 0 when
   // the description has none (optional fields).
   double dramDatasheetTBs = 0, cublasRooflineFactor = 0, cublasOverheadUs = 0;
+  double dsmemBytesPerClkPerSm = 0, clusterBarrierCycles = 0; // split K over a cluster
   std::map<std::string, std::string> sources; // field name in the file -> its source
 
   // Issue efficiency of wgmma m64nNk16 (interpolated between 64, 128, 256).

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
 
 namespace tilescope::model {
 
@@ -18,6 +19,7 @@ struct CtaCost {
   double chain = 0;    // one warpgroup's MMAs plus its drains
   double latency = 0;  // steps x load latency / ring depth
   double epilogue = 0; // its epilogues
+  double reduction = 0; // split K: peers' partials through DSMEM, cluster barriers
 };
 
 CtaCost ctaCost(const CtaWork &w, const KernelProfile &p, const Machine &m) {
@@ -44,8 +46,14 @@ CtaCost ctaCost(const CtaWork &w, const KernelProfile &p, const Machine &m) {
   // its way to DRAM overlaps the next tile and counts in the DRAM bound.
   c.epilogue =
       static_cast<double>(w.tiles) * m.epilogueCycles + 2 * w.storeBytes / m.smemBytesPerClkPerSm;
+  // Split K over a cluster: the partials cross the SM-to-SM network, land in
+  // shared memory and are read back (twice through the SM's shared memory),
+  // between cluster barriers; none of it overlaps the mainloop.
+  c.reduction = w.clusterBytes / m.dsmemBytesPerClkPerSm +
+                2 * w.clusterBytes / m.smemBytesPerClkPerSm +
+                static_cast<double>(w.clusterBarriers) * m.clusterBarrierCycles;
   double mainloop = std::max({c.tensor, c.chain, c.transfer, c.latency});
-  c.alone = m.loadLatencyCycles + mainloop + c.epilogue;
+  c.alone = m.loadLatencyCycles + mainloop + c.reduction + c.epilogue;
   return c;
 }
 
@@ -86,17 +94,19 @@ PredictCache predictCache(const KernelProfile &p, const Machine &m) {
     storeBytes += w.storeBytes;
   // DRAM: per wave of CTAs running together, the distinct row blocks they
   // load (each once into L2), plus the output.
-  std::map<int64_t, std::map<std::pair<std::string, int64_t>, double>> perWave;
+  // A row block of a tensor (and the K slice of a split-K rank).
+  using BlockKey = std::tuple<std::string, int64_t, int64_t>;
+  std::map<int64_t, std::map<BlockKey, double>> perWave;
   int64_t resident = sms * out.ctasPerSm;
   for (size_t i = 0; i < p.ctas.size(); ++i) {
     const CtaWork &w = p.ctas[i];
     int64_t stagesPerTile = w.tiles > 0 ? std::max<int64_t>(w.stageFills / w.tiles, 1)
                                         : std::max<int64_t>(w.stageFills, 1);
-    std::map<std::pair<int64_t, std::pair<std::string, int64_t>>, double> mine;
+    std::map<std::pair<int64_t, BlockKey>, double> mine;
     for (const BlockLoad &b : w.blocks) {
       int64_t wave =
           static_cast<int64_t>(i) / resident + std::max<int64_t>(b.stage, 0) / stagesPerTile;
-      mine[{wave, {b.tensor, b.rowStart}}] += b.bytes;
+      mine[{wave, BlockKey{b.tensor, b.rowStart, b.rank}}] += b.bytes;
     }
     for (const auto &[key, bytes] : mine) {
       double &slot = perWave[key.first][key.second];
@@ -126,11 +136,13 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
 
   // Costs of the traced CTAs; the rest cost their average.
   std::vector<CtaCost> costs;
+  double clusterBytes = 0;
   for (const CtaWork &w : p.ctas) {
     costs.push_back(ctaCost(w, p, m));
     out.flops += w.flops;
     out.loadBytes += w.loadBytes;
     out.storeBytes += w.storeBytes;
+    clusterBytes += w.clusterBytes;
     out.steps += w.steps;
     out.tiles += w.tiles;
     for (const auto &[n, c] : w.wgmmaByN)
@@ -145,16 +157,18 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
       average.chain += c.chain;
       average.latency += c.latency;
       average.epilogue += c.epilogue;
+      average.reduction += c.reduction;
     }
     double n = static_cast<double>(costs.size());
     for (double *f : {&average.alone, &average.tensor, &average.transfer, &average.chain,
-                      &average.latency, &average.epilogue})
+                      &average.latency, &average.epilogue, &average.reduction})
       *f /= n;
   }
   double scale = p.traced > 0 ? static_cast<double>(p.grid) / static_cast<double>(p.traced) : 1;
   out.flops *= scale;
   out.loadBytes *= scale;
   out.storeBytes *= scale;
+  clusterBytes *= scale;
   out.tiles = static_cast<int64_t>(std::llround(static_cast<double>(out.tiles) * scale));
   for (auto &[n, c] : out.wgmmaByN)
     c = static_cast<int64_t>(std::llround(static_cast<double>(c) * scale));
@@ -164,15 +178,16 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
     return i < static_cast<int64_t>(costs.size()) ? costs[static_cast<size_t>(i)] : average;
   };
   double slowest = 0, total = 0;
-  double tensorMax = 0, transferMax = 0, chainMax = 0, latencyMax = 0, epilogueMax = 0;
+  double tensorMax = 0, transferMax = 0, chainMax = 0, latencyMax = 0, epilogueMax = 0,
+         reductionMax = 0;
   for (int64_t sm = 0; sm < sms && sm < p.grid; ++sm) {
-    double time = 0, tensor = 0, transfer = 0, chain = 0, latency = 0, epilogue = 0;
+    double time = 0, tensor = 0, transfer = 0, chain = 0, latency = 0, epilogue = 0, reduction = 0;
     std::vector<int64_t> mine;
     for (int64_t i = sm; i < p.grid; i += sms)
       mine.push_back(i);
     for (size_t w = 0; w < mine.size(); w += static_cast<size_t>(out.ctasPerSm)) {
       double alone = 0, waveTensor = 0, waveTransfer = 0, waveChain = 0, waveLatency = 0,
-             waveEpilogue = 0;
+             waveEpilogue = 0, waveReduction = 0;
       for (size_t j = w; j < mine.size() && j < w + static_cast<size_t>(out.ctasPerSm); ++j) {
         const CtaCost &c = costOf(mine[j]);
         alone = std::max(alone, c.alone);
@@ -181,6 +196,7 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
         waveChain = std::max(waveChain, c.chain);
         waveLatency = std::max(waveLatency, c.latency);
         waveEpilogue = std::max(waveEpilogue, c.epilogue);
+        waveReduction = std::max(waveReduction, c.reduction);
       }
       time += std::max({alone, waveTensor, waveTransfer});
       tensor += waveTensor;
@@ -188,6 +204,7 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
       chain += waveChain;
       latency += waveLatency;
       epilogue += waveEpilogue;
+      reduction += waveReduction;
     }
     slowest = std::max(slowest, time);
     total += time;
@@ -196,6 +213,7 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
     chainMax = std::max(chainMax, chain);
     latencyMax = std::max(latencyMax, latency);
     epilogueMax = std::max(epilogueMax, epilogue);
+    reductionMax = std::max(reductionMax, reduction);
   }
   out.waves = static_cast<double>(p.grid) / static_cast<double>(sms * out.ctasPerSm);
   out.waveEfficiency = slowest > 0 ? total / static_cast<double>(sms) / slowest : 1;
@@ -231,6 +249,13 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
                    p.grid, out.ctasPerSm, sms, out.waves, out.waveEfficiency * 100)},
       {"launch", m.launchUs, "launch and teardown"},
   };
+  if (reductionMax > 0)
+    out.bounds.insert(
+        out.bounds.begin() + 5,
+        {"split-K reduction", cyclesToUs(reductionMax, m),
+         fmt::format("{:.1f} MB through distributed shared memory at {:.0f} B/cycle an SM, "
+                     "cluster barriers of {:.0f} cycles",
+                     clusterBytes * 1e-6, m.dsmemBytesPerClkPerSm, m.clusterBarrierCycles)});
   // What bounds it: the longest of the mainloop's resources or DRAM, unless
   // most SMs idle while the busiest finishes.
   const Bound *longest = &out.bounds[0];

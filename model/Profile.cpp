@@ -67,6 +67,7 @@ public:
   }
 
   std::vector<int64_t> gridDims{1, 1, 1};
+  std::vector<int64_t> clusterDims{1, 1, 1};
 
   CtaWork cta(int64_t block, int64_t warpgroups) {
     work_ = CtaWork();
@@ -159,10 +160,11 @@ private:
     case BuiltinKind::laneid:
     case BuiltinKind::tid_in_wg:
     case BuiltinKind::wid_in_wg:
-    case BuiltinKind::clusterCtaIdx_x:
     case BuiltinKind::clusterCtaIdx_y:
     case BuiltinKind::clusterCtaIdx_z:
       return 0;
+    case BuiltinKind::clusterCtaIdx_x:
+      return block_ % gridDims[0] % clusterDims[0];
     case BuiltinKind::warpid:
       return wg_ * 4;
     case BuiltinKind::wgid:
@@ -254,7 +256,8 @@ private:
       auto src = region(arg(1));
       if (src && src->buffer->scope == MemScope::Global) {
         work_.loadBytes += src->bytes();
-        work_.blocks.push_back({work_.stageFills - 1, src->name, src->rowStart, src->bytes()});
+        work_.blocks.push_back({work_.stageFills - 1, src->name, src->rowStart, src->bytes(),
+                                builtin(BuiltinKind::clusterCtaIdx_x)});
       }
       return;
     }
@@ -282,6 +285,18 @@ private:
     if (f == I::WgmmaWaitGroup) {
       if (auto n = arg(0) ? eval(arg(0)) : std::nullopt; n && *n == 0)
         ++drainsHere_;
+      return;
+    }
+    if ((f == I::DsmemLoad || f == I::DsmemStore) && c.args.size() >= 2) {
+      // Executed by every thread that reaches it: the representative
+      // thread's region times the warpgroup (thread-scope calls only).
+      if (auto dst = region(arg(0)))
+        work_.clusterBytes += dst->bytes() * (c.scope == ExecScope::Thread ? 128 : 1);
+      return;
+    }
+    if (f == I::BarrierClusterWait) {
+      if (wg_ == 0) // every warpgroup waits at once: count the CTA's once
+        ++work_.clusterBarriers;
       return;
     }
     if (f == I::TmaStore && c.args.size() >= 2) {
@@ -445,6 +460,14 @@ std::optional<KernelProfile> profileKernel(const Kernel &kernel,
     }
     p.grid *= *v;
     tracer.gridDims[i] = *v;
+  }
+  for (size_t i = 0; i < kernel.launch.cluster.size() && i < 3; ++i) {
+    auto v = scan.eval(kernel.launch.cluster[i]);
+    if (!v || *v < 1) {
+      *error = "a cluster extent does not evaluate to a positive number";
+      return std::nullopt;
+    }
+    tracer.clusterDims[i] = *v;
   }
   if (!tracer.globalBuffers()) {
     *error = *tracer.failure;

@@ -24,6 +24,7 @@ struct BlockLoad {
   std::string tensor;
   int64_t rowStart = 0;
   double bytes = 0;
+  int64_t rank = 0; // the CTA's rank in its cluster (split K: ranks load distinct K slices)
 };
 
 struct CtaWork {
@@ -34,7 +35,9 @@ struct CtaWork {
   int64_t drainingSteps = 0;           // of those, ending in wgmma.wait_group(0)
   int64_t stageFills = 0;              // stages the producer filled
   double loadBytes = 0, storeBytes = 0;
-  int64_t tiles = 0; // output tiles written
+  double clusterBytes = 0;     // read or written in peers' shared memory (dsmem), all threads
+  int64_t clusterBarriers = 0; // barrier.cluster.wait by the CTA
+  int64_t tiles = 0;           // output tiles written
   std::vector<BlockLoad> blocks;
 };
 

@@ -49,6 +49,9 @@ def admits(point, m, n, k):
     """The family's where clause (kernels/gemm_bf16_sm90_family.tile) at a shape."""
     if n % 8 or k % 8:
         return False
+    split = int(point.get("SPLIT", "1"))
+    if split > 1 and k % (64 * split):
+        return False
     if point["ORDER"] == "grouped":
         bm = int(point["BM"])
         return m >= 8 * bm and m % (8 * bm) == 0

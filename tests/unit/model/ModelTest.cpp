@@ -60,7 +60,7 @@ TEST_CASE("the bundled machines read with a source for every number") {
   Machine m = h100();
   CHECK(m.sms == 132);
   CHECK(m.peakTflopsDatasheet == doctest::Approx(989.4));
-  CHECK(m.sources.size() == 23); // 20 of the model, 3 of the baseline (model/Baseline.h)
+  CHECK(m.sources.size() == 25); // 22 of the model, 3 of the baseline (model/Baseline.h)
   for (const auto &[field, source] : m.sources)
     CHECK_MESSAGE(!source.empty(), field);
   std::string error;
@@ -89,7 +89,7 @@ TEST_CASE("a 4096^3 GEMM of the 128x256 persistent point is tensor-core bound at
 TEST_CASE("more stages are never slower when the ring is latency-bound") {
   // 64x64 tiles, one consumer warpgroup, one persistent CTA per SM: a step's
   // MMAs are short, so a shallow ring waits for its loads.
-  const std::string point = "BM=64,BN=64,CONSUMERS=1,ORDER=row,PERSISTENT=true,STAGES=";
+  const std::string point = "BM=64,BN=64,CONSUMERS=1,ORDER=row,PERSISTENT=true,SPLIT=1,STAGES=";
   double previous = 1e30;
   for (int stages = 2; stages <= 8; ++stages) {
     Prediction p = predictAt(point + std::to_string(stages), 2048, 2048, 2048);
@@ -111,12 +111,12 @@ TEST_CASE("a tiny grid of one CTA per SM is wave-limited") {
 }
 
 TEST_CASE("small tiles win at small sizes, large tiles at large ones") {
-  Prediction small64 = predictAt("BM=64,BN=128,STAGES=8,CONSUMERS=1,ORDER=column,PERSISTENT=false",
-                                 1024, 1024, 1024);
+  Prediction small64 = predictAt(
+      "BM=64,BN=128,STAGES=8,CONSUMERS=1,ORDER=column,PERSISTENT=false,SPLIT=1", 1024, 1024, 1024);
   Prediction small256 = predictAt("sm90", 1024, 1024, 1024);
   CHECK(small64.us < small256.us);
-  Prediction large64 =
-      predictAt("BM=64,BN=64,STAGES=6,CONSUMERS=1,ORDER=row,PERSISTENT=false", 8192, 8192, 8192);
+  Prediction large64 = predictAt(
+      "BM=64,BN=64,STAGES=6,CONSUMERS=1,ORDER=row,PERSISTENT=false,SPLIT=1", 8192, 8192, 8192);
   Prediction large256 = predictAt("sm90", 8192, 8192, 8192);
   CHECK(large256.us < large64.us);
   // A 64x64 tile loads 2 bytes x K x (64 + 64) for 2 x 64 x 64 x K flops.
@@ -128,4 +128,47 @@ TEST_CASE("grouped tile order reads less from DRAM than row order at 8192^3") {
   Prediction grouped = predictAt("sm90_grouped", 8192, 8192, 8192);
   CHECK(grouped.dramBytes < row.dramBytes);
   CHECK(grouped.us <= row.us);
+}
+
+TEST_CASE("one CTA a tile keeps a wgmma group in flight: one drain a tile, not one a step") {
+  Prediction inflight = predictAt(
+      "BM=64,BN=128,STAGES=8,CONSUMERS=1,ORDER=row,PERSISTENT=false,SPLIT=1", 1024, 1024, 4096);
+  Prediction persistent = predictAt(
+      "BM=64,BN=128,STAGES=8,CONSUMERS=1,ORDER=row,PERSISTENT=true,SPLIT=1", 1024, 1024, 4096);
+  // 128 tiles of 64 k-steps: the persistent point's wg.gemm drains each step.
+  const Bound *a = nullptr, *b = nullptr;
+  for (const Bound &x : inflight.bounds)
+    if (x.resource == "warpgroup chain")
+      a = &x;
+  for (const Bound &x : persistent.bounds)
+    if (x.resource == "warpgroup chain")
+      b = &x;
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(a->us < b->us);
+  CHECK(inflight.steps == 128 * 64);
+}
+
+TEST_CASE("split K over a cluster fills the GPU at small M x N and deep K") {
+  // 512 x 512 with 64 x 64 tiles: 64 tiles on 132 SMs; four ranks a tile
+  // make 256 CTAs of a quarter of K each.
+  const std::string base = "BM=64,BN=64,STAGES=8,CONSUMERS=1,ORDER=row,PERSISTENT=false,SPLIT=";
+  Prediction one = predictAt(base + "1", 512, 512, 8192);
+  Prediction four = predictAt(base + "4", 512, 512, 8192);
+  CHECK(four.grid == 4 * one.grid);
+  CHECK(four.flops == doctest::Approx(one.flops));
+  CHECK(four.loadBytes == doctest::Approx(one.loadBytes));
+  // Each rank reads its own K slice: DRAM sees all of A and B, not a quarter.
+  CHECK(four.dramBytes >= 0.99 * one.dramBytes);
+  CHECK(four.us < one.us);
+  const Bound *reduction = nullptr;
+  for (const Bound &x : four.bounds)
+    if (x.resource == "split-K reduction")
+      reduction = &x;
+  REQUIRE(reduction);
+  CHECK(reduction->us > 0);
+  // Large square products gain nothing from the reduction.
+  Prediction big1 = predictAt(base + "1", 4096, 4096, 4096);
+  Prediction big4 = predictAt(base + "4", 4096, 4096, 4096);
+  CHECK(big1.us < big4.us);
 }
