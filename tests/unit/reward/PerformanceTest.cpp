@@ -61,7 +61,7 @@ RewardOptions staticGemm() {
 TEST_CASE("performance: 2 and 4 stages of a GEMM rank as the model ranks them") {
   // 64x64 tiles, one consumer, persistent, 2048^3: the 2-stage ring is bound by
   // load latency (docs/model.md), the 4-stage one is not.
-  const std::string base = "BM=64,BN=64,CONSUMERS=1,ORDER=row,PERSISTENT=true,STAGES=";
+  const std::string base = "BM=64,BN=64,CONSUMERS=1,ORDER=row,PERSISTENT=true,SPLIT=1,STAGES=";
   const std::map<std::string, int64_t> sizes = {{"M", 2048}, {"N", 2048}, {"K", 2048}};
   RewardOptions o = staticGemm();
   o.performanceSizes = "M=2048,N=2048,K=2048";
