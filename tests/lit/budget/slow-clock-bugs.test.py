@@ -35,17 +35,31 @@ if not files:
 SCALE = 20
 BACKSTOP_MS = 3_600_000  # real milliseconds, in both runs
 failures = 0
+def check(f, scale):
+    env = dict(os.environ)
+    env.pop("TILESCOPE_SLOW_CLOCK", None)
+    if scale != 1:
+        env["TILESCOPE_SLOW_CLOCK"] = str(scale)
+    p = subprocess.run(["setarch", platform.machine(), "-R", tilescope, "check", "--json", "--timeout-ms", "0",
+                        "--wall-timeout-ms", str(BACKSTOP_MS * scale), str(f)],
+                       env=env, capture_output=True, text=True)
+    return (p.returncode, p.stdout)
+
+
 for f in files:
-    runs = []
-    for scale in (1, SCALE):
-        env = dict(os.environ)
-        env.pop("TILESCOPE_SLOW_CLOCK", None)
-        if scale != 1:
-            env["TILESCOPE_SLOW_CLOCK"] = str(scale)
-        p = subprocess.run(["setarch", platform.machine(), "-R", tilescope, "check", "--json", "--timeout-ms", "0",
-                            "--wall-timeout-ms", str(BACKSTOP_MS * scale), str(f)],
-                           env=env, capture_output=True, text=True)
-        runs.append((p.returncode, p.stdout))
+    runs = [check(f, 1), check(f, SCALE)]
+    if runs[0] != runs[1]:
+        # Is the 20x answer one the plain clock gives too? Then the file's
+        # answer varies from run to run without any clock involved (on a
+        # fresh CI clone, persistent-tail-extra-tile.tile's write coverage
+        # gave up on its rlimit once even under setarch -R): that is the
+        # separate defect above, reported here but not counted as a clock
+        # difference. A 20x answer no plain run gives is counted.
+        plain = [check(f, 1) for _ in range(2)]
+        if runs[1] in plain:
+            print(f"{f.name}: varies from run to run with the plain clock too "
+                  f"(docs/robustness.md); not a clock difference")
+            runs[1] = runs[0]
     if runs[0] != runs[1]:
         failures += 1
         print(f"{f.name}: exit {runs[0][0]} plain, {runs[1][0]} with a {SCALE}x clock")
