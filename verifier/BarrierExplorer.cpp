@@ -22,6 +22,7 @@ struct State {
   std::vector<int32_t> clusterArrived;               // per process: the split cluster
                                                      // barrier's phase it arrived in
   std::vector<MbarrierPhase> bar;                    // per barrier element
+  std::vector<int64_t> count; // per barrier element: arrivals per phase, -1 uninitialised
   std::vector<int64_t> syncCount, syncGen;           // per CTA / named barrier
   std::vector<std::pair<int32_t, int32_t>> inflight; // TMA copies issued, not delivered
   std::vector<std::vector<int32_t>> open;            // per process: MMAs of the open group
@@ -35,8 +36,8 @@ struct State {
       if (n)
         out.append(reinterpret_cast<const char *>(v.data()), n * sizeof v[0]);
     };
-    put(pc), put(mode), put(waitGen), put(clusterArrived), put(bar), put(syncCount), put(syncGen),
-        put(inflight);
+    put(pc), put(mode), put(waitGen), put(clusterArrived), put(bar), put(count), put(syncCount),
+        put(syncGen), put(inflight);
     for (const auto &o : open)
       put(o);
     for (const auto &groups : committed) {
@@ -72,8 +73,10 @@ public:
     init.open.assign(P, {});
     init.committed.assign(P, {});
     init.bar.reserve(E);
-    for (const ConcreteElement &e : sk_.elements)
+    for (const ConcreteElement &e : sk_.elements) {
       init.bar.push_back(MbarrierPhase::initial(e.count));
+      init.count.push_back(e.declared ? e.count : -1);
+    }
     init.syncCount.assign(syncIds_.size(), 0);
     init.syncGen.assign(syncIds_.size(), 0);
     std::unordered_set<std::string> seen;
@@ -194,21 +197,40 @@ private:
     return sk_.clusterCtas > 1 ? fmt::format("{} of CTA {}", out, st.cta) : out;
   }
   std::string phaseState(const State &s, int e) const {
-    const ConcreteElement &el = sk_.elements[size_t(e)];
     const MbarrierPhase &b = s.bar[size_t(e)];
+    int64_t count = s.count[size_t(e)];
     return fmt::format("{} has completed {} phase{}; phase {} has {} of {} arrivals and {} "
                        "transaction bytes outstanding",
-                       elementName(e), b.phase, b.phase == 1 ? "" : "s", b.phase,
-                       el.count - b.pending, el.count, b.tx);
+                       elementName(e), b.phase, b.phase == 1 ? "" : "s", b.phase, count - b.pending,
+                       count, b.tx);
   }
 
-  int64_t countOf(int e) const { return sk_.elements[size_t(e)].count; }
+  static int64_t countOf(const State &s, int e) { return s.count[size_t(e)]; }
+
+  // A step on an element no mbarrier.init has reached yet in this
+  // interleaving (PTX: undefined behaviour).
+  bool uninitialised(const State &s, size_t p, const ConcreteStep &st) {
+    if (st.element < 0 || s.count[size_t(st.element)] >= 0)
+      return false;
+    bool initSomewhere = false;
+    for (const ConcreteProcess &q : sk_.processes)
+      for (const ConcreteStep &other : q.steps)
+        initSomewhere = initSomewhere ||
+                        (other.event->kind == SyncKind::MbarInit && other.element == st.element);
+    finding(ProtocolViolationKind::InitOrder, st.event->loc,
+            fmt::format("mbarrier init: {} by {} at {} uses {} before any mbarrier.init of it{}",
+                        st.event->what, sk_.processName(p), st.iteration, elementName(st.element),
+                        initSomewhere ? " (an init of it comes later in this interleaving: nothing "
+                                        "orders the init before this use)"
+                                      : " (no init of the run reaches this element)"));
+    return true;
+  }
 
   void deliver(State &s, size_t k) {
     auto [p, idx] = s.inflight[k];
     const ConcreteStep &st = sk_.processes[size_t(p)].steps[size_t(idx)];
     s.inflight.erase(s.inflight.begin() + long(k));
-    s.bar[size_t(st.element)].addTx(-st.amount, countOf(st.element));
+    s.bar[size_t(st.element)].addTx(-st.amount, countOf(s, st.element));
   }
 
   // Intervals of other processes open in `s`: (process, step).
@@ -294,7 +316,13 @@ private:
       return Moved;
     }
     int e = st.element;
+    if (st.event->kind != SyncKind::MbarInit && uninitialised(s, p, st))
+      return Violation;
     switch (st.event->kind) {
+    case SyncKind::MbarInit:
+      s.bar[size_t(e)] = MbarrierPhase::initial(st.amount);
+      s.count[size_t(e)] = st.amount;
+      break;
     case SyncKind::MbarWait: {
       if (!s.bar[size_t(e)].waitSatisfied(st.parity))
         return Blocked;
@@ -316,7 +344,7 @@ private:
     }
     case SyncKind::MbarArrive:
     case SyncKind::Tcgen05Commit:
-      if (!s.bar[size_t(e)].arrive(st.amount, countOf(e), st.expectBytes)) {
+      if (!s.bar[size_t(e)].arrive(st.amount, countOf(s, e), st.expectBytes)) {
         finding(ProtocolViolationKind::OverArrival, st.event->loc,
                 fmt::format("over-arrival: {} by {} at {} brings {} arrival{} to {}, which "
                             "expects only {} more in this phase ({})",
@@ -327,10 +355,10 @@ private:
       }
       break;
     case SyncKind::MbarExpectTx:
-      s.bar[size_t(e)].addTx(st.amount, countOf(e));
+      s.bar[size_t(e)].addTx(st.amount, countOf(s, e));
       break;
     case SyncKind::MbarCompleteTx:
-      s.bar[size_t(e)].addTx(-st.amount, countOf(e));
+      s.bar[size_t(e)].addTx(-st.amount, countOf(s, e));
       break;
     case SyncKind::TxDelivery:
       if (conflicts(s, p, pc))
@@ -441,7 +469,7 @@ private:
       finished = finished && size_t(s.pc[p]) >= sk_.processes[p].steps.size();
     if (finished) {
       for (size_t e = 0; e < sk_.elements.size(); ++e) {
-        if (s.bar[e].idle(sk_.elements[e].count))
+        if (s.count[e] < 0 || s.bar[e].idle(s.count[e]))
           continue;
         const ConcreteStep *last = lastTouching(int(e));
         if (!last)
@@ -513,7 +541,8 @@ private:
     const ConcreteStep *out = nullptr;
     for (const ConcreteProcess &p : sk_.processes)
       for (const ConcreteStep &st : p.steps)
-        if (st.element == e && st.event->kind != SyncKind::MbarWait)
+        if (st.element == e && st.event->kind != SyncKind::MbarWait &&
+            st.event->kind != SyncKind::MbarInit)
           out = &st;
     return out;
   }

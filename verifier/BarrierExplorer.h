@@ -25,6 +25,10 @@
 // read starts during the write, `overwrite while read` when the write starts
 // during the read.
 //
+// An element the declaration does not initialise has no count until an
+// mbarrier.init step of some process runs; a step on it before then is a
+// finding (`mbarrier init`), naming whether an init comes later.
+//
 // Findings: a state where some process cannot move and nothing is in flight
 // (deadlock; `expect_tx bytes mismatch` when the blocking phase has all its
 // arrivals but bytes outstanding), an arrival beyond the pending count

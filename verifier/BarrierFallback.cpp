@@ -8,8 +8,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <set>
+#include <string_view>
 
 namespace tilescope {
 
@@ -245,6 +247,14 @@ AtSizes exploreAt(const BarrierSkeleton &sk, const BarrierProofOptions &options,
 }
 
 } // namespace
+
+bool exhaustiveFallbackForced() {
+  static const bool forced = [] {
+    const char *text = std::getenv("TILESCOPE_FORCE_FALLBACK");
+    return text && std::string_view(text) == "1";
+  }();
+  return forced;
+}
 
 void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions &options,
                            BarrierReport &report) {

@@ -25,4 +25,11 @@ namespace tilescope {
 void runExhaustiveFallback(const BarrierSkeleton &skeleton, const BarrierProofOptions &options,
                            BarrierReport &report);
 
+// A testing aid (docs/barriers.md): with the environment variable
+// TILESCOPE_FORCE_FALLBACK=1 the exhaustive check runs on every kernel, and
+// the findings the symbolic proofs made with Z3 are left out, so that what
+// the check reports is its own (tests/lit/barriers/forced-fallback.test).
+// Structural findings stay. Read once.
+bool exhaustiveFallbackForced();
+
 } // namespace tilescope

@@ -141,6 +141,14 @@ void BarrierProver::finishStructural() {
     finding(f.kind, f.loc, std::move(f.message), std::move(f.notes), false);
   for (const auto &u : sk_.unsupported)
     report_.notProved.push_back(u);
+  if (exhaustiveFallbackForced()) {
+    report_.findings.erase(std::remove_if(report_.findings.begin(), report_.findings.end(),
+                                          [](const ProtocolFinding &f) { return f.symbolic; }),
+                           report_.findings.end());
+    report_.notProved.push_back(
+        {llvm::SMLoc(), "the exhaustive check is forced (TILESCOPE_FORCE_FALLBACK=1, a testing "
+                        "aid): the symbolic proofs' verdict is set aside"});
+  }
   if (!report_.notProved.empty())
     runExhaustiveFallback(sk_, opt_, report_);
   // Named-barrier generations stay open whatever the fallback found: it

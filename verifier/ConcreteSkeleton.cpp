@@ -1,6 +1,7 @@
 #include "verifier/ConcreteSkeleton.h"
 
 #include "ir/ConcreteEval.h"
+#include "ir/ThreadIndex.h"
 #include "ir/Visitor.h"
 
 #include <fmt/format.h>
@@ -54,16 +55,47 @@ bool threadDependent(const Expr &e) {
   return finder.found;
 }
 
-// Issuers of `e` among `threads`: SyncEvent::issuers() on the restriction.
+// Issuers of `e` among `threads`. A scoped call is issued once per warp /
+// warpgroup / CTA: by the group's first executing thread, so that a group
+// split between two processes is counted once, by the process holding that
+// thread.
 int64_t issuersWithin(const SyncEvent &e, const ThreadSet &threads) {
-  SyncEvent restricted;
-  restricted.scope = e.scope;
-  restricted.threads = intersect(e.threads, threads);
-  return restricted.issuers();
+  int64_t group = e.scope == ExecScope::Thread      ? 1
+                  : e.scope == ExecScope::Warp      ? kThreadsPerWarp
+                  : e.scope == ExecScope::Warpgroup ? kThreadsPerWarpgroup
+                                                    : e.threads.launchThreads();
+  int64_t n = 0;
+  for (int64_t t = 0; t < e.threads.launchThreads(); ++t) {
+    if (!e.threads.contains(t))
+      continue;
+    bool first = group == 1 || t % group == 0 || !e.threads.contains(t - 1);
+    if (first) {
+      if (threads.contains(t))
+        ++n;
+      // The rest of this group's threads are not issuers.
+      if (group > 1)
+        t = std::min(e.threads.launchThreads(), (t / group + 1) * group) - 1;
+    }
+  }
+  return n;
+}
+
+// Whether `threads` is a union of whole units ([first, last) thread ranges).
+bool wholeUnits(const ThreadSet &threads, const std::vector<std::pair<int64_t, int64_t>> &units) {
+  if (threads.empty())
+    return false;
+  for (const auto &[first, last] : units) {
+    bool in = threads.contains(first);
+    for (int64_t t = first + 1; t < last; ++t)
+      if (threads.contains(t) != in)
+        return false;
+  }
+  return true;
 }
 
 bool emitted(SyncKind k) {
   switch (k) {
+  case SyncKind::MbarInit:
   case SyncKind::MbarArrive:
   case SyncKind::MbarExpectTx:
   case SyncKind::MbarCompleteTx:
@@ -96,15 +128,14 @@ public:
     trackBuffers();
     out_.clusterCtas = ranks_;
     replicateProcesses();
+    // An element the declaration initialises (`mbarrier full[3](count = 1)`)
+    // starts initialised; any other is initialised by its mbarrier.init
+    // steps, in the run.
     for (int64_t r = 0; r < ranks_; ++r)
       for (const auto &[name, arr] : sk_.barriers) {
-        std::optional<int64_t> count = arr.count;
-        for (const SyncEvent &e : sk_.events)
-          if (!count && e.kind == SyncKind::MbarInit && e.barrier.array == name && e.amount)
-            count = constantValue(e.amount);
         base_[{int(r), name}] = int(out_.elements.size());
         for (int64_t i = 0; i < arr.size; ++i)
-          out_.elements.push_back({name, i, count.value_or(0), int(r)});
+          out_.elements.push_back({name, i, arr.count.value_or(0), int(r), arr.count.has_value()});
       }
     for (int64_t r = 0; r < ranks_ && out_.error.empty(); ++r)
       for (size_t p = 0; p < members_.size() && out_.error.empty(); ++p) {
@@ -125,47 +156,72 @@ public:
 private:
   // --- processes ---
 
+  // Threads are partitioned into units, each a warp, or a warpgroup when
+  // some warpgroup-wide call (wgmma, wg.copy) runs there: one operation of
+  // all its warps, never split. Units are grouped by which loop roles and
+  // which events of whole units (a warp-uniform condition selected them)
+  // hold them: units that agree on all of them are one process. So two
+  // roles that share a loop (a producer warp and a consumer warpgroup in a
+  // tile loop with an all-thread epilogue) are two processes, whose
+  // interleavings are explored, and an elect_sync() or threadIdx.x == 0
+  // event runs in the process of its unit, which also runs that unit's
+  // siblings in lockstep (docs/barriers.md, Limits).
   void formProcesses() {
-    std::vector<int> loopRoles;
+    int64_t n = sk_.threads;
+    std::vector<bool> wideGroup(size_t((n + kThreadsPerWarpgroup - 1) / kThreadsPerWarpgroup));
     for (const SyncEvent &e : sk_.events)
-      if (e.loop >= 0 && e.role >= 0 &&
-          std::find(loopRoles.begin(), loopRoles.end(), e.role) == loopRoles.end())
-        loopRoles.push_back(e.role);
-    // Union of overlapping loop roles.
-    std::vector<int> parent(loopRoles.size());
-    std::iota(parent.begin(), parent.end(), 0);
-    std::function<int(int)> find = [&](int x) { return parent[size_t(x)] == x ? x : parent[size_t(x)] = find(parent[size_t(x)]); };
-    for (size_t a = 0; a < loopRoles.size(); ++a)
-      for (size_t b = a + 1; b < loopRoles.size(); ++b)
-        if (overlaps(sk_.roles[size_t(loopRoles[a])].threads, sk_.roles[size_t(loopRoles[b])].threads))
-          parent[size_t(find(int(a)))] = find(int(b));
-    std::map<int, size_t> component;
-    ThreadSet covered(sk_.threads);
-    for (size_t a = 0; a < loopRoles.size(); ++a) {
-      int c = find(int(a));
-      if (!component.count(c)) {
-        component[c] = members_.size();
-        members_.push_back(ThreadSet(sk_.threads));
+      if (e.scope == ExecScope::Warpgroup)
+        for (int64_t t = 0; t < n; ++t)
+          if (e.threads.contains(t))
+            wideGroup[size_t(t / kThreadsPerWarpgroup)] = true;
+    // units[u] = [first, last) threads
+    std::vector<std::pair<int64_t, int64_t>> units;
+    for (int64_t t = 0; t < n;) {
+      int64_t size =
+          wideGroup[size_t(t / kThreadsPerWarpgroup)] ? kThreadsPerWarpgroup : kThreadsPerWarp;
+      units.push_back({t, std::min(n, t + size)});
+      t += size;
+    }
+    std::vector<const ThreadSet *> splits;
+    ThreadSet inLoops(n);
+    for (const SyncEvent &e : sk_.events) {
+      if (e.loop >= 0 && e.role >= 0) {
+        splits.push_back(&sk_.roles[size_t(e.role)].threads);
+        for (int64_t t = 0; t < n; ++t)
+          if (sk_.roles[size_t(e.role)].threads.contains(t))
+            inLoops.add(t);
+      }
+      if (emitted(e.kind) && wholeUnits(e.threads, units))
+        splits.push_back(&e.threads);
+    }
+    // The units of loop roles first (the producer, then the consumers),
+    // then the others, each in thread order.
+    std::stable_partition(units.begin(), units.end(),
+                          [&](const auto &u) { return inLoops.contains(u.first); });
+    std::map<std::vector<bool>, size_t> classOf;
+    for (const auto &[first, last] : units) {
+      std::vector<bool> signature;
+      signature.reserve(splits.size());
+      for (const ThreadSet *s : splits) {
+        bool meets = false;
+        for (int64_t t = first; t < last && !meets; ++t)
+          meets = s->contains(t);
+        signature.push_back(meets);
+      }
+      auto [it, fresh] = classOf.emplace(std::move(signature), members_.size());
+      if (fresh) {
+        members_.push_back(ThreadSet(n));
         out_.processes.emplace_back();
       }
-      size_t p = component[c];
-      roleProcess_[loopRoles[a]] = p;
-      for (int64_t t = 0; t < sk_.threads; ++t)
-        if (sk_.roles[size_t(loopRoles[a])].threads.contains(t)) {
-          members_[p].add(t);
-          covered.add(t);
-        }
-    }
-    ThreadSet rest(sk_.threads);
-    for (int64_t t = 0; t < sk_.threads; ++t)
-      if (!covered.contains(t))
-        rest.add(t);
-    if (!rest.empty()) {
-      members_.push_back(rest);
-      out_.processes.emplace_back();
+      for (int64_t t = first; t < last; ++t)
+        members_[it->second].add(t);
     }
     for (size_t p = 0; p < members_.size(); ++p)
       out_.processes[p].threads = members_[p];
+    belongs_.assign(sk_.events.size(), std::vector<bool>(members_.size(), false));
+    for (size_t i = 0; i < sk_.events.size(); ++i)
+      for (size_t p = 0; p < members_.size(); ++p)
+        belongs_[i][p] = overlaps(sk_.events[i].threads, members_[p]);
   }
 
   // The processes of CTA rank r are r * P .. r * P + P - 1 (P per CTA).
@@ -182,12 +238,9 @@ private:
 
   ConcreteProcess &current() { return out_.processes[size_t(rank_) * members_.size() + proc_]; }
 
+  // An event runs in every process holding some of its threads.
   bool belongs(const SyncEvent &e, size_t p) const {
-    if (e.loop >= 0) {
-      auto it = roleProcess_.find(e.role);
-      return it != roleProcess_.end() && it->second == p;
-    }
-    return overlaps(e.threads, members_[p]);
+    return belongs_[size_t(&e - sk_.events.data())][p];
   }
 
   // Buffers two processes touch in loops: the ones whose stages are tracked.
@@ -196,12 +249,11 @@ private:
     for (const SyncEvent &e : sk_.events) {
       if (e.loop < 0)
         continue;
-      auto it = roleProcess_.find(e.role);
-      if (it == roleProcess_.end())
-        continue;
       for (const MemoryAccess &a : e.accesses)
         if (a.scope == MemScope::Shared || a.scope == MemScope::Tmem)
-          users[a.buffer].insert(it->second);
+          for (size_t p = 0; p < members_.size(); ++p)
+            if (belongs(e, p))
+              users[a.buffer].insert(p);
     }
     for (const auto &[name, procs] : users)
       if (procs.size() >= 2)
@@ -210,7 +262,9 @@ private:
 
   // --- evaluation ---
 
-  std::optional<int64_t> eval(const Expr &e, const std::map<std::string, int64_t> &env) {
+  // `thread` >= 0 binds the thread builtins to that thread's values.
+  std::optional<int64_t> eval(const Expr &e, const std::map<std::string, int64_t> &env,
+                              int64_t thread = -1) {
     return evalConcrete(e, [&](const Expr &leaf) -> std::optional<int64_t> {
       if (leaf->kind == ExprKind::Var) {
         const std::string &n = as<Var>(leaf).name;
@@ -235,6 +289,8 @@ private:
         return d == axis_ ? rank_ : 0;
       }
       default:
+        if (thread >= 0 && isThreadBuiltin(as<Builtin>(leaf).which))
+          return threadBuiltinValue(as<Builtin>(leaf).which, thread);
         return std::nullopt;
       }
     });
@@ -318,6 +374,10 @@ private:
       if (!v || !*v)
         return;
     }
+    if (e.kind == SyncKind::MbarInit) {
+      initSteps(e, chain, env);
+      return;
+    }
     ConcreteStep s;
     s.event = &e;
     s.iteration = iterationText(chain, env);
@@ -326,16 +386,8 @@ private:
       auto idx = need(e.barrier.index, env, e.loc, "barrier index");
       if (!idx)
         return;
-      const BarrierArray *arr = sk_.barrier(e.barrier.array);
-      if (!arr || *idx < 0 || *idx >= arr->size) {
-        out_.outOfRange = true;
-        fail(e.loc, fmt::format("barrier index out of range: {} by {} uses {}[{}] at {}, but {} "
-                                "has {} element{}",
-                                e.what, e.threads.describe(), e.barrier.array, *idx, s.iteration,
-                                e.barrier.array, arr ? arr->size : 0,
-                                arr && arr->size == 1 ? "" : "s"));
+      if (outOfRange(e, *idx, s.iteration))
         return;
-      }
       s.element = base_.at({rank_, e.barrier.array}) + int(*idx);
     }
     s.cta = rank_;
@@ -412,6 +464,8 @@ private:
           if (!v)
             return;
           stage = *v;
+        } else if (a.stages > 1) {
+          stage = sameForThreads(a.stage, e, env).value_or(kAnyStage);
         }
         int cta = rank_;
         if (a.remoteCta) {
@@ -420,7 +474,7 @@ private:
             return;
           cta = int(*r);
         }
-        s.accesses.push_back({a.buffer, cta, stage, a.write, boxOf(a, env)});
+        s.accesses.push_back({a.buffer, cta, stage, a.write, boxOf(a, e, env)});
       }
     if (e.kind == SyncKind::Access && s.accesses.empty())
       return;
@@ -435,26 +489,117 @@ private:
         for (ConcreteAccess &a : copy.accesses)
           if (a.cta == rank_)
             a.cta = target;
-      if (++steps_ > cap_) {
-        fail(e.loc, fmt::format("more than {} steps in the unrolled run", cap_));
+      if (!pushStep(e, std::move(copy)))
         return;
-      }
-      current().steps.push_back(std::move(copy));
     }
   }
 
-  // The region of a, or nothing when it differs between threads or does
-  // not evaluate (then it is taken as the whole stage).
-  std::vector<std::pair<int64_t, int64_t>> boxOf(const MemoryAccess &a,
+  bool outOfRange(const SyncEvent &e, int64_t idx, const std::string &iteration) {
+    const BarrierArray *arr = sk_.barrier(e.barrier.array);
+    if (arr && idx >= 0 && idx < arr->size)
+      return false;
+    out_.outOfRange = true;
+    fail(e.loc,
+         fmt::format("barrier index out of range: {} by {} uses {}[{}] at {}, but {} "
+                     "has {} element{}",
+                     e.what, e.threads.describe(), e.barrier.array, idx, iteration, e.barrier.array,
+                     arr ? arr->size : 0, arr && arr->size == 1 ? "" : "s"));
+    return true;
+  }
+
+  bool pushStep(const SyncEvent &e, ConcreteStep s) {
+    if (++steps_ > cap_)
+      return fail(e.loc, fmt::format("more than {} steps in the unrolled run", cap_));
+    current().steps.push_back(std::move(s));
+    return true;
+  }
+
+  // mbarrier.init: one step per element it initialises in this process
+  // (an index over the thread, `full[threadIdx.x]`, reaches one element
+  // per thread), which sets the element's count and starts its phase 0.
+  void initSteps(const SyncEvent &e, const std::vector<int> &chain,
+                 const std::map<std::string, int64_t> &env) {
+    auto count = need(e.amount, env, e.loc, "init count");
+    if (!count)
+      return;
+    std::set<int64_t> indices;
+    if (threadDependent(e.barrier.index)) {
+      for (int64_t t : executing(e)) {
+        auto v = eval(e.barrier.index, env, t);
+        if (!v) {
+          fail(e.loc, "cannot evaluate the barrier index at concrete sizes");
+          return;
+        }
+        indices.insert(*v);
+      }
+    } else {
+      auto v = need(e.barrier.index, env, e.loc, "barrier index");
+      if (!v)
+        return;
+      indices.insert(*v);
+    }
+    std::string iteration = iterationText(chain, env);
+    for (int64_t idx : indices) {
+      if (outOfRange(e, idx, iteration))
+        return;
+      ConcreteStep s;
+      s.event = &e;
+      s.iteration = iteration;
+      s.cta = rank_;
+      s.element = base_.at({rank_, e.barrier.array}) + int(idx);
+      s.amount = *count;
+      if (!pushStep(e, std::move(s)))
+        return;
+    }
+  }
+
+  // The threads of the current process that execute e.
+  std::vector<int64_t> executing(const SyncEvent &e) const {
+    std::vector<int64_t> out;
+    for (int64_t t = 0; t < sk_.threads; ++t)
+      if (e.threads.contains(t) && members_[proc_].contains(t))
+        out.push_back(t);
+    return out;
+  }
+
+  // The value of x for every thread of the process executing e, when they
+  // all agree and it evaluates.
+  std::optional<int64_t> sameForThreads(const Expr &x, const SyncEvent &e,
+                                        const std::map<std::string, int64_t> &env) {
+    std::optional<int64_t> out;
+    for (int64_t t : executing(e)) {
+      auto v = eval(x, env, t);
+      if (!v || (out && *out != *v))
+        return std::nullopt;
+      out = v;
+    }
+    return out;
+  }
+
+  // The region of a: per dimension, the smallest interval holding it for
+  // every thread of the process that executes it (the halves of Cs two
+  // warpgroups copy into, `Cs[(wgid - 1) * 64 : +64, :]`, are disjoint
+  // when the warpgroups are two processes); nothing, taken as the whole
+  // stage, when it does not evaluate.
+  std::vector<std::pair<int64_t, int64_t>> boxOf(const MemoryAccess &a, const SyncEvent &e,
                                                  const std::map<std::string, int64_t> &env) {
     std::vector<std::pair<int64_t, int64_t>> box;
     for (const RegionDim &d : a.region) {
-      if (threadDependent(d.begin) || threadDependent(d.extent))
+      bool perThread = threadDependent(d.begin) || threadDependent(d.extent);
+      std::vector<int64_t> threads = perThread ? executing(e) : std::vector<int64_t>{-1};
+      std::optional<std::pair<int64_t, int64_t>> hull;
+      for (int64_t t : threads) {
+        auto begin = eval(d.begin, env, t), extent = eval(d.extent, env, t);
+        if (!begin || !extent)
+          return {};
+        std::pair<int64_t, int64_t> iv{*begin, *begin + std::max<int64_t>(*extent, 0)};
+        hull = hull ? std::pair<int64_t, int64_t>{std::min(hull->first, iv.first),
+                                                  std::max(hull->second, iv.second)}
+                    : iv;
+      }
+      if (!hull)
         return {};
-      auto begin = eval(d.begin, env), extent = eval(d.extent, env);
-      if (!begin || !extent)
-        return {};
-      box.push_back({*begin, *begin + *extent});
+      box.push_back(*hull);
     }
     return box;
   }
@@ -494,7 +639,7 @@ private:
   size_t steps_ = 0;
   ConcreteSkeleton out_;
   std::vector<ThreadSet> members_;
-  std::map<int, size_t> roleProcess_;
+  std::vector<std::vector<bool>> belongs_; // [event][process]
   std::set<std::string> tracked_;
   int64_t ranks_ = 1;
   int axis_ = clusterShapeOf(sk_).value_or(ClusterShape{}).axis; // the cluster's axis

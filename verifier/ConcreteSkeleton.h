@@ -11,20 +11,24 @@
 // of) that CTA. cluster.sync and the split cluster barrier join every thread
 // of every CTA.
 //
-// Processes. Each role that runs a loop is a sequential process; roles whose
-// threads overlap are merged (a warp's loop after its warpgroup's prologue is
-// one process). Threads in no such role form one more process. An event
-// outside loops belongs to every process holding some of its threads, with
-// its arrivals counted over those threads only; an event in a loop belongs to
-// its role's process. Steps are the events in program order, loops unrolled
+// Processes. The CTA's threads are cut into units (a warp, or a warpgroup
+// where a warpgroup-wide call runs); units held by the same loop roles and
+// the same whole-unit event thread sets (warp-uniform conditions) are one
+// sequential process, so roles that share a loop stay apart. An event
+// belongs to every process holding some of its threads, with its arrivals
+// counted over those threads only (a scoped call once, by the process of
+// its first thread). Steps are the events in program order, loops unrolled
 // with their concrete trip counts and guards evaluated; barrier elements,
 // parities, arrival counts, bytes and pipeline stages become numbers.
+// mbarrier.init is a step (one per element it initialises); an element the
+// declaration does not initialise has no count until one runs.
 //
 // Tracked accesses: accesses to shared or tensor memory, inside loops, of a
 // buffer that two processes touch in loops (the pipeline stages of the
 // symbolic proofs). Two of them conflict when they touch the same buffer and
-// stage (a whole-buffer access, or a stage that depends on the thread, is
-// every stage) and one writes.
+// stage (a whole-buffer access, or a stage the threads of its process do not
+// agree on, is every stage), their regions (bounding boxes over the
+// process's threads) overlap, and one writes.
 //
 // Depends on ir/ and verifier/BarrierSkeleton.h; no Z3.
 #pragma once
@@ -48,9 +52,10 @@ struct ConcreteAccess {
   int cta = 0; // the rank, in the cluster, of the CTA whose buffer it is
   int64_t stage = kAnyStage;
   bool write = false;
-  // The region, per dimension [first, last), when it is the same for every
-  // thread of the process and evaluates at these sizes (the halves of a
-  // stage two CTAs multicast into); empty: all of the stage.
+  // The region, per dimension [first, last): the smallest interval holding
+  // it for every thread of the process (the halves of a stage two CTAs
+  // multicast into, or two warpgroups copy into); empty when it does not
+  // evaluate at these sizes: all of the stage.
   std::vector<std::pair<int64_t, int64_t>> box;
   bool overlaps(const ConcreteAccess &o) const;
 };
@@ -59,7 +64,7 @@ struct ConcreteStep {
   const SyncEvent *event = nullptr;
   int element = -1;       // barrier element (ConcreteSkeleton::elements), -1: none
   int64_t parity = 0;     // waits
-  int64_t amount = 0;     // arrivals (all issuers), bytes, or groups kept by wait_group
+  int64_t amount = 0;     // arrivals (all issuers), bytes, groups kept by wait_group, init count
   int64_t expectBytes = 0; // arrive_expect_tx: the bytes announced with the arrival
   int64_t round = 0;      // waits: how many earlier waits of this process on the element
   int64_t syncThreads = 0; // cta.sync / named barriers: threads of this process arriving
@@ -77,8 +82,11 @@ struct ConcreteProcess {
 struct ConcreteElement {
   std::string array;
   int64_t index = 0;
-  int64_t count = 0; // arrivals per phase
+  int64_t count = 0; // arrivals per phase, when the declaration initialises it
   int cta = 0;       // the rank of the CTA it belongs to
+  // Initialised by its declaration (`mbarrier full[3](count = 1)`); else
+  // only by an mbarrier.init step of the run (then with that step's count).
+  bool declared = false;
 };
 
 struct ConcreteSkeleton {

@@ -44,10 +44,18 @@ unsigned solverBackstopMs() {
 }
 
 bool isDeadlineReason(std::string_view reason) {
-  for (std::string_view said : {"timeout", "canceled"})
-    if (reason.find(said) != std::string_view::npos)
-      return true;
-  return false;
+  if (reason.find("timeout") != std::string_view::npos)
+    return true;
+  if (reason.find("canceled") == std::string_view::npos)
+    return false;
+  // Z3 also says "canceled" when a query used up its rlimit (a tiny one,
+  // TILESCOPE_SOLVER_SHARE=1000): that is an undecided query, not the
+  // deadline. The backstop is set to the wall time left (floored to real
+  // milliseconds), so when it fired, less than two of the budget's
+  // milliseconds per real one are left.
+  Budget *budget = activeBudget();
+  int64_t left = budget ? budget->remainingWallMs() : -1;
+  return left >= 0 && left <= 2 * wallClockScale();
 }
 
 bool noteSolverGaveUp(std::string_view reason) {

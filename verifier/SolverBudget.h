@@ -41,7 +41,9 @@ unsigned solverShare();
 unsigned solverBackstopMs();
 
 // Whether a reason a query gave up for (Z3's reason_unknown(), or a proof's
-// message quoting it) is the wall-clock backstop: "timeout" or "canceled".
+// message quoting it) is the wall-clock backstop: "timeout", or "canceled"
+// when the active budget's wall time is (all but) spent; Z3 says "canceled"
+// for an exhausted rlimit too, and that is an undecided query.
 bool isDeadlineReason(std::string_view reason);
 
 // Records the command's budget as exceeded when `reason` is the backstop

@@ -3,7 +3,7 @@
 keeps the class table of tests/lit/bugs/README.md in step with the files.
 
 Every kernel of the bug corpus ends with a line `// CLASS: C...` naming the
-classes of issue 16 (and 20.3, the device protocol of issue 20) it covers (16.1a .. 16.1f are the sub-bullets of class 1;
+classes of issue 16 (and 20.3, the device protocol of issue 20) it covers (16.1a .. 16.1f are the sub-bullets of class 1, 16.1g the exhaustive check's processes;
 `base` marks a pair of the general protocol corpus that no class of issue 16
 is about). A tagged file is one pair when it holds a `// FIX:` marker (the
 twin is built by fixed-twin.py) or when a sibling `NAME-fixed.tile` exists
@@ -30,6 +30,7 @@ CLASSES = {
     "16.1d": "fallback sizes wrap every ring at least twice",
     "16.1e": "over-arrival per phase decided by the proofs",
     "16.1f": "a sub-verdict whose query gave up makes the kernel unknown",
+    "16.1g": "the fallback explores roles that share a loop apart, and inits as steps",
     "16.2": "named barriers checked per generation",
     "16.3": "tensor-memory lifetime (alloc, relinquish, dealloc)",
     "16.4": "resource limits and operand ranges",
