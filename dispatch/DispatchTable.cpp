@@ -244,36 +244,31 @@ std::vector<DispatchImpl> buildTable() {
        }});
 
   // ---- copy: every pair of scopes
-  t.push_back({intrinsicName(IntrinsicId::Copy), intrinsicName(IntrinsicId::Ldmatrix), 90,
-               "ldmatrix.x4: four 8x8 b16 matrices shared -> registers",
-               [](const CallSite &s) -> std::string {
-                 if (auto w = scopes(s, MemScope::Reg, MemScope::Shared); !w.empty())
-                   return w;
-                 if (s.scope != ExecScope::Warp)
-                   return "ldmatrix is a warp instruction (warp.copy)";
-                 if (!presetIs(s.operands[0], "ldmatrix_x4"))
-                   return "the register tile is not in the ldmatrix_x4 fragment layout";
-                 return ruleRefusal("ldmatrix.x4", s.operands[1], s.target);
-               },
-               [](const CallSite &s, DispatchState &) -> Block {
-                 return {call(IntrinsicId::Ldmatrix, {pos(s.operands[0].expr),
-                                                      pos(s.operands[1].expr), kw("num", lit(4))})};
-               }});
-  t.push_back({intrinsicName(IntrinsicId::Copy), intrinsicName(IntrinsicId::Stmatrix), 90,
-               "stmatrix.x4: registers -> shared, four 8x8 b16 matrices",
-               [](const CallSite &s) -> std::string {
-                 if (auto w = scopes(s, MemScope::Shared, MemScope::Reg); !w.empty())
-                   return w;
-                 if (s.scope != ExecScope::Warp)
-                   return "stmatrix is a warp instruction (warp.copy)";
-                 if (!presetIs(s.operands[1], "ldmatrix_x4"))
-                   return "the register tile is not in the ldmatrix_x4 fragment layout";
-                 return ruleRefusal("stmatrix.x4", s.operands[0], s.target);
-               },
-               [](const CallSite &s, DispatchState &) -> Block {
-                 return {call(IntrinsicId::Stmatrix, {pos(s.operands[0].expr),
-                                                      pos(s.operands[1].expr), kw("num", lit(4))})};
-               }});
+  // ldmatrix.x4 loads shared -> registers, stmatrix.x4 stores registers ->
+  // shared: a warp's four 8x8 b16 matrices in the ldmatrix_x4 fragment.
+  for (bool load : {true, false}) {
+    IntrinsicId id = load ? IntrinsicId::Ldmatrix : IntrinsicId::Stmatrix;
+    t.push_back(
+        {intrinsicName(IntrinsicId::Copy), intrinsicName(id), 90,
+         load ? "ldmatrix.x4: four 8x8 b16 matrices shared -> registers"
+              : "stmatrix.x4: registers -> shared, four 8x8 b16 matrices",
+         [load](const CallSite &s) -> std::string {
+           if (auto w = load ? scopes(s, MemScope::Reg, MemScope::Shared)
+                             : scopes(s, MemScope::Shared, MemScope::Reg);
+               !w.empty())
+             return w;
+           if (s.scope != ExecScope::Warp)
+             return load ? "ldmatrix is a warp instruction (warp.copy)"
+                         : "stmatrix is a warp instruction (warp.copy)";
+           if (!presetIs(s.operands[load ? 0 : 1], "ldmatrix_x4"))
+             return "the register tile is not in the ldmatrix_x4 fragment layout";
+           return ruleRefusal(load ? "ldmatrix.x4" : "stmatrix.x4", s.operands[load ? 1 : 0],
+                              s.target);
+         },
+         [id](const CallSite &s, DispatchState &) -> Block {
+           return {call(id, {pos(s.operands[0].expr), pos(s.operands[1].expr), kw("num", lit(4))})};
+         }});
+  }
   for (bool load : {true, false}) {
     std::string_view name = intrinsicName(load ? IntrinsicId::Tcgen05Ld : IntrinsicId::Tcgen05St);
     t.push_back(

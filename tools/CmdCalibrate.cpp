@@ -47,10 +47,7 @@ cl::opt<std::string> kernelName("kernel", cl::desc("The kernel (needed when FILE
                                 cl::value_desc("K"), cl::sub(calibrateCommand));
 cl::opt<std::string> dataFile("data", cl::desc("Measured times (CSV: point, M, N, K, ms, ok)"),
                               cl::value_desc("FILE"), cl::Required, cl::sub(calibrateCommand));
-cl::opt<std::string> target("target", cl::desc("The machine: h100 or h200"), cl::init("h100"),
-                            cl::sub(calibrateCommand));
-cl::opt<std::string> machineFile("machine", cl::desc("A machine description (JSON) instead"),
-                                 cl::value_desc("FILE"), cl::sub(calibrateCommand));
+MachineOptions machineOptions(calibrateCommand);
 cl::opt<std::string> testShapes("test-shapes",
                                 cl::desc("Held-out shapes (the others train the fit)"),
                                 cl::value_desc("MxNxK,..."), cl::sub(calibrateCommand));
@@ -123,7 +120,7 @@ void printAccuracy(const char *title, const model::Accuracy &a) {
 int runCalibrate() {
   llvm::SourceMgr sourceMgr;
   Diagnostics diag(sourceMgr, /*printImmediately=*/!json);
-  auto machine = loadMachine(target, machineFile, diag);
+  auto machine = machineOptions.load(diag);
   if (!machine)
     return finishInputError(diag, json);
   std::optional<Module> module = loadModule(input, diag, Checked::No);
@@ -256,12 +253,12 @@ int runCalibrate() {
     }
     if (!output.empty()) {
       std::string text;
-      if (!machineFile.empty()) {
-        if (auto b = llvm::MemoryBuffer::getFile(machineFile))
+      if (!machineOptions.file.empty()) {
+        if (auto b = llvm::MemoryBuffer::getFile(machineOptions.file))
           text = (*b)->getBuffer().str();
       } else {
         for (const model::BundledMachine &b : model::bundledMachines())
-          if (b.target == target)
+          if (b.target == machineOptions.target)
             text = std::string(b.text);
       }
       auto parsed = llvm::json::parse(text);

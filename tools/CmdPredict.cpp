@@ -37,10 +37,7 @@ cl::opt<std::string> setText("set",
 cl::opt<std::string> argsText("args", cl::desc("Sizes, e.g. M=4096,N=4096,K=4096"),
                               cl::value_desc("NAME=VALUE,..."), cl::Required,
                               cl::sub(predictCommand));
-cl::opt<std::string> target("target", cl::desc("The machine: h100 or h200"), cl::init("h100"),
-                            cl::sub(predictCommand));
-cl::opt<std::string> machineFile("machine", cl::desc("A machine description (JSON) instead"),
-                                 cl::value_desc("FILE"), cl::sub(predictCommand));
+MachineOptions machineOptions(predictCommand);
 cl::opt<int64_t> maxCtas("max-ctas", cl::desc("CTAs traced at most (the rest cost the average)"),
                          cl::init(4096), cl::sub(predictCommand));
 cl::opt<bool> json("json", cl::desc("Print the result as JSON"), cl::sub(predictCommand));
@@ -86,7 +83,7 @@ int runPredict() {
   llvm::SourceMgr sourceMgr;
   Diagnostics diag(sourceMgr, /*printImmediately=*/!json);
   std::string error;
-  std::optional<model::Machine> machine = loadMachine(target, machineFile, diag);
+  std::optional<model::Machine> machine = machineOptions.load(diag);
   if (!machine)
     return finishInputError(diag, json);
   auto sizes = parseNameValues(argsText, &error);
@@ -97,18 +94,9 @@ int runPredict() {
   std::optional<Module> module = loadModule(input, diag, Checked::No);
   if (!module || checkModule(*module, diag))
     return finishInputError(diag, json);
-  const Kernel *kernel = nullptr;
-  if (!kernelName.empty())
-    kernel = module->find(kernelName);
-  else if (module->kernels.size() == 1)
-    kernel = &module->kernels[0];
-  if (!kernel) {
-    diag.error(llvm::SMLoc(), kernelName.empty()
-                                  ? fmt::format("{} holds {} kernels; choose one with --kernel",
-                                                input.getValue(), module->kernels.size())
-                                  : fmt::format("no kernel named '{}'", kernelName.getValue()));
+  const Kernel *kernel = chooseKernel(*module, kernelName, input, diag);
+  if (!kernel)
     return finishInputError(diag, json);
-  }
   std::vector<std::pair<std::string, Kernel>> candidates;
   if (kernel->space.empty()) {
     if (!setText.empty()) {

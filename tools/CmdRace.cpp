@@ -225,15 +225,9 @@ int runDynamicRace() {
   if (!in.load(input))
     return inputError();
   const Module &module = *in.module;
-  const Kernel *kernel = kernelName.empty() && module.kernels.size() == 1 ? &module.kernels[0]
-                                                                          : module.find(kernelName);
-  if (!kernel) {
-    diag.error(llvm::SMLoc(), kernelName.empty()
-                                  ? fmt::format("{} holds {} kernels; choose one with --kernel",
-                                                input.getValue(), module.kernels.size())
-                                  : fmt::format("no kernel named '{}'", kernelName.getValue()));
+  const Kernel *kernel = chooseKernel(module, kernelName, input, diag);
+  if (!kernel)
     return inputError();
-  }
   std::string argsError;
   auto values = parseNameValues(argsText, &argsError);
   if (!values)

@@ -53,10 +53,7 @@ cl::opt<std::string> kernelName("kernel", cl::desc("The kernel (needed when FILE
 cl::opt<std::string> shapesText("shapes",
                                 cl::desc("Shapes M x N x K, e.g. 4096x4096x4096,512x512x8192"),
                                 cl::value_desc("MxNxK,..."), cl::Required, cl::sub(tuneCommand));
-cl::opt<std::string> target("target", cl::desc("The machine: h100 or h200"), cl::init("h100"),
-                            cl::sub(tuneCommand));
-cl::opt<std::string> machineFile("machine", cl::desc("A machine description (JSON) instead"),
-                                 cl::value_desc("FILE"), cl::sub(tuneCommand));
+MachineOptions machineOptions(tuneCommand);
 cl::opt<unsigned> proofBudget("budget", cl::desc("Proof runs per shape at most (default 4)"),
                               cl::init(4), cl::sub(tuneCommand));
 cl::opt<std::string> pointsFile("points",
@@ -127,7 +124,7 @@ int runTune() {
 int runTuneInner() {
   llvm::SourceMgr sourceMgr;
   Diagnostics diag(sourceMgr, /*printImmediately=*/!json);
-  auto machine = loadMachine(target, machineFile, diag);
+  auto machine = machineOptions.load(diag);
   if (!machine)
     return finishInputError(diag, json);
   auto shapes = parseShapes(shapesText, diag);
@@ -136,18 +133,9 @@ int runTuneInner() {
   std::optional<Module> module = loadModule(input, diag, Checked::No);
   if (!module || checkModule(*module, diag))
     return finishInputError(diag, json);
-  const Kernel *kernel = nullptr;
-  if (!kernelName.empty())
-    kernel = module->find(kernelName);
-  else if (module->kernels.size() == 1)
-    kernel = &module->kernels[0];
-  if (!kernel) {
-    diag.error(llvm::SMLoc(), kernelName.empty()
-                                  ? fmt::format("{} holds {} kernels; choose one with --kernel",
-                                                input.getValue(), module->kernels.size())
-                                  : fmt::format("no kernel named '{}'", kernelName.getValue()));
+  const Kernel *kernel = chooseKernel(*module, kernelName, input, diag);
+  if (!kernel)
     return finishInputError(diag, json);
-  }
   if (kernel->space.empty()) {
     diag.error(kernel->loc, fmt::format("kernel '{}' has no parameters: there is nothing to tune",
                                         kernel->name));

@@ -84,6 +84,21 @@ std::optional<Module> loadModule(llvm::StringRef path, Diagnostics &diag, Checke
   return module;
 }
 
+const Kernel *chooseKernel(const Module &module, llvm::StringRef name, llvm::StringRef path,
+                           Diagnostics &diag) {
+  const Kernel *kernel = nullptr;
+  if (!name.empty())
+    kernel = module.find(std::string_view(name));
+  else if (module.kernels.size() == 1)
+    kernel = &module.kernels[0];
+  if (!kernel)
+    diag.error(llvm::SMLoc(), name.empty()
+                                  ? fmt::format("{} holds {} kernels; choose one with --kernel",
+                                                path.str(), module.kernels.size())
+                                  : fmt::format("no kernel named '{}'", name.str()));
+  return kernel;
+}
+
 bool CommandInput::load(llvm::StringRef path, llvm::StringRef kernel, PointChoice point) {
   if (point.kernel.empty())
     point.kernel = kernel;

@@ -41,6 +41,13 @@ std::optional<Module> loadModule(llvm::StringRef path, Diagnostics &diag, Checke
 // at `point` (see loadModule); false after diagnostics when one fails.
 bool instantiateChosen(Module &module, PointChoice point, Diagnostics &diag);
 
+// The kernel of `module` a command works on: the one named `name`, or,
+// without a name, the module's only kernel. Nothing, after an input error
+// that names the choice (`path` holds N kernels; no kernel named 'X'),
+// otherwise.
+const Kernel *chooseKernel(const Module &module, llvm::StringRef name, llvm::StringRef path,
+                           Diagnostics &diag);
+
 // The checked module a command works on, with the diagnostics over its file.
 struct CommandInput {
   explicit CommandInput(bool printImmediately = true) : diag(sourceMgr, printImmediately) {}

@@ -13,6 +13,16 @@
 
 namespace tilescope::tool {
 
+MachineOptions::MachineOptions(llvm::cl::SubCommand &sub)
+    : target("target", llvm::cl::desc("The machine: h100 or h200"), llvm::cl::init("h100"),
+             llvm::cl::sub(sub)),
+      file("machine", llvm::cl::desc("A machine description (JSON) instead"),
+           llvm::cl::value_desc("FILE"), llvm::cl::sub(sub)) {}
+
+std::optional<model::Machine> MachineOptions::load(Diagnostics &diag) const {
+  return loadMachine(target, file, diag);
+}
+
 std::optional<model::Machine> loadMachine(llvm::StringRef target, llvm::StringRef file,
                                           Diagnostics &diag) {
   std::string error;

@@ -10,6 +10,7 @@
 #include "tools/InputFile.h"
 
 #include <llvm/ADT/StringRef.h>
+#include <llvm/Support/CommandLine.h>
 
 #include <cstdint>
 #include <map>
@@ -22,6 +23,17 @@ namespace tilescope::tool {
 // Nothing, after an input error, when neither reads.
 std::optional<model::Machine> loadMachine(llvm::StringRef target, llvm::StringRef file,
                                           Diagnostics &diag);
+
+// The machine options of the model's commands (`predict`, `tune`,
+// `calibrate`): --target h100|h200 (default h100) and --machine FILE.json.
+struct MachineOptions {
+  explicit MachineOptions(llvm::cl::SubCommand &sub);
+  // The machine they name (loadMachine).
+  std::optional<model::Machine> load(Diagnostics &diag) const;
+
+  llvm::cl::opt<std::string> target;
+  llvm::cl::opt<std::string> file;
+};
 
 // Whether the where clause of `kernel` (no parameters left) holds at `sizes`:
 // true, false with the constraint that fails in `why`, or nothing when a

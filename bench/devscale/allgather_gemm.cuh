@@ -128,22 +128,9 @@ void runAg(Rank &r, int rank, const Options &o, long M, long N, long K, uint32_t
       continue;
     }
     unsigned long long bad = check();
-    int iters = o.iters > 0 ? o.iters : (M * N * K >= (1L << 36) ? 10 : 50);
-    for (int i = 0; i < 2; ++i)
-      step(variant);
-    COMM(ts_dev::barrier(r.comm, r.stream));
-    cudaEvent_t t0, t1;
-    CHECK(cudaEventCreate(&t0));
-    CHECK(cudaEventCreate(&t1));
-    CHECK(cudaEventRecord(t0, r.stream));
-    for (int i = 0; i < iters; ++i)
-      step(variant);
-    CHECK(cudaEventRecord(t1, r.stream));
-    CHECK(cudaEventSynchronize(t1));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, t0, t1));
+    int iters = gemmIters(o, M, N, K);
+    double us = usPerCall(r, rank, 2, iters, [&] { step(variant); });
     bad += check(); // after repeated calls (the flags' epochs)
-    double us = 1000.0 * ms / iters;
     if (rank == 0)
       std::printf("{\"bench\":\"allgather_gemm\",\"impl\":\"%s\",\"ranks\":%d,\"gpu\":\"%s\","
                   "\"M\":%ld,\"N\":%ld,\"K\":%ld,\"iters\":%d,\"time_us\":%.2f,\"tflops\":%.1f,"
@@ -151,8 +138,6 @@ void runAg(Rank &r, int rank, const Options &o, long M, long N, long K, uint32_t
                   names[variant], n, r.gpu.c_str(), M, N, K, iters, us, 2.0 * M * N * K / us / 1e6,
                   bad, bad == 0 ? "true" : "false");
     std::fflush(stdout);
-    cudaEventDestroy(t0);
-    cudaEventDestroy(t1);
   }
   cublasDestroy(h);
 }

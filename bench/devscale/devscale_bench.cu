@@ -316,6 +316,34 @@ int itersFor(const Options &o, size_t bytes) {
   return n < 10 ? 10 : (n > 200 ? 200 : int(n));
 }
 
+// The calls a GEMM benchmark times: --iters, else 10 for large problems and
+// 50 for the others.
+int gemmIters(const Options &o, long M, long N, long K) {
+  return o.iters > 0 ? o.iters : (M * N * K >= (1L << 36) ? 10 : 50);
+}
+
+// Microseconds per call of `step` on the rank's stream: `warmup` untimed
+// calls, a device barrier (every rank starts the timed calls together), then
+// `iters` calls between two CUDA events.
+template <class Step> double usPerCall(Rank &r, int rank, int warmup, int iters, Step step) {
+  for (int i = 0; i < warmup; ++i)
+    step();
+  COMM(ts_dev::barrier(r.comm, r.stream));
+  cudaEvent_t t0, t1;
+  CHECK(cudaEventCreate(&t0));
+  CHECK(cudaEventCreate(&t1));
+  CHECK(cudaEventRecord(t0, r.stream));
+  for (int i = 0; i < iters; ++i)
+    step();
+  CHECK(cudaEventRecord(t1, r.stream));
+  CHECK(cudaEventSynchronize(t1));
+  float ms = 0;
+  CHECK(cudaEventElapsedTime(&ms, t0, t1));
+  cudaEventDestroy(t0);
+  cudaEventDestroy(t1);
+  return 1000.0 * ms / iters;
+}
+
 // One collective at one size: fresh inputs, poisoned output, one checked call,
 // timed calls, the last call checked again.
 void runCollective(Rank &r, int rank, const Options &o, ts_dev::Collective c, size_t bytes,
@@ -352,21 +380,9 @@ void runCollective(Rank &r, int rank, const Options &o, ts_dev::Collective c, si
   COMM(collective(r, o, c, inOff, outOff, bytes, r.stream));
   unsigned long long bad = check();
   int iters = itersFor(o, bytes);
-  cudaEvent_t t0, t1;
-  CHECK(cudaEventCreate(&t0));
-  CHECK(cudaEventCreate(&t1));
-  for (int i = 0; i < 3; ++i)
-    COMM(collective(r, o, c, inOff, outOff, bytes, r.stream));
-  COMM(ts_dev::barrier(r.comm, r.stream));
-  CHECK(cudaEventRecord(t0, r.stream));
-  for (int i = 0; i < iters; ++i)
-    COMM(collective(r, o, c, inOff, outOff, bytes, r.stream));
-  CHECK(cudaEventRecord(t1, r.stream));
-  CHECK(cudaEventSynchronize(t1));
-  float ms = 0;
-  CHECK(cudaEventElapsedTime(&ms, t0, t1));
+  double us = usPerCall(r, rank, 3, iters,
+                        [&] { COMM(collective(r, o, c, inOff, outOff, bytes, r.stream)); });
   bad += check();
-  double us = 1000.0 * ms / iters;
   bool allreduce = c == ts_dev::Collective::AllreduceOneShot ||
                    c == ts_dev::Collective::AllreduceTwoShot ||
                    c == ts_dev::Collective::AllreduceAuto;
@@ -385,8 +401,6 @@ void runCollective(Rank &r, int rank, const Options &o, ts_dev::Collective c, si
                 iters, us, algBytes / us / 1e3, algBytes * busFactor / us / 1e3, seed, bad,
                 bad == 0 ? "true" : "false");
   std::fflush(stdout);
-  cudaEventDestroy(t0);
-  cudaEventDestroy(t1);
 }
 
 #define CUBLAS(call)                                                                               \
@@ -510,22 +524,9 @@ void runTp(Rank &r, int rank, const Options &o, long M, long N, long K, uint32_t
       COMM(ts_dev::barrier(r.comm, r.stream));
       stepFused();
       int bad = checkFused();
-      int iters = o.iters > 0 ? o.iters : (M * N * K >= (1L << 36) ? 10 : 50);
-      for (int i = 0; i < 2; ++i)
-        stepFused();
-      COMM(ts_dev::barrier(r.comm, r.stream));
-      cudaEvent_t t0, t1;
-      CHECK(cudaEventCreate(&t0));
-      CHECK(cudaEventCreate(&t1));
-      CHECK(cudaEventRecord(t0, r.stream));
-      for (int i = 0; i < iters; ++i)
-        stepFused();
-      CHECK(cudaEventRecord(t1, r.stream));
-      CHECK(cudaEventSynchronize(t1));
-      float ms = 0;
-      CHECK(cudaEventElapsedTime(&ms, t0, t1));
+      int iters = gemmIters(o, M, N, K);
+      double us = usPerCall(r, rank, 2, iters, stepFused);
       bad += checkFused(); // after repeated calls (the flags' epochs)
-      double us = 1000.0 * ms / iters;
       if (rank == 0)
         std::printf("{\"bench\":\"tp_gemm_allreduce\",\"impl\":\"%s\",\"allreduce\":"
                     "\"warp_allreduce.two_shot\",\"ranks\":%d,\"gpu\":\"%s\",\"M\":%ld,\"N\":%ld,"
@@ -534,8 +535,6 @@ void runTp(Rank &r, int rank, const Options &o, long M, long N, long K, uint32_t
                     current->name, n, r.gpu.c_str(), M, N, K, iters, us,
                     2.0 * M * N * K / n / us / 1e6, bad, bad == 0 ? "true" : "false");
       std::fflush(stdout);
-      cudaEventDestroy(t0);
-      cudaEventDestroy(t1);
       continue;
     }
     CHECK(cudaMemsetAsync(data + outOff, 0xff, cBytes, r.stream));
@@ -576,21 +575,8 @@ void runTp(Rank &r, int rank, const Options &o, long M, long N, long K, uint32_t
     }
     if (bad)
       r.ok = false;
-    int iters = o.iters > 0 ? o.iters : (M * N * K >= (1L << 36) ? 10 : 50);
-    for (int i = 0; i < 2; ++i)
-      step(variant);
-    COMM(ts_dev::barrier(r.comm, r.stream));
-    cudaEvent_t t0, t1;
-    CHECK(cudaEventCreate(&t0));
-    CHECK(cudaEventCreate(&t1));
-    CHECK(cudaEventRecord(t0, r.stream));
-    for (int i = 0; i < iters; ++i)
-      step(variant);
-    CHECK(cudaEventRecord(t1, r.stream));
-    CHECK(cudaEventSynchronize(t1));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, t0, t1));
-    double us = 1000.0 * ms / iters;
+    int iters = gemmIters(o, M, N, K);
+    double us = usPerCall(r, rank, 2, iters, [&] { step(variant); });
     if (rank == 0)
       std::printf("{\"bench\":\"tp_gemm_allreduce\",\"impl\":\"%s\",\"allreduce\":\"%s\","
                   "\"ranks\":%d,\"gpu\":\"%s\",\"M\":%ld,\"N\":%ld,\"K\":%ld,\"iters\":%d,"
@@ -599,8 +585,6 @@ void runTp(Rank &r, int rank, const Options &o, long M, long N, long K, uint32_t
                   r.gpu.c_str(), M, N, K, iters, us, 2.0 * M * N * K / n / us / 1e6, bad,
                   bad == 0 ? "true" : "false");
     std::fflush(stdout);
-    cudaEventDestroy(t0);
-    cudaEventDestroy(t1);
   }
   for (auto &e : done)
     cudaEventDestroy(e);

@@ -4,33 +4,21 @@
 //! tilescope at build time (codegen/EmbedText.cmake); lines starting with
 //! "//!" are not copied, every other byte is, so the lowered output changes
 //! exactly as this file does.
-#include <cstdint>
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <cstdint>
 
 template <class T, int N> struct alignas(sizeof(T) * N) ts_vec { T e[N]; };
 
-__device__ __forceinline__ float ts_to_f32(float x) {
-  return x;
-}
-__device__ __forceinline__ float ts_to_f32(__nv_bfloat16 x) {
-  return __bfloat162float(x);
-}
-__device__ __forceinline__ float ts_to_f32(__half x) {
-  return __half2float(x);
-}
-__device__ __forceinline__ float ts_to_f32(int x) {
-  return (float)x;
-}
-__device__ __forceinline__ float ts_to_f32(double x) {
-  return (float)x;
-}
+__device__ __forceinline__ float ts_to_f32(float x) { return x; }
+__device__ __forceinline__ float ts_to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ float ts_to_f32(__half x) { return __half2float(x); }
+__device__ __forceinline__ float ts_to_f32(int x) { return (float)x; }
+__device__ __forceinline__ float ts_to_f32(double x) { return (float)x; }
 
-__device__ __forceinline__ int ts_laneid() {
-  return (int)threadIdx.x & 31;
-}
+__device__ __forceinline__ int ts_laneid() { return (int)threadIdx.x & 31; }
 // The thread index as an opaque value: arithmetic on it cannot be hoisted
 // above the point where it is read.
 __device__ __forceinline__ int ts_read_tid() {
@@ -53,16 +41,14 @@ __device__ __forceinline__ uint32_t ts_smem_addr(const void *p) {
 // the tile after it cannot be scheduled before it.
 template <int N> __device__ __forceinline__ void ts_fence_operands(float (&d)[N]) {
 #pragma unroll
-  for (int i = 0; i < N; ++i)
-    asm volatile("" : "+f"(d[i])::"memory");
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
 }
 
 __device__ __forceinline__ bool ts_elect_sync() {
 #if __CUDA_ARCH__ >= 900
   uint32_t elected;
-  asm volatile(
-      "{\n.reg .pred P;\n.reg .b32 r;\nelect.sync r|P, 0xffffffff;\nselp.u32 %0, 1, 0, P;\n}\n"
-      : "=r"(elected));
+  asm volatile("{\n.reg .pred P;\n.reg .b32 r;\nelect.sync r|P, 0xffffffff;\nselp.u32 %0, 1, 0, P;\n}\n"
+               : "=r"(elected));
   return elected != 0;
 #else
   return ts_laneid() == __ffs(__activemask()) - 1;
@@ -70,13 +56,13 @@ __device__ __forceinline__ bool ts_elect_sync() {
 }
 
 __device__ __forceinline__ void ts_mbar_init(uint32_t bar, int count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(count) : "memory");
 }
 __device__ __forceinline__ void ts_mbar_inval(uint32_t bar) {
-  asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
+  asm volatile("mbarrier.inval.shared::cta.b64 [%0];" :: "r"(bar) : "memory");
 }
 __device__ __forceinline__ void ts_mbar_arrive(uint32_t bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
 }
 // `mapa`: the shared::cluster address of the same shared::cta offset in
 // cluster CTA `rank`.
@@ -90,7 +76,7 @@ __device__ __forceinline__ uint32_t ts_mapa(uint32_t addr, int rank) {
 // an explicit .release.cluster made a cluster GEMM's consumer releases so slow
 // that it ran at half the speed (session 4 in the history of docs/perf.md).
 __device__ __forceinline__ void ts_mbar_arrive_remote(uint32_t bar, int rank) {
-  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(ts_mapa(bar, rank)) : "memory");
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" :: "r"(ts_mapa(bar, rank)) : "memory");
 }
 // A chunk of a DSMEM copy, loaded from this CTA's shared memory or a peer's
 // (`remote`: an address from mapa) and stored likewise. A call loads every
@@ -101,19 +87,11 @@ template <> struct ts_chunk<8> { uint64_t v; };
 template <> struct ts_chunk<4> { uint32_t v; };
 template <> struct ts_chunk<2> { uint16_t v; };
 template <> struct ts_chunk<1> { uint16_t v; };
-#define TS_SPACE(remote, op, ...)                                                                  \
-  if (remote)                                                                                      \
-    asm volatile(op ".shared::cluster" __VA_ARGS__);                                               \
-  else                                                                                             \
-    asm volatile(op ".shared::cta" __VA_ARGS__)
-template <int BYTES>
-__device__ __forceinline__ ts_chunk<BYTES> ts_dsmem_ld(uint32_t src, bool remote) {
+#define TS_SPACE(remote, op, ...) if (remote) asm volatile(op ".shared::cluster" __VA_ARGS__); else asm volatile(op ".shared::cta" __VA_ARGS__)
+template <int BYTES> __device__ __forceinline__ ts_chunk<BYTES> ts_dsmem_ld(uint32_t src, bool remote) {
   ts_chunk<BYTES> c;
   if constexpr (BYTES == 16)
-    TS_SPACE(remote, "ld", ".v4.b32 {%0, %1, %2, %3}, [%4];"
-             : "=r"(c.v[0]), "=r"(c.v[1]), "=r"(c.v[2]), "=r"(c.v[3])
-             : "r"(src)
-             : "memory");
+    TS_SPACE(remote, "ld", ".v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(c.v[0]), "=r"(c.v[1]), "=r"(c.v[2]), "=r"(c.v[3]) : "r"(src) : "memory");
   else if constexpr (BYTES == 8)
     TS_SPACE(remote, "ld", ".b64 %0, [%1];" : "=l"(c.v) : "r"(src) : "memory");
   else if constexpr (BYTES == 4)
@@ -124,20 +102,17 @@ __device__ __forceinline__ ts_chunk<BYTES> ts_dsmem_ld(uint32_t src, bool remote
     TS_SPACE(remote, "ld", ".u8 %0, [%1];" : "=h"(c.v) : "r"(src) : "memory");
   return c;
 }
-template <int BYTES>
-__device__ __forceinline__ void ts_dsmem_st(uint32_t dst, bool remote, const ts_chunk<BYTES> &c) {
+template <int BYTES> __device__ __forceinline__ void ts_dsmem_st(uint32_t dst, bool remote, const ts_chunk<BYTES> &c) {
   if constexpr (BYTES == 16)
-    TS_SPACE(remote, "st", ".v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(dst), "r"(c.v[0]), "r"(c.v[1]),
-             "r"(c.v[2]), "r"(c.v[3])
-             : "memory");
+    TS_SPACE(remote, "st", ".v4.b32 [%0], {%1, %2, %3, %4};" :: "r"(dst), "r"(c.v[0]), "r"(c.v[1]), "r"(c.v[2]), "r"(c.v[3]) : "memory");
   else if constexpr (BYTES == 8)
-    TS_SPACE(remote, "st", ".b64 [%0], %1;" ::"r"(dst), "l"(c.v) : "memory");
+    TS_SPACE(remote, "st", ".b64 [%0], %1;" :: "r"(dst), "l"(c.v) : "memory");
   else if constexpr (BYTES == 4)
-    TS_SPACE(remote, "st", ".b32 [%0], %1;" ::"r"(dst), "r"(c.v) : "memory");
+    TS_SPACE(remote, "st", ".b32 [%0], %1;" :: "r"(dst), "r"(c.v) : "memory");
   else if constexpr (BYTES == 2)
-    TS_SPACE(remote, "st", ".b16 [%0], %1;" ::"r"(dst), "h"(c.v) : "memory");
+    TS_SPACE(remote, "st", ".b16 [%0], %1;" :: "r"(dst), "h"(c.v) : "memory");
   else
-    TS_SPACE(remote, "st", ".u8 [%0], %1;" ::"r"(dst), "h"(c.v) : "memory");
+    TS_SPACE(remote, "st", ".u8 [%0], %1;" :: "r"(dst), "h"(c.v) : "memory");
 }
 #undef TS_SPACE
 // A chunk read from or written to a generic address (the global side of a
@@ -147,8 +122,7 @@ template <int BYTES> __device__ __forceinline__ ts_chunk<BYTES> ts_chunk_ld(cons
   memcpy(&c, p, BYTES);
   return c;
 }
-template <int BYTES>
-__device__ __forceinline__ void ts_chunk_st(void *p, const ts_chunk<BYTES> &c) {
+template <int BYTES> __device__ __forceinline__ void ts_chunk_st(void *p, const ts_chunk<BYTES> &c) {
   memcpy(p, &c, BYTES);
 }
 __device__ __forceinline__ int ts_cluster_ctaid(int axis) {
@@ -162,107 +136,68 @@ __device__ __forceinline__ int ts_cluster_ctaid(int axis) {
   return (int)v;
 }
 __device__ __forceinline__ void ts_mbar_arrive_expect_tx(uint32_t bar, int bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
-               : "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
 }
 __device__ __forceinline__ void ts_mbar_expect_tx(uint32_t bar, int bytes) {
-  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(bytes)
-               : "memory");
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
 }
 __device__ __forceinline__ void ts_mbar_wait(uint32_t bar, int parity) {
   uint32_t done;
   do {
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], "
-                 "%2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done)
-                 : "r"(bar), "r"(parity)
-                 : "memory");
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(bar), "r"(parity) : "memory");
   } while (!done);
 }
 
-__device__ __forceinline__ void ts_tma_load_2d(uint32_t dst, const CUtensorMap *map, uint32_t bar,
-                                               int c0, int c1) {
-  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-               "[%0], [%1, {%3, %4}], [%2];" ::"r"(dst),
-               "l"(map), "r"(bar), "r"(c0), "r"(c1)
-               : "memory");
+__device__ __forceinline__ void ts_tma_load_2d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
+               :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1) : "memory");
 }
 // Multicast: the box lands at `dst` in every CTA of the cluster named by
 // `mask` (bit i: rank i) and completes bytes on the barrier at `bar` in each.
-__device__ __forceinline__ void ts_tma_load_2d_mc(uint32_t dst, const CUtensorMap *map,
-                                                  uint32_t bar, uint16_t mask, int c0, int c1) {
-  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes."
-               "multicast::cluster [%0], [%1, {%4, %5}], [%2], %3;" ::"r"(dst),
-               "l"(map), "r"(bar), "h"(mask), "r"(c0), "r"(c1)
-               : "memory");
+__device__ __forceinline__ void ts_tma_load_2d_mc(uint32_t dst, const CUtensorMap *map, uint32_t bar, uint16_t mask, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4, %5}], [%2], %3;"
+               :: "r"(dst), "l"(map), "r"(bar), "h"(mask), "r"(c0), "r"(c1) : "memory");
 }
-__device__ __forceinline__ void ts_tma_load_3d(uint32_t dst, const CUtensorMap *map, uint32_t bar,
-                                               int c0, int c1, int c2) {
-  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-               "[%0], [%1, {%3, %4, %5}], [%2];" ::"r"(dst),
-               "l"(map), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
-               : "memory");
+__device__ __forceinline__ void ts_tma_load_3d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];"
+               :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1), "r"(c2) : "memory");
 }
-__device__ __forceinline__ void ts_tma_store_2d(const CUtensorMap *map, uint32_t src, int c0,
-                                                int c1) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%2, %3}], [%1];" ::"l"(map),
-      "r"(src), "r"(c0), "r"(c1)
-      : "memory");
+__device__ __forceinline__ void ts_tma_store_2d(const CUtensorMap *map, uint32_t src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%2, %3}], [%1];"
+               :: "l"(map), "r"(src), "r"(c0), "r"(c1) : "memory");
 }
 // Tensors of rank 1, 4 and 5 (attention's [B, H, S, D]), and stores of rank 1, 3-5.
-__device__ __forceinline__ void ts_tma_load_1d(uint32_t dst, const CUtensorMap *map, uint32_t bar,
-                                               int c0) {
-  asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-               "[%0], [%1, {%3}], [%2];" ::"r"(dst),
-               "l"(map), "r"(bar), "r"(c0)
-               : "memory");
+__device__ __forceinline__ void ts_tma_load_1d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0) {
+  asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3}], [%2];"
+               :: "r"(dst), "l"(map), "r"(bar), "r"(c0) : "memory");
 }
-__device__ __forceinline__ void ts_tma_load_4d(uint32_t dst, const CUtensorMap *map, uint32_t bar,
-                                               int c0, int c1, int c2, int c3) {
-  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-               "[%0], [%1, {%3, %4, %5, %6}], [%2];" ::"r"(dst),
-               "l"(map), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
-               : "memory");
+__device__ __forceinline__ void ts_tma_load_4d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1, int c2, int c3) {
+  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2];"
+               :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3) : "memory");
 }
-__device__ __forceinline__ void ts_tma_load_5d(uint32_t dst, const CUtensorMap *map, uint32_t bar,
-                                               int c0, int c1, int c2, int c3, int c4) {
-  asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-               "[%0], [%1, {%3, %4, %5, %6, %7}], [%2];" ::"r"(dst),
-               "l"(map), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
-               : "memory");
+__device__ __forceinline__ void ts_tma_load_5d(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1, int c2, int c3, int c4) {
+  asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6, %7}], [%2];"
+               :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4) : "memory");
 }
 __device__ __forceinline__ void ts_tma_store_1d(const CUtensorMap *map, uint32_t src, int c0) {
-  asm volatile(
-      "cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group [%0, {%2}], [%1];" ::"l"(map),
-      "r"(src), "r"(c0)
-      : "memory");
+  asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group [%0, {%2}], [%1];"
+               :: "l"(map), "r"(src), "r"(c0) : "memory");
 }
-__device__ __forceinline__ void ts_tma_store_3d(const CUtensorMap *map, uint32_t src, int c0,
-                                                int c1, int c2) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(
-          map),
-      "r"(src), "r"(c0), "r"(c1), "r"(c2)
-      : "memory");
+__device__ __forceinline__ void ts_tma_store_3d(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4}], [%1];"
+               :: "l"(map), "r"(src), "r"(c0), "r"(c1), "r"(c2) : "memory");
 }
-__device__ __forceinline__ void ts_tma_store_4d(const CUtensorMap *map, uint32_t src, int c0,
-                                                int c1, int c2, int c3) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];" ::
-          "l"(map),
-      "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
-      : "memory");
+__device__ __forceinline__ void ts_tma_store_4d(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2, int c3) {
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];"
+               :: "l"(map), "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3) : "memory");
 }
-__device__ __forceinline__ void ts_tma_store_5d(const CUtensorMap *map, uint32_t src, int c0,
-                                                int c1, int c2, int c3, int c4) {
-  asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5, "
-               "%6}], [%1];" ::"l"(map),
-               "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
-               : "memory");
+__device__ __forceinline__ void ts_tma_store_5d(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2, int c3, int c4) {
+  asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];"
+               :: "l"(map), "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4) : "memory");
 }
 __device__ __forceinline__ void ts_cp_async16(uint32_t dst, const void *src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(src) : "memory");
 }
 
 // wgmma shared-memory matrix descriptor: start address, leading byte offset
@@ -303,3 +238,4 @@ __device__ __forceinline__ uint32_t ts_pack2(__nv_bfloat16 lo, __nv_bfloat16 hi)
 __device__ __forceinline__ uint32_t ts_pack2(__half lo, __half hi) {
   return (uint32_t)__half_as_ushort(lo) | ((uint32_t)__half_as_ushort(hi) << 16);
 }
+

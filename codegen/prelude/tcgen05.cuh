@@ -13,10 +13,8 @@ __device__ __forceinline__ uint64_t ts_umma_desc(uint32_t addr, int layout, int 
   d |= (uint64_t)layout << 61;
   return d;
 }
-__device__ __forceinline__ void ts_umma_f16(uint32_t tmem, uint64_t da, uint64_t db, uint32_t idesc,
-                                            bool accumulate) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\ntcgen05.mma.cta_group::1.kind::f16 [%0], "
-               "%1, %2, %3, p;\n}\n" ::"r"(tmem),
-               "l"(da), "l"(db), "r"(idesc), "r"((int)accumulate)
-               : "memory");
+__device__ __forceinline__ void ts_umma_f16(uint32_t tmem, uint64_t da, uint64_t db, uint32_t idesc, bool accumulate) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\ntcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, p;\n}\n"
+               :: "r"(tmem), "l"(da), "l"(db), "r"(idesc), "r"((int)accumulate) : "memory");
 }
+

@@ -19,30 +19,14 @@ import csv
 import ctypes
 import json
 import os
-import statistics
 import sys
 
 import torch
 
-FLUSH = None
-
-
-def flush_l2():
-    global FLUSH
-    if FLUSH is None:
-        FLUSH = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
-    FLUSH.zero_()
-
-
-def time_one(fn):
-    flush_l2()
-    s = torch.cuda.Event(enable_timing=True)
-    e = torch.cuda.Event(enable_timing=True)
-    s.record()
-    fn()
-    e.record()
-    e.synchronize()
-    return s.elapsed_time(e)
+# The timing of `tilescope bench` (codegen/bench.py): an L2 flush before every
+# timed run, the point and cuBLAS alternating.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "codegen"))
+from bench import time_pair  # noqa: E402
 
 
 def admits(point, m, n, k):
@@ -143,20 +127,10 @@ def main():
             unwritten = int(torch.isnan(C.float()).sum().item())
             err = ((C.float() - ref).norm().item() / ref_norm)
             ok = unwritten == 0 and err < 1e-2
-            for _ in range(a.warmup):
-                run()
-                cub()
-            torch.cuda.synchronize()
-            t, tb = [], []
-            for i in range(a.reps):
-                if i % 2 == 0:
-                    t.append(time_one(run))
-                    tb.append(time_one(cub))
-                else:
-                    tb.append(time_one(cub))
-                    t.append(time_one(run))
-            w.writerow([name, text, m, n, k, f"{statistics.median(t):.5f}", f"{min(t):.5f}",
-                        f"{statistics.median(tb):.5f}", ok, f"{err:.2e}", gpu])
+            (t_med, t_min, _), (tb_med, _, _) = time_pair(run, cub, warmup=a.warmup,
+                                                          reps=a.reps)
+            w.writerow([name, text, m, n, k, f"{t_med:.5f}", f"{t_min:.5f}", f"{tb_med:.5f}", ok,
+                        f"{err:.2e}", gpu])
             out.flush()
         print(f"shape {m}x{n}x{k} done", flush=True)
     out.close()

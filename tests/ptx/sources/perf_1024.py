@@ -13,44 +13,21 @@ Prints one JSON object per measurement on stdout.
 """
 import json
 import os
-import statistics
 import sys
 
 import torch
 import triton
 import triton.language as tl
 
+# The timing of `tilescope bench` (codegen/bench.py): L2 flushed before every
+# timed run, alternating with the baseline.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                                "codegen"))
+from bench import time_pair  # noqa: E402
+
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 dev = "cuda"
-FLUSH = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device=dev)
-
-
-def time_one(fn):
-    FLUSH.zero_()
-    s = torch.cuda.Event(enable_timing=True)
-    e = torch.cuda.Event(enable_timing=True)
-    s.record()
-    fn()
-    e.record()
-    e.synchronize()
-    return s.elapsed_time(e)
-
-
-def time_pair(a, b, reps=200, warmup=10):
-    for _ in range(warmup):
-        a()
-        b()
-    torch.cuda.synchronize()
-    ta, tb = [], []
-    for i in range(reps):
-        if i % 2 == 0:
-            ta.append(time_one(a))
-            tb.append(time_one(b))
-        else:
-            tb.append(time_one(b))
-            ta.append(time_one(a))
-    return statistics.median(ta), statistics.median(tb)
 
 
 @triton.jit
@@ -125,7 +102,7 @@ for bm, bn, bk, stages, warps in ((128, 128, 64, 4, 8), (128, 128, 64, 3, 4), (6
         kern = run()
         torch.cuda.synchronize()
         err = ((c.double() - ref).norm() / ref.norm()).item()
-        t_tr, t_cb = time_pair(run, lambda: torch.matmul(a, b.t()))
+        (t_tr, _, _), (t_cb, _, _) = time_pair(run, lambda: torch.matmul(a, b.t()), reps=200)
         d = {"triton_gemm": f"{bm}x{bn}x{bk} stages {stages} warps {warps}", "ms": t_tr,
              "cublas_ms": t_cb, "ratio_vs_cublas": t_cb / t_tr, "rel_err": err,
              "n_regs": getattr(kern, "n_regs", None)}

@@ -58,6 +58,20 @@ std::string firstError(const Diagnostics &d) {
   return "";
 }
 
+// Parses `text` (no parse error) and runs the checker, which must report
+// exactly one error; its diagnostics.
+std::unique_ptr<Parsed> parseWithOneCheckError(const std::string &text) {
+  auto p = parse(text);
+  REQUIRE_FALSE(p->diag.hasErrors());
+  CHECK(checkModule(p->module, p->diag) == 1);
+  return p;
+}
+
+// The one error the checker reports on `text`.
+std::string checkError(const std::string &text) {
+  return firstError(parseWithOneCheckError(text)->diag);
+}
+
 } // namespace
 
 TEST_CASE("a parameterised kernel prints canonically and round-trips") {
@@ -160,28 +174,23 @@ TEST_CASE("--set errors name the parameter and its domain") {
 
 TEST_CASE("declarations that cannot be right are errors") {
   SUBCASE("a parameter named like a shape symbol") {
-    auto p = parse("kernel k(A: global f32[M])\n  param M in {1, 2}\n  launch grid(1) threads(32) "
-                   "target(sm_90a)\n{\n}\n");
-    REQUIRE_FALSE(p->diag.hasErrors());
-    CHECK(checkModule(p->module, p->diag) == 1);
-    CHECK(firstError(p->diag) == "parameter 'M' is named like a tensor, scalar or shape symbol "
-                                 "of the kernel");
+    CHECK(
+        checkError("kernel k(A: global f32[M])\n  param M in {1, 2}\n  launch grid(1) threads(32) "
+                   "target(sm_90a)\n{\n}\n") ==
+        "parameter 'M' is named like a tensor, scalar or shape symbol "
+        "of the kernel");
   }
   SUBCASE("a named point outside the constraints") {
-    auto p = parse("kernel k(A: global f32[M])\n  param X in {1, 2}\n  point p(X = 2)\n  where X "
-                   "< 2\n  launch grid(1) threads(32) target(sm_90a)\n{\n}\n");
-    REQUIRE_FALSE(p->diag.hasErrors());
-    CHECK(checkModule(p->module, p->diag) == 1);
-    CHECK(firstError(p->diag) == "point 'p' (X=2) is not in the space: constraint 'X < 2' is "
-                                 "false");
+    CHECK(checkError("kernel k(A: global f32[M])\n  param X in {1, 2}\n  point p(X = 2)\n  where X "
+                     "< 2\n  launch grid(1) threads(32) target(sm_90a)\n{\n}\n") ==
+          "point 'p' (X=2) is not in the space: constraint 'X < 2' is "
+          "false");
   }
   SUBCASE("a parameter in a kernel without parameters") {
-    auto p = parse("kernel k(A: global f32[M])\n  launch grid(1) threads(32) target(sm_90a)\n{\n  "
-                   "shared S: f32[4] layout(S[4:Q])\n}\n");
-    REQUIRE_FALSE(p->diag.hasErrors());
-    CHECK(checkModule(p->module, p->diag) == 1);
-    CHECK(firstError(p->diag) ==
-          "the layout of 'S' must have constant numbers in a kernel without parameters");
+    CHECK(
+        checkError("kernel k(A: global f32[M])\n  launch grid(1) threads(32) target(sm_90a)\n{\n  "
+                   "shared S: f32[4] layout(S[4:Q])\n}\n") ==
+        "the layout of 'S' must have constant numbers in a kernel without parameters");
   }
   SUBCASE("an empty range") {
     auto p = parse("kernel k(A: global f32[M])\n  param S in 4 .. 4\n  launch grid(1) threads(32) "
@@ -193,10 +202,9 @@ TEST_CASE("declarations that cannot be right are errors") {
 
 TEST_CASE("a point whose instance does not check is reported with the point") {
   // The store index is X, inside the 64-element buffer only when X < 64.
-  auto p = parse("kernel k(A: global f32[M])\n  param X in {32, 64}\n  launch grid(1) "
-                 "threads(32) target(sm_90a)\n{\n  shared S: f32[64]\n  S[X] = 1.0\n}\n");
-  REQUIRE_FALSE(p->diag.hasErrors());
-  CHECK(checkModule(p->module, p->diag) == 1);
+  auto p = parseWithOneCheckError("kernel k(A: global f32[M])\n  param X in {32, 64}\n  "
+                                  "launch grid(1) threads(32) target(sm_90a)\n{\n  shared S: "
+                                  "f32[64]\n  S[X] = 1.0\n}\n");
   bool noted = false;
   for (const Diagnostic &d : p->diag.all())
     noted |= d.kind == Diagnostic::Note && d.message == "at point X=64 of kernel 'k'";

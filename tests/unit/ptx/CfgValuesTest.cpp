@@ -11,11 +11,27 @@ using namespace tilescope::ptx;
 using test::parse;
 
 namespace {
+// The module header of every test's PTX.
+#define PTX_HEADER ".version 8.7\n.target sm_90a\n.address_size 64\n"
+
+// The first function of PTX text, its control flow and its register values.
+struct Analysed {
+  explicit Analysed(const std::string &text)
+      : parsed(parse(text)), f(function(*parsed)), cfg(buildCfg(f)), values(f, cfg) {}
+  static const Function &function(const test::Parsed &p) {
+    REQUIRE(p.module);
+    return p.module->functions[0];
+  }
+  Analysed(const Analysed &) = delete;
+  Analysed &operator=(const Analysed &) = delete;
+  std::unique_ptr<test::Parsed> parsed;
+  const Function &f;
+  Cfg cfg;
+  RegisterValues values;
+};
+
 // A rotated counted loop with a spin wait inside, as nvcc emits it.
-const char *kLoop = R"(.version 8.7
-.target sm_90a
-.address_size 64
-.extern .shared .align 1024 .b8 smem[];
+const char *kLoop = PTX_HEADER R"(.extern .shared .align 1024 .b8 smem[];
 .entry k(.param .u32 k_param_0)
 .maxntid 256, 1, 1
 {
@@ -46,10 +62,8 @@ $L__BB0_2:
 } // namespace
 
 TEST_CASE("natural loops, nesting and spin waits") {
-  auto p = parse(kLoop);
-  REQUIRE(p->module);
-  const Function &f = p->module->functions[0];
-  Cfg cfg = buildCfg(f);
+  Analysed a(kLoop);
+  const Cfg &cfg = a.cfg;
   REQUIRE(cfg.loops.size() == 2);
   CHECK(!cfg.loops[0].spinWait);
   CHECK(cfg.loops[1].spinWait);
@@ -58,11 +72,9 @@ TEST_CASE("natural loops, nesting and spin waits") {
 }
 
 TEST_CASE("register values: induction variable, magic division, bit tricks") {
-  auto p = parse(kLoop);
-  REQUIRE(p->module);
-  const Function &f = p->module->functions[0];
-  Cfg cfg = buildCfg(f);
-  RegisterValues values(f, cfg);
+  Analysed a(kLoop);
+  const Function &f = a.f;
+  RegisterValues &values = a.values;
   REQUIRE(values.inductions().size() == 1);
   CHECK(values.inductions()[0].reg == "%r2");
   size_t wait = 11; // the try_wait
@@ -76,19 +88,13 @@ TEST_CASE("register values: induction variable, magic division, bit tricks") {
   // A wrong magic constant is not read as a division.
   std::string wrong = kLoop;
   wrong.replace(wrong.find("-1431655765"), 11, "-1431655764");
-  auto q = parse(wrong);
-  const Function &g = q->module->functions[0];
-  Cfg cfg2 = buildCfg(g);
-  RegisterValues v2(g, cfg2);
-  CHECK(!v2.operandValue(g.instructions[wait].operands[2], wait));
+  Analysed b(wrong);
+  CHECK(!b.values.operandValue(b.f.instructions[wait].operands[2], wait));
 }
 
 TEST_CASE("a counter stepped only on some iterations is not an induction variable") {
   // The step sits in a block a branch may skip: `init + c * it` would be wrong.
-  const char *text = R"(.version 8.7
-.target sm_90a
-.address_size 64
-.entry k(.param .u32 k_param_0)
+  const char *text = PTX_HEADER R"(.entry k(.param .u32 k_param_0)
 {
  .reg .pred %p<4>;
  .reg .b32 %r<8>;
@@ -106,11 +112,9 @@ $L__BB0_2:
  ret;
 }
 )";
-  auto p = parse(text);
-  REQUIRE(p->module);
-  const Function &f = p->module->functions[0];
-  Cfg cfg = buildCfg(f);
-  RegisterValues values(f, cfg);
+  Analysed a(text);
+  const Cfg &cfg = a.cfg;
+  RegisterValues &values = a.values;
   REQUIRE(values.inductions().size() == 1);
   CHECK(values.inductions()[0].reg == "%r3");
   // The trip count of the loop is derived from %r3 alone.
@@ -123,10 +127,7 @@ $L__BB0_2:
 TEST_CASE("`!=` latches, symbolic starts and reads before the loop") {
   // nvcc's k loop (`setp.ne` against the bound) and a tile loop starting at
   // blockIdx.x with step 132, each behind a test that skips it.
-  const char *text = R"(.version 8.7
-.target sm_90a
-.address_size 64
-.entry k(.param .u32 k_param_0, .param .u32 k_param_1)
+  const char *text = PTX_HEADER R"(.entry k(.param .u32 k_param_0, .param .u32 k_param_1)
 {
  .reg .pred %p<8>;
  .reg .b32 %r<12>;
@@ -148,11 +149,9 @@ $L__BB0_3:
  ret;
 }
 )";
-  auto p = parse(text);
-  REQUIRE(p->module);
-  const Function &f = p->module->functions[0];
-  Cfg cfg = buildCfg(f);
-  RegisterValues values(f, cfg);
+  Analysed a(text);
+  const Cfg &cfg = a.cfg;
+  RegisterValues &values = a.values;
   REQUIRE(cfg.loops.size() == 2);
   int tile = cfg.loops[0].parent < 0 ? 0 : 1, k = 1 - tile;
   // The tile loop: from blockIdx.x while below param_1, step 132.
@@ -177,10 +176,7 @@ $L__BB0_3:
 TEST_CASE("Triton's carried ring index and phase") {
   // The ring index enters at -1 and wraps at 8; the phase toggles when it
   // wraps; the loop counter starts from a copy of the phase's 0.
-  const char *text = R"(.version 8.7
-.target sm_90a
-.address_size 64
-.entry k(.param .u32 k_param_0)
+  const char *text = PTX_HEADER R"(.entry k(.param .u32 k_param_0)
 {
  .reg .pred %p<8>;
  .reg .b32 %r<20>;
@@ -201,11 +197,9 @@ $L__BB0_1:
  ret;
 }
 )";
-  auto p = parse(text);
-  REQUIRE(p->module);
-  const Function &f = p->module->functions[0];
-  Cfg cfg = buildCfg(f);
-  RegisterValues values(f, cfg);
+  Analysed a(text);
+  const Cfg &cfg = a.cfg;
+  RegisterValues &values = a.values;
   REQUIRE(cfg.loops.size() == 1);
   // After their updates (instruction 10 reads both).
   Expr ring = values.registerValue("%r4", 9);
