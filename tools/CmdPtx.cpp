@@ -38,6 +38,9 @@ cl::list<std::string> assume("assume",
 cl::opt<bool> protocolOnly("protocol-only",
                            cl::desc("check: the verdict covers the barrier protocol only"),
                            cl::sub(ptxCommand));
+cl::opt<bool> printSkeleton("skeleton",
+                            cl::desc("check: print each kernel's lifted barrier skeleton first"),
+                            cl::sub(ptxCommand));
 cl::opt<std::string> ptxasLog("ptxas-log", cl::desc("ptxas -v output with register/spill figures"),
                               cl::sub(ptxCommand));
 
@@ -97,7 +100,7 @@ int runPtx() {
         return usage("--assume wants PARAM>=N or PARAM>N, got '" + a + "'");
       bounds.push_back({llvm::StringRef(a).substr(0, op).trim().str(), orEqual ? v : v + 1});
     }
-    return runPtxCheck(first, boxes, bounds, protocolOnly, json);
+    return runPtxCheck(first, boxes, bounds, protocolOnly, json, printSkeleton);
   }
   PtxInput second;
   if (!second.load(a[2], kernelNameB.empty() ? std::string(kernelName) : std::string(kernelNameB)))

@@ -46,7 +46,7 @@ std::string raceStatus(const ptx::Lifted &lifted, const RaceReport &races) {
 
 int runPtxCheck(PtxInput &in, const std::map<std::string, int64_t> &boxes,
                 const std::vector<ptx::LiftOptions::LowerBound> &assumptions, bool protocolOnly,
-                bool json) {
+                bool json, bool printSkeleton) {
   Verdict all = Verdict::Proved;
   llvm::json::Array kernelsJson;
   for (const ptx::Function *f : in.kernels) {
@@ -54,6 +54,8 @@ int runPtxCheck(PtxInput &in, const std::map<std::string, int64_t> &boxes,
     opt.tmaBoxBytes = boxes;
     opt.assumptions = assumptions;
     ptx::Lifted lifted = ptx::liftSynchronisation(*in.module, *f, opt);
+    if (printSkeleton && !json)
+      llvm::outs() << lifted.skeleton.print();
     Diagnostics diag(in.sourceMgr, !json);
     // Each kernel's queries in a Z3 context of their own (verifier/ProofContext.h).
     ProofContextScope context;

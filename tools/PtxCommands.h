@@ -30,6 +30,6 @@ int runCondense(const PtxInput &in, const std::string &ptxasLog, bool json);
 int runPtxDiff(const PtxInput &a, const PtxInput &b, const std::string &ptxasLog, bool json);
 int runPtxCheck(PtxInput &in, const std::map<std::string, int64_t> &tmaBoxBytes,
                 const std::vector<ptx::LiftOptions::LowerBound> &assumptions, bool protocolOnly,
-                bool json);
+                bool json, bool printSkeleton = false);
 
 } // namespace tilescope::tool

@@ -55,14 +55,29 @@ bool BarrierProver::modelled(const SyncEvent &ev) const {
 }
 
 z3::expr BarrierProver::fires(const SyncEvent &ev, const z3::expr &i) {
-  z3::expr_vector all(ctx_);
   if (auto s = shifted_.find(&ev); s != shifted_.end()) {
+    if (s->second.shift < 0) {
+      // A prefetch: at its iterations as written, and copy k of the
+      // prologue at virtual iteration k - d as that copy is written.
+      z3::expr_vector any(ctx_);
+      any.push_back(firesAsWritten(ev, i));
+      const auto &copies = s->second.prologue;
+      for (size_t k = 0; k < copies.size(); ++k)
+        any.push_back(i == ctx_.int_val(int64_t(k) + s->second.shift) &&
+                      guardsHold(sk_.events[copies[k]], i));
+      return z3::mk_or(any);
+    }
     // Its guard is exactly `i >= shift`; the release after the loop is
     // its iteration `trip` (the release of iteration trip - 1).
     z3::expr trip = *loopTrip_[size_t(ev.loop)];
     z3::expr shift = ctx_.int_val(s->second.shift);
     return i >= shift && i < trip + (s->second.afterLoop ? shift : ctx_.int_val(0));
   }
+  return firesAsWritten(ev, i);
+}
+
+z3::expr BarrierProver::firesAsWritten(const SyncEvent &ev, const z3::expr &i) {
+  z3::expr_vector all(ctx_);
   if (ev.loop < 0) {
     auto it = oneShotRound_.find(&ev);
     all.push_back(i == ctx_.int_val(it == oneShotRound_.end() ? 0 : it->second));
@@ -70,10 +85,18 @@ z3::expr BarrierProver::fires(const SyncEvent &ev, const z3::expr &i) {
     all.push_back(i >= 0);
     all.push_back(i < *loopTrip_[size_t(ev.loop)]);
   }
+  all.push_back(guardsHold(ev, i));
+  return z3::mk_and(all);
+}
+
+z3::expr BarrierProver::guardsHold(const SyncEvent &ev, const z3::expr &i, bool *ok) {
+  z3::expr_vector all(ctx_);
   for (const Expr &g : ev.guards) {
     auto e = at(g, ev, i);
     if (e && e->is_bool())
       all.push_back(*e);
+    else if (ok)
+      *ok = false;
   }
   return z3::mk_and(all);
 }
@@ -323,6 +346,11 @@ std::string BarrierProver::iterationText(const z3::model &m, const SyncEvent &ev
     const std::string &var = sk_.loops[size_t(ev.loop)].var;
     int64_t k = ProtoEncoder::value(m, i),
             trip = ProtoEncoder::value(m, *loopTrip_[size_t(ev.loop)]);
+    if (s->second.shift < 0) { // a prefetch: say which iteration it fills
+      if (k < 0)
+        return fmt::format("before the loop, the prefetch of {} = {}", var, k - s->second.shift);
+      return fmt::format("{} = {}, the prefetch of {} = {}", var, k, var, k - s->second.shift);
+    }
     if (k >= trip)
       return fmt::format("after the loop, the release of {} = {}", var, k - s->second.shift);
     return fmt::format("{} = {}, the release of {} = {}", var, k, var, k - s->second.shift);

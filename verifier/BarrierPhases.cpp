@@ -19,12 +19,21 @@
 namespace tilescope::detail {
 
 z3::expr BarrierProver::amountOf(const SyncEvent &ev, const z3::expr &i, bool &ok) {
-  auto a = ev.amount ? at(ev.amount, ev, i) : std::optional<z3::expr>(ctx_.int_val(1));
-  if (!a || !a->is_int()) {
-    ok = false;
-    return ctx_.int_val(0);
-  }
-  return *a * ctx_.int_val(ev.issuers());
+  auto one = [&](const SyncEvent &x) {
+    auto a = x.amount ? at(x.amount, x, i) : std::optional<z3::expr>(ctx_.int_val(1));
+    if (!a || !a->is_int()) {
+      ok = false;
+      return ctx_.int_val(0);
+    }
+    return *a * ctx_.int_val(x.issuers());
+  };
+  z3::expr amount = one(ev);
+  // A prefetch's prologue copy k (virtual iteration k - d) brings its own.
+  if (auto s = shifted_.find(&ev); s != shifted_.end())
+    for (size_t k = 0; k < s->second.prologue.size(); ++k)
+      amount = z3::ite(i == ctx_.int_val(int64_t(k) + s->second.shift),
+                       one(sk_.events[s->second.prologue[k]]), amount);
+  return amount;
 }
 
 void BarrierProver::checkIndexRange(const BarrierArray &arr, const SyncEvent &ev) {
@@ -71,6 +80,14 @@ void BarrierProver::analyseBarrier(const BarrierArray &arr) {
   for (size_t e : info.events)
     if (auto after = matchShiftedRelease(arr, e, info.events))
       absorbed.insert(*after);
+  // Prefetches (matchPrefetch): their prologue copies are absorbed too.
+  bool prefetch = false;
+  for (size_t e : info.events)
+    if (!absorbed.count(e) && !shifted_.count(&sk_.events[e]))
+      if (auto copies = matchPrefetch(arr, e, info.events, absorbed)) {
+        prefetch = true;
+        absorbed.insert(copies->begin(), copies->end());
+      }
   for (size_t e : info.events)
     checkIndexRange(arr, sk_.events[e]);
   info.events.erase(std::remove_if(info.events.begin(), info.events.end(),
@@ -108,6 +125,29 @@ void BarrierProver::analyseBarrier(const BarrierArray &arr) {
                                "in the (flattened) iteration of its loops, so its phases are "
                                "not proved",
                                ev.what, arr.name, arr.size)});
+    }
+  }
+  if (prefetch && info.symbolic) {
+    // A one-shot arrival besides the prologues would be numbered from round
+    // 0 of its element, not after the prefetches' rounds.
+    for (size_t e : info.events) {
+      const SyncEvent &ev = sk_.events[e];
+      if (ev.loop < 0 && (completesPhase(ev.kind) || ev.kind == SyncKind::MbarExpectTx)) {
+        info.symbolic = false;
+        report_.notProved.push_back(
+            {ev.loc, fmt::format("{}: an arrival on {} outside loops that is not the prologue of "
+                                 "a prefetch; the rounds of {} are not proved",
+                                 ev.what, arr.name, arr.name)});
+        break;
+      }
+    }
+    if (info.symbolic && !roundsWithoutGaps(info)) {
+      info.symbolic = false;
+      report_.notProved.push_back(
+          {arr.loc, fmt::format("the prefetches' guards may leave a round of {} without "
+                                "arrivals between two with arrivals (later phases would be "
+                                "numbered differently); its phases are not proved",
+                                arr.name)});
     }
   }
   barriers_[arr.name] = info;
@@ -167,6 +207,95 @@ std::optional<size_t> BarrierProver::matchShiftedRelease(const BarrierArray &arr
   shifted.afterLoop = after.has_value();
   shifted_[&ev] = shifted;
   return after;
+}
+
+std::optional<std::vector<size_t>> BarrierProver::matchPrefetch(const BarrierArray &arr, size_t e,
+                                                                const std::vector<size_t> &events,
+                                                                const std::set<size_t> &taken) {
+  const SyncEvent &ev = sk_.events[e];
+  bool kind = ev.kind == SyncKind::MbarArrive || ev.kind == SyncKind::MbarExpectTx ||
+              ev.kind == SyncKind::TxDelivery || ev.kind == SyncKind::MbarCompleteTx;
+  if (!kind || ev.loop < 0 || ev.crossCta() || !modelled(ev) || arr.size < 2 ||
+      !guardedByIteration(ev))
+    return std::nullopt;
+  const SkeletonLoop &loop = sk_.loops[size_t(ev.loop)];
+  if (loop.parent >= 0 || constantValue(loop.begin) != 0 || constantValue(loop.step) != 1)
+    return std::nullopt;
+  if (ev.amount && namesUsed(ev.amount).count(loop.var))
+    return std::nullopt;
+  bool encoded = true;
+  guardsHold(ev, enc_.fresh("i"), &encoded);
+  Pattern p = patternOf(ev, ev.barrier.index, arr.size);
+  if (!encoded || !p.ok || p.constant || p.period != arr.size || p.shift != 0)
+    return std::nullopt;
+  int firstInLoop = INT_MAX;
+  for (const SyncEvent &x : sk_.events)
+    if (x.loop == ev.loop)
+      firstInLoop = std::min(firstInLoop, x.order);
+  std::vector<size_t> candidates;
+  for (size_t a : events) {
+    const SyncEvent &x = sk_.events[a];
+    if (x.loop >= 0 || taken.count(a) || x.kind != ev.kind || x.order >= firstInLoop ||
+        x.role != ev.role || !(x.threads == ev.threads) || x.scope != ev.scope || x.crossCta() ||
+        !constantValue(x.barrier.index))
+      continue;
+    // Amounts may differ: each copy brings its own (amountOf).
+    bool guardsEncoded = true;
+    guardsHold(x, ctx_.int_val(0), &guardsEncoded);
+    if (guardsEncoded && !(x.amount && namesUsed(x.amount).count(loop.var)))
+      candidates.push_back(a);
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [&](size_t a, size_t b) { return sk_.events[a].order < sk_.events[b].order; });
+  const int64_t S = arr.size;
+  for (int64_t d = std::min<int64_t>(S - 1, int64_t(candidates.size())); d >= 1; --d) {
+    int64_t c = ((p.c - d) % S + S) % S;
+    std::vector<size_t> copies;
+    int last = INT_MIN;
+    for (int64_t k = 0; k < d && int64_t(copies.size()) == k; ++k)
+      for (size_t a : candidates) {
+        const SyncEvent &x = sk_.events[a];
+        if (x.order > last && constantValue(x.barrier.index) == (k + c) % S) {
+          copies.push_back(a);
+          last = x.order;
+          break;
+        }
+      }
+    if (int64_t(copies.size()) != d)
+      continue;
+    Shifted shifted;
+    shifted.shift = -d;
+    shifted.pattern = p;
+    shifted.pattern.c = c;
+    shifted.pattern.shift = -d;
+    shifted.prologue = copies;
+    shifted_[&ev] = shifted;
+    return copies;
+  }
+  return std::nullopt;
+}
+
+llvm::SMLoc BarrierProver::termLoc(const z3::model &m, const Term &t) {
+  const SyncEvent &ev = sk_.events[t.event];
+  if (auto s = shifted_.find(&ev); s != shifted_.end() && s->second.shift < 0) {
+    int64_t k = ProtoEncoder::value(m, t.iteration) - s->second.shift;
+    if (k >= 0 && k < int64_t(s->second.prologue.size()))
+      return sk_.events[s->second.prologue[size_t(k)]].loc;
+  }
+  return ev.loc;
+}
+
+bool BarrierProver::roundsWithoutGaps(const BarrierInfo &info) {
+  z3::expr j = enc_.fresh("j"), n = enc_.fresh("n");
+  bool ok = true;
+  auto now = roundTerms(info, j, n, isArrival, ok);
+  auto before = roundTerms(info, j, n - 1, isArrival, ok);
+  if (!ok)
+    return false;
+  Query s = solver();
+  s.add(j >= 0 && j < ctx_.int_val(info.arr->size) && n >= 1);
+  s.add(anyOf(ctx_, now) && !anyOf(ctx_, before));
+  return decide(s, info.arr->loc, info.arr->name + " rounds without gaps") == z3::unsat;
 }
 
 bool BarrierProver::firstIterationGuard(const Expr &g, const std::string &var) {
@@ -377,7 +506,7 @@ void BarrierProver::checkArrivals(const BarrierInfo &info) {
     std::vector<std::pair<llvm::SMLoc, std::string>> notes;
     for (const Term &t : terms)
       if (m->eval(t.fires, true).is_true())
-        notes.push_back({sk_.events[t.event].loc,
+        notes.push_back({termLoc(*m, t),
                          fmt::format("arrives {} time(s) per execution: {} by {}",
                                      ProtoEncoder::value(*m, t.amount), sk_.events[t.event].what,
                                      sk_.events[t.event].threads.describe())});
@@ -475,11 +604,16 @@ void BarrierProver::checkTransactions(const BarrierInfo &info) {
     int64_t w = ProtoEncoder::value(*m, want), g = ProtoEncoder::value(*m, got);
     llvm::SMLoc loc = !expected.empty() ? sk_.events[expected.front().event].loc
                                         : sk_.events[delivered.front().event].loc;
+    for (const Term &t : expected) // the expect_tx of this phase that runs
+      if (m->eval(t.fires, true).is_true()) {
+        loc = termLoc(*m, t);
+        break;
+      }
     std::vector<std::pair<llvm::SMLoc, std::string>> notes;
     for (const Term &t : delivered)
       if (m->eval(t.fires, true).is_true())
         notes.push_back(
-            {sk_.events[t.event].loc,
+            {termLoc(*m, t),
              fmt::format(
                  "delivers {} bytes to {}[{}]{}", ProtoEncoder::value(*m, t.amount), arr.name, jv,
                  t.sender >= 0 ? fmt::format(" (issued by the CTA of rank {})", t.sender) : "")});

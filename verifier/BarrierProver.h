@@ -227,6 +227,32 @@ private:
   std::optional<size_t> matchShiftedRelease(const BarrierArray &arr, size_t e,
                                             const std::vector<size_t> &events);
 
+  // A prefetch d iterations ahead, a loop peeled into a prologue and a
+  // steady state (Triton's pipelined loops):
+  //   if n > 0 { arrive(full[0]) } ... if n > d - 1 { arrive(full[d - 1]) }
+  //   for it in 0 .. n { wait(full[it % S]); ...; if it < n - d { arrive(full[(it + d) % S]) } }
+  // The arrival at iteration it is the one of iteration it + d (Pattern::
+  // shift = -d), and copy k of the prologue that of iteration k, run at the
+  // virtual iteration k - d. Each runs exactly when its own guards hold
+  // (fires() encodes them as written: nothing is assumed about their form).
+  // Matched for an arrival, expect_tx, delivery or complete_tx in a loop
+  // from 0 in steps of 1, not nested, whose guards read the loop variable,
+  // with index (it + c) % S over the whole array; the copies are events
+  // outside loops before it, of the same kind, role, threads and scope (each
+  // with its own amount, which amountOf reads), in program order, copy k on element (k + c - d) %
+  // S, for the largest d in 1 .. S - 1 that has them all. Returns the copies (absorbed: their
+  // rounds are the shifted event's), or nothing.
+  std::optional<std::vector<size_t>> matchPrefetch(const BarrierArray &arr, size_t e,
+                                                   const std::vector<size_t> &events,
+                                                   const std::set<size_t> &taken);
+
+  // Rounds are phases only when the rounds each element gets arrivals in
+  // have no gap (a guard that skips a round in the middle shifts the later
+  // phases): with prefetches, proved for every element and round n >= 1 (an
+  // arrival in round n implies one in round n - 1) before their phases are
+  // trusted.
+  bool roundsWithoutGaps(const BarrierInfo &info);
+
   // `k > 0` or `k >= 1` (either way round) over the loop variable k.
   static bool firstIterationGuard(const Expr &g, const std::string &var);
 
@@ -247,6 +273,9 @@ private:
     z3::expr fires, amount, iteration;
     int64_t sender = -1; // the CTA rank issuing a cross-CTA term
   };
+  // Where a term's event runs in the model: a prefetch's prologue copy at
+  // its virtual iterations, else the event.
+  llvm::SMLoc termLoc(const z3::model &m, const Term &t);
   std::vector<Term> roundTerms(const BarrierInfo &info, const z3::expr &j, const z3::expr &n,
                                bool (*pick)(SyncKind), bool &ok);
 
@@ -471,7 +500,16 @@ private:
     int64_t shift = 1;
     bool afterLoop = false;
     Pattern pattern;
+    // A prefetch (shift -d): its prologue copies, copy k run at virtual
+    // iteration k - d.
+    std::vector<size_t> prologue;
   };
+  // Whether ev runs at iteration i by its own guards (and its one-shot
+  // round outside loops).
+  z3::expr firesAsWritten(const SyncEvent &ev, const z3::expr &i);
+  // Its guards at iteration i (ok cleared where one is not encoded: that
+  // one is left out, so the result may hold where the guard does not).
+  z3::expr guardsHold(const SyncEvent &ev, const z3::expr &i, bool *ok = nullptr);
   std::map<const SyncEvent *, Shifted> shifted_;
   // Clusters (see clusterTerms): the shape; the extent, set only for a
   // kernel with clusters of a shape the proofs model; the receiving CTA's
