@@ -95,7 +95,8 @@ int serve(const std::string &host, int port, const std::string &view, llvm::raw_
                               {"dtype", &r.dtype},
                               {"target", &r.target},
                               {"inst", &r.inst},
-                              {"warp", &r.warp}})
+                              {"warp", &r.warp},
+                              {"global", &r.global}})
       if (req.has_param(name))
         *text = req.get_param_value(name);
     std::string body;
