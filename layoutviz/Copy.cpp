@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace tilescope::viz {
 
@@ -76,6 +77,104 @@ json::Array ints(const std::vector<int64_t> &v) {
   return a;
 }
 
+#ifdef TILESCOPE_VIZ_HAS_VERIFIER
+// The global side of a TMA copy of the tile (CopyRequest::global): every
+// element's global offset, the tensor's strides (the tile must be a strided
+// box with a contiguous inner dimension), the 32-byte sectors it touches and
+// the `tma` rule's verdict on the shared tile with those strides. Null, with
+// a diagnostic, when the layout is not one.
+std::optional<json::Object> globalStage(const std::string &text, const std::vector<int64_t> &shape,
+                                        Dtype dtype, const Layout &tile, const TargetInfo &target,
+                                        json::Array &diagnostics) {
+  llvm::SourceMgr sourceMgr;
+  Diagnostics diag(sourceMgr, false);
+  std::optional<LayoutSpec> spec = parseLayoutText(text, "<global>", diag);
+  if (!diag.all().empty() || !spec) {
+    for (const auto &d : diag.all()) {
+      auto o = diagnostic("global", d.message);
+      o["line"] = static_cast<int64_t>(d.line);
+      o["column"] = static_cast<int64_t>(d.column);
+      diagnostics.push_back(std::move(o));
+    }
+    if (diag.all().empty())
+      diagnostics.push_back(diagnostic("global", "the global layout does not parse"));
+    return std::nullopt;
+  }
+  const Layout &g = spec->layout;
+  if (g.axesUsed() != (1u << static_cast<unsigned>(Axis::m)) || g.replicas() != 1 ||
+      g.swizzle()) {
+    diagnostics.push_back(diagnostic(
+        "global",
+        fmt::format("the global tile {} must place data on m alone (global elements, no "
+                    "swizzle, no replicas)",
+                    g.str())));
+    return std::nullopt;
+  }
+  if (!g.admits(shape)) {
+    diagnostics.push_back(diagnostic(
+        "global", fmt::format("the global layout {} places {} elements, not the tile's", g.str(),
+                              g.size())));
+    return std::nullopt;
+  }
+  int64_t size = g.size(), bytes = std::max(dtypeBits(dtype) / 8, 1);
+  std::vector<int64_t> slot(size);
+  for (int64_t f = 0; f < size; ++f)
+    slot[f] = g.base(f).get(Axis::m);
+  // Strides from the unit steps of each dimension, then checked on every
+  // element: a TMA box is a strided slice of the tensor.
+  std::vector<int64_t> strides(shape.size(), 0);
+  int64_t step = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] > 1)
+      strides[d] = slot[step] - slot[0];
+    step *= shape[d];
+  }
+  json::Array legality;
+  bool linear = true;
+  for (int64_t f = 0; f < size && linear; ++f) {
+    int64_t rest = f, expect = slot[0];
+    for (size_t d = shape.size(); d-- > 0;) {
+      expect += rest % shape[d] * strides[d];
+      rest /= shape[d];
+    }
+    linear = slot[f] == expect;
+  }
+  if (!linear)
+    legality.push_back(diagnostic("global", "the tile is not a strided box of the global tensor "
+                                            "(TMA copies boxes)"));
+  else if (shape.back() > 1 && strides.back() != 1)
+    legality.push_back(diagnostic(
+        "global", fmt::format("the inner dimension has stride {} in global memory, not 1 "
+                              "(TMA's innermost dimension is contiguous)",
+                              strides.back())));
+  if (linear && (shape.back() == 1 || strides.back() == 1)) {
+    InstructionUse use;
+    for (size_t d = 0; d + 1 < shape.size(); ++d)
+      use.globalStridesBytes.push_back(strides[d] * bytes);
+    BufferInfo buffer;
+    buffer.scope = MemScope::Shared;
+    buffer.dtype = dtype;
+    for (const LayoutViolation &v :
+         checkInstruction(*findInstructionRule("tma"), tile, shape, buffer, target, use))
+      legality.push_back(diagnostic("tma", v.message));
+  }
+  std::vector<int64_t> sectors;
+  for (int64_t f = 0; f < size; ++f)
+    sectors.push_back(slot[f] * bytes / 32);
+  std::sort(sectors.begin(), sectors.end());
+  sectors.erase(std::unique(sectors.begin(), sectors.end()), sectors.end());
+  json::Object out{{"layout", g.str()},
+                   {"slot", ints(slot)},
+                   {"strides", ints(strides)},
+                   {"bytes", size * bytes},
+                   {"sectors", static_cast<int64_t>(sectors.size())},
+                   {"idealSectors", (size * bytes + 31) / 32},
+                   {"legal", legality.empty()}};
+  out["legality"] = std::move(legality);
+  return out;
+}
+#endif
+
 } // namespace
 
 json::Value evaluateCopy(const CopyRequest &request) {
@@ -84,7 +183,7 @@ json::Value evaluateCopy(const CopyRequest &request) {
   doc["request"] =
       json::Object{{"from", request.from},   {"to", request.to},         {"shape", request.shape},
                    {"dtype", request.dtype}, {"target", request.target}, {"inst", request.inst},
-                   {"warp", request.warp}};
+                   {"warp", request.warp},   {"global", request.global}};
   auto finish = [&](bool ok) {
     doc["ok"] = ok;
     doc["diagnostics"] = std::move(diagnostics);
@@ -319,6 +418,14 @@ json::Value evaluateCopy(const CopyRequest &request) {
     legality.push_back(diagnostic(
         "banks", fmt::format("{} wavefronts where {} would do: up to a {}-way bank conflict", total,
                              ideal, worst)));
+
+  if (!request.global.empty()) {
+    std::optional<json::Object> global =
+        globalStage(request.global, shape, *dtype, tile, targetInfo(*target), diagnostics);
+    if (!global)
+      return finish(false);
+    doc["global"] = std::move(*global);
+  }
 
   json::Array movedArray;
   for (auto &list : moved)

@@ -12,6 +12,10 @@
 // consecutive ones per access as are contiguous and aligned in shared
 // memory (up to 16 bytes).
 //
+// With a global tile (CopyRequest::global) the copy is one stage of a path:
+// global -> shared by TMA, then shared -> registers (ldmatrix, lds), or
+// registers -> shared, then shared -> global by a TMA store.
+//
 // Depends on ir/ and verifier/; never on the server.
 #pragma once
 
@@ -29,6 +33,14 @@ struct CopyRequest {
   std::string target = "sm_90a";
   std::string inst; // instruction rules for the shared tile (tma, ldmatrix.x4, ...)
   std::string warp = "0";
+  // Optional: the global tile the shared tile is loaded from (registers are
+  // the destination) or stored to (registers are the source) by TMA, a
+  // layout on m (global elements): e.g. S[(16,16):(4096,1)], a 16x16 tile
+  // of a row-major matrix 4096 elements wide. The view then follows each
+  // element global -> shared -> registers (or back), with the 32-byte
+  // sectors the tile touches and the TMA's legality (the verifier's `tma`
+  // rule with the global strides).
+  std::string global;
 };
 
 // Never fails: malformed input comes back as "ok": false with diagnostics.

@@ -14,6 +14,10 @@
 #include <llvm/Support/SourceMgr.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <utility>
 #include <array>
 #include <map>
 #include <tuple>
@@ -312,7 +316,11 @@ VizRequest requestFromJson(const json::Object &o) {
   return r;
 }
 
-json::Value evaluate(const VizRequest &given) {
+namespace {
+
+// The evaluation; with `packed`, the per-element arrays go there as 32-bit
+// integers instead of into the document (when every value fits).
+json::Value evaluateDocument(const VizRequest &given, PackedArrays *packed) {
   // Text from a browser or a shell may be any bytes; JSON strings must be
   // UTF-8, so invalid sequences become U+FFFD before anything quotes them.
   VizRequest request = given;
@@ -552,11 +560,10 @@ json::Value evaluate(const VizRequest &given) {
   // Every owner of every element, in one flat array (fast to parse for
   // 2^18 elements): element f's owners start at f * ownerStride, replica 0's
   // value on each axis, then replica 1's, ...
-  json::Array owners;
-  json::Array banks;
   // Banks matter for shared memory only.
   bool withBanks = usesAxis(layout, Axis::m) && *scope == MemScope::Shared && view != "register" &&
                    view != "tmem";
+  std::vector<int64_t> owners, banks;
   owners.reserve(static_cast<size_t>(layout.size() * layout.replicas()) * axes.size());
   for (int64_t flat = 0; flat < layout.size(); ++flat) {
     layout.forEachOwner(flat, [&](const PhysCoord &c) {
@@ -570,9 +577,32 @@ json::Value evaluate(const VizRequest &given) {
     }
   }
   doc["ownerStride"] = static_cast<int64_t>(axes.size()) * layout.replicas();
-  doc["owners"] = std::move(owners);
+  auto fits = [](const std::vector<int64_t> &v) {
+    return std::all_of(v.begin(), v.end(), [](int64_t x) {
+      return x >= std::numeric_limits<int32_t>::min() && x <= std::numeric_limits<int32_t>::max();
+    });
+  };
+  auto put = [&](const char *key, const std::vector<int64_t> &values,
+                 std::vector<int32_t> *into) {
+    if (into) {
+      into->assign(values.begin(), values.end());
+      doc[std::string(key) + "Count"] = static_cast<int64_t>(values.size());
+      return;
+    }
+    json::Array array;
+    array.reserve(values.size());
+    for (int64_t v : values)
+      array.push_back(v);
+    doc[key] = std::move(array);
+  };
+  if (packed && fits(owners) && fits(banks)) {
+    packed->used = true;
+  } else {
+    packed = nullptr;
+  }
+  put("owners", owners, packed ? &packed->owners : nullptr);
   if (withBanks) {
-    doc["banks"] = std::move(banks);
+    put("banks", banks, packed ? &packed->banks : nullptr);
     analyzeAccess(request.access, layout, shape, *dtype, doc, diagnostics);
   }
 
@@ -614,6 +644,43 @@ json::Value evaluate(const VizRequest &given) {
   doc["checkedBy"] = "layout engine (enumeration)";
 #endif
   return finish(true);
+}
+
+} // namespace
+
+json::Value evaluate(const VizRequest &request) {
+  return evaluateDocument(request, nullptr);
+}
+
+json::Value evaluate(const VizRequest &request, PackedArrays &packed) {
+  packed = PackedArrays{};
+  return evaluateDocument(request, &packed);
+}
+
+std::string packEvaluation(const json::Value &document, const PackedArrays &packed) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << document;
+  os.flush();
+  size_t head = 4 + text.size() + (4 - (4 + text.size()) % 4) % 4;
+  std::string out(head + 4 * (packed.owners.size() + packed.banks.size()), ' ');
+  auto word = [&](size_t at, uint32_t v) {
+    for (int i = 0; i < 4; ++i)
+      out[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
+  };
+  word(0, static_cast<uint32_t>(text.size()));
+  std::memcpy(out.data() + 4, text.data(), text.size());
+  size_t at = head;
+  for (const std::vector<int32_t> *values : {&packed.owners, &packed.banks}) {
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(out.data() + at, values->data(), 4 * values->size());
+      at += 4 * values->size();
+    } else {
+      for (int32_t v : *values)
+        word(std::exchange(at, at + 4), static_cast<uint32_t>(v));
+    }
+  }
+  return out;
 }
 
 json::Value presetMenu() {

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tilescope::viz {
 
@@ -45,6 +46,22 @@ constexpr int64_t kMaxDrawnOwners = int64_t{1} << 18;
 // `"ok": false` with diagnostics. The document's fields are described in
 // docs/layoutviz.md ("The evaluation document").
 llvm::json::Value evaluate(const VizRequest &request);
+
+// The per-element arrays of a big document as 32-bit integers: 2^18
+// elements are megabytes of JSON numbers, slow to write and to parse.
+struct PackedArrays {
+  bool used = false;           // false: the arrays are in the document, as above
+  std::vector<int32_t> owners; // the document's "owners" (then "ownersCount" instead)
+  std::vector<int32_t> banks;  // its "banks" (then "banksCount")
+};
+// The same evaluation with "owners" and "banks" in `packed` when every value
+// fits in 32 bits (else in the document as usual, `packed.used` false).
+llvm::json::Value evaluate(const VizRequest &request, PackedArrays &packed);
+// The server's binary form (docs/layoutviz.md, "The evaluation document"):
+// the document's UTF-8 length as a little-endian uint32, the document,
+// spaces up to a multiple of 4 bytes, then the owners and the banks as
+// little-endian int32.
+std::string packEvaluation(const llvm::json::Value &document, const PackedArrays &packed);
 
 // Weight of a thread axis in the linear thread index of the CTA
 // (threadIdx.x): lane + 32 warp, tid_in_wg + 128 wgid, ...; 0 for the

@@ -66,11 +66,21 @@ int serve(const std::string &host, int port, const std::string &view, llvm::raw_
                               {"ac", &r.access.custom}})
       if (req.has_param(name))
         *text = req.get_param_value(name);
+    res.set_header("Cache-Control", "no-store");
+    if (req.get_param_value("bin") == "1") {
+      // The page's form: owners and banks as int32 after the document
+      // (packEvaluation), when they fit.
+      PackedArrays packed;
+      llvm::json::Value doc = evaluate(r, packed);
+      if (packed.used) {
+        res.set_content(packEvaluation(doc, packed), "application/octet-stream");
+        return;
+      }
+    }
     std::string body;
     llvm::raw_string_ostream os(body);
     os << evaluate(r);
     os.flush();
-    res.set_header("Cache-Control", "no-store");
     // Debian's httplib brotli-compresses "application/json" for browsers
     // (about 10 s for a 2^18-element document on a loaded 2-core box);
     // with the charset named it sends the bytes as they are, which is what
@@ -85,7 +95,8 @@ int serve(const std::string &host, int port, const std::string &view, llvm::raw_
                               {"dtype", &r.dtype},
                               {"target", &r.target},
                               {"inst", &r.inst},
-                              {"warp", &r.warp}})
+                              {"warp", &r.warp},
+                              {"global", &r.global}})
       if (req.has_param(name))
         *text = req.get_param_value(name);
     std::string body;

@@ -687,6 +687,9 @@ private:
           continue;
         if (k == SyncKind::WgmmaMma)
           attach(e, memory_.wgmmaOperands(i));
+        // fence.proxy.async without a state space covers all of them.
+        if (k == SyncKind::FenceProxyAsync)
+          e.globalProxy = in.hasModifier("global") || !in.modifierStartingWith("shared");
         push(e);
         continue;
       }

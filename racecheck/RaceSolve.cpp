@@ -475,53 +475,120 @@ z3::check_result RaceChecker::checkFirst(z3::solver &s, const z3::expr_vector &a
   return s.check(assumptions);
 }
 
+namespace {
+
+// Whether the guards of `fence` are a prefix of `of`'s (the fence runs
+// whenever the access does).
+bool guardsCover(const SyncEvent &fence, const SyncEvent &of) {
+  if (fence.guards.size() > of.guards.size())
+    return false;
+  for (size_t i = 0; i < fence.guards.size(); ++i)
+    if (fence.guards[i] != of.guards[i])
+      return false;
+  return true;
+}
+
+// Events after which a thread may have observed another thread's earlier
+// writes (the acquiring side of an ordering).
+bool acquires(SyncKind k) {
+  return k == SyncKind::CtaSync || k == SyncKind::NamedSync || k == SyncKind::MbarWait ||
+         k == SyncKind::WarpSync || k == SyncKind::ClusterWait;
+}
+
+} // namespace
+
 void RaceChecker::checkProxyFences() {
+  // A generic-proxy write waiting for its fence. Shared memory: the writing
+  // threads' fence.proxy.async. Global memory: fence.proxy.async(space =
+  // "global") by the writing threads after the write, or by the threads
+  // that issue the async-proxy read after they may have observed the write
+  // (after an acquiring event that follows the write) and before the read.
   struct Pending {
     const SyncEvent *write;
     std::string buffer;
+    bool global = false;
+    bool observed = false;                // an acquiring event followed the write
+    std::vector<const SyncEvent *> after; // global fences after that event
   };
   std::vector<Pending> pending;
+  auto report = [&](const SyncEvent &e, const Pending &p, const char *space, const char *fence) {
+    RaceFinding f;
+    f.kind = RaceKind::MissingProxyFence;
+    f.first = e.loc;
+    f.second = p.write->loc;
+    f.message = fmt::format("missing fence.proxy.async: {} by {} reads {} {} through "
+                            "the async proxy, but {} by {} "
+                            "wrote it through the generic proxy with no "
+                            "{}",
+                            e.what, e.threads.describe(), space, p.buffer, p.write->what,
+                            p.write->threads.describe(), fence);
+    for (const RaceFinding &g : report_.findings)
+      if (g.first == f.first && g.second == f.second)
+        return;
+    report_.findings.push_back(std::move(f));
+  };
   for (int pass = 0; pass < 2; ++pass)
     for (const SyncEvent &e : sk_.events) {
       if (pass == 1 && e.loop < 0)
         continue; // the second pass covers loop back edges
       if (e.kind == SyncKind::FenceProxyAsync) {
         ThreadSet cover = coverOf(e);
-        pending.erase(
-            std::remove_if(pending.begin(), pending.end(),
-                           [&](const Pending &p) { return p.write->threads.subsetOf(cover); }),
-            pending.end());
+        // Any proxy fence clears shared writes (a fence without a space is
+        // the shared one); only a global one clears global writes.
+        pending.erase(std::remove_if(pending.begin(), pending.end(),
+                                     [&](const Pending &p) {
+                                       if (!p.global)
+                                         return p.write->threads.subsetOf(cover);
+                                       return e.globalProxy && guardsCover(e, *p.write) &&
+                                              p.write->threads.subsetOf(cover);
+                                     }),
+                      pending.end());
+        if (e.globalProxy)
+          for (Pending &p : pending)
+            if (p.global && p.observed)
+              p.after.push_back(&e);
         continue;
       }
+      if (acquires(e.kind))
+        for (Pending &p : pending)
+          p.observed = true;
       for (const MemoryAccess &a : e.accesses) {
-        if (a.scope != MemScope::Shared)
+        bool global = a.scope == MemScope::Global;
+        if (a.scope != MemScope::Shared && !global)
           continue;
         if (a.write && !a.asyncProxy) {
-          pending.push_back({&e, a.buffer});
+          pending.push_back({&e, a.buffer, global});
           continue;
         }
-        if (a.write || !a.asyncProxy)
+        if (a.write)
           continue;
-        for (const Pending &p : pending)
-          if (p.buffer == a.buffer) {
-            RaceFinding f;
-            f.kind = RaceKind::MissingProxyFence;
-            f.first = e.loc;
-            f.second = p.write->loc;
-            f.message = fmt::format("missing fence.proxy.async: {} by {} reads shared {} through "
-                                    "the async proxy, but {} by {} "
-                                    "wrote it through the generic proxy with no "
-                                    "fence.proxy.async in the writing threads "
-                                    "in between",
-                                    e.what, e.threads.describe(), a.buffer, p.write->what,
-                                    p.write->threads.describe());
-            bool dup = false;
-            for (const RaceFinding &g : report_.findings)
-              dup |= g.first == f.first && g.second == f.second;
-            if (!dup)
-              report_.findings.push_back(std::move(f));
+        if (!global) {
+          if (!a.asyncProxy)
+            continue;
+          for (const Pending &p : pending)
+            if (!p.global && p.buffer == a.buffer) {
+              report(e, p, "shared", "fence.proxy.async in the writing threads in between");
+              break;
+            }
+          continue;
+        }
+        // A TMA copy (cp.async.bulk, completing on an mbarrier) reads its
+        // global source through the async proxy.
+        if (e.kind != SyncKind::TxDelivery)
+          continue;
+        for (const Pending &p : pending) {
+          if (!p.global || p.buffer != a.buffer)
+            continue;
+          bool fenced = false;
+          for (const SyncEvent *f : p.after)
+            fenced |= e.threads.subsetOf(coverOf(*f)) && guardsCover(*f, e);
+          if (!fenced) {
+            report(e, p, "global",
+                   "fence.proxy.async(space = \"global\") by the writing threads after the "
+                   "write, nor by the reading threads between observing it and the read");
             break;
           }
+        }
       }
     }
 }

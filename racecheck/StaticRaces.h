@@ -34,7 +34,15 @@
 // The async-proxy rule: a generic-proxy write to shared memory (a store, a
 // tile primitive through st.shared / stmatrix) that a later TMA store, wgmma
 // or tcgen05 operand reads must be followed by fence.proxy.async in the
-// writing threads; otherwise the read is reported with the write.
+// writing threads; otherwise the read is reported with the write. A
+// generic-proxy write to global memory (a store, a tile primitive, the local
+// side of device.get, a collective's output) that a later TMA copy reads
+// (cp.async.bulk: the async proxy) needs fence.proxy.async(space =
+// "global"): by the writing threads after the write, or by the copy's
+// issuing threads after an acquiring event (a barrier or wait) that follows
+// the write and before the copy (PTX ISA, memory consistency model: a proxy
+// fence in the causality order between the two proxies). The shared fence
+// (no space) does not order global writes.
 //
 // Depends on ir/ and verifier/ (the skeleton); Z3 stays inside the .cpp.
 #pragma once

@@ -192,6 +192,12 @@ bool CtaExecutor::completeGroupUnit(size_t index) {
   AsyncCopy &unit = inflight_[index];
   // Race detection: the accesses are the unit's.
   AsyncAgentScope scope(asyncAgent_, unit.agent);
+  // Device races: a bulk store writes global memory through the async proxy.
+  struct UnitScope {
+    bool &flag;
+    ~UnitScope() { flag = false; }
+  } completing{asyncCompleting_};
+  asyncCompleting_ = true;
   ThreadRange none{0, 0};
   int64_t n = unit.src.elements();
   if (unit.groupKind == kBulkStore && !unit.sourceRead) {

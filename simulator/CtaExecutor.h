@@ -109,6 +109,7 @@ class CtaExecutor;
 struct DeviceGroup;     // Devices.h
 struct DeviceArrival;   // Devices.h
 struct DeviceRaceState; // Devices.h
+struct DeviceShadow;    // Devices.h
 
 // A cta_group = 2 tcgen05.alloc or dealloc issued by one warp of a CTA pair,
 // waiting for the peer CTA's warp (TmemAlloc.cpp).
@@ -279,6 +280,9 @@ public:
     // A tcgen05.commit with multicast: the CTAs (by rank) whose `barrier`
     // gets the arrival; 0: this CTA's only.
     uint64_t multicastMask = 0;
+    // devices(N) kernels: the CTA's stamp (deviceStamp_) at the issue of a
+    // TMA copy, -1 otherwise.
+    int64_t deviceIssue = -1;
   };
   // Race detection hooks (RaceHooks.cpp; each a no-op unless a detector is
   // attached).
@@ -405,6 +409,9 @@ private:
   std::string deviceWaitText(const Warp &w) const;
   bool deviceGateClosed();
   void deviceAccess(int memDevice, int tensor, int64_t flat, bool write, llvm::SMLoc loc);
+  // fence.proxy.async(space = "global") by a thread of this CTA.
+  void deviceProxyFence();
+  bool deviceProxyFenced(const DeviceShadow &s, int64_t issueStamp) const;
   bool execRemoteArrive(Warp &w, const CallStmt &c, int lane);
   bool multicast(Warp &w, const CallStmt &c, int lane,
                  const std::function<bool(CtaExecutor &)> &run);
@@ -464,6 +471,8 @@ private:
   int64_t deviceGate_ = -1;         // the device phase this CTA waits to complete, -1 none
   int64_t deviceStamp_ = 0;         // orders the CTA's global accesses and fences
   std::vector<int64_t> deviceFence_; // by thread: stamp of its last device.fence
+  int64_t tmaIssue_ = -1;            // while a TMA copy completes: its deviceIssue
+  bool asyncCompleting_ = false;     // while an asynchronous unit (copy, bulk store) completes
   ClusterState *cluster_ = nullptr;
   std::unique_ptr<ClusterState> ownCluster_; // when run alone
   int rank_ = 0;

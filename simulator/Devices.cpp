@@ -115,6 +115,41 @@ void CtaExecutor::deviceAccess(int memDevice, int tensor, int64_t flat, bool wri
   };
   if (s.writer >= 0 && !ordered(s.writer, s.writeClock))
     report(s.writer, true, s.writeLoc);
+  // A TMA copy reads through the async proxy: a generic write (a peer's or
+  // the own CTA's) needs the global proxy fence.
+  if (!write && tmaIssue_ >= 0 && s.writer >= 0 && s.genericWrite &&
+      ordered(s.writer, s.writeClock)) {
+    if (!deviceProxyFenced(s, tmaIssue_) && deviceRace_->races.size() < 32) {
+      const BufferPlan &b = tensorPlan(p_, tensor);
+      int firstDev = static_cast<int>(s.writer % g.ndev);
+      DetectedRace r;
+      r.kind = "missing fence.proxy.async";
+      r.space = memDevice == devid_ ? "global" : "peer global";
+      r.buffer = b.name;
+      r.element = elementText(b.shape, flat);
+      r.address = flat;
+      r.cta = ctaId_;
+      r.first.agent = fmt::format("device {} CTA (write)", firstDev);
+      r.first.write = true;
+      r.first.location = where(s.writeLoc);
+      r.second.agent =
+          fmt::format("device {} CTA ({}, {}, {})", devid_, ctaId_[0], ctaId_[1], ctaId_[2]);
+      r.second.location = where(loc);
+      r.second.cta = ctaId_;
+      r.text = fmt::format(
+          "{}: missing fence.proxy.async on device {}'s {}{}: written through the generic proxy "
+          "by device {} at {} and read by a TMA copy (the async proxy) of device {} here, with "
+          "no fence.proxy.async(space = \"global\") by the writer after the write and before "
+          "its signal, or by the reader after its wait and before the copy",
+          where(loc), memDevice, b.name, r.element, firstDev, r.first.location, devid_);
+      bool dup = false;
+      for (const DetectedRace &old : deviceRace_->races)
+        dup |= old.kind == r.kind && old.first.location == r.first.location &&
+               old.second.location == r.second.location;
+      if (!dup)
+        deviceRace_->races.push_back(std::move(r));
+    }
+  }
   if (write)
     for (const auto &[agent, read] : s.reads)
       if (!ordered(agent, read.first))
@@ -123,10 +158,41 @@ void CtaExecutor::deviceAccess(int memDevice, int tensor, int64_t flat, bool wri
     s.writer = me;
     s.writeClock = now;
     s.writeLoc = loc;
+    s.genericWrite = !asyncCompleting_;
+    s.writeStamp = deviceStamp_;
     s.reads.clear();
   } else {
     s.reads[me] = {now, loc};
   }
+}
+
+void CtaExecutor::deviceProxyFence() {
+  DeviceGroup &g = *devices_;
+  if (!g.race)
+    return;
+  g.proxyFences[devid_].push_back({++deviceStamp_, g.clock[devid_]});
+}
+
+bool CtaExecutor::deviceProxyFenced(const DeviceShadow &s, int64_t issueStamp) const {
+  const DeviceGroup &g = *devices_;
+  int writerDev = static_cast<int>(s.writer % g.ndev);
+  // The own CTA's write: a fence of the CTA between the write and the issue
+  // (CTA granularity: which thread fenced is RaceDetector's question).
+  if (writerDev == devid_ && s.writer / g.ndev == g.index) {
+    for (const auto &[stamp, clock] : g.proxyFences[devid_])
+      if (stamp > s.writeStamp && stamp < issueStamp)
+        return true;
+    return false;
+  }
+  // The writer's fence after the write, before the release this CTA acquired.
+  for (const auto &[stamp, clock] : g.proxyFences[writerDev])
+    if (stamp > s.writeStamp && clock[writerDev] <= g.clock[devid_][writerDev])
+      return true;
+  // This CTA's fence after it observed the write, before the copy's issue.
+  for (const auto &[stamp, clock] : g.proxyFences[devid_])
+    if (stamp < issueStamp && clock[writerDev] >= s.writeClock)
+      return true;
+  return false;
 }
 
 // --- the thread-level natives: signal, wait, fence ----------------------------
@@ -595,6 +661,7 @@ DeviceRunResult runDevices(const std::vector<Program> &programs,
     g.arrivedPhase.assign(ndev, -1);
     g.arrivals.resize(ndev);
     g.lastGlobalWrite.assign(ndev, -1);
+    g.proxyFences.assign(ndev, {});
     g.clock.assign(ndev, std::vector<uint32_t>(ndev, 0));
     for (int d = 0; d < ndev; ++d)
       g.clock[d][d] = 1;

@@ -24,6 +24,13 @@
 // wait acquires what the signals it observed released; barriers and
 // collectives join every clock. Accesses to global memory (own or a peer's)
 // that two CTAs make without that order, one of them a write, are a race.
+// A TMA copy (the async proxy) that reads what a peer's threads wrote (the
+// generic proxy: a put, a store) needs fence.proxy.async(space = "global")
+// in between: by the writing CTA after the write and before the signal the
+// reader observed, or by the reading CTA after it observed the write and
+// before the copy's issue; else a missing proxy fence is reported. The
+// granularity is the CTA (the thread-level rule, for accesses within a CTA,
+// is RaceDetector's).
 // CTAs of different groups are never ordered. Flags a device signalled that
 // no wait observed by the end of the group are reported as unmatched.
 //
@@ -41,6 +48,8 @@ struct DeviceShadow {
   int64_t writer = -1; // agent (group * ndev + device), -1: none
   uint32_t writeClock = 0;
   llvm::SMLoc writeLoc;
+  bool genericWrite = false; // by threads (st.global), not by a TMA store
+  int64_t writeStamp = 0;    // the writing CTA's stamp (CtaExecutor::deviceStamp_)
   std::map<int64_t, std::pair<uint32_t, llvm::SMLoc>> reads; // by agent
 };
 
@@ -76,6 +85,8 @@ struct DeviceGroup {
   bool race = false;
   std::vector<std::vector<uint32_t>> clock; // [devid][devid]
   std::vector<int64_t> lastGlobalWrite;     // by devid: stamp of the CTA's last global access
+  // by devid: the CTA's global proxy fences, each its stamp and its clock then
+  std::vector<std::vector<std::pair<int64_t, std::vector<uint32_t>>>> proxyFences;
   std::map<std::tuple<int, int, int64_t>, std::vector<uint32_t>> released; // flag -> clock
   // the last value each thread waited for on a flag: (device, tensor, flat, thread)
   std::map<std::tuple<int, int, int64_t, int64_t>, uint32_t> consumed;

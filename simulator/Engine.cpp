@@ -716,8 +716,15 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
                                      r.multipleOf, r.min, r.max, *regs));
     return true;
   }
-  if (n == IntrinsicId::FenceProxyAsync && race_)
-    race_->fenceProxyAsync(raceAgent(threads));
+  if (n == IntrinsicId::FenceProxyAsync) {
+    const CallArg *space = c.keyword("space");
+    bool global = space && space->value->kind == ExprKind::StringImm &&
+                  as<StringImm>(space->value).value == "global";
+    if (race_)
+      race_->fenceProxyAsync(raceAgent(threads), global);
+    if (global && devices_)
+      deviceProxyFence();
+  }
   if (unitOf(n) == IntrinsicUnit::Fence || n == IntrinsicId::WgmmaFence ||
       n == IntrinsicId::Tcgen05FenceBeforeThreadSync ||
       n == IntrinsicId::Tcgen05FenceAfterThreadSync)

@@ -58,6 +58,16 @@ bool CtaExecutor::completeAsync(size_t index) {
     return true;
   }
   ++stats_.asyncCopies;
+  // Device races: this copy's reads are the async proxy's.
+  struct TmaScope {
+    CtaExecutor &cta;
+    ~TmaScope() {
+      cta.tmaIssue_ = -1;
+      cta.asyncCompleting_ = false;
+    }
+  } tma{*this};
+  tmaIssue_ = copy.deviceIssue;
+  asyncCompleting_ = true;
   int64_t n = copy.dst.elements();
   const BufferPlan &src = p_.buffers[copy.src.buffer];
   ThreadRange none{0, 0};

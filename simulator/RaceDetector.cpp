@@ -68,6 +68,7 @@ void RaceDetector::beginCluster(const std::vector<std::array<int64_t, 3>> &ctaId
   for (uint32_t t = 0; t < groupThreads_; ++t)
     setClock(clocks_[t], t, 1);
   fences_.assign(groupThreads_, {});
+  globalFences_.assign(groupThreads_, {});
   barriersPerCta_ = barriers;
   barrierAccum_.assign(static_cast<size_t>(barriers * ranks), VectorClock());
   phaseClock_.assign(static_cast<size_t>(barriers * ranks), {});
@@ -115,8 +116,10 @@ void RaceDetector::syncThreads(uint32_t begin, uint32_t end) {
   }
 }
 
-void RaceDetector::fenceProxyAsync(uint32_t thread) {
+void RaceDetector::fenceProxyAsync(uint32_t thread, bool global) {
   fences_[thread].push_back(clocks_[thread][thread]);
+  if (global)
+    globalFences_[thread].push_back(clocks_[thread]);
   ++clocks_[thread][thread];
 }
 
@@ -153,6 +156,22 @@ bool RaceDetector::fenced(uint32_t writer, uint32_t writeTime, uint32_t seen) co
   const std::vector<uint32_t> &f = fences_[writer];
   auto it = std::lower_bound(f.begin(), f.end(), writeTime);
   return it != f.end() && *it < seen;
+}
+
+bool RaceDetector::globalFenced(const Epoch &write, uint32_t op) const {
+  const VectorClock &seen = clocks_[op];
+  uint32_t issuer = asyncIssuer(op);
+  // The writer's global fence after the write, seen by the copy's issue.
+  for (const VectorClock &f : globalFences_[write.agent]) {
+    uint32_t at = clockAt(f, write.agent);
+    if (at >= write.time && at < clockAt(seen, write.agent))
+      return true;
+  }
+  // The issuer's global fence before the issue, after it observed the write.
+  for (const VectorClock &f : globalFences_[issuer])
+    if (clockAt(f, issuer) < clockAt(seen, issuer) && write.time <= clockAt(f, write.agent))
+      return true;
+  return false;
 }
 
 RaceSide RaceDetector::side(const Epoch &e, bool write) const {
@@ -204,9 +223,15 @@ void RaceDetector::accessCell(ShadowCell &cell, ReadSets &sets, const Target &t,
   };
   bool asyncProxyRead = false;
   if (!write && t.space == RaceSpace::Shared && isAsync(agent))
-    asyncProxyRead = readsThroughAsyncProxy(groups_.back().async[agent - groupThreads_].kind);
+    asyncProxyRead = readsThroughAsyncProxy(asyncKind(agent));
   if (cell.write.valid()) {
     conflict(cell.write, true);
+    // A TMA copy reads global memory through the async proxy.
+    if (!write && t.space == RaceSpace::Global && isAsync(agent) &&
+        asyncKind(agent) == AsyncKind::TmaCopy && cell.write.group == group_ &&
+        !isAsync(cell.write.agent) && orderedBefore(cell.write, agent, group_, c) &&
+        !globalFenced(cell.write, agent))
+      report(RaceType::MissingProxyFence, t, address, side(cell.write, true), side(now, write));
     // The async proxy reads generic-proxy writes only behind a proxy fence.
     if (asyncProxyRead && cell.write.group == group_ && !isAsync(cell.write.agent) &&
         orderedBefore(cell.write, agent, group_, c) &&

@@ -30,8 +30,12 @@
 // conflicting one (two accesses, one a write) is a race. An asynchronous-proxy
 // read (wgmma, tcgen05.mma, a TMA store source) of shared bytes written
 // through the generic proxy also needs a fence.proxy.async by the writing
-// thread between the write and the operation's issue; without one it is
-// reported as a missing fence.
+// thread between the write and the operation's issue; a TMA copy's read of
+// global elements written through the generic proxy needs the global proxy
+// fence (space = "global"), by the writing thread between the write and
+// the copy's issue, or by the issuing thread after it observed the write
+// and before the issue (PTX ISA, memory consistency model: proxy fences in
+// the causality order). Without one it is reported as a missing fence.
 //
 // Depends on LLVM's SMLoc and the standard library.
 #pragma once
@@ -125,7 +129,17 @@ public:
   void acquire(uint32_t thread, const VectorClock &from);
   // Threads [begin, end) meet: each ends with the join of all.
   void syncThreads(uint32_t begin, uint32_t end);
-  void fenceProxyAsync(uint32_t thread);
+  // fence.proxy.async by `thread`; `global`: the global one (space =
+  // "global"), which also orders generic-proxy global writes before TMA
+  // copies that read them.
+  void fenceProxyAsync(uint32_t thread, bool global = false);
+  // The kind of asynchronous operation `agent` of the running group.
+  AsyncKind asyncKind(uint32_t agent) const {
+    return groups_.back().async[agent - groupThreads_].kind;
+  }
+  uint32_t asyncIssuer(uint32_t agent) const {
+    return groups_.back().async[agent - groupThreads_].issuer;
+  }
   // An arrival (or transaction completion) by `agent` on mbarrier `barrier` of
   // the CTA of rank `rank` whose phase `phaseBefore` completed with it when
   // `completed`.
@@ -165,6 +179,7 @@ private:
   void accessCell(ShadowCell &cell, ReadSets &sets, const Target &t, int64_t address, bool write,
                   uint32_t agent, llvm::SMLoc loc);
   bool fenced(uint32_t writer, uint32_t writeTime, uint32_t seen) const;
+  bool globalFenced(const Epoch &write, uint32_t op) const;
   RaceSide side(const Epoch &e, bool write) const;
   void report(RaceType kind, const Target &t, int64_t address, const RaceSide &first,
               const RaceSide &second);
@@ -192,6 +207,9 @@ private:
   std::vector<Group> groups_;
   std::vector<VectorClock> clocks_;                    // threads, then operations
   std::vector<std::vector<uint32_t>> fences_;          // per thread: times of fence.proxy.async
+  // per thread: the global proxy fences, each with the thread's clock then
+  // (what it had observed)
+  std::vector<std::vector<VectorClock>> globalFences_;
   std::vector<VectorClock> barrierAccum_;              // per mbarrier (rank-major): this phase
   std::vector<std::array<VectorClock, 2>> phaseClock_; // per mbarrier: last phase by parity
   VectorClock clusterAccum_, clusterPhase_;            // the cluster barrier

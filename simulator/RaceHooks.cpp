@@ -84,6 +84,8 @@ void CtaExecutor::initAccess(RaceSpace space, int buffer, int64_t flat, int64_t 
 }
 
 void CtaExecutor::stampAsync(AsyncCopy &unit, ThreadRange threads) {
+  if (devices_ && !unit.isCommit && unit.groupKind < 0)
+    unit.deviceIssue = ++deviceStamp_;
   if (!race_)
     return;
   // A commit unit signals after every tcgen05 operation issued before it.
@@ -193,9 +195,14 @@ std::vector<DetectedRace> describeRaces(const RaceDetector &race, const Program 
                            who(r.first, f.first), access(f.second), who(r.second, f.second));
       break;
     case RaceType::MissingProxyFence:
-      f.text = fmt::format("{}: the write by {} is read through the async proxy by {} with no "
-                           "fence.proxy.async by the writer in between",
-                           head, who(r.first, f.first), who(r.second, f.second));
+      f.text = r.space == RaceSpace::Global
+                   ? fmt::format("{}: the write by {} is read through the async proxy by {} with "
+                                 "no fence.proxy.async(space = \"global\") by the writer after "
+                                 "it or by the copy's issuer after it observed it",
+                                 head, who(r.first, f.first), who(r.second, f.second))
+                   : fmt::format("{}: the write by {} is read through the async proxy by {} with "
+                                 "no fence.proxy.async by the writer in between",
+                                 head, who(r.first, f.first), who(r.second, f.second));
       break;
     case RaceType::OutOfView:
       f.text = fmt::format("{}: {} by {}, but warp {} reaches only tensor-memory lanes {} to {}",

@@ -22,10 +22,13 @@
     'wgmma-rowmajor': { from: 'wgmma_acc(64, 32)', to: 'S[(64,32):(32,1)]', shape: '', dtype: 'f32', inst: 'tma' },
     'ldmatrix-plain': { from: 'S[(16,16):(16,1)]', to: 'mma_m16n8k16_a()', shape: '', dtype: 'bf16', inst: 'ldmatrix.x4' },
     'ldmatrix-swizzled': { from: 'swizzle(32B, bf16, S[(16,16):(16,1)])', to: 'mma_m16n8k16_a()', shape: '', dtype: 'bf16', inst: 'ldmatrix.x4' },
+    'global-ldmatrix': { from: 'swizzle(32B, bf16, S[(16,16):(16,1)])', to: 'mma_m16n8k16_a()', shape: '', dtype: 'bf16', inst: 'ldmatrix.x4', global: 'S[(16,16):(4096,1)]' },
+    'global-ldmatrix-pitch': { from: 'swizzle(32B, bf16, S[(16,16):(16,1)])', to: 'mma_m16n8k16_a()', shape: '', dtype: 'bf16', inst: 'ldmatrix.x4', global: 'S[(16,16):(4100,1)]' },
+    'wgmma-tma-global': { from: 'wgmma_acc(64, 32)', to: 'swizzle(128B, f32, S[(64,32):(32,1)])', shape: '', dtype: 'f32', inst: 'tma', global: 'S[(64,32):(8192,1)]' },
   };
   function copyParams() {
     return { from: $('copy-from').value, to: $('copy-to').value, shape: $('copy-shape').value, dtype: $('copy-dtype').value,
-      inst: $('copy-inst').value, warp: $('copy-warp').value || '0', target: 'sm_90a' };
+      inst: $('copy-inst').value, warp: $('copy-warp').value || '0', target: 'sm_90a', global: $('copy-global').value.trim() };
   }
   function runCopy() {
     if (!live) { $('copy-summary').textContent = needServer; return Promise.resolve(); }
@@ -74,8 +77,40 @@
       label: (c) => (tileElem[c] >= 0 ? coord(tileElem[c]) : ''), rowTick: (i) => String(i),
       colTick: (j) => (j % Math.max(1, 32 / bits) ? '' : 'b' + Math.floor(j / Math.max(1, 32 / bits))),
       colWeight: (j) => (j % (4 * Math.max(1, 32 / bits)) === 0 ? 2 : j % Math.max(1, 32 / bits) === 0 ? 1 : 0), ariaLabel: 'the shared tile' });
+    drawGlobal(d, coord);
     $('copy-request').innerHTML = d.requests.map((r, k) => '<option value="' + k + '">request ' + k + ' (' + r.wavefronts + ' wavefronts)</option>').join('');
     showPhase();
+  }
+  // Where the first element a thread moves lives at each stage.
+  function globalPath(d, f) {
+    if (!d.global || f === undefined) return '';
+    const stages = ['global element ' + d.global.slot[f], 'shared element ' + d.slot[f], 'register ' + d.register[f] + ' of thread ' + d.thread[f]];
+    if (d.registersFrom) stages.reverse();
+    return ' · element (' + copy.coord(f) + '): ' + stages.join(' → ');
+  }
+  // The global side of a TMA load (or store) of the tile: the tile in its
+  // logical shape, each element coloured by its 32-byte sector, its offset
+  // in global elements as label; the sectors it touches and TMA's verdict.
+  function drawGlobal(d, coord) {
+    const g = d.global;
+    $('copy-global-row').hidden = !g;
+    if (!g) return;
+    const cols = d.shape[d.shape.length - 1], rows = d.thread.length / cols, bytes = Math.max(1, d.bits / 8);
+    // Colour k: the tile's k-th sector (mod 8), so neighbouring sectors differ.
+    const sectorOf = (f) => Math.floor(g.slot[f] * bytes / 32);
+    const order = new Map([...new Set(Array.from({ length: rows * cols }, (_, f) => sectorOf(f)))].sort((a, b) => a - b).map((x, k) => [x, k]));
+    const classes = new Int16Array(rows * cols);
+    for (let f = 0; f < rows * cols; ++f) classes[f] = order.get(sectorOf(f)) % 8;
+    copyViews.global.setGrid({ rows, cols, aspect: 1, classes, left: 40,
+      label: (f) => String(g.slot[f]), rowTick: (i) => String(i), colTick: (j) => String(j),
+      rowWeight: (i) => (i % 8 === 0 ? 1 : 0), colWeight: (j) => (j % 8 === 0 ? 1 : 0), ariaLabel: 'the tile in global memory' });
+    $('copy-global-caption').textContent = (d.registersFrom ? 'stored by TMA to ' : 'loaded by TMA from ') + g.layout + ' · strides ' + g.strides.join(', ') +
+      ' elements · ' + g.sectors + ' sectors of 32 B for ' + g.bytes + ' bytes (ideal ' + g.idealSectors + ')';
+    const verdict = g.legal ? '<span class="legal" id="copy-global-legal">✓ TMA can move this box (global strides, box, swizzle)</span>' :
+      g.legality.map((x) => '<div class="diag error" data-kind="' + esc(x.kind) + '"><span class="kind">' + esc(x.kind) + '</span>' + esc(x.message) + '</div>').join('');
+    $('copy-summary').insertAdjacentHTML('beforeend', '<div id="copy-global-legality">global ' + (d.registersFrom ? '← shared (TMA store)' : '→ shared (TMA load)') +
+      ': ' + g.sectors + ' sector' + (g.sectors === 1 ? '' : 's') + (g.sectors > g.idealSectors ? ' where ' + g.idealSectors + ' would do' : '') + ' · ' + verdict + '</div>');
+    copy.coord = coord;
   }
   // The current request and phase: who accesses what, the banks it hits.
   function showPhase() {
@@ -101,12 +136,20 @@
     }));
     copyViews.regs.setMarks(regMarks, true);
     copyViews.tile.setMarks(tileMarks, true);
+    if (d.global) {
+      // The same elements in global memory (cell = logical element).
+      const globalMarks = new Map();
+      for (const f of d.moved[t % 32] || []) globalMarks.set(f, 'lit');
+      phase.accesses.forEach((list) => list.forEach((f) => globalMarks.set(f, 'access')));
+      copyViews.global.setMarks(globalMarks, true);
+    }
     const worst = Math.max(0, ...phase.words);
     const text = 'request ' + copy.request + ', phase ' + copy.phase + ': threads ' + phase.threads[0] + '–' + phase.threads[phase.threads.length - 1] + ', ' +
       phase.wavefronts + ' wavefront' + (phase.wavefronts === 1 ? '' : 's') + (worst > 1 ? ' · ' + worst + '-way conflict on bank' + (conflict.size > 1 ? 's ' : ' ') + [...conflict].join(', ') : ' · conflict-free');
     $('copy-phase-detail').textContent = text;
     const mine = (d.moved[t % 32] || []).map(copy.coord);
-    $('copy-thread-detail').textContent = 'thread ' + (32 * d.warp + t % 32) + ' moves ' + mine.length + ' element' + (mine.length === 1 ? '' : 's') + ': ' + mine.slice(0, 24).map((c) => '(' + c + ')').join(' ') + (mine.length > 24 ? ' …' : '');
+    $('copy-thread-detail').textContent = 'thread ' + (32 * d.warp + t % 32) + ' moves ' + mine.length + ' element' + (mine.length === 1 ? '' : 's') + ': ' + mine.slice(0, 24).map((c) => '(' + c + ')').join(' ') + (mine.length > 24 ? ' …' : '') +
+      globalPath(d, (d.moved[t % 32] || [])[0]);
     $('announce').textContent = text;
     const svg = $('copy-chart'), bw = 14, hmax = 40, top = 10, max = Math.max(1, worst), parts = [];
     phase.words.forEach((c, b) => {
@@ -248,6 +291,7 @@
   function loadCopyExample(name) {
     const ex = COPY_EXAMPLES[name];
     for (const k of ['from', 'to', 'shape', 'dtype', 'inst']) $('copy-' + k).value = ex[k];
+    $('copy-global').value = ex.global || '';
     $('copy-warp').value = '0';
     return runCopy();
   }
@@ -256,6 +300,7 @@
   function wire() {
     copyViews.regs = new GridView($('copy-regs'), { onPick: (cell) => { $('copy-thread').value = String(Math.floor(cell / copyViews.regs.grid.cols)); showPhase(); } });
     copyViews.tile = new GridView($('copy-tile'), {});
+    copyViews.global = new GridView($('copy-global-view'), {});
     algebraViews.before = new GridView($('algebra-before'), {});
     algebraViews.after = new GridView($('algebra-after-view'), {});
     $('copy-run').addEventListener('click', runCopy);

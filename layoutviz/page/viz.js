@@ -77,7 +77,7 @@
   function buildModel() {
     const A = doc.axes.length, R = doc.replicas, size = doc.size;
     const shape = doc.shape, lcols = shape[shape.length - 1], lrows = size / lcols;
-    const own = Int32Array.from(doc.owners);
+    const own = doc.owners instanceof Int32Array ? doc.owners : Int32Array.from(doc.owners);
     const ax = {};
     for (const name of ['laneid', 'warpid', 'wid_in_wg', 'tid_in_wg', 'wgid', 'tx', 'm', 'TLane', 'TCol', 'pid']) ax[name] = doc.axes.indexOf(name);
     const weights = doc.threadWeights || doc.axes.map(() => 0);
@@ -107,22 +107,35 @@
       const rowAx = doc.rowAxes.map((a) => doc.axes.indexOf(a)), colAx = doc.colAxes.map((a) => doc.axes.indexOf(a));
       const maxv = new Int32Array(A);
       for (let o = 0; o < n; ++o) for (let k = 0; k < A; ++k) if (own[o * A + k] > maxv[k]) maxv[k] = own[o * A + k];
+      // A physical row (column) is a combination of values of its axes,
+      // numbered by a mixed-radix key; keys are decoded into tuples only
+      // when a tick or a label asks (2^18 columns would be 2^18 arrays).
       const keyer = (axes, limit) => {
+        const radix = axes.map((a) => maxv[a] + 1), K = axes.length;
         let full = 1;
-        for (const a of axes) full *= maxv[a] + 1;
-        const keyOf = (o) => { let key = 0; for (const a of axes) key = key * (maxv[a] + 1) + own[o * A + a]; return key; };
-        const tuple = (key) => { const t = new Array(axes.length); for (let k = axes.length - 1; k >= 0; --k) { t[k] = key % (maxv[axes[k]] + 1); key = Math.floor(key / (maxv[axes[k]] + 1)); } return t; };
-        if (full <= limit) return { count: full, index: keyOf, keys: Array.from({ length: full }, (_, i) => tuple(i)) };
+        for (const r of radix) full *= r;
+        const keyOf = (o) => { let key = 0; for (let k = 0; k < K; ++k) key = key * radix[k] + own[o * A + axes[k]]; return key; };
+        const tuple = (key) => { const t = new Array(K); for (let k = K - 1; k >= 0; --k) { t[k] = key % radix[k]; key = Math.floor(key / radix[k]); } return t; };
+        if (full <= limit) return { count: full, index: keyOf, key: tuple };
         // Too many combinations to show gaps: only those present, in order.
-        const present = new Set();
-        for (let o = 0; o < n; ++o) present.add(keyOf(o));
-        const sorted = [...present].sort((x, y) => x - y), pos = new Map(sorted.map((k, i) => [k, i]));
-        return { count: sorted.length, index: (o) => pos.get(keyOf(o)), keys: sorted.map(tuple) };
+        if (full <= 1 << 24) {
+          const pos = new Int32Array(full).fill(-1);
+          for (let o = 0; o < n; ++o) pos[keyOf(o)] = 0;
+          const present = new Int32Array(n);
+          let count = 0;
+          for (let k = 0; k < full; ++k) if (pos[k] === 0) { pos[k] = count; present[count++] = k; }
+          return { count, index: (o) => pos[keyOf(o)], key: (i) => (i < count ? tuple(present[i]) : undefined) };
+        }
+        const seen = new Set();
+        for (let o = 0; o < n; ++o) seen.add(keyOf(o));
+        const sorted = [...seen].sort((x, y) => x - y), pos = new Map(sorted.map((k, i) => [k, i]));
+        return { count: sorted.length, index: (o) => pos.get(keyOf(o)), key: (i) => (i < sorted.length ? tuple(sorted[i]) : undefined) };
       };
       const rows = keyer(rowAx, 4096), cols = keyer(colAx, 4096);
-      for (let o = 0; o < n; ++o) place[o] = rows.index(o) * cols.count + cols.index(o);
-      m.prow = rows.count; m.pcol = Math.max(cols.count, 1);
-      m.rowAx = rowAx; m.colAx = colAx; m.rowKeys = rows.keys; m.colKeys = cols.keys;
+      const cc = Math.max(cols.count, 1);
+      for (let o = 0; o < n; ++o) place[o] = rows.index(o) * cc + cols.index(o);
+      m.prow = rows.count; m.pcol = cc;
+      m.rowAx = rowAx; m.colAx = colAx; m.rowKey = rows.key; m.colKey = cols.key;
     }
     // Who sits in each physical cell (owners, compressed rows).
     const cells = m.prow * m.pcol, start = new Int32Array(cells + 1);
@@ -161,10 +174,12 @@
     return { of: (f) => Math.floor(f / lc) % 8, legend: (k) => 'logical rows ≡ ' + k + ' (mod 8)' };
   }
   function computeClasses() {
-    const c = classer(), size = doc.size;
+    const c = classer(), size = doc.size, of = c.of;
     const logical = new Int16Array(size);
+    const seen = new Uint8Array(8);
+    for (let f = 0; f < size; ++f) { const k = of(f); logical[f] = k; seen[k] = 1; }
     const used = new Set();
-    for (let f = 0; f < size; ++f) { logical[f] = c.of(f); used.add(logical[f]); }
+    for (let k = 0; k < 8; ++k) if (seen[k]) used.add(k);
     const cells = model.prow * model.pcol, physical = new Int16Array(cells).fill(-1);
     for (let cell = 0; cell < cells; ++cell) {
       const s = model.cellStart[cell];
@@ -230,14 +245,14 @@
         rowWeight: (i) => (i % 8 === 0 ? 2 : 0),
       });
     }
-    const rowName = (i) => rowLabel(m.rowKeys[i], true);
+    const rowName = (i) => rowLabel(m.rowKey(i), true);
     return Object.assign(base, {
       aspect: m.pcol <= 4 ? 0.5 : 1,
       left: Math.min(8 + Math.max(...[0, m.prow - 1].map((i) => rowName(i).length)) * 6, 110),
       rowTick: rowName,
-      colTick: (j) => colLabel(m.colKeys[j] || []),
+      colTick: (j) => colLabel(m.colKey(j) || []),
       rowWeight: (i) => {
-        const key = m.rowKeys[i];
+        const key = m.rowKey(i);
         const t = threadOfKey(key);
         if (t !== null) return t % 32 === 0 ? 2 : t % 8 === 0 ? 1 : 0;
         return i % 32 === 0 ? 2 : i % 8 === 0 ? 1 : 0;
@@ -473,14 +488,38 @@
     const t0 = performance.now();
     doc = d;
     document.querySelector('.views').classList.remove('stale');
+    const timings = window.tilescopeViz.timings, lap = (key, since) => { const now = performance.now(); timings[key] = now - since; return now; };
     model = buildModel();
+    let t = lap('model', t0);
     computeClasses();
+    t = lap('classes', t);
     drawViews();
+    t = lap('draw', t);
     renderDiagnostics();
     applySelection();
     updateBanks();
-    window.tilescopeViz.timings.render = performance.now() - t0;
+    lap('panels', t);
+    timings.render = performance.now() - t0;
     document.dispatchEvent(new CustomEvent('tilescope:doc', { detail: d }));
+  }
+  // The server's binary form (layoutviz/Evaluation.h, packEvaluation): the
+  // document's length, the document, then owners and banks as int32 views
+  // of the same buffer (no parsing of megabytes of numbers). A document too
+  // big for 32 bits comes as plain JSON.
+  function decodeEvaluation(response) {
+    if ((response.headers.get('Content-Type') || '').startsWith('application/json')) return response.json();
+    return response.arrayBuffer().then((buf) => {
+      const length = new DataView(buf).getUint32(0, true);
+      const d = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, 4, length)));
+      let at = 4 + length + ((4 - ((4 + length) % 4)) % 4);
+      for (const key of ['owners', 'banks']) {
+        const n = d[key + 'Count'];
+        if (n === undefined) continue;
+        d[key] = new Int32Array(buf, at, n);
+        at += 4 * n;
+      }
+      return d;
+    });
   }
   let timer = 0;
   function scheduleEvaluate() { clearTimeout(timer); timer = setTimeout(evaluateNow, 250); }
@@ -491,8 +530,9 @@
     for (const k of EVAL_KEYS) params.set(k, state[k]);
     document.body.dataset.evaluating = '1';
     const t0 = performance.now();
+    params.set('bin', '1');
     fetch('api/eval?' + params.toString())
-      .then((r) => r.json())
+      .then(decodeEvaluation)
       .then((d) => {
         if (my !== seq) return;
         window.tilescopeViz.timings.fetch = performance.now() - t0;
@@ -575,7 +615,7 @@
       onPick: (cell) => select(state.sel === 's:' + slotKey(cell) ? '' : 's:' + slotKey(cell)),
       onHover: (cell) => hoverText('physical', cell),
       onFocus: (cell) => announce(hoverText('physical', cell)),
-      onRow: (row) => { if (model.rowKeys) select('o:' + rowLabel(model.rowKeys[row], false)); },
+      onRow: (row) => { if (model.rowKey) select('o:' + rowLabel(model.rowKey(row), false)); },
     });
     for (const [k, id] of Object.entries(inputs))
       $(id).addEventListener('input', () => {

@@ -43,6 +43,46 @@ test('copy view: wgmma accumulator -> shared tile, phase by phase, then TMA lega
   await page.close();
 });
 
+test('copy view from global: TMA load of a tile, then ldmatrix; a bad row pitch; a TMA store', async () => {
+  const page = await openPage(env.base);
+  await page.selectOption('#copy-example', 'global-ldmatrix');
+  await copied(page);
+  await page.waitForFunction(() => (window.tilescopeViz.copy.doc.request.global || '') !== '');
+  assert.ok(await page.locator('#copy-global-row').isVisible());
+  // 16 rows of 32 bytes, 4096 elements apart: 16 aligned sectors, a legal box.
+  assert.match(await page.textContent('#copy-global-legality'), /^global → shared \(TMA load\): 16 sectors · ✓ TMA can move this box/);
+  assert.match(await page.textContent('#copy-global-caption'), /loaded by TMA from S\[\(16,16\):\(4096,1\)\] · strides 4096, 1 elements · 16 sectors of 32 B for 512 bytes \(ideal 16\)/);
+  // The ldmatrix stage is unchanged by the global one.
+  assert.equal(await page.$eval('#copy-wavefronts', (el) => +el.dataset.wavefronts), 4);
+  // Each element's path: global offset -> shared slot -> the thread's register.
+  await page.fill('#copy-thread', '9');
+  const path9 = await page.textContent('#copy-thread-detail');
+  const m = path9.match(/element \((\d+),(\d+)\): global element (\d+) → shared element (\d+) → register (\d+) of thread (\d+)/);
+  assert.ok(m, path9);
+  assert.equal(+m[3], +m[1] * 4096 + +m[2]);
+  await page.locator('#copy-panel').screenshot({ path: path.join(ARTIFACTS, 'copy-global-ldmatrix.png') });
+  // Rows 8200 bytes apart: TMA refuses the stride, and rows straddle sectors.
+  await page.selectOption('#copy-example', 'global-ldmatrix-pitch');
+  await page.waitForFunction(() => window.tilescopeViz.copy.doc.request.global === 'S[(16,16):(4100,1)]');
+  await copied(page);
+  assert.match(await page.textContent('#copy-global-legality'), /28 sectors where 16 would do/);
+  assert.match(await page.textContent('#copy-global-legality'), /tma.*global stride 0 of 8200 bytes is not a multiple of 16/);
+  // The other direction: the wgmma accumulator through the swizzled tile to global.
+  await page.selectOption('#copy-example', 'wgmma-tma-global');
+  await page.waitForFunction(() => window.tilescopeViz.copy.doc.request.global === 'S[(64,32):(8192,1)]');
+  await copied(page);
+  assert.match(await page.textContent('#copy-global-legality'), /^global ← shared \(TMA store\): 256 sectors · ✓ TMA can move this box/);
+  await page.fill('#copy-thread', '0');
+  assert.match(await page.textContent('#copy-thread-detail'), /element \(0,0\): register 0 of thread 0 → shared element 0 → global element 0/);
+  // Clearing the field drops the global stage.
+  await page.fill('#copy-global', '');
+  await page.click('#copy-run');
+  await page.waitForFunction(() => window.tilescopeViz.copy.doc.request.global === '');
+  assert.ok(await page.locator('#copy-global-row').isHidden());
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 test('copy view: ldmatrix.x4 into the A fragment, conflicts gone with a 32B swizzle; bad input reported', async () => {
   const page = await openPage(env.base);
   await page.selectOption('#copy-example', 'ldmatrix-plain');

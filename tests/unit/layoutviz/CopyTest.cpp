@@ -86,3 +86,73 @@ TEST_CASE("bad copies are reported, with the column for layout text") {
   CHECK(kinds(copy("wgmma_acc(64, 32)", "S[(64,32):(32,1)]", "ldm"), "diagnostics") ==
         std::vector<std::string>{"inst"});
 }
+
+namespace {
+json::Object fromGlobal(std::string global, std::string shared = "swizzle(32B, bf16, S[(16,16):(16,1)])") {
+  CopyRequest r;
+  r.from = std::move(shared);
+  r.to = "mma_m16n8k16_a()";
+  r.inst = "ldmatrix.x4";
+  r.dtype = "bf16";
+  r.global = std::move(global);
+  json::Value v = evaluateCopy(r);
+  REQUIRE(v.getAsObject());
+  return *v.getAsObject();
+}
+std::vector<int64_t> ints(const json::Value *v) {
+  std::vector<int64_t> out;
+  if (const json::Array *a = v ? v->getAsArray() : nullptr)
+    for (const json::Value &x : *a)
+      out.push_back(x.getAsInteger().getValueOr(-1));
+  return out;
+}
+} // namespace
+
+TEST_CASE("global -> shared by TMA -> ldmatrix: every element's global offset, sectors, legal") {
+  // A 16x16 bf16 tile of a row-major matrix 4096 elements wide: 16 rows of
+  // 32 bytes, each in one aligned sector.
+  json::Object d = fromGlobal("S[(16,16):(4096,1)]");
+  REQUIRE(d.getBoolean("ok") == true);
+  const json::Object *g = d.getObject("global");
+  REQUIRE(g);
+  std::vector<int64_t> slot = ints(g->get("slot"));
+  REQUIRE(slot.size() == 256);
+  CHECK(slot[0] == 0);
+  CHECK(slot[17] == 4097); // element (1, 1)
+  CHECK(slot[255] == 15 * 4096 + 15);
+  CHECK(ints(g->get("strides")) == std::vector<int64_t>{4096, 1});
+  CHECK(integer(*g, "bytes") == 512);
+  CHECK(integer(*g, "sectors") == 16);
+  CHECK(integer(*g, "idealSectors") == 16);
+  CHECK(g->getBoolean("legal") == true);
+  CHECK(kinds(*g, "legality").empty());
+  // The ldmatrix stage is the same as without the global tile.
+  CHECK(integer(d, "wavefronts") == integer(fromGlobal(""), "wavefronts"));
+}
+
+TEST_CASE("global -> shared by TMA: a row pitch that is not 16-byte aligned") {
+  // Rows 8200 bytes apart: TMA needs global strides in multiples of 16, and
+  // rows starting at 8 mod 32 bytes straddle two sectors three times in four.
+  json::Object d = fromGlobal("S[(16,16):(4100,1)]");
+  const json::Object *g = d.getObject("global");
+  REQUIRE(g);
+  CHECK(integer(*g, "sectors") == 28);
+  CHECK(g->getBoolean("legal") == false);
+  REQUIRE(kinds(*g, "legality") == std::vector<std::string>{"tma"});
+  std::string message =
+      g->getArray("legality")->front().getAsObject()->getString("message").getValueOr("").str();
+  CHECK(message.find("global stride 0 of 8200 bytes is not a multiple of 16") != std::string::npos);
+}
+
+TEST_CASE("global -> shared by TMA: a transposed tile and a tile that is not a box") {
+  json::Object transposed = fromGlobal("S[(16,16):(1,4096)]");
+  const json::Object *g = transposed.getObject("global");
+  REQUIRE(g);
+  CHECK(kinds(*g, "legality") == std::vector<std::string>{"global"});
+  CHECK(g->getArray("legality")->front().getAsObject()->getString("message")->startswith(
+      "the inner dimension has stride 4096 in global memory"));
+  // Not a layout on global elements alone: refused with the reason.
+  json::Object bad = fromGlobal("S[(16,16):(1@laneid,1)]");
+  CHECK(bad.getBoolean("ok") == false);
+  CHECK(kinds(bad, "diagnostics") == std::vector<std::string>{"global"});
+}

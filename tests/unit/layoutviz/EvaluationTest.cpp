@@ -198,3 +198,51 @@ TEST_CASE("bytes that are not UTF-8 come back as a parse error, not a crash") {
   CHECK(doc.getBoolean("ok") == false);
   CHECK(!diags(doc, "parse").empty());
 }
+
+TEST_CASE("the packed form carries exactly the owners and banks of the JSON document") {
+  VizRequest r;
+  r.layout = "swizzle(128B, bf16, S[(8,64):(64,1)])";
+  r.shape = "8,64";
+  r.dtype = "bf16";
+  r.scope = "shared";
+  json::Object plain = *evaluate(r).getAsObject();
+  PackedArrays packed;
+  json::Value doc = evaluate(r, packed);
+  REQUIRE(packed.used);
+  const json::Object &o = *doc.getAsObject();
+  CHECK(o.get("owners") == nullptr);
+  CHECK(o.get("banks") == nullptr);
+  CHECK(o.getInteger("ownersCount") == static_cast<int64_t>(packed.owners.size()));
+  CHECK(o.getInteger("banksCount") == static_cast<int64_t>(packed.banks.size()));
+  CHECK(std::vector<int64_t>(packed.owners.begin(), packed.owners.end()) ==
+        ints(plain.get("owners")));
+  CHECK(std::vector<int64_t>(packed.banks.begin(), packed.banks.end()) ==
+        ints(plain.get("banks")));
+  // Wire form: length, the document, padding to 4 bytes, then int32 LE.
+  std::string bytes = packEvaluation(doc, packed);
+  auto word = [&](size_t at) {
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i)
+      v |= uint32_t(static_cast<unsigned char>(bytes[at + i])) << (8 * i);
+    return v;
+  };
+  uint32_t length = word(0);
+  auto parsed = json::parse(bytes.substr(4, length));
+  REQUIRE(bool(parsed));
+  CHECK(parsed->getAsObject()->getInteger("ownersCount") == o.getInteger("ownersCount"));
+  size_t at = (4 + length + 3) / 4 * 4;
+  REQUIRE(bytes.size() == at + 4 * (packed.owners.size() + packed.banks.size()));
+  CHECK(static_cast<int32_t>(word(at + 4 * 67)) == packed.owners[67]);
+  CHECK(static_cast<int32_t>(word(at + 4 * packed.owners.size() + 4 * 9)) == packed.banks[9]);
+}
+
+TEST_CASE("owners beyond 32 bits stay in the JSON document") {
+  VizRequest r;
+  r.layout = "S[(2,2):(4294967296,1)]";
+  r.shape = "2,2";
+  r.scope = "global";
+  PackedArrays packed;
+  json::Value doc = evaluate(r, packed);
+  CHECK_FALSE(packed.used);
+  CHECK(ints(doc.getAsObject()->get("owners")) == std::vector<int64_t>{0, 1, 4294967296, 4294967297});
+}
