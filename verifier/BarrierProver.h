@@ -462,6 +462,7 @@ private:
   std::vector<const SyncEvent *> roleSequence(int role);
 
   static bool touchesAny(const SyncEvent &e, const std::set<std::string> &registers);
+  static bool writesAny(const SyncEvent &e, const std::set<std::string> &registers);
 
   void checkWgmma();
 
