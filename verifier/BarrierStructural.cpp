@@ -48,82 +48,113 @@ bool BarrierProver::touchesAny(const SyncEvent &e, const std::set<std::string> &
   });
 }
 
+namespace {
+
+// What the wgmma discipline follows along a role's events.
+struct WgmmaState {
+  bool fenced = false, pending = false;
+  int uncommitted = 0;
+  const SyncEvent *lastMma = nullptr, *lastCommit = nullptr;
+  // Accumulators written by wgmma groups that may still run: the open
+  // group, then committed groups oldest first (wait_group(n) keeps n).
+  std::set<std::string> open;
+  std::vector<std::set<std::string>> inFlight;
+};
+
+} // namespace
+
 void BarrierProver::checkWgmma() {
   for (size_t r = 0; r < sk_.roles.size(); ++r) {
     auto seq = roleSequence(int(r));
-    bool fenced = false;
-    int uncommitted = 0;
-    const SyncEvent *lastMma = nullptr, *lastCommit = nullptr;
-    bool pending = false;
-    // Accumulators written by wgmma groups that may still run: the open
-    // group, then committed groups oldest first (wait_group(n) keeps n).
-    std::set<std::string> open;
-    std::vector<std::set<std::string>> inFlight;
-    // State at the end of the role: after the straight pass (the second
-    // pass only replays loop bodies for their back edges).
-    int uncommittedEnd = 0;
-    bool pendingEnd = false;
-    for (int pass = 0; pass < 2; ++pass, uncommittedEnd = pass == 1 ? uncommitted : uncommittedEnd,
-             pendingEnd = pass == 1 ? pending : pendingEnd)
-      for (const SyncEvent *e : seq) {
-        if (pass == 1 && e->loop < 0)
-          continue;
-        if (e->kind != SyncKind::WgmmaMma) {
-          std::set<std::string> busy = open;
-          for (const auto &g : inFlight)
-            busy.insert(g.begin(), g.end());
-          if (touchesAny(*e, busy))
-            finding(ProtocolViolationKind::WgmmaDiscipline, e->loc,
-                    fmt::format("wgmma result read before wait_group: {} by {} touches the "
-                                "accumulator of a wgmma.mma_async that may still run (its group "
-                                "is not retired by a wgmma.wait_group before this)",
-                                e->what, e->threads.describe()),
-                    {{lastMma ? lastMma->loc : e->loc, "the wgmma.mma_async writing it"}}, false);
-        }
-        switch (e->kind) {
-        case SyncKind::WgmmaFence:
-          fenced = true;
-          break;
-        case SyncKind::WgmmaMma:
-          if (!fenced)
-            finding(ProtocolViolationKind::WgmmaDiscipline, e->loc,
-                    fmt::format("wgmma.mma_async by {} without a wgmma.fence before it: the "
-                                "accumulator registers may still be written by other instructions",
-                                e->threads.describe()),
-                    {}, false);
-          ++uncommitted;
-          lastMma = e;
-          for (const MemoryAccess &a : e->accesses)
-            if (a.write && a.scope == MemScope::Reg)
-              open.insert(a.buffer);
-          break;
-        case SyncKind::WgmmaCommit:
-          if (uncommitted)
-            pending = true;
-          uncommitted = 0;
-          lastCommit = e;
-          inFlight.push_back(std::move(open));
-          open.clear();
-          break;
-        case SyncKind::WgmmaWait: {
-          int64_t keep = std::max<int64_t>(constantValue(e->amount).value_or(1), 0);
-          while (int64_t(inFlight.size()) > keep)
-            inFlight.erase(inFlight.begin());
-          if (keep == 0)
-            pending = false;
-          fenced = false; // accumulators touched again need a new fence
-          break;
-        }
-        default:
-          break;
-        }
+    auto step = [&](WgmmaState &st, const SyncEvent *e) {
+      if (e->kind != SyncKind::WgmmaMma) {
+        std::set<std::string> busy = st.open;
+        for (const auto &g : st.inFlight)
+          busy.insert(g.begin(), g.end());
+        if (touchesAny(*e, busy))
+          finding(ProtocolViolationKind::WgmmaDiscipline, e->loc,
+                  fmt::format("wgmma result read before wait_group: {} by {} touches the "
+                              "accumulator of a wgmma.mma_async that may still run (its group "
+                              "is not retired by a wgmma.wait_group before this)",
+                              e->what, e->threads.describe()),
+                  {{st.lastMma ? st.lastMma->loc : e->loc, "the wgmma.mma_async writing it"}},
+                  false);
       }
-    if (uncommittedEnd && lastMma)
-      finding(ProtocolViolationKind::WgmmaDiscipline, lastMma->loc,
+      switch (e->kind) {
+      case SyncKind::WgmmaFence:
+        st.fenced = true;
+        break;
+      case SyncKind::WgmmaMma:
+        if (!st.fenced)
+          finding(ProtocolViolationKind::WgmmaDiscipline, e->loc,
+                  fmt::format("wgmma.mma_async by {} without a wgmma.fence before it: the "
+                              "accumulator registers may still be written by other instructions",
+                              e->threads.describe()),
+                  {}, false);
+        ++st.uncommitted;
+        st.lastMma = e;
+        for (const MemoryAccess &a : e->accesses)
+          if (a.write && a.scope == MemScope::Reg)
+            st.open.insert(a.buffer);
+        break;
+      case SyncKind::WgmmaCommit:
+        if (st.uncommitted)
+          st.pending = true;
+        st.uncommitted = 0;
+        st.lastCommit = e;
+        st.inFlight.push_back(std::move(st.open));
+        st.open.clear();
+        break;
+      case SyncKind::WgmmaWait: {
+        int64_t keep = std::max<int64_t>(constantValue(e->amount).value_or(1), 0);
+        while (int64_t(st.inFlight.size()) > keep)
+          st.inFlight.erase(st.inFlight.begin());
+        if (keep == 0)
+          st.pending = false;
+        st.fenced = false; // accumulators touched again need a new fence
+        break;
+      }
+      default:
+        break;
+      }
+    };
+    // The straight pass, keeping the state after each event.
+    WgmmaState st;
+    std::vector<WgmmaState> after;
+    after.reserve(seq.size());
+    for (const SyncEvent *e : seq) {
+      step(st, e);
+      after.push_back(st);
+    }
+    // Each loop's back edge: the state at the end of its body (after its
+    // last event, nested loops included) flows into its first event, so its
+    // events are replayed once from there. (Replaying every loop's events one
+    // after the other from the end of the role's pass would carry a group
+    // still in flight at the end of one loop into a later loop, past the
+    // wgmma.wait_group(0) between them.)
+    auto within = [&](int loop, int outer) {
+      for (; loop >= 0; loop = sk_.loops[size_t(loop)].parent)
+        if (loop == outer)
+          return true;
+      return false;
+    };
+    for (size_t l = 0; l < sk_.loops.size(); ++l) {
+      std::vector<size_t> body;
+      for (size_t i = 0; i < seq.size(); ++i)
+        if (within(seq[i]->loop, int(l)))
+          body.push_back(i);
+      if (body.empty())
+        continue;
+      WgmmaState replay = after[body.back()];
+      for (size_t i : body)
+        step(replay, seq[i]);
+    }
+    if (st.uncommitted && st.lastMma)
+      finding(ProtocolViolationKind::WgmmaDiscipline, st.lastMma->loc,
               "wgmma.mma_async is never committed (wgmma.commit_group) before its warpgroup ends",
               {}, false);
-    else if (pendingEnd && lastCommit)
-      finding(ProtocolViolationKind::WgmmaDiscipline, lastCommit->loc,
+    else if (st.pending && st.lastCommit)
+      finding(ProtocolViolationKind::WgmmaDiscipline, st.lastCommit->loc,
               "committed wgmma groups are never waited for (wgmma.wait_group(0)) before the "
               "results are "
               "used at the end of the role",
