@@ -8,6 +8,8 @@
 # (kernel renamed) into OUTDIR/NAME.cu and writes OUTDIR/points.csv and the
 # pairs files pairs_sweep.txt, pairs_split.txt, pairs_acc.txt for calib.py.
 # CPU machine. Usage: scripts/model/gen_tune_dev.sh TILESCOPE TABLE SHAPES OUTDIR
+# With SWEEP_ONLY=1 in the environment, only the table's points;
+# EXTRA_POINTS and ACCURACY_POINTS name other files of those two lists.
 set -euo pipefail
 ts=$1 table=$2 shapes=$3 out=$4
 here=$(cd "$(dirname "$0")" && pwd)
@@ -61,7 +63,11 @@ for shape in $(grep -v '^#' "$shapes"); do
     echo "$REPLY,$shape" >>"$out/pairs_split.txt"
   fi
 done
-for p in $(grep -v '^#' "$here/split_points.txt"); do
+extra=${EXTRA_POINTS:-$here/split_points.txt} accuracy=${ACCURACY_POINTS:-$here/accuracy_points.txt}
+if [ "${SWEEP_ONLY:-0}" = 1 ]; then
+  extra=/dev/null accuracy=/dev/null
+fi
+for p in $(grep -v '^#' "$extra"); do
   point=${p%%@*}
   name_of "$point" k
   IFS=';' read -ra list <<<"${p#*@}"
@@ -76,7 +82,7 @@ for p in $(grep -v '^#' "$here/split_points.txt"); do
     fi
   done
 done
-for point in $(grep -v '^#' "$here/accuracy_points.txt"); do
+for point in $(grep -v '^#' "$accuracy"); do
   name_of "$point" a
   for shape in $(grep -v '^#' "$shapes"); do
     IFS=x read -r m n k <<<"$shape"
