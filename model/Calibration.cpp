@@ -113,6 +113,8 @@ double *machineField(Machine &m, const std::string &key) {
       {"load_latency_cycles", &m.loadLatencyCycles},
       {"epilogue_cycles", &m.epilogueCycles},
       {"launch_us", &m.launchUs},
+      {"dsmem_bytes_per_clk_per_sm", &m.dsmemBytesPerClkPerSm},
+      {"cluster_barrier_cycles", &m.clusterBarrierCycles},
   };
   for (const auto &[name, field] : fields)
     if (key == name)

@@ -4,6 +4,8 @@
 
 #include <llvm/Support/JSON.h>
 
+#include <algorithm>
+
 namespace tilescope::model {
 
 double Machine::wgmmaEfficiency(int64_t n) const {
@@ -65,6 +67,8 @@ std::optional<Machine> parseMachine(const std::string &jsonText, std::string *er
       {"cublas_overhead_us", &m.cublasOverheadUs, true},
       {"dsmem_bytes_per_clk_per_sm", &m.dsmemBytesPerClkPerSm},
       {"cluster_barrier_cycles", &m.clusterBarrierCycles},
+      {"cluster4_sms_one_cta_per_sm", &m.cluster4SmsOneCta, true},
+      {"cluster4_sms_two_ctas_per_sm", &m.cluster4SmsTwoCtas, true},
   };
   for (const Field &f : fields) {
     const llvm::json::Object *entry = o->getObject(f.key);
@@ -89,6 +93,16 @@ std::optional<Machine> parseMachine(const std::string &jsonText, std::string *er
     return std::nullopt;
   }
   return m;
+}
+
+int64_t Machine::smsFor(int64_t clusterCtas, int64_t ctasPerSm) const {
+  double n = sms;
+  if (clusterCtas >= 4) {
+    double limit = ctasPerSm >= 2 ? cluster4SmsTwoCtas : cluster4SmsOneCta;
+    if (limit > 0)
+      n = std::min(n, limit);
+  }
+  return std::max<int64_t>(static_cast<int64_t>(n), 1);
 }
 
 std::optional<Machine> bundledMachine(const std::string &target, std::string *error) {

@@ -27,6 +27,12 @@ struct Machine {
   // the description has none (optional fields).
   double dramDatasheetTBs = 0, cublasRooflineFactor = 0, cublasOverheadUs = 0;
   double dsmemBytesPerClkPerSm = 0, clusterBarrierCycles = 0; // split K over a cluster
+  // The SMs that clusters of 4 CTAs fill at once (a cluster's CTAs share a
+  // GPC: cudaOccupancyMaxActiveClusters x 4 / CTAs an SM), with one CTA an
+  // SM and with two or more; 0: all `sms` (optional fields).
+  double cluster4SmsOneCta = 0, cluster4SmsTwoCtas = 0;
+  // The SMs a grid of clusters of `clusterCtas` CTAs, `ctasPerSm` an SM, fills.
+  int64_t smsFor(int64_t clusterCtas, int64_t ctasPerSm) const;
   std::map<std::string, std::string> sources; // field name in the file -> its source
 
   // Issue efficiency of wgmma m64nNk16 (interpolated between 64, 128, 256).

@@ -87,7 +87,6 @@ double cyclesToUs(double cycles, const Machine &m) {
 PredictCache predictCache(const KernelProfile &p, const Machine &m) {
   PredictCache out;
   out.ctasPerSm = occupancy(p, m, &out.occupancyLimit);
-  const int64_t sms = static_cast<int64_t>(m.sms);
   double scale = p.traced > 0 ? static_cast<double>(p.grid) / static_cast<double>(p.traced) : 1;
   double storeBytes = 0;
   for (const CtaWork &w : p.ctas)
@@ -97,7 +96,7 @@ PredictCache predictCache(const KernelProfile &p, const Machine &m) {
   // A row block of a tensor (and the K slice of a split-K rank).
   using BlockKey = std::tuple<std::string, int64_t, int64_t>;
   std::map<int64_t, std::map<BlockKey, double>> perWave;
-  int64_t resident = sms * out.ctasPerSm;
+  int64_t resident = m.smsFor(p.clusterCtas, out.ctasPerSm) * out.ctasPerSm;
   for (size_t i = 0; i < p.ctas.size(); ++i) {
     const CtaWork &w = p.ctas[i];
     int64_t stagesPerTile = w.tiles > 0 ? std::max<int64_t>(w.stageFills / w.tiles, 1)
@@ -132,7 +131,8 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
   }
   out.ctasPerSm = cache->ctasPerSm;
   out.occupancyLimit = cache->occupancyLimit;
-  const int64_t sms = static_cast<int64_t>(m.sms);
+  // Clusters of 4 leave SMs of some GPCs idle (Machine::smsFor).
+  const int64_t sms = m.smsFor(p.clusterCtas, out.ctasPerSm);
 
   // Costs of the traced CTAs; the rest cost their average.
   std::vector<CtaCost> costs;

@@ -468,6 +468,7 @@ std::optional<KernelProfile> profileKernel(const Kernel &kernel,
       return std::nullopt;
     }
     tracer.clusterDims[i] = *v;
+    p.clusterCtas *= *v;
   }
   if (!tracer.globalBuffers()) {
     *error = *tracer.failure;

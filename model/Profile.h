@@ -43,6 +43,7 @@ struct CtaWork {
 
 struct KernelProfile {
   int64_t grid = 0, threads = 0;
+  int64_t clusterCtas = 1; // CTAs a cluster (the product of the cluster's extents)
   int64_t stages = 0;     // depth of the ring the loads signal (0: no ring)
   double sharedBytes = 0; // shared buffers and mbarriers of one CTA
   bool setsMaxRegisters = false;
