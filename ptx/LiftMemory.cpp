@@ -94,8 +94,9 @@ struct Range {
 };
 
 struct Env {
-  int64_t threads = 1;
+  int64_t threads = 1;                    // threadIdx.x below this
   std::map<std::string, int64_t> iterMax; // it<L>: its largest value
+  int64_t firstThread = 0;                // threadIdx.x from this (an event's threads)
 };
 
 std::optional<Range> rangeOf(const Expr &e, const Env &env) {
@@ -107,7 +108,7 @@ std::optional<Range> rangeOf(const Expr &e, const Env &env) {
   case ExprKind::Builtin:
     switch (as<Builtin>(e).which) {
     case BuiltinKind::threadIdx_x:
-      return Range{0, env.threads - 1};
+      return Range{env.firstThread, env.threads - 1};
     case BuiltinKind::laneid:
       return Range{0, 31};
     default:
@@ -207,6 +208,12 @@ Linear atom(const Expr &e) {
   return l;
 }
 
+// Whether x is at least 0 for every value in the environment.
+bool nonNegative(const Linear &x, const Env &env) {
+  auto r = rangeOf(rebuild(x), env);
+  return r && r->lo >= 0;
+}
+
 Linear linear(const Expr &e, const Env &env) {
   Linear l;
   if (auto k = constantValue(e)) {
@@ -232,7 +239,9 @@ Linear linear(const Expr &e, const Env &env) {
       addInto(l, linear(b.rhs, env), *d);
       return l;
     }
-    return atom(e);
+    // A product of two terms: each factor in the normal form.
+    return atom(
+        Binary::make(BinaryOp::Mul, rebuild(linear(b.lhs, env)), rebuild(linear(b.rhs, env))));
   case BinaryOp::Mod: {
     if (!c || *c <= 0)
       return atom(e);
@@ -242,18 +251,47 @@ Linear linear(const Expr &e, const Env &env) {
     for (const auto &[key, t] : x.terms)
       if (t.second % *c != 0)
         kept.terms[key] = t;
-    Expr rest = rebuild(kept);
-    auto r = rangeOf(rest, env);
+    auto r = rangeOf(rebuild(kept), env);
+    // A rest that may be negative, of a non-negative x: raised by a multiple
+    // of m, which leaves x % m as it is (both sides non-negative, congruent).
+    if (r && r->lo < 0 && r->hi < kInf && nonNegative(x, env)) {
+      int64_t raise = (-r->lo + *c - 1) / *c * *c;
+      kept.constant += raise;
+      r = Range{r->lo + raise, r->hi + raise};
+    }
     if (!r || r->lo < 0) // dropping the multiples of m needs a non-negative rest
       return atom(Binary::make(BinaryOp::Mod, rebuild(x), b.rhs));
-    if (r->hi < *c)
+    if (r->hi < kInf && r->lo / *c == r->hi / *c) {
+      // The rest stays in one [k m, (k + 1) m): it is x % m plus k m.
+      kept.constant -= r->lo / *c * *c;
       return kept;
-    return atom(Binary::make(BinaryOp::Mod, rest, b.rhs));
+    }
+    return atom(Binary::make(BinaryOp::Mod, rebuild(kept), b.rhs));
   }
-  case BinaryOp::Div:
+  case BinaryOp::Div: {
     if (!c || *c <= 0)
       return atom(e);
-    return atom(Binary::make(BinaryOp::Div, rebuild(linear(b.lhs, env)), b.rhs));
+    // x / m of a non-negative x = q + r, m dividing every term of q: q / m
+    // plus r / m, r first raised to non-negative by a multiple of m taken
+    // from q (floor and truncation agree on non-negative values).
+    Linear x = linear(b.lhs, env), q, r;
+    r.constant = x.constant;
+    for (const auto &[key, t] : x.terms)
+      if (t.second % *c == 0)
+        q.terms[key] = {t.first, t.second / *c};
+      else
+        r.terms[key] = t;
+    auto rr = rangeOf(rebuild(r), env);
+    if (q.terms.empty() || !rr || rr->hi >= kInf || !nonNegative(x, env))
+      return atom(Binary::make(BinaryOp::Div, rebuild(x), b.rhs));
+    int64_t raise = rr->lo < 0 ? (-rr->lo + *c - 1) / *c * *c : 0;
+    r.constant += raise;
+    q.constant -= raise / *c;
+    if (rr->hi + raise < *c)
+      return q;
+    addInto(q, atom(Binary::make(BinaryOp::Div, rebuild(r), b.rhs)), 1);
+    return q;
+  }
   default:
     return atom(e);
   }
@@ -441,30 +479,52 @@ std::optional<MemoryAccess> SharedAccesses::descriptor(size_t i, const Operand &
   // address is 16-byte aligned: the field is the address over 16 (shared
   // addresses are below 2^18).
   uint64_t bits = values_.operandBits(*addr, at);
-  if ((bits & 0x3FFFFu & ~mask) != 0 || (bits & 15) != 0) {
+  AddressParts a = splitAddress(values_.operandValue(*addr, at));
+  a.rest = normalise(a.rest, Env{threads_, {}});
+  bool keeps = (bits & 0x3FFFFu & ~mask) == 0 && (bits & 15) == 0;
+  // Where the bits are not known one by one (a K step inside a swizzled
+  // row: twice a sum of terms), by the address's value: a shared variable
+  // aligned to 16 plus a constant and terms that are multiples of 16 is
+  // 16-byte aligned, and below 2^18 (the reading), so a mask keeping all of
+  // bits [4, 18) keeps the address.
+  if (!keeps && (mask & 0x3FFF0u) == 0x3FFF0u && a.ok && !a.symbol.empty() &&
+      align_.count(a.symbol) && align_.at(a.symbol) % 16 == 0 && a.constant % 16 == 0 &&
+      (!a.rest || multipleOf(a.rest, 16)))
+    keeps = true;
+  if (!keeps) {
     why = fmt::format("line {}: the wgmma descriptor {} masks address bits the address may have",
                       wg.line, desc.text);
     return std::nullopt;
   }
-  AddressParts a = splitAddress(values_.operandValue(*addr, at));
-  a.rest = normalise(a.rest, Env{threads_, {}});
-  if (!a.ok || a.symbol.empty() || !align_.count(a.symbol) || a.constant < 0 ||
-      !multipleOf(a.rest, rowBytes) || align_.at(a.symbol) % rowBytes != 0) {
+  if (!a.ok || a.symbol.empty() || !align_.count(a.symbol) || align_.at(a.symbol) % rowBytes != 0) {
     why = fmt::format("line {}: the address in wgmma descriptor {} is not derived as a shared "
-                      "variable plus an offset",
-                      wg.line, desc.text);
+                      "variable plus an offset{}",
+                      wg.line, desc.text,
+                      a.ok && a.rest ? fmt::format(" whose terms are multiples of the {}-byte row "
+                                                   "(offset {} + {})",
+                                                   rowBytes, a.constant, print(a.rest))
+                                     : "");
     return std::nullopt;
   }
   // The rows from the one holding the start address (a K step starts
-  // inside it).
-  int64_t first = a.constant - a.constant % rowBytes;
+  // inside it): start - start % rowBytes, which groupSharedBuffers
+  // simplifies for the threads that run the wgmma (a start is a shared
+  // address, not negative).
+  Expr begin;
+  if (a.constant >= 0 && multipleOf(a.rest, rowBytes)) {
+    int64_t first = a.constant - a.constant % rowBytes;
+    begin = a.rest ? add(a.rest, IntImm::make(first)) : IntImm::make(first);
+  } else {
+    Expr start = a.rest ? add(a.rest, IntImm::make(a.constant)) : IntImm::make(a.constant);
+    begin = Binary::make(BinaryOp::Sub, start,
+                         Binary::make(BinaryOp::Mod, start, IntImm::make(rowBytes)));
+  }
   MemoryAccess m;
   m.buffer = a.symbol;
   m.scope = MemScope::Shared;
   m.dtype = Dtype::u8;
   m.asyncProxy = true;
-  m.region.push_back({a.rest ? add(a.rest, IntImm::make(first)) : IntImm::make(first),
-                      IntImm::make(rows * rowBytes)});
+  m.region.push_back({begin, IntImm::make(rows * rowBytes)});
   m.stage = IntImm::make(0);
   why.clear();
   return m;
@@ -524,7 +584,7 @@ std::optional<Range> reachOf(const Expr &e, const Env &env) {
   if (!vars.empty())
     return rangeOf(e, env);
   std::optional<Range> r;
-  for (int64_t t = 0; t < env.threads; ++t) {
+  for (int64_t t = env.firstThread; t < env.threads; ++t) {
     auto v = evalConcrete(e, [&](const Expr &x) -> std::optional<int64_t> {
       if (x->kind != ExprKind::Builtin)
         return std::nullopt;
@@ -559,7 +619,14 @@ std::optional<Ring> ringOf(const Expr &offset, const Env &env) {
     auto s = constantValue(as<Binary>(x).rhs);
     std::vector<std::string> vars;
     freeVars(as<Binary>(x).lhs, vars);
-    if (!s || *s < 2 || vars.size() != 1 || vars[0].rfind("it", 0) != 0)
+    // Over loop counters (one, or a nest flattened: `(it0 * kt + it2) % S`
+    // of a persistent kernel, whose stage pattern the proofs derive over
+    // the nest) and parameters, which do not change between iterations.
+    bool counters = std::any_of(vars.begin(), vars.end(),
+                                [](const std::string &v) { return v.rfind("it", 0) == 0; });
+    for (const std::string &v : vars)
+      counters &= v.rfind("it", 0) == 0 || v.rfind("param_", 0) == 0;
+    if (!s || *s < 2 || !counters)
       continue;
     if (found)
       return std::nullopt; // two rings in one offset
@@ -589,19 +656,35 @@ void groupSharedBuffers(BarrierSkeleton &sk,
     Range reach;
   };
   std::map<std::string, std::vector<Item>> bySymbol;
+  // Each event's offsets over its own threads (the first to the last that
+  // run it): a term that is negative only for threads that never run the
+  // access (a producer's warpgroup index in a consumer's address) then
+  // simplifies.
+  auto envOf = [&](const SyncEvent &e) {
+    Env own = env;
+    for (int64_t t = 0; t < env.threads && !e.threads.contains(t); ++t)
+      own.firstThread = t + 1;
+    if (own.firstThread >= own.threads)
+      return env; // no thread runs it
+    while (own.threads > own.firstThread + 1 && !e.threads.contains(own.threads - 1))
+      --own.threads;
+    return own;
+  };
   for (SyncEvent &e : sk.events) {
     std::vector<MemoryAccess> kept;
+    Env own = envOf(e);
     for (MemoryAccess &a : e.accesses) {
       if (a.scope != MemScope::Shared || a.region.size() != 1) {
         kept.push_back(a);
         continue;
       }
-      auto r = reachOf(a.region[0].begin, env);
+      a.region[0].begin = normalise(a.region[0].begin, own);
+      auto r = reachOf(a.region[0].begin, own);
       auto bytes = constantValue(a.region[0].extent);
       if (!r || !bytes || r->lo < 0 || r->hi >= kInf) {
         notLifted.push_back({e.loc, fmt::format("the offset in {} of this access has no bounded "
-                                                "range",
-                                                a.buffer)});
+                                                "range ({})",
+                                                a.buffer, print(a.region[0].begin))});
         continue;
       }
       kept.push_back(a);
@@ -611,7 +694,7 @@ void groupSharedBuffers(BarrierSkeleton &sk,
   for (SyncEvent &e : sk.events)
     for (MemoryAccess &a : e.accesses)
       if (a.scope == MemScope::Shared && a.region.size() == 1) {
-        Range r = *reachOf(a.region[0].begin, env);
+        Range r = *reachOf(a.region[0].begin, envOf(e));
         r.hi += *constantValue(a.region[0].extent); // exclusive end
         bySymbol[a.buffer].push_back({&e, &a, r});
       }
@@ -639,10 +722,11 @@ void groupSharedBuffers(BarrierSkeleton &sk,
       for (size_t j = start; j < k; ++j) {
         MemoryAccess &a = *items[j].access;
         a.buffer = name;
-        auto ring = ringOf(a.region[0].begin, env);
+        Env own = envOf(*items[j].event);
+        auto ring = ringOf(a.region[0].begin, own);
         if (!ring)
           continue;
-        auto inner = reachOf(ring->inner, env);
+        auto inner = reachOf(ring->inner, own);
         int64_t bytes = *constantValue(a.region[0].extent);
         if ((stages != 0 && (stages != ring->stages || stride != ring->stride)) || !inner ||
             inner->lo < base || inner->hi + bytes > base + ring->stride) {

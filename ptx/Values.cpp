@@ -593,6 +593,17 @@ uint64_t RegisterValues::possibleBits(const Operand &op, size_t at, int fuel) co
       uint64_t below = (other & (~other + 1)) - 1, v = uint64_t(c.value);
       r = (smear(other + (v & ~below)) & ~below) | (v & below);
     }
+    // A negative constant (x - 16384 after x << 8): the trailing zero bits
+    // both have stay clear in 32-bit arithmetic; any bit above may be set.
+    for (int k = 1; k <= 2; ++k) {
+      const Operand &c = in.operands[size_t(k)];
+      uint64_t other = k == 1 ? b : a;
+      if (c.kind != Operand::Immediate || c.value >= 0 || other == 0)
+        continue;
+      uint64_t v = uint64_t(c.value) & all;
+      uint64_t low2 = std::min(other & (~other + 1), v & (~v + 1));
+      r = all & ~(low2 - 1);
+    }
   } else if (o == "mul" && in.hasModifier("lo") && imm(2) && *imm(2) >= 0)
     r = smear(bits(1) * uint64_t(*imm(2)));
   return r & all; // 32-bit results: what passes bit 31 wraps away
