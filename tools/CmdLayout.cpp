@@ -5,7 +5,8 @@
 //   tilescope layout LAYOUT --shape 8,16 [--at i,j] [--table] [--dtype T] [--json]
 //   tilescope layout LAYOUT [--compose B | --complement M | --divide T] [--json]
 //   tilescope layout LAYOUT --shape ... --check [--target sm_90a] [--threads N]
-//                    [--cluster N] [--scope auto|reg|shared|tmem|global] [--inst NAME [--mn-major]]
+//                    [--cluster N] [--devices N] [--scope auto|reg|shared|tmem|global]
+//                    [--inst NAME [--mn-major]]
 //                    [--banks NAME] [--overlaps-with LAYOUT --other-shape dims] [--json]
 //
 // Exit status: 0 clean, 1 the layout has findings (--check), 2 input error
@@ -55,6 +56,10 @@ cl::opt<std::string> targetOpt("target", cl::desc("sm_80, sm_90a or sm_100a (def
 cl::opt<int64_t> threadsOpt("threads", cl::desc("Threads per CTA (default 128)"), cl::init(128),
                             cl::sub(layoutCommand));
 cl::opt<int64_t> clusterOpt("cluster", cl::desc("CTAs per cluster along x (default 1)"),
+                            cl::init(1), cl::sub(layoutCommand));
+cl::opt<int64_t> devicesOpt("devices",
+                            cl::desc("Devices of the launch: the extent of pid (device placement "
+                                     "of a global tensor, docs/scales.md; default 1)"),
                             cl::init(1), cl::sub(layoutCommand));
 cl::opt<std::string> scopeOpt("scope",
                               cl::desc("auto, reg, shared, tmem or global (auto: from the axes)"),
@@ -486,6 +491,11 @@ int runLayout() {
                               clusterOpt.getValue()));
     return kInputError;
   }
+  if (devicesOpt < 1 || devicesOpt > 4096) {
+    OptionText(diag, "<devices>", std::to_string(devicesOpt))
+        .error(0, fmt::format("--devices must be in [1, 4096], not {}", devicesOpt.getValue()));
+    return kInputError;
+  }
   std::optional<MemScope> scope =
       scopeOpt == "auto" ? std::optional(layoutScope(layout)) : memScopeFromName(scopeOpt);
   if (!scope) {
@@ -531,6 +541,7 @@ int runLayout() {
   LaunchShape launch;
   launch.threads = threadsOpt;
   launch.cluster = {clusterOpt, 1, 1};
+  launch.devices = devicesOpt;
 
   // --overlaps-with: a second buffer of the same scope and dtype.
   std::optional<LayoutSpec> other;
@@ -645,9 +656,12 @@ int runLayout() {
   if (bankReport && (!prove || bankReport->conflicts.empty()))
     llvm::outs() << describe(*bankReport) << "\n";
   if (prove && !findings)
-    llvm::outs() << fmt::format("legal: {} on shape {} as a {} {} buffer, {} with {} threads{}\n",
+    llvm::outs() << fmt::format("legal: {} on shape {} as a {} {} buffer, {} with {} threads{}{}\n",
                                 spec->str(), formatLogical(shape), memScopeName(buffer.scope),
                                 dtypeName(buffer.dtype), targetInfoRef.name, launch.threads,
+                                launch.devices > 1
+                                    ? fmt::format(" on {} devices", launch.devices)
+                                    : "",
                                 inst ? fmt::format(", accepted by {}", inst->name) : "");
   return findings ? kFindings : kClean;
 }

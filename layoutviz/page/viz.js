@@ -162,28 +162,40 @@
     if (mode === 'element') return { of: (f) => f % 8, legend: (k) => 'elements ≡ ' + k + ' (mod 8)' };
     // owner: warps when the owners span several, PTX's groupID (lane / 4)
     // within one warp; TMEM lanes by sub-partition; devices; memory lines.
-    const R = model.R;
+    const R = model.R, tid = model.tid, own = model.own, stride = R * model.A, bits = doc.bits;
     if (model.hasThreads) {
-      if (model.maxTid >= 32) return { of: (f) => (model.tid[f * R] >> 5) % 8, legend: (k) => 'warp ' + k + (model.maxTid >= 256 ? ' (mod 8)' : '') + ': threads ' + 32 * k + '–' + (32 * k + 31) };
-      return { of: (f) => (model.tid[f * R] & 31) >> 2, legend: (k) => 'groupID ' + k + ': lanes ' + 4 * k + '–' + (4 * k + 3) };
+      if (model.maxTid >= 32) return { of: (f) => (tid[f * R] >> 5) % 8, legend: (k) => 'warp ' + k + (model.maxTid >= 256 ? ' (mod 8)' : '') + ': threads ' + 32 * k + '–' + (32 * k + 31) };
+      return { of: (f) => (tid[f * R] & 31) >> 2, legend: (k) => 'groupID ' + k + ': lanes ' + 4 * k + '–' + (4 * k + 3) };
     }
-    const at = (f, a) => model.own[f * R * model.A + model.ax[a]];
-    if (model.ax.TLane >= 0) return { of: (f) => (at(f, 'TLane') >> 5) % 8, legend: (k) => 'TMEM lanes ' + 32 * k + '–' + (32 * k + 31) + ' (warp ' + k + ' of the warpgroup)' };
-    if (model.ax.pid >= 0) return { of: (f) => at(f, 'pid') % 8, legend: (k) => 'device ' + k + ' (mod 8)' };
-    if (model.ax.m >= 0) return { of: (f) => Math.floor(at(f, 'm') * doc.bits / 1024) % 8, legend: (k) => '128-byte line ≡ ' + k + ' (mod 8)' };
+    const { TLane, pid, m } = model.ax;
+    if (TLane >= 0) return { of: (f) => (own[f * stride + TLane] >> 5) % 8, legend: (k) => 'TMEM lanes ' + 32 * k + '–' + (32 * k + 31) + ' (warp ' + k + ' of the warpgroup)' };
+    if (pid >= 0) return { of: (f) => own[f * stride + pid] % 8, legend: (k) => 'device ' + k + ' (mod 8)' };
+    if (m >= 0) return { of: (f) => Math.floor(own[f * stride + m] * bits / 1024) % 8, legend: (k) => '128-byte line ≡ ' + k + ' (mod 8)' };
     return { of: (f) => Math.floor(f / lc) % 8, legend: (k) => 'logical rows ≡ ' + k + ' (mod 8)' };
   }
+  // The class of every logical element, then of every physical cell. The
+  // modes that depend on the row or the column alone are filled a row at a
+  // time (a recolour of 2^18 elements is then a few copies, not 2^18 calls).
   function computeClasses() {
-    const c = classer(), size = doc.size, of = c.of;
+    const c = classer(), mode = colourMode(), size = doc.size, lc = model.lcols, rows = size / lc;
     const logical = new Int16Array(size);
     const seen = new Uint8Array(8);
-    for (let f = 0; f < size; ++f) { const k = of(f); logical[f] = k; seen[k] = 1; }
+    if (mode === 'row') {
+      for (let r = 0; r < rows; ++r) { const k = r % 8; logical.fill(k, r * lc, (r + 1) * lc); seen[k] = 1; }
+    } else if (mode === 'column' || mode === 'chunk' || (mode === 'element' && lc % 8 === 0)) {
+      for (let j = 0; j < lc; ++j) { const k = c.of(j); logical[j] = k; seen[k] = 1; }
+      for (let at = lc; at < size; at += lc) logical.copyWithin(at, 0, lc);
+    } else {
+      const of = c.of;
+      for (let f = 0; f < size; ++f) { const k = of(f); logical[f] = k; seen[k] = 1; }
+    }
     const used = new Set();
     for (let k = 0; k < 8; ++k) if (seen[k]) used.add(k);
     const cells = model.prow * model.pcol, physical = new Int16Array(cells).fill(-1);
+    const start = model.cellStart, list = model.cellList, R = model.R;
     for (let cell = 0; cell < cells; ++cell) {
-      const s = model.cellStart[cell];
-      if (s < model.cellStart[cell + 1]) physical[cell] = logical[Math.floor(model.cellList[s] / model.R)];
+      const s = start[cell];
+      if (s < start[cell + 1]) physical[cell] = logical[Math.floor(list[s] / R)];
     }
     model.logicalClasses = logical; model.physicalClasses = physical;
     renderLegend(c, used);
