@@ -60,7 +60,10 @@ TEST_CASE("the bundled machines read with a source for every number") {
   Machine m = h100();
   CHECK(m.sms == 132);
   CHECK(m.peakTflopsDatasheet == doctest::Approx(989.4));
-  CHECK(m.sources.size() == 25); // 22 of the model, 3 of the baseline (model/Baseline.h)
+  // 22 of the model, 3 of the baseline (model/Baseline.h), and the FP32 peak
+  // of the reward's CUDA-core bound (reward/PerformanceStage.cpp).
+  CHECK(m.sources.size() == 26);
+  CHECK(m.fp32PeakTflops == doctest::Approx(67));
   for (const auto &[field, source] : m.sources)
     CHECK_MESSAGE(!source.empty(), field);
   std::string error;
