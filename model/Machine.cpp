@@ -65,6 +65,7 @@ std::optional<Machine> parseMachine(const std::string &jsonText, std::string *er
       {"dram_datasheet_tb_s", &m.dramDatasheetTBs, true},
       {"cublas_roofline_factor", &m.cublasRooflineFactor, true},
       {"cublas_overhead_us", &m.cublasOverheadUs, true},
+      {"fp32_peak_tflops", &m.fp32PeakTflops, true},
       {"dsmem_bytes_per_clk_per_sm", &m.dsmemBytesPerClkPerSm},
       {"cluster_barrier_cycles", &m.clusterBarrierCycles},
       {"cluster4_sms_one_cta_per_sm", &m.cluster4SmsOneCta, true},

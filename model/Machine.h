@@ -26,6 +26,10 @@ struct Machine {
   // rate, and cuBLAS's measured time as factor * roofline + overhead. 0 when
   // the description has none (optional fields).
   double dramDatasheetTBs = 0, cublasRooflineFactor = 0, cublasOverheadUs = 0;
+  // Dense FP32 on the CUDA cores (no tensor cores), as the datasheet states
+  // it: the reward's bound for GEMM kernels that issue no tensor-core
+  // instruction. 0 when the description has none (optional).
+  double fp32PeakTflops = 0;
   double dsmemBytesPerClkPerSm = 0, clusterBarrierCycles = 0; // split K over a cluster
   // The SMs that clusters of 4 CTAs fill at once (a cluster's CTAs share a
   // GPC: cudaOccupancyMaxActiveClusters x 4 / CTAs an SM), with one CTA an

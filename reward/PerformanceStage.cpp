@@ -5,10 +5,16 @@
 // with a credit in [0, 1] (the baseline's time over the predicted time,
 // capped at 1), is `unknown` when the model cannot predict a kernel it
 // covers, and `skipped` (left out of the score) for what the model does not
-// cover: targets other than sm_90a, tasks whose problem is no GEMM (the
-// model is calibrated on GEMMs only, docs/model.md), kernels that issue no
-// wgmma.
+// cover: tasks whose problem is no GEMM (the model is calibrated on GEMMs
+// only, docs/model.md), and tensor-core kernels for targets other than
+// sm_90a. A GEMM kernel that issues no tensor-core instruction at all (scalar
+// FMA loops) is scored against the most it could do on CUDA cores: the
+// machine's FP32 peak (or its DRAM rate, whichever binds) — a bound no such
+// kernel beats, so dropping the tensor cores lowers the credit rather than
+// leaving the stage out of the score.
+#include "ir/Intrinsics.h"
 #include "ir/Printer.h"
+#include "ir/Visitor.h"
 #include "ir/Target.h"
 #include "model/Baseline.h"
 #include "model/Predict.h"
@@ -83,13 +89,85 @@ std::optional<double> problemFlops(const Kernel &kernel, const std::string &prob
   return 2 * *cElems * (*aElems / double(*m));
 }
 
+// Whether the kernel issues a tensor-core matrix multiply: the gemm tile
+// primitive (wgmma, tcgen05.mma or mma.sync, whichever dispatch picks) or one
+// of the native instructions.
+bool usesTensorCores(const Kernel &kernel) {
+  struct Find : IRVisitor {
+    bool found = false;
+    void visitCallStmt(const CallStmt &c) override {
+      IntrinsicId f = idOf(c);
+      found |= f == IntrinsicId::Gemm || f == IntrinsicId::GemmAsync ||
+               f == IntrinsicId::WgmmaMmaAsync || f == IntrinsicId::Tcgen05Mma;
+      IRVisitor::visitCallStmt(c);
+    }
+  } find;
+  find.visit(kernel);
+  return find.found;
+}
+
+double tensorBytes(const Kernel &kernel, const std::map<std::string, int64_t> &sizes) {
+  double bytes = 0;
+  for (const Param &param : kernel.params)
+    if (param.isTensor)
+      if (auto n = elements(kernel, param, sizes))
+        bytes += *n * dtypeBits(param.dtype) / 8.0;
+  return bytes;
+}
+
+// A kernel without tensor cores: credit against the fastest it could be,
+// the problem's flops at the machine's FP32 CUDA-core peak or its tensors
+// moved once at the datasheet DRAM rate, whichever takes longer.
+StageResult cudaCoreBound(const Kernel &kernel, const std::string &problem,
+                          const model::Machine &machine,
+                          const std::map<std::string, int64_t> &sizes,
+                          std::optional<PerformanceEstimate> &estimate) {
+  auto flops = problemFlops(kernel, problem, sizes);
+  if (!flops)
+    return stage(StageStatus::Unknown, "not predicted: the shapes of the task's GEMM operands do "
+                                       "not evaluate at " +
+                                           describe(sizes));
+  if (machine.fp32PeakTflops <= 0 || machine.dramDatasheetTBs <= 0)
+    return stage(StageStatus::Unknown,
+                 fmt::format("not predicted: the description of {} gives no FP32 peak or "
+                             "datasheet DRAM rate for the CUDA-core bound",
+                             machine.name));
+  std::string error;
+  double bytes = tensorBytes(kernel, sizes);
+  auto base = model::baselineFor(*flops, bytes, machine, &error);
+  if (!base)
+    return stage(StageStatus::Unknown, "not predicted: " + error);
+  double computeUs = *flops / (machine.fp32PeakTflops * 1e6);
+  double memoryUs = bytes / (machine.dramDatasheetTBs * 1e6);
+  double boundUs = std::max(computeUs, memoryUs);
+  PerformanceEstimate e;
+  e.machine = machine.target;
+  e.sizes = describe(sizes);
+  e.predictedUs = boundUs;
+  e.boundBy = computeUs >= memoryUs ? "cuda-core fp32 peak (bound)" : "dram (bound)";
+  e.tflops = *flops / (boundUs * 1e6);
+  e.rooflineUs = base->rooflineUs;
+  e.baselineUs = base->cublasUs;
+  e.ratio = boundUs / base->cublasUs;
+  StageResult r = stage(StageStatus::Pass, "");
+  r.credit = std::min(1.0, base->cublasUs / boundUs);
+  r.reason = fmt::format(
+      "no tensor-core instruction runs at {}: at best {:.1f} us on {} (the FP32 CUDA-core peak "
+      "of {:.0f} TFLOP/s, or the datasheet DRAM rate, whichever binds); cuBLAS-calibrated "
+      "roofline {:.1f} us: {:.2f}x its time",
+      e.sizes, boundUs, machine.name, machine.fp32PeakTflops, base->cublasUs, e.ratio);
+  estimate = std::move(e);
+  return r;
+}
+
 } // namespace
 
 StageResult performanceStage(const Kernel &kernel, llvm::SourceMgr &sm,
                              const PerformanceRequest &request,
                              std::optional<PerformanceEstimate> &estimate) {
   const TargetInfo &target = targetInfo(kernel.launch.target);
-  if (target.smVersion != 90 || !target.hasWgmma)
+  bool tensorCores = usesTensorCores(kernel);
+  if (tensorCores && (target.smVersion != 90 || !target.hasWgmma))
     return stage(StageStatus::Skipped,
                  fmt::format("no performance model for {}: the model covers sm_90a "
                              "(H100, H200); the stage is left out of the score",
@@ -139,21 +217,16 @@ StageResult performanceStage(const Kernel &kernel, llvm::SourceMgr &sm,
       return r;
     }
   }
+  if (!tensorCores)
+    return cudaCoreBound(kernel, request.problem, *machine, sizes, estimate);
   auto profile = model::profileKernel(kernel, sizes, kMaxTracedCtas, &error);
   if (!profile)
     return stage(StageStatus::Unknown,
                  "not predicted: the model cannot trace the kernel: " + error);
   model::Prediction p = model::predict(*profile, *machine);
-  if (p.flops <= 0)
-    return stage(StageStatus::Skipped,
-                 fmt::format("the performance model covers wgmma/TMA kernels; this one issues no "
-                             "wgmma at {}; the stage is left out of the score",
-                             describe(sizes)));
-  double bytes = 0;
-  for (const Param &param : kernel.params)
-    if (param.isTensor)
-      if (auto n = elements(kernel, param, sizes))
-        bytes += *n * dtypeBits(param.dtype) / 8.0;
+  if (p.flops <= 0) // tensor-core calls that never run at these sizes: CUDA cores do the work
+    return cudaCoreBound(kernel, request.problem, *machine, sizes, estimate);
+  double bytes = tensorBytes(kernel, sizes);
   auto flops = problemFlops(kernel, request.problem, sizes);
   if (!flops)
     return stage(StageStatus::Unknown, "not predicted: the shapes of the task's GEMM operands do "

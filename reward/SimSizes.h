@@ -11,7 +11,9 @@
 //  3. persistent, only for a constant grid whose tile loop starts at
 //     blockIdx: the one symbol, raised least, that makes CTA 0 run the tile
 //     loop twice (more tiles than CTAs; the cheapest in tensor elements),
-//     run on CTA 0 alone (the elements it wrote are compared).
+//     the other symbols then shrunk as far as the rings still wrap twice for
+//     CTA 0 (two tiles need half the K of one), run on CTA 0 alone (the
+//     elements it wrote are compared).
 // Internal to reward/.
 #pragma once
 

@@ -286,9 +286,11 @@ void fillRandomInput(HostTensor &t, uint64_t seed, bool isScale) {
       continue;
     }
     uint64_t bits = 0;
-    do
+    double value = 0;
+    do {
       bits = encodeFloat(t.dtype, isScale ? std::exp2(3.0 * dist(rng)) : dist(rng));
-    while (decodeFloat(t.dtype, bits) == 0.0 || !std::isfinite(decodeFloat(t.dtype, bits)));
+      value = decodeFloat(t.dtype, bits); // decoded once: this loop fills every input element
+    } while (value == 0.0 || !std::isfinite(value));
     t.setBits(i, bits);
   }
 }

@@ -165,7 +165,10 @@ void BarrierProver::prepareLoops() {
       z3::expr stride = ctx_.int_val(1);
       for (size_t m = levels.size(); m-- > 0;) {
         levels[m].stride = stride;
-        stride = stride * levels[m].trip;
+        z3::expr next = stride * levels[m].trip;
+        // Copied, not moved: z3++ 4.8.12's move assignment leaks the old term
+        // (DivisionAbstraction.cpp).
+        stride = next;
       }
       trip = stride.simplify();
     }

@@ -445,8 +445,12 @@ std::string BarrierProver::crossCtaBarriers() const {
 
 z3::expr BarrierProver::sumOf(z3::context &ctx, const std::vector<Term> &terms) {
   z3::expr sum = ctx.int_val(0);
-  for (const Term &t : terms)
-    sum = sum + z3::ite(t.fires, t.amount, ctx.int_val(0));
+  for (const Term &t : terms) {
+    z3::expr next = sum + z3::ite(t.fires, t.amount, ctx.int_val(0));
+    // Copied, not moved: z3++ 4.8.12's move assignment leaks the old term
+    // (DivisionAbstraction.cpp).
+    sum = next;
+  }
   return sum;
 }
 

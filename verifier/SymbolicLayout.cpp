@@ -230,8 +230,12 @@ LayoutReport verifySymbolicLayout(const SymbolicLayout &layout, const std::vecto
     };
     auto product = [&](auto begin, auto end, auto &&termOf) {
       z3::expr p = ctx.int_val(1);
-      for (auto it = begin; it != end; ++it)
-        p = p * termOf(*it);
+      for (auto it = begin; it != end; ++it) {
+        z3::expr next = p * termOf(*it);
+        // Copied, not moved: z3++ 4.8.12's move assignment leaks the old term
+        // (DivisionAbstraction.cpp).
+        p = next;
+      }
       return p;
     };
     z3::expr shapeCount =
@@ -347,12 +351,16 @@ LayoutReport verifySymbolicLayout(const SymbolicLayout &layout, const std::vecto
       for (const auto *iters : {&layout.shard, &layout.replica})
         for (const SymbolicIter &it : *iters)
           if (it.axis == axis) {
-            reach = reach + (enc.term(it.extent) - 1) * enc.term(it.stride);
+            z3::expr next = reach + (enc.term(it.extent) - 1) * enc.term(it.stride);
+            // Copied, not moved: z3++ 4.8.12's move assignment leaks the old term
+            // (DivisionAbstraction.cpp).
+            reach = next;
             negative.push_back(enc.term(it.stride) < 0);
           }
       for (const auto &[a, value] : layout.offset)
         if (a == axis) {
-          reach = reach + enc.term(value);
+          z3::expr next = reach + enc.term(value);
+          reach = next; // copied, as above
           negative.push_back(enc.term(value) < 0);
         }
       z3::solver s = newSolver();

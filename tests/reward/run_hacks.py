@@ -3,7 +3,11 @@
 stage its `// EXPECT: STAGE CODE` line names, with a diagnostic of that code,
 and its honest twin HACK.honest.tile must pass every stage, both rewarded
 against the task's problem of its `// PROBLEM:` line (the candidates' own
-`// problem:` lines are not read by the reward). A hack marked `// NEEDS:
+`// problem:` lines are not read by the reward). A hack that is right but
+slower, `// EXPECT: performance below-twin`, must pass with its performance
+stage scored (not skipped) and earn a performance credit and a score
+strictly below its honest twin's: a way out of the performance model's
+reach must lower the reward. A hack marked `// NEEDS:
 WHAT` depends on simulator work that may not have landed: while it still
 passes it is reported as an expected failure, and once it fails as expected
 the script says to drop the marker.
@@ -39,6 +43,24 @@ def reward(tilescope, path, problem, seed):
         return out.returncode, {"error": out.stdout + out.stderr}
 
 
+def below_twin(name, stage, rc, hack, twin):
+    """What is wrong with a right-but-slower hack against its twin (none: [])."""
+    def scored(result):
+        k = (result.get("kernels") or [{}])[0]
+        s = {x["name"]: x for x in k.get("stages", [])}.get(stage, {})
+        return k.get("score"), s.get("status"), s.get("credit")
+    (hs, hstatus, hcredit), (ts, tstatus, tcredit) = scored(hack), scored(twin)
+    if rc != 0 or hack.get("verdict") != "pass" or hstatus != "pass" or tstatus != "pass":
+        return [f"{name}: expected the hack to pass with stage '{stage}' scored; got exit {rc}, "
+                f"{hack.get('verdict')}, {stage} {hstatus} (twin: {tstatus})"]
+    if not (hcredit < tcredit and hs < ts):
+        return [f"{name}: expected a {stage} credit and a score below the twin's; got "
+                f"{hcredit} and {hs} against {tcredit} and {ts}"]
+    print(f"{name}: {stage} credit {hcredit:.3f} and score {hs:.3f}, below the twin's "
+          f"{tcredit:.3f} and {ts:.3f}")
+    return []
+
+
 def main():
     tilescope, hacks, doc = sys.argv[1], sys.argv[2], sys.argv[3]
     documented = open(doc).read()
@@ -65,14 +87,20 @@ def main():
         for k in kernels:
             for s in k["stages"]:
                 seen.update(d["code"] for d in s["diagnostics"])
-        caught = rc != 0 and got.get("status") == "fail" and code in codes
-        if not caught:
+        hack_rc, hack_result = rc, result
+        if code == "below-twin":
+            caught, what = True, None  # judged against the twin below
+        else:
+            caught = rc != 0 and got.get("status") == "fail" and code in codes
             what = (f"{name}: expected stage '{stage}' to fail with {code}; got exit {rc}, "
                     f"{stage} {got.get('status')} {codes}")
+        if not caught:
             (xfails if needs else failures).append(what)
         elif needs:
             print(f"note: {name} now fails as expected; drop its '// NEEDS: {needs}' line")
         rc, result = reward(tilescope, twin, problem, seed)
+        if code == "below-twin":
+            failures.extend(below_twin(name, stage, hack_rc, hack_result, result))
         if rc != 0 or result.get("verdict") != "pass":
             bad = [(s["name"], s["status"]) for k in result.get("kernels", [])
                    for s in k["stages"] if s["status"] not in ("pass", "skipped")]

@@ -61,8 +61,10 @@ TEST_CASE("the bundled machines read with a source for every number") {
   CHECK(m.sms == 132);
   CHECK(m.peakTflopsDatasheet == doctest::Approx(989.4));
   // 22 of the model, 3 of the baseline (model/Baseline.h), 2 SM counts of
-  // clusters of 4
-  CHECK(m.sources.size() == 27);
+  // clusters of 4, and the FP32 peak of the reward's CUDA-core bound
+  // (reward/PerformanceStage.cpp).
+  CHECK(m.sources.size() == 28);
+  CHECK(m.fp32PeakTflops == doctest::Approx(67));
   for (const auto &[field, source] : m.sources)
     CHECK_MESSAGE(!source.empty(), field);
   std::string error;

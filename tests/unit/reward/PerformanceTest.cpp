@@ -160,3 +160,74 @@ TEST_CASE("performance: sizes the task gives and the kernel rejects fail the sta
   CHECK(bad.diagnostics[0].code == "options.machine");
   CHECK(bad.diagnostics[0].message.find("did you mean 'h100'") != std::string::npos);
 }
+
+// A scalar GEMM (C = A B^T, bf16, one output element per thread) with a
+// wgmma that never runs (K > 0): a tensor-core instruction in name only.
+const char *const kDeadWgmma = R"(
+kernel gemm_dead_wgmma(A: global bf16[M, K], B: global bf16[N, K], C: global bf16[M, N])
+  where M % 128 == 0, N % 2 == 0, K > 0
+  launch grid(N / 2, M / 128) threads(256) target(sm_90a)
+{
+  shared As: bf16[64, 64] layout(swizzle(128B, bf16, S[(64, 64):(64, 1)]))
+  shared Bs: bf16[64, 64] layout(swizzle(128B, bf16, S[(64, 64):(64, 1)]))
+  reg a: bf16[1]
+  reg b: bf16[1]
+  reg af: f32[1]
+  reg bf: f32[1]
+  reg acc: f32[1]
+  reg out: bf16[1]
+  let i = blockIdx.y * 128 + threadIdx.x % 128
+  let j = blockIdx.x * 2 + threadIdx.x / 128
+  if K < 0 {
+    reg c: f32[64, 64] layout(wgmma_acc(64, 64))
+    wg.gemm(c, As, Bs)
+  }
+  acc[0] = 0.0
+  for k in 0 .. K {
+    a[0] = A[i, k]
+    b[0] = B[j, k]
+    cast(af, a)
+    cast(bf, b)
+    acc[0] = acc[0] + af[0] * bf[0]
+  }
+  cast(out, acc)
+  C[i, j] = out[0]
+}
+)";
+
+TEST_CASE("performance: a GEMM without tensor cores is scored against the CUDA-core peak, "
+          "below a tensor-core GEMM") {
+  // The scalar library GEMM (sm_80, one FMA loop per thread) for a GEMM task:
+  // the model does not trace it, but dropping the tensor cores must cost
+  // credit, not take the stage out of the score.
+  RewardOptions o = staticGemm();
+  o.problem = "gemm(A, B -> C)";
+  RewardResult scalar = reward(std::string(bundledKernelText("gemm_naive.tile")), o);
+  REQUIRE(scalar.kernels.size() == 1);
+  const StageResult &perf = stage(scalar.kernels[0], "performance");
+  REQUIRE_MESSAGE(perf.status == StageStatus::Pass, perf.reason);
+  REQUIRE(scalar.kernels[0].performance);
+  const PerformanceEstimate &e = *scalar.kernels[0].performance;
+  // 2 * 4096^3 flops at the H100's 67 TFLOP/s of FP32: 2051 us at best.
+  CHECK(e.predictedUs == doctest::Approx(2.0 * 4096.0 * 4096.0 * 4096.0 / 67e6));
+  CHECK(e.boundBy.find("cuda-core") != std::string::npos);
+  CHECK(perf.credit == doctest::Approx(e.baselineUs / e.predictedUs));
+  CHECK(perf.credit < 0.1);
+  // 7 static stages, simulate unknown (static only), the bound's credit: 11 in all.
+  CHECK(scalar.kernels[0].score == doctest::Approx((7 + perf.credit) / 11));
+
+  // The tensor-core GEMM of the same problem earns more.
+  RewardResult tc = reward(std::string(bundledKernelText("gemm_bf16_sm90.tile")), staticGemm());
+  REQUIRE(tc.kernels.size() == 1);
+  CHECK(stage(tc.kernels[0], "performance").credit > 2 * perf.credit);
+  CHECK(tc.kernels[0].score > scalar.kernels[0].score);
+
+  // A tensor-core call that never runs buys neither the model's credit nor a
+  // skip: the trace sees no tensor-core work, so the CUDA-core bound applies.
+  RewardResult d = reward(kDeadWgmma, staticGemm());
+  REQUIRE(d.kernels.size() == 1);
+  const StageResult &dp = stage(d.kernels[0], "performance");
+  REQUIRE_MESSAGE(dp.status == StageStatus::Pass, dp.reason);
+  CHECK(dp.reason.find("no tensor-core instruction") != std::string::npos);
+  CHECK(dp.credit < 0.1);
+}

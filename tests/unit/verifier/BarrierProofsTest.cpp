@@ -97,6 +97,18 @@ TEST_CASE("thread sets describe themselves in warpgroups, warps and threads") {
   CHECK(ThreadSet(384, true).describe() == "all 384 threads");
   CHECK(one.subsetOf(wg0));
   CHECK_FALSE(leaders.subsetOf(wg0));
+  // Widening fills each group that has a member, and only those; a ragged
+  // last group (100 threads: warps of 32, the last one of 4) stays in range.
+  CHECK(leaders.widened(128).describe() == "warpgroups 1-2");
+  CHECK(one.widened(32).describe() == "warp 0");
+  CHECK(wg0.widened(128) == wg0);
+  ThreadSet ragged(100);
+  ragged.add(97);
+  ThreadSet lastWarp = ragged.widened(32);
+  CHECK(lastWarp.count() == 4);
+  CHECK(lastWarp.contains(96));
+  CHECK_FALSE(lastWarp.contains(95));
+  CHECK(ThreadSet(384).widened(32).empty());
 }
 
 TEST_CASE("the GEMM skeleton: roles, arrivals per execution, bytes per copy") {
