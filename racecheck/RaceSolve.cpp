@@ -557,7 +557,7 @@ void RaceChecker::checkProxyFences() {
         if (a.scope != MemScope::Shared && !global)
           continue;
         if (a.write && !a.asyncProxy) {
-          pending.push_back({&e, a.buffer, global});
+          pending.push_back({&e, a.buffer, global, false, {}});
           continue;
         }
         if (a.write)

@@ -181,7 +181,7 @@ int runTuneInner() {
   for (SpacePoint &p : enumerateSpace(*kernel, kMaxPointsChecked).points) {
     if (!p.instance.kernel || (listed && !listed->count(pointText(p.point))))
       continue;
-    Candidate c{pointText(p.point), std::move(*p.instance.kernel), {}, {}, {}, {}};
+    Candidate c{pointText(p.point), std::move(*p.instance.kernel), {}, {}, {}, {}, {}};
     ResourceReport r = checkResources(c.kernel);
     if (!r.findings.empty()) {
       c.dropped = r.findings.front().message;
