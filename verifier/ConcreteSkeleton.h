@@ -26,10 +26,10 @@
 // stage (a whole-buffer access, or a stage that depends on the thread, is
 // every stage) and one writes.
 //
-// Depends on ir/ and verifier/BarrierSkeleton.h; no Z3.
+// Depends on ir/ and sync/BarrierSkeleton.h; no Z3.
 #pragma once
 
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 
 #include <array>
 #include <cstdint>
