@@ -5,9 +5,9 @@
 #include "racecheck/StaticRaces.h"
 #include "verifier/DeviceProtocol.h"
 #include "verifier/KernelLayouts.h"
-#include "verifier/ProofContext.h"
+#include "proof/ProofContext.h"
 #include "verifier/Resources.h"
-#include "verifier/SolverBudget.h"
+#include "proof/SolverBudget.h"
 #include "verifier/WriteCoverage.h"
 
 #include <fmt/format.h>
@@ -165,7 +165,7 @@ KernelProofs runKernelProofs(const Kernel &original, Diagnostics &diag,
       o = p.run(kernel, diag, options);
     // Z3 past its memory cap (the command's --max-memory-mb) or stopped by
     // the wall-time backstop gives up like an undecided query; that is the
-    // budget, not an unknown (verifier/SolverBudget.h).
+    // budget, not an unknown (proof/SolverBudget.h).
     for (const auto &[loc, why] : o.unknown)
       noteSolverGaveUp(why);
     // expired() reads the clocks: a proof whose queries the budget cut short

@@ -6,7 +6,7 @@
 #include "ir/Printer.h"
 #include "ptx/Cfg.h"
 #include "ptx/Values.h"
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 
 #include <fmt/format.h>
 

@@ -13,7 +13,7 @@
 // commit/wait depth, setmaxnreg, and the epilogue.
 //
 // Depends on ptx/ (Ptx.h, Cfg.h, Values.h, Classify.h), ir/Expr.h and
-// verifier/BarrierSkeleton.h (thread sets only).
+// sync/BarrierSkeleton.h (thread sets only).
 #pragma once
 
 #include "ptx/Classify.h"

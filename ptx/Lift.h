@@ -1,5 +1,5 @@
 // Lifting a PTX kernel's synchronisation into the skeleton the barrier
-// proofs take (verifier/BarrierSkeleton.h), so that foreign PTX is checked by
+// proofs take (sync/BarrierSkeleton.h), so that foreign PTX is checked by
 // the same proofs as the tile IR (`tilescope ptx check`).
 //
 // What is lifted (every value through Values.h, so only what is derivable):
@@ -39,7 +39,7 @@
 #pragma once
 
 #include "ptx/Ptx.h"
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 
 #include <map>
 #include <string>

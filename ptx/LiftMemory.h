@@ -28,12 +28,12 @@
 // `((it + c) % S) * stride` in its loop is at stage `(it + c) % S` of S, as
 // the IR's `As[s]` is.
 //
-// Depends on Ptx.h, Values.h and verifier/BarrierSkeleton.h.
+// Depends on Ptx.h, Values.h and sync/BarrierSkeleton.h.
 #pragma once
 
 #include "ptx/Ptx.h"
 #include "ptx/Values.h"
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 
 #include <map>
 #include <optional>

@@ -4,7 +4,7 @@
 #include "ir/Printer.h"
 #include "ptx/ThreadConditions.h"
 #include "ptx/Values.h"
-#include "verifier/SolverBudget.h"
+#include "proof/SolverBudget.h"
 
 #include <fmt/format.h>
 #include <z3++.h>

@@ -6,11 +6,11 @@
 // and blockIdx, read as Values.h reads them: parameters in [0, 2^30], every
 // other unknown non-negative, division and remainder on non-negative values.
 //
-// Depends on ir/Expr.h, verifier/BarrierSkeleton.h and Z3 (in the .cpp only).
+// Depends on ir/Expr.h, sync/BarrierSkeleton.h and Z3 (in the .cpp only).
 #pragma once
 
 #include "ir/Expr.h"
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
 // tcgen05 (Blackwell tensor memory and MMA) instructions as skeleton events
 // for the lifting (Lift.h), the same events the IR's tcgen05 calls give
-// (verifier/BarrierSkeleton.h):
+// (sync/BarrierSkeleton.h):
 //  - tcgen05.alloc [slot], cols: Tcgen05Alloc of the tensor memory, by a
 //    warp (warp-collective), writing the whole allocation and the 4-byte
 //    slot in shared memory that receives its address;
@@ -20,11 +20,11 @@
 // tcgen05.alloc, cta_group::2, multicast commits, tcgen05.cp / shift /
 // fences, wait::st, and the shared-memory operands of tcgen05.mma (its descriptors).
 //
-// Depends on Ptx.h and verifier/BarrierSkeleton.h.
+// Depends on Ptx.h and sync/BarrierSkeleton.h.
 #pragma once
 
 #include "ptx/Ptx.h"
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 
 #include <string>
 

@@ -11,11 +11,11 @@
 #include "racecheck/StaticRaces.h"
 
 #include "ir/Visitor.h"
-#include "verifier/BarrierSkeleton.h"
-#include "verifier/LinearPrecheck.h"
+#include "sync/BarrierSkeleton.h"
+#include "proof/LinearPrecheck.h"
 #include "verifier/NamedBarriers.h"
-#include "verifier/ProtoEncoding.h"
-#include "verifier/SharedContext.h"
+#include "proof/ProtoEncoding.h"
+#include "proof/SharedContext.h"
 
 #include <z3++.h>
 

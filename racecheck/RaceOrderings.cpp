@@ -6,9 +6,9 @@
 
 #include "ir/Printer.h"
 #include "sync/MbarrierZ3.h"
-#include "verifier/BarrierPatterns.h"
-#include "verifier/LeastWitness.h"
-#include "verifier/SolverBudget.h"
+#include "sync/BarrierPatterns.h"
+#include "proof/LeastWitness.h"
+#include "proof/SolverBudget.h"
 
 #include <fmt/format.h>
 
@@ -155,7 +155,7 @@ int64_t RaceChecker::periodOf(const SyncEvent &e) {
   if (size < 2)
     return period;
   // `(k + c) % S` over a loop from 0: the barrier proofs' pattern
-  // (verifier/BarrierPatterns.h), which repeats after S.
+  // (sync/BarrierPatterns.h), which repeats after S.
   if (auto p = structuralPattern(sk_, e, e.barrier.index, size); p && !p->constant)
     return period = p->period;
   // Distinct within a window of S iterations, and repeating after S.

@@ -3,8 +3,8 @@
 #include "racecheck/RaceChecker.h"
 
 #include "ir/Printer.h"
-#include "verifier/LeastWitness.h"
-#include "verifier/SolverBudget.h"
+#include "proof/LeastWitness.h"
+#include "proof/SolverBudget.h"
 #include "verifier/StagePairs.h"
 
 #include <fmt/format.h>

@@ -6,8 +6,8 @@
 #include "ir/ConcreteEval.h"
 
 #include "ir/Printer.h"
-#include "verifier/LeastWitness.h"
-#include "verifier/SolverBudget.h"
+#include "proof/LeastWitness.h"
+#include "proof/SolverBudget.h"
 
 #include <fmt/format.h>
 

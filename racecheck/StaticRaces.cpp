@@ -3,13 +3,13 @@
 
 #include "ir/Printer.h"
 #include "ir/Visitor.h"
-#include "verifier/BarrierSkeleton.h"
-#include "verifier/LeastWitness.h"
-#include "verifier/LinearPrecheck.h"
+#include "sync/BarrierSkeleton.h"
+#include "proof/LeastWitness.h"
+#include "proof/LinearPrecheck.h"
 #include "verifier/NamedBarriers.h"
-#include "verifier/ProtoEncoding.h"
-#include "verifier/SharedContext.h"
-#include "verifier/SolverBudget.h"
+#include "proof/ProtoEncoding.h"
+#include "proof/SharedContext.h"
+#include "proof/SolverBudget.h"
 
 #include <fmt/format.h>
 

@@ -49,7 +49,7 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/Stmt.h"
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 
 #include <string>
 #include <vector>

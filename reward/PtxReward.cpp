@@ -14,7 +14,7 @@
 #include "racecheck/StaticRaces.h"
 #include "reward/Stages.h"
 #include "verifier/BarrierProofs.h"
-#include "verifier/ProofContext.h"
+#include "proof/ProofContext.h"
 
 #include <fmt/format.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -186,7 +186,7 @@ std::vector<KernelReward> ptxKernelRewards(const std::string &source, const Rewa
     kr.stages.push_back(
         stage("layouts", StageStatus::Skipped, "not applicable: PTX has no layouts"));
     ptx::Lifted lifted = ptx::liftSynchronisation(*m, *f, {});
-    // This kernel's queries in a Z3 context of their own (verifier/ProofContext.h).
+    // This kernel's queries in a Z3 context of their own (proof/ProofContext.h).
     ProofContextScope context;
     kr.stages.push_back(barriers(lifted, *f, sm));
     kr.stages.push_back(races(lifted, *f, sm));

@@ -14,7 +14,7 @@
 #include "reward/SourceAnchors.h"
 #include "reward/Stages.h"
 #include "simulator/Problem.h"
-#include "verifier/ProofContext.h"
+#include "proof/ProofContext.h"
 
 #include <llvm/Support/xxhash.h>
 
@@ -265,7 +265,7 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
     if (options.staticTimeoutMs > 0)
       active.emplace(budget);
     // This candidate's queries in a Z3 context of their own: its reward must
-    // not depend on the candidates before it (verifier/ProofContext.h).
+    // not depend on the candidates before it (proof/ProofContext.h).
     ProofContextScope context;
     for (const auto &[name, run] : kStatic) {
       if (!blockedBy.empty()) {

@@ -2,7 +2,7 @@
 
 #include "ir/ConcreteEval.h"
 #include "ir/Visitor.h"
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 #include "verifier/FallbackSizes.h"
 
 #include <llvm/ADT/StringRef.h>

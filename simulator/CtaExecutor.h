@@ -8,7 +8,7 @@
 #include "simulator/Engine.h"
 #include "simulator/ExprCode.h"
 #include "simulator/LaneAccess.h"
-#include "simulator/RaceDetector.h"
+#include "racecheck/dynamic/RaceDetector.h"
 #include "simulator/Value.h"
 #include "sync/Mbarrier.h"
 

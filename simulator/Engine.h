@@ -115,7 +115,7 @@ struct RunStats {
   std::vector<UninitializedRead> uninitializedReads;
 };
 
-// A race the detector found (simulator/RaceDetector.h), rendered.
+// A race the detector found (racecheck/dynamic/RaceDetector.h), rendered.
 struct DetectedRace {
   std::string kind;    // "data race", "async race", "missing fence.proxy.async", "out of view"
   std::string space;   // "shared", "global", "tmem"

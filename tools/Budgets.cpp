@@ -2,7 +2,7 @@
 
 #include "tools/Command.h"
 #include "tools/JsonOutput.h"
-#include "verifier/SolverBudget.h"
+#include "proof/SolverBudget.h"
 
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/raw_ostream.h>

@@ -16,7 +16,7 @@
 // constraints admit, or at the point of --set, one verdict per point; the
 // library check proves a family's named points (a point whose instance is a
 // library kernel, name aside, is checked as that kernel). Each point is
-// checked in a Z3 context of its own (verifier/ProofContext.h), so its
+// checked in a Z3 context of its own (proof/ProofContext.h), so its
 // verdict does not depend on the points or kernels checked before it, and
 // with the whole --timeout-ms and --max-memory-mb: a point out of budget is
 // `budget`, and the points after it are still checked.
@@ -33,7 +33,7 @@
 #include "tools/NameValues.h"
 #include "tools/ProblemSizes.h"
 #include "verifier/BarrierProofs.h"
-#include "verifier/ProofContext.h"
+#include "proof/ProofContext.h"
 
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
@@ -264,7 +264,7 @@ FileResult checkBuffer(unsigned id, const std::string &file, Diagnostics &diag,
       r.kernels.push_back(runKernelProofs(r.module.kernels[i], diag, kernelOptions[i]));
     } else {
       // A point of a space: the verdict a process of its own would give (a
-      // Z3 context of its own, verifier/ProofContext.h) within a budget of
+      // Z3 context of its own, proof/ProofContext.h) within a budget of
       // its own (the whole --timeout-ms, as each library file has).
       activeBudget()->restart();
       ProofContextScope context;

@@ -13,7 +13,7 @@
 #include "tools/Command.h"
 #include "tools/PtxCommands.h"
 #include "verifier/BarrierProofs.h"
-#include "verifier/ProofContext.h"
+#include "proof/ProofContext.h"
 
 #include <fmt/format.h>
 #include <llvm/Support/FormatVariadic.h>
@@ -57,7 +57,7 @@ int runPtxCheck(PtxInput &in, const std::map<std::string, int64_t> &boxes,
     if (printSkeleton && !json)
       llvm::outs() << lifted.skeleton.print();
     Diagnostics diag(in.sourceMgr, !json);
-    // Each kernel's queries in a Z3 context of their own (verifier/ProofContext.h).
+    // Each kernel's queries in a Z3 context of their own (proof/ProofContext.h).
     ProofContextScope context;
     // The protocol keeps tensor-memory accesses: they tie a tcgen05.ld to
     // the MMA whose commit it must wait for (the tcgen05 discipline).

@@ -1,7 +1,7 @@
 // `tilescope race FILE [--kernel K] --args M=...,N=... [--seeds N] [--seed S]
 //  [--ctas all|N] [--json]`: dynamic race check on the simulation. Runs the
 // kernel under N scheduler seeds with happens-before tracking over shared,
-// global and tensor memory (simulator/RaceDetector.h) and lists every pair of
+// global and tensor memory (racecheck/dynamic/RaceDetector.h) and lists every pair of
 // unordered conflicting accesses with both locations, unfenced generic writes
 // read through the async proxy, and out-of-view accesses, each with the first
 // seed that found it.
@@ -28,9 +28,9 @@
 #include "tools/NameValues.h"
 #include "tools/ProblemSizes.h"
 #include "verifier/BarrierProofs.h"
-#include "verifier/BarrierSkeleton.h"
-#include "verifier/ProofContext.h"
-#include "verifier/SolverBudget.h"
+#include "sync/BarrierSkeleton.h"
+#include "proof/ProofContext.h"
+#include "proof/SolverBudget.h"
 
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
@@ -121,12 +121,12 @@ int runStaticRace() {
     activeBudget()->setStage(fmt::format("the static checks of kernel {}", k->name));
     if (skeleton && !json)
       llvm::outs() << extractBarrierSkeleton(*k).print();
-    // Each kernel's queries in a Z3 context of their own (verifier/ProofContext.h).
+    // Each kernel's queries in a Z3 context of their own (proof/ProofContext.h).
     ProofContextScope context;
     BarrierReport barriers = proveBarrierProtocols(*k, options[i]);
     RaceReport races = checkStaticRaces(*k);
     // Z3 past its memory cap or stopped by the wall-time backstop is the
-    // budget, not an unknown (verifier/SolverBudget.h).
+    // budget, not an unknown (proof/SolverBudget.h).
     for (const auto *reasons : {&barriers.notProved, &races.notChecked})
       for (const auto &[loc, why] : *reasons)
         noteSolverGaveUp(why);

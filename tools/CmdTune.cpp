@@ -27,7 +27,7 @@
 #include "tools/JsonOutput.h"
 #include "tools/ModelInputs.h"
 #include "tools/ProblemSizes.h"
-#include "verifier/ProofContext.h"
+#include "proof/ProofContext.h"
 #include "verifier/Resources.h"
 
 #include <llvm/Support/FormatVariadic.h>

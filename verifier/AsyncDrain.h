@@ -15,7 +15,7 @@
 #pragma once
 
 #include "verifier/BarrierProofs.h"
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 
 #include <vector>
 

@@ -18,7 +18,7 @@
 #pragma once
 
 #include "verifier/BarrierProofs.h"
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 
 namespace tilescope {
 

@@ -7,11 +7,11 @@
 #include "ir/Visitor.h"
 #include "verifier/AsyncDrain.h"
 #include "verifier/BarrierFallback.h"
-#include "verifier/LeastWitness.h"
-#include "verifier/LinearPrecheck.h"
-#include "verifier/ProtoEncoding.h"
-#include "verifier/SharedContext.h"
-#include "verifier/SolverBudget.h"
+#include "proof/LeastWitness.h"
+#include "proof/LinearPrecheck.h"
+#include "proof/ProtoEncoding.h"
+#include "proof/SharedContext.h"
+#include "proof/SolverBudget.h"
 #include "verifier/TmemProtocol.h"
 
 #include <fmt/format.h>

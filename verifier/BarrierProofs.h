@@ -28,7 +28,7 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/Stmt.h"
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 
 #include <cstdint>
 #include <map>

@@ -10,14 +10,14 @@
 // z3++.h: include it only from those files.
 #pragma once
 
-#include "verifier/BarrierPatterns.h"
+#include "sync/BarrierPatterns.h"
 #include "verifier/BarrierProofs.h"
-#include "verifier/BarrierSkeleton.h"
-#include "verifier/LeastWitness.h"
-#include "verifier/LinearPrecheck.h"
-#include "verifier/ProtoEncoding.h"
-#include "verifier/SharedContext.h"
-#include "verifier/SolverBudget.h"
+#include "sync/BarrierSkeleton.h"
+#include "proof/LeastWitness.h"
+#include "proof/LinearPrecheck.h"
+#include "proof/ProtoEncoding.h"
+#include "proof/SharedContext.h"
+#include "proof/SolverBudget.h"
 #include "verifier/StructuralChecks.h"
 
 #include <z3++.h>
@@ -33,7 +33,7 @@ namespace tilescope::detail {
 constexpr int64_t kNoPath = INT64_MIN / 4;
 
 // How an index (a barrier element or a pipeline stage) moves with the
-// iteration of its loop: verifier/BarrierPatterns.h, shared with the race
+// iteration of its loop: sync/BarrierPatterns.h, shared with the race
 // check.
 using Pattern = IndexPattern;
 
@@ -168,7 +168,7 @@ private:
   z3::check_result decide(Query &s, llvm::SMLoc loc, const std::string &what);
 
   // The common shapes without a solver (structuralPattern of
-  // verifier/BarrierPatterns.h, which the race check reads too).
+  // sync/BarrierPatterns.h, which the race check reads too).
   std::optional<Pattern> quickPattern(const SyncEvent &ev, const Expr &index, int64_t period);
 
   // Patterns depend on the loop, the index and the period alone; events of

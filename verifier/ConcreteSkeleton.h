@@ -30,10 +30,10 @@
 // agree on, is every stage), their regions (bounding boxes over the
 // process's threads) overlap, and one writes.
 //
-// Depends on ir/ and verifier/BarrierSkeleton.h; no Z3.
+// Depends on ir/ and sync/BarrierSkeleton.h; no Z3.
 #pragma once
 
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 
 #include <array>
 #include <cstdint>

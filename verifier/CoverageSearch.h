@@ -3,10 +3,10 @@
 // and thread, for the element a failed query names or, in a kernel without
 // shape symbols, for every element.
 //
-// Depends on ir/ and verifier/BarrierSkeleton.h; no Z3.
+// Depends on ir/ and sync/BarrierSkeleton.h; no Z3.
 #pragma once
 
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 
 #include <cstdint>
 #include <functional>

@@ -2,8 +2,8 @@
 
 #include "ir/ConcreteEval.h"
 #include "ir/Visitor.h"
-#include "verifier/ProtoEncoding.h"
-#include "verifier/SolverBudget.h"
+#include "proof/ProtoEncoding.h"
+#include "proof/SolverBudget.h"
 
 #include <fmt/format.h>
 

@@ -23,7 +23,7 @@
 // Depends on verifier/ and Z3 (inside the .cpp).
 #pragma once
 
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 
 #include <array>
 #include <cstdint>

@@ -1,5 +1,5 @@
 #include "verifier/LayoutEncoding.h"
-#include "verifier/SolverBudget.h"
+#include "proof/SolverBudget.h"
 
 #include <bit>
 

@@ -16,7 +16,7 @@
 #pragma once
 
 #include "verifier/LayoutChecks.h"
-#include "verifier/SharedContext.h"
+#include "proof/SharedContext.h"
 
 #include <z3++.h>
 

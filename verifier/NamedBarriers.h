@@ -22,7 +22,7 @@
 // Depends on ir/ and verifier/ (the skeleton); no Z3.
 #pragma once
 
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 
 #include <cstdint>
 #include <string>

@@ -11,7 +11,7 @@
 // Depends on the skeleton only (BarrierSkeleton.h); no Z3.
 #pragma once
 
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 
 namespace tilescope {
 

@@ -9,7 +9,7 @@
 #pragma once
 
 #include "verifier/BarrierProofs.h"
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 
 #include <string>
 #include <utility>

@@ -1,7 +1,7 @@
 #include "verifier/SymbolicLayout.h"
 
 #include "verifier/LayoutEncoding.h"
-#include "verifier/SolverBudget.h"
+#include "proof/SolverBudget.h"
 
 #include <fmt/format.h>
 

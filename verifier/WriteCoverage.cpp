@@ -4,11 +4,11 @@
 #include "ir/Printer.h"
 #include "ir/ThreadIndex.h"
 #include "ir/Visitor.h"
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 #include "verifier/CoverageSearch.h"
-#include "verifier/LeastWitness.h"
-#include "verifier/ProtoEncoding.h"
-#include "verifier/SolverBudget.h"
+#include "proof/LeastWitness.h"
+#include "proof/ProtoEncoding.h"
+#include "proof/SolverBudget.h"
 
 #include <fmt/format.h>
 

@@ -15,7 +15,7 @@ prediction, pinned by tests/unit/reward/PerformanceTest.cpp). Everything else
 messages and witnesses; the verdict, exit code, first failure, candidate
 hash) must be equal. A few results depend on solver budgets that a loaded
 machine can run out of (a witness that is "merely not the least" when a
-minimising query gives up, verifier/LeastWitness.h), so an input that
+minimising query gives up, proof/LeastWitness.h), so an input that
 differs is rewarded again, up to twice, and fails only when no run matches:
 a change of what the stages decide differs every time. An input whose
 result is known to have more than one form under load lists the other
@@ -30,7 +30,7 @@ result in full.
 With --in-process PYTHONPATH the same inputs are rewarded one after the
 other in one process through the Python module (tilescope.reward, static
 only), so that whatever a process keeps between candidates (the linear
-pre-check's memo of proved formulas, verifier/LinearPrecheck.h) is warm, and
+pre-check's memo of proved formulas, proof/LinearPrecheck.h) is warm, and
 must give the same results as a process per input.
 
 usage: verdicts_test.py TILESCOPE ROOT [--update] [--jobs N] [--in-process PYTHONPATH]

@@ -8,7 +8,7 @@ undecided:
     the default wall-time backstop (60 s) cancels queries part-way through
     (the proofs then see Z3's `unknown`, reason "canceled");
   - TILESCOPE_SOLVER_SHARE=N: every query gets 1/N of its resource limit
-    (verifier/SolverBudget.h), so hard queries give up deterministically
+    (proof/SolverBudget.h), so hard queries give up deterministically
     (`unknown`, "max. resource limit exceeded").
 A query left undecided may only make a kernel `unknown` or `budget`. So
 for every kernel, against the plain run (no processor-time budget, an hour

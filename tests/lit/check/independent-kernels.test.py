@@ -1,5 +1,5 @@
 """A kernel's verdict must not depend on the kernels checked before it in the
-same process (verifier/ProofContext.h: each kernel's proofs get a Z3 context
+same process (proof/ProofContext.h: each kernel's proofs get a Z3 context
 of their own). For each pair (A, B) of kernel files, writes one file holding
 A's kernels and then B's, checks it, and compares the JSON of each of B's
 kernels with that of B checked alone (the structural hash aside, which names

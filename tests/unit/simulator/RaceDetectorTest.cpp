@@ -1,6 +1,6 @@
 // The dynamic race detector's clock logic, driven directly (no kernel): which
 // access pairs happen-before and which race.
-#include "simulator/RaceDetector.h"
+#include "racecheck/dynamic/RaceDetector.h"
 
 #include <doctest/doctest.h>
 

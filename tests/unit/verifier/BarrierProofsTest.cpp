@@ -6,7 +6,7 @@
 #include "ir/Parser.h"
 #include "verifier/BarrierProofs.h"
 #include "verifier/BarrierExplorer.h"
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 #include "verifier/ConcreteSkeleton.h"
 #include "verifier/FallbackSizes.h"
 

@@ -3,7 +3,7 @@
 #include "ir/Diagnostics.h"
 #include "ir/Parser.h"
 #include "kernels/BundledKernels.h"
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 #include "ir/ConcreteEval.h"
 #include "verifier/FallbackSizes.h"
 #include "verifier/WriteCoverage.h"

@@ -1,7 +1,7 @@
-// Canonical witnesses (verifier/LeastWitness.h): each value in turn is
+// Canonical witnesses (proof/LeastWitness.h): each value in turn is
 // lowered to its least with the earlier ones held, whatever model the
 // solver found first.
-#include "verifier/LeastWitness.h"
+#include "proof/LeastWitness.h"
 
 #include <doctest/doctest.h>
 

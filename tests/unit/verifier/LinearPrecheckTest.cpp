@@ -1,9 +1,9 @@
 // The linear over-approximation the barrier proofs and the static race check
-// ask before their exact non-linear queries (verifier/LinearPrecheck.h): its
+// ask before their exact non-linear queries (proof/LinearPrecheck.h): its
 // unsat must be the exact query's, so it proves what the definitions of
 // quotients and remainders give, says nothing about satisfiable queries, and
 // leaves queries without non-linear terms to the exact solver.
-#include "verifier/LinearPrecheck.h"
+#include "proof/LinearPrecheck.h"
 
 #include <doctest/doctest.h>
 

@@ -1,8 +1,8 @@
-// The Z3 context of one kernel's proofs (verifier/ProofContext.h): a scope
+// The Z3 context of one kernel's proofs (proof/ProofContext.h): a scope
 // gives the thread a context of its own, which no earlier proof has built
 // terms in, and restores the one before when it ends.
-#include "verifier/ProofContext.h"
-#include "verifier/SharedContext.h"
+#include "proof/ProofContext.h"
+#include "proof/SharedContext.h"
 
 #include <doctest/doctest.h>
 

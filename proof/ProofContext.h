@@ -1,7 +1,7 @@
 // The Z3 context of one kernel's proofs, made fresh for each kernel.
 //
 // The proofs of a kernel (layouts, barrier protocols, static races, write
-// coverage) share one Z3 context (verifier/SharedContext.h): creating one
+// coverage) share one Z3 context (proof/SharedContext.h): creating one
 // costs more than most queries. Across kernels they must not: a context
 // hash-conses every term it has built and numbers them in creation order, and
 // Z3's rewriters order sums and products by those numbers, so a kernel's

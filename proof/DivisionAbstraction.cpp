@@ -1,4 +1,4 @@
-#include "verifier/DivisionAbstraction.h"
+#include "proof/DivisionAbstraction.h"
 
 namespace tilescope::detail {
 

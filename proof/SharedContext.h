@@ -5,7 +5,7 @@
 // when each made its own (2026-11-24), against 30 ms for all of the barrier
 // proofs' queries. Terms are hash-consed per context, so two checks that
 // build the same term share it; each check keeps its own solvers. One kernel's
-// proofs run in a ProofContextScope (verifier/ProofContext.h), which gives them
+// proofs run in a ProofContextScope (proof/ProofContext.h), which gives them
 // a context of their own, so that no kernel's verdict depends on another's. Exposes
 // z3++.h: include it only from .cpp files.
 #pragma once

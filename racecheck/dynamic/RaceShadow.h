@@ -9,7 +9,7 @@
 // touches one tile of a large tensor pays for that tile only.
 #pragma once
 
-#include "simulator/VectorClock.h"
+#include "racecheck/dynamic/VectorClock.h"
 
 #include <array>
 #include <cstdint>

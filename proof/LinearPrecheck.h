@@ -14,7 +14,7 @@
 // z3++.h: include it only from .cpp files.
 #pragma once
 
-#include "verifier/DivisionAbstraction.h"
+#include "proof/DivisionAbstraction.h"
 
 #include <z3++.h>
 

@@ -1,7 +1,7 @@
 // The barrier skeleton's data (BarrierSkeleton.h): thread sets, sync kinds,
 // events and loops, region sizes, the printed skeleton, cluster shapes; the
 // extraction from a kernel is BarrierSkeleton.cpp.
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 
 #include "ir/ConcreteEval.h"
 #include "ir/DeviceScale.h"

@@ -1,7 +1,7 @@
-#include "verifier/SolverBudget.h"
+#include "proof/SolverBudget.h"
 
 #include "ir/Budget.h"
-#include "verifier/SharedContext.h"
+#include "proof/SharedContext.h"
 
 #include <algorithm>
 #include <atomic>

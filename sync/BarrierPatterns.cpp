@@ -1,4 +1,4 @@
-#include "verifier/BarrierPatterns.h"
+#include "sync/BarrierPatterns.h"
 
 #include "ir/Affine.h"
 

@@ -1,4 +1,4 @@
-#include "simulator/VectorClock.h"
+#include "racecheck/dynamic/VectorClock.h"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
-#include "verifier/LinearPrecheck.h"
+#include "proof/LinearPrecheck.h"
 
-#include "verifier/SolverBudget.h"
+#include "proof/SolverBudget.h"
 
 #include <algorithm>
 #include <atomic>

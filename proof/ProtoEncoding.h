@@ -8,7 +8,7 @@
 // truncating ones for the non-negative values index arithmetic produces.
 #pragma once
 
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 
 #include "ir/ThreadIndex.h"
 

@@ -1,4 +1,4 @@
-#include "verifier/ProtoEncoding.h"
+#include "proof/ProtoEncoding.h"
 
 #include <fmt/format.h>
 

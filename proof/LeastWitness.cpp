@@ -1,7 +1,7 @@
-#include "verifier/LeastWitness.h"
+#include "proof/LeastWitness.h"
 
 #include "ir/Budget.h"
-#include "verifier/SolverBudget.h"
+#include "proof/SolverBudget.h"
 
 #include <fmt/format.h>
 

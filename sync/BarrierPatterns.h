@@ -15,7 +15,7 @@
 // Depends on ir/ and the barrier skeleton only.
 #pragma once
 
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 
 #include <cstdint>
 #include <optional>

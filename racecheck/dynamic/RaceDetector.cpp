@@ -1,4 +1,4 @@
-#include "simulator/RaceDetector.h"
+#include "racecheck/dynamic/RaceDetector.h"
 #include "ir/Intrinsics.h"
 
 #include <algorithm>

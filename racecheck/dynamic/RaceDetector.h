@@ -40,8 +40,8 @@
 // Depends on LLVM's SMLoc and the standard library.
 #pragma once
 
-#include "simulator/RaceShadow.h"
-#include "simulator/VectorClock.h"
+#include "racecheck/dynamic/RaceShadow.h"
+#include "racecheck/dynamic/VectorClock.h"
 
 #include <llvm/Support/SMLoc.h>
 

@@ -1,4 +1,4 @@
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 
 #include "ir/ConcreteEval.h"
 #include "ir/DeviceScale.h"

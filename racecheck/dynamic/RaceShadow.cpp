@@ -1,4 +1,4 @@
-#include "simulator/RaceShadow.h"
+#include "racecheck/dynamic/RaceShadow.h"
 
 #include <algorithm>
 #include <bit>

@@ -1,7 +1,7 @@
-#include "verifier/SharedContext.h"
+#include "proof/SharedContext.h"
 
-#include "verifier/ProofContext.h"
-#include "verifier/SolverBudget.h"
+#include "proof/ProofContext.h"
+#include "proof/SolverBudget.h"
 
 #include <memory>
 #include <optional>
