@@ -5,9 +5,9 @@
 // disjoint halves) nor misses one (an element no init reaches).
 #include "ir/Parser.h"
 #include "verifier/BarrierExplorer.h"
-#include "verifier/BarrierSkeleton.h"
+#include "sync/BarrierSkeleton.h"
 #include "verifier/ConcreteSkeleton.h"
-#include "verifier/SolverBudget.h"
+#include "proof/SolverBudget.h"
 
 #include "ir/Budget.h"
 
