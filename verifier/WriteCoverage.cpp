@@ -374,6 +374,17 @@ private:
       z3::expr rest = x[d] - *k;
       for (const auto &[coef, digit] : terms)
         rest = rest - ctx_.int_val(coef * digitFloor(digit, ev.threads));
+      // A reversed index, one digit of a negative coefficient (`(n - 1 -
+      // blockIdx.x) * 128`): x_d - const = coef * v + r with 0 <= r < -coef
+      // when the region is at most -coef long, so v = ceil((const - x_d) /
+      // -coef). A candidate like the others: Z3 still checks its region.
+      if (terms.size() == 1 && terms[0].first < 0 && digitFloor(terms[0].second, ev.threads) == 0) {
+        int64_t m = -terms[0].first;
+        z3::expr value = (ctx_.int_val(m - 1) - (x[d] - *k)) / ctx_.int_val(m);
+        if (c.digits.emplace(terms[0].second.key(), value).second)
+          byVar[terms[0].second.var].push_back(terms[0].second);
+        continue;
+      }
       for (size_t i = 0; i < terms.size(); ++i) {
         int64_t coef = terms[i].first;
         if (coef <= 0 || (i > 0 && coef == terms[i - 1].first))
