@@ -1,6 +1,6 @@
 """The exhaustive fallback on its own, over the library and the bug corpus.
 
-Usage: forced_fallback.py TILESCOPE ROOT
+Usage: forced_fallback.py TILESCOPE ROOT [--only SUBSTRING]
 
 Runs `tilescope check` with TILESCOPE_FORCE_FALLBACK=1 (docs/barriers.md: the
 exhaustive check runs on every kernel and the symbolic proofs' Z3 findings
@@ -83,14 +83,15 @@ def barrier_errors(lines):
 
 
 def expected(text):
-    """The barrier kinds and tags of the errors the bug's CHECK lines expect."""
+    """The barrier kinds and tags of the errors the bug's CHECK lines (and its
+    FORCED lines, those of its own forced run) expect."""
     kinds, tags = set(), set()
     for line in text.splitlines():
-        m = re.match(r"\s*// CHECK(-DAG|-NEXT)?:.*?error: (.*)", line)
+        m = re.match(r"\s*// (CHECK|FORCED)(-DAG|-NEXT)?:.*?error: (.*)", line)
         if not m:
             continue
         for k in BARRIER_KINDS:
-            if m.group(2).startswith(k):
+            if m.group(3).startswith(k):
                 kinds.add(k)
                 tags.update(BARRIER_TAG.findall(line))
     return kinds, tags
@@ -98,6 +99,7 @@ def expected(text):
 
 def main():
     tilescope, root = sys.argv[1], sys.argv[2]
+    only = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--only" else ""
     scratch = tempfile.mkdtemp(prefix="forced-fallback-")
     jobs = []
     kernels = os.path.join(root, "kernels")
@@ -114,6 +116,8 @@ def main():
             continue
         jobs.append(("bug", os.path.join("tests", "lit", "bugs", name), tags))
         jobs.append(("twin", os.path.join("tests", "lit", "bugs", name), None))
+
+    jobs = [j for j in jobs if only in j[1]]
 
     def check(job):
         kind, rel, tags = job
