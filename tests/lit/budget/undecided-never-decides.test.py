@@ -36,11 +36,13 @@ import sys
 import tempfile
 
 # TILESCOPE_SOLVER_SHARE=1000 is left out: there the exhaustive fallback runs
-# on kernels whose symbolic proof a starved query left open, and it reports a
-# deadlock no run has (the Blackwell GEMM, attention-v-before-full.tile, the
-# twin of init-array-ring-loop-short.tile: "waits at mbarrier.wait empty[0]
-# ... 0 of N arrivals ... every other process has finished"; open, see
-# docs/robustness.md).
+# on kernels whose symbolic proof a starved query left open. It reported
+# deadlocks no run has (the Blackwell GEMM, attention-v-before-full.tile, the
+# twin of init-array-ring-loop-short.tile) until 2026-11-26, when roles that
+# share a loop became separate processes (docs/robustness.md); what it checks
+# now is pinned by tests/lit/barriers/forced-fallback.test. Here its verdict
+# at concrete sizes ("checked exhaustively", JSON "proved") would stand
+# against a plain Z3 finding that only larger sizes show.
 SETTINGS = [("TILESCOPE_SLOW_CLOCK", v) for v in (60, 150, 400, 3000)] + [
     ("TILESCOPE_SOLVER_SHARE", v) for v in (8, 64)
 ]
