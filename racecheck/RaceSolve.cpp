@@ -8,6 +8,7 @@
 #include "ir/Printer.h"
 #include "proof/LeastWitness.h"
 #include "proof/SolverBudget.h"
+#include "verifier/NamedOrdering.h"
 
 #include <fmt/format.h>
 
@@ -441,6 +442,23 @@ z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess 
                                           "differently; the race check does not follow the "
                                           "ring's rounds")});
     return z3::unknown;
+  }
+  // Two threads of one CTA that both use a named barrier whose generations
+  // are not modelled (NamedBarriers.h): it may order them; not confirmed.
+  if (!acrossCtas && !inCluster && mode != Mode::SameThread) {
+    ThreadSet one(sk_.threads), other(sk_.threads);
+    int64_t x = ProtoEncoder::value(m, t1), y = ProtoEncoder::value(m, t2);
+    if (x >= 0 && x < sk_.threads && y >= 0 && y < sk_.threads) {
+      one.add(x);
+      other.add(y);
+    }
+    if (const SyncEvent *by = unmodelledNamedOrdering(sk_, named_, one, other)) {
+      report_.notChecked.push_back(
+          {ea.loc, fmt::format("{} [not confirmed: both threads use named barrier {} ({}), whose "
+                               "generations are not modelled, so it may order them]",
+                               f.message, by->namedId, by->what)});
+      return z3::unknown;
+    }
   }
   report_.findings.push_back(std::move(f));
   return r;

@@ -99,7 +99,12 @@ std::optional<bool> forEachWrite(const BarrierSkeleton &sk, const std::vector<St
             failed = true;
             return false;
           }
-          box[d] = {*lo, *lo + *n};
+          int64_t hi = 0;
+          if (__builtin_add_overflow(*lo, *n, &hi)) {
+            failed = true;
+            return false;
+          }
+          box[d] = {*lo, hi};
         }
         return visit(box);
       }
@@ -110,12 +115,17 @@ std::optional<bool> forEachWrite(const BarrierSkeleton &sk, const std::vector<St
         failed = true;
         return false;
       }
-      for (int64_t v = *b; v < *e; v += *s) {
+      // A step past the loop's end from v ends the loop (v + step may not
+      // fit in 64 bits: `step 9223372036854775807` once wrapped around and
+      // ran the loop until the search's cap).
+      for (int64_t v = *b; v < *e;) {
         env[loop.var] = v;
         if (loops(level + 1))
           return true;
         if (failed)
           return false;
+        if (__builtin_add_overflow(v, *s, &v))
+          break;
       }
       env.erase(loop.var);
       return false;

@@ -102,14 +102,20 @@ Executions executionsOf(const BarrierSkeleton &sk, const SyncEvent &e) {
          step = evalConcrete(loop.step, leaf);
     if (!begin || !end || !step || *step <= 0)
       return fail(fmt::format("the bounds of its loop over {} are not constants", loop.var));
-    if ((*end - *begin) / *step > kMaxExecutions)
+    // end - begin and v + step may not fit in 64 bits (huge bounds or
+    // steps): counted without overflow, and a step past the end ends the loop.
+    int64_t span = 0;
+    if (*end > *begin &&
+        (__builtin_sub_overflow(*end, *begin, &span) || span / *step > kMaxExecutions))
       return fail(
           fmt::format("its loop over {} runs more than {} times", loop.var, kMaxExecutions));
-    for (int64_t v = *begin; v < *end && out.unknown.empty(); v += *step) {
+    for (int64_t v = *begin; v < *end && out.unknown.empty();) {
       vars[loop.var] = v;
       iteration.push_back(v);
       level(depth + 1);
       iteration.pop_back();
+      if (__builtin_add_overflow(v, *step, &v))
+        break;
     }
     vars.erase(loop.var);
   };

@@ -1,4 +1,5 @@
 #include "verifier/NamedBarriers.h"
+#include "verifier/NamedOrdering.h"
 
 #include "verifier/StructuralChecks.h"
 
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 
 namespace tilescope {
 
@@ -312,6 +314,44 @@ private:
 
 NamedBarrierModel analyseNamedBarriers(const BarrierSkeleton &sk) {
   return NamedAnalysis(sk).run();
+}
+
+const SyncEvent *unmodelledNamedOrdering(const BarrierSkeleton &sk, const NamedBarrierModel &model,
+                                         const ThreadSet &a, const ThreadSet &b) {
+  // Ids with generations, and ids with a finding of their own (a kernel
+  // that is a finding anyway; the accesses such a barrier fails to order
+  // stay findings too): neither is outside the model.
+  std::set<int64_t> modelled;
+  for (const NamedGeneration &g : model.generations)
+    modelled.insert(g.id);
+  for (const NamedBarrierModel::Finding &f : model.findings)
+    for (const SyncEvent &e : sk.events)
+      if ((e.kind == SyncKind::NamedSync || e.kind == SyncKind::NamedArrive) && e.namedId >= 0 &&
+          e.loc == f.loc)
+        modelled.insert(e.namedId);
+  std::vector<const SyncEvent *> outside;
+  for (const SyncEvent &e : sk.events)
+    if ((e.kind == SyncKind::NamedSync || e.kind == SyncKind::NamedArrive) &&
+        (e.namedId < 0 || !modelled.count(e.namedId)))
+      outside.push_back(&e);
+  auto meets = [](const ThreadSet &x, const ThreadSet &y) {
+    for (int64_t t = 0; t < x.launchThreads(); ++t)
+      if (x.contains(t) && y.contains(t))
+        return true;
+    return false;
+  };
+  for (const SyncEvent *s : outside) {
+    if (s->kind != SyncKind::NamedSync)
+      continue;
+    for (const SyncEvent *o : outside) {
+      if (s->namedId >= 0 && o->namedId >= 0 && s->namedId != o->namedId)
+        continue;
+      if ((meets(s->threads, a) && meets(o->threads, b)) ||
+          (meets(s->threads, b) && meets(o->threads, a)))
+        return s;
+    }
+  }
+  return nullptr;
 }
 
 void checkNamedBarriers(const BarrierSkeleton &sk, StructuralResult &out) {

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -694,6 +695,50 @@ private:
         small.push_back(it->second);
     z3::model m =
         detail::minimizeWitness(s, lits, small, fmt::format("coverage!{}!{}", name, int(exact)));
+    // Sizes and indices are 64-bit integers in the kernel: a witness past
+    // that (Z3 reasons over unbounded integers) names no launch, and reading
+    // it as 0 once made a search at N = 0 report C[0, 0] unwritten. Such a
+    // witness is asked for again inside 64 bits; none there: every launch is
+    // covered.
+    auto past64 = [&](const z3::model &mm) -> std::optional<std::string> {
+      for (const z3::expr &v : small) {
+        int64_t fits = 0;
+        if (!mm.eval(v, true).is_numeral_i64(fits))
+          return fmt::format("{} = {}", v.to_string(), mm.eval(v, true).to_string());
+      }
+      return std::nullopt;
+    };
+    if (past64(m)) {
+      // Inside 2^20 first, for a witness the concrete search can run; then
+      // 2^40; only no element inside 64 bits proves the coverage.
+      bool found = false;
+      for (int64_t limit :
+           {int64_t(1) << 20, int64_t(1) << 40, std::numeric_limits<int64_t>::max()}) {
+        s.push();
+        for (const z3::expr &v : small)
+          s.add(v <= ctx_.int_val(limit) && v >= ctx_.int_val(-limit));
+        z3::check_result again = s.check();
+        if (again == z3::unsat) {
+          s.pop();
+          continue;
+        }
+        if (again == z3::unknown) {
+          why = fmt::format("Z3 gave up ({}) on an uncovered element inside 64 bits",
+                            s.reason_unknown());
+          return std::nullopt;
+        }
+        m = detail::minimizeWitness(s, lits, small,
+                                    fmt::format("coverage!{}!{}!{}", name, int(exact), limit));
+        found = true;
+        break;
+      }
+      if (!found)
+        return std::nullopt; // no uncovered element inside 64 bits
+      if (auto still = past64(m)) {
+        why = fmt::format("Z3's uncovered element needs {}, past 64 bits", *still);
+        return std::nullopt;
+      }
+    }
     Uncovered u;
     for (const std::string &sym : sk_.symbols)
       if (auto it = enc_.symbols().find(sym); it != enc_.symbols().end() && !floats_.count(sym)) {
