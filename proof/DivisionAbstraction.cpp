@@ -33,22 +33,17 @@ z3::expr DivisionAbstraction::rewrite(const z3::expr &e) {
   for (unsigned k = 0; k < e.num_args(); ++k)
     args.push_back(rewrite(e.arg(k)));
   Z3_decl_kind kind = e.decl().decl_kind();
-  // Built in one go, never move-assigned: z3++ 4.8.12's move assignment of an
-  // ast drops the reference the target held without releasing it, and each
-  // leaked term makes deleting the context slower (verifier/SharedContext.h).
-  z3::expr out = [&]() -> z3::expr {
-    if ((kind == Z3_OP_IDIV || kind == Z3_OP_MOD) && !args[1].is_numeral()) {
-      // Simplified, so that `kt` and `1 * kt` divide alike.
-      const Division &div = divide(args[0].simplify(), args[1].simplify());
-      return kind == Z3_OP_IDIV ? div.q : div.r;
-    }
-    if (kind == Z3_OP_MUL && products_ && args.size() == 2 && !args[0].is_numeral() &&
-        !args[1].is_numeral())
-      return (*products_)(args[0], args[1]);
-    if (e.num_args() > 0)
-      return e.decl()(args);
-    return e;
-  }();
+  z3::expr out = e;
+  if ((kind == Z3_OP_IDIV || kind == Z3_OP_MOD) && !args[1].is_numeral()) {
+    // Simplified, so that `kt` and `1 * kt` divide alike.
+    const Division &div = divide(args[0].simplify(), args[1].simplify());
+    out = kind == Z3_OP_IDIV ? div.q : div.r;
+  } else if (kind == Z3_OP_MUL && products_ && args.size() == 2 && !args[0].is_numeral() &&
+             !args[1].is_numeral()) {
+    out = (*products_)(args[0], args[1]);
+  } else if (e.num_args() > 0) {
+    out = e.decl()(args);
+  }
   done_.emplace(e.id(), std::make_pair(e, out));
   return out;
 }
