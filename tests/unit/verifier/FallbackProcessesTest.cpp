@@ -147,8 +147,9 @@ TEST_CASE("fallback processes: two warpgroups' halves of Cs are disjoint regions
 }
 
 TEST_CASE("solver budget: 'canceled' is the deadline only when the wall budget is spent") {
-  CHECK(isDeadlineReason("timeout"));
-  // No budget: an exhausted rlimit, not a deadline.
+  // No budget: no query has a timeout of ours, so neither word is the
+  // deadline (an exhausted rlimit, undecided).
+  CHECK(!isDeadlineReason("timeout"));
   CHECK(!isDeadlineReason("canceled"));
   BudgetLimits shortLimits;
   shortLimits.wallTimeoutMs = 1;
@@ -158,10 +159,12 @@ TEST_CASE("solver budget: 'canceled' is the deadline only when the wall budget i
     while (spent.remainingWallMs() > 0) {
     }
     CHECK(isDeadlineReason("canceled"));
+    CHECK(isDeadlineReason("timeout"));
   }
   BudgetLimits longLimits;
   longLimits.wallTimeoutMs = 600000;
   Budget ample(longLimits);
   ActiveBudget scope(ample);
   CHECK(!isDeadlineReason("canceled"));
+  CHECK(!isDeadlineReason("timeout"));
 }
