@@ -168,6 +168,18 @@ Expr convert(Expr v, Dtype from, Dtype to) {
 
 // ------------------------------------------------------------ the table
 
+// What every wgmma implementation of gemm refuses first: a target without
+// wgmma, a call not issued by a warpgroup, operands other than C, A and B.
+std::string wgmmaIssueRefusal(const CallSite &s) {
+  if (!targetHas(s.target, intrinsic(IntrinsicId::WgmmaMmaAsync).feature))
+    return "wgmma needs sm_90a";
+  if (s.scope != ExecScope::Warpgroup)
+    return "wgmma is issued by a warpgroup (wg.gemm)";
+  if (s.operands.size() != 3)
+    return "needs C, A and B";
+  return "";
+}
+
 std::vector<DispatchImpl> buildTable() {
   std::vector<DispatchImpl> t;
 
@@ -361,12 +373,8 @@ std::vector<DispatchImpl> buildTable() {
       {intrinsicName(IntrinsicId::Gemm), "wgmma", 100,
        "wgmma.mma_async m64nNk16, A and B from shared-memory descriptors",
        [](const CallSite &s) -> std::string {
-         if (!targetHas(s.target, intrinsic(IntrinsicId::WgmmaMmaAsync).feature))
-           return "wgmma needs sm_90a";
-         if (s.scope != ExecScope::Warpgroup)
-           return "wgmma is issued by a warpgroup (wg.gemm)";
-         if (s.operands.size() != 3)
-           return "needs C, A and B";
+         if (auto w = wgmmaIssueRefusal(s); !w.empty())
+           return w;
          const Operand &c = s.operands[0], &a = s.operands[1], &b = s.operands[2];
          if (c.scope != MemScope::Reg || !presetIs(c, "wgmma_acc"))
            return "the accumulator is not a register tile in the wgmma_acc layout";
@@ -424,12 +432,8 @@ std::vector<DispatchImpl> buildTable() {
       {intrinsicName(IntrinsicId::Gemm), "wgmma.reg_a", 95,
        "wgmma.mma_async m64nNk16, A from registers (wgmma_acc fragment), B from shared memory",
        [](const CallSite &s) -> std::string {
-         if (!targetHas(s.target, intrinsic(IntrinsicId::WgmmaMmaAsync).feature))
-           return "wgmma needs sm_90a";
-         if (s.scope != ExecScope::Warpgroup)
-           return "wgmma is issued by a warpgroup (wg.gemm)";
-         if (s.operands.size() != 3)
-           return "needs C, A and B";
+         if (auto w = wgmmaIssueRefusal(s); !w.empty())
+           return w;
          const Operand &c = s.operands[0], &a = s.operands[1], &b = s.operands[2];
          if (c.scope != MemScope::Reg || !presetIs(c, "wgmma_acc") || c.dtype != Dtype::f32)
            return "the accumulator is not an f32 register tile in the wgmma_acc layout";
