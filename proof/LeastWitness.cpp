@@ -1,6 +1,7 @@
 #include "proof/LeastWitness.h"
 
 #include "ir/Budget.h"
+#include "proof/QueryDeadline.h"
 #include "proof/SolverBudget.h"
 
 #include <fmt/format.h>
@@ -28,26 +29,17 @@ z3::model minimizeWitness(z3::solver &solver, z3::expr_vector &assumptions,
     solver.add(z3::implies(literal, e <= solver.ctx().int_val(v)));
     return literal;
   };
-  // Each check is cut to the command's deadline (ir/Budget.h); once it has
-  // passed, the witness is the least found so far.
+  // Each check is cut to the command's deadlines (checkWithinBudget); once
+  // one has passed, the witness is the least found so far.
   Budget *budget = activeBudget();
-  auto withinDeadline = [&] {
-    if (!budget || budget->remainingMs() < 0)
-      return true;
-    if (budget->expired())
-      return false;
-    z3::params p(solver.ctx());
-    p.set("timeout", solverBackstopMs());
-    solver.set(p);
-    return true;
-  };
+  auto withinDeadline = [&] { return !budget || budget->remainingMs() < 0 || !budget->expired(); };
   z3::model least = solver.get_model();
   for (const z3::expr &e : values) {
     int64_t best = valueIn(least, e), lo = 0;
     while (lo < best && withinDeadline()) {
       int64_t mid = lo + (best - lo) / 2;
       assumptions.push_back(bound(e, mid));
-      if (solver.check(assumptions) == z3::sat) {
+      if (checkWithinBudget(solver, assumptions) == z3::sat) {
         least = solver.get_model();
         best = valueIn(least, e);
       } else {

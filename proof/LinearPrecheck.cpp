@@ -1,5 +1,6 @@
 #include "proof/LinearPrecheck.h"
 
+#include "proof/QueryDeadline.h"
 #include "proof/SolverBudget.h"
 
 #include <algorithm>
@@ -156,7 +157,7 @@ bool LinearPrecheck::unsat(const z3::expr_vector &background, const z3::expr_vec
     ++memoHits;
     return true;
   }
-  if (s.check() != z3::unsat)
+  if (checkWithinBudget(s) != z3::unsat)
     return false;
   unsatMemo().insert(std::move(formula));
   return true;

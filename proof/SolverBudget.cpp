@@ -48,39 +48,29 @@ void setSolverBudget(z3::params &params, unsigned budgetMs) {
   unsigned units = budgetMs > kMax / kZ3UnitsPerMs ? kMax : budgetMs * kZ3UnitsPerMs;
   units /= solverShare();
   params.set("rlimit", std::max(units, 1u));
-  params.set("timeout", solverBackstopMs());
-}
-
-unsigned solverBackstopMs() {
-  constexpr unsigned kNone = std::numeric_limits<unsigned>::max();
-  Budget *budget = activeBudget();
-  int64_t left = budget ? budget->remainingWallMs() : -1;
-  if (left < 0)
-    return kNone;
-  // The budget's clock may run faster than real time (TILESCOPE_SLOW_CLOCK);
-  // Z3 reads the real one.
-  return unsigned(std::clamp<int64_t>(left / wallClockScale(), 1, kNone - 1));
+  // No "timeout": Z3 4.8.12's timer threads can deadlock the process
+  // (proof/QueryDeadline.h, which stops queries at the budget's deadlines).
 }
 
 // The words alone do not tell whether the deadline stopped a query: Z3 says
-// "timeout" or "canceled" when its timeout fires, but its tactics also say
-// "canceled" when the query's own rlimit runs out (a hard or starved query,
-// TILESCOPE_SOLVER_SHARE), which is an undecided question (unknown), not the
-// budget. So it is the deadline only when the reason is one of those words
-// and the active budget's wall time has run out now: Z3's timeout is the
-// time that budget had left when the query was set up (solverBackstopMs), so
-// a query it stopped ended at or after the deadline, to within the real
-// millisecond that value was rounded down to (one more for the timer's
-// granularity). Without a wall-time limit no query has a timeout of ours.
+// "canceled" or "interrupted" when checkWithinBudget's watcher stops it, but
+// its tactics also say "canceled" when the query's own rlimit runs out (a
+// hard or starved query, TILESCOPE_SOLVER_SHARE), which is an undecided
+// question (unknown), not the budget. So it is the deadline only when the
+// reason is one of those words and the active budget's processor time or
+// wall time has run out now: the watcher stops a query only then, and
+// records the budget as exceeded when it does.
 bool isDeadlineReason(std::string_view reason) {
   bool saysStopped = false;
-  for (std::string_view said : {"timeout", "canceled"})
+  for (std::string_view said : {"timeout", "canceled", "interrupted"})
     saysStopped = saysStopped || reason.find(said) != std::string_view::npos;
   Budget *budget = activeBudget();
   if (!saysStopped || !budget)
     return false;
-  int64_t left = budget->remainingWallMs();
-  return left >= 0 && left < 2 * wallClockScale();
+  if (budget->exceeded() == BudgetKind::CpuTime || budget->exceeded() == BudgetKind::WallTime)
+    return true;
+  int64_t wallLeft = budget->remainingWallMs();
+  return budget->remainingCpuMs() == 0 || (wallLeft >= 0 && wallLeft < 2 * wallClockScale());
 }
 
 bool noteSolverGaveUp(std::string_view reason) {
@@ -92,10 +82,10 @@ bool noteSolverGaveUp(std::string_view reason) {
   }
   if (!isDeadlineReason(reason))
     return false;
-  // The timeout is the wall time left, so the budget has run out (to the
-  // millisecond Z3 rounds to).
+  // The budget has run out (to the millisecond its figures are rounded to).
   if (budget && !budget->expired())
-    budget->exceed(BudgetKind::WallTime, "(a Z3 query reached the deadline)");
+    budget->exceed(budget->remainingCpuMs() == 0 ? BudgetKind::CpuTime : BudgetKind::WallTime,
+                   "(a Z3 query reached the deadline)");
   return true;
 }
 

@@ -7,11 +7,10 @@
 // same query gets the same answer everywhere. The limit is derived from the
 // caller's millisecond budget at the rate measured on the development machine
 // (about 10^6 units per CPU second, see docs/verifier.md), doubled for slower
-// machines. Wall time bounds a query only as the backstop of the command's
-// wall-time budget (--wall-timeout-ms, ir/Budget.h): its timeout is the time
-// that budget has left (none without one), and a query it stops is the
-// budget running out (noteSolverGaveUp), never an unknown. Long-lived solvers
-// set their limits again before each query, so that the deadline is current.
+// machines. The command's time budgets (ir/Budget.h) bound a query in flight
+// only through checkWithinBudget (proof/QueryDeadline.h), which stops it when
+// the processor time or the wall time runs out; a query it stops is the
+// budget running out (noteSolverGaveUp), never an unknown.
 //
 // Depends on Z3 only.
 #pragma once
@@ -35,15 +34,11 @@ void setSolverBudget(z3::params &params, unsigned budgetMs);
 // (tests/lit/budget/undecided-never-decides.test).
 unsigned solverShare();
 
-// Z3's "timeout" for a query now: the wall time the active budget has left
-// (at least 1 ms: Z3 reads 0 as "no limit"), in real milliseconds
-// (TILESCOPE_SLOW_CLOCK, ir/Budget.h), or no limit without a wall budget.
-unsigned solverBackstopMs();
-
 // Whether a reason a query gave up for (Z3's reason_unknown(), or a proof's
-// message quoting it) is the wall-clock backstop: "timeout", or "canceled"
-// when the active budget's wall time is (all but) spent; Z3 says "canceled"
-// for an exhausted rlimit too, and that is an undecided query.
+// message quoting it) is the budget's deadline: "canceled", "interrupted" or
+// "timeout" once the active budget's processor time or wall time is (all
+// but) spent; Z3 says "canceled" for an exhausted rlimit too, and that is an
+// undecided query.
 bool isDeadlineReason(std::string_view reason);
 
 // Records the command's budget as exceeded when `reason` is the backstop

@@ -2,6 +2,7 @@
 #include "ptx/LiftSolve.h"
 
 #include "ir/Printer.h"
+#include "proof/QueryDeadline.h"
 #include "ptx/ThreadConditions.h"
 #include "ptx/Values.h"
 #include "proof/SolverBudget.h"
@@ -145,7 +146,7 @@ Implication implies(const std::vector<Expr> &facts, const Expr &goal, std::strin
     for (const z3::expr &r : enc.ranges())
       s.add(r);
     s.add(!*g);
-    switch (s.check()) {
+    switch (checkWithinBudget(s)) {
     case z3::unsat:
       return Implication::Holds;
     case z3::sat:

@@ -5,6 +5,7 @@
 #include "racecheck/RaceChecker.h"
 
 #include "ir/Printer.h"
+#include "proof/QueryDeadline.h"
 #include "sync/MbarrierZ3.h"
 #include "sync/BarrierPatterns.h"
 #include "proof/LeastWitness.h"
@@ -109,7 +110,7 @@ bool RaceChecker::satisfiable(const z3::expr_vector &cons) {
   z3::solver once = oneShotSolver(ctx_, std::min(opt_.timeoutMs, detail::kPrecheckBudgetMs));
   once.add(enc_.assumptions());
   once.add(cons);
-  if (z3::check_result r = once.check(); r != z3::unknown)
+  if (z3::check_result r = checkWithinBudget(once); r != z3::unknown)
     return r == z3::sat;
   z3::solver s(ctx_);
   z3::params p(ctx_);
@@ -119,7 +120,7 @@ bool RaceChecker::satisfiable(const z3::expr_vector &cons) {
     s.add(enc_.assumptions()[int(k)]);
   for (unsigned k = 0; k < cons.size(); ++k)
     s.add(cons[int(k)]);
-  z3::check_result r = s.check();
+  z3::check_result r = checkWithinBudget(s);
   if (r == z3::unknown)
     undecided_ = true;
   return r != z3::unsat;

@@ -7,6 +7,7 @@
 
 #include "ir/Printer.h"
 #include "proof/LeastWitness.h"
+#include "proof/QueryDeadline.h"
 #include "proof/SolverBudget.h"
 #include "verifier/NamedOrdering.h"
 
@@ -296,7 +297,7 @@ z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess 
     once.add(cons);
     for (const z3::expr &e : escapes)
       once.add(!e);
-    return once.check() == z3::unsat;
+    return checkWithinBudget(once) == z3::unsat;
   };
   if (!escapes.empty() && onceUnsat(kFirstQueryBudgetMs))
     return z3::unsat;
@@ -483,14 +484,14 @@ z3::check_result RaceChecker::checkWithin(z3::solver &s, const z3::expr_vector &
   z3::params p(ctx_);
   setSolverBudget(p, budgetMs);
   s.set(p);
-  return s.check(assumptions);
+  return checkWithinBudget(s, assumptions);
 }
 
 z3::check_result RaceChecker::checkFirst(z3::solver &s, const z3::expr_vector &assumptions) {
   z3::params p(ctx_);
   setSolverBudget(p, kFirstQueryBudgetMs);
   s.set(p);
-  return s.check(assumptions);
+  return checkWithinBudget(s, assumptions);
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "sync/BarrierPatterns.h"
+#include "proof/QueryDeadline.h"
 #include "verifier/BarrierProofs.h"
 #include "sync/BarrierSkeleton.h"
 #include "proof/LeastWitness.h"
@@ -112,7 +113,7 @@ private:
       z3::params p(literal_.ctx());
       setSolverBudget(p, prover_.opt_.timeoutMs);
       base().set(p);
-      z3::check_result r = base().check(a);
+      z3::check_result r = checkWithinBudget(base(), a);
       if (r == z3::unknown && !prover_.gaveUp_) {
         prover_.gaveUp_ = true;
         prover_.gaveUpReason_ = base().reason_unknown();
@@ -138,7 +139,7 @@ private:
       s.add(prover_.enc_.assumptions());
       s.add(prover_.sample_);
       s.add(constraints_);
-      bool sat = s.check() == z3::sat;
+      bool sat = checkWithinBudget(s) == z3::sat;
       if (sat)
         sampleModel_ = s.get_model();
       return sat;

@@ -3,6 +3,7 @@
 #include "ir/ConcreteEval.h"
 #include "ir/Visitor.h"
 #include "proof/ProtoEncoding.h"
+#include "proof/QueryDeadline.h"
 #include "proof/SolverBudget.h"
 
 #include <fmt/format.h>
@@ -301,15 +302,13 @@ std::optional<SizeAssignment> smallestTwoRoundSizes(const BarrierSkeleton &sk, s
     for (const std::string &s : sk.symbols)
       sum = sum + enc.symbols().at(s);
     opt.minimize(sum);
-    z3::params p(ctx);
     // Z3 4.8.12's optimizer ignores rlimit (tried 2026-11-25: a non-linear
-    // minimization ran on past 10^5 units), so only the command's wall-time
-    // backstop bounds it, and its expiry is the budget (noteSolverGaveUp).
-    // A per-query wall-clock timeout here made the fallback's sizes, and so
-    // the verdict, depend on the machine's load.
-    p.set("timeout", solverBackstopMs());
-    opt.set(p);
-    z3::check_result chosen = opt.check();
+    // minimization ran on past 10^5 units), so only the command's time
+    // budgets bound it (checkWithinBudget interrupts this context, which is
+    // the optimizer's own), and their expiry is the budget
+    // (noteSolverGaveUp). A per-query wall-clock timeout here made the
+    // fallback's sizes, and so the verdict, depend on the machine's load.
+    z3::check_result chosen = checkWithinBudget(opt);
     if (chosen == z3::unknown) {
       why = fmt::format("Z3 gave up choosing sizes ({})", Z3_optimize_get_reason_unknown(ctx, opt));
       return std::nullopt;

@@ -2,6 +2,7 @@
 // unsat is a proof, a model is turned into a witness and re-checked by the
 // layout engine (LayoutChecks.h), unknown is reported as undecided.
 #include "verifier/LayoutEncoding.h"
+#include "proof/QueryDeadline.h"
 #include "verifier/LayoutStructural.h"
 
 #include <fmt/format.h>
@@ -21,7 +22,7 @@ template <typename Fn> void guarded(LayoutReport &report, const char *what, Fn &
 
 // sat -> true; unsat -> false; unknown -> records why and false.
 bool hasCounterexample(z3::solver &s, LayoutReport &report, const std::string &what) {
-  switch (s.check()) {
+  switch (checkWithinBudget(s)) {
   case z3::sat:
     return true;
   case z3::unsat:

@@ -1,5 +1,6 @@
 #include "verifier/SymbolicLayout.h"
 
+#include "proof/QueryDeadline.h"
 #include "verifier/LayoutEncoding.h"
 #include "proof/SolverBudget.h"
 
@@ -269,7 +270,7 @@ LayoutReport verifySymbolicLayout(const SymbolicLayout &layout, const std::vecto
       report.violations.push_back(std::move(*v));
     };
     auto check = [&](z3::solver &s, const char *what) {
-      switch (s.check()) {
+      switch (checkWithinBudget(s)) {
       case z3::sat:
         return true;
       case z3::unsat:
@@ -474,7 +475,7 @@ findCounterexample(const Expr &claim, const std::vector<Expr> &constraints, std:
     for (const Expr &c : constraints)
       s.add(enc.term(c));
     s.add(!enc.term(claim));
-    switch (s.check()) {
+    switch (checkWithinBudget(s)) {
     case z3::unsat:
       return std::nullopt;
     case z3::sat:
@@ -525,7 +526,7 @@ LayoutReport verifySymbolicNoOverlap(const SymbolicBufferView &a, const Symbolic
     z3::expr startA = ctx.int_val(a.info.baseByte * 8) + x.axis[m] * ctx.int_val(bitsA);
     z3::expr startB = ctx.int_val(b.info.baseByte * 8) + y.axis[m] * ctx.int_val(bitsB);
     s.add(startA < startB + ctx.int_val(bitsB) && startB < startA + ctx.int_val(bitsA));
-    switch (s.check()) {
+    switch (checkWithinBudget(s)) {
     case z3::unsat:
       return report;
     case z3::unknown:

@@ -4,6 +4,7 @@
 #include "ir/Printer.h"
 #include "ir/ThreadIndex.h"
 #include "ir/Visitor.h"
+#include "proof/QueryDeadline.h"
 #include "sync/BarrierSkeleton.h"
 #include "verifier/CoverageSearch.h"
 #include "proof/LeastWitness.h"
@@ -681,7 +682,7 @@ private:
       if (w.access->region.size() == x.size())
         if (auto c = candidate(w, x, exact))
           s.add(!z3::mk_and(c->conditions));
-    z3::check_result r = s.check();
+    z3::check_result r = checkWithinBudget(s);
     if (r == z3::unsat)
       return std::nullopt;
     if (r == z3::unknown) {
@@ -717,7 +718,7 @@ private:
         s.push();
         for (const z3::expr &v : small)
           s.add(v <= ctx_.int_val(limit) && v >= ctx_.int_val(-limit));
-        z3::check_result again = s.check();
+        z3::check_result again = checkWithinBudget(s);
         if (again == z3::unsat) {
           s.pop();
           continue;

@@ -5,8 +5,9 @@ tests/lit/bugs and its fixed twin (tests/lit/fixed-twin.py), once plainly
 and once under each of several degradations that leave Z3 queries
 undecided:
   - TILESCOPE_SLOW_CLOCK=N: the budgets' wall clock runs N times faster, so
-    the default wall-time backstop (60 s) cancels queries part-way through
-    (the proofs then see Z3's `unknown`, reason "canceled");
+    the default wall-time backstop (60 s) stops queries part-way through
+    (proof/QueryDeadline.h interrupts them; the proofs then see Z3's
+    `unknown`, reason "canceled" or "interrupted");
   - TILESCOPE_SOLVER_SHARE=N: every query gets 1/N of its resource limit
     (proof/SolverBudget.h), so hard queries give up deterministically
     (`unknown`, "max. resource limit exceeded").
@@ -59,9 +60,11 @@ def run(tilescope, path, env_extra, args):
     cmd = ["setarch", platform.machine(), "-R", tilescope, "check", "--json"] + args
     if path:
         cmd.append(str(path))
-    # A run that sits in a Z3 mutex under the slowed clock (seen once, at
-    # 0 CPU for 36 minutes, in Z3's timer thread: docs/robustness.md) is
-    # reported and run once more; a second hang fails the test.
+    # A safety net: a run that hangs is reported and run once more; a second
+    # hang fails the test. One run sat in a Z3 mutex under the slowed clock
+    # (at 0 CPU for 36 minutes, 2026-11-26): Z3 4.8.12's timer threads, which
+    # no query starts since the deadlines are our own (proof/QueryDeadline.h,
+    # docs/robustness.md).
     for attempt in range(2):
         try:
             p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=HANG_S)

@@ -1,9 +1,11 @@
 // How a Z3 query that gave up is classified (verifier/SolverBudget.h): the
-// command's wall-time deadline stopping it is the budget (exit 4); its own
-// resource limit running out is an undecided question (unknown, exit 3), even
-// where Z3 words that as "canceled", as its tactics do under a tiny rlimit.
+// command's deadlines stopping it (proof/QueryDeadline.h) are the budget
+// (exit 4); its own resource limit running out is an undecided question
+// (unknown, exit 3), even where Z3 words that as "canceled", as its tactics
+// do under a tiny rlimit.
 #include "proof/SolverBudget.h"
 #include "ir/Budget.h"
+#include "proof/QueryDeadline.h"
 
 #include <doctest/doctest.h>
 #include <z3++.h>
@@ -18,13 +20,17 @@ namespace {
 
 // A question Z3's one-shot pipeline cannot settle in a handful of resource
 // units: a non-linear equation over bounded integers.
-std::string giveUpReason(unsigned budgetMs) {
-  z3::context ctx;
-  z3::solver s = oneShotSolver(ctx, budgetMs);
+void addHardQuestion(z3::context &ctx, z3::solver &s) {
   z3::expr x = ctx.int_const("x"), y = ctx.int_const("y"), z = ctx.int_const("z");
   s.add(x > 1 && y > 1 && z > 1 && x < 100000 && y < 100000 && z < 100000);
   s.add(x * x * x + y * y * y == z * z * z + 7 * x * y * z + 13);
-  z3::check_result r = s.check();
+}
+
+std::string giveUpReason(unsigned budgetMs) {
+  z3::context ctx;
+  z3::solver s = oneShotSolver(ctx, budgetMs);
+  addHardQuestion(ctx, s);
+  z3::check_result r = checkWithinBudget(s);
   return r == z3::unknown ? s.reason_unknown() : std::string("decided");
 }
 
@@ -69,8 +75,8 @@ TEST_CASE("solver budget: a query cancelled once the wall time has run out is th
 }
 
 TEST_CASE("solver budget: a real query stopped by the deadline is the budget") {
-  // 30 ms of wall time and a generous rlimit: Z3's timeout (the time left)
-  // stops the query.
+  // 30 ms of wall time and a generous rlimit: the watcher of
+  // checkWithinBudget stops the query at the deadline.
   Budget budget(BudgetLimits{0, 0, 0, /*wallTimeoutMs=*/30});
   ActiveBudget active(budget);
   std::string reason = giveUpReason(3'600'000);
@@ -97,4 +103,73 @@ TEST_CASE("solver budget: Z3's solvers run no strategy that a wall clock cuts sh
   z3::expr x = ctx.int_const("x"), y = ctx.int_const("y");
   s.add(x * y == 12 && x > 1 && y > 1 && x < y);
   CHECK(s.check() == z3::sat);
+}
+
+TEST_CASE("solver budget: no query gets Z3's timeout, whose timer threads can deadlock") {
+  // Z3 4.8.12 hands a fired timer's thread back to its pool while the
+  // cancelled query still holds that timer's mutex (QueryDeadline.h).
+  z3::context ctx;
+  z3::params p(ctx);
+  Budget budget(BudgetLimits{/*timeoutMs=*/1000, 0, 0, /*wallTimeoutMs=*/1000});
+  ActiveBudget active(budget);
+  setSolverBudget(p, 1000);
+  std::string text = Z3_params_to_string(ctx, p);
+  INFO(text);
+  CHECK(text.find("rlimit") != std::string::npos);
+  CHECK(text.find("timeout") == std::string::npos);
+}
+
+TEST_CASE("solver budget: a query in flight stops when the processor time runs out") {
+  // 300 ms of processor time, no wall-time limit and an rlimit worth an hour:
+  // only the processor-time deadline can stop it.
+  Budget budget(BudgetLimits{/*timeoutMs=*/300, 0, 0, 0});
+  ActiveBudget active(budget);
+  int64_t started = threadCpuNs();
+  std::string reason = giveUpReason(3'600'000);
+  double seconds = double(threadCpuNs() - started) / 1e9;
+  INFO("reason: " << reason << ", " << seconds << " s of CPU");
+  REQUIRE(reason != "decided");
+  CHECK(seconds < 2.0);
+  CHECK(budget.exceeded() == BudgetKind::CpuTime);
+  CHECK(isDeadlineReason(reason));
+  CHECK(noteSolverGaveUp(reason));
+}
+
+TEST_CASE("solver budget: a solver stopped at the deadline answers its next query") {
+  // Z3_solver_interrupt's cancellation ends with the check it stopped: the
+  // same solver (and its context) decide the next question under a new budget.
+  z3::context ctx;
+  z3::solver s = oneShotSolver(ctx, 3'600'000);
+  addHardQuestion(ctx, s);
+  {
+    Budget budget(BudgetLimits{0, 0, 0, /*wallTimeoutMs=*/30});
+    ActiveBudget active(budget);
+    REQUIRE(checkWithinBudget(s) == z3::unknown);
+    CHECK(budget.exceeded() == BudgetKind::WallTime);
+  }
+  Budget fresh(BudgetLimits{/*timeoutMs=*/60'000, 0, 0, /*wallTimeoutMs=*/600'000});
+  ActiveBudget active(fresh);
+  z3::solver t = oneShotSolver(ctx, 1000);
+  z3::expr a = ctx.int_const("a");
+  t.add(a * a == 49 && a > 0);
+  CHECK(checkWithinBudget(t) == z3::sat);
+  s.reset();
+  s.add(a > 2 && a < 4);
+  CHECK(checkWithinBudget(s) == z3::sat);
+  CHECK(fresh.exceeded() == BudgetKind::None);
+}
+
+TEST_CASE("solver budget: an optimizer in its own context stops at the deadline") {
+  z3::context ctx;
+  z3::optimize opt(ctx);
+  z3::expr x = ctx.int_const("x"), y = ctx.int_const("y"), z = ctx.int_const("z");
+  opt.add(x > 1 && y > 1 && z > 1 && x < 100000 && y < 100000 && z < 100000);
+  opt.add(x * x * x + y * y * y == z * z * z + 7 * x * y * z + 13);
+  opt.minimize(x + y + z);
+  Budget budget(BudgetLimits{0, 0, 0, /*wallTimeoutMs=*/50});
+  ActiveBudget active(budget);
+  auto started = std::chrono::steady_clock::now();
+  CHECK(checkWithinBudget(opt) == z3::unknown);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
+  CHECK(budget.exceeded() == BudgetKind::WallTime);
 }

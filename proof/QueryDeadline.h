@@ -1,0 +1,42 @@
+// The active budget's deadlines over a Z3 query in flight.
+//
+// A query's own limit is its rlimit (proof/SolverBudget.h): deterministic,
+// but counted in Z3's work units, not in time, and a query may run past the
+// command's processor-time or wall-time budget by up to that limit (under
+// AddressSanitizer, whose allocator slows Z3 down, by several times it). The
+// budget's deadlines therefore stop a query in flight here: while
+// checkWithinBudget() runs a check, a watcher thread of ours compares the
+// calling thread's processor time and the wall clock with what the active
+// budget had left when the check began, and once either has passed it
+// interrupts that one solver (Z3_solver_interrupt: Z3 cancels the check in
+// flight and undoes the cancellation when the check returns, so the solver
+// and its context stay usable). The check then answers unknown and the
+// budget is recorded as exceeded (noteSolverGaveUp reads it as the budget).
+//
+// Z3's own "timeout" parameter is never used: Z3 4.8.12 runs it on a pool of
+// timer threads that hands a timer's thread back to the pool when it fires,
+// while the query it cancelled still holds that timer's mutex; the next timer
+// taken from the pool then waits for that mutex, and a process sat for 36
+// minutes at no CPU in a mutex inside the layout proofs (issue 16;
+// docs/robustness.md). Nothing here starts a Z3 timer.
+//
+// Depends on ir/Budget.h and Z3 only.
+#pragma once
+
+#include <z3++.h>
+
+namespace tilescope {
+
+// s.check() (with `assumptions`), stopped once the active budget's processor
+// time or wall time runs out; without an active budget, or one without time
+// limits, a plain check.
+z3::check_result checkWithinBudget(z3::solver &s);
+z3::check_result checkWithinBudget(z3::solver &s, const z3::expr_vector &assumptions);
+
+// opt.check(), stopped the same way. Z3 4.8.12 offers no interruption of one
+// optimizer, so this interrupts its whole context: `opt` must live in a
+// context of its own, which is not used after an interrupted check (Z3 then
+// cancels everything in it for good).
+z3::check_result checkWithinBudget(z3::optimize &opt);
+
+} // namespace tilescope
