@@ -39,13 +39,17 @@ cl::opt<std::string> targetOpt("target", cl::desc("sm_80, sm_90a or sm_100a (def
                                cl::init("sm_90a"), cl::sub(vizCommand));
 cl::opt<std::string> scopeOpt("scope", cl::desc("auto, reg, shared, tmem or global"),
                               cl::init("auto"), cl::sub(vizCommand));
-cl::opt<int> threadsOpt("threads", cl::desc("Threads per CTA (default 128)"), cl::init(128),
-                        cl::sub(vizCommand));
-cl::opt<int> devicesOpt("devices", cl::desc("Extent of the pid axis (default 1)"), cl::init(1),
-                        cl::sub(vizCommand));
-cl::opt<long> allocOpt("alloc",
-                       cl::desc("Slots of the allocation on m (default: the shape's elements)"),
-                       cl::init(0), cl::sub(vizCommand));
+// The integer options are read as text and parsed by the engine
+// (viz::parseIntegerField), so the command line and the page's fields give
+// the same messages: `expected an integer, not 'abc'`, `threads per CTA must
+// be in [1, 1024], not -5`.
+cl::opt<std::string> threadsOpt("threads", cl::desc("Threads per CTA (default 128)"),
+                                cl::init("128"), cl::sub(vizCommand));
+cl::opt<std::string> devicesOpt("devices", cl::desc("Extent of the pid axis (default 1)"),
+                                cl::init("1"), cl::sub(vizCommand));
+cl::opt<std::string>
+    allocOpt("alloc", cl::desc("Slots of the allocation on m (default: the shape's elements)"),
+             cl::init("0"), cl::sub(vizCommand));
 cl::opt<std::string> outputOpt("o", cl::desc("Write a self-contained HTML page"),
                                cl::value_desc("page.html"), cl::init(""), cl::sub(vizCommand));
 cl::opt<bool> jsonOpt("json", cl::desc("Print the evaluation document as JSON"),
@@ -65,11 +69,11 @@ std::pair<std::string, std::string> sourceOf(std::string_view kind, const viz::V
   if (kind == "scope")
     return {"<scope>", r.scope};
   if (kind == "threads")
-    return {"<threads>", std::to_string(r.threads)};
+    return {"<threads>", r.threadsText.value_or(std::to_string(r.threads))};
   if (kind == "devices")
-    return {"<devices>", std::to_string(r.devices)};
+    return {"<devices>", r.devicesText.value_or(std::to_string(r.devices))};
   if (kind == "alloc")
-    return {"<alloc>", std::to_string(r.alloc)};
+    return {"<alloc>", r.allocText.value_or(std::to_string(r.alloc))};
   return {"<layout>", r.layout};
 }
 
@@ -105,9 +109,9 @@ int runViz() {
   request.dtype = dtypeOpt;
   request.target = targetOpt;
   request.scope = scopeOpt;
-  request.threads = threadsOpt;
-  request.devices = devicesOpt;
-  request.alloc = allocOpt;
+  request.threadsText = threadsOpt.getValue();
+  request.devicesText = devicesOpt.getValue();
+  request.allocText = allocOpt.getValue();
 
   if (serveOpt) {
     if (!outputOpt.empty() || jsonOpt) {
@@ -125,7 +129,7 @@ int runViz() {
       if (!request.dtype.empty())
         view += "&dtype=" + viz::urlEncode(request.dtype);
       view += "&target=" + viz::urlEncode(request.target) +
-              "&threads=" + std::to_string(request.threads);
+              "&threads=" + viz::urlEncode(*request.threadsText);
     }
     return viz::serve("127.0.0.1", portOpt, view, llvm::outs());
   }

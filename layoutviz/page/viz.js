@@ -50,8 +50,8 @@
   function ownerValues(f, r) { const A = model.A, at = (f * model.R + r) * A; return Array.from(model.own.subarray(at, at + A)); }
   const ownerText = (values) => doc.axes.map((a, k) => a + ' ' + values[k]).join(', ');
   // PTX's name of register slot m: d7, a3, d1.lo (ldmatrix halves), r5.
-  function registerName(m) {
-    const reg = doc.registers || { prefix: 'r', parts: 1 };
+  function registerName(m, naming) {
+    const reg = naming || doc.registers || { prefix: 'r', parts: 1 };
     if (reg.parts <= 1) return reg.prefix + m;
     const part = m % reg.parts, q = Math.floor(m / reg.parts);
     return reg.prefix + q + '.' + (reg.parts === 2 ? ['lo', 'hi'][part] : 'b' + part);
@@ -66,7 +66,9 @@
     if (ax.TLane >= 0) parts.push('L' + v[ax.TLane]);
     if (ax.TCol >= 0) parts.push('c' + v[ax.TCol]);
     if (ax.m >= 0) {
-      if (doc.view === 'shared') parts.push('b' + doc.banks[2 * Math.floor(o / model.R) + 1]);
+      // Shared memory: the bank the engine placed it in; global memory has
+      // no banks (doc.banks is absent), so its element offset.
+      if (doc.view === 'shared' && doc.banks) parts.push('b' + doc.banks[2 * Math.floor(o / model.R) + 1]);
       else if (model.hasThreads) parts.push(registerName(v[ax.m]));
       else parts.push('m' + v[ax.m]);
     }
@@ -401,8 +403,8 @@
       const bad = new Set(p.words.map((c, bank) => (c > 1 ? bank : -1)).filter((x) => x >= 0));
       for (const t of p.threads)
         for (const f of b.threads[t] || []) {
-          const word = Math.floor(model.own[f * model.R * model.A + model.ax.m] * doc.bits / 32);
-          const kind = bad.has(word % 32) ? 'conflict' : 'access';
+          // The element's bank as the engine placed it (doc.banks: line, bank).
+          const kind = bad.has(doc.banks[2 * f + 1]) ? 'conflict' : 'access';
           if (!lm.has(f) || kind === 'conflict') lm.set(f, kind);
           const cell = model.place[f * model.R];
           if (!pm.has(cell) || kind === 'conflict') pm.set(cell, kind);
@@ -719,6 +721,7 @@
     },
     marks: (view, kind) => [...views[view].marks].filter(([, k]) => !kind || k === kind).map(([c]) => c).sort((a, b) => a - b),
     slotKey: (cell) => slotKey(cell),
+    registerName: (m, naming) => registerName(m, naming),
   };
   fillSelects();
   wire();

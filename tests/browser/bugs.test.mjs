@@ -74,6 +74,28 @@ test('a link sets the whole view: keys it does not name go back to their default
   await page.close();
 });
 
+test('a link sets every key: each one a link leaves out is back at its default', async () => {
+  // A view that sets every key to something other than its default.
+  const every = { layout: 'S[(32,64):(64,1)]', shape: '32,64', dtype: 'bf16', target: 'sm_100a', threads: '256', devices: '2',
+    alloc: '4096', scope: 'shared', sel: 'e:5', color: 'row', acc: 'row', ai: '3', av: '2', ac: '', ph: '1' };
+  const page = await openPage(env.base + hashOf(every));
+  const defaults = await page.evaluate(() => window.tilescopeViz.DEFAULTS);
+  assert.deepEqual(Object.keys(every).sort(), Object.keys(defaults).sort(), 'the test names every key of the page');
+  for (const k of Object.keys(every)) if (k !== 'ac') assert.notEqual(every[k], defaults[k], k);
+  assert.deepEqual(await page.evaluate(() => Object.assign({}, window.tilescopeViz.state)), every);
+  // A link naming only the layout and shape: everything else is reset.
+  await page.evaluate(() => { location.hash = 'layout=S%5B(4%2C8)%3A(8%2C1)%5D&shape=4%2C8'; });
+  await settled(page, 'S[(4,8):(8,1)]');
+  assert.deepEqual(await page.evaluate(() => Object.assign({}, window.tilescopeViz.state)),
+    Object.assign({}, defaults, { layout: 'S[(4,8):(8,1)]', shape: '4,8' }));
+  for (const [id, key] of [['#threads-input', 'threads'], ['#devices-input', 'devices'], ['#alloc-input', 'alloc'],
+    ['#target-select', 'target'], ['#dtype-select', 'dtype'], ['#scope-select', 'scope'], ['#color-select', 'color']])
+    assert.equal(await page.inputValue(id), defaults[key], id);
+  assert.deepEqual(await page.evaluate(() => window.tilescopeViz.marks('logical', 'lit')), []);
+  assert.equal(String(await page.evaluate(() => window.tilescopeViz.doc.request.threads)), '128');
+  await page.close();
+});
+
 test('one bank model: the page shows the CLI\'s phases (exercise 5.4: 32 wavefronts, 4 with the swizzle)', async () => {
   const page = await openPage(env.base + '#layout=S%5B(32%2C64)%3A(64%2C1)%5D&shape=32%2C64&dtype=bf16&av=8');
   const wavefronts = () => page.$eval('#bank-wavefronts', (el) => +el.dataset.wavefronts);
@@ -94,18 +116,43 @@ test('one bank model: the page shows the CLI\'s phases (exercise 5.4: 32 wavefro
   await page.close();
 });
 
-test('every field is validated with the CLI\'s messages', async () => {
-  const page = await openPage(env.base + '#layout=S%5B(4%2C8)%3A(1%40warpid%2C1%40laneid)%5D&shape=4%2C8');
-  for (const [text, message] of [['-5', 'threads per CTA must be in [1, 1024], not -5'], ['', "expected an integer, not ''"], ['abc', "expected an integer, not 'abc'"]]) {
-    await page.fill('#threads-input', text);
-    await page.waitForFunction((t) => window.tilescopeViz.doc.request.threads === t, text);
-    await settled(page);
-    assert.equal(await page.textContent('#threads-input-error'), message);
-    assert.equal(await page.getAttribute('#threads-input', 'aria-invalid'), 'true');
+// The message `tilescope viz` prints for a value of --NAME (its first line,
+// `<NAME>:1:1: error: MESSAGE`).
+function cliMessage(name, text, layout, shape) {
+  try {
+    const args = name === 'shape' ? ['--shape=' + text] : ['--shape', shape, '--' + name + '=' + text];
+    execFileSync(TILESCOPE, ['viz', layout, ...args, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (e) {
+    assert.equal(e.status, 2, 'the CLI refuses --' + name + '=' + text + ' with exit 2');
+    const m = String(e.stderr).match(new RegExp('^<' + name + '>:1:\\d+: error: (.*)$', 'm'));
+    assert.ok(m, 'CLI diagnostic for --' + name + '=' + text + ': ' + e.stderr);
+    return m[1];
   }
-  await page.fill('#threads-input', '128');
-  await page.waitForFunction(() => window.tilescopeViz.doc.ok);
-  assert.equal(await page.getAttribute('#threads-input', 'aria-invalid'), 'false');
+  assert.fail('the CLI accepted --' + name + '=' + text);
+}
+
+test('every field is validated with the CLI\'s messages (threads, devices, alloc, shape)', async () => {
+  const layout = 'S[(4,8):(1@warpid,1@laneid)]';
+  const page = await openPage(env.base + hashOf({ layout, shape: '4,8' }));
+  const cases = [['threads', '-5'], ['threads', ''], ['threads', 'abc'], ['threads', '2000'], ['devices', '0'], ['devices', 'x1'],
+    ['alloc', '-3'], ['alloc', '1e3'], ['shape', '4,9'], ['shape', '4,,8']];
+  for (const [name, text] of cases) {
+    const want = cliMessage(name, text, layout, '4,8');
+    await page.fill('#' + name + '-input', text);
+    await page.waitForFunction(([k, t]) => String(window.tilescopeViz.doc.request[k]) === t, [name, text]);
+    await settled(page);
+    assert.equal(await page.textContent('#' + name + '-input-error'), want, name + ' = ' + JSON.stringify(text));
+    assert.equal(await page.getAttribute('#' + name + '-input', 'aria-invalid'), 'true');
+    const good = { threads: '128', devices: '1', alloc: '0', shape: '4,8' }[name];
+    await page.fill('#' + name + '-input', good);
+    await page.waitForFunction(([k, t]) => String(window.tilescopeViz.doc.request[k]) === t && window.tilescopeViz.doc.ok, [name, good]);
+    await settled(page);
+    assert.equal(await page.getAttribute('#' + name + '-input', 'aria-invalid'), 'false');
+  }
+  // The issue's three threads values, word for word.
+  assert.equal(cliMessage('threads', '-5', layout, '4,8'), 'threads per CTA must be in [1, 1024], not -5');
+  assert.equal(cliMessage('threads', '', layout, '4,8'), "expected an integer, not ''");
+  assert.equal(cliMessage('threads', 'abc', layout, '4,8'), "expected an integer, not 'abc'");
   await page.close();
 });
 

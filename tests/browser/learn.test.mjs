@@ -3,6 +3,7 @@
 // exercises checked by the engine.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { env, ARTIFACTS, openPage, settled, hashOf } from './helpers.mjs';
 
@@ -23,6 +24,9 @@ test('copy view: wgmma accumulator -> shared tile, phase by phase, then TMA lega
   await page.click('#copy-next');
   assert.match(await page.textContent('#copy-phase-detail'), /request 1, phase 0/);
   assert.match(await page.textContent('#announce'), /request 1, phase 0/);
+  // The registers are named as PTX names the accumulator (d0..d15), not r0.
+  const regTicks = await page.evaluate(() => [0, 1, 15].map((j) => window.tilescopeViz.copyViews.regs.grid.colTick(j)));
+  assert.deepEqual(regTicks, ['d0', 'd1', 'd15']);
   // The elements thread 5 moves: groupID 1, threadID_in_group 1.
   await page.fill('#copy-thread', '5');
   assert.match(await page.textContent('#copy-thread-detail'), /^thread 5 moves 16 elements: \(1,2\) \(1,3\) \(9,2\) \(9,3\) \(1,10\)/);
@@ -89,6 +93,8 @@ test('copy view: ldmatrix.x4 into the A fragment, conflicts gone with a 32B swiz
   await copied(page);
   assert.equal(await page.$eval('#copy-wavefronts', (el) => +el.dataset.wavefronts), 8);
   assert.match(await page.textContent('#copy-summary'), /shared → registers \(a load\) · checked against ldmatrix\.x4/);
+  // The A fragment's registers by PTX's names: a0..a7.
+  assert.deepEqual(await page.evaluate(() => [0, 7].map((j) => window.tilescopeViz.copyViews.regs.grid.colTick(j))), ['a0', 'a7']);
   // Phase 1 = matrix 1 (rows 8..15): threads 8..15 supply its row addresses.
   await page.click('#copy-next');
   assert.match(await page.textContent('#copy-phase-detail'), /phase 1: threads 8–15, 2 wavefronts · 2-way conflict/);
@@ -160,6 +166,15 @@ test('exercises: answers checked by the engine, old and new ones', async () => {
   assert.equal(await answer('5.5', 'S[(32,64):(72,1)]'), 'right');
   assert.equal(await answer('5.5', 'S[(32,64):(66,1)]'), 'wrong');
   assert.equal(await answer('6.1', '64'), 'right');
+  assert.equal(await answer('6.2', '64-95'), 'right');
+  assert.equal(await answer('6.2', '0-31'), 'wrong');
+  assert.equal(await answer('6.2', '64-127'), 'wrong');
+  assert.equal(await answer('7.1', 'bounds'), 'right');
+  assert.equal(await answer('7.1', 'alias'), 'wrong');
+  // Every exercise of docs/layouts.md is on the page.
+  const ids = await page.evaluate(() => window.tilescopeViz.exercises.map((e) => e.id));
+  const doc = fs.readFileSync(new URL('../../docs/layouts.md', import.meta.url), 'utf8');
+  for (const m of doc.matchAll(/\*\*Exercise (\d+\.\d+)\*\*/g)) assert.ok(ids.includes(m[1]), 'exercise ' + m[1] + ' of docs/layouts.md is on the page');
   assert.equal(await answer('8.1', '64'), 'right');
   assert.equal(await answer('8.2', 'swizzle(32B, bf16, S[(16,16):(16,1)])'), 'right');
   assert.equal(await answer('8.2', 'S[(16,16):(16,1)]'), 'wrong');
