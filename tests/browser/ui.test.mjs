@@ -47,6 +47,28 @@ test('narrow screen (390 px): one column, views full width, a tap selects', asyn
   assert.deepEqual(await lit(page, 'logical'), [cell]);
   assert.match(await page.textContent('#owners'), /element \(5, 9\)/);
   await page.screenshot({ path: path.join(ARTIFACTS, 'narrow-390.png'), fullPage: true });
+  // The copy view too: its registers above its shared tile, inside the
+  // screen; a tap on a thread's register shows what that thread moves.
+  await page.selectOption('#copy-example', 'wgmma-rowmajor');
+  await page.waitForFunction(() => window.tilescopeViz.copy.doc && !document.body.dataset.copying);
+  const rb = await page.locator('#copy-regs').boundingBox(), tb = await page.locator('#copy-tile').boundingBox();
+  assert.ok(tb.y >= rb.y + rb.height - 1, 'shared tile below the registers');
+  assert.ok(rb.x + rb.width <= 390 && tb.x + tb.width <= 390, 'copy views inside the screen');
+  for (const id of ['#copy-from', '#copy-to', '#copy-global']) {
+    const b = await page.locator(id).boundingBox();
+    assert.ok(b.x >= 0 && b.x + b.width <= 390 && b.width > 200, id + ' is ' + Math.round(b.width) + ' px wide, inside the screen');
+  }
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= 391, 'no sideways scrolling with the copy view');
+  await page.evaluate(() => document.getElementById('copy-regs').scrollIntoView({ block: 'center' }));
+  const [rx, ry] = await page.evaluate(() => {
+    const v = window.tilescopeViz.copyViews.regs, r = v.canvas.getBoundingClientRect();
+    return [r.left + v.left - v.ox + 0.5 * v.cellW(), r.top + v.top - v.oy + 9.5 * v.cellH()];
+  });
+  await page.touchscreen.tap(rx, ry);
+  await page.waitForFunction(() => document.getElementById('copy-thread').value === '9');
+  assert.match(await page.textContent('#copy-thread-detail'), /^thread 9 moves 16 elements: \(2,2\) \(2,3\)/);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'narrow-390-copy.png'), fullPage: false });
+  assert.deepEqual(page.errors, []);
   await context.close();
 });
 
