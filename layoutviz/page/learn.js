@@ -26,18 +26,49 @@
     'global-ldmatrix-pitch': { from: 'swizzle(32B, bf16, S[(16,16):(16,1)])', to: 'mma_m16n8k16_a()', shape: '', dtype: 'bf16', inst: 'ldmatrix.x4', global: 'S[(16,16):(4100,1)]' },
     'wgmma-tma-global': { from: 'wgmma_acc(64, 32)', to: 'swizzle(128B, f32, S[(64,32):(32,1)])', shape: '', dtype: 'f32', inst: 'tma', global: 'S[(64,32):(8192,1)]' },
   };
+  // The copy view's fields and the URL keys that hold them (viz.js DEFAULTS).
+  const COPY_KEYS = { from: 'cfrom', to: 'cto', shape: 'cshape', dtype: 'cdtype', inst: 'cinst', warp: 'cwarp', global: 'cglobal' };
   function copyParams() {
     return { from: $('copy-from').value, to: $('copy-to').value, shape: $('copy-shape').value, dtype: $('copy-dtype').value,
       inst: $('copy-inst').value, warp: $('copy-warp').value || '0', target: 'sm_90a', global: $('copy-global').value.trim() };
   }
+  // The copy shown goes into the URL, so a link opens it (and a link without
+  // it clears it).
+  function saveCopyState() {
+    const p = copyParams();
+    for (const [field, key] of Object.entries(COPY_KEYS)) viz.state[key] = p[field];
+    viz.state.ct = $('copy-thread').value || '0';
+    viz.writeHash();
+  }
   function runCopy() {
     if (!live) { $('copy-summary').textContent = needServer; return Promise.resolve(); }
+    saveCopyState();
     document.body.dataset.copying = '1';
     return api('api/copy', copyParams()).then((d) => {
       copy.doc = d; copy.request = 0; copy.phase = 0;
       drawCopy();
       delete document.body.dataset.copying;
     });
+  }
+  // A link (or the page's first URL) sets the copy view: its fields from the
+  // URL keys, defaults for the keys not given; no cfrom: no copy shown.
+  function copyFromState() {
+    const st = viz.state, want = {};
+    for (const [field, key] of Object.entries(COPY_KEYS)) want[field] = st[key];
+    const shown = copy.doc && copy.doc.request;
+    if (!st.cfrom) {
+      const d = viz.DEFAULTS;
+      $('copy-from').value = 'wgmma_acc(64, 32)'; $('copy-to').value = 'swizzle(128B, f32, S[(64,32):(32,1)])';
+      for (const field of ['shape', 'dtype', 'inst', 'warp', 'global']) $('copy-' + field).value = d[COPY_KEYS[field]];
+      $('copy-thread').value = d.ct; $('copy-example').value = '';
+      copy.doc = null; $('copy-views').hidden = true; $('copy-summary').textContent = ''; $('copy-diagnostics').textContent = '';
+      return;
+    }
+    $('copy-thread').value = st.ct;
+    if (shown && Object.keys(COPY_KEYS).every((f) => String(shown[f] === undefined ? '' : shown[f]) === want[f])) { showPhase(); return; }
+    for (const [field, value] of Object.entries(want)) $('copy-' + field).value = value;
+    $('copy-example').value = '';
+    runCopy();
   }
   function drawCopy() {
     const d = copy.doc, box = $('copy-summary');
@@ -312,7 +343,7 @@
 
   // ---------------------------------------------------------------- wiring
   function wire() {
-    copyViews.regs = new GridView($('copy-regs'), { onPick: (cell) => { $('copy-thread').value = String(Math.floor(cell / copyViews.regs.grid.cols)); showPhase(); } });
+    copyViews.regs = new GridView($('copy-regs'), { onPick: (cell) => { $('copy-thread').value = String(Math.floor(cell / copyViews.regs.grid.cols)); viz.state.ct = $('copy-thread').value; viz.writeHash(); showPhase(); } });
     copyViews.tile = new GridView($('copy-tile'), {});
     copyViews.global = new GridView($('copy-global-view'), {});
     algebraViews.before = new GridView($('algebra-before'), {});
@@ -323,7 +354,8 @@
     $('copy-phase').addEventListener('change', (e) => { copy.phase = +e.target.value; showPhase(); });
     $('copy-next').addEventListener('click', () => stepPhase(1));
     $('copy-prev').addEventListener('click', () => stepPhase(-1));
-    $('copy-thread').addEventListener('input', showPhase);
+    $('copy-thread').addEventListener('input', () => { if (copy.doc) { viz.state.ct = $('copy-thread').value || '0'; viz.writeHash(); } showPhase(); });
+    document.addEventListener('tilescope:state', copyFromState);
     $('algebra-run').addEventListener('click', runAlgebra);
     $('exercise-select').innerHTML = EXERCISES.map((e, i) => '<option value="' + i + '">' + e.id + ' — ' + esc(e.question.slice(0, 60)) + (e.question.length > 60 ? '…' : '') + '</option>').join('');
     $('exercise-select').addEventListener('change', showExercise);
@@ -333,6 +365,7 @@
     showExercise();
   }
   wire();
+  if (viz.state.cfrom) copyFromState();
   viz.copy = copy;
   viz.copyViews = copyViews;
   viz.exercises = EXERCISES;

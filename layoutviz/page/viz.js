@@ -11,8 +11,11 @@
   const $ = (id) => document.getElementById(id);
   const live = data.mode === 'server';
   // Every key of the view, with the value a link that does not name it means.
+  // The copy view's keys (cfrom ... ct) are learn.js's: an empty cfrom means
+  // no copy shown.
   const DEFAULTS = { layout: '', shape: '', dtype: '', target: 'sm_90a', threads: '128', devices: '1',
-    alloc: '0', scope: 'auto', sel: '', color: '', acc: 'column', ai: '0', av: '1', ac: '', ph: '' };
+    alloc: '0', scope: 'auto', sel: '', color: '', acc: 'column', ai: '0', av: '1', ac: '', ph: '',
+    cfrom: '', cto: '', cshape: '', cdtype: 'f32', cinst: '', cwarp: '0', cglobal: '', ct: '0' };
   const STATE_KEYS = Object.keys(DEFAULTS);
   const EVAL_KEYS = ['layout', 'shape', 'dtype', 'target', 'threads', 'devices', 'alloc', 'scope', 'acc', 'ai', 'av', 'ac'];
   const state = Object.assign({}, DEFAULTS);
@@ -592,7 +595,9 @@
   function loadPreset(i) {
     const p = data.presets[i];
     if (!p) return;
-    Object.assign(state, DEFAULTS, { layout: p.layout, shape: p.shape, dtype: p.dtype, target: p.target,
+    // A preset is the main view's: the copy view (c* keys) stays.
+    const copyKeys = Object.fromEntries(STATE_KEYS.filter((k) => k[0] === 'c' && k !== 'color').map((k) => [k, state[k]]));
+    Object.assign(state, DEFAULTS, copyKeys, { layout: p.layout, shape: p.shape, dtype: p.dtype, target: p.target,
       threads: String(p.threads || 128), devices: String(p.devices || 1), alloc: String(p.alloc || 0), color: state.color });
     syncInputs();
     evaluateNow();
@@ -602,6 +607,7 @@
     Object.assign(state, DEFAULTS, values);
     syncInputs();
     evaluateNow();
+    document.dispatchEvent(new CustomEvent('tilescope:state'));
   }
   function hoverText(view, cell) {
     if (!model) return;
@@ -687,6 +693,7 @@
       Object.assign(state, next);
       syncInputs();
       if (evalChanged) evaluateNow(); else if (doc && doc.ok) { computeClasses(); views.logical.grid.classes = model.logicalClasses; views.physical.grid.classes = model.physicalClasses; applySelection(); updateBanks(); }
+      document.dispatchEvent(new CustomEvent('tilescope:state'));
     });
   }
 
@@ -708,7 +715,7 @@
 
   // ---------------------------------------------------------------- start
   window.tilescopeViz = {
-    state, exportSvg, select, setView, views, timings: {}, DEFAULTS,
+    state, exportSvg, select, setView, views, timings: {}, DEFAULTS, writeHash,
     get doc() { return doc; }, get model() { return model; },
     ownerLabel: (f, r) => ownerLabel(f * model.R + (r || 0), false),
     cellLabel: (view, cell) => views[view].grid.label(cell, 20),

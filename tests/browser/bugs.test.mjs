@@ -77,12 +77,19 @@ test('a link sets the whole view: keys it does not name go back to their default
 test('a link sets every key: each one a link leaves out is back at its default', async () => {
   // A view that sets every key to something other than its default.
   const every = { layout: 'S[(32,64):(64,1)]', shape: '32,64', dtype: 'bf16', target: 'sm_100a', threads: '256', devices: '2',
-    alloc: '4096', scope: 'shared', sel: 'e:5', color: 'row', acc: 'row', ai: '3', av: '2', ac: '', ph: '1' };
+    alloc: '4096', scope: 'shared', sel: 'e:5', color: 'row', acc: 'row', ai: '3', av: '2', ac: '', ph: '1',
+    // the copy view's keys
+    cfrom: 'wgmma_acc(64, 32)', cto: 'swizzle(128B, f32, S[(64,32):(32,1)])', cshape: '64,32', cdtype: 'f16', cinst: 'tma',
+    cwarp: '1', cglobal: 'S[(64,32):(8192,1)]', ct: '5' };
   const page = await openPage(env.base + hashOf(every));
   const defaults = await page.evaluate(() => window.tilescopeViz.DEFAULTS);
   assert.deepEqual(Object.keys(every).sort(), Object.keys(defaults).sort(), 'the test names every key of the page');
   for (const k of Object.keys(every)) if (k !== 'ac') assert.notEqual(every[k], defaults[k], k);
   assert.deepEqual(await page.evaluate(() => Object.assign({}, window.tilescopeViz.state)), every);
+  // The copy view follows its keys.
+  await page.waitForFunction(() => window.tilescopeViz.copy.doc && !document.body.dataset.copying);
+  assert.equal(await page.evaluate(() => window.tilescopeViz.copy.doc.request.warp), '1');
+  assert.equal(await page.inputValue('#copy-global'), every.cglobal);
   // A link naming only the layout and shape: everything else is reset.
   await page.evaluate(() => { location.hash = 'layout=S%5B(4%2C8)%3A(8%2C1)%5D&shape=4%2C8'; });
   await settled(page, 'S[(4,8):(8,1)]');
@@ -93,6 +100,11 @@ test('a link sets every key: each one a link leaves out is back at its default',
     assert.equal(await page.inputValue(id), defaults[key], id);
   assert.deepEqual(await page.evaluate(() => window.tilescopeViz.marks('logical', 'lit')), []);
   assert.equal(String(await page.evaluate(() => window.tilescopeViz.doc.request.threads)), '128');
+  // ... and the copy view is gone, its fields back at their defaults.
+  assert.ok(await page.locator('#copy-views').isHidden());
+  assert.equal(await page.evaluate(() => window.tilescopeViz.copy.doc), null);
+  assert.equal(await page.inputValue('#copy-global'), '');
+  assert.equal(await page.inputValue('#copy-warp'), '0');
   await page.close();
 });
 

@@ -30,6 +30,14 @@ test('copy view: wgmma accumulator -> shared tile, phase by phase, then TMA lega
   // The elements thread 5 moves: groupID 1, threadID_in_group 1.
   await page.fill('#copy-thread', '5');
   assert.match(await page.textContent('#copy-thread-detail'), /^thread 5 moves 16 elements: \(1,2\) \(1,3\) \(9,2\) \(9,3\) \(1,10\)/);
+  // The copy lives in the URL: a reload shows the same copy, thread 5 chosen.
+  assert.match(page.url(), /cfrom=wgmma_acc/);
+  assert.match(page.url(), /ct=5/);
+  await page.reload();
+  await settled(page);
+  await copied(page);
+  assert.equal(await page.$eval('#copy-wavefronts', (el) => +el.dataset.wavefronts), 64);
+  assert.match(await page.textContent('#copy-thread-detail'), /^thread 5 moves 16 elements: \(1,2\)/);
   // The 128B swizzle halves the wavefronts; TMA accepts the tile.
   await page.selectOption('#copy-example', 'wgmma-swizzled');
   await page.waitForFunction(() => window.tilescopeViz.copy.doc.request.to.startsWith('swizzle'));
@@ -187,5 +195,37 @@ test('exercises: answers checked by the engine, old and new ones', async () => {
   await settled(page, 'S[(32,64):(66,1)]');
   assert.equal(await page.inputValue('#alloc-input'), '2112');
   assert.equal(await page.$eval('#bank-wavefronts', (el) => +el.dataset.wavefronts), 1);
+  await page.close();
+});
+
+test('every link of docs/layouts.md opens its view in one tab: the keys it names, defaults for the rest', async () => {
+  const docText = fs.readFileSync(new URL('../../docs/layouts.md', import.meta.url), 'utf8');
+  // A markdown link's target ends at the first unbalanced ')'.
+  const links = [];
+  for (let at = docText.indexOf('](http://127.0.0.1:8765/#'); at >= 0; at = docText.indexOf('](http://127.0.0.1:8765/#', at + 1)) {
+    let i = at + '](http://127.0.0.1:8765/#'.length, depth = 0;
+    const start = i;
+    for (; i < docText.length && !(docText[i] === ')' && depth === 0) && !/\s/.test(docText[i]); ++i) depth += docText[i] === '(' ? 1 : docText[i] === ')' ? -1 : 0;
+    links.push(docText.slice(start, i));
+  }
+  assert.ok(links.length >= 18, links.length + ' links');
+  const page = await openPage(env.base);
+  const defaults = await page.evaluate(() => window.tilescopeViz.DEFAULTS);
+  for (const hash of links) {
+    const named = Object.fromEntries(new URLSearchParams(hash));
+    await page.evaluate((h) => { location.hash = h; }, hash);
+    await settled(page, named.layout);
+    const state = await page.evaluate(() => Object.assign({}, window.tilescopeViz.state));
+    assert.deepEqual(state, Object.assign({}, defaults, named), hash);
+    const d = await page.evaluate(() => ({ ok: window.tilescopeViz.doc.ok, kinds: (window.tilescopeViz.doc.diagnostics || []).map((x) => x.kind) }));
+    assert.ok(d.ok, hash + ': ' + d.kinds.join(', '));
+    if (named.cfrom) {
+      await page.waitForFunction((f) => window.tilescopeViz.copy.doc && window.tilescopeViz.copy.doc.request.from === f && !document.body.dataset.copying, named.cfrom);
+      assert.equal(await page.evaluate(() => window.tilescopeViz.copy.doc.ok), true, hash);
+    } else assert.equal(await page.evaluate(() => window.tilescopeViz.copy.doc), null, hash);
+  }
+  // Exercise 8.1's link shows the row-major store: 64 wavefronts.
+  assert.ok(links.some((h) => h.includes('cfrom=wgmma_acc')));
+  assert.deepEqual(page.errors, []);
   await page.close();
 });
