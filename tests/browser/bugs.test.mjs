@@ -52,6 +52,17 @@ test('ldmatrix names halves of d0..d3 and separates its four matrices; tcgen05 s
   await settled(page, 'tcgen05_32x32b(16)');
   assert.match(await page.textContent('#logical-caption'), /rows: TMEM lane, columns: TMEM column/);
   assert.equal((await label(page, 'logical', 37 * 16 + 5)).replace('\n', ' '), 'T37 r5');
+  // Tensor memory names its lane and column on both views: M=64's row 20 is
+  // TMEM lane 36 (`tilescope layout tmem_m64(64) --at 20,12`).
+  const cli = execFileSync(TILESCOPE, ['layout', 'tmem_m64(64)', '--target', 'sm_100a', '--at', '20,12']).toString();
+  assert.match(cli, /TLane: 36, TCol: 12/);
+  await page.goto(env.base + hashOf({ layout: 'tmem_m64(64)', shape: '', target: 'sm_100a' }));
+  await settled(page, 'tmem_m64(64)');
+  assert.equal((await label(page, 'logical', 20 * 64 + 12)).replace('\n', ' '), 'L36 c12');
+  const slot = await page.evaluate(() => { const m = window.tilescopeViz.model; return m.place[(20 * 64 + 12) * m.R]; });
+  const grid = await page.evaluate(() => { const g = window.tilescopeViz.views.physical.grid; return { cols: g.cols }; });
+  assert.deepEqual(await page.evaluate(([r, c]) => { const g = window.tilescopeViz.views.physical.grid; return [g.rowTick(r), g.colTick(c)]; }, [Math.floor(slot / grid.cols), slot % grid.cols]), ['L36', 'c12']);
+  assert.equal(await label(page, 'physical', slot), '20,12');
   await page.close();
 });
 
