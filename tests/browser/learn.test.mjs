@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { env, ARTIFACTS, openPage, settled, hashOf } from './helpers.mjs';
+import { spawnSync } from 'node:child_process';
+import { env, ARTIFACTS, TILESCOPE, openPage, settled, hashOf } from './helpers.mjs';
 
 const copied = (page) => page.waitForFunction(() => window.tilescopeViz.copy.doc && !document.body.dataset.copying);
 
@@ -17,6 +18,10 @@ test('copy view: wgmma accumulator -> shared tile, phase by phase, then TMA lega
   assert.equal(await page.$eval('#copy-wavefronts', (el) => +el.dataset.wavefronts), 64);
   assert.match(await page.textContent('#copy-summary'), /ideal 16\), 8 requests of 8-byte accesses · registers → shared/);
   assert.match(await page.textContent('#copy-legality'), /64 wavefronts where 16 would do: up to a 4-way bank conflict/);
+  // The command line's copy view gives the same numbers (one document, one bank model).
+  const cli = spawnSync(TILESCOPE, ['viz', 'wgmma_acc(64, 32)', '--copy-to', 'S[(64,32):(32,1)]', '--inst', 'tma'], { encoding: 'utf8' });
+  assert.equal(cli.status, 1);
+  assert.match(cli.stdout, /^registers -> shared, warp 0: 64 wavefronts \(ideal 16\), 8 requests of 8-byte accesses\n {2}request 0: \[T0-15: 4, 4-way\]/);
   assert.match(await page.textContent('#copy-phase-detail'), /request 0, phase 0: threads 0–15, 4 wavefronts · 4-way conflict on banks 0, 1, 2, 3, 4, 5, 6, 7/);
   // Step to the next phase and the next request.
   await page.click('#copy-next');
