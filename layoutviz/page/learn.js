@@ -57,10 +57,9 @@
     for (const [field, key] of Object.entries(COPY_KEYS)) want[field] = st[key];
     const shown = copy.doc && copy.doc.request;
     if (!st.cfrom) {
-      const d = viz.DEFAULTS;
-      $('copy-from').value = 'wgmma_acc(64, 32)'; $('copy-to').value = 'swizzle(128B, f32, S[(64,32):(32,1)])';
-      for (const field of ['shape', 'dtype', 'inst', 'warp', 'global']) $('copy-' + field).value = d[COPY_KEYS[field]];
-      $('copy-thread').value = d.ct; $('copy-example').value = '';
+      // The fields as the page first shows them (their HTML defaults).
+      for (const field of ['from', 'to', 'shape', 'dtype', 'warp', 'global', 'thread']) $('copy-' + field).value = $('copy-' + field).defaultValue;
+      $('copy-inst').value = ''; $('copy-example').value = '';
       copy.doc = null; $('copy-views').hidden = true; $('copy-summary').textContent = ''; $('copy-diagnostics').textContent = '';
       return;
     }
