@@ -81,10 +81,16 @@ ProofOutcome proveCoverage(const Kernel &k, Diagnostics &diag, const BarrierProo
 }
 
 // devices(N) kernels (verifier/DeviceProtocol.h); nothing to prove otherwise.
-ProofOutcome proveDevices(const Kernel &k, Diagnostics &diag, const BarrierProofOptions &) {
+// A placement the problem reads otherwise is a finding of this proof.
+ProofOutcome proveDevices(const Kernel &k, Diagnostics &diag, const BarrierProofOptions &options) {
   DeviceProtocolReport report = checkDeviceProtocol(k, diag);
   ProofOutcome out;
   out.findings = report.findings;
+  for (const PlacementDisagreement &d : placementDisagreements(k, options.problemPlacements)) {
+    diag.error(d.param->placement->loc, d.message);
+    diag.note(d.param->loc, "parameter here");
+    ++out.findings;
+  }
   out.unknown = report.notProved;
   out.method = report.method;
   return out;

@@ -4,6 +4,7 @@
 
 #include "dispatch/Dispatch.h"
 #include "ir/Intrinsics.h"
+#include "ir/Placement.h"
 #include "ir/Printer.h"
 #include "ir/ThreadIndex.h"
 #include "ir/Visitor.h"
@@ -458,6 +459,9 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
   if (devices_) {
     // Tensors are byte offsets in the data area of the communicator's
     // symmetric region (ts_dev::localData), shape symbols and scalars values.
+    for (const Param &p : k_.params)
+      if (p.placement)
+        h << "// " << placementNote(k_, p) << "\n";
     h << "extern \"C\" int tilescope_launch_" << k_.name << "(ts_dev::Communicator *comm";
     for (const Param &p : k_.params)
       if (p.isTensor)

@@ -2,6 +2,7 @@
 
 #include "ir/DeviceScale.h"
 #include "ir/Dtype.h"
+#include "ir/Placement.h"
 #include "ir/Printer.h"
 
 #include <fmt/format.h>
@@ -281,6 +282,9 @@ public:
     text += "  }\n  ts_dev::blockBarrier(ts_args, 1);\n}\n\n";
     text += fmt::format("// Returns 0 when launched, 2 when the arguments break the kernel's "
                         "`where` clause\n// or a tile's chunking, 1 on a CUDA error.\n");
+    for (const Param &p : k_.params)
+      if (p.placement)
+        text += "// " + placementNote(k_, p) + "\n";
     text += fmt::format("extern \"C\" int tilescope_launch_{}(ts_dev::Communicator *comm{}, "
                         "cudaStream_t stream) {{\n",
                         k_.name, hostParams);

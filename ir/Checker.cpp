@@ -5,6 +5,7 @@
 #include "ir/Affine.h"
 #include "ir/DeviceScale.h"
 #include "ir/Intrinsics.h"
+#include "ir/Placement.h"
 #include "ir/Printer.h"
 #include "ir/ThreadUniformity.h"
 #include "ir/SizeLimits.h"
@@ -100,6 +101,9 @@ void Checker::kernel(const Kernel &k) {
     if (auto v = constantValue(d); v && (*v < 1 || *v > kMaxDevices))
       error(d->loc, fmt::format("the device count must be in [1, {}], not {}", kMaxDevices, *v));
   }
+  for (const Param &p : k.params)
+    if (p.placement)
+      placement(k, p);
   int64_t clusterSize = 1;
   for (const Expr &c : k.launch.cluster) {
     auto v = constantValue(c);
@@ -116,6 +120,36 @@ void Checker::kernel(const Kernel &k) {
   block(k.body);
   pop();
   pop();
+}
+
+// A tensor parameter's placement over the devices (ir/Placement.h): its
+// numbers name sizes (never devid), and it is one of the forms the
+// placement reading takes.
+void Checker::placement(const Kernel &k, const Param &p) {
+  if (const auto &terms = p.placement->terms) {
+    std::vector<Expr> numbers;
+    for (const auto *part : {&terms->shard, &terms->replica})
+      for (const auto &it : *part) {
+        numbers.push_back(it.extent);
+        numbers.push_back(it.stride);
+      }
+    for (const auto &o : terms->offset)
+      numbers.push_back(o.second);
+    for (const Expr &n : numbers) {
+      if (namesUsed(n).count("devid")) {
+        error(n->loc, fmt::format("the placement of '{}' cannot depend on devid: it is the same "
+                                  "on every device",
+                                  p.name));
+        return;
+      }
+      if (!onlySymbols(n, "a placement") || !expectInt(n, "a placement's number"))
+        return;
+    }
+  }
+  std::string why;
+  llvm::SMLoc at;
+  if (!readPlacement(k, p, &why, &at))
+    error(at, why);
 }
 
 bool Checker::expectInt(const Expr &e, const char *what) {

@@ -141,6 +141,7 @@ private:
   Type call(const Call &c, llvm::SMLoc loc);
   bool expectInt(const Expr &e, const char *what);
   bool onlySymbols(const Expr &e, const char *what);
+  void placement(const Kernel &k, const Param &p);
   // The builtins an expression names bound its uniformity from below; its
   // values decide it: `tid_in_wg < 64` is warp-uniform although tid_in_wg
   // is not (ThreadUniformity.h).

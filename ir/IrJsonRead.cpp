@@ -634,7 +634,7 @@ public:
     const json::Array &params = array(required(o, "params", path), paramsPath);
     for (size_t i = 0; i < params.size(); ++i) {
       std::string p = at(paramsPath, i);
-      const json::Object &po = object(params[i], p, {"name", "dtype", "shape"});
+      const json::Object &po = object(params[i], p, {"name", "dtype", "shape", "placement"});
       Param param;
       param.name = name(required(po, "name", p), at(p, "name"), "parameter name");
       param.dtype = dtype(required(po, "dtype", p), at(p, "dtype"));
@@ -643,6 +643,11 @@ public:
         param.shape = exprList(*shape, at(p, "shape"), 0);
         if (param.shape.empty())
           fail(at(p, "shape"), "a tensor parameter has at least one dimension");
+      }
+      if (const json::Value *placement = po.get("placement")) {
+        if (!param.isTensor)
+          fail(at(p, "placement"), "only a tensor parameter has a placement");
+        param.placement = layout(*placement, at(p, "placement"));
       }
       k.params.push_back(std::move(param));
     }

@@ -114,6 +114,8 @@ public:
       json::Object o{{"name", p.name}, {"dtype", std::string(dtypeName(p.dtype))}};
       if (p.isTensor)
         o["shape"] = exprList(p.shape);
+      if (p.placement)
+        o["placement"] = layoutToJson(*p.placement);
       params.push_back(std::move(o));
     }
     json::Value threads =

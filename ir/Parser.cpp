@@ -184,6 +184,13 @@ bool Parser::parseParam(std::vector<Param> &out) {
       error(p.loc, "a tensor parameter needs at least one dimension");
       return false;
     }
+    if (consumeIdent("placement")) {
+      if (!expect(Tok::LParen, "'(' after 'placement'"))
+        return false;
+      p.placement = parseLayout();
+      if (!p.placement || !expect(Tok::RParen, "')' closing the placement"))
+        return false;
+    }
   } else {
     auto d = parseDtype();
     if (!d)

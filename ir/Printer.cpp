@@ -120,9 +120,11 @@ public:
         continue;
       out += (first ? "" : ", ") + p.name + ": ";
       first = false;
-      if (p.isTensor)
+      if (p.isTensor) {
         out += fmt::format("global {}[{}]", dtypeName(p.dtype), joinExprs(p.shape));
-      else
+        if (p.placement)
+          out += " placement(" + p.placement->str() + ")";
+      } else
         out += std::string(dtypeName(p.dtype));
     }
     out += ")\n";

@@ -174,7 +174,7 @@ bool equal(const Kernel &a, const Kernel &b) {
   for (size_t i = 0; i < a.params.size(); ++i) {
     const Param &p = a.params[i], &q = b.params[i];
     if (p.name != q.name || p.isTensor != q.isTensor || p.dtype != q.dtype ||
-        !equal(p.shape, q.shape))
+        !equal(p.shape, q.shape) || p.placement != q.placement)
       return false;
   }
   if (!equal(a.space, b.space) || bool(a.launch.threadsExpr) != bool(b.launch.threadsExpr) ||

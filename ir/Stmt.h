@@ -136,6 +136,11 @@ struct Param {
   Dtype dtype = Dtype::f32;
   std::vector<Expr> shape;
   llvm::SMLoc loc;
+  // A global tensor's placement over the devices of a `devices(N)` launch,
+  // `placement(S[(N,MD,K):(1@pid,K,1)])`: the layout of the logical tensor
+  // on the device axis `pid` and the element's place `m` in that device's
+  // instance (ir/Placement.h, docs/scales.md). None: the problem's reading.
+  std::optional<LayoutSpec> placement;
   // Declared by the launch, not written in the signature: a `devices(N)`
   // kernel's `devid` and `ndev` (and N when it is a fresh name), see
   // addDeviceParams. Printing and JSON leave them out.

@@ -73,6 +73,7 @@ std::string checkJson(const std::string &source, const CheckOptions &options) {
   for (const Kernel &k : module.kernels) {
     BarrierProofOptions barrierOptions;
     barrierOptions.sizes = options.args;
+    barrierOptions.problemPlacements = tool::problemPlacementsOf(k, text);
     if (options.args.empty()) {
       auto annotated = tool::problemSizesOf(k, text, diag);
       if (!annotated)

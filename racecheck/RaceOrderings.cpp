@@ -5,11 +5,11 @@
 #include "racecheck/RaceChecker.h"
 
 #include "ir/Printer.h"
+#include "proof/IndexPatterns.h"
 #include "proof/QueryDeadline.h"
-#include "sync/MbarrierZ3.h"
-#include "sync/BarrierPatterns.h"
 #include "proof/LeastWitness.h"
 #include "proof/SolverBudget.h"
+#include "sync/MbarrierZ3.h"
 
 #include <fmt/format.h>
 
@@ -131,45 +131,50 @@ int64_t RaceChecker::periodOf(const SyncEvent &e) {
     return it->second;
   int64_t &period = period_[&e];
   period = 0;
-  const SkeletonLoop &loop = sk_.loops[size_t(e.loop)];
-  z3::expr t = enc_.fresh("pt"), i = enc_.fresh("pi"), j = enc_.fresh("pj");
-  auto builtins = builtinsOf(t);
-  auto begin = enc_.encode(loop.begin, {}, builtins), step = enc_.encode(loop.step, {}, builtins),
-       trip = enc_.encode(loop.trip(), {}, builtins);
-  if (!begin || !step || !trip)
-    return period;
-  auto index = [&](const z3::expr &at) {
-    return enc_.encode(e.barrier.index, {{loop.var, *begin + at * *step}}, builtins);
+  // The one derivation (proof/IndexPatterns.h, threadPeriod), asked of the
+  // index of one symbolic thread of the CTA; an undecided query is
+  // satisfiable (satisfiable() marks the check undecided).
+  struct RaceQuery final : IndexQuery {
+    RaceQuery(RaceChecker &c, const z3::expr_vector &base) : checker(c), cons(c.copyOf(base)) {}
+    void add(const z3::expr &x) override { cons.push_back(x); }
+    z3::check_result check() override { return checker.satisfiable(cons) ? z3::sat : z3::unsat; }
+    int64_t value(const z3::expr &) override { return 0; } // never asked
+    RaceChecker &checker;
+    z3::expr_vector cons;
   };
-  auto inRange = [&](const z3::expr &at) { return at >= 0 && at < *trip; };
-  auto ii = index(i), ij = index(j);
-  if (!ii || !ij || !ii->is_int())
-    return period;
-  z3::expr_vector base(ctx_);
-  base.push_back(t >= 0 && t < ctx_.int_val(sk_.threads));
-  z3::expr_vector differ = copyOf(base);
-  differ.push_back(inRange(i) && inRange(j) && *ii != *ij);
-  if (!satisfiable(differ))
-    return period = 1;
+  struct RaceQueries final : IndexQueries {
+    RaceQueries(RaceChecker &c, const SyncEvent &ev)
+        : checker(c), event(ev), loop(c.sk_.loops[size_t(ev.loop)]), base(c.ctx_) {}
+    z3::context &ctx() override { return checker.ctx_; }
+    z3::expr fresh(const char *name) override { return checker.enc_.fresh(name); }
+    bool bindThread(const z3::expr &t) override {
+      thread = t;
+      builtins = checker.builtinsOf(t);
+      begin = checker.enc_.encode(loop.begin, {}, builtins);
+      step = checker.enc_.encode(loop.step, {}, builtins);
+      tripCount = checker.enc_.encode(loop.trip(), {}, builtins);
+      return begin && step && tripCount;
+    }
+    std::optional<z3::expr> indexAt(const z3::expr &at) override {
+      return checker.enc_.encode(event.barrier.index, {{loop.var, *begin + at * *step}}, builtins);
+    }
+    std::optional<z3::expr> trip() override { return tripCount; }
+    void beforeQueries() override {
+      base.push_back(*thread >= 0 && *thread < checker.ctx_.int_val(checker.sk_.threads));
+    }
+    std::unique_ptr<IndexQuery> query() override {
+      return std::make_unique<RaceQuery>(checker, base);
+    }
+    RaceChecker &checker;
+    const SyncEvent &event;
+    const SkeletonLoop &loop;
+    z3::expr_vector base;
+    std::optional<z3::expr> thread, begin, step, tripCount;
+    std::map<BuiltinKind, z3::expr> builtins;
+  };
   const BarrierArray *array = sk_.barrier(e.barrier.array);
-  int64_t size = array ? array->size : 1;
-  if (size < 2)
-    return period;
-  // `(k + c) % S` over a loop from 0: the barrier proofs' pattern
-  // (sync/BarrierPatterns.h), which repeats after S.
-  if (auto p = structuralPattern(sk_, e, e.barrier.index, size); p && !p->constant)
-    return period = p->period;
-  // Distinct within a window of S iterations, and repeating after S.
-  z3::expr_vector repeat = copyOf(base);
-  repeat.push_back(inRange(i) && inRange(j) && j > i && j < i + ctx_.int_val(size) && *ii == *ij);
-  z3::expr_vector drift = copyOf(base);
-  auto next = index(i + ctx_.int_val(size));
-  if (!next)
-    return period;
-  drift.push_back(inRange(i) && inRange(i + ctx_.int_val(size)) && *ii != *next);
-  if (!satisfiable(repeat) && !satisfiable(drift))
-    period = size;
-  return period;
+  RaceQueries queries(*this, e);
+  return period = threadPeriod(queries, sk_, e, array ? array->size : 1);
 }
 
 std::optional<z3::expr> RaceChecker::roundOf(const SyncEvent &e, const std::optional<z3::expr> &i,

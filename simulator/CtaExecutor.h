@@ -408,6 +408,11 @@ private:
   bool acquireDeviceWaits(Warp &w, const CallStmt &c);
   std::string deviceWaitText(const Warp &w) const;
   bool deviceGateClosed();
+  // A put or get between two tensors with declared placements (Devices.h).
+  const Layout *placementOf(const BufferPlan &b) const;
+  bool movesOntoItself(const Layout &srcPlacement, int64_t srcDevice, int64_t srcFlat,
+                       const Layout &dstPlacement, int64_t dstDevice, int64_t dstFlat,
+                       const CallStmt &c, const std::string &srcName, const std::string &dstName);
   void deviceAccess(int memDevice, int tensor, int64_t flat, bool write, llvm::SMLoc loc);
   // fence.proxy.async(space = "global") by a thread of this CTA.
   void deviceProxyFence();

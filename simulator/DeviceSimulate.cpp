@@ -1,5 +1,7 @@
 #include "simulator/DeviceSimulate.h"
 
+#include "ir/ConcreteEval.h"
+
 #include "simulator/Numerics.h"
 #include "simulator/Value.h"
 
@@ -64,11 +66,49 @@ bool isDeviceProblem(std::string_view kind) {
          kind == "tp_gemm_allreduce" || kind == "allgather_gemm" || kind == "gemm_reduce_scatter";
 }
 
+std::vector<ProblemPlacement> problemPlacements(const ProblemSpec &problem) {
+  using Kind = PlacementReading::Kind;
+  const PlacementReading replicated{Kind::Replicated, 0};
+  auto blocked = [](size_t dim) { return PlacementReading{Kind::Blocked, dim}; };
+  std::vector<ProblemPlacement> out;
+  auto add = [&](const ProblemOperand &o, PlacementReading r) {
+    out.push_back({o.name, r, problem.text});
+  };
+  const std::string &kind = problem.kind;
+  if (problem.outputs.size() != 1)
+    return out;
+  const ProblemOperand &result = problem.outputs[0];
+  if (kind == "allreduce" || kind == "all_gather" || kind == "reduce_scatter") {
+    if (problem.inputs.size() != 1)
+      return out;
+    add(problem.inputs[0], blocked(0));
+    add(result, kind == "reduce_scatter" ? blocked(0) : replicated);
+    return out;
+  }
+  if (problem.inputs.size() != 2)
+    return out;
+  // A is M x K, stored [M, K] (or [K, M] written A^T); B^T is stored [N, K]
+  // (B, not transposed, [K, N]).
+  const ProblemOperand &a = problem.inputs[0], &b = problem.inputs[1];
+  size_t aK = a.transposed ? 0 : 1, aM = 1 - aK;
+  size_t bK = b.transposed ? 1 : 0, bN = 1 - bK;
+  if (kind == "tp_gemm_allreduce" || kind == "gemm_reduce_scatter") {
+    add(a, blocked(aK));
+    add(b, blocked(bK));
+    add(result, kind == "tp_gemm_allreduce" ? replicated : blocked(0));
+  } else if (kind == "allgather_gemm") {
+    add(a, blocked(aM));
+    add(b, blocked(bN));
+    add(result, blocked(1));
+  }
+  return out;
+}
+
 int DeviceSimulation::exitCode() const {
   if (run.run.stoppedByBudget())
     return 4;
   if (!run.run.ok() || !run.run.races.empty() || !run.unmatchedSignals.empty() || mismatches ||
-      unwritten)
+      unwritten || !placementFindings.empty())
     return 1;
   return checked ? 0 : 3;
 }
@@ -170,11 +210,34 @@ std::optional<DeviceSimulation> simulateDevices(const Kernel &kernel, const ArgV
       }
     }
   }
+  // Each tensor's declared placement at these sizes (ir/Placement.h): the
+  // run checks peer puts and gets against them, and a replicated input holds
+  // the same values on every device.
+  std::vector<std::optional<Layout>> placements(memory[0].size());
+  std::vector<bool> replicated(memory[0].size(), false);
+  LayoutNumberValue size = [&](const Expr &e) {
+    return evalConcrete(e, [&](const Expr &leaf) -> std::optional<int64_t> {
+      if (leaf->kind != ExprKind::Var)
+        return std::nullopt;
+      auto it = programs[0].symbols.find(as<Var>(leaf).name);
+      return it == programs[0].symbols.end() ? std::nullopt : std::optional<int64_t>(it->second);
+    });
+  };
+  for (const Param &param : kernel.params) {
+    int i = param.placement ? index(param.name) : -1;
+    if (i < 0)
+      continue;
+    std::string why;
+    llvm::SMLoc at;
+    auto reading = readPlacement(kernel, param, &why, &at);
+    placements[i] = placementLayout(param, size, &why);
+    replicated[i] = reading && reading->kind == PlacementReading::Kind::Replicated;
+  }
   for (int d = 0; d < n; ++d)
     for (size_t i = 0; i < memory[d].size(); ++i) {
       HostTensor &t = memory[d][i];
       if (std::find(inputs.begin(), inputs.end(), int(i)) != inputs.end())
-        fillInput(t, options.seed, d, int(i));
+        fillInput(t, options.seed, replicated[i] ? 0 : d, int(i));
       else if (std::find(outputs.begin(), outputs.end(), int(i)) != outputs.end())
         poison(t);
       else // flags and scratch start at zero, as the runtime allocates them
@@ -184,13 +247,19 @@ std::optional<DeviceSimulation> simulateDevices(const Kernel &kernel, const ArgV
   std::vector<std::vector<HostTensor>> before;
   if (problem)
     before = memory; // the reference reads the inputs as they were
+  if (problem)
+    for (const PlacementDisagreement &d :
+         placementDisagreements(kernel, problemPlacements(*problem)))
+      sim.placementFindings.push_back(d.message);
+  if (!sim.placementFindings.empty())
+    return sim;
 
   EngineOptions engine;
   engine.seed = options.seed;
   engine.detectRaces = options.detectRaces;
   engine.maxSteps = options.maxSteps;
   engine.where = options.where;
-  sim.run = runDevices(programs, memory, engine);
+  sim.run = runDevices(programs, memory, engine, placements);
   if (!problem || !sim.run.run.ok())
     return sim;
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "ir/Diagnostics.h"
+#include "ir/Placement.h"
 #include "simulator/Devices.h"
 #include "simulator/Problem.h"
 #include "simulator/Program.h"
@@ -39,6 +40,8 @@ struct DeviceSimulation {
   int64_t compared = 0, mismatches = 0, unwritten = 0;
   std::string firstMismatch; // "device 1: Y[3] = 2.5, reference 2.25 (tolerance ...)"
   std::vector<std::string> notes;
+  // tensors whose declared placement the problem reads otherwise (findings)
+  std::vector<std::string> placementFindings;
   // every device's tensors after the run (device d's at [d])
   std::vector<std::vector<HostTensor>> memory;
   // 0 ok, 1 finding, 3 unknown (no problem), 4 budget
@@ -47,6 +50,16 @@ struct DeviceSimulation {
 };
 
 bool isDeviceProblem(std::string_view kind);
+
+// What a device problem reads of its tensors' placements over the devices
+// (ir/Placement.h): the collectives' inputs blocked along dimension 0 (one
+// block per device: the partial sums, or the pieces to gather), their
+// outputs replicated (all_gather, allreduce) or blocked along dimension 0
+// (reduce_scatter); the GEMMs' operands blocked along K (tp_gemm_allreduce,
+// gemm_reduce_scatter) or A along M and B along N (allgather_gemm, whose C is
+// blocked along its columns). A stored transposed operand (`A^T`) swaps the
+// dimensions. Empty for other problems.
+std::vector<ProblemPlacement> problemPlacements(const ProblemSpec &problem);
 
 // Input errors (no device count, a problem that does not fit) go to `diag`
 // and give nothing.

@@ -341,6 +341,43 @@ std::string CtaExecutor::deviceWaitText(const Warp &w) const {
 
 // --- the CTA-level natives: put, get, barrier, collectives --------------------
 
+const Layout *CtaExecutor::placementOf(const BufferPlan &b) const {
+  const auto *placements = devices_ ? devices_->placements : nullptr;
+  if (!placements || b.scope != MemScope::Global || b.tensor < 0 ||
+      static_cast<size_t>(b.tensor) >= placements->size() || !(*placements)[b.tensor])
+    return nullptr;
+  return &*(*placements)[b.tensor];
+}
+
+// The logical element a placement puts at (device, instance element), or -1
+// when it puts none there.
+static int64_t logicalAt(const Layout &placement, int64_t device, int64_t element) {
+  PhysCoord at;
+  at.set(Axis::pid, device);
+  at.set(Axis::m, element);
+  std::vector<int64_t> found = placement.preimages(at, 1);
+  return found.empty() ? -1 : found.front();
+}
+
+bool CtaExecutor::movesOntoItself(const Layout &srcPlacement, int64_t srcDevice, int64_t srcFlat,
+                                  const Layout &dstPlacement, int64_t dstDevice, int64_t dstFlat,
+                                  const CallStmt &c, const std::string &srcName,
+                                  const std::string &dstName) {
+  int64_t from = logicalAt(srcPlacement, srcDevice, srcFlat);
+  int64_t to = logicalAt(dstPlacement, dstDevice, dstFlat);
+  if (from == to && from >= 0)
+    return true;
+  auto describe = [](int64_t logical) {
+    return logical < 0 ? std::string("no logical element")
+                       : fmt::format("logical element {}", logical);
+  };
+  return fail(c.loc, fmt::format("'{}' moves {} of '{}' (device {}, element {}) to {} of '{}' "
+                                 "(device {}, element {}): the access disagrees with the "
+                                 "tensors' declared placements",
+                                 c.callee, describe(from), srcName, srcDevice, srcFlat,
+                                 describe(to), dstName, dstDevice, dstFlat));
+}
+
 bool CtaExecutor::deviceGateClosed() {
   if (deviceGate_ < 0)
     return false;
@@ -377,11 +414,16 @@ bool CtaExecutor::execDeviceCta(Warp &w, const CallStmt &c, ThreadRange threads,
                                      src->elements()));
     const BufferPlan &db = p_.buffers[dst->buffer], &sb = p_.buffers[src->buffer];
     std::vector<HostTensor> &peerMemory = *g.memory[p];
+    const Layout *dstPlacement = placementOf(db), *srcPlacement = placementOf(sb);
     for (int64_t i = 0; i < dst->elements(); ++i) {
       if (!inBounds(*dst, i) || !inBounds(*src, i))
         return fail(c.loc, fmt::format("'{}' reaches outside '{}'", c.callee,
                                        inBounds(*dst, i) ? sb.name : db.name));
       int64_t df = bufferFlat(*dst, i), sf = bufferFlat(*src, i);
+      if (dstPlacement && srcPlacement &&
+          !movesOntoItself(*srcPlacement, put ? devid_ : p, sf, *dstPlacement, put ? p : devid_, df,
+                           c, sb.name, db.name))
+        return false;
       uint64_t bits;
       if (put) {
         auto v = readBits(src->buffer, sf, threads, c.loc);
@@ -636,7 +678,8 @@ std::optional<Failure> runGroup(DeviceGroup &g, std::vector<std::unique_ptr<CtaE
 
 DeviceRunResult runDevices(const std::vector<Program> &programs,
                            std::vector<std::vector<HostTensor>> &memory,
-                           const EngineOptions &options) {
+                           const EngineOptions &options,
+                           const std::vector<std::optional<Layout>> &placements) {
   DeviceRunResult out;
   RunResult &result = out.run;
   auto start = std::chrono::steady_clock::now();
@@ -658,6 +701,7 @@ DeviceRunResult runDevices(const std::vector<Program> &programs,
     g.ndev = ndev;
     g.index = index++;
     g.race = options.detectRaces;
+    g.placements = &placements;
     g.arrivedPhase.assign(ndev, -1);
     g.arrivals.resize(ndev);
     g.lastGlobalWrite.assign(ndev, -1);

@@ -66,6 +66,10 @@ struct DeviceGroup {
   int64_t index = 0;                             // the group's number in the run (agent ids)
   std::vector<CtaExecutor *> ctas;               // by devid
   std::vector<std::vector<HostTensor> *> memory; // by devid
+  // by tensor: its declared placement over the devices at this run's sizes
+  // (ir/Placement.h); a put or get between two placed tensors must move every
+  // logical element onto itself
+  const std::vector<std::optional<Layout>> *placements = nullptr;
   // device.barrier and the collectives: a phase completes when every device
   // arrived.
   int64_t phase = 0;
@@ -107,9 +111,11 @@ struct DeviceRunResult {
 };
 
 // Runs `programs` (one per device, bound with devid = its index) on
-// `memory` (one tensor set per device).
+// `memory` (one tensor set per device). `placements` (by tensor, may be
+// empty) are the tensors' declared placements at the run's sizes.
 DeviceRunResult runDevices(const std::vector<Program> &programs,
                            std::vector<std::vector<HostTensor>> &memory,
-                           const EngineOptions &options);
+                           const EngineOptions &options,
+                           const std::vector<std::optional<Layout>> &placements = {});
 
 } // namespace tilescope::sim

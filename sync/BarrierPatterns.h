@@ -7,10 +7,10 @@
 //
 // structuralPattern decides the shapes kernels write without a solver: a
 // constant index, and `(k + c) % S` over a top-level loop from 0 in steps of
-// 1 (S the array's size). Where it answers nothing each check falls back to
-// its own Z3 question (the proofs ask for (i + c) % S or a constant over the
-// loop's trip; the race check for any pattern that repeats after S distinct
-// iterations).
+// 1 (S the array's size). Where it answers nothing, the one derivation of
+// proof/IndexPatterns.h asks Z3 (the proofs' question: (i + c) % S or a
+// constant over the loop's trip; the race check's: the period per thread,
+// any pattern that repeats after S distinct iterations).
 //
 // Depends on ir/ and the barrier skeleton only.
 #pragma once

@@ -247,6 +247,8 @@ FileResult checkBuffer(unsigned id, const std::string &file, Diagnostics &diag,
   // Per kernel, the sizes of its problem annotation where --args gives none.
   std::vector<BarrierProofOptions> kernelOptions(r.module.kernels.size(), options);
   llvm::StringRef source = diag.sourceMgr().getMemoryBuffer(id)->getBuffer();
+  for (size_t i = 0; i < r.module.kernels.size(); ++i)
+    kernelOptions[i].problemPlacements = problemPlacementsOf(r.module.kernels[i], source);
   for (size_t i = 0; i < r.module.kernels.size() && args.ints.empty() && args.floats.empty(); ++i) {
     auto sizes = problemSizesOf(r.module.kernels[i], source, diag);
     if (sizes && !sizes->empty()) {

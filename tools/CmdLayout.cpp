@@ -8,16 +8,27 @@
 //                    [--cluster N] [--devices N] [--scope auto|reg|shared|tmem|global]
 //                    [--inst NAME [--mn-major]]
 //                    [--banks NAME] [--overlaps-with LAYOUT --other-shape dims] [--json]
+//   tilescope layout --placement FILE:TENSOR --args N=2,MD=4,... [any of the above]
+//                    the placement a devices(N) kernel declares on its tensor
+//                    parameter TENSOR (ir/Placement.h), at those sizes: the
+//                    shape, --devices, --elements and --scope default to the
+//                    logical tensor, the launch's device count, the instance
+//                    and global memory
 //
 // Exit status: 0 clean, 1 the layout has findings (--check), 2 input error
 // (bad layout text, unknown axis, shape not admitted, bad --at ...), after a
 // `file:line:col: error:` diagnostic pointing into <layout>, <shape>, <at>...
+#include "ir/ConcreteEval.h"
+#include "ir/InstructionRules.h"
 #include "ir/LayoutAlgebra.h"
 #include "ir/LayoutPresets.h"
 #include "ir/LayoutText.h"
+#include "ir/Placement.h"
+#include "ir/Printer.h"
 #include "tools/Command.h"
+#include "tools/InputFile.h"
+#include "tools/NameValues.h"
 #include "verifier/BankConflicts.h"
-#include "ir/InstructionRules.h"
 #include "verifier/LayoutVerifier.h"
 
 #include <fmt/format.h>
@@ -26,6 +37,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,8 +49,16 @@ namespace json = llvm::json;
 
 cl::SubCommand layoutCommand("layout", "Evaluate, print and check one layout");
 
-cl::opt<std::string> layoutArg(cl::Positional, cl::desc("LAYOUT"), cl::Required,
+cl::opt<std::string> layoutArg(cl::Positional, cl::desc("LAYOUT"), cl::init(""),
                                cl::sub(layoutCommand));
+cl::opt<std::string> placementOpt("placement",
+                                  cl::desc("The placement a kernel declares on a tensor "
+                                           "parameter, instead of LAYOUT (docs/scales.md)"),
+                                  cl::value_desc("file:tensor"), cl::init(""),
+                                  cl::sub(layoutCommand));
+cl::opt<std::string> argsOpt("args", cl::desc("--placement: the sizes, e.g. N=2,MD=4,K=8"),
+                             cl::value_desc("name=value,..."), cl::init(""),
+                             cl::sub(layoutCommand));
 cl::opt<std::string> shapeOpt("shape", cl::desc("Logical shape, e.g. 8,16 (presets: optional)"),
                               cl::value_desc("dims"), cl::init(""), cl::sub(layoutCommand));
 cl::opt<std::string> atOpt("at", cl::desc("Print the owners of one logical element, e.g. 3,9"),
@@ -285,9 +305,103 @@ void printTable(const Layout &l, const std::vector<int64_t> &shape) {
 
 constexpr int64_t kMaxTableCells = 1 << 16;
 
+// --placement FILE:TENSOR: the layout text of the tensor's placement at the
+// sizes of --args, with the defaults of shape, devices, elements and scope
+// set from the kernel; nothing after an input error.
+std::optional<std::string> placementText(Diagnostics &diag) {
+  llvm::StringRef option = placementOpt.getValue();
+  auto [path, tensor] = option.rsplit(':');
+  if (tensor.empty() || path.empty()) {
+    OptionText(diag, "<placement>", option).error(0, "--placement takes FILE:TENSOR");
+    return std::nullopt;
+  }
+  auto module = loadModule(path, diag, Checked::Yes);
+  if (!module)
+    return std::nullopt;
+  const Kernel *kernel = nullptr;
+  const Param *param = nullptr;
+  for (const Kernel &k : module->kernels)
+    for (const Param &p : k.params)
+      if (!param && p.isTensor && p.name == tensor) {
+        kernel = &k;
+        param = &p;
+      }
+  if (!param || !param->placement) {
+    OptionText(diag, "<placement>", option)
+        .error(path.size() + 1, fmt::format("no kernel of {} has a tensor parameter '{}' with a "
+                                            "placement",
+                                            path.str(), tensor.str()));
+    return std::nullopt;
+  }
+  std::string why;
+  auto sizes = parseNameValues(argsOpt.getValue(), &why);
+  if (!sizes) {
+    OptionText(diag, "<args>", argsOpt.getValue()).error(0, why);
+    return std::nullopt;
+  }
+  std::map<std::string, int64_t> values = sizes->ints;
+  const Expr &count = kernel->launch.devices.front();
+  LeafValue leaf = [&](const Expr &e) -> std::optional<int64_t> {
+    if (e->kind != ExprKind::Var)
+      return std::nullopt;
+    auto it = values.find(as<Var>(e).name);
+    return it == values.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  };
+  auto devices = evalConcrete(count, leaf);
+  if (!devices) {
+    OptionText(diag, "<args>", argsOpt.getValue())
+        .error(0, fmt::format("give the device count {} in --args", print(count)));
+    return std::nullopt;
+  }
+  values["ndev"] = *devices;
+  std::vector<int64_t> instance;
+  int64_t elements = 1;
+  for (const Expr &d : param->shape) {
+    auto v = evalConcrete(d, leaf);
+    if (!v) {
+      OptionText(diag, "<args>", argsOpt.getValue())
+          .error(0, fmt::format("give the sizes of {}'s shape in --args", param->name));
+      return std::nullopt;
+    }
+    instance.push_back(*v);
+    elements *= *v;
+  }
+  auto layout = placementLayout(
+      *param, [&](const Expr &e) { return evalConcrete(e, leaf); }, &why);
+  llvm::SMLoc at;
+  auto reading = readPlacement(*kernel, *param, &why, &at);
+  if (!layout || !reading) {
+    diag.error(param->placement->loc, why);
+    return std::nullopt;
+  }
+  std::string shape;
+  for (int64_t e : logicalShape(*reading, instance, *devices))
+    shape += (shape.empty() ? "" : ",") + std::to_string(e);
+  if (shapeOpt.getNumOccurrences() == 0)
+    shapeOpt.setValue(shape);
+  if (devicesOpt.getNumOccurrences() == 0)
+    devicesOpt.setValue(*devices);
+  if (elementsOpt.getNumOccurrences() == 0)
+    elementsOpt.setValue(elements);
+  if (scopeOpt.getNumOccurrences() == 0)
+    scopeOpt.setValue("global");
+  return layout->str();
+}
+
 int runLayout() {
   llvm::SourceMgr sourceMgr;
   Diagnostics diag(sourceMgr);
+  if (placementOpt.empty() == layoutArg.empty()) {
+    OptionText(diag, "<layout>", layoutArg.getValue())
+        .error(0, "give a LAYOUT or --placement FILE:TENSOR (one of them)");
+    return kInputError;
+  }
+  if (!placementOpt.empty()) {
+    auto text = placementText(diag);
+    if (!text)
+      return kInputError;
+    layoutArg.setValue(*text);
+  }
   auto spec = parseLayoutText(layoutArg, "<layout>", diag);
   if (!spec || diag.hasErrors())
     return kInputError;

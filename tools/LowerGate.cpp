@@ -23,6 +23,7 @@ int gateLowering(CommandInput &in, llvm::StringRef kernelName, bool allowUnknown
     if (!kernelName.empty() && k.name != kernelName)
       continue;
     BarrierProofOptions options;
+    options.problemPlacements = problemPlacementsOf(k, source);
     unsigned errorsBefore = in.diag.errorCount();
     if (auto sizes = problemSizesOf(k, source, in.diag); sizes && !sizes->empty()) {
       options.sizes = std::move(*sizes);

@@ -3,6 +3,7 @@
 #include "ir/ConcreteEval.h"
 #include "ir/Printer.h"
 #include "ir/Visitor.h"
+#include "simulator/DeviceSimulate.h"
 #include "simulator/Problem.h"
 #include "simulator/Program.h"
 #include "verifier/FallbackSizes.h"
@@ -61,6 +62,18 @@ problemSizesOf(const Kernel &kernel, llvm::StringRef source, Diagnostics &diag) 
     diag.note(c->loc, "constraint here");
   }
   return admitted ? std::optional(sizes) : std::nullopt;
+}
+
+std::vector<ProblemPlacement> problemPlacementsOf(const Kernel &kernel, llvm::StringRef source) {
+  auto annotation =
+      sim::findProblemAnnotation(std::string_view(source.data(), source.size()), kernel.name);
+  if (!annotation || kernel.launch.devices.empty())
+    return {};
+  sim::ProblemSyntaxError bad;
+  auto spec = sim::parseProblem(annotation->text, &bad);
+  if (!spec || !sim::isDeviceProblem(spec->kind))
+    return {};
+  return sim::problemPlacements(*spec);
 }
 
 } // namespace tilescope::tool

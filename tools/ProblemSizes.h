@@ -4,6 +4,7 @@
 #pragma once
 
 #include "ir/Diagnostics.h"
+#include "ir/Placement.h"
 #include "ir/Stmt.h"
 
 #include <llvm/ADT/StringRef.h>
@@ -24,5 +25,10 @@ inline constexpr const char *kProblemSizesFrom = "its `// problem:` annotation";
 // integer, or when the sizes break a where constraint whose names they bind.
 std::optional<std::map<std::string, int64_t>>
 problemSizesOf(const Kernel &kernel, llvm::StringRef source, Diagnostics &diag);
+
+// What the annotation of `kernel` reads of its tensors' placements over the
+// devices (simulator/DeviceSimulate.h, problemPlacements); empty without an
+// annotation that parses or for a problem that is not a device problem.
+std::vector<ProblemPlacement> problemPlacementsOf(const Kernel &kernel, llvm::StringRef source);
 
 } // namespace tilescope::tool

@@ -26,8 +26,8 @@ int runDeviceSimulation(const DeviceSimRequest &r, Diagnostics &diag) {
       }
     }
   const sim::RunResult &run = s.run.run;
-  std::vector<std::string> findings;
-  if (!run.ok())
+  std::vector<std::string> findings = s.placementFindings;
+  if (!run.ok() && s.placementFindings.empty())
     findings.push_back(run.message);
   for (const sim::DetectedRace &race : run.races)
     findings.push_back(race.text);

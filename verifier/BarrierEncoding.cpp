@@ -2,6 +2,8 @@
 // solver queries, index patterns and rounds, witnesses.
 #include "verifier/BarrierProver.h"
 
+#include "proof/IndexPatterns.h"
+
 #include "ir/Affine.h"
 #include "ir/ConcreteEval.h"
 #include "ir/Printer.h"
@@ -243,11 +245,6 @@ z3::check_result BarrierProver::decide(Query &s, llvm::SMLoc loc, const std::str
   return r;
 }
 
-std::optional<Pattern> BarrierProver::quickPattern(const SyncEvent &ev, const Expr &index,
-                                                   int64_t period) {
-  return structuralPattern(sk_, ev, index, period);
-}
-
 Pattern BarrierProver::patternOf(const SyncEvent &ev, const Expr &index, int64_t period) {
   for (const KnownPattern &k : patterns_)
     if (k.loop == ev.loop && k.period == period && equal(k.index, index))
@@ -258,63 +255,37 @@ Pattern BarrierProver::patternOf(const SyncEvent &ev, const Expr &index, int64_t
 }
 
 Pattern BarrierProver::derivePattern(const SyncEvent &ev, const Expr &index, int64_t period) {
-  Pattern p;
-  p.period = std::max<int64_t>(period, 1);
-  if (!modelled(ev))
-    return p;
-  if (auto quick = quickPattern(ev, index, period))
-    return *quick;
-  if (ev.loop < 0) {
-    z3::expr zero = ctx_.int_val(0);
-    auto v = at(index, ev, zero);
-    if (!v)
-      return p;
-    Query s = solver();
-    z3::expr probe = enc_.fresh("probe");
-    s.add(probe == *v);
-    if (s.check() != z3::sat)
-      return p;
-    int64_t c = ProtoEncoder::value(s.get_model(), probe);
-    Query t = solver();
-    t.add(*v != ctx_.int_val(c));
-    if (t.check() != z3::unsat)
-      return p;
-    p.ok = p.constant = true;
-    p.c = c;
+  if (!modelled(ev)) {
+    Pattern p;
+    p.period = std::max<int64_t>(period, 1);
     return p;
   }
-  z3::expr i = enc_.fresh("i");
-  auto v = at(index, ev, i);
-  if (!v || !v->is_int())
-    return p;
-  z3::expr trip = *loopTrip_[size_t(ev.loop)];
-  Query s = solver();
-  s.add(i == 0 && trip >= 1);
-  z3::expr probe = enc_.fresh("probe");
-  s.add(probe == *v);
-  if (z3::check_result r = s.check(); r != z3::sat) {
-    // The loop never runs: any pattern is vacuously right (not when Z3
-    // gave up: then no pattern is known).
-    p.ok = p.constant = r == z3::unsat;
-    return p;
-  }
-  int64_t c = ProtoEncoder::value(s.get_model(), probe);
-  if (p.period > 1 && c >= 0 && c < p.period) {
-    Query t = solver();
-    t.add(i >= 0 && i < trip && *v != z3::mod(i + ctx_.int_val(c), ctx_.int_val(p.period)));
-    if (t.check() == z3::unsat) {
-      p.ok = true;
-      p.c = c;
-      return p;
+  // The one derivation (proof/IndexPatterns.h), asked through the prover's
+  // encoding (at(): the proof's thread and cluster context) and its shared
+  // solver.
+  struct ProverQuery final : IndexQuery {
+    explicit ProverQuery(Query q) : query(std::move(q)) {}
+    void add(const z3::expr &c) override { query.add(c); }
+    z3::check_result check() override { return query.check(); }
+    int64_t value(const z3::expr &e) override { return ProtoEncoder::value(query.get_model(), e); }
+    Query query;
+  };
+  struct ProverQueries final : IndexQueries {
+    ProverQueries(BarrierProver &p, const SyncEvent &e, const Expr &x)
+        : prover(p), ev(e), index(x) {}
+    z3::context &ctx() override { return prover.ctx_; }
+    z3::expr fresh(const char *name) override { return prover.enc_.fresh(name); }
+    std::optional<z3::expr> indexAt(const z3::expr &i) override { return prover.at(index, ev, i); }
+    std::optional<z3::expr> trip() override { return prover.loopTrip_[size_t(ev.loop)]; }
+    std::unique_ptr<IndexQuery> query() override {
+      return std::make_unique<ProverQuery>(prover.solver());
     }
-  }
-  Query t = solver();
-  t.add(i >= 0 && i < trip && *v != ctx_.int_val(c));
-  if (t.check() == z3::unsat) {
-    p.ok = p.constant = true;
-    p.c = c;
-  }
-  return p;
+    BarrierProver &prover;
+    const SyncEvent &ev;
+    const Expr &index;
+  };
+  ProverQueries queries(*this, ev, index);
+  return elementPattern(queries, sk_, ev, index, period);
 }
 
 z3::expr BarrierProver::iterOf(const Pattern &p, const z3::expr &j, const z3::expr &n) {

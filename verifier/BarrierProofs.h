@@ -27,6 +27,7 @@
 #pragma once
 
 #include "ir/Diagnostics.h"
+#include "ir/Placement.h"
 #include "ir/Stmt.h"
 #include "sync/BarrierSkeleton.h"
 
@@ -98,6 +99,9 @@ struct BarrierProofOptions {
   // ("the sizes of the `// problem:` annotation").
   std::string sizesFrom;
   size_t stateCap = 200000;
+  // What the kernel's `// problem:` annotation reads of its tensors'
+  // placements over the devices (ir/Placement.h), for the devices proof.
+  std::vector<ProblemPlacement> problemPlacements;
 };
 
 BarrierReport proveBarrierProtocols(const Kernel &kernel, const BarrierProofOptions &options = {});

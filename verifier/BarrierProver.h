@@ -168,15 +168,14 @@ private:
   // The same without a witness.
   z3::check_result decide(Query &s, llvm::SMLoc loc, const std::string &what);
 
-  // The common shapes without a solver (structuralPattern of
-  // sync/BarrierPatterns.h, which the race check reads too).
-  std::optional<Pattern> quickPattern(const SyncEvent &ev, const Expr &index, int64_t period);
-
   // Patterns depend on the loop, the index and the period alone; events of
   // one loop often share an index (`s` for the wait, the arrival and the
   // copies of one stage), so each is derived once.
   Pattern patternOf(const SyncEvent &ev, const Expr &index, int64_t period);
 
+  // The one derivation of index patterns (proof/IndexPatterns.h,
+  // elementPattern), shared with the race check, over this prover's
+  // encoding and solver.
   Pattern derivePattern(const SyncEvent &ev, const Expr &index, int64_t period);
 
   // The iteration at which an event with pattern p touches element j for

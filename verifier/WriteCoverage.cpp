@@ -10,6 +10,9 @@
 #include "proof/LeastWitness.h"
 #include "proof/ProtoEncoding.h"
 #include "proof/SolverBudget.h"
+#include "sync/BarrierSkeleton.h"
+#include "verifier/CoverageDigits.h"
+#include "verifier/CoverageSearch.h"
 
 #include <fmt/format.h>
 
@@ -25,39 +28,7 @@ namespace tilescope {
 namespace {
 
 using detail::ProtoEncoder;
-
-// The executor variable a thread index reads.
-constexpr const char *kThread = "thread";
-
-// `(v % H) / L` of an executor variable v (a loop variable, blockIdx.x/y/z,
-// or the thread): the digit of v between the place values L and H (H null:
-// no upper place). `v` itself is L = 1, H = null.
-struct Digit {
-  std::string var;
-  Expr L, H;
-  std::string key() const { return var + "|" + print(L) + "|" + (H ? print(H) : "-"); }
-};
-
-// const + sum of coef * digit, exact for non-negative operands.
-struct Linear {
-  Expr constant;
-  std::vector<std::pair<int64_t, Digit>> terms;
-};
-
-Expr add(const Expr &a, const Expr &b) {
-  return Binary::make(BinaryOp::Add, a, b);
-}
-Expr mul(const Expr &a, const Expr &b) {
-  return Binary::make(BinaryOp::Mul, a, b);
-}
-Expr num(int64_t v) {
-  return IntImm::make(v);
-}
-
-const char *blockName(int d) {
-  const char *n[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z"};
-  return n[d];
-}
+using namespace coverage;
 
 using Writer = StoreRef;
 
@@ -111,22 +82,6 @@ private:
     f.vars = &vars;
     f.visit(e);
     return f.found;
-  }
-
-  static std::optional<Digit> builtinDigit(BuiltinKind b) {
-    switch (b) {
-    case BuiltinKind::blockIdx_x:
-    case BuiltinKind::blockIdx_y:
-    case BuiltinKind::blockIdx_z:
-      return Digit{blockName(int(b) - int(BuiltinKind::blockIdx_x)), num(1), nullptr};
-    default:
-      break;
-    }
-    // A thread digit (t / divisor) % modulus: weight divisor, below
-    // divisor * modulus.
-    if (auto m = threadIndexMap(b))
-      return Digit{kThread, num(m->divisor), m->modulus ? num(m->divisor * m->modulus) : nullptr};
-    return std::nullopt;
   }
 
   std::optional<Linear> linearize(const Expr &e, const std::set<std::string> &vars) const {
@@ -239,13 +194,6 @@ private:
     return diff && *diff >= 1 && *diff <= *step;
   }
 
-  static Linear scale(Linear l, int64_t c) {
-    l.constant = mul(num(c), l.constant);
-    for (auto &[coef, d] : l.terms)
-      coef *= c;
-    return l;
-  }
-
   // --- one store's candidate executor for the element x ---
 
   struct Candidate {
@@ -329,22 +277,6 @@ private:
     if (v && v->is_bool())
       return v;
     return std::nullopt;
-  }
-
-  // The least value of digit d over the threads of `threads` (0 for other
-  // variables): digits are read off x above it.
-  static int64_t digitFloor(const Digit &d, const ThreadSet &threads) {
-    if (d.var != kThread)
-      return 0;
-    auto L = constantValue(d.L);
-    auto H = d.H ? constantValue(d.H) : std::optional<int64_t>(INT64_MAX);
-    if (!L || !H || *L < 1)
-      return 0;
-    int64_t lo = INT64_MAX;
-    for (int64_t t = 0; t < threads.launchThreads(); ++t)
-      if (threads.contains(t))
-        lo = std::min(lo, (*H == INT64_MAX ? t : t % *H) / *L);
-    return lo == INT64_MAX ? 0 : lo;
   }
 
   // exact: the existence conditions as they are, without the sufficient
@@ -582,21 +514,6 @@ private:
       c.conditions.push_back(*lo <= x[d] && x[d] < *lo + *n);
     }
     return c;
-  }
-
-  static void factorsOf(const Expr &e, std::vector<Expr> &out) {
-    if (e->kind == ExprKind::Binary && as<Binary>(e).op == BinaryOp::Mul) {
-      factorsOf(as<Binary>(e).lhs, out);
-      factorsOf(as<Binary>(e).rhs, out);
-      return;
-    }
-    out.push_back(e);
-  }
-  static Expr productOf(const std::vector<Expr> &factors) {
-    Expr p = num(1);
-    for (const Expr &f : factors)
-      p = mul(p, f);
-    return p;
   }
 
   // (top + 1) * place <= end, with a factor that place and end share
