@@ -291,6 +291,12 @@ int runTuneInner() {
   table.note = fmt::format("tilescope tune: the model's fastest point that the proofs passed, "
                            "of {} valid points ({} dropped by resources); not timed on a GPU",
                            candidates.size(), droppedByResources);
+  if (!measured.empty())
+    table.note = fmt::format("tilescope tune: of {} valid points ({} dropped by resources), at a "
+                             "shape with measured_us the fastest measured of the model's best {} "
+                             "that the proofs passed (times of --measured), elsewhere the model's "
+                             "fastest",
+                             candidates.size(), droppedByResources, measuredTop.getValue());
   bool allFound = true;
   size_t proofRuns = 0;
   for (const auto &shape : *shapes) {
