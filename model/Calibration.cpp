@@ -106,6 +106,7 @@ double *machineField(Machine &m, const std::string &key) {
       {"wgmma_efficiency_n64", &m.wgmmaEfficiencyN64},
       {"wgmma_efficiency_n128", &m.wgmmaEfficiencyN128},
       {"wgmma_efficiency_n256", &m.wgmmaEfficiencyN256},
+      {"wgmma_efficiency_n192", &m.wgmmaEfficiencyN192},
       {"wgmma_drain_cycles", &m.wgmmaDrainCycles},
       {"smem_bytes_per_clk_per_sm", &m.smemBytesPerClkPerSm},
       {"l2_to_smem_tb_s", &m.l2ToSmemTBs},
@@ -115,6 +116,9 @@ double *machineField(Machine &m, const std::string &key) {
       {"launch_us", &m.launchUs},
       {"dsmem_bytes_per_clk_per_sm", &m.dsmemBytesPerClkPerSm},
       {"cluster_barrier_cycles", &m.clusterBarrierCycles},
+      {"misaligned_pitch16_factor", &m.misalignedPitch16Factor},
+      {"misaligned_pitch32_factor", &m.misalignedPitch32Factor},
+      {"dram_exposed_fraction", &m.dramExposedFraction},
   };
   for (const auto &[name, field] : fields)
     if (key == name)

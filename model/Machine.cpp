@@ -14,6 +14,12 @@ double Machine::wgmmaEfficiency(int64_t n) const {
   if (n <= 128)
     return wgmmaEfficiencyN64 +
            (wgmmaEfficiencyN128 - wgmmaEfficiencyN64) * static_cast<double>(n - 64) / 64;
+  if (wgmmaEfficiencyN192 > 0 && n <= 192)
+    return wgmmaEfficiencyN128 +
+           (wgmmaEfficiencyN192 - wgmmaEfficiencyN128) * static_cast<double>(n - 128) / 64;
+  if (wgmmaEfficiencyN192 > 0 && n <= 256)
+    return wgmmaEfficiencyN192 +
+           (wgmmaEfficiencyN256 - wgmmaEfficiencyN192) * static_cast<double>(n - 192) / 64;
   if (n <= 256)
     return wgmmaEfficiencyN128 +
            (wgmmaEfficiencyN256 - wgmmaEfficiencyN128) * static_cast<double>(n - 128) / 128;
@@ -70,6 +76,10 @@ std::optional<Machine> parseMachine(const std::string &jsonText, std::string *er
       {"cluster_barrier_cycles", &m.clusterBarrierCycles},
       {"cluster4_sms_one_cta_per_sm", &m.cluster4SmsOneCta, true},
       {"cluster4_sms_two_ctas_per_sm", &m.cluster4SmsTwoCtas, true},
+      {"misaligned_pitch16_factor", &m.misalignedPitch16Factor, true},
+      {"misaligned_pitch32_factor", &m.misalignedPitch32Factor, true},
+      {"dram_exposed_fraction", &m.dramExposedFraction, true},
+      {"wgmma_efficiency_n192", &m.wgmmaEfficiencyN192, true},
   };
   for (const Field &f : fields) {
     const llvm::json::Object *entry = o->getObject(f.key);

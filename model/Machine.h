@@ -18,6 +18,7 @@ struct Machine {
   double sms = 0, clockGHz = 0, tensorFlopsPerClkPerSm = 0;
   double peakTflopsDatasheet = 0; // dense BF16, as the datasheet states it
   double wgmmaEfficiencyN64 = 0, wgmmaEfficiencyN128 = 0, wgmmaEfficiencyN256 = 0;
+  double wgmmaEfficiencyN192 = 0; // optional: 0 interpolates between 128 and 256
   double wgmmaDrainCycles = 0, smemBytesPerClkPerSm = 0, smemBytesPerSm = 0, smemBytesPerCta = 0;
   double threadsPerSm = 0, ctasPerSm = 0, registersPerSm = 0;
   double l2ToSmemTBs = 0, dramTBs = 0, l2Bytes = 0, loadLatencyCycles = 0, epilogueCycles = 0;
@@ -35,11 +36,19 @@ struct Machine {
   // GPC: cudaOccupancyMaxActiveClusters x 4 / CTAs an SM), with one CTA an
   // SM and with two or more; 0: all `sms` (optional fields).
   double cluster4SmsOneCta = 0, cluster4SmsTwoCtas = 0;
+  // What a byte loaded by TMA from rows whose pitch is a multiple of 16 but
+  // not 32 bytes (of 32 but not 128) costs on the L2 -> shared memory path,
+  // against an aligned row's byte; 1 when the description has none.
+  double misalignedPitch16Factor = 1, misalignedPitch32Factor = 1;
+  // The share of the shorter of compute and DRAM time that the longer does
+  // not hide (0: perfect overlap, the time is the longer); 0 when absent.
+  double dramExposedFraction = 0;
   // The SMs a grid of clusters of `clusterCtas` CTAs, `ctasPerSm` an SM, fills.
   int64_t smsFor(int64_t clusterCtas, int64_t ctasPerSm) const;
   std::map<std::string, std::string> sources; // field name in the file -> its source
 
-  // Issue efficiency of wgmma m64nNk16 (interpolated between 64, 128, 256).
+  // Issue efficiency of wgmma m64nNk16 (interpolated between 64, 128, 256,
+  // and 192 when the description has it: wgmmaEfficiencyN192 > 0).
   double wgmmaEfficiency(int64_t n) const;
   // The tensor peak at `clockGHz` (the model's clock under load).
   double peakTflopsAtClock() const { return sms * clockGHz * tensorFlopsPerClkPerSm * 1e-3; }

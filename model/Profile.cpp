@@ -256,6 +256,13 @@ private:
       auto src = region(arg(1));
       if (src && src->buffer->scope == MemScope::Global) {
         work_.loadBytes += src->bytes();
+        if (!src->buffer->shape.empty()) {
+          int64_t pitchBits = src->buffer->shape.back() * dtypeBits(src->buffer->dtype);
+          if (pitchBits % (32 * 8) != 0)
+            work_.loadBytesPitch16 += src->bytes();
+          else if (pitchBits % (128 * 8) != 0)
+            work_.loadBytesPitch32 += src->bytes();
+        }
         work_.blocks.push_back({work_.stageFills - 1, src->name, src->rowStart, src->bytes(),
                                 builtin(BuiltinKind::clusterCtaIdx_x)});
       }

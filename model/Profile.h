@@ -35,6 +35,10 @@ struct CtaWork {
   int64_t drainingSteps = 0;           // of those, ending in wgmma.wait_group(0)
   int64_t stageFills = 0;              // stages the producer filled
   double loadBytes = 0, storeBytes = 0;
+  // Of loadBytes, those from global tensors whose rows (innermost extent x
+  // element size) are a multiple of 16 but not of 32 bytes, and of 32 but not
+  // of 128: a TMA box row then straddles one more L2 line or sector.
+  double loadBytesPitch16 = 0, loadBytesPitch32 = 0;
   double clusterBytes = 0;     // read or written in peers' shared memory (dsmem), all threads
   int64_t clusterBarriers = 0; // barrier.cluster.wait by the CTA
   int64_t tiles = 0;           // output tiles written

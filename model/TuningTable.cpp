@@ -59,6 +59,7 @@ std::optional<TuningTable> parseTuningTable(std::string_view text, std::string *
     if (auto s = e->getString("reason"))
       entry.reason = s->str();
     entry.predictedUs = e->getNumber("predicted_us").getValueOr(0);
+    entry.measuredUs = e->getNumber("measured_us").getValueOr(0);
     t.entries.push_back(std::move(entry));
   }
   return t;
@@ -78,6 +79,8 @@ std::string tuningTableJson(const TuningTable &t) {
       o["point"] = e.point;
       o["hash"] = e.hash;
       o["predicted_us"] = std::round(e.predictedUs * 100) / 100;
+      if (e.measuredUs > 0)
+        o["measured_us"] = std::round(e.measuredUs * 100) / 100;
       o["verdict"] = e.verdict;
     }
     entries.push_back(std::move(o));

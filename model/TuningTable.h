@@ -30,6 +30,7 @@ struct TableEntry {
   std::string point;                    // `--set` text; empty: none found
   std::string hash;                     // structural hash of the instance
   double predictedUs = 0;
+  double measuredUs = 0; // the measured time that chose the point (tune --measured); 0: none
   std::string verdict; // of the point's proofs: "proved"
   std::string reason;  // why no point, when `point` is empty
 };

@@ -31,6 +31,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -82,10 +83,14 @@ std::vector<std::string> csvFields(llvm::StringRef line) {
 }
 
 // The bounds a fitted number stays in: a factor of 4 around the start, and
-// efficiencies at most 1.
+// efficiencies and the DRAM fraction at most 1, misaligned-row factors at
+// least 1.
 model::FreeNumber freeNumber(const std::string &key, double start) {
-  double hi = key.rfind("wgmma_efficiency", 0) == 0 ? 1.0 : start * 4;
-  return {key, start / 4, hi};
+  double hi =
+      key.rfind("wgmma_efficiency", 0) == 0 || key == "dram_exposed_fraction" ? 1.0 : start * 4;
+  // A misaligned row's byte costs at least an aligned one's.
+  double lo = key.rfind("misaligned_", 0) == 0 ? std::max(1.0, start / 4) : start / 4;
+  return {key, lo, hi};
 }
 
 llvm::json::Object accuracyJson(const model::Accuracy &a) {

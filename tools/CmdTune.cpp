@@ -11,6 +11,12 @@
 // --timeout-ms budget of its own. A finding, unknown or budget drops the point. The table
 // (model/TuningTable.h) maps each shape, as a bucket centre, to its point;
 // `lower --auto` and `bench --auto` read it.
+// --measured CSV,... (calib.py's rows: point, M, N, K, ms, ok) stands for
+// `--gpu` with times taken earlier: at a shape with measured rows, the
+// points among the model's best --measured-top ranks that were timed there
+// are proved fastest measured first (median of their rows), the rest after
+// them in the model's order; the entry records the measured time. The rows
+// must be of the same kernel text (the point names a kernel only with it).
 //
 // Exit: 0 every shape got a proved point; 3 some shape got none within the
 // budget (the table says why); 2 input errors.
@@ -61,6 +67,14 @@ cl::opt<std::string> pointsFile("points",
                                 cl::desc("Rank only the points listed in FILE (one --set text a "
                                          "line), e.g. those `tilescope check` proved"),
                                 cl::value_desc("FILE"), cl::sub(tuneCommand));
+cl::opt<std::string> measuredFiles(
+    "measured",
+    cl::desc("CSV files of measured times (calib.py: point,M,N,K,ms,ok): at a shape they cover, "
+             "the fastest measured of the model's best --measured-top points is chosen first"),
+    cl::value_desc("FILE,..."), cl::sub(tuneCommand));
+cl::opt<unsigned> measuredTop("measured-top",
+                              cl::desc("Model ranks --measured may choose from (default 24)"),
+                              cl::init(24), cl::sub(tuneCommand));
 cl::opt<std::string> output("o", cl::desc("Write the tuning table (JSON) to FILE"),
                             cl::value_desc("FILE"), cl::sub(tuneCommand));
 cl::opt<bool> json("json", cl::desc("Print the table as JSON"), cl::sub(tuneCommand));
@@ -111,6 +125,58 @@ struct Candidate {
   double dramBytes = 0; // predicted DRAM traffic at the shape being ranked
   std::string why;    // of a verdict other than proved
 };
+
+// Adds calib.py's rows (header: ...,point,M,N,K,ms,...,ok,...; points
+// quoted) that are ok to `rows`, keyed by (the point as `pointText` writes
+// it, MxNxK), in microseconds; false when the text is not such a CSV.
+bool readMeasured(llvm::StringRef text, const Kernel &kernel,
+                  std::map<std::pair<std::string, std::string>, std::vector<double>> &rows) {
+  // Splits a line at commas outside double quotes.
+  auto fields = [](llvm::StringRef line) {
+    std::vector<std::string> out(1);
+    bool quoted = false;
+    for (char ch : line) {
+      if (ch == '"')
+        quoted = !quoted;
+      else if (ch == ',' && !quoted)
+        out.emplace_back();
+      else if (ch != '\r')
+        out.back() += ch;
+    }
+    return out;
+  };
+  llvm::SmallVector<llvm::StringRef> lines;
+  text.split(lines, '\n', -1, false);
+  std::map<std::string, size_t> column;
+  for (llvm::StringRef line : lines) {
+    if (line.trim().empty() || line.startswith("#"))
+      continue;
+    std::vector<std::string> f = fields(line);
+    if (std::find(f.begin(), f.end(), "point") != f.end()) {
+      // The header (again at each section of run_tune_dev.sh's results).
+      column.clear();
+      for (size_t i = 0; i < f.size(); ++i)
+        column[f[i]] = i;
+      continue;
+    }
+    if (column.empty())
+      return false;
+    for (const char *name : {"point", "M", "N", "K", "ms", "ok"})
+      if (!column.count(name) || column[name] >= f.size())
+        return false;
+    if (f[column["ok"]] != "True")
+      continue;
+    llvm::SourceMgr sm;
+    Diagnostics quiet(sm, /*printImmediately=*/false);
+    auto p = parsePoint(kernel, f[column["point"]], quiet);
+    double ms = 0;
+    if (!p || llvm::StringRef(f[column["ms"]]).getAsDouble(ms) || !(ms > 0))
+      return false;
+    rows[{pointText(*p), f[column["M"]] + "x" + f[column["N"]] + "x" + f[column["K"]]}].push_back(
+        ms * 1e3);
+  }
+  return !column.empty();
+}
 
 int runTuneInner();
 
@@ -175,6 +241,33 @@ int runTuneInner() {
     }
   }
 
+  // Measured times by (point, shape): the median of the rows that were ok.
+  std::map<std::pair<std::string, std::string>, double> measured;
+  if (!measuredFiles.empty()) {
+    std::map<std::pair<std::string, std::string>, std::vector<double>> rows;
+    llvm::SmallVector<llvm::StringRef> files;
+    llvm::StringRef(measuredFiles).split(files, ',', -1, false);
+    for (llvm::StringRef file : files) {
+      auto text = llvm::MemoryBuffer::getFile(file.trim());
+      if (!text) {
+        diag.error(llvm::SMLoc(),
+                   "cannot read '" + file.trim().str() + "': " + text.getError().message());
+        return finishInputError(diag, json);
+      }
+      if (!readMeasured((*text)->getBuffer(), *kernel, rows)) {
+        diag.error(llvm::SMLoc(), "'" + file.trim().str() +
+                                      "' is not calib.py's CSV (a header with point, M, N, K, "
+                                      "ms and ok; a point of the kernel a row)");
+        return finishInputError(diag, json);
+      }
+    }
+    for (auto &[key, times] : rows) {
+      std::sort(times.begin(), times.end());
+      size_t n = times.size();
+      measured[key] = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+    }
+  }
+
   // The valid points whose resources fit.
   std::vector<Candidate> candidates;
   size_t droppedByResources = 0;
@@ -198,6 +291,12 @@ int runTuneInner() {
   table.note = fmt::format("tilescope tune: the model's fastest point that the proofs passed, "
                            "of {} valid points ({} dropped by resources); not timed on a GPU",
                            candidates.size(), droppedByResources);
+  if (!measured.empty())
+    table.note = fmt::format("tilescope tune: of {} valid points ({} dropped by resources), at a "
+                             "shape with measured_us the fastest measured of the model's best {} "
+                             "that the proofs passed (times of --measured), elsewhere the model's "
+                             "fastest",
+                             candidates.size(), droppedByResources, measuredTop.getValue());
   bool allFound = true;
   size_t proofRuns = 0;
   for (const auto &shape : *shapes) {
@@ -239,6 +338,19 @@ int runTuneInner() {
     };
     std::stable_sort(ranked.begin(), ranked.end(),
                      [&](const auto &a, const auto &b) { return key(a) < key(b); });
+    // --measured: the timed points among the best ranks go first, fastest
+    // measured first.
+    std::map<Candidate *, double> timed;
+    for (size_t i = 0; i < ranked.size() && i < measuredTop; ++i)
+      if (auto it = measured.find({ranked[i].second->point, shapeText(shape)});
+          it != measured.end())
+        timed[ranked[i].second] = it->second;
+    std::stable_sort(ranked.begin(), ranked.end(), [&](const auto &a, const auto &b) {
+      auto ta = timed.find(a.second), tb = timed.find(b.second);
+      if (ta == timed.end() || tb == timed.end())
+        return ta != timed.end() && tb == timed.end();
+      return ta->second < tb->second;
+    });
     model::TableEntry entry;
     entry.shape = shape;
     unsigned runs = 0;
@@ -269,6 +381,10 @@ int runTuneInner() {
         entry.hash = fmt::format("{:016x}", structuralHash(c->kernel));
         entry.predictedUs = us;
         entry.verdict = "proved";
+        if (auto t = timed.find(c); t != timed.end()) {
+          entry.measuredUs = t->second;
+          table.measured = true;
+        }
         break;
       }
       tried += fmt::format("{}{} ({})", tried.empty() ? "" : "; ", c->point, c->why);
@@ -284,7 +400,10 @@ int runTuneInner() {
           "{}: {}\n", shapeText(shape),
           entry.point.empty()
               ? "none (" + entry.reason + ")"
-              : fmt::format("{}  predicted {:.1f} us, proved", entry.point, entry.predictedUs));
+              : fmt::format("{}  predicted {:.1f} us{}, proved", entry.point, entry.predictedUs,
+                            entry.measuredUs > 0
+                                ? fmt::format(", measured {:.1f} us", entry.measuredUs)
+                                : std::string()));
     table.entries.push_back(std::move(entry));
   }
   std::string text = model::tuningTableJson(table);

@@ -4,14 +4,16 @@
 # gen_tune_dev.sh wrote; run from the repository root as
 # `bash .dev/NAME/run.sh`. In order, everything sequential, each step under
 # `timeout`, the whole under 180 s:
-#   1. split_costs.cu (DSMEM rates, cluster barrier, active clusters) -> log
+#   1. split_costs.cu (DSMEM rates, cluster barrier, active clusters) -> log,
+#      when the folder has it
 #   2. nvcc of each point (skipped past 100 s)
 #   3. calib.py: the table's points at the sweep shapes (20 cold-L2 runs
 #      alternating with cuBLAS), the split-K points (20, a process of their
 #      own: a fault there cannot take the others' rows), then the accuracy
-#      set (10 runs), each while time is left
-# Writes $OUT/NAME/log.txt and $OUT/NAME/results.csv (sections "# sweep",
-# "# split", "# accuracy").
+#      set (10 runs), each while time is left; a file sets.txt in the folder
+#      (lines SET:REPS, pairs_SET.txt each) replaces that list
+# Writes $OUT/NAME/log.txt and $OUT/NAME/results.csv (a section "# SET" a
+# set).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 name=$(basename "$here")
@@ -27,7 +29,9 @@ start=$(date +%s)
 left() { echo $((170 - ($(date +%s) - start))); }
 echo "start $(date -u)" >"$log"
 timeout 20 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >>"$log" 2>&1 </dev/null
-if timeout 60 "$nvcc" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \
+if [ ! -f "$here/split_costs.cu" ]; then
+  echo "no split_costs.cu: microbenchmark skipped" >>"$log"
+elif timeout 60 "$nvcc" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \
     "$here/split_costs.cu" -o "$work/split_costs" >>"$log" 2>&1 </dev/null; then
   timeout 30 "$work/split_costs" >>"$log" 2>&1 </dev/null
   echo "split_costs exit $? at $(( $(date +%s) - start )) s" >>"$log"
@@ -49,7 +53,11 @@ for f in "$work"/*.cu; do
   fi
 done
 : >"$res"
-for part in sweep:20 split:20 acc:10; do
+parts="sweep:20 split:20 acc:10"
+if [ -f "$here/sets.txt" ]; then
+  parts=$(grep -v '^#' "$here/sets.txt")
+fi
+for part in $parts; do
   set=${part%%:*} reps=${part#*:}
   t=$(left)
   if [ "$t" -lt 8 ]; then

@@ -100,15 +100,18 @@ TEST_CASE("a tuning table round-trips and picks the nearest bucket") {
   TuningTable t;
   t.kernel = "k";
   t.target = "h100";
-  t.entries.push_back({{{"M", 4096}, {"N", 4096}, {"K", 4096}}, "A=1", "h1", 10, "proved", ""});
-  t.entries.push_back({{{"M", 512}, {"N", 512}, {"K", 8192}}, "A=2", "h2", 5, "proved", ""});
-  t.entries.push_back({{{"M", 600}, {"N", 600}, {"K", 8000}}, "", "", 0, "", "none proved"});
+  t.entries.push_back(
+      {{{"M", 4096}, {"N", 4096}, {"K", 4096}}, "A=1", "h1", 10, 9.5, "proved", ""});
+  t.entries.push_back({{{"M", 512}, {"N", 512}, {"K", 8192}}, "A=2", "h2", 5, 0, "proved", ""});
+  t.entries.push_back({{{"M", 600}, {"N", 600}, {"K", 8000}}, "", "", 0, 0, "", "none proved"});
   std::string error;
   auto back = parseTuningTable(tuningTableJson(t), &error);
   REQUIRE_MESSAGE(back, error);
   CHECK(back->entries.size() == 3);
   CHECK(back->entries[2].point.empty());
   CHECK(back->entries[2].reason == "none proved");
+  CHECK(back->entries[0].measuredUs == doctest::Approx(9.5)); // tune --measured
+  CHECK(back->entries[1].measuredUs == 0);
   auto near = nearestEntries(*back, {{"M", 3000}, {"N", 5000}, {"K", 2000}});
   REQUIRE(near.size() == 2); // the entry without a point is never picked
   CHECK(near[0]->point == "A=1");
