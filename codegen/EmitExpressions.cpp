@@ -401,7 +401,7 @@ std::string KernelEmitter::ex(const Expr &e) {
     if (f == "exp2")
       return fmt::format("ts_ex2({})", a[0]);
     if (f == "log")
-      return fmt::format("__logf({})", a[0]);
+      return fmt::format("ts_log({})", a[0]);
     if (f == "abs")
       return fmt::format("fabsf({})", a[0]);
     if (f == "min")

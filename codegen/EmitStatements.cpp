@@ -796,15 +796,21 @@ void KernelEmitter::callStmt(const CallStmt &c) {
       return out;
     };
     auto ae = extents(arg(1)), be = extents(arg(2));
-    if (ae.size() != 2 || be.size() != 2 || ae[1] % 16 != 0) {
-      error(c.loc, "tcgen05.mma operands must be [M, K] and [N, K] tiles with K a multiple of 16");
+    // B is K-major ([N, K], the default) or, with transpose_b = false,
+    // MN-major ([K, N]: rows along K, as wgmma's MN-major B).
+    const CallArg *tbArg = c.keyword("transpose_b");
+    bool mnMajor =
+        tbArg && tbArg->value->kind == ExprKind::BoolImm && !as<BoolImm>(tbArg->value).value;
+    if (ae.size() != 2 || be.size() != 2 || ae[1] % 16 != 0 || (mnMajor && be[0] != ae[1])) {
+      error(c.loc, "tcgen05.mma operands must be [M, K] and [N, K] tiles (or [K, N] with "
+                   "transpose_b = false) with K a multiple of 16");
       return;
     }
-    int64_t m = ae[0], n = be[0], k = ae[1];
+    int64_t m = ae[0], n = mnMajor ? be[1] : be[0], k = ae[1];
     Dtype ab = bufs_.at(abuf).dtype;
     uint32_t idesc = (1u << 4) | ((ab == Dtype::bf16 ? 1u : 0u) << 7) |
-                     ((ab == Dtype::bf16 ? 1u : 0u) << 10) | (static_cast<uint32_t>(n >> 3) << 17) |
-                     (static_cast<uint32_t>(m >> 4) << 24);
+                     ((ab == Dtype::bf16 ? 1u : 0u) << 10) | ((mnMajor ? 1u : 0u) << 16) |
+                     (static_cast<uint32_t>(n >> 3) << 17) | (static_cast<uint32_t>(m >> 4) << 24);
     auto swizzleOf = [&](const BufferInfo &b) {
       int mode = 0, span = 16;
       if (const auto &sw = b.layout->swizzle()) {
@@ -817,6 +823,35 @@ void KernelEmitter::callStmt(const CallStmt &c) {
     auto [bmode, bsbo] = swizzleOf(bufs_.at(bbuf));
     Expr accum = kwv("accumulate");
     std::string acc = accum ? ex(accum) : "true";
+    if (mnMajor) {
+      // The MN-major B descriptor (as wgmmaRegisterA's): stride byte offset
+      // between 8-row groups along K, leading byte offset between the
+      // swizzle-span column blocks along N, both from B's unswizzled layout;
+      // one instruction per 16 of K, each at its own rows of B.
+      const BufferInfo &bb = bufs_.at(bbuf);
+      Layout plain = *bb.layout;
+      if (plain.swizzle()) {
+        std::string why;
+        plain = *Layout::make(plain.shard(), plain.replica(), plain.offset(), std::nullopt, &why);
+      }
+      int64_t inner = bb.constShape.back(), bytes = dtypeBits(bb.dtype) / 8;
+      auto at = [&](int64_t flat) { return plain.base(flat).get(Axis::m) * bytes; };
+      int64_t sbo = at(8 * inner) - at(0), perAtom = bsbo / 8 / bytes;
+      int64_t lbo = inner > perAtom ? at(perAtom) - at(0) : 16;
+      line("{");
+      line(fmt::format("  const uint32_t a0 = {};", aaddr));
+      line(fmt::format("  const bool acc0 = {};", acc));
+      for (int64_t kk = 0; kk < k / 16; ++kk) {
+        std::string b0;
+        std::string bk = regionByteAddress(kSlice(arg(2), 0, kk * 16), &b0);
+        line(fmt::format("  ts_umma_f16({}, ts_umma_desc(a0 + {}, {}, {}), "
+                         "ts_umma_desc_lbo({}, {}, {}, {}), {}u, {});",
+                         tmemAddr(d), kk * 32, amode, asbo, bk, bmode, sbo, lbo, idesc,
+                         kk == 0 ? "acc0" : "true"));
+      }
+      line("}");
+      return;
+    }
     line("{");
     line(fmt::format("  const uint32_t a0 = {}, b0 = {};", aaddr, baddr));
     line(fmt::format("  const bool acc0 = {};", acc));

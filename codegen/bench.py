@@ -21,6 +21,17 @@ FP8 references (e4m3 A [M, K] and B [N, K], bf16 C):
                         in "baseline"); the error of the same kernel with unit
                         scales is reported too ("unit_scales_rel_err"), next
                         to the per-tensor accumulation's, against float64.
+
+Attention references (bf16 Q, K, V, O [B, H, S, D], f32 L [B, H, S], scalar
+sm_scale, 1/sqrt(D) unless --scalars gives it; kernels attention_fwd_*_sm90):
+  attention, attention_causal
+                        O = softmax(sm_scale Q K^T) V (causal: keys after the
+                        query masked) and L its natural-log log-sum-exp,
+                        against float64; timed against torch SDPA with the
+                        cuDNN backend and with the flash backend (FA2), all
+                        three in rotating order in the same process, both
+                        reported ("cudnn_*", "flash_*"; a backend this torch
+                        refuses is reported as such).
 """
 import argparse
 import ctypes
@@ -33,6 +44,7 @@ import torch
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32,
           "f8e4m3": torch.float8_e4m3fn}
 FP8_REFS = ("fp8_gemm", "fp8_gemm_blockscaled")
+ATTENTION_REFS = ("attention", "attention_causal")
 
 
 def parse_args_list(text):
@@ -214,6 +226,75 @@ def fp8_gemm(a, tensors, names, out, scal, run, unwritten):
     return res
 
 
+def time_rotating(fns, warmup=5, reps=30):
+    """Median, min and max ms of each named function, timed in rotating order
+    (round i starts with function i mod n), an L2 flush before every call."""
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    torch.cuda.synchronize()
+    names = list(fns)
+    times = {n: [] for n in names}
+    for i in range(reps):
+        for n in names[i % len(names):] + names[:i % len(names)]:
+            times[n].append(time_one(fns[n]))
+    return {n: (statistics.median(t), min(t), max(t)) for n, t in times.items()}
+
+
+def attention(a, tensors, names, scal, run):
+    """The attention references: O and L against float64, time against SDPA
+    (cuDNN and flash backends)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    causal = a.ref == "attention_causal"
+    Q, K, V, O, L = (tensors[n] for n in names[:5])
+    B, H, S, D = Q.shape
+    scale = scal["sm_scale"]
+    O.view(torch.int16).fill_(-1)
+    L.view(torch.int32).fill_(-1)
+    run()
+    torch.cuda.synchronize()
+    unwritten = int(torch.isnan(O.float()).sum().item() + torch.isnan(L).sum().item())
+    # float64, one head at a time (S x S scores: 2 GiB at S = 16384).
+    keep = torch.ones(S, S, dtype=torch.bool, device=Q.device).tril() if causal else None
+    ref_o = torch.empty(B, H, S, V.shape[-1], dtype=torch.float64, device=Q.device)
+    ref_l = torch.empty(B, H, S, dtype=torch.float64, device=Q.device)
+    for b in range(B):
+        for h in range(H):
+            s = scale * (Q[b, h].double() @ K[b, h].double().t())
+            if causal:
+                s = s.masked_fill(~keep, float("-inf"))
+            ref_l[b, h] = torch.logsumexp(s, dim=-1)
+            ref_o[b, h] = torch.softmax(s, dim=-1) @ V[b, h].double()
+            del s
+    res = {"o_max_abs_err": (O.double() - ref_o).abs().max().item(),
+           "l_max_abs_err": (L.double() - ref_l).abs().max().item(),
+           "unwritten": unwritten}
+    fns = {"ours": run}
+    for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
+        def call(backend=backend):
+            with sdpa_kernel([backend]):
+                return torch.nn.functional.scaled_dot_product_attention(Q, K, V, is_causal=causal,
+                                                                        scale=scale)
+        try:
+            res[name + "_o_max_abs_err"] = (call().double() - ref_o).abs().max().item()
+            fns[name] = call
+        except Exception as ex:  # a backend this torch refuses here
+            res[name + "_refused"] = str(ex)[:200]
+    t = time_rotating(fns, reps=a.reps)
+    flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
+    res.update({"ms": t["ours"][0], "ms_min": t["ours"][1], "ms_max": t["ours"][2],
+                "tflops": flops / t["ours"][0] / 1e9})
+    for name in ("cudnn", "flash"):
+        if name in t:
+            res.update({name + "_ms": t[name][0], name + "_tflops": flops / t[name][0] / 1e9,
+                        "ratio_vs_" + name: t[name][0] / t["ours"][0]})
+    # The kernel's error may be at most a few times the cuDNN backend's (both
+    # round P and O to bf16), and L's a few units of f32.
+    bound = 4 * res.get("cudnn_o_max_abs_err", 2e-3) + 1e-3
+    res["ok"] = unwritten == 0 and res["o_max_abs_err"] <= bound and res["l_max_abs_err"] < 1e-3
+    return res
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
@@ -221,7 +302,8 @@ def main():
     ap.add_argument("--args", required=True, help="M=4096,N=4096,K=4096")
     ap.add_argument("--scalars", default="", help="eps=1e-6")
     ap.add_argument("--ref", required=True,
-                    choices=["gemm_abt", "gemm_ab", "rmsnorm"] + list(FP8_REFS))
+                    choices=["gemm_abt", "gemm_ab", "rmsnorm"] + list(FP8_REFS) +
+                    list(ATTENTION_REFS))
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dump", default="", help="save inputs and output as .npy under this prefix")
@@ -248,6 +330,9 @@ def main():
         scal[k] = float(v)
     if a.ref == "fp8_gemm":
         scal.setdefault("scale", 1.0)
+    if a.ref in ATTENTION_REFS:
+        d = [t for t in abi["tensors"] if t["name"] == "Q"][0]["shape"][-1]
+        scal.setdefault("sm_scale", 1.0 / float(shape_of([d], syms)[0]) ** 0.5)
     torch.manual_seed(a.seed)
     tensors = {}
     for t in abi["tensors"]:
@@ -282,6 +367,12 @@ def main():
         if rc != 0:
             raise RuntimeError(f"launch failed: cudaError {rc}")
 
+    if a.ref in ATTENTION_REFS:
+        result = {"kernel": a.kernel, "args": syms, "gpu": torch.cuda.get_device_name(),
+                  "torch": torch.__version__, "sm_scale": scal["sm_scale"]}
+        result.update(attention(a, tensors, names, scal, run))
+        print(json.dumps(result))
+        return 0 if result["ok"] else 1
     # Poison the output (NaN bit patterns), run once, check every element.
     out = tensors[out_name]
     out.view(torch.int16 if out.element_size() == 2 else torch.int32).fill_(-1)

@@ -2,14 +2,16 @@
 """The attention harness of docs/perf.md ("Attention forward"; issue 18), run on
 the GPU machine as .dev/attn3/run_attn.py by .dev/attn3/run.sh, with LIB a
 shared library nvcc built from `tilescope lower kernels/attention_fwd_*.tile`.
-attention_timing.py LIB KERNEL CASE_DIR SAVE: load Q, K, V (bf16 bits) and the args of a
-case dumped by `tilescope sim --dump`, run KERNEL from LIB, compare O (bf16
-bits) and L (f32 bits) with the simulator's, bit for bit, and save the GPU's
-O and L bits to SAVE (.npy, for comparing later simulator models offline).
+attention_timing.py LIB KERNEL CASE_DIR SAVE [LIB KERNEL CASE_DIR SAVE ...]: load Q, K,
+V (bf16 bits) and the args of a case dumped by `tilescope sim --dump` (CASE_DIR/args
+holds the --args line; the head dim is read from Q's size), run KERNEL from LIB,
+compare O (bf16 bits) and L (f32 bits) with the simulator's, bit for bit, and save
+the GPU's O and L bits to SAVE (.npy, for comparing later simulator models offline;
+SAVE '-' prints them in the JSON line instead, as hex).
 attention_timing.py --time S1,S2,... causal|full LABEL=LIB:KERNEL ...: bf16, head dim
 128, B = 16384 / S, 16 heads; every listed kernel and torch SDPA with the cuDNN
 backend and with the flash backend, timed in rotating order (CUDA events, L2
-flushed before every timed call, median of 20 after 5 warm-ups); the outputs
+flushed before every timed call, median of ATTN_REPS (20) after 5 warm-ups); the outputs
 of the kernels compared bit for bit with the first one's. One JSON line per S."""
 import ctypes
 import json
@@ -67,19 +69,21 @@ def case(lib_path, kernel, d, save):
     scale = float(args["sm_scale"])
     causal = "causal" in kernel
     t = {}
+    D = np.load(d + "/Q.npy").size // (B * H * S)
     for n in "QKV":
-        bits = np.load(d + "/%s.npy" % n).view(np.int16).reshape(B, H, S, 128)
+        bits = np.load(d + "/%s.npy" % n).view(np.int16).reshape(B, H, S, D)
         t[n] = torch.from_numpy(bits.copy()).cuda().view(torch.bfloat16)
-    t["O"] = torch.full((B, H, S, 128), -1, dtype=torch.int16, device="cuda").view(torch.bfloat16)
+    t["O"] = torch.full((B, H, S, D), -1, dtype=torch.int16, device="cuda").view(torch.bfloat16)
     t["L"] = torch.full((B, H, S), float("nan"), dtype=torch.float32, device="cuda")
     run = launcher(abi, launch, t, {"B": B, "H": H, "S": S}, {"sm_scale": scale})
     run()
     torch.cuda.synchronize()
     got_o = t["O"].view(torch.int16).cpu().numpy().view(np.uint16)
-    want_o = np.load(d + "/O.npy").view(np.uint16).reshape(B, H, S, 128)
+    want_o = np.load(d + "/O.npy").view(np.uint16).reshape(B, H, S, D)
     got_l = t["L"].cpu().numpy().view(np.uint32)
-    np.save(save + "_O.npy", got_o)
-    np.save(save + "_L.npy", got_l)
+    if save != "-":
+        np.save(save + "_O.npy", got_o)
+        np.save(save + "_L.npy", got_l)
     want_l = np.load(d + "/L.npy").view(np.uint32).reshape(B, H, S)
     diff = np.argwhere(got_o != want_o)
     first = None
@@ -104,7 +108,11 @@ def case(lib_path, kernel, d, save):
                       "O_max_ulp_diff": ulps, "O_first_difference": first,
                       "L_bit_identical": int((got_l == want_l).sum()), "L_compared": int(got_l.size),
                       "O_max_abs_err_vs_f64": err, "cudnn_O_max_abs_err_vs_f64": sd_err,
-                      "L_max_abs_err_vs_f64": l_err}), flush=True)
+                      "L_max_abs_err_vs_f64": l_err,
+                      # The GPU's bits (little-endian bytes, hex), to commit as the
+                      # hardware dump when the run cannot return files.
+                      "O_hex": got_o.tobytes().hex() if save == "-" else None,
+                      "L_hex": got_l.tobytes().hex() if save == "-" else None}), flush=True)
 
 
 def timing(S, causal, variants):
@@ -151,7 +159,7 @@ def timing(S, causal, variants):
             print(json.dumps({"S": S, "causal": causal, "skip": name, "why": str(ex)[:200]}))
     times = {n: [] for n in avail}
     order = list(avail)
-    for i in range(20):
+    for i in range(int(os.environ.get("ATTN_REPS", "20"))):
         for n in order[i % len(order):] + order[:i % len(order)]:
             times[n].append(time_one(avail[n]))
     flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
@@ -182,4 +190,5 @@ if __name__ == "__main__":
         for S in sys.argv[2].split(","):
             timing(int(S), sys.argv[3] == "causal", variants)
     else:
-        case(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4])
+        for i in range(1, len(sys.argv) - 3, 4):
+            case(*sys.argv[i:i + 4])

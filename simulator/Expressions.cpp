@@ -7,6 +7,7 @@
 // literals that adapt to the dtype they meet, f32 a * b + c as one fmaf.
 #include "simulator/CtaExecutor.h"
 #include "simulator/Ex2Approx.h"
+#include "simulator/Log32.h"
 #include "simulator/Lanes.h"
 #include "simulator/Packed.h"
 
@@ -818,7 +819,7 @@ bool CtaExecutor::evalMath(const ExprOp &op, llvm::ArrayRef<const LaneValues *> 
       r = ex2ApproxFtz(x); // what the lowering emits: ex2.approx.ftz.f32, measured
       break;
     case CallFn::Log:
-      r = std::log(x);
+      r = log32(x); // what the lowering emits: ts_log (simulator/Log32.h)
       break;
     case CallFn::Sqrt:
       r = std::sqrt(x);

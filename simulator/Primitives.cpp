@@ -6,6 +6,7 @@
 // warpgroup reads and writes exactly the registers its threads hold.
 #include "simulator/CtaExecutor.h"
 #include "simulator/Ex2Approx.h"
+#include "simulator/Log32.h"
 #include "simulator/Packed.h"
 
 #include "ir/Intrinsics.h"
@@ -66,8 +67,11 @@ template <typename T> T floatOp(IntrinsicId id, T a, T b) {
       return ex2ApproxFtz(a); // ex2.approx.ftz.f32, as lowered (simulator/Ex2Approx.h)
     return std::exp2(a);
   }
-  if (id == IntrinsicId::Log)
+  if (id == IntrinsicId::Log) {
+    if constexpr (std::is_same_v<T, float>)
+      return log32(a); // the lowering's ts_log, bit for bit (simulator/Log32.h)
     return std::log(a);
+  }
   if (id == IntrinsicId::Sqrt)
     return std::sqrt(a);
   if (id == IntrinsicId::Rsqrt)

@@ -3,7 +3,8 @@
 //  [--keep DIR] [--harness bench.py]` (GPU machine): lower, build a
 // shared library with nvcc, and run the harness codegen/bench.py, which checks
 // the result against a float64 reference, times the kernel with CUDA events
-// next to cuBLAS or Triton in the same process, and prints one JSON object.
+// next to cuBLAS, cuBLASLt's FP8 GEMM, torch SDPA (cuDNN and flash backends,
+// for attention) or Triton in the same process, and prints one JSON object.
 // A kernel with parameters runs at the point of --set, or with --auto at the
 // point the tuning table picks for --args (tools/ModelInputs.h).
 // Exit 0 when the result is right, 1 when it is wrong, 2 on input errors.
@@ -37,8 +38,8 @@ cl::opt<std::string> argsOpt("args", cl::desc("Shape symbols, e.g. M=4096,N=4096
 cl::opt<std::string> scalarsOpt("scalars", cl::desc("Scalar parameters, e.g. eps=1e-6"),
                                 cl::init(""), cl::sub(benchCommand));
 cl::opt<std::string> refOpt("ref",
-                            cl::desc("Reference: gemm_abt, gemm_ab, rmsnorm, fp8_gemm or "
-                                     "fp8_gemm_blockscaled"),
+                            cl::desc("Reference: gemm_abt, gemm_ab, rmsnorm, fp8_gemm, "
+                                     "fp8_gemm_blockscaled, attention or attention_causal"),
                             cl::Required, cl::sub(benchCommand));
 cl::opt<int> reps("reps", cl::desc("Timed runs (median reported)"), cl::init(50),
                   cl::sub(benchCommand));

@@ -220,6 +220,43 @@ __device__ __forceinline__ float ts_ex2(float x) {
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
 }
+// log: simulator/Log32.h's algorithm, operation for operation, from the _rn
+// intrinsics (never contracted or reordered), so the simulator's log gives
+// these bits (__logf is lg2.approx, which is not modelled; < 1 ulp here).
+__device__ __forceinline__ float ts_log(float x) {
+  uint32_t i = __float_as_uint(x);
+  if (x != x)
+    return x;
+  if (x == 0.0f)
+    return __uint_as_float(0xff800000u);
+  if (i >= 0x80000000u)
+    return __uint_as_float(0x7fffffffu);
+  if (i == 0x7f800000u)
+    return x;
+  int e = 0;
+  if (i < 0x00800000u) {
+    x = __fmul_rn(x, 8388608.0f);
+    i = __float_as_uint(x);
+    e = -23;
+  }
+  const int k = (int)(i - 0x3f3504f3u) >> 23;
+  e += k;
+  const float m = __uint_as_float(i - ((uint32_t)k << 23));
+  const float f = __fsub_rn(m, 1.0f);
+  const float s = __fdiv_rn(f, __fadd_rn(2.0f, f));
+  const float z = __fmul_rn(s, s);
+  float t = __fmaf_rn(z, 0x1.745d18p-3f, 0x1.c71c72p-3f);
+  t = __fmaf_rn(z, t, 0x1.24924ap-2f);
+  t = __fmaf_rn(z, t, 0x1.99999ap-2f);
+  t = __fmaf_rn(z, t, 0x1.555556p-1f);
+  const float r = __fmul_rn(z, t);
+  const float hf = __fmul_rn(0.5f, f);
+  const float hfsq = __fmul_rn(hf, f);
+  const float ef = __int2float_rn(e);
+  const float lo = __fmaf_rn(s, __fadd_rn(hfsq, r), __fmul_rn(ef, 0x1.7f7d1cp-20f));
+  const float d = __fsub_rn(__fsub_rn(hfsq, lo), f);
+  return __fmaf_rn(ef, 0x1.62e4p-1f, -d);
+}
 // The same with a leading byte offset: for an MN-major operand, the distance
 // between its column blocks of one swizzle span.
 __device__ __forceinline__ uint64_t ts_wgmma_desc_lbo(uint32_t addr, int mode, int sbo, int lbo) {

@@ -13,6 +13,17 @@ __device__ __forceinline__ uint64_t ts_umma_desc(uint32_t addr, int layout, int 
   d |= (uint64_t)layout << 61;
   return d;
 }
+// The same with a leading byte offset (bits 16-29): for an MN-major operand,
+// the distance between its swizzle-span blocks along M or N.
+__device__ __forceinline__ uint64_t ts_umma_desc_lbo(uint32_t addr, int layout, int sbo, int lbo) {
+  uint64_t d = 0;
+  d |= (uint64_t)((addr & 0x3FFFF) >> 4);
+  d |= (uint64_t)((lbo >> 4) & 0x3FFF) << 16;
+  d |= (uint64_t)((sbo >> 4) & 0x3FFF) << 32;
+  d |= (uint64_t)1 << 46;
+  d |= (uint64_t)layout << 61;
+  return d;
+}
 __device__ __forceinline__ void ts_umma_f16(uint32_t tmem, uint64_t da, uint64_t db, uint32_t idesc, bool accumulate) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\ntcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, p;\n}\n"
                :: "r"(tmem), "l"(da), "l"(db), "r"(idesc), "r"((int)accumulate) : "memory");
