@@ -208,13 +208,6 @@ struct Collector {
         if (c.args[i].keyword.empty())
           globalStrides(c.args[i].value, c.loc);
     }
-    // A TMA store's (and an explicit TMA load's) global tensor needs the
-    // same 16-byte strides as copy_async's.
-    bool tma = idOf(c) == IntrinsicId::TmaStore || idOf(c) == IntrinsicId::TmaLoad;
-    if (tma && (hopper || blackwell))
-      for (size_t i = 0; i < c.args.size() && i < 2; ++i)
-        if (c.args[i].keyword.empty())
-          globalStrides(c.args[i].value, c.loc);
     bool gemm = idOf(c) == IntrinsicId::Gemm || idOf(c) == IntrinsicId::GemmAsync;
     if (gemm && hopper && c.scope == ExecScope::Warpgroup)
       for (size_t i = 1; i < c.args.size() && i < 3; ++i)
