@@ -266,7 +266,14 @@ Type Checker::expr(const Expr &e) {
 }
 
 Type Checker::binary(const Binary &b, llvm::SMLoc loc) {
-  Type x = expr(b.lhs), y = expr(b.rhs);
+  Type x = expr(b.lhs);
+  // `a && b` and `a || b` short-circuit: b runs only where a decided so.
+  bool shortCircuit = b.op == BinaryOp::And || b.op == BinaryOp::Or;
+  if (shortCircuit)
+    control_.push_back({x.kind == Type::Invalid ? Convergence::Grid : x.uniform, b.lhs->loc, b.lhs});
+  Type y = expr(b.rhs);
+  if (shortCircuit)
+    control_.pop_back();
   if (x.kind == Type::Invalid || y.kind == Type::Invalid)
     return Type::invalid();
   Type t;
@@ -356,6 +363,23 @@ Type Checker::call(const Call &c, llvm::SMLoc loc) {
     error(loc, fmt::format("'{}' takes {} argument{}, not {}", c.callee, f->arity,
                            f->arity == 1 ? "" : "s", args.size()));
     return Type::invalid();
+  }
+  if (f->needsConvergedWarp) {
+    // Lowered with a full member mask (elect.sync and shfl.sync / vote.sync
+    // with 0xffffffff): every lane of the warp must execute it together.
+    for (const Control &ctl : control_) {
+      if (ctl.uniform >= Convergence::Warp)
+        continue;
+      error(loc, fmt::format("'{}' must be executed by a whole warp, but it is under a condition "
+                             "that can differ between threads of one warp",
+                             c.callee));
+      auto witness = ctl.cond && kernel_
+                         ? divergenceWitness(ctl.cond, kernel_->launch.threads, 32)
+                         : std::nullopt;
+      diag_.note(ctl.loc, witness ? "the divergent condition is here: " + *witness
+                                  : std::string("the divergent condition is here"));
+      break;
+    }
   }
   if (c.callee == "elect_sync") {
     t.kind = Type::Bool;

@@ -422,6 +422,7 @@ private:
   std::set<std::string> loopVars_;
   bool undecided_ = false;                      // satisfiable() met an undecided query
   bool ringRoundsUnmodelled_ = false;           // see checkPair
+  bool handshakeUnmodelled_ = false;            // see addHandshakes
   std::map<const SyncEvent *, int64_t> period_; // see periodOf
   std::map<const SyncEvent *, std::optional<int64_t>> first_; // see firstIteration
 };

@@ -411,8 +411,14 @@ void RaceChecker::addHandshakes(const Side &x, const Side &y, std::vector<z3::ex
           auto indexW = enc_.encode(w.barrier.index, boundW, bw);
           auto parity = enc_.encode(w.parity, boundW, bw);
           auto roundW = roundOf(w, iW, bw);
-          if (!indexW || !parity || !roundW || !indexW->is_int() || !indexR->is_int())
+          if (!indexW || !parity || !roundW || !indexW->is_int() || !indexR->is_int()) {
+            // A wait on the signalled barrier that may order the pair but
+            // cannot be encoded (a peeled last iteration's wait on
+            // full[(kt - 1) % S]): a race found without it is not
+            // confirmed (solvePair).
+            handshakeUnmodelled_ = true;
             continue;
+          }
           z3::expr meant = intendedPhase(*parity, *roundW); // sync/MbarrierZ3.h
           cons.push_back(*indexR == *indexW);
           cons.push_back(*roundR <= meant);

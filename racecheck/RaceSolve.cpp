@@ -283,6 +283,7 @@ z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess 
   auto builtinsAtB = [&](const z3::expr &t) { return builtinsOf(t, ctaB, rankOf(rankB)); };
   Side sideA{ea, a, t1, itersA, boundA, builtinsA, rankOf(rankA), builtinsAtA};
   Side sideB{eb, b, t2, itersB, boundB, builtinsB, rankOf(rankB), builtinsAtB};
+  handshakeUnmodelled_ = false;
   std::vector<z3::expr> escapes = orderingEscapes(sideA, sideB, ord, mode);
   // The full query (with the orderings) in a one-shot solver on the first
   // question's budget: where the linear over-approximation cannot decide a
@@ -435,13 +436,17 @@ z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess 
   // undecided (its orderings may be missing), or between a ring's fill and
   // read whose rounds are not modelled, is not confirmed: not checked,
   // never a finding.
-  if (undecided_ || ringRoundsUnmodelled_) {
+  if (undecided_ || ringRoundsUnmodelled_ || handshakeUnmodelled_) {
     report_.notChecked.push_back(
         {ea.loc, fmt::format("{} [not confirmed: {}]", f.message,
                              undecided_ ? "a question about the orderings was left undecided"
-                                        : "a fill and a read of two roles in loops that run "
-                                          "differently; the race check does not follow the "
-                                          "ring's rounds")});
+                             : ringRoundsUnmodelled_
+                                 ? "a fill and a read of two roles in loops that run "
+                                   "differently; the race check does not follow the "
+                                   "ring's rounds"
+                                 : "a wait on the barrier that signals the access's completion "
+                                   "has an index, parity or round the race check cannot "
+                                   "encode, so it may order them")});
     return z3::unknown;
   }
   // Two threads of one CTA that both use a named barrier whose generations

@@ -7,6 +7,8 @@
 #include "proof/SolverBudget.h"
 
 #include <fmt/format.h>
+#include <functional>
+#include <set>
 
 #include <algorithm>
 #include <array>
@@ -87,11 +89,60 @@ struct TwoRounds {
   int64_t flattened = 2;
 };
 
+// The largest constant (at most 4096) that `guard` compares an expression of
+// the loop variables of `loop`'s nest with; nothing when it compares none.
+std::optional<int64_t> iterationConstant(const BarrierSkeleton &sk, int loop, const Expr &guard) {
+  std::set<std::string> vars;
+  for (int l = loop; l >= 0; l = sk.loops[size_t(l)].parent)
+    vars.insert(sk.loops[size_t(l)].var);
+  struct Finder : IRVisitor {
+    const std::set<std::string> *vars = nullptr;
+    bool found = false;
+    void visitVar(const Var &v) override { found = found || vars->count(v.name) > 0; }
+  };
+  auto mentions = [&](const Expr &e) {
+    Finder f;
+    f.vars = &vars;
+    f.visit(e);
+    return f.found;
+  };
+  struct Compares : IRVisitor {
+    std::function<bool(const Expr &)> mentions;
+    std::optional<int64_t> best;
+    void visitBinary(const Binary &b) override {
+      bool compare = b.op == BinaryOp::Lt || b.op == BinaryOp::Le || b.op == BinaryOp::Gt ||
+                     b.op == BinaryOp::Ge || b.op == BinaryOp::Eq || b.op == BinaryOp::Ne;
+      if (compare)
+        for (const auto &[side, other] : {std::pair{b.lhs, b.rhs}, std::pair{b.rhs, b.lhs}})
+          if (side->kind == ExprKind::IntImm && mentions(other)) {
+            int64_t v = as<IntImm>(side).value;
+            if (v >= 0 && v <= 4096)
+              best = std::max(best.value_or(0), v);
+          }
+      IRVisitor::visitBinary(b);
+    }
+  } compares;
+  compares.mentions = mentions;
+  compares.visit(guard);
+  return compares.best;
+}
+
 std::vector<TwoRounds> twoRoundRequirements(const BarrierSkeleton &sk) {
   std::map<int, int64_t> rings;
   for (const SyncEvent &e : sk.events)
     if (e.loop >= 0)
       rings[e.loop] = std::max(rings[e.loop], ringOf(sk, e));
+  // A guard comparing an iteration with a constant (`if k != 24`, `if k ==
+  // 24`, `if k < 24`) acts only from iteration 24 on; its consequence for a
+  // stage shows when the ring comes back to that stage. The loop runs past
+  // the constant and one more round, or such a bug passes as checked.
+  for (const SyncEvent &e : sk.events)
+    if (e.loop >= 0)
+      for (const Expr &g : e.guards)
+        if (auto c = iterationConstant(sk, e.loop, g)) {
+          int64_t ring = std::max<int64_t>(1, rings[e.loop]);
+          rings[e.loop] = std::max(rings[e.loop], (*c + 1 + ring + 1) / 2);
+        }
   std::vector<TwoRounds> out;
   for (const auto &[loop, ring] : rings)
     out.push_back({loop, 2 * ring});
