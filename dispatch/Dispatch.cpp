@@ -72,9 +72,9 @@ struct BufferEntry {
 struct Symbols : IRVisitor {
   std::map<std::string, BufferEntry> buffers;
   // The where clause's equalities: a `[C]` dimension is constant under
-  // `where C == 1024`.
+  // `where C == 1024` (or `C * C == 1048576`).
   std::map<std::string, Expr> whereFacts;
-  explicit Symbols(const Kernel &k) : whereFacts(whereEqualities(k.constraints)) {
+  explicit Symbols(const Kernel &k) : whereFacts(tilescope::whereFacts(k).equal) {
     for (const Param &p : k.params)
       if (p.isTensor)
         buffers[p.name] = {MemScope::Global, p.dtype, p.shape, nullptr};
