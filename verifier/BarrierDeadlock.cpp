@@ -49,7 +49,15 @@ void BarrierProver::buildGraph() {
       const SyncEvent &later = sk_.events[nodes_[a]], &earlier = sk_.events[nodes_[b]];
       if (later.role != earlier.role || later.loop != earlier.loop)
         continue;
-      if (!later.threads.subsetOf(coverOf(earlier)))
+      // Program order, for threads that ran the earlier event; or a barrier
+      // that joins its threads (cta.sync) after an event of some of them:
+      // it completes only once each of them has arrived, after that event.
+      // Without the latter, a producer warp's wait before an all-thread
+      // cta.sync in a loop both roles share was ordered before nothing the
+      // cta.sync follows, and the deadlock through it went unseen.
+      if (!later.threads.subsetOf(coverOf(earlier)) &&
+          !(joinsItsThreads(later) && later.guards.empty() &&
+            earlier.threads.subsetOf(later.threads)))
         continue;
       bool asyncUnwaited = earlier.kind == SyncKind::WgmmaMma && !waitedAfter(nodes_[b], nodes_[a]);
       if (later.order > earlier.order && !asyncUnwaited)

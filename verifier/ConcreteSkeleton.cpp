@@ -658,8 +658,16 @@ std::string ConcreteSkeleton::elementName(int e) const {
 std::vector<ThreadSet> skeletonProcesses(const BarrierSkeleton &sk) {
   int64_t n = sk.threads;
   std::vector<bool> wideGroup(size_t((n + kThreadsPerWarpgroup - 1) / kThreadsPerWarpgroup));
+  // wgmma.fence / mma_async / commit_group / wait_group are `.sync.aligned`
+  // across the warpgroup, whatever namespace they are written in: one
+  // operation of its four warps too.
+  auto warpgroupWide = [](const SyncEvent &e) {
+    return e.scope == ExecScope::Warpgroup || e.kind == SyncKind::WgmmaFence ||
+           e.kind == SyncKind::WgmmaMma || e.kind == SyncKind::WgmmaCommit ||
+           e.kind == SyncKind::WgmmaWait;
+  };
   for (const SyncEvent &e : sk.events)
-    if (e.scope == ExecScope::Warpgroup)
+    if (warpgroupWide(e))
       for (int64_t t = 0; t < n; ++t)
         if (e.threads.contains(t))
           wideGroup[size_t(t / kThreadsPerWarpgroup)] = true;
