@@ -71,10 +71,12 @@ struct BufferEntry {
 // checker rejects redefinition) and its global parameters.
 struct Symbols : IRVisitor {
   std::map<std::string, BufferEntry> buffers;
-  // The where clause's equalities: a `[C]` dimension is constant under
-  // `where C == 1024`.
-  std::map<std::string, Expr> whereFacts;
-  explicit Symbols(const Kernel &k) : whereFacts(whereEqualities(k.constraints)) {
+  // The where clause's facts, as the type checker reads them
+  // (ir/WhereFacts.h): a `[C]` dimension is constant under `where C == 1024`
+  // (or `C * C == 1048576`), and `X[C / 1024 * 1024 - 1024 : C]` is 1024
+  // long under `where C % 1024 == 0`.
+  WhereFacts facts;
+  explicit Symbols(const Kernel &k) : facts(whereFacts(k)) {
     for (const Param &p : k.params)
       if (p.isTensor)
         buffers[p.name] = {MemScope::Global, p.dtype, p.shape, nullptr};
@@ -84,6 +86,10 @@ struct Symbols : IRVisitor {
     buffers[b.name] = {b.scope, b.dtype, b.shape, b.layout ? &*b.layout : nullptr};
   }
 };
+
+std::optional<int64_t> constantOf(const Affine &a) {
+  return a.isConstant() ? std::optional<int64_t>(a.constant) : std::nullopt;
+}
 
 std::optional<Operand> resolve(const Expr &e, const Symbols &syms, std::string *why) {
   Operand op;
@@ -111,8 +117,8 @@ std::optional<Operand> resolve(const Expr &e, const Symbols &syms, std::string *
   op.layout = b.layout;
   for (const Expr &d : b.shape) {
     op.begin.push_back(dispatch::lit(0));
-    auto c = constantValue(syms.whereFacts.empty() ? d : substitute(d, syms.whereFacts));
-    op.extent.push_back(c ? *c : -1);
+    Affine c = syms.facts.affine(d);
+    op.extent.push_back(c.isConstant() ? c.constant : -1);
     op.kept.push_back(true);
   }
   op.whole = chain.empty();
@@ -135,7 +141,7 @@ std::optional<Operand> resolve(const Expr &e, const Symbols &syms, std::string *
         op.kept[d] = false;
         break;
       case Subscript::Extent: {
-        auto n = constantValue(s.end);
+        std::optional<int64_t> n = constantOf(syms.facts.affine(s.end));
         if (!n) {
           *why = "a region extent must be a constant";
           return std::nullopt;
@@ -145,7 +151,8 @@ std::optional<Operand> resolve(const Expr &e, const Symbols &syms, std::string *
         break;
       }
       case Subscript::Range: {
-        auto n = constantValue(foldConstants(Binary::make(BinaryOp::Sub, s.end, s.begin)));
+        std::optional<int64_t> n =
+            constantOf(syms.facts.affine(Binary::make(BinaryOp::Sub, s.end, s.begin)));
         if (!n) {
           *why = "write the range as `begin : +extent`: its length must be a constant";
           return std::nullopt;

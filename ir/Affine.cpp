@@ -57,7 +57,9 @@ Affine Affine::operator-(const Affine &o) const {
 std::string Affine::str() const {
   std::string out;
   for (const auto &[a, c] : terms) {
-    std::string term = c == 1 ? a : c == -1 ? "-" + a : std::to_string(c) + " * " + a;
+    // A composite atom is parenthesised under a coefficient: 1024 * (C / 1024).
+    std::string atom = c != 1 && a.find(' ') != std::string::npos ? "(" + a + ")" : a;
+    std::string term = c == 1 ? a : c == -1 ? "-" + atom : std::to_string(c) + " * " + atom;
     if (out.empty())
       out = term;
     else if (term[0] == '-')

@@ -51,7 +51,7 @@ void Checker::kernel(const Kernel &k) {
   kernel_ = &k;
   scopes_.clear();
   control_.clear();
-  whereFacts_.clear();
+  whereFacts_ = {};
   push();
   // Parameters: a tensor's bare-name dimensions declare shape symbols.
   for (const Param &p : k.params) {
@@ -90,7 +90,7 @@ void Checker::kernel(const Kernel &k) {
     if (t.kind != Type::Invalid && t.kind != Type::Bool)
       error(c->loc, fmt::format("a 'where' constraint must be a condition, not {}", typeName(t)));
   }
-  whereFacts_ = whereEqualities(k.constraints);
+  whereFacts_ = whereFacts(k);
   for (const Expr &g : k.launch.grid)
     if (onlySymbols(g, "a grid extent"))
       expectInt(g, "a grid extent");

@@ -128,10 +128,11 @@ private:
     scopes_.back().emplace(name, std::move(sym));
   }
   void error(llvm::SMLoc loc, const std::string &msg) { diag_.error(loc, msg); }
-  // A dimension or subscript in normal form, with the where clause's
-  // equalities substituted (WhereFacts.h): `C` is 1024 under `where C == 1024`.
+  // A dimension or subscript in normal form under the where clause's facts
+  // (WhereFacts.h): `C` is 1024 under `where C == 1024` (or `C * C ==
+  // 1048576`), `C / 1024 * 1024` is C under `where C % 1024 == 0`.
   Affine shapeTerm(const Expr &e) const {
-    return Affine::of(whereFacts_.empty() ? e : substitute(e, whereFacts_));
+    return whereFacts_.empty() ? Affine::of(e) : whereFacts_.affine(e);
   }
 
   // --- expressions ---
@@ -180,7 +181,7 @@ private:
   };
   std::vector<Control> control_;
   const Kernel *kernel_ = nullptr;
-  std::map<std::string, Expr> whereFacts_;
+  WhereFacts whereFacts_;
 };
 
 } // namespace tilescope::check

@@ -1,6 +1,7 @@
 #include "ir/ConcreteEval.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace tilescope {
 
@@ -19,7 +20,11 @@ std::optional<int64_t> evalConcrete(const Expr &e, const LeafValue &leaf) {
     auto v = evalConcrete(as<Unary>(e).operand, leaf);
     if (!v)
       return std::nullopt;
-    return as<Unary>(e).op == UnaryOp::Neg ? -*v : int64_t(*v == 0);
+    if (as<Unary>(e).op != UnaryOp::Neg)
+      return int64_t(*v == 0);
+    if (*v == INT64_MIN)
+      return std::nullopt; // -v overflows
+    return -*v;
   }
   case ExprKind::Binary: {
     const Binary &b = as<Binary>(e);

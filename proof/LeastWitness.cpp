@@ -8,14 +8,17 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 namespace tilescope::detail {
 
 namespace {
 
-int64_t valueIn(const z3::model &m, const z3::expr &e) {
+std::optional<int64_t> valueIn(const z3::model &m, const z3::expr &e) {
   int64_t out = 0;
-  return m.eval(e, true).is_numeral_i64(out) ? out : 0;
+  if (m.eval(e, true).is_numeral_i64(out))
+    return out;
+  return std::nullopt;
 }
 
 } // namespace
@@ -35,13 +38,19 @@ z3::model minimizeWitness(z3::solver &solver, z3::expr_vector &assumptions,
   auto withinDeadline = [&] { return !budget || budget->remainingMs() < 0 || !budget->expired(); };
   z3::model least = solver.get_model();
   for (const z3::expr &e : values) {
-    int64_t best = valueIn(least, e), lo = 0;
+    // A value past 64 bits is left as Z3 found it (bisection works on
+    // int64_t); it used to be read as 0 and held at e <= 0, which made every
+    // later lowering unsat.
+    std::optional<int64_t> found = valueIn(least, e);
+    if (!found)
+      continue;
+    int64_t best = *found, lo = 0;
     while (lo < best && withinDeadline()) {
       int64_t mid = lo + (best - lo) / 2;
       assumptions.push_back(bound(e, mid));
       if (checkWithinBudget(solver, assumptions) == z3::sat) {
         least = solver.get_model();
-        best = valueIn(least, e);
+        best = valueIn(least, e).value_or(best);
       } else {
         assumptions.pop_back();
         lo = mid + 1;

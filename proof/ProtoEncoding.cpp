@@ -48,12 +48,19 @@ int64_t ProtoEncoder::value(const z3::model &m, const z3::expr &e) {
   return 0;
 }
 
+std::string ProtoEncoder::text(const z3::model &m, const z3::expr &e) {
+  z3::expr v = m.eval(e, true);
+  if (v.is_numeral())
+    return v.get_decimal_string(0);
+  return v.to_string();
+}
+
 std::string ProtoEncoder::describeSymbols(const z3::model &m) const {
   std::string out;
   for (const auto &[name, v] : symbols_) {
     if (!out.empty())
       out += ", ";
-    out += fmt::format("{} = {}", name, value(m, v));
+    out += fmt::format("{} = {}", name, text(m, v));
   }
   return out;
 }

@@ -48,7 +48,13 @@ public:
   const std::map<std::string, z3::expr> &symbols() const { return symbols_; }
   // "K = 128, M = 128" for the symbols that appear in `names` (all when empty).
   std::string describeSymbols(const z3::model &m) const;
+  // The value of `e` in `m` as an int64_t, for arithmetic on values that
+  // fit (thread indices, small constants); 0 when it does not fit.
   static int64_t value(const z3::model &m, const z3::expr &e);
+  // The exact value of `e` in `m` in decimal, for witnesses: Z3's integers
+  // are unbounded, and a size or iteration past 64 bits prints whole
+  // ("18446744073709551616"), never as 0.
+  static std::string text(const z3::model &m, const z3::expr &e);
 
 private:
   z3::context &ctx_;

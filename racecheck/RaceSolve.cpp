@@ -368,10 +368,10 @@ z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess 
     int64_t v = ProtoEncoder::value(m, t);
     std::string cta;
     for (const z3::expr &c : &t == &t1 ? ctaA : ctaB)
-      cta += fmt::format("{}{}", cta.empty() ? "" : ", ", ProtoEncoder::value(m, c));
+      cta += fmt::format("{}{}", cta.empty() ? "" : ", ", ProtoEncoder::text(m, c));
     const std::optional<z3::expr> &rank = &t == &t1 ? rankA : rankB;
     if (rank)
-      cta = fmt::format("rank {} of the cluster", ProtoEncoder::value(m, *rank));
+      cta = fmt::format("rank {} of the cluster", ProtoEncoder::text(m, *rank));
     return fmt::format("thread {} (warp {}, lane {}{})", v, v / 32, v % 32,
                        cta.empty() ? ""
                        : rank      ? ", CTA " + cta
@@ -384,13 +384,13 @@ z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess 
     for (size_t k = iters.size(); k-- > 0 && l >= 0; l = sk_.loops[size_t(l)].parent) {
       const std::string &var = sk_.loops[size_t(l)].var;
       out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", var,
-                         ProtoEncoder::value(m, bound.at(var)));
+                         ProtoEncoder::text(m, bound.at(var)));
     }
     return out.empty() ? std::string("outside loops") : out;
   };
   std::string coords;
   for (const z3::expr &x : element)
-    coords += fmt::format("{}{}", coords.empty() ? "" : ", ", ProtoEncoder::value(m, x));
+    coords += fmt::format("{}{}", coords.empty() ? "" : ", ", ProtoEncoder::text(m, x));
   if (element.empty()) { // listed thread pairs: the first element both touch
     auto at = [&](const MemoryAccess &acc, const z3::expr &t) {
       return evalConcrete(acc.region[0].begin, [&](const Expr &x) -> std::optional<int64_t> {

@@ -49,7 +49,15 @@ void BarrierProver::buildGraph() {
       const SyncEvent &later = sk_.events[nodes_[a]], &earlier = sk_.events[nodes_[b]];
       if (later.role != earlier.role || later.loop != earlier.loop)
         continue;
-      if (!later.threads.subsetOf(coverOf(earlier)))
+      // Program order, for threads that ran the earlier event; or a barrier
+      // that joins its threads (cta.sync) after an event of some of them:
+      // it completes only once each of them has arrived, after that event.
+      // Without the latter, a producer warp's wait before an all-thread
+      // cta.sync in a loop both roles share was ordered before nothing the
+      // cta.sync follows, and the deadlock through it went unseen.
+      if (!later.threads.subsetOf(coverOf(earlier)) &&
+          !(joinsItsThreads(later) && later.guards.empty() &&
+            earlier.threads.subsetOf(later.threads)))
         continue;
       bool asyncUnwaited = earlier.kind == SyncKind::WgmmaMma && !waitedAfter(nodes_[b], nodes_[a]);
       if (later.order > earlier.order && !asyncUnwaited)
@@ -280,11 +288,10 @@ void BarrierProver::findDeadlockCycles() {
             fmt::format("deadlock: at {} this wait on {}[{}] (parity {}) by {} waits for phase {}, "
                         "whose arrivals come after this same wait through a cycle of {} waits and "
                         "arrivals (for {})",
-                        iterationText(*m, first, i), first.barrier.array,
-                        ProtoEncoder::value(*m, j),
-                        parity ? ProtoEncoder::value(*m, *parity) % 2 : -1,
-                        sk_.roles[size_t(first.role)].describe(), ProtoEncoder::value(*m, n) + d,
-                        cycle.size(), sizes(*m)),
+                        iterationText(*m, first, i), first.barrier.array, ProtoEncoder::text(*m, j),
+                        parity ? ProtoEncoder::text(*m, z3::mod(*parity, 2)) : "-1",
+                        sk_.roles[size_t(first.role)].describe(),
+                        ProtoEncoder::text(*m, n + ctx_.int_val(d)), cycle.size(), sizes(*m)),
             notes);
   }
   if (!nodes_.empty())
@@ -319,17 +326,20 @@ void BarrierProver::checkAliasing() {
     s.prefer(i);
     if (check(s, m, wait.loc, "aliasing") != z3::sat)
       continue;
-    int64_t phase = ProtoEncoder::value(*m, n) + d;
+    z3::expr phase = n + ctx_.int_val(d);
     auto parity = at(wait.parity, wait, i);
     finding(
         ProtocolViolationKind::ParityAliasing, wait.loc,
         fmt::format("parity aliasing: at {} this wait on {}[{}] (parity {}) by {} waits for {}, "
                     "but nothing orders the arrivals of phase {} ({}) after it, so phase {} can "
                     "complete first and the wait then refers to a phase two behind (for {})",
-                    iterationText(*m, wait, i), wait.barrier.array, ProtoEncoder::value(*m, j),
-                    parity ? ProtoEncoder::value(*m, *parity) % 2 : -1,
-                    sk_.roles[size_t(wait.role)].describe(), phaseText(phase), phase + 1,
-                    termList(*m, next, "arrivals"), phase + 1, sizes(*m)));
+                    iterationText(*m, wait, i), wait.barrier.array, ProtoEncoder::text(*m, j),
+                    parity ? ProtoEncoder::text(*m, z3::mod(*parity, 2)) : "-1",
+                    sk_.roles[size_t(wait.role)].describe(),
+                    m->eval(phase < 0, true).is_true() ? phaseText(-1)
+                                                       : "phase " + ProtoEncoder::text(*m, phase),
+                    ProtoEncoder::text(*m, phase + 1), termList(*m, next, "arrivals"),
+                    ProtoEncoder::text(*m, phase + 1), sizes(*m)));
   }
 }
 

@@ -314,28 +314,29 @@ std::string BarrierProver::iterationText(const z3::model &m, const SyncEvent &ev
                                          const z3::expr &i) {
   if (ev.loop < 0)
     return "its one execution (outside loops)";
-  z3::expr iv = ctx_.int_val(ProtoEncoder::value(m, i));
+  // The model's value of i, exact (a witness past 64 bits prints whole).
+  z3::expr iv = m.eval(i, true);
   if (auto s = shifted_.find(&ev); s != shifted_.end()) {
     // A release of the previous stage: say which iteration it releases.
     const std::string &var = sk_.loops[size_t(ev.loop)].var;
-    int64_t k = ProtoEncoder::value(m, i),
-            trip = ProtoEncoder::value(m, *loopTrip_[size_t(ev.loop)]);
+    std::string k = ProtoEncoder::text(m, i),
+                other = ProtoEncoder::text(m, i - ctx_.int_val(s->second.shift));
     if (s->second.shift < 0) { // a prefetch: say which iteration it fills
-      if (k < 0)
-        return fmt::format("before the loop, the prefetch of {} = {}", var, k - s->second.shift);
-      return fmt::format("{} = {}, the prefetch of {} = {}", var, k, var, k - s->second.shift);
+      if (m.eval(i < 0, true).is_true())
+        return fmt::format("before the loop, the prefetch of {} = {}", var, other);
+      return fmt::format("{} = {}, the prefetch of {} = {}", var, k, var, other);
     }
-    if (k >= trip)
-      return fmt::format("after the loop, the release of {} = {}", var, k - s->second.shift);
-    return fmt::format("{} = {}, the release of {} = {}", var, k, var, k - s->second.shift);
+    if (m.eval(i >= *loopTrip_[size_t(ev.loop)], true).is_true())
+      return fmt::format("after the loop, the release of {} = {}", var, other);
+    return fmt::format("{} = {}, the release of {} = {}", var, k, var, other);
   }
   auto bound = loopValues(ev, iv);
   std::string out;
   if (bound)
     for (const NestLevel &lv : nest_[size_t(ev.loop)])
       out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", lv.var,
-                         ProtoEncoder::value(m, bound->at(lv.var)));
-  return out.empty() ? fmt::format("iteration {}", ProtoEncoder::value(m, i)) : out;
+                         ProtoEncoder::text(m, bound->at(lv.var)));
+  return out.empty() ? fmt::format("iteration {}", ProtoEncoder::text(m, i)) : out;
 }
 
 std::string BarrierProver::sizes(const z3::model &m) {

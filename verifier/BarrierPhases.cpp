@@ -54,7 +54,7 @@ void BarrierProver::checkIndexRange(const BarrierArray &arr, const SyncEvent &ev
   finding(ProtocolViolationKind::IndexOutOfRange, ev.loc,
           fmt::format("barrier index out of range: {} by {} uses {}[{}] at {}, but {} has {} "
                       "element{} (for {})",
-                      ev.what, ev.threads.describe(), arr.name, ProtoEncoder::value(*m, *idx),
+                      ev.what, ev.threads.describe(), arr.name, ProtoEncoder::text(*m, *idx),
                       iterationText(*m, ev, i), arr.name, arr.size, arr.size == 1 ? "" : "s",
                       sizes(*m)),
           {{arr.loc, "declared here"}});
@@ -429,7 +429,7 @@ void BarrierProver::clusterTerms(size_t e, const z3::expr &i, const z3::expr &to
 std::string BarrierProver::receiverText(const z3::model &m) {
   if (!clusterCtas_)
     return "";
-  return fmt::format(" of the CTA of rank {} in the cluster", ProtoEncoder::value(m, receiver()));
+  return fmt::format(" of the CTA of rank {} in the cluster", ProtoEncoder::text(m, receiver()));
 }
 
 std::string BarrierProver::crossCtaBarriers() const {
@@ -470,7 +470,7 @@ std::string BarrierProver::termList(const z3::model &m, const std::vector<Term> 
     const SyncEvent &ev = sk_.events[t.event];
     if (!out.empty())
       out += " + ";
-    out += fmt::format("{} {} ({} by {}{}, {})", ProtoEncoder::value(m, t.amount), unit, ev.what,
+    out += fmt::format("{} {} ({} by {}{}, {})", ProtoEncoder::text(m, t.amount), unit, ev.what,
                        ev.threads.describe(),
                        t.sender >= 0 ? fmt::format(" of the CTA of rank {}", t.sender) : "",
                        iterationText(m, ev, t.iteration));
@@ -499,8 +499,8 @@ void BarrierProver::checkArrivals(const BarrierInfo &info) {
     s.prefer(j);
     if (check(s, m, arr.loc, arr.name + " arrivals") != z3::sat)
       continue;
-    int64_t jv = ProtoEncoder::value(*m, j), nv = ProtoEncoder::value(*m, n),
-            got = ProtoEncoder::value(*m, sum);
+    std::string jv = ProtoEncoder::text(*m, j), nv = ProtoEncoder::text(*m, n),
+                got = ProtoEncoder::text(*m, sum);
     size_t firstEvent = terms.front().event;
     for (const Term &t : terms)
       if (m->eval(t.fires, true).is_true()) {
@@ -510,10 +510,10 @@ void BarrierProver::checkArrivals(const BarrierInfo &info) {
     std::vector<std::pair<llvm::SMLoc, std::string>> notes;
     for (const Term &t : terms)
       if (m->eval(t.fires, true).is_true())
-        notes.push_back({termLoc(*m, t),
-                         fmt::format("arrives {} time(s) per execution: {} by {}",
-                                     ProtoEncoder::value(*m, t.amount), sk_.events[t.event].what,
-                                     sk_.events[t.event].threads.describe())});
+        notes.push_back(
+            {termLoc(*m, t), fmt::format("arrives {} time(s) per execution: {} by {}",
+                                         ProtoEncoder::text(*m, t.amount), sk_.events[t.event].what,
+                                         sk_.events[t.event].threads.describe())});
     notes.push_back({arr.loc, fmt::format("{} is declared with count {}", arr.name, *info.count)});
     if (over) {
       finding(
@@ -569,12 +569,12 @@ void BarrierProver::checkArrivalsPerExecution(const BarrierInfo &info) {
     std::optional<z3::model> m;
     if (check(s, m, ev.loc, arr.name + " arrivals per execution") != z3::sat)
       continue;
-    std::string element = fmt::format("{}[{}]", arr.name, ProtoEncoder::value(*m, *index));
+    std::string element = fmt::format("{}[{}]", arr.name, ProtoEncoder::text(*m, *index));
     finding(ProtocolViolationKind::OverArrival, ev.loc,
             fmt::format("over-arrival: one execution of {} by {} at {} brings {} arrivals to "
                         "{}, but a phase of {} takes {} (for {})",
                         ev.what, ev.threads.describe(), iterationText(*m, ev, i),
-                        ProtoEncoder::value(*m, amount), element, arr.name, *info.count, sizes(*m)),
+                        ProtoEncoder::text(*m, amount), element, arr.name, *info.count, sizes(*m)),
             {{arr.loc, fmt::format("{} is declared with count {}", arr.name, *info.count)}});
   }
 }
@@ -604,8 +604,8 @@ void BarrierProver::checkTransactions(const BarrierInfo &info) {
   s.prefer(n);
   s.prefer(j);
   if (check(s, m, arr.loc, arr.name + " bytes") == z3::sat) {
-    int64_t jv = ProtoEncoder::value(*m, j), nv = ProtoEncoder::value(*m, n);
-    int64_t w = ProtoEncoder::value(*m, want), g = ProtoEncoder::value(*m, got);
+    std::string jv = ProtoEncoder::text(*m, j), nv = ProtoEncoder::text(*m, n);
+    std::string w = ProtoEncoder::text(*m, want), g = ProtoEncoder::text(*m, got);
     llvm::SMLoc loc = !expected.empty() ? sk_.events[expected.front().event].loc
                                         : sk_.events[delivered.front().event].loc;
     for (const Term &t : expected) // the expect_tx of this phase that runs
@@ -619,7 +619,7 @@ void BarrierProver::checkTransactions(const BarrierInfo &info) {
         notes.push_back(
             {termLoc(*m, t),
              fmt::format(
-                 "delivers {} bytes to {}[{}]{}", ProtoEncoder::value(*m, t.amount), arr.name, jv,
+                 "delivers {} bytes to {}[{}]{}", ProtoEncoder::text(*m, t.amount), arr.name, jv,
                  t.sender >= 0 ? fmt::format(" (issued by the CTA of rank {})", t.sender) : "")});
     finding(ProtocolViolationKind::TxBytesMismatch, loc,
             fmt::format(
@@ -677,11 +677,10 @@ void BarrierProver::checkWait(const BarrierInfo &info, size_t w) {
                 "parity aliasing: the parity {} does not follow the phases of {}: at {} (the "
                 "wait's round {} on {}[{}]) it waits for phase {}, but at {} (round {} on {}[{}]) "
                 "for phase {}, so one of them is satisfied by a phase two behind (for {})",
-                print(ev.parity), arr.name, iterationText(*cur, ev, i),
-                ProtoEncoder::value(*cur, n), arr.name, ProtoEncoder::value(*cur, j),
-                ProtoEncoder::value(*cur, n), iterationText(*prev, ev, i),
-                ProtoEncoder::value(*prev, n), arr.name, ProtoEncoder::value(*prev, j),
-                ProtoEncoder::value(*prev, n) - 1, sizes(*prev)));
+                print(ev.parity), arr.name, iterationText(*cur, ev, i), ProtoEncoder::text(*cur, n),
+                arr.name, ProtoEncoder::text(*cur, j), ProtoEncoder::text(*cur, n),
+                iterationText(*prev, ev, i), ProtoEncoder::text(*prev, n), arr.name,
+                ProtoEncoder::text(*prev, j), ProtoEncoder::text(*prev, n - 1), sizes(*prev)));
     return;
   }
   if (!waitsCurrent && !waitsPrevious)
@@ -698,13 +697,14 @@ void BarrierProver::checkWait(const BarrierInfo &info, size_t w) {
   std::optional<z3::model> m;
   s.prefer(i);
   if (check(s, m, ev.loc, "wait completion") == z3::sat) {
-    int64_t phase = ProtoEncoder::value(*m, tau);
+    std::string phase = ProtoEncoder::text(*m, tau);
     finding(ProtocolViolationKind::Deadlock, ev.loc,
             fmt::format("deadlock: this wait on {}[{}] (parity {}) at {} by {} waits for phase {}, "
                         "which never completes: nothing arrives on {}[{}] in that phase (for {})",
-                        arr.name, ProtoEncoder::value(*m, j), ProtoEncoder::value(*m, *parity) % 2,
-                        iterationText(*m, ev, i), sk_.roles[size_t(ev.role)].describe(), phase,
-                        arr.name, ProtoEncoder::value(*m, j), sizes(*m)));
+                        arr.name, ProtoEncoder::text(*m, j),
+                        ProtoEncoder::text(*m, z3::mod(*parity, 2)), iterationText(*m, ev, i),
+                        sk_.roles[size_t(ev.role)].describe(), phase, arr.name,
+                        ProtoEncoder::text(*m, j), sizes(*m)));
   }
 }
 

@@ -137,7 +137,7 @@ void BarrierProver::finishStructural() {
   checkTcgen05();
   // Asynchronous copies of shared memory retired before the CTA exits
   // (AsyncDrain.h).
-  for (ProtocolFinding &f : checkAsyncDrainedAtExit(sk_))
+  for (ProtocolFinding &f : checkAsyncDrainedAtExit(original_))
     finding(f.kind, f.loc, std::move(f.message), std::move(f.notes), false);
   for (const auto &u : sk_.unsupported)
     report_.notProved.push_back(u);
@@ -150,7 +150,7 @@ void BarrierProver::finishStructural() {
                         "aid): the symbolic proofs' verdict is set aside"});
   }
   if (!report_.notProved.empty())
-    runExhaustiveFallback(sk_, opt_, report_);
+    runExhaustiveFallback(original_, opt_, report_);
   // Named-barrier generations stay open whatever the fallback found: it
   // runs each role as one process, so it cannot see a role's warps split
   // between two generations.

@@ -10,15 +10,16 @@
 // z3++.h: include it only from those files.
 #pragma once
 
-#include "sync/BarrierPatterns.h"
 #include "proof/QueryDeadline.h"
-#include "verifier/BarrierProofs.h"
-#include "sync/BarrierSkeleton.h"
 #include "proof/LeastWitness.h"
 #include "proof/LinearPrecheck.h"
 #include "proof/ProtoEncoding.h"
 #include "proof/SharedContext.h"
 #include "proof/SolverBudget.h"
+#include "sync/BarrierPatterns.h"
+#include "sync/BarrierSkeleton.h"
+#include "verifier/BarrierProofs.h"
+#include "verifier/StagePairs.h"
 #include "verifier/StructuralChecks.h"
 
 #include <z3++.h>
@@ -52,7 +53,7 @@ inline bool completesPhase(SyncKind k) {
 class BarrierProver {
 public:
   BarrierProver(const BarrierSkeleton &sk, const BarrierProofOptions &opt)
-      : sk_(sk), opt_(opt), enc_(ctx_, sk) {}
+      : original_(sk), view_(hoistInnerAccesses(sk)), sk_(view_), opt_(opt), enc_(ctx_, view_) {}
 
   BarrierReport run();
 
@@ -472,6 +473,11 @@ private:
 
   void checkTcgen05();
 
+  // The skeleton as given (the exhaustive fallback and the structural checks
+  // read it), and as the symbolic proofs read it: accesses in inner loops of
+  // plain accesses moved to their enclosing loop (StagePairs.h).
+  const BarrierSkeleton &original_;
+  BarrierSkeleton view_;
   const BarrierSkeleton &sk_;
   BarrierProofOptions opt_;
   z3::context &ctx_ = detail::sharedContext();

@@ -8,6 +8,7 @@
 #include "ir/Visitor.h"
 #include "verifier/AsyncDrain.h"
 #include "verifier/BarrierFallback.h"
+#include "verifier/ConcreteSkeleton.h"
 #include "verifier/NamedOrdering.h"
 #include "verifier/StagePairs.h"
 #include "verifier/TmemProtocol.h"
@@ -27,17 +28,32 @@ void BarrierProver::checkStages() {
     Pattern stage;
   };
   std::map<std::string, std::vector<Use>> writes, reads;
-  // Only buffers shared between roles are pipeline stages; a buffer one
-  // role uses alone is the race check's.
+  // Only buffers shared between roles, or between processes of one role
+  // (the warp-uniform parts of a role that share its loop: a producer warp
+  // and consumer warps under `if warpid == ...`), are pipeline stages; a
+  // buffer one process uses alone is the race check's.
+  std::vector<ThreadSet> processes = skeletonProcesses(sk_);
+  auto stagePair = [&](const SyncEvent &a, const MemoryAccess &x, const SyncEvent &b,
+                       const MemoryAccess &y) {
+    return isStagePair(sk_, a, x, b, y) || isProcessStagePair(sk_, processes, a, x, b, y);
+  };
   std::map<std::string, std::set<int>> rolesOf;
+  std::set<std::string> sharedInRole; // by two processes of one role
   for (size_t e : nodes_)
     for (const MemoryAccess &a : sk_.events[e].accesses)
       rolesOf[a.buffer].insert(sk_.events[e].role);
+  for (size_t e : nodes_)
+    for (size_t f : nodes_)
+      for (const MemoryAccess &x : sk_.events[e].accesses)
+        for (const MemoryAccess &y : sk_.events[f].accesses)
+          if (isProcessStagePair(sk_, processes, sk_.events[e], x, sk_.events[f], y))
+            sharedInRole.insert(x.buffer);
   for (size_t node = 0; node < nodes_.size(); ++node) {
     size_t e = nodes_[node];
     const SyncEvent &ev = sk_.events[e];
     for (const MemoryAccess &a : ev.accesses) {
-      if (a.scope == MemScope::Global || a.scope == MemScope::Reg || rolesOf[a.buffer].size() < 2)
+      if (a.scope == MemScope::Global || a.scope == MemScope::Reg ||
+          (rolesOf[a.buffer].size() < 2 && !sharedInRole.count(a.buffer)))
         continue;
       Pattern p = patternOf(ev, a.stage, a.stages);
       if (!p.ok) {
@@ -69,7 +85,7 @@ void BarrierProver::checkStages() {
       const SyncEvent &a = sk_.events[e], &b = sk_.events[f];
       for (const MemoryAccess &x : a.accesses)
         for (const MemoryAccess &y : b.accesses)
-          if (isStagePair(sk_, a, x, b, y))
+          if (stagePair(a, x, b, y))
             leaveOpen(a, b, x.buffer, "the trip count of their loop is not modelled");
     }
   bool any = false, checked = false, unmodelled = false;
@@ -101,7 +117,7 @@ void BarrierProver::checkStages() {
     for (const Use &x : ws)
       for (const Use &r : rit->second) {
         const SyncEvent &xe = sk_.events[x.event], &re = sk_.events[r.event];
-        if (!isStagePair(sk_, xe, *x.access, re, *r.access))
+        if (!stagePair(xe, *x.access, re, *r.access))
           continue;
         if (loopClass_[size_t(xe.loop)] != loopClass_[size_t(re.loop)]) {
           leaveOpen(xe, re, buffer, "their loops run different numbers of iterations");
@@ -162,12 +178,12 @@ bool BarrierProver::readAfterWrite(const std::string &buffer, size_t x, const Pa
           ? "nothing orders this read after that write"
           : fmt::format(
                 "the copy completes a phase of {} that no wait of {} covers before this read",
-                barrierName, sk_.roles[size_t(re.role)].describe());
+                barrierName, re.threads.describe());
   finding(ProtocolViolationKind::ReadBeforeFilled, re.loc,
           fmt::format(
               "read before filled: {} by {} reads {} stage {} at {}, before {} of the same round "
               "(at {}) has filled it: {} (for {})",
-              re.what, re.threads.describe(), buffer, ProtoEncoder::value(*m, s),
+              re.what, re.threads.describe(), buffer, ProtoEncoder::text(*m, s),
               iterationText(*m, re, iR), xe.what, iterationText(*m, xe, iX), how, sizes(*m)),
           {{xe.loc, fmt::format("{} fills {} here", xe.what, buffer)}});
   return false;
@@ -191,13 +207,12 @@ bool BarrierProver::writeAfterRead(const std::string &buffer, size_t x, const Pa
   // Ordered after the read of some threads (a release by fewer threads
   // than read), not of all of them.
   int64_t some = D_[size_t(nodeOf_[x])][size_t(nodeOf_[r])];
-  bool partly =
-      some != kNoPath && ProtoEncoder::value(*m, iR) <= ProtoEncoder::value(*m, iX) + some;
+  bool partly = some != kNoPath && m->eval(iR <= iX + ctx_.int_val(some), true).is_true();
   finding(ProtocolViolationKind::OverwriteWhileRead, xe.loc,
           fmt::format(
               "overwrite while read: {} by {} refills {} stage {} at {} while {} by {} may still "
               "read its previous contents (from {}): {} (for {})",
-              xe.what, xe.threads.describe(), buffer, ProtoEncoder::value(*m, s),
+              xe.what, xe.threads.describe(), buffer, ProtoEncoder::text(*m, s),
               iterationText(*m, xe, iX), re.what, re.threads.describe(), iterationText(*m, re, iR),
               partly ? "the refill follows the release of the threads that arrive, but nothing "
                        "orders the other reading threads' reads before that release"

@@ -19,7 +19,7 @@
 namespace tilescope::detail {
 
 void BarrierProver::checkInit() {
-  mergeStructural([&](StructuralResult &r) { checkMbarrierInits(sk_, r); });
+  mergeStructural([&](StructuralResult &r) { checkMbarrierInits(original_, r); });
 }
 
 void BarrierProver::checkCtaBarriers() {
@@ -31,7 +31,7 @@ void BarrierProver::checkCtaBarriers() {
                       "never arrive and the CTA hangs",
                       e.what, e.threads.describe(), e.threads.count(), sk_.threads),
           {}, false);
-  mergeStructural([&](StructuralResult &r) { checkNamedBarriers(sk_, r); }, &namedOpen_);
+  mergeStructural([&](StructuralResult &r) { checkNamedBarriers(original_, r); }, &namedOpen_);
 }
 
 std::vector<const SyncEvent *> BarrierProver::roleSequence(int role) {
@@ -85,7 +85,7 @@ void BarrierProver::checkTcgen05() {
   checkTcgen05Results();
   // The alloc / dealloc / relinquish protocol (TmemProtocol.h); the
   // column count of an alloc is an operand range (verifier/Resources.h).
-  for (ProtocolFinding &f : checkTmemLifetime(sk_))
+  for (ProtocolFinding &f : checkTmemLifetime(original_))
     finding(f.kind, f.loc, std::move(f.message), std::move(f.notes), false);
   for (size_t r = 0; r < sk_.roles.size(); ++r) {
     auto seq = roleSequence(int(r));

@@ -93,6 +93,32 @@ bool wholeUnits(const ThreadSet &threads, const std::vector<std::pair<int64_t, i
   return true;
 }
 
+// Steps that block their process or feed a phase: units of one process
+// must agree on every one of them, thread sets that cover part of a unit
+// included (an arrival by `threadIdx.x == 128` alone, a wait by one
+// warpgroup's first thread). Units that do not are split: a warpgroup that
+// releases a stage alone lets its sibling lag behind in its reads, which the
+// lockstep of one process never showed (docs/barriers.md, Limits).
+bool blocksOrFeeds(SyncKind k) {
+  switch (k) {
+  case SyncKind::MbarArrive:
+  case SyncKind::MbarExpectTx:
+  case SyncKind::MbarCompleteTx:
+  case SyncKind::MbarWait:
+  case SyncKind::TxDelivery:
+  case SyncKind::Tcgen05Commit:
+  case SyncKind::CtaSync:
+  case SyncKind::NamedSync:
+  case SyncKind::NamedArrive:
+  case SyncKind::ClusterArrive:
+  case SyncKind::ClusterWait:
+  case SyncKind::WgmmaWait:
+    return true;
+  default:
+    return false;
+  }
+}
+
 bool emitted(SyncKind k) {
   switch (k) {
   case SyncKind::MbarInit:
@@ -156,66 +182,10 @@ public:
 private:
   // --- processes ---
 
-  // Threads are partitioned into units, each a warp, or a warpgroup when
-  // some warpgroup-wide call (wgmma, wg.copy) runs there: one operation of
-  // all its warps, never split. Units are grouped by which loop roles and
-  // which events of whole units (a warp-uniform condition selected them)
-  // hold them: units that agree on all of them are one process. So two
-  // roles that share a loop (a producer warp and a consumer warpgroup in a
-  // tile loop with an all-thread epilogue) are two processes, whose
-  // interleavings are explored, and an elect_sync() or threadIdx.x == 0
-  // event runs in the process of its unit, which also runs that unit's
-  // siblings in lockstep (docs/barriers.md, Limits).
+  // The processes: skeletonProcesses (ConcreteSkeleton.h).
   void formProcesses() {
-    int64_t n = sk_.threads;
-    std::vector<bool> wideGroup(size_t((n + kThreadsPerWarpgroup - 1) / kThreadsPerWarpgroup));
-    for (const SyncEvent &e : sk_.events)
-      if (e.scope == ExecScope::Warpgroup)
-        for (int64_t t = 0; t < n; ++t)
-          if (e.threads.contains(t))
-            wideGroup[size_t(t / kThreadsPerWarpgroup)] = true;
-    // units[u] = [first, last) threads
-    std::vector<std::pair<int64_t, int64_t>> units;
-    for (int64_t t = 0; t < n;) {
-      int64_t size =
-          wideGroup[size_t(t / kThreadsPerWarpgroup)] ? kThreadsPerWarpgroup : kThreadsPerWarp;
-      units.push_back({t, std::min(n, t + size)});
-      t += size;
-    }
-    std::vector<const ThreadSet *> splits;
-    ThreadSet inLoops(n);
-    for (const SyncEvent &e : sk_.events) {
-      if (e.loop >= 0 && e.role >= 0) {
-        splits.push_back(&sk_.roles[size_t(e.role)].threads);
-        for (int64_t t = 0; t < n; ++t)
-          if (sk_.roles[size_t(e.role)].threads.contains(t))
-            inLoops.add(t);
-      }
-      if (emitted(e.kind) && wholeUnits(e.threads, units))
-        splits.push_back(&e.threads);
-    }
-    // The units of loop roles first (the producer, then the consumers),
-    // then the others, each in thread order.
-    std::stable_partition(units.begin(), units.end(),
-                          [&](const auto &u) { return inLoops.contains(u.first); });
-    std::map<std::vector<bool>, size_t> classOf;
-    for (const auto &[first, last] : units) {
-      std::vector<bool> signature;
-      signature.reserve(splits.size());
-      for (const ThreadSet *s : splits) {
-        bool meets = false;
-        for (int64_t t = first; t < last && !meets; ++t)
-          meets = s->contains(t);
-        signature.push_back(meets);
-      }
-      auto [it, fresh] = classOf.emplace(std::move(signature), members_.size());
-      if (fresh) {
-        members_.push_back(ThreadSet(n));
-        out_.processes.emplace_back();
-      }
-      for (int64_t t = first; t < last; ++t)
-        members_[it->second].add(t);
-    }
+    members_ = skeletonProcesses(sk_);
+    out_.processes.resize(members_.size());
     for (size_t p = 0; p < members_.size(); ++p)
       out_.processes[p].threads = members_[p];
     belongs_.assign(sk_.events.size(), std::vector<bool>(members_.size(), false));
@@ -356,10 +326,15 @@ private:
         fail(loop.loc, "loop step is not positive at these sizes");
         return;
       }
-      for (int64_t v = *b; v < *en && out_.error.empty(); v += *st) {
+      // A step past INT64_MAX leaves the loop: the next value would exceed
+      // any end (a step of 2^63 - 1 used to wrap around to negative values
+      // and run iterations the kernel never runs).
+      for (int64_t v = *b; v < *en && out_.error.empty();) {
         env[loop.var] = v;
         size_t inner = pos;
         unroll(evs, inner, depth + 1, env);
+        if (__builtin_add_overflow(v, *st, &v))
+          break;
       }
       env.erase(loop.var);
       pos = end;
@@ -678,6 +653,66 @@ std::string ConcreteSkeleton::elementName(int e) const {
   const ConcreteElement &el = elements[size_t(e)];
   std::string out = fmt::format("{}[{}]", el.array, el.index);
   return clusterCtas > 1 ? fmt::format("{} of CTA {}", out, el.cta) : out;
+}
+
+std::vector<ThreadSet> skeletonProcesses(const BarrierSkeleton &sk) {
+  int64_t n = sk.threads;
+  std::vector<bool> wideGroup(size_t((n + kThreadsPerWarpgroup - 1) / kThreadsPerWarpgroup));
+  // wgmma.fence / mma_async / commit_group / wait_group are `.sync.aligned`
+  // across the warpgroup, whatever namespace they are written in: one
+  // operation of its four warps too.
+  auto warpgroupWide = [](const SyncEvent &e) {
+    return e.scope == ExecScope::Warpgroup || e.kind == SyncKind::WgmmaFence ||
+           e.kind == SyncKind::WgmmaMma || e.kind == SyncKind::WgmmaCommit ||
+           e.kind == SyncKind::WgmmaWait;
+  };
+  for (const SyncEvent &e : sk.events)
+    if (warpgroupWide(e))
+      for (int64_t t = 0; t < n; ++t)
+        if (e.threads.contains(t))
+          wideGroup[size_t(t / kThreadsPerWarpgroup)] = true;
+  // units[u] = [first, last) threads
+  std::vector<std::pair<int64_t, int64_t>> units;
+  for (int64_t t = 0; t < n;) {
+    int64_t size =
+        wideGroup[size_t(t / kThreadsPerWarpgroup)] ? kThreadsPerWarpgroup : kThreadsPerWarp;
+    units.push_back({t, std::min(n, t + size)});
+    t += size;
+  }
+  std::vector<const ThreadSet *> splits;
+  ThreadSet inLoops(n);
+  for (const SyncEvent &e : sk.events) {
+    if (e.loop >= 0 && e.role >= 0) {
+      splits.push_back(&sk.roles[size_t(e.role)].threads);
+      for (int64_t t = 0; t < n; ++t)
+        if (sk.roles[size_t(e.role)].threads.contains(t))
+          inLoops.add(t);
+    }
+    if (emitted(e.kind) && (wholeUnits(e.threads, units) || blocksOrFeeds(e.kind)))
+      splits.push_back(&e.threads);
+  }
+  // The units of loop roles first (the producer, then the consumers),
+  // then the others, each in thread order.
+  std::stable_partition(units.begin(), units.end(),
+                        [&](const auto &u) { return inLoops.contains(u.first); });
+  std::vector<ThreadSet> members;
+  std::map<std::vector<bool>, size_t> classOf;
+  for (const auto &[first, last] : units) {
+    std::vector<bool> signature;
+    signature.reserve(splits.size());
+    for (const ThreadSet *s : splits) {
+      bool meets = false;
+      for (int64_t t = first; t < last && !meets; ++t)
+        meets = s->contains(t);
+      signature.push_back(meets);
+    }
+    auto [it, fresh] = classOf.emplace(std::move(signature), members.size());
+    if (fresh)
+      members.push_back(ThreadSet(n));
+    for (int64_t t = first; t < last; ++t)
+      members[it->second].add(t);
+  }
+  return members;
 }
 
 ConcreteSkeleton unrollSkeleton(const BarrierSkeleton &skeleton,

@@ -106,6 +106,20 @@ struct ConcreteSkeleton {
   std::string elementName(int e) const;
 };
 
+// The processes of a CTA, in the order the fallback explores them. The
+// threads are cut into units, each a warp, or a warpgroup when some
+// warpgroup-wide call (wgmma, wg.copy) runs there: one operation of all its
+// warps, never split. Units are grouped by which loop roles and which events
+// of whole units (a warp-uniform condition selected them) hold them: units
+// that agree on all of them are one process. So two roles that share a loop
+// (a producer warp and a consumer warpgroup in a tile loop with an
+// all-thread epilogue) are two processes, whose interleavings are explored,
+// and an elect_sync() or threadIdx.x == 0 event runs in the process of its
+// unit, which also runs that unit's siblings in lockstep (docs/barriers.md,
+// Limits). The symbolic proofs read the same partition to tell which
+// accesses of one role may interleave (BarrierStages.cpp).
+std::vector<ThreadSet> skeletonProcesses(const BarrierSkeleton &skeleton);
+
 // `sizes` binds the shape symbols (and scalars); `cta` the block indices
 // (of the cluster's first CTA when `clusterCtas` > 1: CTAs cta.x ..
 // cta.x + clusterCtas - 1 run together). Unrolling stops with an error past

@@ -30,7 +30,7 @@ CLASSES = {
     "16.1d": "fallback sizes wrap every ring at least twice",
     "16.1e": "over-arrival per phase decided by the proofs",
     "16.1f": "a sub-verdict whose query gave up makes the kernel unknown",
-    "16.1g": "the fallback explores roles that share a loop apart, and inits as steps",
+    "16.1g": "roles that share a loop are explored (fallback) and proved (stage proof, ordering graph) apart; inits as steps",
     "16.2": "named barriers checked per generation",
     "16.3": "tensor-memory lifetime (alloc, relinquish, dealloc)",
     "16.4": "resource limits and operand ranges",

@@ -103,3 +103,44 @@ TEST_CASE("a register tile past 2^63 bits per thread saturates the register coun
   REQUIRE(bytes);
   CHECK(bytes->registersPerThread == INT64_MAX);
 }
+
+TEST_CASE("a power of one name equal to a constant binds its one root") {
+  // Odd powers have one integer root whatever the sign; an even power's
+  // root is taken only for a name known to be non-negative.
+  auto f = printed(whereEqualities(whereOf("C * C == 1048576, 2 * D * D * D == 54, "
+                                           "M * M == 1000, N * N * N == -8"),
+                                   {"C"}));
+  CHECK(f == std::map<std::string, std::string>{{"C", "1024"}, {"D", "3"}, {"N", "-2"}});
+  // Without knowing C >= 0, C * C == 1048576 has the roots 1024 and -1024.
+  CHECK(whereEqualities(whereOf("C * C == 1048576"), {}).empty());
+}
+
+TEST_CASE("divisibility facts: exact divisions cancel, others stay") {
+  static llvm::SourceMgr sm;
+  Diagnostics diag(sm, false);
+  Module m = parseModuleText("kernel k(A: global f32[M, N, C])\n"
+                             "  where C % 1024 == 0, N % 64 == 0, N % 96 == 0, M == 2 * C\n"
+                             "  launch grid(1) threads(128) target(sm_90a)\n{\n}\n",
+                             "d.tile", diag);
+  REQUIRE(!diag.hasErrors());
+  WhereFacts facts = whereFacts(m.kernels[0]);
+  CHECK(facts.multipleOf == std::map<std::string, int64_t>{{"C", 1024}, {"N", 192}});
+  auto parsed = [&](const std::string &e) {
+    Module k = parseModuleText("kernel k(A: global f32[M, N, C])\n  where " + e +
+                                   " > 0\n  launch grid(1) threads(128) target(sm_90a)\n{\n}\n",
+                               "e.tile", diag);
+    REQUIRE(!diag.hasErrors());
+    return as<Binary>(k.kernels[0].constraints[0]).lhs;
+  };
+  auto text = [&](const std::string &e) { return facts.affine(parsed(e)).str(); };
+  CHECK(text("C / 1024 * 1024") == "C");
+  CHECK(text("C / 256 * 256") == "C");
+  CHECK(text("C % 512") == "0");
+  CHECK(text("C / 1024") == "C / 1024");
+  CHECK(text("C / 2048 * 2048") == "2048 * (C / 2048)");
+  CHECK(text("N / 192 * 192 - N") == "0");
+  CHECK(text("N / 64") == "3 * (N / 192)");
+  // M is bound to 2 * C by the equality, then C's divisibility applies.
+  CHECK(text("M / 2048 * 2048") == "2 * C");
+  CHECK(text("C + 1") == "C + 1");
+}

@@ -91,6 +91,29 @@ TEST_CASE("fallback processes: the ping-pong consumers of attention are two proc
   CHECK(r.findings.empty());
 }
 
+TEST_CASE("fallback processes: units of one process agree on every wait and arrival") {
+  // The two consumer warpgroups of the Hopper GEMM run the same code and
+  // both release each stage: one process, in lockstep.
+  std::string gemm = readSource("kernels/gemm_bf16_sm90.tile");
+  std::vector<ThreadSet> together = skeletonProcesses(skeletonOf(gemm));
+  BarrierSkeleton sk = skeletonOf(readSource("tests/lit/bugs/units-release-one-warpgroup.tile"));
+  ConcreteSkeleton c = unrolled(sk, {{"K", 512}, {"M", 128}, {"N", 128}});
+  // Only warpgroup 1's first thread releases (count 1): warpgroup 2 may lag
+  // behind in its reads, so the two are explored apart, and the refill of a
+  // stage warpgroup 2 still reads is found.
+  std::vector<std::string> names = processNames(c);
+  CHECK(std::find(names.begin(), names.end(), "warpgroup 1") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "warpgroup 2") != names.end());
+  ExplorationResult r = exploreSkeleton(c, 200000);
+  const ProtocolFinding *f = findKind(r, ProtocolViolationKind::OverwriteWhileRead);
+  REQUIRE(f);
+  CHECK(f->message.find("refills As stage 0 at k = 4") != std::string::npos);
+  bool joined = false;
+  for (const ThreadSet &p : together)
+    joined = joined || (p.contains(128) && p.contains(256));
+  CHECK(joined);
+}
+
 TEST_CASE("fallback processes: a ring element no init reaches is a finding at its first use") {
   std::string bug = readSource("tests/lit/bugs/init-array-ring-loop-short.tile");
   ExplorationResult r = exploreSkeleton(unrolled(skeletonOf(bug), kPersistentSizes), 200000);

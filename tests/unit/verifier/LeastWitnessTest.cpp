@@ -2,6 +2,7 @@
 // lowered to its least with the earlier ones held, whatever model the
 // solver found first.
 #include "proof/LeastWitness.h"
+#include "proof/ProtoEncoding.h"
 
 #include <doctest/doctest.h>
 
@@ -47,4 +48,40 @@ TEST_CASE("least witness: a value that can only be negative is kept") {
   REQUIRE(s.check(assumptions) == z3::sat);
   int64_t before = valueOf(s.get_model(), x);
   CHECK(valueOf(minimizeWitness(s, assumptions, {x}, "neg"), x) == before);
+}
+
+TEST_CASE("least witness: a value past 64 bits is kept, and later values are still lowered") {
+  z3::context ctx;
+  z3::expr big = ctx.int_const("big"), y = ctx.int_const("y");
+  z3::solver s(ctx);
+  // big >= 2^64; y in [2, 50] (found at 50 first).
+  s.add(big >= ctx.int_val("18446744073709551616") && y >= 2 && y <= 50);
+  z3::expr start = ctx.bool_const("start_big");
+  s.add(z3::implies(start, y == 50));
+  z3::expr_vector assumptions(ctx);
+  assumptions.push_back(start);
+  REQUIRE(s.check(assumptions) == z3::sat);
+  assumptions.pop_back();
+  REQUIRE(s.check(assumptions) == z3::sat);
+  z3::model least = minimizeWitness(s, assumptions, {big, y}, "big");
+  // `big` used to be read as 0 and held at big <= 0, which left y at 50.
+  CHECK(valueOf(least, y) == 2);
+  CHECK(least.eval(big >= ctx.int_val("18446744073709551616"), true).is_true());
+}
+
+TEST_CASE("witness text: Z3's exact numeral, past 64 bits too") {
+  using tilescope::detail::ProtoEncoder;
+  z3::context ctx;
+  z3::expr a = ctx.int_const("a"), b = ctx.int_const("b"), c = ctx.int_const("c");
+  z3::solver s(ctx);
+  s.add(a == ctx.int_val("1180591620717411303424") && b == -12 && c == 7);
+  REQUIRE(s.check() == z3::sat);
+  z3::model m = s.get_model();
+  CHECK(ProtoEncoder::text(m, a) == "1180591620717411303424"); // 2^70
+  CHECK(ProtoEncoder::text(m, a + 1) == "1180591620717411303425");
+  CHECK(ProtoEncoder::text(m, b) == "-12");
+  CHECK(ProtoEncoder::text(m, c) == "7");
+  // value() is for arithmetic on what fits: 0 past 64 bits, never a wrap.
+  CHECK(ProtoEncoder::value(m, a) == 0);
+  CHECK(ProtoEncoder::value(m, c) == 7);
 }
