@@ -740,9 +740,15 @@ std::vector<DispatchImpl> buildTable() {
          int64_t warps = s.scopeThreads() / 32;
          Expr total = p;
          if (warps > 1) {
+           // One slot per warp of the scope; at warpgroup scope every
+           // warpgroup of the CTA reduces at once, each in slots of its own.
+           int64_t groups = s.scope == ExecScope::Warpgroup && s.kernel
+                                ? std::max<int64_t>(1, s.kernel->launch.threads / 128)
+                                : 1;
+           Expr first = groups > 1 ? mul(builtin(BuiltinKind::wgid), lit(warps)) : lit(0);
            std::string smem = st.fresh("red_smem");
            st.hoisted.push_back(
-               BufferDecl::make(MemScope::Shared, smem, d.dtype, {lit(warps)}, {}));
+               BufferDecl::make(MemScope::Shared, smem, d.dtype, {lit(warps * groups)}, {}));
            Expr w = s.scope == ExecScope::Warpgroup ? builtin(BuiltinKind::wid_in_wg)
                                                     : builtin(BuiltinKind::warpid);
            int64_t barrierId = s.scope == ExecScope::Warpgroup ? 1 : 0;
@@ -752,17 +758,16 @@ std::vector<DispatchImpl> buildTable() {
              return call(IntrinsicId::BarrierSync,
                          {pos(bid), kw("threads", lit(s.scopeThreads()))});
            };
-           Expr slot = [&](Expr i) {
-             return Index::make(name(smem), {{Subscript::Point, i, nullptr}});
-           }(w);
+           auto slot = [&](Expr i) {
+             Expr at = groups > 1 ? add(first, i) : i;
+             return Index::make(name(smem), {{Subscript::Point, at, nullptr}});
+           };
            b.push_back(If::make(Binary::make(BinaryOp::Eq, builtin(BuiltinKind::laneid), lit(0)),
-                                {Store::make(slot, p)}, {}));
+                                {Store::make(slot(w), p)}, {}));
            b.push_back(sync());
-           b.push_back(
-               Store::make(p, Index::make(name(smem), {{Subscript::Point, lit(0), nullptr}})));
+           b.push_back(Store::make(p, slot(lit(0))));
            for (int64_t i = 1; i < warps; ++i)
-             b.push_back(Store::make(
-                 p, combine(p, Index::make(name(smem), {{Subscript::Point, lit(i), nullptr}}))));
+             b.push_back(Store::make(p, combine(p, slot(lit(i)))));
            // The scratch is reused by the next reduction only after everyone read it.
            b.push_back(sync());
          }

@@ -823,8 +823,8 @@ private:
         a.asyncProxy = false;
       attach(e, slot);
     }
-    if (!form.operandsWhy.empty())
-      out_.memoryNotLifted.push_back({in.loc, form.operandsWhy});
+    if (form.call == IntrinsicId::Tcgen05Mma) // its operands in shared memory
+      attach(e, memory_.tcgen05Operands(i));
     push(e);
   }
 

@@ -415,13 +415,19 @@ LiftedAccess SharedAccesses::region(size_t i, const Operand &mem, int64_t bytes,
   return out;
 }
 
-// nvcc's descriptor: or.b64 d, x, C; cvt.u64.u32 x, y; shr.u32 y, z, 4;
-// and.b32 z, addr, MASK (optional). C holds the swizzle mode (bits 62-63),
-// the stride byte offset (bits 32-45, in 16 bytes) and no start address.
+// nvcc's descriptor: or.b64 d, x, C; cvt.u64.u32 x, y; then the start
+// address field from the shared address, `(addr & MASK) >> 4` (wgmma) or
+// `(addr >> 4) & MASK` (tcgen05), the mask optional. C holds the fields
+// but the start address: for wgmma the swizzle mode in bits 62-63 (1 128B,
+// 2 64B, 3 32B) and the stride byte offset in bits 32-45 (16-byte units);
+// for tcgen05 (sm_100) the layout in bits 61-63 (2 128B, 4 64B, 6 32B), the
+// same stride field, the version 1 in bits 46-48, a zero base offset (bits
+// 49-51) and LBO mode (bit 52).
 std::optional<MemoryAccess> SharedAccesses::descriptor(size_t i, const Operand &desc, int64_t rows,
-                                                       std::string &why) const {
+                                                       bool tcgen05, std::string &why) const {
   const Instruction &wg = f_.instructions[i];
-  why = fmt::format("line {}: the wgmma descriptor {} is not one built as nvcc builds it", wg.line,
+  const char *op = tcgen05 ? "tcgen05.mma" : "wgmma";
+  why = fmt::format("line {}: the {} descriptor {} is not one built as nvcc builds it", wg.line, op,
                     desc.text);
   auto single = [&](const std::string &reg) -> const Instruction * {
     const std::vector<size_t> &d = values_.definitions(reg);
@@ -445,36 +451,54 @@ std::optional<MemoryAccess> SharedAccesses::descriptor(size_t i, const Operand &
   }
   if (!x || !c || (*c & 0x3FFF) != 0 || ((*c >> 49) & 7) != 0)
     return std::nullopt;
-  int mode = int(*c >> 62);
+  if (tcgen05 && (((*c >> 46) & 7) != 1 || ((*c >> 52) & 1) != 0))
+    return std::nullopt;
+  int mode = tcgen05 ? int(*c >> 61) : int(*c >> 62);
   int64_t sbo = int64_t((*c >> 32) & 0x3FFF) << 4;
-  int64_t rowBytes = mode == 1 ? 128 : mode == 2 ? 64 : mode == 3 ? 32 : 0;
+  // The row of the swizzle pattern (128, 64, 32 bytes) by mode: wgmma 1, 2,
+  // 3; tcgen05 2, 4, 6.
+  const int modes[2][3] = {{1, 2, 3}, {2, 4, 6}};
+  int64_t rowBytes = 0;
+  for (int k = 0; k < 3; ++k)
+    if (mode == modes[tcgen05][k])
+      rowBytes = 128 >> k;
   if (rowBytes == 0 || sbo != 8 * rowBytes) {
-    why = fmt::format("line {}: a wgmma operand without a 32/64/128-byte swizzle of 8-row groups "
+    why = fmt::format("line {}: a {} operand without a 32/64/128-byte swizzle of 8-row groups "
                       "(mode {}, stride {} bytes) is not lifted",
-                      wg.line, mode, sbo);
+                      wg.line, op, mode, sbo);
     return std::nullopt;
   }
   const Instruction *cvt = single(x->name);
   if (!cvt || cvt->opcode != "cvt" || cvt->operands.size() != 2 ||
       cvt->operands[1].kind != Operand::Register)
     return std::nullopt;
-  const Instruction *shr = single(cvt->operands[1].name);
-  if (!shr || shr->opcode != "shr" || shr->operands.size() != 3 ||
-      shr->operands[1].kind != Operand::Register || shr->operands[2].kind != Operand::Immediate ||
-      shr->operands[2].value != 4)
-    return std::nullopt;
-  size_t shrAt = size_t(shr - f_.instructions.data());
-  const Operand *addr = &shr->operands[1];
-  size_t at = shrAt;
+  // Peel `and` and `shr 4` (in either order) down to the address; the mask
+  // in address bits.
+  const Operand *addr = &cvt->operands[1];
+  size_t at = size_t(cvt - f_.instructions.data());
   uint64_t mask = 0x3FFFF;
-  if (const Instruction *andIn = single(addr->name);
-      andIn && andIn->opcode == "and" && andIn->operands.size() == 3 &&
-      andIn->operands[2].kind == Operand::Immediate &&
-      andIn->operands[1].kind == Operand::Register) {
-    mask = uint64_t(andIn->operands[2].value) & 0xffffffffu;
-    at = size_t(andIn - f_.instructions.data());
-    addr = &andIn->operands[1];
+  bool shifted = false, masked = false; // peeled from the descriptor up
+  for (int step = 0; step < 2; ++step) {
+    const Instruction *d = single(addr->name);
+    if (!d || d->operands.size() != 3 || d->operands[1].kind != Operand::Register ||
+        d->operands[2].kind != Operand::Immediate)
+      break;
+    if (d->opcode == "shr" && !shifted && d->operands[2].value == 4) {
+      shifted = true;
+    } else if (d->opcode == "and" && !masked) {
+      masked = true;
+      uint64_t m = uint64_t(d->operands[2].value) & 0xffffffffu;
+      // Peeled after the shift, the mask applies before it (address bits);
+      // peeled first, it applies to the address over 16.
+      mask = shifted ? m : m << 4;
+    } else {
+      break;
+    }
+    at = size_t(d - f_.instructions.data());
+    addr = &d->operands[1];
   }
+  if (!shifted)
+    return std::nullopt;
   // The mask keeps every bit the address may have in [4, 18), and the
   // address is 16-byte aligned: the field is the address over 16 (shared
   // addresses are below 2^18).
@@ -492,14 +516,14 @@ std::optional<MemoryAccess> SharedAccesses::descriptor(size_t i, const Operand &
       (!a.rest || multipleOf(a.rest, 16)))
     keeps = true;
   if (!keeps) {
-    why = fmt::format("line {}: the wgmma descriptor {} masks address bits the address may have",
-                      wg.line, desc.text);
+    why = fmt::format("line {}: the {} descriptor {} masks address bits the address may have",
+                      wg.line, op, desc.text);
     return std::nullopt;
   }
   if (!a.ok || a.symbol.empty() || !align_.count(a.symbol) || align_.at(a.symbol) % rowBytes != 0) {
-    why = fmt::format("line {}: the address in wgmma descriptor {} is not derived as a shared "
+    why = fmt::format("line {}: the address in {} descriptor {} is not derived as a shared "
                       "variable plus an offset{}",
-                      wg.line, desc.text,
+                      wg.line, op, desc.text,
                       a.ok && a.rest ? fmt::format(" whose terms are multiples of the {}-byte row "
                                                    "(offset {} + {})",
                                                    rowBytes, a.constant, print(a.rest))
@@ -554,14 +578,14 @@ LiftedAccess SharedAccesses::wgmmaOperands(size_t i) const {
   }
   std::string why;
   if (in.operands[1].kind != Operand::Vector) { // A from shared memory
-    auto a = descriptor(i, in.operands[1], 64, why);
+    auto a = descriptor(i, in.operands[1], 64, false, why);
     if (!a) {
       out.why = why;
       return out;
     }
     out.accesses.push_back(*a);
   }
-  auto b = descriptor(i, in.operands[2], n, why);
+  auto b = descriptor(i, in.operands[2], n, false, why);
   if (!b) {
     out.accesses.clear();
     out.why = why;

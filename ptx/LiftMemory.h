@@ -16,7 +16,12 @@
 //  - wgmma.mma_async operands given by matrix descriptors built the way
 //    nvcc builds them (`(addr & mask) >> 4`, then `or` with the constant
 //    fields), K-major with a 32/64/128-byte swizzle: the rows of the operand
-//    (64 for A, N for B) from the row that holds the start address.
+//    (64 for A, N for B) from the row that holds the start address;
+//  - tcgen05.mma operands in shared memory, through sm_100 descriptors
+//    (`(addr >> 4) & mask`, the layout in bits 61-63), K-major, swizzled:
+//    M rows of A and N rows of B, from the instruction descriptor
+//    (LiftTcgen05.cpp), read through the async proxy until a later
+//    tcgen05.commit's phase.
 // Generic-address (`ld` without a state space) and DSMEM accesses, bulk copies
 // other than tensor copies, descriptors not of that form and addresses not
 // derived are not lifted; each is said, and keeps the verdict unknown.
@@ -63,11 +68,15 @@ public:
   LiftedAccess region(size_t i, const Operand &mem, int64_t bytes, bool write) const;
   // The operands a wgmma.mma_async at instruction i reads from shared memory.
   LiftedAccess wgmmaOperands(size_t i) const;
+  // The operands a tcgen05.mma (cta_group::1, kind f16 / tf32 / f8f6f4 /
+  // i8, A and B in shared memory) at instruction i reads from shared memory
+  // (defined in LiftTcgen05.cpp).
+  LiftedAccess tcgen05Operands(size_t i) const;
 
 private:
   std::optional<MemoryAccess> range(size_t i, const Operand &mem, int64_t bytes, bool write,
                                     std::string &why) const;
-  std::optional<MemoryAccess> descriptor(size_t i, const Operand &desc, int64_t rows,
+  std::optional<MemoryAccess> descriptor(size_t i, const Operand &desc, int64_t rows, bool tcgen05,
                                          std::string &why) const;
 
   const Function &f_;

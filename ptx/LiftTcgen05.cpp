@@ -2,6 +2,7 @@
 #include "ptx/LiftTcgen05.h"
 
 #include "ptx/LiftExprs.h"
+#include "ptx/LiftMemory.h"
 
 #include <fmt/format.h>
 
@@ -38,9 +39,6 @@ Tcgen05Form tcgen05Form(const Instruction &in) {
     f.kind = SyncKind::Access;
     f.call = IntrinsicId::Tcgen05Mma;
     f.tmemWrite = f.asyncProxy = true;
-    f.operandsWhy = fmt::format("line {}: the shared-memory operands of tcgen05.mma (its matrix "
-                                "descriptors) are not lifted",
-                                in.line);
   } else if (what == "commit" && in.hasModifier("mbarrier::arrive::one") &&
              !in.hasModifier("multicast::cluster") && in.operands.size() == 1) {
     f.kind = SyncKind::Tcgen05Commit;
@@ -76,6 +74,52 @@ MemoryAccess tensorMemoryAccess(const Tcgen05Form &form) {
   a.region.push_back({IntImm::make(0), IntImm::make(128 * 512 * 4)});
   a.stage = IntImm::make(0);
   return a;
+}
+
+// tcgen05.mma [d], adesc, bdesc, idesc, enable: the instruction descriptor
+// (a constant) gives M (bits 24-28, in 16s) and N (bits 17-22, in 8s) and
+// whether A and B are transposed (bits 15 and 16: 0 is K-major); the kinds
+// whose descriptor has that layout are f16, tf32, f8f6f4 and i8.
+LiftedAccess SharedAccesses::tcgen05Operands(size_t i) const {
+  const Instruction &in = f_.instructions[i];
+  LiftedAccess out;
+  auto refuse = [&](std::string why) {
+    out.accesses.clear();
+    out.why = std::move(why);
+    return out;
+  };
+  bool kindKnown = in.hasModifier("kind::f16") || in.hasModifier("kind::tf32") ||
+                   in.hasModifier("kind::f8f6f4") || in.hasModifier("kind::i8");
+  if (!kindKnown || !in.hasModifier("cta_group::1") || in.operands.size() < 4)
+    return refuse(fmt::format("line {}: the shared-memory operands of '{}' are not lifted (only "
+                              "cta_group::1 with kind f16, tf32, f8f6f4 or i8)",
+                              in.line, in.fullName()));
+  if (in.operands[1].kind != Operand::Register)
+    return refuse(
+        fmt::format("line {}: a tcgen05.mma whose A is in tensor memory is not lifted", in.line));
+  auto idesc = constantValue(values_.operandValue(in.operands[3], i));
+  if (!idesc)
+    return refuse(fmt::format("line {}: the instruction descriptor {} of tcgen05.mma is not a "
+                              "constant",
+                              in.line, in.operands[3].text));
+  uint64_t d = uint64_t(*idesc);
+  int64_t m = int64_t((d >> 24) & 31) << 4, n = int64_t((d >> 17) & 63) << 3;
+  if (((d >> 15) & 3) != 0)
+    return refuse(
+        fmt::format("line {}: a transposed (MN-major) tcgen05.mma operand is not lifted", in.line));
+  if ((m != 64 && m != 128) || n < 8 || n > 256)
+    return refuse(fmt::format("line {}: the tcgen05.mma shape M = {}, N = {} of descriptor {} is "
+                              "not one of cta_group::1",
+                              in.line, m, n, d));
+  std::string why;
+  auto a = descriptor(i, in.operands[1], m, true, why);
+  if (!a)
+    return refuse(why);
+  auto b = descriptor(i, in.operands[2], n, true, why);
+  if (!b)
+    return refuse(why);
+  out.accesses = {*a, *b};
+  return out;
 }
 
 } // namespace tilescope::ptx

@@ -8,7 +8,9 @@
 //  - tcgen05.relinquish_alloc_permit: Tcgen05Relinquish;
 //  - tcgen05.mma [d], adesc, bdesc, idesc, p: an access of the call
 //    tcgen05.mma writing the accumulator in tensor memory through the async
-//    proxy until a later tcgen05.commit's mbarrier phase completes;
+//    proxy until a later tcgen05.commit's mbarrier phase completes, and
+//    reading its operands in shared memory as long (their descriptors,
+//    SharedAccesses::tcgen05Operands in LiftMemory.h);
 //  - tcgen05.commit .mbarrier::arrive::one [bar] (not multicast): an
 //    arrival on the barrier when the thread's earlier tcgen05 operations
 //    complete;
@@ -18,7 +20,8 @@
 // columns an access reaches are not derived): the checks see more overlap
 // than there is, never less. What is not lifted, and why: more than one
 // tcgen05.alloc, cta_group::2, multicast commits, tcgen05.cp / shift /
-// fences, wait::st, and the shared-memory operands of tcgen05.mma (its descriptors).
+// fences, wait::st; tcgen05.mma operands whose descriptors are not of the form
+// LiftMemory.h reads are said and keep the verdict unknown.
 //
 // Depends on Ptx.h and sync/BarrierSkeleton.h.
 #pragma once
@@ -39,7 +42,6 @@ struct Tcgen05Form {
   const Operand *barrier = nullptr; // commit: the mbarrier
   const Operand *slot = nullptr;    // alloc: the shared slot of the address
   std::string why;                  // not lifted, and why; empty when lifted
-  std::string operandsWhy;          // lifted, but its shared operands are not
 };
 
 // The form of a tcgen05 instruction.

@@ -449,6 +449,23 @@ z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess 
                                    "encode, so it may order them")});
     return z3::unknown;
   }
+  // Two lanes of one warp storing to the same bytes in one instruction of the
+  // same iteration (RaceOptions::sameWarpStoresUndecided): not confirmed.
+  if (opt_.sameWarpStoresUndecided && &ea == &eb && &a == &b && a.write && !acrossCtas &&
+      !inCluster && mode != Mode::SameThread) {
+    int64_t x = ProtoEncoder::value(m, t1), y = ProtoEncoder::value(m, t2);
+    bool sameIteration = itersA.size() == itersB.size();
+    for (size_t k = 0; sameIteration && k < itersA.size(); ++k)
+      sameIteration = ProtoEncoder::value(m, itersA[k]) == ProtoEncoder::value(m, itersB[k]);
+    if (x / 32 == y / 32 && sameIteration) {
+      report_.notChecked.push_back(
+          {ea.loc, fmt::format("{} [not confirmed: lanes {} and {} of warp {} store to the same "
+                               "bytes in one instruction; one of their values lands, and whether "
+                               "the values are equal is not derived]",
+                               f.message, x % 32, y % 32, x / 32)});
+      return z3::unknown;
+    }
+  }
   // Two threads of one CTA that both use a named barrier whose generations
   // are not modelled (NamedBarriers.h): it may order them; not confirmed.
   if (!acrossCtas && !inCluster && mode != Mode::SameThread) {

@@ -81,6 +81,13 @@ struct RaceOptions {
   // constraint in the query (PTX's swizzled addresses, whose mod terms are
   // slow in Z3); 0 keeps the element constraint.
   size_t threadPairsListed = 0;
+  // PTX (ptx check): a write-write race between two lanes of one warp in the
+  // same store instruction (same iteration) is not a finding but not
+  // checked: one of the lanes' values lands (CUDA C++ Programming Guide), so
+  // it is harmless exactly when they store the same value, which the values
+  // lifted from PTX do not say (a replicated register the tile IR copies once
+  // is stored by every replica in the lowered code). The IR keeps it a race.
+  bool sameWarpStoresUndecided = false;
 };
 
 RaceReport checkStaticRaces(const Kernel &kernel, const RaceOptions &options = {});

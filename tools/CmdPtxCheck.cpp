@@ -72,6 +72,7 @@ int runPtxCheck(PtxInput &in, const std::map<std::string, int64_t> &boxes,
     if (!protocolOnly && lifted.accesses > 0) {
       RaceOptions ro;
       ro.threadPairsListed = 4096;
+      ro.sameWarpStoresUndecided = true;
       races = checkStaticRaces(lifted.skeleton, ro);
     }
     std::vector<std::string> unknown;

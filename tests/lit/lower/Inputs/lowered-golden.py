@@ -19,14 +19,22 @@ import os
 import subprocess
 import sys
 
-# Points of the GEMM family (kernels/gemm_bf16_sm90_family.tile): one CTA a
-# tile, persistent with two consumer warpgroups, split K over a cluster.
-FAMILY = "kernels/gemm_bf16_sm90_family.tile"
-FAMILY_POINTS = [
-    "BM=64,BN=128,STAGES=4,CONSUMERS=1,ORDER=row,PERSISTENT=false,SPLIT=1",
-    "BM=128,BN=256,STAGES=3,CONSUMERS=2,ORDER=grouped,PERSISTENT=true,SPLIT=1",
-    "BM=64,BN=128,STAGES=4,CONSUMERS=1,ORDER=row,PERSISTENT=false,SPLIT=2",
-]
+# Points of the kernel families: the GEMM family
+# (kernels/gemm_bf16_sm90_family.tile): one CTA a tile, persistent with two
+# consumer warpgroups, split K over a cluster; the RMSNorm family
+# (kernels/rmsnorm_family.tile): a warp a row, a CTA a row, two rows a CTA.
+FAMILIES = {
+    "kernels/gemm_bf16_sm90_family.tile": [
+        "BM=64,BN=128,STAGES=4,CONSUMERS=1,ORDER=row,PERSISTENT=false,SPLIT=1",
+        "BM=128,BN=256,STAGES=3,CONSUMERS=2,ORDER=grouped,PERSISTENT=true,SPLIT=1",
+        "BM=64,BN=128,STAGES=4,CONSUMERS=1,ORDER=row,PERSISTENT=false,SPLIT=2",
+    ],
+    "kernels/rmsnorm_family.tile": [
+        "SCOPE=warp,T=32,V=2,RPC=4,NR=1",
+        "SCOPE=cta,T=512,V=2,RPC=1,NR=1",
+        "SCOPE=cta,T=128,V=2,RPC=1,NR=2",
+    ],
+}
 # Inputs of tests/lit/lower that are not meant to lower (a check finding).
 NOT_LOWERED = {"tests/lit/lower/refuse-check-findings.tile"}
 
@@ -39,8 +47,8 @@ def modules(root):
         name = os.path.relpath(path, root)
         if name in NOT_LOWERED:
             continue
-        if name == FAMILY:
-            for point in FAMILY_POINTS:
+        if name in FAMILIES:
+            for point in FAMILIES[name]:
                 yield "%s --set %s" % (name, point), [path, "--set", point]
         else:
             yield name, [path]
