@@ -199,43 +199,95 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
   constexpr int64_t kFp8Chunk = 32;
   double accUnit = 4.0 * static_cast<double>(K + 2) * kF32Unit;
   double alpha = p.numbers.count("alpha") ? p.numbers.at("alpha") : 1.0;
+  // The epilogue of one element: its sum s, sum of |products| abs and (fp8)
+  // chunk bound.
+  auto finish = [&](int64_t i, int64_t j, double s, double abs, double fp8Bound) {
+    double bound = fp8Sums ? fp8Bound + accUnit * abs : accUnit * abs;
+    if (p.numbers.count("alpha")) {
+      // The epilogue's f32 multiply by alpha: one more rounding.
+      s *= alpha;
+      bound = bound * std::fabs(alpha) + kF32Unit * std::fabs(s);
+    }
+    if (!biasv.empty()) {
+      // The epilogue's f32 add of the bias: one more rounding.
+      double b = biasv[(i * N + j) % biasv.size()];
+      bound += kF32Unit * (std::fabs(s) + std::fabs(b));
+      s += b;
+    }
+    // An error in the activation's argument carries through its slope.
+    double y = activation(act, s);
+    e.value[i * N + j] = y;
+    e.bound[i * N + j] = activationSlope(act, s) * bound + activationBound(act, s, y);
+  };
+  const int64_t aStep = ta ? M : 1, bStep = tb ? 1 : N;
+  auto aRow = [&](int64_t i) { return av.data() + (ta ? i : i * K); };
+  auto bCol = [&](int64_t j) { return bv.data() + (tb ? j * K : j); };
+  if (!fp8Sums) {
+    // Without fp8 chunks an element needs only its sum and its sum of
+    // |products|, each accumulated in k order as below; four elements of a
+    // row at a time give the CPU four independent chains (the same bits).
+    std::vector<int64_t> cols;
+    cols.reserve(N);
+    for (int64_t i = 0; i < M; ++i) {
+      cols.clear();
+      for (int64_t j = 0; j < N; ++j)
+        if (needed(0, i * N + j))
+          cols.push_back(j);
+      const double *a = aRow(i);
+      size_t c = 0;
+      for (; c + 4 <= cols.size(); c += 4) {
+        const double *b0 = bCol(cols[c]), *b1 = bCol(cols[c + 1]), *b2 = bCol(cols[c + 2]),
+                     *b3 = bCol(cols[c + 3]);
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0, abs0 = 0, abs1 = 0, abs2 = 0, abs3 = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          double x = a[k * aStep];
+          int64_t kb = k * bStep;
+          double p0 = x * b0[kb], p1 = x * b1[kb], p2 = x * b2[kb], p3 = x * b3[kb];
+          s0 += p0, s1 += p1, s2 += p2, s3 += p3;
+          abs0 += std::fabs(p0), abs1 += std::fabs(p1), abs2 += std::fabs(p2),
+              abs3 += std::fabs(p3);
+        }
+        finish(i, cols[c], s0, abs0, 0);
+        finish(i, cols[c + 1], s1, abs1, 0);
+        finish(i, cols[c + 2], s2, abs2, 0);
+        finish(i, cols[c + 3], s3, abs3, 0);
+      }
+      for (; c < cols.size(); ++c) {
+        const double *b = bCol(cols[c]);
+        double s = 0, abs = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          double xy = a[k * aStep] * b[k * bStep];
+          s += xy;
+          abs += std::fabs(xy);
+        }
+        finish(i, cols[c], s, abs, 0);
+      }
+    }
+    return {std::move(e)};
+  }
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
       if (!needed(0, i * N + j))
         continue;
+      const double *a = aRow(i), *b = bCol(j);
       double s = 0, part = 0, abs = 0, fp8Bound = 0, largest = 0, chunkAbs = 0;
       for (int64_t k = 0; k < K; ++k) {
         if (k % sumBlock == 0)
           part = 0;
-        if (fp8Sums && k % kFp8Chunk == 0) {
+        if (k % kFp8Chunk == 0) {
           largest = std::fabs(part);
           chunkAbs = std::fabs(part);
         }
-        double x = av[ta ? k * M + i : i * K + k], y = bv[tb ? j * K + k : k * N + j];
-        s += x * y;
-        part += x * y;
-        abs += std::fabs(x * y);
-        largest = std::max(largest, std::fabs(x * y));
-        chunkAbs += std::fabs(x * y);
-        if (fp8Sums && (k % kFp8Chunk == kFp8Chunk - 1 || k == K - 1))
+        double xy = a[k * aStep] * b[k * bStep];
+        s += xy;
+        part += xy;
+        abs += std::fabs(xy);
+        largest = std::max(largest, std::fabs(xy));
+        chunkAbs += std::fabs(xy);
+        if (k % kFp8Chunk == kFp8Chunk - 1 || k == K - 1)
           fp8Bound += 0x1p-13 * (static_cast<double>(kFp8Chunk + 1) * largest + chunkAbs);
       }
-      double bound = fp8Sums ? fp8Bound + accUnit * abs : accUnit * abs;
-      if (p.numbers.count("alpha")) {
-        // The epilogue's f32 multiply by alpha: one more rounding.
-        s *= alpha;
-        bound = bound * std::fabs(alpha) + kF32Unit * std::fabs(s);
-      }
-      if (!biasv.empty()) {
-        // The epilogue's f32 add of the bias: one more rounding.
-        double b = biasv[(i * N + j) % biasv.size()];
-        bound += kF32Unit * (std::fabs(s) + std::fabs(b));
-        s += b;
-      }
-      // An error in the activation's argument carries through its slope.
-      double y = activation(act, s);
-      e.value[i * N + j] = y;
-      e.bound[i * N + j] = activationSlope(act, s) * bound + activationBound(act, s, y);
+      finish(i, j, s, abs, fp8Bound);
     }
   return {std::move(e)};
 }
