@@ -200,6 +200,9 @@ public:
   bool gatherBits(const Region &r, ThreadRange threads, std::vector<uint64_t> &out);
   // `bits` holds one value per element, or one value for all of them.
   bool scatterBits(const Region &r, ThreadRange threads, std::span<const uint64_t> bits);
+  // The tensor-memory cells of a region's elements (`flats`), or null when
+  // one is not allocated or outside its allocation (tmemIndex reports it).
+  const int64_t *tmemCells(const Region &r, const std::vector<int64_t> &flats);
   void countAccess(const Region &r, bool write);
   // A register tile's region as `threads` hold it: for each element its first
   // owner's register (read) and every owner's register (written), or
@@ -305,6 +308,11 @@ public:
   // Whether accesses must take the per-element paths, which call raceAccess
   // (race detection, or the uninitialised-read check).
   bool traced() const { return race_ || options_.checkUninitialized || deviceTraced_; }
+  // Whether every access, global and register ones included, must be seen
+  // one by one (race detection). The uninitialised-read check alone sees
+  // only shared and tensor memory: the whole-region paths (RegionAccess.cpp)
+  // keep its record themselves, and the fused stores touch neither.
+  bool everyAccessTraced() const { return race_ || deviceTraced_; }
   // The uninitialised-read check of one shared (bytes [address, address +
   // units)) or tensor-memory (cell `address`) access of this CTA's memory by
   // the agent `agent()` names (RaceHooks.cpp; called only for a report).

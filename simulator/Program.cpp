@@ -40,8 +40,8 @@ int64_t BufferPlan::regOf(int64_t flat, int64_t thread) const {
 int64_t Program::hostBytes() const {
   int64_t bytes = 0;
   for (const BufferPlan &b : buffers)
-    bytes +=
-        static_cast<int64_t>(b.ownerStart.size() * 4 + b.owners.size() * 8 + b.byteOf.size() * 8);
+    bytes += static_cast<int64_t>(b.ownerStart.size() * 4 + b.owners.size() * 8 +
+                                  b.byteOf.size() * 8 + b.tmemCellOf.size() * 8);
   return bytes;
 }
 
@@ -371,8 +371,20 @@ private:
     case MemScope::Global:
       diag_.error(b.loc, "global buffers are kernel parameters; a body cannot declare one");
       return;
-    case MemScope::Tmem:
-      break; // allocated by tcgen05.alloc at run time
+    case MemScope::Tmem: // allocated by tcgen05.alloc at run time
+      if (plan.layout) {
+        std::vector<std::pair<int32_t, int32_t>> cells(plan.elements);
+        bool fits = true;
+        for (int64_t i = 0; i < plan.elements && fits; ++i) {
+          PhysCoord c = plan.layout->base(i);
+          int64_t lane = c.get(Axis::TLane), col = c.get(Axis::TCol);
+          fits = lane >= 0 && lane < 128 && col >= 0 && col < (int64_t{1} << 30);
+          cells[i] = {static_cast<int32_t>(lane), static_cast<int32_t>(col)};
+        }
+        if (fits) // else tmemIndex computes (and reports) each element
+          plan.tmemCellOf = std::move(cells);
+      }
+      break;
     }
     p_.stmtBuffer[node] = static_cast<int>(p_.buffers.size());
     define(b.name, NameRef{NameRef::Buffer, static_cast<int>(p_.buffers.size())});
