@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace tilescope::sim {
@@ -409,6 +410,27 @@ private:
     std::vector<std::array<int64_t, 6>> coords(p_.threads);
     for (int64_t t = 0; t < p_.threads; ++t)
       coords[t] = threadCoords(t);
+    // The threads an owner names: those whose coordinates equal the owner's
+    // on the thread axes it has. Indexed by those coordinates, one index per
+    // set of axes, built when an owner first names that set.
+    using Key = std::array<int64_t, 6>;
+    std::map<uint32_t, std::map<Key, std::vector<int32_t>>> byAxes;
+    auto threadsOf = [&](const PhysCoord &c) -> const std::vector<int32_t> * {
+      uint32_t axes = c.axes & 0x3Fu;
+      auto [index, fresh] = byAxes.try_emplace(axes);
+      auto project = [&](const auto &value) {
+        Key k{};
+        for (int a = 0; a < 6; ++a)
+          if (axes & (1u << a))
+            k[a] = value[a];
+        return k;
+      };
+      if (fresh)
+        for (int64_t t = 0; t < p_.threads; ++t)
+          index->second[project(coords[t])].push_back(static_cast<int32_t>(t));
+      auto it = index->second.find(project(c.value));
+      return it == index->second.end() ? nullptr : &it->second;
+    };
     int64_t maxM = -1;
     plan.ownerStart.assign(plan.elements + 1, 0);
     std::vector<std::pair<int32_t, int32_t>> one;
@@ -417,14 +439,9 @@ private:
       plan.layout->forEachOwner(i, [&](const PhysCoord &c) {
         int64_t m = c.has(Axis::m) ? c.get(Axis::m) : 0;
         maxM = std::max(maxM, m);
-        for (int64_t t = 0; t < p_.threads; ++t) {
-          bool match = true;
-          for (int a = 0; a < 6 && match; ++a)
-            if (c.has(static_cast<Axis>(a)) && c.value[a] != coords[t][a])
-              match = false;
-          if (match)
-            one.emplace_back(static_cast<int32_t>(t), static_cast<int32_t>(m));
-        }
+        if (const std::vector<int32_t> *threads = threadsOf(c))
+          for (int32_t t : *threads)
+            one.emplace_back(t, static_cast<int32_t>(m));
       });
       std::sort(one.begin(), one.end());
       one.erase(std::unique(one.begin(), one.end()), one.end());
