@@ -151,6 +151,12 @@ public:
   CtaExecutor(const Program &program, std::vector<HostTensor> &tensors,
               const EngineOptions &options, RunStats &stats, std::array<int64_t, 3> ctaId,
               std::mt19937_64 &rng);
+  // Hands its memory's storage to the next CTA of this thread (start()
+  // refills it), so that CTAs run one after another do not each take fresh
+  // pages from the system.
+  ~CtaExecutor();
+  CtaExecutor(const CtaExecutor &) = delete;
+  CtaExecutor &operator=(const CtaExecutor &) = delete;
 
   // Runs the CTA to its end; a failure otherwise.
   std::optional<Failure> run();
@@ -313,6 +319,8 @@ public:
   // only shared and tensor memory: the whole-region paths (RegionAccess.cpp)
   // keep its record themselves, and the fused stores touch neither.
   bool everyAccessTraced() const { return race_ || deviceTraced_; }
+  // Takes the storage the last CTA of this thread left (see ~CtaExecutor).
+  void takeSpareStorage();
   // The uninitialised-read check of one shared (bytes [address, address +
   // units)) or tensor-memory (cell `address`) access of this CTA's memory by
   // the agent `agent()` names (RaceHooks.cpp; called only for a report).

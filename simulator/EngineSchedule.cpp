@@ -179,6 +179,8 @@ std::optional<Failure> CtaExecutor::run() {
 }
 
 std::optional<Failure> CtaExecutor::start() {
+  if (shared_.capacity() == 0 && regs_.capacity() == 0)
+    takeSpareStorage();
   // Poisoned (Poison.h): a read before a write sees garbage, not zeros.
   {
     // Random draws one word per 8 bytes of shared memory, per register and
