@@ -30,12 +30,13 @@ work takes the cores, 2 jobs obtain fewer than 2 and the wall-clock speedup
 is bounded by that, not by the batch path. `--repeat R` runs the pair
 (1 job, N jobs) R times, alternating, and prints each pair's speedup.
 
-`--jobs` takes a comma-separated list (`--jobs 2,16`): each pair runs 1 job
+`--write-only` writes the batch file (WORK/mutants.jsonl) and stops; the
+first N mutants of any --count are the same. `--jobs` takes a comma-separated list (`--jobs 2,16`): each pair runs 1 job
 and then each N. `--json FILE` writes every run's figures (wall, CPU, peak
 worker memory, load, verdicts) and the speedups as one JSON object.
 
 usage: reward_batch.py TILESCOPE [--count 1000] [--jobs 2[,N...]] [--work DIR] [--repeat 1]
-                       [--json FILE]
+                       [--json FILE] [--write-only]
 """
 import argparse
 import json
@@ -160,6 +161,7 @@ def main():
     ap.add_argument("--work", default="/tmp/reward-batch-bench")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--json")
+    ap.add_argument("--write-only", action="store_true")
     args = ap.parse_args()
     jobs_list = [int(j) for j in args.jobs.split(",")]
     os.makedirs(args.work, exist_ok=True)
@@ -171,6 +173,9 @@ def main():
             name = rng.choice(sorted(KERNELS))
             f.write(json.dumps({"id": n, "source": mutate(sources[name], rng),
                                 "problem": KERNELS[name], "seed": n + 1}) + "\n")
+    if args.write_only:
+        print(batch)
+        return 0
     speedups, runs = [], []
 
     def save():
