@@ -19,7 +19,9 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <cmath>
+#include <cstring>
 
 namespace tilescope::sim {
 
@@ -238,6 +240,19 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
     // Without fp8 chunks an element needs only its sum and its sum of
     // |products|, each accumulated in k order as below; four elements of a
     // row at a time give the CPU four independent chains (the same bits).
+    // A row whose every element is compared runs eight columns at a time in
+    // pairs (SSE2's two doubles: the same products and sums, lane by lane),
+    // from B laid out k-major.
+    using Pair = double __attribute__((vector_size(16)));
+    using Bits = int64_t __attribute__((vector_size(16)));
+    std::vector<double> bk;
+    if (N >= 8) {
+      bk.resize(K * N);
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t j = 0; j < N; ++j)
+          bk[k * N + j] = bCol(j)[k * bStep];
+    }
+    const Bits noSign = {INT64_MAX, INT64_MAX}; // |x|: the sign bit cleared
     std::vector<int64_t> cols;
     cols.reserve(N);
     for (int64_t i = 0; i < M; ++i) {
@@ -249,6 +264,25 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
         continue;
       const double *a = aRow(i);
       size_t c = 0;
+      if (!bk.empty() && static_cast<int64_t>(cols.size()) == N)
+        for (; c + 8 <= cols.size(); c += 8) {
+          Pair s[4] = {}, abs[4] = {};
+          const double *b = bk.data() + c;
+          for (int64_t k = 0; k < K; ++k, b += N) {
+            double x = a[k * aStep];
+            Pair xx = {x, x};
+            for (int h = 0; h < 4; ++h) {
+              Pair bb;
+              std::memcpy(&bb, b + 2 * h, sizeof bb);
+              Pair p = xx * bb;
+              s[h] += p;
+              abs[h] += std::bit_cast<Pair>(std::bit_cast<Bits>(p) & noSign);
+            }
+          }
+          for (int h = 0; h < 4; ++h)
+            for (int l = 0; l < 2; ++l)
+              finish(i, cols[c + 2 * h + l], s[h][l], abs[h][l], 0);
+        }
       for (; c + 4 <= cols.size(); c += 4) {
         const double *b0 = bCol(cols[c]), *b1 = bCol(cols[c + 1]), *b2 = bCol(cols[c + 2]),
                      *b3 = bCol(cols[c + 3]);
