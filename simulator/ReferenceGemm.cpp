@@ -240,9 +240,10 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
     // Without fp8 chunks an element needs only its sum and its sum of
     // |products|, each accumulated in k order as below; four elements of a
     // row at a time give the CPU four independent chains (the same bits).
-    // A row whose every element is compared runs eight columns at a time in
+    // Rows whose every element is compared run eight columns at a time in
     // pairs (SSE2's two doubles: the same products and sums, lane by lane),
-    // from B laid out k-major.
+    // from B laid out k-major, column block by column block (a block of B
+    // stays in cache while the rows pass).
     using Pair = double __attribute__((vector_size(16)));
     using Bits = int64_t __attribute__((vector_size(16)));
     std::vector<double> bk;
@@ -253,7 +254,8 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
           bk[k * N + j] = bCol(j)[k * bStep];
     }
     const Bits noSign = {INT64_MAX, INT64_MAX}; // |x|: the sign bit cleared
-    std::vector<int64_t> cols;
+    std::vector<int64_t> cols, full;
+    std::vector<double> fullA; // the rows of `full`, K values each
     cols.reserve(N);
     for (int64_t i = 0; i < M; ++i) {
       cols.clear();
@@ -264,25 +266,12 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
         continue;
       const double *a = aRow(i);
       size_t c = 0;
-      if (!bk.empty() && static_cast<int64_t>(cols.size()) == N)
-        for (; c + 8 <= cols.size(); c += 8) {
-          Pair s[4] = {}, abs[4] = {};
-          const double *b = bk.data() + c;
-          for (int64_t k = 0; k < K; ++k, b += N) {
-            double x = a[k * aStep];
-            Pair xx = {x, x};
-            for (int h = 0; h < 4; ++h) {
-              Pair bb;
-              std::memcpy(&bb, b + 2 * h, sizeof bb);
-              Pair p = xx * bb;
-              s[h] += p;
-              abs[h] += std::bit_cast<Pair>(std::bit_cast<Bits>(p) & noSign);
-            }
-          }
-          for (int h = 0; h < 4; ++h)
-            for (int l = 0; l < 2; ++l)
-              finish(i, cols[c + 2 * h + l], s[h][l], abs[h][l], 0);
-        }
+      if (!bk.empty() && static_cast<int64_t>(cols.size()) == N) {
+        full.push_back(i);
+        for (int64_t k = 0; k < K; ++k)
+          fullA.push_back(a[k * aStep]);
+        c = static_cast<size_t>(N / 8 * 8); // the blocks run below
+      }
       for (; c + 4 <= cols.size(); c += 4) {
         const double *b0 = bCol(cols[c]), *b1 = bCol(cols[c + 1]), *b2 = bCol(cols[c + 2]),
                      *b3 = bCol(cols[c + 3]);
@@ -311,6 +300,25 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
         finish(i, cols[c], s, abs, 0);
       }
     }
+    for (int64_t c = 0; c + 8 <= N && !full.empty(); c += 8)
+      for (size_t r = 0; r < full.size(); ++r) {
+        const double *a = fullA.data() + r * K;
+        Pair s[4] = {}, abs[4] = {};
+        const double *b = bk.data() + c;
+        for (int64_t k = 0; k < K; ++k, b += N) {
+          Pair xx = {a[k], a[k]};
+          for (int h = 0; h < 4; ++h) {
+            Pair bb;
+            std::memcpy(&bb, b + 2 * h, sizeof bb);
+            Pair p = xx * bb;
+            s[h] += p;
+            abs[h] += std::bit_cast<Pair>(std::bit_cast<Bits>(p) & noSign);
+          }
+        }
+        for (int h = 0; h < 4; ++h)
+          for (int l = 0; l < 2; ++l)
+            finish(full[r], c + 2 * h + l, s[h][l], abs[h][l], 0);
+      }
     return {std::move(e)};
   }
   for (int64_t i = 0; i < M; ++i) {
