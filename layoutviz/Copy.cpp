@@ -440,6 +440,14 @@ json::Value evaluateCopy(const CopyRequest &request) {
   doc["warps"] = maxThread / 32 + 1;
   doc["vector"] = vector;
   doc["bytes"] = vector * bits / 8;
+  // PTX's names of the registers (d0.., a0.., d1.hi) and each element's
+  // bank in the tile (its first byte), so the page names and marks what the
+  // engine computed.
+  doc["registers"] = registerNaming(specs[fromRegs ? 0 : 1]->preset, bits);
+  std::vector<int64_t> bank(size);
+  for (int64_t f = 0; f < size; ++f)
+    bank[f] = bankOf(mem[f], *dtype).bank;
+  doc["bank"] = ints(bank);
   doc["thread"] = ints(thread);
   doc["register"] = ints(reg);
   doc["slot"] = ints(mem);

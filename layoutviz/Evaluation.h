@@ -68,6 +68,12 @@ std::string packEvaluation(const llvm::json::Value &document, const PackedArrays
 // others. The `T37` of the page's labels; the copy view's threads.
 int64_t threadWeight(Axis a);
 
+// How PTX names the register slots `m` of a preset's fragment:
+// `{prefix, parts}` — `d` and 1 for the wgmma accumulator (d124), a/b/c for
+// mma.sync, `d` and 2 for bf16 ldmatrix (d1.hi), `r` otherwise. The page's
+// labels and the copy view's register columns.
+llvm::json::Object registerNaming(const std::string &preset, int bits);
+
 // The request read back from a document's "request" field (for tests).
 VizRequest requestFromJson(const llvm::json::Object &object);
 

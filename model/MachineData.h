@@ -15,7 +15,7 @@ struct BundledMachine {
 
 const std::vector<BundledMachine> &bundledMachines();
 
-// The tuning tables of model/tables/ (model/EmbedTables.cmake).
+// The tuning tables of model/tables/ (embedded by cmake/TilescopeEmbed.cmake).
 struct BundledTable {
   std::string_view file; // "gemm_bf16_sm90_family.h100.json"
   std::string_view text;

@@ -6,9 +6,14 @@
 //       the live page on http://127.0.0.1:P/, evaluating edits in C++
 //   tilescope viz LAYOUT --shape ... --json
 //       the evaluation document itself
+//   tilescope viz FROM --copy-to TO [--inst tma] [--warp 0] [--global G] [--json]
+//       the page's copy view as text (or its JSON document): one warp's
+//       requests and phases, costed by the one bank model, and the shared
+//       tile's legality for the instruction
 //
 // Exit status: 0 written and legal, 1 written but the layout has legality
 // findings (the page shows their witnesses), 2 input or usage error.
+#include "layoutviz/Copy.h"
 #include "layoutviz/Evaluation.h"
 #include "layoutviz/Page.h"
 #include "layoutviz/Server.h"
@@ -39,13 +44,31 @@ cl::opt<std::string> targetOpt("target", cl::desc("sm_80, sm_90a or sm_100a (def
                                cl::init("sm_90a"), cl::sub(vizCommand));
 cl::opt<std::string> scopeOpt("scope", cl::desc("auto, reg, shared, tmem or global"),
                               cl::init("auto"), cl::sub(vizCommand));
-cl::opt<int> threadsOpt("threads", cl::desc("Threads per CTA (default 128)"), cl::init(128),
-                        cl::sub(vizCommand));
-cl::opt<int> devicesOpt("devices", cl::desc("Extent of the pid axis (default 1)"), cl::init(1),
-                        cl::sub(vizCommand));
-cl::opt<long> allocOpt("alloc",
-                       cl::desc("Slots of the allocation on m (default: the shape's elements)"),
-                       cl::init(0), cl::sub(vizCommand));
+// The integer options are read as text and parsed by the engine
+// (viz::parseIntegerField), so the command line and the page's fields give
+// the same messages: `expected an integer, not 'abc'`, `threads per CTA must
+// be in [1, 1024], not -5`.
+cl::opt<std::string> threadsOpt("threads", cl::desc("Threads per CTA (default 128)"),
+                                cl::init("128"), cl::sub(vizCommand));
+cl::opt<std::string> devicesOpt("devices", cl::desc("Extent of the pid axis (default 1)"),
+                                cl::init("1"), cl::sub(vizCommand));
+cl::opt<std::string>
+    allocOpt("alloc", cl::desc("Slots of the allocation on m (default: the shape's elements)"),
+             cl::init("0"), cl::sub(vizCommand));
+cl::opt<std::string> copyToOpt("copy-to",
+                               cl::desc("The copy view: LAYOUT is copied to this layout (one side "
+                                        "a register fragment, the other a shared tile)"),
+                               cl::value_desc("layout"), cl::init(""), cl::sub(vizCommand));
+cl::opt<std::string> instOpt("inst",
+                             cl::desc("With --copy-to: the instruction whose rules the shared "
+                                      "tile must meet (tma, ldmatrix.x4, lds.128, ...)"),
+                             cl::init(""), cl::sub(vizCommand));
+cl::opt<std::string> warpOpt("warp", cl::desc("With --copy-to: the warp shown (default 0)"),
+                             cl::init("0"), cl::sub(vizCommand));
+cl::opt<std::string> globalOpt("global",
+                               cl::desc("With --copy-to: the global tile TMA loads the shared "
+                                        "tile from (or stores it to), e.g. S[(16,16):(4096,1)]"),
+                               cl::init(""), cl::sub(vizCommand));
 cl::opt<std::string> outputOpt("o", cl::desc("Write a self-contained HTML page"),
                                cl::value_desc("page.html"), cl::init(""), cl::sub(vizCommand));
 cl::opt<bool> jsonOpt("json", cl::desc("Print the evaluation document as JSON"),
@@ -65,11 +88,11 @@ std::pair<std::string, std::string> sourceOf(std::string_view kind, const viz::V
   if (kind == "scope")
     return {"<scope>", r.scope};
   if (kind == "threads")
-    return {"<threads>", std::to_string(r.threads)};
+    return {"<threads>", r.threadsText.value_or(std::to_string(r.threads))};
   if (kind == "devices")
-    return {"<devices>", std::to_string(r.devices)};
+    return {"<devices>", r.devicesText.value_or(std::to_string(r.devices))};
   if (kind == "alloc")
-    return {"<alloc>", std::to_string(r.alloc)};
+    return {"<alloc>", r.allocText.value_or(std::to_string(r.alloc))};
   return {"<layout>", r.layout};
 }
 
@@ -98,16 +121,119 @@ void printDiagnostic(const json::Object &d, const viz::VizRequest &r) {
                << std::string(static_cast<size_t>(std::max<int64_t>(column - 1, 0)), ' ') << "^\n";
 }
 
+// `--copy-to`: the copy view's document (layoutviz/Copy.h) as text, the
+// numbers the page shows. Exit 0 legal and conflict-free, 1 findings
+// (instruction rules, bank conflicts), 2 input error.
+int runCopyView() {
+  viz::CopyRequest request;
+  request.from = layoutArg;
+  request.to = copyToOpt;
+  request.shape = shapeOpt;
+  request.dtype = dtypeOpt;
+  request.target = targetOpt;
+  request.inst = instOpt;
+  request.warp = warpOpt;
+  request.global = globalOpt;
+  json::Value document = viz::evaluateCopy(request);
+  const json::Object &doc = *document.getAsObject();
+  if (!doc.getBoolean("ok").getValueOr(false)) {
+    for (const json::Value &d : *doc.getArray("diagnostics")) {
+      const json::Object &o = *d.getAsObject();
+      std::string kind = o.getString("kind").getValueOr("").str();
+      std::string text = kind == "from"     ? request.from
+                         : kind == "to"     ? request.to
+                         : kind == "global" ? request.global
+                                            : "";
+      llvm::errs() << "<" << kind << ">:" << o.getInteger("line").getValueOr(1) << ":"
+                   << o.getInteger("column").getValueOr(1)
+                   << ": error: " << o.getString("message").getValueOr("") << "\n";
+      if (!text.empty())
+        llvm::errs() << text << "\n"
+                     << std::string(std::max<int64_t>(o.getInteger("column").getValueOr(1) - 1, 0),
+                                    ' ')
+                     << "^\n";
+    }
+    return kInputError;
+  }
+  bool legal = doc.getBoolean("legal").getValueOr(false);
+  if (jsonOpt) {
+    llvm::outs() << llvm::formatv("{0:2}", document) << "\n";
+    return legal ? kClean : kFindings;
+  }
+  auto integer = [](const json::Object &o, llvm::StringRef key) {
+    return o.getInteger(key).getValueOr(-1);
+  };
+  const json::Array &requests = *doc.getArray("requests");
+  llvm::outs() << (doc.getBoolean("registersFrom").getValueOr(false) ? "registers -> shared"
+                                                                     : "shared -> registers")
+               << ", warp " << integer(doc, "warp") << ": " << integer(doc, "wavefronts")
+               << " wavefronts (ideal " << integer(doc, "ideal") << "), " << requests.size()
+               << " request" << (requests.size() == 1 ? "" : "s") << " of " << integer(doc, "bytes")
+               << "-byte accesses\n";
+  for (size_t r = 0; r < requests.size(); ++r) {
+    const json::Object &req = *requests[r].getAsObject();
+    llvm::outs() << "  request " << r << ":";
+    for (const json::Value &p : *req.getArray("phases")) {
+      const json::Object &phase = *p.getAsObject();
+      const json::Array &threads = *phase.getArray("threads");
+      int64_t worst = 0;
+      for (const json::Value &w : *phase.getArray("words"))
+        worst = std::max<int64_t>(worst, w.getAsInteger().getValueOr(0));
+      llvm::outs() << " [T" << threads.front().getAsInteger().getValueOr(0) << "-"
+                   << threads.back().getAsInteger().getValueOr(0) << ": "
+                   << integer(phase, "wavefronts")
+                   << (worst > 1 ? ", " + std::to_string(worst) + "-way" : "") << "]";
+    }
+    llvm::outs() << "\n";
+  }
+  if (const json::Object *g = doc.getObject("global"))
+    llvm::outs() << "global: " << integer(*g, "sectors") << " sectors of 32 B (ideal "
+                 << integer(*g, "idealSectors") << ")"
+                 << (g->getBoolean("legal").getValueOr(false) ? ", TMA can move this box" : "")
+                 << "\n";
+  std::vector<const json::Array *> findings = {doc.getArray("legality")};
+  if (const json::Object *g = doc.getObject("global"))
+    findings.push_back(g->getArray("legality"));
+  bool any = false;
+  for (const json::Array *list : findings) {
+    if (!list)
+      continue;
+    for (const json::Value &d : *list) {
+      const json::Object &o = *d.getAsObject();
+      // The kind, unless the message already starts with it ("tma: ...").
+      llvm::StringRef kind = o.getString("kind").getValueOr("");
+      llvm::StringRef message = o.getString("message").getValueOr("");
+      llvm::errs() << "<copy>:1:1: error: "
+                   << (message.startswith(kind.str() + ":") ? "" : kind.str() + ": ") << message
+                   << "\n";
+      any = true;
+    }
+  }
+  return any ? kFindings : kClean;
+}
+
 int runViz() {
+  if (!copyToOpt.empty()) {
+    if (serveOpt || !outputOpt.empty()) {
+      llvm::errs() << "tilescope viz: error: --copy-to prints the copy view; it cannot be "
+                      "combined with --serve or -o\n";
+      return kInputError;
+    }
+    if (layoutArg.empty()) {
+      llvm::errs() << "tilescope viz: error: give the LAYOUT the copy starts from\n";
+      return kInputError;
+    }
+    return runCopyView();
+  }
   viz::VizRequest request;
   request.layout = layoutArg;
   request.shape = shapeOpt;
   request.dtype = dtypeOpt;
   request.target = targetOpt;
   request.scope = scopeOpt;
-  request.threads = threadsOpt;
-  request.devices = devicesOpt;
-  request.alloc = allocOpt;
+  request.threadsText = threadsOpt.getValue();
+  request.devicesText = devicesOpt.getValue();
+  request.allocText = allocOpt.getValue();
 
   if (serveOpt) {
     if (!outputOpt.empty() || jsonOpt) {
@@ -125,7 +251,7 @@ int runViz() {
       if (!request.dtype.empty())
         view += "&dtype=" + viz::urlEncode(request.dtype);
       view += "&target=" + viz::urlEncode(request.target) +
-              "&threads=" + std::to_string(request.threads);
+              "&threads=" + viz::urlEncode(*request.threadsText);
     }
     return viz::serve("127.0.0.1", portOpt, view, llvm::outs());
   }

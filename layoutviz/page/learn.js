@@ -26,18 +26,48 @@
     'global-ldmatrix-pitch': { from: 'swizzle(32B, bf16, S[(16,16):(16,1)])', to: 'mma_m16n8k16_a()', shape: '', dtype: 'bf16', inst: 'ldmatrix.x4', global: 'S[(16,16):(4100,1)]' },
     'wgmma-tma-global': { from: 'wgmma_acc(64, 32)', to: 'swizzle(128B, f32, S[(64,32):(32,1)])', shape: '', dtype: 'f32', inst: 'tma', global: 'S[(64,32):(8192,1)]' },
   };
+  // The copy view's fields and the URL keys that hold them (viz.js DEFAULTS).
+  const COPY_KEYS = { from: 'cfrom', to: 'cto', shape: 'cshape', dtype: 'cdtype', inst: 'cinst', warp: 'cwarp', global: 'cglobal' };
   function copyParams() {
     return { from: $('copy-from').value, to: $('copy-to').value, shape: $('copy-shape').value, dtype: $('copy-dtype').value,
       inst: $('copy-inst').value, warp: $('copy-warp').value || '0', target: 'sm_90a', global: $('copy-global').value.trim() };
   }
+  // The copy shown goes into the URL, so a link opens it (and a link without
+  // it clears it).
+  function saveCopyState() {
+    const p = copyParams();
+    for (const [field, key] of Object.entries(COPY_KEYS)) viz.state[key] = p[field];
+    viz.state.ct = $('copy-thread').value || '0';
+    viz.writeHash();
+  }
   function runCopy() {
     if (!live) { $('copy-summary').textContent = needServer; return Promise.resolve(); }
+    saveCopyState();
     document.body.dataset.copying = '1';
     return api('api/copy', copyParams()).then((d) => {
       copy.doc = d; copy.request = 0; copy.phase = 0;
       drawCopy();
       delete document.body.dataset.copying;
     });
+  }
+  // A link (or the page's first URL) sets the copy view: its fields from the
+  // URL keys, defaults for the keys not given; no cfrom: no copy shown.
+  function copyFromState() {
+    const st = viz.state, want = {};
+    for (const [field, key] of Object.entries(COPY_KEYS)) want[field] = st[key];
+    const shown = copy.doc && copy.doc.request;
+    if (!st.cfrom) {
+      // The fields as the page first shows them (their HTML defaults).
+      for (const field of ['from', 'to', 'shape', 'dtype', 'warp', 'global', 'thread']) $('copy-' + field).value = $('copy-' + field).defaultValue;
+      $('copy-inst').value = ''; $('copy-example').value = '';
+      copy.doc = null; $('copy-views').hidden = true; $('copy-summary').textContent = ''; $('copy-diagnostics').textContent = '';
+      return;
+    }
+    $('copy-thread').value = st.ct;
+    if (shown && Object.keys(COPY_KEYS).every((f) => String(shown[f] === undefined ? '' : shown[f]) === want[f])) { showPhase(); return; }
+    for (const [field, value] of Object.entries(want)) $('copy-' + field).value = value;
+    $('copy-example').value = '';
+    runCopy();
   }
   function drawCopy() {
     const d = copy.doc, box = $('copy-summary');
@@ -71,7 +101,7 @@
     const coord = (f) => { const idx = []; let rest = f; for (let k = d.shape.length - 1; k >= 0; --k) { idx[k] = rest % d.shape[k]; rest = Math.floor(rest / d.shape[k]); } return idx.join(','); };
     copy.coord = coord;
     copyViews.regs.setGrid({ rows: 32, cols: regCols, aspect: 0.6, classes: regCells, left: 40,
-      label: (c) => (regElem[c] >= 0 ? coord(regElem[c]) : ''), rowTick: (i) => 'T' + (32 * d.warp + i), colTick: (j) => 'r' + j,
+      label: (c) => (regElem[c] >= 0 ? coord(regElem[c]) : ''), rowTick: (i) => 'T' + (32 * d.warp + i), colTick: (j) => viz.registerName(j, d.registers),
       rowWeight: (i) => (i % 8 === 0 ? 1 : 0), ariaLabel: 'the warp\'s registers' });
     copyViews.tile.setGrid({ rows: maxLine + 1, cols: perLine, aspect: Math.min(2, Math.max(0.5, bits / 16)), classes: tileCells,
       label: (c) => (tileElem[c] >= 0 ? coord(tileElem[c]) : ''), rowTick: (i) => String(i),
@@ -130,7 +160,7 @@
     for (const f of d.moved[t % 32] || []) { if (copy.regCell[f] >= 0) regMarks.set(copy.regCell[f], 'lit'); tileMarks.set(copy.tileCell[f], 'lit'); }
     for (let f = 0; f < d.thread.length; ++f) if (d.thread[f] === 32 * d.warp + (t % 32) && copy.regCell[f] >= 0) regMarks.set(copy.regCell[f], 'lit');
     phase.accesses.forEach((list) => list.forEach((f) => {
-      const word = Math.floor(d.slot[f] * d.bits / 32), kind = conflict.has(word % 32) ? 'conflict' : 'access';
+      const kind = conflict.has(d.bank[f]) ? 'conflict' : 'access';
       tileMarks.set(copy.tileCell[f], kind);
       if (copy.regCell[f] >= 0) regMarks.set(copy.regCell[f], kind);
     }));
@@ -251,6 +281,20 @@
       check: async (a, v) => { const d = await evalView(Object.assign({}, v, { layout: a, alloc: '0' })); const b = d.bankAccess; return !!b && b.wavefronts === b.ideal; } },
     { id: '6.1', view: { layout: 'tmem_m64(64)', shape: '', target: 'sm_100a' }, question: 'How many of the 128 TMEM lanes does the M=64 accumulator use?',
       check: async (a, v) => { const d = await evalView(v); const k = d.axes.indexOf('TLane'), s = new Set(); for (let f = 0; f < d.size; ++f) s.add(ownersAt(d, f)[k]); return number(a) === s.size; } },
+    { id: '6.2', view: { layout: 'tcgen05_32x32b(16)', shape: '', target: 'sm_100a', sel: 'o:wid_in_wg 2' }, question: 'Which TMEM lanes (logical rows) can warp 2 of the warpgroup load? Give the range, e.g. "0-31".',
+      check: async (a, v) => {
+        const d = await evalView(v), w = d.axes.indexOf('wid_in_wg'), cols = d.shape[d.shape.length - 1], rows = [];
+        for (let f = 0; f < d.size; ++f) if (ownersAt(d, f)[w] === 2) rows.push(Math.floor(f / cols));
+        const m = a.match(/^\s*(\d+)\s*(?:-|–|…|\.\.|to)\s*(\d+)\s*$/);
+        const want = new Set(rows);
+        return !!m && w >= 0 && want.size === +m[2] - +m[1] + 1 && [...want].every((r) => r >= +m[1] && r <= +m[2]);
+      } },
+    { id: '7.1', view: { layout: 'S[(4,16):(1@pid,1@m)]', shape: '4,16', devices: '4' }, question: 'Set Devices to 2: what kind of finding does the verifier report (one word, as the diagnostic names it)?',
+      check: async (a, v) => {
+        const d = await evalView(Object.assign({}, v, { devices: '2' }));
+        const kinds = (d.diagnostics || []).filter((x) => x.severity === 'error').map((x) => x.kind);
+        return kinds.length > 0 && kinds.includes(a.trim().toLowerCase());
+      } },
     { id: '8.1', copy: 'wgmma-rowmajor', question: 'New, data movement: warp 0 stores the wgmma accumulator into the row-major f32 tile with 8-byte stores. How many wavefronts? (Then try the 128B-swizzled tile.)',
       check: async (a) => number(a) === (await api('api/copy', COPY_EXAMPLES['wgmma-rowmajor'])).wavefronts },
     { id: '8.2', copy: 'ldmatrix-plain', question: 'New, data movement: give a shared layout of the 16×16 bf16 tile that ldmatrix.x4 reads without bank conflicts (and that the instruction accepts).',
@@ -298,7 +342,7 @@
 
   // ---------------------------------------------------------------- wiring
   function wire() {
-    copyViews.regs = new GridView($('copy-regs'), { onPick: (cell) => { $('copy-thread').value = String(Math.floor(cell / copyViews.regs.grid.cols)); showPhase(); } });
+    copyViews.regs = new GridView($('copy-regs'), { onPick: (cell) => { $('copy-thread').value = String(Math.floor(cell / copyViews.regs.grid.cols)); viz.state.ct = $('copy-thread').value; viz.writeHash(); showPhase(); } });
     copyViews.tile = new GridView($('copy-tile'), {});
     copyViews.global = new GridView($('copy-global-view'), {});
     algebraViews.before = new GridView($('algebra-before'), {});
@@ -309,7 +353,8 @@
     $('copy-phase').addEventListener('change', (e) => { copy.phase = +e.target.value; showPhase(); });
     $('copy-next').addEventListener('click', () => stepPhase(1));
     $('copy-prev').addEventListener('click', () => stepPhase(-1));
-    $('copy-thread').addEventListener('input', showPhase);
+    $('copy-thread').addEventListener('input', () => { if (copy.doc) { viz.state.ct = $('copy-thread').value || '0'; viz.writeHash(); } showPhase(); });
+    document.addEventListener('tilescope:state', copyFromState);
     $('algebra-run').addEventListener('click', runAlgebra);
     $('exercise-select').innerHTML = EXERCISES.map((e, i) => '<option value="' + i + '">' + e.id + ' — ' + esc(e.question.slice(0, 60)) + (e.question.length > 60 ? '…' : '') + '</option>').join('');
     $('exercise-select').addEventListener('change', showExercise);
@@ -319,6 +364,8 @@
     showExercise();
   }
   wire();
+  if (viz.state.cfrom) copyFromState();
   viz.copy = copy;
+  viz.copyViews = copyViews;
   viz.exercises = EXERCISES;
 })();

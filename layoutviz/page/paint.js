@@ -10,11 +10,14 @@
   'use strict';
 
   // Okabe & Ito's colour-blind-safe palette (black replaced by grey so labels
-  // stay readable). Each class also has a pattern, class % 4, chosen so that
-  // classes of similar grey level never share one: greyscale prints stay
-  // readable.
+  // stay readable). Each class also has a pattern (PATTERN_OF), chosen so
+  // that two classes share a pattern only when their grey levels differ by at
+  // least 42 of 255 under both the Rec. 601 and the Rec. 709 luma (a
+  // greyscale print, CSS grayscale()): greyscale stays readable. (class % 4
+  // gave the green and the pink, 121 and 142 in Rec. 709, the same dots.)
   const PALETTE = ['#E69F00', '#56B4E9', '#009E73', '#F0E442', '#0072B2', '#D55E00', '#CC79A7', '#999999'];
   const PATTERNS = ['solid', 'diagonal', 'dots', 'bars'];
+  const PATTERN_OF = [0, 1, 1, 2, 3, 0, 2, 3];
   const EMPTY = '#eef0f4';
   const rgb = (hex) => [1, 3, 5].map((k) => parseInt(hex.slice(k, k + 2), 16));
   const PACKED = PALETTE.map((hex) => { const [r, g, b] = rgb(hex); return (255 << 24) | (b << 16) | (g << 8) | r; });
@@ -138,7 +141,7 @@
         for (let i = r0; i < r1; ++i)
           for (let j = c0; j < c1; ++j) {
             const c = g.classes[i * g.cols + j];
-            if (c > 0 && c % 4) drawPattern(ctx, PATTERNS[c % 4], x0 + j * cw, y0 + i * ch, cw, ch);
+            if (c >= 0 && PATTERN_OF[c]) drawPattern(ctx, PATTERNS[PATTERN_OF[c]], x0 + j * cw, y0 + i * ch, cw, ch);
           }
       this.drawBoundaries(ctx, x0, y0, cw, ch, r0, r1, c0, c1);
       // Labels when a cell can hold them.
@@ -389,7 +392,7 @@
             const fill = c < 0 ? EMPTY : PALETTE[c];
             const dim = this.dimmed && !mark && c >= 0 ? ' opacity=".25"' : '';
             parts.push('<rect class="cell' + (mark ? ' ' + mark : '') + '" x="' + X(j) + '" y="' + Y(i) + '" width="' + cw + '" height="' + ch.toFixed(1) + '" fill="' + fill + '"' + dim + '/>');
-            if (c > 0 && c % 4) parts.push('<rect x="' + X(j) + '" y="' + Y(i) + '" width="' + cw + '" height="' + ch.toFixed(1) + '" fill="url(#p-' + PATTERNS[c % 4] + ')" pointer-events="none"/>');
+            if (c >= 0 && PATTERN_OF[c]) parts.push('<rect x="' + X(j) + '" y="' + Y(i) + '" width="' + cw + '" height="' + ch.toFixed(1) + '" fill="url(#p-' + PATTERNS[PATTERN_OF[c]] + ')" pointer-events="none"/>');
             if (label && c >= 0) {
               const text = g.label(cell, 3);
               if (text) parts.push('<text class="lbl" x="' + (ox + left + j * cw + cw / 2).toFixed(1) + '" y="' + (oy + top + i * ch + ch / 2 + 2).toFixed(1) + '" text-anchor="middle">' + esc(String(text).split('\n')[0]) + '</text>');
@@ -413,11 +416,11 @@
     c.width = 22; c.height = 16; c.className = 'swatch';
     const ctx = c.getContext('2d');
     ctx.fillStyle = PALETTE[cls]; ctx.fillRect(0, 0, 22, 16);
-    if (cls % 4) drawPattern(ctx, PATTERNS[cls % 4], 0, 0, 22, 16);
+    if (PATTERN_OF[cls]) drawPattern(ctx, PATTERNS[PATTERN_OF[cls]], 0, 0, 22, 16);
     ctx.strokeStyle = '#6b7385'; ctx.strokeRect(0.5, 0.5, 21, 15);
     c.dataset.cls = cls;
     return c;
   }
 
-  window.TilescopePaint = { GridView, PALETTE, PATTERNS, swatch, esc, SVG_DEFS };
+  window.TilescopePaint = { GridView, PALETTE, PATTERNS, PATTERN_OF, swatch, esc, SVG_DEFS };
 })();

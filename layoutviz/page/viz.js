@@ -11,8 +11,11 @@
   const $ = (id) => document.getElementById(id);
   const live = data.mode === 'server';
   // Every key of the view, with the value a link that does not name it means.
+  // The copy view's keys (cfrom ... ct) are learn.js's: an empty cfrom means
+  // no copy shown.
   const DEFAULTS = { layout: '', shape: '', dtype: '', target: 'sm_90a', threads: '128', devices: '1',
-    alloc: '0', scope: 'auto', sel: '', color: '', acc: 'column', ai: '0', av: '1', ac: '', ph: '' };
+    alloc: '0', scope: 'auto', sel: '', color: '', acc: 'column', ai: '0', av: '1', ac: '', ph: '',
+    cfrom: '', cto: '', cshape: '', cdtype: 'f32', cinst: '', cwarp: '0', cglobal: '', ct: '0' };
   const STATE_KEYS = Object.keys(DEFAULTS);
   const EVAL_KEYS = ['layout', 'shape', 'dtype', 'target', 'threads', 'devices', 'alloc', 'scope', 'acc', 'ai', 'av', 'ac'];
   const state = Object.assign({}, DEFAULTS);
@@ -50,8 +53,8 @@
   function ownerValues(f, r) { const A = model.A, at = (f * model.R + r) * A; return Array.from(model.own.subarray(at, at + A)); }
   const ownerText = (values) => doc.axes.map((a, k) => a + ' ' + values[k]).join(', ');
   // PTX's name of register slot m: d7, a3, d1.lo (ldmatrix halves), r5.
-  function registerName(m) {
-    const reg = doc.registers || { prefix: 'r', parts: 1 };
+  function registerName(m, naming) {
+    const reg = naming || doc.registers || { prefix: 'r', parts: 1 };
     if (reg.parts <= 1) return reg.prefix + m;
     const part = m % reg.parts, q = Math.floor(m / reg.parts);
     return reg.prefix + q + '.' + (reg.parts === 2 ? ['lo', 'hi'][part] : 'b' + part);
@@ -66,7 +69,9 @@
     if (ax.TLane >= 0) parts.push('L' + v[ax.TLane]);
     if (ax.TCol >= 0) parts.push('c' + v[ax.TCol]);
     if (ax.m >= 0) {
-      if (doc.view === 'shared') parts.push('b' + doc.banks[2 * Math.floor(o / model.R) + 1]);
+      // Shared memory: the bank the engine placed it in; global memory has
+      // no banks (doc.banks is absent), so its element offset.
+      if (doc.view === 'shared' && doc.banks) parts.push('b' + doc.banks[2 * Math.floor(o / model.R) + 1]);
       else if (model.hasThreads) parts.push(registerName(v[ax.m]));
       else parts.push('m' + v[ax.m]);
     }
@@ -401,8 +406,8 @@
       const bad = new Set(p.words.map((c, bank) => (c > 1 ? bank : -1)).filter((x) => x >= 0));
       for (const t of p.threads)
         for (const f of b.threads[t] || []) {
-          const word = Math.floor(model.own[f * model.R * model.A + model.ax.m] * doc.bits / 32);
-          const kind = bad.has(word % 32) ? 'conflict' : 'access';
+          // The element's bank as the engine placed it (doc.banks: line, bank).
+          const kind = bad.has(doc.banks[2 * f + 1]) ? 'conflict' : 'access';
           if (!lm.has(f) || kind === 'conflict') lm.set(f, kind);
           const cell = model.place[f * model.R];
           if (!pm.has(cell) || kind === 'conflict') pm.set(cell, kind);
@@ -590,7 +595,9 @@
   function loadPreset(i) {
     const p = data.presets[i];
     if (!p) return;
-    Object.assign(state, DEFAULTS, { layout: p.layout, shape: p.shape, dtype: p.dtype, target: p.target,
+    // A preset is the main view's: the copy view (c* keys) stays.
+    const copyKeys = Object.fromEntries(STATE_KEYS.filter((k) => k[0] === 'c' && k !== 'color').map((k) => [k, state[k]]));
+    Object.assign(state, DEFAULTS, copyKeys, { layout: p.layout, shape: p.shape, dtype: p.dtype, target: p.target,
       threads: String(p.threads || 128), devices: String(p.devices || 1), alloc: String(p.alloc || 0), color: state.color });
     syncInputs();
     evaluateNow();
@@ -600,6 +607,7 @@
     Object.assign(state, DEFAULTS, values);
     syncInputs();
     evaluateNow();
+    document.dispatchEvent(new CustomEvent('tilescope:state'));
   }
   function hoverText(view, cell) {
     if (!model) return;
@@ -685,6 +693,7 @@
       Object.assign(state, next);
       syncInputs();
       if (evalChanged) evaluateNow(); else if (doc && doc.ok) { computeClasses(); views.logical.grid.classes = model.logicalClasses; views.physical.grid.classes = model.physicalClasses; applySelection(); updateBanks(); }
+      document.dispatchEvent(new CustomEvent('tilescope:state'));
     });
   }
 
@@ -706,7 +715,7 @@
 
   // ---------------------------------------------------------------- start
   window.tilescopeViz = {
-    state, exportSvg, select, setView, views, timings: {}, DEFAULTS,
+    state, exportSvg, select, setView, views, timings: {}, DEFAULTS, writeHash,
     get doc() { return doc; }, get model() { return model; },
     ownerLabel: (f, r) => ownerLabel(f * model.R + (r || 0), false),
     cellLabel: (view, cell) => views[view].grid.label(cell, 20),
@@ -719,6 +728,7 @@
     },
     marks: (view, kind) => [...views[view].marks].filter(([, k]) => !kind || k === kind).map(([c]) => c).sort((a, b) => a - b),
     slotKey: (cell) => slotKey(cell),
+    registerName: (m, naming) => registerName(m, naming),
   };
   fillSelects();
   wire();

@@ -52,6 +52,17 @@ test('ldmatrix names halves of d0..d3 and separates its four matrices; tcgen05 s
   await settled(page, 'tcgen05_32x32b(16)');
   assert.match(await page.textContent('#logical-caption'), /rows: TMEM lane, columns: TMEM column/);
   assert.equal((await label(page, 'logical', 37 * 16 + 5)).replace('\n', ' '), 'T37 r5');
+  // Tensor memory names its lane and column on both views: M=64's row 20 is
+  // TMEM lane 36 (`tilescope layout tmem_m64(64) --at 20,12`).
+  const cli = execFileSync(TILESCOPE, ['layout', 'tmem_m64(64)', '--target', 'sm_100a', '--at', '20,12']).toString();
+  assert.match(cli, /TLane: 36, TCol: 12/);
+  await page.goto(env.base + hashOf({ layout: 'tmem_m64(64)', shape: '', target: 'sm_100a' }));
+  await settled(page, 'tmem_m64(64)');
+  assert.equal((await label(page, 'logical', 20 * 64 + 12)).replace('\n', ' '), 'L36 c12');
+  const slot = await page.evaluate(() => { const m = window.tilescopeViz.model; return m.place[(20 * 64 + 12) * m.R]; });
+  const grid = await page.evaluate(() => { const g = window.tilescopeViz.views.physical.grid; return { cols: g.cols }; });
+  assert.deepEqual(await page.evaluate(([r, c]) => { const g = window.tilescopeViz.views.physical.grid; return [g.rowTick(r), g.colTick(c)]; }, [Math.floor(slot / grid.cols), slot % grid.cols]), ['L36', 'c12']);
+  assert.equal(await label(page, 'physical', slot), '20,12');
   await page.close();
 });
 
@@ -71,6 +82,40 @@ test('a link sets the whole view: keys it does not name go back to their default
   assert.equal(await page.evaluate(() => window.tilescopeViz.doc.dtype), 'f32');
   assert.equal(await page.inputValue('#alloc-input'), '0');
   assert.equal(await page.inputValue('#dtype-select'), '');
+  await page.close();
+});
+
+test('a link sets every key: each one a link leaves out is back at its default', async () => {
+  // A view that sets every key to something other than its default.
+  const every = { layout: 'S[(32,64):(64,1)]', shape: '32,64', dtype: 'bf16', target: 'sm_100a', threads: '256', devices: '2',
+    alloc: '4096', scope: 'shared', sel: 'e:5', color: 'row', acc: 'row', ai: '3', av: '2', ac: '', ph: '1',
+    // the copy view's keys
+    cfrom: 'wgmma_acc(64, 32)', cto: 'swizzle(128B, f32, S[(64,32):(32,1)])', cshape: '64,32', cdtype: 'f16', cinst: 'tma',
+    cwarp: '1', cglobal: 'S[(64,32):(8192,1)]', ct: '5' };
+  const page = await openPage(env.base + hashOf(every));
+  const defaults = await page.evaluate(() => window.tilescopeViz.DEFAULTS);
+  assert.deepEqual(Object.keys(every).sort(), Object.keys(defaults).sort(), 'the test names every key of the page');
+  for (const k of Object.keys(every)) if (k !== 'ac') assert.notEqual(every[k], defaults[k], k);
+  assert.deepEqual(await page.evaluate(() => Object.assign({}, window.tilescopeViz.state)), every);
+  // The copy view follows its keys.
+  await page.waitForFunction(() => window.tilescopeViz.copy.doc && !document.body.dataset.copying);
+  assert.equal(await page.evaluate(() => window.tilescopeViz.copy.doc.request.warp), '1');
+  assert.equal(await page.inputValue('#copy-global'), every.cglobal);
+  // A link naming only the layout and shape: everything else is reset.
+  await page.evaluate(() => { location.hash = 'layout=S%5B(4%2C8)%3A(8%2C1)%5D&shape=4%2C8'; });
+  await settled(page, 'S[(4,8):(8,1)]');
+  assert.deepEqual(await page.evaluate(() => Object.assign({}, window.tilescopeViz.state)),
+    Object.assign({}, defaults, { layout: 'S[(4,8):(8,1)]', shape: '4,8' }));
+  for (const [id, key] of [['#threads-input', 'threads'], ['#devices-input', 'devices'], ['#alloc-input', 'alloc'],
+    ['#target-select', 'target'], ['#dtype-select', 'dtype'], ['#scope-select', 'scope'], ['#color-select', 'color']])
+    assert.equal(await page.inputValue(id), defaults[key], id);
+  assert.deepEqual(await page.evaluate(() => window.tilescopeViz.marks('logical', 'lit')), []);
+  assert.equal(String(await page.evaluate(() => window.tilescopeViz.doc.request.threads)), '128');
+  // ... and the copy view is gone, its fields back at their defaults.
+  assert.ok(await page.locator('#copy-views').isHidden());
+  assert.equal(await page.evaluate(() => window.tilescopeViz.copy.doc), null);
+  assert.equal(await page.inputValue('#copy-global'), '');
+  assert.equal(await page.inputValue('#copy-warp'), '0');
   await page.close();
 });
 
@@ -94,18 +139,43 @@ test('one bank model: the page shows the CLI\'s phases (exercise 5.4: 32 wavefro
   await page.close();
 });
 
-test('every field is validated with the CLI\'s messages', async () => {
-  const page = await openPage(env.base + '#layout=S%5B(4%2C8)%3A(1%40warpid%2C1%40laneid)%5D&shape=4%2C8');
-  for (const [text, message] of [['-5', 'threads per CTA must be in [1, 1024], not -5'], ['', "expected an integer, not ''"], ['abc', "expected an integer, not 'abc'"]]) {
-    await page.fill('#threads-input', text);
-    await page.waitForFunction((t) => window.tilescopeViz.doc.request.threads === t, text);
-    await settled(page);
-    assert.equal(await page.textContent('#threads-input-error'), message);
-    assert.equal(await page.getAttribute('#threads-input', 'aria-invalid'), 'true');
+// The message `tilescope viz` prints for a value of --NAME (its first line,
+// `<NAME>:1:1: error: MESSAGE`).
+function cliMessage(name, text, layout, shape) {
+  try {
+    const args = name === 'shape' ? ['--shape=' + text] : ['--shape', shape, '--' + name + '=' + text];
+    execFileSync(TILESCOPE, ['viz', layout, ...args, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (e) {
+    assert.equal(e.status, 2, 'the CLI refuses --' + name + '=' + text + ' with exit 2');
+    const m = String(e.stderr).match(new RegExp('^<' + name + '>:1:\\d+: error: (.*)$', 'm'));
+    assert.ok(m, 'CLI diagnostic for --' + name + '=' + text + ': ' + e.stderr);
+    return m[1];
   }
-  await page.fill('#threads-input', '128');
-  await page.waitForFunction(() => window.tilescopeViz.doc.ok);
-  assert.equal(await page.getAttribute('#threads-input', 'aria-invalid'), 'false');
+  assert.fail('the CLI accepted --' + name + '=' + text);
+}
+
+test('every field is validated with the CLI\'s messages (threads, devices, alloc, shape)', async () => {
+  const layout = 'S[(4,8):(1@warpid,1@laneid)]';
+  const page = await openPage(env.base + hashOf({ layout, shape: '4,8' }));
+  const cases = [['threads', '-5'], ['threads', ''], ['threads', 'abc'], ['threads', '2000'], ['devices', '0'], ['devices', 'x1'],
+    ['alloc', '-3'], ['alloc', '1e3'], ['shape', '4,9'], ['shape', '4,,8']];
+  for (const [name, text] of cases) {
+    const want = cliMessage(name, text, layout, '4,8');
+    await page.fill('#' + name + '-input', text);
+    await page.waitForFunction(([k, t]) => String(window.tilescopeViz.doc.request[k]) === t, [name, text]);
+    await settled(page);
+    assert.equal(await page.textContent('#' + name + '-input-error'), want, name + ' = ' + JSON.stringify(text));
+    assert.equal(await page.getAttribute('#' + name + '-input', 'aria-invalid'), 'true');
+    const good = { threads: '128', devices: '1', alloc: '0', shape: '4,8' }[name];
+    await page.fill('#' + name + '-input', good);
+    await page.waitForFunction(([k, t]) => String(window.tilescopeViz.doc.request[k]) === t && window.tilescopeViz.doc.ok, [name, good]);
+    await settled(page);
+    assert.equal(await page.getAttribute('#' + name + '-input', 'aria-invalid'), 'false');
+  }
+  // The issue's three threads values, word for word.
+  assert.equal(cliMessage('threads', '-5', layout, '4,8'), 'threads per CTA must be in [1, 1024], not -5');
+  assert.equal(cliMessage('threads', '', layout, '4,8'), "expected an integer, not ''");
+  assert.equal(cliMessage('threads', 'abc', layout, '4,8'), "expected an integer, not 'abc'");
   await page.close();
 });
 

@@ -87,7 +87,3 @@ export async function clickCell(page, view, cell) {
 export const lit = (page, view) => page.evaluate((v) => window.tilescopeViz.marks(v, 'lit'), view);
 export const marks = (page, view, kind) => page.evaluate(([v, k]) => window.tilescopeViz.marks(v, k), [view, kind]);
 export const hashOf = (values) => '#' + new URLSearchParams(values).toString().replace(/\+/g, '%20');
-export function median(values) {
-  const s = [...values].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-}

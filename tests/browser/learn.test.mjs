@@ -3,8 +3,10 @@
 // exercises checked by the engine.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
-import { env, ARTIFACTS, openPage, settled, hashOf } from './helpers.mjs';
+import { spawnSync } from 'node:child_process';
+import { env, ARTIFACTS, TILESCOPE, openPage, settled, hashOf } from './helpers.mjs';
 
 const copied = (page) => page.waitForFunction(() => window.tilescopeViz.copy.doc && !document.body.dataset.copying);
 
@@ -16,6 +18,10 @@ test('copy view: wgmma accumulator -> shared tile, phase by phase, then TMA lega
   assert.equal(await page.$eval('#copy-wavefronts', (el) => +el.dataset.wavefronts), 64);
   assert.match(await page.textContent('#copy-summary'), /ideal 16\), 8 requests of 8-byte accesses · registers → shared/);
   assert.match(await page.textContent('#copy-legality'), /64 wavefronts where 16 would do: up to a 4-way bank conflict/);
+  // The command line's copy view gives the same numbers (one document, one bank model).
+  const cli = spawnSync(TILESCOPE, ['viz', 'wgmma_acc(64, 32)', '--copy-to', 'S[(64,32):(32,1)]', '--inst', 'tma'], { encoding: 'utf8' });
+  assert.equal(cli.status, 1);
+  assert.match(cli.stdout, /^registers -> shared, warp 0: 64 wavefronts \(ideal 16\), 8 requests of 8-byte accesses\n {2}request 0: \[T0-15: 4, 4-way\]/);
   assert.match(await page.textContent('#copy-phase-detail'), /request 0, phase 0: threads 0–15, 4 wavefronts · 4-way conflict on banks 0, 1, 2, 3, 4, 5, 6, 7/);
   // Step to the next phase and the next request.
   await page.click('#copy-next');
@@ -23,9 +29,20 @@ test('copy view: wgmma accumulator -> shared tile, phase by phase, then TMA lega
   await page.click('#copy-next');
   assert.match(await page.textContent('#copy-phase-detail'), /request 1, phase 0/);
   assert.match(await page.textContent('#announce'), /request 1, phase 0/);
+  // The registers are named as PTX names the accumulator (d0..d15), not r0.
+  const regTicks = await page.evaluate(() => [0, 1, 15].map((j) => window.tilescopeViz.copyViews.regs.grid.colTick(j)));
+  assert.deepEqual(regTicks, ['d0', 'd1', 'd15']);
   // The elements thread 5 moves: groupID 1, threadID_in_group 1.
   await page.fill('#copy-thread', '5');
   assert.match(await page.textContent('#copy-thread-detail'), /^thread 5 moves 16 elements: \(1,2\) \(1,3\) \(9,2\) \(9,3\) \(1,10\)/);
+  // The copy lives in the URL: a reload shows the same copy, thread 5 chosen.
+  assert.match(page.url(), /cfrom=wgmma_acc/);
+  assert.match(page.url(), /ct=5/);
+  await page.reload();
+  await settled(page);
+  await copied(page);
+  assert.equal(await page.$eval('#copy-wavefronts', (el) => +el.dataset.wavefronts), 64);
+  assert.match(await page.textContent('#copy-thread-detail'), /^thread 5 moves 16 elements: \(1,2\)/);
   // The 128B swizzle halves the wavefronts; TMA accepts the tile.
   await page.selectOption('#copy-example', 'wgmma-swizzled');
   await page.waitForFunction(() => window.tilescopeViz.copy.doc.request.to.startsWith('swizzle'));
@@ -89,6 +106,8 @@ test('copy view: ldmatrix.x4 into the A fragment, conflicts gone with a 32B swiz
   await copied(page);
   assert.equal(await page.$eval('#copy-wavefronts', (el) => +el.dataset.wavefronts), 8);
   assert.match(await page.textContent('#copy-summary'), /shared → registers \(a load\) · checked against ldmatrix\.x4/);
+  // The A fragment's registers by PTX's names: a0..a7.
+  assert.deepEqual(await page.evaluate(() => [0, 7].map((j) => window.tilescopeViz.copyViews.regs.grid.colTick(j))), ['a0', 'a7']);
   // Phase 1 = matrix 1 (rows 8..15): threads 8..15 supply its row addresses.
   await page.click('#copy-next');
   assert.match(await page.textContent('#copy-phase-detail'), /phase 1: threads 8–15, 2 wavefronts · 2-way conflict/);
@@ -160,6 +179,15 @@ test('exercises: answers checked by the engine, old and new ones', async () => {
   assert.equal(await answer('5.5', 'S[(32,64):(72,1)]'), 'right');
   assert.equal(await answer('5.5', 'S[(32,64):(66,1)]'), 'wrong');
   assert.equal(await answer('6.1', '64'), 'right');
+  assert.equal(await answer('6.2', '64-95'), 'right');
+  assert.equal(await answer('6.2', '0-31'), 'wrong');
+  assert.equal(await answer('6.2', '64-127'), 'wrong');
+  assert.equal(await answer('7.1', 'bounds'), 'right');
+  assert.equal(await answer('7.1', 'alias'), 'wrong');
+  // Every exercise of docs/layouts.md is on the page.
+  const ids = await page.evaluate(() => window.tilescopeViz.exercises.map((e) => e.id));
+  const doc = fs.readFileSync(new URL('../../docs/layouts.md', import.meta.url), 'utf8');
+  for (const m of doc.matchAll(/\*\*Exercise (\d+\.\d+)\*\*/g)) assert.ok(ids.includes(m[1]), 'exercise ' + m[1] + ' of docs/layouts.md is on the page');
   assert.equal(await answer('8.1', '64'), 'right');
   assert.equal(await answer('8.2', 'swizzle(32B, bf16, S[(16,16):(16,1)])'), 'right');
   assert.equal(await answer('8.2', 'S[(16,16):(16,1)]'), 'wrong');
@@ -172,5 +200,37 @@ test('exercises: answers checked by the engine, old and new ones', async () => {
   await settled(page, 'S[(32,64):(66,1)]');
   assert.equal(await page.inputValue('#alloc-input'), '2112');
   assert.equal(await page.$eval('#bank-wavefronts', (el) => +el.dataset.wavefronts), 1);
+  await page.close();
+});
+
+test('every link of docs/layouts.md opens its view in one tab: the keys it names, defaults for the rest', async () => {
+  const docText = fs.readFileSync(new URL('../../docs/layouts.md', import.meta.url), 'utf8');
+  // A markdown link's target ends at the first unbalanced ')'.
+  const links = [];
+  for (let at = docText.indexOf('](http://127.0.0.1:8765/#'); at >= 0; at = docText.indexOf('](http://127.0.0.1:8765/#', at + 1)) {
+    let i = at + '](http://127.0.0.1:8765/#'.length, depth = 0;
+    const start = i;
+    for (; i < docText.length && !(docText[i] === ')' && depth === 0) && !/\s/.test(docText[i]); ++i) depth += docText[i] === '(' ? 1 : docText[i] === ')' ? -1 : 0;
+    links.push(docText.slice(start, i));
+  }
+  assert.ok(links.length >= 18, links.length + ' links');
+  const page = await openPage(env.base);
+  const defaults = await page.evaluate(() => window.tilescopeViz.DEFAULTS);
+  for (const hash of links) {
+    const named = Object.fromEntries(new URLSearchParams(hash));
+    await page.evaluate((h) => { location.hash = h; }, hash);
+    await settled(page, named.layout);
+    const state = await page.evaluate(() => Object.assign({}, window.tilescopeViz.state));
+    assert.deepEqual(state, Object.assign({}, defaults, named), hash);
+    const d = await page.evaluate(() => ({ ok: window.tilescopeViz.doc.ok, kinds: (window.tilescopeViz.doc.diagnostics || []).map((x) => x.kind) }));
+    assert.ok(d.ok, hash + ': ' + d.kinds.join(', '));
+    if (named.cfrom) {
+      await page.waitForFunction((f) => window.tilescopeViz.copy.doc && window.tilescopeViz.copy.doc.request.from === f && !document.body.dataset.copying, named.cfrom);
+      assert.equal(await page.evaluate(() => window.tilescopeViz.copy.doc.ok), true, hash);
+    } else assert.equal(await page.evaluate(() => window.tilescopeViz.copy.doc), null, hash);
+  }
+  // Exercise 8.1's link shows the row-major store: 64 wavefronts.
+  assert.ok(links.some((h) => h.includes('cfrom=wgmma_acc')));
+  assert.deepEqual(page.errors, []);
   await page.close();
 });

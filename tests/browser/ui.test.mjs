@@ -47,6 +47,28 @@ test('narrow screen (390 px): one column, views full width, a tap selects', asyn
   assert.deepEqual(await lit(page, 'logical'), [cell]);
   assert.match(await page.textContent('#owners'), /element \(5, 9\)/);
   await page.screenshot({ path: path.join(ARTIFACTS, 'narrow-390.png'), fullPage: true });
+  // The copy view too: its registers above its shared tile, inside the
+  // screen; a tap on a thread's register shows what that thread moves.
+  await page.selectOption('#copy-example', 'wgmma-rowmajor');
+  await page.waitForFunction(() => window.tilescopeViz.copy.doc && !document.body.dataset.copying);
+  const rb = await page.locator('#copy-regs').boundingBox(), tb = await page.locator('#copy-tile').boundingBox();
+  assert.ok(tb.y >= rb.y + rb.height - 1, 'shared tile below the registers');
+  assert.ok(rb.x + rb.width <= 390 && tb.x + tb.width <= 390, 'copy views inside the screen');
+  for (const id of ['#copy-from', '#copy-to', '#copy-global']) {
+    const b = await page.locator(id).boundingBox();
+    assert.ok(b.x >= 0 && b.x + b.width <= 390 && b.width > 200, id + ' is ' + Math.round(b.width) + ' px wide, inside the screen');
+  }
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= 391, 'no sideways scrolling with the copy view');
+  await page.evaluate(() => document.getElementById('copy-regs').scrollIntoView({ block: 'center' }));
+  const [rx, ry] = await page.evaluate(() => {
+    const v = window.tilescopeViz.copyViews.regs, r = v.canvas.getBoundingClientRect();
+    return [r.left + v.left - v.ox + 0.5 * v.cellW(), r.top + v.top - v.oy + 9.5 * v.cellH()];
+  });
+  await page.touchscreen.tap(rx, ry);
+  await page.waitForFunction(() => document.getElementById('copy-thread').value === '9');
+  assert.match(await page.textContent('#copy-thread-detail'), /^thread 9 moves 16 elements: \(2,2\) \(2,3\)/);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'narrow-390-copy.png'), fullPage: false });
+  assert.deepEqual(page.errors, []);
   await context.close();
 });
 
@@ -55,19 +77,62 @@ test('legend: a swatch per colour class; classes alike in greyscale differ in pa
   const items = await page.$$eval('#legend .legend-item', (els) => els.map((e) => e.textContent));
   assert.equal(items.length, 8);
   assert.match(items[3], /16-byte chunk 3 of the row/);
-  // Grey level and pattern of every swatch, read back from its pixels.
+  // Grey level and pattern of every swatch, read back from its pixels, under
+  // the Rec. 601 luma and the Rec. 709 one (CSS grayscale()).
   const swatches = await page.$$eval('#legend canvas.swatch', (els) => els.map((c) => {
     const px = c.getContext('2d').getImageData(1, 1, 20, 14).data;
-    const greys = [];
-    for (let i = 0; i < px.length; i += 4) greys.push(Math.round(0.299 * px[i] + 0.587 * px[i + 1] + 0.114 * px[i + 2]));
-    const sorted = [...greys].sort((a, b) => a - b);
-    return { base: sorted[sorted.length - 1], pattern: sorted[sorted.length - 1] - sorted[0] > 20 ? greys.map((g) => (g < sorted[sorted.length - 1] - 20 ? 1 : 0)).join('') : 'solid' };
+    const look = (wr, wg, wb) => {
+      const greys = [];
+      for (let i = 0; i < px.length; i += 4) greys.push(Math.round(wr * px[i] + wg * px[i + 1] + wb * px[i + 2]));
+      const sorted = [...greys].sort((a, b) => a - b);
+      return { base: sorted[sorted.length - 1], pattern: sorted[sorted.length - 1] - sorted[0] > 20 ? greys.map((g) => (g < sorted[sorted.length - 1] - 20 ? 1 : 0)).join('') : 'solid' };
+    };
+    return [look(0.299, 0.587, 0.114), look(0.2126, 0.7152, 0.0722)];
   }));
-  for (let a = 0; a < swatches.length; ++a)
-    for (let b = a + 1; b < swatches.length; ++b) {
-      const alike = Math.abs(swatches[a].base - swatches[b].base) < 25;
-      assert.ok(!alike || swatches[a].pattern !== swatches[b].pattern, 'classes ' + a + ' and ' + b + ' differ in greyscale');
+  for (const luma of [0, 1])
+    for (let a = 0; a < swatches.length; ++a)
+      for (let b = a + 1; b < swatches.length; ++b) {
+        const [x, y] = [swatches[a][luma], swatches[b][luma]];
+        const alike = Math.abs(x.base - y.base) < 25;
+        assert.ok(!alike || x.pattern !== y.pattern, 'classes ' + a + ' and ' + b + ' differ in greyscale (' + ['Rec. 601', 'Rec. 709'][luma] + ')');
+      }
+  // The view itself in greyscale (its canvas drawn through a grayscale
+  // filter, as a greyscale print sees it): one cell of each chunk class, its
+  // background grey level and its pattern mask; classes of like grey differ
+  // in pattern.
+  const cells = await page.evaluate(() => {
+    const v = window.tilescopeViz.views.logical, c = v.canvas, dpr = window.devicePixelRatio || 1;
+    const grey = document.createElement('canvas');
+    grey.width = c.width; grey.height = c.height;
+    const g = grey.getContext('2d');
+    g.filter = 'grayscale(1)';
+    g.drawImage(c, 0, 0);
+    const out = [];
+    for (let k = 0; k < 8; ++k) {
+      // Row 2, column 8k + 3: the middle of 16-byte chunk k (8 bf16).
+      const cw = v.cellW(), ch = v.cellH(), x = v.left - v.ox + (8 * k + 3) * cw, y = v.top - v.oy + 2 * ch;
+      const w = Math.floor(cw * dpr) - 2, h = Math.floor(ch * dpr) - 2;
+      const px = g.getImageData(Math.ceil(x * dpr) + 1, Math.ceil(y * dpr) + 1, w, h).data;
+      const levels = [];
+      for (let i = 0; i < px.length; i += 4) levels.push(px[i]);
+      const top = Math.max(...levels);
+      out.push({ cls: window.tilescopeViz.views.logical.grid.classes[2 * 64 + 8 * k + 3], w, h, base: top,
+        mask: top - Math.min(...levels) > 20 ? levels.map((l) => (l < top - 20 ? 1 : 0)) : null });
     }
+    return out;
+  });
+  assert.deepEqual(cells.map((c) => c.cls), [0, 1, 2, 3, 4, 5, 6, 7]);
+  assert.ok(cells[0].w >= 5, 'cells of ' + cells[0].w + ' device px show patterns');
+  const differ = (a, b) => {
+    if (!a.mask || !b.mask) return !!a.mask !== !!b.mask;
+    let d = 0;
+    for (let i = 0; i < Math.min(a.mask.length, b.mask.length); ++i) d += a.mask[i] !== b.mask[i];
+    return d > 0.15 * Math.min(a.mask.length, b.mask.length);
+  };
+  for (let a = 0; a < cells.length; ++a)
+    for (let b = a + 1; b < cells.length; ++b)
+      if (Math.abs(cells[a].base - cells[b].base) < 25)
+        assert.ok(differ(cells[a], cells[b]), 'chunk classes ' + a + ' and ' + b + ' look alike in the greyscale view');
   // The owner colouring of a warpgroup is by warp, and the legend says so.
   await page.evaluate((h) => { location.hash = h; }, hashOf({ layout: 'wgmma_acc(64, 64)', shape: '' }));
   await settled(page, 'wgmma_acc(64, 64)');

@@ -156,3 +156,36 @@ TEST_CASE("global -> shared by TMA: a transposed tile and a tile that is not a b
   CHECK(bad.getBoolean("ok") == false);
   CHECK(kinds(bad, "diagnostics") == std::vector<std::string>{"global"});
 }
+
+TEST_CASE("the copy document names registers as PTX does and gives each element's bank") {
+  // wgmma accumulator: d0..dN, one element per name.
+  json::Object acc = copy("wgmma_acc(64, 32)", "S[(64,32):(32,1)]", "tma");
+  const json::Object *naming = acc.getObject("registers");
+  REQUIRE(naming);
+  CHECK(naming->getString("prefix") == llvm::StringRef("d"));
+  CHECK(naming->getInteger("parts").getValueOr(-1) == 1);
+  // Element (r, c) of the row-major f32 tile sits at byte 4 (32 r + c): its
+  // bank is c (rows of 128 bytes start at bank 0).
+  const json::Array *bank = acc.getArray("bank");
+  REQUIRE(bank);
+  REQUIRE(bank->size() == 64 * 32);
+  for (int64_t f : {0, 1, 31, 32, 5 * 32 + 17, 63 * 32 + 31})
+    CHECK((*bank)[f].getAsInteger().getValueOr(-1) == f % 32);
+  // The mma A fragment filled by ldmatrix: a0..a7. The banks of the
+  // 32B-swizzled bf16 tile are those `tilescope layout --at` prints:
+  // (1, 0) bank 8, (2, 0) bank 16, (0, 8) bank 4; two bf16 share a bank.
+  json::Object a =
+      copy("swizzle(32B, bf16, S[(16,16):(16,1)])", "mma_m16n8k16_a()", "ldmatrix.x4", "bf16");
+  REQUIRE(a.getObject("registers"));
+  CHECK(a.getObject("registers")->getString("prefix") == llvm::StringRef("a"));
+  const json::Array *abank = a.getArray("bank");
+  REQUIRE(abank);
+  auto bankAt = [&](int64_t r, int64_t c) {
+    return (*abank)[r * 16 + c].getAsInteger().getValueOr(-1);
+  };
+  CHECK(bankAt(0, 0) == 0);
+  CHECK(bankAt(0, 1) == 0);
+  CHECK(bankAt(1, 0) == 8);
+  CHECK(bankAt(2, 0) == 16);
+  CHECK(bankAt(0, 8) == 4);
+}
