@@ -30,7 +30,13 @@ work takes the cores, 2 jobs obtain fewer than 2 and the wall-clock speedup
 is bounded by that, not by the batch path. `--repeat R` runs the pair
 (1 job, N jobs) R times, alternating, and prints each pair's speedup.
 
-usage: reward_batch.py TILESCOPE [--count 1000] [--jobs 2] [--work DIR] [--repeat 1]
+`--write-only` writes the batch file (WORK/mutants.jsonl) and stops; the
+first N mutants of any --count are the same. `--jobs` takes a comma-separated list (`--jobs 2,16`): each pair runs 1 job
+and then each N. `--json FILE` writes every run's figures (wall, CPU, peak
+worker memory, load, verdicts) and the speedups as one JSON object.
+
+usage: reward_batch.py TILESCOPE [--count 1000] [--jobs 2[,N...]] [--work DIR] [--repeat 1]
+                       [--json FILE] [--write-only]
 """
 import argparse
 import json
@@ -117,7 +123,7 @@ def run_batch(args, batch, jobs, tag):
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
         print(p.stderr)
-        return None
+        return None, None
     peak = re.search(r"peak worker memory (\d+) MiB", p.stderr)
     cpus = re.search(r"coordinator CPU ([0-9.]+) s, workers' CPU ([0-9.]+) s", p.stderr)
     verdicts = {}
@@ -125,28 +131,39 @@ def run_batch(args, batch, jobs, tag):
         v = json.loads(line)["verdict"]
         verdicts[v] = verdicts.get(v, 0) + 1
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    record = {"jobs": jobs, "count": args.count, "wall_s": round(wall, 3),
+              "candidates_per_s": round(args.count / wall, 3), "cpu_s": round(cpu, 3),
+              "cores_obtained": round(cpu / wall, 3),
+              "peak_worker_mib": int(peak.group(1)) if peak else None,
+              "load": [min(load.samples), max(load.samples)] if load.samples else None,
+              "verdicts": verdicts}
     print(f"{tag}jobs {jobs}: {args.count} candidates in {wall:.1f} s wall = "
           f"{args.count / wall:.2f}/s; workers' CPU {cpu:.1f} s = {args.count / cpu:.2f}/s "
           f"per CPU-second; cores obtained {cpu / wall:.2f}; peak worker "
-          f"{peak.group(1) if peak else '?'} MiB; {load.text()}; {verdicts}")
+          f"{peak.group(1) if peak else '?'} MiB; {load.text()}; {verdicts}", flush=True)
     if cpus:
         coord, work = float(cpus.group(1)), float(cpus.group(2))
         serial = coord / (coord + work) if coord + work > 0 else 0.0
         print(f"  per candidate: {1000 * work / args.count:.1f} ms CPU in a worker, "
               f"{1000 * coord / args.count:.2f} ms in the coordinator; serial fraction "
               f"{serial:.4f}; Amdahl bound for {jobs} jobs: "
-              f"{1 / (serial + (1 - serial) / jobs):.2f}x")
-    return wall
+              f"{1 / (serial + (1 - serial) / jobs):.2f}x", flush=True)
+        record.update({"coordinator_cpu_s": coord, "workers_cpu_s": work,
+                       "serial_fraction": round(serial, 5)})
+    return wall, record
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("tilescope")
     ap.add_argument("--count", type=int, default=1000)
-    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--jobs", default="2")
     ap.add_argument("--work", default="/tmp/reward-batch-bench")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--json")
+    ap.add_argument("--write-only", action="store_true")
     args = ap.parse_args()
+    jobs_list = [int(j) for j in args.jobs.split(",")]
     os.makedirs(args.work, exist_ok=True)
     rng = random.Random(14)
     sources = {k: open(os.path.join(ROOT, "kernels", k)).read() for k in KERNELS}
@@ -156,17 +173,33 @@ def main():
             name = rng.choice(sorted(KERNELS))
             f.write(json.dumps({"id": n, "source": mutate(sources[name], rng),
                                 "problem": KERNELS[name], "seed": n + 1}) + "\n")
-    speedups = []
+    if args.write_only:
+        print(batch)
+        return 0
+    speedups, runs = [], []
+
+    def save():
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"count": args.count, "runs": runs, "speedups": speedups}, f, indent=1)
+
     for r in range(args.repeat):
         tag = f"[{r + 1}/{args.repeat}] " if args.repeat > 1 else ""
-        one = run_batch(args, batch, 1, tag)
-        many = run_batch(args, batch, args.jobs, tag)
-        if one is None or many is None:
+        one, record = run_batch(args, batch, 1, tag)
+        if one is None:
             return 1
-        speedups.append(one / many)
-        print(f"{tag}speedup of {args.jobs} jobs over 1: {one / many:.2f}x")
+        runs.append(record)
+        save()
+        for jobs in jobs_list:
+            many, record = run_batch(args, batch, jobs, tag)
+            if many is None:
+                return 1
+            runs.append(record)
+            speedups.append({"jobs": jobs, "speedup": round(one / many, 3)})
+            save()
+            print(f"{tag}speedup of {jobs} jobs over 1: {one / many:.2f}x", flush=True)
     if len(speedups) > 1:
-        print("speedups: " + ", ".join(f"{x:.2f}x" for x in speedups))
+        print("speedups: " + ", ".join(f"{x['jobs']} jobs {x['speedup']:.2f}x" for x in speedups))
     return 0
 
 

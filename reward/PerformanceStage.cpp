@@ -167,16 +167,25 @@ StageResult performanceStage(const Kernel &kernel, llvm::SourceMgr &sm,
                              std::optional<PerformanceEstimate> &estimate) {
   const TargetInfo &target = targetInfo(kernel.launch.target);
   bool tensorCores = usesTensorCores(kernel);
-  if (tensorCores && (target.smVersion != 90 || !target.hasWgmma))
-    return stage(StageStatus::Skipped,
-                 fmt::format("no performance model for {}: the model covers sm_90a "
-                             "(H100, H200); the stage is left out of the score",
-                             target.name));
+  // The task decides whether there is a GEMM to time: left out of the score
+  // for every candidate alike.
   if (!isGemm(request.problem))
     return stage(StageStatus::Skipped,
                  fmt::format("the performance model covers GEMMs (docs/model.md); the task's "
                              "problem {}; the stage is left out of the score",
                              request.problem.empty() ? "is not given" : "is no gemm"));
+  // The candidate decides its target: a tensor-core kernel the model cannot
+  // time (sm_100a's tcgen05) still weighs 1 and earns 0, so that moving out
+  // of the model's reach never raises a score.
+  if (tensorCores && (target.smVersion != 90 || !target.hasWgmma)) {
+    StageResult r = stage(StageStatus::Skipped,
+                          fmt::format("no performance model for {}: the model covers sm_90a "
+                                      "(H100, H200); not predicted, so the stage weighs 1 in "
+                                      "the score and earns 0",
+                                      target.name));
+    r.weighsWhenSkipped = true;
+    return r;
+  }
   std::string error;
   auto machine = model::bundledMachine(request.machine.empty() ? "h100" : request.machine, &error);
   if (!machine)

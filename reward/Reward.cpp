@@ -63,13 +63,15 @@ double msSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
-// Weights of the score (docs/reward.md); performance counts where the model
-// covers the kernel (a skipped performance stage is left out).
+// Weights of the score (docs/reward.md); performance counts for a GEMM task
+// (a performance stage skipped because the task is no GEMM is left out; one
+// skipped because the kernel's tensor cores are out of the model's reach
+// weighs 1 and earns 0, so that leaving the model's reach never pays).
 double weightOf(const StageResult &stage) {
   if (stage.name == "simulate")
     return 3;
   if (stage.name == "performance")
-    return stage.status == StageStatus::Skipped ? 0 : 1;
+    return stage.status == StageStatus::Skipped && !stage.weighsWhenSkipped ? 0 : 1;
   return 1;
 }
 

@@ -77,6 +77,10 @@ struct StageResult {
   bool cached = false;
   std::string reason; // why skipped / unknown / budget, or how it was decided
   double credit = 0;  // the stage's share of the score in [0, 1] (simulate: sizes passed)
+  // A skipped stage that still weighs in the score, earning nothing: the
+  // performance stage of a GEMM task whose kernel uses tensor cores the
+  // model does not cover (sm_100a's tcgen05). Set by the stage.
+  bool weighsWhenSkipped = false;
   std::vector<RewardDiagnostic> diagnostics;
 };
 

@@ -151,6 +151,12 @@ public:
   CtaExecutor(const Program &program, std::vector<HostTensor> &tensors,
               const EngineOptions &options, RunStats &stats, std::array<int64_t, 3> ctaId,
               std::mt19937_64 &rng);
+  // Hands its memory's storage to the next CTA of this thread (start()
+  // refills it), so that CTAs run one after another do not each take fresh
+  // pages from the system.
+  ~CtaExecutor();
+  CtaExecutor(const CtaExecutor &) = delete;
+  CtaExecutor &operator=(const CtaExecutor &) = delete;
 
   // Runs the CTA to its end; a failure otherwise.
   std::optional<Failure> run();
@@ -200,6 +206,9 @@ public:
   bool gatherBits(const Region &r, ThreadRange threads, std::vector<uint64_t> &out);
   // `bits` holds one value per element, or one value for all of them.
   bool scatterBits(const Region &r, ThreadRange threads, std::span<const uint64_t> bits);
+  // The tensor-memory cells of a region's elements (`flats`), or null when
+  // one is not allocated or outside its allocation (tmemIndex reports it).
+  const int64_t *tmemCells(const Region &r, const std::vector<int64_t> &flats);
   void countAccess(const Region &r, bool write);
   // A register tile's region as `threads` hold it: for each element its first
   // owner's register (read) and every owner's register (written), or
@@ -305,6 +314,13 @@ public:
   // Whether accesses must take the per-element paths, which call raceAccess
   // (race detection, or the uninitialised-read check).
   bool traced() const { return race_ || options_.checkUninitialized || deviceTraced_; }
+  // Whether every access, global and register ones included, must be seen
+  // one by one (race detection). The uninitialised-read check alone sees
+  // only shared and tensor memory: the whole-region paths (RegionAccess.cpp)
+  // keep its record themselves, and the fused stores touch neither.
+  bool everyAccessTraced() const { return race_ || deviceTraced_; }
+  // Takes the storage the last CTA of this thread left (see ~CtaExecutor).
+  void takeSpareStorage();
   // The uninitialised-read check of one shared (bytes [address, address +
   // units)) or tensor-memory (cell `address`) access of this CTA's memory by
   // the agent `agent()` names (RaceHooks.cpp; called only for a report).

@@ -85,6 +85,44 @@ CtaExecutor::CtaExecutor(const Program &program, std::vector<HostTensor> &tensor
     : p_(program), code_(program.code.get()), tensors_(tensors), options_(options), stats_(stats),
       ctaId_(ctaId), rng_(rng) {}
 
+namespace {
+
+// The storage of the last CTA that ended on this thread.
+struct SpareStorage {
+  std::vector<uint8_t> shared, sharedInit, tmemInit;
+  std::vector<uint64_t> regs;
+  std::vector<uint32_t> tmem;
+};
+thread_local SpareStorage spare;
+
+template <typename T> void keepLarger(std::vector<T> &kept, std::vector<T> &mine) {
+  if (mine.capacity() > kept.capacity())
+    kept.swap(mine);
+}
+
+} // namespace
+
+CtaExecutor::~CtaExecutor() {
+  keepLarger(spare.shared, shared_);
+  keepLarger(spare.sharedInit, sharedInit_);
+  keepLarger(spare.tmemInit, tmemInit_);
+  keepLarger(spare.regs, regs_);
+  keepLarger(spare.tmem, tmem_);
+}
+
+void CtaExecutor::takeSpareStorage() {
+  // Only the capacity: each is empty until start() assigns it.
+  auto take = [](auto &mine, auto &kept) {
+    mine.swap(kept);
+    mine.clear();
+  };
+  take(shared_, spare.shared);
+  take(sharedInit_, spare.sharedInit);
+  take(tmemInit_, spare.tmemInit);
+  take(regs_, spare.regs);
+  take(tmem_, spare.tmem);
+}
+
 std::string CtaExecutor::where(llvm::SMLoc loc) const {
   return options_.where ? options_.where(loc) : std::string("<unknown>");
 }

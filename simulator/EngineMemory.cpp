@@ -155,7 +155,10 @@ std::optional<int64_t> CtaExecutor::tmemIndex(int buffer, int64_t flat, llvm::SM
     return std::nullopt;
   }
   int64_t lane = 0, col = 0;
-  if (b.layout) {
+  if (flat >= 0 && flat < static_cast<int64_t>(b.tmemCellOf.size())) {
+    lane = b.tmemCellOf[flat].first;
+    col = b.tmemCellOf[flat].second;
+  } else if (b.layout) {
     PhysCoord c = b.layout->base(flat);
     lane = c.get(Axis::TLane);
     col = c.get(Axis::TCol);

@@ -179,16 +179,34 @@ std::optional<Failure> CtaExecutor::run() {
 }
 
 std::optional<Failure> CtaExecutor::start() {
+  if (shared_.capacity() == 0 && regs_.capacity() == 0)
+    takeSpareStorage();
   // Poisoned (Poison.h): a read before a write sees garbage, not zeros.
   {
-    std::mt19937_64 poisonRng(options_.seed ^ (static_cast<uint64_t>(ctaId_[0]) << 40) ^
-                              (static_cast<uint64_t>(ctaId_[1]) << 20) ^
-                              static_cast<uint64_t>(ctaId_[2]) ^ 0x9E3779B97F4A7C15ull);
+    // Random draws one word per 8 bytes of shared memory, per register and
+    // per tensor-memory cell from a splitmix64 stream keyed by the seed and
+    // the CTA: a persistent kernel starts every CTA of its constant grid at
+    // every size, and a Mersenne twister made that start most of the run.
+    uint64_t stream = options_.seed ^ (static_cast<uint64_t>(ctaId_[0]) << 40) ^
+                      (static_cast<uint64_t>(ctaId_[1]) << 20) ^ static_cast<uint64_t>(ctaId_[2]) ^
+                      0x9E3779B97F4A7C15ull;
+    auto draw = [&stream] {
+      uint64_t z = (stream += 0x9E3779B97F4A7C15ull);
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      return z ^ (z >> 31);
+    };
+    auto low = [](uint64_t word, int bytes) {
+      return bytes >= 8 ? word : word & ((uint64_t{1} << (8 * std::max(bytes, 0))) - 1);
+    };
     PoisonPattern pp = options_.poison;
-    shared_.assign(p_.sharedBytes, poisonByte(pp, poisonRng));
-    if (pp == PoisonPattern::Random)
+    const bool random = pp == PoisonPattern::Random;
+    // The fixed patterns draw nothing; this generator only fills the signature.
+    thread_local std::mt19937_64 fixed;
+    shared_.assign(p_.sharedBytes, random ? 0 : poisonByte(pp, fixed));
+    if (random)
       for (size_t at = 0; at < shared_.size(); at += 8) {
-        uint64_t word = poisonRng();
+        uint64_t word = draw();
         std::memcpy(&shared_[at], &word, std::min<size_t>(8, shared_.size() - at));
       }
     regs_.assign(p_.threads * p_.regsPerThread, 0);
@@ -198,18 +216,18 @@ std::optional<Failure> CtaExecutor::start() {
           continue;
         int bytes = std::min(b.elementBytes, 8);
         // A fixed pattern is one word; only Random draws one per register.
-        uint64_t word = pp == PoisonPattern::Random ? 0 : poisonWord(pp, bytes, poisonRng);
+        uint64_t word = random ? 0 : poisonWord(pp, bytes, fixed);
         for (int64_t t = 0; t < p_.threads; ++t) {
           uint64_t *reg = &regs_[t * p_.regsPerThread + b.regBase];
           for (int64_t r = 0; r < b.regCount; ++r)
-            reg[r] = pp == PoisonPattern::Random ? poisonWord(pp, bytes, poisonRng) : word;
+            reg[r] = random ? low(draw(), bytes) : word;
         }
       }
     if (targetInfo(p_.target).hasTensorMemory) {
-      tmem_.assign(128 * 512, static_cast<uint32_t>(poisonWord(pp, 4, poisonRng)));
-      if (pp == PoisonPattern::Random)
+      tmem_.assign(128 * 512, random ? 0 : static_cast<uint32_t>(poisonWord(pp, 4, fixed)));
+      if (random)
         for (uint32_t &cell : tmem_)
-          cell = static_cast<uint32_t>(poisonWord(pp, 4, poisonRng));
+          cell = static_cast<uint32_t>(draw());
     }
     if (options_.checkUninitialized) {
       sharedInit_.assign(p_.sharedBytes, 0);

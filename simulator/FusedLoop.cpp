@@ -237,7 +237,7 @@ Accumulation accumulationOf(const FusedStore &f, const MovingStore &m, uint32_t 
 
 int CtaExecutor::runFusedLoop(Warp &w, int budget) {
   Frame &f = w.stack.back();
-  if (!f.fusedBody || f.pc != 0 || traced() || !options_.scalarFastPaths)
+  if (!f.fusedBody || f.pc != 0 || everyAccessTraced() || !options_.scalarFastPaths)
     return 0;
   const int stores = static_cast<int>(f.block->size());
   const int perIteration = stores + 1; // the body's statements and the loop's end

@@ -290,7 +290,7 @@ void CtaExecutor::applyFusedStore(const FusedStore &f, uint32_t mask, const Reso
 }
 
 bool CtaExecutor::execFusedStore(Warp &w, uint32_t mask, const FusedStore &f) {
-  if (traced() || !options_.scalarFastPaths)
+  if (everyAccessTraced() || !options_.scalarFastPaths)
     return false;
   ResolvedStore r;
   if (!resolveFusedStore(f, w, mask, r))

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace tilescope::sim {
@@ -40,8 +41,8 @@ int64_t BufferPlan::regOf(int64_t flat, int64_t thread) const {
 int64_t Program::hostBytes() const {
   int64_t bytes = 0;
   for (const BufferPlan &b : buffers)
-    bytes +=
-        static_cast<int64_t>(b.ownerStart.size() * 4 + b.owners.size() * 8 + b.byteOf.size() * 8);
+    bytes += static_cast<int64_t>(b.ownerStart.size() * 4 + b.owners.size() * 8 +
+                                  b.byteOf.size() * 8 + b.tmemCellOf.size() * 8);
   return bytes;
 }
 
@@ -371,8 +372,20 @@ private:
     case MemScope::Global:
       diag_.error(b.loc, "global buffers are kernel parameters; a body cannot declare one");
       return;
-    case MemScope::Tmem:
-      break; // allocated by tcgen05.alloc at run time
+    case MemScope::Tmem: // allocated by tcgen05.alloc at run time
+      if (plan.layout) {
+        std::vector<std::pair<int32_t, int32_t>> cells(plan.elements);
+        bool fits = true;
+        for (int64_t i = 0; i < plan.elements && fits; ++i) {
+          PhysCoord c = plan.layout->base(i);
+          int64_t lane = c.get(Axis::TLane), col = c.get(Axis::TCol);
+          fits = lane >= 0 && lane < 128 && col >= 0 && col < (int64_t{1} << 30);
+          cells[i] = {static_cast<int32_t>(lane), static_cast<int32_t>(col)};
+        }
+        if (fits) // else tmemIndex computes (and reports) each element
+          plan.tmemCellOf = std::move(cells);
+      }
+      break;
     }
     p_.stmtBuffer[node] = static_cast<int>(p_.buffers.size());
     define(b.name, NameRef{NameRef::Buffer, static_cast<int>(p_.buffers.size())});
@@ -397,6 +410,27 @@ private:
     std::vector<std::array<int64_t, 6>> coords(p_.threads);
     for (int64_t t = 0; t < p_.threads; ++t)
       coords[t] = threadCoords(t);
+    // The threads an owner names: those whose coordinates equal the owner's
+    // on the thread axes it has. Indexed by those coordinates, one index per
+    // set of axes, built when an owner first names that set.
+    using Key = std::array<int64_t, 6>;
+    std::map<uint32_t, std::map<Key, std::vector<int32_t>>> byAxes;
+    auto threadsOf = [&](const PhysCoord &c) -> const std::vector<int32_t> * {
+      uint32_t axes = c.axes & 0x3Fu;
+      auto [index, fresh] = byAxes.try_emplace(axes);
+      auto project = [&](const auto &value) {
+        Key k{};
+        for (int a = 0; a < 6; ++a)
+          if (axes & (1u << a))
+            k[a] = value[a];
+        return k;
+      };
+      if (fresh)
+        for (int64_t t = 0; t < p_.threads; ++t)
+          index->second[project(coords[t])].push_back(static_cast<int32_t>(t));
+      auto it = index->second.find(project(c.value));
+      return it == index->second.end() ? nullptr : &it->second;
+    };
     int64_t maxM = -1;
     plan.ownerStart.assign(plan.elements + 1, 0);
     std::vector<std::pair<int32_t, int32_t>> one;
@@ -405,14 +439,9 @@ private:
       plan.layout->forEachOwner(i, [&](const PhysCoord &c) {
         int64_t m = c.has(Axis::m) ? c.get(Axis::m) : 0;
         maxM = std::max(maxM, m);
-        for (int64_t t = 0; t < p_.threads; ++t) {
-          bool match = true;
-          for (int a = 0; a < 6 && match; ++a)
-            if (c.has(static_cast<Axis>(a)) && c.value[a] != coords[t][a])
-              match = false;
-          if (match)
-            one.emplace_back(static_cast<int32_t>(t), static_cast<int32_t>(m));
-        }
+        if (const std::vector<int32_t> *threads = threadsOf(c))
+          for (int32_t t : *threads)
+            one.emplace_back(t, static_cast<int32_t>(m));
       });
       std::sort(one.begin(), one.end());
       one.erase(std::unique(one.begin(), one.end()), one.end());

@@ -53,6 +53,8 @@ struct BufferPlan {
   std::vector<std::pair<int32_t, int32_t>> owners;
   // shared with a layout: sharedByte of every element, computed once.
   std::vector<int64_t> byteOf;
+  // tensor memory with a layout: (lane, column) of every element, computed once.
+  std::vector<std::pair<int32_t, int32_t>> tmemCellOf;
 
   bool privateRegs() const { return scope == MemScope::Reg && !layout; }
   // Shared memory: byte offset of element `flat` (layout and swizzle applied;

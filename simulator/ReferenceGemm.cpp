@@ -15,10 +15,13 @@
 // per row and 128 of K for A, stored K-block-major (`scale_a = SA^T`), and
 // per 128 x 128 block for B (`scale_b = SB, block = 128, block_n = 128`).
 #include "simulator/ReferenceRules.h"
+#include "simulator/Value.h"
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <cmath>
+#include <cstring>
 
 namespace tilescope::sim {
 
@@ -170,7 +173,10 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
                                 const NeededFn &needed) {
   bool ta = p.spec.inputs[0].transposed, tb = p.spec.inputs[1].transposed;
   auto [M, N, K] = shapeOf(p, t);
-  std::vector<double> av = scaledValues(p, t, 0, "scale_a");
+  // A unscaled is decoded row by row, only the rows a needed element reads
+  // (a run of some CTAs compares a few tiles of a tall A).
+  const bool aRows = !p.tensors.count("scale_a");
+  std::vector<double> av = aRows ? std::vector<double>() : scaledValues(p, t, 0, "scale_a");
   std::vector<double> bv = scaledValues(p, t, 1, "scale_b");
   std::vector<double> biasv;
   if (auto it = p.tensors.find("bias"); it != p.tensors.end())
@@ -199,44 +205,150 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
   constexpr int64_t kFp8Chunk = 32;
   double accUnit = 4.0 * static_cast<double>(K + 2) * kF32Unit;
   double alpha = p.numbers.count("alpha") ? p.numbers.at("alpha") : 1.0;
-  for (int64_t i = 0; i < M; ++i)
+  // The epilogue of one element: its sum s, sum of |products| abs and (fp8)
+  // chunk bound.
+  auto finish = [&](int64_t i, int64_t j, double s, double abs, double fp8Bound) {
+    double bound = fp8Sums ? fp8Bound + accUnit * abs : accUnit * abs;
+    if (p.numbers.count("alpha")) {
+      // The epilogue's f32 multiply by alpha: one more rounding.
+      s *= alpha;
+      bound = bound * std::fabs(alpha) + kF32Unit * std::fabs(s);
+    }
+    if (!biasv.empty()) {
+      // The epilogue's f32 add of the bias: one more rounding.
+      double b = biasv[(i * N + j) % biasv.size()];
+      bound += kF32Unit * (std::fabs(s) + std::fabs(b));
+      s += b;
+    }
+    // An error in the activation's argument carries through its slope.
+    double y = activation(act, s);
+    e.value[i * N + j] = y;
+    e.bound[i * N + j] = activationSlope(act, s) * bound + activationBound(act, s, y);
+  };
+  const int64_t aStep = aRows ? 1 : ta ? M : 1, bStep = tb ? 1 : N;
+  std::vector<double> row(aRows ? K : 0);
+  auto aRow = [&](int64_t i) {
+    if (!aRows)
+      return static_cast<const double *>(av.data() + (ta ? i : i * K));
+    const HostTensor &a = t[p.inputs[0]];
+    for (int64_t k = 0; k < K; ++k)
+      row[k] = decodeFloat(a.dtype, a.bitsAt(ta ? k * M + i : i * K + k));
+    return static_cast<const double *>(row.data());
+  };
+  auto bCol = [&](int64_t j) { return bv.data() + (tb ? j * K : j); };
+  if (!fp8Sums) {
+    // Without fp8 chunks an element needs only its sum and its sum of
+    // |products|, each accumulated in k order as below; four elements of a
+    // row at a time give the CPU four independent chains (the same bits).
+    // Rows whose every element is compared run eight columns at a time in
+    // pairs (SSE2's two doubles: the same products and sums, lane by lane),
+    // from B laid out k-major, column block by column block (a block of B
+    // stays in cache while the rows pass).
+    using Pair = double __attribute__((vector_size(16)));
+    using Bits = int64_t __attribute__((vector_size(16)));
+    std::vector<double> bk;
+    if (N >= 8) {
+      bk.resize(K * N);
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t j = 0; j < N; ++j)
+          bk[k * N + j] = bCol(j)[k * bStep];
+    }
+    const Bits noSign = {INT64_MAX, INT64_MAX}; // |x|: the sign bit cleared
+    std::vector<int64_t> cols, full;
+    std::vector<double> fullA; // the rows of `full`, K values each
+    cols.reserve(N);
+    for (int64_t i = 0; i < M; ++i) {
+      cols.clear();
+      for (int64_t j = 0; j < N; ++j)
+        if (needed(0, i * N + j))
+          cols.push_back(j);
+      if (cols.empty())
+        continue;
+      const double *a = aRow(i);
+      size_t c = 0;
+      if (!bk.empty() && static_cast<int64_t>(cols.size()) == N) {
+        full.push_back(i);
+        for (int64_t k = 0; k < K; ++k)
+          fullA.push_back(a[k * aStep]);
+        c = static_cast<size_t>(N / 8 * 8); // the blocks run below
+      }
+      for (; c + 4 <= cols.size(); c += 4) {
+        const double *b0 = bCol(cols[c]), *b1 = bCol(cols[c + 1]), *b2 = bCol(cols[c + 2]),
+                     *b3 = bCol(cols[c + 3]);
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0, abs0 = 0, abs1 = 0, abs2 = 0, abs3 = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          double x = a[k * aStep];
+          int64_t kb = k * bStep;
+          double p0 = x * b0[kb], p1 = x * b1[kb], p2 = x * b2[kb], p3 = x * b3[kb];
+          s0 += p0, s1 += p1, s2 += p2, s3 += p3;
+          abs0 += std::fabs(p0), abs1 += std::fabs(p1), abs2 += std::fabs(p2),
+              abs3 += std::fabs(p3);
+        }
+        finish(i, cols[c], s0, abs0, 0);
+        finish(i, cols[c + 1], s1, abs1, 0);
+        finish(i, cols[c + 2], s2, abs2, 0);
+        finish(i, cols[c + 3], s3, abs3, 0);
+      }
+      for (; c < cols.size(); ++c) {
+        const double *b = bCol(cols[c]);
+        double s = 0, abs = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          double xy = a[k * aStep] * b[k * bStep];
+          s += xy;
+          abs += std::fabs(xy);
+        }
+        finish(i, cols[c], s, abs, 0);
+      }
+    }
+    for (int64_t c = 0; c + 8 <= N && !full.empty(); c += 8)
+      for (size_t r = 0; r < full.size(); ++r) {
+        const double *a = fullA.data() + r * K;
+        Pair s[4] = {}, abs[4] = {};
+        const double *b = bk.data() + c;
+        for (int64_t k = 0; k < K; ++k, b += N) {
+          Pair xx = {a[k], a[k]};
+          for (int h = 0; h < 4; ++h) {
+            Pair bb;
+            std::memcpy(&bb, b + 2 * h, sizeof bb);
+            Pair p = xx * bb;
+            s[h] += p;
+            abs[h] += std::bit_cast<Pair>(std::bit_cast<Bits>(p) & noSign);
+          }
+        }
+        for (int h = 0; h < 4; ++h)
+          for (int l = 0; l < 2; ++l)
+            finish(full[r], c + 2 * h + l, s[h][l], abs[h][l], 0);
+      }
+    return {std::move(e)};
+  }
+  for (int64_t i = 0; i < M; ++i) {
+    const double *a = nullptr;
     for (int64_t j = 0; j < N; ++j) {
       if (!needed(0, i * N + j))
         continue;
+      if (!a)
+        a = aRow(i);
+      const double *b = bCol(j);
       double s = 0, part = 0, abs = 0, fp8Bound = 0, largest = 0, chunkAbs = 0;
       for (int64_t k = 0; k < K; ++k) {
         if (k % sumBlock == 0)
           part = 0;
-        if (fp8Sums && k % kFp8Chunk == 0) {
+        if (k % kFp8Chunk == 0) {
           largest = std::fabs(part);
           chunkAbs = std::fabs(part);
         }
-        double x = av[ta ? k * M + i : i * K + k], y = bv[tb ? j * K + k : k * N + j];
-        s += x * y;
-        part += x * y;
-        abs += std::fabs(x * y);
-        largest = std::max(largest, std::fabs(x * y));
-        chunkAbs += std::fabs(x * y);
-        if (fp8Sums && (k % kFp8Chunk == kFp8Chunk - 1 || k == K - 1))
+        double xy = a[k * aStep] * b[k * bStep];
+        s += xy;
+        part += xy;
+        abs += std::fabs(xy);
+        largest = std::max(largest, std::fabs(xy));
+        chunkAbs += std::fabs(xy);
+        if (k % kFp8Chunk == kFp8Chunk - 1 || k == K - 1)
           fp8Bound += 0x1p-13 * (static_cast<double>(kFp8Chunk + 1) * largest + chunkAbs);
       }
-      double bound = fp8Sums ? fp8Bound + accUnit * abs : accUnit * abs;
-      if (p.numbers.count("alpha")) {
-        // The epilogue's f32 multiply by alpha: one more rounding.
-        s *= alpha;
-        bound = bound * std::fabs(alpha) + kF32Unit * std::fabs(s);
-      }
-      if (!biasv.empty()) {
-        // The epilogue's f32 add of the bias: one more rounding.
-        double b = biasv[(i * N + j) % biasv.size()];
-        bound += kF32Unit * (std::fabs(s) + std::fabs(b));
-        s += b;
-      }
-      // An error in the activation's argument carries through its slope.
-      double y = activation(act, s);
-      e.value[i * N + j] = y;
-      e.bound[i * N + j] = activationSlope(act, s) * bound + activationBound(act, s, y);
+      finish(i, j, s, abs, fp8Bound);
     }
+  }
   return {std::move(e)};
 }
 

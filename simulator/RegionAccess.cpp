@@ -5,6 +5,9 @@
 // the statistics to `countAccess`, so a caller that gets `false` runs the
 // general per-element path from the start and sees exactly what it would
 // have seen without them (same values, same first error, same counters).
+// With the uninitialised-read check on they keep its record of shared and
+// tensor memory: a write marks what it wrote, and a read of anything not
+// marked declines, so that the per-element path reports it.
 #include "simulator/CtaExecutor.h"
 #include "simulator/Packed.h"
 
@@ -16,7 +19,7 @@ namespace tilescope::sim {
 bool CtaExecutor::fastRegion(const Region &r) const {
   const BufferPlan &b = p_.buffers[r.buffer];
   // Race detection records every element access: the per-element path does.
-  if (b.scope == MemScope::Tmem || traced() || isPacked(b.dtype))
+  if (everyAccessTraced() || isPacked(b.dtype))
     return false;
   // Every element inside the buffer (TMA's clipping takes the general path).
   for (size_t k = 0; k < r.extent.size(); ++k) {
@@ -121,11 +124,18 @@ bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<u
   }
   case MemScope::Shared: {
     const int64_t limit = static_cast<int64_t>(shared_.size()) - bytes;
+    const bool init = options_.checkUninitialized;
+    const int64_t initLimit = static_cast<int64_t>(sharedInit_.size()) - bytes;
     bool inside = true;
     withElementBytes(bytes, [&](auto size) {
       for (size_t i = 0; i < flats.size() && inside; ++i) {
         int64_t at = b.sharedByte(flats[i]);
         inside = at >= 0 && at <= limit;
+        if (inside && init) { // every byte written since the CTA started
+          inside = at <= initLimit;
+          for (int k = 0; k < size && inside; ++k)
+            inside = sharedInit_[at + k] != 0;
+        }
         out[i] = inside ? loadLittle(shared_.data() + at, size) : 0;
       }
     });
@@ -145,10 +155,39 @@ bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<u
       out[i] = regs_[rr.first[i]];
     return true;
   }
-  case MemScope::Tmem:
-    return false;
+  case MemScope::Tmem: {
+    const int64_t *cells = tmemCells(r, flats);
+    if (!cells)
+      return false;
+    const bool init = options_.checkUninitialized;
+    for (size_t i = 0; i < flats.size(); ++i) {
+      if (init && !tmemInit_[cells[i]])
+        return false;
+      out[i] = tmem_[cells[i]];
+    }
+    return true;
+  }
   }
   return false;
+}
+
+const int64_t *CtaExecutor::tmemCells(const Region &r, const std::vector<int64_t> &flats) {
+  const BufferPlan &b = p_.buffers[r.buffer];
+  auto it = tmemAlloc_.find(r.buffer);
+  if (it == tmemAlloc_.end() || b.tmemCellOf.empty())
+    return nullptr; // tmemIndex reports it, or computes each element
+  auto [first, count] = it->second;
+  thread_local std::vector<int64_t> cells;
+  cells.resize(flats.size());
+  for (size_t i = 0; i < flats.size(); ++i) {
+    auto [lane, col] = b.tmemCellOf[flats[i]];
+    if (col >= count)
+      return nullptr; // outside the allocation: tmemIndex reports it
+    cells[i] = lane * int64_t{512} + first + col;
+  }
+  if (options_.checkUninitialized && tmemInit_.size() < tmem_.size())
+    return nullptr;
+  return cells.data();
 }
 
 bool CtaExecutor::scatterBits(const Region &r, ThreadRange threads,
@@ -183,6 +222,12 @@ bool CtaExecutor::scatterBits(const Region &r, ThreadRange threads,
         std::memcpy(shared_.data() + b.sharedByte(flats[i]), &v, static_cast<size_t>(size));
       }
     });
+    if (options_.checkUninitialized) {
+      const int64_t initSize = static_cast<int64_t>(sharedInit_.size());
+      for (int64_t flat : flats)
+        if (int64_t at = b.sharedByte(flat); at + bytes <= initSize)
+          std::fill_n(sharedInit_.begin() + at, bytes, uint8_t{1});
+    }
     return true;
   }
   case MemScope::Reg: {
@@ -202,8 +247,17 @@ bool CtaExecutor::scatterBits(const Region &r, ThreadRange threads,
       regs_[reg] = value(static_cast<size_t>(i)) & keep;
     return true;
   }
-  case MemScope::Tmem:
-    return false;
+  case MemScope::Tmem: {
+    const int64_t *cells = tmemCells(r, flats);
+    if (!cells)
+      return false;
+    for (size_t i = 0; i < flats.size(); ++i)
+      tmem_[cells[i]] = static_cast<uint32_t>(value(i));
+    if (options_.checkUninitialized)
+      for (size_t i = 0; i < flats.size(); ++i)
+        tmemInit_[cells[i]] = 1;
+    return true;
+  }
   }
   return false;
 }
@@ -243,6 +297,8 @@ void CtaExecutor::countAccess(const Region &r, bool write) {
     (write ? stats_.globalBytesWritten : stats_.globalBytesRead) += bytes;
   else if (b.scope == MemScope::Shared)
     stats_.sharedBytesAccessed += bytes;
+  else if (b.scope == MemScope::Tmem)
+    stats_.tensorBytesAccessed += 4 * r.elements();
 }
 
 } // namespace tilescope::sim

@@ -114,8 +114,8 @@ TEST_CASE("performance: an unknown verdict still scores as not passed") {
   CHECK(k.score < 0.75);
 }
 
-TEST_CASE("performance: the JSON carries the prediction, and kernels the model does not cover "
-          "are left out of the score") {
+TEST_CASE("performance: the JSON carries the prediction; a kernel the model does not cover "
+          "earns nothing for it, a task that is no GEMM leaves it out") {
   RewardResult r = reward(std::string(bundledKernelText("gemm_bf16_sm90.tile")), staticGemm());
   auto v = llvm::json::parse(rewardJson(r));
   REQUIRE(bool(v));
@@ -125,11 +125,26 @@ TEST_CASE("performance: the JSON carries the prediction, and kernels the model d
   CHECK(p->getNumber("predicted_us").getValueOr(0) > 0);
   CHECK(p->getNumber("baseline_us").getValueOr(0) > 0);
 
-  // sm_100a: no machine; the stage is skipped and weighs nothing.
+  // sm_100a (tcgen05): no model; the stage is skipped but never counts as a
+  // pass: it weighs 1 and earns 0, so the score is 7 of 11 (simulate is
+  // unknown here), below the sm_90a kernel's 7 + credit of 11.
   RewardResult b = reward(std::string(bundledKernelText("gemm_bf16_sm100.tile")), staticGemm());
   REQUIRE(b.kernels.size() == 1);
-  CHECK(stage(b.kernels[0], "performance").status == StageStatus::Skipped);
+  const StageResult &skipped = stage(b.kernels[0], "performance");
+  CHECK(skipped.status == StageStatus::Skipped);
+  CHECK(skipped.credit == 0);
+  CHECK(skipped.reason.find("weighs 1") != std::string::npos);
   CHECK_FALSE(b.kernels[0].performance);
+  CHECK(b.kernels[0].verdict == "unknown"); // simulate not checked; the skip changes no verdict
+  CHECK(b.kernels[0].score == doctest::Approx(7.0 / 11));
+  CHECK(b.kernels[0].score < r.kernels[0].score);
+  // With no problem the same kernel's stage is left out: 7 of 10.
+  RewardOptions noProblem = staticGemm();
+  noProblem.problem = "";
+  RewardResult bn = reward(std::string(bundledKernelText("gemm_bf16_sm100.tile")), noProblem);
+  REQUIRE(bn.kernels.size() == 1);
+  CHECK(stage(bn.kernels[0], "performance").status == StageStatus::Skipped);
+  CHECK(bn.kernels[0].score == doctest::Approx(0.7));
   // A task without a problem (or not a GEMM): skipped, so the score is 7 of 10.
   RewardOptions none = staticGemm();
   none.problem = "";

@@ -2,6 +2,7 @@
 // decodes and re-encodes to itself, round-to-nearest-even against a
 // brute-force oracle, the OCP spec's landmark values, satfinite and NaN.
 #include "simulator/Numerics.h"
+#include "simulator/Value.h"
 
 #include <doctest/doctest.h>
 
@@ -147,6 +148,23 @@ TEST_CASE("bf16 rounds to nearest even like the integer rounding trick") {
     uint32_t expected = (bits + 0x7FFFu + ((bits >> 16) & 1)) >> 16;
     CHECK(f32ToBf16(x) == expected);
   }
+}
+
+TEST_CASE("encodeFloat's bf16 shortcut is numerics::encode on every 251st float") {
+  // encodeFloat rounds normal floats within bf16's range on the bits; the
+  // rest (NaN, infinities, subnormals, overflow) take the general path.
+  int64_t differ = 0;
+  for (uint64_t bits = 0; bits <= 0xFFFFFFFFu; bits += 251) {
+    float x = floatOf(static_cast<uint32_t>(bits));
+    if (sim::encodeFloat(Dtype::bf16, x) != encode(x, fmt(Dtype::bf16)))
+      ++differ;
+  }
+  for (uint32_t edge :
+       {0x00800000u, 0x007FFFFFu, 0x7F7F0000u, 0x7F7F7FFFu, 0x7F7F8000u, 0x7F7FFFFFu, 0x7F800000u,
+        0x80800000u, 0xFF7F8000u, 0x3F808000u, 0x3F818000u})
+    if (sim::encodeFloat(Dtype::bf16, floatOf(edge)) != encode(floatOf(edge), fmt(Dtype::bf16)))
+      ++differ;
+  CHECK(differ == 0);
 }
 
 TEST_CASE("nearest even matches a brute-force oracle at every midpoint") {
