@@ -172,7 +172,10 @@ std::vector<double> scaledValues(const BoundProblem &p, const std::vector<HostTe
 std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTensor> &t,
                                 const NeededFn &needed) {
   bool ta = p.spec.inputs[0].transposed, tb = p.spec.inputs[1].transposed;
-  auto [M, N, K] = shapeOf(p, t);
+  // Plain variables, not a structured binding: the lambdas below capture
+  // them, which clang 14 (the fuzz preset's compiler) does not allow.
+  const GemmShape shape = shapeOf(p, t);
+  const int64_t M = shape.M, N = shape.N, K = shape.K;
   // A unscaled is decoded row by row, only the rows a needed element reads
   // (a run of some CTAs compares a few tiles of a tall A).
   const bool aRows = !p.tensors.count("scale_a");
