@@ -468,12 +468,15 @@ json::Value evaluateDocument(const VizRequest &given, PackedArrays *packed) {
     shapeArray.push_back(e);
   doc["shape"] = std::move(shapeArray);
   if (!layout.admits(shape)) {
+    // The element count as text: a shape's product may pass int64.
     int64_t count = 1;
+    bool overflow = false;
     for (int64_t e : shape)
-      count *= e;
+      overflow = overflow || __builtin_mul_overflow(count, e, &count);
+    std::string countText = overflow ? std::string("more than 2^63") : std::to_string(count);
     fieldError("shape", fmt::format("shape {} has {} elements but the layout places {} (the "
                                     "product of its shard extents)",
-                                    shapeText(shape), count, layout.size()));
+                                    shapeText(shape), countText, layout.size()));
     return finish(false);
   }
   if (layout.size() * layout.replicas() > kMaxDrawnOwners) {
