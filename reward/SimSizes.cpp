@@ -202,6 +202,71 @@ SizeAssignment shrink(const BarrierSkeleton &sk, const Kernel &kernel, SizeAssig
   return sizes;
 }
 
+// The grid extent of dimension d at `sizes`; nothing where it does not
+// evaluate.
+std::optional<int64_t> gridExtent(const BarrierSkeleton &sk, size_t d,
+                                  const SizeAssignment &sizes) {
+  if (d >= sk.grid.size())
+    return 1;
+  return evalConcrete(sk.grid[d], leafAt(sizes));
+}
+
+// A CTA index compared with a constant (`blockIdx.y == 2`), a third row of
+// tiles or a tail CTA after two full ones: each grid dimension that depends
+// on the sizes is raised to at least kGridSpread CTAs (issue 14: a kernel
+// that zeroes its output in CTA row 2 passed at sizes of two rows). Each
+// symbol of the dimension's extent in turn is raised to the least admitted
+// value that suffices, then, within the edge's window above it, to the one
+// with the fewest trailing zero bits (the last CTA stays ragged).
+constexpr int64_t kGridSpread = 3;
+SizeAssignment spreadGrid(const BarrierSkeleton &sk, SizeAssignment sizes) {
+  for (size_t d = 0; d < sk.grid.size(); ++d) {
+    auto spread = [&](const SizeAssignment &trial) {
+      std::string ignored;
+      auto g = gridExtent(sk, d, trial);
+      return g && *g >= kGridSpread && admittedSizes(sk, trial, ignored);
+    };
+    auto now = gridExtent(sk, d, sizes);
+    if (!now || *now >= kGridSpread)
+      continue;
+    for (const std::string &name : namesUsed(sk.grid[d])) {
+      auto it = sizes.find(name);
+      if (it == sizes.end())
+        continue;
+      int64_t v = it->second, hi = 0;
+      SizeAssignment trial = sizes;
+      for (int shift = 1; shift <= 20 && !hi; ++shift) {
+        trial[name] = v << shift;
+        if (spread(trial))
+          hi = v << shift;
+      }
+      if (!hi)
+        continue;
+      int64_t least = hi;
+      for (int64_t c = std::max(v + 1, hi / 2); c <= hi; ++c) {
+        trial[name] = c;
+        if (spread(trial)) {
+          least = c;
+          break;
+        }
+      }
+      std::optional<int64_t> best;
+      for (int64_t c = least; c <= least + 1024; ++c) {
+        trial[name] = c;
+        if (!spread(trial))
+          continue;
+        if (!best || trailingZeros(c) < trailingZeros(*best))
+          best = c;
+        if (trailingZeros(c) == 0)
+          break;
+      }
+      sizes[name] = best.value_or(least);
+      break;
+    }
+  }
+  return sizes;
+}
+
 bool constantGrid(const Kernel &kernel) {
   for (const Expr &e : kernel.launch.grid)
     if (!constantValue(e))
@@ -247,6 +312,7 @@ std::optional<std::vector<SimSize>> chooseSimSizes(const Kernel &kernel, std::st
     if (best)
       edge[s] = *best;
   }
+  edge = spreadGrid(sk, edge);
   std::string ignored;
   if (edge != small && admittedSizes(sk, edge, ignored))
     out.push_back({edge, 0, "edge"});

@@ -7,7 +7,9 @@
 //     ring wraps twice;
 //  2. edge: each shape symbol v raised to the admitted value in
 //     [v + 65, v + 1089] with the fewest trailing zero bits (odd where
-//     admitted), so edge tiles are ragged;
+//     admitted), so edge tiles are ragged; then every grid dimension that
+//     depends on the sizes raised to at least 3 CTAs (a CTA index past 1,
+//     a tail CTA after two full ones), again ragged where admitted;
 //  3. persistent, only for a constant grid whose tile loop starts at
 //     blockIdx: the one symbol, raised least, that makes CTA 0 run the tile
 //     loop twice (more tiles than CTAs; the cheapest in tensor elements),

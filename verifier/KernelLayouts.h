@@ -90,6 +90,11 @@ struct GlobalStride {
   size_t dim = 0;
   Expr bytes;      // over the kernel's shape symbols
   llvm::SMLoc loc; // the copy
+  // Decided apart from the kernel's other queries (tma.store, tma.load):
+  // from the `where` clause's divisibility facts where they suffice, else in
+  // a Z3 context of its own, so that asking it leaves the shared context,
+  // and with it every later proof's answer, as it was.
+  bool apart = false;
 };
 
 struct KernelLayoutInput {
@@ -102,6 +107,11 @@ struct KernelLayoutInput {
   std::vector<std::pair<llvm::SMLoc, std::string>> skipped;
 };
 KernelLayoutInput collectKernelLayouts(const Kernel &kernel);
+
+// Whether `modulus` (a power of two) divides `bytes`, a product of constants
+// and symbols, for every size, by the `where` clause's facts `v % c == 0`
+// alone; false when they do not tell.
+bool dividesByFacts(const Expr &bytes, const std::vector<Expr> &constraints, int64_t modulus);
 
 // Proves every stride of `strides` a multiple of 16 bytes under `constraints`;
 // a finding (kind Instruction) names the sizes that break it.

@@ -13,6 +13,7 @@
 #include "sync/BarrierSkeleton.h"
 #include "verifier/CoverageDigits.h"
 #include "verifier/CoverageSearch.h"
+#include "verifier/GlobalBounds.h"
 
 #include <fmt/format.h>
 
@@ -863,7 +864,17 @@ CoverageReport proveWriteCoverage(const Kernel &kernel, const CoverageOptions &o
     if (!p.isTensor && isFloat(p.dtype))
       floats.insert(p.name);
   requireSolverContext();
-  return Coverage(sk, options, std::move(floats)).run();
+  CoverageReport report = Coverage(sk, options, floats).run();
+  // The other obligation on the global accesses (GlobalBounds.h).
+  if (sk.unsupported.empty())
+    proveGlobalBounds(sk, floats, report, {options.timeoutMs});
+  else if (report.notProved.empty() && report.findings.empty()) {
+    report.notProved.push_back({sk.unsupported.front().first,
+                                "bounds of the global accesses: the skeleton does not model "
+                                "every statement"});
+    report.method = "not proved (" + report.notProved.front().second + ")";
+  }
+  return report;
 }
 
 unsigned reportWriteCoverage(const CoverageReport &report, Diagnostics &diag) {

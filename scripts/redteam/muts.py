@@ -93,7 +93,6 @@ mk('g64-store-guard-le', G64, '5', 'bug', [('if n0 + 64 < N', 'if n0 + 64 < N - 
 mk('where-k-mod-4', GS, '9', 'bug', [('K % 8 == 0', 'K % 4 == 0')])
 mk('where-rms-512', R, '9', 'bug', [('where H % 1024 == 0', 'where H % 512 == 0')], reward=RMS)
 mk('where-rms-2048-twin', R, '9', 'clean', [('where H % 1024 == 0', 'where H % 2048 == 0, H > 0')])
-# Open (see report): check misses the TMA store stride of C.
 mk('where-gs-n-mod-4', GS, '9', 'bug', [('N % 8 == 0', 'N % 4 == 0')])
 
 # ---- stage reads / proxies / wgmma --------------------------------------------------------
