@@ -182,3 +182,28 @@ TEST_CASE("reward: the persistent size runs two tiles on CTA 0 with the K its ri
   CHECK(persistent.values.at("N") == 8);
   CHECK(persistent.values.at("K") == 136);
 }
+
+TEST_CASE("reward: the edge size runs at least 3 CTAs along every grid dimension that depends on "
+          "the sizes") {
+  // gemm_bf16_sm90_64x64: grid((N + 63) / 64, (M + 63) / 64). The edge size
+  // once stopped at M = 67, N = 72 (two CTAs each way), where a candidate
+  // that zeroes the tiles of CTA row 2 passed (tests/reward/hacks/cta-row-2).
+  // Now M is raised to 129 (three row blocks, the third a tail of one row)
+  // and N to 136 (the least multiple of 8 past 128 with the fewest trailing
+  // zero bits).
+  llvm::SourceMgr sm;
+  Diagnostics diag(sm, false);
+  Module m = parseModuleText(std::string(bundledKernelText("gemm_bf16_sm90_small.tile")),
+                             "f.tile", diag);
+  REQUIRE_FALSE(diag.hasErrors());
+  std::string why;
+  auto sizes = reward_detail::chooseSimSizes(m.kernels[0], why);
+  REQUIRE_MESSAGE(sizes, why);
+  REQUIRE(sizes->size() == 2);
+  const reward_detail::SimSize &edge = (*sizes)[1];
+  CHECK(edge.role == "edge");
+  CHECK(edge.values.at("M") == 129);
+  CHECK(edge.values.at("N") == 136);
+  CHECK((edge.values.at("M") + 63) / 64 >= 3);
+  CHECK((edge.values.at("N") + 63) / 64 >= 3);
+}
