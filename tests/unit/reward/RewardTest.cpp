@@ -193,8 +193,8 @@ TEST_CASE("reward: the edge size runs at least 3 CTAs along every grid dimension
   // zero bits).
   llvm::SourceMgr sm;
   Diagnostics diag(sm, false);
-  Module m = parseModuleText(std::string(bundledKernelText("gemm_bf16_sm90_small.tile")),
-                             "f.tile", diag);
+  Module m =
+      parseModuleText(std::string(bundledKernelText("gemm_bf16_sm90_small.tile")), "f.tile", diag);
   REQUIRE_FALSE(diag.hasErrors());
   std::string why;
   auto sizes = reward_detail::chooseSimSizes(m.kernels[0], why);
