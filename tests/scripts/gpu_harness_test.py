@@ -5,12 +5,13 @@ call (L2 flush, GPU sleep, event, synchronize) and hands out scripted event
 times, so the order in which candidates are timed, the flush before each
 timed call and the statistics can be checked exactly without a GPU.
 
-Usage: gpu_harness_test.py REPO. Exit 0 when all hold, 1 otherwise.
+Usage: gpu_harness_test.py REPO (unittest's exit status).
 """
 import ctypes
 import os
 import sys
 import types
+import unittest
 
 CALLS = []   # what the stand-in saw, in order
 TIMES = []   # the elapsed ms the next events report, first first
@@ -71,80 +72,67 @@ def timed_calls():
     return out
 
 
-def main():
-    if len(sys.argv) != 2:
-        print("usage: gpu_harness_test.py REPO", file=sys.stderr)
-        return 2
-    sys.modules["torch"] = fake_torch()
-    sys.path.insert(0, os.path.join(sys.argv[1], "codegen"))
-    import gpu_harness as h
-    import bench
-    failures = []
+class Harness(unittest.TestCase):
+    def setUp(self):
+        CALLS.clear()
+        TIMES.clear()
 
-    def expect(what, got, want):
-        if got != want:
-            failures.append(f"{what}: got {got!r}, want {want!r}")
+    def test_time_pair_alternates_and_flushes_before_each_timed_call(self):
+        TIMES[:] = [1.0, 10.0, 12.0, 3.0, 2.0, 11.0]  # ours 1, base 10, base 12, ours 3, ours 2, base 11
+        ours, base = h.time_pair(fn("ours"), fn("base"), warmup=2, reps=3)
+        self.assertEqual(CALLS[:5], ["ours", "base", "ours", "base", "sync"])  # warm-up
+        self.assertEqual(timed_calls(), ["ours", "base", "base", "ours", "ours", "base"])
+        self.assertEqual(CALLS[5], f"flush {256 * 1024 * 1024}")
+        self.assertEqual(ours, (2.0, 1.0, 3.0))  # median, min, max
+        self.assertEqual(base, (11.0, 10.0, 12.0))
+        self.assertEqual([c for c in CALLS if c.startswith("sleep")], [])
 
-    # time_pair: 2 warm-up rounds, then ours first in even rounds, the baseline first in odd ones.
-    CALLS.clear()
-    TIMES[:] = [1.0, 10.0, 12.0, 3.0, 2.0, 11.0]   # ours 1, base 10, base 12, ours 3, ours 2, base 11
-    ours, base = h.time_pair(fn("ours"), fn("base"), warmup=2, reps=3)
-    expect("time_pair warm-up", CALLS[:5], ["ours", "base", "ours", "base", "sync"])
-    expect("time_pair order", timed_calls(), ["ours", "base", "base", "ours", "ours", "base"])
-    expect("time_pair flush size", CALLS[5], f"flush {256 * 1024 * 1024}")
-    expect("time_pair ours", ours, (2.0, 1.0, 3.0))
-    expect("time_pair baseline", base, (11.0, 10.0, 12.0))
-    expect("time_pair sleeps", [c for c in CALLS if c.startswith("sleep")], [])
+    def test_time_rotating_starts_round_i_with_function_i(self):
+        TIMES[:] = [float(i) for i in range(12)]
+        t = h.time_rotating({"a": fn("a"), "b": fn("b"), "c": fn("c")}, warmup=1, reps=4)
+        self.assertEqual(timed_calls(), list("abcbcacababc"))
+        self.assertEqual(t["a"], (6.0, 0.0, 9.0))  # a timed at 0, 5, 7, 9
 
-    # time_rotating: round i starts with function i mod n.
-    CALLS.clear()
-    TIMES[:] = [float(i) for i in range(12)]
-    t = h.time_rotating({"a": fn("a"), "b": fn("b"), "c": fn("c")}, warmup=1, reps=4)
-    expect("time_rotating order", timed_calls(), list("abcbcacababc"))
-    expect("time_rotating a", t["a"], (6.0, 0.0, 9.0))   # a timed at 0, 5, 7, 9
+    def test_round_robin_reverses_odd_rounds_and_sleeps_when_asked(self):
+        TIMES[:] = [0.001, 0.002, 0.004, 0.003, 0.005, 0.006]
+        us = h.round_robin({"x": fn("x"), "y": fn("y")}, 3, warmup=1, sleep_cycles=200000)
+        self.assertEqual(timed_calls(), ["x", "y", "y", "x", "x", "y"])
+        self.assertEqual({k: round(v, 6) for k, v in us.items()}, {"x": 3.0, "y": 4.0})  # µs
+        self.assertEqual(CALLS.count("sleep 200000"), 6)
+        CALLS.clear()
+        TIMES[:] = [1.0, 1.0]
+        h.round_robin({"x": fn("x")}, 2, warmup=0)
+        self.assertEqual([c for c in CALLS if c.startswith("sleep")], [])
 
-    # round_robin: given order in even rounds, reversed in odd ones; µs; the GPU sleep when asked.
-    CALLS.clear()
-    TIMES[:] = [0.001, 0.002, 0.004, 0.003, 0.005, 0.006]
-    us = h.round_robin({"x": fn("x"), "y": fn("y")}, 3, warmup=1, sleep_cycles=200000)
-    expect("round_robin order", timed_calls(), ["x", "y", "y", "x", "x", "y"])
-    expect("round_robin us", {k: round(v, 6) for k, v in us.items()}, {"x": 3.0, "y": 4.0})
-    expect("round_robin sleeps", CALLS.count("sleep 200000"), 6)
-    CALLS.clear()
-    TIMES[:] = [1.0, 1.0]
-    h.round_robin({"x": fn("x")}, 2, warmup=0)
-    expect("round_robin without sleep", [c for c in CALLS if c.startswith("sleep")], [])
+    def test_bind_launch_passes_the_stream_and_raises_on_a_failed_launch(self):
+        seen = []
 
-    # bind_launch: the four arguments, the stream as a pointer; a failed launch raises.
-    seen = []
+        def launch(*args):
+            seen.append(args)
+            return len(seen) - 1  # 0 the first time (success), then 1, 2
 
-    def launch(*args):
-        seen.append(args)
-        return len(seen) - 1   # 0 the first time (success), then 1
+        h.bind_launch(launch, "P", "S", "D", 77, what="")()
+        self.assertEqual(seen[0][:3], ("P", "S", "D"))
+        self.assertIsInstance(seen[0][3], ctypes.c_void_p)
+        self.assertEqual(seen[0][3].value, 77)
+        for what, message in (("", "cudaError 1"), ("k: launch failed", "k: launch failed: cudaError 2")):
+            with self.assertRaises(RuntimeError) as caught:
+                h.bind_launch(launch, "P", "S", "D", 77, what=what)()
+            self.assertEqual(str(caught.exception), message)
 
-    run = h.bind_launch(launch, "P", "S", "D", 77, what="")
-    run()
-    expect("bind_launch args", seen[0][:3], ("P", "S", "D"))
-    expect("bind_launch stream", (type(seen[0][3]), seen[0][3].value), (ctypes.c_void_p, 77))
-    for what, message in (("", "cudaError 1"), ("k: launch failed", "k: launch failed: cudaError 2")):
-        try:
-            h.bind_launch(launch, "P", "S", "D", 77, what=what)()
-            failures.append(f"bind_launch({what!r}): no error on a failed launch")
-        except RuntimeError as e:
-            expect("bind_launch message", str(e), message)
-
-    # bench.py's result fields, in the order its JSON prints them.
-    got = {**bench.timed((2.0, 1.0, 4.0), "tflops", 8e9, 1e9),
-           **bench.compared("cublas", (4.0, 3.0, 5.0), (2.0, 1.0, 4.0), "tflops", 8e9, 1e9)}
-    expect("bench fields", list(got.items()),
-           [("ms", 2.0), ("ms_min", 1.0), ("ms_max", 4.0), ("tflops", 4.0),
-            ("cublas_ms", 4.0), ("cublas_tflops", 2.0), ("ratio_vs_cublas", 2.0)])
-
-    for f in failures:
-        print("FAIL:", f)
-    print(f"gpu_harness: {len(failures)} failures")
-    return 1 if failures else 0
+    def test_bench_result_fields_in_print_order(self):
+        got = {**bench.timed((2.0, 1.0, 4.0), "tflops", 8e9, 1e9),
+               **bench.compared("cublas", (4.0, 3.0, 5.0), (2.0, 1.0, 4.0), "tflops", 8e9, 1e9)}
+        self.assertEqual(list(got.items()),
+                         [("ms", 2.0), ("ms_min", 1.0), ("ms_max", 4.0), ("tflops", 4.0),
+                          ("cublas_ms", 4.0), ("cublas_tflops", 2.0), ("ratio_vs_cublas", 2.0)])
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    if len(sys.argv) != 2:
+        sys.exit("usage: gpu_harness_test.py REPO")
+    sys.modules["torch"] = fake_torch()
+    sys.path.insert(0, os.path.join(sys.argv.pop(1), "codegen"))
+    import gpu_harness as h  # noqa: E402
+    import bench  # noqa: E402
+    unittest.main()
