@@ -435,10 +435,79 @@ std::string instructionRuleNames() {
   return out;
 }
 
+namespace {
+
+std::vector<LayoutViolation> check(const InstructionRule &rule, const Layout &layout,
+                                   const std::vector<int64_t> &shape, const BufferInfo &buffer,
+                                   const TargetInfo &target, const InstructionUse &use);
+
+// The last questions checkInstruction answered on this thread and its
+// answers. The element-by-element rules (a TMA box, every 8x8 matrix row)
+// cost a tenth of a static reward, and the dispatch and layout stages ask the
+// same questions of one candidate, as an agent's next candidate mostly does.
+// The answer is a function of the arguments alone, and an entry answers only
+// the same arguments: the same rule and target (entries of their constant
+// tables), an equal layout (shard, replica, offset and swizzle, so its text
+// too), shape, buffer and use, every field compared.
+struct Question {
+  const InstructionRule *rule;
+  const TargetInfo *target;
+  Layout layout;
+  std::vector<int64_t> shape;
+  BufferInfo buffer;
+  InstructionUse use;
+};
+// Every field compared: the structured bindings stop compiling when
+// BufferInfo or InstructionUse gains one, until it joins the comparison.
+bool sameBuffer(const BufferInfo &a, const BufferInfo &b) {
+  const auto &[name, scope, dtype, memoryElements, tmemColumns, baseByte, mayAlias] = a;
+  return name == b.name && scope == b.scope && dtype == b.dtype &&
+         memoryElements == b.memoryElements && tmemColumns == b.tmemColumns &&
+         baseByte == b.baseByte && mayAlias == b.mayAlias;
+}
+
+bool sameUse(const InstructionUse &a, const InstructionUse &b) {
+  const auto &[globalStridesBytes, batchDims, mnMajor] = a;
+  return globalStridesBytes == b.globalStridesBytes && batchDims == b.batchDims &&
+         mnMajor == b.mnMajor;
+}
+
+bool inTable(const InstructionRule &rule) {
+  const std::vector<InstructionRule> &rules = instructionRules();
+  return &rule >= rules.data() && &rule < rules.data() + rules.size();
+}
+
+} // namespace
+
 std::vector<LayoutViolation> checkInstruction(const InstructionRule &rule, const Layout &layout,
                                               const std::vector<int64_t> &shape,
                                               const BufferInfo &buffer, const TargetInfo &target,
                                               const InstructionUse &use) {
+  // Only the constant tables' entries are known by their address.
+  if (!inTable(rule) || &target != &targetInfo(target.kind))
+    return check(rule, layout, shape, buffer, target, use);
+  constexpr size_t kRemembered = 64;
+  thread_local std::vector<std::pair<Question, std::vector<LayoutViolation>>> memo;
+  thread_local size_t next = 0;
+  for (const auto &[q, answer] : memo)
+    if (q.rule == &rule && q.target == &target && q.shape == shape && q.layout == layout &&
+        sameBuffer(q.buffer, buffer) && sameUse(q.use, use))
+      return answer;
+  std::vector<LayoutViolation> answer = check(rule, layout, shape, buffer, target, use);
+  std::pair<Question, std::vector<LayoutViolation>> entry{
+      Question{&rule, &target, layout, shape, buffer, use}, answer};
+  if (memo.size() < kRemembered)
+    memo.push_back(std::move(entry));
+  else
+    memo[next++ % kRemembered] = std::move(entry);
+  return answer;
+}
+
+namespace {
+
+std::vector<LayoutViolation> check(const InstructionRule &rule, const Layout &layout,
+                                   const std::vector<int64_t> &shape, const BufferInfo &buffer,
+                                   const TargetInfo &target, const InstructionUse &use) {
   Findings f{rule, layout, shape, {}};
   if (!layout.admits(shape)) {
     f.add(-1, fmt::format("layout {} does not admit shape {}", layout.str(), formatLogical(shape)));
@@ -485,5 +554,7 @@ std::vector<LayoutViolation> checkInstruction(const InstructionRule &rule, const
   }
   return f.out;
 }
+
+} // namespace
 
 } // namespace tilescope

@@ -1,5 +1,9 @@
 #include "proof/DivisionAbstraction.h"
 
+#include "proof/SharedContext.h"
+
+#include <optional>
+
 namespace tilescope::detail {
 
 DivisionAbstraction::DivisionAbstraction(z3::context &ctx, bool uninterpretedProducts)
@@ -33,17 +37,29 @@ z3::expr DivisionAbstraction::rewrite(const z3::expr &e) {
   for (unsigned k = 0; k < e.num_args(); ++k)
     args.push_back(rewrite(e.arg(k)));
   Z3_decl_kind kind = e.decl().decl_kind();
-  z3::expr out = e;
+  // This function once started from `out = e` and assigned the rewritten
+  // term: a copy for a division (no leak), a move for the others, which in
+  // z3++ 4.8.12 left a reference to `e` behind. Releasing that reference
+  // earlier would free terms earlier, and Z3 would number (and order) later
+  // terms otherwise: one race proof of the library's grouped FP8 GEMM fell
+  // off a cliff that way. So `e` keeps it until the context ends, and it is
+  // released then (proof/SharedContext.h).
   if ((kind == Z3_OP_IDIV || kind == Z3_OP_MOD) && !args[1].is_numeral()) {
     // Simplified, so that `kt` and `1 * kt` divide alike.
     const Division &div = divide(args[0].simplify(), args[1].simplify());
-    out = kind == Z3_OP_IDIV ? div.q : div.r;
-  } else if (kind == Z3_OP_MUL && products_ && args.size() == 2 && !args[0].is_numeral() &&
-             !args[1].is_numeral()) {
-    out = (*products_)(args[0], args[1]);
-  } else if (e.num_args() > 0) {
-    out = e.decl()(args);
+    z3::expr out = kind == Z3_OP_IDIV ? div.q : div.r;
+    done_.emplace(e.id(), std::make_pair(e, out));
+    return out;
   }
+  std::optional<z3::expr> built;
+  if (kind == Z3_OP_MUL && products_ && args.size() == 2 && !args[0].is_numeral() &&
+      !args[1].is_numeral())
+    built.emplace((*products_)(args[0], args[1]));
+  else if (e.num_args() > 0)
+    built.emplace(e.decl()(args));
+  if (built)
+    keepUntilContextEnd(e);
+  z3::expr out = built ? *built : e;
   done_.emplace(e.id(), std::make_pair(e, out));
   return out;
 }

@@ -11,11 +11,13 @@ namespace tilescope {
 
 namespace {
 
-// One kernel's Z3 state: its context and the one-shot tactic pipeline built in
-// it. The pipeline is declared after the context, so destroyed before it.
+// One kernel's Z3 state: its context, the one-shot tactic pipeline built in
+// it and the terms kept until it ends (keepUntilContextEnd). Both are declared
+// after the context, so destroyed before it.
 struct ThreadContext {
   std::unique_ptr<z3::context> ctx;
   std::optional<z3::tactic> pipeline;
+  std::vector<z3::expr> kept;
 };
 
 // The thread's contexts: the last one is current; each ProofContextScope
@@ -60,6 +62,15 @@ z3::tactic oneShotPipeline(z3::context &ctx) {
   if (!current.pipeline)
     current.pipeline.emplace(makePipeline(ctx));
   return *current.pipeline;
+}
+
+void keepUntilContextEnd(const z3::expr &e) {
+  ThreadContext &current = contexts().back();
+  if (current.ctx && &e.ctx() == current.ctx.get()) {
+    current.kept.push_back(e);
+    return;
+  }
+  Z3_inc_ref(e.ctx(), e);
 }
 
 } // namespace detail

@@ -25,4 +25,17 @@ z3::context &sharedContext();
 // race check ask about a hundred one-shot queries per kernel.
 z3::tactic oneShotPipeline(z3::context &ctx);
 
+// Holds one reference to `e` until its context ends. For code that once
+// dropped that reference without releasing it (z3++ 4.8.12's move assignment
+// of an ast keeps the target's old term alive: `out = e; ... out = f(x);`):
+// the term lives exactly as long as the leak made it live, so Z3 numbers and
+// orders every later term as before (a verdict must not change with the
+// bookkeeping), but the reference is released when the ProofContextScope
+// ends, just before the context is deleted. A context that still holds terms
+// when it is deleted sweeps its whole term table (half a million cells) once
+// per level of leaked terms: 27 sweeps, a fifth of a static reward of the
+// persistent GEMM (perf, 2026-11-26). For a context that is not the current
+// scope's, the reference is kept for the process's lifetime, as the leak did.
+void keepUntilContextEnd(const z3::expr &e);
+
 } // namespace tilescope::detail

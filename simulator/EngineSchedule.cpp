@@ -190,25 +190,22 @@ std::optional<Failure> CtaExecutor::start() {
     uint64_t stream = options_.seed ^ (static_cast<uint64_t>(ctaId_[0]) << 40) ^
                       (static_cast<uint64_t>(ctaId_[1]) << 20) ^ static_cast<uint64_t>(ctaId_[2]) ^
                       0x9E3779B97F4A7C15ull;
-    auto draw = [&stream] {
-      uint64_t z = (stream += 0x9E3779B97F4A7C15ull);
-      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-      return z ^ (z >> 31);
-    };
+    // Drawn in bulk (splitmixFill): the same words in the same order as one
+    // draw at a time.
     auto low = [](uint64_t word, int bytes) {
       return bytes >= 8 ? word : word & ((uint64_t{1} << (8 * std::max(bytes, 0))) - 1);
     };
+    thread_local std::vector<uint64_t> words;
     PoisonPattern pp = options_.poison;
     const bool random = pp == PoisonPattern::Random;
     // The fixed patterns draw nothing; this generator only fills the signature.
     thread_local std::mt19937_64 fixed;
     shared_.assign(p_.sharedBytes, random ? 0 : poisonByte(pp, fixed));
-    if (random)
-      for (size_t at = 0; at < shared_.size(); at += 8) {
-        uint64_t word = draw();
-        std::memcpy(&shared_[at], &word, std::min<size_t>(8, shared_.size() - at));
-      }
+    if (random && !shared_.empty()) {
+      words.resize((shared_.size() + 7) / 8);
+      splitmixFill(words.data(), words.size(), stream);
+      std::memcpy(shared_.data(), words.data(), shared_.size());
+    }
     regs_.assign(p_.threads * p_.regsPerThread, 0);
     if (pp != PoisonPattern::Zero)
       for (const BufferPlan &b : p_.buffers) {
@@ -219,15 +216,24 @@ std::optional<Failure> CtaExecutor::start() {
         uint64_t word = random ? 0 : poisonWord(pp, bytes, fixed);
         for (int64_t t = 0; t < p_.threads; ++t) {
           uint64_t *reg = &regs_[t * p_.regsPerThread + b.regBase];
-          for (int64_t r = 0; r < b.regCount; ++r)
-            reg[r] = random ? low(draw(), bytes) : word;
+          if (!random) {
+            std::fill(reg, reg + std::max<int64_t>(b.regCount, 0), word);
+            continue;
+          }
+          splitmixFill(reg, size_t(std::max<int64_t>(b.regCount, 0)), stream);
+          if (bytes < 8)
+            for (int64_t r = 0; r < b.regCount; ++r)
+              reg[r] = low(reg[r], bytes);
         }
       }
     if (targetInfo(p_.target).hasTensorMemory) {
       tmem_.assign(128 * 512, random ? 0 : static_cast<uint32_t>(poisonWord(pp, 4, fixed)));
-      if (random)
-        for (uint32_t &cell : tmem_)
-          cell = static_cast<uint32_t>(draw());
+      if (random) {
+        words.resize(tmem_.size());
+        splitmixFill(words.data(), words.size(), stream);
+        for (size_t i = 0; i < tmem_.size(); ++i)
+          tmem_[i] = static_cast<uint32_t>(words[i]);
+      }
     }
     if (options_.checkUninitialized) {
       sharedInit_.assign(p_.sharedBytes, 0);

@@ -13,6 +13,7 @@
 
 #include "ir/Dtype.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <random>
@@ -40,5 +41,15 @@ uint8_t poisonByte(PoisonPattern p, std::mt19937_64 &rng);
 // `bytes` bytes of the pattern as a little-endian word (bytes <= 8; Random:
 // the low bytes of one draw).
 uint64_t poisonWord(PoisonPattern p, int bytes, std::mt19937_64 &rng);
+
+// The random pattern's generator: writes the next `n` words of the splitmix64
+// stream `state` to `out` and advances `state` past them. Word i is
+// mix(state + (i + 1) * 0x9E3779B97F4A7C15), a function of its index alone,
+// so the loop runs several words at a time (a clone for x86-64-v4 and v3
+// chosen at load time; integer operations only, every clone gives the same
+// words). A persistent kernel starts every CTA of its constant grid at every
+// size, and drawing one word at a time was a tenth of its reward (perf,
+// 2026-11-26).
+void splitmixFill(uint64_t *out, size_t n, uint64_t &state);
 
 } // namespace tilescope::sim

@@ -78,6 +78,35 @@ ScaleLayout scaleLayout(const BoundProblem &p, bool isA) {
           optionTransposed(p, isA ? "scale_a" : "scale_b")};
 }
 
+// Row `a`'s sums over k of its products with eight consecutive columns of B
+// laid out k-major (`b` at the first column, rows `n` apart), and the sums of
+// their magnitudes: each column's products and sums in k order, one lane per
+// column, so every clone (x86-64-v4: one AVX-512 operation per step, v3: two
+// AVX ones, default: four SSE2 ones) and the scalar loop give the same bits.
+// The file is compiled without FMA contraction (simulator/CMakeLists.txt).
+#if defined(__GNUC__) && defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+void eightColumnSums(const double *a, const double *b, int64_t K, int64_t n, double *sums,
+                     double *magnitudes) {
+  using Oct = double __attribute__((vector_size(64)));
+  using OctBits = int64_t __attribute__((vector_size(64)));
+  const OctBits noSign = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX,
+                          INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX}; // |x|: the sign cleared
+  Oct s = {}, abs = {};
+  for (int64_t k = 0; k < K; ++k, b += n) {
+    const double x = a[k];
+    Oct xx = {x, x, x, x, x, x, x, x};
+    Oct bb;
+    std::memcpy(&bb, b, sizeof bb);
+    Oct p = xx * bb;
+    s += p;
+    abs += (Oct)((OctBits)p & noSign); // a vector cast keeps the bits
+  }
+  std::memcpy(sums, &s, sizeof s);
+  std::memcpy(magnitudes, &abs, sizeof abs);
+}
+
 std::optional<ProblemError> check(const BoundProblem &p, const std::vector<HostTensor> &t) {
   const HostTensor &a = t[p.inputs[0]], &b = t[p.inputs[1]], &c = t[p.outputs[0]];
   for (const HostTensor *x : {&a, &b, &c})
@@ -243,12 +272,10 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
     // Without fp8 chunks an element needs only its sum and its sum of
     // |products|, each accumulated in k order as below; four elements of a
     // row at a time give the CPU four independent chains (the same bits).
-    // Rows whose every element is compared run eight columns at a time in
-    // pairs (SSE2's two doubles: the same products and sums, lane by lane),
-    // from B laid out k-major, column block by column block (a block of B
-    // stays in cache while the rows pass).
-    using Pair = double __attribute__((vector_size(16)));
-    using Bits = int64_t __attribute__((vector_size(16)));
+    // Rows whose every element is compared run eight columns at a time
+    // (eightColumnSums: the same products and sums, lane by lane), from B
+    // laid out k-major, column block by column block (a block of B stays in
+    // cache while the rows pass).
     std::vector<double> bk;
     if (N >= 8) {
       bk.resize(K * N);
@@ -256,7 +283,6 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
         for (int64_t j = 0; j < N; ++j)
           bk[k * N + j] = bCol(j)[k * bStep];
     }
-    const Bits noSign = {INT64_MAX, INT64_MAX}; // |x|: the sign bit cleared
     std::vector<int64_t> cols, full;
     std::vector<double> fullA; // the rows of `full`, K values each
     cols.reserve(N);
@@ -305,22 +331,10 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
     }
     for (int64_t c = 0; c + 8 <= N && !full.empty(); c += 8)
       for (size_t r = 0; r < full.size(); ++r) {
-        const double *a = fullA.data() + r * K;
-        Pair s[4] = {}, abs[4] = {};
-        const double *b = bk.data() + c;
-        for (int64_t k = 0; k < K; ++k, b += N) {
-          Pair xx = {a[k], a[k]};
-          for (int h = 0; h < 4; ++h) {
-            Pair bb;
-            std::memcpy(&bb, b + 2 * h, sizeof bb);
-            Pair p = xx * bb;
-            s[h] += p;
-            abs[h] += std::bit_cast<Pair>(std::bit_cast<Bits>(p) & noSign);
-          }
-        }
-        for (int h = 0; h < 4; ++h)
-          for (int l = 0; l < 2; ++l)
-            finish(full[r], c + 2 * h + l, s[h][l], abs[h][l], 0);
+        double s[8], abs[8];
+        eightColumnSums(fullA.data() + r * K, bk.data() + c, K, N, s, abs);
+        for (int l = 0; l < 8; ++l)
+          finish(full[r], c + l, s[l], abs[l], 0);
       }
     return {std::move(e)};
   }

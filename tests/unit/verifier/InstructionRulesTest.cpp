@@ -219,3 +219,36 @@ TEST_CASE("banks: a column-major f32 tile read a row per warp is a 32-way confli
   CHECK(v4.idealWavefronts == 4);
   CHECK(v4.conflictFree());
 }
+
+TEST_CASE("checkInstruction answers only the question it was asked: the thread's memo") {
+  // The memo remembers answers per thread; every argument that differs gets
+  // its own answer, in any order, and the same arguments the first answer.
+  Layout l = make({{8, 64, Axis::m}, {64, 1, Axis::m}}, {}, {}, mode(128, Dtype::bf16));
+  BufferInfo aligned = shared(Dtype::bf16), off = aligned;
+  off.baseByte = 128;
+  const Msgs misaligned{"tma: the box at (0, 0) starts at byte 128, not aligned to 1024 bytes"};
+  InstructionUse strided;
+  strided.globalStridesBytes = {200};
+  const Msgs badStride{"tma: global stride 0 of 200 bytes is not a multiple of 16"};
+  for (int round = 0; round < 3; ++round) {
+    CHECK(check("tma", l, {8, 64}, aligned, sm90).empty());
+    CHECK(check("tma", l, {8, 64}, off, sm90) == misaligned);
+    CHECK(check("tma", l, {8, 64}, aligned, sm90, strided) == badStride);
+    CHECK(check("tma", l, {8, 64}, aligned, sm80) == Msgs{"tma: tma does not exist on sm_80"});
+    // Another layout, equal but for its swizzle; another rule; another dtype.
+    Layout plain = make({{8, 64, Axis::m}, {64, 1, Axis::m}});
+    CHECK(check("tma", plain, {8, 64}, off, sm90).empty());
+    CHECK(check("ldmatrix.x4", l, {8, 64}, aligned, sm90).empty());
+    CHECK(!check("tma", l, {8, 64}, shared(Dtype::f32), sm90).empty()); // bf16's span
+    // A target that is not the constant table's entry is checked, not remembered.
+    TargetInfo copy = sm90;
+    CHECK(check("tma", l, {8, 64}, off, copy) == misaligned);
+  }
+  // More questions than the memo holds, then the first again.
+  for (int64_t base = 0; base < 200 * 1024; base += 1024) {
+    BufferInfo b = aligned;
+    b.baseByte = base;
+    CHECK(check("tma", l, {8, 64}, b, sm90).empty());
+  }
+  CHECK(check("tma", l, {8, 64}, off, sm90) == misaligned);
+}

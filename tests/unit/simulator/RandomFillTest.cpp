@@ -1,0 +1,168 @@
+// The random fills' fast paths give the same bits as the plain loops they
+// replaced: splitmixFill (the random poison of shared memory, registers and
+// tensor memory) against one splitmix64 draw at a time, and fillRandomInput's
+// bf16 path against the general loop (encodeFloat, decodeFloat, setBits per
+// element) for many seeds and names; and the GEMM reference's vector sums
+// against a scalar loop.
+#include "ir/Parser.h"
+#include "simulator/Engine.h"
+#include "simulator/Poison.h"
+#include "simulator/Reference.h"
+#include "simulator/ReferenceRules.h"
+#include "simulator/Value.h"
+
+#include <doctest/doctest.h>
+
+#include <bit>
+#include <cmath>
+#include <iterator>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace tilescope;
+using namespace tilescope::sim;
+
+namespace {
+
+// One draw at a time, as the engine's start drew them before.
+uint64_t draw(uint64_t &stream) {
+  uint64_t z = (stream += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// The general loop of fillRandomInput, element by element.
+void plainFill(HostTensor &t, uint64_t seed) {
+  std::mt19937_64 rng(seed ^ std::hash<std::string>()(t.name));
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  for (int64_t i = 0; i < t.elements(); ++i) {
+    uint64_t bits = 0;
+    double value = 0;
+    do {
+      bits = encodeFloat(t.dtype, dist(rng));
+      value = decodeFloat(t.dtype, bits);
+    } while (value == 0.0 || !std::isfinite(value));
+    t.setBits(i, bits);
+  }
+}
+
+HostTensor tensor(const std::string &name, Dtype dtype, std::vector<int64_t> shape) {
+  HostTensor t;
+  t.name = name;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  t.bytes.assign(size_t(t.elements() * dtypeBytes(dtype)), 0);
+  t.written.assign(size_t(t.elements()), 0);
+  return t;
+}
+
+} // namespace
+
+TEST_CASE("splitmixFill gives the words of one draw at a time, in order") {
+  for (uint64_t seed : {uint64_t{0}, uint64_t{1}, uint64_t{0xFFFFFFFFFFFFFFFFull}, uint64_t{12345}})
+    for (size_t n :
+         {size_t{0}, size_t{1}, size_t{3}, size_t{8}, size_t{9}, size_t{31}, size_t{1000}}) {
+      uint64_t one = seed, bulk = seed;
+      std::vector<uint64_t> want(n), got(n + 1, 0xABCDull);
+      for (uint64_t &w : want)
+        w = draw(one);
+      splitmixFill(got.data(), n, bulk);
+      CHECK(std::vector<uint64_t>(got.begin(), got.begin() + long(n)) == want);
+      CHECK(got[n] == 0xABCDull); // nothing past the n words
+      CHECK(bulk == one);         // the stream continues where one at a time would
+    }
+  // Chained calls continue one stream.
+  uint64_t one = 42, bulk = 42;
+  std::vector<uint64_t> a(5), b(11);
+  splitmixFill(a.data(), a.size(), bulk);
+  splitmixFill(b.data(), b.size(), bulk);
+  for (uint64_t w : a)
+    CHECK(w == draw(one));
+  for (uint64_t w : b)
+    CHECK(w == draw(one));
+}
+
+TEST_CASE("fillRandomInput's bf16 path gives the general loop's bits") {
+  for (uint64_t seed : {uint64_t{1}, uint64_t{7}, uint64_t{14}, uint64_t{0xDEADBEEFull}})
+    for (const char *name : {"A", "B", "weights"}) {
+      HostTensor fast = tensor(name, Dtype::bf16, {129, 257});
+      HostTensor plain = fast;
+      fillRandomInput(fast, seed, false);
+      plainFill(plain, seed);
+      CHECK(fast.bytes == plain.bytes);
+    }
+  // The general loop itself still serves the other formats.
+  HostTensor f16 = tensor("X", Dtype::f16, {64, 33}), plain = f16;
+  fillRandomInput(f16, 3, false);
+  plainFill(plain, 3);
+  CHECK(f16.bytes == plain.bytes);
+}
+
+TEST_CASE("the GEMM reference's eight-column sums give the scalar loop's bits") {
+  // M = 3 full rows of N = 24 columns: three blocks of eight columns through
+  // the vector path (its clone for this processor), against each element's
+  // sum and sum of magnitudes accumulated in k order here. The operands mix
+  // ordinary values with zeros of both signs, subnormals, huge values whose
+  // products overflow, infinities and NaN.
+  const int64_t M = 3, N = 24, K = 37;
+  llvm::SourceMgr sm;
+  Diagnostics diag{sm, /*printImmediately=*/false};
+  Module module =
+      parseModuleText("kernel k(A: global f32[3, 37], B: global f32[24, 37], C: global f32[3, 24]) "
+                      "launch grid(1) threads(32) target(sm_80) { }",
+                      "test.tile", diag);
+  REQUIRE(!diag.hasErrors());
+  std::optional<Program> program = bindProgram(module.kernels.at(0), {}, diag);
+  REQUIRE(program);
+  std::vector<HostTensor> tensors = allocateTensors(*program);
+  ProblemSyntaxError syntax;
+  auto spec = parseProblem("gemm(A, B^T -> C)", &syntax);
+  REQUIRE(spec);
+  ProblemError error;
+  std::optional<BoundProblem> problem = bindProblem(*spec, *program, tensors, &error);
+  REQUIRE(problem);
+  const float specials[] = {0.0f, -0.0f, 1e-40f, -3e-39f, 3e38f, -2e38f, INFINITY, -INFINITY, NAN};
+  std::mt19937_64 rng(5);
+  auto value = [&] {
+    if (rng() % 6 == 0)
+      return specials[rng() % std::size(specials)];
+    return static_cast<float>(std::uniform_real_distribution<double>(-4, 4)(rng));
+  };
+  std::vector<float> a(M * K), b(N * K);
+  for (HostTensor &t : tensors) {
+    std::vector<float> &v = t.name == "A" ? a : b;
+    if (t.name == "C")
+      continue;
+    for (int64_t i = 0; i < t.elements(); ++i) {
+      v[i] = value();
+      t.setBits(i, std::bit_cast<uint32_t>(v[i]));
+    }
+  }
+  std::vector<Expected> e =
+      gemmRule().reference(*problem, tensors, [](size_t, int64_t) { return true; });
+  REQUIRE(e.size() == 1);
+  int nans = 0, infinities = 0;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double s = 0, abs = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        double xy = double(a[i * K + k]) * double(b[j * K + k]);
+        s += xy;
+        abs += std::fabs(xy);
+      }
+      double got = e[0].value[i * N + j];
+      nans += std::isnan(s);
+      infinities += std::isinf(s);
+      if (std::isnan(s)) { // which NaN an operation returns is the processor's choice
+        CHECK(std::isnan(got));
+        continue;
+      }
+      CHECK(std::bit_cast<uint64_t>(got) == std::bit_cast<uint64_t>(s));
+      double bound = 4.0 * static_cast<double>(K + 2) * 0x1p-24 * abs;
+      CHECK(std::bit_cast<uint64_t>(e[0].bound[i * N + j]) == std::bit_cast<uint64_t>(bound));
+    }
+  CHECK(nans > 0); // the specials reached some sums, and not all of them
+  CHECK(nans < M * N);
+}
