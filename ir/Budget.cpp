@@ -3,14 +3,41 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <limits>
 
 #include <time.h>
 
 namespace tilescope {
 
+// The sanitized test build (preset `asan`, CMakeLists.txt) runs tilescope's
+// own code several times slower than a release build, while Z3 (a system
+// library) is not instrumented. It counts each time limit that many times
+// over, so that a run there has the processor and wall time a release build
+// has: the limits it reports (messages, JSON) are the ones given, and step,
+// memory and Z3's deterministic limits are unchanged. 1 in every other build,
+// the fuzz targets included (fuzz/CheckKernel.cpp has its own slack).
+#ifndef TILESCOPE_BUDGET_TIME_SLACK
+#define TILESCOPE_BUDGET_TIME_SLACK 1
+#endif
+
 namespace {
 // Per thread: the Python module runs rewards on several threads at once.
 thread_local Budget *active = nullptr;
+
+constexpr int64_t kTimeSlack = TILESCOPE_BUDGET_TIME_SLACK;
+static_assert(kTimeSlack >= 1);
+
+// A time limit in nanoseconds of the budget's clocks, the slack included.
+// Limits past about 73 years count as that long: --timeout-ms
+// 9223372036854775807 overflowed `ms * 10^6` (undefined behaviour, found by
+// UBSan), and the wrapped negative limit had every such run end at once as
+// `budget`. The quarter of the range left keeps sums with a clock reading
+// and the query watcher's arithmetic (proof/QueryDeadline.cpp) in range too.
+constexpr int64_t kMaxLimitMs = std::numeric_limits<int64_t>::max() / 4 / 1'000'000 / kTimeSlack;
+
+int64_t limitNs(int64_t ms) {
+  return std::min(ms, kMaxLimitMs) * kTimeSlack * 1'000'000;
+}
 } // namespace
 
 Budget::Budget(BudgetLimits limits) : limits_(limits) {
@@ -37,16 +64,24 @@ int64_t wallClockScale() {
 }
 
 int64_t wallNowNs() {
-  auto real = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                  std::chrono::steady_clock::now().time_since_epoch())
-                  .count();
-  return int64_t(real) * wallClockScale();
+  // Counted from the first reading in the process, and saturated: scaled by
+  // TILESCOPE_SLOW_CLOCK = 10^6, the steady clock's time since boot passed
+  // 2^63 ns once the machine had been up 2.6 hours (undefined behaviour,
+  // found by UBSan in tests/lit/budget/slow-clock-library.test).
+  static const auto epoch = std::chrono::steady_clock::now();
+  int64_t real =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - epoch)
+          .count();
+  int64_t scaled = 0;
+  if (__builtin_mul_overflow(real, wallClockScale(), &scaled))
+    return std::numeric_limits<int64_t>::max() / 2;
+  return std::min(scaled, std::numeric_limits<int64_t>::max() / 2);
 }
 
 void Budget::restart() {
   exceeded_ = BudgetKind::None;
   message_.clear();
-  wallDeadlineNs_ = wallNowNs() + limits_.wallTimeoutMs * 1'000'000;
+  wallDeadlineNs_ = wallNowNs() + limitNs(limits_.wallTimeoutMs);
   cpuStartNs_ = threadCpuNs();
 }
 
@@ -54,7 +89,7 @@ int64_t Budget::remainingCpuMs() const {
   if (limits_.timeoutMs <= 0)
     return -1;
   int64_t usedMs = (threadCpuNs() - cpuStartNs_) / 1'000'000;
-  return std::max<int64_t>(limits_.timeoutMs - usedMs, 0);
+  return std::max<int64_t>(limitNs(limits_.timeoutMs) / 1'000'000 - usedMs, 0);
 }
 
 int64_t Budget::remainingWallMs() const {
@@ -71,7 +106,7 @@ int64_t Budget::remainingMs() const {
 bool Budget::expired() {
   if (exceeded_ == BudgetKind::WallTime || exceeded_ == BudgetKind::CpuTime)
     return true;
-  if (limits_.timeoutMs > 0 && threadCpuNs() - cpuStartNs_ >= limits_.timeoutMs * 1'000'000) {
+  if (limits_.timeoutMs > 0 && threadCpuNs() - cpuStartNs_ >= limitNs(limits_.timeoutMs)) {
     exceed(BudgetKind::CpuTime);
     return true;
   }

@@ -10,6 +10,17 @@
 #include <new>
 #include <string>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define TILESCOPE_SOLVER_BUDGET_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TILESCOPE_SOLVER_BUDGET_ASAN 1
+#endif
+#endif
+#ifdef TILESCOPE_SOLVER_BUDGET_ASAN
+#include <sanitizer/lsan_interface.h>
+#endif
+
 namespace tilescope {
 
 namespace {
@@ -108,7 +119,18 @@ void requireSolverContext() {
       int64_t(Z3_get_estimated_alloc_size()) + (int64_t{24} << 20) < (limitMb << 20))
     return;
   Z3_config config = Z3_mk_config();
-  Z3_context probe = Z3_mk_context_rc(config);
+  Z3_context probe = nullptr;
+  {
+#ifdef TILESCOPE_SOLVER_BUDGET_ASAN
+    // Z3 4.8.12 does not free a context whose construction ran out of the
+    // memory cap (null; about 8 MB stay allocated, once per run that exhausts
+    // --max-memory-mb, tests/lit/budget/check-z3-memory.test). That is Z3's,
+    // not ours to free: LeakSanitizer ignores what this thread allocates here,
+    // and only here (docs/robustness.md, "Sanitizers").
+    __lsan::ScopedDisabler z3LeaksOnFailure;
+#endif
+    probe = Z3_mk_context_rc(config);
+  }
   Z3_del_config(config);
   if (!probe)
     throw std::bad_alloc();

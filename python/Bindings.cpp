@@ -273,7 +273,7 @@ PYBIND11_MODULE(_core, m) {
          const std::string &sizes, const std::string &kernel, double timeoutMs, uint64_t maxSteps,
          uint64_t memoryMb, const std::string &name, double staticTimeoutMs, bool staticOnly,
          const std::string &performanceSizes, const std::string &machine) {
-        if (timeoutMs < 0 || staticTimeoutMs < 0)
+        if (!(timeoutMs >= 0) || !(staticTimeoutMs >= 0)) // NaN included
           throw py::value_error("timeout_ms and static_timeout_ms take a non-negative number");
         auto [text, file] = sourceOf(source, name.empty() ? "<candidate>" : name);
         RewardOptions options;

@@ -155,7 +155,11 @@ SimulateResult simulate(const std::string &source, const SimulateOptions &option
     else
       fillRandomInput(tensors[i], options.seed, problem && isIn(problem->scales, index));
   }
-  for (const auto &[name, values] : options.inputs) {
+  for (const auto &input : options.inputs) {
+    // Not a structured binding: clang 14 (the `asan` preset's compiler) rejects
+    // capturing one in the lambda below.
+    const std::string &name = input.first;
+    const auto &values = input.second;
     auto it = std::find_if(tensors.begin(), tensors.end(),
                            [&](const HostTensor &h) { return h.name == name; });
     if (it == tensors.end())

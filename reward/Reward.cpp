@@ -55,6 +55,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace tilescope::reward_detail;
 
+// A time limit given as a double (the command's and the module's options) in
+// whole milliseconds, 0 (none) when not positive. Converting 1e30 or NaN to
+// int64_t is undefined (UBSan, `reward --static-timeout-ms 1e30`); limits past
+// 10^12 ms (31 years) count as that.
+int64_t wholeMs(double ms) {
+  return ms > 0 ? int64_t(std::min(ms, 1e12)) : 0;
+}
+
 void scoreKernel(KernelReward &kr);
 int exitCodeOf(const std::string &verdict);
 int verdictRank(const std::string &v);
@@ -262,7 +270,7 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
     // The static stages share one time budget (ir/Budget.h, processor time: Z3's
     // queries and the exhaustive barrier check obey it); the stage it runs
     // out in is `budget`, and the stages after it are skipped.
-    Budget budget(BudgetLimits{int64_t(std::max(options.staticTimeoutMs, 0.0)), 0, 0});
+    Budget budget(BudgetLimits{wholeMs(options.staticTimeoutMs), 0, 0});
     std::optional<ActiveBudget> active;
     if (options.staticTimeoutMs > 0)
       active.emplace(budget);

@@ -123,6 +123,9 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
     std::optional<Program> program = bindProgram(kernel, args, bindDiag);
     std::vector<HostTensor> tensors;
     std::optional<BoundProblem> problem;
+    // Capped (as tools/Budgets.cpp caps --max-memory-mb): `--memory-mb
+    // 18446744073709551615` wrapped to a negative cap that every run was over.
+    int64_t memoryCapBytes = int64_t(std::min<uint64_t>(req.maxMemoryMb, uint64_t{1} << 40) << 20);
     if (!program) {
       std::string message = bindDiag.all().empty() ? "the kernel does not bind at these sizes"
                                                    : bindDiag.all().front().message;
@@ -134,7 +137,7 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
         if (b >= 0)
           tensorBytes += program->buffers[b].elements * program->buffers[b].elementBytes;
       // Inputs, their copy and the reference: about three times the tensors.
-      if (3 * tensorBytes > int64_t(req.maxMemoryMb) << 20) {
+      if (3 * tensorBytes > memoryCapBytes) {
         add("simulate.memory-budget",
             fmt::format("at {} the kernel's tensors take {} bytes; with their copies that is over "
                         "the memory budget of {} MiB",
@@ -162,8 +165,12 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
       for (const auto &[output, t] : req.tolerances)
         options.tolerances[output] = {t.rtol, t.atol};
       options.maxSteps = int64_t(std::min<uint64_t>(req.maxSteps, uint64_t{1} << 62));
-      options.memoryCapBytes = int64_t(req.maxMemoryMb) << 20;
-      options.deadline = started + std::chrono::microseconds(int64_t(req.timeoutMs * 1000));
+      options.memoryCapBytes = memoryCapBytes;
+      // `--timeout-ms 1e30` overflowed the conversion to integer microseconds
+      // (UBSan); past 10^12 ms (31 years) the deadline would pass the steady
+      // clock's range.
+      double timeoutMs = req.timeoutMs > 0 ? std::min(req.timeoutMs, 1e12) : 0.0;
+      options.deadline = started + std::chrono::microseconds(int64_t(timeoutMs * 1000));
       options.where = [&](llvm::SMLoc loc) {
         RewardDiagnostic d = diagnosticAt(sm, loc, "", "", "");
         return fmt::format("{}:{}:{}", d.file, d.line, d.column);

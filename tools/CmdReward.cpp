@@ -154,7 +154,8 @@ int runReward() {
   options.sizes = sizes;
   options.performanceSizes = performanceSizes;
   options.machine = machine;
-  if (timeoutMs < 0 || staticTimeoutMs < 0 || candidateTimeoutMs < 0)
+  // `!(x >= 0)`: NaN ("nan" parses as a double) is no number of milliseconds.
+  if (!(timeoutMs >= 0) || !(staticTimeoutMs >= 0) || !(candidateTimeoutMs >= 0))
     return usage("--timeout-ms, --static-timeout-ms and --candidate-timeout-ms take a "
                  "non-negative number of milliseconds");
   if (batch.empty() &&

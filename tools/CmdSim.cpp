@@ -298,7 +298,10 @@ int runSimulation() {
   const BoundProblem *bound = problem ? &*problem : nullptr;
   prepareTensors(tensors, bound, seed);
   for (const std::string &item : inputs) {
-    auto [name, path] = llvm::StringRef(item).split('=');
+    // Plain variables, not a structured binding: clang 14 (the `asan` preset's
+    // compiler) rejects capturing a binding in the lambda below.
+    std::pair<llvm::StringRef, llvm::StringRef> parts = llvm::StringRef(item).split('=');
+    llvm::StringRef name = parts.first, path = parts.second;
     auto it = std::find_if(tensors.begin(), tensors.end(),
                            [&](const HostTensor &h) { return h.name == name; });
     if (it == tensors.end() || path.empty())

@@ -245,6 +245,19 @@ class RewardTest(unittest.TestCase):
         self.assertIn("budget", statuses.values())
         self.assertEqual(statuses["simulate"], "skipped")
 
+    def test_time_limits_that_are_no_number_are_refused_and_huge_ones_are_no_limit(self):
+        # NaN passed the `< 0` check and reached a conversion to an integer
+        # that is undefined (UBSan), as 1e30 did; 1e30 ms is no limit in
+        # practice, and so is the largest processor-time budget of check().
+        naive = library("gemm_naive.tile")
+        for bad in (dict(timeout_ms=float("nan")), dict(static_timeout_ms=float("nan"))):
+            with self.assertRaises(ValueError):
+                tilescope.reward(naive, problem="gemm(A, B -> C)", seed=5, **bad)
+        got = tilescope.reward(naive, problem="gemm(A, B -> C)", seed=5, timeout_ms=1e30,
+                               static_timeout_ms=1e30)
+        self.assertEqual(got["verdict"], "pass")
+        self.assertEqual(tilescope.check(naive, timeout_ms=2**63 - 1)["verdict"], "proved")
+
     def test_a_candidate_that_does_not_parse_is_a_result_not_an_exception(self):
         got = tilescope.reward("kernel k(", problem="gemm(A, B -> C)", seed=1)
         self.assertEqual((got["verdict"], got["exit_code"]), ("error", 2))

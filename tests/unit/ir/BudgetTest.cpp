@@ -6,9 +6,16 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <limits>
 #include <thread>
 
 using namespace tilescope;
+
+// The sanitized build counts time limits this many times over (ir/Budget.cpp).
+#ifndef TILESCOPE_BUDGET_TIME_SLACK
+#define TILESCOPE_BUDGET_TIME_SLACK 1
+#endif
+constexpr int64_t kSlack = TILESCOPE_BUDGET_TIME_SLACK;
 
 TEST_CASE("budget: without a timeout nothing expires") {
   Budget b;
@@ -31,7 +38,7 @@ void spin(int64_t ms) {
 TEST_CASE("budget: spent processor time is recorded once, with the stage") {
   Budget b(BudgetLimits{/*timeoutMs=*/5, 0, 0});
   b.setStage("the race proofs of kernel k (f.tile:1:1)");
-  spin(10);
+  spin(10 * kSlack);
   CHECK(b.remainingMs() == 0);
   CHECK(b.expired());
   CHECK(b.exceeded() == BudgetKind::CpuTime);
@@ -51,11 +58,27 @@ TEST_CASE("budget: waiting spends no processor time, so a loaded machine does no
 
 TEST_CASE("budget: the wall-time backstop expires while waiting") {
   Budget b(BudgetLimits{/*timeoutMs=*/60000, 0, 0, /*wallTimeoutMs=*/1});
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::this_thread::sleep_for(std::chrono::milliseconds(5 * kSlack));
   CHECK(b.remainingMs() == 0);
   CHECK(b.expired());
   CHECK(b.exceeded() == BudgetKind::WallTime);
   CHECK(b.message() == "wall time of 1 ms (--wall-timeout-ms) ran out");
+}
+
+TEST_CASE("budget: the largest limits are no limit, not an overflow") {
+  // ms * 10^6 overflowed for limits past 2^63 ns (UBSan), and the wrapped
+  // negative limit ran out at once: `--timeout-ms 9223372036854775807` ended
+  // every run as `budget`.
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  for (BudgetLimits limits :
+       {BudgetLimits{kMax, 0, 0, 0}, BudgetLimits{0, 0, 0, kMax}, BudgetLimits{kMax, 0, 0, kMax},
+        BudgetLimits{int64_t{1} << 50, 0, 0, 0}}) {
+    Budget b(limits);
+    spin(2);
+    CHECK_FALSE(b.expired());
+    CHECK(b.exceeded() == BudgetKind::None);
+    CHECK(b.remainingMs() > int64_t{1} << 40);
+  }
 }
 
 TEST_CASE("budget: restart gives a new window and forgets the exceedance") {
