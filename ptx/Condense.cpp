@@ -215,6 +215,13 @@ struct Analysis {
     if (!iv)
       return;
     ls.inductionVar = iv->reg;
+    // Tested at its header: the count of the body, which may be zero.
+    if (Expr n = values.tripCount(l); n && values.topTested(l)) {
+      ls.trip = show(n) + " (tested at the header)";
+      if (auto k = evalWith(n, {}))
+        ls.tripConstant = *k;
+      return;
+    }
     for (int latch : L.latches) {
       const BasicBlock &bb = cfg.blocks[size_t(latch)];
       if (bb.last == bb.first)

@@ -235,7 +235,9 @@ private:
       SkeletonLoop s;
       s.var = RegisterValues::iterationVar(int(l));
       s.begin = IntImm::make(0);
-      s.end = Call::make("max", {IntImm::make(1), n});
+      // Entered do-while style, or tested at its header (n is then
+      // already max(0, ..): the body may not run).
+      s.end = values_.topTested(int(l)) ? n : Call::make("max", {IntImm::make(1), n});
       s.step = IntImm::make(1);
       int p = L.parent;
       while (p >= 0 && cfg_.loops[size_t(p)].spinWait)

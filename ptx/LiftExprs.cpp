@@ -91,6 +91,71 @@ std::optional<int64_t> maxOver(const Expr &rest) {
   return overIterations(rest, [](int64_t a, int64_t b) { return std::max(a, b); });
 }
 
+std::optional<int64_t> residueModulo(const Expr &e, int64_t m) {
+  auto wrap = [m](int64_t v) { return ((v % m) + m) % m; };
+  if (!e || m <= 0 || m > (int64_t(1) << 40) || (m & (m - 1)) != 0)
+    return std::nullopt;
+  if (m == 1)
+    return 0;
+  if (auto k = constantValue(e))
+    return wrap(*k);
+  if (e->kind != ExprKind::Binary)
+    return std::nullopt;
+  const auto &b = as<Binary>(e);
+  switch (b.op) {
+  case BinaryOp::Add:
+  case BinaryOp::Sub: {
+    auto x = residueModulo(b.lhs, m), y = residueModulo(b.rhs, m);
+    if (!x || !y)
+      return std::nullopt;
+    return wrap(b.op == BinaryOp::Add ? *x + *y : *x - *y);
+  }
+  case BinaryOp::Mul: {
+    for (int side = 0; side < 2; ++side) {
+      const Expr &kx = side == 0 ? b.lhs : b.rhs, &z = side == 0 ? b.rhs : b.lhs;
+      auto k = constantValue(kx);
+      if (!k)
+        continue;
+      if (*k % m == 0)
+        return 0;
+      // k z modulo m depends on z modulo m / g, g = gcd(k, m) (a power of two).
+      int64_t g = 1;
+      while (g < m && (*k / g) % 2 == 0)
+        g *= 2;
+      auto r = residueModulo(z, m / g);
+      if (!r)
+        return std::nullopt;
+      return wrap(wrap(*k) * *r);
+    }
+    auto x = residueModulo(b.lhs, m), y = residueModulo(b.rhs, m);
+    if ((x && *x == 0) || (y && *y == 0))
+      return 0;
+    if (x && y)
+      return wrap(*x * *y);
+    return std::nullopt;
+  }
+  case BinaryOp::Mod: {
+    auto c = constantValue(b.rhs);
+    if (!c || *c <= 0 || (*c & (*c - 1)) != 0)
+      return std::nullopt;
+    // m | c: x % c = x - c q keeps x modulo m; c | m: x % c is x modulo c.
+    return residueModulo(b.lhs, std::min(m, *c));
+  }
+  case BinaryOp::Div: {
+    auto c = constantValue(b.rhs);
+    if (!c || *c <= 0 || (*c & (*c - 1)) != 0 || *c > (int64_t(1) << 20))
+      return std::nullopt;
+    // x = q c + r with x modulo m c = rho: q modulo m = rho / c.
+    auto r = residueModulo(b.lhs, m * *c);
+    if (!r)
+      return std::nullopt;
+    return *r / *c;
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
 // `rest / 8` when rest is a sum of multiples of 8.
 Expr divide8(const Expr &e) {
   if (!e)

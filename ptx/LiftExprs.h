@@ -42,6 +42,13 @@ std::optional<int64_t> minOver(const Expr &rest);
 std::optional<int64_t> maxOver(const Expr &rest);
 // `e / 8` when e is a sum of multiples of 8 (null is 0); null otherwise.
 Expr divide8(const Expr &e);
+// The residue of `e` modulo m (a power of two, at most 2^18) that every
+// value of its variables gives, in [0, m); nullopt when it depends on them.
+// Sums and constant multiples (`k z` needs z modulo m / gcd(k, m)), `x % c`
+// with m | c or c | m, `x / c` by a power of two from x modulo m c, and a
+// product with one factor a multiple of m; / and % as the reading of
+// Values.h has them (floor, on the non-negative values index code uses).
+std::optional<int64_t> residueModulo(const Expr &e, int64_t m);
 // A guard as a list of conjuncts, negations pushed into comparisons, and
 // `it != 0` on a loop counter (never negative) written `it > 0`.
 std::vector<Expr> conjuncts(const Expr &g);

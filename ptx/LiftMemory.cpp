@@ -424,7 +424,9 @@ LiftedAccess SharedAccesses::region(size_t i, const Operand &mem, int64_t bytes,
 // same stride field, the version 1 in bits 46-48, a zero base offset (bits
 // 49-51) and LBO mode (bit 52).
 std::optional<MemoryAccess> SharedAccesses::descriptor(size_t i, const Operand &desc, int64_t rows,
-                                                       bool tcgen05, std::string &why) const {
+                                                       bool tcgen05, std::string &why,
+                                                       int64_t *rowBytesOut,
+                                                       int64_t *lboOut) const {
   const Instruction &wg = f_.instructions[i];
   const char *op = tcgen05 ? "tcgen05.mma" : "wgmma";
   why = fmt::format("line {}: the {} descriptor {} is not one built as nvcc builds it", wg.line, op,
@@ -455,6 +457,8 @@ std::optional<MemoryAccess> SharedAccesses::descriptor(size_t i, const Operand &
     return std::nullopt;
   int mode = tcgen05 ? int(*c >> 61) : int(*c >> 62);
   int64_t sbo = int64_t((*c >> 32) & 0x3FFF) << 4;
+  if (lboOut)
+    *lboOut = int64_t((*c >> 16) & 0x3FFF) << 4;
   // The row of the swizzle pattern (128, 64, 32 bytes) by mode: wgmma 1, 2,
   // 3; tcgen05 2, 4, 6.
   const int modes[2][3] = {{1, 2, 3}, {2, 4, 6}};
@@ -462,6 +466,8 @@ std::optional<MemoryAccess> SharedAccesses::descriptor(size_t i, const Operand &
   for (int k = 0; k < 3; ++k)
     if (mode == modes[tcgen05][k])
       rowBytes = 128 >> k;
+  if (rowBytesOut)
+    *rowBytesOut = rowBytes;
   if (rowBytes == 0 || sbo != 8 * rowBytes) {
     why = fmt::format("line {}: a {} operand without a 32/64/128-byte swizzle of 8-row groups "
                       "(mode {}, stride {} bytes) is not lifted",
@@ -515,6 +521,24 @@ std::optional<MemoryAccess> SharedAccesses::descriptor(size_t i, const Operand &
       align_.count(a.symbol) && align_.at(a.symbol) % 16 == 0 && a.constant % 16 == 0 &&
       (!a.rest || multipleOf(a.rest, 16)))
     keeps = true;
+  // Else by the address's low bits: the variable aligned to M (a power of
+  // two), the constant plus the rest a fixed residue modulo M (nvcc's K step
+  // of 32 bytes into a 128-byte row, masked with 0x3FFA0: bits 4 and 6,
+  // which the residue 32 has clear, dropped): those bits are the residue's,
+  // and the mask must keep its bits in [4, log2 M) and every bit in
+  // [log2 M, 18).
+  for (int64_t M = int64_t(1) << 18;
+       !keeps && M >= 16 && a.ok && !a.symbol.empty() && align_.count(a.symbol); M /= 2) {
+    if (align_.at(a.symbol) % M != 0)
+      continue;
+    auto r =
+        residueModulo(a.rest ? add(a.rest, IntImm::make(a.constant)) : IntImm::make(a.constant), M);
+    if (!r)
+      continue;
+    uint64_t high = 0x3FFFFu & ~uint64_t(M - 1);
+    keeps = *r % 16 == 0 && (uint64_t(*r) & 0x3FFF0u & ~mask) == 0 && (high & ~mask) == 0;
+    break;
+  }
   if (!keeps) {
     why = fmt::format("line {}: the {} descriptor {} masks address bits the address may have",
                       wg.line, op, desc.text);
@@ -565,19 +589,56 @@ LiftedAccess SharedAccesses::wgmmaOperands(size_t i) const {
     out.why = fmt::format("line {}: the wgmma shape is not read", in.line);
     return out;
   }
-  // bf16 / f16 operands carry transpose flags last: both 0 is K-major.
+  // bf16 / f16 operands carry transpose flags last: imm-trans-a (only with
+  // A from shared memory: 8 operands) and imm-trans-b; 0 is K-major. With A
+  // from registers (7 operands) the one before imm-trans-b is imm-scale-b.
   bool half = in.hasModifier("bf16") || in.hasModifier("f16");
-  if (half && in.operands.size() >= 7) {
-    const Operand &ta = in.operands[in.operands.size() - 2], &tb = in.operands.back();
-    if (ta.kind != Operand::Immediate || tb.kind != Operand::Immediate || ta.value != 0 ||
-        tb.value != 0) {
+  bool registerA = in.operands[1].kind == Operand::Vector;
+  bool mnMajorB = false;
+  if (half && in.operands.size() == (registerA ? 7u : 8u)) {
+    const Operand &tb = in.operands.back();
+    const Operand *ta = registerA ? nullptr : &in.operands[in.operands.size() - 2];
+    if ((ta && (ta->kind != Operand::Immediate || ta->value != 0)) ||
+        tb.kind != Operand::Immediate || (tb.value != 0 && tb.value != 1)) {
       out.why =
-          fmt::format("line {}: a transposed (MN-major) wgmma operand is not lifted", in.line);
+          fmt::format("line {}: a transposed (MN-major) A operand of wgmma is not lifted", in.line);
       return out;
     }
+    mnMajorB = tb.value == 1;
+  } else if (half) {
+    out.why = fmt::format("line {}: the wgmma's operands are not read", in.line);
+    return out;
   }
   std::string why;
-  if (in.operands[1].kind != Operand::Vector) { // A from shared memory
+  if (mnMajorB) {
+    // B MN-major: the descriptor's rows run along K (one row of the swizzle
+    // span holds span / 2 consecutive N elements of one k, 16-bit types),
+    // 8-row groups SBO apart (8 rows: the K rows are consecutive), and the
+    // N elements in column blocks of span / 2, LBO apart (the lowering's
+    // layout, docs/codegen.md). An instruction reads k rows of each block.
+    auto kk = shape->find('k');
+    int64_t k = kk == std::string::npos ? 0 : std::atoll(shape->c_str() + kk + 1);
+    int64_t rowBytes = 0, lbo = 0;
+    auto b = descriptor(i, in.operands[2], k, false, why, &rowBytes, &lbo);
+    if (!b) {
+      out.why = why;
+      return out;
+    }
+    if (k <= 0 || rowBytes <= 0 || (n * 2) % rowBytes != 0 ||
+        (n * 2 > rowBytes && lbo < k * rowBytes)) {
+      out.why = fmt::format("line {}: the MN-major B operand of wgmma (k {}, {} bytes a row, "
+                            "column blocks {} bytes apart) is not lifted",
+                            in.line, k, rowBytes, lbo);
+      return out;
+    }
+    for (int64_t j = 0; j < n * 2 / rowBytes; ++j) {
+      MemoryAccess block = *b;
+      block.region[0].begin = add(b->region[0].begin, IntImm::make(j * lbo));
+      out.accesses.push_back(block);
+    }
+    return out;
+  }
+  if (!registerA) { // A from shared memory
     auto a = descriptor(i, in.operands[1], 64, false, why);
     if (!a) {
       out.why = why;
@@ -605,8 +666,28 @@ namespace {
 std::optional<Range> reachOf(const Expr &e, const Env &env) {
   std::vector<std::string> vars;
   freeVars(e, vars);
-  if (!vars.empty())
-    return rangeOf(e, env);
+  if (!vars.empty()) {
+    if (auto r = rangeOf(e, env))
+      return r;
+    // The terms over the thread index alone, listed for every thread, plus
+    // the range of the rest (a ring index over loop counters and
+    // parameters beside a lane's swizzled slot): the sum's range holds the
+    // offset's.
+    Linear l = linear(e, env), threadPart, rest;
+    rest.constant = l.constant;
+    for (const auto &[key, t] : l.terms) {
+      std::vector<std::string> tv;
+      freeVars(t.first, tv);
+      (tv.empty() ? threadPart : rest).terms[key] = t;
+    }
+    if (threadPart.terms.empty() || rest.terms.empty())
+      return std::nullopt;
+    auto a = reachOf(rebuild(threadPart), env);
+    auto b = rangeOf(rebuild(rest), env);
+    if (!a || !b || a->hi >= kInf || b->hi >= kInf || a->lo <= -kInf || b->lo <= -kInf)
+      return std::nullopt;
+    return Range{a->lo + b->lo, a->hi + b->hi};
+  }
   std::optional<Range> r;
   for (int64_t t = env.firstThread; t < env.threads; ++t) {
     auto v = evalConcrete(e, [&](const Expr &x) -> std::optional<int64_t> {

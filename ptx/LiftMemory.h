@@ -76,8 +76,11 @@ public:
 private:
   std::optional<MemoryAccess> range(size_t i, const Operand &mem, int64_t bytes, bool write,
                                     std::string &why) const;
+  // The operand's rows from a matrix descriptor; `rowBytes` and `lbo` (the
+  // leading byte offset field) receive what the descriptor says, if given.
   std::optional<MemoryAccess> descriptor(size_t i, const Operand &desc, int64_t rows, bool tcgen05,
-                                         std::string &why) const;
+                                         std::string &why, int64_t *rowBytesOut = nullptr,
+                                         int64_t *lboOut = nullptr) const;
 
   const Function &f_;
   const RegisterValues &values_;

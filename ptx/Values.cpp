@@ -176,6 +176,25 @@ bool RegisterValues::writesFirstOperand(const Instruction &in) {
          d.kind == Operand::Sink;
 }
 
+// Whether `copy` is `mov copy, reg` (its one definition, unguarded) in the
+// header of L before every other write of `reg` in L, and `step` (the one
+// in-loop write of `reg`) comes after it: nvcc's rotated latch
+// `mov %r10, %r1502` at the header, `add.s32 %r1502, %r10, 1` at the latch,
+// where %r10 is the counter of this iteration.
+bool RegisterValues::headerCopyOf(const std::string &copy, const std::string &reg, const Loop &L,
+                                  size_t step) const {
+  auto d = defs_.find(copy);
+  if (d == defs_.end() || d->second.size() != 1)
+    return false;
+  size_t at = d->second[0];
+  const Instruction &mv = f_.instructions[at];
+  if (mv.opcode != "mov" || !mv.guard.empty() || mv.operands.size() != 2 ||
+      mv.operands[1].kind != Operand::Register || mv.operands[1].name != reg ||
+      cfg_.blockOf[at] != L.header)
+    return false;
+  return cfg_.blockOf[step] != L.header || step > at;
+}
+
 RegisterValues::RegisterValues(const Function &f, const Cfg &cfg) : f_(f), cfg_(cfg) {
   for (size_t i = 0; i < f.instructions.size(); ++i) {
     const Instruction &in = f.instructions[i];
@@ -208,7 +227,9 @@ RegisterValues::RegisterValues(const Function &f, const Cfg &cfg) : f_(f), cfg_(
       if (L.contains(cfg.blockOf[initDef]) || !cfg.dominates(cfg.blockOf[initDef], L.header))
         continue;
       const Operand &a = s.operands[1], &b = s.operands[2];
-      if (!(a.kind == Operand::Register && a.name == reg && b.kind == Operand::Immediate))
+      if (!(a.kind == Operand::Register && b.kind == Operand::Immediate))
+        continue;
+      if (a.name != reg && !headerCopyOf(a.name, reg, L, stepDef))
         continue;
       // The step must run on every iteration: its block dominates each latch.
       bool everyIteration = !L.latches.empty();
@@ -341,10 +362,32 @@ Expr RegisterValues::tripCount(int loop) {
           add(ind.init, mul(IntImm::make(ind.step), add(Var::make(it), IntImm::make(1))));
       if (!expected)
         continue;
+      // `c <= B` is `c < B + 1`.
+      Expr one = IntImm::make(1);
       if ((b.op == BinaryOp::Lt || ne) && equal(expected, b.lhs))
         bound = b.rhs, iv = &ind;
       else if ((b.op == BinaryOp::Gt || ne) && equal(expected, b.rhs))
         bound = b.lhs, iv = &ind;
+      else if (b.op == BinaryOp::Le && equal(expected, b.lhs))
+        bound = add(b.rhs, one), iv = &ind;
+      else if (b.op == BinaryOp::Ge && equal(expected, b.rhs))
+        bound = add(b.lhs, one), iv = &ind;
+      if (iv)
+        break;
+      // The counter before its step (nvcc's rotated latch: `add %r1502,
+      // %r10, 1; setp.lt %p, %r10, n`): `init + step * it < n` continues
+      // exactly when `init + step * (it + 1) < n + step` does.
+      Expr before = add(ind.init, mul(IntImm::make(ind.step), Var::make(it)));
+      if (!before)
+        continue;
+      if ((b.op == BinaryOp::Lt || ne) && equal(before, b.lhs))
+        bound = add(b.rhs, IntImm::make(ind.step)), iv = &ind;
+      else if ((b.op == BinaryOp::Gt || ne) && equal(before, b.rhs))
+        bound = add(b.lhs, IntImm::make(ind.step)), iv = &ind;
+      else if (b.op == BinaryOp::Le && equal(before, b.lhs))
+        bound = add(b.rhs, IntImm::make(ind.step + 1)), iv = &ind;
+      else if (b.op == BinaryOp::Ge && equal(before, b.rhs))
+        bound = add(b.lhs, IntImm::make(ind.step + 1)), iv = &ind;
       if (iv)
         break;
     }
@@ -379,8 +422,110 @@ Expr RegisterValues::tripCount(int loop) {
     }
     result = n;
   }
+  if (!result && onlyExit == false)
+    result = headerTripCount(loop);
   trips_[loop] = result;
   return result;
+}
+
+// A loop tested at its header (nvcc enters some loops by a jump to the
+// test: `bra.uni L6` ... `L6: setp.gt.s32 %p4, %r1534, %r4; @%p4 bra
+// exit`, the counter stepped in the latch that falls into the header): the
+// header holds only the test and the branch, which is the loop's only way
+// out; the body runs while the counter, read at the header (this
+// iteration's value), satisfies the test: n = max(0, (B - init + step - 1)
+// / step) times for `c < B`, and may run no time at all (topTested).
+Expr RegisterValues::headerTripCount(int loop) {
+  const Loop &L = cfg_.loops[size_t(loop)];
+  const BasicBlock &hb = cfg_.blocks[size_t(L.header)];
+  if (hb.last <= hb.first || hb.succ.size() != 2)
+    return nullptr;
+  for (int b : L.blocks)
+    for (int succ : cfg_.blocks[size_t(b)].succ)
+      if (!L.contains(succ) && b != L.header)
+        return nullptr;
+  // Only the test and the values it reads (no event: the header runs once
+  // more than the body).
+  for (size_t k = hb.first; k + 1 < hb.last; ++k) {
+    static const char *pure[] = {"setp", "add", "sub", "mov", "mul", "mad", "shl", "shr",
+                                 "and", "or",   "max", "min", "selp", "cvt"};
+    const Instruction &in = f_.instructions[k];
+    if (std::none_of(std::begin(pure), std::end(pure),
+                     [&](const char *p) { return in.opcode == p; }) ||
+        in.operands.empty() || in.operands[0].kind != Operand::Register)
+      return nullptr;
+  }
+  size_t bi = hb.last - 1;
+  const Instruction &br = f_.instructions[bi];
+  if (br.opcode != "bra" || br.guard.empty())
+    return nullptr;
+  bool targetOut = !L.contains(hb.succ[0]), fallOut = !L.contains(hb.succ[1]);
+  if (targetOut == fallOut)
+    return nullptr;
+  Expr cond = registerValue(br.guard, bi);
+  if (!cond || cond->kind != ExprKind::Binary)
+    return nullptr;
+  // The branch leaves when its guard holds (target outside) or fails
+  // (fall-through outside), after `!`.
+  bool exitWhenTrue = targetOut != br.guardNegated;
+  const auto &b = as<Binary>(cond);
+  std::string it = iterationVar(loop);
+  for (const Induction &ind : inductions_) {
+    if (ind.loop != loop || !ind.init || ind.step <= 0)
+      continue;
+    Expr c = add(ind.init, mul(IntImm::make(ind.step), Var::make(it)));
+    if (!c)
+      continue;
+    // The condition to go on as `c < B`.
+    Expr bound;
+    bool cLeft = equal(c, b.lhs), cRight = equal(c, b.rhs);
+    if (!cLeft && !cRight)
+      continue;
+    Expr other = cLeft ? b.rhs : b.lhs;
+    BinaryOp op = b.op;
+    if (cRight) { // b < c is c > b
+      static const std::pair<BinaryOp, BinaryOp> flip[] = {{BinaryOp::Lt, BinaryOp::Gt},
+                                                           {BinaryOp::Gt, BinaryOp::Lt},
+                                                           {BinaryOp::Le, BinaryOp::Ge},
+                                                           {BinaryOp::Ge, BinaryOp::Le}};
+      bool found = false;
+      for (const auto &[from, to] : flip)
+        if (op == from && !found)
+          op = to, found = true;
+      if (!found)
+        continue;
+    }
+    // Going on is the condition's negation when the branch leaves on it.
+    if (exitWhenTrue) {
+      static const std::pair<BinaryOp, BinaryOp> negate[] = {{BinaryOp::Lt, BinaryOp::Ge},
+                                                             {BinaryOp::Ge, BinaryOp::Lt},
+                                                             {BinaryOp::Gt, BinaryOp::Le},
+                                                             {BinaryOp::Le, BinaryOp::Gt}};
+      bool found = false;
+      for (const auto &[from, to] : negate)
+        if (op == from && !found)
+          op = to, found = true;
+      if (!found)
+        continue;
+    }
+    if (op == BinaryOp::Lt)
+      bound = other;
+    else if (op == BinaryOp::Le)
+      bound = add(other, IntImm::make(1));
+    else
+      continue; // c > B or c >= B with a positive step: not a count
+    std::vector<std::string> vars;
+    freeVars(bound, vars);
+    freeVars(ind.init, vars);
+    if (std::find(vars.begin(), vars.end(), it) != vars.end())
+      continue;
+    Expr n = sub(bound, ind.init);
+    if (ind.step != 1)
+      n = bin(BinaryOp::Div, add(n, IntImm::make(ind.step - 1)), IntImm::make(ind.step));
+    topTested_.insert(loop);
+    return Call::make("max", {IntImm::make(0), n});
+  }
+  return nullptr;
 }
 
 Expr RegisterValues::entryCondition(int loop) const {
@@ -450,7 +595,11 @@ Expr RegisterValues::evalRegister(const std::string &reg, size_t at, int fuel) c
       auto trip = trips_.find(iv.loop);
       if (trip == trips_.end() || !trip->second || !cfg_.dominates(L.header, cfg_.blockOf[at]))
         return nullptr;
-      Expr n = Call::make("max", {IntImm::make(1), trip->second});
+      // Its header's value after the last iteration: max(1, n) steps for a
+      // loop tested at its latch, n (already max(0, ..)) for one tested at
+      // its header.
+      Expr n = topTested_.count(iv.loop) ? trip->second
+                                         : Call::make("max", {IntImm::make(1), trip->second});
       return add(iv.init, mul(IntImm::make(iv.step), n));
     }
     Expr it = Var::make(iterationVar(iv.loop));
@@ -782,6 +931,13 @@ Expr RegisterValues::evalDefinition(size_t def, int fuel) const {
                      mul(bin(BinaryOp::Mod, add(xk, yk), IntImm::make(2)), p));
       }
     }
+  } else if ((op == "max" || op == "min") && !hasFloatType(in) && in.operands.size() == 3 &&
+             !in.hasModifier("relu")) {
+    // Integer max / min (nvcc's `max.s32 n, x, 1` before a loop that runs
+    // at least once): the same call the trip counts use.
+    Expr a = operand(1), b = operand(2);
+    if (a && b)
+      result = Call::make(op, {a, b});
   } else if (op == "div" && !hasFloatType(in) && in.operands.size() == 3) {
     result = bin(BinaryOp::Div, operand(1), operand(2));
   } else if (op == "rem" && !hasFloatType(in) && in.operands.size() == 3) {

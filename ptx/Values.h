@@ -21,6 +21,7 @@
 #include "ptx/Ptx.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -65,7 +66,10 @@ public:
   // its step with a bound free of the loop: `init + step * (it + 1) < bound`.
   // Null when not derivable. Once known, a read of the induction variable
   // after the loop gives its last value.
+  // A loop tested at its header instead (its body may not run): the count
+  // is max(0, ..), the number of times the body runs; see topTested.
   Expr tripCount(int loop);
+  bool topTested(int loop) const { return topTested_.count(loop) != 0; }
   // What must hold when the loop is entered for tripCount to be its trip
   // count (a `!=` latch: the bound ahead of the counter by a positive
   // multiple of the step); null when nothing needs to.
@@ -88,6 +92,9 @@ public:
 
 private:
   Expr evalDefinition(size_t def, int fuel) const;
+  Expr headerTripCount(int loop);
+  bool headerCopyOf(const std::string &copy, const std::string &reg, const Loop &L,
+                    size_t step) const;
   bool reachableWithin(const Loop &loop, int from, int to) const;
   bool readsInit(const std::string &reg, int loop, size_t update, size_t at) const;
   // Whether a read at `at` inside `loop` sees this iteration's value of a
@@ -112,6 +119,7 @@ private:
   mutable std::unordered_map<size_t, Expr> memo_;
   std::map<int, Expr> trips_;
   std::map<int, Expr> entryConditions_;
+  std::set<int> topTested_;
   std::map<std::string, int64_t> align_;
 };
 

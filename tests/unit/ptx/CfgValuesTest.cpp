@@ -2,6 +2,7 @@
 #include "PtxTestSupport.h"
 #include "ir/Printer.h"
 #include "ptx/Cfg.h"
+#include "ptx/LiftExprs.h"
 #include "ptx/Values.h"
 
 #include <doctest/doctest.h>
@@ -214,4 +215,75 @@ $L__BB0_1:
   Expr n = values.tripCount(0);
   REQUIRE(n);
   CHECK(print(n) == "param_0");
+}
+
+TEST_CASE("nvcc's rotated latch, a loop tested at its header, and max") {
+  // Loop A: the counter copied at the header and compared before its step
+  // (`c < param_0` continues: param_0 + 1 iterations). Loop B: entered by a
+  // jump to its test at the header, the counter stepped in the latch that
+  // falls into it (`c > n` leaves, n = max(param_1, 1)): max(0, n + 1) runs
+  // of the body, and the counter after it is that count.
+  const char *text = PTX_HEADER R"(.entry k(.param .u32 k_param_0, .param .u32 k_param_1)
+{
+ .reg .pred %p<8>;
+ .reg .b32 %r<12>;
+ ld.param.u32 %r1, [k_param_0];
+ ld.param.u32 %r2, [k_param_1];
+ mov.u32 %r3, 0;
+$L__BB0_1:
+ mov.u32 %r4, %r3;
+ add.s32 %r3, %r4, 1;
+ setp.lt.s32 %p1, %r4, %r1;
+ @%p1 bra $L__BB0_1;
+ max.s32 %r5, %r2, 1;
+ mov.u32 %r6, 0;
+ bra.uni $L__BB0_3;
+$L__BB0_2:
+ add.s32 %r6, %r6, 1;
+$L__BB0_3:
+ setp.gt.s32 %p2, %r6, %r5;
+ @%p2 bra $L__BB0_4;
+ bra.uni $L__BB0_2;
+$L__BB0_4:
+ add.s32 %r7, %r6, 0;
+ ret;
+}
+)";
+  Analysed a(text);
+  RegisterValues &values = a.values;
+  REQUIRE(a.cfg.loops.size() == 2);
+  int first = a.cfg.loops[0].firstLine < a.cfg.loops[1].firstLine ? 0 : 1, second = 1 - first;
+  Expr n = values.tripCount(first);
+  REQUIRE(n);
+  CHECK(print(n) == "param_0 + 1");
+  CHECK(!values.topTested(first));
+  Expr m = values.tripCount(second);
+  REQUIRE(m);
+  CHECK(values.topTested(second));
+  CHECK(print(m) == "max(0, max(param_1, 1) + 1)");
+}
+
+TEST_CASE("residues of offsets modulo a power of two") {
+  Expr t = Builtin::make(BuiltinKind::threadIdx_x);
+  Expr it = Var::make("it0");
+  auto c = [](int64_t v) { return IntImm::make(v); };
+  // (it % 3) * 16384 + (tid / 128) * 8192 - 8160: 32 modulo 128, unknown
+  // modulo 2^14 (the warpgroup's 8192).
+  Expr x = Binary::make(
+      BinaryOp::Add,
+      Binary::make(BinaryOp::Add,
+                   Binary::make(BinaryOp::Mul, Binary::make(BinaryOp::Mod, it, c(3)), c(16384)),
+                   Binary::make(BinaryOp::Mul, Binary::make(BinaryOp::Div, t, c(128)), c(8192))),
+      c(-8160));
+  CHECK(residueModulo(x, 128) == 32);
+  CHECK(!residueModulo(x, 16384));
+  // x % 128 keeps the residue modulo 128; (x / 128) * 128 is 0 modulo 128;
+  // 2 * (x / 2) needs x modulo 256 / 2 ... known: 2 * 16 = 32 modulo 64.
+  CHECK(residueModulo(Binary::make(BinaryOp::Mod, x, c(128)), 64) == 32);
+  CHECK(residueModulo(Binary::make(BinaryOp::Mul, Binary::make(BinaryOp::Div, x, c(128)), c(128)),
+                      128) == 0);
+  CHECK(residueModulo(Binary::make(BinaryOp::Mul, Binary::make(BinaryOp::Div, x, c(2)), c(2)),
+                      64) == 32);
+  // A bare thread index has no fixed residue.
+  CHECK(!residueModulo(t, 16));
 }
