@@ -2,7 +2,10 @@
 // state and its parts, one file each: CudaEmitter.cpp (setup, the whole
 // kernel, the preludes, lowerModule), EmitExpressions.cpp (expressions,
 // addresses, the polynomial analysis of indices), EmitStatements.cpp
-// (statements and calls).
+// (statements and the calls of native IR), one file per instruction family
+// (EmitAsyncCopy.cpp: TMA and cp.async; EmitWgmma.cpp; EmitTcgen05.cpp),
+// EmitRemote.cpp (DSMEM copies and the device scale's calls on peers'
+// memory).
 #pragma once
 
 #include "codegen/CudaEmitter.h"
@@ -10,6 +13,7 @@
 #include "dispatch/Dispatch.h"
 #include "ir/DeviceScale.h"
 #include "ir/Intrinsics.h"
+#include "ir/Polynomial.h"
 #include "ir/Printer.h"
 #include "ir/ThreadIndex.h"
 #include "ir/Visitor.h"
@@ -77,34 +81,6 @@ inline std::string tmaType(Dtype d) {
   }
 }
 
-// A polynomial over opaque atoms (the C++ text of non-affine pieces), used to
-// prove that consecutive loop iterations touch consecutive, aligned elements.
-using Monomial = std::vector<std::string>;
-using Poly = std::map<Monomial, int64_t>;
-
-inline Poly polyConst(int64_t v) {
-  return v ? Poly{{{}, v}} : Poly{};
-}
-inline Poly polyAdd(const Poly &a, const Poly &b, int64_t sign = 1) {
-  Poly r = a;
-  for (auto &[m, c] : b)
-    if ((r[m] += sign * c) == 0)
-      r.erase(m);
-  return r;
-}
-inline Poly polyMul(const Poly &a, const Poly &b) {
-  Poly r;
-  for (auto &[ma, ca] : a)
-    for (auto &[mb, cb] : b) {
-      Monomial m = ma;
-      m.insert(m.end(), mb.begin(), mb.end());
-      std::sort(m.begin(), m.end());
-      if ((r[m] += ca * cb) == 0)
-        r.erase(m);
-    }
-  return r;
-}
-
 struct BufferInfo {
   MemScope scope;
   Dtype dtype;
@@ -123,6 +99,16 @@ struct TmaMap {
   int swizzleBytes = 0;
   int index = 0;
 };
+
+// A call's positional argument i, and its keyword argument `name` (null
+// when not given).
+inline const Expr &callArg(const CallStmt &c, size_t i) {
+  return c.args.at(i).value;
+}
+inline Expr callKeyword(const CallStmt &c, std::string_view name) {
+  const CallArg *a = c.keyword(name);
+  return a ? a->value : nullptr;
+}
 
 // A float constant as CUDA text ("1.0f", "inff").
 std::string floatLiteral(double v);
@@ -163,6 +149,8 @@ private:
                                 const std::vector<Expr> &idx);
   std::optional<int64_t> eval(const Expr &e, int64_t tid);
   Dtype typeOf(const Expr &e);
+  // e as an index polynomial (ir/Polynomial.h) whose atoms are the C++ text
+  // of its non-affine pieces.
   Poly poly(const Expr &e);
   int64_t divisibility(const Monomial &m);
   std::string barrierAddr(const Expr &e);
@@ -173,6 +161,14 @@ private:
   void block(const Block &b);
   void stmt(const Stmt &s);
   void callStmt(const CallStmt &c);
+  // A native whose PTX is its record's spelling alone, with no operands.
+  void plainPtx(IntrinsicId id);
+  // The native calls of one instruction family each, false for a call of
+  // another: EmitAsyncCopy.cpp (TMA, cp.async), EmitWgmma.cpp,
+  // EmitTcgen05.cpp.
+  bool asyncCopyCall(const CallStmt &c, IntrinsicId id);
+  bool wgmmaCall(const CallStmt &c, IntrinsicId id);
+  bool tcgen05Call(const CallStmt &c, IntrinsicId id);
   bool tryVectorize(const For &f, int64_t begin, int64_t trips);
   void dsmemCopy(const CallStmt &c, bool load);
   void deviceCall(const CallStmt &c); // device.* in a devices(N) kernel

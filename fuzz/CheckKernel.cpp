@@ -11,29 +11,21 @@
 #include "check/KernelProofs.h"
 #include "fuzz/FuzzSupport.h"
 #include "ir/Budget.h"
-#include "ir/Checker.h"
-#include "ir/Parser.h"
 #include "ir/Verdict.h"
 
 using namespace tilescope;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (size > fuzz::kMaxInputBytes)
-    return 0;
-  std::string text(reinterpret_cast<const char *>(data), size);
   fuzz::QuietDiagnostics q;
-  Module module = parseModuleText(text, "input.tile", q.diag);
-  if (q.diag.hasErrors() || module.kernels.empty())
-    return 0;
-  checkModule(module, q.diag);
-  if (q.diag.hasErrors())
+  std::optional<Module> module = fuzz::checkedModule(data, size, q);
+  if (!module)
     return 0;
   Budget budget(BudgetLimits{/*timeoutMs=*/2000, 0, 0});
   ActiveBudget active(budget);
   BarrierProofOptions options;
   options.stateCap = 20000;
   int64_t started = threadCpuNs();
-  KernelProofs proofs = runKernelProofs(module.kernels.front(), q.diag, options);
+  KernelProofs proofs = runKernelProofs(module->kernels.front(), q.diag, options);
   double seconds = double(threadCpuNs() - started) / 1e9;
   // 3 s of slack: the watcher stops a query in flight once the budget has run
   // out (proof/QueryDeadline.h), and the work after it polls. Before it, the
@@ -46,6 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 "a finding comes with an error diagnostic");
   fuzz::require(verdict != Verdict::Budget || budget.exceeded() != BudgetKind::None,
                 "a budget verdict means the budget ran out");
-  fuzz::requireWellFormed(q.diag, fuzz::lineCount(text));
+  fuzz::requireWellFormed(q.diag,
+                          fuzz::lineCount(std::string(reinterpret_cast<const char *>(data), size)));
   return 0;
 }

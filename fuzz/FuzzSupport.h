@@ -5,13 +5,16 @@
 // Depends on ir/ only.
 #pragma once
 
+#include "ir/Checker.h"
 #include "ir/Diagnostics.h"
+#include "ir/Parser.h"
 
 #include <llvm/Support/SourceMgr.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 namespace tilescope::fuzz {
@@ -50,5 +53,23 @@ struct QuietDiagnostics {
   llvm::SourceMgr sourceMgr;
   Diagnostics diag{sourceMgr, /*printImmediately=*/false};
 };
+
+// The input as a module that parses, has a kernel and passes the
+// well-formedness checker (ir/Checker.h), its diagnostics in `q`; nothing
+// otherwise, and for inputs past kMaxInputBytes: the targets that run a
+// kernel start from such a module.
+inline std::optional<Module> checkedModule(const uint8_t *data, size_t size,
+                                           QuietDiagnostics &q) {
+  if (size > kMaxInputBytes)
+    return std::nullopt;
+  std::string text(reinterpret_cast<const char *>(data), size);
+  Module module = parseModuleText(text, "input.tile", q.diag);
+  if (q.diag.hasErrors() || module.kernels.empty())
+    return std::nullopt;
+  checkModule(module, q.diag);
+  if (q.diag.hasErrors())
+    return std::nullopt;
+  return module;
+}
 
 } // namespace tilescope::fuzz

@@ -9,8 +9,6 @@
 // deadlock says what happened.
 #include "fuzz/FuzzSupport.h"
 #include "ir/Budget.h"
-#include "ir/Checker.h"
-#include "ir/Parser.h"
 #include "simulator/Engine.h"
 
 using namespace tilescope;
@@ -39,17 +37,11 @@ std::optional<sim::Program> bindSmall(const Kernel &kernel) {
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (size > fuzz::kMaxInputBytes)
-    return 0;
-  std::string text(reinterpret_cast<const char *>(data), size);
   fuzz::QuietDiagnostics q;
-  Module module = parseModuleText(text, "input.tile", q.diag);
-  if (q.diag.hasErrors() || module.kernels.empty())
+  std::optional<Module> module = fuzz::checkedModule(data, size, q);
+  if (!module)
     return 0;
-  checkModule(module, q.diag);
-  if (q.diag.hasErrors())
-    return 0;
-  std::optional<sim::Program> program = bindSmall(module.kernels.front());
+  std::optional<sim::Program> program = bindSmall(module->kernels.front());
   if (!program)
     return 0;
   constexpr int64_t kCap = int64_t{64} << 20;

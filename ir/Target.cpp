@@ -1,4 +1,5 @@
 #include "ir/Target.h"
+#include "ir/WarpShape.h"
 
 namespace tilescope {
 
@@ -60,15 +61,16 @@ int64_t axisExtent(Axis a, const TargetInfo &target, const LaunchShape &launch,
                    int64_t memoryElements) {
   switch (a) {
   case Axis::laneid:
-    return 32;
+    return kThreadsPerWarp;
   case Axis::warpid:
-    return (launch.threads + 31) / 32;
+    return warpsIn(launch.threads);
   case Axis::wgid:
-    return (launch.threads + 127) / 128;
+    return warpgroupsIn(launch.threads);
   case Axis::tid_in_wg:
-    return launch.threads < 128 ? launch.threads : 128;
+    return launch.threads < kThreadsPerWarpgroup ? launch.threads : kThreadsPerWarpgroup;
   case Axis::wid_in_wg:
-    return launch.threads < 128 ? (launch.threads + 31) / 32 : 4;
+    return launch.threads < kThreadsPerWarpgroup ? warpsIn(launch.threads)
+                                                 : kThreadsPerWarpgroup / kThreadsPerWarp;
   case Axis::tx:
     return launch.threads;
   case Axis::cbx:

@@ -1,5 +1,7 @@
 #include "ir/ThreadIndex.h"
 
+#include <fmt/format.h>
+
 #include <bit>
 
 namespace tilescope {
@@ -63,6 +65,27 @@ bool isThreadBuiltin(BuiltinKind b) {
 int64_t threadBuiltinValue(BuiltinKind b, int64_t tx) {
   auto m = threadIndexMap(b);
   return m ? threadIndexValue(*m, tx) : 0;
+}
+
+bool isWarpUniformBuiltin(BuiltinKind b) {
+  auto m = threadIndexMap(b);
+  return !m || m->divisor % kThreadsPerWarp == 0;
+}
+
+int64_t warpOf(int64_t t) {
+  return threadBuiltinValue(BuiltinKind::warpid, t);
+}
+
+int64_t laneOf(int64_t t) {
+  return threadBuiltinValue(BuiltinKind::laneid, t);
+}
+
+int64_t warpgroupOf(int64_t t) {
+  return threadBuiltinValue(BuiltinKind::wgid, t);
+}
+
+std::string threadName(int64_t t, std::string_view inside) {
+  return fmt::format("thread {} (warp {}, lane {}{})", t, warpOf(t), laneOf(t), inside);
 }
 
 } // namespace tilescope

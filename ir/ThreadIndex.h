@@ -10,16 +10,15 @@
 
 #include "ir/Expr.h"
 #include "ir/Target.h"
+#include "ir/WarpShape.h"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
 namespace tilescope {
-
-constexpr int64_t kThreadsPerWarp = 32;
-constexpr int64_t kThreadsPerWarpgroup = 128;
 
 // (t / divisor) % modulus; modulus 0: no remainder is taken.
 struct ThreadIndexMap {
@@ -39,9 +38,26 @@ int64_t threadIndexValue(ThreadIndexMap m, int64_t t);
 // "(t & 31)" or "((t >> 5) & 3)".
 std::string threadIndexCuda(ThreadIndexMap m, std::string_view t);
 
+// The builtins that depend on the thread, in the Axis enum's order of the
+// thread axes.
+inline constexpr std::array<BuiltinKind, 6> kThreadBuiltins = {
+    BuiltinKind::threadIdx_x, BuiltinKind::laneid,    BuiltinKind::warpid,
+    BuiltinKind::wgid,        BuiltinKind::tid_in_wg, BuiltinKind::wid_in_wg};
+
 // A builtin whose value differs between the threads of one CTA.
 bool isThreadBuiltin(BuiltinKind b);
 // The value of thread builtin b for thread tx of the CTA (0 for the others).
 int64_t threadBuiltinValue(BuiltinKind b, int64_t tx);
+// A builtin on which the 32 lanes of every warp agree (warpid, wgid,
+// wid_in_wg, and the builtins that do not depend on the thread).
+bool isWarpUniformBuiltin(BuiltinKind b);
+
+// Thread t's warp, lane and warpgroup (the builtins' maps).
+int64_t warpOf(int64_t t);
+int64_t laneOf(int64_t t);
+int64_t warpgroupOf(int64_t t);
+// "thread 40 (warp 1, lane 8)", for witnesses; `inside` (", CTA 3") is
+// written inside the parentheses.
+std::string threadName(int64_t t, std::string_view inside = {});
 
 } // namespace tilescope

@@ -46,9 +46,9 @@ std::optional<Convergence> threadUniformity(const Expr &e, int64_t threads) {
   };
   if (agreeIn(threads))
     return Convergence::Grid;
-  if (agreeIn(128))
+  if (agreeIn(kThreadsPerWarpgroup))
     return Convergence::Warpgroup;
-  if (agreeIn(32))
+  if (agreeIn(kThreadsPerWarp))
     return Convergence::Warp;
   return Convergence::Thread;
 }
@@ -57,9 +57,7 @@ std::optional<std::string> divergenceWitness(const Expr &e, int64_t threads, int
   auto values = valuesOnThreads(e, threads);
   if (!values || groupSize < 1)
     return std::nullopt;
-  auto name = [](int64_t tx) {
-    return fmt::format("thread {} (warp {}, lane {})", tx, tx / 32, tx % 32);
-  };
+  auto name = [](int64_t tx) { return threadName(tx); };
   for (int64_t tx = 0; tx < threads; ++tx) {
     int64_t first = tx - tx % groupSize;
     if ((*values)[size_t(tx)] != (*values)[size_t(first)])

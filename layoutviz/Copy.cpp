@@ -6,6 +6,7 @@
 #include "ir/Diagnostics.h"
 #include "ir/LayoutPresets.h"
 #include "ir/LayoutText.h"
+#include "ir/ThreadIndex.h"
 
 #ifdef TILESCOPE_VIZ_HAS_VERIFIER
 #include "verifier/BankConflicts.h"
@@ -373,7 +374,7 @@ json::Value evaluateCopy(const CopyRequest &request) {
 
   // Cost every phase with the one bank model.
   json::Array requestArray;
-  std::vector<std::vector<int64_t>> moved(32);
+  std::vector<std::vector<int64_t>> moved(kThreadsPerWarp);
   int64_t total = 0, ideal = 0, worst = 0;
   for (const BankRequest &req : requests) {
     json::Array phases;
@@ -385,7 +386,7 @@ json::Value evaluateCopy(const CopyRequest &request) {
         ts.push_back(a.thread);
         accesses.push_back(ints(a.flats));
         for (int64_t f : a.flats)
-          moved[a.thread % 32].push_back(f);
+          moved[size_t(laneOf(a.thread))].push_back(f);
       }
       for (int64_t w : p.words)
         words.push_back(w);

@@ -30,6 +30,17 @@ inline z3::expr threadIndexZ3(ThreadIndexMap m, const z3::expr &t) {
   z3::expr v = m.divisor > 1 ? t / static_cast<int>(m.divisor) : t;
   return m.modulus ? z3::mod(v, static_cast<int>(m.modulus)) : v;
 }
+// Thread builtin b (kThreadBuiltins) of thread t; thread t's warp and
+// warpgroup.
+inline z3::expr threadBuiltinZ3(BuiltinKind b, const z3::expr &t) {
+  return threadIndexZ3(*threadIndexMap(b), t);
+}
+inline z3::expr warpOfZ3(const z3::expr &t) {
+  return threadBuiltinZ3(BuiltinKind::warpid, t);
+}
+inline z3::expr warpgroupOfZ3(const z3::expr &t) {
+  return threadBuiltinZ3(BuiltinKind::wgid, t);
+}
 
 class ProtoEncoder {
 public:

@@ -7,6 +7,7 @@
 #include "ptx/Cfg.h"
 #include "ptx/Values.h"
 #include "sync/BarrierSkeleton.h"
+#include "ir/ThreadIndex.h"
 
 #include <fmt/format.h>
 
@@ -50,7 +51,7 @@ std::optional<int64_t> evalWith(const Expr &e, const std::map<std::string, int64
       case BuiltinKind::threadIdx_x:
         return *tid;
       case BuiltinKind::laneid:
-        return *tid % 32;
+        return laneOf(*tid);
       default:
         return std::nullopt;
       }

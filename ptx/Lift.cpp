@@ -11,6 +11,7 @@
 #include "ptx/LiftTcgen05.h"
 #include "ptx/ThreadConditions.h"
 #include "ptx/Values.h"
+#include "ir/ThreadIndex.h"
 
 #include <fmt/format.h>
 
@@ -545,10 +546,10 @@ private:
           continue;
         if (!attach(e, a))
           continue;
-        if (a.lanes < 32) { // ldmatrix / stmatrix: the lanes that give addresses
+        if (a.lanes < kThreadsPerWarp) { // ldmatrix / stmatrix: the lanes that give addresses
           ThreadSet lanes(threads_);
           for (int64_t t = 0; t < threads_; ++t)
-            if (e.threads.contains(t) && t % 32 < a.lanes)
+            if (e.threads.contains(t) && laneOf(t) < a.lanes)
               lanes.add(t);
           e.threads = lanes;
         }

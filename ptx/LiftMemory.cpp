@@ -5,6 +5,7 @@
 #include "ir/Printer.h"
 #include "ptx/Classify.h"
 #include "ptx/LiftExprs.h"
+#include "ir/ThreadIndex.h"
 
 #include <fmt/format.h>
 
@@ -110,7 +111,7 @@ std::optional<Range> rangeOf(const Expr &e, const Env &env) {
     case BuiltinKind::threadIdx_x:
       return Range{env.firstThread, env.threads - 1};
     case BuiltinKind::laneid:
-      return Range{0, 31};
+      return Range{0, kThreadsPerWarp - 1};
     default:
       return Range{0, kInf};
     }
@@ -696,7 +697,7 @@ std::optional<Range> reachOf(const Expr &e, const Env &env) {
       if (as<Builtin>(x).which == BuiltinKind::threadIdx_x)
         return t;
       if (as<Builtin>(x).which == BuiltinKind::laneid)
-        return t % 32;
+        return laneOf(t);
       return std::nullopt;
     });
     if (!v)

@@ -2,6 +2,7 @@
 #include "ptx/ThreadConditions.h"
 
 #include "ptx/Values.h"
+#include "ir/ThreadIndex.h"
 
 #include <algorithm>
 
@@ -55,7 +56,7 @@ Expr bindThread(const Expr &e, int64_t tid, int fuel) {
     case BuiltinKind::threadIdx_x:
       return IntImm::make(tid);
     case BuiltinKind::laneid:
-      return IntImm::make(tid % 32);
+      return IntImm::make(laneOf(tid));
     default:
       return e;
     }

@@ -65,8 +65,8 @@ RaceChecker::relayThreads(const std::vector<const SyncEvent *> &relays, const Th
       out.push_back({t, std::nullopt});
       return out;
     }
-    if (warp && (out.empty() || out.back().first / 32 != t / 32))
-      out.push_back({t, yThread / 32 == ctx_.int_val(t / 32)});
+    if (warp && (out.empty() || warpOf(out.back().first) != warpOf(t)))
+      out.push_back({t, detail::warpOfZ3(yThread) == ctx_.int_val(warpOf(t))});
   }
   return out;
 }
@@ -454,7 +454,7 @@ void RaceChecker::addWgmmaRetired(const Side &x, const Side &y, std::vector<z3::
       // barrier after the wait joins with the warpgroup.
       z3::expr_vector cons = copyOf(same);
       if (threadMember(cover, y.t, cons)) {
-        cons.push_back(x.t / 128 == y.t / 128);
+        cons.push_back(detail::warpgroupOfZ3(x.t) == detail::warpgroupOfZ3(y.t));
         out.push_back(z3::mk_and(cons));
       }
       for (const SyncEvent *b : relaysAfter(w, WaitAt::SameIteration, warpgroups, y.ev))
@@ -515,7 +515,7 @@ void RaceChecker::addCpAsyncCompleted(const Side &x, const Side &y, std::vector<
       // iterations).
       z3::expr cons = afterAt(*b, x.iters, cx, y);
       if (b->kind == SyncKind::WarpSync)
-        cons = cons && x.t / 32 == y.t / 32;
+        cons = cons && detail::warpOfZ3(x.t) == detail::warpOfZ3(y.t);
       out.push_back(cons);
     }
     return;
@@ -578,7 +578,7 @@ void RaceChecker::addTmaStoreCompleted(const Side &x, const Side &y, std::vector
         continue;
       z3::expr cons = z3::mk_and(exists) && later;
       if (b->kind == SyncKind::WarpSync)
-        cons = cons && x.t / 32 == y.t / 32;
+        cons = cons && detail::warpOfZ3(x.t) == detail::warpOfZ3(y.t);
       out.push_back(cons);
     }
   }
@@ -599,7 +599,7 @@ std::vector<z3::expr> RaceChecker::orderingEscapes(const Side &a, const Side &b,
     return out;
   }
   if (ord.warpOrdered)
-    out.push_back(a.t / 32 == b.t / 32);
+    out.push_back(detail::warpOfZ3(a.t) == detail::warpOfZ3(b.t));
   addHandshakes(a, b, out);
   addHandshakes(b, a, out);
   if (mode == Mode::SameCta) {

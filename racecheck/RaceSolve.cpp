@@ -10,6 +10,7 @@
 #include "proof/QueryDeadline.h"
 #include "proof/SolverBudget.h"
 #include "verifier/NamedOrdering.h"
+#include "ir/ThreadIndex.h"
 
 #include <fmt/format.h>
 
@@ -47,24 +48,9 @@ RaceChecker::collisionsPerThread(const SyncEvent &ea, const MemoryAccess &a, con
       if (!e.threads.contains(t))
         continue;
       auto leaf = [&](const Expr &x) -> std::optional<int64_t> {
-        if (x->kind != ExprKind::Builtin)
+        if (x->kind != ExprKind::Builtin || !isThreadBuiltin(as<Builtin>(x).which))
           return std::nullopt;
-        switch (as<Builtin>(x).which) {
-        case BuiltinKind::threadIdx_x:
-          return t;
-        case BuiltinKind::laneid:
-          return t % 32;
-        case BuiltinKind::warpid:
-          return t / 32;
-        case BuiltinKind::wgid:
-          return t / 128;
-        case BuiltinKind::tid_in_wg:
-          return t % 128;
-        case BuiltinKind::wid_in_wg:
-          return t / 32 % 4;
-        default:
-          return std::nullopt;
-        }
+        return threadBuiltinValue(as<Builtin>(x).which, t);
       };
       auto begin = evalConcrete(m.region[0].begin, leaf);
       auto extent = evalConcrete(m.region[0].extent, leaf);
@@ -372,10 +358,9 @@ z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess 
     const std::optional<z3::expr> &rank = &t == &t1 ? rankA : rankB;
     if (rank)
       cta = fmt::format("rank {} of the cluster", ProtoEncoder::text(m, *rank));
-    return fmt::format("thread {} (warp {}, lane {}{})", v, v / 32, v % 32,
-                       cta.empty() ? ""
-                       : rank      ? ", CTA " + cta
-                                   : ", CTA (" + cta + ")");
+    return threadName(v, cta.empty() ? ""
+                         : rank      ? ", CTA " + cta
+                                     : ", CTA (" + cta + ")");
   };
   auto iterText = [&](const SyncEvent &e, const std::vector<z3::expr> &iters,
                       std::map<std::string, z3::expr> &bound) {
@@ -397,7 +382,7 @@ z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess 
         if (x->kind == ExprKind::Builtin && as<Builtin>(x).which == BuiltinKind::threadIdx_x)
           return ProtoEncoder::value(m, t);
         if (x->kind == ExprKind::Builtin && as<Builtin>(x).which == BuiltinKind::laneid)
-          return ProtoEncoder::value(m, t) % 32;
+          return laneOf(ProtoEncoder::value(m, t));
         return std::nullopt;
       });
     };
@@ -457,12 +442,12 @@ z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess 
     bool sameIteration = itersA.size() == itersB.size();
     for (size_t k = 0; sameIteration && k < itersA.size(); ++k)
       sameIteration = ProtoEncoder::value(m, itersA[k]) == ProtoEncoder::value(m, itersB[k]);
-    if (x / 32 == y / 32 && sameIteration) {
+    if (warpOf(x) == warpOf(y) && sameIteration) {
       report_.notChecked.push_back(
           {ea.loc, fmt::format("{} [not confirmed: lanes {} and {} of warp {} store to the same "
                                "bytes in one instruction; one of their values lands, and whether "
                                "the values are equal is not derived]",
-                               f.message, x % 32, y % 32, x / 32)});
+                               f.message, laneOf(x), laneOf(y), warpOf(x))});
       return z3::unknown;
     }
   }

@@ -52,9 +52,8 @@ RaceChecker::builtinsOf(const z3::expr &t, const std::vector<z3::expr> &cta, con
               z3::mod(cta[size_t(clusterAxis())], ctx_.int_val(*clusterExtent())));
   for (size_t d = 0; d < cta.size() && d < 3; ++d)
     b.emplace(blockIdx[d], cta[d]);
-  for (BuiltinKind k : {BuiltinKind::threadIdx_x, BuiltinKind::laneid, BuiltinKind::warpid,
-                        BuiltinKind::wgid, BuiltinKind::tid_in_wg, BuiltinKind::wid_in_wg})
-    b.emplace(k, detail::threadIndexZ3(*threadIndexMap(k), t));
+  for (BuiltinKind k : kThreadBuiltins)
+    b.emplace(k, detail::threadBuiltinZ3(k, t));
   return b;
 }
 

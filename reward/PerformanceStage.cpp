@@ -177,7 +177,7 @@ StageResult performanceStage(const Kernel &kernel, llvm::SourceMgr &sm,
   // The candidate decides its target: a tensor-core kernel the model cannot
   // time (sm_100a's tcgen05) still weighs 1 and earns 0, so that moving out
   // of the model's reach never raises a score.
-  if (tensorCores && (target.smVersion != 90 || !target.hasWgmma)) {
+  if (tensorCores && (target.smVersion != 90 || !targetHas(target.kind, TargetFeature::Wgmma))) {
     StageResult r = stage(StageStatus::Skipped,
                           fmt::format("no performance model for {}: the model covers sm_90a "
                                       "(H100, H200); not predicted, so the stage weighs 1 in "

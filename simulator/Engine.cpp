@@ -547,7 +547,7 @@ bool CtaExecutor::arriveCollective(Warp &w, const CallStmt &c, int convergence) 
     if (id.lane[lane].i < 0 || id.lane[lane].i > 15)
       return fail(c.loc,
                   fmt::format("named barrier id must be in [0, 15], not {}", id.lane[lane].i));
-    if (n <= 0 || n % 32 != 0 || n > p_.threads)
+    if (n <= 0 || n % kThreadsPerWarp != 0 || n > p_.threads)
       return fail(c.loc, fmt::format("named barrier thread count must be a positive multiple of "
                                      "32 up to the CTA's {} threads, not {}",
                                      p_.threads, n));
@@ -555,7 +555,7 @@ bool CtaExecutor::arriveCollective(Warp &w, const CallStmt &c, int convergence) 
       return fail(c.loc, fmt::format("'{}' reached by part of warp {} (active mask 0x{:08x})",
                                      c.callee, w.id, w.stack.back().mask));
     key = {-1, id.lane[lane].i};
-    needed = static_cast<size_t>(n / 32);
+    needed = static_cast<size_t>(n / kThreadsPerWarp);
     scopeName = fmt::format("named barrier {}", id.lane[lane].i);
   } else if (convergence == static_cast<int>(Convergence::Warpgroup)) {
     int64_t g = w.id / 4;

@@ -1,4 +1,5 @@
 #include "simulator/Ex2Approx.h"
+#include "simulator/Numerics.h"
 
 #include <zlib.h>
 
@@ -14,6 +15,9 @@ extern const unsigned char tilescopeEx2TableGz[];
 extern const unsigned long tilescopeEx2TableGzSize;
 
 namespace tilescope::sim {
+using numerics::bitsOf;
+using numerics::floatOf;
+
 namespace {
 
 // The table file (after gunzip): "EX2T", the entry count n = 2^23 (u32), then
@@ -102,18 +106,6 @@ const Table &table() {
   return t;
 }
 
-uint32_t bitsOf(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
-
-float fromBits(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-
 } // namespace
 
 float ex2ApproxFtz(float x) {
@@ -121,7 +113,7 @@ float ex2ApproxFtz(float x) {
   if ((b & 0x7F800000u) == 0)
     return 1.0f; // zero or subnormal: flushed to zero, 2^0
   if (std::isnan(x))
-    return fromBits(0x7FFFFFFFu);
+    return floatOf(0x7FFFFFFFu);
   if (x >= 128.0f)
     return INFINITY;
   if (x < -126.0f)
@@ -138,7 +130,7 @@ float ex2ApproxFtz(float x) {
       static_cast<int>((v >> 23) & 0xFF) + (negative ? -static_cast<int>(k) : static_cast<int>(k));
   if (e <= 0)
     return 0.0f; // a result below 2^-126 is flushed
-  return fromBits((v & 0x807FFFFFu) | (static_cast<uint32_t>(e) << 23));
+  return floatOf((v & 0x807FFFFFu) | (static_cast<uint32_t>(e) << 23));
 }
 
 } // namespace tilescope::sim

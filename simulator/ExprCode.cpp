@@ -1,6 +1,7 @@
 #include "simulator/ExprCode.h"
 
 #include "ir/Intrinsics.h"
+#include "ir/ThreadIndex.h"
 
 #include <fmt/format.h>
 
@@ -89,7 +90,7 @@ private:
   }
 
   static bool uniformBuiltin(BuiltinKind b) {
-    return b != BuiltinKind::laneid && b != BuiltinKind::threadIdx_x && b != BuiltinKind::tid_in_wg;
+    return isWarpUniformBuiltin(b);
   }
 
   // An f32 element of a global tensor or of private registers whose

@@ -552,7 +552,7 @@ std::optional<Program> bindProgram(const Kernel &kernel, const ArgValues &args, 
   p.threads = kernel.launch.threads;
   if (p.threads < 1 || p.threads > 1024)
     diag.error(kernel.launch.loc, fmt::format("threads must be in [1, 1024], not {}", p.threads));
-  p.warps = (p.threads + 31) / 32;
+  p.warps = warpsIn(p.threads);
   for (const Param &param : kernel.params) {
     if (!param.isTensor) {
       p.tensorParams.push_back(-1);

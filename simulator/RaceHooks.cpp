@@ -3,6 +3,7 @@
 // synchronisation (each a no-op without a detector), and the rendering of
 // the races found. The happens-before logic lives in RaceDetector.
 #include "simulator/CtaExecutor.h"
+#include "ir/ThreadIndex.h"
 
 #include <fmt/format.h>
 
@@ -26,7 +27,7 @@ void CtaExecutor::raceAccess(RaceSpace space, int buffer, int64_t flat, int64_t 
   // A warp reaches only the 32 tensor-memory lanes of its subpartition
   // (warp id % 4); the tensor core (an asynchronous operation) reaches all.
   if (space == RaceSpace::Tmem && asyncAgent_ < 0 &&
-      (address / 512) / 32 != (threads.begin / 32) % 4)
+      (address / 512) / kThreadsPerWarp != threadBuiltinValue(BuiltinKind::wid_in_wg, threads.begin))
     race_->outOfView({space, buffer, flat, address, units, rank_}, write, agent, loc);
   race_->access({space, buffer, flat, address, units, rank_}, write, agent, loc);
 }
@@ -145,7 +146,7 @@ std::string agentText(const RaceDetector &race, const RaceSide &s, bool showCta,
   if (s.async)
     return fmt::format("{} issued by thread {}{} at {}", asyncKindName(s.kind), s.issuer, cta,
                        where(s.issuedAt));
-  return fmt::format("thread {} (warp {}, lane {}){}", s.agent, s.agent / 32, s.agent % 32, cta);
+  return threadName(s.agent) + cta;
 }
 
 } // namespace
@@ -160,7 +161,7 @@ std::vector<DetectedRace> describeRaces(const RaceDetector &race, const Program 
     DetectedRace f;
     const BufferPlan &b = program.buffers[r.object];
     f.kind = std::string(raceTypeName(r.kind));
-    f.space = std::string(raceSpaceName(r.space));
+    f.space = std::string(memScopeName(r.space));
     f.buffer = b.name;
     std::vector<int64_t> idx = unflattenIndex(b.shape, r.element);
     for (size_t i = 0; i < idx.size(); ++i)
@@ -204,11 +205,13 @@ std::vector<DetectedRace> describeRaces(const RaceDetector &race, const Program 
                                  "no fence.proxy.async by the writer in between",
                                  head, who(r.first, f.first), who(r.second, f.second));
       break;
-    case RaceType::OutOfView:
+    case RaceType::OutOfView: {
+      int64_t subpartition = threadBuiltinValue(BuiltinKind::wid_in_wg, r.second.agent);
       f.text = fmt::format("{}: {} by {}, but warp {} reaches only tensor-memory lanes {} to {}",
-                           head, access(f.second), who(r.second, f.second), r.second.agent / 32,
-                           (r.second.agent / 32) % 4 * 32, (r.second.agent / 32) % 4 * 32 + 31);
+                           head, access(f.second), who(r.second, f.second), warpOf(r.second.agent),
+                           subpartition * kThreadsPerWarp, subpartition * kThreadsPerWarp + 31);
       break;
+    }
     }
     out.push_back(std::move(f));
   }

@@ -608,14 +608,14 @@ private:
       push(std::move(e));
       return;
     }
-    const TargetInfo &target = targetInfo(sk_.target);
     bool gemmLike = id == IntrinsicId::Gemm || id == IntrinsicId::GemmAsync ||
                     id == IntrinsicId::WgmmaMmaAsync || id == IntrinsicId::Tcgen05Mma;
     if (gemmLike) {
       // wgmma.mma_async and tcgen05.mma complete asynchronously (the table's
       // completion); a tile-primitive gemm where dispatch will pick them.
-      bool async = intrinsic(id).async() || (target.hasWgmma && s.scope == ExecScope::Warpgroup) ||
-                   target.hasTensorMemory;
+      bool async = intrinsic(id).async() ||
+                   (targetHas(sk_.target, TargetFeature::Wgmma) && s.scope == ExecScope::Warpgroup) ||
+                   targetHas(sk_.target, TargetFeature::Tcgen05);
       SyncKind kind = id == IntrinsicId::WgmmaMmaAsync ? SyncKind::WgmmaMma : SyncKind::Access;
       SyncEvent e = make(kind);
       for (const Expr *op : {p1, p2})

@@ -2,6 +2,7 @@
 
 #include "tools/Command.h"
 #include "tools/JsonOutput.h"
+#include "tools/OptionValues.h"
 #include "proof/SolverBudget.h"
 
 #include <llvm/Support/FormatVariadic.h>
@@ -54,10 +55,10 @@ BudgetLimits BudgetOptions::limits() const {
 }
 
 int BudgetOptions::usageError(const char *command) const {
-  std::vector<const cl::opt<int64_t> *> all = {&timeoutMs, &wallTimeoutMs, &maxMemoryMb};
+  std::vector<const IntOption<int64_t> *> all = {&timeoutMs, &wallTimeoutMs, &maxMemoryMb};
   if (maxSteps)
     all.push_back(&*maxSteps);
-  for (const cl::opt<int64_t> *o : all)
+  for (const IntOption<int64_t> *o : all)
     if (o->getValue() < 0) {
       llvm::errs() << "tilescope " << command << ": error: --" << o->ArgStr
                    << " takes a non-negative number (0: no budget), not " << o->getValue() << "\n";

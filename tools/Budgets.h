@@ -19,6 +19,7 @@
 
 #include "ir/Budget.h"
 #include "ir/Diagnostics.h"
+#include "tools/OptionValues.h"
 
 #include <llvm/ADT/STLFunctionalExtras.h>
 #include <llvm/Support/CommandLine.h>
@@ -44,10 +45,10 @@ struct BudgetOptions {
   // and returns the input-error status (2); 0 when every value is valid.
   int usageError(const char *command) const;
 
-  llvm::cl::opt<int64_t> timeoutMs;
-  llvm::cl::opt<int64_t> wallTimeoutMs;
-  llvm::cl::opt<int64_t> maxMemoryMb;
-  std::optional<llvm::cl::opt<int64_t>> maxSteps;
+  IntOption<int64_t> timeoutMs;
+  IntOption<int64_t> wallTimeoutMs;
+  IntOption<int64_t> maxMemoryMb;
+  std::optional<IntOption<int64_t>> maxSteps;
 };
 
 // Runs `run` with `budget` active and the memory limits applied. When an

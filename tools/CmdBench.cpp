@@ -19,6 +19,7 @@
 #include "tools/InputFile.h"
 #include "tools/ModelInputs.h"
 #include "tools/LowerGate.h"
+#include "tools/OptionValues.h"
 
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
@@ -41,7 +42,7 @@ cl::opt<std::string> refOpt("ref",
                             cl::desc("Reference: gemm_abt, gemm_ab, rmsnorm, fp8_gemm, "
                                      "fp8_gemm_blockscaled, attention or attention_causal"),
                             cl::Required, cl::sub(benchCommand));
-cl::opt<int> reps("reps", cl::desc("Timed runs (median reported)"), cl::init(50),
+IntOption<int> reps("reps", cl::desc("Timed runs (median reported)"), cl::init(50),
                   cl::sub(benchCommand));
 cl::opt<std::string> keep("keep", cl::desc("Keep the .cu and .so in DIR"), cl::init(""),
                           cl::sub(benchCommand));
@@ -50,23 +51,8 @@ cl::opt<std::string> python("python", cl::desc("Python with torch and triton"),
 cl::opt<std::string> dump("dump", cl::desc("Save inputs/outputs as .npy with this prefix"),
                           cl::init(""), cl::sub(benchCommand));
 
-cl::opt<std::string> setText("set",
-                             cl::desc("The point of a kernel with parameters: NAME=VALUE,... or "
-                                      "a named point"),
-                             cl::value_desc("NAME=VALUE,..."), cl::sub(benchCommand));
-cl::opt<bool> autoPoint("auto", cl::desc("Pick the point from the tuning table for --args"),
-                        cl::sub(benchCommand));
-cl::opt<std::string> tableFile("table",
-                               cl::desc("The tuning table for --auto (default: the "
-                                        "one shipped for --target)"),
-                               cl::value_desc("FILE"), cl::sub(benchCommand));
-cl::opt<std::string> target("target", cl::desc("The machine of the shipped table: h100 or h200"),
-                            cl::init("h100"), cl::sub(benchCommand));
-cl::opt<bool> allowUnknown(
-    "allow-unknown",
-    cl::desc("Build and time a kernel that `tilescope check` leaves unknown (not proved); "
-             "without it such a kernel is refused with exit 3"),
-    cl::sub(benchCommand));
+PointFlags point(benchCommand, "Pick the point from the tuning table for --args",
+                 "Build and time");
 cl::opt<std::string> harnessOpt("harness", cl::desc("The harness bench.py (default: beside the "
                                                     "binary, else the source tree's codegen/)"),
                                 cl::init(""), cl::sub(benchCommand));
@@ -86,15 +72,11 @@ std::string findHarness() {
 
 int runBench() {
   CommandInput in;
-  PointChoice point;
-  PointOptions pointOptions{setText, autoPoint, argsOpt, tableFile, target, {}};
-  if (!pointChoiceFrom(pointOptions, point))
-    return kInputError;
-  if (!in.load(input, kernelName, point))
+  if (!point.load(in, input, kernelName, argsOpt))
     return kInputError;
   const Module &module = *in.module;
   Diagnostics &diag = in.diag;
-  if (int gate = gateLowering(in, kernelName, allowUnknown, "bench"); gate != kClean)
+  if (int gate = gateLowering(in, kernelName, point.allowUnknown, "bench"); gate != kClean)
     return gate;
   auto lowered = codegen::lowerModule(module, diag, kernelName);
   if (!lowered)

@@ -23,6 +23,7 @@
 #include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
 #include "tools/ModelInputs.h"
+#include "tools/OptionValues.h"
 
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
@@ -56,12 +57,12 @@ cl::opt<std::string> fitKeys("fit", cl::desc("Machine numbers to fit, e.g. clock
                              cl::value_desc("KEY,..."), cl::sub(calibrateCommand));
 cl::opt<std::string> output("o", cl::desc("Write the fitted machine description to FILE"),
                             cl::value_desc("FILE"), cl::sub(calibrateCommand));
-cl::opt<double> minSpearman("min-spearman", cl::desc("Fail below this mean rank correlation"),
+NumberOption minSpearman("min-spearman", cl::desc("Fail below this mean rank correlation"),
                             cl::init(-2), cl::sub(calibrateCommand));
-cl::opt<double> maxMedianError("max-median-error",
+NumberOption maxMedianError("max-median-error",
                                cl::desc("Fail above this median relative error"), cl::init(1e9),
                                cl::sub(calibrateCommand));
-cl::opt<double> minBestWithin("min-best-within",
+NumberOption minBestWithin("min-best-within",
                               cl::desc("Fail below this fraction of shapes whose predicted best "
                                        "is within 5% of the measured best"),
                               cl::init(-1), cl::sub(calibrateCommand));

@@ -32,6 +32,7 @@
 #include "tools/JsonOutput.h"
 #include "tools/NameValues.h"
 #include "tools/ProblemSizes.h"
+#include "tools/OptionValues.h"
 #include "verifier/BarrierProofs.h"
 #include "proof/ProofContext.h"
 
@@ -64,7 +65,7 @@ cl::opt<std::string> setText("set",
                                       "NAME=VALUE,... or a named point (default: every valid "
                                       "point; the library check: its named points)"),
                              cl::value_desc("NAME=VALUE,..."), cl::sub(checkCommand));
-cl::opt<unsigned> maxStates("max-states",
+IntOption<unsigned> maxStates("max-states",
                             cl::desc("States the exhaustive barrier check may visit"),
                             cl::init(200000), cl::sub(checkCommand));
 BudgetOptions budgetOptions(checkCommand, /*withSteps=*/false);

@@ -28,6 +28,7 @@
 #include "tools/Command.h"
 #include "tools/InputFile.h"
 #include "tools/NameValues.h"
+#include "tools/OptionValues.h"
 #include "verifier/BankConflicts.h"
 #include "verifier/LayoutVerifier.h"
 
@@ -73,21 +74,21 @@ cl::opt<bool> checkOpt("check", cl::desc("Prove the layout legal (exit 1 on find
                        cl::sub(layoutCommand));
 cl::opt<std::string> targetOpt("target", cl::desc("sm_80, sm_90a or sm_100a (default sm_90a)"),
                                cl::init("sm_90a"), cl::sub(layoutCommand));
-cl::opt<int64_t> threadsOpt("threads", cl::desc("Threads per CTA (default 128)"), cl::init(128),
+IntOption<int64_t> threadsOpt("threads", cl::desc("Threads per CTA (default 128)"), cl::init(128),
                             cl::sub(layoutCommand));
-cl::opt<int64_t> clusterOpt("cluster", cl::desc("CTAs per cluster along x (default 1)"),
+IntOption<int64_t> clusterOpt("cluster", cl::desc("CTAs per cluster along x (default 1)"),
                             cl::init(1), cl::sub(layoutCommand));
-cl::opt<int64_t> devicesOpt("devices",
+IntOption<int64_t> devicesOpt("devices",
                             cl::desc("Devices of the launch: the extent of pid (device placement "
                                      "of a global tensor, docs/scales.md; default 1)"),
                             cl::init(1), cl::sub(layoutCommand));
 cl::opt<std::string> scopeOpt("scope",
                               cl::desc("auto, reg, shared, tmem or global (auto: from the axes)"),
                               cl::init("auto"), cl::sub(layoutCommand));
-cl::opt<int64_t> elementsOpt("elements",
+IntOption<int64_t> elementsOpt("elements",
                              cl::desc("Slots of the allocation on m (default: the shape's count)"),
                              cl::init(0), cl::sub(layoutCommand));
-cl::opt<int64_t> columnsOpt("columns", cl::desc("Allocated TMEM columns (default: the target's)"),
+IntOption<int64_t> columnsOpt("columns", cl::desc("Allocated TMEM columns (default: the target's)"),
                             cl::init(0), cl::sub(layoutCommand));
 cl::opt<std::string> instOpt("inst", cl::desc("Check the layout against an instruction's rules"),
                              cl::init(""), cl::sub(layoutCommand));
@@ -114,20 +115,6 @@ cl::opt<std::string> divideOpt("divide",
                                cl::value_desc("T"), cl::init(""), cl::sub(layoutCommand));
 cl::opt<std::string> engineOpt("engine", cl::desc("auto, z3 or enumerate (default auto)"),
                                cl::init("auto"), cl::sub(layoutCommand), cl::Hidden);
-
-// An option's text as a source buffer, so its diagnostics point into it.
-struct OptionText {
-  Diagnostics &diag;
-  llvm::SMLoc start;
-  OptionText(Diagnostics &d, llvm::StringRef name, llvm::StringRef text) : diag(d) {
-    unsigned id = d.sourceMgr().AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, name),
-                                                   llvm::SMLoc());
-    start = llvm::SMLoc::getFromPointer(d.sourceMgr().getMemoryBuffer(id)->getBufferStart());
-  }
-  void error(size_t column, const llvm::Twine &message) {
-    diag.error(llvm::SMLoc::getFromPointer(start.getPointer() + column), message);
-  }
-};
 
 // `8,16` -> {8, 16}; each entry at least `minimum`.
 std::optional<std::vector<int64_t>> parseList(Diagnostics &diag, llvm::StringRef name,

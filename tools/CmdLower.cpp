@@ -47,37 +47,17 @@ cl::opt<std::string> kernelName("kernel", cl::desc("Lower only kernel K"), cl::v
                                 cl::sub(lowerCommand));
 cl::opt<std::string> output("o", cl::desc("Output .cu file ('-' for stdout)"),
                             cl::value_desc("out.cu"), cl::init("-"), cl::sub(lowerCommand));
-cl::opt<std::string> setText("set",
-                             cl::desc("The point of a kernel with parameters: NAME=VALUE,... or "
-                                      "a named point"),
-                             cl::value_desc("NAME=VALUE,..."), cl::sub(lowerCommand));
-cl::opt<bool> autoPoint("auto",
-                        cl::desc("Pick the point from the tuning table for the sizes of --args"),
-                        cl::sub(lowerCommand));
 cl::opt<std::string> argsText("args", cl::desc("Sizes for --auto, e.g. M=4096,N=4096,K=4096"),
                               cl::value_desc("NAME=VALUE,..."), cl::sub(lowerCommand));
-cl::opt<std::string> tableFile("table",
-                               cl::desc("The tuning table for --auto (default: the "
-                                        "one shipped for --target)"),
-                               cl::value_desc("FILE"), cl::sub(lowerCommand));
-cl::opt<std::string> target("target", cl::desc("The machine of the shipped table: h100 or h200"),
-                            cl::init("h100"), cl::sub(lowerCommand));
-cl::opt<bool> allowUnknown(
-    "allow-unknown",
-    cl::desc("Lower a kernel that `tilescope check` leaves unknown (not proved); without it such a "
-             "kernel is refused with exit 3"),
-    cl::sub(lowerCommand));
+PointFlags point(lowerCommand, "Pick the point from the tuning table for the sizes of --args",
+                 "Lower");
 cl::opt<bool> verifyPtx("verify-ptx",
                         cl::desc("Compile with nvcc; check the PTX and ptxas's report"),
                         cl::sub(lowerCommand));
 
 int runLower() {
   CommandInput in;
-  PointChoice point;
-  PointOptions pointOptions{setText, autoPoint, argsText, tableFile, target, {}};
-  if (!pointChoiceFrom(pointOptions, point))
-    return kInputError;
-  if (!in.load(input, kernelName, point))
+  if (!point.load(in, input, kernelName, argsText))
     return kInputError;
   const Module &module = *in.module;
   Diagnostics &diag = in.diag;
@@ -100,7 +80,7 @@ int runLower() {
                               "a time with --kernel");
     return kInputError;
   }
-  if (int gate = gateLowering(in, kernelName, allowUnknown, "lower"); gate != kClean)
+  if (int gate = gateLowering(in, kernelName, point.allowUnknown, "lower"); gate != kClean)
     return gate;
   // What --verify-ptx compiles: the lowered source, and per kernel its
   // name, target and the PTX it must hold.

@@ -12,6 +12,7 @@
 #include "tools/JsonOutput.h"
 #include "tools/ModelInputs.h"
 #include "tools/NameValues.h"
+#include "tools/OptionValues.h"
 
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
@@ -38,7 +39,7 @@ cl::opt<std::string> argsText("args", cl::desc("Sizes, e.g. M=4096,N=4096,K=4096
                               cl::value_desc("NAME=VALUE,..."), cl::Required,
                               cl::sub(predictCommand));
 MachineOptions machineOptions(predictCommand);
-cl::opt<int64_t> maxCtas("max-ctas", cl::desc("CTAs traced at most (the rest cost the average)"),
+IntOption<int64_t> maxCtas("max-ctas", cl::desc("CTAs traced at most (the rest cost the average)"),
                          cl::init(4096), cl::sub(predictCommand));
 cl::opt<bool> json("json", cl::desc("Print the result as JSON"), cl::sub(predictCommand));
 

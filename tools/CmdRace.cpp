@@ -27,6 +27,7 @@
 #include "tools/JsonOutput.h"
 #include "tools/NameValues.h"
 #include "tools/ProblemSizes.h"
+#include "tools/OptionValues.h"
 #include "verifier/BarrierProofs.h"
 #include "sync/BarrierSkeleton.h"
 #include "proof/ProofContext.h"
@@ -53,9 +54,9 @@ cl::opt<std::string> kernelName("kernel", cl::desc("Check kernel K (needed when 
                                 cl::value_desc("K"), cl::sub(raceCommand));
 cl::opt<std::string> argsText("args", cl::desc("Shape symbols and scalars, e.g. M=256,N=256"),
                               cl::value_desc("NAME=VALUE,..."), cl::sub(raceCommand));
-cl::opt<uint64_t> firstSeed("seed", cl::desc("First scheduler seed"), cl::init(1),
+IntOption<uint64_t> firstSeed("seed", cl::desc("First scheduler seed"), cl::init(1),
                             cl::sub(raceCommand));
-cl::opt<int64_t> seeds("seeds", cl::desc("How many seeds (interleavings) to run"), cl::init(4),
+IntOption<int64_t> seeds("seeds", cl::desc("How many seeds (interleavings) to run"), cl::init(4),
                        cl::sub(raceCommand));
 cl::opt<std::string> ctasText("ctas", cl::desc("CTAs to run: all, or N (edge tiles first)"),
                               cl::init("1"), cl::value_desc("all|N"), cl::sub(raceCommand));

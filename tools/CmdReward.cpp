@@ -13,6 +13,7 @@
 #include "reward/RewardCache.h"
 #include "reward/Task.h"
 #include "tools/Command.h"
+#include "tools/OptionValues.h"
 
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/JSON.h>
@@ -39,15 +40,15 @@ cl::opt<std::string> sizes("sizes", cl::desc("auto, or NAME=V,...;NAME=V,... (on
 cl::opt<std::string> seedText("seed", cl::desc("Seed of the inputs (default: drawn from the OS)"),
                               cl::value_desc("S"), cl::sub(rewardCommand));
 cl::opt<bool> json("json", cl::desc("Print the result as JSON"), cl::sub(rewardCommand));
-cl::opt<double> timeoutMs("timeout-ms", cl::desc("Wall time of the simulation per size"),
+NumberOption timeoutMs("timeout-ms", cl::desc("Wall time of the simulation per size"),
                           cl::init(10000), cl::sub(rewardCommand));
-cl::opt<double> staticTimeoutMs(
+NumberOption staticTimeoutMs(
     "static-timeout-ms",
     cl::desc("Wall time of the static stages together (Z3 proofs, exhaustive check; 0: none)"),
     cl::init(RewardOptions().staticTimeoutMs), cl::sub(rewardCommand));
-cl::opt<uint64_t> maxSteps("max-steps", cl::desc("Simulated warp statements per size"),
+IntOption<uint64_t> maxSteps("max-steps", cl::desc("Simulated warp statements per size"),
                            cl::init(uint64_t{1} << 28), cl::sub(rewardCommand));
-cl::opt<uint64_t> memoryMb("memory-mb", cl::desc("Memory budget of the simulation in MiB"),
+IntOption<uint64_t> memoryMb("memory-mb", cl::desc("Memory budget of the simulation in MiB"),
                            cl::init(512), cl::sub(rewardCommand));
 // The name check, sim and race give the memory budget.
 cl::alias maxMemoryMb("max-memory-mb", cl::desc("Alias for --memory-mb"), cl::aliasopt(memoryMb));
@@ -74,16 +75,16 @@ cl::opt<std::string> batch("batch", cl::desc("Reward every candidate of a JSON-l
                            cl::value_desc("in.jsonl"), cl::sub(rewardCommand));
 cl::opt<std::string> output("o", cl::desc("Output of --batch (JSON lines)"),
                             cl::value_desc("out.jsonl"), cl::sub(rewardCommand));
-cl::opt<unsigned> jobs("jobs", cl::desc("Worker processes of --batch (default: every core)"),
+IntOption<unsigned> jobs("jobs", cl::desc("Worker processes of --batch (default: every core)"),
                        cl::init(0), cl::sub(rewardCommand));
 cl::opt<std::string> shard("shard", cl::desc("Only lines I modulo N of --batch"),
                            cl::value_desc("I/N"), cl::sub(rewardCommand));
 cl::opt<bool> resume("resume", cl::desc("Skip ids already in the output of --batch"),
                      cl::sub(rewardCommand));
-cl::opt<double> candidateTimeoutMs("candidate-timeout-ms",
+NumberOption candidateTimeoutMs("candidate-timeout-ms",
                                    cl::desc("Kill a --batch candidate after this wall time"),
                                    cl::init(0), cl::sub(rewardCommand));
-cl::opt<uint64_t> workerMemoryMb("worker-memory-mb",
+IntOption<uint64_t> workerMemoryMb("worker-memory-mb",
                                  cl::desc("Address-space limit of a --batch worker in MiB"),
                                  cl::init(4096), cl::sub(rewardCommand));
 

@@ -26,6 +26,7 @@
 #include "tools/SimDevices.h"
 #include "tools/SimReport.h"
 #include "tools/SimTensors.h"
+#include "tools/OptionValues.h"
 
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
@@ -50,7 +51,7 @@ cl::opt<std::string> setText("set",
                              cl::desc("A point of a kernel with parameters: NAME=VALUE,... or a "
                                       "named point"),
                              cl::value_desc("NAME=VALUE,..."), cl::sub(simCommand));
-cl::opt<uint64_t> seedOpt("seed",
+IntOption<uint64_t> seedOpt("seed",
                           cl::desc("Seed of the inputs, scalars and scheduler (default: a fresh "
                                    "one from the OS, reported)"),
                           cl::sub(simCommand));
@@ -73,7 +74,7 @@ cl::list<std::string> inputs("input", cl::desc("Use NAME's values from a .npy fi
                              cl::value_desc("NAME=FILE.npy"), cl::sub(simCommand));
 cl::opt<std::string> dumpDir("dump", cl::desc("Write every tensor after the run as .npy"),
                              cl::value_desc("DIR"), cl::sub(simCommand));
-cl::opt<int64_t> memoryCapMb("memory-cap",
+IntOption<int64_t> memoryCapMb("memory-cap",
                              cl::desc("Memory cap of the tensors and the simulated state in MiB "
                                       "(default: --max-memory-mb)"),
                              cl::init(0), cl::sub(simCommand));

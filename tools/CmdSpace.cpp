@@ -14,6 +14,7 @@
 #include "tools/Command.h"
 #include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
+#include "tools/OptionValues.h"
 
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/FormatVariadic.h>
@@ -31,7 +32,7 @@ cl::opt<std::string> spaceInput(cl::Positional, cl::desc("FILE"), cl::Required,
                                 cl::sub(spaceCommand));
 cl::opt<std::string> spaceKernel("kernel", cl::desc("The kernel (needed when FILE has several)"),
                                  cl::value_desc("K"), cl::sub(spaceCommand));
-cl::opt<int64_t> maxPoints("max-points", cl::desc("Points to enumerate at most"),
+IntOption<int64_t> maxPoints("max-points", cl::desc("Points to enumerate at most"),
                            cl::init(kMaxPointsChecked), cl::sub(spaceCommand));
 cl::opt<bool> spaceJson("json", cl::desc("Print the result as JSON"), cl::sub(spaceCommand));
 

@@ -33,6 +33,7 @@
 #include "tools/JsonOutput.h"
 #include "tools/ModelInputs.h"
 #include "tools/ProblemSizes.h"
+#include "tools/OptionValues.h"
 #include "proof/ProofContext.h"
 #include "verifier/Resources.h"
 
@@ -61,7 +62,7 @@ cl::opt<std::string> shapesText("shapes",
                                 cl::desc("Shapes M x N x K, e.g. 4096x4096x4096,512x512x8192"),
                                 cl::value_desc("MxNxK,..."), cl::Required, cl::sub(tuneCommand));
 MachineOptions machineOptions(tuneCommand);
-cl::opt<unsigned> proofBudget("budget", cl::desc("Proof runs per shape at most (default 4)"),
+IntOption<unsigned> proofBudget("budget", cl::desc("Proof runs per shape at most (default 4)"),
                               cl::init(4), cl::sub(tuneCommand));
 cl::opt<std::string> pointsFile("points",
                                 cl::desc("Rank only the points listed in FILE (one --set text a "
@@ -72,7 +73,7 @@ cl::opt<std::string> measuredFiles(
     cl::desc("CSV files of measured times (calib.py: point,M,N,K,ms,ok): at a shape they cover, "
              "the fastest measured of the model's best --measured-top points is chosen first"),
     cl::value_desc("FILE,..."), cl::sub(tuneCommand));
-cl::opt<unsigned> measuredTop("measured-top",
+IntOption<unsigned> measuredTop("measured-top",
                               cl::desc("Model ranks --measured may choose from (default 24)"),
                               cl::init(24), cl::sub(tuneCommand));
 cl::opt<std::string> output("o", cl::desc("Write the tuning table (JSON) to FILE"),

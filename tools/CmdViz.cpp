@@ -18,6 +18,7 @@
 #include "layoutviz/Page.h"
 #include "layoutviz/Server.h"
 #include "tools/Command.h"
+#include "tools/OptionValues.h"
 
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/FormatVariadic.h>
@@ -74,7 +75,7 @@ cl::opt<std::string> outputOpt("o", cl::desc("Write a self-contained HTML page")
 cl::opt<bool> jsonOpt("json", cl::desc("Print the evaluation document as JSON"),
                       cl::sub(vizCommand));
 cl::opt<bool> serveOpt("serve", cl::desc("Serve the live page on 127.0.0.1"), cl::sub(vizCommand));
-cl::opt<int> portOpt("port", cl::desc("Port for --serve (0: any free port)"),
+IntOption<int> portOpt("port", cl::desc("Port for --serve (0: any free port)"),
                      cl::init(viz::kDefaultPort), cl::sub(vizCommand));
 
 // The text a diagnostic of `kind` points into, and the name it goes by.

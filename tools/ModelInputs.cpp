@@ -19,6 +19,28 @@ MachineOptions::MachineOptions(llvm::cl::SubCommand &sub)
       file("machine", llvm::cl::desc("A machine description (JSON) instead"),
            llvm::cl::value_desc("FILE"), llvm::cl::sub(sub)) {}
 
+PointFlags::PointFlags(llvm::cl::SubCommand &sub, const char *autoDesc, llvm::StringRef verb)
+    : allowUnknownDesc((verb + " a kernel that `tilescope check` leaves unknown (not proved); "
+                               "without it such a kernel is refused with exit 3")
+                           .str()),
+      set("set",
+          llvm::cl::desc("The point of a kernel with parameters: NAME=VALUE,... or a named point"),
+          llvm::cl::value_desc("NAME=VALUE,..."), llvm::cl::sub(sub)),
+      pick("auto", llvm::cl::desc(autoDesc), llvm::cl::sub(sub)),
+      table("table",
+            llvm::cl::desc("The tuning table for --auto (default: the one shipped for --target)"),
+            llvm::cl::value_desc("FILE"), llvm::cl::sub(sub)),
+      target("target", llvm::cl::desc("The machine of the shipped table: h100 or h200"),
+             llvm::cl::init("h100"), llvm::cl::sub(sub)),
+      allowUnknown("allow-unknown", llvm::cl::desc(allowUnknownDesc), llvm::cl::sub(sub)) {}
+
+bool PointFlags::load(CommandInput &in, llvm::StringRef file, llvm::StringRef kernel,
+                      const std::string &args) const {
+  PointOptions options{set, pick, args, table, target, {}};
+  PointChoice chosen;
+  return pointChoiceFrom(options, chosen) && in.load(file, kernel, chosen);
+}
+
 std::optional<model::Machine> MachineOptions::load(Diagnostics &diag) const {
   return loadMachine(target, file, diag);
 }

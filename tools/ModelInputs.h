@@ -60,6 +60,25 @@ struct PointOptions {
   std::map<std::string, int64_t> sizes; // of args, filled by choosePoint
 };
 
+// The point options of `lower` and `bench` as command-line options of
+// `sub`: --set, --auto (described by `autoDesc`), --table, --target, and
+// --allow-unknown ("`verb` a kernel that `tilescope check` leaves
+// unknown ...").
+struct PointFlags {
+  PointFlags(llvm::cl::SubCommand &sub, const char *autoDesc, llvm::StringRef verb);
+  // Loads `file` into `in` (CommandInput::load) at the point these options
+  // and the sizes of --args (`args`) choose; false after an input error.
+  bool load(CommandInput &in, llvm::StringRef file, llvm::StringRef kernel,
+            const std::string &args) const;
+
+  std::string allowUnknownDesc; // before the options, which keep a reference to it
+  llvm::cl::opt<std::string> set;
+  llvm::cl::opt<bool> pick;
+  llvm::cl::opt<std::string> table;
+  llvm::cl::opt<std::string> target;
+  llvm::cl::opt<bool> allowUnknown;
+};
+
 // Fills `point` from `options` (with --auto, a chooser that reads the table
 // and says its choice on stderr); false after a message on stderr when they
 // conflict or --args does not parse.

@@ -9,6 +9,7 @@
 #include "verifier/AsyncDrain.h"
 #include "verifier/BarrierFallback.h"
 #include "verifier/TmemProtocol.h"
+#include "ir/ThreadIndex.h"
 
 #include <fmt/format.h>
 
@@ -362,11 +363,11 @@ void BarrierProver::checkLaggingWaiters() {
         if (!e->threads.contains(t))
           continue;
         if (e->kind == SyncKind::MbarWait) {
-          waiting.insert(t / 32);
+          waiting.insert(warpOf(t));
           firstWait = firstWait ? firstWait : e;
         }
         if (isArrival(e->kind) || isTx(e->kind))
-          feeding.insert(t / 32);
+          feeding.insert(warpOf(t));
       }
     if (feeding.empty())
       continue;

@@ -119,27 +119,17 @@ bool blocksOrFeeds(SyncKind k) {
   }
 }
 
+// The steps a process runs: those that block or feed, and the ones that
+// only record (an init, a wgmma and its commit, a memory access).
 bool emitted(SyncKind k) {
   switch (k) {
   case SyncKind::MbarInit:
-  case SyncKind::MbarArrive:
-  case SyncKind::MbarExpectTx:
-  case SyncKind::MbarCompleteTx:
-  case SyncKind::MbarWait:
-  case SyncKind::TxDelivery:
-  case SyncKind::Tcgen05Commit:
-  case SyncKind::CtaSync:
-  case SyncKind::NamedSync:
-  case SyncKind::NamedArrive:
-  case SyncKind::ClusterArrive:
-  case SyncKind::ClusterWait:
   case SyncKind::WgmmaMma:
   case SyncKind::WgmmaCommit:
-  case SyncKind::WgmmaWait:
   case SyncKind::Access:
     return true;
   default:
-    return false;
+    return blocksOrFeeds(k);
   }
 }
 

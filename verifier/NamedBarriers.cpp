@@ -2,6 +2,7 @@
 #include "verifier/NamedOrdering.h"
 
 #include "verifier/StructuralChecks.h"
+#include "ir/ThreadIndex.h"
 
 #include <fmt/format.h>
 
@@ -101,8 +102,9 @@ private:
     u.count = events.front()->namedThreads;
     u.loop = events.front()->loop;
     for (const SyncEvent *e : events)
-      if (e->namedThreads != u.count || e->namedThreads <= 0 || e->namedThreads % 32 != 0 ||
-          e->namedThreads > sk_.threads || !(e->threads.widened(32) == e->threads))
+      if (e->namedThreads != u.count || e->namedThreads <= 0 ||
+          e->namedThreads % kThreadsPerWarp != 0 || e->namedThreads > sk_.threads ||
+          !(e->threads.widened(kThreadsPerWarp) == e->threads))
         return std::nullopt; // a thread-count or divergence finding of its own
     for (const SyncEvent *e : events)
       if (!e->guards.empty() || e->loop != u.loop) {
@@ -298,7 +300,7 @@ private:
                         "barrier again at {}{} without waiting, in between, for a thread that "
                         "synchronised in that generation, so its next arrival may count toward "
                         "the same generation; not proved",
-                        u.id, t, t / 32, w[k]->what, next.what,
+                        u.id, t, warpOf(t), w[k]->what, next.what,
                         wrap ? " in the next iteration" : ""));
       }
     }
@@ -359,7 +361,7 @@ void checkNamedBarriers(const BarrierSkeleton &sk, StructuralResult &out) {
   for (const SyncEvent &e : sk.events) {
     if (e.kind != SyncKind::NamedSync && e.kind != SyncKind::NamedArrive)
       continue;
-    if (e.namedThreads <= 0 || e.namedThreads % 32 != 0 || e.namedThreads > sk.threads)
+    if (e.namedThreads <= 0 || e.namedThreads % kThreadsPerWarp != 0 || e.namedThreads > sk.threads)
       out.findings.push_back(
           {ProtocolViolationKind::NamedBarrierThreads,
            e.loc,

@@ -40,7 +40,7 @@ SmLimits smLimits(TargetKind t) {
 // SM's registers over the CTA's warps, in the allocation unit of 8
 // registers per thread, at most 255.
 int64_t launchRegisters(int64_t threads, const TargetInfo &target) {
-  int64_t warps = (threads + 31) / 32;
+  int64_t warps = warpsIn(threads);
   if (warps <= 0) // no threads: the checker reports the launch; nothing to divide
     return target.registersPerThread;
   int64_t perThread = 65536 / (warps * 32) / 8 * 8;
@@ -275,7 +275,7 @@ private:
 
   void registers(ResourceReport &r) {
     ResourceSummary &s = r.summary;
-    int64_t warpgroups = (threads_ + 127) / 128;
+    int64_t warpgroups = warpgroupsIn(threads_);
     int64_t launch = launchRegisters(threads_, target_);
     s.setmaxnreg = !requests_.empty();
     if (!s.setmaxnreg) {
@@ -296,7 +296,7 @@ private:
         }
       s.registersPerThread = std::min(launch, allocated(tiles + 32));
       s.registersPerWarpgroup.assign(size_t(warpgroups), s.registersPerThread);
-      s.registersPerCta = allocated(s.registersPerThread) * ((threads_ + 31) / 32 * 32);
+      s.registersPerCta = allocated(s.registersPerThread) * (warpsIn(threads_) * kThreadsPerWarp);
       return;
     }
     // Each warpgroup starts with the launch's count; its setmaxnreg calls in
@@ -330,13 +330,13 @@ private:
         st.setBy = q.call;
       }
     }
-    int64_t pool = allocated(launch) * ((threads_ + 31) / 32 * 32);
+    int64_t pool = allocated(launch) * (warpsIn(threads_) * kThreadsPerWarp);
     int64_t demand = 0;
     std::string shares;
     std::vector<std::pair<llvm::SMLoc, std::string>> notes;
     for (int64_t g = 0; g < warpgroups; ++g) {
-      int64_t t = std::min<int64_t>(128, threads_ - g * 128);
-      demand += allocated(wg[size_t(g)].count) * ((t + 31) / 32 * 32);
+      int64_t t = std::min<int64_t>(kThreadsPerWarpgroup, threads_ - g * kThreadsPerWarpgroup);
+      demand += allocated(wg[size_t(g)].count) * (warpsIn(t) * kThreadsPerWarp);
       s.registersPerWarpgroup.push_back(wg[size_t(g)].count);
       s.registersPerThread = std::max(s.registersPerThread, wg[size_t(g)].count);
       shares += fmt::format("{}{} x {}", g ? " + " : "", wg[size_t(g)].count, t);
@@ -424,7 +424,7 @@ private:
 
   void occupancy(ResourceSummary &s) const {
     SmLimits sm = smLimits(k_.launch.target);
-    int64_t warps = (threads_ + 31) / 32;
+    int64_t warps = warpsIn(threads_);
     std::vector<std::pair<int64_t, std::string>> bounds = {
         {sm.maxCtas, "CTA slots"},
         {sm.maxThreads / std::max<int64_t>(1, warps * 32), "threads"},

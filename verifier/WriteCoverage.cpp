@@ -391,12 +391,8 @@ private:
     }
     z3::expr t = value.at(kThread);
     c.conditions.push_back(threadMember(ev.threads, t));
-    c.builtins.emplace(BuiltinKind::threadIdx_x, t);
-    c.builtins.emplace(BuiltinKind::laneid, z3::mod(t, 32));
-    c.builtins.emplace(BuiltinKind::warpid, t / 32);
-    c.builtins.emplace(BuiltinKind::wgid, t / 128);
-    c.builtins.emplace(BuiltinKind::tid_in_wg, z3::mod(t, 128));
-    c.builtins.emplace(BuiltinKind::wid_in_wg, z3::mod(t / 32, 4));
+    for (BuiltinKind k : kThreadBuiltins)
+      c.builtins.emplace(k, detail::threadBuiltinZ3(k, t));
     // Loops outermost first; a CTA index no region reads comes from a loop
     // starting at it (`for t in blockIdx.x .. tiles step 132`).
     std::vector<int> chain = sk_.loopChain(ev);

@@ -5,18 +5,6 @@
 
 namespace tilescope::sim {
 
-std::string_view raceSpaceName(RaceSpace s) {
-  switch (s) {
-  case RaceSpace::Shared:
-    return "shared";
-  case RaceSpace::Global:
-    return "global";
-  case RaceSpace::Tmem:
-    return "tmem";
-  }
-  return "?";
-}
-
 std::string_view raceTypeName(RaceType k) {
   switch (k) {
   case RaceType::DataRace:
@@ -274,6 +262,8 @@ void RaceDetector::access(const Target &t, bool write, uint32_t agent, llvm::SML
       break;
     case RaceSpace::Global:
       accessCell(global_.at(t.object, a), globalReads_, t, a, write, agent, loc);
+      break;
+    case RaceSpace::Reg: // private to a thread: the engine reports none
       break;
     }
   }

@@ -40,6 +40,7 @@
 // Depends on LLVM's SMLoc and the standard library.
 #pragma once
 
+#include "ir/Stmt.h"
 #include "racecheck/dynamic/RaceShadow.h"
 #include "racecheck/dynamic/VectorClock.h"
 
@@ -52,8 +53,10 @@
 
 namespace tilescope::sim {
 
-enum class RaceSpace : uint8_t { Shared, Global, Tmem };
-std::string_view raceSpaceName(RaceSpace s);
+// The memory an access is in: the one memory-scope enum (MemScope,
+// ir/Stmt.h; its name is memScopeName's), of which the detector sees
+// Shared, Global and Tmem (registers are private to a thread).
+using RaceSpace = MemScope;
 
 enum class RaceType : uint8_t {
   DataRace,          // two threads, unordered

@@ -4,6 +4,8 @@
 // reproduced bit for bit.
 #include "simulator/Ex2Approx.h"
 
+#include "simulator/Numerics.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -13,23 +15,9 @@
 #include <sstream>
 #include <string>
 
+using tilescope::numerics::bitsOf;
+using tilescope::numerics::floatOf;
 using tilescope::sim::ex2ApproxFtz;
-
-namespace {
-
-uint32_t bitsOf(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
-
-float fromBits(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-
-} // namespace
 
 TEST_CASE("ex2.approx.ftz.f32 model equals the GPU on the measured sample") {
   std::ifstream in(std::string(TILESCOPE_SOURCE_DIR) +
@@ -46,7 +34,7 @@ TEST_CASE("ex2.approx.ftz.f32 model equals the GPU on the measured sample") {
     ss >> std::hex >> x >> ftz >> full;
     REQUIRE(!ss.fail());
     ++lines;
-    float xf = fromBits(x);
+    float xf = floatOf(x);
     negatives += xf < 0;
     large += xf <= -1.0f || xf >= 1.0f;
     uint32_t got = bitsOf(ex2ApproxFtz(xf));

@@ -6,6 +6,8 @@
 // (docs/attention.md, "L bit for bit").
 #include "simulator/Log32.h"
 
+#include "simulator/Numerics.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -17,28 +19,17 @@
 
 using tilescope::sim::log32;
 
+using tilescope::numerics::bitsOf;
+using tilescope::numerics::floatOf;
+
 namespace {
-
-uint32_t bitsOf(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
-
-float fromBits(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-
 // |log32(x) - log(x)| in units of the last place of the f32 nearest log(x).
 double ulpError(uint32_t bits) {
-  float x = fromBits(bits);
+  float x = floatOf(bits);
   double ref = std::log(static_cast<double>(x));
   double ulp = std::ldexp(1.0, std::ilogb(static_cast<float>(ref)) - 23);
   return std::fabs(static_cast<double>(log32(x)) - ref) / ulp;
 }
-
 } // namespace
 
 TEST_CASE("log32: below one unit in the last place on [1/2, 2) and on every exponent") {
@@ -74,11 +65,11 @@ TEST_CASE("log32: special inputs") {
   CHECK(bitsOf(log32(0.0f)) == 0xff800000u);
   CHECK(bitsOf(log32(-0.0f)) == 0xff800000u);
   CHECK(bitsOf(log32(-1.0f)) == 0x7fffffffu);
-  CHECK(bitsOf(log32(fromBits(0xff800000u))) == 0x7fffffffu);
-  CHECK(bitsOf(log32(fromBits(0x7f800000u))) == 0x7f800000u);
-  CHECK(bitsOf(log32(fromBits(0x7fc01234u))) == 0x7fc01234u); // a NaN as it is
+  CHECK(bitsOf(log32(floatOf(0xff800000u))) == 0x7fffffffu);
+  CHECK(bitsOf(log32(floatOf(0x7f800000u))) == 0x7f800000u);
+  CHECK(bitsOf(log32(floatOf(0x7fc01234u))) == 0x7fc01234u); // a NaN as it is
   // The smallest subnormal: log(2^-149) = -103.2789...
-  CHECK(std::fabs(log32(fromBits(1)) - (-149.0 * std::log(2.0))) < 1e-5);
+  CHECK(std::fabs(log32(floatOf(1)) - (-149.0 * std::log(2.0))) < 1e-5);
 }
 
 TEST_CASE("log32: results pinned bit for bit") {
@@ -101,7 +92,7 @@ TEST_CASE("log32: results pinned bit for bit") {
   };
   for (const auto &p : pinned) {
     INFO("x = 0x" << std::hex << p[0]);
-    CHECK(bitsOf(log32(fromBits(p[0]))) == p[1]);
+    CHECK(bitsOf(log32(floatOf(p[0]))) == p[1]);
   }
 }
 

@@ -10,26 +10,23 @@
 #include "verifier/ConcreteSkeleton.h"
 #include "verifier/FallbackSizes.h"
 
+#include "SourceText.h"
+
 #include <doctest/doctest.h>
 
 #include <fstream>
 #include <sstream>
 
 using namespace tilescope;
+using tilescope::test::readSource;
+using tilescope::test::replaced;
 
 namespace {
-std::string readFile(const std::string &path) {
-  std::ifstream in(std::string(TILESCOPE_SOURCE_DIR) + "/" + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string readKernel(const char *name) { return readFile(std::string("kernels/") + name); }
+std::string readKernel(const char *name) { return readSource(std::string("kernels/") + name); }
 
 // The mutation tests start from the one-tile-per-CTA GEMM (the library kernel
 // before it became persistent), whose witnesses name a single k loop.
-std::string oneTileGemm() { return readFile("tests/lit/barriers/one-tile-gemm.tile"); }
+std::string oneTileGemm() { return readSource("tests/lit/barriers/one-tile-gemm.tile"); }
 
 struct Proved {
   BarrierReport report;

@@ -9,27 +9,18 @@
 #include "verifier/FallbackSizes.h"
 #include "verifier/WriteCoverage.h"
 
+#include "SourceText.h"
+
 #include <doctest/doctest.h>
 
 #include <fstream>
 #include <sstream>
 
 using namespace tilescope;
+using tilescope::test::readSource;
+using tilescope::test::replaced;
 
 namespace {
-std::string readFile(const std::string &path) {
-  std::ifstream in(std::string(TILESCOPE_SOURCE_DIR) + "/" + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string replaced(std::string text, const std::string &from, const std::string &to) {
-  size_t at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  return text.replace(at, from.size(), to);
-}
-
 struct Parsed {
   llvm::SourceMgr sm;
   Module module;
@@ -58,7 +49,7 @@ int64_t outerTrip(const BarrierSkeleton &sk, const SizeAssignment &sizes, int64_
 } // namespace
 
 TEST_CASE("fallback sizes: a one-stage ring's loop runs twice") {
-  auto p = parse(readFile("tests/lit/bugs/one-stage-release-skips-two.tile"));
+  auto p = parse(readSource("tests/lit/bugs/one-stage-release-skips-two.tile"));
   BarrierSkeleton sk = extractBarrierSkeleton(p->module.kernels[0]);
   std::string why;
   auto sizes = smallestTwoRoundSizes(sk, why);

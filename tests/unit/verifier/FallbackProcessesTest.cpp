@@ -11,27 +11,18 @@
 
 #include "ir/Budget.h"
 
+#include "SourceText.h"
+
 #include <doctest/doctest.h>
 
 #include <fstream>
 #include <sstream>
 
 using namespace tilescope;
+using tilescope::test::readSource;
+using tilescope::test::replaced;
 
 namespace {
-std::string readSource(const std::string &path) {
-  std::ifstream in(std::string(TILESCOPE_SOURCE_DIR) + "/" + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string replaced(std::string text, const std::string &from, const std::string &to) {
-  size_t at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  return text.replace(at, from.size(), to);
-}
-
 BarrierSkeleton skeletonOf(const std::string &text) {
   llvm::SourceMgr sm;
   Diagnostics diag(sm, false);
