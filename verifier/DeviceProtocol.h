@@ -14,7 +14,10 @@
 // - peer races: a device.get of a tensor that no statement writes, or that
 //   is written only between other device barriers (phases) than the read's
 //   with a barrier after the read (so the next call's writes are ordered),
-//   is race-free; other gets and every put are left to the dynamic check.
+//   is race-free; so is a put in a one-CTA grid that no two devices make
+//   onto one element of one peer, into a tensor accessed otherwise only in
+//   other phases, each access followed by a barrier; other gets and puts
+//   are left to the dynamic check.
 //
 // What is not proved is reported as "not proved" with its reason (the
 // verdict is then unknown), never as a pass. Depends on ir/ only.
@@ -23,6 +26,7 @@
 #include "ir/Diagnostics.h"
 #include "ir/Stmt.h"
 
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +40,9 @@ struct DeviceProtocolReport {
   std::string method;
 };
 
-DeviceProtocolReport checkDeviceProtocol(const Kernel &kernel, Diagnostics &diag);
+// `disjointPuts`: the puts of which no two devices write one element of one
+// peer (verifier/PeerAccess.h, in one-CTA grids).
+DeviceProtocolReport checkDeviceProtocol(const Kernel &kernel, Diagnostics &diag,
+                                         const std::set<const CallStmt *> &disjointPuts = {});
 
 } // namespace tilescope
