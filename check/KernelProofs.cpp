@@ -87,7 +87,8 @@ ProofOutcome proveCoverage(const Kernel &k, Diagnostics &diag, const BarrierProo
 // (verifier/PeerAccess.h).
 ProofOutcome proveDevices(const Kernel &k, Diagnostics &diag, const BarrierProofOptions &options) {
   PeerAccessReport places = checkPeerAccesses(k);
-  DeviceProtocolReport report = checkDeviceProtocol(k, diag, places.disjointPuts);
+  DeviceProtocolReport report =
+      checkDeviceProtocol(k, diag, {places.disjointPuts, places.sameCtaGets});
   ProofOutcome out;
   out.findings = report.findings + reportPeerAccesses(places, diag);
   for (const PlacementDisagreement &d : placementDisagreements(k, options.problemPlacements)) {
@@ -98,7 +99,7 @@ ProofOutcome proveDevices(const Kernel &k, Diagnostics &diag, const BarrierProof
   out.unknown = report.notProved;
   out.unknown.insert(out.unknown.end(), places.notProved.begin(), places.notProved.end());
   out.method = report.method;
-  if (places.findings.empty() && places.notProved.empty())
+  if (report.notProved.empty() && places.findings.empty() && places.notProved.empty())
     out.method += "; " + places.summary();
   return out;
 }

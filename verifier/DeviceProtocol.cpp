@@ -416,7 +416,8 @@ struct Walker {
 } // namespace
 
 DeviceProtocolReport checkDeviceProtocol(const Kernel &kernel, Diagnostics &diag,
-                                         const std::set<const CallStmt *> &disjointPuts) {
+                                         const PeerCopyFacts &copies) {
+  const std::set<const CallStmt *> &disjointPuts = copies.disjointPuts;
   DeviceProtocolReport report;
   if (kernel.launch.devices.empty())
     return report;
@@ -448,7 +449,11 @@ DeviceProtocolReport checkDeviceProtocol(const Kernel &kernel, Diagnostics &diag
     // this device reached it).
     bool samePhase = w.writePhases.count(got) && w.writePhases.at(got).count(phase);
     bool barrierAfter = phase < w.phase;
-    if (put || (w.written.count(got) && (!w.phasesKnown || samePhase || !barrierAfter)))
+    // Device barriers pair CTA b of every device: a write by a CTA of
+    // another blockIdx where the read reaches is ordered by none of them.
+    bool otherCta = !copies.sameCtaGets.count(c);
+    if (put ||
+        (w.written.count(got) && (!w.phasesKnown || samePhase || !barrierAfter || otherCta)))
       report.notProved.push_back(
           {c->loc, fmt::format("device.get of '{}', which the kernel also writes{}: whether the "
                                "write is ordered before the peer's read is left to `tilescope "
@@ -456,7 +461,10 @@ DeviceProtocolReport checkDeviceProtocol(const Kernel &kernel, Diagnostics &diag
                                tensor,
                                !w.phasesKnown ? " (its device barriers are in loops or branches)"
                                : samePhase    ? " between the same device barriers"
-                                              : " and no device barrier follows the read")});
+                               : !barrierAfter
+                                   ? " and no device barrier follows the read"
+                                   : " where a CTA of another blockIdx may write what it reads "
+                                     "(device barriers pair the CTAs of one blockIdx)")});
   }
   // A put into T is ordered with every other access of T when no two
   // devices put onto one element of one peer (disjointPuts, one-CTA grids),

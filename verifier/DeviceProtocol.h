@@ -14,7 +14,8 @@
 // - peer races: a device.get of a tensor that no statement writes, or that
 //   is written only between other device barriers (phases) than the read's
 //   with a barrier after the read (so the next call's writes are ordered),
-//   is race-free; so is a put in a one-CTA grid that no two devices make
+//   and by no CTA of another blockIdx where the read reaches (device
+//   barriers pair the CTAs of one blockIdx), is race-free; so is a put in a one-CTA grid that no two devices make
 //   onto one element of one peer, into a tensor accessed otherwise only in
 //   other phases, each access followed by a barrier; other gets and puts
 //   are left to the dynamic check.
@@ -40,9 +41,13 @@ struct DeviceProtocolReport {
   std::string method;
 };
 
-// `disjointPuts`: the puts of which no two devices write one element of one
-// peer (verifier/PeerAccess.h, in one-CTA grids).
+// What verifier/PeerAccess.h proved of the peer copies: the puts of which
+// no two devices write one element of one peer (in one-CTA grids), and the
+// gets that read on the peer nothing a CTA of another blockIdx writes there.
+struct PeerCopyFacts {
+  std::set<const CallStmt *> disjointPuts, sameCtaGets;
+};
 DeviceProtocolReport checkDeviceProtocol(const Kernel &kernel, Diagnostics &diag,
-                                         const std::set<const CallStmt *> &disjointPuts = {});
+                                         const PeerCopyFacts &copies = {});
 
 } // namespace tilescope

@@ -117,6 +117,7 @@ public:
     for (const auto &[src, dst] : moves_)
       checkMove(src, dst);
     checkPutsDisjoint();
+    checkGetsSameCta();
     return std::move(report_);
   }
 
@@ -652,37 +653,100 @@ private:
                               witness(m, src.loops)));
   }
 
-  // Whether the peer-side regions of two puts into one tensor are disjoint
-  // whenever two different devices address the same peer: `b` is taken on
-  // a second device (devid, thread, elected lane and loop iterations of its
-  // own), `a` on the first.
-  bool disjoint(const GlobalAccess &a, const GlobalAccess &b) {
-    z3::expr_vector from(ctx_), to(ctx_);
-    z3::expr other = enc_.fresh("devid!"), thread = enc_.fresh("thread!");
-    from.push_back(*devid_);
-    to.push_back(other);
-    from.push_back(thread_);
-    to.push_back(thread);
-    from.push_back(bound_.at("elect_sync!"));
-    to.push_back(ctx_.bool_const(fmt::format("elect_sync!{}", queries_).c_str()));
-    for (const z3::expr &i : b.iters) {
-      from.push_back(i);
-      to.push_back(enc_.fresh("iter!"));
+  // Another execution of `b`'s statement: on `device`, by a thread, an
+  // elected lane and loop iterations of its own, and with `otherCta` in a
+  // CTA of another blockIdx. `facts` bound the new unknowns.
+  struct Renamed {
+    z3::expr_vector from, to;
+    std::vector<z3::expr> facts;
+    z3::expr operator()(const z3::expr &e) {
+      z3::expr copy = e;
+      return copy.substitute(from, to);
     }
-    auto on = [&](z3::expr e) { return e.substitute(from, to); };
-    std::vector<z3::expr> path = a.path;
-    for (const z3::expr &c : b.path)
-      path.push_back(on(c));
-    path.push_back(other >= 0 && other < *ndev_ && other != *devid_);
-    path.push_back(thread >= 0 && thread < ctx_.int_val(kernel_.launch.threads));
-    path.push_back(*a.peer == on(*b.peer));
-    z3::expr_vector overlap(ctx_);
+  };
+  Renamed rename(const GlobalAccess &b, const z3::expr &device, bool otherCta) {
+    Renamed r{z3::expr_vector(ctx_), z3::expr_vector(ctx_), {}};
+    z3::expr thread = enc_.fresh("thread!");
+    r.from.push_back(*devid_);
+    r.to.push_back(device);
+    r.from.push_back(thread_);
+    r.to.push_back(thread);
+    r.facts.push_back(thread >= 0 && thread < ctx_.int_val(kernel_.launch.threads));
+    r.from.push_back(bound_.at("elect_sync!"));
+    r.to.push_back(ctx_.bool_const(fmt::format("elect_sync!{}", renamed_++).c_str()));
+    for (const z3::expr &i : b.iters) {
+      r.from.push_back(i);
+      r.to.push_back(enc_.fresh("iter!"));
+    }
+    if (otherCta) {
+      z3::expr_vector differs(ctx_);
+      const BuiltinKind blocks[] = {BuiltinKind::blockIdx_x, BuiltinKind::blockIdx_y,
+                                    BuiltinKind::blockIdx_z};
+      for (size_t d = 0; d < kernel_.launch.grid.size() && d < 3; ++d) {
+        auto mine = enc_.encode(Builtin::make(blocks[d]), {});
+        auto extent = enc_.encode(kernel_.launch.grid[d], {});
+        if (!mine || !extent)
+          continue;
+        z3::expr other = enc_.fresh("block!");
+        r.from.push_back(*mine);
+        r.to.push_back(other);
+        r.facts.push_back(other >= 0 && other < *extent);
+        differs.push_back(other != *mine);
+      }
+      r.facts.push_back(differs.empty() ? ctx_.bool_val(false) : z3::mk_or(differs));
+    }
+    return r;
+  }
+
+  // Whether a's region and b's (renamed) share an element.
+  z3::expr overlap(const GlobalAccess &a, const GlobalAccess &b, Renamed &on) {
+    z3::expr_vector all(ctx_);
     for (size_t k = 0; k < a.dims.size() && k < b.dims.size(); ++k) {
       const Dim &x = a.dims[k], &y = b.dims[k];
       z3::expr yb = on(y.begin), ye = on(y.extent);
-      overlap.push_back(x.begin < yb + ye && yb < x.begin + x.extent);
+      all.push_back(x.begin < yb + ye && yb < x.begin + x.extent);
     }
-    return ask(path, z3::mk_and(overlap), {}, "disjoint").result == z3::unsat;
+    return z3::mk_and(all);
+  }
+
+  // Whether the peer-side regions of two puts into one tensor are disjoint
+  // whenever two different devices address the same peer.
+  bool disjoint(const GlobalAccess &a, const GlobalAccess &b) {
+    z3::expr other = enc_.fresh("devid!");
+    Renamed on = rename(b, other, false);
+    std::vector<z3::expr> path = a.path;
+    for (const z3::expr &c : b.path)
+      path.push_back(on(c));
+    path.insert(path.end(), on.facts.begin(), on.facts.end());
+    path.push_back(other >= 0 && other < *ndev_ && other != *devid_);
+    path.push_back(*a.peer == on(*b.peer));
+    return ask(path, overlap(a, b, on), {}, "disjoint").result == z3::unsat;
+  }
+
+  // Gets that read, on the peer, nothing a CTA of another blockIdx writes
+  // there: device barriers pair the CTAs of one blockIdx only, so only the
+  // same CTA's writes are ordered with the read by them.
+  void checkGetsSameCta() {
+    for (const GlobalAccess &g : accesses_) {
+      if (!g.call || idOf(*g.call) != IntrinsicId::DeviceGet || !g.peer)
+        continue;
+      bool alone = true;
+      for (const GlobalAccess &w : accesses_) {
+        if (!alone)
+          break;
+        if (w.tensor != g.tensor || !w.write || w.peer)
+          continue;
+        Renamed on = rename(w, *g.peer, true);
+        std::vector<z3::expr> path = g.path;
+        path.push_back(*g.peer >= 0 && *g.peer < *ndev_);
+        for (const z3::expr &c : w.path)
+          path.push_back(on(c));
+        path.insert(path.end(), on.facts.begin(), on.facts.end());
+        alone = ask(path, overlap(g, w, on), {}, "samecta").result == z3::unsat;
+      }
+      if (alone)
+        report_.sameCtaGets.insert(g.call);
+    }
   }
 
   // Puts into a tensor that no two devices make onto one element of one
@@ -722,7 +786,7 @@ private:
   std::vector<GlobalAccess> accesses_;
   std::vector<Peer> peers_;
   std::vector<std::pair<GlobalAccess, GlobalAccess>> moves_; // (src, dst) of a put / get
-  unsigned queries_ = 0;
+  unsigned queries_ = 0, renamed_ = 0;
   PeerAccessReport report_;
 };
 

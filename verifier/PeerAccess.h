@@ -60,6 +60,9 @@ struct PeerAccessReport {
   // peer (one-CTA grids only), for the device protocol's order of puts
   // (verifier/DeviceProtocol.h).
   std::set<const CallStmt *> disjointPuts;
+  // The gets that read on the peer nothing a CTA of another blockIdx writes
+  // there (device barriers order only the CTAs of one blockIdx).
+  std::set<const CallStmt *> sameCtaGets;
   // "14 global accesses (2 to peers) inside the instances their placements
   // give, 1 peer copy moving every logical element onto itself"
   std::string summary() const;
