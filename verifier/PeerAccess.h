@@ -23,6 +23,12 @@
 //   part of the logical tensor that the placement says the peer owns, and
 //   it lands where the destination's placement says that part lives.
 //
+// For the device protocol's order of peer copies (verifier/DeviceProtocol.h)
+// it also proves, where it can, that no two devices put onto one element of
+// one peer (one-CTA grids), and that a get reads on the peer nothing a CTA
+// of another blockIdx writes there (device barriers pair the CTAs of one
+// blockIdx only).
+//
 // Each obligation is a Z3 query over the sizes, N, devid, blockIdx, the
 // thread index, the loop iterations and the element's place in its tile,
 // under the `where` clause, the launch's device facts and the conditions
