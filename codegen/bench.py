@@ -36,10 +36,11 @@ sm_scale, 1/sqrt(D) unless --scalars gives it; kernels attention_fwd_*_sm90):
 import argparse
 import ctypes
 import json
-import statistics
 import sys
 
 import torch
+
+from gpu_harness import bind_launch, time_pair, time_rotating, triton_rmsnorm
 
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32,
           "f8e4m3": torch.float8_e4m3fn}
@@ -59,70 +60,15 @@ def shape_of(dims, symbols):
     return [int(eval(d, {}, dict(symbols))) for d in dims]
 
 
-FLUSH = None
+def timed(t, rate, amount, scale):
+    """The kernel's median, min and max ms (t) and its rate (amount / ms / scale)."""
+    return {"ms": t[0], "ms_min": t[1], "ms_max": t[2], rate: amount / t[0] / scale}
 
 
-def flush_l2():
-    global FLUSH
-    if FLUSH is None:
-        FLUSH = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
-    FLUSH.zero_()
-
-
-def time_one(fn):
-    """One timed launch after an L2 flush, in ms (CUDA events)."""
-    flush_l2()
-    s = torch.cuda.Event(enable_timing=True)
-    e = torch.cuda.Event(enable_timing=True)
-    s.record()
-    fn()
-    e.record()
-    e.synchronize()
-    return s.elapsed_time(e)
-
-
-def time_pair(ours, baseline, warmup=10, reps=50):
-    """Median, min and max ms of `ours` and of `baseline`, timed alternately
-    (ours first in even rounds, the baseline first in odd ones), so both see
-    the same clocks: timed one after the other, the first sees a GPU still
-    ramping up from idle."""
-    for _ in range(warmup):
-        ours()
-        baseline()
-    torch.cuda.synchronize()
-    t_ours, t_base = [], []
-    for i in range(reps):
-        if i % 2 == 0:
-            t_ours.append(time_one(ours))
-            t_base.append(time_one(baseline))
-        else:
-            t_base.append(time_one(baseline))
-            t_ours.append(time_one(ours))
-    stats = lambda t: (statistics.median(t), min(t), max(t))
-    return stats(t_ours), stats(t_base)
-
-
-def triton_rmsnorm():
-    import triton
-    import triton.language as tl
-
-    @triton.jit
-    def rmsnorm_kernel(X, W, Y, H, eps, BLOCK: tl.constexpr):
-        row = tl.program_id(0)
-        cols = tl.arange(0, BLOCK)
-        mask = cols < H
-        x = tl.load(X + row * H + cols, mask=mask, other=0.0).to(tl.float32)
-        w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
-        ms = tl.sum(x * x, axis=0) / H
-        y = x * tl.rsqrt(ms + eps) * w
-        tl.store(Y + row * H + cols, y.to(tl.bfloat16), mask=mask)
-
-    def run(x, w, y, eps):
-        r, h = x.shape
-        block = triton.next_power_of_2(h)
-        rmsnorm_kernel[(r,)](x, w, y, h, eps, BLOCK=block, num_warps=8 if block >= 2048 else 4)
-
-    return run
+def compared(name, t_base, t_ours, rate, amount, scale):
+    """A baseline's median ms and rate, and its time over ours (ratio_vs_NAME)."""
+    return {name + "_ms": t_base[0], name + "_" + rate: amount / t_base[0] / scale,
+            "ratio_vs_" + name: t_base[0] / t_ours[0]}
 
 
 def f64(x):
@@ -216,29 +162,12 @@ def fp8_gemm(a, tensors, names, out, scal, run, unwritten):
     t_ours, t_lib = time_pair(run, lib if lib is not None else run, reps=a.reps)
     res.update({
         "rel_err": err, "unwritten": unwritten,
-        "ms": t_ours[0], "ms_min": t_ours[1], "ms_max": t_ours[2],
-        "tflops": flops / t_ours[0] / 1e9,
+        **timed(t_ours, "tflops", flops, 1e9),
         "ok": unwritten == 0 and err < 1e-2,
     })
     if lib is not None:
-        res.update({"scaled_mm_ms": t_lib[0], "scaled_mm_tflops": flops / t_lib[0] / 1e9,
-                    "ratio_vs_scaled_mm": t_lib[0] / t_ours[0]})
+        res.update(compared("scaled_mm", t_lib, t_ours, "tflops", flops, 1e9))
     return res
-
-
-def time_rotating(fns, warmup=5, reps=30):
-    """Median, min and max ms of each named function, timed in rotating order
-    (round i starts with function i mod n), an L2 flush before every call."""
-    for _ in range(warmup):
-        for fn in fns.values():
-            fn()
-    torch.cuda.synchronize()
-    names = list(fns)
-    times = {n: [] for n in names}
-    for i in range(reps):
-        for n in names[i % len(names):] + names[:i % len(names)]:
-            times[n].append(time_one(fns[n]))
-    return {n: (statistics.median(t), min(t), max(t)) for n, t in times.items()}
 
 
 def attention(a, tensors, names, scal, run):
@@ -282,12 +211,10 @@ def attention(a, tensors, names, scal, run):
             res[name + "_refused"] = str(ex)[:200]
     t = time_rotating(fns, reps=a.reps)
     flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
-    res.update({"ms": t["ours"][0], "ms_min": t["ours"][1], "ms_max": t["ours"][2],
-                "tflops": flops / t["ours"][0] / 1e9})
+    res.update(timed(t["ours"], "tflops", flops, 1e9))
     for name in ("cudnn", "flash"):
         if name in t:
-            res.update({name + "_ms": t[name][0], name + "_tflops": flops / t[name][0] / 1e9,
-                        "ratio_vs_" + name: t[name][0] / t["ours"][0]})
+            res.update(compared(name, t[name], t["ours"], "tflops", flops, 1e9))
     # The kernel's error may be at most a few times the cuDNN backend's (both
     # round P and O to bf16), and L's a few units of f32.
     bound = 4 * res.get("cudnn_o_max_abs_err", 2e-3) + 1e-3
@@ -362,10 +289,7 @@ def main():
         *[scal.get(s["name"], 1e-6) for s in abi["scalars"]])
     stream = torch.cuda.current_stream().cuda_stream
 
-    def run():
-        rc = launch(ptrs, sym_vals, scalar_vals, ctypes.c_void_p(stream))
-        if rc != 0:
-            raise RuntimeError(f"launch failed: cudaError {rc}")
+    run = bind_launch(launch, ptrs, sym_vals, scalar_vals, stream)
 
     if a.ref in ATTENTION_REFS:
         result = {"kernel": a.kernel, "args": syms, "gpu": torch.cuda.get_device_name(),
@@ -394,10 +318,8 @@ def main():
         t_ours, t_lib = time_pair(run, lambda: torch.matmul(A, Bt), reps=a.reps)
         result.update({
             "rel_err": err, "cublas_rel_err": lib_err, "unwritten": unwritten,
-            "ms": t_ours[0], "ms_min": t_ours[1], "ms_max": t_ours[2],
-            "tflops": flops / t_ours[0] / 1e9,
-            "cublas_ms": t_lib[0], "cublas_tflops": flops / t_lib[0] / 1e9,
-            "ratio_vs_cublas": t_lib[0] / t_ours[0],
+            **timed(t_ours, "tflops", flops, 1e9),
+            **compared("cublas", t_lib, t_ours, "tflops", flops, 1e9),
             "ok": unwritten == 0 and err < 1e-2,
         })
     elif a.ref in FP8_REFS:
@@ -408,18 +330,15 @@ def main():
         xf = X.double()
         ref = xf * torch.rsqrt((xf * xf).mean(dim=1, keepdim=True) + eps) * W.double()
         err = ((Y.double() - ref).norm() / ref.norm()).item()
-        trn = triton_rmsnorm()
         Yt = torch.empty_like(Y)
-        trn(X, W, Yt, eps)
+        triton_rmsnorm(X, W, Yt, eps)
         t_err = ((Yt.double() - ref).norm() / ref.norm()).item()
         nbytes = 2 * X.numel() * X.element_size() + W.numel() * W.element_size()
-        t_ours, t_trn = time_pair(run, lambda: trn(X, W, Yt, eps), reps=a.reps)
+        t_ours, t_trn = time_pair(run, lambda: triton_rmsnorm(X, W, Yt, eps), reps=a.reps)
         result.update({
             "rel_err": err, "triton_rel_err": t_err, "unwritten": unwritten,
-            "ms": t_ours[0], "ms_min": t_ours[1], "ms_max": t_ours[2],
-            "gbps": nbytes / t_ours[0] / 1e6,
-            "triton_ms": t_trn[0], "triton_gbps": nbytes / t_trn[0] / 1e6,
-            "ratio_vs_triton": t_trn[0] / t_ours[0],
+            **timed(t_ours, "gbps", nbytes, 1e6),
+            **compared("triton", t_trn, t_ours, "gbps", nbytes, 1e6),
             "ok": unwritten == 0 and err < 1e-2,
         })
     if a.expect:

@@ -23,4 +23,5 @@ for f in plain ef; do
   "$nvcc" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -shared -Xcompiler -fPIC \
     "$out/$f.cu" -o "$out/lib$f.so"
 done
-cp "$root/bench/rmsnorm/bench_rms2.py" "$root/bench/rmsnorm/run2.sh" "$out/"
+cp "$root/bench/rmsnorm/bench_rms.py" "$root/codegen/gpu_harness.py" "$root/bench/rmsnorm/run2.sh" \
+  "$out/"

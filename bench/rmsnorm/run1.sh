@@ -1,7 +1,8 @@
 #!/bin/bash
 # RMSNorm family points against Triton's RMSNorm at its best num_warps (helper ptx, issue 19 item 7 / issue 15).
 # librms.so: `tilescope lower` of the points in kernels.txt (one file), compiled on the CPU machine with
-# nvcc 13.0.88 -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -shared -Xcompiler -fPIC.
+# nvcc 13.0.88 -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -shared -Xcompiler -fPIC;
+# bench/rmsnorm/bench_rms.py and codegen/gpu_harness.py copied beside it.
 D=.dev/ptx
 O=$OUT/ptx
 mkdir -p "$O"

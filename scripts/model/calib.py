@@ -25,8 +25,9 @@ import torch
 
 # The timing of `tilescope bench` (codegen/bench.py): an L2 flush before every
 # timed run, the point and cuBLAS alternating.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "codegen"))
-from bench import time_pair  # noqa: E402
+# codegen/gpu_harness.py: beside this script in a device folder, else in the source tree.
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "codegen"))
+from gpu_harness import bind_launch, time_pair  # noqa: E402
 
 
 def admits(point, m, n, k):
@@ -110,12 +111,7 @@ def main():
             ptrs = (ctypes.c_void_p * 3)(A.data_ptr(), B.data_ptr(), C.data_ptr())
             sym_vals = (ctypes.c_int64 * len(abi["symbols"]))(*[syms[s] for s in abi["symbols"]])
             scal = (ctypes.c_double * 1)(0.0)
-
-            def run():
-                rc = launch(ptrs, sym_vals, scal, ctypes.c_void_p(stream))
-                if rc != 0:
-                    raise RuntimeError(f"{name}: launch failed: cudaError {rc}")
-
+            run = bind_launch(launch, ptrs, sym_vals, scal, stream, what=f"{name}: launch failed")
             C.view(torch.int16).fill_(-1)
             try:
                 run()

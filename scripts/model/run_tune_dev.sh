@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device side of scripts/model/gen_tune_dev.sh (issue 15), copied as run.sh
-# into the device folder with split_costs.cu, calib.py, shapes.txt and what
-# gen_tune_dev.sh wrote; run from the repository root as
+# into the device folder with split_costs.cu, calib.py, codegen/gpu_harness.py,
+# shapes.txt and what gen_tune_dev.sh wrote; run from the repository root as
 # `bash .dev/NAME/run.sh`. In order, everything sequential, each step under
 # `timeout`, the whole under 180 s:
 #   1. split_costs.cu (DSMEM rates, cluster barrier, active clusters) -> log,

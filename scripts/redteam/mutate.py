@@ -71,4 +71,5 @@ def main():
         rows.append((name, cls, exp, verdict, first, rew))
         print(f'{name:45s} {cls:6s} {exp:5s} {verdict:15s} {first} {rew}', flush=True)
 
-main()
+if __name__ == '__main__':
+    main()

@@ -8,27 +8,10 @@ Kernels named limits_*.tile declare sizes beyond the target's limits
 (ir/SizeLimits.h): every command that runs the checker (check, sim, race,
 lower) must reject them with exit 2 before allocating anything."""
 import os
-import re
-import subprocess
 import sys
 import tempfile
 
-DIAG = re.compile(rb"^[^\n:]+:\d+:\d+: error: ", re.M)
-
-
-def run(tool, args, label, failures, allowed=(2,)):
-    try:
-        p = subprocess.run([tool] + args, capture_output=True, timeout=60)
-    except subprocess.TimeoutExpired:
-        failures.append(f"{label}: hung (over 60 s)")
-        return
-    if p.returncode not in allowed:
-        failures.append(f"{label}: exit status {p.returncode}, expected {allowed}\n"
-                        f"{p.stderr[:400]!r}")
-    elif p.returncode == 2 and not DIAG.search(p.stderr):
-        failures.append(f"{label}: no file:line:col diagnostic\n{p.stderr[:400]!r}")
-    elif b"Stack dump" in p.stderr or b"terminate called" in p.stderr:
-        failures.append(f"{label}: crashed\n{p.stderr[:400]!r}")
+from cli_check import report, run  # beside this file
 
 
 MUTATION_PIECES = [b"(", b")", b"{", b"}", b"[", b"]", b":", b"+", b"..", b"@", b"=", b"==",
@@ -114,10 +97,7 @@ def main():
             "layout huge", failures)
         count += 1
     count += mutate_bundled_kernels(tool, failures)
-    for f in failures:
-        print("FAIL:", f)
-    print(f"malformed: {count - len(failures)} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    return report(failures, f"malformed: {count - len(failures)} passed, {len(failures)} failed")
 
 
 if __name__ == "__main__":

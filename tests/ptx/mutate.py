@@ -10,13 +10,12 @@ operand nesting, a 10 MB line, binary garbage).
 Usage: mutate.py TILESCOPE [COUNT]"""
 import os
 import random
-import re
-import subprocess
 import sys
 import tempfile
 
-DIAG = re.compile(rb"^[^\n:]+:\d+:\d+: error: ", re.M)
 ROOT = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(ROOT, "..", "malformed"))
+from cli_check import report, run  # noqa: E402
 PIECES = [b"{", b"}", b"[", b"]", b"(", b")", b";", b",", b"@", b"!", b"%r1", b"|", b"+",
           b"-", b".reg", b".shared", b"bra $L__BB0_1;", b"mbarrier.try_wait.parity.shared.b64 p, [%r1], %r2;",
           b"\n", b"\x00", b"\xff", b"0x", b"0f", b"99999999999999999999", b"/*", b"\"", b"<",
@@ -29,18 +28,6 @@ def corpus():
         d = os.path.join(ROOT, sub)
         files += [os.path.join(d, f) for f in sorted(os.listdir(d)) if f.endswith(".ptx")]
     return files
-
-
-def run(tool, args, label, failures):
-    try:
-        p = subprocess.run([tool] + args, capture_output=True, timeout=60)
-    except subprocess.TimeoutExpired:
-        failures.append(f"{label}: hung (over 60 s)")
-        return
-    if p.returncode not in (0, 1, 2, 3):
-        failures.append(f"{label}: exit status {p.returncode}\n{p.stderr[-400:]!r}")
-    elif p.returncode == 2 and not DIAG.search(p.stderr):
-        failures.append(f"{label}: exit 2 without a diagnostic\n{p.stderr[:400]!r}")
 
 
 def main():
@@ -73,11 +60,9 @@ def main():
             with open(path, "wb") as f:
                 f.write(data)
             for action in (["parse"], ["condense"], ["check", "--protocol-only"]):
-                run(tool, ["ptx"] + action[:1] + [path] + action[1:], f"{name} {action[0]}", failures)
-    for f in failures:
-        print("FAIL:", f)
-    print(f"{len(inputs)} inputs, {len(failures)} failures")
-    return 1 if failures else 0
+                run(tool, ["ptx"] + action[:1] + [path] + action[1:], f"{name} {action[0]}", failures,
+                    allowed=(0, 1, 2, 3))
+    return report(failures, f"{len(inputs)} inputs, {len(failures)} failures")
 
 
 if __name__ == "__main__":

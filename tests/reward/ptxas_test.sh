@@ -15,34 +15,31 @@ set -e
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+# reward WANT OUT FILE ARGS...: `tilescope reward FILE ARGS... --json` into $out/OUT.json,
+# which must exit WANT.
+reward() {
+  want=$1 name=$2 file=$3
+  shift 3
+  set +e
+  "$tilescope" reward "$file" "$@" --json > "$out/$name.json"
+  rc=$?
+  set -e
+  [ "$rc" = "$want" ] || fail "$name: exit $rc, expected $want"
+}
 
-set +e
-"$tilescope" reward "$dir/ptxas/spills.tile" --static --ptxas --json > "$out/spills.json"
-rc=$?
-set -e
-[ "$rc" = 1 ] || fail "spills.tile: exit $rc, expected 1"
+reward 1 spills "$dir/ptxas/spills.tile" --static --ptxas
 grep -q '"code": "resources.ptxas-spills"' "$out/spills.json" || fail "spills.tile: no resources.ptxas-spills"
 grep -q 'ptxas (sm_80): 64 registers/thread (budget 64)' "$out/spills.json" || fail "spills.tile: no ptxas figures"
 
-set +e
-"$tilescope" reward "$dir/ptxas/spills.tile" --static --json > "$out/estimate.json"
-rc=$?
-set -e
-[ "$rc" = 3 ] || fail "spills.tile without --ptxas: exit $rc, expected 3 (static only)"
+# Without --ptxas: static only (exit 3), and ptxas does not run.
+reward 3 estimate "$dir/ptxas/spills.tile" --static
 if grep -q 'ptxas (' "$out/estimate.json"; then fail "ptxas ran without --ptxas"; fi
 
-set +e
-"$tilescope" reward "$dir/ptxas/fits.tile" --static --ptxas --json > "$out/fits.json"
-rc=$?
-set -e
-[ "$rc" = 3 ] || fail "fits.tile: exit $rc, expected 3 (static only, resources passed)"
+# Static only, resources passed.
+reward 3 fits "$dir/ptxas/fits.tile" --static --ptxas
 grep -q 'ptxas (sm_80): [0-9]* registers/thread (budget 64), 0 bytes spill stores, 0 bytes spill loads' "$out/fits.json" || fail "fits.tile: no ptxas figures"
 if grep -q 'resources.ptxas' "$out/fits.json"; then fail "fits.tile: a ptxas finding"; fi
 
-set +e
-"$tilescope" reward "$dir/../../kernels/gemm_bf16_sm90.tile" --static --ptxas --json > "$out/gemm.json"
-rc=$?
-set -e
-[ "$rc" = 3 ] || fail "gemm_bf16_sm90: exit $rc, expected 3 (static only)"
+reward 3 gemm "$dir/../../kernels/gemm_bf16_sm90.tile" --static --ptxas
 grep -q 'ptxas (sm_90a): [0-9]* registers/thread (budget 168), 0 bytes spill stores' "$out/gemm.json" || fail "gemm_bf16_sm90: no ptxas figures"
 echo "ok"

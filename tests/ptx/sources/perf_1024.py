@@ -20,27 +20,15 @@ import triton
 import triton.language as tl
 
 # The timing of `tilescope bench` (codegen/bench.py): L2 flushed before every
-# timed run, alternating with the baseline.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
-                                "codegen"))
-from bench import time_pair  # noqa: E402
+# timed run, alternating with the baseline; its RMSNorm baseline.
+# codegen/gpu_harness.py: beside this script in a device folder, else in the source tree.
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                             "codegen"))
+from gpu_harness import time_pair, triton_rmsnorm  # noqa: E402
 
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 dev = "cuda"
-
-
-@triton.jit
-def rmsnorm_kernel(X, W, Y, H, eps, BLOCK: tl.constexpr):
-    # The same kernel as codegen/bench.py's baseline.
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < H
-    x = tl.load(X + row * H + cols, mask=mask, other=0.0).to(tl.float32)
-    w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
-    ms = tl.sum(x * x, axis=0) / H
-    y = x * tl.rsqrt(ms + eps) * w
-    tl.store(Y + row * H + cols, y.to(tl.bfloat16), mask=mask)
 
 
 @triton.jit
@@ -72,7 +60,7 @@ def emit(d):
 x = torch.randn(1024, 1024, device=dev, dtype=torch.bfloat16)
 w = torch.randn(1024, device=dev, dtype=torch.bfloat16)
 y = torch.empty_like(x)
-k = rmsnorm_kernel[(1024,)](x, w, y, 1024, 1e-6, BLOCK=1024, num_warps=4)
+k = triton_rmsnorm(x, w, y, 1e-6)  # BLOCK = 1024, num_warps = 4
 with open(os.path.join(out, "triton_rmsnorm_bench.ptx"), "w") as f:
     f.write(k.asm["ptx"])
 emit({"triton_rmsnorm": {"n_regs": getattr(k, "n_regs", None), "n_spills": getattr(k, "n_spills", None)}})

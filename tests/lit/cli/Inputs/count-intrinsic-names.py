@@ -38,17 +38,23 @@ exempt = {os.path.normpath(os.path.join(root, f)) for f in [
     "ir/Intrinsics.cpp", "ir/MmaShapes.cpp", "simulator/ReferenceElementwise.cpp",
     "simulator/ReferenceGemm.cpp", "reward/PerformanceStage.cpp", "layoutviz/Copy.cpp"]}
 
+def literal_end(text, i):
+    """The index just past the string or character literal opening at i."""
+    quote, j, n = text[i], i + 1, len(text)
+    while j < n and text[j] != quote:
+        j += 2 if text[j] == "\\" else 1
+    return j + 1
+
+
 def strip_comments(text):
     # Comments go, string literals stay (a // inside a literal is kept).
     out, i, n = [], 0, len(text)
     while i < n:
         c = text[i]
-        if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
-            i = j + 1
+        if c in "\"'":
+            j = literal_end(text, i)
+            out.append(text[i:j])
+            i = j
         elif text.startswith("//", i):
             j = text.find("\n", i)
             i = n if j < 0 else j
@@ -56,12 +62,6 @@ def strip_comments(text):
             j = text.find("*/", i + 2)
             out.append("\n" * text.count("\n", i, n if j < 0 else j))
             i = n if j < 0 else j + 2
-        elif c == "'":
-            j = i + 1
-            while j < n and text[j] != "'":
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
-            i = j + 1
         else:
             out.append(c)
             i += 1

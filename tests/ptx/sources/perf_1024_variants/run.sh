@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # issue 19 item 7 (ptx2), run 2: the library's RMSNorm 1024x1024 and GEMM
-# 1024^3 kernels and their variants, timed with codegen/bench.py (bench.py
+# 1024^3 kernels and their variants, timed with codegen/bench.py (bench.py and gpu_harness.py
 # here) against Triton (RMSNorm) and cuBLAS (GEMM), two alternating rounds.
 # The .cu files were lowered on the CPU machine (`tilescope lower`); the
 # *_hint.cu files are hand-made cache-hint variants of lowered ones.
