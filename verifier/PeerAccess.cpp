@@ -59,21 +59,40 @@ bool isTma(const CallStmt &c) {
   return unitOf(id) == IntrinsicUnit::Tma || (id == IntrinsicId::CopyAsync && c.keyword("mbar"));
 }
 
-// elect_sync() as a free boolean: some lane of the warp is elected, which
-// one does not matter to where the CTA's accesses land.
-Expr withoutElect(const Expr &e) {
+// `e` for the encoder: elect_sync() as a free boolean (some lane of the warp
+// is elected, which one does not matter to where the CTA's accesses land),
+// and division and remainder truncating, as the IR's are (the encoder's are
+// Euclidean, which differ for a negative dividend: `(p - 1) % 4` is -1 at
+// p = 0, not 3): a / b as `select(a >= 0, a / b, 0 - (0 - a) / b)`.
+Expr forEncoder(const Expr &e) {
   if (!e)
     return e;
   switch (e->kind) {
-  case ExprKind::Call:
-    if (as<Call>(e).callee == "elect_sync" && as<Call>(e).args.empty())
+  case ExprKind::Call: {
+    const Call &c = as<Call>(e);
+    if (c.callee == "elect_sync" && c.args.empty())
       return Var::make("elect_sync!", e->loc);
-    return e;
+    std::vector<Expr> args;
+    for (const Expr &a : c.args)
+      args.push_back(forEncoder(a));
+    return Call::make(c.callee, std::move(args), e->loc);
+  }
   case ExprKind::Unary:
-    return Unary::make(as<Unary>(e).op, withoutElect(as<Unary>(e).operand), e->loc);
-  case ExprKind::Binary:
-    return Binary::make(as<Binary>(e).op, withoutElect(as<Binary>(e).lhs),
-                        withoutElect(as<Binary>(e).rhs), e->loc);
+    return Unary::make(as<Unary>(e).op, forEncoder(as<Unary>(e).operand), e->loc);
+  case ExprKind::Binary: {
+    const Binary &b = as<Binary>(e);
+    Expr l = forEncoder(b.lhs), r = forEncoder(b.rhs);
+    if (b.op != BinaryOp::Div && b.op != BinaryOp::Mod)
+      return Binary::make(b.op, l, r, e->loc);
+    Expr zero = IntImm::make(0, e->loc);
+    Expr negated = Binary::make(
+        BinaryOp::Sub, zero,
+        Binary::make(b.op, Binary::make(BinaryOp::Sub, zero, l, e->loc), r, e->loc), e->loc);
+    return Call::make(
+        "select",
+        {Binary::make(BinaryOp::Ge, l, zero, e->loc), Binary::make(b.op, l, r, e->loc), negated},
+        e->loc);
+  }
   default:
     return e;
   }
@@ -92,7 +111,8 @@ public:
     const BuiltinKind blocks[] = {BuiltinKind::blockIdx_x, BuiltinKind::blockIdx_y,
                                   BuiltinKind::blockIdx_z};
     for (size_t d = 0; d < k.launch.grid.size() && d < 3; ++d) {
-      auto b = enc_.encode(Builtin::make(blocks[d]), {}), g = enc_.encode(k.launch.grid[d], {});
+      auto b = enc_.encode(Builtin::make(blocks[d]), {}),
+           g = enc_.encode(forEncoder(k.launch.grid[d]), {});
       if (b && g)
         facts_.push_back(*b >= 0 && *b < *g);
     }
@@ -141,7 +161,7 @@ private:
   }
 
   std::optional<z3::expr> value(const Expr &e) {
-    return enc_.encode(withoutElect(e), bound_, builtins_);
+    return enc_.encode(forEncoder(e), bound_, builtins_);
   }
   const Param *tensor(const std::string &name) const {
     for (const Param &p : kernel_.params)
@@ -684,7 +704,7 @@ private:
                                     BuiltinKind::blockIdx_z};
       for (size_t d = 0; d < kernel_.launch.grid.size() && d < 3; ++d) {
         auto mine = enc_.encode(Builtin::make(blocks[d]), {});
-        auto extent = enc_.encode(kernel_.launch.grid[d], {});
+        auto extent = enc_.encode(forEncoder(kernel_.launch.grid[d]), {});
         if (!mine || !extent)
           continue;
         z3::expr other = enc_.fresh("block!");
