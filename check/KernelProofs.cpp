@@ -4,6 +4,7 @@
 #include "ir/DeviceScale.h"
 #include "racecheck/StaticRaces.h"
 #include "verifier/DeviceProtocol.h"
+#include "verifier/PeerAccess.h"
 #include "verifier/KernelLayouts.h"
 #include "proof/ProofContext.h"
 #include "verifier/Resources.h"
@@ -81,18 +82,25 @@ ProofOutcome proveCoverage(const Kernel &k, Diagnostics &diag, const BarrierProo
 }
 
 // devices(N) kernels (verifier/DeviceProtocol.h); nothing to prove otherwise.
-// A placement the problem reads otherwise is a finding of this proof.
+// A placement the problem reads otherwise is a finding of this proof, and so
+// is an access outside the instance a placement gives the device it reaches
+// (verifier/PeerAccess.h).
 ProofOutcome proveDevices(const Kernel &k, Diagnostics &diag, const BarrierProofOptions &options) {
-  DeviceProtocolReport report = checkDeviceProtocol(k, diag);
+  PeerAccessReport places = checkPeerAccesses(k);
+  DeviceProtocolReport report =
+      checkDeviceProtocol(k, diag, {places.disjointPuts, places.sameCtaGets});
   ProofOutcome out;
-  out.findings = report.findings;
+  out.findings = report.findings + reportPeerAccesses(places, diag);
   for (const PlacementDisagreement &d : placementDisagreements(k, options.problemPlacements)) {
     diag.error(d.param->placement->loc, d.message);
     diag.note(d.param->loc, "parameter here");
     ++out.findings;
   }
   out.unknown = report.notProved;
+  out.unknown.insert(out.unknown.end(), places.notProved.begin(), places.notProved.end());
   out.method = report.method;
+  if (report.notProved.empty() && places.findings.empty() && places.notProved.empty())
+    out.method += "; " + places.summary();
   return out;
 }
 

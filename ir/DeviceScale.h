@@ -34,6 +34,14 @@ std::string_view collectiveOf(IntrinsicId id);
 // written.)
 void appendDeviceFacts(Kernel &kernel);
 
+// The least value the proofs give a scalar of the kernel. Shape symbols and
+// scalar parameters are sizes (at least 1); `devid`, the device's rank, is 0
+// on the first device: assuming it at least 1, as the sizes, would leave
+// device 0 out of every proof (a race under `if devid == 0` went unseen).
+inline int64_t leastValueOf(std::string_view symbol) {
+  return symbol == "devid" ? 0 : 1;
+}
+
 // The largest device count the lowering supports (the peer pointer table of
 // codegen/runtime/ts_devices.cuh).
 constexpr int64_t kMaxDevices = 8;

@@ -1,5 +1,7 @@
 #include "proof/ProtoEncoding.h"
 
+#include "ir/DeviceScale.h"
+
 #include <fmt/format.h>
 
 namespace tilescope::detail {
@@ -28,7 +30,7 @@ ProtoEncoder::ProtoEncoder(z3::context &ctx, const BarrierSkeleton &sk)
   for (const std::string &s : sk.symbols) {
     z3::expr v = ctx_.int_const(s.c_str());
     symbols_.emplace(s, v);
-    assumptions_.push_back(v >= 1);
+    assumptions_.push_back(v >= ctx_.int_val(leastValueOf(s)));
   }
   for (const Expr &c : sk.constraints)
     if (auto e = encode(c, {}))

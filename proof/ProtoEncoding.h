@@ -1,7 +1,8 @@
 // Internal to the barrier proofs and the static race check: integer
 // expressions of the IR as Z3 terms, with the kernel's shape symbols as
-// unknowns (>= 1, under the `where` clause) and loop variables bound to
-// `begin + i * step` for an iteration index i. Exposes z3++.h: include it only
+// unknowns (>= 1, devid >= 0: ir/DeviceScale.h, leastValueOf; under the
+// `where` clause) and loop variables bound to `begin + i * step` for an
+// iteration index i. Exposes z3++.h: include it only
 // from .cpp files, and catch z3::exception before it leaves a library.
 //
 // Division and remainder are Z3's (Euclidean); they agree with the IR's

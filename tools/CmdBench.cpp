@@ -21,6 +21,8 @@
 #include "tools/LowerGate.h"
 #include "tools/OptionValues.h"
 
+#include <fmt/format.h>
+
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/Program.h>
@@ -76,6 +78,16 @@ int runBench() {
     return kInputError;
   const Module &module = *in.module;
   Diagnostics &diag = in.diag;
+  // The harness runs one process on one GPU; a devices(N) kernel needs one
+  // process per GPU with the peer table (docs/scales.md).
+  if (const Kernel *k = module.find(kernelName); k && !k->launch.devices.empty()) {
+    diag.error(k->loc, fmt::format("bench: kernel '{}' runs on devices(N); `tilescope bench` runs "
+                                   "one process on one GPU. Devices kernels are timed by "
+                                   "bench/devscale (devscale_bench.cu forks a process per GPU and "
+                                   "calls their lowered launchers; docs/scales.md)",
+                                   k->name));
+    return kInputError;
+  }
   if (int gate = gateLowering(in, kernelName, point.allowUnknown, "bench"); gate != kClean)
     return gate;
   auto lowered = codegen::lowerModule(module, diag, kernelName);

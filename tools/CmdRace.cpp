@@ -16,6 +16,7 @@
 // check, which need no sizes. Exit 0 proved, 1 findings, 3 unknown (an
 // obligation neither proved nor checked), 2 usage or input error.
 #include "ir/Checker.h"
+#include "ir/DeviceScale.h"
 #include "ir/Parser.h"
 #include "ir/Verdict.h"
 #include "racecheck/StaticRaces.h"
@@ -29,6 +30,7 @@
 #include "tools/ProblemSizes.h"
 #include "tools/OptionValues.h"
 #include "verifier/BarrierProofs.h"
+#include "verifier/PeerAccess.h"
 #include "sync/BarrierSkeleton.h"
 #include "proof/ProofContext.h"
 #include "proof/SolverBudget.h"
@@ -124,19 +126,31 @@ int runStaticRace() {
       llvm::outs() << extractBarrierSkeleton(*k).print();
     // Each kernel's queries in a Z3 context of their own (proof/ProofContext.h).
     ProofContextScope context;
+    // A devices(N) kernel is checked under its launch's facts (0 <= devid <
+    // ndev = N <= 8), as by `check`; its accesses to global memory against
+    // the instances its placements give each device (verifier/PeerAccess.h).
+    Kernel withFacts;
+    if (!k->launch.devices.empty()) {
+      withFacts = *k;
+      appendDeviceFacts(withFacts);
+      k = &withFacts;
+    }
     BarrierReport barriers = proveBarrierProtocols(*k, options[i]);
     RaceReport races = checkStaticRaces(*k);
+    PeerAccessReport places = checkPeerAccesses(*k);
     // Z3 past its memory cap or stopped by the wall-time backstop is the
     // budget, not an unknown (proof/SolverBudget.h).
-    for (const auto *reasons : {&barriers.notProved, &races.notChecked})
+    for (const auto *reasons : {&barriers.notProved, &races.notChecked, &places.notProved})
       for (const auto &[loc, why] : *reasons)
         noteSolverGaveUp(why);
-    unsigned found = reportBarrierProtocols(barriers, diag) + reportStaticRaces(races, diag);
+    unsigned found = reportBarrierProtocols(barriers, diag) + reportStaticRaces(races, diag) +
+                     reportPeerAccesses(places, diag);
     // An obligation neither proved nor checked leaves the kernel unknown.
-    Verdict kernelVerdict = found ? Verdict::Finding
-                            : barriers.notProved.empty() && races.notChecked.empty()
-                                ? Verdict::Proved
-                                : Verdict::Unknown;
+    Verdict kernelVerdict =
+        found ? Verdict::Finding
+        : barriers.notProved.empty() && races.notChecked.empty() && places.notProved.empty()
+            ? Verdict::Proved
+            : Verdict::Unknown;
     verdict = combine(verdict, kernelVerdict);
     if (json) {
       llvm::json::Array findings, results, raceFindings;
@@ -166,7 +180,16 @@ int runStaticRace() {
           {"races", std::move(raceFindings)},
           {"race_pairs_proved", int64_t(races.pairsProved)},
           {"race_pairs_ordered_by_mbarriers", int64_t(races.pairsOrderedByMbarrier)},
-          {"not_proved", int64_t(barriers.notProved.size() + races.notChecked.size())}});
+          {"peer_accesses", places.applies ? llvm::json::Value(llvm::json::Object{
+                                                  {"findings", int64_t(places.findings.size())},
+                                                  {"accesses_proved", int64_t(places.accesses)},
+                                                  {"peer_accesses_proved",
+                                                   int64_t(places.peerAccesses)},
+                                                  {"placed_moves_proved",
+                                                   int64_t(places.placedMoves)}})
+                                            : llvm::json::Value(nullptr)},
+          {"not_proved", int64_t(barriers.notProved.size() + races.notChecked.size() +
+                                 places.notProved.size())}});
       continue;
     }
     auto count = [](size_t n) {
@@ -182,6 +205,13 @@ int runStaticRace() {
         "  races: {} access pair(s) proved race-free for all sizes, {} left "
         "to the mbarrier proofs, {} not checked\n",
         races.pairsProved, races.pairsOrderedByMbarrier, races.notChecked.size());
+    if (places.applies)
+      llvm::outs() << fmt::format("  devices: {}\n",
+                                  places.findings.size() ? count(places.findings.size())
+                                  : places.notProved.empty()
+                                      ? places.summary()
+                                      : fmt::format("{} obligation(s) not proved (see warnings)",
+                                                    places.notProved.size()));
     if (!barriers.notProved.empty())
       llvm::outs() << fmt::format("  {} obligation(s) not proved (see warnings)\n",
                                   barriers.notProved.size());

@@ -174,6 +174,10 @@ struct Walker {
   bool phasesKnown = true;
   int loops = 0, branches = 0;
   std::map<std::string, std::set<int>> writePhases;        // tensor -> phases writing it
+  // tensor -> phases of its accesses other than puts into it (local reads
+  // and writes, gets from it), and of the puts into it
+  std::map<std::string, std::set<int>> otherPhases, putPhases;
+  std::vector<std::tuple<const CallStmt *, std::string, int>> putsAt;
   std::vector<std::tuple<const CallStmt *, std::string, int>> getPhases;
   std::vector<FlagBarrier> barriers;                       // recognized flag barriers
   std::set<std::string> flagTensors;                       // their F
@@ -193,6 +197,42 @@ struct Walker {
   void wrote(const std::string &t) {
     written.insert(t);
     writePhases[t].insert(phase);
+    otherPhases[t].insert(phase);
+  }
+  void readFrom(const std::string &t) {
+    read.insert(t);
+    otherPhases[t].insert(phase);
+  }
+  // Element loads inside an expression (a let's value, a condition, an index).
+  void loads(const Expr &e) {
+    if (!e)
+      return;
+    switch (e->kind) {
+    case ExprKind::Index: {
+      const Index &x = as<Index>(e);
+      if (std::string name = baseName(e); !name.empty())
+        readFrom(name);
+      loads(x.base);
+      for (const Subscript &sub : x.subscripts) {
+        loads(sub.begin);
+        loads(sub.end);
+      }
+      return;
+    }
+    case ExprKind::Unary:
+      loads(as<Unary>(e).operand);
+      return;
+    case ExprKind::Binary:
+      loads(as<Binary>(e).lhs);
+      loads(as<Binary>(e).rhs);
+      return;
+    case ExprKind::Call:
+      for (const Expr &a : as<Call>(e).args)
+        loads(a);
+      return;
+    default:
+      return;
+    }
   }
 
   void block(const Block &b) {
@@ -250,10 +290,13 @@ struct Walker {
     case StmtKind::Let: {
       const Let &l = static_cast<const Let &>(*s);
       dep.bind(l.name, l.value);
+      loads(l.value);
       return;
     }
     case StmtKind::For: {
       const For &f = static_cast<const For &>(*s);
+      loads(f.begin);
+      loads(f.end);
       control.push_back({&f.begin, f.loc});
       control.push_back({&f.end, f.loc});
       if (f.step)
@@ -266,6 +309,7 @@ struct Walker {
     }
     case StmtKind::If: {
       const If &i = static_cast<const If &>(*s);
+      loads(i.cond);
       control.push_back({&i.cond, i.loc});
       ++branches;
       block(i.thenBody);
@@ -274,9 +318,17 @@ struct Walker {
       control.pop_back();
       return;
     }
-    case StmtKind::Store:
-      wrote(baseName(static_cast<const Store &>(*s).target));
+    case StmtKind::Store: {
+      const Store &st = static_cast<const Store &>(*s);
+      wrote(baseName(st.target));
+      if (st.target->kind == ExprKind::Index)
+        for (const Subscript &sub : as<Index>(st.target).subscripts) {
+          loads(sub.begin);
+          loads(sub.end);
+        }
+      loads(st.value);
       return;
+    }
     case StmtKind::CallStmt:
       call(static_cast<const CallStmt &>(*s));
       return;
@@ -289,14 +341,27 @@ struct Walker {
     // gemm, elementwise; the device collectives and device.get too)
     const IntrinsicId id = idOf(c);
     bool device = isDeviceCall(id);
+    for (const CallArg &a : c.args) {
+      if (!a.keyword.empty())
+        loads(a.value);
+      else if (a.value->kind == ExprKind::Index)
+        for (const Subscript &sub : as<Index>(a.value).subscripts) {
+          loads(sub.begin);
+          loads(sub.end);
+        }
+    }
     if (id == IntrinsicId::DevicePut) {
-      puts.push_back({&c, baseName(c.args.at(0).value)});
-      read.insert(baseName(c.args.at(1).value));
+      std::string into = baseName(c.args.at(0).value);
+      puts.push_back({&c, into});
+      putsAt.push_back({&c, into, phase});
+      putPhases[into].insert(phase);
+      readFrom(baseName(c.args.at(1).value));
       return;
     }
     if (id == IntrinsicId::DeviceGet) {
       gets.push_back({&c, baseName(c.args.at(1).value)});
       getPhases.push_back({&c, baseName(c.args.at(1).value), phase});
+      otherPhases[baseName(c.args.at(1).value)].insert(phase);
       wrote(baseName(c.args.at(0).value));
       return;
     }
@@ -320,7 +385,7 @@ struct Walker {
       if (i == 0)
         wrote(name);
       else
-        read.insert(name);
+        readFrom(name);
     }
     if (!device)
       return;
@@ -350,7 +415,9 @@ struct Walker {
 
 } // namespace
 
-DeviceProtocolReport checkDeviceProtocol(const Kernel &kernel, Diagnostics &diag) {
+DeviceProtocolReport checkDeviceProtocol(const Kernel &kernel, Diagnostics &diag,
+                                         const PeerCopyFacts &copies) {
+  const std::set<const CallStmt *> &disjointPuts = copies.disjointPuts;
   DeviceProtocolReport report;
   if (kernel.launch.devices.empty())
     return report;
@@ -382,7 +449,11 @@ DeviceProtocolReport checkDeviceProtocol(const Kernel &kernel, Diagnostics &diag
     // this device reached it).
     bool samePhase = w.writePhases.count(got) && w.writePhases.at(got).count(phase);
     bool barrierAfter = phase < w.phase;
-    if (put || (w.written.count(got) && (!w.phasesKnown || samePhase || !barrierAfter)))
+    // Device barriers pair CTA b of every device: a write by a CTA of
+    // another blockIdx where the read reaches is ordered by none of them.
+    bool otherCta = !copies.sameCtaGets.count(c);
+    if (put ||
+        (w.written.count(got) && (!w.phasesKnown || samePhase || !barrierAfter || otherCta)))
       report.notProved.push_back(
           {c->loc, fmt::format("device.get of '{}', which the kernel also writes{}: whether the "
                                "write is ordered before the peer's read is left to `tilescope "
@@ -390,13 +461,39 @@ DeviceProtocolReport checkDeviceProtocol(const Kernel &kernel, Diagnostics &diag
                                tensor,
                                !w.phasesKnown ? " (its device barriers are in loops or branches)"
                                : samePhase    ? " between the same device barriers"
-                                              : " and no device barrier follows the read")});
+                               : !barrierAfter
+                                   ? " and no device barrier follows the read"
+                                   : " where a CTA of another blockIdx may write what it reads "
+                                     "(device barriers pair the CTAs of one blockIdx)")});
   }
-  for (auto [c, tensor] : w.puts)
-    report.notProved.push_back(
-        {c->loc, fmt::format("device.put into '{}' of a peer: its order against the peer's own "
-                             "accesses is left to `tilescope sim --races`",
-                             tensor)});
+  // A put into T is ordered with every other access of T when no two
+  // devices put onto one element of one peer (disjointPuts, one-CTA grids),
+  // no other access of T shares its phase, and a device barrier follows
+  // every access of T (so the next call's puts wait for this call's reads).
+  for (auto [c, tensor, phase] : w.putsAt) {
+    const auto &into = tensor; // a lambda may not capture a structured binding (clang 14)
+    auto phasesOf = [&](const std::map<std::string, std::set<int>> &m) {
+      auto it = m.find(into);
+      return it == m.end() ? std::set<int>{} : it->second;
+    };
+    std::set<int> others = phasesOf(w.otherPhases), all = phasesOf(w.putPhases);
+    all.insert(others.begin(), others.end());
+    bool ordered = disjointPuts.count(c) && w.phasesKnown && !others.count(phase) &&
+                   !all.empty() && *all.rbegin() < w.phase;
+    if (!ordered)
+      report.notProved.push_back(
+          {c->loc, fmt::format("device.put into '{}' of a peer: its order against the peer's own "
+                               "accesses is left to `tilescope sim --races`{}",
+                               tensor,
+                               !disjointPuts.count(c)
+                                   ? " (two devices may put onto one element of a peer, or the "
+                                     "grid has more than one CTA)"
+                               : !w.phasesKnown ? " (its device barriers are in loops or branches)"
+                               : others.count(phase)
+                                   ? " (the tensor is accessed otherwise between the same device "
+                                     "barriers)"
+                                   : " (no device barrier follows an access of the tensor)")});
+  }
   for (const auto &[loc, why] : report.notProved)
     diag.warning(loc, "not proved: " + why);
   report.method =

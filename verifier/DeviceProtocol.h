@@ -14,7 +14,11 @@
 // - peer races: a device.get of a tensor that no statement writes, or that
 //   is written only between other device barriers (phases) than the read's
 //   with a barrier after the read (so the next call's writes are ordered),
-//   is race-free; other gets and every put are left to the dynamic check.
+//   and by no CTA of another blockIdx where the read reaches (device
+//   barriers pair the CTAs of one blockIdx), is race-free; so is a put in a one-CTA grid that no two devices make
+//   onto one element of one peer, into a tensor accessed otherwise only in
+//   other phases, each access followed by a barrier; other gets and puts
+//   are left to the dynamic check.
 //
 // What is not proved is reported as "not proved" with its reason (the
 // verdict is then unknown), never as a pass. Depends on ir/ only.
@@ -23,6 +27,7 @@
 #include "ir/Diagnostics.h"
 #include "ir/Stmt.h"
 
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +41,13 @@ struct DeviceProtocolReport {
   std::string method;
 };
 
-DeviceProtocolReport checkDeviceProtocol(const Kernel &kernel, Diagnostics &diag);
+// What verifier/PeerAccess.h proved of the peer copies: the puts of which
+// no two devices write one element of one peer (in one-CTA grids), and the
+// gets that read on the peer nothing a CTA of another blockIdx writes there.
+struct PeerCopyFacts {
+  std::set<const CallStmt *> disjointPuts, sameCtaGets;
+};
+DeviceProtocolReport checkDeviceProtocol(const Kernel &kernel, Diagnostics &diag,
+                                         const PeerCopyFacts &copies = {});
 
 } // namespace tilescope

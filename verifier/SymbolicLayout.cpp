@@ -1,5 +1,7 @@
 #include "verifier/SymbolicLayout.h"
 
+#include "ir/DeviceScale.h"
+
 #include "proof/QueryDeadline.h"
 #include "verifier/LayoutEncoding.h"
 #include "proof/SolverBudget.h"
@@ -143,7 +145,7 @@ z3::solver constrainedSolver(SymbolEncoder &enc, const std::vector<Expr> &constr
   setSolverBudget(p, timeoutMs);
   s.set(p);
   for (const auto &[n, v] : enc.symbols)
-    s.add(v >= 1);
+    s.add(v >= enc.ctx.int_val(leastValueOf(n)));
   for (const Expr &c : constraints)
     s.add(enc.term(c));
   return s;
@@ -471,7 +473,7 @@ findCounterexample(const Expr &claim, const std::vector<Expr> &constraints, std:
     // 0` under `K % 8 == 0`), which its div/mod elimination decides at once.
     z3::solver s = oneShotSolver(ctx, timeoutMs);
     for (const auto &[n, v] : enc.symbols)
-      s.add(v >= 1);
+      s.add(v >= ctx.int_val(leastValueOf(n)));
     for (const Expr &c : constraints)
       s.add(enc.term(c));
     s.add(!enc.term(claim));
