@@ -63,6 +63,7 @@ at('at-release-before-pv', '1', 'bug', [(REL, '''      if tid_in_wg == 0 {
 at('at-release-every-warp', '1e', 'bug', [('      if tid_in_wg == 0 {\n        mbarrier.arrive(empty[s])', '      if laneid == 0 {\n        mbarrier.arrive(empty[s])', 0)])
 at('at-barrier3-count-128', '2', 'bug', [('barrier.sync(3, threads = 256)', 'barrier.sync(3, threads = 128)', 0)])
 at('at-store-fence-dropped', '6', 'bug', [('    fence.proxy.async()\n    barrier.sync(3, threads = 256)', '    barrier.sync(3, threads = 256)', 0)])
+at('at-fence-after-barrier3', '6', 'bug', [('    fence.proxy.async()\n    barrier.sync(3, threads = 256)', '    barrier.sync(3, threads = 256)\n    fence.proxy.async()', 0)])
 at('at-no-final-store-wait', '6', 'bug', [('      tma.store_commit()\n      tma.store_wait(0)\n', '      tma.store_commit()\n', 0)])
 at('at-pingpong-arrive-id-2', '2', 'bug', [('barrier.arrive(1, threads = 256)', 'barrier.arrive(2, threads = 256)', 0)])
 at('at-s-gemm-next-stage', '1', 'bug', [('wg.gemm(Sacc, Qs[r0 : +64, :], Ks[s],', 'wg.gemm(Sacc, Qs[r0 : +64, :], Ks[(n + 1) % 2],', 0)])
