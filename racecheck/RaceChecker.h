@@ -174,7 +174,15 @@ private:
   // phases of barriers in loops are the barrier proofs' business.
   // An access that completes later is released only by its own completion:
   // a TMA's delivery, a tcgen05.mma's commit.
+  // The wait's parity must name the phase the signal completes (or a later
+  // one), on the same barrier element (straightRound).
   bool handshake(const SyncEvent &first, const MemoryAccess &access, const SyncEvent &second) const;
+  // The round of a straight-line event on its barrier element: earlier
+  // waits of its threads on that element (a wait), or their earlier
+  // arrivals (an arrival; a TMA delivery belongs to the phase of the
+  // expect_tx before it). None when the element is not a constant, or an
+  // earlier event on the array sits in a loop or crosses CTAs.
+  std::optional<int64_t> straightRound(const SyncEvent &e) const;
 
   void checkPairs();
 

@@ -535,6 +535,12 @@ void RaceChecker::checkProxyFences() {
     bool global = false;
     bool observed = false;                // an acquiring event followed the write
     std::vector<const SyncEvent *> after; // global fences after that event
+    // Shared: the writing threads passed a barrier or wait after the write,
+    // and then fenced (`lateFence`, by `fencedBy`): the fence orders the
+    // write before the async reads of the thread that wrote it, but before
+    // another thread's only once an acquiring event follows the fence.
+    bool writerSynced = false, lateFence = false;
+    ThreadSet fencedBy;
   };
   std::vector<Pending> pending;
   auto report = [&](const SyncEvent &e, const Pending &p, const char *space, const char *fence) {
@@ -560,11 +566,19 @@ void RaceChecker::checkProxyFences() {
       if (e.kind == SyncKind::FenceProxyAsync) {
         ThreadSet cover = coverOf(e);
         // Any proxy fence clears shared writes (a fence without a space is
-        // the shared one); only a global one clears global writes.
+        // the shared one); only a global one clears global writes. A shared
+        // write's fence placed after the barrier that publishes the write
+        // (the writers synced in between) clears it for the fencing threads
+        // only, until another acquiring event follows.
+        for (Pending &p : pending)
+          if (!p.global && p.writerSynced && p.write->threads.subsetOf(cover)) {
+            p.lateFence = true;
+            p.fencedBy = cover;
+          }
         pending.erase(std::remove_if(pending.begin(), pending.end(),
                                      [&](const Pending &p) {
                                        if (!p.global)
-                                         return p.write->threads.subsetOf(cover);
+                                         return !p.writerSynced && p.write->threads.subsetOf(cover);
                                        return e.globalProxy && guardsCover(e, *p.write) &&
                                               p.write->threads.subsetOf(cover);
                                      }),
@@ -575,15 +589,23 @@ void RaceChecker::checkProxyFences() {
               p.after.push_back(&e);
         continue;
       }
-      if (acquires(e.kind))
-        for (Pending &p : pending)
+      if (acquires(e.kind)) {
+        pending.erase(std::remove_if(pending.begin(), pending.end(),
+                                     [&](const Pending &p) {
+                                       return p.lateFence && intersects(e.threads, p.fencedBy);
+                                     }),
+                      pending.end());
+        for (Pending &p : pending) {
           p.observed = true;
+          p.writerSynced |= intersects(e.threads, p.write->threads);
+        }
+      }
       for (const MemoryAccess &a : e.accesses) {
         bool global = a.scope == MemScope::Global;
         if (a.scope != MemScope::Shared && !global)
           continue;
         if (a.write && !a.asyncProxy) {
-          pending.push_back({&e, a.buffer, global, false, {}});
+          pending.push_back({&e, a.buffer, global, false, {}, false, false, ThreadSet()});
           continue;
         }
         if (a.write)
@@ -592,8 +614,14 @@ void RaceChecker::checkProxyFences() {
           if (!a.asyncProxy)
             continue;
           for (const Pending &p : pending)
-            if (!p.global && p.buffer == a.buffer) {
-              report(e, p, "shared", "fence.proxy.async in the writing threads in between");
+            if (!p.global && p.buffer == a.buffer &&
+                !(p.lateFence && p.write->threads.subsetOf(e.threads) &&
+                  e.threads.subsetOf(p.fencedBy))) {
+              report(e, p, "shared",
+                     p.lateFence ? "fence.proxy.async in the writing threads before the barrier "
+                                   "that orders the write before this read (the fence after it "
+                                   "orders only the fencing threads' own reads)"
+                                 : "fence.proxy.async in the writing threads in between");
               break;
             }
           continue;

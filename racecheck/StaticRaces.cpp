@@ -165,6 +165,43 @@ int RaceChecker::clusterAxis() const {
   return shape ? shape->axis : 0;
 }
 
+namespace {
+
+// The constant element of a barrier reference (a single barrier is element 0).
+std::optional<int64_t> elementOf(const BarrierRef &ref) {
+  return ref.index ? constantValue(ref.index) : std::optional<int64_t>(0);
+}
+
+bool signals(const SyncEvent &e) {
+  return e.kind == SyncKind::MbarArrive || e.kind == SyncKind::MbarExpectTx ||
+         e.kind == SyncKind::Tcgen05Commit;
+}
+
+} // namespace
+
+std::optional<int64_t> RaceChecker::straightRound(const SyncEvent &e) const {
+  auto element = elementOf(e.barrier);
+  if (!element || e.loop >= 0 || e.crossCta())
+    return std::nullopt;
+  bool wait = e.kind == SyncKind::MbarWait;
+  int64_t n = 0;
+  for (const SyncEvent &o : sk_.events) {
+    if (&o == &e || o.order >= e.order || o.barrier.array != e.barrier.array ||
+        !intersects(o.threads, e.threads))
+      continue;
+    if (wait ? o.kind != SyncKind::MbarWait : !signals(o))
+      continue;
+    auto oe = elementOf(o.barrier);
+    if (!oe || o.loop >= 0 || o.crossCta())
+      return std::nullopt; // a round this count cannot tell
+    n += *oe == *element;
+  }
+  // A TMA's bytes complete the phase of the expect_tx its thread issued before.
+  if (e.kind == SyncKind::TxDelivery && n > 0)
+    --n;
+  return n;
+}
+
 bool RaceChecker::handshake(const SyncEvent &first, const MemoryAccess &access,
                             const SyncEvent &second) const {
   // `second` may sit in a loop that starts after the wait: every iteration
@@ -172,21 +209,38 @@ bool RaceChecker::handshake(const SyncEvent &first, const MemoryAccess &access,
   if (first.loop >= 0)
     return false;
   bool late = completesLater(first, access);
-  std::set<std::string> signalled;
+  // The signals: the barrier element and the phase (its straight-line round)
+  // each completes.
+  std::vector<std::pair<const SyncEvent *, int64_t>> signalled;
+  auto add = [&](const SyncEvent &e) {
+    if (auto r = straightRound(e))
+      signalled.push_back({&e, *r});
+  };
   if (first.kind == SyncKind::TxDelivery)
-    signalled.insert(first.barrier.array);
+    add(first);
   for (const SyncEvent &e : sk_.events)
     if (e.order > first.order && e.order < second.order && e.loop < 0 &&
         (!late || (e.kind == SyncKind::Tcgen05Commit && first.call == IntrinsicId::Tcgen05Mma)) &&
-        (e.kind == SyncKind::MbarArrive || e.kind == SyncKind::MbarExpectTx ||
-         e.kind == SyncKind::Tcgen05Commit) &&
-        first.threads.subsetOf(coverOf(e)))
-      signalled.insert(e.barrier.array);
-  for (const SyncEvent &w : sk_.events)
-    if (w.kind == SyncKind::MbarWait && w.loop < 0 && w.order > first.order &&
-        w.order < second.order && signalled.count(w.barrier.array) &&
-        second.threads.subsetOf(coverOf(w)))
-      return true;
+        signals(e) && first.threads.subsetOf(coverOf(e)))
+      add(e);
+  // A wait orders the pair only when the phase its parity waits for is the
+  // signal's phase or a later one: a wait on another element, or one whose
+  // parity names the phase before (it passes at once on a fresh barrier),
+  // orders nothing.
+  for (const SyncEvent &w : sk_.events) {
+    if (w.kind != SyncKind::MbarWait || w.loop >= 0 || w.order <= first.order ||
+        w.order >= second.order || !second.threads.subsetOf(coverOf(w)))
+      continue;
+    auto round = straightRound(w);
+    auto parity = constantValue(w.parity);
+    if (!round || !parity)
+      continue;
+    int64_t meant = (*parity % 2 + 2) % 2 == *round % 2 ? *round : *round - 1;
+    for (const auto &[e, phase] : signalled)
+      if (e->barrier.array == w.barrier.array && elementOf(e->barrier) == elementOf(w.barrier) &&
+          phase <= meant)
+        return true;
+  }
   return false;
 }
 

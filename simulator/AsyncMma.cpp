@@ -115,6 +115,26 @@ bool CtaExecutor::execTcgen05(Warp &w, const CallStmt &c, ThreadRange threads, i
     auto call = buildCall(w, c, threads, lane);
     if (!call)
       return false;
+    // PTX (tcgen05.ld / tcgen05.st): warp w of a warpgroup reaches only TMEM
+    // lanes 32 (w % 4) .. 32 (w % 4) + 31.
+    int64_t first = 32 * (w.id % 4);
+    for (const Operand &o : call->positional) {
+      if (!o.isRegion || plan(o.region.buffer).scope != MemScope::Tmem)
+        continue;
+      const auto &cells = plan(o.region.buffer).tmemCellOf;
+      for (int64_t i = 0, e = o.region.elements(); i < e; ++i) {
+        int64_t flat = bufferFlat(o.region, i);
+        if (flat < 0 || flat >= int64_t(cells.size()))
+          continue; // outside the buffer: the access itself reports it
+        int64_t laneOf = cells[size_t(flat)].first;
+        if (laneOf < first || laneOf >= first + 32)
+          return fail(c.loc, fmt::format("'{}' by warp {} reaches TMEM lane {} of '{}', but warp "
+                                         "{} may access only lanes {} to {} (its warp index "
+                                         "modulo 4 picks the quarter)",
+                                         c.callee, w.id, laneOf, plan(o.region.buffer).name, w.id,
+                                         first, first + 31));
+      }
+    }
     return executePrimitive(*call);
   }
   return fail(c.loc, fmt::format("'{}' is not simulated yet", c.callee));

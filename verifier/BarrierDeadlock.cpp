@@ -118,6 +118,7 @@ template <class Edges> void BarrierProver::closeEveryThreadPaths(const Edges &ed
   };
   std::vector<StateEdge> states;
   auto at = [](size_t n, bool every) { return 2 * n + (every ? 1 : 0); };
+  auto own = [&](size_t n) { return 2 * nodes_.size() + n; };
   for (const auto &e : edges) {
     if (e.cycleOnly)
       continue;
@@ -134,7 +135,13 @@ template <class Edges> void BarrierProver::closeEveryThreadPaths(const Edges &ed
                (earlier.scope == ExecScope::Warpgroup &&
                 (earlier.call == IntrinsicId::Gemm || earlier.call == IntrinsicId::GemmAsync));
     ThreadSet units = mma ? later.threads.widened(128) : later.threads;
-    states.push_back({at(e.a, true), at(e.b, earlier.threads.subsetOf(units)), e.w, false});
+    bool every = earlier.threads.subsetOf(units);
+    // The MMA's retirement for the whole warpgroup orders the MMA's own
+    // operand reads, not what the other warps did before issuing it (PTX
+    // gives wgmma no ordering between the warps of a warpgroup): such a path
+    // ends at the MMA (its `own` state, which has no edges out).
+    bool ownOnly = every && !earlier.threads.subsetOf(later.threads);
+    states.push_back({at(e.a, true), ownOnly ? own(e.b) : at(e.b, every), e.w, false});
     states.push_back({at(e.a, false), at(e.b, false), e.w, false});
   }
   // Joining barriers split by thread (a named barrier per warpgroup, under
@@ -171,7 +178,7 @@ template <class Edges> void BarrierProver::closeEveryThreadPaths(const Edges &ed
       }
     }
   std::vector<std::vector<int>> next;
-  closePaths(states, false, everyD_, next, 2 * N);
+  closePaths(states, false, everyD_, next, 3 * N);
 }
 
 std::optional<int64_t> BarrierProver::groupsInFlight(size_t mma, size_t later) const {

@@ -363,7 +363,11 @@ private:
 
   // Heaviest path from a to b such that a follows b as executed by every
   // thread of b (closeEveryThreadPaths).
-  int64_t everyPath(size_t a, size_t b) const { return everyD_[2 * a + 1][2 * b + 1]; }
+  // A path may end at an MMA's `own` state (2N + b): a follows b's
+  // retirement for its whole warpgroup, not what b's threads did before it.
+  int64_t everyPath(size_t a, size_t b) const {
+    return std::max(everyD_[2 * a + 1][2 * b + 1], everyD_[2 * a + 1][2 * nodes_.size() + b]);
+  }
 
   // Heaviest paths (weights <= 0; a cycle of weight 0 is a deadlock).
   template <class Edges>

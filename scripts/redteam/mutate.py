@@ -7,6 +7,8 @@ OUT = '/tmp/redteam/m'
 TS = os.environ.get('TS', ROOT + '/build/tools/tilescope')
 sys.path.insert(0, os.path.dirname(__file__))
 from muts import MUTANTS
+from muts2 import MUTANTS2  # the second pass: every mutant through check, race, sim, reward
+import stages
 
 def apply(src, edits, name):
     for e in edits:
@@ -39,7 +41,7 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     only = sys.argv[1:]
     rows = []
-    for m in MUTANTS:
+    for m in MUTANTS + MUTANTS2:
         name, base, cls, exp, edits = m['name'], m['base'], m['cls'], m['exp'], m['edits']
         if only and not any(o in name for o in only):
             continue
@@ -47,6 +49,13 @@ def main():
         src = apply(src, edits, name)
         path = os.path.join(OUT, name + '.tile')
         open(path, 'w').write(src)
+        if 'want' in m:
+            res, verdict = stages.run_all(TS, path, m)
+            cols = '  '.join(f"{k}={v[0]}" for k, v in res.items())
+            note = next((v[1] for v in res.values() if v[1]), '')
+            rows.append((name, cls, m['exp'], verdict, cols, note))
+            print(f"{name:45s} {cls:6s} {m['exp']:5s} {verdict:28s} {cols}  | {note}", flush=True)
+            continue
         rc, out = run([TS, 'check', path] + m.get('args', []))
         first = ''
         for line in out.splitlines():
