@@ -128,6 +128,8 @@ Expr simplify(const Expr &e);
 Expr add(Expr a, Expr b);
 Expr sub(Expr a, Expr b);
 Expr mul(Expr a, Expr b);
+Expr div(Expr a, Expr b);
+Expr mod(Expr a, Expr b);
 // Free variables of an expression (Var names).
 void freeVars(const Expr &e, std::vector<std::string> &out);
 
