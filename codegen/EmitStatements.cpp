@@ -284,6 +284,10 @@ void KernelEmitter::callStmt(const CallStmt &c) {
       line("asm volatile(\"barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");");
       return;
     }
+    if (id == IntrinsicId::Sync && c.scope == ExecScope::Warp) {
+      line("__syncwarp();");
+      return;
+    }
     if (id == IntrinsicId::Sync) {
       line("__syncthreads();");
       return;

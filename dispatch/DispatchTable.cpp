@@ -661,6 +661,19 @@ std::vector<DispatchImpl> buildTable() {
          Expr id = s.scope == ExecScope::Cta ? lit(0) : add(lit(1), builtin(BuiltinKind::wgid));
          return {call(IntrinsicId::BarrierSync, {pos(id), kw("threads", lit(s.scopeThreads()))})};
        }});
+  // warp.sync has no native record of its own: the call stays the tile
+  // primitive, which the emitter writes as __syncwarp() (bar.warp.sync with
+  // every lane) and the checkers read as SyncKind::WarpSync.
+  t.push_back({intrinsicName(IntrinsicId::Sync), "bar.warp.sync", 10,
+               "bar.warp.sync over all 32 lanes (__syncwarp)",
+               [](const CallSite &s) -> std::string {
+                 if (s.scope == ExecScope::Warp)
+                   return "";
+                 return "bar.warp.sync synchronises the lanes of one warp";
+               },
+               [](const CallSite &s, DispatchState &) -> Block {
+                 return {CallStmt::make(ExecScope::Warp, std::string(s.call->callee), {})};
+               }});
   t.push_back({intrinsicName(IntrinsicId::Sync), "barrier.cluster", 10,
                "barrier.cluster.arrive (release) then barrier.cluster.wait (acquire)",
                [](const CallSite &s) -> std::string {

@@ -145,9 +145,10 @@ template <class Edges> void BarrierProver::closeEveryThreadPaths(const Edges &ed
     states.push_back({at(e.a, false), at(e.b, false), e.w, false});
   }
   // Joining barriers split by thread (a named barrier per warpgroup, under
-  // `if wgid == ...`): a after b for every thread of b when each thread of
-  // b passes, after b, a joining barrier that some thread of a passes
-  // before a (same iteration: w = 0; b in the iteration before: w = -1).
+  // `if wgid == ...`; warp.sync, which joins each warp's lanes): a after b
+  // for every thread of b when each thread of b passes, after b, a joining
+  // barrier that some thread of a passes before a (same iteration: w = 0;
+  // b in the iteration before: w = -1).
   size_t N = nodes_.size();
   for (size_t a = 0; a < N; ++a)
     for (size_t b = 0; b < N; ++b) {
@@ -160,15 +161,33 @@ template <class Edges> void BarrierProver::closeEveryThreadPaths(const Edges &ed
         ThreadSet joined(sk_.threads);
         for (size_t j : nodes_) {
           const SyncEvent &J = sk_.events[j];
+          bool warps = J.kind == SyncKind::WarpSync;
           if (J.role != later.role || J.loop != later.loop || !J.guards.empty() ||
-              !joinsItsThreads(J))
+              !(warps || joinsItsThreads(J)))
             continue;
+          bool between = w == 0 ? earlier.order < J.order && J.order < later.order
+                                : earlier.order < J.order || J.order < later.order;
+          if (!between)
+            continue;
+          if (warps) {
+            // warp.sync joins the lanes of each warp that runs it whole: a
+            // warp's threads are joined when one of its lanes runs `a`.
+            for (int64_t w0 = 0; w0 < sk_.threads; w0 += 32) {
+              bool whole = true, meets = false;
+              for (int64_t t = w0; t < std::min<int64_t>(w0 + 32, sk_.threads); ++t) {
+                whole = whole && J.threads.contains(t);
+                meets = meets || later.threads.contains(t);
+              }
+              if (whole && meets)
+                for (int64_t t = w0; t < std::min<int64_t>(w0 + 32, sk_.threads); ++t)
+                  joined.add(t);
+            }
+            continue;
+          }
           bool meets = false;
           for (int64_t t = 0; t < sk_.threads && !meets; ++t)
             meets = J.threads.contains(t) && later.threads.contains(t);
-          bool between = w == 0 ? earlier.order < J.order && J.order < later.order
-                                : earlier.order < J.order || J.order < later.order;
-          if (meets && between)
+          if (meets)
             for (int64_t t = 0; t < sk_.threads; ++t)
               if (J.threads.contains(t))
                 joined.add(t);
