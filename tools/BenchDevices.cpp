@@ -65,8 +65,10 @@ std::optional<sim::ProblemSpec> problemOf(const DevicesBenchRequest &r, Diagnost
                       r.ref, k.name, spec->text));
     return std::nullopt;
   }
-  bool gemm = spec->kind.find("gemm") != std::string::npos;
-  size_t inputs = gemm ? 2 : 1;
+  // The three device problems with a GEMM in front of or behind the collective.
+  bool withGemm = spec->kind == "tp_gemm_allreduce" || spec->kind == "allgather_gemm" ||
+                  spec->kind == "gemm_reduce_scatter";
+  size_t inputs = withGemm ? 2 : 1;
   if (spec->inputs.size() != inputs || spec->outputs.size() != 1) {
     diag.error(k.loc, fmt::format("bench: {} takes {} input{} and one output", spec->kind, inputs,
                                   inputs == 1 ? "" : "s"));
