@@ -60,8 +60,9 @@ cl::opt<std::string> refOpt("ref",
                             cl::init(""), cl::sub(benchCommand));
 IntOption<int> reps("reps", cl::desc("Timed runs (median reported)"), cl::init(50),
                   cl::sub(benchCommand));
-cl::opt<std::string> keep("keep", cl::desc("Keep the .cu and .so in DIR"), cl::init(""),
-                          cl::sub(benchCommand));
+cl::opt<std::string> keep("keep",
+                          cl::desc("Keep the .cu and .so in DIR (a devices kernel: its package)"),
+                          cl::init(""), cl::sub(benchCommand));
 cl::opt<std::string> python("python", cl::desc("Python with torch and triton"),
                             cl::init("python3"), cl::sub(benchCommand));
 cl::opt<std::string> dump("dump", cl::desc("Save inputs/outputs as .npy with this prefix"),
