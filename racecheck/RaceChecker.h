@@ -426,6 +426,9 @@ private:
   // The linear over-approximation (LinearPrecheck.h), tried first.
   detail::LinearPrecheck linear_{ctx_, opt_.timeoutMs};
   int pairs_ = 0;
+  // Pairs per buffer on which Z3 gave up (see solvePair).
+  static constexpr int kGiveUpsPerBuffer = 2;
+  std::map<std::string, int> gaveUpOn_;
   RaceReport report_;
   std::set<std::string> loopVars_;
   bool undecided_ = false;                      // satisfiable() met an undecided query

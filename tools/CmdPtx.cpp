@@ -5,6 +5,7 @@
 //   ptx check FILE [--kernel K] [--json]
 #include "ptx/Condense.h"
 #include "ptx/Parser.h"
+#include "tools/Budgets.h"
 #include "tools/Command.h"
 #include "tools/InputFile.h"
 #include "tools/PtxCommands.h"
@@ -43,6 +44,10 @@ cl::opt<bool> printSkeleton("skeleton",
                             cl::sub(ptxCommand));
 cl::opt<std::string> ptxasLog("ptxas-log", cl::desc("ptxas -v output with register/spill figures"),
                               cl::sub(ptxCommand));
+// check: the same processor-time, wall-time and memory budgets as `tilescope
+// check`; past one, the queries left answer at once and a kernel that was
+// not decided is `budget` (exit 4), never a run without end.
+BudgetOptions budgetOptions(ptxCommand, /*withSteps=*/false);
 
 int usage(const std::string &why) {
   llvm::errs() << "tilescope ptx: " << why
@@ -50,7 +55,7 @@ int usage(const std::string &why) {
   return kInputError;
 }
 
-int runPtx() {
+int runPtxAction() {
   std::vector<std::string> a(args.begin(), args.end());
   const std::string action = a[0];
   size_t files = action == "diff" ? 2 : 1;
@@ -106,6 +111,17 @@ int runPtx() {
   if (!second.load(a[2], kernelNameB.empty() ? std::string(kernelName) : std::string(kernelNameB)))
     return kInputError;
   return runPtxDiff(first, second, log, json);
+}
+
+int runPtx() {
+  if (int bad = budgetOptions.usageError("ptx"))
+    return bad;
+  Budget budget(budgetOptions.limits());
+  return runWithinBudget(budget, runPtxAction, [&] {
+    llvm::SourceMgr sm;
+    Diagnostics none(sm, false);
+    return finishBudget(budget, none, json, "ptx");
+  });
 }
 
 CommandRegistration registration(ptxCommand, runPtx);

@@ -7,6 +7,7 @@
 // --protocol-only scopes the verdict to the barrier protocol (arrivals per
 // phase, parity, transaction bytes with --tma-box, deadlock, init order,
 // CTA/named barriers, wgmma discipline): accesses are dropped.
+#include "ir/Budget.h"
 #include "ir/Verdict.h"
 #include "ptx/Lift.h"
 #include "racecheck/StaticRaces.h"
@@ -122,6 +123,11 @@ int runPtxCheck(PtxInput &in, const std::map<std::string, int64_t> &boxes,
                         loc.isValid() ? "line " + lineOf(in.sourceMgr, loc) + ": " : "", why));
     }
     Verdict v = findings ? Verdict::Finding : unknown.empty() ? Verdict::Proved : Verdict::Unknown;
+    // What was not decided because a budget ran out is `budget`, not unknown.
+    if (v == Verdict::Unknown && activeBudget() && activeBudget()->exceeded() != BudgetKind::None) {
+      v = Verdict::Budget;
+      unknown.push_back("budget exceeded: " + activeBudget()->message());
+    }
     all = combine(all, v);
     const BarrierSkeleton &sk = lifted.skeleton;
     if (json) {
