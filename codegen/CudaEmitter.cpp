@@ -464,13 +464,21 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
         h << "// " << placementNote(k_, p) << "\n";
     h << "extern \"C\" int tilescope_launch_" << k_.name << "(ts_dev::Communicator *comm";
     for (const Param &p : k_.params)
-      if (p.isTensor)
+      if (p.isTensor) {
         h << ", size_t " << p.name << "_off";
-    for (const std::string &sym : symbols_)
+        info_.launcher.push_back({p.name, LauncherParam::Kind::Offset, "size_t"});
+      }
+    for (const std::string &sym : symbols_) {
       h << ", long long " << sym << "_arg";
+      info_.launcher.push_back({sym, LauncherParam::Kind::Int, "long long"});
+    }
     for (const Param &p : k_.params)
-      if (!p.isTensor && !p.implicit)
+      if (!p.isTensor && !p.implicit) {
         h << ", " << cType(p.dtype) << " " << p.name;
+        info_.launcher.push_back(
+            {p.name, isFloat(p.dtype) ? LauncherParam::Kind::Real : LauncherParam::Kind::Int,
+             cType(p.dtype)});
+      }
     h << ", cudaStream_t stream) {\n";
     for (const Param &p : k_.params)
       if (p.isTensor)

@@ -23,6 +23,7 @@
 // Depends on ir/ (and dispatch); never on Z3 or the simulator.
 #pragma once
 
+#include "codegen/Launcher.h"
 #include "ir/Diagnostics.h"
 #include "ir/Stmt.h"
 
@@ -38,6 +39,7 @@ struct LoweredKernel {
   std::vector<std::string> dispatchChoices; // "wg.gemm -> wgmma", in program order
   std::vector<std::string> notes;           // what lowering chose to leave slow, and why
   std::vector<std::string> natives;         // native intrinsics lowered, first use order
+  std::vector<LauncherParam> launcher;      // a devices(N) kernel's launcher parameters
 };
 
 struct LoweredModule {

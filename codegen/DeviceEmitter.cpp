@@ -251,13 +251,13 @@ public:
         params += fmt::format(", size_t {}_off", p.name);
         hostParams += fmt::format(", size_t {}", p.name);
         hostArgs += fmt::format(", ts_dev::kDataOffset + {}", p.name);
-        out.launcherParams.push_back(p.name + " (byte offset in the data area)");
+        out.launcher.push_back({p.name, LauncherParam::Kind::Offset, "size_t"});
       }
     for (const std::string &s : symbols_) {
       params += fmt::format(", long long {}", s);
       hostParams += fmt::format(", long long {}", s);
       hostArgs += ", " + s;
-      out.launcherParams.push_back(s);
+      out.launcher.push_back({s, LauncherParam::Kind::Int, "long long"});
     }
     std::string tiles = expr(k_.launch.grid.front(), false);
     std::string where = "true";

@@ -22,6 +22,7 @@
 // Depends on ir/ only.
 #pragma once
 
+#include "codegen/Launcher.h"
 #include "ir/Diagnostics.h"
 #include "ir/Stmt.h"
 
@@ -34,7 +35,7 @@ namespace tilescope::codegen {
 struct LoweredDeviceKernel {
   std::string name;
   std::vector<std::string> dispatchChoices; // "device.allreduce at L: two_shot"
-  std::vector<std::string> launcherParams;  // tensor offsets then symbols, in order
+  std::vector<LauncherParam> launcher;      // tensor offsets then symbols, in order
 };
 
 struct LoweredDevices {

@@ -2,7 +2,8 @@
 // (codegen/EmbedText.cmake): the device-scale runtime
 // (codegen/runtime/ts_devices.cuh), which `tilescope lower --verify-ptx`
 // writes beside the lowered devices kernels it compiles, and the preludes of
-// every lowered module (codegen/prelude/*.cuh).
+// every lowered module (codegen/prelude/*.cuh), and the package of
+// `tilescope bench --devices`.
 #pragma once
 
 namespace tilescope::codegen {
@@ -14,5 +15,13 @@ const char *devicePrelude();
 const char *tcgen05Prelude();
 // codegen/prelude/host.cuh: the host side's helpers after the kernels.
 const char *hostPrelude();
+// What `tilescope bench --devices` packs (tools/BenchDevices.h):
+// codegen/runtime/ts_bench_entry.cuh (the bench library's C entry points),
+// codegen/devbench.py and devbench_rank.py (the harness) and
+// codegen/gpu_harness.py (the timing it shares with codegen/bench.py).
+const char *benchEntryHeader();
+const char *devicesBenchHarness();
+const char *devicesBenchRank();
+const char *gpuHarness();
 
 } // namespace tilescope::codegen

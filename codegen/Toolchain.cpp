@@ -2,6 +2,8 @@
 
 #include "ir/Intrinsics.h"
 
+#include <fmt/format.h>
+
 #include <llvm/ADT/SmallString.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -23,9 +25,8 @@ std::optional<std::string> findNvcc() {
   return std::nullopt;
 }
 
-BuildResult build(const std::string &nvcc, const std::string &cuFile, const std::string &outFile,
-                  TargetKind target, BuildKind kind) {
-  std::vector<std::string> args = {nvcc, "-std=c++17", "-O3", gencodeFor(target)};
+std::vector<std::string> nvccArgs(TargetKind target, BuildKind kind) {
+  std::vector<std::string> args = {"-std=c++17", "-O3", gencodeFor(target)};
   switch (kind) {
   case BuildKind::Ptx: args.push_back("-ptx"); break;
   case BuildKind::Cubin:
@@ -36,6 +37,13 @@ BuildResult build(const std::string &nvcc, const std::string &cuFile, const std:
     args.insert(args.end(), {"-shared", "-Xcompiler", "-fPIC"});
     break;
   }
+  return args;
+}
+
+BuildResult build(const std::string &nvcc, const std::string &cuFile, const std::string &outFile,
+                  TargetKind target, BuildKind kind) {
+  std::vector<std::string> args = nvccArgs(target, kind);
+  args.insert(args.begin(), nvcc);
   args.insert(args.end(), {cuFile, "-o", outFile});
   llvm::SmallString<128> logPath;
   llvm::sys::fs::createTemporaryFile("tilescope-nvcc", "log", logPath);
@@ -50,6 +58,35 @@ BuildResult build(const std::string &nvcc, const std::string &cuFile, const std:
   r.log += err;
   llvm::sys::fs::remove(logPath);
   return r;
+}
+
+int gpuCount(std::string *why) {
+  std::string smi;
+  if (const char *env = std::getenv("TILESCOPE_NVIDIA_SMI"); env && *env)
+    smi = env;
+  else if (auto p = llvm::sys::findProgramByName("nvidia-smi"))
+    smi = *p;
+  if (smi.empty() || !llvm::sys::fs::can_execute(smi)) {
+    *why = "no nvidia-smi" + (smi.empty() ? std::string(" on PATH") : " at " + smi);
+    return 0;
+  }
+  llvm::SmallString<128> listing;
+  llvm::sys::fs::createTemporaryFile("tilescope-gpus", "txt", listing);
+  llvm::Optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), llvm::StringRef(listing),
+                                                 llvm::StringRef(listing)};
+  std::vector<llvm::StringRef> argv = {smi, "-L"};
+  int rc = llvm::sys::ExecuteAndWait(smi, argv, llvm::None, redirects, 20);
+  int gpus = 0;
+  if (auto buf = llvm::MemoryBuffer::getFile(listing)) {
+    std::istringstream in((*buf)->getBuffer().str());
+    std::string line;
+    while (std::getline(in, line))
+      gpus += line.rfind("GPU ", 0) == 0;
+  }
+  llvm::sys::fs::remove(listing);
+  if (gpus == 0)
+    *why = fmt::format("`{} -L` lists none, exit status {}", smi, rc);
+  return gpus;
 }
 
 std::vector<PtxasFinding> slowPathFindings(const std::string &log) {

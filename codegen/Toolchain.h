@@ -22,9 +22,21 @@ struct BuildResult {
   std::string log; // nvcc / ptxas output (stderr and stdout)
 };
 
-// nvcc -std=c++17 -O3 for the target; Cubin adds -Xptxas -v (resource report).
+// nvcc's arguments before the input and output files: -std=c++17 -O3 for
+// the target; Cubin adds -Xptxas -v (resource report), SharedLibrary -shared
+// -fPIC. `build` runs them; `tilescope bench --devices` writes them into its
+// package, whose harness runs nvcc on the GPU machine (tools/BenchDevices.h).
+std::vector<std::string> nvccArgs(TargetKind target, BuildKind kind);
+
+// nvcc with nvccArgs on cuFile, writing outFile.
 BuildResult build(const std::string &nvcc, const std::string &cuFile, const std::string &outFile,
                   TargetKind target, BuildKind kind);
+
+// The GPUs this machine has, as `nvidia-smi -L` lists them
+// ($TILESCOPE_NVIDIA_SMI, else nvidia-smi on PATH): 0, with the reason in
+// `why`, when there is no nvidia-smi or it lists none. `tilescope bench`
+// asks before it builds anything for a GPU.
+int gpuCount(std::string *why);
 
 // What ptxas reported that signals a slow path: wgmma serialization
 // (C7510-style "Potential Performance Loss"), ignored setmaxnreg, spills.

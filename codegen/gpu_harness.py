@@ -2,7 +2,8 @@
 kernel through its ctypes entry point, CUDA-event timing after an L2 flush,
 and the Triton RMSNorm that RMSNorm kernels are compared with.
 
-Used by codegen/bench.py (`tilescope bench`), bench/rmsnorm/bench_rms.py,
+Used by codegen/bench.py (`tilescope bench`), codegen/devbench.py (`tilescope
+bench --devices N`), bench/rmsnorm/bench_rms.py,
 scripts/model/calib.py and tests/ptx/sources/perf_1024.py. A script that is
 copied into a flat device folder finds this file beside it: copy it along
 (bench/rmsnorm/build_run2.sh, scripts/portable do); in the source tree each
@@ -30,15 +31,19 @@ def flush_l2():
     _flush.zero_()
 
 
-def time_one(fn, sleep_cycles=0):
+def time_one(fn, sleep_cycles=0, before=None):
     """One timed call after an L2 flush, in ms (CUDA events). With
     sleep_cycles > 0 the GPU sleeps that long after the flush
     (torch.cuda._sleep), so that the host has enqueued the call before the
     start event is reached: the interval is then GPU time only, not the
-    host's launch overhead."""
+    host's launch overhead. `before`, when given, is enqueued after the flush
+    and before the start event: the device barrier with which every process
+    of a devices(N) kernel starts the timed call together (codegen/devbench.py)."""
     flush_l2()
     if sleep_cycles:
         torch.cuda._sleep(sleep_cycles)
+    if before is not None:
+        before()
     s = torch.cuda.Event(enable_timing=True)
     e = torch.cuda.Event(enable_timing=True)
     s.record()
@@ -59,18 +64,28 @@ def _spread(t):
     return statistics.median(t), min(t), max(t)
 
 
+def pair_times(ours, baseline, warmup=10, reps=50, before=None):
+    """Every timed ms of `ours` and of `baseline`, timed alternately (ours
+    first in even rounds, the baseline first in odd ones); `before`: time_one's.
+    Without a baseline (None), the times of `ours` alone and an empty list."""
+    _warm((ours,) if baseline is None else (ours, baseline), warmup)
+    t_ours, t_base = [], []
+    for i in range(reps):
+        if baseline is None:
+            t_ours.append(time_one(ours, before=before))
+        elif i % 2 == 0:
+            t_ours.append(time_one(ours, before=before))
+            t_base.append(time_one(baseline, before=before))
+        else:
+            t_base.append(time_one(baseline, before=before))
+            t_ours.append(time_one(ours, before=before))
+    return t_ours, t_base
+
+
 def time_pair(ours, baseline, warmup=10, reps=50):
     """Median, min and max ms of `ours` and of `baseline`, timed alternately
     (ours first in even rounds, the baseline first in odd ones)."""
-    _warm((ours, baseline), warmup)
-    t_ours, t_base = [], []
-    for i in range(reps):
-        if i % 2 == 0:
-            t_ours.append(time_one(ours))
-            t_base.append(time_one(baseline))
-        else:
-            t_base.append(time_one(baseline))
-            t_ours.append(time_one(ours))
+    t_ours, t_base = pair_times(ours, baseline, warmup, reps)
     return _spread(t_ours), _spread(t_base)
 
 

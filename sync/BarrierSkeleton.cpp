@@ -2,6 +2,7 @@
 
 #include "ir/ConcreteEval.h"
 #include "ir/DeviceScale.h"
+#include "ir/KernelSymbols.h"
 #include "ir/Printer.h"
 #include "ir/ThreadUniformity.h"
 #include "ir/Visitor.h"
@@ -148,16 +149,10 @@ public:
     sk_.grid = k.launch.grid;
     sk_.cluster = k.launch.cluster;
     sk_.constraints = k.constraints;
-    std::set<std::string> symbols;
-    for (const Param &p : k.params) {
-      if (!p.isTensor)
-        symbols.insert(p.name);
-      for (const Expr &d : p.shape)
-        for (const std::string &n : namesUsed(d))
-          symbols.insert(n);
+    for (const Param &p : k.params)
       if (p.isTensor)
         sk_.buffers[p.name] = {p.name, MemScope::Global, p.dtype, p.shape, p.loc};
-    }
+    std::set<std::string> symbols = kernelSymbols(k);
     sk_.symbols.assign(symbols.begin(), symbols.end());
   }
 

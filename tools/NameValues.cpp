@@ -1,6 +1,7 @@
 #include "tools/NameValues.h"
 
 #include "ir/ConcreteEval.h"
+#include "ir/KernelSymbols.h"
 #include "ir/Printer.h"
 #include "ir/Visitor.h"
 
@@ -53,15 +54,7 @@ namespace {
 // The names a kernel's --args may bind: its scalar parameters and the names
 // in its tensors' shapes.
 std::set<std::string> bindableNames(const Kernel &kernel) {
-  std::set<std::string> names;
-  for (const Param &p : kernel.params) {
-    if (!p.isTensor)
-      names.insert(p.name);
-    for (const Expr &d : p.shape)
-      for (const std::string &n : namesUsed(d))
-        names.insert(n);
-  }
-  return names;
+  return kernelSymbols(kernel);
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 #include "verifier/PeerAccess.h"
 
 #include "ir/DeviceScale.h"
+#include "ir/KernelSymbols.h"
 #include "ir/Placement.h"
 #include "ir/Printer.h"
 #include "ir/ThreadIndex.h"
@@ -144,14 +145,7 @@ public:
 private:
   static BarrierSkeleton skeletonOf(const Kernel &k) {
     BarrierSkeleton sk;
-    std::set<std::string> symbols;
-    for (const Param &p : k.params) {
-      if (!p.isTensor)
-        symbols.insert(p.name);
-      for (const Expr &d : p.shape)
-        for (const std::string &n : namesUsed(d))
-          symbols.insert(n);
-    }
+    std::set<std::string> symbols = kernelSymbols(k);
     for (const Expr &e : k.launch.devices)
       for (const std::string &n : namesUsed(e))
         symbols.insert(n);

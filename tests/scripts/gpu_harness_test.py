@@ -87,6 +87,27 @@ class Harness(unittest.TestCase):
         self.assertEqual(base, (11.0, 10.0, 12.0))
         self.assertEqual([c for c in CALLS if c.startswith("sleep")], [])
 
+    def test_pair_times_runs_before_after_the_flush_and_before_the_start_event(self):
+        TIMES[:] = [1.0, 2.0, 3.0, 4.0]
+        ours, base = h.pair_times(fn("ours"), fn("base"), warmup=1, reps=2,
+                                  before=fn("barrier"))
+        self.assertEqual(CALLS[:3], ["ours", "base", "sync"])  # warm-up: no barrier
+        timed = CALLS[3:]
+        self.assertEqual([c for c in timed if not c.startswith("flush")],
+                         ["barrier", "record", "ours", "record",
+                          "barrier", "record", "base", "record",
+                          "barrier", "record", "base", "record",
+                          "barrier", "record", "ours", "record"])
+        self.assertEqual([i for i, c in enumerate(timed) if c.startswith("flush")], [0, 5, 10, 15])
+        self.assertEqual((ours, base), ([1.0, 4.0], [2.0, 3.0]))  # every time, in call order
+
+    def test_pair_times_without_a_baseline_times_ours_alone(self):
+        TIMES[:] = [5.0, 6.0, 7.0]
+        ours, base = h.pair_times(fn("ours"), None, warmup=2, reps=3)
+        self.assertEqual(CALLS[:3], ["ours", "ours", "sync"])
+        self.assertEqual(timed_calls(), ["ours", "ours", "ours"])
+        self.assertEqual((ours, base), ([5.0, 6.0, 7.0], []))
+
     def test_time_rotating_starts_round_i_with_function_i(self):
         TIMES[:] = [float(i) for i in range(12)]
         t = h.time_rotating({"a": fn("a"), "b": fn("b"), "c": fn("c")}, warmup=1, reps=4)
