@@ -148,59 +148,73 @@ const std::vector<std::string> &kernelProofNames() {
   return names;
 }
 
+namespace {
+
+// `original` under the facts of its launch: a devices(N) kernel is proved
+// with 0 <= devid < ndev, ndev = N, 1 <= N <= 8 (ir/DeviceScale.h); its
+// statements are shared, not copied. Other kernels are proved as they are.
+const Kernel &withLaunchFacts(const Kernel &original, Kernel &storage) {
+  if (original.launch.devices.empty())
+    return original;
+  storage = original;
+  appendDeviceFacts(storage);
+  return storage;
+}
+
+// One proof as every caller runs it. Under the command's budget
+// (ir/Budget.h) the proof names its stage, is not run once the budget has
+// run out, and is `budget` when the budget ran out during it.
+ProofOutcome runProof(const Proof &p, const Kernel &kernel, Diagnostics &diag,
+                      const BarrierProofOptions &options) {
+  Budget *budget = activeBudget();
+  if (!budget)
+    return p.run(kernel, diag, options);
+  budget->setStage(fmt::format("the {} proofs of kernel {} ({})", p.stage, kernel.name,
+                               locationText(diag, kernel.loc)));
+  ProofOutcome o;
+  if (!budget->expired())
+    o = p.run(kernel, diag, options);
+  // Z3 past its memory cap (the command's --max-memory-mb) or stopped by
+  // the wall-time backstop gives up like an undecided query; that is the
+  // budget, not an unknown (proof/SolverBudget.h).
+  for (const auto &[loc, why] : o.unknown)
+    noteSolverGaveUp(why);
+  // expired() reads the clocks: a proof whose queries the budget cut short
+  // reports them undecided without having polled it itself.
+  o.budgetExceeded = budget->expired() || budget->exceeded() != BudgetKind::None;
+  return o;
+}
+
+} // namespace
+
 KernelProofs runKernelProofs(const Kernel &original, Diagnostics &diag,
                              const BarrierProofOptions &options) {
-  // A devices(N) kernel is proved under the facts of its launch: 0 <= devid
-  // < ndev, ndev = N, 1 <= N <= 8 (ir/DeviceScale.h); its statements are
-  // shared, not copied.
-  Kernel withFacts;
-  if (!original.launch.devices.empty()) {
-    withFacts = original;
-    appendDeviceFacts(withFacts);
-  }
-  const Kernel &kernel = original.launch.devices.empty() ? original : withFacts;
+  Kernel storage;
+  const Kernel &kernel = withLaunchFacts(original, storage);
   // This kernel's queries in a Z3 context of their own: the verdict must not
   // depend on the kernels proved before it in this process.
   ProofContextScope context;
   KernelProofs out;
-  // The command's budget (ir/Budget.h): each proof names its stage; once the
-  // budget has run out the proofs left are not run, and those it cut short
-  // or skipped are `budget`.
+  for (const Proof &p : kProofs)
+    out.proofs.push_back({p.name, runProof(p, kernel, diag, options)});
+  if (!kernel.launch.devices.empty())
+    out.proofs.push_back({kDeviceProof.name, runProof(kDeviceProof, kernel, diag, options)});
   Budget *budget = activeBudget();
-  for (const Proof &p : kProofs) {
-    if (!budget) {
-      out.proofs.push_back({p.name, p.run(kernel, diag, options)});
-      continue;
-    }
-    budget->setStage(fmt::format("the {} proofs of kernel {} ({})", p.stage, kernel.name,
-                                 locationText(diag, kernel.loc)));
-    ProofOutcome o;
-    if (!budget->expired())
-      o = p.run(kernel, diag, options);
-    // Z3 past its memory cap (the command's --max-memory-mb) or stopped by
-    // the wall-time backstop gives up like an undecided query; that is the
-    // budget, not an unknown (proof/SolverBudget.h).
-    for (const auto &[loc, why] : o.unknown)
-      noteSolverGaveUp(why);
-    // expired() reads the clocks: a proof whose queries the budget cut short
-    // reports them undecided without having polled it itself.
-    o.budgetExceeded = budget->expired() || budget->exceeded() != BudgetKind::None;
-    out.proofs.push_back({p.name, std::move(o)});
-  }
-  if (!kernel.launch.devices.empty()) {
-    const Proof &p = kDeviceProof;
-    ProofOutcome o;
-    if (budget)
-      budget->setStage(fmt::format("the {} proofs of kernel {} ({})", p.stage, kernel.name,
-                                   locationText(diag, kernel.loc)));
-    if (!budget || !budget->expired())
-      o = p.run(kernel, diag, options);
-    o.budgetExceeded = budget && budget->exceeded() != BudgetKind::None;
-    out.proofs.push_back({p.name, std::move(o)});
-  }
   if (budget && budget->exceeded() != BudgetKind::None)
     diag.error(kernel.loc, budget->message());
   return out;
+}
+
+std::optional<ProofOutcome> runKernelProof(std::string_view name, const Kernel &original,
+                                           Diagnostics &diag, const BarrierProofOptions &options) {
+  const Proof *proof = name == kDeviceProof.name ? &kDeviceProof : nullptr;
+  for (const Proof &p : kProofs)
+    if (name == p.name)
+      proof = &p;
+  if (!proof || (proof == &kDeviceProof && original.launch.devices.empty()))
+    return std::nullopt;
+  Kernel storage;
+  return runProof(*proof, withLaunchFacts(original, storage), diag, options);
 }
 
 } // namespace tilescope

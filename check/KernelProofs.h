@@ -16,13 +16,15 @@
 #include "ir/Verdict.h"
 #include "verifier/BarrierProofs.h"
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tilescope {
 
 struct NamedProofOutcome {
-  std::string name; // "layouts", "barriers", "races"
+  std::string name; // "layouts", "barriers", "races", "coverage", "devices"
   ProofOutcome outcome;
 };
 
@@ -37,5 +39,15 @@ const std::vector<std::string> &kernelProofNames();
 // Runs every proof on a well-formed kernel (ir/Checker.h passed).
 KernelProofs runKernelProofs(const Kernel &kernel, Diagnostics &diag,
                              const BarrierProofOptions &options = {});
+
+// Runs the one proof `name` (one of kernelProofNames(), or "devices" on a
+// devices(N) kernel) exactly as runKernelProofs runs it — under the launch's
+// facts and the active budget — in the caller's Z3 context. The reward's
+// static stages (reward/StaticStages.cpp) call it, so that `check` and the
+// reward cannot decide an obligation differently. nullopt: no such proof
+// (or "devices" on a kernel without devices(N)).
+std::optional<ProofOutcome> runKernelProof(std::string_view name, const Kernel &kernel,
+                                           Diagnostics &diag,
+                                           const BarrierProofOptions &options = {});
 
 } // namespace tilescope

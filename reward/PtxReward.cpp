@@ -190,6 +190,9 @@ std::vector<KernelReward> ptxKernelRewards(const std::string &source, const Rewa
     ProofContextScope context;
     kr.stages.push_back(barriers(lifted, *f, sm));
     kr.stages.push_back(races(lifted, *f, sm));
+    kr.stages.push_back(stage("coverage", StageStatus::Skipped,
+                              "not applicable: global memory is not modelled on PTX (the grid "
+                              "and the tensors are launch arguments)"));
     kr.stages.push_back(
         stage("simulate", StageStatus::Skipped, "not applicable: PTX is not simulated"));
     std::string pipeline = fmt::format(

@@ -45,9 +45,9 @@ const char *stageStatusName(StageStatus s) {
 }
 
 const std::vector<std::string> &rewardStageNames() {
-  static const std::vector<std::string> names = {"parse",     "types",    "dispatch",
-                                                 "resources", "layouts",  "barriers",
-                                                 "races",     "simulate", "performance"};
+  static const std::vector<std::string> names = {"parse",    "types",      "dispatch", "resources",
+                                                 "layouts",  "barriers",   "races",    "coverage",
+                                                 "simulate", "performance"};
   return names;
 }
 
@@ -146,6 +146,13 @@ std::string adviceFor(const std::string &code) {
       {"barriers.", "fix the mbarrier protocol: arrivals per phase must equal the count and "
                     "waits must track the phase (the witness gives the iteration)"},
       {"races.", "order the two accesses with a barrier, an mbarrier handshake or a fence"},
+      {"coverage.write-coverage", "make the grid and the tile loop reach every output tile, "
+                                  "edge tiles included (the witness gives the sizes and the "
+                                  "element nobody writes)"},
+      {"coverage.out-of-bounds", "keep every box inside its tensor: guard the edge tiles or fix "
+                                 "the grid (the witness gives the sizes, CTA and element)"},
+      {"coverage.not-proved", "write the output through regions whose start is a multiple of "
+                              "the CTA or loop index, so that the coverage can be proved"},
       {"simulate.no-problem", "the task must name the problem (--problem or --task)"},
       {"simulate.unwritten", "write every element of the output, including edge tiles"},
       {"simulate.input-modified", "do not write the inputs; use a scratch buffer"},
@@ -247,8 +254,9 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
   }
   using StageFn = StageResult (*)(const Kernel &, llvm::SourceMgr &);
   static const std::pair<const char *, StageFn> kStatic[] = {
-      {"types", typesStage},     {"dispatch", dispatchStage}, {"resources", resourcesStage},
-      {"layouts", layoutsStage}, {"barriers", barriersStage}, {"races", racesStage}};
+      {"types", typesStage},      {"dispatch", dispatchStage}, {"resources", resourcesStage},
+      {"layouts", layoutsStage},  {"barriers", barriersStage}, {"races", racesStage},
+      {"coverage", coverageStage}};
   // A cached entry is used at this candidate's lines and columns, or not at all.
   auto fromCache = [&](const std::string &k) -> std::optional<std::vector<StageResult>> {
     std::optional<RewardCache::Entry> e = options.cache->find(k);

@@ -50,6 +50,9 @@ void addPtxasReport(const Kernel &kernel, llvm::SourceMgr &sm, StageResult &r);
 StageResult layoutsStage(const Kernel &kernel, llvm::SourceMgr &sm);
 StageResult barriersStage(const Kernel &kernel, llvm::SourceMgr &sm);
 StageResult racesStage(const Kernel &kernel, llvm::SourceMgr &sm);
+// `check`'s write-coverage proof with the global bounds (and, on devices(N)
+// kernels, its device-protocol proof), run through check/KernelProofs.h.
+StageResult coverageStage(const Kernel &kernel, llvm::SourceMgr &sm);
 
 // What the simulate stage needs besides the kernel.
 struct SimulateRequest {

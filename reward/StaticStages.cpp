@@ -1,7 +1,8 @@
 // The static stages of the reward: types, dispatch, resources, layouts,
-// barriers, races. Each runs the
+// barriers, races, coverage. Each runs the
 // same library code as `tilescope check` / `dispatch`, and keeps findings
 // (fail) apart from what could not be decided (unknown).
+#include "check/KernelProofs.h"
 #include "dispatch/Dispatch.h"
 #include "ir/Checker.h"
 #include "racecheck/StaticRaces.h"
@@ -9,9 +10,13 @@
 #include "verifier/BarrierProofs.h"
 #include "verifier/KernelLayouts.h"
 
+#include <llvm/ADT/StringExtras.h>
+
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cstdint>
+#include <optional>
 
 namespace tilescope::reward_detail {
 
@@ -252,6 +257,89 @@ StageResult racesStage(const Kernel &kernel, llvm::SourceMgr &sm) {
   r.reason = fmt::format("{} access pair{} proved race-free, {} left to the barrier proofs",
                          report.pairsProved, report.pairsProved == 1 ? "" : "s",
                          report.pairsOrderedByMbarrier);
+  return r;
+}
+
+namespace {
+
+// "write coverage: no CTA ... (for K = 8, M = 1, N = 8): ..." -> "write-coverage"
+// (the kind every error of the coverage proofs starts with); "error" when
+// the message has none.
+std::string kindOf(const std::string &message) {
+  size_t colon = message.find(": ");
+  if (colon == std::string::npos || colon > 40)
+    return "error";
+  for (size_t i = 0; i < colon; ++i)
+    if (!std::isalpha(static_cast<unsigned char>(message[i])) && message[i] != ' ' &&
+        message[i] != '-')
+      return "error";
+  return slug(message.substr(0, colon));
+}
+
+// The sizes (and CTA, thread, iteration) a coverage or bounds finding names:
+// the parenthesised "(for ...)" of its message.
+std::string witnessOf(const std::string &message) {
+  size_t open = message.find("(for ");
+  if (open == std::string::npos)
+    return "";
+  int depth = 0;
+  for (size_t i = open; i < message.size(); ++i) {
+    depth += message[i] == '(' ? 1 : message[i] == ')' ? -1 : 0;
+    if (depth == 0)
+      return message.substr(open + 1, i - open - 1);
+  }
+  return "";
+}
+
+} // namespace
+
+StageResult coverageStage(const Kernel &kernel, llvm::SourceMgr &sm) {
+  StageResult r;
+  r.name = "coverage";
+  // `check`'s own proofs (check/KernelProofs.h): write coverage with the
+  // global bounds, and on devices(N) kernels the device protocol.
+  Diagnostics diag(sm, false);
+  std::vector<std::string> methods;
+  Verdict verdict = Verdict::Proved;
+  for (const char *name : {"coverage", "devices"}) {
+    std::optional<ProofOutcome> o = runKernelProof(name, kernel, diag);
+    if (!o)
+      continue;
+    verdict = combine(verdict, o->verdict());
+    if (!o->method.empty())
+      methods.push_back(fmt::format("{}: {}", name, o->method));
+  }
+  // Each error carries its sizes and the notes after it (the stores that
+  // miss the element) as its witness; the notes stay diagnostics too.
+  const std::vector<Diagnostic> &all = diag.all();
+  std::vector<RewardDiagnostic> converted = convertDiagnostics(diag, 0, kernel.name, "coverage");
+  std::string code = "coverage.error";
+  size_t error = SIZE_MAX; // the index in r.diagnostics of the error the notes belong to
+  for (size_t i = 0; i < all.size(); ++i) {
+    RewardDiagnostic &d = converted[i];
+    if (all[i].kind == Diagnostic::Error) {
+      code = "coverage." + kindOf(all[i].message);
+      d.witness = witnessOf(all[i].message);
+    } else if (all[i].kind == Diagnostic::Warning) {
+      code = llvm::StringRef(all[i].message).startswith("not proved") ? "coverage.not-proved"
+                                                                      : "coverage.warning";
+    }
+    d.code = code;
+    r.diagnostics.push_back(std::move(d));
+    if (all[i].kind == Diagnostic::Error) {
+      error = r.diagnostics.size() - 1;
+    } else if (all[i].kind == Diagnostic::Note && error != SIZE_MAX) {
+      std::string &w = r.diagnostics[error].witness;
+      w += (w.empty() ? "" : "; ") + all[i].message;
+    } else {
+      error = SIZE_MAX;
+    }
+  }
+  r.status = verdict == Verdict::Finding  ? StageStatus::Fail
+             : verdict == Verdict::Budget ? StageStatus::Budget
+             : verdict == Verdict::Proved ? StageStatus::Pass
+                                          : StageStatus::Unknown;
+  r.reason = llvm::join(methods, "; ");
   return r;
 }
 

@@ -6,6 +6,7 @@
 #include "ir/SizeLimits.h"
 #include "ir/ThreadIndex.h"
 #include "ir/Visitor.h"
+#include "verifier/SetmaxnregOrder.h"
 
 #include <fmt/format.h>
 
@@ -103,6 +104,8 @@ public:
     registers(r);
     tensorMemory(r);
     occupancy(r.summary);
+    for (ResourceFinding &f : checkSetmaxnregOrder(k_))
+      findings_.push_back(std::move(f));
     r.findings = std::move(findings_);
     return r;
   }
@@ -124,9 +127,14 @@ private:
     }
     case StmtKind::For: {
       const auto &f = as<For>(s);
+      // The body runs only when the loop does: a setmaxnreg in it counts as
+      // one that may not run unless the bounds say the loop runs.
+      path_.push_back(
+          {Binary::make(BinaryOp::Lt, substitute(f.begin, lets), substitute(f.end, lets)), true});
       Lets inner = lets;
       inner.erase(f.var);
       block(f.body, inner);
+      path_.pop_back();
       return;
     }
     case StmtKind::If: {

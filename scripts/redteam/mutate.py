@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-# Run: python3 scripts/redteam/mutate.py [NAME-SUBSTRING...] (TS=path/to/tilescope); mutants in scripts/redteam/muts.py.
+# Run: python3 scripts/redteam/mutate.py [NAME-SUBSTRING...] (TS=path/to/tilescope); mutants in scripts/redteam/muts.py
+# (both passes: a mutant with `want` goes through check, race, sim and reward, stages.py).
 """Red-team mutants of the library kernels: apply edits, run check (and reward), classify."""
 import json, os, re, subprocess, sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -7,7 +8,6 @@ OUT = '/tmp/redteam/m'
 TS = os.environ.get('TS', ROOT + '/build/tools/tilescope')
 sys.path.insert(0, os.path.dirname(__file__))
 from muts import MUTANTS
-from muts2 import MUTANTS2  # the second pass: every mutant through check, race, sim, reward
 import stages
 
 def apply(src, edits, name):
@@ -41,7 +41,7 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     only = sys.argv[1:]
     rows = []
-    for m in MUTANTS + MUTANTS2:
+    for m in MUTANTS:
         name, base, cls, exp, edits = m['name'], m['base'], m['cls'], m['exp'], m['edits']
         if only and not any(o in name for o in only):
             continue

@@ -1,7 +1,7 @@
 """Runs one red-team mutant through every verdict an agent sees: `check`, `race --static`,
 `sim` (at the mutant's sizes, against its problem) and `reward --problem`, and classifies it.
 
-A mutant (scripts/redteam/muts2.py) says what must catch it: 'static' (a synchronisation or
+A pass-2 mutant (scripts/redteam/muts.py, `r2`) says what must catch it: 'static' (a synchronisation or
 memory bug: `check` must not prove it), or 'dynamic' (a wrong value or a reward hack: `sim` or
 the reward's simulate stage must fail it). A clean mutant must pass all four."""
 import json
@@ -9,7 +9,8 @@ import subprocess
 
 STATIC_RC = {0: 'proved', 1: 'finding', 2: 'input-error', 3: 'unknown', 4: 'budget'}
 # Reward stages that judge the candidate; `performance` is the model's, not a verdict.
-JUDGED = ('parse', 'types', 'dispatch', 'resources', 'layouts', 'barriers', 'races', 'simulate')
+JUDGED = ('parse', 'types', 'dispatch', 'resources', 'layouts', 'barriers', 'races', 'coverage',
+          'simulate')
 
 
 def _run(args, timeout):

@@ -89,7 +89,7 @@ check(p.returncode == 0, "schema: " + p.stdout)
 one = run(os.path.join(work, "one.jsonl"), "--jobs", "1")
 dup = next(r for r in one if r["id"] == "dup")
 cached = [s["name"] for s in dup["kernels"][0]["stages"] if s["cached"]]
-check(cached == ["types", "dispatch", "resources", "layouts", "barriers", "races"],
+check(cached == ["types", "dispatch", "resources", "layouts", "barriers", "races", "coverage"],
       f"static stages of a duplicate come from the cache: {cached}")
 sim = next(s for s in dup["kernels"][0]["stages"] if s["name"] == "simulate")
 check(not sim["cached"] and sim["status"] == "pass", "simulate runs again on fresh inputs")

@@ -109,8 +109,8 @@ TEST_CASE("performance: an unknown verdict still scores as not passed") {
   CHECK(stage(k, "simulate").credit == 0);
   CHECK(k.verdict == "unknown");
   CHECK(r.exitCode == 3);
-  // 7 static stages and the performance credit of 11: simulate's 3 are lost.
-  CHECK(k.score == doctest::Approx((7 + perf.credit) / 11));
+  // 8 static stages and the performance credit of 12: simulate's 3 are lost.
+  CHECK(k.score == doctest::Approx((8 + perf.credit) / 12));
   CHECK(k.score < 0.75);
 }
 
@@ -126,8 +126,8 @@ TEST_CASE("performance: the JSON carries the prediction; a kernel the model does
   CHECK(p->getNumber("baseline_us").getValueOr(0) > 0);
 
   // sm_100a (tcgen05): no model; the stage is skipped but never counts as a
-  // pass: it weighs 1 and earns 0, so the score is 7 of 11 (simulate is
-  // unknown here), below the sm_90a kernel's 7 + credit of 11.
+  // pass: it weighs 1 and earns 0, so the score is 8 of 12 (simulate is
+  // unknown here), below the sm_90a kernel's 8 + credit of 12.
   RewardResult b = reward(std::string(bundledKernelText("gemm_bf16_sm100.tile")), staticGemm());
   REQUIRE(b.kernels.size() == 1);
   const StageResult &skipped = stage(b.kernels[0], "performance");
@@ -136,22 +136,22 @@ TEST_CASE("performance: the JSON carries the prediction; a kernel the model does
   CHECK(skipped.reason.find("weighs 1") != std::string::npos);
   CHECK_FALSE(b.kernels[0].performance);
   CHECK(b.kernels[0].verdict == "unknown"); // simulate not checked; the skip changes no verdict
-  CHECK(b.kernels[0].score == doctest::Approx(7.0 / 11));
+  CHECK(b.kernels[0].score == doctest::Approx(8.0 / 12));
   CHECK(b.kernels[0].score < r.kernels[0].score);
-  // With no problem the same kernel's stage is left out: 7 of 10.
+  // With no problem the same kernel's stage is left out: 8 of 11.
   RewardOptions noProblem = staticGemm();
   noProblem.problem = "";
   RewardResult bn = reward(std::string(bundledKernelText("gemm_bf16_sm100.tile")), noProblem);
   REQUIRE(bn.kernels.size() == 1);
   CHECK(stage(bn.kernels[0], "performance").status == StageStatus::Skipped);
-  CHECK(bn.kernels[0].score == doctest::Approx(0.7));
-  // A task without a problem (or not a GEMM): skipped, so the score is 7 of 10.
+  CHECK(bn.kernels[0].score == doctest::Approx(8.0 / 11));
+  // A task without a problem (or not a GEMM): skipped, so the score is 8 of 11.
   RewardOptions none = staticGemm();
   none.problem = "";
   RewardResult n = reward(std::string(bundledKernelText("gemm_bf16_sm90.tile")), none);
   REQUIRE(n.kernels.size() == 1);
   CHECK(stage(n.kernels[0], "performance").status == StageStatus::Skipped);
-  CHECK(n.kernels[0].score == doctest::Approx(0.7));
+  CHECK(n.kernels[0].score == doctest::Approx(8.0 / 11));
 }
 
 TEST_CASE("performance: sizes the task gives and the kernel rejects fail the stage") {
@@ -228,8 +228,8 @@ TEST_CASE("performance: a GEMM without tensor cores is scored against the CUDA-c
   CHECK(e.boundBy.find("cuda-core") != std::string::npos);
   CHECK(perf.credit == doctest::Approx(e.baselineUs / e.predictedUs));
   CHECK(perf.credit < 0.1);
-  // 7 static stages, simulate unknown (static only), the bound's credit: 11 in all.
-  CHECK(scalar.kernels[0].score == doctest::Approx((7 + perf.credit) / 11));
+  // 8 static stages, simulate unknown (static only), the bound's credit: 12 in all.
+  CHECK(scalar.kernels[0].score == doctest::Approx((8 + perf.credit) / 12));
 
   // The tensor-core GEMM of the same problem earns more.
   RewardResult tc = reward(std::string(bundledKernelText("gemm_bf16_sm90.tile")), staticGemm());

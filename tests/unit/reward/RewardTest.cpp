@@ -1,6 +1,7 @@
 // The reward's C++ API (reward/Reward.h): the staged result, the score
 // formula, the JSON text, the cache, and calls from several threads at once.
 #include "reward/Reward.h"
+#include "check/KernelProofs.h"
 #include "ir/Parser.h"
 #include "kernels/BundledKernels.h"
 #include "reward/RewardCache.h"
@@ -10,6 +11,7 @@
 
 #include <llvm/Support/JSON.h>
 
+#include <algorithm>
 #include <thread>
 
 using namespace tilescope;
@@ -48,7 +50,7 @@ TEST_CASE("reward: a correct kernel passes every stage") {
   const StageResult &perf = stage(k, "performance");
   CHECK(perf.status == StageStatus::Pass);
   CHECK(perf.credit < 0.1);
-  CHECK(k.score == doctest::Approx((10 + perf.credit) / 11));
+  CHECK(k.score == doctest::Approx((11 + perf.credit) / 12));
   CHECK(k.simulated.size() == 2);
   CHECK(!k.firstFailure);
   CHECK(k.candidate.size() == 16);
@@ -57,13 +59,13 @@ TEST_CASE("reward: a correct kernel passes every stage") {
 TEST_CASE("reward: the score is the weighted share of passed stages") {
   RewardOptions o;
   o.seed = 3;
-  SUBCASE("no problem: simulate unknown, 7 of 10") {
+  SUBCASE("no problem: simulate unknown, 8 of 11") {
     RewardResult r = reward(naive(), o);
     CHECK(r.verdict == "unknown");
     CHECK(r.exitCode == 3);
-    CHECK(r.kernels[0].score == doctest::Approx(0.7));
+    CHECK(r.kernels[0].score == doctest::Approx(8.0 / 11));
   }
-  SUBCASE("right at the small size, wrong at the edge: 6 + 3/2 of 10") {
+  SUBCASE("right at the small size, wrong at the edge: 6 + 3/2 of 11") {
     o.problem = "gemm(A, B -> C)";
     std::string text = naive();
     // Only the first 16 rows are written: all of the small size, part of the edge.
@@ -78,12 +80,15 @@ TEST_CASE("reward: the score is the weighted share of passed stages") {
     // The condition mixes thread indices and sizes: the barrier proof
     // leaves it open (unknown earns nothing, and does not stop simulate).
     CHECK(stage(k, "barriers").status == StageStatus::Unknown);
-    CHECK(k.score == doctest::Approx(7.5 / 10));
+    // So does the write coverage: the guard is not a region the proof
+    // inverts, and the concrete search finds every element it tries written.
+    CHECK(stage(k, "coverage").status == StageStatus::Unknown);
+    CHECK(k.score == doctest::Approx(7.5 / 11));
     REQUIRE(k.firstFailure);
     CHECK(k.firstFailure->stage == "simulate");
     CHECK(k.firstFailure->code == "simulate.unwritten");
   }
-  SUBCASE("a type error: later stages skipped, 1 of 10") {
+  SUBCASE("a type error: later stages skipped, 1 of 11") {
     std::string text = naive();
     text.replace(text.find("acc[0] = 0.0"), 12, "acc[0] = undefined_name");
     RewardResult r = reward(text, o);
@@ -92,7 +97,51 @@ TEST_CASE("reward: the score is the weighted share of passed stages") {
     CHECK(stage(k, "types").status == StageStatus::Fail);
     CHECK(stage(k, "races").status == StageStatus::Skipped);
     CHECK(stage(k, "races").reason == "skipped: stage 'types' did not pass");
-    CHECK(k.score == doctest::Approx(0.1));
+    CHECK(stage(k, "coverage").status == StageStatus::Skipped);
+    CHECK(k.score == doctest::Approx(1.0 / 11));
+  }
+}
+
+TEST_CASE("reward: the static stages decide every proof `check` runs") {
+  // check/KernelProofs.h's proofs each have a stage of the same name (the
+  // coverage stage runs `check`'s own proof, runKernelProof), so a proof
+  // added to `check` and not to the reward fails here.
+  const std::vector<std::string> &stages = rewardStageNames();
+  for (const std::string &proof : kernelProofNames())
+    CHECK_MESSAGE(std::find(stages.begin(), stages.end(), proof) != stages.end(),
+                  "no reward stage runs check's proof '" << proof << "'");
+  RewardOptions o;
+  o.seed = 3;
+  o.staticOnly = true;
+  SUBCASE("a grid that rounds down: the coverage stage fails at the store, with the element") {
+    std::string text = naive();
+    text.replace(text.find("grid(N / 16"), 11, "grid(N / 32");
+    RewardResult r = reward(text, o);
+    const StageResult &c = stage(r.kernels[0], "coverage");
+    CHECK(r.exitCode == 1);
+    REQUIRE(c.status == StageStatus::Fail);
+    REQUIRE(!c.diagnostics.empty());
+    const RewardDiagnostic &d = c.diagnostics.front();
+    CHECK(d.code == "coverage.write-coverage");
+    CHECK(d.line == 14);
+    CHECK(d.message.rfind("write coverage: no CTA, iteration or thread writes C[", 0) == 0);
+    CHECK(d.witness.find("N = ") != std::string::npos);
+    CHECK(stage(r.kernels[0], "simulate").status == StageStatus::Skipped);
+    REQUIRE(r.kernels[0].firstFailure);
+    CHECK(r.kernels[0].firstFailure->stage == "coverage");
+  }
+  SUBCASE("its twin passes it") {
+    RewardResult r = reward(naive(), o);
+    CHECK(stage(r.kernels[0], "coverage").status == StageStatus::Pass);
+    CHECK(stage(r.kernels[0], "coverage").reason == "coverage: proved for all sizes");
+  }
+  SUBCASE("a devices(N) kernel: the device protocol too, under the launch's facts") {
+    RewardResult r = reward(std::string(bundledKernelText("allreduce_bf16.tile")), o);
+    REQUIRE(!r.kernels.empty());
+    for (const KernelReward &k : r.kernels) {
+      CHECK(stage(k, "coverage").status == StageStatus::Pass);
+      CHECK(stage(k, "coverage").reason.find("; devices: proved") != std::string::npos);
+    }
   }
 }
 

@@ -133,3 +133,54 @@ TEST_CASE("cluster ranks and masks are bounded by the launch's cluster") {
   CHECK(r.findings[0].message == "operand range: argument 'cta' of 'dsmem.load' must be a CTA "
                                  "rank of the cluster, in [0, 1], not 2");
 }
+
+TEST_CASE("setmaxnreg in a loop: counted as maybe run, and ordered by a warpgroup barrier") {
+  // The producer lowers its registers only inside a loop that runs no
+  // iteration on the CTAs past the last tile: there it keeps the launch's 168
+  // and the consumers' 232 do not fit the pool.
+  auto kernel = [](const std::string &producer, const std::string &consumer) {
+    return "kernel k(A: global f32[8], T: i32)\n"
+           "  launch grid(132) threads(384) target(sm_90a)\n"
+           "{\n"
+           "  if wgid == 0 {\n" +
+           producer + "  } else {\n" + consumer + "  }\n}\n";
+  };
+  ResourceReport lowered = checkResources(
+      parseKernel(kernel("    for t in blockIdx.x .. T step 132 {\n      setmaxnreg.dec(40)\n"
+                         "      barrier.sync(2, threads = 128)\n    }\n",
+                         "    setmaxnreg.inc(232)\n"),
+                  "loop.tile"));
+  REQUIRE(lowered.findings.size() == 1);
+  CHECK(lowered.findings[0].message.find("168 x 128 + 232 x 128 + 232 x 128") != std::string::npos);
+  // A constant loop of one iteration runs: the library's split fits.
+  CHECK(
+      checkResources(parseKernel(kernel("    for t in 0 .. 1 {\n      setmaxnreg.dec(40)\n    }\n",
+                                        "    setmaxnreg.inc(232)\n"),
+                                 "once.tile"))
+          .findings.empty());
+  // The same setmaxnreg on every iteration: ordered only when the loop has a
+  // barrier that all four warps of each consumer warpgroup run.
+  std::string loop = "    for t in blockIdx.x .. T step 132 {\n      setmaxnreg.inc(232)\n%s"
+                     "    }\n";
+  auto consumer = [&](const std::string &between) {
+    std::string s = loop;
+    return s.replace(s.find("%s"), 2, between);
+  };
+  ResourceReport unordered = checkResources(
+      parseKernel(kernel("    setmaxnreg.dec(40)\n", consumer("")), "unordered.tile"));
+  REQUIRE(unordered.findings.size() == 1);
+  CHECK(unordered.findings[0].message.find("setmaxnreg.inc(232) may run in warpgroups 1, 2 again "
+                                           "on the next iteration of its loop") !=
+        std::string::npos);
+  CHECK(checkResources(parseKernel(kernel("    setmaxnreg.dec(40)\n",
+                                          consumer("      barrier.sync(1, threads = 256)\n")),
+                                   "ordered.tile"))
+            .findings.empty());
+  // A barrier only warp 1 of each warpgroup runs orders nothing.
+  ResourceReport partial = checkResources(parseKernel(
+      kernel(
+          "    setmaxnreg.dec(40)\n",
+          consumer("      if wid_in_wg == 1 {\n        barrier.sync(1, threads = 64)\n      }\n")),
+      "partial.tile"));
+  CHECK(partial.findings.size() == 1);
+}
