@@ -80,16 +80,16 @@ bool CtaExecutor::completeAsync(size_t index) {
   for (int64_t i = 0; i < n && !whole; ++i) {
     uint64_t bits = 0;
     // TMA fills elements outside the global tensor with zeros and clips stores.
-    if (inBounds(copy.src, i)) {
-      auto b = readBits(copy.src.buffer, bufferFlat(copy.src, i), none, copy.loc);
+    if (int64_t from = flatInBounds(copy.src, i); from >= 0) {
+      auto b = readBits(copy.src.buffer, from, none, copy.loc);
       if (!b)
         return false;
       bits = *b;
     } else if (src.scope != MemScope::Global) {
       return fail(copy.loc, "asynchronous copy reads outside its source");
     }
-    if (inBounds(copy.dst, i)) {
-      if (!writeBits(copy.dst.buffer, bufferFlat(copy.dst, i), bits, none, copy.loc))
+    if (int64_t to = flatInBounds(copy.dst, i); to >= 0) {
+      if (!writeBits(copy.dst.buffer, to, bits, none, copy.loc))
         return false;
     } else if (p_.buffers[copy.dst.buffer].scope != MemScope::Global) {
       return fail(copy.loc, "asynchronous copy writes outside its destination");
