@@ -222,6 +222,9 @@ public:
   const RegionRegs &regionRegs(const Region &r, ThreadRange threads,
                                const std::vector<int64_t> &flats);
   bool inBounds(const Region &r, int64_t idx) const;
+  // bufferFlat(r, idx) when inBounds(r, idx), else -1, from one computation
+  // of the element's coordinates (the per-element copies past a tensor's edge).
+  int64_t flatInBounds(const Region &r, int64_t idx) const;
   bool fail(llvm::SMLoc loc, const std::string &message);
   std::string where(llvm::SMLoc loc) const;
   Mbarrier *barrier(int index, llvm::SMLoc loc);

@@ -11,6 +11,8 @@
 #include "ir/Printer.h"
 #include "ir/ThreadIndex.h"
 
+#include <llvm/ADT/SmallVector.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -39,17 +41,25 @@ void Region::coordOf(int64_t idx, std::vector<int64_t> &coord) const {
   }
 }
 
+namespace {
+// The buffer coordinates of element `idx` of a region (Region::coordOf),
+// on the stack.
+using Coords = llvm::SmallVector<int64_t, 6>;
+void coordsOf(const Region &r, int64_t idx, Coords &coord) {
+  coord.assign(r.start.begin(), r.start.end());
+  for (size_t k = r.extent.size(); k-- > 0;) {
+    coord[r.dimOf[k]] += idx % r.extent[k];
+    idx /= r.extent[k];
+  }
+}
+} // namespace
+
 int64_t CtaExecutor::bufferFlat(const Region &r, int64_t idx) const {
   const std::vector<int64_t> &shape = p_.buffers[r.buffer].shape;
   int64_t flat = 0;
   // Row-major over the buffer with the region's coordinates.
-  int64_t rem = idx;
-  thread_local std::vector<int64_t> coord;
-  coord = r.start;
-  for (size_t k = r.extent.size(); k-- > 0;) {
-    coord[r.dimOf[k]] += rem % r.extent[k];
-    rem /= r.extent[k];
-  }
+  Coords coord;
+  coordsOf(r, idx, coord);
   for (size_t d = 0; d < shape.size(); ++d)
     flat = flat * shape[d] + coord[d];
   return flat;
@@ -57,12 +67,25 @@ int64_t CtaExecutor::bufferFlat(const Region &r, int64_t idx) const {
 
 bool CtaExecutor::inBounds(const Region &r, int64_t idx) const {
   const std::vector<int64_t> &shape = p_.buffers[r.buffer].shape;
-  thread_local std::vector<int64_t> coord;
-  r.coordOf(idx, coord);
+  Coords coord;
+  coordsOf(r, idx, coord);
   for (size_t d = 0; d < shape.size(); ++d)
     if (coord[d] < 0 || coord[d] >= shape[d])
       return false;
   return true;
+}
+
+int64_t CtaExecutor::flatInBounds(const Region &r, int64_t idx) const {
+  const std::vector<int64_t> &shape = p_.buffers[r.buffer].shape;
+  Coords coord;
+  coordsOf(r, idx, coord);
+  int64_t flat = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (coord[d] < 0 || coord[d] >= shape[d])
+      return -1;
+    flat = flat * shape[d] + coord[d];
+  }
+  return flat;
 }
 
 std::optional<uint64_t> CtaExecutor::readBits(int buffer, int64_t flat, ThreadRange threads,

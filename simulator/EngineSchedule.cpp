@@ -11,6 +11,8 @@
 #include "ir/Printer.h"
 #include "ir/ThreadIndex.h"
 
+#include <llvm/ADT/SmallVector.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -21,6 +23,47 @@
 #include <ctime>
 
 namespace tilescope::sim {
+
+namespace {
+
+// The elements of a region in order (index 0, 1, ...) with their buffer
+// coordinates advanced one step at a time (the last extent fastest, the
+// first wrapping around, as Region::coordOf's divisions give them): the
+// per-element copies past a tensor's edge, without two divisions per extent
+// per element.
+class RegionWalk {
+public:
+  RegionWalk(const Region &r, const std::vector<int64_t> &shape)
+      : r_(r), shape_(shape), coord_(r.start.begin(), r.start.end()), digit_(r.extent.size(), 0) {}
+  // The current element's flat index in the buffer, or -1 outside it
+  // (CtaExecutor::flatInBounds).
+  int64_t flat() const {
+    int64_t flat = 0;
+    for (size_t d = 0; d < shape_.size(); ++d) {
+      if (coord_[d] < 0 || coord_[d] >= shape_[d])
+        return -1;
+      flat = flat * shape_[d] + coord_[d];
+    }
+    return flat;
+  }
+  void next() {
+    for (size_t k = r_.extent.size(); k-- > 0;) {
+      if (++digit_[k] < r_.extent[k]) {
+        ++coord_[r_.dimOf[k]];
+        return;
+      }
+      coord_[r_.dimOf[k]] -= digit_[k] - 1;
+      digit_[k] = 0;
+    }
+  }
+
+private:
+  const Region &r_;
+  const std::vector<int64_t> &shape_;
+  llvm::SmallVector<int64_t, 6> coord_, digit_;
+};
+
+} // namespace
 
 // --- scheduling -----------------------------------------------------------------
 
@@ -77,19 +120,20 @@ bool CtaExecutor::completeAsync(size_t index) {
     countAccess(copy.src, false);
     countAccess(copy.dst, true);
   }
-  for (int64_t i = 0; i < n && !whole; ++i) {
+  RegionWalk srcAt(copy.src, src.shape), dstAt(copy.dst, p_.buffers[copy.dst.buffer].shape);
+  for (int64_t i = 0; i < n && !whole; ++i, srcAt.next(), dstAt.next()) {
     uint64_t bits = 0;
     // TMA fills elements outside the global tensor with zeros and clips stores.
-    if (inBounds(copy.src, i)) {
-      auto b = readBits(copy.src.buffer, bufferFlat(copy.src, i), none, copy.loc);
+    if (int64_t from = srcAt.flat(); from >= 0) {
+      auto b = readBits(copy.src.buffer, from, none, copy.loc);
       if (!b)
         return false;
       bits = *b;
     } else if (src.scope != MemScope::Global) {
       return fail(copy.loc, "asynchronous copy reads outside its source");
     }
-    if (inBounds(copy.dst, i)) {
-      if (!writeBits(copy.dst.buffer, bufferFlat(copy.dst, i), bits, none, copy.loc))
+    if (int64_t to = dstAt.flat(); to >= 0) {
+      if (!writeBits(copy.dst.buffer, to, bits, none, copy.loc))
         return false;
     } else if (p_.buffers[copy.dst.buffer].scope != MemScope::Global) {
       return fail(copy.loc, "asynchronous copy writes outside its destination");

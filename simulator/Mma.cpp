@@ -352,11 +352,14 @@ struct DecodedTile {
   std::vector<int32_t> exponent;
   std::vector<int32_t> signMask;
   std::vector<uint8_t> special; // rows x chunks
+  // rows x chunks: every element of the chunk is a zero (no finite term, no
+  // NaN, no infinity), as in the rows a TMA copy fills past a tensor's edge.
+  std::vector<uint8_t> zero;
 
   DecodedTile(std::span<const uint32_t> codes, int64_t rows, int64_t K, int64_t kStep,
               const numerics::FloatFormat &f)
       : significand(rows * K), exponent(rows * K), signMask(rows * K),
-        special(rows * ((K + kStep - 1) / kStep), 0) {
+        special(rows * ((K + kStep - 1) / kStep), 0), zero(special.size(), 1) {
     int64_t chunks = (K + kStep - 1) / kStep;
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t k = 0; k < K; ++k) {
@@ -367,6 +370,8 @@ struct DecodedTile {
         signMask[i] = d.negative ? -1 : 0;
         if (d.cls == Decoded::NaN || d.cls == Decoded::Inf)
           special[r * chunks + k / kStep] = 1;
+        if (d.cls != Decoded::Zero)
+          zero[r * chunks + k / kStep] = 0;
       }
   }
 };
@@ -411,6 +416,10 @@ struct RowChunk {
   // fills past a tensor's edge): a zero, negative only when the accumulator
   // and every product are.
   const int64_t bj = j * r.K + r.q * r.row->k;
+  // A +0 accumulator and only zero products (B's chunk all zeros): +0, as
+  // the loop below finds.
+  if (acc == 0 && !r.specialA && r.B->zero[j * r.chunks + r.q])
+    return 0;
   if ((acc & 0x7FFFFFFFu) == 0 && !r.specialA && !r.B->special[j * r.chunks + r.q]) {
     bool zeros = true, negative = (acc >> 31) != 0;
     for (int64_t k = 0; k < r.len && zeros; ++k) {
@@ -588,6 +597,21 @@ void rowChunk(const RowChunk &r) {
     return rowChunkAcross<32>(r);
   return rowChunkOf<0, false>(r, 0);
 }
+
+// A chunk of A that is all zeros (no NaN or infinity): every product is a
+// zero, so an output whose accumulator is +0 and whose B chunk holds no NaN
+// or infinity stays +0 on either path of rowChunkOf (the general path's
+// zeros, or a sum of 0 that packs to +0). Only the other outputs are
+// computed, one at a time, by rowChunkOf.
+void zeroRowChunk(const RowChunk &r) {
+  for (int64_t j = 0; j < r.N; ++j) {
+    if (r.c[j] == 0 && !r.B->special[j * r.chunks + r.q])
+      continue;
+    RowChunk one = r;
+    one.N = j + 1;
+    rowChunkOf<0, false>(one, j);
+  }
+}
 } // namespace
 
 int64_t fusedSumTile(const MmaInstructionRow &row, int64_t M, int64_t N, int64_t K,
@@ -649,7 +673,10 @@ int64_t fusedSumTile(const MmaInstructionRow &row, int64_t M, int64_t N, int64_t
                  q,
                  N,
                  &c[i * N]};
-      rowChunk(r);
+      if (A.zero[i * chunks + q])
+        zeroRowChunk(r);
+      else
+        rowChunk(r);
     }
   return M * N * chunks;
 }

@@ -205,16 +205,18 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     return it == call.keywords.end() ? fallback : it->second.value.i != 0;
   };
   auto read = [&](const Region &r, int64_t i) -> std::optional<uint64_t> {
-    if (!inBounds(r, i)) {
+    int64_t flat = flatInBounds(r, i);
+    if (flat < 0) {
       fail(loc, fmt::format("'{}' reads outside '{}'", op, plan(r.buffer).name));
       return std::nullopt;
     }
-    return readBits(r.buffer, bufferFlat(r, i), threads, loc);
+    return readBits(r.buffer, flat, threads, loc);
   };
   auto write = [&](const Region &r, int64_t i, uint64_t bits) {
-    if (!inBounds(r, i))
+    int64_t flat = flatInBounds(r, i);
+    if (flat < 0)
       return fail(loc, fmt::format("'{}' writes outside '{}'", op, plan(r.buffer).name));
-    return writeBits(r.buffer, bufferFlat(r, i), bits, threads, loc);
+    return writeBits(r.buffer, flat, bits, threads, loc);
   };
 
   if (id == IntrinsicId::Sync)
@@ -374,7 +376,7 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     std::optional<std::vector<HeldElement>> held;
     if (axis < 0 && isFloat(db.dtype))
       held = heldByScope(plan(src->buffer), *src, threads,
-                         [&](int64_t i) { return inBounds(*src, i) ? bufferFlat(*src, i) : -1; });
+                         [&](int64_t i) { return flatInBounds(*src, i); });
     for (int64_t o = 0; o < outputs; ++o) {
       int64_t outer = o / inner, in = o % inner;
       Number acc{};

@@ -1,5 +1,6 @@
 #include "simulator/Reference.h"
 
+#include "simulator/Mt64.h"
 #include "simulator/Numerics.h"
 #include "simulator/ReferenceRules.h"
 #include "simulator/Value.h"
@@ -280,7 +281,8 @@ std::optional<BoundProblem> bindProblem(const ProblemSpec &spec, const Program &
 }
 
 void fillRandomInput(HostTensor &t, uint64_t seed, bool isScale) {
-  std::mt19937_64 rng(seed ^ std::hash<std::string>()(t.name));
+  // std::mt19937_64's words, a block at a time (Mt64.h).
+  Mt64Block rng(seed ^ std::hash<std::string>()(t.name));
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
   const int64_t n = t.elements();
   if (!isFloat(t.dtype)) {

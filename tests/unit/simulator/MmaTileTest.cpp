@@ -148,3 +148,56 @@ TEST_CASE("the tile evaluation equals fusedSum on zero rows against zero accumul
     }
   }
 }
+
+TEST_CASE("a zero chunk of A or B leaves +0 accumulators alone and no other output") {
+  // The shortcuts for chunks of zeros (fusedSumTile's zero rows of A, the
+  // general path's zero chunks of B): a +0 accumulator stays +0; -0 and
+  // nonzero accumulators, and a NaN or infinity in the other operand's
+  // chunk, still go through the model. A has zero rows 0 and 2 and a zero
+  // first chunk in row 1; B has zero rows 1 and 4 and a NaN in row 3's
+  // first chunk and an infinity in row 5's second.
+  const MmaInstructionRow &row = instructionTable()[0]; // wgmma f32 += bf16 * bf16
+  const FloatFormat &bf = *floatFormat(Dtype::bf16);
+  const int64_t M = 3, N = 9, K = 2 * row.k;
+  std::mt19937_64 rng(5);
+  auto ordinary = [&] { return encode(float(int(rng() % 200) - 100) / 64.0f, bf); };
+  std::vector<uint32_t> a(M * K), bt(N * K);
+  for (int64_t k = 0; k < K; ++k) {
+    a[0 * K + k] = encode(k % 2 ? -0.0f : 0.0f, bf);
+    a[1 * K + k] = k < row.k ? encode(0.0f, bf) : ordinary();
+    a[2 * K + k] = encode(-0.0f, bf);
+  }
+  for (int64_t j = 0; j < N; ++j)
+    for (int64_t k = 0; k < K; ++k)
+      bt[j * K + k] = j == 1 || j == 4 ? encode(0.0f, bf) : ordinary();
+  bt[3 * K + 2] = encode(NAN, bf);
+  bt[5 * K + row.k + 1] = encode(INFINITY, bf);
+  for (int trial = 0; trial < 4; ++trial) {
+    std::vector<uint32_t> c(M * N);
+    for (size_t i = 0; i < c.size(); ++i) {
+      float v = trial == 0 ? 0.0f : trial == 1 ? -0.0f : (i % 3 == 0 ? 0.0f : 1.5f);
+      c[i] = bitsOf(trial == 3 && i % 2 ? -v : v);
+    }
+    std::vector<uint32_t> want = c;
+    std::vector<ProductTerm> terms;
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j)
+        for (int64_t k0 = 0; k0 < K; k0 += row.k) {
+          terms.clear();
+          for (int64_t k = k0; k < k0 + row.k; ++k)
+            terms.push_back({decompose(a[i * K + k], bf), decompose(bt[j * K + k], bf), bf.manBits,
+                             bf.manBits, 0, false});
+          want[i * N + j] = fusedSum(want[i * N + j], terms, row.params);
+        }
+    fusedSumTile(row, M, N, K, a, bt, c);
+    for (int64_t i = 0; i < M * N; ++i) {
+      INFO("trial ", trial, " element ", i);
+      REQUIRE(c[i] == want[i]);
+    }
+    // What the model gives here, so that the shortcut cannot be vacuous:
+    // NaN where a NaN meets a zero row, +0 where a +0 meets only zeros.
+    CHECK(want[0 * N + 3] == kCanonicalNanF32);
+    if (trial == 0)
+      CHECK(want[2 * N + 1] == 0u);
+  }
+}

@@ -6,6 +6,7 @@
 // against a scalar loop.
 #include "ir/Parser.h"
 #include "simulator/Engine.h"
+#include "simulator/Mt64.h"
 #include "simulator/Poison.h"
 #include "simulator/Reference.h"
 #include "simulator/ReferenceRules.h"
@@ -82,6 +83,23 @@ TEST_CASE("splitmixFill gives the words of one draw at a time, in order") {
     CHECK(w == draw(one));
   for (uint64_t w : b)
     CHECK(w == draw(one));
+}
+
+TEST_CASE("Mt64Block gives std::mt19937_64's words, in order") {
+  // Across several blocks of 312 words, and through the library's
+  // distribution as fillRandomInput reads it.
+  for (uint64_t seed : {uint64_t{0}, uint64_t{1}, uint64_t{5489}, uint64_t{0xFFFFFFFFFFFFFFFFull},
+                        uint64_t{0x9E3779B97F4A7C15ull}}) {
+    std::mt19937_64 want(seed);
+    Mt64Block got(seed);
+    for (int i = 0; i < 2000; ++i) {
+      INFO("seed ", seed, " word ", i);
+      REQUIRE(got() == want());
+    }
+    std::uniform_real_distribution<double> a(-1.0, 1.0), b(-1.0, 1.0);
+    for (int i = 0; i < 700; ++i)
+      REQUIRE(a(got) == b(want));
+  }
 }
 
 TEST_CASE("fillRandomInput's bf16 path gives the general loop's bits") {
