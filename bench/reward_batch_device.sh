@@ -7,38 +7,15 @@
 # run stays under 180 s. Writes $OUT/reward/log.txt and results.json.
 #
 # The folder it runs from (.dev/reward/ on the device) holds this script as
-# run.sh, pkg.tar.xz (bin/: `scripts/portable`'s tilescope and libraries,
+# run.sh, bench/device_common.sh as device_common.sh (the preamble it
+# sources), pkg.tar.xz (bin/: `scripts/portable`'s tilescope and libraries,
 # packed with `tar -cJf pkg.tar.xz bin`), bench/reward_batch.py and the three
 # kernels it mutates (kernels/gemm_naive.tile, rmsnorm.tile,
 # rmsnorm_onepass.tile). docs/reward.md, "Throughput", has its results.
 set -u
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-out="${OUT:?}/reward"
-mkdir -p "$out"
-log="$out/log.txt"
-start=$(date +%s)
-elapsed() { echo $(( $(date +%s) - start )); }
-say() { echo "[$(elapsed) s] $*" | tee -a "$log"; }
-work=/tmp/reward-dev
-rm -rf "$work"
-mkdir -p "$work"
-say "host: $(nproc) cpus; $(grep -m1 'model name' /proc/cpuinfo); load $(cut -d' ' -f1-3 /proc/loadavg); $(date -u)"
-sib0=$(cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list 2>/dev/null || echo 0)
-say "cpu0 siblings: $sib0; cpu1 siblings: $(cat /sys/devices/system/cpu/cpu1/topology/thread_siblings_list 2>/dev/null); $(lscpu 2>/dev/null | grep -E '^(Thread|Core|Socket)' | tr -s ' ' | tr '\n' ';')"
-second=$(python3 - "$sib0" "$(nproc)" <<'PY'
-import sys
-sib = set()
-for part in sys.argv[1].split(","):
-    a, _, b = part.partition("-")
-    sib.update(range(int(a), int(b or a) + 1))
-print(next((c for c in range(1, int(sys.argv[2])) if c not in sib), 1))
-PY
-)
-cores="0,$second"
-say "pinned cores: $cores"
-timeout 40 tar -xJf "$here/pkg.tar.xz" -C "$work" < /dev/null || { say "unpack failed"; exit 1; }
-bin="$work/bin"
-export LD_LIBRARY_PATH="$bin"
+# Defines out, log, say, elapsed, work, cores, bin (device_common.sh).
+. "$here/device_common.sh" reward
 timeout 20 "$bin/tilescope" reward "$here/kernels/gemm_naive.tile" --problem "gemm(A, B -> C)" \
   --seed 1 < /dev/null > "$work/one.json" 2>> "$log"
 say "one candidate: exit $? $(head -c 200 "$work/one.json" | tr '\n' ' ')"

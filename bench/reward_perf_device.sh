@@ -12,41 +12,16 @@
 # $OUT/rperf/results.json (reward_batch.py's figures).
 #
 # The folder it runs from (.dev/rperf/ on the device) holds this script as
-# run.sh, pkg.tar.xz (bin/: this branch's tilescope, the two bench_reward
+# run.sh, bench/device_common.sh as device_common.sh (the preamble it
+# sources), pkg.tar.xz (bin/: this branch's tilescope, the two bench_reward
 # binaries, stripped, linked with -DTILESCOPE_PORTABLE=ON, and the shared
 # libraries the GPU image lacks: libz3, libfmt, libbenchmark, cpp-httplib and
 # brotli), bench/reward_batch.py and the kernels it mutates
 # (kernels/gemm_naive.tile, rmsnorm.tile, rmsnorm_onepass.tile).
 set -u
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-out="${OUT:?}/rperf"
-mkdir -p "$out"
-log="$out/log.txt"
-start=$(date +%s)
-elapsed() { echo $(($(date +%s) - start)); }
-say() { echo "[$(elapsed) s] $*" | tee -a "$log"; }
-work=/tmp/rperf-dev
-rm -rf "$work"
-mkdir -p "$work"
-say "host: $(nproc) cpus; $(grep -m1 'model name' /proc/cpuinfo); load $(cut -d' ' -f1-3 /proc/loadavg); $(date -u)"
-sib0=$(cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list 2>/dev/null || echo 0)
-second=$(python3 - "$sib0" "$(nproc)" <<'PY'
-import sys
-sib = set()
-for part in sys.argv[1].split(","):
-    a, _, b = part.partition("-")
-    sib.update(range(int(a), int(b or a) + 1))
-print(next((c for c in range(1, int(sys.argv[2])) if c not in sib), 1))
-PY
-)
-cores="0,$second"
-say "cpu0 siblings: $sib0; batch cores: $cores"
-timeout 40 tar -xJf "$here/pkg.tar.xz" -C "$work" </dev/null || {
-  say "unpack failed"
-  exit 1
-}
-bin="$work/bin"
-export LD_LIBRARY_PATH="$bin"
+# Defines out, log, say, elapsed, work, cores, bin (device_common.sh).
+. "$here/device_common.sh" rperf
 # RPERF_FILTER and RPERF_COUNT shorten a trial run on another machine.
 filter="${RPERF_FILTER:-staticReward|fullReward/gemm}"
 count="${RPERF_COUNT:-1000}"

@@ -3,6 +3,7 @@
 #include "codegen/RuntimeHeader.h"
 
 #include "dispatch/Dispatch.h"
+#include "ir/Descriptors.h"
 #include "ir/Intrinsics.h"
 #include "ir/Placement.h"
 #include "ir/Printer.h"
@@ -190,25 +191,14 @@ void KernelEmitter::wgmmaRegisterA(const CallStmt &c, const std::string &accName
     }
     return regs;
   };
-  std::string span = "16", mode = "0";
-  int spanBytes = 16;
-  if (const auto &sw = bb.layout->swizzle()) {
-    spanBytes = 16 << sw->bitsXored;
-    mode = sw->bitsXored == 3 ? "1" : sw->bitsXored == 2 ? "2" : "3";
-  }
+  int64_t spanBytes = swizzleSpan(bb);
+  uint64_t mode = *fieldCodeByKey(DescriptorKind::WgmmaSmem, DescField::Swizzle, spanBytes);
   // Byte distances in B's unswizzled layout: 8 rows down, one atom across.
-  Layout plain = *bb.layout;
-  if (plain.swizzle()) {
-    std::string why;
-    plain = *Layout::make(plain.shard(), plain.replica(), plain.offset(), std::nullopt, &why);
-  }
-  int64_t inner = bb.constShape.back(), bytes = dtypeBits(bb.dtype) / 8;
-  auto at = [&](int64_t flat) { return plain.base(flat).get(Axis::m) * bytes; };
-  int64_t sbo = at(8 * inner) - at(0);
-  int64_t perAtom = spanBytes / bytes;
-  int64_t lbo = mnMajor && inner > perAtom ? at(perAtom) - at(0) : 16;
-  if (!mnMajor)
+  auto [sbo, lbo] = mnMajorOffsets(bb, spanBytes);
+  if (!mnMajor) {
     sbo = 8 * spanBytes;
+    lbo = 16;
+  }
   wgmmaRegA_.insert({n, ab.dtype, mnMajor});
   wgmmaAccs_.insert(accName);
   Expr accum = c.keyword("accumulate") ? c.keyword("accumulate")->value : nullptr;

@@ -3,6 +3,7 @@
 // waits and fences.
 #include "codegen/KernelEmitter.h"
 
+#include "ir/Descriptors.h"
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
 
@@ -78,16 +79,25 @@ bool KernelEmitter::tcgen05Call(const CallStmt &c, IntrinsicId id) {
     }
     int64_t m = ae[0], n = mnMajor ? be[1] : be[0], k = ae[1];
     Dtype ab = bufs_.at(abuf).dtype;
-    uint32_t idesc = (1u << 4) | ((ab == Dtype::bf16 ? 1u : 0u) << 7) |
-                     ((ab == Dtype::bf16 ? 1u : 0u) << 10) | ((mnMajor ? 1u : 0u) << 16) |
-                     (static_cast<uint32_t>(n >> 3) << 17) | (static_cast<uint32_t>(m >> 4) << 24);
+    // The instruction descriptor (kind::f16): f32 accumulators, A and B's
+    // dtype, whether B is MN-major, N and M.
+    constexpr auto kIdesc = DescriptorKind::Tcgen05InstrF16;
+    auto abCode = fieldCode(kIdesc, DescField::AFormat, dtypeName(ab));
+    if (!abCode) {
+      error(c.loc, fmt::format("no lowering for tcgen05.mma on {} operands yet", dtypeName(ab)));
+      return true;
+    }
+    uint64_t idesc =
+        packDescriptor(kIdesc, {{DescField::DFormat, *fieldCode(kIdesc, DescField::DFormat, "f32")},
+                                {DescField::AFormat, *abCode},
+                                {DescField::BFormat, *abCode},
+                                {DescField::TransposeB, mnMajor ? 1u : 0u},
+                                {DescField::N, uint64_t(n)},
+                                {DescField::M, uint64_t(m)}});
     auto swizzleOf = [&](const BufferInfo &b) {
-      int mode = 0, span = 16;
-      if (const auto &sw = b.layout->swizzle()) {
-        span = 16 << sw->bitsXored;
-        mode = sw->bitsXored == 3 ? 2 : sw->bitsXored == 2 ? 4 : 6;
-      }
-      return std::pair<int, int>{mode, 8 * span};
+      int64_t span = swizzleSpan(b);
+      uint64_t mode = *fieldCodeByKey(DescriptorKind::Tcgen05Smem, DescField::Swizzle, span);
+      return std::pair<uint64_t, int64_t>{mode, 8 * span};
     };
     auto [amode, asbo] = swizzleOf(bufs_.at(abuf));
     auto [bmode, bsbo] = swizzleOf(bufs_.at(bbuf));
@@ -98,16 +108,7 @@ bool KernelEmitter::tcgen05Call(const CallStmt &c, IntrinsicId id) {
       // between 8-row groups along K, leading byte offset between the
       // swizzle-span column blocks along N, both from B's unswizzled layout;
       // one instruction per 16 of K, each at its own rows of B.
-      const BufferInfo &bb = bufs_.at(bbuf);
-      Layout plain = *bb.layout;
-      if (plain.swizzle()) {
-        std::string why;
-        plain = *Layout::make(plain.shard(), plain.replica(), plain.offset(), std::nullopt, &why);
-      }
-      int64_t inner = bb.constShape.back(), bytes = dtypeBits(bb.dtype) / 8;
-      auto at = [&](int64_t flat) { return plain.base(flat).get(Axis::m) * bytes; };
-      int64_t sbo = at(8 * inner) - at(0), perAtom = bsbo / 8 / bytes;
-      int64_t lbo = inner > perAtom ? at(perAtom) - at(0) : 16;
+      auto [sbo, lbo] = mnMajorOffsets(bufs_.at(bbuf), bsbo / 8);
       line("{");
       line(fmt::format("  const uint32_t a0 = {};", aaddr));
       line(fmt::format("  const bool acc0 = {};", acc));

@@ -3,6 +3,7 @@
 // (ir/MmaShapes.h).
 #include "codegen/KernelEmitter.h"
 
+#include "ir/Descriptors.h"
 #include "ir/Intrinsics.h"
 #include "ir/Printer.h"
 
@@ -35,11 +36,8 @@ bool KernelEmitter::wgmmaCall(const CallStmt &c, IntrinsicId id) {
     regionByteAddress(callArg(c, 1), &abuf);
     regionByteAddress(callArg(c, 2), &bbuf);
     auto desc = [&](const std::string &addr, const BufferInfo &b) {
-      int span = 16, mode = 0;
-      if (const auto &sw = b.layout->swizzle()) {
-        span = 16 << sw->bitsXored;
-        mode = sw->bitsXored == 3 ? 1 : sw->bitsXored == 2 ? 2 : 3;
-      }
+      int64_t span = swizzleSpan(b);
+      uint64_t mode = *fieldCodeByKey(DescriptorKind::WgmmaSmem, DescField::Swizzle, span);
       return fmt::format("ts_wgmma_desc({}, {}, {})", addr, mode, 8 * span);
     };
     wgmmaAccs_.insert(accName);
@@ -86,6 +84,23 @@ bool KernelEmitter::wgmmaCall(const CallStmt &c, IntrinsicId id) {
     return false;
   }
   return true;
+}
+
+int64_t KernelEmitter::swizzleSpan(const BufferInfo &b) {
+  const auto &sw = b.layout->swizzle();
+  return sw ? int64_t{16} << sw->bitsXored : 16;
+}
+
+std::pair<int64_t, int64_t> KernelEmitter::mnMajorOffsets(const BufferInfo &b, int64_t spanBytes) {
+  Layout plain = *b.layout;
+  if (plain.swizzle()) {
+    std::string why;
+    plain = *Layout::make(plain.shard(), plain.replica(), plain.offset(), std::nullopt, &why);
+  }
+  int64_t inner = b.constShape.back(), bytes = dtypeBits(b.dtype) / 8;
+  auto at = [&](int64_t flat) { return plain.base(flat).get(Axis::m) * bytes; };
+  int64_t perAtom = spanBytes / bytes;
+  return {at(8 * inner) - at(0), inner > perAtom ? at(perAtom) - at(0) : 16};
 }
 
 } // namespace tilescope::codegen::detail

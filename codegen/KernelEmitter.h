@@ -158,6 +158,13 @@ private:
   // ---- statements
   std::vector<int64_t> regionExtents(const Expr &region);
   Expr kSlice(const Expr &region, size_t dim, int64_t k, int64_t width = 16);
+  // The swizzle span of a shared buffer's layout in bytes: 128, 64, 32, or
+  // 16 unswizzled (the key of a descriptor's swizzle code, ir/Descriptors.h).
+  static int64_t swizzleSpan(const BufferInfo &b);
+  // The byte offsets a descriptor gives an MN-major operand, from its
+  // unswizzled layout: the stride (8 rows down) and the leading offset (one
+  // swizzle span across; 16 when a row fits in one span). EmitWgmma.cpp.
+  std::pair<int64_t, int64_t> mnMajorOffsets(const BufferInfo &b, int64_t spanBytes);
   void block(const Block &b);
   void stmt(const Stmt &s);
   void callStmt(const CallStmt &c);

@@ -2,10 +2,11 @@
 #include "ptx/LiftMemory.h"
 
 #include "ir/ConcreteEval.h"
+#include "ir/Descriptors.h"
 #include "ir/Printer.h"
+#include "ir/ThreadIndex.h"
 #include "ptx/Classify.h"
 #include "ptx/LiftExprs.h"
-#include "ir/ThreadIndex.h"
 
 #include <fmt/format.h>
 
@@ -419,11 +420,9 @@ LiftedAccess SharedAccesses::region(size_t i, const Operand &mem, int64_t bytes,
 // nvcc's descriptor: or.b64 d, x, C; cvt.u64.u32 x, y; then the start
 // address field from the shared address, `(addr & MASK) >> 4` (wgmma) or
 // `(addr >> 4) & MASK` (tcgen05), the mask optional. C holds the fields
-// but the start address: for wgmma the swizzle mode in bits 62-63 (1 128B,
-// 2 64B, 3 32B) and the stride byte offset in bits 32-45 (16-byte units);
-// for tcgen05 (sm_100) the layout in bits 61-63 (2 128B, 4 64B, 6 32B), the
-// same stride field, the version 1 in bits 46-48, a zero base offset (bits
-// 49-51) and LBO mode (bit 52).
+// but the start address (ir/Descriptors.h reads them): the swizzle mode, the
+// stride and leading byte offsets, a zero base offset, and for tcgen05
+// (sm_100) the version 1 and the LBO mode 0.
 std::optional<MemoryAccess> SharedAccesses::descriptor(size_t i, const Operand &desc, int64_t rows,
                                                        bool tcgen05, std::string &why,
                                                        int64_t *rowBytesOut,
@@ -452,21 +451,22 @@ std::optional<MemoryAccess> SharedAccesses::descriptor(size_t i, const Operand &
     else if (o.kind == Operand::Register)
       x = &o;
   }
-  if (!x || !c || (*c & 0x3FFF) != 0 || ((*c >> 49) & 7) != 0)
+  if (!x || !c)
     return std::nullopt;
-  if (tcgen05 && (((*c >> 46) & 7) != 1 || ((*c >> 52) & 1) != 0))
+  const DescriptorKind kind = tcgen05 ? DescriptorKind::Tcgen05Smem : DescriptorKind::WgmmaSmem;
+  auto field = [&](DescField f) { return unpackDescriptor(kind, *c, f); };
+  if (field(DescField::StartAddress) != 0 || field(DescField::BaseOffset) != 0)
     return std::nullopt;
-  int mode = tcgen05 ? int(*c >> 61) : int(*c >> 62);
-  int64_t sbo = int64_t((*c >> 32) & 0x3FFF) << 4;
+  if (tcgen05 && (field(DescField::Version) != 1 || field(DescField::LboMode) != 0))
+    return std::nullopt;
+  int mode = int(field(DescField::Swizzle));
+  int64_t sbo = int64_t(field(DescField::StrideByteOffset));
   if (lboOut)
-    *lboOut = int64_t((*c >> 16) & 0x3FFF) << 4;
-  // The row of the swizzle pattern (128, 64, 32 bytes) by mode: wgmma 1, 2,
-  // 3; tcgen05 2, 4, 6.
-  const int modes[2][3] = {{1, 2, 3}, {2, 4, 6}};
-  int64_t rowBytes = 0;
-  for (int k = 0; k < 3; ++k)
-    if (mode == modes[tcgen05][k])
-      rowBytes = 128 >> k;
+    *lboOut = int64_t(field(DescField::LeadingByteOffset));
+  // The row of the swizzle pattern (128, 64, 32 bytes): the swizzle span of
+  // the mode (none: no row).
+  std::optional<int64_t> span = fieldKeyOfCode(kind, DescField::Swizzle, uint64_t(mode));
+  int64_t rowBytes = span && *span > 16 ? *span : 0;
   if (rowBytesOut)
     *rowBytesOut = rowBytes;
   if (rowBytes == 0 || sbo != 8 * rowBytes) {
@@ -480,24 +480,29 @@ std::optional<MemoryAccess> SharedAccesses::descriptor(size_t i, const Operand &
       cvt->operands[1].kind != Operand::Register)
     return std::nullopt;
   // Peel `and` and `shr 4` (in either order) down to the address; the mask
-  // in address bits.
+  // in address bits. The start address field keeps the address's bits
+  // [4, 18): kUnit = 4, kAddressBits = 0x3FFFF.
+  const DescriptorField &start = *findField(descriptorFormat(kind), DescField::StartAddress);
+  const int kUnit = start.unitLog2;
+  const uint64_t kAddressBits = (uint64_t{1} << (start.width + kUnit)) - 1,
+                 kFieldBits = kAddressBits & ~((uint64_t{1} << kUnit) - 1);
   const Operand *addr = &cvt->operands[1];
   size_t at = size_t(cvt - f_.instructions.data());
-  uint64_t mask = 0x3FFFF;
+  uint64_t mask = kAddressBits;
   bool shifted = false, masked = false; // peeled from the descriptor up
   for (int step = 0; step < 2; ++step) {
     const Instruction *d = single(addr->name);
     if (!d || d->operands.size() != 3 || d->operands[1].kind != Operand::Register ||
         d->operands[2].kind != Operand::Immediate)
       break;
-    if (d->opcode == "shr" && !shifted && d->operands[2].value == 4) {
+    if (d->opcode == "shr" && !shifted && d->operands[2].value == kUnit) {
       shifted = true;
     } else if (d->opcode == "and" && !masked) {
       masked = true;
       uint64_t m = uint64_t(d->operands[2].value) & 0xffffffffu;
       // Peeled after the shift, the mask applies before it (address bits);
       // peeled first, it applies to the address over 16.
-      mask = shifted ? m : m << 4;
+      mask = shifted ? m : m << kUnit;
     } else {
       break;
     }
@@ -512,13 +517,13 @@ std::optional<MemoryAccess> SharedAccesses::descriptor(size_t i, const Operand &
   uint64_t bits = values_.operandBits(*addr, at);
   AddressParts a = splitAddress(values_.operandValue(*addr, at));
   a.rest = normalise(a.rest, Env{threads_, {}});
-  bool keeps = (bits & 0x3FFFFu & ~mask) == 0 && (bits & 15) == 0;
+  bool keeps = (bits & kAddressBits & ~mask) == 0 && (bits & ~kFieldBits & kAddressBits) == 0;
   // Where the bits are not known one by one (a K step inside a swizzled
   // row: twice a sum of terms), by the address's value: a shared variable
   // aligned to 16 plus a constant and terms that are multiples of 16 is
   // 16-byte aligned, and below 2^18 (the reading), so a mask keeping all of
   // bits [4, 18) keeps the address.
-  if (!keeps && (mask & 0x3FFF0u) == 0x3FFF0u && a.ok && !a.symbol.empty() &&
+  if (!keeps && (mask & kFieldBits) == kFieldBits && a.ok && !a.symbol.empty() &&
       align_.count(a.symbol) && align_.at(a.symbol) % 16 == 0 && a.constant % 16 == 0 &&
       (!a.rest || multipleOf(a.rest, 16)))
     keeps = true;
@@ -528,16 +533,17 @@ std::optional<MemoryAccess> SharedAccesses::descriptor(size_t i, const Operand &
   // which the residue 32 has clear, dropped): those bits are the residue's,
   // and the mask must keep its bits in [4, log2 M) and every bit in
   // [log2 M, 18).
-  for (int64_t M = int64_t(1) << 18;
-       !keeps && M >= 16 && a.ok && !a.symbol.empty() && align_.count(a.symbol); M /= 2) {
+  for (int64_t M = int64_t(kAddressBits) + 1;
+       !keeps && M >= (int64_t{1} << kUnit) && a.ok && !a.symbol.empty() && align_.count(a.symbol);
+       M /= 2) {
     if (align_.at(a.symbol) % M != 0)
       continue;
     auto r =
         residueModulo(a.rest ? add(a.rest, IntImm::make(a.constant)) : IntImm::make(a.constant), M);
     if (!r)
       continue;
-    uint64_t high = 0x3FFFFu & ~uint64_t(M - 1);
-    keeps = *r % 16 == 0 && (uint64_t(*r) & 0x3FFF0u & ~mask) == 0 && (high & ~mask) == 0;
+    uint64_t high = kAddressBits & ~uint64_t(M - 1);
+    keeps = *r % 16 == 0 && (uint64_t(*r) & kFieldBits & ~mask) == 0 && (high & ~mask) == 0;
     break;
   }
   if (!keeps) {

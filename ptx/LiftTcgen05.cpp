@@ -1,6 +1,7 @@
 // tcgen05 instructions as skeleton events (LiftTcgen05.h).
 #include "ptx/LiftTcgen05.h"
 
+#include "ir/Descriptors.h"
 #include "ptx/LiftExprs.h"
 #include "ptx/LiftMemory.h"
 
@@ -77,9 +78,9 @@ MemoryAccess tensorMemoryAccess(const Tcgen05Form &form) {
 }
 
 // tcgen05.mma [d], adesc, bdesc, idesc, enable: the instruction descriptor
-// (a constant) gives M (bits 24-28, in 16s) and N (bits 17-22, in 8s) and
-// whether A and B are transposed (bits 15 and 16: 0 is K-major); the kinds
-// whose descriptor has that layout are f16, tf32, f8f6f4 and i8.
+// (a constant, ir/Descriptors.h) gives M and N and whether A and B are
+// transposed (0 is K-major); the kinds whose descriptor has that layout are
+// f16, tf32, f8f6f4 and i8.
 LiftedAccess SharedAccesses::tcgen05Operands(size_t i) const {
   const Instruction &in = f_.instructions[i];
   LiftedAccess out;
@@ -103,8 +104,11 @@ LiftedAccess SharedAccesses::tcgen05Operands(size_t i) const {
                               "constant",
                               in.line, in.operands[3].text));
   uint64_t d = uint64_t(*idesc);
-  int64_t m = int64_t((d >> 24) & 31) << 4, n = int64_t((d >> 17) & 63) << 3;
-  if (((d >> 15) & 3) != 0)
+  constexpr auto kIdesc = DescriptorKind::Tcgen05InstrF16;
+  int64_t m = int64_t(unpackDescriptor(kIdesc, d, DescField::M)),
+          n = int64_t(unpackDescriptor(kIdesc, d, DescField::N));
+  if (unpackDescriptor(kIdesc, d, DescField::TransposeA) != 0 ||
+      unpackDescriptor(kIdesc, d, DescField::TransposeB) != 0)
     return refuse(
         fmt::format("line {}: a transposed (MN-major) tcgen05.mma operand is not lifted", in.line));
   if ((m != 64 && m != 128) || n < 8 || n > 256)

@@ -547,7 +547,8 @@ private:
     if (r.result != z3::sat)
       return;
     const z3::model &m = *r.model;
-    GlobalAccess a{p.loc, p.what, nullptr, {}, std::nullopt, false, p.path, p.inexact, p.loops};
+    GlobalAccess a{p.loc,  p.what,    nullptr, {}, std::nullopt, false,
+                   p.path, p.inexact, p.loops, {}, nullptr};
     violated(a, fmt::format("{} addresses device {}, but the launch has devices 0 to {}: for {}",
                             p.what, ProtoEncoder::text(m, p.device),
                             ProtoEncoder::text(m, *ndev_ - 1), witness(m, p.loops)));

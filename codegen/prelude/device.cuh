@@ -3,7 +3,9 @@
 //! conversion and packing helpers the emitted kernels call. Embedded into
 //! tilescope at build time (codegen/EmbedText.cmake); lines starting with
 //! "//!" are not copied, every other byte is, so the lowered output changes
-//! exactly as this file does.
+//! exactly as this file does. A line "//@ descriptor-helper NAME" becomes the
+//! descriptor packing function NAME, generated from the descriptor's fields
+//! in ir/Descriptors.cpp (codegen/GenPrelude.cpp).
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -203,14 +205,7 @@ __device__ __forceinline__ void ts_cp_async16(uint32_t dst, const void *src) {
 // wgmma shared-memory matrix descriptor: start address, leading byte offset
 // (unused by swizzled K-major operands), stride byte offset between 8-row
 // core-matrix groups, swizzle mode (1: 128B, 2: 64B, 3: 32B).
-__device__ __forceinline__ uint64_t ts_wgmma_desc(uint32_t addr, int mode, int sbo) {
-  uint64_t d = 0;
-  d |= (uint64_t)((addr & 0x3FFFF) >> 4);
-  d |= (uint64_t)1 << 16;
-  d |= (uint64_t)((sbo >> 4) & 0x3FFF) << 32;
-  d |= (uint64_t)mode << 62;
-  return d;
-}
+//@ descriptor-helper ts_wgmma_desc
 // exp2: ex2.approx.ftz.f32, one MUFU.EX2 (exp2f is the non-ftz ex2.approx.f32,
 // which ptxas wraps in a scaling of inputs below -126: three more
 // instructions, a fifth slower attention). Results below 2^-126 are 0; the
@@ -259,14 +254,7 @@ __device__ __forceinline__ float ts_log(float x) {
 }
 // The same with a leading byte offset: for an MN-major operand, the distance
 // between its column blocks of one swizzle span.
-__device__ __forceinline__ uint64_t ts_wgmma_desc_lbo(uint32_t addr, int mode, int sbo, int lbo) {
-  uint64_t d = 0;
-  d |= (uint64_t)((addr & 0x3FFFF) >> 4);
-  d |= (uint64_t)((lbo >> 4) & 0x3FFF) << 16;
-  d |= (uint64_t)((sbo >> 4) & 0x3FFF) << 32;
-  d |= (uint64_t)mode << 62;
-  return d;
-}
+//@ descriptor-helper ts_wgmma_desc_lbo
 // Two 16-bit values in one 32-bit register, the first in the low half (a
 // wgmma A fragment register).
 __device__ __forceinline__ uint32_t ts_pack2(__nv_bfloat16 lo, __nv_bfloat16 hi) {
