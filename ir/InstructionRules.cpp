@@ -41,6 +41,19 @@ InstructionRule sharedRule(std::string_view name, int bits, std::string_view sum
   return r;
 }
 
+} // namespace
+
+std::optional<InstructionFamily> instructionFamilyOf(IntrinsicId call) {
+  switch (call) {
+  case IntrinsicId::Tcgen05Ld:
+  case IntrinsicId::Tcgen05St:
+    return InstructionFamily::TmemAccess;
+  default:
+    return std::nullopt;
+  }
+}
+
+namespace {
 std::vector<InstructionRule> buildRules() {
   std::vector<InstructionRule> rules;
   InstructionRule tma = baseRule("tma", F::Tma, S::Shared, T::Sm90Plus);

@@ -30,6 +30,7 @@
 #include "ir/Intrinsics.h"
 #include "ir/LayoutFacts.h"
 
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -57,6 +58,25 @@ struct InstructionRule {
   int maxRank = 0, maxBoxExtent = 0, innerBytesMultiple = 0; // Tma
   std::string_view summary;
 };
+
+// The family of the instruction a native call issues, where the table has
+// one that constrains its execution beyond the operand's layout: tcgen05.ld
+// and tcgen05.st are TmemAccess. Nothing for the other calls.
+std::optional<InstructionFamily> instructionFamilyOf(IntrinsicId call);
+
+// TmemAccess (PTX ISA, tcgen05 "data movement" and its access restrictions):
+// the warps of a CTA fall into four subpartitions by warp index modulo 4, and
+// warp w reaches with tcgen05.ld / tcgen05.st only the 32 TMEM lanes of its
+// own, 32 (w % 4) .. 32 (w % 4) + 31. The simulator refuses any other lane;
+// check proves it (verifier/TmemLanes.h).
+struct TmemLaneWindow {
+  int64_t first = 0, count = 0;
+};
+inline constexpr int64_t kTmemSubpartitions = 4;
+inline constexpr int64_t kTmemLanesPerSubpartition = 32;
+inline TmemLaneWindow tmemLaneWindowOfWarp(int64_t warp) {
+  return {kTmemLanesPerSubpartition * (warp % kTmemSubpartitions), kTmemLanesPerSubpartition};
+}
 
 const std::vector<InstructionRule> &instructionRules();
 const InstructionRule *findInstructionRule(std::string_view name);

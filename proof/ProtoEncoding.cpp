@@ -1,8 +1,12 @@
 #include "proof/ProtoEncoding.h"
 
 #include "ir/DeviceScale.h"
+#include "ir/Printer.h"
+#include "proof/TruncatingDivision.h"
 
 #include <fmt/format.h>
+
+#include <functional>
 
 namespace tilescope::detail {
 
@@ -25,6 +29,32 @@ std::optional<z3::expr> threadSetZ3(const ThreadSet &set, const z3::expr &t) {
   return z3::mk_or(any);
 }
 
+namespace {
+// Whether the IR expression is non-negative by its form: constants >= 0,
+// the names `var` says are (sizes, loop variables already known to be), CTA
+// and thread indices, and their sums, products and quotients.
+bool nonNegativeStart(const Expr &e, const std::function<bool(const std::string &)> &var) {
+  if (!e)
+    return false;
+  switch (e->kind) {
+  case ExprKind::IntImm:
+    return as<IntImm>(e).value >= 0;
+  case ExprKind::Var:
+    return var(as<Var>(e).name);
+  case ExprKind::Builtin:
+    return true;
+  case ExprKind::Binary: {
+    const Binary &b = as<Binary>(e);
+    bool arithmetic = b.op == BinaryOp::Add || b.op == BinaryOp::Mul || b.op == BinaryOp::Div ||
+                      b.op == BinaryOp::Mod;
+    return arithmetic && nonNegativeStart(b.lhs, var) && nonNegativeStart(b.rhs, var);
+  }
+  default:
+    return false;
+  }
+}
+} // namespace
+
 ProtoEncoder::ProtoEncoder(z3::context &ctx, const BarrierSkeleton &sk)
     : ctx_(ctx), assumptions_(ctx) {
   for (const std::string &s : sk.symbols) {
@@ -36,6 +66,64 @@ ProtoEncoder::ProtoEncoder(z3::context &ctx, const BarrierSkeleton &sk)
     if (auto e = encode(c, {}))
       if (e->is_bool())
         assumptions_.push_back(*e);
+  // A loop variable is non-negative where every loop of that name starts at
+  // a non-negative value and steps up (outer loops come first; a start that
+  // names a loop variable not yet known counts as possibly negative).
+  std::set<std::string> otherwise;
+  auto nonNegativeName = [&](const std::string &n) {
+    return symbols_.count(n) || (nonNegativeLoops_.count(n) && !otherwise.count(n));
+  };
+  for (const SkeletonLoop &l : sk.loops) {
+    auto step = constantValue(l.step);
+    if (nonNegativeStart(l.begin, nonNegativeName) && step && *step >= 1)
+      nonNegativeLoops_.insert(l.var);
+    else
+      otherwise.insert(l.var);
+  }
+  for (const std::string &v : otherwise)
+    nonNegativeLoops_.erase(v);
+  // A loop variable minus its loop's start, or minus a part x of a start
+  // x + c with c non-negative (`(t - blockIdx.x) / 132`, the persistent
+  // GEMM's tile count), is non-negative in every iteration of a loop that
+  // steps up. Kept in the same set under the key "var\nx", for names whose
+  // loops all step up from one start.
+  std::map<std::string, std::set<std::string>> starts;
+  std::map<std::string, Expr> startOf;
+  for (const SkeletonLoop &l : sk.loops) {
+    auto step = constantValue(l.step);
+    starts[l.var].insert(step && *step >= 1 ? print(l.begin) : std::string("\n"));
+    startOf[l.var] = l.begin;
+  }
+  for (const auto &[v, begins] : starts) {
+    if (begins.size() != 1 || *begins.begin() == "\n")
+      continue;
+    const Expr &start = startOf.at(v);
+    nonNegativeLoops_.insert(v + "\n" + print(start));
+    if (start->kind == ExprKind::Binary && as<Binary>(start).op == BinaryOp::Add) {
+      const Binary &a = as<Binary>(start);
+      if (nonNegativeStart(a.rhs, nonNegativeName))
+        nonNegativeLoops_.insert(v + "\n" + print(a.lhs));
+      if (nonNegativeStart(a.lhs, nonNegativeName))
+        nonNegativeLoops_.insert(v + "\n" + print(a.rhs));
+    }
+  }
+}
+
+NonNegativeConstant ProtoEncoder::nonNegative() const {
+  return [this](const z3::expr &c) {
+    if (knownIds_.count(c.id()))
+      return true;
+    if (!c.is_const())
+      return false;
+    auto it = symbols_.find(c.decl().name().str());
+    return it != symbols_.end() && z3::eq(it->second, c);
+  };
+}
+
+z3::expr ProtoEncoder::known(z3::expr e) {
+  if (knownIds_.insert(e.id()).second)
+    knownTerms_.push_back(e);
+  return e;
 }
 
 z3::expr ProtoEncoder::fresh(const std::string &name) {
@@ -80,15 +168,16 @@ std::optional<z3::expr> ProtoEncoder::encode(const Expr &e,
   case ExprKind::Var: {
     const std::string &n = as<Var>(e).name;
     if (auto it = bound.find(n); it != bound.end())
-      return it->second;
+      return nonNegativeLoops_.count(n) ? known(it->second) : it->second;
     if (auto it = symbols_.find(n); it != symbols_.end())
       return it->second;
     return std::nullopt;
   }
   case ExprKind::Builtin: {
     BuiltinKind b = as<Builtin>(e).which;
+    // Thread, warp, CTA and cluster indices are never negative.
     if (auto it = builtins.find(b); it != builtins.end())
-      return it->second;
+      return known(it->second);
     switch (b) {
     case BuiltinKind::blockIdx_x:
     case BuiltinKind::blockIdx_y:
@@ -127,8 +216,11 @@ std::optional<z3::expr> ProtoEncoder::encode(const Expr &e,
         return *l + *r;
       break;
     case BinaryOp::Sub:
-      if (ints)
-        return *l - *r;
+      if (ints) {
+        bool sinceStart = b.lhs->kind == ExprKind::Var && bound.count(as<Var>(b.lhs).name) &&
+                          nonNegativeLoops_.count(as<Var>(b.lhs).name + "\n" + print(b.rhs));
+        return sinceStart ? known(*l - *r) : *l - *r;
+      }
       break;
     case BinaryOp::Mul:
       if (ints)
@@ -136,11 +228,11 @@ std::optional<z3::expr> ProtoEncoder::encode(const Expr &e,
       break;
     case BinaryOp::Div:
       if (ints)
-        return *l / *r;
+        return truncatingDiv(*l, *r, nonNegative());
       break;
     case BinaryOp::Mod:
       if (ints)
-        return z3::mod(*l, *r);
+        return truncatingRem(*l, *r, nonNegative());
       break;
     case BinaryOp::Lt:
       if (ints)
@@ -180,6 +272,20 @@ std::optional<z3::expr> ProtoEncoder::encode(const Expr &e,
   case ExprKind::Call: {
     const Call &c = as<Call>(e);
     if ((c.callee == "min" || c.callee == "max") && c.args.size() == 2) {
+      // max(0, l / d) with a constant d > 0 (a loop's trip count,
+      // SkeletonLoop::trip) is the same whether l / d truncates or floors:
+      // both are <= 0 where l < 0. Z3's own division keeps the trip counts
+      // every proof asks about as they were.
+      if (c.callee == "max" && constantValue(c.args[0]) == 0 &&
+          c.args[1]->kind == ExprKind::Binary && as<Binary>(c.args[1]).op == BinaryOp::Div &&
+          constantValue(as<Binary>(c.args[1]).rhs).value_or(0) > 0) {
+        const Binary &q = as<Binary>(c.args[1]);
+        auto l = encode(q.lhs, bound, builtins), d = encode(q.rhs, bound, builtins);
+        if (!l || !d || !l->is_int() || !d->is_int())
+          return std::nullopt;
+        z3::expr zero = ctx_.int_val(0), floor = *l / *d;
+        return z3::ite(zero >= floor, zero, floor);
+      }
       auto a = encode(c.args[0], bound, builtins), b = encode(c.args[1], bound, builtins);
       if (!a || !b || !a->is_int() || !b->is_int())
         return std::nullopt;

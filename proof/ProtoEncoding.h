@@ -5,19 +5,23 @@
 // iteration index i. Exposes z3++.h: include it only
 // from .cpp files, and catch z3::exception before it leaves a library.
 //
-// Division and remainder are Z3's (Euclidean); they agree with the IR's
-// truncating ones for the non-negative values index arithmetic produces.
+// Division and remainder truncate toward zero, as the IR's do
+// (proof/TruncatingDivision.h); on a dividend non-negative by its form they
+// are Z3's own operators.
 #pragma once
 
 #include "sync/BarrierSkeleton.h"
 
 #include "ir/ThreadIndex.h"
+#include "proof/TruncatingDivision.h"
 
 #include <z3++.h>
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace tilescope::detail {
 
@@ -69,8 +73,20 @@ public:
   static std::string text(const z3::model &m, const z3::expr &e);
 
 private:
+  // The terms known non-negative (proof/TruncatingDivision.h): the symbols
+  // (each at least leastValueOf >= 0 under assumptions()), and the encodings
+  // of thread and CTA indices and of the loop variables whose loops start at
+  // a non-negative value with a positive step (their values in any
+  // iteration of the loop; a query that binds a loop variable to a value
+  // outside its loop asks about no run of the kernel).
+  NonNegativeConstant nonNegative() const;
+  z3::expr known(z3::expr e);
+
   z3::context &ctx_;
   std::map<std::string, z3::expr> symbols_;
+  std::set<std::string> nonNegativeLoops_;
+  std::vector<z3::expr> knownTerms_; // keeps the ids in knownIds_ alive
+  std::set<unsigned> knownIds_;
   z3::expr_vector assumptions_;
   int fresh_ = 0;
 };

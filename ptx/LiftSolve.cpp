@@ -6,6 +6,7 @@
 #include "ptx/ThreadConditions.h"
 #include "ptx/Values.h"
 #include "proof/SolverBudget.h"
+#include "proof/TruncatingDivision.h"
 
 #include <fmt/format.h>
 #include <z3++.h>
@@ -73,10 +74,10 @@ public:
         return ints ? std::optional(*x - *y) : std::nullopt;
       case BinaryOp::Mul:
         return ints ? std::optional(*x * *y) : std::nullopt;
-      case BinaryOp::Div:
-        return ints ? std::optional(*x / *y) : std::nullopt;
+      case BinaryOp::Div: // truncating, as div.s32 and the IR's
+        return ints ? std::optional(detail::truncatingDiv(*x, *y, nonNegative())) : std::nullopt;
       case BinaryOp::Mod:
-        return ints ? std::optional(z3::mod(*x, *y)) : std::nullopt;
+        return ints ? std::optional(detail::truncatingRem(*x, *y, nonNegative())) : std::nullopt;
       case BinaryOp::Lt:
         return ints ? std::optional(*x < *y) : std::nullopt;
       case BinaryOp::Le:
@@ -105,6 +106,14 @@ public:
   const z3::expr_vector &ranges() const { return ranges_; }
 
 private:
+  // The unknowns (each >= 0 under ranges()).
+  detail::NonNegativeConstant nonNegative() const {
+    return [this](const z3::expr &c) {
+      auto it = vars_.find(c.decl().name().str());
+      return it != vars_.end() && z3::eq(it->second, c);
+    };
+  }
+
   z3::expr unknown(const std::string &name, bool parameter) {
     auto it = vars_.find(name);
     if (it != vars_.end())

@@ -4,6 +4,7 @@
 // thread and completed, with one arrival on an mbarrier, when the unit made by
 // tcgen05.commit completes at a time the scheduler picks; ld/st between
 // tensor memory and a warp's registers).
+#include "ir/InstructionRules.h"
 #include "ir/Intrinsics.h"
 #include "simulator/CtaExecutor.h"
 
@@ -118,7 +119,8 @@ bool CtaExecutor::execTcgen05(Warp &w, const CallStmt &c, ThreadRange threads, i
     // PTX (tcgen05.ld / tcgen05.st): warp w of a warpgroup reaches only TMEM
     // lanes 32 (w % 4) .. 32 (w % 4) + 31. Under `tilescope race` the race
     // detector reports it (an "out of view" access) with both sides.
-    int64_t first = 32 * (w.id % 4);
+    TmemLaneWindow window = tmemLaneWindowOfWarp(w.id);
+    int64_t first = window.first, last = window.first + window.count - 1;
     for (const Operand &o : race_ ? std::vector<Operand>() : call->positional) {
       if (!o.isRegion || plan(o.region.buffer).scope != MemScope::Tmem)
         continue;
@@ -128,12 +130,12 @@ bool CtaExecutor::execTcgen05(Warp &w, const CallStmt &c, ThreadRange threads, i
         if (flat < 0 || flat >= int64_t(cells.size()))
           continue; // outside the buffer: the access itself reports it
         int64_t laneOf = cells[size_t(flat)].first;
-        if (laneOf < first || laneOf >= first + 32)
+        if (laneOf < first || laneOf > last)
           return fail(c.loc, fmt::format("'{}' by warp {} reaches TMEM lane {} of '{}', but warp "
                                          "{} may access only lanes {} to {} (its warp index "
                                          "modulo 4 picks the quarter)",
                                          c.callee, w.id, laneOf, plan(o.region.buffer).name, w.id,
-                                         first, first + 31));
+                                         first, last));
       }
     }
     return executePrimitive(*call);

@@ -695,6 +695,15 @@ DeviceRunResult runDevices(const std::vector<Program> &programs,
       options.ctas.empty() ? sampleCtas(first.grid, 0, options.seed) : options.ctas;
   std::mt19937_64 rng(options.seed);
   DeviceRaceState raceState;
+  // Inside each device the one-device detector (happens-before over the
+  // threads of a CTA and the CTAs of the device: shared memory, tensor
+  // memory, the async proxies), one per device over all its CTAs, as the
+  // one-device run keeps one over its CTAs. Global memory across devices is
+  // DeviceRaceState's; the per-device detectors' global races are left to it.
+  std::vector<std::unique_ptr<RaceDetector>> detectors;
+  if (options.detectRaces)
+    for (int d = 0; d < ndev; ++d)
+      detectors.push_back(std::make_unique<RaceDetector>());
   int64_t index = 0;
   for (const auto &cta : ctas) {
     DeviceGroup g;
@@ -716,6 +725,8 @@ DeviceRunResult runDevices(const std::vector<Program> &programs,
       g.ctas.push_back(members.back().get());
       g.memory.push_back(&memory[d]);
       members.back()->joinDevices(&g, d, &raceState);
+      if (!detectors.empty())
+        members.back()->attachRaceDetector(detectors[size_t(d)].get());
     }
     if (auto f = runGroup(g, members, rng, out.unmatchedSignals, options.where)) {
       result.outcome = f->outcome;
@@ -728,6 +739,13 @@ DeviceRunResult runDevices(const std::vector<Program> &programs,
       options.afterUnit(cta);
   }
   result.races = std::move(raceState.races);
+  for (int d = 0; d < int(detectors.size()); ++d)
+    for (DetectedRace &r : describeRaces(*detectors[size_t(d)], programs[size_t(d)], options)) {
+      if (r.space == "global")
+        continue;
+      r.text = fmt::format("{}: {} (on device {})", r.second.location, r.text, d);
+      result.races.push_back(std::move(r));
+    }
   result.stats.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.stats.cpuSeconds = static_cast<double>(std::clock() - cpuStart) / CLOCKS_PER_SEC;

@@ -3,6 +3,8 @@
 // synchronisation (each a no-op without a detector), and the rendering of
 // the races found. The happens-before logic lives in RaceDetector.
 #include "simulator/CtaExecutor.h"
+
+#include "ir/InstructionRules.h"
 #include "ir/ThreadIndex.h"
 
 #include <fmt/format.h>
@@ -24,11 +26,16 @@ void CtaExecutor::raceAccess(RaceSpace space, int buffer, int64_t flat, int64_t 
   if (!race_)
     return;
   uint32_t agent = raceAgent(threads);
-  // A warp reaches only the 32 tensor-memory lanes of its subpartition
-  // (warp id % 4); the tensor core (an asynchronous operation) reaches all.
-  if (space == RaceSpace::Tmem && asyncAgent_ < 0 &&
-      (address / 512) / kThreadsPerWarp != threadBuiltinValue(BuiltinKind::wid_in_wg, threads.begin))
-    race_->outOfView({space, buffer, flat, address, units, rank_}, write, agent, loc);
+  // A warp reaches only the tensor-memory lanes of its subpartition
+  // (ir/InstructionRules.h); the tensor core (an asynchronous operation)
+  // reaches all. A cell is lane * 512 + column.
+  if (space == RaceSpace::Tmem && asyncAgent_ < 0) {
+    TmemLaneWindow window =
+        tmemLaneWindowOfWarp(threadBuiltinValue(BuiltinKind::warpid, threads.begin));
+    int64_t lane = address / 512;
+    if (lane < window.first || lane >= window.first + window.count)
+      race_->outOfView({space, buffer, flat, address, units, rank_}, write, agent, loc);
+  }
   race_->access({space, buffer, flat, address, units, rank_}, write, agent, loc);
 }
 

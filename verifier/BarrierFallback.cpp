@@ -185,6 +185,12 @@ AtSizes exploreAt(const BarrierSkeleton &sk, const BarrierProofOptions &options,
   std::set<std::string> seen;
   size_t totalSteps = 0;
   for (const auto &cta : runs) {
+    // Up to kMaxCtas unrolls: each polls the budget, and so does this loop.
+    if (Budget *budget = activeBudget(); budget && budget->expired()) {
+      notChecked(at, fmt::format("the budget ran out while unrolling the runs of the {} CTAs at {}",
+                                 runs.size(), sizesText));
+      return AtSizes::NotChecked;
+    }
     ConcreteSkeleton concrete = cta == runs.front() && classes.empty()
                                     ? std::move(first)
                                     : unrollSkeleton(sk, sizes, cta, kMaxSteps, cluster);

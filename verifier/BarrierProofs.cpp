@@ -12,6 +12,7 @@
 #include "proof/ProtoEncoding.h"
 #include "proof/SharedContext.h"
 #include "proof/SolverBudget.h"
+#include "verifier/TmemLanes.h"
 #include "verifier/TmemProtocol.h"
 
 #include <fmt/format.h>
@@ -178,7 +179,12 @@ BarrierReport proveBarrierProtocols(const BarrierSkeleton &skeleton,
 }
 
 BarrierReport proveBarrierProtocols(const Kernel &kernel, const BarrierProofOptions &options) {
-  return proveBarrierProtocols(extractBarrierSkeleton(kernel), options);
+  BarrierSkeleton skeleton = extractBarrierSkeleton(kernel);
+  BarrierReport report = proveBarrierProtocols(skeleton, options);
+  // The lane window of tcgen05.ld / tcgen05.st needs the TMEM buffers'
+  // layouts, which the skeleton does not carry (TmemLanes.h).
+  proveTmemLaneWindows(kernel, skeleton, options.timeoutMs, report);
+  return report;
 }
 
 unsigned reportBarrierProtocols(const BarrierReport &report, Diagnostics &diag) {

@@ -1,5 +1,6 @@
 #include "verifier/ConcreteSkeleton.h"
 
+#include "ir/Budget.h"
 #include "ir/ConcreteEval.h"
 #include "ir/ThreadIndex.h"
 #include "ir/Visitor.h"
@@ -320,6 +321,8 @@ private:
       // any end (a step of 2^63 - 1 used to wrap around to negative values
       // and run iterations the kernel never runs).
       for (int64_t v = *b; v < *en && out_.error.empty();) {
+        if (!withinBudget(loop.loc))
+          break;
         env[loop.var] = v;
         size_t inner = pos;
         unroll(evs, inner, depth + 1, env);
@@ -472,7 +475,24 @@ private:
     return true;
   }
 
+  // The command's budget (ir/Budget.h), polled every 4096 iterations and
+  // steps: an unroll of a long loop nest at large fallback sizes (a persistent
+  // family point, every CTA of a grid) ran for minutes past a wall budget of
+  // 120 s. Past the budget the run stops with an error (not checked); the
+  // budget records its exceedance, so the command's verdict is `budget`.
+  bool withinBudget(llvm::SMLoc loc) {
+    if (++polls_ % 4096 != 0)
+      return true;
+    Budget *budget = activeBudget();
+    if (!budget || !budget->expired())
+      return true;
+    out_.budgetExceeded = true;
+    return fail(loc, "the budget ran out while unrolling the run");
+  }
+
   bool pushStep(const SyncEvent &e, ConcreteStep s) {
+    if (!withinBudget(e.loc))
+      return false;
     if (++steps_ > cap_)
       return fail(e.loc, fmt::format("more than {} steps in the unrolled run", cap_));
     current().steps.push_back(std::move(s));
@@ -602,6 +622,7 @@ private:
   std::array<int64_t, 3> cta_;
   size_t cap_;
   size_t steps_ = 0;
+  uint64_t polls_ = 0;
   ConcreteSkeleton out_;
   std::vector<ThreadSet> members_;
   std::vector<std::vector<bool>> belongs_; // [event][process]

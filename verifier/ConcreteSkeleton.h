@@ -97,6 +97,8 @@ struct ConcreteSkeleton {
   std::string error;
   llvm::SMLoc errorLoc;
   bool outOfRange = false;
+  // The command's budget ran out while unrolling (`error` says so).
+  bool budgetExceeded = false;
   bool usesBlockIdx = false; // some value read blockIdx: every CTA needs its own run
   int64_t clusterCtas = 1;   // CTAs unrolled together (the cluster's extent)
   std::string describe(const ConcreteStep &s) const; // "wait full[0] (parity 1) at k = 4"
@@ -123,7 +125,8 @@ std::vector<ThreadSet> skeletonProcesses(const BarrierSkeleton &skeleton);
 // `sizes` binds the shape symbols (and scalars); `cta` the block indices
 // (of the cluster's first CTA when `clusterCtas` > 1: CTAs cta.x ..
 // cta.x + clusterCtas - 1 run together). Unrolling stops with an error past
-// `stepCap` steps in all.
+// `stepCap` steps in all, or once the command's budget (ir/Budget.h) has run
+// out (polled every few thousand iterations).
 ConcreteSkeleton unrollSkeleton(const BarrierSkeleton &skeleton,
                                 const std::map<std::string, int64_t> &sizes,
                                 const std::array<int64_t, 3> &cta, size_t stepCap,

@@ -61,10 +61,9 @@ bool isTma(const CallStmt &c) {
 }
 
 // `e` for the encoder: elect_sync() as a free boolean (some lane of the warp
-// is elected, which one does not matter to where the CTA's accesses land),
-// and division and remainder truncating, as the IR's are (the encoder's are
-// Euclidean, which differ for a negative dividend: `(p - 1) % 4` is -1 at
-// p = 0, not 3): a / b as `select(a >= 0, a / b, 0 - (0 - a) / b)`.
+// is elected, which one does not matter to where the CTA's accesses land).
+// Division and remainder the encoder itself makes truncating, as the IR's
+// are (proof/TruncatingDivision.h): `(p - 1) % 4` is -1 at p = 0, not 3.
 Expr forEncoder(const Expr &e) {
   if (!e)
     return e;
@@ -82,17 +81,7 @@ Expr forEncoder(const Expr &e) {
     return Unary::make(as<Unary>(e).op, forEncoder(as<Unary>(e).operand), e->loc);
   case ExprKind::Binary: {
     const Binary &b = as<Binary>(e);
-    Expr l = forEncoder(b.lhs), r = forEncoder(b.rhs);
-    if (b.op != BinaryOp::Div && b.op != BinaryOp::Mod)
-      return Binary::make(b.op, l, r, e->loc);
-    Expr zero = IntImm::make(0, e->loc);
-    Expr negated = Binary::make(
-        BinaryOp::Sub, zero,
-        Binary::make(b.op, Binary::make(BinaryOp::Sub, zero, l, e->loc), r, e->loc), e->loc);
-    return Call::make(
-        "select",
-        {Binary::make(BinaryOp::Ge, l, zero, e->loc), Binary::make(b.op, l, r, e->loc), negated},
-        e->loc);
+    return Binary::make(b.op, forEncoder(b.lhs), forEncoder(b.rhs), e->loc);
   }
   default:
     return e;

@@ -5,6 +5,7 @@
 #include "proof/QueryDeadline.h"
 #include "verifier/LayoutEncoding.h"
 #include "proof/SolverBudget.h"
+#include "proof/TruncatingDivision.h"
 
 #include <fmt/format.h>
 
@@ -82,6 +83,16 @@ struct SymbolEncoder {
   z3::context &ctx;
   std::map<std::string, z3::expr> symbols;
 
+  // The symbols (each at least leastValueOf >= 0 in constrainedSolver).
+  detail::NonNegativeConstant nonNegative() const {
+    return [this](const z3::expr &c) {
+      for (const auto &[n, v] : symbols)
+        if (z3::eq(v, c))
+          return true;
+      return false;
+    };
+  }
+
   z3::expr term(const Expr &e) {
     if (!e)
       throw std::invalid_argument("missing expression");
@@ -103,9 +114,9 @@ struct SymbolEncoder {
       case BinaryOp::Mul:
         return l * r;
       case BinaryOp::Div:
-        return l / r;
+        return detail::truncatingDiv(l, r, nonNegative());
       case BinaryOp::Mod:
-        return z3::mod(l, r);
+        return detail::truncatingRem(l, r, nonNegative());
       case BinaryOp::Lt:
         return l < r;
       case BinaryOp::Le:
