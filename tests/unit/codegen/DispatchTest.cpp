@@ -240,11 +240,14 @@ TEST_CASE("wgmma with A from registers: the attention kernels' P V, and its refu
   CHECK(text.find("transpose_b = false, accumulate = true") != std::string::npos);
 
   // A register A in another layout, or an f32 one, is refused with the reason.
-  for (auto [decl, why] :
+  // A pair, not a structured binding: clang 14 cannot capture a binding in
+  // doctest's CHECK_MESSAGE lambda (the `asan` preset builds with clang).
+  for (auto declWhy :
        {std::pair<const char *, const char *>{
             "reg P: bf16[64, 64]", "wgmma.reg_a: A is not a register tile in the wgmma_acc layout"},
         {"reg P: f32[64, 64] layout(wgmma_acc(64, 64))",
          "wgmma.reg_a: A from registers is dispatched for 16-bit operands (bf16, f16)"}}) {
+    const char *decl = declWhy.first, *why = declWhy.second;
     std::string text = std::string(R"(
 kernel k(X: global bf16[N])
   launch grid(1) threads(128) target(sm_90a)

@@ -17,7 +17,10 @@ namespace {
 
 // A code of `f` drawn so that every kind of value turns up.
 uint32_t drawCode(std::mt19937_64 &rng, const FloatFormat &f, int flavour) {
-  uint32_t bits = static_cast<uint32_t>(rng()) & ((uint32_t(1) << f.codeBits()) - 1);
+  // codeMask, not (1 << codeBits) - 1: f32's 32 bits would shift past the
+  // type (undefined; on x86 it shifted by 0, so the f32 accumulators' random
+  // bits were all 0: no sign, no mantissa, no specials).
+  uint32_t bits = static_cast<uint32_t>(rng()) & codeMask(f);
   uint32_t man = bits & ((uint32_t(1) << f.manBits) - 1);
   uint32_t sign = f.hasSign ? (bits >> (f.codeBits() - 1)) << (f.codeBits() - 1) : 0;
   uint32_t expMask = (uint32_t(1) << f.expBits) - 1;
