@@ -109,6 +109,10 @@ ProtoEncoder::ProtoEncoder(z3::context &ctx, const BarrierSkeleton &sk)
   }
 }
 
+bool ProtoEncoder::nonNegativeByForm(const z3::expr &e) const {
+  return detail::nonNegativeByForm(e, nonNegative());
+}
+
 NonNegativeConstant ProtoEncoder::nonNegative() const {
   return [this](const z3::expr &c) {
     if (knownIds_.count(c.id()))

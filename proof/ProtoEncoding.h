@@ -80,7 +80,16 @@ private:
   // iteration of the loop; a query that binds a loop variable to a value
   // outside its loop asks about no run of the kernel).
   NonNegativeConstant nonNegative() const;
+
+public:
+  // `e`, recorded as known non-negative: the caller guarantees e >= 0 in
+  // every query that uses it (e.g. a loop variable's value start + i * step
+  // with a non-negative start, a positive step and i >= 0 on the loop's
+  // path). Its divisions then keep Z3's operators.
   z3::expr known(z3::expr e);
+  bool nonNegativeByForm(const z3::expr &e) const;
+
+private:
 
   z3::context &ctx_;
   std::map<std::string, z3::expr> symbols_;

@@ -183,6 +183,11 @@ private:
       if (b && e && step) {
         z3::expr i = enc_.fresh("iter!" + f.var);
         z3::expr v = *b + i * *step;
+        // i >= 0 is on the loop's path: with a non-negative start and a
+        // positive step the loop variable is non-negative wherever it is
+        // read, so divisions of it need no truncation cases (t / tn).
+        if (positive && enc_.nonNegativeByForm(*b))
+          v = enc_.known(v);
         path_.push_back(i >= 0 && v < *e);
         bound_.insert_or_assign(f.var, v);
         loops_.push_back({f.var, v});
