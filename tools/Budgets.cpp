@@ -27,15 +27,16 @@ namespace tilescope::tool {
 
 namespace cl = llvm::cl;
 
-BudgetOptions::BudgetOptions(cl::SubCommand &sub, bool withSteps)
+BudgetOptions::BudgetOptions(cl::SubCommand &sub, bool withSteps, int64_t defaultTimeoutMs,
+                             int64_t defaultWallTimeoutMs)
     : timeoutMs("timeout-ms",
                 cl::desc("Time budget in milliseconds of processor time (user + system) of the "
                          "run (0: none)"),
-                cl::init(kDefaultTimeoutMs), cl::value_desc("MS"), cl::sub(sub)),
+                cl::init(defaultTimeoutMs), cl::value_desc("MS"), cl::sub(sub)),
       wallTimeoutMs("wall-timeout-ms",
                     cl::desc("Wall-time budget in milliseconds, a backstop for a loaded "
                              "machine (0: none)"),
-                    cl::init(kDefaultWallTimeoutMs), cl::value_desc("MS"), cl::sub(sub)),
+                    cl::init(defaultWallTimeoutMs), cl::value_desc("MS"), cl::sub(sub)),
       maxMemoryMb("max-memory-mb",
                   cl::desc("Memory budget in MiB: heap growth of the run, Z3 and the simulated "
                            "state (0: none)"),

@@ -39,7 +39,9 @@ inline constexpr int64_t kMemoryFloorMb = 32;
 
 // The options, registered on one subcommand (declare after it, in its file).
 struct BudgetOptions {
-  BudgetOptions(llvm::cl::SubCommand &sub, bool withSteps);
+  BudgetOptions(llvm::cl::SubCommand &sub, bool withSteps,
+                int64_t defaultTimeoutMs = kDefaultTimeoutMs,
+                int64_t defaultWallTimeoutMs = kDefaultWallTimeoutMs);
   BudgetLimits limits() const;
   // A negative value is a usage error: says so as `tilescope CMD: error: ...`
   // and returns the input-error status (2); 0 when every value is valid.

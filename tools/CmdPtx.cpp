@@ -44,10 +44,13 @@ cl::opt<bool> printSkeleton("skeleton",
                             cl::sub(ptxCommand));
 cl::opt<std::string> ptxasLog("ptxas-log", cl::desc("ptxas -v output with register/spill figures"),
                               cl::sub(ptxCommand));
-// check: the same processor-time, wall-time and memory budgets as `tilescope
-// check`; past one, the queries left answer at once and a kernel that was
-// not decided is `budget` (exit 4), never a run without end.
-BudgetOptions budgetOptions(ptxCommand, /*withSteps=*/false);
+// check: the processor-time, wall-time and memory budgets of `tilescope
+// check`, with larger time defaults (2 min of CPU, 5 min of wall time): a
+// compiler's PTX of a library kernel (attention, the device GEMMs) takes tens
+// of seconds to lift and check. Past one, the queries left answer at once and
+// a kernel that was not decided is `budget` (exit 4), never a run without end.
+BudgetOptions budgetOptions(ptxCommand, /*withSteps=*/false, /*defaultTimeoutMs=*/120'000,
+                            /*defaultWallTimeoutMs=*/300'000);
 
 int usage(const std::string &why) {
   llvm::errs() << "tilescope ptx: " << why

@@ -214,7 +214,7 @@ public:
     order.push_back(t);
     z3::expr_vector lits(ctx_);
     z3::model m = detail::minimizeWitness(s, lits, order, fmt::format("lanes!{}", witnesses_++));
-    int64_t thread = ProtoEncoder::value(m, t), warp = thread / 32;
+    int64_t thread = ProtoEncoder::value(m, t), warp = warpOf(thread);
     TmemLaneWindow window = tmemLaneWindowOfWarp(warp);
     std::string at = enc_.describeSymbols(m);
     for (const auto &[name, v] : loops)

@@ -152,6 +152,12 @@ def main():
             return label, "unknown (state cap: " + STATE_CAP_EXCEPTIONS[name] + ")", []
         if rc != 1 or not barrier_errors(lines):
             return label, f"MISSED (exit {rc})", lines[-3:]
+        # The TMEM lane window of tcgen05.ld/st (verifier/TmemLanes) is a
+        # per-instruction proof that runs in the forced mode too; the
+        # exhaustive protocol exploration does not model it.
+        found = barrier_errors(lines)
+        if all("may access only lanes" in l for l in found):
+            return label, "found (TMEM lane proof, outside the exploration)", []
         if tags & {"Z3 witness", "exhaustive check"} and not exhaustive:
             return label, "MISSED by the exhaustive check", errors[:3]
         return label, "found", []
