@@ -1,5 +1,7 @@
 #include "ir/ConcreteEval.h"
 
+#include "ir/ThreadIndex.h"
+
 #include <algorithm>
 #include <cstdint>
 
@@ -52,6 +54,25 @@ std::optional<int64_t> evalConcrete(const Expr &e, const LeafValue &leaf) {
   default:
     return std::nullopt;
   }
+}
+
+std::optional<bool> pathRunsAtThread(const std::vector<std::pair<Expr, bool>> &path,
+                                     int64_t tx) {
+  bool unknown = false;
+  for (const auto &[cond, taken] : path) {
+    auto v = evalConcrete(cond, [tx](const Expr &leaf) -> std::optional<int64_t> {
+      if (leaf->kind != ExprKind::Builtin)
+        return std::nullopt;
+      if (auto m = threadIndexMap(as<Builtin>(leaf).which))
+        return threadIndexValue(*m, tx);
+      return std::nullopt;
+    });
+    if (!v)
+      unknown = true;
+    else if ((*v != 0) != taken)
+      return false;
+  }
+  return unknown ? std::nullopt : std::optional(true);
 }
 
 } // namespace tilescope

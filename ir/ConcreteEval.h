@@ -10,6 +10,8 @@
 
 #include <functional>
 #include <optional>
+#include <utility>
+#include <vector>
 
 namespace tilescope {
 
@@ -19,5 +21,11 @@ using LeafValue = std::function<std::optional<int64_t>(const Expr &)>;
 // minus and not, min / max / select; nothing for anything else, for a leaf
 // without a value, or on overflow and division by zero.
 std::optional<int64_t> evalConcrete(const Expr &e, const LeafValue &leaf);
+
+// Whether thread `tx` takes a path of conditions (each with the branch
+// taken): true, false, or nothing when a condition reads something other
+// than thread indices.
+std::optional<bool> pathRunsAtThread(const std::vector<std::pair<Expr, bool>> &path,
+                                     int64_t tx);
 
 } // namespace tilescope

@@ -264,21 +264,7 @@ private:
   // something other than thread indices.
   std::optional<bool> runsIn(const std::vector<std::pair<Expr, bool>> &path, int64_t wg) const {
     int64_t tx = wg * 128;
-    bool unknown = false;
-    for (const auto &[cond, taken] : path) {
-      auto v = evalConcrete(cond, [tx](const Expr &leaf) -> std::optional<int64_t> {
-        if (leaf->kind != ExprKind::Builtin)
-          return std::nullopt;
-        if (auto m = threadIndexMap(as<Builtin>(leaf).which))
-          return threadIndexValue(*m, tx);
-        return std::nullopt;
-      });
-      if (!v)
-        unknown = true;
-      else if ((*v != 0) != taken)
-        return false;
-    }
-    return unknown ? std::nullopt : std::optional(true);
+    return pathRunsAtThread(path, tx);
   }
 
   void registers(ResourceReport &r) {

@@ -82,21 +82,7 @@ private:
   // Whether the conditions of the path hold for thread `tx`: true, false, or
   // nothing when one reads something other than thread indices.
   std::optional<bool> runsAt(int64_t tx) const {
-    bool unknown = false;
-    for (const auto &[cond, taken] : path_) {
-      auto v = evalConcrete(cond, [tx](const Expr &leaf) -> std::optional<int64_t> {
-        if (leaf->kind != ExprKind::Builtin)
-          return std::nullopt;
-        if (auto m = threadIndexMap(as<Builtin>(leaf).which))
-          return threadIndexValue(*m, tx);
-        return std::nullopt;
-      });
-      if (!v)
-        unknown = true;
-      else if ((*v != 0) != taken)
-        return false;
-    }
-    return unknown ? std::nullopt : std::optional(true);
+    return pathRunsAtThread(path_, tx);
   }
 
   void block(const Block &b, Lets lets) {
