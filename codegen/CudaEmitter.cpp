@@ -530,7 +530,7 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
                                             : "CU_TENSOR_MAP_SWIZZLE_NONE";
     // L2 promotion: 256-byte fetches, except for rows whose pitch is 16 but
     // not 32 bytes aligned, where 128-byte fetches ran the GEMM family
-    // 1.10-1.20x faster on an H100 (docs/perf.md, "L2 promotion").
+    // 1.08-1.21x faster on an H100 (docs/perf.md, "L2 promotion").
     h << "};\n    CUresult r = ts_encode_tiled()(&tmap_" << n << ", " << tmaType(gb.dtype) << ", "
       << rank << ", " << n << ", dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, " << sw
       << ", strides[0] % 32 == 16 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : "
