@@ -1,0 +1,62 @@
+#!/bin/bash
+# Helper fp8 (issue 18, part 2): block-scaled FP8 GEMM variants against the
+# library's gemm_fp8_blockscaled_sm90_bn192 and torch._scaled_mm, and the
+# per-tensor gemm_fp8_sm90_grouped against torch._scaled_mm, in one process
+# per size. The .cu files were lowered on the CPU machine (tilescope lower);
+# built here with nvcc in parallel. Everything under `timeout`: <= 2 minutes.
+set -u
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+out="${OUT:?}"
+log="$out/log.txt"
+work=/tmp/fp8-dev
+rm -rf "$work"
+mkdir -p "$work"
+start=$(date +%s)
+say() { echo "[$(($(date +%s) - start)) s] $*" | tee -a "$log"; }
+say "$(date -u) $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader)"
+say "nvcc: $(nvcc --version | tail -2 | head -1); torch: $(python3 -c 'import torch; print(torch.__version__)')"
+# name:kernel:kind
+specs=$(cat "$here/specs.txt")
+for spec in $specs; do
+  n=${spec%%:*}
+  (timeout 75 nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -shared -Xcompiler -fPIC \
+     -Xptxas -v "$here/$n.cu" -o "$work/$n.so" >"$work/$n.nvcc.txt" 2>&1 </dev/null
+   echo "rc=$?" >>"$work/$n.nvcc.txt") &
+done
+wait
+for spec in $specs; do
+  n=${spec%%:*}
+  say "nvcc $n: $(grep -E 'registers|spill' "$work/$n.nvcc.txt" | tr -s ' ' | tr '\n' ' ') $(tail -1 "$work/$n.nvcc.txt")"
+done
+args=""
+for spec in $specs; do
+  n=${spec%%:*}
+  rest=${spec#*:}
+  [ -f "$work/$n.so" ] && args="$args $n=$work/$n.so:$rest"
+done
+nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active \
+  --format=csv,noheader -lms 250 >"$out/clocks.csv" 2>&1 </dev/null &
+smi=$!
+export PYTHONPATH="$here:$here/../../codegen"
+for size_reps in 8192:30 4096:40 8192:30; do
+  size=${size_reps%%:*}
+  reps=${size_reps#*:}
+  say "size $size reps $reps"
+  timeout 40 python3 "$here/fp8time.py" "$size" "$reps" $args </dev/null >>"$out/times.jsonl" 2>>"$log"
+  say "rc=$?"
+  [ $(($(date +%s) - start)) -gt 95 ] && break
+done
+kill "$smi" 2>/dev/null
+python3 - "$out/times.jsonl" <<'PY' | tee -a "$log"
+import json, sys
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    if "size" not in d:
+        print(d)
+        continue
+    bits = [v for k, v in d.items() if k.startswith("same_bits")]
+    print(f'{d["size"]:5d} {d["fn"]:14s} {d["tflops"]:7.1f} TF/s  {d["ms"]:.4f} ms '
+          f'[{d["ms_min"]:.4f} {d["ms_q1"]:.4f} {d["ms_q3"]:.4f} {d["ms_max"]:.4f}] '
+          f'err {d["rel_err"]:.4e} unwritten {d["unwritten"]} same_bits {bits}')
+PY
+say "done"
