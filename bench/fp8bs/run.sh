@@ -59,4 +59,17 @@ for line in open(sys.argv[1]):
           f'[{d["ms_min"]:.4f} {d["ms_q1"]:.4f} {d["ms_q3"]:.4f} {d["ms_max"]:.4f}] '
           f'err {d["rel_err"]:.4e} unwritten {d["unwritten"]} same_bits {bits}')
 PY
+# SASS: an opcode histogram of each kernel (the consumer's main loop is most of
+# it), and the whole SASS of the library kernel and of the first variant.
+if [ $(($(date +%s) - start)) -lt 105 ]; then
+  for spec in $specs; do
+    n=${spec%%:*}
+    [ -f "$work/$n.so" ] || continue
+    timeout 10 cuobjdump -sass "$work/$n.so" >"$work/$n.sass" 2>&1 </dev/null
+    echo "== $n: $(grep -cE '^ +/\*[0-9a-f]+\*/' "$work/$n.sass") instructions" >>"$out/sass.txt"
+    grep -oE '^ +/\*[0-9a-f]+\*/ +(@!?U?P[0-9T] +)?[A-Z0-9_]+(\.[A-Za-z0-9_]+)*' "$work/$n.sass" |
+      awk '{print $NF}' | sort | uniq -c | sort -rn | head -40 >>"$out/sass.txt"
+  done
+  (cd "$work" && timeout 10 tar -cJf "$out/sass.tar.xz" $(ls bn192.sass pp.sass ppsp2.sass 2>/dev/null)) </dev/null
+fi
 say "done"
