@@ -38,7 +38,7 @@ nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_eve
   --format=csv,noheader -lms 250 >"$out/clocks.csv" 2>&1 </dev/null &
 smi=$!
 export PYTHONPATH="$here:$here/../../codegen"
-for size_reps in 8192:30 4096:40 8192:30; do
+for size_reps in 8192:40 4096:60 8192:40; do
   size=${size_reps%%:*}
   reps=${size_reps#*:}
   say "size $size reps $reps"
