@@ -69,6 +69,27 @@ if [ $(($(date +%s) - start)) -lt 70 ] && [ -f "$work/bn192.so" ] && [ -f "$work
     "bn192d=$work/bn192d.so:gemm_fp8_blockscaled_sm90_bn192:bs" </dev/null >"$out/ncu.txt" 2>&1
   say "ncu rc=$?"
 fi
+# Other library kernels under the new address form: correct on the GPU, and
+# their speed next to their baselines (codegen/bench.py, one process each).
+if [ $(($(date +%s) - start)) -lt 75 ]; then
+  for x in "bf16g gemm_bf16_sm90_grouped M=4096,N=4096,K=4096 gemm_abt 20" \
+           "attn attention_fwd_overlap_sm90 B=1,H=16,S=2048 attention 10" \
+           "rms rmsnorm_bf16 R=16384,H=4096 rmsnorm 20"; do
+    set -- $x
+    (timeout 60 nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -shared -Xcompiler -fPIC \
+       "$here/$1.cu" -o "$work/$1.so" >"$work/$1.nvcc.txt" 2>&1 </dev/null) &
+  done
+  wait
+  for x in "bf16g gemm_bf16_sm90_grouped M=4096,N=4096,K=4096 gemm_abt 20" \
+           "attn attention_fwd_overlap_sm90 B=1,H=16,S=2048 attention 10" \
+           "rms rmsnorm_bf16 R=16384,H=4096 rmsnorm 20"; do
+    set -- $x
+    [ $(($(date +%s) - start)) -gt 105 ] && break
+    timeout 25 python3 "$here/../../codegen/bench.py" --lib "$work/$1.so" --kernel "$2" --args "$3" \
+      --ref "$4" --reps "$5" </dev/null >>"$out/others.jsonl" 2>>"$log"
+    say "bench $1 rc=$?"
+  done
+fi
 # SASS: an opcode histogram of each kernel (the consumer's main loop is most of
 # it), and the whole SASS of the library kernel and of the first variant.
 if [ $(($(date +%s) - start)) -lt 105 ]; then
@@ -80,6 +101,6 @@ if [ $(($(date +%s) - start)) -lt 105 ]; then
     grep -oE '^ +/\*[0-9a-f]+\*/ +(@!?U?P[0-9T] +)?[A-Z0-9_]+(\.[A-Za-z0-9_]+)*' "$work/$n.sass" |
       awk '{print $NF}' | sort | uniq -c | sort -rn | head -40 >>"$out/sass.txt"
   done
-  (cd "$work" && timeout 10 tar -cJf "$out/sass.tar.xz" $(ls bn192.sass bn192d.sass ppd.sass 2>/dev/null)) </dev/null
+  : # (the whole SASS is not kept this run: at most 6 files)
 fi
 say "done"
