@@ -172,11 +172,21 @@ int64_t KernelEmitter::sharedRunWidth(const BufferInfo &b) {
   return 1;
 }
 
-// The physical element of a shared buffer at a flat logical index: the
-// layout's m coordinate, digit by digit, then the swizzle.
-std::string KernelEmitter::sharedElement(const BufferInfo &b, const std::string &flat) {
+// The physical element of a shared buffer at logical coordinates `at` (one
+// C++ expression a dimension): the layout's m coordinate, then the swizzle.
+// A layout whose modes are the buffer's dimensions, extent for extent (a
+// stage ring S[(S, R, C):(R C, C, 1)]), takes each coordinate times its
+// stride; any other takes the digits of the flat row-major index, by
+// division and remainder (signed: the compiler cannot drop them).
+std::string KernelEmitter::sharedElement(const BufferInfo &b, const std::vector<std::string> &at) {
   const Layout &l = *b.layout;
   const auto &shard = l.shard();
+  bool direct = shard.size() == at.size() && at.size() == b.constShape.size();
+  for (size_t k = 0; direct && k < shard.size(); ++k)
+    direct = shard[k].axis == Axis::m && shard[k].extent == b.constShape[k];
+  std::string flat;
+  for (size_t d = 0; d < at.size(); ++d)
+    flat = d == 0 ? "(" + at[d] + ")" : fmt::format("({}) * {} + ({})", flat, b.constShape[d], at[d]);
   std::vector<int64_t> radix(shard.size(), 1);
   for (size_t k = shard.size(); k-- > 1;)
     radix[k - 1] = radix[k] * shard[k].extent;
@@ -184,9 +194,9 @@ std::string KernelEmitter::sharedElement(const BufferInfo &b, const std::string 
   for (size_t k = 0; k < shard.size(); ++k) {
     if (shard[k].axis != Axis::m || shard[k].stride == 0 || shard[k].extent == 1)
       continue;
-    std::string digit = fmt::format("((({}) / {}) % {})", flat, radix[k], shard[k].extent);
-    if (k == 0)
-      digit = fmt::format("(({}) / {})", flat, radix[k]);
+    std::string digit = direct ? fmt::format("({})", at[k])
+                        : k == 0 ? fmt::format("(({}) / {})", flat, radix[k])
+                                 : fmt::format("((({}) / {}) % {})", flat, radix[k], shard[k].extent);
     m += (m.empty() ? "" : " + ") + fmt::format("{} * {}", digit, shard[k].stride);
   }
   for (const AxisOffset &o : l.offset())
@@ -234,11 +244,10 @@ std::string KernelEmitter::index(const Index &x, const Expr &self) {
   case MemScope::Global:
     return fmt::format("{}[{}]", name, globalFlat(name, idx));
   case MemScope::Shared: {
-    std::string flat;
-    for (size_t d = 0; d < idx.size(); ++d)
-      flat = d == 0 ? "(" + ex(idx[d]) + ")"
-                    : fmt::format("({}) * {} + ({})", flat, b.constShape[d], ex(idx[d]));
-    return fmt::format("{}[{}]", name, sharedElement(b, flat));
+    std::vector<std::string> at;
+    for (const Expr &i : idx)
+      at.push_back(ex(i));
+    return fmt::format("{}[{}]", name, sharedElement(b, at));
   }
   case MemScope::Reg: {
     if (auto slot = slotOf(name, b, idx))
@@ -513,10 +522,9 @@ std::string KernelEmitter::regionByteAddress(const Expr &region, std::string *bu
   const BufferInfo &b = bufs_.at(start.buffer);
   const std::vector<Expr> &begin = start.begin;
   const std::string &name = start.buffer;
-  std::string flat;
-  for (size_t d = 0; d < begin.size(); ++d)
-    flat = d == 0 ? "(" + ex(begin[d]) + ")"
-                  : fmt::format("({}) * {} + ({})", flat, b.constShape[d], ex(begin[d]));
+  std::vector<std::string> at;
+  for (const Expr &i : begin)
+    at.push_back(ex(i));
   // The unswizzled element offset: descriptors and TMA apply the swizzle.
   BufferInfo plain = b;
   if (plain.layout && plain.layout->swizzle()) {
@@ -524,7 +532,7 @@ std::string KernelEmitter::regionByteAddress(const Expr &region, std::string *bu
     plain.layout = Layout::make(plain.layout->shard(), plain.layout->replica(),
                                 plain.layout->offset(), std::nullopt, &why);
   }
-  return fmt::format("(ts_smem_addr({}) + (uint32_t)({}) * {})", name, sharedElement(plain, flat),
+  return fmt::format("(ts_smem_addr({}) + (uint32_t)({}) * {})", name, sharedElement(plain, at),
                      dtypeBits(b.dtype) / 8);
 }
 

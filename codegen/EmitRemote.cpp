@@ -78,12 +78,10 @@ void KernelEmitter::dsmemCopy(const CallStmt &c, bool load) {
             foldConstants(Binary::make(BinaryOp::Add, r.begin[d], IntImm::make(offset[d]))));
       return fmt::format("&{}[{}]", r.buffer, globalFlat(r.buffer, at));
     }
-    std::string flat;
-    for (size_t d = 0; d < r.begin.size(); ++d) {
-      std::string at = fmt::format("({}) + {}", ex(r.begin[d]), offset[d]);
-      flat = d == 0 ? "(" + at + ")" : fmt::format("({}) * {} + ({})", flat, b.constShape[d], at);
-    }
-    return fmt::format("(ts_smem_addr({}) + (uint32_t)({}) * {})", r.buffer, sharedElement(b, flat),
+    std::vector<std::string> at;
+    for (size_t d = 0; d < r.begin.size(); ++d)
+      at.push_back(fmt::format("({}) + {}", ex(r.begin[d]), offset[d]));
+    return fmt::format("(ts_smem_addr({}) + (uint32_t)({}) * {})", r.buffer, sharedElement(b, at),
                        bytes);
   };
   line(fmt::format("{{ const int ts_rank = {};", ex(rank->value)));

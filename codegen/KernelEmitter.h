@@ -133,7 +133,7 @@ private:
   std::string ex(const Expr &e);
   std::string index(const Index &x, const Expr &self);
   std::string globalFlat(const std::string &buf, const std::vector<Expr> &idx);
-  std::string sharedElement(const BufferInfo &b, const std::string &flat);
+  std::string sharedElement(const BufferInfo &b, const std::vector<std::string> &at);
   int64_t sharedRunWidth(const BufferInfo &b);
   struct RegionStart {
     std::string buffer;
