@@ -54,7 +54,7 @@ def fn_of(lib, sym):
 
 diag = ctypes.CDLL(os.path.join(here, "diag.so"))
 DIAG = ["empty1", "empty_grid", "copy", "read", "write", "cta128", "cta128_l256", "warp1",
-        "warp2", "warp4", "warp8", "pair1", "pair2", "cta128_pdl"]
+        "warp2", "warp4", "warp8", "pair1", "pair2", "bulk", "cta128_pdl"]
 fam = ctypes.CDLL(os.path.join(here, "fam.so"))
 FAM = {}
 for line in open(os.path.join(here, "fam.txt")):

@@ -29,4 +29,4 @@ flags=(-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -shared -Xcompiler -
 "$nvcc" "${flags[@]}" "$out/fam.cu" -o "$out/fam.so"
 cp "$here/diag.cu" "$out/"
 "$nvcc" "${flags[@]}" "$out/diag.cu" -o "$out/diag.so"
-cp "$here/bench_h1024.py" "$here/run.sh" "$root/codegen/gpu_harness.py" "$out/"
+cp "$here/bench_h1024.py" "$here/ncu_h1024.py" "$here/run.sh" "$root/codegen/gpu_harness.py" "$out/"

@@ -186,6 +186,52 @@ __global__ void __launch_bounds__(64 * RPC)
   }
 }
 
+// The row through one bulk copy (cp.async.bulk, the TMA engine without a
+// tensor map) into shared memory, completing on an mbarrier that thread 0
+// initialises and arms before the CTA barrier; W by plain loads meanwhile.
+__global__ void __launch_bounds__(128)
+    k_bulk(const __nv_bfloat16 *X, const __nv_bfloat16 *W, __nv_bfloat16 *Y, float eps) {
+  __shared__ alignas(128) uint8_t buf[H * 2];
+  __shared__ alignas(8) uint64_t bar;
+  __shared__ float part[4];
+  uint32_t b = (uint32_t)__cvta_generic_to_shared(&bar);
+  uint32_t d = (uint32_t)__cvta_generic_to_shared(buf);
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(b) : "memory");
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "r"(H * 2)
+                 : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], "
+                 "%2, [%3];" ::"r"(d),
+                 "l"(X + (size_t)blockIdx.x * H), "r"(H * 2), "r"(b)
+                 : "memory");
+  }
+  V8 wv = ldg(W + threadIdx.x * 8);
+  __syncthreads();
+  asm volatile("{\n .reg .pred p;\n W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0;\n"
+               " @!p bra W;\n}" ::"r"(b)
+               : "memory");
+  V8 xv;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(xv.w[0]), "=r"(xv.w[1]), "=r"(xv.w[2]), "=r"(xv.w[3])
+               : "r"(d + threadIdx.x * 16));
+  float x[8], w[8];
+  unpack(xv, x);
+  float s = 0.f;
+  for (int i = 0; i < 8; ++i)
+    s = fmaf(x[i], x[i], s);
+  s = warpSum(s);
+  if ((threadIdx.x & 31) == 0)
+    part[threadIdx.x >> 5] = s;
+  __syncthreads();
+  float t = part[0] + part[1] + part[2] + part[3];
+  float sc = rsqrtf(t * (1.f / H) + eps);
+  unpack(wv, w);
+  for (int i = 0; i < 8; ++i)
+    x[i] = x[i] * sc * w[i];
+  stg(Y + (size_t)blockIdx.x * H + threadIdx.x * 8, pack(x));
+}
+
 // The library point with programmatic dependent launch: the CTAs may start
 // while the previous kernel of the stream finishes; griddepcontrol.wait holds
 // the loads until it has (and made its writes visible). Only the back-to-back
@@ -255,6 +301,7 @@ LAUNCHER(warp4, (k_warp<4><<<a.R / 4, 128, 0, st>>>(a.X, a.W, a.Y, a.eps)))
 LAUNCHER(warp8, (k_warp<8><<<a.R / 8, 256, 0, st>>>(a.X, a.W, a.Y, a.eps)))
 LAUNCHER(pair1, (k_pair<1><<<a.R, 64, 0, st>>>(a.X, a.W, a.Y, a.eps)))
 LAUNCHER(pair2, (k_pair<2><<<a.R / 2, 128, 0, st>>>(a.X, a.W, a.Y, a.eps)))
+LAUNCHER(bulk, (k_bulk<<<a.R, 128, 0, st>>>(a.X, a.W, a.Y, a.eps)))
 
 // The PDL launch: cudaLaunchKernelEx with programmatic stream serialization.
 extern "C" int diag_cta128_pdl(void *const *t, const int64_t *sym, const double *sc,
