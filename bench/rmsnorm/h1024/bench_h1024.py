@@ -17,6 +17,11 @@ in four modes:
   b2b         no flush, 20 calls back to back between two events, per call (a
               sleep of 2e6 cycles first, so that the host has enqueued all 20).
 Then the other shapes in cold_sleep mode with every family point of their H.
+With DIR/sweep.txt (lines 'R H', issue 15's sweep), 1024 x 1024 is timed in
+cold_sleep and b2b modes only, with Triton's RMSNorm also launched with
+programmatic dependent launch (triton_pdl_nwN), and the shapes are those of
+sweep.txt, in its order;
+DIR/diag.txt (names, one a line) then limits the diag_ variants.
 Writes OUTDIR/log.txt and OUTDIR/results.json (after every step)."""
 import ctypes
 import json
@@ -55,6 +60,9 @@ def fn_of(lib, sym):
 diag = ctypes.CDLL(os.path.join(here, "diag.so"))
 DIAG = ["empty1", "empty_grid", "copy", "read", "write", "cta128", "cta128_l256", "warp1",
         "warp2", "warp4", "warp8", "pair1", "pair2", "bulk", "cta128_pdl"]
+SWEEP = os.path.join(here, "sweep.txt")
+if os.path.exists(os.path.join(here, "diag.txt")):
+    DIAG = [n.strip() for n in open(os.path.join(here, "diag.txt")) if n.strip()]
 fam = ctypes.CDLL(os.path.join(here, "fam.so"))
 FAM = {}
 for line in open(os.path.join(here, "fam.txt")):
@@ -163,7 +171,48 @@ def setup(r, h):
             fns[f"triton_nw{nw}"] = (lambda nw=nw: triton_rmsnorm(X, W, Y, eps, num_warps=nw))
         except Exception as ex:
             info[f"triton_nw{nw}"] = {"error": str(ex)[:200]}
+    if (r, h) == (1024, 1024) and os.path.exists(SWEEP):
+        for nw in (1, 4):
+            try:
+                Y.view(torch.int16).fill_(-1)
+                triton_rmsnorm_pdl(X, W, Y, eps, nw)
+                torch.cuda.synchronize()
+                err = ((Y[rows].double() - ref).norm() / ref.norm()).item()
+                info[f"triton_pdl_nw{nw}"] = {"rel_err": err}
+                fns[f"triton_pdl_nw{nw}"] = (lambda nw=nw: triton_rmsnorm_pdl(X, W, Y, eps, nw))
+            except Exception as ex:
+                info[f"triton_pdl_nw{nw}"] = {"error": str(ex)[:300]}
     return fns, info, (X, W, Y, ptrs)
+
+
+_pdl_kernel = None
+
+
+def triton_rmsnorm_pdl(x, w, y, eps, num_warps):
+    """codegen/gpu_harness.py's Triton RMSNorm with programmatic dependent
+    launch (Triton's tutorial 11): griddepcontrol.wait before the loads,
+    launch_dependents after them, launched with launch_pdl=True."""
+    global _pdl_kernel
+    if _pdl_kernel is None:
+        import triton.language as tl
+
+        @triton.jit
+        def rmsnorm_pdl_kernel(X, W, Y, H, eps, BLOCK: tl.constexpr):
+            tl.extra.cuda.gdc_wait()
+            row = tl.program_id(0)
+            cols = tl.arange(0, BLOCK)
+            mask = cols < H
+            x = tl.load(X + row * H + cols, mask=mask, other=0.0).to(tl.float32)
+            w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
+            tl.extra.cuda.gdc_launch_dependents()
+            ms = tl.sum(x * x, axis=0) / H
+            y = x * tl.rsqrt(ms + eps) * w
+            tl.store(Y + row * H + cols, y.to(tl.bfloat16), mask=mask)
+
+        _pdl_kernel = rmsnorm_pdl_kernel
+    r, h = x.shape
+    return _pdl_kernel[(r,)](x, w, y, h, eps, BLOCK=triton.next_power_of_2(h),
+                             num_warps=num_warps, launch_pdl=True)
 
 
 def ratios(t):
@@ -175,7 +224,8 @@ log(f"{results['gpu']}, torch {results['torch']}, triton {results['triton']}")
 fns, info, keep = setup(1024, 1024)
 row = {"R": 1024, "H": 1024, "check": info, "modes": {}}
 results["shapes"].append(row)
-for mode, reps in (("cold_sleep", 200), ("cold", 60), ("warm_sleep", 60), ("b2b", 30)):
+MODES_1024 = (("cold_sleep", 200), ("cold", 60), ("warm_sleep", 60), ("b2b", 30))
+for mode, reps in (MODES_1024[0], MODES_1024[3]) if os.path.exists(SWEEP) else MODES_1024:
     if time.monotonic() - T0 > deadline:
         log(f"deadline: stop before mode {mode}")
         break
@@ -189,12 +239,15 @@ torch.cuda.empty_cache()
 
 SHAPES = [(4096, 1024), (1024, 2048), (4096, 8192), (1024, 512), (16384, 1024), (4096, 2048),
           (1024, 4096)]
+if os.path.exists(SWEEP):
+    SHAPES = [tuple(int(v) for v in line.split()) for line in open(SWEEP) if line.strip()]
 for (r, h) in SHAPES:
     if time.monotonic() - T0 > deadline:
         log(f"deadline: stop before {r}x{h}")
         break
     fns, info, keep = setup(r, h)
-    t = rr(fns, "cold_sleep", 60 if r * h >= 16 * 1024 * 1024 else 100)
+    t = rr(fns, "cold_sleep", 20 if r * h >= 256 * 1024 * 1024 else
+           40 if r * h >= 16 * 1024 * 1024 else 100)
     results["shapes"].append({"R": r, "H": h, "check": info,
                               "modes": {"cold_sleep": {"us": t, "ratio_to_best_triton": ratios(t)}}})
     save()
