@@ -61,14 +61,23 @@ diag = ctypes.CDLL(os.path.join(here, "diag.so"))
 DIAG = ["empty1", "empty_grid", "copy", "read", "write", "cta128", "cta128_l256", "warp1",
         "warp2", "warp4", "warp8", "pair1", "pair2", "bulk", "cta128_pdl"]
 SWEEP = os.path.join(here, "sweep.txt")
+# DIR/reps.txt: a whole multiplier of the sweep's runs per shape.
+SCALE = int(open(os.path.join(here, "reps.txt")).read()) if os.path.exists(
+    os.path.join(here, "reps.txt")) else 1
 if os.path.exists(os.path.join(here, "diag.txt")):
     DIAG = [n.strip() for n in open(os.path.join(here, "diag.txt")) if n.strip()]
-fam = ctypes.CDLL(os.path.join(here, "fam.so"))
-FAM = {}
-for line in open(os.path.join(here, "fam.txt")):
-    if line.strip():
-        h, name = line.split()
-        FAM.setdefault(int(h), []).append(name)
+# fam.so / fam.txt, and fam2.so / fam2.txt where present (a second lowering,
+# e.g. `tilescope lower --pdl`): lines 'H name'.
+FAM, FAMLIB = {}, {}
+for lib in ("fam", "fam2"):
+    if not os.path.exists(os.path.join(here, lib + ".so")):
+        continue
+    handle = ctypes.CDLL(os.path.join(here, lib + ".so"))
+    for line in open(os.path.join(here, lib + ".txt")):
+        if line.strip():
+            h, name = line.split()
+            FAM.setdefault(int(h), []).append(name)
+            FAMLIB[name] = handle
 NW = {512: [1, 2, 4], 1024: [1, 2, 4, 8], 2048: [1, 2, 4, 8], 4096: [4, 8, 16],
       8192: [4, 8, 16], 16384: [8, 16, 32]}
 
@@ -142,7 +151,7 @@ def setup(r, h):
     cands = []
     if h == 1024:
         cands += [("diag_" + n, fn_of(diag, "diag_" + n)) for n in DIAG]
-    cands += [(n, fn_of(fam, "tilescope_launch_" + n)) for n in FAM.get(h, [])]
+    cands += [(n, fn_of(FAMLIB[n], "tilescope_launch_" + n)) for n in FAM.get(h, [])]
     fns, info = {}, {}
     for name, f in cands:
         run = bind_launch(f, ptrs, syms, scal, stream, what="")
@@ -246,8 +255,8 @@ for (r, h) in SHAPES:
         log(f"deadline: stop before {r}x{h}")
         break
     fns, info, keep = setup(r, h)
-    t = rr(fns, "cold_sleep", 20 if r * h >= 256 * 1024 * 1024 else
-           40 if r * h >= 16 * 1024 * 1024 else 100)
+    t = rr(fns, "cold_sleep", SCALE * (20 if r * h >= 256 * 1024 * 1024 else
+                                       40 if r * h >= 16 * 1024 * 1024 else 100))
     results["shapes"].append({"R": r, "H": h, "check": info,
                               "modes": {"cold_sleep": {"us": t, "ratio_to_best_triton": ratios(t)}}})
     save()

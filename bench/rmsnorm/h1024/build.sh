@@ -27,6 +27,20 @@ rm -f "$out/point.tile"
 "$tilescope" lower "$out/all.tile" -o "$out/fam.cu"
 flags=(-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -shared -Xcompiler -fPIC)
 "$nvcc" "${flags[@]}" "$out/fam.cu" -o "$out/fam.so"
+# POINTS2 (optional, same form): lowered with --pdl into fam2.so / fam2.txt.
+if [ -n "${POINTS2:-}" ]; then
+  : > "$out/all2.tile"
+  : > "$out/fam2.txt"
+  while read -r h name set; do
+    [ -n "$h" ] || continue
+    "$tilescope" instantiate "$tile" --set "$set" -o "$out/point.tile"
+    sed "s/^kernel rmsnorm_bf16_family(/kernel $name(/" "$out/point.tile" >> "$out/all2.tile"
+    echo "$h $name" >> "$out/fam2.txt"
+  done < "$POINTS2"
+  rm -f "$out/point.tile"
+  "$tilescope" lower "$out/all2.tile" --pdl -o "$out/fam2.cu"
+  "$nvcc" "${flags[@]}" "$out/fam2.cu" -o "$out/fam2.so"
+fi
 cp "$here/diag.cu" "$out/"
 "$nvcc" "${flags[@]}" "$out/diag.cu" -o "$out/diag.so"
 cp "$here/bench_h1024.py" "$here/ncu_h1024.py" "$here/run.sh" "$root/codegen/gpu_harness.py" "$out/"
