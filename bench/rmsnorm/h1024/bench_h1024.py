@@ -35,7 +35,8 @@ import triton
 
 here = sys.argv[1]
 sys.path.insert(0, here)
-from gpu_harness import bind_launch, time_one, triton_rmsnorm  # noqa: E402
+from gpu_harness import (bind_launch, checked_run, rmsnorm_case, time_one,  # noqa: E402
+                         triton_rmsnorm)
 
 outdir, deadline = sys.argv[2], float(sys.argv[3])
 T0 = time.monotonic()
@@ -90,34 +91,12 @@ def save():
         json.dump(results, fh, indent=1)
 
 
-def timed_warm(fn):
-    torch.cuda._sleep(SLEEP)
-    s = torch.cuda.Event(enable_timing=True)
-    e = torch.cuda.Event(enable_timing=True)
-    s.record()
-    fn()
-    e.record()
-    e.synchronize()
-    return s.elapsed_time(e)
-
-
-def timed_b2b(fn, n=20):
-    torch.cuda._sleep(10 * SLEEP)  # ~1 ms: every launch is enqueued before the start event
-    s = torch.cuda.Event(enable_timing=True)
-    e = torch.cuda.Event(enable_timing=True)
-    s.record()
-    for _ in range(n):
-        fn()
-    e.record()
-    e.synchronize()
-    return s.elapsed_time(e) / n
-
-
 MODES = {
     "cold_sleep": lambda fn: time_one(fn, SLEEP),
     "cold": lambda fn: time_one(fn, 0),
-    "warm_sleep": timed_warm,
-    "b2b": timed_b2b,
+    "warm_sleep": lambda fn: time_one(fn, SLEEP, flush=False),
+    # ~1 ms of sleep: every launch is enqueued before the start event
+    "b2b": lambda fn: time_one(fn, 10 * SLEEP, flush=False, calls=20),
 }
 
 
@@ -137,13 +116,7 @@ def rr(fns, mode, reps):
 
 def setup(r, h):
     eps = 1e-6
-    torch.manual_seed(r + h)
-    X = torch.randn(r, h, device="cuda").to(torch.bfloat16)
-    W = torch.randn(h, device="cuda").to(torch.bfloat16)
-    Y = torch.empty_like(X)
-    rows = torch.unique(torch.cat([torch.tensor([0, r - 1]), torch.randint(0, r, (254,))])).cuda()
-    xs = X[rows].double()
-    ref = xs * torch.rsqrt((xs * xs).mean(dim=1, keepdim=True) + eps) * W.double()
+    X, W, Y, rows, ref = rmsnorm_case(r, h, eps)
     ptrs = (ctypes.c_void_p * 3)(X.data_ptr(), W.data_ptr(), Y.data_ptr())
     syms = (ctypes.c_int64 * 2)(r, h)
     scal = (ctypes.c_double * 1)(eps)
@@ -155,42 +128,26 @@ def setup(r, h):
     fns, info = {}, {}
     for name, f in cands:
         run = bind_launch(f, ptrs, syms, scal, stream, what="")
-        Y.view(torch.int16).fill_(-1)
-        try:
-            run()
-            torch.cuda.synchronize()
-        except Exception as ex:
-            info[name] = {"error": str(ex)}
-            continue
-        if name in FLOORS:
+        info[name] = checked_run(run, Y, rows, ref)
+        if name in FLOORS and "error" not in info[name]:
+            fns[name] = run  # floors: not an RMSNorm, timed as they are
+        elif info[name].get("unwritten") == 0 and info[name]["rel_err"] < 1e-2:
             fns[name] = run
-            continue
-        unwritten = int(torch.isnan(Y.float()).sum().item())
-        err = ((Y[rows].double() - ref).norm() / ref.norm()).item()
-        info[name] = {"unwritten": unwritten, "rel_err": err}
-        if unwritten == 0 and err < 1e-2:
-            fns[name] = run
-    for nw in NW[h]:
+    tritons = [(f"triton_nw{nw}", lambda nw=nw: triton_rmsnorm(X, W, Y, eps, num_warps=nw))
+               for nw in NW[h]]
+    if (r, h) == (1024, 1024) and os.path.exists(SWEEP):
+        tritons += [(f"triton_pdl_nw{nw}", lambda nw=nw: triton_rmsnorm_pdl(X, W, Y, eps, nw))
+                    for nw in (1, 4)]
+    for name, call in tritons:
         try:
             Y.view(torch.int16).fill_(-1)
-            triton_rmsnorm(X, W, Y, eps, num_warps=nw)
+            call()
             torch.cuda.synchronize()
             err = ((Y[rows].double() - ref).norm() / ref.norm()).item()
-            info[f"triton_nw{nw}"] = {"rel_err": err}
-            fns[f"triton_nw{nw}"] = (lambda nw=nw: triton_rmsnorm(X, W, Y, eps, num_warps=nw))
+            info[name] = {"rel_err": err}
+            fns[name] = call
         except Exception as ex:
-            info[f"triton_nw{nw}"] = {"error": str(ex)[:200]}
-    if (r, h) == (1024, 1024) and os.path.exists(SWEEP):
-        for nw in (1, 4):
-            try:
-                Y.view(torch.int16).fill_(-1)
-                triton_rmsnorm_pdl(X, W, Y, eps, nw)
-                torch.cuda.synchronize()
-                err = ((Y[rows].double() - ref).norm() / ref.norm()).item()
-                info[f"triton_pdl_nw{nw}"] = {"rel_err": err}
-                fns[f"triton_pdl_nw{nw}"] = (lambda nw=nw: triton_rmsnorm_pdl(X, W, Y, eps, nw))
-            except Exception as ex:
-                info[f"triton_pdl_nw{nw}"] = {"error": str(ex)[:300]}
+            info[name] = {"error": str(ex)[:300]}
     return fns, info, (X, W, Y, ptrs)
 
 

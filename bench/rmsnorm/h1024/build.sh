@@ -15,29 +15,26 @@ tilescope="${3:-$root/build/tools/tilescope}"
 nvcc="${4:-/usr/local/cuda/bin/nvcc}"
 mkdir -p "$out"
 tile="$root/kernels/rmsnorm_family.tile"
-: > "$out/all.tile"
-: > "$out/fam.txt"
-while read -r h name set; do
-  [ -n "$h" ] || continue
-  "$tilescope" instantiate "$tile" --set "$set" -o "$out/point.tile"
-  sed "s/^kernel rmsnorm_bf16_family(/kernel $name(/" "$out/point.tile" >> "$out/all.tile"
-  echo "$h $name" >> "$out/fam.txt"
-done < "$points"
-rm -f "$out/point.tile"
+# instantiate POINTS TILE LIST: every point of POINTS as its named kernel,
+# appended to TILE, 'H name' lines to LIST.
+instantiate() {
+  : > "$2"
+  : > "$3"
+  while read -r h name set; do
+    [ -n "$h" ] || continue
+    "$tilescope" instantiate "$tile" --set "$set" -o "$out/point.tile"
+    sed "s/^kernel rmsnorm_bf16_family(/kernel $name(/" "$out/point.tile" >> "$2"
+    echo "$h $name" >> "$3"
+  done < "$1"
+  rm -f "$out/point.tile"
+}
+instantiate "$points" "$out/all.tile" "$out/fam.txt"
 "$tilescope" lower "$out/all.tile" -o "$out/fam.cu"
 flags=(-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -shared -Xcompiler -fPIC)
 "$nvcc" "${flags[@]}" "$out/fam.cu" -o "$out/fam.so"
 # POINTS2 (optional, same form): lowered with --pdl into fam2.so / fam2.txt.
 if [ -n "${POINTS2:-}" ]; then
-  : > "$out/all2.tile"
-  : > "$out/fam2.txt"
-  while read -r h name set; do
-    [ -n "$h" ] || continue
-    "$tilescope" instantiate "$tile" --set "$set" -o "$out/point.tile"
-    sed "s/^kernel rmsnorm_bf16_family(/kernel $name(/" "$out/point.tile" >> "$out/all2.tile"
-    echo "$h $name" >> "$out/fam2.txt"
-  done < "$POINTS2"
-  rm -f "$out/point.tile"
+  instantiate "$POINTS2" "$out/all2.tile" "$out/fam2.txt"
   "$tilescope" lower "$out/all2.tile" --pdl -o "$out/fam2.cu"
   "$nvcc" "${flags[@]}" "$out/fam2.cu" -o "$out/fam2.so"
 fi

@@ -63,6 +63,28 @@ __device__ __forceinline__ float warpSum(float s) {
   return s;
 }
 
+// What a CTA of 128 threads does with its 16 bytes of X and W: the sum of
+// squares over the CTA (shuffles, then the four warps' partials in `part`
+// around one CTA barrier), the scale, and the 16 bytes of Y it stores.
+__device__ __forceinline__ void ctaNormalize(V8 xv, V8 wv, float *part, float eps,
+                                             __nv_bfloat16 *y) {
+  float x[8], w[8];
+  unpack(xv, x);
+  float s = 0.f;
+  for (int i = 0; i < 8; ++i)
+    s = fmaf(x[i], x[i], s);
+  s = warpSum(s);
+  if ((threadIdx.x & 31) == 0)
+    part[threadIdx.x >> 5] = s;
+  __syncthreads();
+  float t = part[0] + part[1] + part[2] + part[3];
+  float sc = rsqrtf(t * (1.f / H) + eps);
+  unpack(wv, w);
+  for (int i = 0; i < 8; ++i)
+    x[i] = x[i] * sc * w[i];
+  stg(y, pack(x));
+}
+
 // Floors --------------------------------------------------------------------
 
 __global__ void k_empty() {}
@@ -102,21 +124,7 @@ __global__ void __launch_bounds__(128)
   size_t off = (size_t)blockIdx.x * H + threadIdx.x * 8;
   V8 xv = L256 ? ldg256(X + off) : ldg(X + off);
   V8 wv = ldg(W + threadIdx.x * 8);
-  float x[8], w[8];
-  unpack(xv, x);
-  float s = 0.f;
-  for (int i = 0; i < 8; ++i)
-    s = fmaf(x[i], x[i], s);
-  s = warpSum(s);
-  if ((threadIdx.x & 31) == 0)
-    part[threadIdx.x >> 5] = s;
-  __syncthreads();
-  float t = part[0] + part[1] + part[2] + part[3];
-  float sc = rsqrtf(t * (1.f / H) + eps);
-  unpack(wv, w);
-  for (int i = 0; i < 8; ++i)
-    x[i] = x[i] * sc * w[i];
-  stg(Y + off, pack(x));
+  ctaNormalize(xv, wv, part, eps, Y + off);
 }
 
 // One warp a row (4 x 16 bytes a lane, each load instruction 512 contiguous
@@ -215,21 +223,7 @@ __global__ void __launch_bounds__(128)
   asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
                : "=r"(xv.w[0]), "=r"(xv.w[1]), "=r"(xv.w[2]), "=r"(xv.w[3])
                : "r"(d + threadIdx.x * 16));
-  float x[8], w[8];
-  unpack(xv, x);
-  float s = 0.f;
-  for (int i = 0; i < 8; ++i)
-    s = fmaf(x[i], x[i], s);
-  s = warpSum(s);
-  if ((threadIdx.x & 31) == 0)
-    part[threadIdx.x >> 5] = s;
-  __syncthreads();
-  float t = part[0] + part[1] + part[2] + part[3];
-  float sc = rsqrtf(t * (1.f / H) + eps);
-  unpack(wv, w);
-  for (int i = 0; i < 8; ++i)
-    x[i] = x[i] * sc * w[i];
-  stg(Y + (size_t)blockIdx.x * H + threadIdx.x * 8, pack(x));
+  ctaNormalize(xv, wv, part, eps, Y + (size_t)blockIdx.x * H + threadIdx.x * 8);
 }
 
 // The library point with programmatic dependent launch: the CTAs may start
@@ -244,21 +238,7 @@ __global__ void __launch_bounds__(128)
   V8 xv = ldg(X + off);
   V8 wv = ldg(W + threadIdx.x * 8);
   asm volatile("griddepcontrol.launch_dependents;" :::);
-  float x[8], w[8];
-  unpack(xv, x);
-  float s = 0.f;
-  for (int i = 0; i < 8; ++i)
-    s = fmaf(x[i], x[i], s);
-  s = warpSum(s);
-  if ((threadIdx.x & 31) == 0)
-    part[threadIdx.x >> 5] = s;
-  __syncthreads();
-  float t = part[0] + part[1] + part[2] + part[3];
-  float sc = rsqrtf(t * (1.f / H) + eps);
-  unpack(wv, w);
-  for (int i = 0; i < 8; ++i)
-    x[i] = x[i] * sc * w[i];
-  stg(Y + off, pack(x));
+  ctaNormalize(xv, wv, part, eps, Y + off);
 }
 
 struct Args {
