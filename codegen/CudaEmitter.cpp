@@ -409,6 +409,9 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
     // generic accesses as after a round trip through an integer).
     << "  uint8_t *ts_smem = ts_smem_raw + ((1024u - (ts_smem_addr(ts_smem_raw) & 1023u)) & 1023u);\n"
     << "  const int ts_tid = (int)threadIdx.x;\n"
+    << (pdl_ ? "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
+               "  asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n"
+             : "")
     << body << "}\n\n";
   device = d.str();
 
@@ -556,6 +559,21 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
     args += ", " + s;
   for (auto &[n, m] : tma_)
     args += ", tmap_" + n;
+  if (pdl_) {
+    h << "  cudaLaunchConfig_t ts_cfg = {};\n"
+      << "  ts_cfg.gridDim = dim3(" << grid << ");\n"
+      << "  ts_cfg.blockDim = dim3(" << k_.launch.threads << ");\n"
+      << "  ts_cfg.dynamicSmemBytes = " << dynSmem << ";\n"
+      << "  ts_cfg.stream = stream;\n"
+      << "  cudaLaunchAttribute ts_attr[1];\n"
+      << "  ts_attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;\n"
+      << "  ts_attr[0].val.programmaticStreamSerializationAllowed = 1;\n"
+      << "  ts_cfg.attrs = ts_attr;\n"
+      << "  ts_cfg.numAttrs = 1;\n"
+      << "  return (int)cudaLaunchKernelEx(&ts_cfg, " << k_.name << ", " << args << ");\n}\n\n";
+    host = h.str();
+    return true;
+  }
   h << "  " << k_.name << "<<<dim3(" << grid << "), dim3(" << k_.launch.threads << "), "
     << dynSmem << ", stream>>>(" << args << ");\n"
     << (devices_ ? "  return cudaGetLastError() == cudaSuccess ? 0 : 1;\n}\n\n"
@@ -567,7 +585,7 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
 } // namespace detail
 
 std::optional<LoweredModule> lowerModule(const Module &module, Diagnostics &diag,
-                                         const std::string &kernelName) {
+                                         const std::string &kernelName, bool pdl) {
   LoweredModule out;
   std::string device, host;
   bool tcgenHelpers = false;
@@ -582,7 +600,11 @@ std::optional<LoweredModule> lowerModule(const Module &module, Diagnostics &diag
     info.target = k.launch.target;
     for (const DispatchDecision &dd : d->decisions)
       info.dispatchChoices.push_back(dd.primitive + " -> " + dd.chosen);
-    detail::KernelEmitter e(d->kernel, diag, info, tcgenHelpers);
+    if (pdl && (!k.launch.devices.empty() || k.launch.target < TargetKind::sm_90a)) {
+      diag.error(k.loc, "lower: --pdl needs sm_90a or later and a kernel without devices(N)");
+      return std::nullopt;
+    }
+    detail::KernelEmitter e(d->kernel, diag, info, tcgenHelpers, pdl);
     std::string dev, hst;
     if (!e.run(dev, hst))
       return std::nullopt;

@@ -48,9 +48,15 @@ struct LoweredModule {
 };
 
 // Dispatches (when the kernel still has tile primitives) and lowers every
-// kernel of `module` (or only `kernelName`). Errors go to `diag`.
+// kernel of `module` (or only `kernelName`). Errors go to `diag`. With `pdl`
+// every kernel is launched with programmatic dependent launch
+// (cudaLaunchAttributeProgrammaticStreamSerialization): its CTAs may be
+// placed while the previous kernel of the stream drains; each thread runs
+// `griddepcontrol.wait` (the previous grid complete, its writes visible)
+// before anything else, then `griddepcontrol.launch_dependents`. What one
+// kernel does is unchanged; sm_90a and later.
 std::optional<LoweredModule> lowerModule(const Module &module, Diagnostics &diag,
-                                         const std::string &kernelName = "");
+                                         const std::string &kernelName = "", bool pdl = false);
 
 // The nvcc -gencode argument for a target: compute_90a/sm_90a etc.
 std::string gencodeFor(TargetKind target);

@@ -115,9 +115,10 @@ std::string floatLiteral(double v);
 
 class KernelEmitter {
 public:
-  KernelEmitter(const Kernel &k, Diagnostics &diag, LoweredKernel &info, bool &tcgenHelpers)
+  KernelEmitter(const Kernel &k, Diagnostics &diag, LoweredKernel &info, bool &tcgenHelpers,
+                bool pdl = false)
       : k_(k), diag_(diag), info_(info), target_(targetInfo(k.launch.target)),
-        tcgenHelpers_(tcgenHelpers) {}
+        tcgenHelpers_(tcgenHelpers), pdl_(pdl) {}
 
   bool run(std::string &device, std::string &host);
 
@@ -189,6 +190,7 @@ private:
   LoweredKernel &info_;
   const TargetInfo &target_;
   bool &tcgenHelpers_;
+  bool pdl_ = false; // programmatic dependent launch (lowerModule's `pdl`)
   bool failed_ = false;
   std::map<std::string, BufferInfo> bufs_;
   std::map<std::string, std::pair<int64_t, bool>> barriers_; // name -> (offset, has count)

@@ -31,15 +31,18 @@ def flush_l2():
     _flush.zero_()
 
 
-def time_one(fn, sleep_cycles=0, before=None):
+def time_one(fn, sleep_cycles=0, before=None, flush=True, calls=1):
     """One timed call after an L2 flush, in ms (CUDA events). With
     sleep_cycles > 0 the GPU sleeps that long after the flush
     (torch.cuda._sleep), so that the host has enqueued the call before the
     start event is reached: the interval is then GPU time only, not the
     host's launch overhead. `before`, when given, is enqueued after the flush
     and before the start event: the device barrier with which every process
-    of a devices(N) kernel starts the timed call together (codegen/devbench.py)."""
-    flush_l2()
+    of a devices(N) kernel starts the timed call together (codegen/devbench.py).
+    flush=False keeps L2 as the previous call left it; calls > 1 times that
+    many calls back to back between the events and returns the time a call."""
+    if flush:
+        flush_l2()
     if sleep_cycles:
         torch.cuda._sleep(sleep_cycles)
     if before is not None:
@@ -47,10 +50,11 @@ def time_one(fn, sleep_cycles=0, before=None):
     s = torch.cuda.Event(enable_timing=True)
     e = torch.cuda.Event(enable_timing=True)
     s.record()
-    fn()
+    for _ in range(calls):
+        fn()
     e.record()
     e.synchronize()
-    return s.elapsed_time(e)
+    return s.elapsed_time(e) / calls
 
 
 def _warm(fns, warmup):
@@ -127,6 +131,35 @@ def bind_launch(launch, ptrs, symbols, scalars, stream, what="launch failed"):
             raise RuntimeError(f"{prefix}cudaError {rc}")
 
     return run
+
+
+def rmsnorm_case(r, h, eps):
+    """Inputs of an RMSNorm timing at R x H (seeded by R + H): bf16 X [R, H]
+    and W [H] from randn, an empty Y, the rows whose output is checked (the
+    first, the last and 254 random ones) and their float64 reference."""
+    torch.manual_seed(r + h)
+    x = torch.randn(r, h, device="cuda", dtype=torch.float32).to(torch.bfloat16)
+    w = torch.randn(h, device="cuda", dtype=torch.float32).to(torch.bfloat16)
+    y = torch.empty_like(x)
+    rows = torch.unique(torch.cat([torch.tensor([0, r - 1]), torch.randint(0, r, (254,))])).cuda()
+    xs = x[rows].double()
+    ref = xs * torch.rsqrt((xs * xs).mean(dim=1, keepdim=True) + eps) * w.double()
+    return x, w, y, rows, ref
+
+
+def checked_run(run, y, rows, ref):
+    """One call of `run` with Y poisoned first (all bits set: NaN in bf16):
+    {"error": why} when it raises (a launch the sizes refuse), else
+    {"unwritten": elements of Y left NaN, "rel_err": the relative error of
+    the checked rows against `ref`} (rmsnorm_case's rows and reference)."""
+    y.view(torch.int16).fill_(-1)
+    try:
+        run()
+        torch.cuda.synchronize()
+    except Exception as ex:
+        return {"error": str(ex)}
+    return {"unwritten": int(torch.isnan(y.float()).sum().item()),
+            "rel_err": ((y[rows].double() - ref).norm() / ref.norm()).item()}
 
 
 _triton_rmsnorm_kernel = None

@@ -249,6 +249,71 @@ Block ownerLoop(const OwnerMap &map, DispatchState &state,
   return loop;
 }
 
+// A thread digit's place on the scope's thread index: (weight, period) of
+// its axis there, nothing for an axis the scope does not index.
+static std::optional<std::pair<int64_t, int64_t>> axisPlace(Axis a, ExecScope scope,
+                                                           int64_t scopeThreads) {
+  bool cta = scope == ExecScope::Cta, wg = scope == ExecScope::Warpgroup;
+  switch (a) {
+  case Axis::laneid:
+    return std::make_pair(int64_t(1), int64_t(32));
+  case Axis::wid_in_wg:
+    return cta || wg ? std::optional(std::make_pair(int64_t(32), int64_t(4))) : std::nullopt;
+  case Axis::tid_in_wg:
+    return cta || wg ? std::optional(std::make_pair(int64_t(1), int64_t(128))) : std::nullopt;
+  case Axis::warpid:
+    return cta ? std::optional(std::make_pair(int64_t(32), scopeThreads / 32)) : std::nullopt;
+  case Axis::wgid:
+    return cta ? std::optional(std::make_pair(int64_t(128), scopeThreads / 128)) : std::nullopt;
+  case Axis::tx:
+    return cta ? std::optional(std::make_pair(int64_t(1), scopeThreads)) : std::nullopt;
+  default:
+    return std::nullopt;
+  }
+}
+
+Expr firstReplica(const OwnerMap &map, ExecScope scope, int64_t scopeThreads) {
+  if (scope == ExecScope::Thread || scope == ExecScope::Cluster || scopeThreads <= 1)
+    return nullptr;
+  // Each thread digit as (stride, extent) on the scope's thread index t.
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  for (const auto &d : map.threadDigits) {
+    auto p = axisPlace(d.axis, scope, scopeThreads);
+    if (!p || d.stride * d.extent > p->second)
+      return nullptr;
+    spans.push_back({p->first * d.stride, d.extent});
+  }
+  std::sort(spans.begin(), spans.end());
+  for (size_t k = 1; k < spans.size(); ++k)
+    if (spans[k - 1].first * spans[k - 1].second > spans[k].first)
+      return nullptr; // overlapping digits: no one representative
+  // t's own value read back from the digits: t itself exactly for the first
+  // replica (the digits of t outside the layout's are 0).
+  auto readBack = [&](int64_t t) {
+    int64_t v = 0;
+    for (auto [stride, extent] : spans)
+      v += (t / stride) % extent * stride;
+    return v;
+  };
+  int64_t reach = 1;
+  for (auto [stride, extent] : spans)
+    reach = std::max(reach, stride * extent);
+  bool replicated = false;
+  for (int64_t t = 0; t < std::min(reach, scopeThreads) && !replicated; ++t)
+    replicated = readBack(t) != t;
+  // Threads past the digits' reach: replicas where the layout's reach
+  // guard of ownerLoop lets them in (an axis the layout replicates over).
+  for (auto [axis, r] : map.covered)
+    if (auto p = axisPlace(axis, scope, scopeThreads); p && p->first * r > reach)
+      replicated = true;
+  if (!replicated)
+    return nullptr;
+  Expr t = threadInScope(scope), back = lit(0);
+  for (auto [stride, extent] : spans)
+    back = add(back, mul(mod(div(t, lit(stride)), lit(extent)), lit(stride)));
+  return Binary::make(BinaryOp::Eq, t, back);
+}
+
 Expr threadInScope(ExecScope scope) {
   switch (scope) {
   case ExecScope::Thread:

@@ -60,6 +60,13 @@ Block spreadLoop(int64_t count, const std::vector<int64_t> &shape, ExecScope sco
                  int64_t scopeThreads, DispatchState &state,
                  const std::function<Block(const std::vector<Expr> &coords)> &body);
 
+// For a layout that gives some elements to several threads of the scope
+// (replicated): the condition that this thread is the first of them (its
+// index in the scope has no digit outside the layout's thread digits), so
+// that a store is issued once an element. Null when nothing is replicated or
+// the digits cannot be placed on the scope's thread index.
+Expr firstReplica(const OwnerMap &map, ExecScope scope, int64_t scopeThreads);
+
 // The thread's index inside its execution scope.
 Expr threadInScope(ExecScope scope);
 

@@ -334,6 +334,11 @@ std::vector<DispatchImpl> buildTable() {
                      Block b = elementwiseOverOwner(s, st, reg, [&](const std::vector<Expr> &c) {
                        return Store::make(elementAt(dst, c), elementAt(src, c));
                      });
+                     // A replicated tile is stored by the first replica only:
+                     // the same bytes once, not by every thread that holds them.
+                     if (std::optional<OwnerMap> map; !load && ownerRefusal(reg, &map).empty())
+                       if (Expr first = firstReplica(*map, s.scope, s.scopeThreads()))
+                         b = {If::make(first, std::move(b), {})};
                      if (!load && dst.scope == MemScope::Shared) {
                        Block bar = scopeBarrier(s);
                        b.insert(b.end(), bar.begin(), bar.end());

@@ -51,6 +51,10 @@ cl::opt<std::string> argsText("args", cl::desc("Sizes for --auto, e.g. M=4096,N=
                               cl::value_desc("NAME=VALUE,..."), cl::sub(lowerCommand));
 PointFlags point(lowerCommand, "Pick the point from the tuning table for the sizes of --args",
                  "Lower");
+cl::opt<bool> pdl("pdl",
+                  cl::desc("Launch with programmatic dependent launch (griddepcontrol.wait "
+                           "first in every thread; sm_90a and later)"),
+                  cl::sub(lowerCommand));
 cl::opt<bool> verifyPtx("verify-ptx",
                         cl::desc("Compile with nvcc; check the PTX and ptxas's report"),
                         cl::sub(lowerCommand));
@@ -104,7 +108,7 @@ int runLower() {
     }
     source = lowered->source;
   } else {
-    auto lowered = codegen::lowerModule(module, diag, kernelName);
+    auto lowered = codegen::lowerModule(module, diag, kernelName, pdl);
     if (!lowered)
       return kInputError;
     for (const codegen::LoweredKernel &k : lowered->kernels)

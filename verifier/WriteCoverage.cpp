@@ -103,8 +103,14 @@ private:
       return Linear{num(0), {{1, Digit{as<Var>(e).name, num(1), nullptr}}}};
     case ExprKind::Builtin: {
       BuiltinKind b = as<Builtin>(e).which;
-      if (auto d = builtinDigit(b))
+      if (auto d = builtinDigit(b)) {
+        // A thread digit whose weight is at least the CTA's thread count
+        // (warpid in a one-warp CTA) is 0 in every thread.
+        auto weight = constantValue(d->L);
+        if (d->var == kThread && sk_.threads > 0 && weight && *weight >= sk_.threads)
+          return Linear{num(0), {}};
         return Linear{num(0), {{1, *d}}};
+      }
       // The rank in a cluster along its axis: blockIdx there modulo the
       // extent (clusters tile the grid); 0 along the other axes.
       int axis = int(b) - int(BuiltinKind::clusterCtaIdx_x);

@@ -43,7 +43,8 @@ import triton  # noqa: E402
 
 # codegen/gpu_harness.py: beside this script in a device folder, else in the source tree.
 sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "codegen"))
-from gpu_harness import bind_launch, round_robin, triton_rmsnorm  # noqa: E402
+from gpu_harness import (bind_launch, checked_run, rmsnorm_case, round_robin,  # noqa: E402
+                         triton_rmsnorm)
 
 T0 = time.monotonic()
 SLEEP_CYCLES = 200000 if a.sleep else 0
@@ -90,13 +91,7 @@ for (r, h) in SHAPES:
     if time.monotonic() - T0 > a.deadline:
         log(f"deadline: stop before {r}x{h}")
         break
-    torch.manual_seed(r + h)
-    X = torch.randn(r, h, device="cuda", dtype=torch.float32).to(torch.bfloat16)
-    W = torch.randn(h, device="cuda", dtype=torch.float32).to(torch.bfloat16)
-    Y = torch.empty_like(X)
-    rows = torch.unique(torch.cat([torch.tensor([0, r - 1]), torch.randint(0, r, (254,))])).cuda()
-    xs = X[rows].double()
-    ref = xs * torch.rsqrt((xs * xs).mean(dim=1, keepdim=True) + eps) * W.double()
+    X, W, Y, rows, ref = rmsnorm_case(r, h, eps)
     ptrs = (ctypes.c_void_p * 3)(X.data_ptr(), W.data_ptr(), Y.data_ptr())
     syms = (ctypes.c_int64 * 2)(r, h)
     scal = (ctypes.c_double * 1)(eps)
@@ -106,17 +101,8 @@ for (r, h) in SHAPES:
         names += [(n, f) for n, f in ours.get(0, [])]
     for name, f in names:
         run = bind_launch(f, ptrs, syms, scal, stream, what="")
-        Y.view(torch.int16).fill_(-1)
-        try:
-            run()
-            torch.cuda.synchronize()
-        except Exception as ex:  # a launch the sizes refuse
-            info[name] = {"error": str(ex)}
-            continue
-        unwritten = int(torch.isnan(Y.float()).sum().item())
-        err = ((Y[rows].double() - ref).norm() / ref.norm()).item()
-        info[name] = {"unwritten": unwritten, "rel_err": err}
-        if unwritten == 0 and err < 1e-2:
+        info[name] = checked_run(run, Y, rows, ref)
+        if info[name].get("unwritten") == 0 and info[name]["rel_err"] < 1e-2:
             fns[name] = run
     for nw in NW[h]:
         try:
