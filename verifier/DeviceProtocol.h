@@ -7,10 +7,12 @@
 //   lets): then every device evaluates them alike, for every N;
 // - flag barriers: the device.signal / device.wait idiom of docs/scales.md
 //   (`if threadIdx.x < ndev { fence; signal F[c, b, devid] on device
-//   threadIdx.x; wait F[c, b, threadIdx.x] }` between CTA barriers, a slot c
-//   per barrier, outside loops, F used by nothing else) is a device barrier
-//   of CTA b of every device, for every N (the proof is parametric in N);
-//   other flag protocols are left to `tilescope sim --races`;
+//   threadIdx.x; wait F[c, b, threadIdx.x] }` between CTA barriers, F used by
+//   nothing else) is a device barrier of CTA b of every device, for every N
+//   (the proof is parametric in N), given that each use of a slot stores a
+//   value its flag cannot already hold: the caller proves that with
+//   verifier/FlagEpochs.h on `flagBarriers` (in loops too); other flag
+//   protocols are left to `tilescope sim --races`;
 // - peer races: a device.get of a tensor that no statement writes, or that
 //   is written only between other device barriers (phases) than the read's
 //   with a barrier after the read (so the next call's writes are ordered),
@@ -26,6 +28,7 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/Stmt.h"
+#include "verifier/FlagEpochs.h"
 
 #include <set>
 #include <string>
@@ -39,6 +42,8 @@ struct DeviceProtocolReport {
   unsigned findings = 0;
   std::vector<std::pair<llvm::SMLoc, std::string>> notProved;
   std::string method;
+  // The flag barriers recognized, for their epochs (verifier/FlagEpochs.h).
+  std::vector<FlagBarrierSite> flagBarriers;
 };
 
 // What verifier/PeerAccess.h proved of the peer copies: the puts of which
