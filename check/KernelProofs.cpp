@@ -88,7 +88,9 @@ ProofOutcome proveCoverage(const Kernel &k, Diagnostics &diag, const BarrierProo
 ProofOutcome proveDevices(const Kernel &k, Diagnostics &diag, const BarrierProofOptions &options) {
   PeerAccessReport places = checkPeerAccesses(k);
   DeviceProtocolReport report =
-      checkDeviceProtocol(k, diag, {places.disjointPuts, places.sameCtaGets});
+      checkDeviceProtocol(k, diag,
+                          {places.disjointPuts, places.sameCtaGets, places.sameCtaPuts,
+                           places.putRaces});
   // The flag barriers' epochs (verifier/FlagEpochs.h): a flag reused
   // without one is a finding at the later use, with the earlier one noted.
   FlagEpochReport epochs = checkFlagEpochs(k, report.flagBarriers);

@@ -184,6 +184,10 @@ struct Walker {
   std::vector<bool> followed;
   std::vector<size_t> pending;
   std::map<std::string, std::vector<size_t>> accessNotes; // tensor -> its accesses' notes
+  // The phase of each statement that accesses a tensor (by its location),
+  // and whether it is one dynamic phase (outside loops with barriers).
+  llvm::SMLoc here;
+  std::map<const char *, std::pair<int, bool>> phaseAt;
   std::map<std::string, std::set<int>> writePhases;        // tensor -> phases writing it
   // tensor -> phases of its accesses other than puts into it (local reads
   // and writes, gets from it), and of the puts into it
@@ -215,6 +219,7 @@ struct Walker {
     phase = ++phases;
   }
   size_t note(const std::string &t) {
+    phaseAt[here.getPointer()] = {phase, frames.empty() || frames.front().barriers == 0};
     followed.push_back(false);
     pending.push_back(followed.size() - 1);
     accessNotes[t].push_back(followed.size() - 1);
@@ -323,6 +328,7 @@ struct Walker {
     return false;
   }
   void stmt(const Stmt &s) {
+    here = s->loc;
     switch (s->kind) {
     case StmtKind::Let: {
       const Let &l = static_cast<const Let &>(*s);
@@ -389,6 +395,7 @@ struct Walker {
     }
   }
   void call(const CallStmt &c) {
+    here = c.loc;
     // every call's first operand is written, the others read (copy, cast,
     // gemm, elementwise; the device collectives and device.get too)
     const IntrinsicId id = idOf(c);
@@ -517,6 +524,21 @@ DeviceProtocolReport checkDeviceProtocol(const Kernel &kernel, Diagnostics &diag
   // devices put onto one element of one peer (disjointPuts, one-CTA grids),
   // no other access of T shares its phase, and a device barrier follows
   // every access of T (so the next call's puts wait for this call's reads).
+  // Puts that race with another access of their elements on the peer: by a
+  // CTA of another blockIdx, or by the same CTA in the same dynamic phase,
+  // when no other flag protocol could order them.
+  std::set<const CallStmt *> racy;
+  for (const PutRace &r : copies.putRaces) {
+    auto a = w.phaseAt.find(r.put->loc.getPointer()), b = w.phaseAt.find(r.other.getPointer());
+    bool samePhase = w.phasesKnown && a != w.phaseAt.end() && b != w.phaseAt.end() &&
+                     a->second.second && b->second.second && a->second.first == b->second.first;
+    if (!r.exact || w.flags || racy.count(r.put) || !(r.otherCta || samePhase))
+      continue;
+    diag.error(r.put->loc, "device race: " + r.message);
+    diag.note(r.other, "the other access");
+    ++report.findings;
+    racy.insert(r.put);
+  }
   for (auto [c, tensor, phase] : w.putsAt) {
     const auto &into = tensor; // a lambda may not capture a structured binding (clang 14)
     auto phasesOf = [&](const std::map<std::string, std::set<int>> &m) {
@@ -527,15 +549,18 @@ DeviceProtocolReport checkDeviceProtocol(const Kernel &kernel, Diagnostics &diag
     bool allFollowed = true;
     for (size_t n : w.accessNotes[into])
       allFollowed = allFollowed && w.followed[n];
-    bool ordered = disjointPuts.count(c) && w.phasesKnown && !others.count(phase) && allFollowed;
-    if (!ordered)
+    bool ordered = disjointPuts.count(c) && copies.sameCtaPuts.count(c) && w.phasesKnown &&
+                   !others.count(phase) && allFollowed;
+    if (!ordered && !racy.count(c))
       report.notProved.push_back(
           {c->loc, fmt::format("device.put into '{}' of a peer: its order against the peer's own "
                                "accesses is left to `tilescope sim --races`{}",
                                tensor,
                                !disjointPuts.count(c)
-                                   ? " (two devices may put onto one element of a peer, or the "
-                                     "grid has more than one CTA)"
+                                   ? " (two devices or CTAs may put onto one element of a peer)"
+                               : !copies.sameCtaPuts.count(c)
+                                   ? " (a CTA of another blockIdx may access what it writes on "
+                                     "the peer; device barriers pair the CTAs of one blockIdx)"
                                : !w.phasesKnown ? " (its device barriers are in loops or branches)"
                                : others.count(phase)
                                    ? " (the tensor is accessed otherwise between the same device "

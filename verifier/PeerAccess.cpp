@@ -126,7 +126,7 @@ public:
       check(a);
     for (const auto &[src, dst] : moves_)
       checkMove(src, dst);
-    checkPutsDisjoint();
+    checkPuts();
     checkGetsSameCta();
     return std::move(report_);
   }
@@ -663,18 +663,21 @@ private:
   }
 
   // Another execution of `b`'s statement: on `device`, by a thread, an
-  // elected lane and loop iterations of its own, and with `otherCta` in a
-  // CTA of another blockIdx. `facts` bound the new unknowns.
+  // elected lane and loop iterations of its own, and in the same CTA, a CTA
+  // of another blockIdx (Other) or any CTA (Any; `blockDiffers` says when it
+  // is another). `facts` bound the new unknowns.
+  enum class Cta { Same, Other, Any };
   struct Renamed {
     z3::expr_vector from, to;
     std::vector<z3::expr> facts;
+    z3::expr blockDiffers;
     z3::expr operator()(const z3::expr &e) {
       z3::expr copy = e;
       return copy.substitute(from, to);
     }
   };
-  Renamed rename(const GlobalAccess &b, const z3::expr &device, bool otherCta) {
-    Renamed r{z3::expr_vector(ctx_), z3::expr_vector(ctx_), {}};
+  Renamed rename(const GlobalAccess &b, const z3::expr &device, Cta cta) {
+    Renamed r{z3::expr_vector(ctx_), z3::expr_vector(ctx_), {}, ctx_.bool_val(false)};
     z3::expr thread = enc_.fresh("thread!");
     r.from.push_back(*devid_);
     r.to.push_back(device);
@@ -687,7 +690,7 @@ private:
       r.from.push_back(i);
       r.to.push_back(enc_.fresh("iter!"));
     }
-    if (otherCta) {
+    if (cta != Cta::Same) {
       z3::expr_vector differs(ctx_);
       const BuiltinKind blocks[] = {BuiltinKind::blockIdx_x, BuiltinKind::blockIdx_y,
                                     BuiltinKind::blockIdx_z};
@@ -702,7 +705,9 @@ private:
         r.facts.push_back(other >= 0 && other < *extent);
         differs.push_back(other != *mine);
       }
-      r.facts.push_back(differs.empty() ? ctx_.bool_val(false) : z3::mk_or(differs));
+      r.blockDiffers = differs.empty() ? ctx_.bool_val(false) : z3::mk_or(differs);
+      if (cta == Cta::Other)
+        r.facts.push_back(r.blockDiffers);
     }
     return r;
   }
@@ -719,64 +724,103 @@ private:
   }
 
   // Whether the peer-side regions of two puts into one tensor are disjoint
-  // whenever two different devices address the same peer.
+  // whenever two different devices, or CTAs of two blockIdx, address the
+  // same peer.
   bool disjoint(const GlobalAccess &a, const GlobalAccess &b) {
     z3::expr other = enc_.fresh("devid!");
-    Renamed on = rename(b, other, false);
+    Renamed on = rename(b, other, Cta::Any);
     std::vector<z3::expr> path = a.path;
     for (const z3::expr &c : b.path)
       path.push_back(on(c));
     path.insert(path.end(), on.facts.begin(), on.facts.end());
-    path.push_back(other >= 0 && other < *ndev_ && other != *devid_);
+    path.push_back(other >= 0 && other < *ndev_ && (other != *devid_ || on.blockDiffers));
     path.push_back(*a.peer == on(*b.peer));
     return ask(path, overlap(a, b, on), {}, "disjoint").result == z3::unsat;
+  }
+
+  static bool isPut(const GlobalAccess &a) {
+    return a.call && idOf(*a.call) == IntrinsicId::DevicePut && a.peer;
+  }
+
+  // Another access of x's tensor (a write when `writes`; no put: puts are
+  // the disjointness's) by device `dev`, in the same CTA or (Other) a CTA of
+  // another blockIdx, that reaches an element x reaches on the device x
+  // reaches. Device barriers order none of those by other CTAs.
+  struct Touch {
+    const GlobalAccess *other = nullptr;
+    std::optional<z3::model> model; // none: Z3 gave up
+  };
+  std::optional<Touch> touched(const GlobalAccess &x, bool writes, Cta cta,
+                               std::optional<z3::expr> dev = std::nullopt) {
+    z3::expr reach = x.peer ? *x.peer : *devid_;
+    for (const GlobalAccess &a : accesses_) {
+      if (a.tensor != x.tensor || (writes && !a.write) || isPut(a) || &a == &x)
+        continue;
+      z3::expr d = dev ? *dev : enc_.fresh("devid!");
+      Renamed on = rename(a, d, cta);
+      std::vector<z3::expr> path = x.path;
+      for (const z3::expr &c : a.path)
+        path.push_back(on(c));
+      path.insert(path.end(), on.facts.begin(), on.facts.end());
+      path.push_back(reach >= 0 && reach < *ndev_ && d >= 0 && d < *ndev_);
+      path.push_back((a.peer ? on(*a.peer) : d) == reach);
+      if (x.peer && cta == Cta::Same)
+        path.push_back(*x.peer != *devid_); // a put into the own memory is program order
+      Answer r = ask(path, overlap(x, a, on), {}, "touch");
+      if (r.result != z3::unsat)
+        return Touch{&a, r.model};
+    }
+    return std::nullopt;
   }
 
   // Gets that read, on the peer, nothing a CTA of another blockIdx writes
   // there: device barriers pair the CTAs of one blockIdx only, so only the
   // same CTA's writes are ordered with the read by them.
   void checkGetsSameCta() {
-    for (const GlobalAccess &g : accesses_) {
-      if (!g.call || idOf(*g.call) != IntrinsicId::DeviceGet || !g.peer)
-        continue;
-      bool alone = true;
-      for (const GlobalAccess &w : accesses_) {
-        if (!alone)
-          break;
-        if (w.tensor != g.tensor || !w.write || w.peer)
-          continue;
-        Renamed on = rename(w, *g.peer, true);
-        std::vector<z3::expr> path = g.path;
-        path.push_back(*g.peer >= 0 && *g.peer < *ndev_);
-        for (const z3::expr &c : w.path)
-          path.push_back(on(c));
-        path.insert(path.end(), on.facts.begin(), on.facts.end());
-        alone = ask(path, overlap(g, w, on), {}, "samecta").result == z3::unsat;
-      }
-      if (alone)
+    for (const GlobalAccess &g : accesses_)
+      if (g.call && idOf(*g.call) == IntrinsicId::DeviceGet && g.peer &&
+          !touched(g, true, Cta::Other))
         report_.sameCtaGets.insert(g.call);
-    }
   }
 
-  // Puts into a tensor that no two devices make onto one element of one
-  // peer (in a one-CTA grid, where a device barrier orders whole devices):
-  // the device protocol orders them against the tensor's other accesses.
-  void checkPutsDisjoint() {
-    for (const Expr &g : kernel_.launch.grid)
-      if (constantValue(g).value_or(0) != 1)
-        return;
+  // Puts into a tensor that no two devices (or CTAs of two blockIdx) make
+  // onto one element of one peer, and whose elements no CTA of another
+  // blockIdx accesses there: the device protocol orders them against the
+  // tensor's other accesses by the device barriers. A CTA of another
+  // blockIdx that does is a race (no barrier pairs them), and so is the
+  // owner's access by the same blockIdx if the protocol finds it between the
+  // same barriers: both reported with the witness (PutRace).
+  void checkPuts() {
     std::map<const Param *, std::vector<const GlobalAccess *>> into;
     for (const GlobalAccess &a : accesses_)
-      if (a.call && idOf(*a.call) == IntrinsicId::DevicePut && a.peer)
+      if (isPut(a))
         into[a.tensor].push_back(&a);
     for (const auto &[tensor, puts] : into) {
       bool all = true;
       for (size_t i = 0; all && i < puts.size(); ++i)
         for (size_t j = i; all && j < puts.size(); ++j)
           all = disjoint(*puts[i], *puts[j]);
-      if (all)
-        for (const GlobalAccess *a : puts)
-          report_.disjointPuts.insert(a->call);
+      for (const GlobalAccess *p : puts) {
+        if (all)
+          report_.disjointPuts.insert(p->call);
+        auto other = touched(*p, false, Cta::Other);
+        if (!other)
+          report_.sameCtaPuts.insert(p->call);
+        if (!other || !other->model)
+          other = touched(*p, false, Cta::Same, *p->peer);
+        if (other && other->model)
+          report_.putRaces.push_back(
+              {p->call, other->other->loc, !report_.sameCtaPuts.count(p->call),
+               p->inexact.empty() && other->other->inexact.empty(),
+               fmt::format("'device.put' into '{}' of device {} and {} of it there{}, which no "
+                           "device barrier orders: for {}",
+                           tensor->name, ProtoEncoder::text(*other->model, *p->peer),
+                           other->other->write ? "a write" : "a read",
+                           report_.sameCtaPuts.count(p->call)
+                               ? " between the same device barriers"
+                               : " by a CTA of another blockIdx",
+                           witness(*other->model, p->loops))});
+      }
     }
   }
 
