@@ -342,9 +342,8 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
       if (p.implicit)
         implicitLocals += fmt::format("  [[maybe_unused]] const int {} = ts_args.{};\n", p.name,
                                       p.name == "devid" ? "rank" : "ndev");
-      else if (callEpoch(p))
-        implicitLocals += fmt::format("  [[maybe_unused]] const {} epoch = ({})ts_args.epoch;\n",
-                                      cType(p.dtype), cType(p.dtype));
+      else if (callEpoch(p)) // unsigned: its products wrap, as the proofs' differences do
+        implicitLocals += "  [[maybe_unused]] const uint32_t epoch = ts_args.epoch;\n";
     line("[[maybe_unused]] uint32_t ts_dseq = 0, ts_bseq = 0;");
   }
   deviceSide_ = true;
