@@ -90,7 +90,7 @@ ProofOutcome proveDevices(const Kernel &k, Diagnostics &diag, const BarrierProof
   DeviceProtocolReport report =
       checkDeviceProtocol(k, diag,
                           {places.disjointPuts, places.sameCtaGets, places.sameCtaPuts,
-                           places.putRaces});
+                           places.copyRaces});
   // The flag barriers' epochs (verifier/FlagEpochs.h): a flag reused
   // without one is a finding at the later use, with the earlier one noted.
   FlagEpochReport epochs = checkFlagEpochs(k, report.flagBarriers);

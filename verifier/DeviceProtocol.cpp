@@ -105,11 +105,26 @@ std::optional<FlagBarrierSite> flagBarrier(const Kernel &k, const If &i,
       !(isVar(as<Binary>(c).rhs, "ndev") || isVar(as<Binary>(c).rhs, deviceCount)))
     return std::nullopt;
   why = "its flag protocol is not the flag barrier of docs/scales.md";
+  // The idiom, or the idiom without its fence or without its wait: such a
+  // flag barrier orders nothing (`broken` says why).
   const Block &b = i.thenBody;
-  if (!i.elseBody.empty() || b.size() != 3 || !isCall(b[0], IntrinsicId::DeviceFence) ||
-      !isCall(b[1], IntrinsicId::DeviceSignal) || !isCall(b[2], IntrinsicId::DeviceWait))
+  size_t n = 0;
+  bool fence = !b.empty() && isCall(b[0], IntrinsicId::DeviceFence);
+  n += fence;
+  if (!i.elseBody.empty() || b.size() <= n || !isCall(b[n], IntrinsicId::DeviceSignal))
     return std::nullopt;
-  const CallStmt &sig = as<CallStmt>(b[1]), &wait = as<CallStmt>(b[2]);
+  const CallStmt &sig = as<CallStmt>(b[n++]);
+  const CallStmt *waits =
+      b.size() > n && isCall(b[n], IntrinsicId::DeviceWait) ? &as<CallStmt>(b[n++]) : nullptr;
+  if (n != b.size() || (!fence && !waits))
+    return std::nullopt;
+  const CallStmt &wait = waits ? *waits : sig; // without a wait, its checks are the signal's
+  std::string broken =
+      !fence ? "this flag barrier has no device.fence before its signal: st.relaxed.sys "
+               "releases nothing, so it orders no access before it with the peers' after theirs"
+      : !waits ? "this flag barrier has no device.wait: the CTA goes on before its peers "
+                 "arrived, so it orders nothing"
+               : "";
   const Expr &sf = sig.args.at(0).value, &wf = wait.args.at(0).value;
   const CallArg *dev = sig.keyword("dev"), *sv = sig.keyword("value"), *wv = wait.keyword("value");
   if (sf->kind != ExprKind::Index || wf->kind != ExprKind::Index || !dev || !sv || !wv ||
@@ -129,7 +144,7 @@ std::optional<FlagBarrierSite> flagBarrier(const Kernel &k, const If &i,
       !isBuiltin(si.subscripts[1].begin, BuiltinKind::blockIdx_x) ||
       !isBuiltin(wi.subscripts[1].begin, BuiltinKind::blockIdx_x) ||
       !isVar(si.subscripts[2].begin, "devid") ||
-      !isBuiltin(wi.subscripts[2].begin, BuiltinKind::threadIdx_x)) {
+      (waits && !isBuiltin(wi.subscripts[2].begin, BuiltinKind::threadIdx_x))) {
     why = "its flags are not F[c, blockIdx.x, devid] signalled and F[c, blockIdx.x, threadIdx.x] "
           "waited for (one slot c)";
     return std::nullopt;
@@ -148,7 +163,7 @@ std::optional<FlagBarrierSite> flagBarrier(const Kernel &k, const If &i,
     return std::nullopt;
   }
   why.clear();
-  return FlagBarrierSite{&i, name, si.subscripts[0].begin, sv->value, i.loc};
+  return FlagBarrierSite{&i, name, si.subscripts[0].begin, sv->value, i.loc, broken};
 }
 
 struct Walker {
@@ -241,7 +256,8 @@ struct Walker {
   bool barrierAt(const Block &b, size_t k) {
     if (b[k]->kind == StmtKind::If) {
       std::string why;
-      return flagBarrier(kernel, as<If>(b[k]), deviceCount, why) && fenced(b, k);
+      auto fb = flagBarrier(kernel, as<If>(b[k]), deviceCount, why);
+      return fb && fb->broken.empty() && fenced(b, k);
     }
     if (b[k]->kind != StmtKind::CallStmt)
       return false;
@@ -305,6 +321,13 @@ struct Walker {
         // it: a CTA barrier, or the kernel's end.
         std::string why;
         auto fb = flagBarrier(kernel, as<If>(s), deviceCount, why);
+        if (fb && fenced(b, k) && !fb->broken.empty()) {
+          // No barrier, and no other flag protocol either: the accesses
+          // around it stay in one phase, where a race is a finding.
+          report.notProved.push_back({s->loc, fb->broken});
+          flagTensors.insert(fb->flags);
+          continue;
+        }
         if (fb && fenced(b, k)) {
           barriers.push_back(*fb);
           flagTensors.insert(fb->flags);
@@ -494,6 +517,21 @@ DeviceProtocolReport checkDeviceProtocol(const Kernel &kernel, Diagnostics &diag
                                    "too",
                                    f)});
   report.flagBarriers = w.barriers;
+  // Puts and gets that race with another access of their elements on the
+  // peer: by a CTA of another blockIdx, or by the same CTA in the same
+  // dynamic phase, when no other flag protocol could order them.
+  std::set<const CallStmt *> racy;
+  for (const CopyRace &r : copies.copyRaces) {
+    auto a = w.phaseAt.find(r.copy->loc.getPointer()), b = w.phaseAt.find(r.other.getPointer());
+    bool samePhase = w.phasesKnown && a != w.phaseAt.end() && b != w.phaseAt.end() &&
+                     a->second.second && b->second.second && a->second.first == b->second.first;
+    if (!r.exact || w.flags || racy.count(r.copy) || !(r.otherCta || samePhase))
+      continue;
+    diag.error(r.copy->loc, "device race: " + r.message);
+    diag.note(r.other, "the other access");
+    ++report.findings;
+    racy.insert(r.copy);
+  }
   for (auto [c, tensor, phase, noted] : w.getPhases) {
     const auto &got = tensor; // a lambda may not capture a structured binding (clang 14)
     bool put = std::any_of(w.puts.begin(), w.puts.end(), [&](auto &p) { return p.second == got; });
@@ -506,8 +544,8 @@ DeviceProtocolReport checkDeviceProtocol(const Kernel &kernel, Diagnostics &diag
     // Device barriers pair CTA b of every device: a write by a CTA of
     // another blockIdx where the read reaches is ordered by none of them.
     bool otherCta = !copies.sameCtaGets.count(c);
-    if (put ||
-        (w.written.count(got) && (!w.phasesKnown || samePhase || !barrierAfter || otherCta)))
+    if (!racy.count(c) && (put || (w.written.count(got) && (!w.phasesKnown || samePhase ||
+                                                             !barrierAfter || otherCta))))
       report.notProved.push_back(
           {c->loc, fmt::format("device.get of '{}', which the kernel also writes{}: whether the "
                                "write is ordered before the peer's read is left to `tilescope "
@@ -521,24 +559,10 @@ DeviceProtocolReport checkDeviceProtocol(const Kernel &kernel, Diagnostics &diag
                                      "(device barriers pair the CTAs of one blockIdx)")});
   }
   // A put into T is ordered with every other access of T when no two
-  // devices put onto one element of one peer (disjointPuts, one-CTA grids),
+  // devices or CTAs put onto one element of one peer (disjointPuts), no CTA
+  // of another blockIdx touches its elements there (sameCtaPuts),
   // no other access of T shares its phase, and a device barrier follows
   // every access of T (so the next call's puts wait for this call's reads).
-  // Puts that race with another access of their elements on the peer: by a
-  // CTA of another blockIdx, or by the same CTA in the same dynamic phase,
-  // when no other flag protocol could order them.
-  std::set<const CallStmt *> racy;
-  for (const PutRace &r : copies.putRaces) {
-    auto a = w.phaseAt.find(r.put->loc.getPointer()), b = w.phaseAt.find(r.other.getPointer());
-    bool samePhase = w.phasesKnown && a != w.phaseAt.end() && b != w.phaseAt.end() &&
-                     a->second.second && b->second.second && a->second.first == b->second.first;
-    if (!r.exact || w.flags || racy.count(r.put) || !(r.otherCta || samePhase))
-      continue;
-    diag.error(r.put->loc, "device race: " + r.message);
-    diag.note(r.other, "the other access");
-    ++report.findings;
-    racy.insert(r.put);
-  }
   for (auto [c, tensor, phase] : w.putsAt) {
     const auto &into = tensor; // a lambda may not capture a structured binding (clang 14)
     auto phasesOf = [&](const std::map<std::string, std::set<int>> &m) {

@@ -59,7 +59,7 @@ struct DeviceProtocolReport {
 // flag protocol could order them).
 struct PeerCopyFacts {
   std::set<const CallStmt *> disjointPuts, sameCtaGets, sameCtaPuts;
-  std::vector<PutRace> putRaces;
+  std::vector<CopyRace> copyRaces;
 };
 DeviceProtocolReport checkDeviceProtocol(const Kernel &kernel, Diagnostics &diag,
                                          const PeerCopyFacts &copies = {});

@@ -44,6 +44,7 @@ struct FlagBarrierSite {
   std::string flags; // F
   Expr slot, value;  // c and V
   llvm::SMLoc loc;
+  std::string broken; // the idiom without its fence or its wait: why it orders nothing
 };
 
 struct FlagEpochFinding {

@@ -776,11 +776,33 @@ private:
   // Gets that read, on the peer, nothing a CTA of another blockIdx writes
   // there: device barriers pair the CTAs of one blockIdx only, so only the
   // same CTA's writes are ordered with the read by them.
+  // A write there by the same CTA is a race when the protocol finds it
+  // between the same barriers (CopyRace).
   void checkGetsSameCta() {
-    for (const GlobalAccess &g : accesses_)
-      if (g.call && idOf(*g.call) == IntrinsicId::DeviceGet && g.peer &&
-          !touched(g, true, Cta::Other))
+    for (const GlobalAccess &g : accesses_) {
+      if (!g.call || idOf(*g.call) != IntrinsicId::DeviceGet || !g.peer)
+        continue;
+      auto other = touched(g, true, Cta::Other);
+      if (!other)
         report_.sameCtaGets.insert(g.call);
+      if (!other || !other->model)
+        other = touched(g, true, Cta::Same, *g.peer);
+      if (other && other->model)
+        raced(g, *other, !report_.sameCtaGets.count(g.call));
+    }
+  }
+
+  void raced(const GlobalAccess &x, const Touch &t, bool otherCta) {
+    bool put = idOf(*x.call) == IntrinsicId::DevicePut;
+    report_.copyRaces.push_back(
+        {x.call, t.other->loc, otherCta, x.inexact.empty() && t.other->inexact.empty(),
+         fmt::format("'{}' {} '{}' {} device {} and {} of it there{}, which no device barrier "
+                     "orders: for {}",
+                     x.what.substr(1, x.what.size() - 2), put ? "into" : "of", x.tensor->name,
+                     put ? "of" : "from", ProtoEncoder::text(*t.model, *x.peer),
+                     t.other->write ? "a write" : "a read",
+                     otherCta ? " by a CTA of another blockIdx" : " between the same device barriers",
+                     witness(*t.model, x.loops))});
   }
 
   // Puts into a tensor that no two devices (or CTAs of two blockIdx) make
@@ -789,7 +811,7 @@ private:
   // tensor's other accesses by the device barriers. A CTA of another
   // blockIdx that does is a race (no barrier pairs them), and so is the
   // owner's access by the same blockIdx if the protocol finds it between the
-  // same barriers: both reported with the witness (PutRace).
+  // same barriers: both reported with the witness (CopyRace).
   void checkPuts() {
     std::map<const Param *, std::vector<const GlobalAccess *>> into;
     for (const GlobalAccess &a : accesses_)
@@ -809,17 +831,7 @@ private:
         if (!other || !other->model)
           other = touched(*p, false, Cta::Same, *p->peer);
         if (other && other->model)
-          report_.putRaces.push_back(
-              {p->call, other->other->loc, !report_.sameCtaPuts.count(p->call),
-               p->inexact.empty() && other->other->inexact.empty(),
-               fmt::format("'device.put' into '{}' of device {} and {} of it there{}, which no "
-                           "device barrier orders: for {}",
-                           tensor->name, ProtoEncoder::text(*other->model, *p->peer),
-                           other->other->write ? "a write" : "a read",
-                           report_.sameCtaPuts.count(p->call)
-                               ? " between the same device barriers"
-                               : " by a CTA of another blockIdx",
-                           witness(*other->model, p->loops))});
+          raced(*p, *other, !report_.sameCtaPuts.count(p->call));
       }
     }
   }

@@ -56,8 +56,8 @@ struct PeerAccessFinding {
   std::string message;
 };
 
-struct PutRace {
-  const CallStmt *put = nullptr;
+struct CopyRace {
+  const CallStmt *copy = nullptr; // a put, or a get
   llvm::SMLoc other;    // the other access
   bool otherCta = false;
   bool exact = false;   // every condition around both was encoded
@@ -79,12 +79,13 @@ struct PeerAccessReport {
   // there (device barriers order only the CTAs of one blockIdx), and the
   // puts whose elements on the peer no CTA of another blockIdx accesses.
   std::set<const CallStmt *> sameCtaGets, sameCtaPuts;
-  // A put and another access of its elements on the peer that no device
+  // A put (or a get) and another access (a write) of its elements on the
+  // peer that no device
   // barrier orders if they are between the same barriers (`otherCta`:
   // always, the access is by a CTA of another blockIdx); the device
   // protocol (verifier/DeviceProtocol.h) reports the race when nothing else
   // orders them.
-  std::vector<PutRace> putRaces;
+  std::vector<CopyRace> copyRaces;
   // "14 global accesses (2 to peers) inside the instances their placements
   // give, 1 peer copy moving every logical element onto itself"
   std::string summary() const;
