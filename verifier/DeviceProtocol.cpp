@@ -180,10 +180,10 @@ struct Walker {
   // same sequence (agreement), so an access of one class on one device is
   // ordered with every access of another class on any device. A loop whose
   // body holds k >= 1 barriers, none in a branch or an inner loop, has k
-  // classes: the stretch before
-  // its first barrier, after its last one (the next iteration's first
-  // stretch), before the loop and after it share one, and each stretch
-  // between two of its barriers is one of its own in every iteration.
+  // classes: the stretch before its first barrier, the one after its last
+  // (the next iteration's first stretch), the code before the loop and
+  // after it share one, and each stretch between two of its barriers is one
+  // of its own in every iteration.
   // `phasesKnown` is false once a barrier sits elsewhere in a loop or in a
   // branch (its phase is not static).
   int phase = 0, phases = 0;
