@@ -1,14 +1,12 @@
 #include "verifier/FlagEpochs.h"
+#include "verifier/DeviceQueries.h"
 
 #include "ir/KernelSymbols.h"
 #include "ir/Printer.h"
 #include "ir/ThreadIndex.h"
 #include "ir/Visitor.h"
-#include "proof/LeastWitness.h"
 #include "proof/ProtoEncoding.h"
-#include "proof/QueryDeadline.h"
 #include "proof/SharedContext.h"
-#include "proof/SolverBudget.h"
 
 #include <fmt/format.h>
 
@@ -234,48 +232,16 @@ private:
     return r;
   }
 
-  struct Answer {
-    z3::check_result result = z3::unknown;
-    std::optional<z3::model> model;
-    std::string why;
-  };
+  using Answer = detail::DeviceAnswer;
   Answer ask(const std::vector<z3::expr> &facts, const z3::expr &violation,
              const std::vector<z3::expr> &small) {
-    z3::solver s(ctx_);
-    z3::params p(ctx_);
-    setSolverBudget(p, kQueryBudgetMs);
-    s.set(p);
-    s.add(enc_.assumptions());
-    for (const z3::expr &f : facts_)
-      s.add(f);
-    for (const z3::expr &f : facts)
-      s.add(f);
-    s.add(violation);
-    Answer out;
-    out.result = checkWithinBudget(s);
-    if (out.result == z3::unknown)
-      out.why = fmt::format("Z3 gave up ({})", s.reason_unknown());
-    if (out.result != z3::sat)
-      return out;
-    std::vector<z3::expr> values = {*ndev_, *devid_};
-    for (const auto &[name, v] : enc_.symbols())
-      values.push_back(v);
-    values.insert(values.end(), small.begin(), small.end());
-    values.push_back(thread_);
-    z3::expr_vector lits(ctx_);
-    out.model = detail::minimizeWitness(s, lits, values, fmt::format("flag!{}", queries_++));
-    return out;
+    std::vector<z3::expr> all = facts_;
+    all.insert(all.end(), facts.begin(), facts.end());
+    return detail::askDevices(enc_, {*ndev_, *devid_, thread_}, all, violation, small,
+                              fmt::format("flag!{}", queries_++), kQueryBudgetMs);
   }
-
   std::string witness(const z3::model &m) const {
-    std::string out = fmt::format("N = {} devices, devid = {}", ProtoEncoder::text(m, *ndev_),
-                                  ProtoEncoder::text(m, *devid_));
-    const Expr &count = kernel_.launch.devices.front();
-    for (const auto &[name, v] : enc_.symbols())
-      if (name != "ndev" && name != "devid" &&
-          !(count->kind == ExprKind::Var && as<Var>(count).name == name))
-        out += fmt::format(", {} = {}", name, ProtoEncoder::text(m, v));
-    return out;
+    return detail::deviceWitness(m, enc_, kernel_, {*ndev_, *devid_, thread_});
   }
   std::string iterations(const z3::model &m, const Use &u, Renamed &r) const {
     std::string out;

@@ -1,4 +1,5 @@
 #include "verifier/PeerAccess.h"
+#include "verifier/DeviceQueries.h"
 
 #include "ir/DeviceScale.h"
 #include "ir/KernelSymbols.h"
@@ -6,11 +7,8 @@
 #include "ir/Printer.h"
 #include "ir/ThreadIndex.h"
 #include "ir/Visitor.h"
-#include "proof/LeastWitness.h"
 #include "proof/ProtoEncoding.h"
-#include "proof/QueryDeadline.h"
 #include "proof/SharedContext.h"
-#include "proof/SolverBudget.h"
 
 #include <fmt/format.h>
 
@@ -389,54 +387,21 @@ private:
 
   // --- the queries ---
 
-  struct Answer {
-    z3::check_result result = z3::unknown;
-    std::optional<z3::model> model;
-    std::string why;
-  };
+  using Answer = detail::DeviceAnswer;
 
   // Whether `violation` can hold under the facts and `a`'s path; a model at
   // the least N, devid, sizes, loop values and `extra` values when it can.
   Answer ask(const std::vector<z3::expr> &path, const z3::expr &violation,
              const std::vector<z3::expr> &extra, const std::string &tag) {
-    z3::solver s(ctx_);
-    z3::params p(ctx_);
-    setSolverBudget(p, kQueryBudgetMs);
-    s.set(p);
-    s.add(enc_.assumptions());
-    for (const z3::expr &f : facts_)
-      s.add(f);
-    for (const z3::expr &c : path)
-      s.add(c);
-    s.add(violation);
-    Answer out;
-    out.result = checkWithinBudget(s);
-    if (out.result == z3::unknown)
-      out.why = fmt::format("Z3 gave up ({})", s.reason_unknown());
-    if (out.result != z3::sat)
-      return out;
-    std::vector<z3::expr> small = {*ndev_, *devid_};
-    for (const auto &[name, v] : enc_.symbols())
-      small.push_back(v);
-    small.push_back(thread_);
-    small.insert(small.end(), extra.begin(), extra.end());
-    z3::expr_vector lits(ctx_);
-    out.model = detail::minimizeWitness(s, lits, small, fmt::format("peer!{}!{}", tag, queries_++));
-    return out;
+    std::vector<z3::expr> facts = facts_;
+    facts.insert(facts.end(), path.begin(), path.end());
+    return detail::askDevices(enc_, {*ndev_, *devid_, thread_}, facts, violation, extra,
+                              fmt::format("peer!{}!{}", tag, queries_++), kQueryBudgetMs);
   }
 
   std::string witness(const z3::model &m,
                       const std::vector<std::pair<std::string, z3::expr>> &loops) const {
-    std::string out = fmt::format("N = {} devices, devid = {}", ProtoEncoder::text(m, *ndev_),
-                                  ProtoEncoder::text(m, *devid_));
-    const Expr &count = kernel_.launch.devices.front();
-    for (const auto &[name, v] : enc_.symbols())
-      if (name != "ndev" && name != "devid" &&
-          !(count->kind == ExprKind::Var && as<Var>(count).name == name))
-        out += fmt::format(", {} = {}", name, ProtoEncoder::text(m, v));
-    for (const auto &[name, v] : loops)
-      out += fmt::format(", {} = {}", name, ProtoEncoder::text(m, v));
-    return out;
+    return detail::deviceWitness(m, enc_, kernel_, {*ndev_, *devid_, thread_}, loops);
   }
 
   // An obligation that can be violated: a finding when every condition
