@@ -88,9 +88,21 @@ ProofOutcome proveCoverage(const Kernel &k, Diagnostics &diag, const BarrierProo
 ProofOutcome proveDevices(const Kernel &k, Diagnostics &diag, const BarrierProofOptions &options) {
   PeerAccessReport places = checkPeerAccesses(k);
   DeviceProtocolReport report =
-      checkDeviceProtocol(k, diag, {places.disjointPuts, places.sameCtaGets});
+      checkDeviceProtocol(k, diag,
+                          {places.disjointPuts, places.sameCtaGets, places.sameCtaPuts,
+                           places.copyRaces});
+  // The flag barriers' epochs (verifier/FlagEpochs.h): a flag reused
+  // without one is a finding at the later use, with the earlier one noted.
+  FlagEpochReport epochs = checkFlagEpochs(k, report.flagBarriers);
+  for (const FlagEpochFinding &f : epochs.findings) {
+    diag.error(f.loc, f.message);
+    diag.note(f.earlier, "the earlier use of the slot");
+  }
+  for (const auto &[loc, why] : epochs.notProved)
+    diag.warning(loc, "not proved: " + why);
   ProofOutcome out;
-  out.findings = report.findings + reportPeerAccesses(places, diag);
+  out.findings = report.findings + unsigned(epochs.findings.size()) +
+                 reportPeerAccesses(places, diag);
   for (const PlacementDisagreement &d : placementDisagreements(k, options.problemPlacements)) {
     diag.error(d.param->placement->loc, d.message);
     diag.note(d.param->loc, "parameter here");
@@ -98,8 +110,10 @@ ProofOutcome proveDevices(const Kernel &k, Diagnostics &diag, const BarrierProof
   }
   out.unknown = report.notProved;
   out.unknown.insert(out.unknown.end(), places.notProved.begin(), places.notProved.end());
+  out.unknown.insert(out.unknown.end(), epochs.notProved.begin(), epochs.notProved.end());
   out.method = report.method;
-  if (report.notProved.empty() && places.findings.empty() && places.notProved.empty())
+  if (report.notProved.empty() && places.findings.empty() && places.notProved.empty() &&
+      epochs.notProved.empty())
     out.method += "; " + places.summary();
   return out;
 }

@@ -332,20 +332,25 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
     line("__syncthreads();");
   }
   // A devices(N) kernel reads its rank and the device count from the peer
-  // table; ts_dseq counts its warp collectives (ts_devices.cuh).
+  // table, and a scalar parameter `epoch` is the call's epoch (one more per
+  // call: what the flag proofs assume, verifier/FlagEpochs.h); ts_dseq
+  // counts its warp collectives, ts_bseq its device.barrier calls
+  // (ts_devices.cuh).
   std::string implicitLocals;
   if (devices_) {
     for (const Param &p : k_.params)
       if (p.implicit)
         implicitLocals += fmt::format("  [[maybe_unused]] const int {} = ts_args.{};\n", p.name,
                                       p.name == "devid" ? "rank" : "ndev");
-    line("[[maybe_unused]] uint32_t ts_dseq = 0;");
+      else if (callEpoch(p)) // unsigned: its products wrap, as the proofs' differences do
+        implicitLocals += "  [[maybe_unused]] const uint32_t epoch = ts_args.epoch;\n";
+    line("[[maybe_unused]] uint32_t ts_dseq = 0, ts_bseq = 0;");
   }
   deviceSide_ = true;
   block(k_.body);
   deviceSide_ = false;
   std::string body = implicitLocals + out_.str();
-  if (peerReads_) // peerGet: the call's device barriers, CTA blockIdx of every device
+  if (peerCopies_) // puts and gets: the call's device barriers, CTA blockIdx of every device
     body = "  ts_dev::blockBarrier(ts_args, 0);\n" + body + "  ts_dev::blockBarrier(ts_args, 1);\n";
   if (failed_)
     return false;
@@ -364,7 +369,7 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
   if (devices_)
     params.push_back("const ts_dev::CallArgs ts_args");
   for (const Param &p : k_.params) {
-    if (p.implicit)
+    if (p.implicit || callEpoch(p))
       continue;
     if (p.isTensor)
       params.push_back(fmt::format("{} *__restrict__ {}", cType(p.dtype), p.name));
@@ -435,7 +440,7 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
   abi += "], \"scalars\": [";
   int si = 0;
   for (const Param &p : k_.params)
-    if (!p.isTensor && !p.implicit)
+    if (!p.isTensor && !p.implicit && !callEpoch(p))
       abi += fmt::format("{}{{\"name\": \"{}\", \"dtype\": \"{}\"}}", si++ ? ", " : "",
                          p.name, dtypeName(p.dtype));
   abi += fmt::format("], \"threads\": {}, \"dynamic_smem\": {}}}", k_.launch.threads, dynSmem);
@@ -466,7 +471,7 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
       info_.launcher.push_back({sym, LauncherParam::Kind::Int, "long long"});
     }
     for (const Param &p : k_.params)
-      if (!p.isTensor && !p.implicit) {
+      if (!p.isTensor && !p.implicit && !callEpoch(p)) {
         h << ", " << cType(p.dtype) << " " << p.name;
         info_.launcher.push_back(
             {p.name, isFloat(p.dtype) ? LauncherParam::Kind::Real : LauncherParam::Kind::Int,
@@ -553,7 +558,7 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
     << "  if (e != cudaSuccess) return " << (devices_ ? "1" : "(int)e") << ";\n";
   std::string args = devices_ ? "ts_dev::nextCall(*comm)" : "";
   for (const Param &p : k_.params)
-    if (!p.implicit)
+    if (!p.implicit && !callEpoch(p))
       args += (args.empty() ? "" : ", ") + p.name;
   for (const std::string &s : symbols_)
     args += ", " + s;

@@ -1,7 +1,7 @@
 // The CUDA emitter's statements that reach memory outside the CTA
 // (KernelEmitter.h): DSMEM copies to and from another CTA of the cluster,
-// and the device scale's calls on peers' memory (device.warp_allreduce,
-// device.get) over the runtime (codegen/runtime/ts_devices.cuh).
+// and the device scale's calls (device.put / get / signal / wait / fence /
+// barrier / warp_allreduce) over the runtime (codegen/runtime/ts_devices.cuh).
 #include "codegen/KernelEmitter.h"
 
 #include "ir/Intrinsics.h"
@@ -109,14 +109,27 @@ void KernelEmitter::dsmemCopy(const CallStmt &c, bool load) {
 // warpAllreduceTile on the tiles' first elements in this rank's region
 // (the same offsets reach every peer's), paired through the warp's flags.
 void KernelEmitter::deviceCall(const CallStmt &c) {
-  if (idOf(c) == IntrinsicId::DeviceGet) {
-    peerGet(c);
+  switch (idOf(c)) {
+  case IntrinsicId::DeviceGet:
+  case IntrinsicId::DevicePut:
+    peerCopy(c);
     return;
-  }
-  if (idOf(c) != IntrinsicId::DeviceWarpAllreduce) {
-    error(c.loc, fmt::format("'{}' in a kernel with other statements is not lowered: such "
-                             "kernels lower device.warp_allreduce (kernels of lets and "
-                             "device collectives lower on the collectives' path)",
+  case IntrinsicId::DeviceSignal:
+  case IntrinsicId::DeviceWait:
+    flagCall(c);
+    return;
+  case IntrinsicId::DeviceFence: // the release half of a signal (docs/scales.md)
+    line("asm volatile(\"fence.acq_rel.sys;\" ::: \"memory\");");
+    return;
+  case IntrinsicId::DeviceBarrier: // block b of every device, on the kernel's own slots
+    line("ts_dev::kernelBarrier(ts_args, ts_bseq);");
+    return;
+  case IntrinsicId::DeviceWarpAllreduce:
+    break;
+  default:
+    error(c.loc, fmt::format("'{}' in a kernel with other statements is not lowered: a "
+                             "collective lowers in kernels of lets and device collectives (the "
+                             "collectives' path), or as device.warp_allreduce",
                              c.callee));
     return;
   }
@@ -206,6 +219,130 @@ void KernelEmitter::deviceCall(const CallStmt &c) {
                    dst->ld, src->ld));
 }
 
+// device.put(dst, src, dev = p) / device.get(dst, src, dev = p) of a whole
+// CTA: 2-D bf16 tiles of global tensors whose rows are 16-byte vectors on
+// the runtime's vector copies (peerGet); other tiles element by element
+// (peerElements). A kernel with either is bracketed by a device barrier of
+// CTA blockIdx of every device before its body (a peer's previous kernels
+// are done with what the copies touch) and after it (the copies are complete
+// and released before any device goes on).
+void KernelEmitter::peerCopy(const CallStmt &c) {
+  bool put = idOf(c) == IntrinsicId::DevicePut;
+  auto vectors = [&](const Expr &region) {
+    const Index *x = region->kind == ExprKind::Index ? &as<Index>(region) : nullptr;
+    std::string name = x && x->base->kind == ExprKind::Var ? as<Var>(x->base).name : "";
+    const BufferInfo *b = bufs_.count(name) ? &bufs_.at(name) : nullptr;
+    return b && b->scope == MemScope::Global && b->dtype == Dtype::bf16 && b->shape.size() == 2 &&
+           x->subscripts.size() == 2;
+  };
+  if (!put && vectors(c.args.at(0).value) && vectors(c.args.at(1).value))
+    peerGet(c);
+  else
+    peerElements(c, put);
+}
+
+// A put or get element by element: thread i of the CTA moves elements i,
+// i + blockDim.x, ... of the tile (row-major), the peer's side through the
+// peer table at the tensor's offset in this rank's region (the regions are
+// symmetric), read through L2 (ld.global.cg) as the memory model asks.
+void KernelEmitter::peerElements(const CallStmt &c, bool put) {
+  const CallArg *dev = c.keyword("dev");
+  RegionStart dst = regionStart(c.args.at(0).value), src = regionStart(c.args.at(1).value);
+  const RegionStart &peer = put ? dst : src;
+  const BufferInfo &db = bufs_.at(dst.buffer), &sb = bufs_.at(src.buffer),
+                   &pb = bufs_.at(peer.buffer);
+  auto count = [](const RegionStart &r) {
+    int64_t n = 1;
+    for (int64_t e : r.extent)
+      n *= e;
+    return n;
+  };
+  auto localOk = [](const BufferInfo &b) {
+    return b.scope == MemScope::Global || b.scope == MemScope::Shared;
+  };
+  const Dtype t = db.dtype;
+  bool ldcg = t == Dtype::bf16 || t == Dtype::f16 || t == Dtype::f32 || t == Dtype::i32 ||
+              t == Dtype::u32;
+  std::string why = !dev                         ? "it names no device (`dev =`)"
+                    : pb.scope != MemScope::Global ? "its peer side is not a global tensor"
+                    : !localOk(put ? sb : db)     ? "its local side is neither global nor shared"
+                    : db.dtype != sb.dtype        ? "its two sides have different dtypes"
+                    : !ldcg ? fmt::format("elements of {} have no L2 load (bf16, f16, f32, i32 "
+                                          "and u32 do)",
+                                          dtypeName(t))
+                    : !dst.constantSize || !src.constantSize
+                        ? "its tiles' extents are not constants"
+                    : count(dst) != count(src) ? "its tiles hold different numbers of elements"
+                                               : "";
+  if (!why.empty()) {
+    error(c.loc, fmt::format("'{}' is not lowered: {}", c.callee, why));
+    return;
+  }
+  // Element ts_e of a region (row-major over its kept dimensions).
+  auto element = [&](const RegionStart &r, const BufferInfo &b, const std::string &ptr) {
+    std::vector<Expr> at(r.begin.size());
+    int64_t stride = 1;
+    for (size_t d = r.begin.size(); d-- > 0;) {
+      Expr i = IntImm::make(0);
+      if (r.kept[d]) {
+        i = Binary::make(BinaryOp::Mod,
+                         Binary::make(BinaryOp::Div, Var::make("ts_e"), IntImm::make(stride)),
+                         IntImm::make(r.extent[d]));
+        stride *= r.extent[d];
+      }
+      at[d] = foldConstants(Binary::make(BinaryOp::Add, r.begin[d], i));
+    }
+    if (b.scope == MemScope::Global)
+      return fmt::format("{}[{}]", ptr, globalFlat(r.buffer, at));
+    std::vector<Subscript> subs;
+    for (const Expr &e : at)
+      subs.push_back(Subscript{Subscript::Point, e, nullptr});
+    return ex(Index::make(Var::make(r.buffer), subs));
+  };
+  peerCopies_ = true;
+  line(fmt::format("{{ {} *const ts_peer = ts_dev::peerPtr(ts_args, (int)({}), {});",
+                   cType(pb.dtype), ex(dev->value), peer.buffer));
+  line(fmt::format("  for (int ts_e = (int)threadIdx.x; ts_e < {}; ts_e += (int)blockDim.x)",
+                   count(dst)));
+  std::string from = element(src, sb, put ? src.buffer : "ts_peer");
+  line(fmt::format("    {} = {};", element(dst, db, put ? "ts_peer" : dst.buffer),
+                   put ? from : "__ldcg(&" + from + ")"));
+  line("}");
+}
+
+// device.signal(F[i...], dev = p, value = v): st.relaxed.sys of v into
+// element F[i...] of device p (the release is the device.fence before it);
+// device.wait(F[i...], value = v): spin on ld.acquire.sys of the own
+// element until it has reached v (wrap-aware). F: a u32 or i32 global tensor.
+void KernelEmitter::flagCall(const CallStmt &c) {
+  bool signal = idOf(c) == IntrinsicId::DeviceSignal;
+  const Expr &flag = c.args.at(0).value;
+  const CallArg *value = c.keyword("value"), *dev = c.keyword("dev");
+  const Index *x = flag->kind == ExprKind::Index ? &as<Index>(flag) : nullptr;
+  std::string name = x && x->base->kind == ExprKind::Var ? as<Var>(x->base).name : "";
+  const BufferInfo *b = bufs_.count(name) ? &bufs_.at(name) : nullptr;
+  bool element = b && x->subscripts.size() == b->shape.size() &&
+                 std::all_of(x->subscripts.begin(), x->subscripts.end(),
+                             [](const Subscript &s) { return s.kind == Subscript::Point; });
+  if (!element || b->scope != MemScope::Global ||
+      (b->dtype != Dtype::u32 && b->dtype != Dtype::i32) || !value || (signal && !dev)) {
+    error(c.loc, fmt::format("'{}' is not lowered: its flag is an element of a u32 or i32 "
+                             "global tensor, with `value =`{}",
+                             c.callee, signal ? " and `dev =`" : ""));
+    return;
+  }
+  std::vector<Expr> at;
+  for (const Subscript &s : x->subscripts)
+    at.push_back(s.begin);
+  std::string addr = fmt::format("reinterpret_cast<uint32_t *>(&{}[{}])", name, globalFlat(name, at));
+  if (signal)
+    line(fmt::format("ts_dev::storeRelaxedSys(ts_dev::peerPtr(ts_args, (int)({}), {}), "
+                     "(uint32_t)({}));",
+                     ex(dev->value), addr, ex(value->value)));
+  else
+    line(fmt::format("ts_dev::waitSys({}, (uint32_t)({}));", addr, ex(value->value)));
+}
+
 // device.get(dst, src, dev = p) of a whole CTA, dst and src 2-D tiles of bf16
 // global tensors (rows of whole 16-byte vectors): the runtime's ctaGetTile
 // from device p's region at src's byte offset in this rank's. A kernel with a
@@ -254,9 +391,12 @@ void KernelEmitter::peerGet(const CallStmt &c) {
   auto dst = tile(c.args.at(0).value);
   auto src = dst ? tile(c.args.at(1).value) : std::nullopt;
   const CallArg *dev = c.keyword("dev");
-  if (!dst || !src || !dev)
+  if (!dst || !src || !dev) {
+    if (!dev)
+      error(c.loc, "device.get is not lowered: it names no device (`dev =`)");
     return;
-  peerReads_ = true;
+  }
+  peerCopies_ = true;
   line(fmt::format("ts_dev::ctaGetTile(ts_args, (int)({}), {}, {}, (long long)({}), (long "
                    "long)({}), (long long)({}), (long long)({}));",
                    ex(dev->value), dst->ptr, src->ptr, src->rows, src->cols, dst->ld, src->ld));

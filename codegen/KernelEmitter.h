@@ -180,8 +180,11 @@ private:
   bool tryVectorize(const For &f, int64_t begin, int64_t trips);
   void dsmemCopy(const CallStmt &c, bool load);
   void deviceCall(const CallStmt &c); // device.* in a devices(N) kernel
-  void peerGet(const CallStmt &c);    // device.get of a CTA
-  bool peerReads_ = false;            // a device.get: the call is bracketed by device barriers
+  void peerCopy(const CallStmt &c);   // device.put / device.get of a CTA
+  void peerGet(const CallStmt &c);    // ... of 2-D bf16 tiles of 16-byte vector rows
+  void peerElements(const CallStmt &c, bool put); // ... of other tiles, element by element
+  void flagCall(const CallStmt &c);   // device.signal / device.wait
+  bool peerCopies_ = false;           // a put or get: the call is bracketed by device barriers
   bool multipleOf(const Expr &e, int64_t m);
   void line(const std::string &s) { out_ << std::string(indent_ * 2, ' ') << s << "\n"; }
 
@@ -215,6 +218,9 @@ private:
   std::vector<std::string> regsInScope_; // register tiles declared, innermost last
   bool usesTcgen05_ = false;
   bool devices_ = false; // a devices(N) kernel (docs/scales.md): on the runtime ts_devices.cuh
+  // The scalar parameter `epoch` of a devices kernel: the call's epoch from
+  // the peer table, not a launcher argument.
+  bool callEpoch(const Param &p) const { return devices_ && !p.isTensor && p.name == "epoch"; }
   std::map<std::string, int64_t> tmemColumns_;
   std::string tmemAddr(const std::string &buf) {
     return fmt::format("(*reinterpret_cast<volatile uint32_t *>(ts_smem + {}))",

@@ -308,6 +308,10 @@ bool CtaExecutor::execStmt(Warp &w, Frame &f, const Stmt &s) {
           t.written[flat[l]] = 1;
         });
         stats_.globalBytesWritten += bytes * std::popcount(mask);
+        if (deviceTraced_) // element stores, for the device race detector
+          forLanes(mask, [&](int l) {
+            deviceAccess(devid_, bp.tensor, flat[l], true, as<Store>(s).target->loc);
+          });
         if (race_)
           forLanes(mask, [&](int l) {
             int64_t t = w.id * 32 + l;

@@ -502,7 +502,10 @@ bool CtaExecutor::outOfRange(const ExprOp &op, size_t d, int64_t index, int64_t 
 void CtaExecutor::raceLoads(const ExprOp &op, Warp &w, uint32_t mask,
                             const std::array<int64_t, kWarpSize> *flat,
                             const std::array<const LaneValues *, 3> *sub) {
-  if (!race_)
+  // The device race detector sees element loads too (a peer's put racing
+  // them), as it sees every other access to global memory.
+  bool device = deviceTraced_;
+  if (!race_ && !device)
     return;
   const BufferPlan &b = p_.buffers[op.buffer];
   forLanes(mask, [&](int l) {
@@ -514,7 +517,10 @@ void CtaExecutor::raceLoads(const ExprOp &op, Warp &w, uint32_t mask,
         f = f * b.shape[d] + (*sub)[d]->lane[l].i;
     }
     int64_t t = w.id * 32 + l;
-    raceAccess(RaceSpace::Global, op.buffer, f, f, 1, false, {t, t + 1}, op.ast->loc);
+    if (device)
+      deviceAccess(devid_, b.tensor, f, false, op.ast->loc);
+    if (race_)
+      raceAccess(RaceSpace::Global, op.buffer, f, f, 1, false, {t, t + 1}, op.ast->loc);
   });
 }
 

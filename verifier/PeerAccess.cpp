@@ -1,4 +1,5 @@
 #include "verifier/PeerAccess.h"
+#include "verifier/DeviceQueries.h"
 
 #include "ir/DeviceScale.h"
 #include "ir/KernelSymbols.h"
@@ -6,11 +7,8 @@
 #include "ir/Printer.h"
 #include "ir/ThreadIndex.h"
 #include "ir/Visitor.h"
-#include "proof/LeastWitness.h"
 #include "proof/ProtoEncoding.h"
-#include "proof/QueryDeadline.h"
 #include "proof/SharedContext.h"
-#include "proof/SolverBudget.h"
 
 #include <fmt/format.h>
 
@@ -126,7 +124,7 @@ public:
       check(a);
     for (const auto &[src, dst] : moves_)
       checkMove(src, dst);
-    checkPutsDisjoint();
+    checkPuts();
     checkGetsSameCta();
     return std::move(report_);
   }
@@ -389,54 +387,21 @@ private:
 
   // --- the queries ---
 
-  struct Answer {
-    z3::check_result result = z3::unknown;
-    std::optional<z3::model> model;
-    std::string why;
-  };
+  using Answer = detail::DeviceAnswer;
 
   // Whether `violation` can hold under the facts and `a`'s path; a model at
   // the least N, devid, sizes, loop values and `extra` values when it can.
   Answer ask(const std::vector<z3::expr> &path, const z3::expr &violation,
              const std::vector<z3::expr> &extra, const std::string &tag) {
-    z3::solver s(ctx_);
-    z3::params p(ctx_);
-    setSolverBudget(p, kQueryBudgetMs);
-    s.set(p);
-    s.add(enc_.assumptions());
-    for (const z3::expr &f : facts_)
-      s.add(f);
-    for (const z3::expr &c : path)
-      s.add(c);
-    s.add(violation);
-    Answer out;
-    out.result = checkWithinBudget(s);
-    if (out.result == z3::unknown)
-      out.why = fmt::format("Z3 gave up ({})", s.reason_unknown());
-    if (out.result != z3::sat)
-      return out;
-    std::vector<z3::expr> small = {*ndev_, *devid_};
-    for (const auto &[name, v] : enc_.symbols())
-      small.push_back(v);
-    small.push_back(thread_);
-    small.insert(small.end(), extra.begin(), extra.end());
-    z3::expr_vector lits(ctx_);
-    out.model = detail::minimizeWitness(s, lits, small, fmt::format("peer!{}!{}", tag, queries_++));
-    return out;
+    std::vector<z3::expr> facts = facts_;
+    facts.insert(facts.end(), path.begin(), path.end());
+    return detail::askDevices(enc_, {*ndev_, *devid_, thread_}, facts, violation, extra,
+                              fmt::format("peer!{}!{}", tag, queries_++), kQueryBudgetMs);
   }
 
   std::string witness(const z3::model &m,
                       const std::vector<std::pair<std::string, z3::expr>> &loops) const {
-    std::string out = fmt::format("N = {} devices, devid = {}", ProtoEncoder::text(m, *ndev_),
-                                  ProtoEncoder::text(m, *devid_));
-    const Expr &count = kernel_.launch.devices.front();
-    for (const auto &[name, v] : enc_.symbols())
-      if (name != "ndev" && name != "devid" &&
-          !(count->kind == ExprKind::Var && as<Var>(count).name == name))
-        out += fmt::format(", {} = {}", name, ProtoEncoder::text(m, v));
-    for (const auto &[name, v] : loops)
-      out += fmt::format(", {} = {}", name, ProtoEncoder::text(m, v));
-    return out;
+    return detail::deviceWitness(m, enc_, kernel_, {*ndev_, *devid_, thread_}, loops);
   }
 
   // An obligation that can be violated: a finding when every condition
@@ -663,18 +628,21 @@ private:
   }
 
   // Another execution of `b`'s statement: on `device`, by a thread, an
-  // elected lane and loop iterations of its own, and with `otherCta` in a
-  // CTA of another blockIdx. `facts` bound the new unknowns.
+  // elected lane and loop iterations of its own, and in the same CTA, a CTA
+  // of another blockIdx (Other) or any CTA (Any; `blockDiffers` says when it
+  // is another). `facts` bound the new unknowns.
+  enum class Cta { Same, Other, Any };
   struct Renamed {
     z3::expr_vector from, to;
     std::vector<z3::expr> facts;
+    z3::expr blockDiffers;
     z3::expr operator()(const z3::expr &e) {
       z3::expr copy = e;
       return copy.substitute(from, to);
     }
   };
-  Renamed rename(const GlobalAccess &b, const z3::expr &device, bool otherCta) {
-    Renamed r{z3::expr_vector(ctx_), z3::expr_vector(ctx_), {}};
+  Renamed rename(const GlobalAccess &b, const z3::expr &device, Cta cta) {
+    Renamed r{z3::expr_vector(ctx_), z3::expr_vector(ctx_), {}, ctx_.bool_val(false)};
     z3::expr thread = enc_.fresh("thread!");
     r.from.push_back(*devid_);
     r.to.push_back(device);
@@ -687,7 +655,7 @@ private:
       r.from.push_back(i);
       r.to.push_back(enc_.fresh("iter!"));
     }
-    if (otherCta) {
+    if (cta != Cta::Same) {
       z3::expr_vector differs(ctx_);
       const BuiltinKind blocks[] = {BuiltinKind::blockIdx_x, BuiltinKind::blockIdx_y,
                                     BuiltinKind::blockIdx_z};
@@ -702,7 +670,9 @@ private:
         r.facts.push_back(other >= 0 && other < *extent);
         differs.push_back(other != *mine);
       }
-      r.facts.push_back(differs.empty() ? ctx_.bool_val(false) : z3::mk_or(differs));
+      r.blockDiffers = differs.empty() ? ctx_.bool_val(false) : z3::mk_or(differs);
+      if (cta == Cta::Other)
+        r.facts.push_back(r.blockDiffers);
     }
     return r;
   }
@@ -719,64 +689,115 @@ private:
   }
 
   // Whether the peer-side regions of two puts into one tensor are disjoint
-  // whenever two different devices address the same peer.
+  // whenever two different devices, or CTAs of two blockIdx, address the
+  // same peer.
   bool disjoint(const GlobalAccess &a, const GlobalAccess &b) {
     z3::expr other = enc_.fresh("devid!");
-    Renamed on = rename(b, other, false);
+    Renamed on = rename(b, other, Cta::Any);
     std::vector<z3::expr> path = a.path;
     for (const z3::expr &c : b.path)
       path.push_back(on(c));
     path.insert(path.end(), on.facts.begin(), on.facts.end());
-    path.push_back(other >= 0 && other < *ndev_ && other != *devid_);
+    path.push_back(other >= 0 && other < *ndev_ && (other != *devid_ || on.blockDiffers));
     path.push_back(*a.peer == on(*b.peer));
     return ask(path, overlap(a, b, on), {}, "disjoint").result == z3::unsat;
+  }
+
+  static bool isPut(const GlobalAccess &a) {
+    return a.call && idOf(*a.call) == IntrinsicId::DevicePut && a.peer;
+  }
+
+  // Another access of x's tensor (a write when `writes`; no put: puts are
+  // the disjointness's) by device `dev`, in the same CTA or (Other) a CTA of
+  // another blockIdx, that reaches an element x reaches on the device x
+  // reaches. Device barriers order none of those by other CTAs.
+  struct Touch {
+    const GlobalAccess *other = nullptr;
+    std::optional<z3::model> model; // none: Z3 gave up
+  };
+  std::optional<Touch> touched(const GlobalAccess &x, bool writes, Cta cta,
+                               std::optional<z3::expr> dev = std::nullopt) {
+    z3::expr reach = x.peer ? *x.peer : *devid_;
+    for (const GlobalAccess &a : accesses_) {
+      if (a.tensor != x.tensor || (writes && !a.write) || isPut(a) || &a == &x)
+        continue;
+      z3::expr d = dev ? *dev : enc_.fresh("devid!");
+      Renamed on = rename(a, d, cta);
+      std::vector<z3::expr> path = x.path;
+      for (const z3::expr &c : a.path)
+        path.push_back(on(c));
+      path.insert(path.end(), on.facts.begin(), on.facts.end());
+      path.push_back(reach >= 0 && reach < *ndev_ && d >= 0 && d < *ndev_);
+      path.push_back((a.peer ? on(*a.peer) : d) == reach);
+      if (x.peer && cta == Cta::Same)
+        path.push_back(*x.peer != *devid_); // a put into the own memory is program order
+      Answer r = ask(path, overlap(x, a, on), {}, "touch");
+      if (r.result != z3::unsat)
+        return Touch{&a, r.model};
+    }
+    return std::nullopt;
   }
 
   // Gets that read, on the peer, nothing a CTA of another blockIdx writes
   // there: device barriers pair the CTAs of one blockIdx only, so only the
   // same CTA's writes are ordered with the read by them.
+  // A write there by the same CTA is a race when the protocol finds it
+  // between the same barriers (CopyRace).
   void checkGetsSameCta() {
     for (const GlobalAccess &g : accesses_) {
       if (!g.call || idOf(*g.call) != IntrinsicId::DeviceGet || !g.peer)
         continue;
-      bool alone = true;
-      for (const GlobalAccess &w : accesses_) {
-        if (!alone)
-          break;
-        if (w.tensor != g.tensor || !w.write || w.peer)
-          continue;
-        Renamed on = rename(w, *g.peer, true);
-        std::vector<z3::expr> path = g.path;
-        path.push_back(*g.peer >= 0 && *g.peer < *ndev_);
-        for (const z3::expr &c : w.path)
-          path.push_back(on(c));
-        path.insert(path.end(), on.facts.begin(), on.facts.end());
-        alone = ask(path, overlap(g, w, on), {}, "samecta").result == z3::unsat;
-      }
-      if (alone)
+      auto other = touched(g, true, Cta::Other);
+      if (!other)
         report_.sameCtaGets.insert(g.call);
+      if (!other || !other->model)
+        other = touched(g, true, Cta::Same, *g.peer);
+      if (other && other->model)
+        raced(g, *other, !report_.sameCtaGets.count(g.call));
     }
   }
 
-  // Puts into a tensor that no two devices make onto one element of one
-  // peer (in a one-CTA grid, where a device barrier orders whole devices):
-  // the device protocol orders them against the tensor's other accesses.
-  void checkPutsDisjoint() {
-    for (const Expr &g : kernel_.launch.grid)
-      if (constantValue(g).value_or(0) != 1)
-        return;
+  void raced(const GlobalAccess &x, const Touch &t, bool otherCta) {
+    bool put = idOf(*x.call) == IntrinsicId::DevicePut;
+    report_.copyRaces.push_back(
+        {x.call, t.other->loc, otherCta, x.inexact.empty() && t.other->inexact.empty(),
+         fmt::format("'{}' {} '{}' {} device {} and {} of it there{}, which no device barrier "
+                     "orders: for {}",
+                     x.what.substr(1, x.what.size() - 2), put ? "into" : "of", x.tensor->name,
+                     put ? "of" : "from", ProtoEncoder::text(*t.model, *x.peer),
+                     t.other->write ? "a write" : "a read",
+                     otherCta ? " by a CTA of another blockIdx" : " between the same device barriers",
+                     witness(*t.model, x.loops))});
+  }
+
+  // Puts into a tensor that no two devices (or CTAs of two blockIdx) make
+  // onto one element of one peer, and whose elements no CTA of another
+  // blockIdx accesses there: the device protocol orders them against the
+  // tensor's other accesses by the device barriers. A CTA of another
+  // blockIdx that does is a race (no barrier pairs them), and so is the
+  // owner's access by the same blockIdx if the protocol finds it between the
+  // same barriers: both reported with the witness (CopyRace).
+  void checkPuts() {
     std::map<const Param *, std::vector<const GlobalAccess *>> into;
     for (const GlobalAccess &a : accesses_)
-      if (a.call && idOf(*a.call) == IntrinsicId::DevicePut && a.peer)
+      if (isPut(a))
         into[a.tensor].push_back(&a);
     for (const auto &[tensor, puts] : into) {
       bool all = true;
       for (size_t i = 0; all && i < puts.size(); ++i)
         for (size_t j = i; all && j < puts.size(); ++j)
           all = disjoint(*puts[i], *puts[j]);
-      if (all)
-        for (const GlobalAccess *a : puts)
-          report_.disjointPuts.insert(a->call);
+      for (const GlobalAccess *p : puts) {
+        if (all)
+          report_.disjointPuts.insert(p->call);
+        auto other = touched(*p, false, Cta::Other);
+        if (!other)
+          report_.sameCtaPuts.insert(p->call);
+        if (!other || !other->model)
+          other = touched(*p, false, Cta::Same, *p->peer);
+        if (other && other->model)
+          raced(*p, *other, !report_.sameCtaPuts.count(p->call));
+      }
     }
   }
 

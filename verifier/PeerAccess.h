@@ -24,10 +24,11 @@
 //   it lands where the destination's placement says that part lives.
 //
 // For the device protocol's order of peer copies (verifier/DeviceProtocol.h)
-// it also proves, where it can, that no two devices put onto one element of
-// one peer (one-CTA grids), and that a get reads on the peer nothing a CTA
-// of another blockIdx writes there (device barriers pair the CTAs of one
-// blockIdx only).
+// it also proves, where it can, that no two devices (or CTAs of two
+// blockIdx) put onto one element of one peer, and that a get reads, or a put
+// writes, on the peer nothing a CTA of another blockIdx accesses there
+// (device barriers pair the CTAs of one blockIdx only); it finds the put
+// and the other access that race where one does (with the witness).
 //
 // Each obligation is a Z3 query over the sizes, N, devid, blockIdx, the
 // thread index, the loop iterations and the element's place in its tile,
@@ -55,6 +56,14 @@ struct PeerAccessFinding {
   std::string message;
 };
 
+struct CopyRace {
+  const CallStmt *copy = nullptr; // a put, or a get
+  llvm::SMLoc other;    // the other access
+  bool otherCta = false;
+  bool exact = false;   // every condition around both was encoded
+  std::string message;  // "'device.put' into 'W' of device 1 and a read of it there ..."
+};
+
 struct PeerAccessReport {
   bool applies = false; // a devices(N) kernel
   std::vector<PeerAccessFinding> findings;
@@ -62,13 +71,21 @@ struct PeerAccessReport {
   unsigned accesses = 0;     // global accesses proved inside their instance
   unsigned peerAccesses = 0; // of them, to a peer's memory
   unsigned placedMoves = 0;  // puts / gets proved to move each element onto itself
-  // The puts into a tensor of which no two devices write one element of one
-  // peer (one-CTA grids only), for the device protocol's order of puts
-  // (verifier/DeviceProtocol.h).
+  // The puts into a tensor of which no two devices (or CTAs of two
+  // blockIdx) write one element of one peer, for the device protocol's order
+  // of puts (verifier/DeviceProtocol.h).
   std::set<const CallStmt *> disjointPuts;
   // The gets that read on the peer nothing a CTA of another blockIdx writes
-  // there (device barriers order only the CTAs of one blockIdx).
-  std::set<const CallStmt *> sameCtaGets;
+  // there (device barriers order only the CTAs of one blockIdx), and the
+  // puts whose elements on the peer no CTA of another blockIdx accesses.
+  std::set<const CallStmt *> sameCtaGets, sameCtaPuts;
+  // A put (or a get) and another access (a write) of its elements on the
+  // peer that no device
+  // barrier orders if they are between the same barriers (`otherCta`:
+  // always, the access is by a CTA of another blockIdx); the device
+  // protocol (verifier/DeviceProtocol.h) reports the race when nothing else
+  // orders them.
+  std::vector<CopyRace> copyRaces;
   // "14 global accesses (2 to peers) inside the instances their placements
   // give, 1 peer copy moving every logical element onto itself"
   std::string summary() const;

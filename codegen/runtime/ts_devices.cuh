@@ -45,8 +45,10 @@ constexpr int kMaxBlocks = 512;
 // Flags of the warp collectives (device.warp_allreduce): one slot per block,
 // warp and source rank, after the two phases of the block barriers.
 constexpr int kWarpSlots = 32;
+// Then one slot per block and source rank for the device.barrier calls of
+// lowered kernels (kernelBarrier).
 constexpr size_t kFlagBytes =
-    sizeof(uint32_t) * (2 + kWarpSlots) * size_t(kMaxBlocks) * kMaxDevices;
+    sizeof(uint32_t) * (2 + kWarpSlots + 1) * size_t(kMaxBlocks) * kMaxDevices;
 constexpr size_t kDataOffset = (kFlagBytes + 4095) / 4096 * 4096;
 // A wait that lasts longer than this (ns) is a deadlock: the kernel traps
 // instead of hanging the machine.
@@ -61,10 +63,16 @@ __device__ inline unsigned long long globalTimer() {
   return t;
 }
 
-// device.signal(flag, dev = peer, value = v): release at system scope.
+// device.signal(flag, dev = peer, value = v): a relaxed store at system
+// scope; after device.fence (fence.acq_rel.sys) it is a release.
+__device__ inline void storeRelaxedSys(uint32_t *peerFlag, uint32_t value) {
+  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(peerFlag), "r"(value) : "memory");
+}
+
+// The runtime's own signals: release at system scope.
 __device__ inline void signalSys(uint32_t *peerFlag, uint32_t value) {
   asm volatile("fence.acq_rel.sys;" ::: "memory");
-  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(peerFlag), "r"(value) : "memory");
+  storeRelaxedSys(peerFlag, value);
 }
 
 __device__ inline uint32_t loadAcquireSys(const uint32_t *flag) {
@@ -104,6 +112,13 @@ __device__ inline char *regionOf(const CallArgs &a, int p) {
   for (int q = 1; q < kMaxDevices; ++q)
     r = p == q ? a.region[q] : r;
   return r;
+}
+
+// The element of device p that `mine` (a pointer into this rank's region)
+// is in this rank's: the regions are symmetric.
+template <class T> __device__ inline T *peerPtr(const CallArgs &a, int p, T *mine) {
+  return reinterpret_cast<T *>(regionOf(a, p) +
+                               (reinterpret_cast<const char *>(mine) - regionOf(a, a.rank)));
 }
 
 __device__ inline uint32_t *flagSlot(char *region, int phase, int block, int src) {
@@ -298,6 +313,29 @@ __device__ inline void ctaGetTile(const CallArgs &a, int p, __nv_bfloat16 *dst,
         *reinterpret_cast<uint4 *>(reinterpret_cast<char *>(dst) +
                                    at(v0 + (long long)blockDim.x * u, ldDst)) = x[u];
   }
+}
+
+// device.barrier() of a lowered kernel: block b of every rank, on slots of
+// its own with the value epoch * 2^16 + the block's count of device.barrier
+// calls in this kernel call (`seq`, the same in every thread), so values grow
+// across the calls of a kernel and across kernel calls; a block traps past
+// 65535 barriers in one call.
+__device__ inline void kernelBarrier(const CallArgs &a, uint32_t &seq) {
+  __syncthreads();
+  if (++seq > 0xffffu)
+    __trap();
+  int t = threadIdx.x;
+  int b = int(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+  uint32_t value = (a.epoch << 16) + seq;
+  auto slot = [&](char *region, int src) {
+    return reinterpret_cast<uint32_t *>(region) +
+           (size_t(2 + kWarpSlots) * kMaxBlocks + b) * kMaxDevices + src;
+  };
+  if (t < a.ndev) {
+    signalSys(slot(regionOf(a, t), a.rank), value);
+    waitSys(slot(regionOf(a, a.rank), t), value);
+  }
+  __syncthreads();
 }
 
 // --- warp collectives: device.warp_allreduce, made by one warp of a block
