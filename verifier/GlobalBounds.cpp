@@ -10,6 +10,7 @@
 #include "proof/QueryDeadline.h"
 #include "proof/SolverBudget.h"
 #include "verifier/BoundsIntervals.h"
+#include "verifier/CoverageSolver.h"
 #include "verifier/CoverageDigits.h"
 
 #include <fmt/format.h>
@@ -62,17 +63,10 @@ struct Point {
 
 class Bounds {
 public:
-  Bounds(const BarrierSkeleton &sk, const std::set<std::string> &floats,
-         const BoundsOptions &options, CoverageReport &report)
-      : sk_(sk), floats_(floats), opt_(options), report_(report), enc_(ctx_, sk),
-        solver_(ctx_) {
-    // One solver for every query of the kernel: the sizes' facts are
-    // asserted once, each query lives in a scope of its own (Scope).
-    z3::params p(ctx_);
-    setSolverBudget(p, opt_.timeoutMs);
-    solver_.set(p);
-    solver_.add(enc_.assumptions());
-  }
+  Bounds(detail::CoverageSolver &z3s, const BarrierSkeleton &sk,
+         const std::set<std::string> &floats, CoverageReport &report)
+      : sk_(sk), floats_(floats), report_(report), ctx_(z3s.ctx), enc_(z3s.enc),
+        solver_(z3s.solver) {}
 
   void run() {
     std::map<std::string, bool> tensors; // name -> every access proved
@@ -113,12 +107,6 @@ private:
     }
   }
 
-  // A query's scope in the kernel's solver: what it asserts is gone after.
-  struct Scope {
-    z3::solver &s;
-    explicit Scope(z3::solver &solver) : s(solver) { s.push(); }
-    ~Scope() { s.pop(); }
-  };
 
   void undecided(const SyncEvent &e, const MemoryAccess &a, const std::string &why) {
     report_.notProved.push_back(
@@ -288,7 +276,7 @@ private:
       key += print(f) + ";";
     if (auto it = positive_.find(key); it != positive_.end())
       return it->second;
-    Scope scope(solver_);
+    detail::SolverScope scope(solver_);
     z3::solver &s = solver_;
     z3::expr_vector low(ctx_);
     for (const Expr &f : sp.common) {
@@ -348,7 +336,7 @@ private:
         if (auto sp = splitOf(std::string(builtinName(kBlock[d])), sk_.grid[d], e, a))
           factorsPositive(*sp);
     }
-    Scope scope(solver_);
+    detail::SolverScope scope(solver_);
     z3::solver &s = solver_;
     Executor x{{enc_.fresh("bx"), enc_.fresh("by"), enc_.fresh("bz")}, enc_.fresh("t"), {}, {}, {}};
     auto member = detail::threadSetZ3(e.threads, x.thread);
@@ -627,25 +615,30 @@ private:
 
   const BarrierSkeleton &sk_;
   const std::set<std::string> &floats_;
-  BoundsOptions opt_;
   CoverageReport &report_;
-  z3::context ctx_;
-  ProtoEncoder enc_;
-  z3::solver solver_;
+  z3::context &ctx_;
+  ProtoEncoder &enc_;
+  z3::solver &solver_;
   std::map<std::string, bool> positive_; // factorsPositive's answers
   int witnesses_ = 0;
 };
 
 } // namespace
 
-void proveGlobalBounds(const BarrierSkeleton &skeleton, const std::set<std::string> &floats,
-                       CoverageReport &report, const BoundsOptions &options) {
-  requireSolverContext();
-  Bounds(skeleton, floats, options, report).run();
+void detail::proveGlobalBounds(CoverageSolver &z3s, const BarrierSkeleton &skeleton,
+                               const std::set<std::string> &floats, CoverageReport &report) {
+  Bounds(z3s, skeleton, floats, report).run();
   if (!report.findings.empty())
     report.method = "violated";
   else if (!report.notProved.empty())
     report.method = "not proved (" + report.notProved.front().second + ")";
+}
+
+void proveGlobalBounds(const BarrierSkeleton &skeleton, const std::set<std::string> &floats,
+                       CoverageReport &report, const BoundsOptions &options) {
+  requireSolverContext();
+  detail::CoverageSolver z3s(skeleton, options.timeoutMs);
+  detail::proveGlobalBounds(z3s, skeleton, floats, report);
 }
 
 } // namespace tilescope
