@@ -517,6 +517,38 @@ private:
     for (const CallArg &a : call.args)
       args.push_back({a.keyword, subst(a.value, c), a.loc});
     CallStmt s(call.scope, call.callee, args, call.loc);
+    // Loads written inside the arguments (`cta.mul(x, x, rsqrt(t[H / 1024 -
+    // 1]))`, a subscript `As[idx[0]]`): element reads of the executing
+    // threads, before the call. Found in the arguments as written, so that
+    // a `let` holding a load (recorded at the `let`) is not read again at
+    // each use; a buffer operand itself is the call's access (below).
+    SyncEvent loads = base(SyncKind::Access, call.loc, "load", ExecScope::Thread, c);
+    std::function<void(const Expr &, bool)> written = [&](const Expr &x, bool operand) {
+      if (!x)
+        return;
+      if (x->kind == ExprKind::Index) {
+        if (!operand)
+          if (auto a = accessOf(subst(x, c), false, false, true))
+            loads.accesses.push_back(*a);
+        for (const Subscript &sub : as<Index>(x).subscripts) {
+          written(sub.begin, false);
+          written(sub.end, false);
+        }
+        written(as<Index>(x).base, true); // part of this access
+      } else if (x->kind == ExprKind::Unary) {
+        written(as<Unary>(x).operand, false);
+      } else if (x->kind == ExprKind::Binary) {
+        written(as<Binary>(x).lhs, false);
+        written(as<Binary>(x).rhs, false);
+      } else if (x->kind == ExprKind::Call) {
+        for (const Expr &arg : as<Call>(x).args)
+          written(arg, false);
+      }
+    };
+    for (const CallArg &a : call.args)
+      written(a.value, a.value->kind == ExprKind::Var || a.value->kind == ExprKind::Index);
+    if (!loads.accesses.empty())
+      push(std::move(loads));
     const std::string &name = s.callee;
     const IntrinsicId id = idOf(s);
     std::string shown = call.scope == ExecScope::Thread

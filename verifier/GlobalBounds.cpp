@@ -9,6 +9,8 @@
 #include "proof/ProtoEncoding.h"
 #include "proof/QueryDeadline.h"
 #include "proof/SolverBudget.h"
+#include "verifier/BoundsIntervals.h"
+#include "verifier/CoverageSolver.h"
 #include "verifier/CoverageDigits.h"
 
 #include <fmt/format.h>
@@ -32,8 +34,11 @@ const BuiltinKind kThreadBuiltins[] = {BuiltinKind::laneid,    BuiltinKind::warp
                                        BuiltinKind::wgid,      BuiltinKind::tid_in_wg,
                                        BuiltinKind::wid_in_wg, BuiltinKind::threadIdx_x};
 
-// Whether the hardware clips this access at the tensor's edge: a TMA box.
-bool clipped(const SyncEvent &e, TargetKind target) {
+// Whether the hardware clips this access at the tensor's edge: a TMA box
+// (its global side).
+bool clipped(const SyncEvent &e, const MemoryAccess &a, TargetKind target) {
+  if (a.scope != MemScope::Global)
+    return false;
   bool tma = e.call == IntrinsicId::CopyAsync || e.call == IntrinsicId::TmaLoad ||
              e.call == IntrinsicId::TmaStore;
   return tma && targetInfo(target).hasTma;
@@ -58,19 +63,18 @@ struct Point {
 
 class Bounds {
 public:
-  Bounds(const BarrierSkeleton &sk, const std::set<std::string> &floats,
-         const BoundsOptions &options, CoverageReport &report)
-      : sk_(sk), floats_(floats), opt_(options), report_(report), enc_(ctx_, sk) {}
+  Bounds(detail::CoverageSolver &z3s, const BarrierSkeleton &sk,
+         const std::set<std::string> &floats, CoverageReport &report)
+      : sk_(sk), floats_(floats), report_(report), ctx_(z3s.ctx), enc_(z3s.enc),
+        solver_(z3s.solver) {}
 
   void run() {
     std::map<std::string, bool> tensors; // name -> every access proved
     for (const SyncEvent &e : sk_.events)
       for (const MemoryAccess &a : e.accesses) {
-        if (a.scope != MemScope::Global)
-          continue;
         bool ok = true;
         try {
-          ok = proveAccess(e, a);
+          ok = boundsByIntervals(sk_, e, a, clipped(e, a, sk_.target)) || proveAccess(e, a);
         } catch (const z3::exception &x) {
           undecided(e, a, fmt::format("Z3 failed: {}", x.msg()));
           ok = false;
@@ -81,11 +85,29 @@ public:
       }
     for (const auto &[name, ok] : tensors)
       if (ok)
-        report_.results.push_back(
-            fmt::format("{}: proved for all sizes: every access is inside the tensor", name));
+        report_.results.push_back(fmt::format("{}: proved for all sizes: every access is inside {}",
+                                              name, kindOf(name)));
   }
 
 private:
+  // "the tensor" (global), "the shared buffer", "the register tile", "the
+  // tensor-memory buffer".
+  std::string kindOf(const std::string &buffer) const {
+    auto it = sk_.buffers.find(buffer);
+    MemScope scope = it == sk_.buffers.end() ? MemScope::Global : it->second.scope;
+    switch (scope) {
+    case MemScope::Shared:
+      return "the shared buffer";
+    case MemScope::Reg:
+      return "the register tile";
+    case MemScope::Tmem:
+      return "the tensor-memory buffer";
+    default:
+      return "the tensor";
+    }
+  }
+
+
   void undecided(const SyncEvent &e, const MemoryAccess &a, const std::string &why) {
     report_.notProved.push_back(
         {e.loc, fmt::format("bounds of {}'s access to {}: {}", e.what, a.buffer, why)});
@@ -249,11 +271,13 @@ private:
 
   // Whether every cancelled factor is >= 1 for all admitted sizes.
   bool factorsPositive(const Split &sp) {
-    z3::solver s(ctx_);
-    z3::params p(ctx_);
-    setSolverBudget(p, opt_.timeoutMs);
-    s.set(p);
-    s.add(enc_.assumptions());
+    std::string key;
+    for (const Expr &f : sp.common)
+      key += print(f) + ";";
+    if (auto it = positive_.find(key); it != positive_.end())
+      return it->second;
+    detail::SolverScope scope(solver_);
+    z3::solver &s = solver_;
     z3::expr_vector low(ctx_);
     for (const Expr &f : sp.common) {
       auto v = enc_.encode(f, {});
@@ -264,7 +288,7 @@ private:
     if (low.empty())
       return true;
     s.add(z3::mk_or(low));
-    return checkWithinBudget(s) == z3::unsat;
+    return positive_[key] = checkWithinBudget(s) == z3::unsat;
   }
 
   enum class Answer { Proved, Witness, Undecided };
@@ -303,11 +327,17 @@ private:
   Answer query(const SyncEvent &e, const MemoryAccess &a, bool relaxed, Point &at,
                std::string &why) {
     const std::vector<Expr> &shape = sk_.buffers.at(a.buffer).shape;
-    z3::solver s(ctx_);
-    z3::params p(ctx_);
-    setSolverBudget(p, opt_.timeoutMs);
-    s.set(p);
-    s.add(enc_.assumptions());
+    if (relaxed) {
+      // factorsPositive's own queries first, outside this query's scope.
+      for (int l : sk_.loopChain(e))
+        if (auto sp = splitOf(sk_.loops[size_t(l)], e, a))
+          factorsPositive(*sp);
+      for (size_t d = 0; d < sk_.grid.size() && d < 3; ++d)
+        if (auto sp = splitOf(std::string(builtinName(kBlock[d])), sk_.grid[d], e, a))
+          factorsPositive(*sp);
+    }
+    detail::SolverScope scope(solver_);
+    z3::solver &s = solver_;
     Executor x{{enc_.fresh("bx"), enc_.fresh("by"), enc_.fresh("bz")}, enc_.fresh("t"), {}, {}, {}};
     auto member = detail::threadSetZ3(e.threads, x.thread);
     if (!member)
@@ -392,7 +422,7 @@ private:
     for (const Expr &g : e.guards)
       if (auto c = enc_.encode(rewrite(g), x.bound, x.builtins); c && c->is_bool())
         s.add(*c);
-    bool clip = clipped(e, sk_.target);
+    bool clip = clipped(e, a, sk_.target);
     z3::expr_vector broken(ctx_);
     for (size_t d = 0; d < a.region.size(); ++d) {
       auto lo = enc_.encode(rewrite(a.region[d].begin), x.bound, x.builtins),
@@ -497,7 +527,7 @@ private:
   // Evaluates the access at `at`; a finding when it breaks the rule there
   // (true), not proved when it does not or cannot be evaluated.
   bool confirm(const SyncEvent &e, const MemoryAccess &a, const Point &at) {
-    bool clip = clipped(e, sk_.target);
+    bool clip = clipped(e, a, sk_.target);
     LeafValue leaf = leafAt(at);
     std::string sizes;
     for (const auto &[n, v] : at.sizes)
@@ -585,23 +615,30 @@ private:
 
   const BarrierSkeleton &sk_;
   const std::set<std::string> &floats_;
-  BoundsOptions opt_;
   CoverageReport &report_;
-  z3::context ctx_;
-  ProtoEncoder enc_;
+  z3::context &ctx_;
+  ProtoEncoder &enc_;
+  z3::solver &solver_;
+  std::map<std::string, bool> positive_; // factorsPositive's answers
   int witnesses_ = 0;
 };
 
 } // namespace
 
-void proveGlobalBounds(const BarrierSkeleton &skeleton, const std::set<std::string> &floats,
-                       CoverageReport &report, const BoundsOptions &options) {
-  requireSolverContext();
-  Bounds(skeleton, floats, options, report).run();
+void detail::proveGlobalBounds(CoverageSolver &z3s, const BarrierSkeleton &skeleton,
+                               const std::set<std::string> &floats, CoverageReport &report) {
+  Bounds(z3s, skeleton, floats, report).run();
   if (!report.findings.empty())
     report.method = "violated";
   else if (!report.notProved.empty())
     report.method = "not proved (" + report.notProved.front().second + ")";
+}
+
+void proveGlobalBounds(const BarrierSkeleton &skeleton, const std::set<std::string> &floats,
+                       CoverageReport &report, const BoundsOptions &options) {
+  requireSolverContext();
+  detail::CoverageSolver z3s(skeleton, options.timeoutMs);
+  detail::proveGlobalBounds(z3s, skeleton, floats, report);
 }
 
 } // namespace tilescope

@@ -4,16 +4,12 @@
 #include "ir/Printer.h"
 #include "ir/ThreadIndex.h"
 #include "ir/Visitor.h"
-#include "proof/QueryDeadline.h"
-#include "sync/BarrierSkeleton.h"
-#include "verifier/CoverageSearch.h"
 #include "proof/LeastWitness.h"
-#include "proof/ProtoEncoding.h"
-#include "proof/SolverBudget.h"
+#include "proof/QueryDeadline.h"
 #include "sync/BarrierSkeleton.h"
 #include "verifier/CoverageDigits.h"
 #include "verifier/CoverageSearch.h"
-#include "verifier/GlobalBounds.h"
+#include "verifier/CoverageSolver.h"
 
 #include <fmt/format.h>
 
@@ -35,8 +31,10 @@ using Writer = StoreRef;
 
 class Coverage {
 public:
-  Coverage(const BarrierSkeleton &sk, const CoverageOptions &opt, std::set<std::string> floats)
-      : sk_(sk), opt_(opt), enc_(ctx_, sk), floats_(std::move(floats)) {}
+  Coverage(detail::CoverageSolver &z3s, const BarrierSkeleton &sk, const CoverageOptions &opt,
+           std::set<std::string> floats)
+      : sk_(sk), opt_(opt), ctx_(z3s.ctx), enc_(z3s.enc), solver_(z3s.solver),
+        floats_(std::move(floats)) {}
 
   CoverageReport run() {
     std::map<std::string, std::vector<Writer>> outputs;
@@ -592,11 +590,8 @@ private:
   std::optional<Uncovered> uncovered(const std::string &name, const std::vector<Writer> &writers,
                                      const std::vector<z3::expr> &x, const z3::expr_vector &bounds,
                                      bool exact, std::string &why) {
-    z3::solver s(ctx_);
-    z3::params p(ctx_);
-    setSolverBudget(p, opt_.timeoutMs);
-    s.set(p);
-    s.add(enc_.assumptions());
+    detail::SolverScope scope(solver_);
+    z3::solver &s = solver_;
     s.add(bounds);
     for (const Writer &w : writers)
       if (w.access->region.size() == x.size())
@@ -633,14 +628,15 @@ private:
       // Inside 2^20 first, for a witness the concrete search can run; then
       // 2^40; only no element inside 64 bits proves the coverage.
       bool found = false;
+      std::optional<detail::SolverScope> inside; // popped before `scope`
       for (int64_t limit :
            {int64_t(1) << 20, int64_t(1) << 40, std::numeric_limits<int64_t>::max()}) {
-        s.push();
+        inside.emplace(s);
         for (const z3::expr &v : small)
           s.add(v <= ctx_.int_val(limit) && v >= ctx_.int_val(-limit));
         z3::check_result again = checkWithinBudget(s);
         if (again == z3::unsat) {
-          s.pop();
+          inside.reset();
           continue;
         }
         if (again == z3::unknown) {
@@ -851,8 +847,9 @@ private:
   // The one-iteration loops of the store being inverted: variable -> start.
   std::map<std::string, Expr> single_;
   CoverageOptions opt_;
-  z3::context ctx_;
-  ProtoEncoder enc_;
+  z3::context &ctx_;
+  ProtoEncoder &enc_;
+  z3::solver &solver_; // the kernel's, shared with the bounds proof
   CoverageReport report_;
   std::set<std::string> floats_; // float scalar parameters: no size
 };
@@ -866,10 +863,11 @@ CoverageReport proveWriteCoverage(const Kernel &kernel, const CoverageOptions &o
     if (!p.isTensor && isFloat(p.dtype))
       floats.insert(p.name);
   requireSolverContext();
-  CoverageReport report = Coverage(sk, options, floats).run();
-  // The other obligation on the global accesses (GlobalBounds.h).
+  detail::CoverageSolver z3s(sk, options.timeoutMs);
+  CoverageReport report = Coverage(z3s, sk, options, floats).run();
+  // The other obligation on the kernel's accesses (GlobalBounds.h).
   if (sk.unsupported.empty())
-    proveGlobalBounds(sk, floats, report, {options.timeoutMs});
+    detail::proveGlobalBounds(z3s, sk, floats, report);
   else if (report.notProved.empty() && report.findings.empty()) {
     report.notProved.push_back({sk.unsupported.front().first,
                                 "bounds of the global accesses: the skeleton does not model "
