@@ -388,7 +388,7 @@ CtaExecutor::Tick CtaExecutor::tick() {
           fmt::format("{} exhausted in CTA ({}, {}, {}) after {} warp statements; "
                       "the kernel may not terminate{}",
                       which, ctaId_[0], ctaId_[1], ctaId_[2], stats_.steps,
-                      budget ? fmt::format(" (raise it with {})", budgetOption(budget->exceeded()))
+                      budget ? fmt::format(" (raise it with {})", budgetOption(budget->exceeded(), budget->exceededTotal()))
                              : ""),
           {}};
       return Tick::Failed;
