@@ -69,9 +69,7 @@ int64_t BufferPlan::sharedBit(int64_t flat) const {
   return sharedOffset * 8 + m * dtypeBits(dtype);
 }
 
-int64_t BufferPlan::sharedByte(int64_t flat) const {
-  if (!byteOf.empty())
-    return byteOf[flat];
+int64_t BufferPlan::sharedByteFromLayout(int64_t flat) const {
   return sharedBit(flat) / 8;
 }
 
