@@ -27,6 +27,9 @@ using namespace tilescope;
 namespace {
 
 const char *kProblem = "gemm(A, B^T -> C)";
+const char *kFp8Problem = "gemm(A, B^T -> C, alpha = scale)";
+const char *kBlockScaledProblem =
+    "gemm(A, B^T -> C, scale_a = SA^T, scale_b = SB, block = 128, block_n = 128)";
 
 // A distinct but equivalent candidate for iteration `i`.
 std::string mutant(std::string_view text, int64_t i) {
@@ -89,6 +92,21 @@ BENCHMARK_CAPTURE(fullReward, gemm_bf16_sm90_small, "gemm_bf16_sm90_small.tile",
 BENCHMARK_CAPTURE(fullReward, gemm_bf16_sm90_64x128, "gemm_bf16_sm90_64x128.tile", kProblem)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(fullReward, gemm_bf16_sm100, "gemm_bf16_sm100.tile", kProblem)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(fullReward, gemm_bf16_sm90_grouped, "gemm_bf16_sm90_grouped.tile", kProblem)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(fullReward, gemm_fp8_sm90, "gemm_fp8_sm90.tile", kFp8Problem)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(fullReward, gemm_fp8_sm90_grouped, "gemm_fp8_sm90_grouped.tile", kFp8Problem)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(fullReward, gemm_fp8_blockscaled_sm90, "gemm_fp8_blockscaled_sm90.tile",
+                  kBlockScaledProblem)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(fullReward, gemm_fp8_blockscaled_sm90_bn192,
+                  "gemm_fp8_blockscaled_sm90_bn192.tile", kBlockScaledProblem)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(fullReward, gemm_fp8_blockscaled_sm90_grouped,
+                  "gemm_fp8_blockscaled_sm90_grouped.tile", kBlockScaledProblem)
     ->Unit(benchmark::kMillisecond);
 
 void cachedReward(benchmark::State &state) {

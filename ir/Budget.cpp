@@ -42,6 +42,8 @@ int64_t limitNs(int64_t ms) {
 
 Budget::Budget(BudgetLimits limits) : limits_(limits) {
   restart();
+  totalWallDeadlineNs_ = wallNowNs() + limitNs(limits_.totalWallTimeoutMs);
+  totalCpuStartNs_ = threadCpuNs();
 }
 
 int64_t threadCpuNs() {
@@ -80,27 +82,44 @@ int64_t wallNowNs() {
 
 void Budget::restart() {
   exceeded_ = BudgetKind::None;
+  exceededTotal_ = false;
   message_.clear();
   wallDeadlineNs_ = wallNowNs() + limitNs(limits_.wallTimeoutMs);
   cpuStartNs_ = threadCpuNs();
 }
 
-int64_t Budget::remainingCpuMs() const {
-  if (limits_.timeoutMs <= 0)
+namespace {
+// Milliseconds left of a limit of `limitMs` (0: none, giving -1) of which
+// `usedNs` are spent, at least 0.
+int64_t leftMs(int64_t limitMs, int64_t usedNs) {
+  if (limitMs <= 0)
     return -1;
-  int64_t usedMs = (threadCpuNs() - cpuStartNs_) / 1'000'000;
-  return std::max<int64_t>(limitNs(limits_.timeoutMs) / 1'000'000 - usedMs, 0);
+  return std::max<int64_t>(limitNs(limitMs) / 1'000'000 - usedNs / 1'000'000, 0);
+}
+
+// The lesser of two remainders, -1 standing for none.
+int64_t lesser(int64_t a, int64_t b) {
+  return a < 0 ? b : b < 0 ? a : std::min(a, b);
+}
+} // namespace
+
+int64_t Budget::remainingCpuMs() const {
+  int64_t now = threadCpuNs();
+  return lesser(leftMs(limits_.timeoutMs, now - cpuStartNs_),
+                leftMs(limits_.totalTimeoutMs, now - totalCpuStartNs_));
 }
 
 int64_t Budget::remainingWallMs() const {
-  if (limits_.wallTimeoutMs <= 0)
-    return -1;
-  return std::max<int64_t>((wallDeadlineNs_ - wallNowNs()) / 1'000'000, 0);
+  auto left = [](int64_t limitMs, int64_t deadlineNs, int64_t nowNs) -> int64_t {
+    return limitMs <= 0 ? -1 : std::max<int64_t>((deadlineNs - nowNs) / 1'000'000, 0);
+  };
+  int64_t now = wallNowNs();
+  return lesser(left(limits_.wallTimeoutMs, wallDeadlineNs_, now),
+                left(limits_.totalWallTimeoutMs, totalWallDeadlineNs_, now));
 }
 
 int64_t Budget::remainingMs() const {
-  int64_t cpu = remainingCpuMs(), wall = remainingWallMs();
-  return cpu < 0 ? wall : wall < 0 ? cpu : std::min(cpu, wall);
+  return lesser(remainingCpuMs(), remainingWallMs());
 }
 
 bool Budget::expired() {
@@ -114,6 +133,15 @@ bool Budget::expired() {
     exceed(BudgetKind::WallTime);
     return true;
   }
+  if (limits_.totalTimeoutMs > 0 &&
+      threadCpuNs() - totalCpuStartNs_ >= limitNs(limits_.totalTimeoutMs)) {
+    exceed(BudgetKind::CpuTime);
+    return true;
+  }
+  if (limits_.totalWallTimeoutMs > 0 && wallNowNs() >= totalWallDeadlineNs_) {
+    exceed(BudgetKind::WallTime);
+    return true;
+  }
   return false;
 }
 
@@ -121,13 +149,26 @@ void Budget::exceed(BudgetKind kind, std::string detail) {
   if (exceeded_ != BudgetKind::None)
     return;
   exceeded_ = kind;
+  // The total, when it is what ran out and the window did not.
+  if (kind == BudgetKind::CpuTime) {
+    int64_t now = threadCpuNs();
+    exceededTotal_ = leftMs(limits_.totalTimeoutMs, now - totalCpuStartNs_) == 0 &&
+                     leftMs(limits_.timeoutMs, now - cpuStartNs_) != 0;
+  } else if (kind == BudgetKind::WallTime) {
+    int64_t now = wallNowNs();
+    exceededTotal_ = limits_.totalWallTimeoutMs > 0 && now >= totalWallDeadlineNs_ &&
+                     (limits_.wallTimeoutMs <= 0 || now < wallDeadlineNs_);
+  }
   std::string what;
   switch (kind) {
   case BudgetKind::CpuTime:
-    what = "CPU time of " + std::to_string(limits_.timeoutMs) + " ms";
+    what = exceededTotal_ ? "total CPU time of " + std::to_string(limits_.totalTimeoutMs) + " ms"
+                          : "CPU time of " + std::to_string(limits_.timeoutMs) + " ms";
     break;
   case BudgetKind::WallTime:
-    what = "wall time of " + std::to_string(limits_.wallTimeoutMs) + " ms";
+    what = exceededTotal_
+               ? "total wall time of " + std::to_string(limits_.totalWallTimeoutMs) + " ms"
+               : "wall time of " + std::to_string(limits_.wallTimeoutMs) + " ms";
     break;
   case BudgetKind::Steps:
     what = "step budget of " + std::to_string(limits_.maxSteps) + " warp statements";
@@ -138,7 +179,7 @@ void Budget::exceed(BudgetKind kind, std::string detail) {
   case BudgetKind::None:
     return;
   }
-  message_ = what + " (" + budgetOption(kind) + ") ran out";
+  message_ = what + " (" + budgetOption(kind, exceededTotal_) + ") ran out";
   if (!stage_.empty())
     message_ += " during " + stage_;
   if (!detail.empty())
@@ -164,12 +205,12 @@ ActiveBudget::~ActiveBudget() {
   active = previous_;
 }
 
-const char *budgetOption(BudgetKind kind) {
+const char *budgetOption(BudgetKind kind, bool total) {
   switch (kind) {
   case BudgetKind::CpuTime:
-    return "--timeout-ms";
+    return total ? "--total-timeout-ms" : "--timeout-ms";
   case BudgetKind::WallTime:
-    return "--wall-timeout-ms";
+    return total ? "--total-wall-timeout-ms" : "--wall-timeout-ms";
   case BudgetKind::Steps:
     return "--max-steps";
   case BudgetKind::Memory:

@@ -46,6 +46,11 @@ struct BudgetLimits {
   int64_t maxSteps = 0;       // simulator warp statements; 0: none
   int64_t maxMemoryBytes = 0; // the process's data (heap) growth; 0: none
   int64_t wallTimeoutMs = 0;  // wall time, the backstop; 0: none
+  // The caps of the whole command, which restart() leaves running (`check`
+  // over the points of a space or the library's files restarts the two
+  // above for each): processor time and wall time since the Budget was made.
+  int64_t totalTimeoutMs = 0;     // 0: none
+  int64_t totalWallTimeoutMs = 0; // 0: none
 };
 
 class Budget {
@@ -55,13 +60,15 @@ public:
   const BudgetLimits &limits() const { return limits_; }
 
   // Starts the time windows again and forgets an exceedance (the library
-  // check gives each file its own budget).
+  // check gives each file its own budget, `check` of a space each point);
+  // the totals keep running: once one has run out, the next poll says so.
   void restart();
 
   // Milliseconds left of the processor time or the wall time, whichever is
   // less (at least 0), or -1 without either limit.
   int64_t remainingMs() const;
-  // Each limit's own: milliseconds left (at least 0), or -1 without it.
+  // Each clock's: milliseconds left (at least 0) of its window or of its
+  // total, whichever is less, or -1 without either.
   int64_t remainingCpuMs() const;
   int64_t remainingWallMs() const;
 
@@ -76,6 +83,9 @@ public:
   void exceedWithMessage(BudgetKind kind, std::string message);
 
   BudgetKind exceeded() const { return exceeded_; }
+  // Whether the time that ran out (CpuTime or WallTime) was the whole
+  // command's total rather than the window restart() starts.
+  bool exceededTotal() const { return exceededTotal_; }
   // "wall time of 2000 ms (--timeout-ms) ran out during the race check of
   // kernel gemm (file.tile:3:1)".
   const std::string &message() const { return message_; }
@@ -89,7 +99,10 @@ private:
   BudgetLimits limits_;
   int64_t wallDeadlineNs_ = 0;
   int64_t cpuStartNs_ = 0;
+  int64_t totalWallDeadlineNs_ = 0;
+  int64_t totalCpuStartNs_ = 0;
   BudgetKind exceeded_ = BudgetKind::None;
+  bool exceededTotal_ = false;
   std::string message_;
   std::string stage_;
 };
@@ -122,7 +135,8 @@ int64_t wallClockScale();
 // The wall clock of the budgets (steady, scaled by wallClockScale()), in ns.
 int64_t wallNowNs();
 
-// The option that raises each budget, for messages: "--timeout-ms".
-const char *budgetOption(BudgetKind kind);
+// The option that raises each budget, for messages: "--timeout-ms"
+// ("--total-timeout-ms" for the whole command's total).
+const char *budgetOption(BudgetKind kind, bool total = false);
 
 } // namespace tilescope

@@ -26,6 +26,10 @@
 #include <optional>
 #include <random>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 namespace tilescope {
 
 const char *stageStatusName(StageStatus s) {
@@ -405,9 +409,32 @@ uint64_t drawSeed() {
   return s ? s : 1;
 }
 
+// Once per process: freed memory stays with the process instead of going
+// back to the system between candidates. With glibc's defaults every
+// candidate's Z3 contexts (four or five, tables of about a megabyte each)
+// and its simulated tensors were returned when freed (the heap's top
+// trimmed, large blocks unmapped) and faulted in page by page again by the
+// next: 10-12 % of a full reward's CPU time in the kernel's page-fault path
+// (perf, 2026-11-26, docs/reward.md). Blocks up to 32 MiB (glibc's largest
+// mmap threshold) now come from the heap, which is trimmed only past
+// 512 MiB free at its top. What a process holds at its peak does not change;
+// what it keeps after a peak does (a harness that must give memory back
+// calls malloc_trim(0)). Nothing a stage decides depends on it.
+void keepFreedMemory() {
+#if defined(__GLIBC__)
+  static const bool kept = [] {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+    return true;
+  }();
+  (void)kept;
+#endif
+}
+
 } // namespace
 
 RewardResult reward(const std::string &source, const RewardOptions &options) {
+  keepFreedMemory();
   auto started = Clock::now();
   RewardResult res;
   res.file = options.fileName;

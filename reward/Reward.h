@@ -137,6 +137,11 @@ struct RewardResult {
   double ms = 0;
 };
 
+// The first call in a process sets glibc's malloc thresholds (mmap 32 MiB,
+// trim 512 MiB) so that memory freed by one candidate serves the next
+// instead of being faulted in again (reward/Reward.cpp keepFreedMemory,
+// docs/reward.md "Throughput"): a process keeps its peak after it; call
+// malloc_trim(0) to give memory back.
 RewardResult reward(const std::string &source, const RewardOptions &options);
 
 // The JSON object of `tilescope reward --json`, as text (indented by

@@ -412,6 +412,7 @@ private:
   bool completeGroupUnit(size_t index);
   bool checkTmaAlignment(const Region &global, const Region &shared, llvm::SMLoc loc);
   bool completeAsync(size_t index);
+  bool copyClippedSource(const AsyncCopy &copy);
   // Cluster.cpp: cluster barrier, distributed shared memory, remote mbarrier
   // arrivals, multicast.
   bool execClusterBarrier(Warp &w, Frame &f, const CallStmt &c);

@@ -119,6 +119,8 @@ bool CtaExecutor::completeAsync(size_t index) {
   if (whole) {
     countAccess(copy.src, false);
     countAccess(copy.dst, true);
+  } else {
+    whole = copyClippedSource(copy);
   }
   RegionWalk srcAt(copy.src, src.shape), dstAt(copy.dst, p_.buffers[copy.dst.buffer].shape);
   for (int64_t i = 0; i < n && !whole; ++i, srcAt.next(), dstAt.next()) {
@@ -145,6 +147,39 @@ bool CtaExecutor::completeAsync(size_t index) {
       return false;
     releaseTo(copy.barrier, static_cast<uint32_t>(copy.agent), phaseBefore);
   }
+  return true;
+}
+
+// A TMA copy from a global tensor whose box reaches past the tensor's edge
+// into a destination that the whole-region path takes: the elements outside
+// the tensor are zeros, as on the per-element path below, and the rest is
+// read as readBits reads it; the destination is written by scatterBits,
+// which decides before it writes anything. Only where the per-element path
+// would have no hook to call for a read (no race detector, no devices: a
+// global read is not part of the uninitialised-read check) and with the
+// same counters: the global bytes of the elements inside the tensor, the
+// destination's bytes. False, having changed nothing, otherwise.
+bool CtaExecutor::copyClippedSource(const AsyncCopy &copy) {
+  const BufferPlan &src = p_.buffers[copy.src.buffer];
+  if (copy.src.buffer == copy.dst.buffer || src.scope != MemScope::Global || isPacked(src.dtype) ||
+      everyAccessTraced() || devices_ || !fastRegion(copy.dst))
+    return false;
+  const HostTensor &tensor = tensors_[src.tensor];
+  const int64_t n = copy.dst.elements();
+  if (copy.src.elements() != n)
+    return false;
+  bits_.resize(static_cast<size_t>(n));
+  int64_t inside = 0;
+  RegionWalk at(copy.src, src.shape);
+  for (int64_t i = 0; i < n; ++i, at.next()) {
+    int64_t from = at.flat();
+    bits_[i] = from >= 0 ? tensor.bitsAt(from) : 0;
+    inside += from >= 0;
+  }
+  if (!scatterBits(copy.dst, ThreadRange{0, 0}, bits_))
+    return false;
+  stats_.globalBytesRead += inside * dtypeBytes(src.dtype);
+  countAccess(copy.dst, true);
   return true;
 }
 
@@ -353,7 +388,7 @@ CtaExecutor::Tick CtaExecutor::tick() {
           fmt::format("{} exhausted in CTA ({}, {}, {}) after {} warp statements; "
                       "the kernel may not terminate{}",
                       which, ctaId_[0], ctaId_[1], ctaId_[2], stats_.steps,
-                      budget ? fmt::format(" (raise it with {})", budgetOption(budget->exceeded()))
+                      budget ? fmt::format(" (raise it with {})", budgetOption(budget->exceeded(), budget->exceededTotal()))
                              : ""),
           {}};
       return Tick::Failed;

@@ -9,10 +9,56 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <set>
 
 namespace tilescope::sim {
+
+namespace {
+// What a buffer's layout gives per element, kept for the next program that
+// declares an equal layout over the same shape: a reward binds its kernel at
+// two or three sizes, and an agent's candidates share their layouts, while
+// the shapes of shared and register buffers rarely depend on the sizes.
+// Building these tables (the layout's owners of every element) was 5 % of a
+// full reward of the 64x128 GEMM (perf, 2026-11-26). Per thread, the last
+// kMemoEntries tables of at most kMemoElements elements.
+struct LayoutTables {
+  Layout layout;
+  std::vector<int64_t> shape;
+  MemScope scope;
+  Dtype dtype;
+  int64_t threads;
+  int64_t maxM = -1;
+  std::vector<int64_t> mOf;                        // shared: the m of each element's base
+  std::vector<int32_t> ownerStart;                 // registers: BufferPlan's owner table
+  std::vector<std::pair<int32_t, int32_t>> owners; // ...
+};
+constexpr size_t kMemoEntries = 32;
+constexpr int64_t kMemoElements = int64_t{1} << 20;
+
+std::deque<LayoutTables> &layoutMemo() {
+  thread_local std::deque<LayoutTables> memo;
+  return memo;
+}
+
+const LayoutTables *findTables(const BufferPlan &plan, int64_t threads) {
+  for (const LayoutTables &t : layoutMemo())
+    if (t.scope == plan.scope && t.dtype == plan.dtype && t.threads == threads &&
+        t.shape == plan.shape && t.layout == *plan.layout)
+      return &t;
+  return nullptr;
+}
+
+void keepTables(LayoutTables tables) {
+  if (static_cast<int64_t>(tables.ownerStart.size() + tables.mOf.size()) > 2 * kMemoElements)
+    return;
+  std::deque<LayoutTables> &memo = layoutMemo();
+  if (memo.size() >= kMemoEntries)
+    memo.pop_front();
+  memo.push_back(std::move(tables));
+}
+} // namespace
 
 int64_t BufferPlan::sharedBit(int64_t flat) const {
   // Whole-byte elements: the table of sharedByte, which every shared access
@@ -23,9 +69,7 @@ int64_t BufferPlan::sharedBit(int64_t flat) const {
   return sharedOffset * 8 + m * dtypeBits(dtype);
 }
 
-int64_t BufferPlan::sharedByte(int64_t flat) const {
-  if (!byteOf.empty())
-    return byteOf[flat];
+int64_t BufferPlan::sharedByteFromLayout(int64_t flat) const {
   return sharedBit(flat) / 8;
 }
 
@@ -349,19 +393,20 @@ private:
     }
     switch (b.scope) {
     case MemScope::Shared: {
-      int64_t maxM = 0;
-      for (int64_t i = 0; i < plan.elements; ++i)
-        plan.layout ? plan.layout->forEachOwner(
-                          i, [&](const PhysCoord &c) { maxM = std::max(maxM, c.get(Axis::m)); })
-                    : void(maxM = plan.elements - 1);
+      int64_t maxM = plan.elements - 1;
+      const LayoutTables *tables = plan.layout ? sharedTables(plan) : nullptr;
+      if (tables)
+        maxM = tables->maxM;
       // 1024-byte alignment: every swizzle mode's pattern repeats within it.
       p_.sharedBytes = (p_.sharedBytes + 1023) / 1024 * 1024;
       plan.sharedOffset = p_.sharedBytes;
       p_.sharedBytes += storageBytes(b.dtype, maxM + 1);
-      if (plan.layout && !isPacked(b.dtype)) {
+      if (tables && !isPacked(b.dtype)) {
+        // sharedByte of each element: its base's m, past the offset.
         std::vector<int64_t> byteOf(plan.elements);
+        const int64_t bits = dtypeBits(b.dtype);
         for (int64_t i = 0; i < plan.elements; ++i)
-          byteOf[i] = plan.sharedByte(i);
+          byteOf[i] = (plan.sharedOffset * 8 + tables->mOf[i] * bits) / 8;
         plan.byteOf = std::move(byteOf);
       }
       break;
@@ -392,6 +437,27 @@ private:
     p_.buffers.push_back(std::move(plan));
   }
 
+  // The largest m of any owner of any element, and the m of each element's
+  // base (sharedBit without a table): from the memo, or computed and kept.
+  const LayoutTables *sharedTables(const BufferPlan &plan) {
+    if (const LayoutTables *t = findTables(plan, 0))
+      return t;
+    tables_ = LayoutTables{*plan.layout, plan.shape, plan.scope, plan.dtype, 0, -1, {}, {}, {}};
+    int64_t maxM = 0;
+    for (int64_t i = 0; i < plan.elements; ++i)
+      plan.layout->forEachOwner(
+          i, [&](const PhysCoord &c) { maxM = std::max(maxM, c.get(Axis::m)); });
+    tables_.maxM = maxM;
+    tables_.mOf.resize(plan.elements);
+    for (int64_t i = 0; i < plan.elements; ++i)
+      tables_.mOf[i] = plan.layout->base(i).get(Axis::m);
+    if (plan.elements <= kMemoElements) {
+      keepTables(tables_);
+      return findTables(plan, 0);
+    }
+    return &tables_;
+  }
+
   void regTable(BufferPlan &plan) {
     plan.regBase = p_.regsPerThread;
     if (!plan.layout) {
@@ -405,6 +471,13 @@ private:
                   fmt::format("register tile '{}' ({} elements x {} replicas x {} "
                               "threads) is too large to simulate",
                               plan.name, plan.elements, plan.layout->replicas(), p_.threads));
+      return;
+    }
+    if (const LayoutTables *t = findTables(plan, p_.threads)) {
+      plan.ownerStart = t->ownerStart;
+      plan.owners = t->owners;
+      plan.regCount = t->maxM + 1;
+      p_.regsPerThread += plan.regCount;
       return;
     }
     std::vector<std::array<int64_t, 6>> coords(p_.threads);
@@ -454,11 +527,15 @@ private:
     }
     plan.regCount = maxM + 1;
     p_.regsPerThread += plan.regCount;
+    if (plan.elements <= kMemoElements)
+      keepTables(LayoutTables{*plan.layout, plan.shape, plan.scope, plan.dtype, p_.threads, maxM,
+                              {}, plan.ownerStart, plan.owners});
   }
 
   const Kernel &k_;
   Program &p_;
   Diagnostics &diag_;
+  LayoutTables tables_; // a shared buffer's tables too large to keep
   std::vector<std::map<std::string, NameRef>> scopes_;
 };
 

@@ -59,7 +59,12 @@ struct BufferPlan {
   bool privateRegs() const { return scope == MemScope::Reg && !layout; }
   // Shared memory: byte offset of element `flat` (layout and swizzle applied;
   // the byte that holds its first bit when sub-byte elements are packed).
-  int64_t sharedByte(int64_t flat) const;
+  // The table's entry where there is one (inline: every shared access of
+  // the whole-region paths asks), else sharedBit / 8.
+  int64_t sharedByte(int64_t flat) const {
+    return !byteOf.empty() ? byteOf[static_cast<size_t>(flat)] : sharedByteFromLayout(flat);
+  }
+  int64_t sharedByteFromLayout(int64_t flat) const;
   int64_t sharedBit(int64_t flat) const;
   // Register of element `flat` in `thread`, or -1 when that thread does not hold it.
   int64_t regOf(int64_t flat, int64_t thread) const;

@@ -28,7 +28,7 @@ namespace tilescope::tool {
 namespace cl = llvm::cl;
 
 BudgetOptions::BudgetOptions(cl::SubCommand &sub, bool withSteps, int64_t defaultTimeoutMs,
-                             int64_t defaultWallTimeoutMs)
+                             int64_t defaultWallTimeoutMs, bool withTotals)
     : timeoutMs("timeout-ms",
                 cl::desc("Time budget in milliseconds of processor time (user + system) of the "
                          "run (0: none)"),
@@ -44,6 +44,17 @@ BudgetOptions::BudgetOptions(cl::SubCommand &sub, bool withSteps, int64_t defaul
   if (withSteps)
     maxSteps.emplace("max-steps", cl::desc("Step budget of the simulation (warp statements)"),
                      cl::init(kDefaultMaxSteps), cl::value_desc("N"), cl::sub(sub));
+  if (withTotals) {
+    totalTimeoutMs.emplace("total-timeout-ms",
+                           cl::desc("Processor-time budget in milliseconds of the whole command, "
+                                    "over every point or file (0: none)"),
+                           cl::init(kDefaultTotalTimeoutMs), cl::value_desc("MS"), cl::sub(sub));
+    totalWallTimeoutMs.emplace("total-wall-timeout-ms",
+                               cl::desc("Wall-time budget in milliseconds of the whole command "
+                                        "(0: none)"),
+                               cl::init(kDefaultTotalWallTimeoutMs), cl::value_desc("MS"),
+                               cl::sub(sub));
+  }
 }
 
 BudgetLimits BudgetOptions::limits() const {
@@ -52,13 +63,16 @@ BudgetLimits BudgetOptions::limits() const {
   l.wallTimeoutMs = std::max<int64_t>(wallTimeoutMs, 0);
   l.maxMemoryBytes = std::clamp<int64_t>(maxMemoryMb, 0, int64_t{1} << 40) << 20;
   l.maxSteps = maxSteps ? std::max<int64_t>(*maxSteps, 0) : 0;
+  l.totalTimeoutMs = totalTimeoutMs ? std::max<int64_t>(*totalTimeoutMs, 0) : 0;
+  l.totalWallTimeoutMs = totalWallTimeoutMs ? std::max<int64_t>(*totalWallTimeoutMs, 0) : 0;
   return l;
 }
 
 int BudgetOptions::usageError(const char *command) const {
   std::vector<const IntOption<int64_t> *> all = {&timeoutMs, &wallTimeoutMs, &maxMemoryMb};
-  if (maxSteps)
-    all.push_back(&*maxSteps);
+  for (const auto *o : {&maxSteps, &totalTimeoutMs, &totalWallTimeoutMs})
+    if (*o)
+      all.push_back(&**o);
   for (const IntOption<int64_t> *o : all)
     if (o->getValue() < 0) {
       llvm::errs() << "tilescope " << command << ": error: --" << o->ArgStr
@@ -103,12 +117,12 @@ void limitData(int64_t bytes) {
 #endif
 }
 
-const char *kindName(BudgetKind kind) {
+const char *kindName(BudgetKind kind, bool total) {
   switch (kind) {
   case BudgetKind::CpuTime:
-    return "cpu-time";
+    return total ? "total-cpu-time" : "cpu-time";
   case BudgetKind::WallTime:
-    return "wall-time";
+    return total ? "total-wall-time" : "wall-time";
   case BudgetKind::Steps:
     return "steps";
   case BudgetKind::Memory:
@@ -151,12 +165,13 @@ int runWithinBudget(Budget &budget, llvm::function_ref<int()> run,
 llvm::json::Object budgetJson(const Budget &budget) {
   BudgetKind kind = budget.exceeded();
   const BudgetLimits &l = budget.limits();
-  int64_t limit = kind == BudgetKind::CpuTime    ? l.timeoutMs
-                  : kind == BudgetKind::WallTime ? l.wallTimeoutMs
+  bool total = budget.exceededTotal();
+  int64_t limit = kind == BudgetKind::CpuTime    ? (total ? l.totalTimeoutMs : l.timeoutMs)
+                  : kind == BudgetKind::WallTime ? (total ? l.totalWallTimeoutMs : l.wallTimeoutMs)
                   : kind == BudgetKind::Steps    ? l.maxSteps
                                                  : l.maxMemoryBytes >> 20;
   return llvm::json::Object{
-      {"kind", kindName(kind)}, {"limit", limit}, {"message", budget.message()}};
+      {"kind", kindName(kind, total)}, {"limit", limit}, {"message", budget.message()}};
 }
 
 int finishBudget(const Budget &budget, const Diagnostics &diag, bool json, const char *command) {

@@ -33,15 +33,23 @@ inline constexpr int64_t kDefaultTimeoutMs = 10'000;     // CPU time
 inline constexpr int64_t kDefaultWallTimeoutMs = 60'000; // the backstop
 inline constexpr int64_t kDefaultMaxSteps = int64_t{1} << 27;
 inline constexpr int64_t kDefaultMaxMemoryMb = 512;
+// The whole command's caps where a command restarts the two time budgets
+// (`check` of a space: per point; of the library: per file): ten minutes of
+// CPU, an hour of wall time. The library check takes well under a minute of
+// CPU, the 186 points of kernels/gemm_bf16_sm90_family.tile 87 s (docs/ir.md).
+inline constexpr int64_t kDefaultTotalTimeoutMs = 600'000;
+inline constexpr int64_t kDefaultTotalWallTimeoutMs = 3'600'000;
 // The least memory budget applied to Z3 and the process (smaller ones are
 // raised to it; the simulator's own cap takes the value as given).
 inline constexpr int64_t kMemoryFloorMb = 32;
 
 // The options, registered on one subcommand (declare after it, in its file).
 struct BudgetOptions {
+  // `withTotals`: also --total-timeout-ms and --total-wall-timeout-ms, for
+  // a command that restarts the time budgets (BudgetLimits).
   BudgetOptions(llvm::cl::SubCommand &sub, bool withSteps,
                 int64_t defaultTimeoutMs = kDefaultTimeoutMs,
-                int64_t defaultWallTimeoutMs = kDefaultWallTimeoutMs);
+                int64_t defaultWallTimeoutMs = kDefaultWallTimeoutMs, bool withTotals = false);
   BudgetLimits limits() const;
   // A negative value is a usage error: says so as `tilescope CMD: error: ...`
   // and returns the input-error status (2); 0 when every value is valid.
@@ -51,6 +59,7 @@ struct BudgetOptions {
   IntOption<int64_t> wallTimeoutMs;
   IntOption<int64_t> maxMemoryMb;
   std::optional<IntOption<int64_t>> maxSteps;
+  std::optional<IntOption<int64_t>> totalTimeoutMs, totalWallTimeoutMs;
 };
 
 // Runs `run` with `budget` active and the memory limits applied. When an

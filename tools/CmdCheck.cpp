@@ -68,7 +68,8 @@ cl::opt<std::string> setText("set",
 IntOption<unsigned> maxStates("max-states",
                             cl::desc("States the exhaustive barrier check may visit"),
                             cl::init(200000), cl::sub(checkCommand));
-BudgetOptions budgetOptions(checkCommand, /*withSteps=*/false);
+BudgetOptions budgetOptions(checkCommand, /*withSteps=*/false, kDefaultTimeoutMs,
+                            kDefaultWallTimeoutMs, /*withTotals=*/true);
 
 struct FileResult {
   std::string file;
@@ -268,7 +269,9 @@ FileResult checkBuffer(unsigned id, const std::string &file, Diagnostics &diag,
     } else {
       // A point of a space: the verdict a process of its own would give (a
       // Z3 context of its own, proof/ProofContext.h) within a budget of
-      // its own (the whole --timeout-ms, as each library file has).
+      // its own (the whole --timeout-ms, as each library file has), as
+      // far as the command's total (--total-timeout-ms) leaves it: points
+      // x budget is no bound on a space of thousands of points.
       activeBudget()->restart();
       ProofContextScope context;
       r.kernels.push_back(runKernelProofs(r.module.kernels[i], diag, kernelOptions[i]));

@@ -92,6 +92,37 @@ TEST_CASE("budget: restart gives a new window and forgets the exceedance") {
   CHECK_FALSE(b.expired());
 }
 
+TEST_CASE("budget: restart leaves the command's totals running") {
+  BudgetLimits limits;
+  limits.timeoutMs = 60000;
+  limits.totalTimeoutMs = 30;
+  Budget b(limits);
+  spin(10);
+  b.restart();
+  CHECK_FALSE(b.expired());
+  CHECK(b.remainingCpuMs() <= 20);
+  spin(40);
+  CHECK(b.expired());
+  CHECK(b.exceeded() == BudgetKind::CpuTime);
+  CHECK(b.exceededTotal());
+  CHECK(b.message() == "total CPU time of 30 ms (--total-timeout-ms) ran out");
+  b.restart(); // a new window, but the total is spent
+  CHECK_FALSE(b.exceededTotal());
+  CHECK(b.remainingCpuMs() == 0);
+  CHECK(b.expired());
+  CHECK(b.exceededTotal());
+
+  // The window that runs out first is the one named.
+  BudgetLimits window;
+  window.timeoutMs = 20;
+  window.totalTimeoutMs = 60000;
+  Budget w(window);
+  spin(30);
+  CHECK(w.expired());
+  CHECK_FALSE(w.exceededTotal());
+  CHECK(w.message() == "CPU time of 20 ms (--timeout-ms) ran out");
+}
+
 TEST_CASE("budget: the active budget is scoped") {
   CHECK(activeBudget() == nullptr);
   Budget outer, inner;
