@@ -222,11 +222,32 @@ std::optional<int64_t> BarrierProver::groupsInFlight(size_t mma, size_t later) c
 
 bool BarrierProver::waitedAfter(size_t mma, size_t before) const {
   const SyncEvent &m = sk_.events[mma];
+  // The commit that closes the MMA's group (the first unguarded one after it).
+  const SyncEvent *commit = nullptr;
   for (const SyncEvent &e : sk_.events)
-    if (e.kind == SyncKind::WgmmaWait && e.role == m.role && e.loop == m.loop &&
-        e.order > m.order && (before == SIZE_MAX || e.order < sk_.events[before].order) &&
-        constantValue(e.amount).value_or(1) == 0)
+    if (!commit && e.kind == SyncKind::WgmmaCommit && e.role == m.role && e.loop == m.loop &&
+        e.order > m.order && e.guards.empty())
+      commit = &e;
+  for (const SyncEvent &e : sk_.events) {
+    if (e.kind != SyncKind::WgmmaWait || e.role != m.role || e.loop != m.loop ||
+        e.order <= m.order || (before != SIZE_MAX && e.order >= sk_.events[before].order))
+      continue;
+    auto n = constantValue(e.amount);
+    if (n.value_or(1) == 0)
       return true;
+    // wait_group(n) retires every group but the n most recent: the MMA's
+    // group is retired when at least n unguarded commits of the same
+    // iteration lie between the one closing it and the wait (a commit
+    // without a wgmma still opens an empty group, so each counts).
+    if (!n || !commit || !e.guards.empty() || commit->order > e.order)
+      continue;
+    int64_t later = std::count_if(sk_.events.begin(), sk_.events.end(), [&](const SyncEvent &c) {
+      return c.kind == SyncKind::WgmmaCommit && c.role == m.role && c.loop == m.loop &&
+             c.order > commit->order && c.order < e.order && c.guards.empty();
+    });
+    if (later >= *n)
+      return true;
+  }
   return false;
 }
 

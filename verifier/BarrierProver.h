@@ -401,9 +401,6 @@ private:
       }
   }
 
-  // Whether a wgmma.wait_group(0) of the same role and loop lies between
-  // `mma` and `before` in program order (anywhere after mma when before is
-  // SIZE_MAX).
   // A wgmma.mma_async whose group is retired by a wgmma.wait_group(n >= 1)
   // of a later iteration: the smallest such n for `later`, when the wait lies
   // after the commit that closes the MMA's group and before `later` in the
@@ -412,6 +409,12 @@ private:
   // iteration x - n completed (the "one group in flight" mainloop).
   std::optional<int64_t> groupsInFlight(size_t mma, size_t later) const;
 
+  // Whether a wgmma.wait_group of the same role and loop that retires
+  // `mma`'s group lies between `mma` and `before` in program order (anywhere
+  // after mma when before is SIZE_MAX): a wait_group(0), or a wait_group(n)
+  // with n unguarded commits of the same iteration between the commit that
+  // closes the MMA's group and the wait (S = Q K^T retired by wait_group(1)
+  // while O += P V still runs).
   bool waitedAfter(size_t mma, size_t before) const;
 
   // iteration(event e in the wait's phase) - iteration(wait), when constant.
