@@ -19,6 +19,7 @@
 #include <deque>
 #include <fstream>
 #include <map>
+#include <new>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -143,6 +144,17 @@ std::string rewardLine(const std::string &line, size_t index, const BatchOptions
   return oneLine(std::move(out));
 }
 
+// The exit status of a worker whose allocation failed under its address-space
+// limit: its operator new handler ends it with this status (instead of the
+// tool's input-error status 2), so that the coordinator can name the limit.
+constexpr int kOutOfMemoryStatus = 86;
+
+[[noreturn]] void workerOutOfMemory() {
+  static const char text[] = "tilescope reward: a batch worker ran out of its memory limit\n";
+  (void)!::write(2, text, sizeof text - 1);
+  ::_exit(kOutOfMemoryStatus);
+}
+
 [[noreturn]] void workerLoop(int in, int out, const BatchOptions &o) {
   // Not under AddressSanitizer: its shadow memory is reserved address space
   // (terabytes), so any such limit made every worker fail at its first
@@ -152,6 +164,7 @@ std::string rewardLine(const std::string &line, size_t index, const BatchOptions
   if (o.workerMemoryMb > 0 && !kSanitized) {
     rlimit limit{rlim_t(o.workerMemoryMb) << 20, rlim_t(o.workerMemoryMb) << 20};
     setrlimit(RLIMIT_AS, &limit);
+    std::set_new_handler(workerOutOfMemory);
   }
   RewardCache cache(o.cacheDir);
   while (auto message = receiveMessage(in)) {
@@ -199,6 +212,10 @@ std::string describeDeath(int status, uint64_t memoryMb) {
                                          memoryMb)
                            : "");
   }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == kOutOfMemoryStatus)
+    return fmt::format("an allocation failed: the worker ran out of its memory limit of {} MiB "
+                       "(--worker-memory-mb)",
+                       memoryMb);
   if (WIFEXITED(status))
     return fmt::format("the worker exited with status {}", WEXITSTATUS(status));
   return "the worker ended";
