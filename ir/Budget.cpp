@@ -1,4 +1,5 @@
 #include "ir/Budget.h"
+#include "ir/TimeSlack.h"
 
 #include <algorithm>
 #include <chrono>
@@ -35,10 +36,11 @@ static_assert(kTimeSlack >= 1);
 // and the query watcher's arithmetic (proof/QueryDeadline.cpp) in range too.
 constexpr int64_t kMaxLimitMs = std::numeric_limits<int64_t>::max() / 4 / 1'000'000 / kTimeSlack;
 
-int64_t limitNs(int64_t ms) {
+} // namespace
+
+int64_t budgetLimitNs(int64_t ms) {
   return std::min(ms, kMaxLimitMs) * kTimeSlack * 1'000'000;
 }
-} // namespace
 
 Budget::Budget(BudgetLimits limits) : limits_(limits) {
   restart();
@@ -81,7 +83,7 @@ int64_t wallNowNs() {
 void Budget::restart() {
   exceeded_ = BudgetKind::None;
   message_.clear();
-  wallDeadlineNs_ = wallNowNs() + limitNs(limits_.wallTimeoutMs);
+  wallDeadlineNs_ = wallNowNs() + budgetLimitNs(limits_.wallTimeoutMs);
   cpuStartNs_ = threadCpuNs();
 }
 
@@ -89,7 +91,7 @@ int64_t Budget::remainingCpuMs() const {
   if (limits_.timeoutMs <= 0)
     return -1;
   int64_t usedMs = (threadCpuNs() - cpuStartNs_) / 1'000'000;
-  return std::max<int64_t>(limitNs(limits_.timeoutMs) / 1'000'000 - usedMs, 0);
+  return std::max<int64_t>(budgetLimitNs(limits_.timeoutMs) / 1'000'000 - usedMs, 0);
 }
 
 int64_t Budget::remainingWallMs() const {
@@ -106,7 +108,7 @@ int64_t Budget::remainingMs() const {
 bool Budget::expired() {
   if (exceeded_ == BudgetKind::WallTime || exceeded_ == BudgetKind::CpuTime)
     return true;
-  if (limits_.timeoutMs > 0 && threadCpuNs() - cpuStartNs_ >= limitNs(limits_.timeoutMs)) {
+  if (limits_.timeoutMs > 0 && threadCpuNs() - cpuStartNs_ >= budgetLimitNs(limits_.timeoutMs)) {
     exceed(BudgetKind::CpuTime);
     return true;
   }
