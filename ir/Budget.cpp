@@ -1,4 +1,5 @@
 #include "ir/Budget.h"
+#include "ir/TimeSlack.h"
 
 #include <algorithm>
 #include <chrono>
@@ -35,14 +36,15 @@ static_assert(kTimeSlack >= 1);
 // and the query watcher's arithmetic (proof/QueryDeadline.cpp) in range too.
 constexpr int64_t kMaxLimitMs = std::numeric_limits<int64_t>::max() / 4 / 1'000'000 / kTimeSlack;
 
-int64_t limitNs(int64_t ms) {
+} // namespace
+
+int64_t budgetLimitNs(int64_t ms) {
   return std::min(ms, kMaxLimitMs) * kTimeSlack * 1'000'000;
 }
-} // namespace
 
 Budget::Budget(BudgetLimits limits) : limits_(limits) {
   restart();
-  totalWallDeadlineNs_ = wallNowNs() + limitNs(limits_.totalWallTimeoutMs);
+  totalWallDeadlineNs_ = wallNowNs() + budgetLimitNs(limits_.totalWallTimeoutMs);
   totalCpuStartNs_ = threadCpuNs();
 }
 
@@ -84,7 +86,7 @@ void Budget::restart() {
   exceeded_ = BudgetKind::None;
   exceededTotal_ = false;
   message_.clear();
-  wallDeadlineNs_ = wallNowNs() + limitNs(limits_.wallTimeoutMs);
+  wallDeadlineNs_ = wallNowNs() + budgetLimitNs(limits_.wallTimeoutMs);
   cpuStartNs_ = threadCpuNs();
 }
 
@@ -94,7 +96,7 @@ namespace {
 int64_t leftMs(int64_t limitMs, int64_t usedNs) {
   if (limitMs <= 0)
     return -1;
-  return std::max<int64_t>(limitNs(limitMs) / 1'000'000 - usedNs / 1'000'000, 0);
+  return std::max<int64_t>(budgetLimitNs(limitMs) / 1'000'000 - usedNs / 1'000'000, 0);
 }
 
 // The lesser of two remainders, -1 standing for none.
@@ -125,7 +127,7 @@ int64_t Budget::remainingMs() const {
 bool Budget::expired() {
   if (exceeded_ == BudgetKind::WallTime || exceeded_ == BudgetKind::CpuTime)
     return true;
-  if (limits_.timeoutMs > 0 && threadCpuNs() - cpuStartNs_ >= limitNs(limits_.timeoutMs)) {
+  if (limits_.timeoutMs > 0 && threadCpuNs() - cpuStartNs_ >= budgetLimitNs(limits_.timeoutMs)) {
     exceed(BudgetKind::CpuTime);
     return true;
   }
@@ -134,7 +136,7 @@ bool Budget::expired() {
     return true;
   }
   if (limits_.totalTimeoutMs > 0 &&
-      threadCpuNs() - totalCpuStartNs_ >= limitNs(limits_.totalTimeoutMs)) {
+      threadCpuNs() - totalCpuStartNs_ >= budgetLimitNs(limits_.totalTimeoutMs)) {
     exceed(BudgetKind::CpuTime);
     return true;
   }

@@ -675,6 +675,8 @@ std::string packEvaluation(const json::Value &document, const PackedArrays &pack
   std::memcpy(out.data() + 4, text.data(), text.size());
   size_t at = head;
   for (const std::vector<int32_t> *values : {&packed.owners, &packed.banks}) {
+    if (values->empty())
+      continue; // data() may be null, which memcpy must not get even for 0 bytes
     if constexpr (std::endian::native == std::endian::little) {
       std::memcpy(out.data() + at, values->data(), 4 * values->size());
       at += 4 * values->size();

@@ -1,6 +1,7 @@
 #include "reward/Batch.h"
 
 #include "ir/JsonText.h"
+#include "ir/TimeSlack.h"
 #include "reward/Json.h"
 #include "reward/RewardCache.h"
 #include "reward/Task.h"
@@ -19,6 +20,8 @@
 #include <deque>
 #include <fstream>
 #include <map>
+#include <new>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -142,14 +145,27 @@ std::string rewardLine(const std::string &line, size_t index, const BatchOptions
   return oneLine(std::move(out));
 }
 
+// The exit status of a worker whose allocation failed under its address-space
+// limit: its operator new handler ends it with this status (instead of the
+// tool's input-error status 2), so that the coordinator can name the limit.
+constexpr int kOutOfMemoryStatus = 86;
+
+[[noreturn]] void workerOutOfMemory() {
+  static const char text[] = "tilescope reward: a batch worker ran out of its memory limit\n";
+  (void)!::write(2, text, sizeof text - 1);
+  ::_exit(kOutOfMemoryStatus);
+}
+
 [[noreturn]] void workerLoop(int in, int out, const BatchOptions &o) {
   // Not under AddressSanitizer: its shadow memory is reserved address space
   // (terabytes), so any such limit made every worker fail at its first
   // mmap and the batch respawn them without end (the suite under ASan,
-  // 2026-11-26). The memory budget still bounds Z3 and the simulator there.
+  // 2026-11-26). There the coordinator's watch of the worker's resident
+  // memory (residentMb) is the cap; it runs in every build.
   if (o.workerMemoryMb > 0 && !kSanitized) {
     rlimit limit{rlim_t(o.workerMemoryMb) << 20, rlim_t(o.workerMemoryMb) << 20};
     setrlimit(RLIMIT_AS, &limit);
+    std::set_new_handler(workerOutOfMemory);
   }
   RewardCache cache(o.cacheDir);
   while (auto message = receiveMessage(in)) {
@@ -188,18 +204,42 @@ std::string idKey(const std::string &line) {
   return id && id->kind() != llvm::json::Value::Null ? oneLine(*id) : "";
 }
 
-std::string describeDeath(int status) {
+std::string describeDeath(int status, uint64_t memoryMb) {
   if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
-    return fmt::format("the worker was ended by signal {} ({}){}", sig, strsignal(sig),
-                       sig == SIGABRT || sig == SIGSEGV || sig == SIGKILL
-                           ? "; it may have run out of its memory limit"
-                           : "");
+    return fmt::format(
+        "the worker was ended by signal {} ({}){}", sig, strsignal(sig),
+        sig == SIGABRT || sig == SIGSEGV || sig == SIGKILL
+            ? fmt::format("; it may have run out of its memory limit of {} MiB", memoryMb)
+            : "");
   }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == kOutOfMemoryStatus)
+    return fmt::format("an allocation failed: the worker ran out of its memory limit of {} MiB "
+                       "(--worker-memory-mb)",
+                       memoryMb);
   if (WIFEXITED(status))
     return fmt::format("the worker exited with status {}", WEXITSTATUS(status));
   return "the worker ended";
 }
+
+// The resident memory of a process in MiB (the second field of
+// /proc/PID/statm, in pages); nullopt where it cannot be read (the process
+// has just ended, or no /proc).
+std::optional<double> residentMb(pid_t pid) {
+  std::ifstream statm(fmt::format("/proc/{}/statm", pid));
+  uint64_t size = 0, resident = 0;
+  if (!(statm >> size >> resident))
+    return std::nullopt;
+  static const double pageMb = double(::sysconf(_SC_PAGESIZE)) / double(1 << 20);
+  return double(resident) * pageMb;
+}
+
+// How often the coordinator reads a busy worker's resident memory. The
+// address-space limit stops an allocation before it happens; this watch
+// stops a worker within one period after it passes its limit, by at most
+// what it can touch in that time (a few hundred MiB at memset speed). It is
+// the only cap in sanitized builds, which set no address-space limit.
+constexpr int kMemoryWatchMs = 20;
 
 } // namespace
 
@@ -257,6 +297,12 @@ bool runBatch(const BatchOptions &o, BatchSummary &summary, std::string &error) 
   }
   unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
   double limitMs = o.candidateTimeoutMs > 0 ? o.candidateTimeoutMs : 4 * o.reward.timeoutMs + 30000;
+  // Counted with the sanitized build's time slack, as the budgets count every
+  // time limit (ir/TimeSlack.h); messages give the limit as set. Without it a
+  // sanitized worker at load ran past 4 s of wall time before reaching its
+  // memory limit (reward_batch's `oom` line under the preset `asan`).
+  const double countedLimitMs =
+      double(budgetLimitNs(int64_t(std::clamp(limitMs, 0.0, 1e12)))) / 1e6;
   std::map<size_t, std::string> results;
   std::vector<Task> tasks(pending.begin(), pending.end());
   pending.assign(tasks.begin(), tasks.end());
@@ -346,14 +392,14 @@ bool runBatch(const BatchOptions &o, BatchSummary &summary, std::string &error) 
     }
     std::vector<pollfd> fds;
     std::vector<size_t> which;
-    int waitMs = 1000;
+    int waitMs = o.workerMemoryMb > 0 ? kMemoryWatchMs : 1000;
     auto now = Clock::now();
     for (size_t i = 0; i < workers.size(); ++i)
       if (workers[i].busy) {
         fds.push_back({workers[i].fromWorker, POLLIN, 0});
         which.push_back(i);
-        double left =
-            limitMs - std::chrono::duration<double, std::milli>(now - workers[i].started).count();
+        double left = countedLimitMs -
+                      std::chrono::duration<double, std::milli>(now - workers[i].started).count();
         waitMs = std::clamp(int(left) + 1, 1, waitMs);
       }
     int ready = ::poll(fds.data(), fds.size(), waitMs);
@@ -364,6 +410,19 @@ bool runBatch(const BatchOptions &o, BatchSummary &summary, std::string &error) 
     for (size_t f = 0; f < fds.size(); ++f) {
       Worker &w = workers[which[f]];
       double ranMs = std::chrono::duration<double, std::milli>(now - w.started).count();
+      // Ends the worker's candidate with an error or budget result, its
+      // message made from the worker's exit status: the worker is reaped
+      // (killed first unless it has ended) and retired.
+      auto fail = [&](bool kill, const std::string &verdict, auto message) {
+        int status = 0;
+        if (kill)
+          ::kill(w.pid, SIGKILL);
+        ::waitpid(w.pid, &status, 0);
+        results[w.task] = errorLine(taskOf(w.task).id, w.task, verdict, message(status));
+        ++(verdict == "budget" ? summary.timedOut : summary.crashed);
+        ++summary.done;
+        dead.push_back(which[f]);
+      };
       if (fds[f].revents & (POLLIN | POLLHUP | POLLERR)) {
         if (auto message = receiveMessage(w.fromWorker)) {
           results[w.task] = std::move(*message);
@@ -371,25 +430,26 @@ bool runBatch(const BatchOptions &o, BatchSummary &summary, std::string &error) 
           ++summary.done;
           continue;
         }
-        int status = 0;
-        ::waitpid(w.pid, &status, 0);
-        results[w.task] =
-            errorLine(taskOf(w.task).id, w.task, "error",
-                      fmt::format("the candidate crashed its worker: {}", describeDeath(status)));
-        ++summary.crashed;
-        ++summary.done;
-        dead.push_back(which[f]);
-      } else if (ranMs > limitMs) {
-        ::kill(w.pid, SIGKILL);
-        int status = 0;
-        ::waitpid(w.pid, &status, 0);
-        results[w.task] = errorLine(taskOf(w.task).id, w.task, "budget",
-                                    fmt::format("the candidate ran past the batch's wall-time "
-                                                "limit of {:.0f} ms per candidate and was killed",
-                                                limitMs));
-        ++summary.timedOut;
-        ++summary.done;
-        dead.push_back(which[f]);
+        fail(false, "error", [&](int status) {
+          return fmt::format("the candidate crashed its worker: {}",
+                             describeDeath(status, o.workerMemoryMb));
+        });
+      } else if (std::optional<double> resident =
+                     o.workerMemoryMb > 0 ? residentMb(w.pid) : std::nullopt;
+                 resident && *resident > double(o.workerMemoryMb)) {
+        summary.peakWorkerMb = std::max(summary.peakWorkerMb, *resident);
+        fail(true, "error", [&](int) {
+          return fmt::format("the candidate crashed its worker: its resident memory reached "
+                             "{:.0f} MiB, over its memory limit of {} MiB (--worker-memory-mb), "
+                             "and it was killed",
+                             *resident, o.workerMemoryMb);
+        });
+      } else if (ranMs > countedLimitMs) {
+        fail(true, "budget", [&](int) {
+          return fmt::format("the candidate ran past the batch's wall-time limit of {:.0f} ms "
+                             "per candidate and was killed",
+                             limitMs);
+        });
       }
     }
     std::sort(dead.rbegin(), dead.rend());

@@ -6,9 +6,11 @@
 // line), written in input order.
 //
 // Isolation: candidates run in worker processes (fork), `jobs` at a time, each
-// under an address-space limit (setrlimit); a worker that crashes, runs out
-// of memory or passes the wall-time limit of one candidate is killed and
-// replaced, and only that candidate gets an error result ("verdict": "error"
+// under a memory limit: an address-space limit (setrlimit; not in builds with
+// AddressSanitizer, whose shadow is reserved address space) and, in every
+// build, the coordinator's watch of the worker's resident memory
+// (/proc/PID/statm, every 20 ms). A worker that crashes, runs out of memory
+// or passes the wall-time limit of one candidate is killed and replaced, and only that candidate gets an error result ("verdict": "error"
 // or "budget"). A malformed input line gets an error result too; the batch
 // goes on.
 //
@@ -17,7 +19,8 @@
 // outputs back in input order. `resume` skips ids already in the output file
 // and appends the rest.
 //
-// POSIX only (fork, pipes, poll, setrlimit).
+// POSIX only (fork, pipes, poll, setrlimit); the resident memory watch needs
+// Linux's /proc (elsewhere only the address-space limit applies).
 #pragma once
 
 #include "reward/Reward.h"
@@ -36,7 +39,7 @@ struct BatchOptions {
   RewardOptions reward;           // defaults of every candidate (cache is set per worker)
   std::string cacheDir;           // on-disk cache shared by the workers; empty: memory only
   double candidateTimeoutMs = 0;  // wall time of one candidate; 0: 4 x timeoutMs + 30 s
-  uint64_t workerMemoryMb = 4096; // address-space limit of a worker
+  uint64_t workerMemoryMb = 4096; // address-space and resident memory limit of a worker
 };
 
 struct BatchSummary {

@@ -85,7 +85,7 @@ NumberOption candidateTimeoutMs("candidate-timeout-ms",
                                    cl::desc("Kill a --batch candidate after this wall time"),
                                    cl::init(0), cl::sub(rewardCommand));
 IntOption<uint64_t> workerMemoryMb("worker-memory-mb",
-                                 cl::desc("Address-space limit of a --batch worker in MiB"),
+                                 cl::desc("Memory limit of a --batch worker in MiB"),
                                  cl::init(4096), cl::sub(rewardCommand));
 
 int usage(const std::string &message) {

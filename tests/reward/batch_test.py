@@ -75,7 +75,10 @@ check(by["line3"]["verdict"] == "error" and "not JSON" in by["line3"]["error"], 
 check(by["line4"]["verdict"] == "error" and "no \"id\"" in by["line4"]["error"], "line without id")
 check(by["missing"]["verdict"] == "error" and "cannot read" in by["missing"]["error"],
       "missing path")
-check(by["oom"]["verdict"] == "error" and "crashed its worker" in by["oom"]["error"],
+# Every build caps the worker (sanitized builds, which set no address-space
+# limit, by the coordinator's watch of its resident memory): never "budget".
+check(by["oom"]["verdict"] == "error" and "crashed its worker" in by["oom"]["error"]
+      and "memory limit of 1500 MiB" in by["oom"]["error"],
       f"out of memory isolated: {by['oom']}")
 check(by["endless"]["verdict"] == "budget" and "killed" in by["endless"]["error"],
       f"wall-time limit: {by['endless']}")

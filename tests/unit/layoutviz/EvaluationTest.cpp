@@ -246,3 +246,22 @@ TEST_CASE("owners beyond 32 bits stay in the JSON document") {
   CHECK_FALSE(packed.used);
   CHECK(ints(doc.getAsObject()->get("owners")) == std::vector<int64_t>{0, 1, 4294967296, 4294967297});
 }
+
+TEST_CASE("the packed form of a layout without banks has no bank words") {
+  // A global layout has no banks: packEvaluation copied the empty array from
+  // a null data() (undefined behaviour, UBSan in the browser tests).
+  VizRequest r;
+  r.layout = "S[(2,2):(2,1)]";
+  r.shape = "2,2";
+  r.scope = "global";
+  PackedArrays packed;
+  json::Value doc = evaluate(r, packed);
+  REQUIRE(packed.used);
+  CHECK(packed.banks.empty());
+  std::string bytes = packEvaluation(doc, packed);
+  uint32_t length = 0;
+  for (int i = 0; i < 4; ++i)
+    length |= uint32_t(static_cast<unsigned char>(bytes[i])) << (8 * i);
+  CHECK(bytes.size() == (4 + length + 3) / 4 * 4 + 4 * packed.owners.size());
+  CHECK(packEvaluation(json::Object{}, PackedArrays{}).size() == 8); // "{}" and its padding
+}
