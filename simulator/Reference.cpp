@@ -2,6 +2,7 @@
 
 #include "simulator/Mt64.h"
 #include "simulator/Numerics.h"
+#include "simulator/Packed.h"
 #include "simulator/ReferenceRules.h"
 #include "simulator/Value.h"
 
@@ -157,6 +158,10 @@ std::optional<ProblemError> bindOption(BoundProblem &p, const ProblemOption &o,
 
 std::vector<double> decodedValues(const HostTensor &t) {
   std::vector<double> v(t.elements());
+  if (!isPacked(t.dtype) && t.bytes.size() >= v.size() * size_t(dtypeBytes(t.dtype))) {
+    decodeFloats(t.dtype, t.bytes.data(), t.elements(), v.data());
+    return v;
+  }
   for (int64_t i = 0; i < t.elements(); ++i)
     v[i] = decodeFloat(t.dtype, t.bitsAt(i));
   return v;

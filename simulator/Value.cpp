@@ -3,6 +3,7 @@
 #include "simulator/Numerics.h"
 
 #include <array>
+#include <cmath>
 #include <bit>
 #include <cstring>
 #include <vector>
@@ -42,6 +43,20 @@ uint64_t encodeFloat(Dtype dtype, double value) {
   float f = static_cast<float>(value);
   if (dtype == Dtype::f32)
     return std::bit_cast<uint32_t>(f);
+  if (dtype == Dtype::f8e4m3) {
+    // |f| <= 1 (the random inputs of the fp8 GEMMs, millions at the
+    // persistent size): a normal e4m3 value keeps the float's exponent
+    // (rebiased from 127 to 7) and the top three mantissa bits rounded to
+    // nearest even on the bits; below e4m3's smallest normal 2^-6 the value
+    // is a count of the subnormal step 2^-9, rounded to nearest even (8 is
+    // the smallest normal's code). numerics::encode's result, checked for
+    // every 251st float in tests/unit/simulator.
+    uint32_t u = std::bit_cast<uint32_t>(f), magnitude = u & 0x7FFFFFFFu, sign = (u >> 24) & 0x80u;
+    if (magnitude < 0x3C800000u) // below 2^-6, zero included
+      return sign | static_cast<uint32_t>(std::nearbyint(std::fabs(double(f)) * 512.0));
+    if (magnitude <= 0x3F800000u) // up to 1.0
+      return sign | (((magnitude + 0x7FFFFu + ((magnitude >> 20) & 1u)) >> 20) - (120u << 3));
+  }
   if (dtype == Dtype::bf16) {
     // A normal float no larger than bf16's largest finite value: rounding
     // the bits to nearest even is numerics::encode's result (checked for
@@ -74,6 +89,26 @@ double decodeFloat(Dtype dtype, uint64_t bits) {
   if (const std::vector<float> *table = decodeTable(dtype); table && bits < table->size())
     return (*table)[bits];
   return numerics::decode(static_cast<uint32_t>(bits), *numerics::floatFormat(dtype));
+}
+
+void decodeFloats(Dtype dtype, const uint8_t *bytes, int64_t n, double *out) {
+  const int width = dtypeBytes(dtype);
+  const std::vector<float> *table = isFloat(dtype) ? decodeTable(dtype) : nullptr;
+  if (table && width == 1) {
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = (*table)[bytes[i]];
+    return;
+  }
+  if (table && width == 2) {
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = (*table)[uint32_t(bytes[2 * i]) | uint32_t(bytes[2 * i + 1]) << 8];
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, bytes + i * width, size_t(width));
+    out[i] = decodeFloat(dtype, bits);
+  }
 }
 
 int64_t decodeInt(Dtype dtype, uint64_t bits) {

@@ -39,6 +39,10 @@ uint64_t encodeInt(Dtype dtype, int64_t value);
 // The value of encoded bits: floats exactly as a double, integers sign- or
 // zero-extended.
 double decodeFloat(Dtype dtype, uint64_t bits);
+// decodeFloat of `n` elements stored one after another (byte-aligned
+// formats: 8 bits or more) from `bytes` into `out`: the same values, with
+// one look-up of the format instead of one per element.
+void decodeFloats(Dtype dtype, const uint8_t *bytes, int64_t n, double *out);
 int64_t decodeInt(Dtype dtype, uint64_t bits);
 
 // Rounds a double to the nearest value of a float dtype (f64 keeps it).
