@@ -43,20 +43,8 @@ uint64_t encodeFloat(Dtype dtype, double value) {
   float f = static_cast<float>(value);
   if (dtype == Dtype::f32)
     return std::bit_cast<uint32_t>(f);
-  if (dtype == Dtype::f8e4m3) {
-    // |f| <= 1 (the random inputs of the fp8 GEMMs, millions at the
-    // persistent size): a normal e4m3 value keeps the float's exponent
-    // (rebiased from 127 to 7) and the top three mantissa bits rounded to
-    // nearest even on the bits; below e4m3's smallest normal 2^-6 the value
-    // is a count of the subnormal step 2^-9, rounded to nearest even (8 is
-    // the smallest normal's code). numerics::encode's result, checked for
-    // every 251st float in tests/unit/simulator.
-    uint32_t u = std::bit_cast<uint32_t>(f), magnitude = u & 0x7FFFFFFFu, sign = (u >> 24) & 0x80u;
-    if (magnitude < 0x3C800000u) // below 2^-6, zero included
-      return sign | static_cast<uint32_t>(std::nearbyint(std::fabs(double(f)) * 512.0));
-    if (magnitude <= 0x3F800000u) // up to 1.0
-      return sign | (((magnitude + 0x7FFFFu + ((magnitude >> 20) & 1u)) >> 20) - (120u << 3));
-  }
+  if (uint32_t bits = 0; dtype == Dtype::f8e4m3 && e4m3OfUnitFloat(f, bits))
+    return bits;
   if (dtype == Dtype::bf16) {
     // A normal float no larger than bf16's largest finite value: rounding
     // the bits to nearest even is numerics::encode's result (checked for
