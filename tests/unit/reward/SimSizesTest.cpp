@@ -87,6 +87,15 @@ TEST_CASE("sizes: the block-scaled GEMM's rings wrap by K, not by a huge M") {
   CHECK(sizes[2].values ==
         SizeAssignment{{"K", 640}, {"KB", 5}, {"M", 4}, {"N", 16904}, {"NB", 133}});
   CHECK(sizes[2].sampleCtas == 1);
+
+  // _bn192 (M a multiple of 1024, a ring of 4) was M = 169,984, K = 128 and
+  // ran out of its time budget.
+  Kernel bn192 =
+      parseOne(std::string(bundledKernelText("gemm_fp8_blockscaled_sm90_bn192.tile")));
+  std::vector<SimSize> wide = sizesOf(bn192);
+  REQUIRE(wide.size() == 3);
+  CHECK(wide[0].values ==
+        SizeAssignment{{"K", 1280}, {"KB", 10}, {"M", 1024}, {"N", 8}, {"NB", 1}});
 }
 
 TEST_CASE("sizes: relations between free symbols are repaired by raising the other one") {
