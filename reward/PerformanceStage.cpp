@@ -19,6 +19,7 @@
 #include "model/Baseline.h"
 #include "model/Predict.h"
 #include "reward/SimSizes.h"
+#include "reward/SizeRelations.h"
 #include "reward/Stages.h"
 #include "simulator/Problem.h"
 
@@ -194,8 +195,11 @@ StageResult performanceStage(const Kernel &kernel, llvm::SourceMgr &sm,
   std::map<std::string, int64_t> sizes;
   std::vector<std::string> symbols = shapeSymbols(kernel);
   if (request.sizes == "auto") {
+    // Every free symbol 4096; one the where clause defines from others
+    // (`KB == K / 128`) computed from them.
     for (const std::string &s : symbols)
       sizes[s] = kPerformanceAutoSize;
+    defineSymbols(kernel, sizes, true);
   } else {
     std::string why;
     auto given = parseSimSizes(request.sizes, why);
@@ -203,6 +207,7 @@ StageResult performanceStage(const Kernel &kernel, llvm::SourceMgr &sm,
       return stage(StageStatus::Unknown, "not predicted: the performance sizes '" + request.sizes +
                                              "' are not one set of sizes");
     sizes = given->front().values;
+    defineSymbols(kernel, sizes, false);
     for (const std::string &s : symbols)
       if (!sizes.count(s))
         return stage(StageStatus::Unknown,

@@ -1,4 +1,5 @@
 #include "reward/SimSizes.h"
+#include "reward/SizeRelations.h"
 
 #include "ir/ConcreteEval.h"
 #include "ir/Visitor.h"
@@ -118,13 +119,16 @@ int shortRingLoop(const BarrierSkeleton &sk, const SizeAssignment &sizes) {
 // Raises the symbols of short ring loops' own trip counts (smallest admitted
 // value that suffices, found by doubling then scanning) until every ring
 // wraps twice for CTA 0, or nothing more helps.
-SizeAssignment wrapRings(const BarrierSkeleton &sk, SizeAssignment sizes) {
+SizeAssignment wrapRings(const BarrierSkeleton &sk, const SizeRelations &rel,
+                         SizeAssignment sizes) {
   for (int round = 0; round < 8; ++round) {
     int loop = shortRingLoop(sk, sizes);
     if (loop < 0)
       return sizes;
     bool raised = false;
-    for (const std::string &name : namesUsed(sk.loops[size_t(loop)].trip())) {
+    // A symbol the where clause defines (`kt` reads KB, KB == K / 128) is
+    // raised through the free symbols of its definition.
+    for (const std::string &name : rel.freeBehind(namesUsed(sk.loops[size_t(loop)].trip()))) {
       auto it = sizes.find(name);
       if (it == sizes.end())
         continue;
@@ -132,8 +136,7 @@ SizeAssignment wrapRings(const BarrierSkeleton &sk, SizeAssignment sizes) {
       for (int shift = 1; shift <= 20 && !hi; ++shift) {
         SizeAssignment trial = sizes;
         trial[name] = v << shift;
-        std::string ignored;
-        if (admittedSizes(sk, trial, ignored) && shortRingLoop(sk, trial) != loop)
+        if (rel.admits(trial, name) && shortRingLoop(sk, trial) != loop)
           hi = v << shift;
       }
       if (!hi)
@@ -141,8 +144,7 @@ SizeAssignment wrapRings(const BarrierSkeleton &sk, SizeAssignment sizes) {
       for (int64_t c = std::max(v + 1, hi / 2); c <= hi; ++c) {
         SizeAssignment trial = sizes;
         trial[name] = c;
-        std::string ignored;
-        if (admittedSizes(sk, trial, ignored) && shortRingLoop(sk, trial) != loop) {
+        if (rel.admits(trial, name) && shortRingLoop(sk, trial) != loop) {
           sizes = trial;
           raised = true;
           break;
@@ -177,18 +179,23 @@ double tensorElements(const Kernel &kernel, const SizeAssignment &sizes) {
 // smallest admitted value and the rings re-wrapped; a change is kept when it
 // makes the tensors smaller, until none does. `keep` is what a change must
 // preserve besides the ring wraps (the persistent size's second tile).
-SizeAssignment shrink(const BarrierSkeleton &sk, const Kernel &kernel, SizeAssignment sizes,
+// Only free symbols are reset: a defined one follows its definition
+// (SizeRelations.h), so lowering K lowers KB with it.
+SizeAssignment shrink(const BarrierSkeleton &sk, const SizeRelations &rel, const Kernel &kernel,
+                      SizeAssignment sizes,
                       const std::function<bool(const SizeAssignment &)> &keep = nullptr) {
   for (bool improved = true; improved;) {
     improved = false;
     for (auto &[name, value] : SizeAssignment(sizes)) {
+      if (rel.defined(name))
+        continue;
       for (int64_t c = 1; c < value && c <= 4096; ++c) {
         SizeAssignment trial = sizes;
         trial[name] = c;
-        std::string ignored;
-        if (!admittedSizes(sk, trial, ignored))
+        if (!rel.admits(trial, name))
           continue;
-        trial = wrapRings(sk, trial);
+        trial = wrapRings(sk, rel, trial);
+        std::string ignored;
         if (admittedSizes(sk, trial, ignored) && shortRingLoop(sk, trial) < 0 &&
             (!keep || keep(trial)) &&
             tensorElements(kernel, trial) < tensorElements(kernel, sizes)) {
@@ -219,48 +226,51 @@ std::optional<int64_t> gridExtent(const BarrierSkeleton &sk, size_t d,
 // value that suffices, then, within the edge's window above it, to the one
 // with the fewest trailing zero bits (the last CTA stays ragged).
 constexpr int64_t kGridSpread = 3;
-SizeAssignment spreadGrid(const BarrierSkeleton &sk, SizeAssignment sizes) {
+SizeAssignment spreadGrid(const BarrierSkeleton &sk, const SizeRelations &rel,
+                          SizeAssignment sizes) {
   for (size_t d = 0; d < sk.grid.size(); ++d) {
-    auto spread = [&](const SizeAssignment &trial) {
-      std::string ignored;
+    std::string name;
+    auto spread = [&](SizeAssignment &trial) {
+      if (!rel.admits(trial, name))
+        return false;
       auto g = gridExtent(sk, d, trial);
-      return g && *g >= kGridSpread && admittedSizes(sk, trial, ignored);
+      return g && *g >= kGridSpread;
     };
     auto now = gridExtent(sk, d, sizes);
     if (!now || *now >= kGridSpread)
       continue;
-    for (const std::string &name : namesUsed(sk.grid[d])) {
+    for (const std::string &symbol : rel.freeBehind(namesUsed(sk.grid[d]))) {
+      name = symbol;
       auto it = sizes.find(name);
       if (it == sizes.end())
         continue;
       int64_t v = it->second, hi = 0;
-      SizeAssignment trial = sizes;
-      for (int shift = 1; shift <= 20 && !hi; ++shift) {
-        trial[name] = v << shift;
-        if (spread(trial))
+      auto at = [&](int64_t c) {
+        SizeAssignment trial = sizes;
+        trial[name] = c;
+        return spread(trial) ? std::optional<SizeAssignment>(trial) : std::nullopt;
+      };
+      for (int shift = 1; shift <= 20 && !hi; ++shift)
+        if (at(v << shift))
           hi = v << shift;
-      }
       if (!hi)
         continue;
       int64_t least = hi;
-      for (int64_t c = std::max(v + 1, hi / 2); c <= hi; ++c) {
-        trial[name] = c;
-        if (spread(trial)) {
+      for (int64_t c = std::max(v + 1, hi / 2); c <= hi; ++c)
+        if (at(c)) {
           least = c;
           break;
         }
-      }
       std::optional<int64_t> best;
       for (int64_t c = least; c <= least + 1024; ++c) {
-        trial[name] = c;
-        if (!spread(trial))
+        if (!at(c))
           continue;
         if (!best || trailingZeros(c) < trailingZeros(*best))
           best = c;
         if (trailingZeros(c) == 0)
           break;
       }
-      sizes[name] = best.value_or(least);
+      sizes = *at(best.value_or(least));
       break;
     }
   }
@@ -284,37 +294,40 @@ std::optional<std::vector<SimSize>> chooseSimSizes(const Kernel &kernel, std::st
     out.push_back({{}, 0, "small"});
     return out;
   }
+  SizeRelations rel(kernel, sk, symbols);
   auto smallest = smallestTwoRoundSizes(sk, why);
   if (!smallest)
     return std::nullopt;
-  SizeAssignment small = wrapRings(sk, onlySymbols(*smallest, symbols));
+  SizeAssignment small = wrapRings(sk, rel, onlySymbols(*smallest, symbols));
   if (shortRingLoop(sk, small) < 0)
-    small = shrink(sk, kernel, small);
+    small = shrink(sk, rel, kernel, small);
   out.push_back({small, 0, "small"});
 
-  // Edge: every symbol raised, ragged where the where clause admits it.
+  // Edge: every free symbol raised, ragged where the where clause admits it
+  // (a defined symbol follows its definition).
   SizeAssignment edge = small;
-  for (const std::string &s : symbols) {
+  for (const std::string &s : rel.free()) {
     int64_t v = small.count(s) ? small[s] : 1;
     int64_t lo = v + 65;
     std::optional<int64_t> best;
+    std::optional<SizeAssignment> bestSizes;
     for (int64_t c = lo; c <= lo + 1024; ++c) {
       SizeAssignment trial = edge;
       trial[s] = c;
-      std::string ignored;
-      if (!admittedSizes(sk, trial, ignored))
+      if (!rel.admits(trial, s))
         continue;
-      if (!best || trailingZeros(c) < trailingZeros(*best))
+      if (!best || trailingZeros(c) < trailingZeros(*best)) {
         best = c;
+        bestSizes = trial;
+      }
       if (trailingZeros(c) == 0)
         break;
     }
-    if (best)
-      edge[s] = *best;
+    if (bestSizes)
+      edge = *bestSizes;
   }
-  edge = spreadGrid(sk, edge);
-  std::string ignored;
-  if (edge != small && admittedSizes(sk, edge, ignored))
+  edge = spreadGrid(sk, rel, edge);
+  if (edge != small && rel.admits(edge))
     out.push_back({edge, 0, "edge"});
 
   // Persistent: more tiles than CTAs.
@@ -324,30 +337,32 @@ std::optional<std::vector<SimSize>> chooseSimSizes(const Kernel &kernel, std::st
       std::optional<SizeAssignment> bestSizes;
       double bestCost = 0;
       auto cost = [&](const SizeAssignment &sizes) { return tensorElements(kernel, sizes); };
-      auto persistent = [&](const SizeAssignment &sizes) {
-        std::string ignored;
+      // `sizes` completed, admitted, and CTA 0 runs two tiles.
+      auto persistent = [&](SizeAssignment &sizes, const std::string &varied) {
+        if (!rel.admits(sizes, varied))
+          return false;
         auto t = persistentTrip(sk, sizes);
-        return t && *t >= 2 && admittedSizes(sk, sizes, ignored);
+        return t && *t >= 2;
       };
-      for (const std::string &s : symbols) {
-        SizeAssignment trial = small;
+      for (const std::string &s : rel.free()) {
+        auto at = [&](int64_t c) -> std::optional<SizeAssignment> {
+          SizeAssignment trial = small;
+          trial[s] = c;
+          return persistent(trial, s) ? std::optional<SizeAssignment>(trial) : std::nullopt;
+        };
         int64_t hi = 0;
-        for (int shift = 1; shift <= 18 && !hi; ++shift) {
-          trial[s] = small[s] << shift;
-          if (persistent(trial))
-            hi = trial[s];
-        }
+        for (int shift = 1; shift <= 18 && !hi; ++shift)
+          if (at(small[s] << shift))
+            hi = small[s] << shift;
         if (!hi)
           continue;
         // The smallest value that suffices, above the last that did not.
-        for (int64_t c = std::max(small[s] + 1, hi / 2); c <= hi; ++c) {
-          trial[s] = c;
-          if (persistent(trial))
-            break;
-        }
-        if (!bestSizes || cost(trial) < bestCost) {
+        std::optional<SizeAssignment> trial;
+        for (int64_t c = std::max(small[s] + 1, hi / 2); c <= hi && !trial; ++c)
+          trial = at(c);
+        if (!bestSizes || cost(*trial) < bestCost) {
           bestSizes = trial;
-          bestCost = cost(trial);
+          bestCost = cost(*trial);
         }
       }
       // The other symbols shrunk again: with two tiles CTA 0's ring loop runs
@@ -355,9 +370,12 @@ std::optional<std::vector<SimSize>> chooseSimSizes(const Kernel &kernel, std::st
       // twice (gemm_bf16_sm90: K = 136 instead of 328, 2.4 times fewer
       // elements of A to fill and multiply).
       if (bestSizes) {
-        SizeAssignment sizes = wrapRings(sk, *bestSizes);
+        SizeAssignment sizes = wrapRings(sk, rel, *bestSizes);
         if (shortRingLoop(sk, sizes) < 0)
-          sizes = shrink(sk, kernel, sizes, persistent);
+          sizes = shrink(sk, rel, kernel, sizes, [&](const SizeAssignment &trial) {
+            SizeAssignment completed = trial;
+            return persistent(completed, "");
+          });
         out.push_back({sizes, 1, "persistent"});
       }
     }

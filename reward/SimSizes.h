@@ -16,6 +16,9 @@
 //     the other symbols then shrunk as far as the rings still wrap twice for
 //     CTA 0 (two tiles need half the K of one), run on CTA 0 alone (the
 //     elements it wrote are compared).
+// Every search varies the free symbols; a symbol the where clause defines
+// (`KB == K / 128`) follows its definition, and a relation a change breaks
+// in another free symbol (`M % N == 0`) is repaired (SizeRelations.h).
 // Internal to reward/.
 #pragma once
 

@@ -9,6 +9,7 @@
 // (docs/reward.md).
 #include "simulator/Simulate.h"
 #include "reward/SimSizes.h"
+#include "reward/SizeRelations.h"
 #include "reward/Stages.h"
 #include "simulator/Engine.h"
 #include "simulator/Problem.h"
@@ -93,6 +94,9 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
   std::string why;
   std::optional<std::vector<SimSize>> sizes =
       req.sizes == "auto" ? chooseSimSizes(kernel, why) : parseSimSizes(req.sizes, why);
+  if (sizes && req.sizes != "auto")
+    for (SimSize &size : *sizes) // KB of `KB == K / 128` need not be given
+      defineSymbols(kernel, size.values, false);
   if (!sizes) {
     r.status = req.sizes == "auto" ? StageStatus::Unknown : StageStatus::Fail;
     r.reason = why;

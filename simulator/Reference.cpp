@@ -2,6 +2,7 @@
 
 #include "simulator/Mt64.h"
 #include "simulator/Numerics.h"
+#include "simulator/Packed.h"
 #include "simulator/ReferenceRules.h"
 #include "simulator/Value.h"
 
@@ -157,6 +158,10 @@ std::optional<ProblemError> bindOption(BoundProblem &p, const ProblemOption &o,
 
 std::vector<double> decodedValues(const HostTensor &t) {
   std::vector<double> v(t.elements());
+  if (!isPacked(t.dtype) && t.bytes.size() >= v.size() * size_t(dtypeBytes(t.dtype))) {
+    decodeFloats(t.dtype, t.bytes.data(), t.elements(), v.data());
+    return v;
+  }
   for (int64_t i = 0; i < t.elements(); ++i)
     v[i] = decodeFloat(t.dtype, t.bitsAt(i));
   return v;
@@ -310,6 +315,25 @@ void fillRandomInput(HostTensor &t, uint64_t seed, bool isScale) {
           break;
       }
       std::memcpy(out + 2 * i, &bits, 2);
+    }
+    return;
+  }
+  if (t.dtype == Dtype::f8e4m3 && !isScale && t.bytes.size() >= size_t(n)) {
+    // The fp8 GEMMs' inputs (B of the block-scaled GEMM's persistent size:
+    // 10.8 million elements): the general loop's draws and bits, with
+    // encodeFloat's e4m3 rounding inline and e4m3's zeros (0x00, 0x80) and
+    // NaNs (0x7F, 0xFF; it has no infinities) recognised on the bits.
+    uint8_t *out = t.bytes.data();
+    for (int64_t i = 0; i < n; ++i) {
+      uint32_t bits = 0;
+      for (;;) {
+        double d = dist(rng);
+        if (!e4m3OfUnitFloat(static_cast<float>(d), bits))
+          bits = static_cast<uint32_t>(encodeFloat(Dtype::f8e4m3, d));
+        if ((bits & 0x7Fu) != 0 && (bits & 0x7Fu) != 0x7Fu)
+          break;
+      }
+      out[i] = static_cast<uint8_t>(bits);
     }
     return;
   }

@@ -187,14 +187,22 @@ std::vector<double> scaledValues(const BoundProblem &p, const std::vector<HostTe
   std::vector<double> s = decodedValues(sc);
   ScaleLayout l = scaleLayout(p, input == 0);
   int64_t rows = x.shape[0], cols = x.shape[1];
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) {
-      // The scale's coordinates in the operand's stored orientation.
-      int64_t sr = l.kFirst ? r / l.block : r / l.other;
-      int64_t scol = l.kFirst ? c / l.other : c / l.block;
-      int64_t storedCols = sc.shape[1];
-      v[r * cols + c] *= l.transposed ? s[scol * storedCols + sr] : s[sr * storedCols + scol];
+  // The scale's coordinates in the operand's stored orientation: row r reads
+  // scale row r / rowStep, and a run of colStep columns shares one scale.
+  // (Integer options are positive: Reference.cpp bindOption.)
+  const int64_t rowStep = std::max<int64_t>(1, l.kFirst ? l.block : l.other),
+                colStep = std::max<int64_t>(1, l.kFirst ? l.other : l.block);
+  const int64_t storedCols = sc.shape[1];
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t sr = r / rowStep;
+    double *row = v.data() + r * cols;
+    for (int64_t c0 = 0; c0 < cols; c0 += colStep) {
+      int64_t scol = c0 / colStep;
+      double scale = l.transposed ? s[scol * storedCols + sr] : s[sr * storedCols + scol];
+      for (int64_t c = c0; c < std::min(cols, c0 + colStep); ++c)
+        row[c] *= scale;
     }
+  }
   return v;
 }
 

@@ -3,6 +3,7 @@
 #include "simulator/Numerics.h"
 
 #include <array>
+#include <cmath>
 #include <bit>
 #include <cstring>
 #include <vector>
@@ -42,6 +43,8 @@ uint64_t encodeFloat(Dtype dtype, double value) {
   float f = static_cast<float>(value);
   if (dtype == Dtype::f32)
     return std::bit_cast<uint32_t>(f);
+  if (uint32_t bits = 0; dtype == Dtype::f8e4m3 && e4m3OfUnitFloat(f, bits))
+    return bits;
   if (dtype == Dtype::bf16) {
     // A normal float no larger than bf16's largest finite value: rounding
     // the bits to nearest even is numerics::encode's result (checked for
@@ -74,6 +77,26 @@ double decodeFloat(Dtype dtype, uint64_t bits) {
   if (const std::vector<float> *table = decodeTable(dtype); table && bits < table->size())
     return (*table)[bits];
   return numerics::decode(static_cast<uint32_t>(bits), *numerics::floatFormat(dtype));
+}
+
+void decodeFloats(Dtype dtype, const uint8_t *bytes, int64_t n, double *out) {
+  const int width = dtypeBytes(dtype);
+  const std::vector<float> *table = isFloat(dtype) ? decodeTable(dtype) : nullptr;
+  if (table && width == 1) {
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = (*table)[bytes[i]];
+    return;
+  }
+  if (table && width == 2) {
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = (*table)[uint32_t(bytes[2 * i]) | uint32_t(bytes[2 * i + 1]) << 8];
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, bytes + i * width, size_t(width));
+    out[i] = decodeFloat(dtype, bits);
+  }
 }
 
 int64_t decodeInt(Dtype dtype, uint64_t bits) {

@@ -167,6 +167,27 @@ TEST_CASE("encodeFloat's bf16 shortcut is numerics::encode on every 251st float"
   CHECK(differ == 0);
 }
 
+TEST_CASE("encodeFloat's e4m3 shortcut is numerics::encode on every 251st float") {
+  // encodeFloat rounds floats of magnitude at most 1 on the bits (normals)
+  // or as a count of 2^-9 (subnormals); the rest take the general path.
+  int64_t differ = 0, shortcut = 0;
+  for (uint64_t bits = 0; bits <= 0xFFFFFFFFu; bits += 251) {
+    float x = floatOf(static_cast<uint32_t>(bits));
+    shortcut += std::fabs(x) <= 1.0f;
+    if (sim::encodeFloat(Dtype::f8e4m3, x) != encode(x, fmt(Dtype::f8e4m3)))
+      ++differ;
+  }
+  // The boundaries: zeros, the subnormal ties (2^-10: to 0; 3 * 2^-10: to 2),
+  // the last subnormal's tie with the smallest normal, the smallest normal,
+  // a normal tie to even each way, the largest value below 1, 1 itself.
+  for (float x : {0.0f, -0.0f, 0x1p-10f, 0x3p-10f, 0x5p-10f, 0xFp-10f, 0x1p-6f, -0x1p-6f,
+                  0x1.1p-6f, 0x1.3p-6f, 0x1.fp-1f, 0x1.fffffep-1f, 1.0f, -1.0f, 0x1p-149f})
+    if (sim::encodeFloat(Dtype::f8e4m3, x) != encode(x, fmt(Dtype::f8e4m3)))
+      ++differ;
+  CHECK(shortcut > 1000000);
+  CHECK(differ == 0);
+}
+
 TEST_CASE("nearest even matches a brute-force oracle at every midpoint") {
   for (Dtype d : {Dtype::f8e4m3, Dtype::f8e5m2, Dtype::f6e2m3, Dtype::f6e3m2, Dtype::f4e2m1})
     checkNearestEven(fmt(d));

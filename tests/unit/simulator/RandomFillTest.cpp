@@ -7,6 +7,7 @@
 #include "ir/Parser.h"
 #include "simulator/Engine.h"
 #include "simulator/Mt64.h"
+#include "simulator/Numerics.h"
 #include "simulator/Poison.h"
 #include "simulator/Reference.h"
 #include "simulator/ReferenceRules.h"
@@ -42,7 +43,8 @@ void plainFill(HostTensor &t, uint64_t seed) {
     uint64_t bits = 0;
     double value = 0;
     do {
-      bits = encodeFloat(t.dtype, dist(rng));
+      // numerics::encode itself, not encodeFloat's bf16 and e4m3 shortcuts.
+      bits = numerics::encode(static_cast<float>(dist(rng)), *numerics::floatFormat(t.dtype));
       value = decodeFloat(t.dtype, bits);
     } while (value == 0.0 || !std::isfinite(value));
     t.setBits(i, bits);
@@ -106,6 +108,15 @@ TEST_CASE("fillRandomInput's bf16 path gives the general loop's bits") {
   for (uint64_t seed : {uint64_t{1}, uint64_t{7}, uint64_t{14}, uint64_t{0xDEADBEEFull}})
     for (const char *name : {"A", "B", "weights"}) {
       HostTensor fast = tensor(name, Dtype::bf16, {129, 257});
+      HostTensor plain = fast;
+      fillRandomInput(fast, seed, false);
+      plainFill(plain, seed);
+      CHECK(fast.bytes == plain.bytes);
+    }
+  // e4m3 (the fp8 GEMMs' inputs) through encodeFloat's shortcut.
+  for (uint64_t seed : {uint64_t{1}, uint64_t{7}, uint64_t{14}})
+    for (const char *name : {"A", "B"}) {
+      HostTensor fast = tensor(name, Dtype::f8e4m3, {257, 513});
       HostTensor plain = fast;
       fillRandomInput(fast, seed, false);
       plainFill(plain, seed);
