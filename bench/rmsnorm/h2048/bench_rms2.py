@@ -16,8 +16,9 @@ words) picks the phases, default "h2048 h1024 sweep":
   h1024  1024 x 1024: the floors (an empty grid, the 2 MiB copy, the read
          alone, the write alone) with the lowered points and Triton, cold
          L2 + sleep and back to back;
-  sweep  every shape of sweep.txt: every lowered point of its H, Triton at
-         each listed num_warps.
+  sweep  every shape of sweep.txt: every lowered point of its H, diag2.cu's
+         one-row variants of its H (plain, X evict-first, X streaming),
+         Triton at each listed num_warps.
 Harness: codegen/gpu_harness.py's time_one (256 MiB L2 flush, a GPU sleep of
 200000 cycles, one call between two CUDA events), candidates round-robin
 (reversed on odd rounds). For each candidate: median, mean, the middle half's
@@ -78,6 +79,10 @@ for line in open(os.path.join(here, "fam.txt")):
     if line.strip():
         h, name = line.split()
         FAM.setdefault(int(h), []).append(name)
+# diag2.cu's one-row variants of every H, timed in the sweep too.
+DIAG_SWEEP = {512: 64, 1024: 128, 2048: 256, 4096: 256, 8192: 512, 16384: 512}
+DIAG_SWEEP = {h: [f"diag_h{h}_t{t}{v}" for v in ("", "_ldef", "_ldcs")]
+              for h, t in DIAG_SWEEP.items()}
 NW = {512: [1, 2, 4], 1024: [1, 2, 4, 8], 2048: [1, 2, 4, 8, 16], 4096: [4, 8, 16],
       8192: [4, 8, 16], 16384: [8, 16, 32]}
 SWEEP = [line.split() for line in open(os.path.join(here, "sweep.txt")) if line.strip()]
@@ -269,7 +274,7 @@ for phase in PHASES:
             r, h = int(r), int(h)
             if late(f"{r}x{h}"):
                 break
-            fns, info, _, keep = setup(r, h, FAM.get(h, []), NW[h])
+            fns, info, _, keep = setup(r, h, FAM.get(h, []) + DIAG_SWEEP[h], NW[h])
             n = r * h
             reps = mult * (20 if n >= 256 << 20 else 50 if n >= 16 << 20 else 150)
             measure(r, h, fns, info, "cold_sleep", reps, {"pick": pick})

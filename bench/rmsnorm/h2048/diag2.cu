@@ -86,11 +86,11 @@ __device__ __forceinline__ V8 pack(const float f[8]) {
 // RMSNorm, T threads a row (V = H / (8 T) 16-byte vectors a thread, vector j
 // of thread t at column (j T + t) 8), RPC rows a CTA (each row's T threads
 // meet at a named barrier of their own; bar 0 for the whole CTA when RPC is
-// 1). Bounded to 32 registers, so that 2048 threads fit an SM (one wave of
-// 1024 rows on 132 SMs). NBAR 2: a second barrier after the partials are read (Triton's). WF:
+// 1). With one vector a thread bounded to 32 registers, so that 2048 threads
+// fit an SM (one wave of 1024 rows on 132 SMs). NBAR 2: a second barrier after the partials are read (Triton's). WF:
 // W loaded before X.
 template <int H, int T, int RPC, int LD, int ST, int NBAR, bool WF>
-__global__ void __launch_bounds__(T *RPC, 2048 / (T * RPC))
+__global__ void __launch_bounds__(T *RPC, H / (8 * T) == 1 ? 2048 / (T * RPC) : 1)
     k_rms(const __nv_bfloat16 *X, const __nv_bfloat16 *W, __nv_bfloat16 *Y, float eps) {
   constexpr int V = H / (8 * T);
   constexpr int NW = T / 32;
@@ -266,3 +266,16 @@ RMS(t128_r4, 2048, 128, 4, 0, 0, 1, false)
 RMS(t64_r4, 2048, 64, 4, 0, 0, 1, false)
 // 1024 x 1024, the table's point (T 128) by hand:
 RMS(t128_h1024, 1024, 128, 1, 0, 0, 1, false)
+// Every H of the sweep: one row a CTA of T threads (the table's one-row point
+// at H 1024 and above), plain, with X loaded evict-first (L2 policy) and
+// streaming (.cs).
+#define RMS3(H, T)                                                                                \
+  RMS(h##H##_t##T, H, T, 1, 0, 0, 1, false)                                                       \
+  RMS(h##H##_t##T##_ldef, H, T, 1, 4, 0, 1, false)                                                \
+  RMS(h##H##_t##T##_ldcs, H, T, 1, 3, 0, 1, false)
+RMS3(512, 64)
+RMS3(1024, 128)
+RMS3(2048, 256)
+RMS3(4096, 256)
+RMS3(8192, 512)
+RMS3(16384, 512)
