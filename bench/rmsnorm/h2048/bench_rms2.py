@@ -13,8 +13,8 @@ words) picks the phases, default "h2048 h1024 sweep":
          H 2048, Triton at num_warps 1-16, and Triton's own cubin (nw 4, 8)
          launched through the driver API as ours are (cuLaunchKernel), so
          that the launch path and the code can be told apart;
-  h1024  1024 x 1024: the floors (an empty grid, the 2 MiB copy, the read
-         alone, the write alone) with the lowered points and Triton, cold
+  h1024  1024 x 1024: the floors (an empty grid, the 2 MiB copy by a kernel
+         as ours and by cudaMemcpyAsync, the read alone, the write alone) with the lowered points and Triton, cold
          L2 + sleep and back to back;
   sweep  every shape of sweep.txt: every lowered point of its H, diag2.cu's
          one-row variants of its H (plain, X evict-first, X streaming),
@@ -48,7 +48,7 @@ os.makedirs(outdir, exist_ok=True)
 LOG = open(os.path.join(outdir, "log.txt"), "a")
 SLEEP = 200000
 BLOCKS = 5
-FLOORS = ("diag_empty_grid", "diag_copy", "diag_read", "diag_write")
+FLOORS = ("diag_empty1", "diag_empty_grid", "diag_copy", "diag_memcpy", "diag_read", "diag_write")
 
 
 def log(msg):

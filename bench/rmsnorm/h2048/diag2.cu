@@ -3,7 +3,7 @@
 // hand, not lowered: they measure ideas (cache hints, barriers, rows a CTA,
 // the kind of load) before any is carried into kernels/rmsnorm_family.tile,
 // and floors (an empty grid, a copy of X into Y, a read of X alone, a write
-// of Y alone) of the same bytes as the RMSNorm at the shape. Each launcher
+// of Y alone, and the runtime's cudaMemcpyAsync of X into Y) of the same bytes as the RMSNorm at the shape. Each launcher
 // has the ctypes signature of a lowered kernel's tilescope_launch_K:
 //   int diag_K(void *const *tensors /* X, W, Y */, const int64_t *symbols /* R, H */,
 //              const double *scalars /* eps */, cudaStream_t stream)
@@ -239,6 +239,18 @@ int rms(void *const *t, const int64_t *sym, const double *sc, cudaStream_t st) {
 #define SIG void *const *t, const int64_t *sym, const double *sc, cudaStream_t st
 #define FLOOR(NAME)                                                                               \
   extern "C" int diag_##NAME(SIG) { return floorAt(#NAME, t, sym, sc, st); }
+// An empty kernel of one CTA: what the interval costs with no work.
+extern "C" int diag_empty1(SIG) {
+  (void)t, (void)sym, (void)sc;
+  k_empty<<<1, 32, 0, st>>>();
+  return (int)cudaGetLastError();
+}
+// The runtime's device-to-device copy of X into Y (cudaMemcpyAsync).
+extern "C" int diag_memcpy(SIG) {
+  Args a = args(t, sym, sc);
+  return (int)cudaMemcpyAsync(a.Y, a.X, (size_t)a.R * a.H * sizeof(__nv_bfloat16),
+                              cudaMemcpyDeviceToDevice, st);
+}
 FLOOR(empty_grid)
 FLOOR(copy)
 FLOOR(read)
