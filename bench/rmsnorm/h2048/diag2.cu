@@ -2,9 +2,9 @@
 // floors of issue 19's 1024 x 1024 (helper rms2, session 15). Written by
 // hand, not lowered: they measure ideas (cache hints, barriers, rows a CTA,
 // the kind of load) before any is carried into kernels/rmsnorm_family.tile,
-// and floors (an empty grid, a copy of X into Y, a read of X alone, a write
-// of Y alone, and the runtime's cudaMemcpyAsync of X into Y) of the same bytes as the RMSNorm at the shape. Each launcher
-// has the ctypes signature of a lowered kernel's tilescope_launch_K:
+// and floors (an empty kernel, an empty grid, a copy of X into Y by a kernel
+// and by the runtime's cudaMemcpyAsync, a read of X alone, a write of Y
+// alone) of the same bytes as the RMSNorm at the shape. Each launcher has the ctypes signature of a lowered kernel's tilescope_launch_K:
 //   int diag_K(void *const *tensors /* X, W, Y */, const int64_t *symbols /* R, H */,
 //              const double *scalars /* eps */, cudaStream_t stream)
 // and returns 2 for an H it was not built for.
