@@ -71,7 +71,7 @@ def words(name, default):
 
 
 diag = ctypes.CDLL(os.path.join(here, "diag2.so"))
-DIAG2048 = ["t256", "t256_bar2", "t256_ld", "t256_l256", "t256_ldcs", "t256_ldef", "t256_ldna",
+DIAG2048 = ["t256", "t256_bar2", "t256_ld", "t256_l256", "t256_ldcs", "t256_ldef", "t256_ldna", "t256_ldnaef", "t256_ldef_stef",
             "t256_stcs", "t256_stef", "t256_ldcs_stcs", "t256_wfirst", "t256_r2", "t256_r4",
             "t128", "t128_r2", "t128_r4", "t64_r4"]
 DIAG2048 = words("diag.txt", DIAG2048)

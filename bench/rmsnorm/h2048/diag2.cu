@@ -21,8 +21,9 @@ struct V8 {
 
 // The X load: 0 ld.global.nc (what nvcc makes of the lowered code), 1 plain
 // ld.global (Triton's), 2 .nc with the 256-byte L2 prefetch, 3 ld.global.cs
-// (streaming: evict first), 4 L1::no_allocate + an L2 evict_first policy,
-// 5 ld.global.L1::no_allocate.
+// (streaming: evict first), 4 .nc with an L2 evict_first policy (what
+// `tilescope lower --evict-first` emits), 5 ld.global.L1::no_allocate, 6
+// L1::no_allocate with the evict_first policy (bench/rmsnorm/make_ef.py's).
 template <int LD> __device__ __forceinline__ V8 ldx(const void *p) {
   V8 v;
   if constexpr (LD == 0)
@@ -38,6 +39,11 @@ template <int LD> __device__ __forceinline__ V8 ldx(const void *p) {
     asm volatile("ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(v.w[0]), "=r"(v.w[1]), "=r"(v.w[2]), "=r"(v.w[3]) : "l"(p));
   else if constexpr (LD == 4) {
+    uint64_t pol;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+    asm volatile("ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=r"(v.w[0]), "=r"(v.w[1]), "=r"(v.w[2]), "=r"(v.w[3]) : "l"(p), "l"(pol));
+  } else if constexpr (LD == 6) {
     uint64_t pol;
     asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
     asm volatile("ld.global.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
@@ -266,6 +272,8 @@ RMS(t256_l256, 2048, 256, 1, 2, 0, 1, false)
 RMS(t256_ldcs, 2048, 256, 1, 3, 0, 1, false)
 RMS(t256_ldef, 2048, 256, 1, 4, 0, 1, false)
 RMS(t256_ldna, 2048, 256, 1, 5, 0, 1, false)
+RMS(t256_ldnaef, 2048, 256, 1, 6, 0, 1, false)
+RMS(t256_ldef_stef, 2048, 256, 1, 4, 2, 1, false)
 RMS(t256_stcs, 2048, 256, 1, 0, 1, 1, false)
 RMS(t256_stef, 2048, 256, 1, 0, 2, 1, false)
 RMS(t256_ldcs_stcs, 2048, 256, 1, 3, 1, 1, false)
