@@ -55,6 +55,11 @@ cl::opt<bool> pdl("pdl",
                   cl::desc("Launch with programmatic dependent launch (griddepcontrol.wait "
                            "first in every thread; sm_90a and later)"),
                   cl::sub(lowerCommand));
+cl::list<std::string> evictFirst(
+    "evict-first",
+    cl::desc("Read and write these global tensors with an L2 evict_first cache policy (a hint: "
+             "the kernel's results and proofs are unchanged)"),
+    cl::value_desc("TENSOR,..."), cl::CommaSeparated, cl::sub(lowerCommand));
 cl::opt<bool> verifyPtx("verify-ptx",
                         cl::desc("Compile with nvcc; check the PTX and ptxas's report"),
                         cl::sub(lowerCommand));
@@ -108,7 +113,9 @@ int runLower() {
     }
     source = lowered->source;
   } else {
-    auto lowered = codegen::lowerModule(module, diag, kernelName, pdl);
+    auto lowered = codegen::lowerModule(module, diag, kernelName, pdl,
+                                        std::vector<std::string>(evictFirst.begin(),
+                                                                 evictFirst.end()));
     if (!lowered)
       return kInputError;
     for (const codegen::LoweredKernel &k : lowered->kernels)
