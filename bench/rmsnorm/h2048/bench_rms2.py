@@ -6,7 +6,8 @@ Usage: bench_rms2.py DIR OUTDIR DEADLINE_S
 DIR holds gpu_harness.py (codegen/), diag2.so (diag2.cu: floors and
 hand-written variants, launchers diag_NAME), fam.so with fam.txt (lines
 'H name': lowered points of kernels/rmsnorm_family.tile, launchers
-tilescope_launch_NAME) and sweep.txt (lines 'R H name': the shape and the
+tilescope_launch_NAME), optionally fam2.so / fam2.txt (the same, lowered
+with other flags) and sweep.txt (lines 'R H name': the shape and the
 point `tilescope lower --auto` picks for it). DIR/phases.txt (optional,
 words) picks the phases, default "h2048 h1024 sweep":
   h2048  1024 x 2048: every diag_ variant, the floors, every lowered point of
@@ -17,8 +18,9 @@ words) picks the phases, default "h2048 h1024 sweep":
          as ours and by cudaMemcpyAsync, the read alone, the write alone) with the lowered points and Triton, cold
          L2 + sleep and back to back;
   sweep  every shape of sweep.txt: every lowered point of its H, diag2.cu's
-         one-row variants of its H (plain, X evict-first, X streaming),
-         Triton at each listed num_warps.
+         one-row variant of its H with X streaming (DIR/diag_sweep.txt: the
+         suffixes, "_ldcs" by default), Triton at
+         each listed num_warps.
 Harness: codegen/gpu_harness.py's time_one (256 MiB L2 flush, a GPU sleep of
 200000 cycles, one call between two CUDA events), candidates round-robin
 (reversed on odd rounds). For each candidate: median, mean, the middle half's
@@ -75,15 +77,20 @@ DIAG2048 = ["t256", "t256_bar2", "t256_ld", "t256_l256", "t256_ldcs", "t256_ldef
             "t256_stcs", "t256_stef", "t256_ldcs_stcs", "t256_wfirst", "t256_r2", "t256_r4",
             "t128", "t128_r2", "t128_r4", "t64_r4"]
 DIAG2048 = words("diag.txt", DIAG2048)
+# fam.so / fam.txt, and fam2.so / fam2.txt where present (a second lowering:
+# `tilescope lower --evict-first X`): lines 'H name'.
 FAM, FAMLIB = {}, {}
-famlib = ctypes.CDLL(os.path.join(here, "fam.so"))
-for line in open(os.path.join(here, "fam.txt")):
-    if line.strip():
-        h, name = line.split()
-        FAM.setdefault(int(h), []).append(name)
+for lib in ("fam", "fam2"):
+    if os.path.exists(os.path.join(here, lib + ".so")):
+        handle = ctypes.CDLL(os.path.join(here, lib + ".so"))
+        for line in open(os.path.join(here, lib + ".txt")):
+            if line.strip():
+                h, name = line.split()
+                FAM.setdefault(int(h), []).append(name)
+                FAMLIB[name] = handle
 # diag2.cu's one-row variants of every H, timed in the sweep too.
 DIAG_SWEEP = {512: 64, 1024: 128, 2048: 256, 4096: 256, 8192: 512, 16384: 512}
-DIAG_SWEEP = {h: [f"diag_h{h}_t{t}{v}" for v in ("", "_ldef", "_ldcs")]
+DIAG_SWEEP = {h: [f"diag_h{h}_t{t}{v}" for v in words("diag_sweep.txt", ["_ldcs"])]
               for h, t in DIAG_SWEEP.items()}
 NW = {512: [1, 2, 4], 1024: [1, 2, 4, 8], 2048: [1, 2, 4, 8, 16], 4096: [4, 8, 16],
       8192: [4, 8, 16], 16384: [8, 16, 32]}
@@ -149,7 +156,7 @@ def setup(r, h, names, nws, driver_nws=()):
     stream = torch.cuda.current_stream().cuda_stream
     fns, info = {}, {}
     for name in names:
-        lib, sym = (diag, name) if name.startswith("diag_") else (famlib,
+        lib, sym = (diag, name) if name.startswith("diag_") else (FAMLIB[name],
                                                                     "tilescope_launch_" + name)
         run = bind_launch(fn_of(lib, sym), ptrs, syms, scal, stream, what="")
         info[name] = checked_run(run, Y, rows, ref)

@@ -2,7 +2,8 @@
 # Builds the device folder of bench_rms2.py on the CPU machine:
 #   bench/rmsnorm/h2048/build.sh POINTS.txt SHAPES.txt OUTDIR [TILESCOPE] [NVCC]
 # POINTS.txt: as bench/rmsnorm/h1024/build.sh takes it ('H name SET'), which
-# lowers them into fam.so / fam.txt. SHAPES.txt: lines 'R H'; for each the
+# lowers them into fam.so / fam.txt (and POINTS2 with LOWER2's flags into
+# fam2.so / fam2.txt, where set). SHAPES.txt: lines 'R H'; for each the
 # point `tilescope lower --auto` picks (the tuning table's) is looked up among
 # POINTS.txt's by its parameters and written to OUTDIR/sweep.txt as
 # 'R H name' (the build stops if the table picks a point POINTS.txt lacks).
