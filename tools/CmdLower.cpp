@@ -3,7 +3,9 @@
 // [--verify-ptx]`: dispatch and lower to CUDA C++. A kernel with parameters
 // is lowered at the point of --set, or with --auto at the point a tuning
 // table (tools/ModelInputs.h; the one shipped for --target unless --table)
-// picks for the sizes of --args, said on stderr. With --verify-ptx it also
+// picks for the sizes of --args, said on stderr. --evict-first X,... gives the
+// named global tensors' vector accesses an L2 evict_first policy (a cache
+// hint; codegen/CudaEmitter.h). With --verify-ptx it also
 // compiles with nvcc for each kernel's target (in a fresh folder, devices(N)
 // kernels with the embedded runtime header beside them), checks that the PTX
 // holds the instructions dispatch chose (for devices kernels: the entry and
@@ -128,6 +130,12 @@ int runLower() {
     for (Compiled &k : kernels)
       k.expected.insert(k.expected.end(), {"fence.acq_rel.sys;", "st.relaxed.sys.global.u32",
                                            "ld.acquire.sys.global.u32"});
+  // --evict-first: the policy and a hinted access must reach the PTX (none
+  // when the named tensors have no 4- to 16-byte access).
+  if (!evictFirst.empty())
+    for (Compiled &k : kernels)
+      k.expected.insert(k.expected.end(),
+                        {"createpolicy.fractional.L2::evict_first", ".L2::cache_hint"});
   std::string cuPath = output;
   if (output != "-" || !verifyPtx) {
     if (output == "-") {
