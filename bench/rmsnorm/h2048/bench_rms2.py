@@ -22,18 +22,25 @@ words) picks the phases, default "h2048 h1024 sweep":
          suffixes, "_ldcs" by default), Triton at
          each listed num_warps.
 Harness: codegen/gpu_harness.py's time_one (256 MiB L2 flush, a GPU sleep of
-200000 cycles, one call between two CUDA events), candidates round-robin
-(reversed on odd rounds). For each candidate: median, mean, the middle half's
+200000 cycles, one call between two CUDA events), candidates round-robin,
+each round in a shuffled order; DIR/reps.txt (words K=N: h2048, h1024, b2b
+rounds, sweep_pct the percentage of the sweep's 150 / 50 / 20 rounds a
+session below 16 Mi elements / below 256 Mi / above, sessions) may ask for several
+sessions a shape, each with X, W and Y allocated afresh behind a pad of 1-64
+MiB (the placement of the tensors moves the ratio by a percent or two at the
+small shapes: helper rms2's runs 1 and 2). For each candidate: median, mean, the middle half's
 mean, min; ratio = Triton's best median / the candidate's median; the
 spread: the same ratio in each of 5 consecutive blocks of rounds (min, max),
 the median of the per-round ratios against the best Triton (paired), and
 the cross-validated ratio (Triton's num_warps chosen on the even rounds,
-compared on the odd ones, and the other way round).
+compared on the odd ones, and the other way round), and the ratio in each
+session.
 Writes OUTDIR/log.txt, OUTDIR/results.json (after every step) and
 OUTDIR/triton_h2048.ptx (Triton's PTX at 1024 x 2048, nw 4 and 8)."""
 import ctypes
 import json
 import os
+import random
 import statistics
 import sys
 import time
@@ -97,6 +104,7 @@ NW = {512: [1, 2, 4], 1024: [1, 2, 4, 8], 2048: [1, 2, 4, 8, 16], 4096: [4, 8, 1
 SWEEP = [line.split() for line in open(os.path.join(here, "sweep.txt")) if line.strip()]
 PHASES = words("phases.txt", ["h2048", "h1024", "sweep"])
 REPS = {k: int(v) for k, v in (w.split("=") for w in words("reps.txt", []))}
+SESSIONS = REPS.get("sessions", 1)
 
 results = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
            "triton": triton.__version__, "shapes": []}
@@ -191,15 +199,17 @@ MODES = {"cold_sleep": lambda fn: time_one(fn, SLEEP),
          "b2b": lambda fn: time_one(fn, 10 * SLEEP, flush=False, calls=20)}
 
 
-def rr(fns, mode, reps):
-    """Every timing (µs) of each candidate, round-robin (reversed on odd rounds)."""
+def rr(fns, mode, reps, rng):
+    """Every timing (µs) of each candidate, round-robin, each round in an
+    order of its own (rng's shuffle)."""
     for fn in fns.values():
         fn()
     torch.cuda.synchronize()
     names = list(fns)
     t = {n: [] for n in names}
-    for i in range(reps):
-        for n in (names if i % 2 == 0 else names[::-1]):
+    for _ in range(reps):
+        rng.shuffle(names)
+        for n in names:
             t[n].append(MODES[mode](fns[n]) * 1000.0)
     return t
 
@@ -246,20 +256,54 @@ def stats(t):
     return {"best_triton": best, "cands": out}
 
 
-def measure(r, h, fns, info, mode, reps, extra=None):
-    t = rr(fns, mode, reps)
+def measure(r, h, make, modes, extra=None):
+    """Times the candidates make() returns ((fns, info, keep): setup's) in
+    each of `modes` ((mode, rounds) pairs) in SESSIONS sessions: each
+    allocates a pad of 1-64 MiB (seeded) before make(), so that X, W and Y
+    lie elsewhere in each session, and times `rounds` rounds. The stats are
+    of all sessions' rounds together, with each candidate's ratio in each
+    session (ratio_sessions)."""
+    rng = random.Random(r * 7 + h)
+    runs = {}
+    for s in range(SESSIONS):
+        if s and late(f"{r}x{h} session {s}"):
+            break
+        pad = torch.empty(rng.randrange(1, 64) << 20, dtype=torch.uint8, device="cuda")
+        fns, info, keep = make(s)
+        for mode, rounds in modes:
+            runs.setdefault(mode, []).append(rr(fns, mode, rounds, rng))
+        del fns, keep, pad
+        torch.cuda.empty_cache()
+    for mode, rounds in modes:
+        if mode in runs:
+            record(r, h, info, mode, rounds, runs[mode], extra)
+
+
+def record(r, h, info, mode, reps, sessions, extra):
+    t = {n: [x for s in sessions for x in s[n]] for n in sessions[0]}
     st = stats(t)
-    entry = {"R": r, "H": h, "mode": mode, "reps": reps, "check": info, **st}
+    for n, c in st["cands"].items():
+        if "ratio" in c:
+            c["ratio_sessions"] = [round(min(statistics.median(s[m]) for m in s
+                                             if m.startswith("triton")) /
+                                         statistics.median(s[n]), 4) for s in sessions]
+    entry = {"R": r, "H": h, "mode": mode, "reps": reps, "sessions": len(sessions),
+             "check": info, **st}
     if extra:
         entry.update(extra)
     results["shapes"].append(entry)
     save()
     order = sorted(st["cands"].items(), key=lambda kv: kv[1]["median"])
-    log(f"{r}x{h} {mode} ({reps} reps, best Triton {st['best_triton']}): " +
+    log(f"{r}x{h} {mode} ({len(sessions)} x {reps} reps, best Triton {st['best_triton']}): " +
         ", ".join(f"{n} {c['median']:.3f}/{c['mid_mean']:.3f}" +
-                  (f" [{c['ratio']:.3f} {c['ratio_blocks'][0]:.3f}-{c['ratio_blocks'][1]:.3f}"
-                   f" p{c['ratio_paired']:.3f}]" if "ratio" in c else "")
+                  (f" [{c['ratio']:.3f} s{min(c['ratio_sessions']):.3f}-"
+                   f"{max(c['ratio_sessions']):.3f} cv{c['ratio_cv']:.3f}]" if "ratio" in c else "")
                   for n, c in order))
+
+
+def _drop_compiled(fns_info_compiled_keep):
+    fns, info, compiled, keep = fns_info_compiled_keep
+    return fns, info, (keep, compiled)
 
 
 def late(what):
@@ -274,34 +318,31 @@ for phase in PHASES:
     if phase == "h2048" and not late("h2048"):
         names = list(FLOORS)
         names += [f"diag_{n}" for n in DIAG2048] + FAM.get(2048, [])
-        fns, info, compiled, keep = setup(1024, 2048, names, NW[2048], driver_nws=(4, 8))
-        with open(os.path.join(outdir, "triton_h2048.ptx"), "w") as fh:
-            for nw in (4, 8):
-                if nw in compiled:
-                    fh.write(f"// ==== triton rmsnorm_kernel 1024x2048 num_warps={nw} "
-                             f"shared={compiled[nw].metadata.shared}\n")
-                    fh.write(compiled[nw].asm["ptx"])
-        measure(1024, 2048, fns, info, "cold_sleep", REPS.get("h2048", 600))
-        del fns, keep, compiled
-        torch.cuda.empty_cache()
+
+        def make2048(s):
+            fns, info, compiled, keep = setup(1024, 2048, names, NW[2048], driver_nws=(4, 8))
+            if s == 0:
+                with open(os.path.join(outdir, "triton_h2048.ptx"), "w") as fh:
+                    for nw in (4, 8):
+                        if nw in compiled:
+                            fh.write(f"// ==== triton rmsnorm_kernel 1024x2048 num_warps={nw} "
+                                     f"shared={compiled[nw].metadata.shared}\n")
+                            fh.write(compiled[nw].asm["ptx"])
+            return fns, info, (keep, compiled)
+        measure(1024, 2048, make2048, [("cold_sleep", REPS.get("h2048", 600))])
     elif phase == "h1024" and not late("h1024"):
         names = list(FLOORS) + ["diag_t128_h1024"] + FAM.get(1024, [])
-        fns, info, _, keep = setup(1024, 1024, names, NW[1024])
-        measure(1024, 1024, fns, info, "cold_sleep", REPS.get("h1024", 600))
-        if not late("h1024 b2b"):
-            measure(1024, 1024, fns, info, "b2b", REPS.get("b2b", 60))
-        del fns, keep
-        torch.cuda.empty_cache()
+        measure(1024, 1024, lambda s: _drop_compiled(setup(1024, 1024, names, NW[1024])),
+                [("cold_sleep", REPS.get("h1024", 600)), ("b2b", REPS.get("b2b", 60))])
     elif phase == "sweep":
-        mult = REPS.get("sweep", 1)
+        pct = REPS.get("sweep_pct", 100)
         for r, h, pick in SWEEP:
             r, h = int(r), int(h)
             if late(f"{r}x{h}"):
                 break
-            fns, info, _, keep = setup(r, h, FAM.get(h, []) + DIAG_SWEEP[h], NW[h])
             n = r * h
-            reps = mult * (20 if n >= 256 << 20 else 50 if n >= 16 << 20 else 150)
-            measure(r, h, fns, info, "cold_sleep", reps, {"pick": pick})
-            del fns, keep
-            torch.cuda.empty_cache()
+            reps = max(4, (20 if n >= 256 << 20 else 50 if n >= 16 << 20 else 150) * pct // 100)
+            measure(r, h, lambda s, r=r, h=h: _drop_compiled(
+                setup(r, h, FAM.get(h, []) + DIAG_SWEEP[h], NW[h])),
+                [("cold_sleep", reps)], {"pick": pick})
 log("done")

@@ -34,9 +34,17 @@ def sweep_rows(res):
     return rows
 
 
+def spread(c):
+    """The ratio's min-max over the sessions (sN), else over the blocks of rounds."""
+    if len(c.get("ratio_sessions", [])) > 1:
+        s = c["ratio_sessions"]
+        return f"s{len(s)} {min(s):.3f}-{max(s):.3f}"
+    return f"{c['ratio_blocks'][0]:.3f}-{c['ratio_blocks'][1]:.3f}"
+
+
 def print_sweep(res):
     print(f"\n{res['gpu']}, torch {res['torch']}, triton {res['triton']}\n")
-    print("| R × H | table's point | ours µs | Triton µs (nw) | ratio | blocks min-max | paired "
+    print("| R × H | table's point | ours µs | Triton µs (nw) | ratio | spread | paired "
           "| cross-val. | best other (ratio) |")
     print("|---|---|---|---|---|---|---|---|---|")
     ratios, cv = [], []
@@ -49,7 +57,7 @@ def print_sweep(res):
         cv.append(p["ratio_cv"])
         a = f"`{alt[0]}` {alt[1]['ratio']:.3f}" if alt else ""
         print(f"| {r} × {h} | `{pick}` | {p['median']:.3f} | {tus:.3f} ({tri[len('triton_'):]}) "
-              f"| **{p['ratio']:.3f}** | {p['ratio_blocks'][0]:.3f}-{p['ratio_blocks'][1]:.3f} "
+              f"| **{p['ratio']:.3f}** | {spread(p)} "
               f"| {p['ratio_paired']:.3f} | {p['ratio_cv']:.3f} | {a} |")
     if ratios:
         print(f"\n{len(ratios)} shapes: median ratio {statistics.median(ratios):.4f}, "
@@ -61,14 +69,14 @@ def print_sweep(res):
 def print_phase(res, r, h, mode):
     for e in res["shapes"]:
         if e["R"] == r and e["H"] == h and e["mode"] == mode and "pick" not in e:
-            print(f"\n{r} × {h}, {mode}, {e['reps']} rounds, best Triton {e['best_triton']}\n")
-            print("| candidate | median µs | mid-half mean µs | min µs | ratio | blocks | paired "
+            print(f"\n{r} × {h}, {mode}, {e.get('sessions', 1)} x {e['reps']} rounds, "
+                  f"best Triton {e['best_triton']}\n")
+            print("| candidate | median µs | mid-half mean µs | min µs | ratio | spread | paired "
                   "| cross-val. |")
             print("|---|---|---|---|---|---|---|---|")
             for n, c in sorted(cands(e).items(), key=lambda kv: kv[1]["median"]):
-                rb = c.get("ratio_blocks", [0, 0])
                 print(f"| `{n}` | {c['median']:.3f} | {c['mid_mean']:.3f} | {c['min']:.3f} | "
-                      f"{c.get('ratio', 0):.3f} | {rb[0]:.3f}-{rb[1]:.3f} | "
+                      f"{c.get('ratio', 0):.3f} | {spread(c) if 'ratio' in c else ''} | "
                       f"{c.get('ratio_paired', 0):.3f} | {c.get('ratio_cv', 0):.3f} |")
 
 
