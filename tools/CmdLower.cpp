@@ -39,6 +39,8 @@
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
+
 namespace tilescope::tool {
 namespace {
 namespace cl = llvm::cl;
@@ -115,9 +117,12 @@ int runLower() {
     }
     source = lowered->source;
   } else {
-    auto lowered = codegen::lowerModule(module, diag, kernelName, pdl,
-                                        std::vector<std::string>(evictFirst.begin(),
-                                                                 evictFirst.end()));
+    // --evict-first, and with --auto the tensors the table's entry names.
+    std::vector<std::string> ef(evictFirst.begin(), evictFirst.end());
+    for (const std::string &n : point.evictFirst)
+      if (std::find(ef.begin(), ef.end(), n) == ef.end())
+        ef.push_back(n);
+    auto lowered = codegen::lowerModule(module, diag, kernelName, pdl, ef);
     if (!lowered)
       return kInputError;
     for (const codegen::LoweredKernel &k : lowered->kernels)
@@ -132,7 +137,7 @@ int runLower() {
                                            "ld.acquire.sys.global.u32"});
   // --evict-first: the policy and a hinted access must reach the PTX (none
   // when the named tensors have no 4- to 16-byte access).
-  if (!evictFirst.empty())
+  if (!evictFirst.empty() || !point.evictFirst.empty())
     for (Compiled &k : kernels)
       k.expected.insert(k.expected.end(),
                         {"createpolicy.fractional.L2::evict_first", ".L2::cache_hint"});
