@@ -5,8 +5,10 @@
 # lowers them into fam.so / fam.txt (and POINTS2 with LOWER2's flags into
 # fam2.so / fam2.txt, where set). SHAPES.txt: lines 'R H'; for each the
 # point `tilescope lower --auto` picks (the tuning table's) is looked up among
-# POINTS.txt's by its parameters and written to OUTDIR/sweep.txt as
-# 'R H name' (the build stops if the table picks a point POINTS.txt lacks).
+# POINTS.txt's by its parameters (POINTS2's, lowered with LOWER2, when the
+# table's entry carries the evict_first hint) and written to
+# OUTDIR/sweep.txt as 'R H name' (the build stops if the table picks a point
+# the list lacks).
 # diag2.cu into diag2.so; the harness and run.sh beside them.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -22,9 +24,13 @@ rm -f "$out/diag.cu" "$out/diag.so" "$out/bench_h1024.py" "$out/ncu_h1024.py"
 : > "$out/sweep.txt"
 while read -r r h; do
   [ -n "$r" ] || continue
-  set_=$("$tilescope" lower "$root/kernels/rmsnorm_family.tile" --auto --args "R=$r,H=$h" \
-           -o "$out/pick.cu" 2>&1 | sed -n 's/.* at \([^ ]*\) (tuning table.*/\1/p')
-  name=$(python3 "$here/point_name.py" "$root/kernels/rmsnorm_family.tile" "$points" "$h" "$set_")
+  said=$("$tilescope" lower "$root/kernels/rmsnorm_family.tile" --auto --args "R=$r,H=$h" \
+           -o "$out/pick.cu" 2>&1)
+  set_=$(echo "$said" | sed -n 's/.* at \([^ ]*\) .*(tuning table.*/\1/p')
+  # A pick with the L2 hint (the table's "evict_first") is POINTS2's point.
+  from="$points"
+  case "$said" in *"with --evict-first"*) from="$POINTS2" ;; esac
+  name=$(python3 "$here/point_name.py" "$root/kernels/rmsnorm_family.tile" "$from" "$h" "$set_")
   echo "$r $h $name" >> "$out/sweep.txt"
 done < "$shapes"
 rm -f "$out/pick.cu"
