@@ -14,12 +14,31 @@ def canon(s):
     return ",".join(sorted(p.replace(" ", "") for p in s.split(",")))
 
 
-tile, points, h, want = sys.argv[1:5]
-named = {m.group(1): canon(m.group(2))
-         for m in re.finditer(r"^\s*point\s+(\w+)\(([^)]*)\)", open(tile).read(), re.M)}
-for line in open(points):
-    f = line.split()
-    if len(f) == 3 and f[0] == h and canon(named.get(f[2], f[2])) == canon(want):
-        print(f[1])
-        sys.exit(0)
-sys.exit(f"point_name.py: no point of H {h} in {points} is {want}")
+def named_points(tile):
+    """{point name: its K=V,... text} of the family's `point` lines."""
+    return {m.group(1): m.group(2).replace(" ", "")
+            for m in re.finditer(r"^\s*point\s+(\w+)\(([^)]*)\)", open(tile).read(), re.M)}
+
+
+def settings(tile, points):
+    """{(H, name): K=V,...} of a POINTS.txt file."""
+    named = named_points(tile)
+    out = {}
+    for line in open(points):
+        f = line.split()
+        if len(f) == 3:
+            out[(f[0], f[1])] = named.get(f[2], f[2])
+    return out
+
+
+def main():
+    tile, points, h, want = sys.argv[1:5]
+    for (ph, name), setting in settings(tile, points).items():
+        if ph == h and canon(setting) == canon(want):
+            print(name)
+            return
+    sys.exit(f"point_name.py: no point of H {h} in {points} is {want}")
+
+
+if __name__ == "__main__":
+    main()
