@@ -2,8 +2,8 @@
 """Writes measured entries into the RMSNorm tuning table
 (model/tables/rmsnorm_bf16_family.h100.json): for each R,H,NAME the
 candidate NAME of bench_rms2.py's results at R x H (the sweep phase), with
-its median and Triton's best, replacing the table's entry of that shape or
-adding one. NAME is a point of POINTS.txt or POINTS2.txt (build.sh's lists);
+its median and Triton's best, replacing the table's entry of that shape in
+place or adding one at the end. NAME is a point of POINTS.txt or POINTS2.txt (build.sh's lists);
 a name of POINTS2 (lowered with --evict-first X) gets "evict_first": ["X"].
 
     set_entries.py TABLE RESULTS.json TILESCOPE POINTS POINTS2 NOTE R,H,NAME ...
@@ -55,8 +55,12 @@ def main():
             entry["named"] = named[canon(setting)]
         if (h, name) in ef:
             entry["evict_first"] = ["X"]
-        table["entries"] = [e for e in table["entries"]
-                            if e["shape"] != entry["shape"]] + [entry]
+        # In place (nearest-entry ties go by table order), else at the end.
+        at = [i for i, e in enumerate(table["entries"]) if e["shape"] == entry["shape"]]
+        if at:
+            table["entries"][at[0]] = entry
+        else:
+            table["entries"].append(entry)
     json.dump(table, open(table_path, "w"), indent=2, sort_keys=True)
     open(table_path, "a").write("\n")
 
