@@ -92,15 +92,22 @@ __device__ __forceinline__ V8 pack(const float f[8]) {
 // RMSNorm, T threads a row (V = H / (8 T) 16-byte vectors a thread, vector j
 // of thread t at column (j T + t) 8), RPC rows a CTA (each row's T threads
 // meet at a named barrier of their own; bar 0 for the whole CTA when RPC is
-// 1). With one vector a thread bounded to 32 registers, so that 2048 threads
-// fit an SM (one wave of 1024 rows on 132 SMs). NBAR 2: a second barrier after the partials are read (Triton's). WF:
-// W loaded before X.
-template <int H, int T, int RPC, int LD, int ST, int NBAR, bool WF>
+// 1). With one vector a thread bounded to 32 registers, so that 2048
+// threads fit an SM (one wave of 1024 rows on 132 SMs). NBAR 2: a second
+// barrier after the partials are read (Triton's and the lowered kernels').
+// FL: bit 1 loads W before X; bit 2 puts the partial sums in dynamic shared
+// memory aligned to 1024 bytes and launches with 1024 + 4 x warps bytes, as
+// `tilescope lower` does (static otherwise).
+template <int H, int T, int RPC, int LD, int ST, int NBAR, int FL>
 __global__ void __launch_bounds__(T *RPC, H / (8 * T) == 1 ? 2048 / (T * RPC) : 1)
     k_rms(const __nv_bfloat16 *X, const __nv_bfloat16 *W, __nv_bfloat16 *Y, float eps) {
   constexpr int V = H / (8 * T);
   constexpr int NW = T / 32;
-  __shared__ float part[RPC * NW];
+  constexpr bool WF = FL & 1, DYN = FL & 2;
+  __shared__ float spart[DYN ? 1 : RPC * NW];
+  extern __shared__ __align__(1024) uint8_t dsm[];
+  const uint32_t dsa = (uint32_t)__cvta_generic_to_shared(dsm);
+  float *part = DYN ? reinterpret_cast<float *>(dsm + ((1024u - (dsa & 1023u)) & 1023u)) : spart;
   const int r = RPC == 1 ? 0 : (int)threadIdx.x / T;
   const int t = RPC == 1 ? (int)threadIdx.x : (int)threadIdx.x % T;
   const size_t row = (size_t)blockIdx.x * RPC + r;
@@ -231,12 +238,13 @@ int floorAt(const char *what, void *const *t, const int64_t *sym, const double *
   return 2;
 }
 
-template <int H, int T, int RPC, int LD, int ST, int NBAR, bool WF>
+template <int H, int T, int RPC, int LD, int ST, int NBAR, int FL>
 int rms(void *const *t, const int64_t *sym, const double *sc, cudaStream_t st) {
   Args a = args(t, sym, sc);
   if (a.H != H || a.R % RPC != 0)
     return 2;
-  k_rms<H, T, RPC, LD, ST, NBAR, WF><<<a.R / RPC, T * RPC, 0, st>>>(a.X, a.W, a.Y, a.eps);
+  const size_t dyn = (FL & 2) ? 1024 + RPC * T / 32 * sizeof(float) : 0;
+  k_rms<H, T, RPC, LD, ST, NBAR, FL><<<a.R / RPC, T * RPC, dyn, st>>>(a.X, a.W, a.Y, a.eps);
   return (int)cudaGetLastError();
 }
 
@@ -283,6 +291,13 @@ RMS(t256_r4, 2048, 256, 4, 0, 0, 1, false)
 RMS(t128, 2048, 128, 1, 0, 0, 1, false)
 RMS(t128_r2, 2048, 128, 2, 0, 0, 1, false)
 RMS(t128_r4, 2048, 128, 4, 0, 0, 1, false)
+// The lowered kernels' shared memory and barriers, one at a time (FL 2:
+// dynamic, 1024-aligned, as lowered; NBAR 2: a second barrier, as lowered).
+RMS(t128_bar2, 2048, 128, 1, 0, 0, 2, 0)
+RMS(t128_dyn, 2048, 128, 1, 0, 0, 1, 2)
+RMS(t128_dyn_bar2, 2048, 128, 1, 0, 0, 2, 2)
+RMS(t256_dyn, 2048, 256, 1, 0, 0, 1, 2)
+RMS(t256_dyn_bar2, 2048, 256, 1, 0, 0, 2, 2)
 RMS(t64_r4, 2048, 64, 4, 0, 0, 1, false)
 // 1024 x 1024, the table's point (T 128) by hand:
 RMS(t128_h1024, 1024, 128, 1, 0, 0, 1, false)
