@@ -85,9 +85,10 @@ DIAG2048 = ["t256", "t256_bar2", "t256_ld", "t256_l256", "t256_ldcs", "t256_ldef
             "t128", "t128_r2", "t128_r4", "t64_r4"]
 DIAG2048 = words("diag.txt", DIAG2048)
 # fam.so / fam.txt, and fam2.so / fam2.txt where present (a second lowering:
-# `tilescope lower --evict-first X`): lines 'H name'.
+# `tilescope lower --evict-first X`), and famb / famc / famd (lowered kernels
+# edited by hand, run 6): lines 'H name'.
 FAM, FAMLIB = {}, {}
-for lib in ("fam", "fam2"):
+for lib in ("fam", "fam2", "famb", "famc", "famd"):
     if os.path.exists(os.path.join(here, lib + ".so")):
         handle = ctypes.CDLL(os.path.join(here, lib + ".so"))
         for line in open(os.path.join(here, lib + ".txt")):
