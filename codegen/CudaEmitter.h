@@ -54,9 +54,17 @@ struct LoweredModule {
 // placed while the previous kernel of the stream drains; each thread runs
 // `griddepcontrol.wait` (the previous grid complete, its writes visible)
 // before anything else, then `griddepcontrol.launch_dependents`. What one
-// kernel does is unchanged; sm_90a and later.
+// kernel does is unchanged; sm_90a and later. The global tensor parameters
+// named in `evictFirst` are read and written with an L2 evict_first cache
+// policy (createpolicy.fractional.L2::evict_first, then ld.global.nc /
+// st.global with .L2::cache_hint) wherever codegen forms 4-, 8- or 16-byte
+// accesses; single elements stay plain. A cache hint only: what the kernel
+// computes, and so its proofs and the simulator, are unchanged; sm_80 and
+// later. A name that is no global tensor parameter of a lowered kernel is an
+// error.
 std::optional<LoweredModule> lowerModule(const Module &module, Diagnostics &diag,
-                                         const std::string &kernelName = "", bool pdl = false);
+                                         const std::string &kernelName = "", bool pdl = false,
+                                         const std::vector<std::string> &evictFirst = {});
 
 // The nvcc -gencode argument for a target: compute_90a/sm_90a etc.
 std::string gencodeFor(TargetKind target);

@@ -127,8 +127,11 @@ bool KernelEmitter::tryVectorize(const For &f, int64_t begin, int64_t trips) {
       std::string addr = shared ? "&" + index(as<Index>(memE), memE)
                                 : fmt::format("&{}[{}]", memName, globalFlat(memName, memIdx));
       std::string vt = fmt::format("ts_vec<{}, {}>", cType(tb.dtype), width);
+      // `lower --evict-first`: 4- to 16-byte accesses with the L2 policy.
+      bool ef = !shared && evictFirst_.count(memName) && width * bytes >= 4;
       if (load) {
-        line(fmt::format("{{ {} v = *reinterpret_cast<const {} *>({});", vt, vt, addr));
+        std::string src = fmt::format("reinterpret_cast<const {} *>({})", vt, addr);
+        line(fmt::format("{{ {} v = {};", vt, ef ? "ts_ld_ef(" + src + ")" : "*" + src));
         for (int64_t u = 0; u < width; ++u)
           line(fmt::format("  {}[{}] = v.e[{}];", regName, slots[i] + u, u));
         line("}");
@@ -136,7 +139,9 @@ bool KernelEmitter::tryVectorize(const For &f, int64_t begin, int64_t trips) {
         std::string vals;
         for (int64_t u = 0; u < width; ++u)
           vals += (u ? ", " : "") + fmt::format("{}[{}]", regName, slots[i] + u);
-        line(fmt::format("*reinterpret_cast<{} *>({}) = {}{{{{{}}}}};", vt, addr, vt, vals));
+        std::string dst = fmt::format("reinterpret_cast<{} *>({})", vt, addr);
+        std::string v = fmt::format("{}{{{{{}}}}}", vt, vals);
+        line(ef ? fmt::format("ts_st_ef({}, {});", dst, v) : fmt::format("*{} = {};", dst, v));
       }
     }
     i += width;

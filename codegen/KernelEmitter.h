@@ -116,9 +116,9 @@ std::string floatLiteral(double v);
 class KernelEmitter {
 public:
   KernelEmitter(const Kernel &k, Diagnostics &diag, LoweredKernel &info, bool &tcgenHelpers,
-                bool pdl = false)
+                bool pdl = false, std::set<std::string> evictFirst = {})
       : k_(k), diag_(diag), info_(info), target_(targetInfo(k.launch.target)),
-        tcgenHelpers_(tcgenHelpers), pdl_(pdl) {}
+        tcgenHelpers_(tcgenHelpers), pdl_(pdl), evictFirst_(std::move(evictFirst)) {}
 
   bool run(std::string &device, std::string &host);
 
@@ -194,6 +194,9 @@ private:
   const TargetInfo &target_;
   bool &tcgenHelpers_;
   bool pdl_ = false; // programmatic dependent launch (lowerModule's `pdl`)
+  // Global tensors accessed with an L2 evict_first policy (lowerModule's
+  // `evictFirst`): their vector accesses go through ts_ld_ef / ts_st_ef.
+  std::set<std::string> evictFirst_;
   bool failed_ = false;
   std::map<std::string, BufferInfo> bufs_;
   std::map<std::string, std::pair<int64_t, bool>> barriers_; // name -> (offset, has count)

@@ -60,6 +60,15 @@ std::optional<TuningTable> parseTuningTable(std::string_view text, std::string *
       entry.reason = s->str();
     entry.predictedUs = e->getNumber("predicted_us").getValueOr(0);
     entry.measuredUs = e->getNumber("measured_us").getValueOr(0);
+    if (const json::Array *ef = e->getArray("evict_first"))
+      for (const json::Value &v : *ef) {
+        auto s = v.getAsString();
+        if (!s || s->empty()) {
+          *error = "entry " + std::to_string(i) + ": \"evict_first\" holds tensor names";
+          return std::nullopt;
+        }
+        entry.evictFirst.push_back(s->str());
+      }
     t.entries.push_back(std::move(entry));
   }
   return t;
@@ -82,6 +91,12 @@ std::string tuningTableJson(const TuningTable &t) {
       if (e.measuredUs > 0)
         o["measured_us"] = std::round(e.measuredUs * 100) / 100;
       o["verdict"] = e.verdict;
+      if (!e.evictFirst.empty()) {
+        json::Array ef;
+        for (const std::string &n : e.evictFirst)
+          ef.push_back(n);
+        o["evict_first"] = std::move(ef);
+      }
     }
     entries.push_back(std::move(o));
   }

@@ -33,6 +33,10 @@ struct TableEntry {
   double measuredUs = 0; // the measured time that chose the point (tune --measured); 0: none
   std::string verdict; // of the point's proofs: "proved"
   std::string reason;  // why no point, when `point` is empty
+  // Global tensors the point is lowered with an L2 evict_first policy for
+  // (`lower --evict-first`, a cache hint chosen by measurement); JSON
+  // "evict_first": ["X"], absent when none.
+  std::vector<std::string> evictFirst;
 };
 
 struct TuningTable {

@@ -239,7 +239,8 @@ int runBench() {
   }
   if (int gate = gateLowering(in, kernelName, point.allowUnknown, "bench"); gate != kClean)
     return gate;
-  auto lowered = codegen::lowerModule(module, diag, kernelName);
+  // With --auto, the cache hint the table's entry was measured with.
+  auto lowered = codegen::lowerModule(module, diag, kernelName, false, point.evictFirst);
   if (!lowered)
     return kInputError;
   std::string why;

@@ -3,7 +3,9 @@
 // [--verify-ptx]`: dispatch and lower to CUDA C++. A kernel with parameters
 // is lowered at the point of --set, or with --auto at the point a tuning
 // table (tools/ModelInputs.h; the one shipped for --target unless --table)
-// picks for the sizes of --args, said on stderr. With --verify-ptx it also
+// picks for the sizes of --args, said on stderr. --evict-first X,... gives the
+// named global tensors' vector accesses an L2 evict_first policy (a cache
+// hint; codegen/CudaEmitter.h). With --verify-ptx it also
 // compiles with nvcc for each kernel's target (in a fresh folder, devices(N)
 // kernels with the embedded runtime header beside them), checks that the PTX
 // holds the instructions dispatch chose (for devices kernels: the entry and
@@ -37,6 +39,8 @@
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
+
 namespace tilescope::tool {
 namespace {
 namespace cl = llvm::cl;
@@ -55,6 +59,11 @@ cl::opt<bool> pdl("pdl",
                   cl::desc("Launch with programmatic dependent launch (griddepcontrol.wait "
                            "first in every thread; sm_90a and later)"),
                   cl::sub(lowerCommand));
+cl::list<std::string> evictFirst(
+    "evict-first",
+    cl::desc("Read and write these global tensors with an L2 evict_first cache policy (a hint: "
+             "the kernel's results and proofs are unchanged)"),
+    cl::value_desc("TENSOR,..."), cl::CommaSeparated, cl::sub(lowerCommand));
 cl::opt<bool> verifyPtx("verify-ptx",
                         cl::desc("Compile with nvcc; check the PTX and ptxas's report"),
                         cl::sub(lowerCommand));
@@ -108,7 +117,12 @@ int runLower() {
     }
     source = lowered->source;
   } else {
-    auto lowered = codegen::lowerModule(module, diag, kernelName, pdl);
+    // --evict-first, and with --auto the tensors the table's entry names.
+    std::vector<std::string> ef(evictFirst.begin(), evictFirst.end());
+    for (const std::string &n : point.evictFirst)
+      if (std::find(ef.begin(), ef.end(), n) == ef.end())
+        ef.push_back(n);
+    auto lowered = codegen::lowerModule(module, diag, kernelName, pdl, ef);
     if (!lowered)
       return kInputError;
     for (const codegen::LoweredKernel &k : lowered->kernels)
@@ -121,6 +135,12 @@ int runLower() {
     for (Compiled &k : kernels)
       k.expected.insert(k.expected.end(), {"fence.acq_rel.sys;", "st.relaxed.sys.global.u32",
                                            "ld.acquire.sys.global.u32"});
+  // --evict-first: the policy and a hinted access must reach the PTX (none
+  // when the named tensors have no 4- to 16-byte access).
+  if (!evictFirst.empty() || !point.evictFirst.empty())
+    for (Compiled &k : kernels)
+      k.expected.insert(k.expected.end(),
+                        {"createpolicy.fractional.L2::evict_first", ".L2::cache_hint"});
   std::string cuPath = output;
   if (output != "-" || !verifyPtx) {
     if (output == "-") {

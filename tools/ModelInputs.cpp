@@ -6,6 +6,7 @@
 #include "model/TuningTable.h"
 #include "tools/NameValues.h"
 
+#include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -36,9 +37,11 @@ PointFlags::PointFlags(llvm::cl::SubCommand &sub, const char *autoDesc, llvm::St
 
 bool PointFlags::load(CommandInput &in, llvm::StringRef file, llvm::StringRef kernel,
                       const std::string &args) const {
-  PointOptions options{set, pick, args, table, target, {}};
+  PointOptions options{set, pick, args, table, target, {}, {}};
   PointChoice chosen;
-  return pointChoiceFrom(options, chosen) && in.load(file, kernel, chosen);
+  bool ok = pointChoiceFrom(options, chosen) && in.load(file, kernel, chosen);
+  evictFirst = options.evictFirst;
+  return ok;
 }
 
 std::optional<model::Machine> MachineOptions::load(Diagnostics &diag) const {
@@ -93,7 +96,7 @@ std::optional<bool> admits(const Kernel &kernel, const std::map<std::string, int
 std::optional<std::string> tablePoint(const Kernel &family, llvm::StringRef tableFile,
                                       llvm::StringRef target,
                                       const std::map<std::string, int64_t> &sizes,
-                                      Diagnostics &diag) {
+                                      Diagnostics &diag, std::vector<std::string> *evictFirst) {
   std::string error;
   std::optional<model::TuningTable> table;
   if (!tableFile.empty()) {
@@ -135,8 +138,11 @@ std::optional<std::string> tablePoint(const Kernel &family, llvm::StringRef tabl
         diag.error(family.loc, why);
         return std::nullopt;
       }
-      if (*ok)
+      if (*ok) {
+        if (evictFirst)
+          *evictFirst = e->evictFirst;
         return e->point;
+      }
     } else {
       why = inst.reason;
     }
@@ -166,10 +172,14 @@ bool pointChoiceFrom(PointOptions &options, PointChoice &point) {
   }
   options.sizes = sizes->ints;
   point.choose = [&options](const Kernel &k, Diagnostics &diag) {
-    auto chosen = tablePoint(k, options.table, options.target, options.sizes, diag);
-    if (chosen)
-      llvm::errs() << "tilescope: kernel " << k.name << " at " << *chosen
-                   << " (tuning table, --auto)\n";
+    auto chosen =
+        tablePoint(k, options.table, options.target, options.sizes, diag, &options.evictFirst);
+    if (chosen) {
+      llvm::errs() << "tilescope: kernel " << k.name << " at " << *chosen;
+      if (!options.evictFirst.empty())
+        llvm::errs() << " with --evict-first " << llvm::join(options.evictFirst, ",");
+      llvm::errs() << " (tuning table, --auto)\n";
+    }
     return chosen;
   };
   return true;

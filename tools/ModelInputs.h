@@ -44,11 +44,13 @@ std::optional<bool> admits(const Kernel &kernel, const std::map<std::string, int
 
 // The point the tuning table (`tableFile`, else the one shipped for the
 // kernel and `target`) picks for `sizes`: the nearest entry whose point
-// admits them. Nothing after an input error (no table, no entry admits).
+// admits them; `evictFirst` (when given) gets the entry's tensors for `lower
+// --evict-first`. Nothing after an input error (no table, no entry admits).
 std::optional<std::string> tablePoint(const Kernel &family, llvm::StringRef tableFile,
                                       llvm::StringRef target,
                                       const std::map<std::string, int64_t> &sizes,
-                                      Diagnostics &diag);
+                                      Diagnostics &diag,
+                                      std::vector<std::string> *evictFirst = nullptr);
 
 // The point options of a command that runs one point (`lower`, `bench`):
 // --set, or --auto with the sizes of --args and a table. Lives as long as
@@ -58,6 +60,7 @@ struct PointOptions {
   bool pick = false; // --auto
   std::string args, table, target;
   std::map<std::string, int64_t> sizes; // of args, filled by choosePoint
+  std::vector<std::string> evictFirst;   // --auto: the chosen entry's (TableEntry)
 };
 
 // The point options of `lower` and `bench` as command-line options of
@@ -70,6 +73,9 @@ struct PointFlags {
   // and the sizes of --args (`args`) choose; false after an input error.
   bool load(CommandInput &in, llvm::StringRef file, llvm::StringRef kernel,
             const std::string &args) const;
+  // After load with --auto: the tensors the chosen entry is lowered with an
+  // L2 evict_first policy for (`lower --evict-first`); empty otherwise.
+  mutable std::vector<std::string> evictFirst;
 
   std::string allowUnknownDesc; // before the options, which keep a reference to it
   llvm::cl::opt<std::string> set;

@@ -32,10 +32,12 @@ instantiate "$points" "$out/all.tile" "$out/fam.txt"
 "$tilescope" lower "$out/all.tile" -o "$out/fam.cu"
 flags=(-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -shared -Xcompiler -fPIC)
 "$nvcc" "${flags[@]}" "$out/fam.cu" -o "$out/fam.so"
-# POINTS2 (optional, same form): lowered with --pdl into fam2.so / fam2.txt.
+# POINTS2 (optional, same form): lowered with LOWER2 (default --pdl) into
+# fam2.so / fam2.txt.
 if [ -n "${POINTS2:-}" ]; then
   instantiate "$POINTS2" "$out/all2.tile" "$out/fam2.txt"
-  "$tilescope" lower "$out/all2.tile" --pdl -o "$out/fam2.cu"
+  # shellcheck disable=SC2086
+  "$tilescope" lower "$out/all2.tile" ${LOWER2:---pdl} -o "$out/fam2.cu"
   "$nvcc" "${flags[@]}" "$out/fam2.cu" -o "$out/fam2.so"
 fi
 cp "$here/diag.cu" "$out/"

@@ -104,10 +104,13 @@ TEST_CASE("a tuning table round-trips and picks the nearest bucket") {
       {{{"M", 4096}, {"N", 4096}, {"K", 4096}}, "A=1", "h1", 10, 9.5, "proved", ""});
   t.entries.push_back({{{"M", 512}, {"N", 512}, {"K", 8192}}, "A=2", "h2", 5, 0, "proved", ""});
   t.entries.push_back({{{"M", 600}, {"N", 600}, {"K", 8000}}, "", "", 0, 0, "", "none proved"});
+  t.entries[0].evictFirst = {"A"}; // lower --evict-first A with this entry's point
   std::string error;
   auto back = parseTuningTable(tuningTableJson(t), &error);
   REQUIRE_MESSAGE(back, error);
   CHECK(back->entries.size() == 3);
+  CHECK(back->entries[0].evictFirst == std::vector<std::string>{"A"});
+  CHECK(back->entries[1].evictFirst.empty());
   CHECK(back->entries[2].point.empty());
   CHECK(back->entries[2].reason == "none proved");
   CHECK(back->entries[0].measuredUs == doctest::Approx(9.5)); // tune --measured
@@ -121,4 +124,8 @@ TEST_CASE("a tuning table round-trips and picks the nearest bucket") {
   CHECK_FALSE(parseTuningTable(
       "{\"kernel\": \"k\", \"entries\": [{\"shape\": {\"M\": -1}, \"point\": \"A=1\"}]}", &error));
   CHECK(error.find("positive") != std::string::npos);
+  CHECK_FALSE(parseTuningTable("{\"kernel\": \"k\", \"entries\": [{\"shape\": {\"M\": 1}, "
+                               "\"point\": \"A=1\", \"evict_first\": [1]}]}",
+                               &error));
+  CHECK(error.find("evict_first") != std::string::npos);
 }
