@@ -59,11 +59,13 @@ Accuracy accuracy(const std::vector<const Sample *> &samples, const Machine &mac
   Accuracy out;
   out.samples = samples.size();
   std::map<std::string, std::vector<std::pair<const Sample *, double>>> byShape;
+  std::map<std::string, std::vector<SamplePrediction>> predictions;
   std::vector<double> errors;
   for (const Sample *s : samples) {
-    double us = predict(s->profile, machine, s->cache ? &*s->cache : nullptr).us;
-    byShape[s->shape].emplace_back(s, us);
-    errors.push_back(std::fabs(us - s->measuredUs) / s->measuredUs);
+    Prediction p = predict(s->profile, machine, s->cache ? &*s->cache : nullptr);
+    byShape[s->shape].emplace_back(s, p.us);
+    predictions[s->shape].push_back({s->point, p.us, s->measuredUs, p.boundBy});
+    errors.push_back(std::fabs(p.us - s->measuredUs) / s->measuredUs);
   }
   out.medianAbsError = median(errors);
   double rhoSum = 0, within = 0;
@@ -87,6 +89,7 @@ Accuracy accuracy(const std::vector<const Sample *> &samples, const Machine &mac
     a.predictedBest = pBest->point;
     a.measuredBest = mBest->point;
     a.bestRatio = pBest->measuredUs / mBest->measuredUs;
+    a.samples = std::move(predictions[shape]);
     if (rows.size() >= 3) {
       rhoSum += a.spearman;
       ++ranked;

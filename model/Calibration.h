@@ -36,12 +36,19 @@ struct Sample {
   std::optional<PredictCache> cache;
 };
 
+struct SamplePrediction {
+  std::string point;
+  double predictedUs = 0, measuredUs = 0;
+  std::string boundBy;
+};
+
 struct ShapeAccuracy {
   std::string shape;
   size_t points = 0;
   double spearman = 0;
   std::string predictedBest, measuredBest;
   double bestRatio = 1; // measured time of the predicted best / measured best
+  std::vector<SamplePrediction> samples;
 };
 
 struct Accuracy {
