@@ -277,4 +277,8 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
   return out;
 }
 
+std::tuple<int64_t, int64_t, double> rankKey(const Prediction &p) {
+  return {std::llround(std::log(p.us) / std::log(1.005)), -p.stages, p.dramBytes};
+}
+
 } // namespace tilescope::model

@@ -21,6 +21,7 @@
 #include "model/Profile.h"
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace tilescope::model {
@@ -57,5 +58,15 @@ PredictCache predictCache(const KernelProfile &profile, const Machine &machine);
 
 Prediction predict(const KernelProfile &profile, const Machine &machine,
                    const PredictCache *cache = nullptr);
+
+// The order predictions rank in, smallest first (`tilescope tune`'s choice
+// and the predicted best of model/Calibration.h): the time in buckets of 0.5%
+// (closer than that the model does not tell points apart), then the deeper
+// ring (the model takes the load latency as fixed, and measured, a shallow
+// ring loses where the model ties: 2 stages of 128x256 ran 20% slower than 3
+// at 4096^3), then the fewer predicted DRAM bytes (measured, a compute-bound
+// tile order that reads less from DRAM still ran faster: grouped against row
+// order, 128x256 persistent, 1.26x at 8192^3; docs/perf.md).
+std::tuple<int64_t, int64_t, double> rankKey(const Prediction &prediction);
 
 } // namespace tilescope::model
