@@ -7,7 +7,8 @@
 // out), as scripts/model/calib.py writes it. Each (point, shape) is traced
 // once. Prints the metrics over the training shapes (those not in
 // --test-shapes) and over the held-out ones, per shape the rank correlation
-// and the predicted and measured best points (without --fit, the rows of the
+// and the predicted and measured best points (--json: and every sample's
+// predicted and measured time and bound) (without --fit, the rows of the
 // training shapes are not read). With --fit, first fits the
 // named numbers of the machine description on the training shapes and writes
 // the fitted description to -o (each fitted value's source says so).
