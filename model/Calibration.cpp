@@ -58,36 +58,50 @@ double spearman(const std::vector<double> &a, const std::vector<double> &b) {
 Accuracy accuracy(const std::vector<const Sample *> &samples, const Machine &machine) {
   Accuracy out;
   out.samples = samples.size();
-  std::map<std::string, std::vector<std::pair<const Sample *, double>>> byShape;
+  // Per shape, per point: its prediction and its measured rows (a point
+  // timed in several runs has several; it counts as one point, at the median
+  // of its rows).
+  struct PointRows {
+    Prediction prediction;
+    std::vector<double> measured;
+  };
+  std::map<std::string, std::map<std::string, PointRows>> byShape;
+  std::map<std::string, std::vector<SamplePrediction>> predictions;
   std::vector<double> errors;
   for (const Sample *s : samples) {
-    double us = predict(s->profile, machine, s->cache ? &*s->cache : nullptr).us;
-    byShape[s->shape].emplace_back(s, us);
-    errors.push_back(std::fabs(us - s->measuredUs) / s->measuredUs);
+    Prediction p = predict(s->profile, machine, s->cache ? &*s->cache : nullptr);
+    predictions[s->shape].push_back({s->point, p.us, s->measuredUs, p.boundBy});
+    errors.push_back(std::fabs(p.us - s->measuredUs) / s->measuredUs);
+    PointRows &rows = byShape[s->shape][s->point];
+    rows.prediction = std::move(p);
+    rows.measured.push_back(s->measuredUs);
   }
   out.medianAbsError = median(errors);
   double rhoSum = 0, within = 0;
   size_t ranked = 0;
-  for (const auto &[shape, rows] : byShape) {
+  for (const auto &[shape, points] : byShape) {
     ShapeAccuracy a;
     a.shape = shape;
-    a.points = rows.size();
+    a.points = points.size();
     std::vector<double> predicted, measured;
-    const Sample *pBest = nullptr, *mBest = nullptr;
-    double pBestUs = 0;
-    for (const auto &[s, us] : rows) {
-      predicted.push_back(us);
-      measured.push_back(s->measuredUs);
-      if (!pBest || us < pBestUs)
-        pBest = s, pBestUs = us;
-      if (!mBest || s->measuredUs < mBest->measuredUs)
-        mBest = s;
+    const std::string *pBest = nullptr, *mBest = nullptr;
+    double pBestUs = 0, mBestUs = 0;
+    for (const auto &[point, rows] : points) {
+      double us = median(rows.measured);
+      predicted.push_back(rows.prediction.us);
+      measured.push_back(us);
+      // The predicted best is the point `tune` would rank first.
+      if (!pBest || rankKey(rows.prediction) < rankKey(points.at(*pBest).prediction))
+        pBest = &point, pBestUs = us;
+      if (!mBest || us < mBestUs)
+        mBest = &point, mBestUs = us;
     }
     a.spearman = spearman(predicted, measured);
-    a.predictedBest = pBest->point;
-    a.measuredBest = mBest->point;
-    a.bestRatio = pBest->measuredUs / mBest->measuredUs;
-    if (rows.size() >= 3) {
+    a.predictedBest = *pBest;
+    a.measuredBest = *mBest;
+    a.bestRatio = pBestUs / mBestUs;
+    a.samples = std::move(predictions[shape]);
+    if (points.size() >= 3) {
       rhoSum += a.spearman;
       ++ranked;
     }

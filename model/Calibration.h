@@ -7,10 +7,12 @@
 // only model/Predict.h. Metrics, over the shapes given:
 //  - Spearman's rank correlation between predicted and measured time among
 //    the points of one shape (ties ranked by their mean rank), averaged over
-//    the shapes with at least 3 points;
+//    the shapes with at least 3 points; a point timed in several runs (several
+//    samples) counts once, at the median of its samples;
 //  - the median of |predicted - measured| / measured over the samples;
-//  - the fraction of shapes where the point the model ranks first runs
-//    within 5% of the fastest measured point.
+//  - the fraction of shapes where the point the model ranks first
+//    (model::rankKey, as `tune`) runs within 5% of the fastest measured
+//    point, both at their medians.
 // The fit is a coordinate descent on the sum over samples of
 // |log(predicted / measured)|, each free number multiplied by factors from
 // 2 down to 1.02 while that lowers the sum, kept inside [lowest, highest].
@@ -36,12 +38,19 @@ struct Sample {
   std::optional<PredictCache> cache;
 };
 
+struct SamplePrediction {
+  std::string point;
+  double predictedUs = 0, measuredUs = 0;
+  std::string boundBy;
+};
+
 struct ShapeAccuracy {
   std::string shape;
   size_t points = 0;
   double spearman = 0;
   std::string predictedBest, measuredBest;
   double bestRatio = 1; // measured time of the predicted best / measured best
+  std::vector<SamplePrediction> samples;
 };
 
 struct Accuracy {

@@ -40,10 +40,19 @@ CtaCost ctaCost(const CtaWork &w, const KernelProfile &p, const Machine &m) {
                 (m.misalignedPitch32Factor - 1) * w.loadBytesPitch32) /
                perSmL2;
   int64_t depth = std::max<int64_t>(p.stages, 1);
-  // A stage is refilled only once its consumers released it: while one is
-  // consumed, depth - 1 loads are in flight.
-  c.latency = w.steps > 0 ? steps * m.loadLatencyCycles /
-                                static_cast<double>(std::max<int64_t>(depth - 1, 1))
+  // Little's law on the ring: a stage is refilled only once its consumers
+  // released it, so each of the depth stages is busy for a load latency plus
+  // the step's own MMAs (and drain) per use; a consumer that keeps g wgmma
+  // groups in flight (wait_group(g)) releases stage k only after it issued
+  // step k + g, i.e. after that stage's data arrived, so at most depth - g
+  // loads overlap one latency. (Before: latency / (depth - 1) a step for
+  // both, blind to the MMAs a stage is held through and to the groups in
+  // flight.)
+  double perStep = std::max(c.chain, c.tensor) / steps;
+  double d = static_cast<double>(depth);
+  double g = static_cast<double>(w.groupsInFlight);
+  c.latency = w.steps > 0 ? steps * std::max((m.loadLatencyCycles + perStep) / d,
+                                             m.loadLatencyCycles / std::max(d - g, 1.0))
                           : 0;
   // The tile is written to shared memory and read back by the TMA store;
   // its way to DRAM overlaps the next tile and counts in the DRAM bound.
@@ -275,6 +284,10 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
   if (m.launchUs > out.us - m.launchUs)
     out.boundBy = "launch";
   return out;
+}
+
+std::tuple<int64_t, int64_t, double> rankKey(const Prediction &p) {
+  return {std::llround(std::log(p.us) / std::log(1.005)), -p.stages, p.dramBytes};
 }
 
 } // namespace tilescope::model

@@ -1,15 +1,16 @@
 // The analytical performance model (docs/model.md): a predicted time for a
 // kernel at given sizes on a machine, with the resource that bounds it and
 // every bound beside it, from the kernel's IR (model/Profile.h) and a
-// machine description (model/Machine.h). Not calibrated on hardware yet.
+// machine description (model/Machine.h), its numbers fitted on H100 times.
 //
 // Per CTA, a pipeline step (one ring stage) takes the longest of: its wgmma
 // instructions on the SM's tensor cores (per instruction shape: issue
 // efficiency, and the shared-memory bytes the instruction reads), one
 // warpgroup's chain when it drains the tensor pipe every step, the TMA bytes
 // of the stage at the SM's share of the L2-to-shared-memory bandwidth, and
-// the load latency divided by the ring depth less one (Little's law: the
-// stage being consumed is not in flight). A CTA adds its
+// the ring's Little's law (each stage busy for a load latency plus the MMAs
+// of its step; with g wgmma groups kept in flight, at most depth - g loads
+// overlap one latency). A CTA adds its
 // epilogues and one load latency to fill the ring. CTAs resident together
 // on an SM share its tensor cores and bandwidth; each SM runs its CTAs in
 // waves. DRAM traffic is counted per wave from the distinct row blocks the
@@ -21,6 +22,7 @@
 #include "model/Profile.h"
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace tilescope::model {
@@ -57,5 +59,15 @@ PredictCache predictCache(const KernelProfile &profile, const Machine &machine);
 
 Prediction predict(const KernelProfile &profile, const Machine &machine,
                    const PredictCache *cache = nullptr);
+
+// The order predictions rank in, smallest first (`tilescope tune`'s choice
+// and the predicted best of model/Calibration.h): the time in buckets of 0.5%
+// (closer than that the model does not tell points apart), then the deeper
+// ring (the model takes the load latency as fixed, and measured, a shallow
+// ring loses where the model ties: 2 stages of 128x256 ran 20% slower than 3
+// at 4096^3), then the fewer predicted DRAM bytes (measured, a compute-bound
+// tile order that reads less from DRAM still ran faster: grouped against row
+// order, 128x256 persistent, 1.26x at 8192^3; docs/perf.md).
+std::tuple<int64_t, int64_t, double> rankKey(const Prediction &prediction);
 
 } // namespace tilescope::model

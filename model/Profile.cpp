@@ -370,8 +370,11 @@ private:
       return;
     }
     if (f == I::WgmmaWaitGroup) {
-      if (auto n = arg(0) ? eval(arg(0)) : std::nullopt; n && *n == 0)
+      auto n = arg(0) ? eval(arg(0)) : std::nullopt;
+      if (n && *n == 0)
         ++drainsHere_;
+      else if (n)
+        work_.groupsInFlight = std::max(work_.groupsInFlight, *n);
       return;
     }
     if ((f == I::DsmemLoad || f == I::DsmemStore) && c.args.size() >= 2) {

@@ -33,6 +33,7 @@ struct CtaWork {
   int64_t consumerWarpgroups = 0;      // warpgroups that issue MMAs
   int64_t steps = 0;                   // ring stages consumed (by one consumer warpgroup)
   int64_t drainingSteps = 0;           // of those, ending in wgmma.wait_group(0)
+  int64_t groupsInFlight = 0; // wgmma groups a consumer leaves in flight (the largest N of wait_group(N))
   int64_t stageFills = 0;              // stages the producer filled
   double loadBytes = 0, storeBytes = 0;
   // Of loadBytes, those from global tensors whose rows (innermost extent x

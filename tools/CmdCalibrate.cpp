@@ -7,7 +7,8 @@
 // out), as scripts/model/calib.py writes it. Each (point, shape) is traced
 // once. Prints the metrics over the training shapes (those not in
 // --test-shapes) and over the held-out ones, per shape the rank correlation
-// and the predicted and measured best points (without --fit, the rows of the
+// and the predicted and measured best points (--json: and every sample's
+// predicted and measured time and bound) (without --fit, the rows of the
 // training shapes are not read). With --fit, first fits the
 // named numbers of the machine description on the training shapes and writes
 // the fitted description to -o (each fitted value's source says so).
@@ -96,13 +97,21 @@ model::FreeNumber freeNumber(const std::string &key, double start) {
 
 llvm::json::Object accuracyJson(const model::Accuracy &a) {
   llvm::json::Array shapes;
-  for (const model::ShapeAccuracy &s : a.perShape)
+  for (const model::ShapeAccuracy &s : a.perShape) {
+    llvm::json::Array rows;
+    for (const model::SamplePrediction &p : s.samples)
+      rows.push_back(llvm::json::Object{{"point", p.point},
+                                        {"predicted_us", p.predictedUs},
+                                        {"measured_us", p.measuredUs},
+                                        {"bound", p.boundBy}});
     shapes.push_back(llvm::json::Object{{"shape", s.shape},
                                         {"points", static_cast<int64_t>(s.points)},
                                         {"spearman", s.spearman},
                                         {"predicted_best", s.predictedBest},
                                         {"measured_best", s.measuredBest},
-                                        {"best_ratio", s.bestRatio}});
+                                        {"best_ratio", s.bestRatio},
+                                        {"samples", std::move(rows)}});
+  }
   return llvm::json::Object{{"samples", static_cast<int64_t>(a.samples)},
                             {"shapes", static_cast<int64_t>(a.shapes)},
                             {"mean_spearman", a.meanSpearman},

@@ -122,8 +122,7 @@ struct Candidate {
   Kernel kernel;
   std::string dropped; // why resources rule it out; empty: a candidate
   std::optional<Verdict> verdict;
-  int64_t stages = 0; // ring depth (model/Profile.h)
-  double dramBytes = 0; // predicted DRAM traffic at the shape being ranked
+  std::tuple<int64_t, int64_t, double> rank; // model::rankKey at the shape being ranked
   std::string why;    // of a verdict other than proved
 };
 
@@ -275,7 +274,7 @@ int runTuneInner() {
   for (SpacePoint &p : enumerateSpace(*kernel, kMaxPointsChecked).points) {
     if (!p.instance.kernel || (listed && !listed->count(pointText(p.point))))
       continue;
-    Candidate c{pointText(p.point), std::move(*p.instance.kernel), {}, {}, {}, {}, {}};
+    Candidate c{pointText(p.point), std::move(*p.instance.kernel), {}, {}, {}, {}};
     ResourceReport r = checkResources(c.kernel);
     if (!r.findings.empty()) {
       c.dropped = r.findings.front().message;
@@ -320,25 +319,13 @@ int runTuneInner() {
                    fmt::format("cannot trace kernel '{}' at {}: {}", kernel->name, c.point, error));
         return finishInputError(diag, json);
       }
-      c.stages = profile->stages;
       model::Prediction prediction = model::predict(*profile, *machine);
-      c.dramBytes = prediction.dramBytes;
+      c.rank = model::rankKey(prediction);
       ranked.emplace_back(prediction.us, &c);
     }
-    // Fastest first; predictions within 0.5% of each other (one bucket of a
-    // log scale) rank the deeper ring first: the model takes the load
-    // latency as fixed, and measured, a shallow ring loses where the model
-    // ties (2 stages of 128x256 ran 20% slower than 3 at 4096^3); then the
-    // fewer DRAM bytes first: the model takes the longer of compute and DRAM,
-    // and measured, a compute-bound tile order that reads less from DRAM
-    // still ran faster (grouped against row order, 128x256 persistent:
-    // 1.26x at 8192^3, 1.30x at 1024x16384x2048; docs/perf.md).
-    auto key = [](const std::pair<double, Candidate *> &r) {
-      return std::make_tuple(std::llround(std::log(r.first) / std::log(1.005)), -r.second->stages,
-                             r.second->dramBytes);
-    };
+    // Fastest first, ties as model::rankKey breaks them.
     std::stable_sort(ranked.begin(), ranked.end(),
-                     [&](const auto &a, const auto &b) { return key(a) < key(b); });
+                     [](const auto &a, const auto &b) { return a.second->rank < b.second->rank; });
     // --measured: the timed points among the best ranks go first, fastest
     // measured first.
     std::map<Candidate *, double> timed;

@@ -76,6 +76,47 @@ TEST_CASE("accuracy: rank correlation per shape, median error, predicted best") 
   CHECK(a.perShape[0].bestRatio > 1.05);
 }
 
+TEST_CASE("accuracy: a point timed in several runs counts once, at its median") {
+  Machine m = h100();
+  KernelProfile small = tensorOnly(132, 64), big = tensorOnly(132, 128);
+  double us = predict(small, m).us;
+  // The point the model ranks first was timed three times, once in a fast
+  // run; the other point once. Row by row the fast run's row would win;
+  // point by point the first point's median is 10% slower than the other.
+  std::vector<Sample> samples{{"small", "s", us * 1.1, small, std::nullopt},
+                              {"small", "s", us * 0.9, small, std::nullopt},
+                              {"small", "s", us * 1.12, small, std::nullopt},
+                              {"big", "s", us, big, std::nullopt}};
+  std::vector<const Sample *> all;
+  for (const Sample &s : samples)
+    all.push_back(&s);
+  Accuracy a = accuracy(all, m);
+  CHECK(a.samples == 4);
+  CHECK(a.perShape[0].points == 2);
+  CHECK(a.perShape[0].predictedBest == "small");
+  CHECK(a.perShape[0].measuredBest == "big");
+  CHECK(a.perShape[0].bestRatio == doctest::Approx(1.1));
+  CHECK(a.bestWithin5 == 0);
+  // Every row is an error sample: |1.1 - 1|, |0.9 - 1|, |1.12 - 1| and the
+  // big point's, whose prediction is about twice its time.
+  CHECK(a.medianAbsError == doctest::Approx(0.11).epsilon(0.01));
+}
+
+TEST_CASE("rankKey: within 0.5% the deeper ring, then the fewer DRAM bytes") {
+  Prediction a, b;
+  a.us = 100;
+  b.us = 100.05; // the same bucket (buckets are rounded logarithms)
+  a.stages = 3;
+  b.stages = 4;
+  CHECK(rankKey(b) < rankKey(a));
+  b.stages = 3;
+  a.dramBytes = 2e6;
+  b.dramBytes = 1e6;
+  CHECK(rankKey(b) < rankKey(a));
+  b.us = 101; // more than a bucket slower
+  CHECK(rankKey(a) < rankKey(b));
+}
+
 TEST_CASE("the fit recovers a clock the times were made with") {
   Machine truth = h100();
   truth.clockGHz = 1.3;

@@ -156,6 +156,33 @@ TEST_CASE("one CTA a tile keeps a wgmma group in flight: one drain a tile, not o
   CHECK(inflight.steps == 128 * 64);
 }
 
+TEST_CASE("a group kept in flight holds a stage longer: a shallow ring waits for its loads") {
+  // One CTA a tile keeps one wgmma group in flight (wait_group(1)): stage k
+  // is released only once step k + 1 is issued, after its data arrived, so
+  // a 2-stage ring overlaps no load with another; the persistent point
+  // drains each step (wait_group(0)) and releases the stage at once.
+  auto latency = [](const Prediction &p) {
+    for (const Bound &b : p.bounds)
+      if (b.resource == "load latency")
+        return b.us;
+    return 0.0;
+  };
+  const std::string tile = "BM=128,BN=256,CONSUMERS=2,ORDER=row,SPLIT=1,";
+  Prediction inflight2 = predictAt(tile + "PERSISTENT=false,STAGES=2", 8192, 512, 4096);
+  Prediction inflight3 = predictAt(tile + "PERSISTENT=false,STAGES=3", 8192, 512, 4096);
+  Prediction drained2 = predictAt(tile + "PERSISTENT=true,STAGES=2", 8192, 512, 4096);
+  // 128 tiles, one a CTA: the same steps for all three.
+  CHECK(inflight2.steps == drained2.steps);
+  Machine m = h100();
+  double steps = static_cast<double>(inflight2.steps) / 128;
+  // In flight, 2 stages: a whole load latency a step.
+  CHECK(latency(inflight2) ==
+        doctest::Approx(steps * m.loadLatencyCycles / (m.clockGHz * 1e3)).epsilon(0.01));
+  CHECK(latency(inflight3) < latency(inflight2));
+  CHECK(latency(drained2) < latency(inflight2));
+  CHECK(inflight2.boundBy == "load latency");
+}
+
 TEST_CASE("split K over a cluster fills the GPU at small M x N and deep K") {
   // 512 x 512 with 64 x 64 tiles: 64 tiles on 132 SMs; four ranks a tile
   // make 256 CTAs of a quarter of K each.
