@@ -390,15 +390,19 @@ private:
   // iterations still owed, at least 0). Each comes with the condition that
   // its iterations exist; between `at` and any of them the innermost body
   // runs at least offset - 1 times. The bounds read x's builtins.
-  // The loop variables of `chain` (outermost first) bound at iterations
-  // `at`, and each loop's trip count there (builtins: the executor's).
+  // Each loop's trip count at iterations `at` of the loops `chain`
+  // (outermost first; builtins: the executor's), and the loop variables
+  // bound there (the innermost one only with bindAll: no trip count reads
+  // it). Each term is encoded once: divisions in a bound bring fresh
+  // unknowns, and the shared solver's search depends on the terms it holds.
   struct ChainBinding {
     std::map<std::string, z3::expr> bound;
     std::vector<z3::expr> trips;
   };
   std::optional<ChainBinding> bindChain(const std::vector<int> &chain,
                                         const std::vector<z3::expr> &at,
-                                        const std::map<BuiltinKind, z3::expr> &builtins);
+                                        const std::map<BuiltinKind, z3::expr> &builtins,
+                                        bool bindAll = false);
   std::vector<std::pair<std::vector<z3::expr>, z3::expr>>
   laterIterations(const std::vector<int> &chain, const std::vector<z3::expr> &at, int64_t offset,
                   const Side &x);

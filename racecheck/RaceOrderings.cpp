@@ -525,16 +525,20 @@ void RaceChecker::addCpAsyncCompleted(const Side &x, const Side &y, std::vector<
 
 std::optional<RaceChecker::ChainBinding>
 RaceChecker::bindChain(const std::vector<int> &chain, const std::vector<z3::expr> &at,
-                       const std::map<BuiltinKind, z3::expr> &builtins) {
+                       const std::map<BuiltinKind, z3::expr> &builtins, bool bindAll) {
   ChainBinding out;
   for (size_t k = 0; k < chain.size(); ++k) {
     const SkeletonLoop &loop = sk_.loops[size_t(chain[k])];
-    auto b = enc_.encode(loop.begin, out.bound, builtins),
-         s = enc_.encode(loop.step, out.bound, builtins),
-         trip = enc_.encode(loop.trip(), out.bound, builtins);
-    if (!b || !s || !trip)
+    auto trip = enc_.encode(loop.trip(), out.bound, builtins);
+    if (!trip)
       return std::nullopt;
     out.trips.push_back(*trip);
+    if (k + 1 == chain.size() && !bindAll)
+      break; // only deeper loops' bounds read the variable
+    auto b = enc_.encode(loop.begin, out.bound, builtins),
+         s = enc_.encode(loop.step, out.bound, builtins);
+    if (!b || !s)
+      return std::nullopt;
     out.bound.insert_or_assign(loop.var, *b + at[k] * *s);
   }
   return out;
@@ -553,17 +557,21 @@ RaceChecker::laterIterations(const std::vector<int> &chain, const std::vector<z3
   if (!bindHere)
     return out;
   z3::expr off = ctx_.int_val(offset);
-  for (size_t level = chain.size(); level-- > 0;) {
+  // In the same iterations of the outer loops: the innermost trip count
+  // is the one here. (The condition as a conjunction of one, as the terms
+  // were before wraps were modelled: the shared solver's search depends on
+  // their form, and the grouped GEMM's race query gave up on the bare one.)
+  z3::expr_vector fits(ctx_);
+  fits.push_back(here[inner] + off < bindHere->trips[inner]);
+  out.push_back({here, z3::mk_and(fits)});
+  out.back().first[inner] = here[inner] + off;
+  for (size_t level = inner; level-- > 0;) {
     std::vector<z3::expr> later = here;
-    if (level == inner) {
-      later[inner] = here[inner] + off;
-    } else {
-      later[level] = here[level] + 1;
-      for (size_t k = level + 1; k < inner; ++k)
-        later[k] = ctx_.int_val(0);
-      z3::expr owed = here[inner] + off - bindHere->trips[inner];
-      later[inner] = z3::ite(owed > 0, owed, ctx_.int_val(0));
-    }
+    later[level] = here[level] + 1;
+    for (size_t k = level + 1; k < inner; ++k)
+      later[k] = ctx_.int_val(0);
+    z3::expr owed = here[inner] + off - bindHere->trips[inner];
+    later[inner] = z3::ite(owed > 0, owed, ctx_.int_val(0));
     auto bindLater = bindChain(chain, later, builtins);
     if (!bindLater)
       continue;
@@ -626,7 +634,7 @@ void RaceChecker::addTmaStoreCompleted(const Side &x, const Side &y, std::vector
       // A guarded wait counts where its guards hold at iterW (for x's
       // thread, which issued the group); at no other execution.
       if (!w.guards.empty()) {
-        auto bindW = bindChain(cc, iterW, x.builtins());
+        auto bindW = bindChain(cc, iterW, x.builtins(), true);
         z3::expr_vector holds(ctx_);
         if (!bindW || !encodeGuards(w, bindW->bound, x.builtins(), holds))
           continue;
