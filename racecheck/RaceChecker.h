@@ -364,13 +364,48 @@ private:
   // `read = true` one) with at least n unconditional commits after the one
   // that closed x's group: the first unconditional tma.store_commit by
   // those threads after x, in x's loop or one around it. The wait sits in
-  // that commit's loop, later in the same iteration or, textually before
-  // it, in the next iteration (the library's epilogue waits at the top of
-  // the next tile). A barrier after the wait in that loop, joining the
-  // issuing threads with y's, orders x before y when y comes after it; for
-  // y by x's own thread (`own`), the wait itself does.
+  // that commit's loop, unconditional; the execution that retires x's group
+  // is the first that has n such commits after the group's (the same
+  // iteration, when the wait follows the commit with enough commits between,
+  // else d iterations of that loop later: the library's epilogue waits at
+  // the top of the next tile, a double-buffered one with n = 1 two rounds
+  // on), counted on into later iterations of the loops around it when the
+  // loop ends first (a round loop's last store, retired at the top of the
+  // next tile's first round). A barrier joining the issuing threads with
+  // y's that runs after that wait, in the commit's loop or one around it
+  // (later in its iteration, or at a later iteration of its own loops),
+  // orders x before y when y comes after it; for y by x's own thread
+  // (`own`), the wait itself does. Commits under conditions or in inner
+  // loops are not counted (they only make the group older); a wait under a
+  // condition counts only at that execution where its condition holds, and
+  // a barrier under one is not used.
   void addTmaStoreCompleted(const Side &x, const Side &y, std::vector<z3::expr> &out,
                             bool own = false);
+
+  // Points `offset` iterations of the innermost loop of `chain` (outermost
+  // first) after `at` (x's iterations of those loops, or more), one
+  // alternative per level: in the same iterations of the outer loops, or
+  // past the end of the innermost loop in a later iteration of an outer one
+  // (the loops between at their first iteration, the innermost at the
+  // iterations still owed, at least 0). Each comes with the condition that
+  // its iterations exist; between `at` and any of them the innermost body
+  // runs at least offset - 1 times. The bounds read x's builtins.
+  // Each loop's trip count at iterations `at` of the loops `chain`
+  // (outermost first; builtins: the executor's), and the loop variables
+  // bound there (the innermost one only with bindAll: no trip count reads
+  // it). Each term is encoded once: divisions in a bound bring fresh
+  // unknowns, and the shared solver's search depends on the terms it holds.
+  struct ChainBinding {
+    std::map<std::string, z3::expr> bound;
+    std::vector<z3::expr> trips;
+  };
+  std::optional<ChainBinding> bindChain(const std::vector<int> &chain,
+                                        const std::vector<z3::expr> &at,
+                                        const std::map<BuiltinKind, z3::expr> &builtins,
+                                        bool bindAll = false);
+  std::vector<std::pair<std::vector<z3::expr>, z3::expr>>
+  laterIterations(const std::vector<int> &chain, const std::vector<z3::expr> &at, int64_t offset,
+                  const Side &x);
 
   std::vector<z3::expr> orderingEscapes(const Side &a, const Side &b, const Ordering &ord,
                                         Mode mode);

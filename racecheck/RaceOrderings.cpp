@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <climits>
 #include <functional>
+#include <tuple>
 
 namespace tilescope::detail {
 
@@ -522,14 +523,74 @@ void RaceChecker::addCpAsyncCompleted(const Side &x, const Side &y, std::vector<
   }
 }
 
+std::optional<RaceChecker::ChainBinding>
+RaceChecker::bindChain(const std::vector<int> &chain, const std::vector<z3::expr> &at,
+                       const std::map<BuiltinKind, z3::expr> &builtins, bool bindAll) {
+  ChainBinding out;
+  for (size_t k = 0; k < chain.size(); ++k) {
+    const SkeletonLoop &loop = sk_.loops[size_t(chain[k])];
+    auto trip = enc_.encode(loop.trip(), out.bound, builtins);
+    if (!trip)
+      return std::nullopt;
+    out.trips.push_back(*trip);
+    if (k + 1 == chain.size() && !bindAll)
+      break; // only deeper loops' bounds read the variable
+    auto b = enc_.encode(loop.begin, out.bound, builtins),
+         s = enc_.encode(loop.step, out.bound, builtins);
+    if (!b || !s)
+      return std::nullopt;
+    out.bound.insert_or_assign(loop.var, *b + at[k] * *s);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::vector<z3::expr>, z3::expr>>
+RaceChecker::laterIterations(const std::vector<int> &chain, const std::vector<z3::expr> &at,
+                             int64_t offset, const Side &x) {
+  std::vector<std::pair<std::vector<z3::expr>, z3::expr>> out;
+  if (chain.empty())
+    return out;
+  auto builtins = x.builtins();
+  size_t inner = chain.size() - 1;
+  std::vector<z3::expr> here(at.begin(), at.begin() + long(chain.size()));
+  auto bindHere = bindChain(chain, here, builtins);
+  if (!bindHere)
+    return out;
+  z3::expr off = ctx_.int_val(offset);
+  // In the same iterations of the outer loops: the innermost trip count
+  // is the one here. (The condition as a conjunction of one, as the terms
+  // were before wraps were modelled: the shared solver's search depends on
+  // their form, and the grouped GEMM's race query gave up on the bare one.)
+  z3::expr_vector fits(ctx_);
+  fits.push_back(here[inner] + off < bindHere->trips[inner]);
+  out.push_back({here, z3::mk_and(fits)});
+  out.back().first[inner] = here[inner] + off;
+  for (size_t level = inner; level-- > 0;) {
+    std::vector<z3::expr> later = here;
+    later[level] = here[level] + 1;
+    for (size_t k = level + 1; k < inner; ++k)
+      later[k] = ctx_.int_val(0);
+    z3::expr owed = here[inner] + off - bindHere->trips[inner];
+    later[inner] = z3::ite(owed > 0, owed, ctx_.int_val(0));
+    auto bindLater = bindChain(chain, later, builtins);
+    if (!bindLater)
+      continue;
+    z3::expr_vector exists(ctx_);
+    for (size_t k = level; k < chain.size(); ++k)
+      exists.push_back(later[k] < bindLater->trips[k]);
+    out.push_back({later, z3::mk_and(exists)});
+  }
+  return out;
+}
+
 void RaceChecker::addTmaStoreCompleted(const Side &x, const Side &y, std::vector<z3::expr> &out,
                                        bool own) {
   if (x.ev.call != IntrinsicId::TmaStore)
     return;
   ThreadSet issuers = coverOf(x.ev);
-  std::vector<int> cx = chainOf(x.ev), cy = chainOf(y.ev);
-  auto byIssuers = [&](const SyncEvent &e, SyncKind kind) {
-    return e.kind == kind && e.guards.empty() && issuers.subsetOf(e.threads);
+  std::vector<int> cx = chainOf(x.ev);
+  auto byIssuers = [&](const SyncEvent &e, SyncKind kind, bool guarded = false) {
+    return e.kind == kind && (guarded || e.guards.empty()) && issuers.subsetOf(e.threads);
   };
   const SyncEvent *closed = nullptr;
   for (const SyncEvent &e : sk_.events)
@@ -539,47 +600,75 @@ void RaceChecker::addTmaStoreCompleted(const Side &x, const Side &y, std::vector
   if (!closed)
     return;
   std::vector<int> cc = chainOf(*closed);
+  std::vector<z3::expr> atX(x.iters.begin(), x.iters.begin() + long(cc.size()));
   for (const SyncEvent &w : sk_.events) {
     auto allowed = constantValue(w.amount);
-    if (!byIssuers(w, SyncKind::TmaStoreWait) || chainOf(w) != cc || !allowed ||
+    if (!byIssuers(w, SyncKind::TmaStoreWait, true) || chainOf(w) != cc || !allowed ||
+        *allowed < 0 ||
         (x.acc.write && w.readOnly))
       continue;
-    bool next = w.order < closed->order; // in the next iteration of cc's loop
-    if (next && cc.empty())
-      continue;
-    int64_t newer = 0; // unconditional commits between the group's and the wait
-    for (const SyncEvent &c : sk_.events)
-      if (byIssuers(c, SyncKind::TmaStoreCommit) && chainOf(c) == cc &&
-          (c.order > closed->order ? next || c.order < w.order : next && c.order < w.order))
-        ++newer;
-    if (newer < *allowed)
-      continue;
-    // The barrier's iterations: x's, one later in cc's loop for `next`,
-    // which must then run.
-    std::vector<z3::expr> atB(x.iters.begin(), x.iters.begin() + long(cc.size()));
-    z3::expr_vector exists(ctx_);
-    if (next) {
-      atB.back() = atB.back() + 1;
-      auto trip = enc_.encode(sk_.loops[size_t(cc.back())].trip(), x.bound, x.builtins());
-      if (!trip)
+    // The unconditional commits of cc's body after the group's, before the
+    // wait in the same iteration, and per iteration.
+    int64_t after = 0, before = 0, between = 0, perIteration = 0;
+    for (const SyncEvent &c : sk_.events) {
+      if (!byIssuers(c, SyncKind::TmaStoreCommit) || chainOf(c) != cc)
         continue;
-      exists.push_back(atB.back() < *trip);
+      ++perIteration;
+      after += c.order > closed->order;
+      before += c.order < w.order;
+      between += c.order > closed->order && c.order < w.order;
     }
-    std::vector<const SyncEvent *> points;
-    if (own)
-      points.push_back(&w);
-    for (const SyncEvent &b : sk_.events)
-      if (b.order > w.order && chainOf(b) == cc && b.guards.empty() &&
-          joins(b, issuers, y.ev.threads, true))
-        points.push_back(&b);
-    for (const SyncEvent *b : points) {
-      z3::expr later = afterAt(*b, atB, cc, y);
-      if (later.is_false())
-        continue;
-      z3::expr cons = z3::mk_and(exists) && later;
-      if (b->kind == SyncKind::WarpSync)
-        cons = cons && detail::warpOfZ3(x.t) == detail::warpOfZ3(y.t);
-      out.push_back(cons);
+    // The first execution of w with at least n newer commits: d iterations
+    // of cc's innermost loop on (d = 0: this one).
+    int64_t d = w.order > closed->order && between >= *allowed ? 0 : 1;
+    if (d == 1 && cc.empty())
+      continue;
+    if (d == 1 && after + before < *allowed)
+      d += (*allowed - after - before + perIteration - 1) / perIteration;
+    std::vector<std::pair<std::vector<z3::expr>, z3::expr>> atW;
+    if (d == 0)
+      atW.push_back({atX, ctx_.bool_val(true)});
+    else
+      atW = laterIterations(cc, atX, d, x);
+    for (auto &[iterW, existsW] : atW) {
+      // A guarded wait counts where its guards hold at iterW (for x's
+      // thread, which issued the group); at no other execution.
+      if (!w.guards.empty()) {
+        auto bindW = bindChain(cc, iterW, x.builtins(), true);
+        z3::expr_vector holds(ctx_);
+        if (!bindW || !encodeGuards(w, bindW->bound, x.builtins(), holds))
+          continue;
+        existsW = existsW && z3::mk_and(holds);
+      }
+      // Where each relay runs after w: later in its iteration (in cc's
+      // loop or after the inner loops of an outer one), else at a later
+      // iteration of its own loops.
+      std::vector<std::tuple<const SyncEvent *, std::vector<int>,
+                             std::pair<std::vector<z3::expr>, z3::expr>>>
+          points;
+      if (own)
+        points.push_back({&w, cc, {iterW, existsW}});
+      for (const SyncEvent &b : sk_.events) {
+        std::vector<int> cb = chainOf(b);
+        if (!b.guards.empty() || !isPrefix(cb, cc) || !joins(b, issuers, y.ev.threads, true))
+          continue;
+        std::vector<z3::expr> atB(iterW.begin(), iterW.begin() + long(cb.size()));
+        if (b.order > w.order) {
+          points.push_back({&b, cb, {atB, existsW}});
+          continue;
+        }
+        for (const auto &[iterB, existsB] : laterIterations(cb, atB, 1, x))
+          points.push_back({&b, cb, {iterB, existsW && existsB}});
+      }
+      for (const auto &[b, cb, placed] : points) {
+        z3::expr later = afterAt(*b, placed.first, cb, y);
+        if (later.is_false())
+          continue;
+        z3::expr cons = placed.second && later;
+        if (b->kind == SyncKind::WarpSync)
+          cons = cons && detail::warpOfZ3(x.t) == detail::warpOfZ3(y.t);
+        out.push_back(cons);
+      }
     }
   }
 }

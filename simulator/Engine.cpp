@@ -540,6 +540,11 @@ bool CtaExecutor::arriveCollective(Warp &w, const CallStmt &c, int convergence) 
   std::string scopeName;
   bool named = convergence < 0;
   bool arriveOnly = idOf(c) == IntrinsicId::BarrierArrive;
+  // wg.gemm lowers to wgmma instructions, which wait for the warpgroup's
+  // warps but order none of their threads' memory accesses: a unit, not a
+  // rendezvous, for the race detector (RaceDetector::beginUnit).
+  bool unit = idOf(c) == IntrinsicId::Gemm &&
+              convergence == static_cast<int>(Convergence::Warpgroup);
   if (named) {
     LaneValues id, count;
     const CallArg *tc = c.keyword("threads");
@@ -589,7 +594,7 @@ bool CtaExecutor::arriveCollective(Warp &w, const CallStmt &c, int convergence) 
   }
   r.warps.push_back(w.id);
   r.waits.push_back(!arriveOnly);
-  if (race_)
+  if (race_ && !unit)
     for (int64_t t = w.id * 32; t < std::min<int64_t>(w.id * 32 + 32, p_.threads); ++t)
       race_->release(raceThread(t), r.joined);
   if (r.warps.size() < r.needed) {
@@ -607,15 +612,20 @@ bool CtaExecutor::arriveCollective(Warp &w, const CallStmt &c, int convergence) 
   // generation: a warp that only arrived (barrier.arrive) went on, and may
   // by now be blocked at another barrier, which this one does not release.
   // The warps that wait see every arrival; the collective runs after them.
-  if (race_)
+  if (race_ && !unit)
     for (size_t k = 0; k < done.warps.size(); ++k)
       if (done.waits[k])
         for (int64_t t = done.warps[k] * 32;
              t < std::min<int64_t>(done.warps[k] * 32 + 32, p_.threads); ++t)
           race_->acquire(raceThread(t), done.joined);
+  std::optional<VectorClock> own;
+  if (race_ && unit)
+    own = race_->beginUnit(raceThread(threads.begin), raceThread(threads.end));
   if (!named && !runCollective(w, c, threads))
     return false;
-  if (race_ && !named)
+  if (race_ && own)
+    race_->endUnit(raceThread(threads.begin), raceThread(threads.end), std::move(*own));
+  else if (race_ && !named)
     race_->syncThreads(raceThread(threads.begin), raceThread(threads.end));
   for (size_t k = 0; k < done.warps.size(); ++k) {
     Warp &o = warps_[done.warps[k]];

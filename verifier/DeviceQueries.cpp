@@ -1,6 +1,7 @@
 #include "verifier/DeviceQueries.h"
 
 #include "proof/LeastWitness.h"
+#include "proof/SharedContext.h"
 #include "proof/QueryDeadline.h"
 #include "proof/SolverBudget.h"
 
@@ -52,4 +53,86 @@ std::string deviceWitness(const z3::model &m, const ProtoEncoder &enc, const Ker
   return out;
 }
 
+DeviceWalker::DeviceWalker(const BarrierSkeleton &sk, std::string iterPrefix, bool anyStep)
+    : ctx_(sharedContext()), enc_(ctx_, sk), iterPrefix_(std::move(iterPrefix)),
+      anyStep_(anyStep) {}
+
+void DeviceWalker::block(const Block &b) {
+  for (const Stmt &s : b)
+    stmt(s);
+}
+
+void DeviceWalker::stmt(const Stmt &s) {
+  if (visit(s))
+    return;
+  switch (s->kind) {
+  case StmtKind::Let: {
+    const Let &l = as<Let>(s);
+    reads(l.value, s->loc);
+    if (auto v = value(l.value))
+      bound_.insert_or_assign(l.name, *v);
+    else
+      bound_.erase(l.name); // later uses are beyond the encoding
+    return;
+  }
+  case StmtKind::For: {
+    const For &f = as<For>(s);
+    reads(f.begin, s->loc);
+    reads(f.end, s->loc);
+    auto b = value(f.begin), e = value(f.end);
+    auto step = f.step ? value(f.step) : std::optional<z3::expr>(ctx_.int_val(1));
+    auto savedBound = bound_;
+    size_t savedPath = path_.size(), savedInexact = inexact_.size();
+    int64_t constantStep = 0;
+    bool positive = !f.step || (step && step->is_numeral_i64(constantStep) && constantStep > 0);
+    bool entered = b && e && step && (positive || anyStep_);
+    if (entered) {
+      z3::expr i = enc_.fresh(iterPrefix_ + f.var);
+      z3::expr v = *b + i * *step;
+      // i >= 0 is on the loop's path: with a non-negative start and a
+      // positive step the loop variable is non-negative wherever it is
+      // read, so divisions of it need no truncation cases (t / tn).
+      if (positive && enc_.nonNegativeByForm(*b))
+        v = enc_.known(v);
+      path_.push_back(i >= 0 && v < *e);
+      bound_.insert_or_assign(f.var, v);
+      enterLoop(s, i, v);
+      if (!positive)
+        inexact_.push_back(fmt::format("the step of loop '{}' is not a positive constant", f.var));
+    } else {
+      bound_.erase(f.var);
+      inexact_.push_back(loopBeyond(f));
+    }
+    block(f.body);
+    if (entered)
+      leaveLoop();
+    bound_ = std::move(savedBound);
+    path_.resize(savedPath, ctx_.bool_val(true));
+    inexact_.resize(savedInexact);
+    return;
+  }
+  case StmtKind::If: {
+    const If &i = as<If>(s);
+    reads(i.cond, s->loc);
+    auto c = value(i.cond);
+    for (bool taken : {true, false}) {
+      auto savedBound = bound_;
+      size_t savedPath = path_.size(), savedInexact = inexact_.size();
+      if (c && c->is_bool())
+        path_.push_back(taken ? *c : !*c);
+      else
+        inexact_.push_back(conditionBeyond(i));
+      block(taken ? i.thenBody : i.elseBody);
+      bound_ = std::move(savedBound);
+      path_.resize(savedPath, ctx_.bool_val(true));
+      inexact_.resize(savedInexact);
+    }
+    return;
+  }
+  default:
+    return;
+  }
+}
+
 } // namespace tilescope::detail
+

@@ -6,7 +6,6 @@
 #include "ir/ThreadIndex.h"
 #include "ir/Visitor.h"
 #include "proof/ProtoEncoding.h"
-#include "proof/SharedContext.h"
 
 #include <fmt/format.h>
 
@@ -50,10 +49,10 @@ BarrierSkeleton skeletonOf(const Kernel &k) {
   return sk;
 }
 
-class Epochs {
+class Epochs : detail::DeviceWalker {
 public:
   Epochs(const Kernel &k, const std::vector<FlagBarrierSite> &sites)
-      : kernel_(k), ctx_(detail::sharedContext()), enc_(ctx_, skeletonOf(k)),
+      : DeviceWalker(skeletonOf(k), "flagiter!", false), kernel_(k),
         thread_(ctx_.int_const("flagthread!")) {
     for (const FlagBarrierSite &s : sites)
       sites_[s.site] = &s;
@@ -109,77 +108,31 @@ public:
   }
 
 private:
-  std::optional<z3::expr> value(const Expr &e) { return enc_.encode(e, bound_, builtins_); }
-
-  void block(const Block &b) {
-    for (const Stmt &s : b)
-      stmt(s);
+  std::optional<z3::expr> value(const Expr &e) override {
+    return enc_.encode(e, bound_, builtins_);
   }
 
-  void stmt(const Stmt &s) {
-    switch (s->kind) {
-    case StmtKind::Let: {
-      const Let &l = as<Let>(s);
-      if (auto v = value(l.value))
-        bound_.insert_or_assign(l.name, *v);
-      else
-        bound_.erase(l.name);
-      return;
-    }
-    case StmtKind::For: {
-      const For &f = as<For>(s);
-      auto b = value(f.begin), e = value(f.end);
-      auto step = f.step ? value(f.step) : std::optional<z3::expr>(ctx_.int_val(1));
-      auto savedBound = bound_;
-      size_t savedPath = path_.size(), savedLoops = loops_.size(), savedInexact = inexact_.size();
-      int64_t constantStep = 0;
-      bool positive = !f.step || (step && step->is_numeral_i64(constantStep) && constantStep > 0);
-      if (b && e && step && positive) {
-        z3::expr i = enc_.fresh("flagiter!" + f.var);
-        z3::expr v = *b + i * *step;
-        if (enc_.nonNegativeByForm(*b))
-          v = enc_.known(v);
-        path_.push_back(i >= 0 && v < *e);
-        bound_.insert_or_assign(f.var, v);
-        loops_.push_back({s.get(), f.var, i, v});
-      } else {
-        bound_.erase(f.var);
-        inexact_.push_back(fmt::format(
-            "loop '{}' (its bounds or step are beyond Z3's encoding, or the step is not a "
-            "positive constant)",
-            f.var));
-      }
-      block(f.body);
-      bound_ = std::move(savedBound);
-      path_.erase(path_.begin() + long(savedPath), path_.end());
-      loops_.erase(loops_.begin() + long(savedLoops), loops_.end());
-      inexact_.resize(savedInexact);
-      return;
-    }
-    case StmtKind::If: {
-      const If &i = as<If>(s);
-      if (auto it = sites_.find(s.get()); it != sites_.end()) {
-        use(*it->second);
-        return;
-      }
-      auto c = value(i.cond);
-      for (bool taken : {true, false}) {
-        auto savedBound = bound_;
-        size_t savedPath = path_.size(), savedInexact = inexact_.size();
-        if (c && c->is_bool())
-          path_.push_back(taken ? *c : !*c);
-        else
-          inexact_.push_back(fmt::format("the condition '{}'", print(i.cond)));
-        block(taken ? i.thenBody : i.elseBody);
-        bound_ = std::move(savedBound);
-        path_.erase(path_.begin() + long(savedPath), path_.end());
-        inexact_.resize(savedInexact);
-      }
-      return;
-    }
-    default:
-      return;
-    }
+  // A flag barrier's site (the `if` it lowers to) is a use, not walked.
+  bool visit(const Stmt &s) override {
+    if (s->kind != StmtKind::If)
+      return false;
+    auto it = sites_.find(s.get());
+    if (it == sites_.end())
+      return false;
+    use(*it->second);
+    return true;
+  }
+  void enterLoop(const Stmt &s, const z3::expr &iter, const z3::expr &value) override {
+    loops_.push_back({s.get(), as<For>(s).var, iter, value});
+  }
+  void leaveLoop() override { loops_.pop_back(); }
+  std::string loopBeyond(const For &f) const override {
+    return fmt::format("loop '{}' (its bounds or step are beyond Z3's encoding, or the step is "
+                       "not a positive constant)",
+                       f.var);
+  }
+  std::string conditionBeyond(const If &i) const override {
+    return fmt::format("the condition '{}'", print(i.cond));
   }
 
   void use(const FlagBarrierSite &site) {
@@ -339,15 +292,10 @@ private:
   }
 
   const Kernel &kernel_;
-  z3::context &ctx_;
-  ProtoEncoder enc_;
   z3::expr thread_;
   std::optional<z3::expr> ndev_, devid_, epoch_;
   std::map<const StmtNode *, const FlagBarrierSite *> sites_;
-  std::map<BuiltinKind, z3::expr> builtins_;
-  std::map<std::string, z3::expr> bound_;
-  std::vector<z3::expr> facts_, path_;
-  std::vector<std::string> inexact_;
+  std::vector<z3::expr> facts_;
   std::vector<Loop> loops_;
   std::vector<Use> uses_;
   unsigned queries_ = 0;

@@ -8,7 +8,6 @@
 #include "ir/ThreadIndex.h"
 #include "ir/Visitor.h"
 #include "proof/ProtoEncoding.h"
-#include "proof/SharedContext.h"
 
 #include <fmt/format.h>
 
@@ -86,10 +85,10 @@ Expr forEncoder(const Expr &e) {
   }
 }
 
-class Checker {
+class Checker : detail::DeviceWalker {
 public:
   explicit Checker(const Kernel &k)
-      : kernel_(k), ctx_(detail::sharedContext()), enc_(ctx_, skeletonOf(k)),
+      : DeviceWalker(skeletonOf(k), "iter!", true), kernel_(k),
         thread_(ctx_.int_const("thread!")) {
     for (BuiltinKind b : {BuiltinKind::threadIdx_x, BuiltinKind::laneid, BuiltinKind::warpid,
                           BuiltinKind::wgid, BuiltinKind::tid_in_wg, BuiltinKind::wid_in_wg})
@@ -141,7 +140,7 @@ private:
     return sk;
   }
 
-  std::optional<z3::expr> value(const Expr &e) {
+  std::optional<z3::expr> value(const Expr &e) override {
     return enc_.encode(forEncoder(e), bound_, builtins_);
   }
   const Param *tensor(const std::string &name) const {
@@ -151,81 +150,10 @@ private:
     return nullptr;
   }
 
-  void block(const Block &b) {
-    for (const Stmt &s : b)
-      stmt(s);
-  }
-
-  void stmt(const Stmt &s) {
+  // Stores and calls; lets, loops and conditions are the walker's
+  // (DeviceQueries.h), their expressions read through reads().
+  bool visit(const Stmt &s) override {
     switch (s->kind) {
-    case StmtKind::Let: {
-      const Let &l = as<Let>(s);
-      loads(l.value, s->loc);
-      if (auto v = value(l.value))
-        bound_.insert_or_assign(l.name, *v);
-      else
-        bound_.erase(l.name); // later uses are beyond the encoding
-      return;
-    }
-    case StmtKind::For: {
-      const For &f = as<For>(s);
-      loads(f.begin, s->loc);
-      loads(f.end, s->loc);
-      auto b = value(f.begin), e = value(f.end);
-      auto step = f.step ? value(f.step) : std::optional<z3::expr>(ctx_.int_val(1));
-      auto savedBound = bound_;
-      size_t savedPath = path_.size(), savedLoops = loops_.size(), savedInexact = inexact_.size(),
-             savedIters = iters_.size();
-      int64_t constantStep = 0;
-      bool positive = !f.step || (step && step->is_numeral_i64(constantStep) && constantStep > 0);
-      if (b && e && step) {
-        z3::expr i = enc_.fresh("iter!" + f.var);
-        z3::expr v = *b + i * *step;
-        // i >= 0 is on the loop's path: with a non-negative start and a
-        // positive step the loop variable is non-negative wherever it is
-        // read, so divisions of it need no truncation cases (t / tn).
-        if (positive && enc_.nonNegativeByForm(*b))
-          v = enc_.known(v);
-        path_.push_back(i >= 0 && v < *e);
-        bound_.insert_or_assign(f.var, v);
-        loops_.push_back({f.var, v});
-        iters_.push_back(i);
-        if (!positive)
-          inexact_.push_back(
-              fmt::format("the step of loop '{}' is not a positive constant", f.var));
-      } else {
-        bound_.erase(f.var);
-        inexact_.push_back(fmt::format("the bounds of loop '{}' are beyond Z3's encoding", f.var));
-      }
-      block(f.body);
-      bound_ = std::move(savedBound);
-      path_.resize(savedPath, ctx_.bool_val(true));
-      loops_.resize(savedLoops, {"", ctx_.int_val(0)});
-      iters_.resize(savedIters, ctx_.int_val(0));
-      inexact_.resize(savedInexact);
-      return;
-    }
-    case StmtKind::If: {
-      const If &i = as<If>(s);
-      loads(i.cond, s->loc);
-      auto c = value(i.cond);
-      auto branch = [&](const Block &body, bool taken) {
-        auto savedBound = bound_;
-        size_t savedPath = path_.size(), savedInexact = inexact_.size();
-        if (c && c->is_bool())
-          path_.push_back(taken ? *c : !*c);
-        else
-          inexact_.push_back(
-              fmt::format("the condition '{}' is beyond Z3's encoding", print(i.cond)));
-        block(body);
-        bound_ = std::move(savedBound);
-        path_.resize(savedPath, ctx_.bool_val(true));
-        inexact_.resize(savedInexact);
-      };
-      branch(i.thenBody, true);
-      branch(i.elseBody, false);
-      return;
-    }
     case StmtKind::Store: {
       const Store &st = as<Store>(s);
       if (const Param *t = tensor(rootName(st.target)))
@@ -233,14 +161,29 @@ private:
       else
         loads(st.target, s->loc);
       loads(st.value, s->loc);
-      return;
+      return true;
     }
     case StmtKind::CallStmt:
       call(as<CallStmt>(s));
-      return;
+      return true;
     default:
-      return;
+      return false;
     }
+  }
+  void reads(const Expr &e, llvm::SMLoc at) override { loads(e, at); }
+  void enterLoop(const Stmt &s, const z3::expr &iter, const z3::expr &value) override {
+    loops_.push_back({as<For>(s).var, value});
+    iters_.push_back(iter);
+  }
+  void leaveLoop() override {
+    loops_.pop_back();
+    iters_.pop_back();
+  }
+  std::string loopBeyond(const For &f) const override {
+    return fmt::format("the bounds of loop '{}' are beyond Z3's encoding", f.var);
+  }
+  std::string conditionBeyond(const If &i) const override {
+    return fmt::format("the condition '{}' is beyond Z3's encoding", print(i.cond));
   }
 
   // Element loads of global tensors inside an expression.
@@ -802,14 +745,9 @@ private:
   }
 
   const Kernel &kernel_;
-  z3::context &ctx_;
-  ProtoEncoder enc_;
   z3::expr thread_;
   std::optional<z3::expr> ndev_, devid_;
-  std::map<BuiltinKind, z3::expr> builtins_;
-  std::map<std::string, z3::expr> bound_;
-  std::vector<z3::expr> facts_, path_;
-  std::vector<std::string> inexact_;
+  std::vector<z3::expr> facts_;
   std::vector<std::pair<std::string, z3::expr>> loops_;
   std::vector<z3::expr> iters_;
   const CallStmt *call_ = nullptr;

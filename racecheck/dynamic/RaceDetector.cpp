@@ -104,6 +104,23 @@ void RaceDetector::syncThreads(uint32_t begin, uint32_t end) {
   }
 }
 
+VectorClock RaceDetector::beginUnit(uint32_t begin, uint32_t end) {
+  VectorClock own = clocks_[begin];
+  for (uint32_t t = begin + 1; t < end; ++t)
+    joinInto(clocks_[begin], clocks_[t]);
+  return own;
+}
+
+void RaceDetector::endUnit(uint32_t begin, uint32_t end, VectorClock own) {
+  VectorClock unit;
+  unit.resize(begin + 1);
+  unit[begin] = clocks_[begin][begin];
+  clocks_[begin] = std::move(own);
+  for (uint32_t t = begin; t < end; ++t)
+    joinInto(clocks_[t], unit);
+  ++clocks_[begin][begin];
+}
+
 void RaceDetector::fenceProxyAsync(uint32_t thread, bool global) {
   fences_[thread].push_back(clocks_[thread][thread]);
   if (global)

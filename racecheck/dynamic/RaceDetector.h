@@ -14,7 +14,8 @@
 // operation.
 //
 // Happens-before. A thread's time advances at each release. Rendezvous
-// (cta.sync, named barriers, collective tile primitives), mbarrier phases
+// (cta.sync, named barriers, collective tile primitives but wg.gemm, which
+// runs as a unit: beginUnit), mbarrier phases
 // (of any CTA of the cluster: remote arrivals and multicast commits release
 // into the peer's barrier) and the cluster barrier collect the clocks of the
 // agents that release into them (arrivals, transaction completions, tcgen05
@@ -132,6 +133,15 @@ public:
   void acquire(uint32_t thread, const VectorClock &from);
   // Threads [begin, end) meet: each ends with the join of all.
   void syncThreads(uint32_t begin, uint32_t end);
+  // A collective that lowers to no barrier (wg.gemm: wgmma instructions),
+  // run by threads [begin, end) as one unit whose accesses are made as
+  // `begin`: beginUnit gives `begin` the join of the threads' clocks (the
+  // unit comes after what each did before it) and returns its own clock;
+  // endUnit gives it back and lets each thread acquire only the unit's time,
+  // so that the unit's accesses come before what each thread does next, but
+  // no thread's earlier accesses before another's later ones.
+  VectorClock beginUnit(uint32_t begin, uint32_t end);
+  void endUnit(uint32_t begin, uint32_t end, VectorClock own);
   // fence.proxy.async by `thread`; `global`: the global one (space =
   // "global"), which also orders generic-proxy global writes before TMA
   // copies that read them.
