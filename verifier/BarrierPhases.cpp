@@ -99,7 +99,8 @@ void BarrierProver::analyseBarrier(const BarrierArray &arr) {
       barrierPattern_[e] = s->second.pattern;
       continue;
     }
-    if (ev.kind != SyncKind::MbarInit && ev.kind != SyncKind::MbarInval && guardedByIteration(ev)) {
+    if (ev.kind != SyncKind::MbarInit && ev.kind != SyncKind::MbarInval && guardedByIteration(ev) &&
+        !txOfUnguardedRound(info, ev)) {
       // Rounds are numbered from the first iteration touching an element,
       // guarded or not: a guard over the loop variable (`if k > 0`) shifts
       // which round an execution belongs to, which the model cannot see.
@@ -331,6 +332,23 @@ bool BarrierProver::releasesLastIteration(const SyncEvent &after, const SyncEven
   Query last = solver();
   last.add(*idx != z3::mod(trip - 1 + ctx_.int_val(p.c), ctx_.int_val(p.period)));
   return last.check() == z3::unsat;
+}
+
+bool BarrierProver::txOfUnguardedRound(const BarrierInfo &info, const SyncEvent &ev) const {
+  // A copy under a guard over the loop variable (`if t < w0 { copy X }
+  // else { copy Y }`) opens no round: the round is the one its iteration's
+  // expect_tx opens, when that arrival runs in every iteration, in the same
+  // loop, on the same element. Whether the copy runs then only changes the
+  // bytes the round receives, which the rounds' terms weigh by `fires`.
+  if (ev.kind != SyncKind::TxDelivery || ev.crossCta())
+    return false;
+  for (size_t e : info.events) {
+    const SyncEvent &x = sk_.events[e];
+    if (x.kind == SyncKind::MbarExpectTx && x.loop == ev.loop && !x.crossCta() &&
+        !guardedByIteration(x) && equal(x.barrier.index, ev.barrier.index))
+      return true;
+  }
+  return false;
 }
 
 bool BarrierProver::guardedByIteration(const SyncEvent &ev) const {

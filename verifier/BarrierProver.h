@@ -264,6 +264,7 @@ private:
   bool releasesLastIteration(const SyncEvent &after, const SyncEvent &release, const Pattern &p);
 
   bool guardedByIteration(const SyncEvent &ev) const;
+  bool txOfUnguardedRound(const BarrierInfo &info, const SyncEvent &ev) const;
 
   // The round-n events of element j of `arr` that match `pick`, as
   // (fires, amount) terms.
