@@ -272,7 +272,10 @@ private:
     return false;
   }
 
-  void foldEntryGuards() { foldLoopEntryGuards(out_.skeleton, skTrip_, assumptionFacts()); }
+  void foldEntryGuards() {
+    foldLoopEntryGuards(out_.skeleton, skTrip_, assumptionFacts());
+    relateLoopBounds(out_.skeleton, assumptionFacts());
+  }
 
   std::vector<Expr> assumptionFacts() const {
     std::vector<Expr> base;

@@ -21,7 +21,9 @@
 //    entered do-while style (`max(1, n)` iterations); a `!=` latch only when
 //    Z3 proves its bound ahead of the counter where the loop is entered, and
 //    a skip test equivalent to n >= 1 folded into the loop (`for it in 0 ..
-//    n`, LiftSolve.h);
+//    n`, LiftSolve.h), and outermost loops whose ends Z3 proves equal given
+//    one spelling (relateLoopBounds: a do-while `n` and a header-tested
+//    `max(0, n)`), so that the stage proofs relate their fills and reads;
 //  - tcgen05 alloc / dealloc / mma / commit / ld / wait::ld (LiftTcgen05.h)
 //    and mbarrier.inval.
 //  - shared-memory accesses (LiftMemory.h): ld / st / atom / red .shared,

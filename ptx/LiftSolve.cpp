@@ -246,4 +246,25 @@ void foldLoopEntryGuards(BarrierSkeleton &sk, const std::vector<Expr> &trips,
   }
 }
 
+void relateLoopBounds(BarrierSkeleton &sk, const std::vector<Expr> &facts) {
+  // Only outermost loops that hold events: the stage pairs compare those.
+  std::vector<bool> used(sk.loops.size(), false);
+  for (const SyncEvent &e : sk.events)
+    for (int l : sk.loopChain(e))
+      used[size_t(l)] = true;
+  for (size_t b = 1; b < sk.loops.size(); ++b)
+    for (size_t a = 0; a < b; ++a) {
+      const SkeletonLoop &x = sk.loops[a];
+      SkeletonLoop &y = sk.loops[b];
+      if (!used[a] || !used[b] || x.parent >= 0 || y.parent >= 0 || !equal(x.begin, y.begin) ||
+          !equal(x.step, y.step) || equal(x.end, y.end))
+        continue;
+      std::string why;
+      if (implies(facts, Binary::make(BinaryOp::Eq, x.end, y.end), why) != Implication::Holds)
+        continue;
+      y.end = x.end;
+      break;
+    }
+}
+
 } // namespace tilescope::ptx

@@ -39,4 +39,18 @@ bool holdsWhereRun(const std::vector<Expr> &runs, const std::vector<Expr> &facts
 void foldLoopEntryGuards(BarrierSkeleton &sk, const std::vector<Expr> &trips,
                          const std::vector<Expr> &facts);
 
+// Loops of two roles that a ring turns with are often written differently
+// by the compiler: the producer's do-while loop runs `n` times, the
+// consumers' loop tested at its header `max(0, n)` times (the overlap
+// attention kernels). The pipeline-stage proofs and the race check relate
+// the fills and reads of two loops only when their bounds are the same as
+// written (verifier/StagePairs.h, isStagePair). Two outermost loops with
+// the same begin and step whose ends Z3 proves equal for every value (under
+// `facts` and the reading of LiftSolve.h) are given one spelling, the
+// first loop's end: the trip counts are then the same for every size, as
+// the stage proofs take them. Ends not proved equal stay as they are (the
+// pair stays unknown, never proved). Only outermost loops that hold events
+// are compared (one small query a pair).
+void relateLoopBounds(BarrierSkeleton &sk, const std::vector<Expr> &facts);
+
 } // namespace tilescope::ptx
