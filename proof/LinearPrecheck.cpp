@@ -6,42 +6,47 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace tilescope::detail {
 
 namespace {
 
-// Over-approximations proved unsat before, by their SMT-LIB text
-// (declarations with their sorts and every assertion): a formula that was
-// unsat is unsat wherever it is asked again, so a hit is a proof found
-// earlier, not a guess. Only unsat is kept: sat and unknown are asked again.
-// Process-wide, so that the candidates of an agent's search (mostly the same
-// protocol) share what was proved; bounded by a byte budget and cleared when
-// full.
-class UnsatMemo {
+// Over-approximations decided before, by their SMT-LIB text (declarations
+// with their sorts and every assertion): a formula that was unsat is unsat
+// wherever it is asked again, so a hit is a proof found earlier, not a
+// guess; one that was sat (a model found) is sat again, and the pre-check
+// answers "not proved" for it without asking Z3, as Z3 would. Unknown (a
+// limit ran out) is not kept: asked again. Process-wide, so that the
+// candidates of an agent's search (mostly the same protocol) share what was
+// decided; bounded by a byte budget and cleared when full.
+class FormulaMemo {
 public:
-  bool contains(const std::string &formula) {
+  // The formula's remembered answer: true unsat, false sat; none if new.
+  std::optional<bool> find(const std::string &formula) {
     std::lock_guard<std::mutex> lock(mutex_);
-    return formulas_.count(formula) != 0;
+    auto it = formulas_.find(formula);
+    if (it == formulas_.end())
+      return std::nullopt;
+    return it->second;
   }
-  void insert(std::string formula) {
+  void insert(std::string formula, bool unsat) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (bytes_ + formula.size() > kMaxBytes) {
       formulas_.clear();
       bytes_ = 0;
     }
     bytes_ += formula.size();
-    formulas_.insert(std::move(formula));
+    formulas_.emplace(std::move(formula), unsat);
   }
 
 private:
   static constexpr size_t kMaxBytes = size_t{64} << 20;
   std::mutex mutex_;
-  std::unordered_set<std::string> formulas_;
+  std::unordered_map<std::string, bool> formulas_;
   size_t bytes_ = 0;
 };
 
@@ -117,8 +122,8 @@ namespace {
 
 std::atomic<uint64_t> memoHits{0};
 
-UnsatMemo &unsatMemo() {
-  static UnsatMemo memo;
+FormulaMemo &formulaMemo() {
+  static FormulaMemo memo;
   return memo;
 }
 
@@ -153,14 +158,14 @@ bool LinearPrecheck::unsat(const z3::expr_vector &background, const z3::expr_vec
   s.add(abstraction_.definitionsFor(used));
   s.add(rewritten);
   std::string formula = alphaNormal(s.to_smt2());
-  if (unsatMemo().contains(formula)) {
+  if (std::optional<bool> known = formulaMemo().find(formula)) {
     ++memoHits;
-    return true;
+    return *known;
   }
-  if (checkWithinBudget(s) != z3::unsat)
-    return false;
-  unsatMemo().insert(std::move(formula));
-  return true;
+  z3::check_result r = checkWithinBudget(s);
+  if (r != z3::unknown)
+    formulaMemo().insert(std::move(formula), r == z3::unsat);
+  return r == z3::unsat;
 }
 
 } // namespace tilescope::detail

@@ -559,7 +559,7 @@ void RaceChecker::addTmaStoreCompleted(const Side &x, const Side &y, std::vector
     std::vector<z3::expr> atB(x.iters.begin(), x.iters.begin() + long(cc.size()));
     z3::expr_vector exists(ctx_);
     if (next) {
-      atB.back() = atB.back() + 1;
+      detail::replaceKeeping(atB.back(), atB.back() + 1);
       auto trip = enc_.encode(sk_.loops[size_t(cc.back())].trip(), x.bound, x.builtins());
       if (!trip)
         continue;
