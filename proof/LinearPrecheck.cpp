@@ -6,47 +6,42 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tilescope::detail {
 
 namespace {
 
-// Over-approximations decided before, by their SMT-LIB text (declarations
-// with their sorts and every assertion): a formula that was unsat is unsat
-// wherever it is asked again, so a hit is a proof found earlier, not a
-// guess; one that was sat (a model found) is sat again, and the pre-check
-// answers "not proved" for it without asking Z3, as Z3 would. Unknown (a
-// limit ran out) is not kept: asked again. Process-wide, so that the
-// candidates of an agent's search (mostly the same protocol) share what was
-// decided; bounded by a byte budget and cleared when full.
-class FormulaMemo {
+// Over-approximations proved unsat before, by their SMT-LIB text
+// (declarations with their sorts and every assertion): a formula that was
+// unsat is unsat wherever it is asked again, so a hit is a proof found
+// earlier, not a guess. Only unsat is kept: sat and unknown are asked again.
+// Process-wide, so that the candidates of an agent's search (mostly the same
+// protocol) share what was proved; bounded by a byte budget and cleared when
+// full.
+class UnsatMemo {
 public:
-  // The formula's remembered answer: true unsat, false sat; none if new.
-  std::optional<bool> find(const std::string &formula) {
+  bool contains(const std::string &formula) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = formulas_.find(formula);
-    if (it == formulas_.end())
-      return std::nullopt;
-    return it->second;
+    return formulas_.count(formula) != 0;
   }
-  void insert(std::string formula, bool unsat) {
+  void insert(std::string formula) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (bytes_ + formula.size() > kMaxBytes) {
       formulas_.clear();
       bytes_ = 0;
     }
     bytes_ += formula.size();
-    formulas_.emplace(std::move(formula), unsat);
+    formulas_.insert(std::move(formula));
   }
 
 private:
   static constexpr size_t kMaxBytes = size_t{64} << 20;
   std::mutex mutex_;
-  std::unordered_map<std::string, bool> formulas_;
+  std::unordered_set<std::string> formulas_;
   size_t bytes_ = 0;
 };
 
@@ -122,8 +117,8 @@ namespace {
 
 std::atomic<uint64_t> memoHits{0};
 
-FormulaMemo &formulaMemo() {
-  static FormulaMemo memo;
+UnsatMemo &unsatMemo() {
+  static UnsatMemo memo;
   return memo;
 }
 
@@ -158,14 +153,14 @@ bool LinearPrecheck::unsat(const z3::expr_vector &background, const z3::expr_vec
   s.add(abstraction_.definitionsFor(used));
   s.add(rewritten);
   std::string formula = alphaNormal(s.to_smt2());
-  if (std::optional<bool> known = formulaMemo().find(formula)) {
+  if (unsatMemo().contains(formula)) {
     ++memoHits;
-    return *known;
+    return true;
   }
-  z3::check_result r = checkWithinBudget(s);
-  if (r != z3::unknown)
-    formulaMemo().insert(std::move(formula), r == z3::unsat);
-  return r == z3::unsat;
+  if (checkWithinBudget(s) != z3::unsat)
+    return false;
+  unsatMemo().insert(std::move(formula));
+  return true;
 }
 
 } // namespace tilescope::detail

@@ -28,11 +28,10 @@ namespace tilescope::detail {
 // decides, so a hard query costs at most this much more than it used to.
 inline constexpr unsigned kPrecheckBudgetMs = 500;
 
-// Over-approximations Z3 decided are remembered process-wide by the
+// Over-approximations proved unsat are remembered process-wide by the
 // alpha-normal form of their SMT-LIB text (alphaNormal): asked again, in this
-// candidate or a later one, they are answered without Z3. Unsat (a proof
-// stays a proof) and sat (a formula with a model has it again: "not proved",
-// the answer Z3 would give) are remembered; unknown is asked again.
+// candidate or a later one, they are answered without Z3. Only unsat is
+// remembered (a proof stays a proof); sat and unknown are asked again.
 class LinearPrecheck;
 
 // Z3's SMT-LIB text with the names Z3 generates (let binders `?x12`,

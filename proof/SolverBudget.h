@@ -70,4 +70,16 @@ bool isOutOfMemoryReason(std::string_view reason);
 // stage of the persistent GEMM took 25 ms instead of 37.
 z3::solver oneShotSolver(z3::context &ctx, unsigned budgetMs);
 
+// An incremental solver (Z3's SMT core, checked many times, with push/pop or
+// assumptions), without limits: set them with setSolverBudget. It is the
+// solver `z3::solver(ctx)` answers every check with here (the combined
+// solver's tactic half is switched off, combined_solver.ignore_solver1,
+// SolverBudget.cpp), made directly: z3::solver(ctx) also builds, at its
+// first assertion, the default strategy's tactic for the half it never
+// uses, 6-18 ms a solver against under 1 for the whole of a small query on
+// the shared dev box (2026-11-26), twice per static reward of the persistent
+// GEMM (the barrier proofs' and the coverage proof's solvers). The same
+// solver, factory and parameters, so every answer and model is the same.
+z3::solver incrementalSolver(z3::context &ctx);
+
 } // namespace tilescope

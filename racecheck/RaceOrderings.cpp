@@ -112,7 +112,7 @@ bool RaceChecker::satisfiable(const z3::expr_vector &cons) {
   once.add(cons);
   if (z3::check_result r = checkWithinBudget(once); r != z3::unknown)
     return r == z3::sat;
-  z3::solver s(ctx_);
+  z3::solver s = incrementalSolver(ctx_);
   z3::params p(ctx_);
   setSolverBudget(p, opt_.timeoutMs);
   s.set(p);

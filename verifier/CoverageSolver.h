@@ -25,7 +25,7 @@ namespace tilescope::detail {
 
 struct CoverageSolver {
   CoverageSolver(const BarrierSkeleton &sk, unsigned timeoutMs)
-      : ctx(sharedContext()), enc(ctx, sk), solver(ctx) {
+      : ctx(sharedContext()), enc(ctx, sk), solver(incrementalSolver(ctx)) {
     z3::params p(ctx);
     setSolverBudget(p, timeoutMs);
     solver.set(p);
