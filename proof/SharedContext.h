@@ -38,4 +38,12 @@ z3::tactic oneShotPipeline(z3::context &ctx);
 // scope's, the reference is kept for the process's lifetime, as the leak did.
 void keepUntilContextEnd(const z3::expr &e);
 
+// `to = from` for code that once wrote `to = <a new term>` (a move, which
+// leaked the term `to` held): the old term is kept until the context ends,
+// as the leak kept it, and the assignment is a copy, which leaks nothing.
+inline void replaceKeeping(z3::expr &to, const z3::expr &from) {
+  keepUntilContextEnd(to);
+  to = from;
+}
+
 } // namespace tilescope::detail

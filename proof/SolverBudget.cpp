@@ -144,6 +144,10 @@ bool isOutOfMemoryReason(std::string_view reason) {
   return false;
 }
 
+z3::solver incrementalSolver(z3::context &ctx) {
+  return z3::solver(ctx, z3::solver::simple());
+}
+
 z3::solver oneShotSolver(z3::context &ctx, unsigned budgetMs) {
   z3::solver s = detail::oneShotPipeline(ctx).mk_solver();
   z3::params p(ctx);

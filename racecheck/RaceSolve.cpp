@@ -491,7 +491,7 @@ void RaceChecker::queueAssumptions() {
 
 z3::solver &RaceChecker::pairSolver() {
   if (!solver_)
-    solver_.emplace(ctx_);
+    solver_.emplace(incrementalSolver(ctx_));
   for (unsigned k = 0; k < pending_.size(); ++k)
     solver_->add(pending_[int(k)]);
   pending_ = z3::expr_vector(ctx_);

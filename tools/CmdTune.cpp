@@ -1,6 +1,6 @@
 // `tilescope tune FILE [--kernel K] --shapes MxNxK,... [--target h100|h200]
 // [--machine FILE.json] [--budget N] [--points FILE] [--timeout-ms MS]
-// [-o table.json] [--json]`: chooses a point of a kernel with parameters (ir/Space.h) for
+// [--total-timeout-ms MS] [--total-wall-timeout-ms MS] [-o table.json] [--json]`: chooses a point of a kernel with parameters (ir/Space.h) for
 // each shape. It enumerates the space, drops the points whose resources do
 // not fit (verifier/Resources.h), ranks the rest by the performance model's
 // predicted time (model/Predict.h) at the shape (points whose where clause
@@ -8,7 +8,11 @@
 // the best-ranked points in order until one is `proved`, at most N proof runs
 // per shape (--budget, default 4; a point's verdict is kept for the other
 // shapes; --points ranks only the points a file lists). Each proof run has a Z3 context and a
-// --timeout-ms budget of its own. A finding, unknown or budget drops the point. The table
+// --timeout-ms budget of its own. A finding, unknown or budget drops the point. The whole
+// command's processor and wall time are capped by --total-timeout-ms and
+// --total-wall-timeout-ms (tools/Budgets.h, as for `check` of a space): once
+// one runs out, the proof run in progress ends as budget and no later one
+// starts; the shapes left without a point say so. The table
 // (model/TuningTable.h) maps each shape, as a bucket centre, to its point;
 // `lower --auto` and `bench --auto` read it.
 // --measured CSV,... (calib.py's rows: point, M, N, K, ms, ok) stands for
@@ -19,7 +23,8 @@
 // must be of the same kernel text (the point names a kernel only with it).
 //
 // Exit: 0 every shape got a proved point; 3 some shape got none within the
-// budget (the table says why); 2 input errors.
+// budget (the table says why); 4 the whole command's total ran out; 2 input
+// errors.
 #include "check/KernelProofs.h"
 #include "ir/Checker.h"
 #include "ir/Instantiate.h"
@@ -79,7 +84,8 @@ IntOption<unsigned> measuredTop("measured-top",
 cl::opt<std::string> output("o", cl::desc("Write the tuning table (JSON) to FILE"),
                             cl::value_desc("FILE"), cl::sub(tuneCommand));
 cl::opt<bool> json("json", cl::desc("Print the table as JSON"), cl::sub(tuneCommand));
-BudgetOptions budgetOptions(tuneCommand, /*withSteps=*/false);
+BudgetOptions budgetOptions(tuneCommand, /*withSteps=*/false, kDefaultTimeoutMs,
+                            kDefaultWallTimeoutMs, /*withTotals=*/true);
 
 // "4096x4096x4096" -> {M, N, K}; nothing after an input error.
 std::optional<std::vector<std::map<std::string, int64_t>>> parseShapes(llvm::StringRef text,
@@ -181,6 +187,8 @@ bool readMeasured(llvm::StringRef text, const Kernel &kernel,
 int runTuneInner();
 
 int runTune() {
+  if (int bad = budgetOptions.usageError("tune"))
+    return bad;
   Budget budget(budgetOptions.limits());
   return runWithinBudget(budget, runTuneInner, [&] {
     llvm::SourceMgr sm;
@@ -299,6 +307,9 @@ int runTuneInner() {
                              candidates.size(), droppedByResources, measuredTop.getValue());
   bool allFound = true;
   size_t proofRuns = 0;
+  // The budget's message once the whole command's total ran out: no proof
+  // runs after it.
+  std::string totalSpent;
   for (const auto &shape : *shapes) {
     std::vector<std::pair<double, Candidate *>> ranked;
     std::string error;
@@ -345,7 +356,7 @@ int runTuneInner() {
     std::string tried;
     for (auto &[us, c] : ranked) {
       if (!c->verdict) {
-        if (runs == proofBudget)
+        if (runs == proofBudget || !totalSpent.empty())
           break;
         ++runs;
         ++proofRuns;
@@ -359,6 +370,8 @@ int runTuneInner() {
         ProofContextScope context;
         KernelProofs proofs = runKernelProofs(c->kernel, quiet, options);
         c->verdict = proofs.verdict();
+        if (activeBudget()->exceeded() != BudgetKind::None && activeBudget()->exceededTotal())
+          totalSpent = activeBudget()->message();
         for (const NamedProofOutcome &p : proofs.proofs)
           if (p.outcome.verdict() != Verdict::Proved)
             c->why += fmt::format("{}{} {}", c->why.empty() ? "" : ", ", p.name,
@@ -380,8 +393,12 @@ int runTuneInner() {
     if (entry.point.empty()) {
       allFound = false;
       entry.reason = ranked.empty() ? "no valid point admits the shape"
-                                    : fmt::format("no point proved within {} proof runs: {}",
-                                                  proofBudget.getValue(), tried);
+                     : !totalSpent.empty()
+                         ? fmt::format("no point proved before the whole command's budget ran "
+                                       "out ({}){}{}",
+                                       totalSpent, tried.empty() ? "" : ": ", tried)
+                         : fmt::format("no point proved within {} proof runs: {}",
+                                       proofBudget.getValue(), tried);
     }
     if (!json)
       llvm::outs() << fmt::format(
@@ -409,6 +426,11 @@ int runTuneInner() {
   else
     llvm::outs() << fmt::format("{} valid points ({} dropped by resources), {} proof runs on {}\n",
                                 candidates.size(), droppedByResources, proofRuns, machine->name);
+  if (!totalSpent.empty()) {
+    if (!json)
+      llvm::errs() << "tilescope tune: error: " << totalSpent << "\n";
+    return kBudget;
+  }
   return allFound ? kClean : kUnknown;
 }
 

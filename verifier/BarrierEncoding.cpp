@@ -191,7 +191,7 @@ void BarrierProver::prepareLoops() {
 
 BarrierProver::Query BarrierProver::solver() {
   if (!base_) {
-    base_.emplace(ctx_);
+    base_.emplace(incrementalSolver(ctx_));
     z3::params p(ctx_);
     setSolverBudget(p, opt_.timeoutMs);
     base_->set(p);

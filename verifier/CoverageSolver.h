@@ -24,6 +24,8 @@
 namespace tilescope::detail {
 
 struct CoverageSolver {
+  // z3::solver(ctx), not incrementalSolver (SolverBudget.h): the least
+  // witnesses of the coverage proof depend on it.
   CoverageSolver(const BarrierSkeleton &sk, unsigned timeoutMs)
       : ctx(sharedContext()), enc(ctx, sk), solver(ctx) {
     z3::params p(ctx);

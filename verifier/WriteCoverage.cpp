@@ -6,6 +6,7 @@
 #include "ir/Visitor.h"
 #include "proof/LeastWitness.h"
 #include "proof/QueryDeadline.h"
+#include "proof/SharedContext.h"
 #include "sync/BarrierSkeleton.h"
 #include "verifier/CoverageDigits.h"
 #include "verifier/CoverageSearch.h"
@@ -225,7 +226,7 @@ private:
       if (all && k && k->is_int()) {
         z3::expr v = *k;
         for (const auto &[coef, d] : l->terms)
-          v = v + ctx_.int_val(coef) * c.digits.at(d.key());
+          detail::replaceKeeping(v, v + ctx_.int_val(coef) * c.digits.at(d.key()));
         return v;
       }
     }
@@ -312,7 +313,7 @@ private:
                 [](const auto &a, const auto &b) { return a.first > b.first; });
       z3::expr rest = x[d] - *k;
       for (const auto &[coef, digit] : terms)
-        rest = rest - ctx_.int_val(coef * digitFloor(digit, ev.threads));
+        detail::replaceKeeping(rest, rest - ctx_.int_val(coef * digitFloor(digit, ev.threads)));
       // A reversed index, one digit of a negative coefficient (`(n - 1 -
       // blockIdx.x) * 128`): x_d - const = coef * v + r with 0 <= r < -coef
       // when the region is at most -coef long, so v = ceil((const - x_d) /
@@ -330,7 +331,7 @@ private:
           return std::nullopt;
         const Digit &digit = terms[i].second;
         z3::expr value = rest / ctx_.int_val(coef) + ctx_.int_val(digitFloor(digit, ev.threads));
-        rest = z3::mod(rest, ctx_.int_val(coef));
+        detail::replaceKeeping(rest, z3::mod(rest, ctx_.int_val(coef)));
         if (c.digits.emplace(digit.key(), value).second)
           byVar[digit.var].push_back(digit);
       }
@@ -371,7 +372,7 @@ private:
             return std::nullopt;
           c.conditions.push_back(*H == *next && z3::mod(*next, *L) == 0);
         }
-        v = v + a * *L;
+        detail::replaceKeeping(v, v + a * *L);
         if (k + 1 == digits.size() && !dg.H)
           top.emplace(var, std::pair{a, dg.L});
       }
@@ -379,7 +380,7 @@ private:
         auto low = threadOffset(ev.threads, digits.front());
         if (!low)
           return std::nullopt;
-        v = v + *low;
+        detail::replaceKeeping(v, v + *low);
       }
       value.emplace(var, v);
     }
