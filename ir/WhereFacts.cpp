@@ -361,4 +361,13 @@ WhereFacts whereFacts(const Kernel &kernel) {
   return out;
 }
 
+void splitConjuncts(const Expr &e, std::vector<Expr> &out) {
+  if (e->kind == ExprKind::Binary && as<Binary>(e).op == BinaryOp::And) {
+    splitConjuncts(as<Binary>(e).lhs, out);
+    splitConjuncts(as<Binary>(e).rhs, out);
+  } else {
+    out.push_back(e);
+  }
+}
+
 } // namespace tilescope

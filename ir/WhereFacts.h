@@ -26,6 +26,10 @@
 
 namespace tilescope {
 
+// The conjuncts of `e`: `a && (b && c)` appends a, b and c to `out`; any
+// other expression is one conjunct.
+void splitConjuncts(const Expr &e, std::vector<Expr> &out);
+
 // name -> the expression it equals, over names that are not themselves
 // bound (substituting once is enough). A name is bound by the first equality
 // that defines it without referring to itself; later ones are ignored.

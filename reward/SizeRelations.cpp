@@ -10,15 +10,6 @@
 namespace tilescope::reward_detail {
 namespace {
 
-void splitConjuncts(const Expr &e, std::vector<Expr> &out) {
-  if (e->kind == ExprKind::Binary && as<Binary>(e).op == BinaryOp::And) {
-    splitConjuncts(as<Binary>(e).lhs, out);
-    splitConjuncts(as<Binary>(e).rhs, out);
-  } else {
-    out.push_back(e);
-  }
-}
-
 LeafValue leafOf(const SizeAssignment &sizes) {
   return [&sizes](const Expr &e) -> std::optional<int64_t> {
     if (e->kind != ExprKind::Var)

@@ -6,6 +6,7 @@
 #include "ir/Printer.h"
 #include "ir/ThreadUniformity.h"
 #include "ir/Visitor.h"
+#include "ir/WhereFacts.h"
 
 #include <fmt/format.h>
 
@@ -55,15 +56,6 @@ Dependence dependenceOf(const Expr &e) {
   DependenceScan scan;
   scan.visit(e);
   return scan.dep;
-}
-
-void splitConjuncts(const Expr &e, std::vector<Expr> &out) {
-  if (e->kind == ExprKind::Binary && as<Binary>(e).op == BinaryOp::And) {
-    splitConjuncts(as<Binary>(e).lhs, out);
-    splitConjuncts(as<Binary>(e).rhs, out);
-  } else {
-    out.push_back(e);
-  }
 }
 
 // --- evaluating thread conditions on every thread ---
