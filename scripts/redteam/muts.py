@@ -331,16 +331,17 @@ r2('ao', 'ao-p-written-in-flight', '1', 'bug', [('      wgmma.wait_group(0)\n', 
       }
       wgmma.wait_group(0)
 ''', 0), ('          P[row, col] = bf16(Sacc[row, col])\n          Oacc[row, col] = Oacc[row, col] * alpha[h2]', '          Oacc[row, col] = Oacc[row, col] * alpha[h2]', 0)])
-r2('ao', 'ao-v-current-block', 'v', 'bug', [('max(n - 1, 0) * 128', 'min(n, nk - 1) * 128', 0), ('max(n - 1, 0) * 128', 'min(n, nk - 1) * 128', 0)], 'dynamic')
+r2('ao', 'ao-v-next-block', 'v', 'bug', [('V[b, h, i * 128 : +128, 0 : +64]', 'V[b, h, (i + 1) * 128 : +128, 0 : +64]', 0), ('V[b, h, i * 128 : +128, 64 : +64]', 'V[b, h, (i + 1) * 128 : +128, 64 : +64]', 0)], 'dynamic')
 r2('ao', 'ao-unmasked-when-inside', 'v', 'bug', [('if kv0 + 128 <= S {', 'if kv0 < S {', 0)], 'dynamic')
 r2('ao', 'ao-pingpong-arrive-before-issue', '2', 'clean', [
     ('      if w == 1 {\n        barrier.sync(2, threads = 256)\n      }\n      wgmma.fence()', '      if w == 1 {\n        barrier.sync(2, threads = 256)\n        barrier.arrive(1, threads = 256)\n      }\n      wgmma.fence()', 0),
     ('      if w == 0 {\n        barrier.sync(2, threads = 256)\n      } else {\n        barrier.arrive(1, threads = 256)\n      }\n', '      if w == 0 {\n        barrier.sync(2, threads = 256)\n      }\n', 0)])
 OC = 'attention_fwd_overlap_causal_sm90'
-r2('ao', 'aoc-noop-softmax-runs', 'v', 'clean', [('      } else if n < nk {\n', '      } else {\n', 0)], 'dynamic', kernel=OC)
-r2('ao', 'aoc-rescale-in-noop', 'v', 'bug', [('      if n < nk {\n        for h2 in 0 .. 2 unroll {\n          let row = wid_in_wg * 16 + h2 * 8 + laneid / 4\n          for j in 0 .. 32 unroll {\n            let col = j / 2 * 8 + laneid % 4 * 2 + j % 2\n            P[row, col]',
-    '      if n <= nk {\n        for h2 in 0 .. 2 unroll {\n          let row = wid_in_wg * 16 + h2 * 8 + laneid / 4\n          for j in 0 .. 32 unroll {\n            let col = j / 2 * 8 + laneid % 4 * 2 + j % 2\n            P[row, col]', 0)], 'dynamic', kernel=OC)
-r2('ao', 'aoc-diagonal-unmasked', 'v', 'bug', [('      if n + 1 < nk {\n', '      if n < nk {\n', 0)], 'dynamic', kernel=OC)
+# Session 15 (attn2) took the no-op first and last iterations out of the
+# overlap kernels; the mutants of those iterations became these three.
+r2('ao', 'aoc-mask-every-block', 'v', 'clean', [('      if i + 2 < nk {\n', '      if i + 2 < 0 {\n', 0)], 'dynamic', kernel=OC)
+r2('ao', 'aoc-peeled-diagonal-unmasked', 'v', 'bug', [('    if nk > 1 {\n', '    if nk > 0 {\n', 0)], 'dynamic', kernel=OC)
+r2('ao', 'aoc-diagonal-unmasked', 'v', 'bug', [('      if i + 2 < nk {\n', '      if i + 1 < nk {\n', 0)], 'dynamic', kernel=OC)
 
 # ---- attention_fwd_sm100: tcgen05, tensor memory, four rings -------------------------------
 
