@@ -86,7 +86,10 @@ z3::solver oneShotSolver(z3::context &ctx, unsigned budgetMs);
 // 10 s with this one (verifier/DeviceQueries.cpp keeps it, and so do the
 // tensor-memory lanes and the symbolic layouts, unmeasured). The barrier
 // proofs and the race check use this one: the same answers and witnesses
-// on the reward golden (tests/reward/verdicts_test.py, 404 inputs).
+// on the reward golden (tests/reward/verdicts_test.py, 404 inputs); its
+// first models differ, so a witness value past 64 bits (which the least-
+// witness search leaves as found) differs: tests/lit/barriers/
+// witness-past-64-bits.tile.
 z3::solver incrementalSolver(z3::context &ctx);
 
 } // namespace tilescope
