@@ -81,9 +81,15 @@ z3::solver oneShotSolver(z3::context &ctx, unsigned budgetMs);
 // combined solver one least witness of the coverage proof comes out
 // otherwise (tests/lit/bugs/coverage-persistent-step-int64-max.tile: C[128,
 // 1048575] at N = 1048576 instead of C[0, 33792] at N = 33800), so the
-// coverage proof keeps z3::solver(ctx); the barrier proofs, the race check
-// and the few others that use this one give the same answers and witnesses
-// on the reward golden (tests/reward/verdicts_test.py, 404 inputs).
+// coverage proof keeps z3::solver(ctx); and the device-protocol queries of
+// kernels/tp_gemm_bf16_sm90.tile, proved through it, ran out of `check`'s
+// 10 s with this one (verifier/DeviceQueries.cpp keeps it, and so do the
+// tensor-memory lanes and the symbolic layouts, unmeasured). The barrier
+// proofs and the race check use this one: the same answers and witnesses
+// on the reward golden (tests/reward/verdicts_test.py, 404 inputs); its
+// first models differ, so a witness value past 64 bits (which the least-
+// witness search leaves as found) differs: tests/lit/barriers/
+// witness-past-64-bits.tile.
 z3::solver incrementalSolver(z3::context &ctx);
 
 } // namespace tilescope

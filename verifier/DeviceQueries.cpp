@@ -14,7 +14,7 @@ DeviceAnswer askDevices(ProtoEncoder &enc, const DeviceUnknowns &u,
                         const std::vector<z3::expr> &extra, const std::string &name,
                         unsigned budgetMs) {
   z3::context &ctx = enc.ctx();
-  z3::solver s = incrementalSolver(ctx);
+  z3::solver s(ctx);
   z3::params p(ctx);
   setSolverBudget(p, budgetMs);
   s.set(p);

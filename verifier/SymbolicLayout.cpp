@@ -151,7 +151,7 @@ struct SymbolicElement {
 // A solver holding the symbols' ranges (>= 1) and the `where` constraints.
 z3::solver constrainedSolver(SymbolEncoder &enc, const std::vector<Expr> &constraints,
                              unsigned timeoutMs) {
-  z3::solver s = incrementalSolver(enc.ctx);
+  z3::solver s(enc.ctx);
   z3::params p(enc.ctx);
   setSolverBudget(p, timeoutMs);
   s.set(p);

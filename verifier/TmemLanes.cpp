@@ -129,7 +129,7 @@ public:
       open(e, a, fmt::format("the lanes of {} are not modelled: {}", a.buffer, why));
       return;
     }
-    z3::solver s = incrementalSolver(ctx_);
+    z3::solver s(ctx_);
     z3::params p(ctx_);
     setSolverBudget(p, timeoutMs_);
     s.set(p);
