@@ -6,8 +6,21 @@
 
 namespace tilescope::detail {
 
-DivisionAbstraction::DivisionAbstraction(z3::context &ctx, bool uninterpretedProducts)
-    : ctx_(ctx), quotient_(ctx.function("quot!", ctx.int_sort(), ctx.int_sort(), ctx.int_sort())),
+// c when `d` is a product c * e of a numeral c > 1 and another factor.
+std::optional<int64_t> constantFactor(const z3::expr &d) {
+  if (!d.is_app() || d.decl().decl_kind() != Z3_OP_MUL || d.num_args() != 2)
+    return std::nullopt;
+  for (unsigned k = 0; k < 2; ++k) {
+    int64_t c = 0;
+    if (d.arg(k).is_numeral_i64(c) && c > 1 && !d.arg(1 - k).is_numeral())
+      return c;
+  }
+  return std::nullopt;
+}
+
+DivisionAbstraction::DivisionAbstraction(z3::context &ctx, bool uninterpretedProducts,
+                                         bool congruences)
+    : ctx_(ctx), congruences_(congruences), quotient_(ctx.function("quot!", ctx.int_sort(), ctx.int_sort(), ctx.int_sort())),
       remainder_(ctx.function("rem!", ctx.int_sort(), ctx.int_sort(), ctx.int_sort())) {
   if (uninterpretedProducts)
     products_.emplace(ctx_.function("product!", ctx_.int_sort(), ctx_.int_sort(), ctx_.int_sort()));
@@ -90,6 +103,11 @@ z3::expr_vector DivisionAbstraction::definitionsFor(const z3::expr_vector &terms
     z3::expr nonZero = x.divisor != zero;
     out.push_back(z3::implies(nonZero, x.dividend == product(x.q, x.divisor) + x.r && x.r >= zero &&
                                            x.r < z3::ite(x.divisor > zero, x.divisor, -x.divisor)));
+    // A divisor c * e with a constant c: x - r is a multiple of d, so of c.
+    if (std::optional<int64_t> c = congruences_ ? constantFactor(x.divisor) : std::nullopt) {
+      z3::expr cv = ctx_.int_val(*c);
+      out.push_back(z3::implies(nonZero, z3::mod(x.dividend, cv) == z3::mod(x.r, cv)));
+    }
     // Division by d is one-to-one on (quotient, remainder): equal dividends
     // have equal quotients and remainders, and back. With uninterpreted
     // products the solver could only get there through congruence and

@@ -13,6 +13,7 @@
 
 #include <z3++.h>
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -21,12 +22,19 @@
 
 namespace tilescope::detail {
 
+// c when `d` is a product c * e of a numeral c > 1 and a non-numeral e.
+std::optional<int64_t> constantFactor(const z3::expr &d);
+
 class DivisionAbstraction {
 public:
   // With uninterpretedProducts, a product of two non-constants is an
   // uninterpreted function of its factors as well: the result is linear
   // (plus congruence) and over-approximates, so only its unsat is an answer.
-  DivisionAbstraction(z3::context &ctx, bool uninterpretedProducts);
+  // With congruences, a division by a divisor c * e (c a numeral > 1) also
+  // states `x mod c == r mod c` (x - r is a multiple of d, so of c): a
+  // tile index t / (8 * tn), t % 8 and t % (8 * tn) / 8 then determine t
+  // linearly (the grouped tile order's race proof).
+  DivisionAbstraction(z3::context &ctx, bool uninterpretedProducts, bool congruences = false);
   // `e` with every division and remainder by a non-constant replaced.
   z3::expr rewrite(const z3::expr &e);
   // The facts about the quotients and remainders that rewritten terms
@@ -46,6 +54,7 @@ private:
   void collect(const z3::expr &e, std::set<unsigned> &visited, std::set<size_t> &used);
 
   z3::context &ctx_;
+  bool congruences_;
   std::optional<z3::func_decl> products_;
   // Functions, not fresh constants: two divisions of equal values by equal
   // divisors that are spelled differently get one quotient and remainder by

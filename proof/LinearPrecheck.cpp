@@ -1,6 +1,8 @@
 #include "proof/LinearPrecheck.h"
 
+#include "proof/ProofContext.h"
 #include "proof/QueryDeadline.h"
+#include "proof/SharedContext.h"
 #include "proof/SolverBudget.h"
 
 #include <algorithm>
@@ -127,6 +129,131 @@ UnsatMemo &unsatMemo() {
 uint64_t linearPrecheckMemoHits() {
   return memoHits.load();
 }
+
+namespace {
+
+// Whether `e` divides by a non-numeral c * e' (DivisionAbstraction's
+// congruences). Reads the terms only: the context gets no new one.
+bool dividesByMultiple(const z3::expr &e, std::unordered_set<unsigned> &seen) {
+  if (!e.is_app() || !seen.insert(e.id()).second)
+    return false;
+  Z3_decl_kind kind = e.decl().decl_kind();
+  if ((kind == Z3_OP_IDIV || kind == Z3_OP_MOD) && constantFactor(e.arg(1)))
+    return true;
+  for (unsigned k = 0; k < e.num_args(); ++k)
+    if (dividesByMultiple(e.arg(k), seen))
+      return true;
+  return false;
+}
+
+// The over-approximation with congruences of `background` and
+// `constraints` as SMT-LIB text, built in `scratch`.
+std::string congruenceFormula(z3::context &scratch, const z3::expr_vector &background,
+                              const z3::expr_vector &constraints) {
+  DivisionAbstraction abstraction(scratch, /*uninterpretedProducts=*/true, /*congruences=*/true);
+  z3::expr_vector used(scratch);
+  for (const z3::expr_vector *v : {&background, &constraints})
+    for (unsigned k = 0; k < v->size(); ++k)
+      used.push_back(abstraction.rewrite(
+          z3::expr(scratch, Z3_translate(v->ctx(), (*v)[int(k)], scratch))));
+  z3::solver s(scratch, z3::solver::simple());
+  s.add(used);
+  s.add(abstraction.definitionsFor(used));
+  return s.to_smt2();
+}
+
+// Whether `e` multiplies two non-numerals.
+bool nonLinear(const z3::expr &e, std::unordered_set<unsigned> &seen) {
+  if (!e.is_app() || !seen.insert(e.id()).second)
+    return false;
+  if (e.decl().decl_kind() == Z3_OP_MUL) {
+    unsigned factors = 0;
+    for (unsigned k = 0; k < e.num_args(); ++k)
+      factors += e.arg(k).is_numeral() ? 0 : 1;
+    if (factors > 1)
+      return true;
+  }
+  for (unsigned k = 0; k < e.num_args(); ++k)
+    if (nonLinear(e.arg(k), seen))
+      return true;
+  return false;
+}
+
+// The conjuncts of `constraints` (top-level conjunctions split) that
+// multiply no two non-numerals: a tile loop's trip count `tn * mt` bounds
+// the iterations, which a map from tiles to regions that is one-to-one for
+// every tile index does not need, and Z3 branched on it for seconds (the
+// grouped 128 x 192 GEMM's race between CTAs: 4,000,000 units of rlimit
+// without an answer with it, 19,000 without). Dropping constraints admits
+// more models: unsat without them is unsat with them.
+z3::expr_vector linearConjuncts(const z3::expr_vector &constraints) {
+  z3::expr_vector out(constraints.ctx());
+  std::vector<z3::expr> todo;
+  for (unsigned k = constraints.size(); k-- > 0;)
+    todo.push_back(constraints[int(k)]);
+  while (!todo.empty()) {
+    z3::expr e = todo.back();
+    todo.pop_back();
+    if (e.is_app() && e.decl().decl_kind() == Z3_OP_AND) {
+      for (unsigned k = e.num_args(); k-- > 0;)
+        todo.push_back(e.arg(k));
+      continue;
+    }
+    std::unordered_set<unsigned> seen;
+    if (!nonLinear(e, seen))
+      out.push_back(e);
+  }
+  return out;
+}
+
+bool congruenceUnsat(const z3::expr_vector &background, const z3::expr_vector &constraints,
+                     unsigned budgetMs);
+
+} // namespace
+
+bool congruencePrecheckUnsat(const z3::expr_vector &background,
+                             const z3::expr_vector &constraints, unsigned budgetMs) {
+  std::unordered_set<unsigned> seen;
+  bool divides = false;
+  for (unsigned k = 0; k < constraints.size() && !divides; ++k)
+    divides = dividesByMultiple(constraints[int(k)], seen);
+  if (!divides)
+    return false;
+  // Built in a context of its own (whose terms, those the abstraction keeps
+  // until the context ends among them, go with it), then read back from its
+  // text into another, in which Z3 numbers the terms in the order the text
+  // gives them: built and solved in one context, the same formula (the
+  // grouped block-scaled GEMM's race between CTAs) ran out of 200,000 units
+  // of rlimit, read back from its text it took 14,000-28,000 whatever the
+  // order of its assertions.
+  // First without the conjuncts that multiply unknowns, then with them
+  // (Z3's search over the same formula takes 10,000 to 1,400,000 units of
+  // rlimit depending on the order of its terms; the two forms fail on
+  // different kernels of the library).
+  for (bool linearOnly : {true, false})
+    if (congruenceUnsat(background, linearOnly ? linearConjuncts(constraints) : constraints,
+                        budgetMs))
+      return true;
+  return false;
+}
+
+namespace {
+
+bool congruenceUnsat(const z3::expr_vector &background, const z3::expr_vector &constraints,
+                     unsigned budgetMs) {
+  std::string formula;
+  {
+    ProofContextScope scope;
+    formula = congruenceFormula(sharedContext(), background, constraints);
+  }
+  ProofContextScope scope;
+  z3::context &ctx = sharedContext();
+  z3::solver s = oneShotSolver(ctx, std::min(budgetMs, kPrecheckBudgetMs));
+  s.add(ctx.parse_string(formula.c_str()));
+  return checkWithinBudget(s) == z3::unsat;
+}
+
+} // namespace
 
 LinearPrecheck::LinearPrecheck(z3::context &ctx, unsigned budgetMs)
     : ctx_(ctx), budgetMs_(std::min(budgetMs, kPrecheckBudgetMs)),

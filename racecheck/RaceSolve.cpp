@@ -258,7 +258,8 @@ z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess 
     pending_.push_back(z3::implies(pair, cons[int(k)]));
   // An over-approximation first, linear up to congruence: its unsat
   // decides most pairs in a few milliseconds (LinearPrecheck.h).
-  if (linear_.unsat(enc_.assumptions(), cons))
+  if (detail::congruencePrecheckUnsat(enc_.assumptions(), cons, kFirstQueryBudgetMs) ||
+      linear_.unsat(enc_.assumptions(), cons))
     return z3::unsat;
   // Once Z3 has given up on kGiveUpsPerBuffer pairs of a buffer, the race
   // verdict is unknown and the buffer's other pairs would mostly give up

@@ -90,13 +90,27 @@ LeafValue leafAt(const SizeAssignment &sizes) {
   };
 }
 
+// The largest ring an event of a loop moves through: its barrier array
+// (ringOf), or a buffer whose leading subscript varies. A constant leading
+// subscript (`sc[2] = SB[...]` into a `reg sc: f32[5]`) names one element at
+// every iteration: no ring, however long the array (it made
+// gemm_fp8_blockscaled_sm90_bn192's small K 1280 for a ring of 4 stages).
+int64_t movingRingOf(const BarrierSkeleton &sk, const SyncEvent &e) {
+  SyncEvent moving = e;
+  moving.accesses.clear();
+  for (const MemoryAccess &a : e.accesses)
+    if (!a.stage || !constantValue(a.stage))
+      moving.accesses.push_back(a);
+  return ringOf(sk, moving);
+}
+
 // A loop over a ring of S that CTA 0 runs fewer than 2·S (flattened)
 // iterations at `sizes`, or -1.
 int shortRingLoop(const BarrierSkeleton &sk, const SizeAssignment &sizes) {
   std::map<int, int64_t> rings;
   for (const SyncEvent &e : sk.events)
     if (e.loop >= 0)
-      rings[e.loop] = std::max(rings[e.loop], ringOf(sk, e));
+      rings[e.loop] = std::max(rings[e.loop], movingRingOf(sk, e));
   LeafValue leaf = leafAt(sizes);
   for (const auto &[loop, ring] : rings) {
     if (ring < 2)
