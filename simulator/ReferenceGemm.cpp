@@ -22,6 +22,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 namespace tilescope::sim {
 
@@ -346,33 +347,61 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
       }
     return {std::move(e)};
   }
-  for (int64_t i = 0; i < M; ++i) {
-    const double *a = nullptr;
-    for (int64_t j = 0; j < N; ++j) {
-      if (!needed(0, i * N + j))
-        continue;
-      if (!a)
-        a = aRow(i);
-      const double *b = bCol(j);
-      double s = 0, part = 0, abs = 0, fp8Bound = 0, largest = 0, chunkAbs = 0;
-      for (int64_t k = 0; k < K; ++k) {
-        if (k % sumBlock == 0)
-          part = 0;
-        if (k % kFp8Chunk == 0) {
-          largest = std::fabs(part);
-          chunkAbs = std::fabs(part);
+  // W elements of a row at a time, each with the loop above's operations in
+  // its order (the same bits): the chunk and block boundaries are common
+  // to them, and W independent chains keep the CPU busy.
+  auto fp8Elements = [&](int64_t i, const double *a, const int64_t *cols, auto width) {
+    constexpr int W = decltype(width)::value;
+    const double *b[W];
+    double s[W] = {}, part[W] = {}, abs[W] = {}, fp8Bound[W] = {}, largest[W] = {},
+           chunkAbs[W] = {};
+    for (int l = 0; l < W; ++l)
+      b[l] = bCol(cols[l]);
+    for (int64_t k = 0, inBlock = 0, inChunk = 0; k < K; ++k) {
+      if (inBlock == 0)
+        for (int l = 0; l < W; ++l)
+          part[l] = 0;
+      if (inChunk == 0)
+        for (int l = 0; l < W; ++l) {
+          largest[l] = std::fabs(part[l]);
+          chunkAbs[l] = std::fabs(part[l]);
         }
-        double xy = a[k * aStep] * b[k * bStep];
-        s += xy;
-        part += xy;
-        abs += std::fabs(xy);
-        largest = std::max(largest, std::fabs(xy));
-        chunkAbs += std::fabs(xy);
-        if (k % kFp8Chunk == kFp8Chunk - 1 || k == K - 1)
-          fp8Bound += 0x1p-13 * (static_cast<double>(kFp8Chunk + 1) * largest + chunkAbs);
+      const double x = a[k * aStep];
+      const int64_t kb = k * bStep;
+      for (int l = 0; l < W; ++l) {
+        double xy = x * b[l][kb];
+        s[l] += xy;
+        part[l] += xy;
+        abs[l] += std::fabs(xy);
+        largest[l] = std::max(largest[l], std::fabs(xy));
+        chunkAbs[l] += std::fabs(xy);
       }
-      finish(i, j, s, abs, fp8Bound);
+      if (++inChunk == kFp8Chunk || k == K - 1)
+        for (int l = 0; l < W; ++l)
+          fp8Bound[l] +=
+              0x1p-13 * (static_cast<double>(kFp8Chunk + 1) * largest[l] + chunkAbs[l]);
+      inChunk %= kFp8Chunk;
+      if (++inBlock == sumBlock)
+        inBlock = 0;
     }
+    for (int l = 0; l < W; ++l)
+      finish(i, cols[l], s[l], abs[l], fp8Bound[l]);
+  };
+  std::vector<int64_t> cols;
+  cols.reserve(N);
+  for (int64_t i = 0; i < M; ++i) {
+    cols.clear();
+    for (int64_t j = 0; j < N; ++j)
+      if (needed(0, i * N + j))
+        cols.push_back(j);
+    if (cols.empty())
+      continue;
+    const double *a = aRow(i);
+    size_t c = 0;
+    for (; c + 4 <= cols.size(); c += 4)
+      fp8Elements(i, a, cols.data() + c, std::integral_constant<int, 4>());
+    for (; c < cols.size(); ++c)
+      fp8Elements(i, a, cols.data() + c, std::integral_constant<int, 1>());
   }
   return {std::move(e)};
 }
