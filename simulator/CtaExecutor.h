@@ -472,11 +472,16 @@ private:
   void storeShared(const SharedSpot &s, Dtype d, uint64_t bits);
   bool waitSatisfied(const Warp &w) const;
   int64_t builtin(BuiltinKind b, int64_t thread) const;
+  // Builtin b for every lane of warp w: a function of the thread and the CTA
+  // alone, so computed once per CTA, at its first use.
+  const LaneValues &builtinLanes(BuiltinKind b, const Warp &w);
 
   const Program &p_;
   const KernelCode *code_ = nullptr;
   std::vector<LaneValues> scratch_; // per operation of code_: its values
   LaneValues product_;              // an uncontracted a * b of an Fma operation
+  std::vector<LaneValues> builtinLanes_; // per warp and builtin (builtinLanes)
+  std::vector<bool> builtinFilled_;
   std::vector<HostTensor> &tensors_;
   const EngineOptions &options_;
   RunStats &stats_;

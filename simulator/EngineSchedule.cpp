@@ -344,6 +344,7 @@ std::optional<Failure> CtaExecutor::start() {
   for (size_t i = 0; i < code_->ops.size(); ++i)
     if (code_->ops[i].kind == OpKind::Constant)
       scratch_[i] = code_->ops[i].constant;
+  builtinFilled_.assign(builtinFilled_.size(), false); // this CTA's builtins
   warps_.assign(p_.warps, Warp());
   for (int64_t i = 0; i < p_.warps; ++i) {
     Warp &w = warps_[i];

@@ -258,6 +258,24 @@ bool CtaExecutor::binaryInto(BinaryOp op, llvm::SMLoc loc, const LaneValues &x, 
   return true;
 }
 
+const LaneValues &CtaExecutor::builtinLanes(BuiltinKind b, const Warp &w) {
+  constexpr size_t kBuiltins = size_t(BuiltinKind::clusterCtaIdx_z) + 1;
+  size_t i = size_t(w.id) * kBuiltins + size_t(b);
+  if (i >= builtinLanes_.size()) {
+    builtinLanes_.resize(size_t(p_.warps) * kBuiltins);
+    builtinFilled_.resize(builtinLanes_.size(), false);
+  }
+  LaneValues &v = builtinLanes_[i];
+  if (!builtinFilled_[i]) {
+    v.kind = ValueKind::Int;
+    v.dtype = Dtype::i64;
+    for (int l = 0; l < 32; ++l)
+      v.lane[l].i = builtin(b, int64_t(w.id) * 32 + l);
+    builtinFilled_[i] = true;
+  }
+  return v;
+}
+
 const LaneValues *CtaExecutor::evalOp(int index, Warp &w, uint32_t mask) {
   if (index < 0) {
     fail({}, "an expression is missing");
@@ -270,13 +288,8 @@ const LaneValues *CtaExecutor::evalOp(int index, Warp &w, uint32_t mask) {
     return &out;
   case OpKind::Slot:
     return &w.slots[op.slot];
-  case OpKind::Builtin: {
-    out.kind = ValueKind::Int;
-    out.dtype = Dtype::i64;
-    int64_t t0 = w.id * 32;
-    forLanes(mask, [&](int l) { out.lane[l].i = builtin(op.builtin, t0 + l); });
-    return &out;
-  }
+  case OpKind::Builtin:
+    return &builtinLanes(op.builtin, w);
   case OpKind::Unary: {
     const LaneValues *x = evalOp(op.args[0], w, mask);
     if (!x)
