@@ -203,9 +203,14 @@ public:
   // caller then counts the access with countAccess or takes that path.
   bool fastRegion(const Region &r) const;
   void regionFlats(const Region &r, std::vector<int64_t> &flats) const;
-  bool gatherBits(const Region &r, ThreadRange threads, std::vector<uint64_t> &out);
+  // With `ownedOnly` (a register tile with a layout, a warp's share:
+  // WarpShare.cpp), an element no thread of the range holds is no failure:
+  // it reads as 0 and is not written.
+  bool gatherBits(const Region &r, ThreadRange threads, std::vector<uint64_t> &out,
+                  bool ownedOnly = false);
   // `bits` holds one value per element, or one value for all of them.
-  bool scatterBits(const Region &r, ThreadRange threads, std::span<const uint64_t> bits);
+  bool scatterBits(const Region &r, ThreadRange threads, std::span<const uint64_t> bits,
+                   bool ownedOnly = false);
   // The tensor-memory cells of a region's elements (`flats`), or null when
   // one is not allocated or outside its allocation (tmemIndex reports it).
   const int64_t *tmemCells(const Region &r, const std::vector<int64_t> &flats);

@@ -251,6 +251,9 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     return true;
   };
   bool whole = !call.warpShare; // the whole-region paths move every element
+  // A warp's share of a register destination with a layout is every element
+  // its threads hold (shareOf): the whole-region paths move just those.
+  bool ownedDst = call.warpShare && db.scope == MemScope::Reg && !db.privateRegs();
 
   if (id == IntrinsicId::Copy || id == IntrinsicId::CopyAsync || id == IntrinsicId::TmaLoad ||
       id == IntrinsicId::Ldmatrix || id == IntrinsicId::Stmatrix || id == IntrinsicId::Tcgen05Ld ||
@@ -301,7 +304,8 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     const Operand &v = call.positional[1];
     uint64_t bits =
         isFloatKind(v.kind) ? encodeFloat(db.dtype, v.value.f) : encodeInt(db.dtype, v.value.i);
-    if (whole && scatterBits(*dst, threads, std::span(&bits, 1))) {
+    if ((whole || (ownedDst && fastRegion(*dst))) &&
+        scatterBits(*dst, threads, std::span(&bits, 1), ownedDst)) {
       countAccess(*dst, true);
       return true;
     }
@@ -314,15 +318,17 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     if (!src || src->elements() != n)
       return fail(loc, "'cast' needs a source region of the destination's size");
     Dtype sd = plan(src->buffer).dtype;
-    if (whole && src->buffer != dst->buffer && fastRegion(*dst) &&
-        gatherBits(*src, threads, bits_)) {
+    const BufferPlan &sp = plan(src->buffer);
+    bool ownedSrc = ownedDst && sp.scope == MemScope::Reg && !sp.privateRegs();
+    if ((whole || ownedSrc) && src->buffer != dst->buffer && fastRegion(*dst) &&
+        gatherBits(*src, threads, bits_, ownedSrc)) {
       for (uint64_t &bits : bits_) {
         Number x = decodeNumber(sd, bits);
         if (x.isFloat && !isFloat(db.dtype))
           x = {false, 0, static_cast<int64_t>(std::trunc(x.f))};
         bits = encodeNumber(db.dtype, x);
       }
-      if (scatterBits(*dst, threads, bits_)) {
+      if (scatterBits(*dst, threads, bits_, ownedSrc)) {
         countAccess(*src, false);
         countAccess(*dst, true);
         return true;

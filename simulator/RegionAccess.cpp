@@ -105,7 +105,8 @@ template <typename Fn> void withElementBytes(int bytes, Fn fn) {
 
 } // namespace
 
-bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<uint64_t> &out) {
+bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<uint64_t> &out,
+                             bool ownedOnly) {
   if (!fastRegion(r))
     return false;
   const BufferPlan &b = p_.buffers[r.buffer];
@@ -149,10 +150,10 @@ bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<u
       return true;
     }
     const RegionRegs &rr = regionRegs(r, threads, flats);
-    if (!rr.complete)
+    if (!rr.complete && !ownedOnly)
       return false;
     for (size_t i = 0; i < flats.size(); ++i)
-      out[i] = regs_[rr.first[i]];
+      out[i] = rr.first[i] >= 0 ? regs_[rr.first[i]] : 0;
     return true;
   }
   case MemScope::Tmem: {
@@ -191,7 +192,7 @@ const int64_t *CtaExecutor::tmemCells(const Region &r, const std::vector<int64_t
 }
 
 bool CtaExecutor::scatterBits(const Region &r, ThreadRange threads,
-                              std::span<const uint64_t> bits) {
+                              std::span<const uint64_t> bits, bool ownedOnly) {
   if (!fastRegion(r))
     return false;
   const BufferPlan &b = p_.buffers[r.buffer];
@@ -241,7 +242,7 @@ bool CtaExecutor::scatterBits(const Region &r, ThreadRange threads,
       return true;
     }
     const RegionRegs &rr = regionRegs(r, threads, flats);
-    if (!rr.complete) // every element must have an owner in the range
+    if (!rr.complete && !ownedOnly) // every element must have an owner in the range
       return false;
     for (const auto &[i, reg] : rr.all)
       regs_[reg] = value(static_cast<size_t>(i)) & keep;
