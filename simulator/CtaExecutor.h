@@ -202,6 +202,8 @@ public:
   // race detection, an element the threads do not hold); the
   // caller then counts the access with countAccess or takes that path.
   bool fastRegion(const Region &r) const;
+  // Whether every element of r lies inside its buffer.
+  bool insideBuffer(const Region &r) const;
   void regionFlats(const Region &r, std::vector<int64_t> &flats) const;
   // With `ownedOnly` (a register tile with a layout, a warp's share:
   // WarpShare.cpp), an element no thread of the range holds is no failure:
@@ -226,6 +228,9 @@ public:
   };
   const RegionRegs &regionRegs(const Region &r, ThreadRange threads,
                                const std::vector<int64_t> &flats);
+  // Appends what identifies region r (buffer, starts, extents, dimensions)
+  // to a cache key.
+  static void appendRegionKey(std::vector<int64_t> &key, const Region &r);
   bool inBounds(const Region &r, int64_t idx) const;
   // bufferFlat(r, idx) when inBounds(r, idx), else -1, from one computation
   // of the element's coordinates (the per-element copies past a tensor's edge).

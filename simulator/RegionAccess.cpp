@@ -22,6 +22,11 @@ bool CtaExecutor::fastRegion(const Region &r) const {
   if (everyAccessTraced() || isPacked(b.dtype))
     return false;
   // Every element inside the buffer (TMA's clipping takes the general path).
+  return insideBuffer(r);
+}
+
+bool CtaExecutor::insideBuffer(const Region &r) const {
+  const BufferPlan &b = p_.buffers[r.buffer];
   for (size_t k = 0; k < r.extent.size(); ++k) {
     int d = r.dimOf[k];
     if (r.start[d] < 0 || r.start[d] + r.extent[k] > b.shape[d])
@@ -265,12 +270,8 @@ bool CtaExecutor::scatterBits(const Region &r, ThreadRange threads,
 
 const CtaExecutor::RegionRegs &CtaExecutor::regionRegs(const Region &r, ThreadRange threads,
                                                        const std::vector<int64_t> &flats) {
-  std::vector<int64_t> key = {r.buffer, threads.begin, threads.end};
-  key.insert(key.end(), r.start.begin(), r.start.end());
-  key.push_back(-1);
-  key.insert(key.end(), r.extent.begin(), r.extent.end());
-  key.push_back(-1);
-  key.insert(key.end(), r.dimOf.begin(), r.dimOf.end());
+  std::vector<int64_t> key = {threads.begin, threads.end};
+  appendRegionKey(key, r);
   auto [it, fresh] = regionRegs_.try_emplace(std::move(key));
   RegionRegs &rr = it->second;
   if (!fresh)
@@ -289,6 +290,16 @@ const CtaExecutor::RegionRegs &CtaExecutor::regionRegs(const Region &r, ThreadRa
     }
   }
   return rr;
+}
+
+void CtaExecutor::appendRegionKey(std::vector<int64_t> &key, const Region &r) {
+  key.push_back(r.buffer);
+  key.insert(key.end(), r.start.begin(), r.start.end());
+  key.push_back(-1);
+  key.insert(key.end(), r.extent.begin(), r.extent.end());
+  key.push_back(-1);
+  key.insert(key.end(), r.dimOf.begin(), r.dimOf.end());
+  key.push_back(-1);
 }
 
 void CtaExecutor::countAccess(const Region &r, bool write) {

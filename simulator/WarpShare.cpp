@@ -72,19 +72,11 @@ void CtaExecutor::shareOf(const Region &dst, const Region *src, int64_t i, int64
 const std::vector<CtaExecutor::ShareElement> &
 CtaExecutor::warpShare(const Region &dst, const Region *src, int64_t n, ThreadRange warp) {
   std::vector<int64_t> key = {warp.begin, warp.end};
-  for (const Region *r : {&dst, src}) {
-    if (!r) {
+  for (const Region *r : {&dst, src})
+    if (r)
+      appendRegionKey(key, *r);
+    else
       key.push_back(-2);
-      continue;
-    }
-    key.push_back(r->buffer);
-    key.insert(key.end(), r->start.begin(), r->start.end());
-    key.push_back(-1);
-    key.insert(key.end(), r->extent.begin(), r->extent.end());
-    key.push_back(-1);
-    key.insert(key.end(), r->dimOf.begin(), r->dimOf.end());
-    key.push_back(-1);
-  }
   auto [it, fresh] = warpShares_.try_emplace(std::move(key));
   if (fresh) {
     // The elements' flat indices (-1 outside the buffer), in bulk where the
@@ -92,14 +84,7 @@ CtaExecutor::warpShare(const Region &dst, const Region *src, int64_t n, ThreadRa
     auto flatsOf = [&](const Region *r, std::vector<int64_t> &flats) {
       if (!r)
         return;
-      bool inside = true;
-      const std::vector<int64_t> &shape = p_.buffers[r->buffer].shape;
-      for (size_t k = 0; k < r->extent.size() && inside; ++k)
-        inside = r->start[r->dimOf[k]] >= 0 &&
-                 r->start[r->dimOf[k]] + r->extent[k] <= shape[r->dimOf[k]];
-      for (size_t d = 0; d < shape.size() && inside; ++d)
-        inside = r->start[d] >= 0 && r->start[d] < shape[d];
-      if (inside) {
+      if (insideBuffer(*r)) {
         regionFlats(*r, flats);
         return;
       }
