@@ -13,6 +13,7 @@
 #include "ir/Visitor.h"
 #include "sync/BarrierSkeleton.h"
 #include "proof/LinearPrecheck.h"
+#include "verifier/FallbackSizes.h"
 #include "verifier/NamedBarriers.h"
 #include "proof/ProtoEncoding.h"
 #include "proof/SharedContext.h"
@@ -448,6 +449,36 @@ private:
   z3::check_result checkFirst(z3::solver &s, const z3::expr_vector &assumptions);
 
   void checkProxyFences();
+
+  // --- The witness of a race (RaceWitness.cpp) ---
+
+  // The skeleton's integer size symbols that the encoder holds, in the
+  // skeleton's order.
+  std::vector<std::pair<std::string, z3::expr>> sizeSymbols() const;
+  // Rung k of the ladder of witness sizes: the least admitted sizes (each
+  // lowered in turn, in sizeSymbols' order, under the where clause alone)
+  // with every size at least 2^k times its value on rung 0. Nothing past
+  // the ladder's end (no admitted sizes, or the same as the rung below).
+  const std::optional<SizeAssignment> &sizeRung(size_t k);
+  // The first rung at which `query` (a pair's constraints with its
+  // orderings) is satisfiable, each asked in a one-shot solver of its own
+  // (constant sizes make the divisions by sizes linear: milliseconds where
+  // the symbolic lowering took seconds), then each size in turn lowered to
+  // its value on the lowest rung below where the query still is, the others
+  // held. Nothing when no rung of kSizeRungs is, or a rung's query is
+  // undecided.
+  std::optional<SizeAssignment> witnessSizes(const z3::expr_vector &query);
+  // Every size equal to its value in `at`.
+  z3::expr pinnedAt(const SizeAssignment &at);
+  // The least witness of `query` at the sizes witnessSizes gives, `values`
+  // lowered in turn in a solver of the query's own (so the witness does not
+  // depend on what the shared solver was asked before); nothing when there
+  // are no such sizes or that solver gives up.
+  std::optional<z3::model> leastAtSizes(const z3::expr_vector &query,
+                                        const std::vector<z3::expr> &values,
+                                        const std::string &name);
+  static constexpr size_t kSizeRungs = 12;
+  std::vector<std::optional<SizeAssignment>> rungs_;
 
   BarrierSkeleton sk_;
   RaceOptions opt_;

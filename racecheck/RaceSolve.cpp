@@ -337,7 +337,11 @@ z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess 
     if (r == z3::unsat)
       return r;
   }
-  // The least witness: threads, CTAs, iterations, element, then sizes.
+  // The least witness: threads, CTAs, iterations, element, then the
+  // symbols. Its sizes are the first rung of a ladder of small admitted
+  // sizes at which the race occurs (witnessSizes), where every division by
+  // a size is one by a constant; off the ladder, the sizes are lowered last,
+  // symbolically, in the shared solver.
   std::vector<z3::expr> witness{t1, t2};
   for (const auto *cta : {&ctaA, &ctaB})
     witness.insert(witness.end(), cta->begin(), cta->end());
@@ -347,17 +351,28 @@ z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess 
   witness.insert(witness.end(), itersA.begin(), itersA.end());
   witness.insert(witness.end(), itersB.begin(), itersB.end());
   witness.insert(witness.end(), element.begin(), element.end());
-  for (const auto &[name, v] : enc_.symbols())
-    witness.push_back(v);
-  z3::params full(ctx_);
-  setSolverBudget(full, opt_.timeoutMs);
-  s.set(full);
-  z3::model m = detail::minimizeWitness(s, under, witness, pair.to_string());
-  // A witness Z3 gave under a resource limit that does not satisfy the
-  // query is no witness.
   z3::expr_vector all = copyOf(cons);
   for (const z3::expr &e : escapes)
     all.push_back(!e);
+  std::vector<z3::expr> atSizes = witness;
+  std::set<std::string> sizes;
+  for (const auto &[name, v] : sizeSymbols())
+    sizes.insert(name);
+  for (const auto &[name, v] : enc_.symbols()) {
+    witness.push_back(v);
+    if (!sizes.count(name))
+      atSizes.push_back(v);
+  }
+  std::optional<z3::model> least = leastAtSizes(all, atSizes, pair.to_string());
+  if (!least) {
+    z3::params full(ctx_);
+    setSolverBudget(full, opt_.timeoutMs);
+    s.set(full);
+    least = detail::minimizeWitness(s, under, witness, pair.to_string());
+  }
+  z3::model m = *least;
+  // A witness Z3 gave under a resource limit that does not satisfy the
+  // query is no witness.
   if (!m.eval(z3::mk_and(all), true).is_true()) {
     report_.notChecked.push_back(
         {ea.loc, fmt::format("race on {}: Z3's model does not satisfy the query", a.buffer)});

@@ -202,10 +202,17 @@ public:
   // race detection, an element the threads do not hold); the
   // caller then counts the access with countAccess or takes that path.
   bool fastRegion(const Region &r) const;
+  // Whether every element of r lies inside its buffer.
+  bool insideBuffer(const Region &r) const;
   void regionFlats(const Region &r, std::vector<int64_t> &flats) const;
-  bool gatherBits(const Region &r, ThreadRange threads, std::vector<uint64_t> &out);
+  // With `ownedOnly` (a register tile with a layout, a warp's share:
+  // WarpShare.cpp), an element no thread of the range holds is no failure:
+  // it reads as 0 and is not written.
+  bool gatherBits(const Region &r, ThreadRange threads, std::vector<uint64_t> &out,
+                  bool ownedOnly = false);
   // `bits` holds one value per element, or one value for all of them.
-  bool scatterBits(const Region &r, ThreadRange threads, std::span<const uint64_t> bits);
+  bool scatterBits(const Region &r, ThreadRange threads, std::span<const uint64_t> bits,
+                   bool ownedOnly = false);
   // The tensor-memory cells of a region's elements (`flats`), or null when
   // one is not allocated or outside its allocation (tmemIndex reports it).
   const int64_t *tmemCells(const Region &r, const std::vector<int64_t> &flats);
@@ -221,6 +228,9 @@ public:
   };
   const RegionRegs &regionRegs(const Region &r, ThreadRange threads,
                                const std::vector<int64_t> &flats);
+  // Appends what identifies region r (buffer, starts, extents, dimensions)
+  // to a cache key.
+  static void appendRegionKey(std::vector<int64_t> &key, const Region &r);
   bool inBounds(const Region &r, int64_t idx) const;
   // bufferFlat(r, idx) when inBounds(r, idx), else -1, from one computation
   // of the element's coordinates (the per-element copies past a tensor's edge).
@@ -247,6 +257,10 @@ public:
     int barrier = -1; // `mbar = ...`
     ThreadRange threads;
     bool warpgroupScope = false;
+    // A warpgroup's wg.copy / wg.cast / wg.fill run by one warp (`threads`):
+    // only that warp's share of the elements, each by its own thread
+    // (splitsPerWarp, shareOf).
+    bool warpShare = false;
     int asyncAgent = -1; // race detection: the agent of an asynchronous MMA
     // tcgen05.mma with cta_group = 2: B (N x K, row-major codes) gathered from
     // both CTAs of the pair, used instead of reading operand b.
@@ -254,6 +268,28 @@ public:
     int64_t bRows = 0;
   };
   bool executePrimitive(const PrimitiveCall &call);
+  // WarpShare.cpp. wg.copy, wg.cast and wg.fill lower to per-thread code with
+  // no barrier (dispatch/DispatchTable.cpp): each warp does its own share
+  // when it reaches the call, with no synchronisation between warps. Not
+  // for private register tiles or tensor memory (those stay rendezvous).
+  bool splitsPerWarp(const CallStmt &c) const;
+  // The threads of warp `warp` that do element i of the call's regions as
+  // the lowering does: every owner of a register destination's element
+  // (each writes its own register), else the first replica in the
+  // warpgroup of a register source's element (it alone stores it), else
+  // (memory to memory, a memory fill) thread i % 128 of the warpgroup.
+  // dstFlat and srcFlat: the element's flat index in each buffer (-1
+  // outside it).
+  void shareOf(const Region &dst, const Region *src, int64_t i, int64_t dstFlat, int64_t srcFlat,
+               ThreadRange warp, std::vector<int64_t> &out) const;
+  // The warp's share of a call on these regions: each element with a
+  // thread that does it and its flat indices (-1 outside the buffer), in
+  // element order, computed once per regions and warp.
+  struct ShareElement {
+    int64_t element, thread, dstFlat, srcFlat;
+  };
+  const std::vector<ShareElement> &warpShare(const Region &dst, const Region *src, int64_t n,
+                                             ThreadRange warp);
   // A block-scaled tcgen05.mma (BlockScaledMma.cpp): operands gathered by the
   // gemm (A M x K codes, Bt N x K codes), C M x N f32 bits updated.
   struct ScaledOperands {
@@ -513,6 +549,7 @@ private:
   std::vector<uint64_t> bits_, bitsB_, bitsC_; // scratch of the whole-region paths
   // regionRegs by (buffer, thread range, region start, extents, dimensions).
   std::map<std::vector<int64_t>, RegionRegs> regionRegs_;
+  std::map<std::vector<int64_t>, std::vector<ShareElement>> warpShares_;
   // Tensor memory: 128 lanes x 512 columns of 32 bits, and who allocated what.
   std::vector<uint32_t> tmem_;
   std::vector<int> tmemOwner_;                           // per column: allocating warp, -1 free

@@ -529,6 +529,18 @@ bool CtaExecutor::execCall(Warp &w, Frame &f, const CallStmt &c) {
     ++f.pc;
     return true;
   }
+  if (need == Convergence::Warpgroup && splitsPerWarp(c)) {
+    // No rendezvous: this warp does its share now (WarpShare.cpp).
+    int64_t t0 = w.id * 32, t1 = std::min<int64_t>(t0 + 32, p_.threads);
+    auto call = buildCall(w, c, {t0, t1}, std::countr_zero(mask));
+    if (!call)
+      return false;
+    call->warpShare = true;
+    if (!executePrimitive(*call))
+      return false;
+    ++f.pc;
+    return true;
+  }
   return arriveCollective(w, c, static_cast<int>(need));
 }
 

@@ -204,19 +204,22 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     auto it = call.keywords.find(kw);
     return it == call.keywords.end() ? fallback : it->second.value.i != 0;
   };
-  auto read = [&](const Region &r, int64_t i) -> std::optional<uint64_t> {
-    int64_t flat = flatInBounds(r, i);
+  // Element i of r, by `by` (default: every thread of the call).
+  auto read = [&](const Region &r, int64_t i, std::optional<ThreadRange> by = std::nullopt,
+                  int64_t known = -1) -> std::optional<uint64_t> {
+    int64_t flat = known >= 0 ? known : flatInBounds(r, i);
     if (flat < 0) {
       fail(loc, fmt::format("'{}' reads outside '{}'", op, plan(r.buffer).name));
       return std::nullopt;
     }
-    return readBits(r.buffer, flat, threads, loc);
+    return readBits(r.buffer, flat, by.value_or(threads), loc);
   };
-  auto write = [&](const Region &r, int64_t i, uint64_t bits) {
-    int64_t flat = flatInBounds(r, i);
+  auto write = [&](const Region &r, int64_t i, uint64_t bits,
+                   std::optional<ThreadRange> by = std::nullopt, int64_t known = -1) {
+    int64_t flat = known >= 0 ? known : flatInBounds(r, i);
     if (flat < 0)
       return fail(loc, fmt::format("'{}' writes outside '{}'", op, plan(r.buffer).name));
-    return writeBits(r.buffer, flat, bits, threads, loc);
+    return writeBits(r.buffer, flat, bits, by.value_or(threads), loc);
   };
 
   if (id == IntrinsicId::Sync)
@@ -226,6 +229,31 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     return fail(loc, fmt::format("'{}' needs a destination region", op));
   const BufferPlan &db = plan(dst->buffer);
   int64_t n = dst->elements();
+  // fn(i, by, dstFlat, srcFlat) for every element i and the threads `by`
+  // that do it: the call's threads at once, or, for a warp's share, each of
+  // its threads that does element i (shareOf), one by one, with the
+  // element's flat indices when known (else -1).
+  int64_t done = call.warpShare ? 0 : n; // elements this call moves
+  auto forElements = [&](const Region *src, auto &&fn) {
+    if (!call.warpShare) {
+      for (int64_t i = 0; i < n; ++i)
+        if (!fn(i, threads, int64_t{-1}, int64_t{-1}))
+          return false;
+      return true;
+    }
+    int64_t last = -1;
+    for (const ShareElement &e : warpShare(*dst, src, n, threads)) {
+      done += e.element != last;
+      last = e.element;
+      if (!fn(e.element, ThreadRange{e.thread, e.thread + 1}, e.dstFlat, e.srcFlat))
+        return false;
+    }
+    return true;
+  };
+  bool whole = !call.warpShare; // the whole-region paths move every element
+  // A warp's share of a register destination with a layout is every element
+  // its threads hold (shareOf): the whole-region paths move just those.
+  bool ownedDst = call.warpShare && db.scope == MemScope::Reg && !db.privateRegs();
 
   if (id == IntrinsicId::Copy || id == IntrinsicId::CopyAsync || id == IntrinsicId::TmaLoad ||
       id == IntrinsicId::Ldmatrix || id == IntrinsicId::Stmatrix || id == IntrinsicId::Tcgen05Ld ||
@@ -257,18 +285,17 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
       enqueue(std::move(copy));
       return true;
     }
-    if (src->buffer != dst->buffer && fastRegion(*dst) && gatherBits(*src, threads, bits_) &&
-        scatterBits(*dst, threads, bits_)) {
+    if (whole && src->buffer != dst->buffer && fastRegion(*dst) &&
+        gatherBits(*src, threads, bits_) && scatterBits(*dst, threads, bits_)) {
       countAccess(*src, false);
       countAccess(*dst, true);
-    } else {
-      for (int64_t i = 0; i < n; ++i) {
-        auto bits = read(*src, i);
-        if (!bits || !write(*dst, i, *bits))
-          return false;
-      }
+    } else if (!forElements(src, [&](int64_t i, ThreadRange by, int64_t to, int64_t from) {
+                 auto bits = read(*src, i, by, from);
+                 return bits && write(*dst, i, *bits, by, to);
+               })) {
+      return false;
     }
-    stats_.elementsMoved += n;
+    stats_.elementsMoved += done;
     return true;
   }
   if (id == IntrinsicId::Fill) {
@@ -277,44 +304,45 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     const Operand &v = call.positional[1];
     uint64_t bits =
         isFloatKind(v.kind) ? encodeFloat(db.dtype, v.value.f) : encodeInt(db.dtype, v.value.i);
-    if (scatterBits(*dst, threads, std::span(&bits, 1))) {
+    if ((whole || (ownedDst && fastRegion(*dst))) &&
+        scatterBits(*dst, threads, std::span(&bits, 1), ownedDst)) {
       countAccess(*dst, true);
       return true;
     }
-    for (int64_t i = 0; i < n; ++i)
-      if (!write(*dst, i, bits))
-        return false;
-    return true;
+    return forElements(nullptr, [&](int64_t i, ThreadRange by, int64_t to, int64_t) {
+      return write(*dst, i, bits, by, to);
+    });
   }
   if (id == IntrinsicId::Cast) {
     const Region *src = region(1);
     if (!src || src->elements() != n)
       return fail(loc, "'cast' needs a source region of the destination's size");
     Dtype sd = plan(src->buffer).dtype;
-    if (src->buffer != dst->buffer && fastRegion(*dst) && gatherBits(*src, threads, bits_)) {
+    const BufferPlan &sp = plan(src->buffer);
+    bool ownedSrc = ownedDst && sp.scope == MemScope::Reg && !sp.privateRegs();
+    if ((whole || ownedSrc) && src->buffer != dst->buffer && fastRegion(*dst) &&
+        gatherBits(*src, threads, bits_, ownedSrc)) {
       for (uint64_t &bits : bits_) {
         Number x = decodeNumber(sd, bits);
         if (x.isFloat && !isFloat(db.dtype))
           x = {false, 0, static_cast<int64_t>(std::trunc(x.f))};
         bits = encodeNumber(db.dtype, x);
       }
-      if (scatterBits(*dst, threads, bits_)) {
+      if (scatterBits(*dst, threads, bits_, ownedSrc)) {
         countAccess(*src, false);
         countAccess(*dst, true);
         return true;
       }
     }
-    for (int64_t i = 0; i < n; ++i) {
-      auto bits = read(*src, i);
+    return forElements(src, [&](int64_t i, ThreadRange by, int64_t to, int64_t from) {
+      auto bits = read(*src, i, by, from);
       if (!bits)
         return false;
       Number x = decodeNumber(sd, *bits);
       if (x.isFloat && !isFloat(db.dtype))
         x = {false, 0, static_cast<int64_t>(std::trunc(x.f))};
-      if (!write(*dst, i, encodeNumber(db.dtype, x)))
-        return false;
-    }
-    return true;
+      return write(*dst, i, encodeNumber(db.dtype, x), by, to);
+    });
   }
   bool unary = isUnaryElementwise(id);
   bool binary = isElementwise(id) && !unary;

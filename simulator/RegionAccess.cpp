@@ -22,6 +22,11 @@ bool CtaExecutor::fastRegion(const Region &r) const {
   if (everyAccessTraced() || isPacked(b.dtype))
     return false;
   // Every element inside the buffer (TMA's clipping takes the general path).
+  return insideBuffer(r);
+}
+
+bool CtaExecutor::insideBuffer(const Region &r) const {
+  const BufferPlan &b = p_.buffers[r.buffer];
   for (size_t k = 0; k < r.extent.size(); ++k) {
     int d = r.dimOf[k];
     if (r.start[d] < 0 || r.start[d] + r.extent[k] > b.shape[d])
@@ -105,7 +110,8 @@ template <typename Fn> void withElementBytes(int bytes, Fn fn) {
 
 } // namespace
 
-bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<uint64_t> &out) {
+bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<uint64_t> &out,
+                             bool ownedOnly) {
   if (!fastRegion(r))
     return false;
   const BufferPlan &b = p_.buffers[r.buffer];
@@ -149,10 +155,10 @@ bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<u
       return true;
     }
     const RegionRegs &rr = regionRegs(r, threads, flats);
-    if (!rr.complete)
+    if (!rr.complete && !ownedOnly)
       return false;
     for (size_t i = 0; i < flats.size(); ++i)
-      out[i] = regs_[rr.first[i]];
+      out[i] = rr.first[i] >= 0 ? regs_[rr.first[i]] : 0;
     return true;
   }
   case MemScope::Tmem: {
@@ -191,7 +197,7 @@ const int64_t *CtaExecutor::tmemCells(const Region &r, const std::vector<int64_t
 }
 
 bool CtaExecutor::scatterBits(const Region &r, ThreadRange threads,
-                              std::span<const uint64_t> bits) {
+                              std::span<const uint64_t> bits, bool ownedOnly) {
   if (!fastRegion(r))
     return false;
   const BufferPlan &b = p_.buffers[r.buffer];
@@ -241,7 +247,7 @@ bool CtaExecutor::scatterBits(const Region &r, ThreadRange threads,
       return true;
     }
     const RegionRegs &rr = regionRegs(r, threads, flats);
-    if (!rr.complete) // every element must have an owner in the range
+    if (!rr.complete && !ownedOnly) // every element must have an owner in the range
       return false;
     for (const auto &[i, reg] : rr.all)
       regs_[reg] = value(static_cast<size_t>(i)) & keep;
@@ -264,12 +270,8 @@ bool CtaExecutor::scatterBits(const Region &r, ThreadRange threads,
 
 const CtaExecutor::RegionRegs &CtaExecutor::regionRegs(const Region &r, ThreadRange threads,
                                                        const std::vector<int64_t> &flats) {
-  std::vector<int64_t> key = {r.buffer, threads.begin, threads.end};
-  key.insert(key.end(), r.start.begin(), r.start.end());
-  key.push_back(-1);
-  key.insert(key.end(), r.extent.begin(), r.extent.end());
-  key.push_back(-1);
-  key.insert(key.end(), r.dimOf.begin(), r.dimOf.end());
+  std::vector<int64_t> key = {threads.begin, threads.end};
+  appendRegionKey(key, r);
   auto [it, fresh] = regionRegs_.try_emplace(std::move(key));
   RegionRegs &rr = it->second;
   if (!fresh)
@@ -288,6 +290,16 @@ const CtaExecutor::RegionRegs &CtaExecutor::regionRegs(const Region &r, ThreadRa
     }
   }
   return rr;
+}
+
+void CtaExecutor::appendRegionKey(std::vector<int64_t> &key, const Region &r) {
+  key.push_back(r.buffer);
+  key.insert(key.end(), r.start.begin(), r.start.end());
+  key.push_back(-1);
+  key.insert(key.end(), r.extent.begin(), r.extent.end());
+  key.push_back(-1);
+  key.insert(key.end(), r.dimOf.begin(), r.dimOf.end());
+  key.push_back(-1);
 }
 
 void CtaExecutor::countAccess(const Region &r, bool write) {

@@ -18,16 +18,14 @@ machine can run out of (a witness that is "merely not the least" when a
 minimising query gives up, proof/LeastWitness.h), so an input that
 differs is rewarded again, up to twice, and fails only when no run matches:
 a change of what the stages decide differs every time. An input whose
-result is known to have more than one form under load lists the other
-forms' hashes under "alternatives" (tests/lit/bugs/grouped-order-mod-4.tile:
-on a machine with a load of 20 its race witness stays at C[127, 255]
-instead of the least, C[0, 0]; same stage, code and location). An
-alternative may also be a summary without its hash (exit, verdict, stage
-statuses): since session 15 the same kernel's race query sits near the
-static stages' 10 s CPU budget (the TMA-store ordering terms of
-racecheck/RaceOrderings.cpp change what the shared solver holds), and in one
-process after the other inputs it can end as `budget` (exit 4, never a
-pass) instead of the finding. The golden
+result is known to have more than one form under load may list the other
+forms' hashes under "alternatives", or a summary without its hash (exit,
+verdict, stage statuses). None does now: the one that did,
+tests/lit/bugs/grouped-order-mod-4.tile, whose race witness stayed at
+C[127, 255] on a loaded machine and whose race query, near the static
+stages' 10 s budget, could end as `budget` in one process, is decided with
+its least witness in about 0.5 s of CPU since its witness sizes come from a
+ladder of constant sizes (racecheck/RaceWitness.cpp, 2026-11-27). The golden
 file keeps, per input, a summary (exit
 code, verdict, each kernel's stage statuses) and the SHA-256 of the whole
 normalised result; a difference prints the summary of both and the current
