@@ -406,8 +406,12 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
                                  i < k_.launch.cluster.size() ? ex(k_.launch.cluster[i]) : "1");
     clusterDims = " __cluster_dims__(" + clusterDims + ")";
   }
+  // ctas_per_sm(N) asks ptxas for N resident CTAs (the registers of N
+  // CTAs within the SM's); setmaxnreg wants the count fixed at launch, so
+  // a minimum of one CTA where the launch says nothing.
+  int64_t minCtas = k_.launch.ctasPerSm > 1 ? k_.launch.ctasPerSm : usesSetmaxnreg ? 1 : 0;
   d << "extern \"C\" __global__ void __launch_bounds__(" << k_.launch.threads
-    << (usesSetmaxnreg ? ", 1" : "") << ")" << clusterDims << " " << k_.name << "(" << sig
+    << (minCtas ? fmt::format(", {}", minCtas) : "") << ")" << clusterDims << " " << k_.name << "(" << sig
     << ") {\n"
     << "  extern __shared__ __align__(1024) uint8_t ts_smem_raw[];\n"
     // Aligned by pointer arithmetic on the shared array itself, so the
@@ -557,6 +561,10 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
   h << "  cudaError_t e = cudaFuncSetAttribute(" << k_.name
     << ", cudaFuncAttributeMaxDynamicSharedMemorySize, " << dynSmem << ");\n"
     << "  if (e != cudaSuccess) return " << (devices_ ? "1" : "(int)e") << ";\n";
+  if (k_.launch.ctasPerSm > 1) // the driver's carveout must leave room for every resident CTA
+    h << "  e = cudaFuncSetAttribute(" << k_.name
+      << ", cudaFuncAttributePreferredSharedMemoryCarveout, 100);\n"
+      << "  if (e != cudaSuccess) return " << (devices_ ? "1" : "(int)e") << ";\n";
   std::string args = devices_ ? "ts_dev::nextCall(*comm)" : "";
   for (const Param &p : k_.params)
     if (!p.implicit && !callEpoch(p))

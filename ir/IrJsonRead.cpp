@@ -656,7 +656,7 @@ public:
     std::string launchPath = at(path, "launch");
     const json::Object &launch =
         object(required(o, "launch", path), launchPath,
-               {"grid", "cluster", "devices", "threads", "target"});
+               {"grid", "cluster", "devices", "threads", "ctas_per_sm", "target"});
     k.launch.grid = exprList(required(launch, "grid", launchPath), at(launchPath, "grid"), 0);
     if (k.launch.grid.empty() || k.launch.grid.size() > 3)
       fail(at(launchPath, "grid"), "a grid has 1 to 3 extents");
@@ -674,6 +674,11 @@ public:
       k.launch.threadsExpr = expr(threads, at(launchPath, "threads"));
     else
       k.launch.threads = integer(threads, at(launchPath, "threads"));
+    if (const json::Value *c = launch.get("ctas_per_sm")) {
+      k.launch.ctasPerSm = integer(*c, at(launchPath, "ctas_per_sm"));
+      if (k.launch.ctasPerSm < 1 || k.launch.ctasPerSm > 32)
+        fail(at(launchPath, "ctas_per_sm"), "ctas_per_sm is in [1, 32]");
+    }
     if (const json::Value *sp = o.get("space"))
       k.space = space(*sp, at(path, "space"));
     std::string targetPath = at(launchPath, "target");

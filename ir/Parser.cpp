@@ -401,6 +401,20 @@ bool Parser::parseLaunch(Launch &launch) {
       }
       launch.threads = *n;
       sawThreads = true;
+    } else if (word == "ctas_per_sm") {
+      advance();
+      if (!expect(Tok::LParen, "'('"))
+        return false;
+      llvm::SMLoc numAt = tok_.loc();
+      Expr count = parseExpr();
+      if (!count || !expect(Tok::RParen, "')'"))
+        return false;
+      auto n = constantValue(count);
+      if (!n || *n < 1 || *n > 32) {
+        error(numAt, "ctas_per_sm takes a constant in [1, 32]");
+        return false;
+      }
+      launch.ctasPerSm = *n;
     } else if (word == "target") {
       advance();
       if (!expect(Tok::LParen, "'('"))
@@ -418,7 +432,7 @@ bool Parser::parseLaunch(Launch &launch) {
       sawTarget = true;
     } else {
       error(at,
-            fmt::format("unknown launch item '{}' (devices, grid, cluster, threads, target)",
+            fmt::format("unknown launch item '{}' (devices, grid, cluster, threads, ctas_per_sm, target)",
                         word.str()));
       return false;
     }

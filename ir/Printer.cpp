@@ -144,10 +144,12 @@ public:
     out += "grid(" + joinExprs(k.launch.grid) + ")";
     if (!k.launch.cluster.empty())
       out += " cluster(" + joinExprs(k.launch.cluster) + ")";
-    out += fmt::format(" threads({}) target({})\n",
+    out += fmt::format(" threads({})",
                        k.launch.threadsExpr ? printExpr(k.launch.threadsExpr, 0)
-                                            : std::to_string(k.launch.threads),
-                       targetInfo(k.launch.target).name);
+                                            : std::to_string(k.launch.threads));
+    if (k.launch.ctasPerSm != 1)
+      out += fmt::format(" ctas_per_sm({})", k.launch.ctasPerSm);
+    out += fmt::format(" target({})\n", targetInfo(k.launch.target).name);
     const std::string *open = comments && kernelIndex < comments->kernelOpen.size() &&
                                       !comments->kernelOpen[kernelIndex].empty()
                                   ? &comments->kernelOpen[kernelIndex]

@@ -182,6 +182,7 @@ bool equal(const Kernel &a, const Kernel &b) {
     return false;
   return equal(a.constraints, b.constraints) && equal(a.launch.grid, b.launch.grid) &&
          equal(a.launch.cluster, b.launch.cluster) && equal(a.launch.devices, b.launch.devices) &&
+         a.launch.ctasPerSm == b.launch.ctasPerSm &&
          a.launch.threads == b.launch.threads &&
          a.launch.target == b.launch.target && equal(a.body, b.body);
 }

@@ -152,6 +152,11 @@ struct Launch {
   std::vector<Expr> cluster; // empty: no cluster
   std::vector<Expr> devices; // empty: one device; else the device count (docs/scales.md)
   int64_t threads = 0;
+  // `ctas_per_sm(N)`: N CTAs resident on an SM at once. The lowering asks
+  // ptxas for it (`__launch_bounds__(threads, N)`: the SM's registers over N
+  // CTAs) and sets the shared-memory carveout to its maximum; the resource
+  // check budgets registers and shared memory for N. 1: unsaid.
+  int64_t ctasPerSm = 1;
   // Set (and `threads` 0) when the count names kernel parameters,
   // `threads(128 * (CONSUMERS + 1))`; instantiation folds it into `threads`.
   Expr threadsExpr;

@@ -81,7 +81,7 @@ void addPtxasReport(const Kernel &kernel, llvm::SourceMgr &sm, StageResult &r) {
                                      first.empty() ? "" : ": " + first));
   }
   const TargetInfo &target = targetInfo(kernel.launch.target);
-  int64_t budget = launchRegisterBudget(kernel.launch.threads, target);
+  int64_t budget = launchRegisterBudget(kernel.launch.threads, target, kernel.launch.ctasPerSm);
   r.reason += fmt::format("; ptxas ({}): {} registers/thread (budget {}), {} bytes spill "
                           "stores, {} bytes spill loads",
                           target.name, u.registers, budget, u.spillStores, u.spillLoads);

@@ -36,15 +36,16 @@ SmLimits smLimits(TargetKind t) {
   return sm;
 }
 
-// The registers per thread ptxas may use under __launch_bounds__(threads)
-// (codegen adds a minimum of one CTA per SM where setmaxnreg is used): the
-// SM's registers over the CTA's warps, in the allocation unit of 8
-// registers per thread, at most 255.
-int64_t launchRegisters(int64_t threads, const TargetInfo &target) {
+// The registers per thread ptxas may use under __launch_bounds__(threads,
+// ctas) (codegen adds a minimum of one CTA per SM where setmaxnreg is used,
+// `ctas` where the launch says ctas_per_sm): the SM's registers over the
+// warps of `ctas` CTAs, in the allocation unit of 8 registers per thread, at
+// most 255.
+int64_t launchRegisters(int64_t threads, const TargetInfo &target, int64_t ctas = 1) {
   int64_t warps = warpsIn(threads);
   if (warps <= 0) // no threads: the checker reports the launch; nothing to divide
     return target.registersPerThread;
-  int64_t perThread = 65536 / (warps * 32) / 8 * 8;
+  int64_t perThread = 65536 / (warps * 32 * std::max<int64_t>(1, ctas)) / 8 * 8;
   return std::min(perThread, target.registersPerThread);
 }
 int64_t allocated(int64_t registers) { // per thread, in units of 8
@@ -104,6 +105,14 @@ public:
     registers(r);
     tensorMemory(r);
     occupancy(r.summary);
+    // Only a launch that asks for several: one that fits no CTA at all has
+    // its own finding (shared memory, registers) already.
+    if (k_.launch.ctasPerSm > 1 && k_.launch.ctasPerSm > r.summary.ctasPerSm)
+      finding(k_.launch.loc,
+              fmt::format("resource limit: ctas_per_sm({}), but an SM holds {} CTA{} of this "
+                          "kernel (limited by {})",
+                          k_.launch.ctasPerSm, r.summary.ctasPerSm,
+                          r.summary.ctasPerSm == 1 ? "" : "s", r.summary.limitedBy));
     for (ResourceFinding &f : checkSetmaxnregOrder(k_))
       findings_.push_back(std::move(f));
     r.findings = std::move(findings_);
@@ -270,7 +279,7 @@ private:
   void registers(ResourceReport &r) {
     ResourceSummary &s = r.summary;
     int64_t warpgroups = warpgroupsIn(threads_);
-    int64_t launch = launchRegisters(threads_, target_);
+    int64_t launch = launchRegisters(threads_, target_, k_.launch.ctasPerSm);
     s.setmaxnreg = !requests_.empty();
     if (!s.setmaxnreg) {
       // Without setmaxnreg ptxas chooses; estimate the register tiles plus
@@ -487,8 +496,8 @@ unsigned verifyResources(const Kernel &kernel, Diagnostics &diag) {
   return reportResources(checkResources(kernel), diag);
 }
 
-int64_t launchRegisterBudget(int64_t threads, const TargetInfo &target) {
-  return launchRegisters(threads, target);
+int64_t launchRegisterBudget(int64_t threads, const TargetInfo &target, int64_t ctas) {
+  return launchRegisters(threads, target, ctas);
 }
 
 } // namespace tilescope

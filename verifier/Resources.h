@@ -60,10 +60,11 @@ struct ResourceSummary {
   std::string str() const; // the one-line form above
 };
 
-// The registers per thread ptxas may use under __launch_bounds__(threads):
-// the SM's 65536 registers over the CTA's warps, in the allocation unit of
-// 8 registers per thread, at most the target's per-thread limit.
-int64_t launchRegisterBudget(int64_t threads, const TargetInfo &target);
+// The registers per thread ptxas may use under __launch_bounds__(threads,
+// ctas): the SM's 65536 registers over the warps of `ctas` CTAs (the
+// launch's ctas_per_sm), in the allocation unit of 8 registers per thread,
+// at most the target's per-thread limit.
+int64_t launchRegisterBudget(int64_t threads, const TargetInfo &target, int64_t ctas = 1);
 
 struct ResourceFinding {
   llvm::SMLoc loc;
