@@ -29,18 +29,19 @@ for f in "$work"/*.cu; do
 done
 wait
 echo "built at $(elapsed) s" >>"$log"
-for r in 1 2; do
+rounds=${ROUNDS:-2} budget=${BUDGET:-115} sleep=${SLEEP_CYCLES:-0}
+for r in $(seq 1 "$rounds"); do
   res=$out/round$r.csv
   : >"$res"
   for part in $(grep -v '^#' "$here/sets.txt"); do
     set=${part%%:*} reps=${part#*:}
-    left=$(( 115 - $(elapsed) ))
+    left=$(( budget - $(elapsed) ))
     if [ "$left" -lt 8 ]; then
       echo "round $r: skipped $set, no time left" >>"$log"
       continue
     fi
     timeout "$left" python3 "$here/calib.py" "$work" "$here/shapes.txt" "$out/part.csv" \
-      --pairs "$here/pairs_$set.txt" --reps "$reps" </dev/null >>"$log.tmp" 2>&1
+      --pairs "$here/pairs_$set.txt" --reps "$reps" --sleep-cycles "$sleep" </dev/null >>"$log.tmp" 2>&1
     echo "round $r: calib.py ($set) exit $? at $(elapsed) s" >>"$log"
     echo "# $set" >>"$res"
     cat "$out/part.csv" >>"$res" 2>>"$log"
