@@ -86,10 +86,11 @@ def pair_times(ours, baseline, warmup=10, reps=50, before=None):
     return t_ours, t_base
 
 
-def time_pair(ours, baseline, warmup=10, reps=50):
+def time_pair(ours, baseline, warmup=10, reps=50, before=None):
     """Median, min and max ms of `ours` and of `baseline`, timed alternately
-    (ours first in even rounds, the baseline first in odd ones)."""
-    t_ours, t_base = pair_times(ours, baseline, warmup, reps)
+    (ours first in even rounds, the baseline first in odd ones); `before`:
+    time_one's."""
+    t_ours, t_base = pair_times(ours, baseline, warmup, reps, before)
     return _spread(t_ours), _spread(t_base)
 
 

@@ -12,7 +12,11 @@ the same rounds), ok, rel_err.
 With --pairs FILE (lines NAME,MxNxK) only those pairs run (the sweep of a
 tuning table: per shape, the point the table picks).
 
-Usage: calib.py DIR SHAPES_FILE OUT.csv [--reps N] [--pairs FILE]
+With --sleep-cycles N the GPU sleeps N cycles after each flush, before the
+start event (gpu_harness.time_one's sleep), so that a host slowed by other
+jobs on the machine has enqueued the call before its interval begins.
+
+Usage: calib.py DIR SHAPES_FILE OUT.csv [--reps N] [--pairs FILE] [--sleep-cycles N]
 """
 import argparse
 import csv
@@ -49,6 +53,7 @@ def main():
     ap.add_argument("shapes")
     ap.add_argument("out")
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--sleep-cycles", type=int, default=0)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--pairs", default="")
     a = ap.parse_args()
@@ -123,8 +128,9 @@ def main():
             unwritten = int(torch.isnan(C.float()).sum().item())
             err = ((C.float() - ref).norm().item() / ref_norm)
             ok = unwritten == 0 and err < 1e-2
+            sleep = (lambda: torch.cuda._sleep(a.sleep_cycles)) if a.sleep_cycles else None
             (t_med, t_min, _), (tb_med, _, _) = time_pair(run, cub, warmup=a.warmup,
-                                                          reps=a.reps)
+                                                          reps=a.reps, before=sleep)
             w.writerow([name, text, m, n, k, f"{t_med:.5f}", f"{t_min:.5f}", f"{tb_med:.5f}", ok,
                         f"{err:.2e}", gpu])
             out.flush()
