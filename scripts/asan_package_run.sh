@@ -15,7 +15,8 @@
 #   ASAN_LIT_JOBS     lit -j (nproc)
 #   ASAN_EXTRA        the ctest tests to run beside lit, by name, out of:
 #                     reward_verdicts malformed_inputs ptx_malformed_inputs
-#                     reward_hacks (none); each one's output goes to
+#                     reward_hacks reward_verdicts_in_process (none; the last
+#                     needs the package's py/, scripts/asan_package); each one's output goes to
 #                     extra-logs.txt.gz, its exit status and time to summary.txt
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -112,6 +113,10 @@ extra_command() {
     reward_verdicts) echo "$python $p/src/tests/reward/verdicts_test.py $tool $p/src --jobs 4" ;;
     malformed_inputs) echo "$python $p/src/tests/malformed/run.py $tool" ;;
     ptx_malformed_inputs) echo "$python $p/src/tests/ptx/mutate.py $tool 40" ;;
+    # The module in an uninstrumented interpreter, as tests/reward/CMakeLists.txt runs it.
+    reward_verdicts_in_process)
+      echo "env LD_PRELOAD=$p/lib/libclang_rt.asan-x86_64.so ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0" \
+           "$python $p/src/tests/reward/verdicts_test.py $tool $p/src --in-process $p/py" ;;
     reward_hacks) echo "$python $p/src/tests/reward/run_hacks.py $tool $p/src/tests/reward/hacks $p/src/docs/reward.md" ;;
     *) return 1 ;;
   esac
