@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# The run side of scripts/asan_package: `bash run.sh` next to asan-suite.tar.xz.
+# Unpacks under /tmp, runs the lit suite under ASan + UBSan with every
+# sanitizer report fatal (exit 66) and kept, and writes to $OUT (default
+# ./asan-out) at most six small files:
+#   summary.txt      the machine, the commit, the environment, lit's summary
+#                    and one line per test that did not pass, the report count
+#   lit-log.txt.gz   lit -v --time-tests (every result line, the output of failures)
+#   xunit.xml.gz     lit's per-test results with times
+#   reports.tar.gz   the sanitizer reports (asan.PID, ubsan.PID), if any
+#   times.txt        lit's .lit_test_times.txt of this run
+# Settings (environment, or a file `settings` next to this script, sourced):
+#   ASAN_RUN_LIMIT_S  seconds for the whole script (540); lit gets what is left
+#   ASAN_LIT_FILTER   a regular expression for lit --filter (all tests)
+#   ASAN_LIT_JOBS     lit -j (nproc)
+#   ASAN_EXTRA        the ctest tests to run beside lit, by name, out of:
+#                     reward_verdicts malformed_inputs ptx_malformed_inputs
+#                     reward_hacks reward_verdicts_in_process (none; the last
+#                     needs the package's py/, scripts/asan_package); each one's output goes to
+#                     extra-logs.txt.gz, its exit status and time to summary.txt
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+start=$(date +%s)
+[ -f "$here/settings" ] && . "$here/settings"
+limit="${ASAN_RUN_LIMIT_S:-540}"
+filter="${ASAN_LIT_FILTER:-}"
+jobs="${ASAN_LIT_JOBS:-$(nproc)}"
+out="${OUT:-$PWD/asan-out}"
+mkdir -p "$out"
+t="$(mktemp -d /tmp/asanpkg.XXXXXX)"
+if command -v xz >/dev/null; then
+  tar -xJf "$here/asan-suite.tar.xz" -C "$t"
+else
+  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+    "$here/asan-suite.tar.xz" "$t"
+fi
+p="$t/p"
+tool="$p/build/tools/tilescope"
+reports="$t/reports"
+mkdir -p "$reports"
+
+export LD_LIBRARY_PATH="$p/lib"
+export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:exitcode=66:log_path=$reports/asan"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=66:log_path=$reports/ubsan"
+python="$(command -v python3)"
+
+cat >"$p/build/tests/lit/lit.site.cfg.py" <<EOF
+config.tilescope_bin = "$p/build/tools"
+config.llvm_tools_dir = "$p/llvm/bin"
+config.source_root = "$p/src"
+config.python = "$python"
+lit_config.load_config(config, "$p/src/tests/lit/lit.cfg.py")
+EOF
+
+summary="$out/summary.txt"
+{
+  echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+  echo "commit: $(cat "$p/commit")"
+  echo "uname: $(uname -a)"
+  echo "nproc: $(nproc); lit -j$jobs; limit ${limit}s; filter: ${filter:-none}"
+  echo "memory: $(free -g | awk '/Mem:/ { print $2 " GiB, " $7 " GiB available" }')"
+  echo "python: $python ($("$python" --version 2>&1))"
+  echo "vm.mmap_rnd_bits: $(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null)"
+  echo "ASAN_OPTIONS=$ASAN_OPTIONS"
+  echo "UBSAN_OPTIONS=$UBSAN_OPTIONS"
+  echo "--- ldd tilescope (LD_LIBRARY_PATH=$LD_LIBRARY_PATH)"
+  ldd "$tool"
+  echo "--- ldd FileCheck"
+  ldd "$p/llvm/bin/FileCheck"
+} >"$summary" 2>&1
+
+# The tool must start and end cleanly under the sanitizers on this machine.
+# The ASan runtime of LLVM 14 cannot place its shadow under the address-space
+# randomisation of newer kernels (vm.mmap_rnd_bits above 28), and LeakSanitizer
+# needs ptrace, which a container may forbid: the first of these that works is
+# used for the whole run, and the summary says which.
+wrap=()
+preflight() {
+  timeout 120 "$@" "$tool" check "$p/src/kernels/gemm_naive.tile" >"$t/preflight.txt" 2>&1
+}
+arch="$(uname -m)"
+no_leaks="$ASAN_OPTIONS:detect_leaks=0"
+chosen=""
+for way in plain setarch noleaks setarch+noleaks; do
+  case "$way" in
+    plain) preflight ;;
+    setarch) preflight setarch "$arch" -R ;;
+    noleaks) preflight env ASAN_OPTIONS="$no_leaks" ;;
+    setarch+noleaks) preflight setarch "$arch" -R env ASAN_OPTIONS="$no_leaks" ;;
+  esac
+  rc=$?
+  { echo "preflight ($way): tilescope check gemm_naive.tile: exit $rc"
+    [ $rc -ne 0 ] && head -c 2000 "$t/preflight.txt"; } >>"$summary"
+  if [ $rc -eq 0 ]; then
+    chosen="$way"
+    break
+  fi
+done
+case "$chosen" in
+  setarch) wrap=(setarch "$arch" -R) ;;
+  noleaks) export ASAN_OPTIONS="$no_leaks" ;;
+  setarch+noleaks) wrap=(setarch "$arch" -R); export ASAN_OPTIONS="$no_leaks" ;;
+esac
+echo "run: ${chosen:-nothing worked; running plain anyway} (ASAN_OPTIONS=$ASAN_OPTIONS)" >>"$summary"
+for f in "$reports"/*; do
+  [ -f "$f" ] && { echo "=== preflight report $f"; head -c 3000 "$f"; } >>"$summary"
+done
+rm -f "$reports"/*
+
+# The ctest commands of tests/CMakeLists.txt, rooted in the package.
+extra_command() {
+  case "$1" in
+    reward_verdicts) echo "$python $p/src/tests/reward/verdicts_test.py $tool $p/src --jobs 4" ;;
+    malformed_inputs) echo "$python $p/src/tests/malformed/run.py $tool" ;;
+    ptx_malformed_inputs) echo "$python $p/src/tests/ptx/mutate.py $tool 40" ;;
+    # The module in an uninstrumented interpreter, as tests/reward/CMakeLists.txt runs it.
+    reward_verdicts_in_process)
+      echo "env LD_PRELOAD=$p/lib/libclang_rt.asan-x86_64.so ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0" \
+           "$python $p/src/tests/reward/verdicts_test.py $tool $p/src --in-process $p/py" ;;
+    reward_hacks) echo "$python $p/src/tests/reward/run_hacks.py $tool $p/src/tests/reward/hacks $p/src/docs/reward.md" ;;
+    *) return 1 ;;
+  esac
+}
+extra_pids=()
+for name in ${ASAN_EXTRA:-}; do
+  cmd="$(extra_command "$name")" || { echo "unknown extra test $name" >>"$summary"; continue; }
+  mkdir -p "$t/extra/$name"
+  (
+    cd "$t/extra/$name" || exit 1
+    s0=$(date +%s)
+    timeout -k 10 $((limit - (s0 - start) - 25)) "${wrap[@]}" $cmd >"$t/extra/$name.log" 2>&1
+    echo "extra $name: exit $?, $(($(date +%s) - s0)) s wall: $cmd" >"$t/extra/$name.status"
+  ) &
+  extra_pids+=($!)
+done
+
+args=(-v -j"$jobs" --time-tests --xunit-xml-output "$t/xunit.xml")
+[ -n "$filter" ] && args+=(--filter "$filter")
+left=$((limit - ($(date +%s) - start) - 25))
+lit_start=$(date +%s)
+timeout -k 10 $((left + 10)) "${wrap[@]}" "$python" "$p/lit/lit.py" "${args[@]}" --max-time "$left" \
+  "$p/build/tests/lit" >"$t/lit.log" 2>&1
+lit_rc=$?
+lit_end=$(date +%s)
+for pid in "${extra_pids[@]}"; do wait "$pid"; done
+
+{
+  echo "--- lit: exit $lit_rc, $((lit_end - lit_start)) s wall (max-time ${left}s)"
+  grep -E '^(FAIL|XPASS|UNRESOLVED|TIMEOUT|UNSUPPORTED|SKIPPED|XFAIL): ' "$t/lit.log" | sort | head -400
+  sed -n '/^Testing Time/,$p' "$t/lit.log"
+  grep -E 'warning: reached timeout|^error|Traceback' "$t/lit.log" | head -20
+  echo "passed: $(grep -c '^PASS: ' "$t/lit.log")"
+  cat "$t"/extra/*.status 2>/dev/null
+  echo "--- sanitizer reports: $(ls "$reports" | wc -l)"
+  ls -la "$reports" | head -50
+  for f in "$reports"/*; do
+    [ -f "$f" ] && { echo "=== $f"; grep -m3 -E 'ERROR|runtime error|SUMMARY' "$f"; }
+  done
+  echo "--- done $(date -u '+%H:%M:%S UTC'), $(($(date +%s) - start)) s in all"
+} >>"$summary" 2>&1
+
+gzip -c "$t/lit.log" >"$out/lit-log.txt.gz"
+if ls "$t"/extra/*.log >/dev/null 2>&1; then
+  for f in "$t"/extra/*.log; do echo "=== $f"; cat "$f"; done | gzip -c >"$out/extra-logs.txt.gz"
+fi
+[ -f "$t/xunit.xml" ] && gzip -c "$t/xunit.xml" >"$out/xunit.xml.gz"
+[ -n "$(ls "$reports")" ] && tar -C "$t" -czf "$out/reports.tar.gz" reports
+cp "$p/build/tests/lit-out/.lit_test_times.txt" "$out/times.txt" 2>/dev/null
+rm -rf "$t"
+exit 0
