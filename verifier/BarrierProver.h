@@ -435,8 +435,10 @@ private:
   // whatever orders the thread after it: a path of D_). Asked per
   // arrival in the graph: the iterations where no wait for the phase
   // before it lies on such a path (a one-shot wait before the loop, by
-  // the same threads, counts too) are a finding when the graph holds every
-  // wait's edges (graphComplete_), else not proved.
+  // the same threads, counts too; on a barrier of plain arrivals alone,
+  // following every arrival of that phase as all their threads does) are a
+  // finding when the graph holds every wait's edges (graphComplete_), else
+  // not proved.
   void checkArrivalOrder();
 
   // A warp that waits on an mbarrier in a loop but neither feeds a barrier
