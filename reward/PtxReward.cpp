@@ -8,6 +8,7 @@
 // types, dispatch and layouts do not apply and simulate does not run on PTX
 // (skipped, no credit); performance carries the condensed pipeline summary and
 // is left out of the score. docs/ptx.md and docs/reward.md.
+#include "codegen/Toolchain.h"
 #include "ptx/Condense.h"
 #include "ptx/Lift.h"
 #include "ptx/Parser.h"
@@ -17,7 +18,9 @@
 #include "proof/ProofContext.h"
 
 #include <fmt/format.h>
+#include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
 #include <llvm/Support/xxhash.h>
 
 namespace tilescope::reward_detail {
@@ -124,6 +127,44 @@ StageResult races(const ptx::Lifted &lifted, const ptx::Function &f, llvm::Sourc
 }
 
 } // namespace
+
+bool isCudaSource(const std::string &fileName) {
+  return fileName.size() > 3 && fileName.compare(fileName.size() - 3, 3, ".cu") == 0;
+}
+
+std::optional<std::string> cudaToPtx(const std::string &source, std::string &why) {
+  std::optional<std::string> nvcc = codegen::findNvcc();
+  if (!nvcc) {
+    why = "a CUDA candidate is compiled to PTX by nvcc, which was not found (set TILESCOPE_NVCC)";
+    return std::nullopt;
+  }
+  llvm::SmallString<128> cu, ptx;
+  if (llvm::sys::fs::createTemporaryFile("tilescope-reward", "cu", cu) ||
+      llvm::sys::fs::createTemporaryFile("tilescope-reward", "ptx", ptx)) {
+    why = "cannot create a temporary file";
+    return std::nullopt;
+  }
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(cu, ec);
+    if (!ec)
+      os << source;
+  }
+  TargetKind target = source.find("tcgen05") != std::string::npos ? TargetKind::sm_100a
+                                                                    : TargetKind::sm_90a;
+  codegen::BuildResult built = codegen::build(*nvcc, std::string(cu), std::string(ptx), target,
+                                              codegen::BuildKind::Ptx);
+  auto text = llvm::MemoryBuffer::getFile(ptx);
+  llvm::sys::fs::remove(cu);
+  llvm::sys::fs::remove(ptx);
+  if (built.exitCode != 0 || !text) {
+    size_t err = built.log.find("error");
+    std::string first = built.log.substr(err == std::string::npos ? 0 : err);
+    why = fmt::format("nvcc -ptx exited {}: {}", built.exitCode, first.substr(0, first.find('\n')));
+    return std::nullopt;
+  }
+  return (*text)->getBuffer().str();
+}
 
 bool isPtxSource(const std::string &source, const std::string &fileName) {
   if (fileName.size() > 4 && fileName.compare(fileName.size() - 4, 4, ".ptx") == 0)

@@ -456,8 +456,22 @@ RewardResult reward(const std::string &source, const RewardOptions &options) {
     res.ms = msSince(started);
     return res;
   };
-  if (isPtxSource(source, options.fileName)) { // PTX from any compiler: reward/PtxReward.cpp
-    std::vector<KernelReward> kernels = ptxKernelRewards(source, options, res.diagnostics);
+  // A CUDA candidate is rewarded as the PTX nvcc makes of it; its diagnostics
+  // name that PTX (FILE.cu.ptx) and its lines.
+  std::optional<std::string> compiled;
+  RewardOptions ptxOptions = options;
+  if (isCudaSource(options.fileName)) {
+    std::string why;
+    compiled = cudaToPtx(source, why);
+    if (!compiled) {
+      fileError("parse.cuda-compile", why);
+      return finishError();
+    }
+    ptxOptions.fileName = options.fileName + ".ptx";
+  }
+  if (compiled || isPtxSource(source, options.fileName)) { // reward/PtxReward.cpp
+    std::vector<KernelReward> kernels =
+        ptxKernelRewards(compiled ? *compiled : source, ptxOptions, res.diagnostics);
     if (kernels.empty() && res.diagnostics.empty())
       fileError("parse.no-kernel", "the file holds no kernel");
     if (kernels.empty())

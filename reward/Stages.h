@@ -35,6 +35,11 @@ std::string codeOfMessage(const std::string &stage, const std::string &message);
 // file name, or a first directive `.version`), and the stages of each of its
 // kernels, unscored.
 bool isPtxSource(const std::string &source, const std::string &fileName);
+// CUDA candidates (a `.cu` file name) are compiled to PTX by nvcc (`-ptx`,
+// sm_100a when the text names tcgen05, else sm_90a) and rewarded as that
+// PTX: the PTX, or nothing with the reason (nvcc missing, or its first error).
+bool isCudaSource(const std::string &fileName);
+std::optional<std::string> cudaToPtx(const std::string &source, std::string &why);
 std::vector<KernelReward> ptxKernelRewards(const std::string &source,
                                            const RewardOptions &options,
                                            std::vector<RewardDiagnostic> &fileDiagnostics);

@@ -24,6 +24,10 @@ void BarrierProver::buildGraph() {
     if (ev.loop >= 0 && loopClass_[size_t(ev.loop)] >= 0) {
       nodeOf_[e] = int(nodes_.size());
       nodes_.push_back(e);
+    } else if (ev.loop >= 0 && !ev.barrier.array.empty() && graphComplete_) {
+      graphComplete_ = false;
+      graphGap_ = fmt::format("{} (line order {}) is in a loop without a modelled trip count",
+                              ev.what, ev.order);
     }
   }
   size_t N = nodes_.size();
@@ -77,16 +81,25 @@ void BarrierProver::buildGraph() {
     for (size_t e : info.events) {
       if (!completesPhase(sk_.events[e].kind) || !nodeOf_.count(e))
         continue;
-      if (loopClass_[size_t(sk_.events[e].loop)] != loopClass_[size_t(wait.loop)])
+      if (loopClass_[size_t(sk_.events[e].loop)] != loopClass_[size_t(wait.loop)]) {
+        if (graphComplete_)
+          graphGap_ = fmt::format("{} and {} are in loops whose trip counts are not proved equal",
+                                  wait.what, sk_.events[e].what);
+        graphComplete_ = false;
         continue;
-      if (auto delta = constantDelta(w, e, d))
+      }
+      if (auto delta = constantDelta(w, e, d)) {
         edges.push_back({size_t(nodeOf_[w]), size_t(nodeOf_[e]), *delta, false, false});
-      else
-        report_.notProved.push_back(
-            {wait.loc,
-             fmt::format("the iteration distance between this wait and {} is not constant; "
-                         "deadlock freedom through it is not proved",
-                         sk_.events[e].what)});
+        continue;
+      }
+      if (graphComplete_)
+        graphGap_ = fmt::format("the iteration distance between {} and {} is not constant",
+                                wait.what, sk_.events[e].what);
+      graphComplete_ = false;
+      report_.notProved.push_back(
+          {wait.loc, fmt::format("the iteration distance between this wait and {} is not "
+                                 "constant; deadlock freedom through it is not proved",
+                                 sk_.events[e].what)});
     }
   }
   closePaths(edges, false, D_, next_);
@@ -389,6 +402,100 @@ void BarrierProver::checkAliasing() {
                     ProtoEncoder::text(*m, phase + 1), termList(*m, next, "arrivals"),
                     ProtoEncoder::text(*m, phase + 1), sizes(*m)));
   }
+}
+
+void BarrierProver::checkArrivalOrder() {
+  bool any = false, open = false, checked = false;
+  for (size_t a = 0; a < nodes_.size(); ++a) {
+    size_t e = nodes_[a];
+    const SyncEvent &ev = sk_.events[e];
+    // An expect_tx that comes with an arrival (arrive.expect_tx) is that
+    // arrival's: asked once.
+    bool withArrival = ev.kind == SyncKind::MbarExpectTx && e > 0 &&
+                       sk_.events[e - 1].loc == ev.loc &&
+                       sk_.events[e - 1].kind == SyncKind::MbarArrive;
+    if (ev.barrier.array.empty() || ev.crossCta() ||
+        !(isArrival(ev.kind) || (ev.kind == SyncKind::MbarExpectTx && !withArrival)))
+      continue;
+    checked = true;
+    const BarrierInfo &info = barriers_.at(ev.barrier.array);
+    z3::expr i = enc_.fresh("i");
+    auto [j, n] = roundOf(barrierPattern_[e], i);
+    // The waits that tell this arrival's threads that phase n - 1 of j is
+    // complete: the iteration y at which a wait waits for that phase, which
+    // the arrival follows (D_: the arrival at i runs after the wait at
+    // every iteration <= i + D).
+    z3::expr_vector covered(ctx_);
+    for (size_t w : info.events) {
+      const SyncEvent &wait = sk_.events[w];
+      auto d = waitShift_.find(w);
+      if (wait.kind != SyncKind::MbarWait || d == waitShift_.end())
+        continue;
+      const Pattern &pw = barrierPattern_[w];
+      z3::expr y = iterOf(pw, j, n - 1 - ctx_.int_val(d->second));
+      if (auto node = nodeOf_.find(w); node != nodeOf_.end()) {
+        int64_t path = D_[a][size_t(node->second)];
+        if (path != kNoPath)
+          covered.push_back(touches(pw, j) && fires(wait, y) && y <= i + ctx_.int_val(path));
+      } else if (wait.loop < 0 && wait.role == ev.role && wait.order < ev.order &&
+                 ev.threads.subsetOf(coverOf(wait))) {
+        // A wait before the loop, in the program order of the same threads.
+        covered.push_back(touches(pw, j) && fires(wait, y));
+      }
+    }
+    // A barrier of plain arrivals alone (no transaction bytes, no tcgen05
+    // commit: nothing completes asynchronously) completes phase n - 1 with
+    // its last arrival: following each of them, as every thread that runs
+    // it, is as good as a wait.
+    bool plain = true;
+    for (size_t c : info.events) {
+      SyncKind k = sk_.events[c].kind;
+      plain = plain && !isTx(k) && k != SyncKind::Tcgen05Commit &&
+              (k != SyncKind::MbarArrive || nodeOf_.count(c));
+    }
+    if (plain) {
+      z3::expr_vector all(ctx_);
+      for (size_t c : info.events) {
+        if (sk_.events[c].kind != SyncKind::MbarArrive)
+          continue;
+        const Pattern &pc = barrierPattern_[c];
+        z3::expr y = iterOf(pc, j, n - 1);
+        int64_t path = everyPath(a, size_t(nodeOf_.at(c)));
+        z3::expr runs = touches(pc, j) && fires(sk_.events[c], y);
+        all.push_back(path == kNoPath ? !runs : !runs || y <= i + ctx_.int_val(path));
+      }
+      covered.push_back(z3::mk_and(all));
+    }
+    Query s = solver();
+    s.add(fires(ev, i) && n >= 1 && !z3::mk_or(covered));
+    std::optional<z3::model> m;
+    s.prefer(i);
+    if (check(s, m, ev.loc, "arrival order") != z3::sat)
+      continue;
+    std::string message = fmt::format(
+        "over-arrival: at {} this {} on {}[{}] by {} (round {}) may run before phase {} of "
+        "{}[{}] completed: no wait for that phase orders it, so it can count in phase {}, "
+        "which has all its arrivals already (for {})",
+        iterationText(*m, ev, i), ev.what, ev.barrier.array, ProtoEncoder::text(*m, j),
+        ev.threads.describe(), ProtoEncoder::text(*m, n), ProtoEncoder::text(*m, n - 1),
+        ev.barrier.array, ProtoEncoder::text(*m, j), ProtoEncoder::text(*m, n - 1), sizes(*m));
+    if (graphComplete_) {
+      any = true;
+      finding(ProtocolViolationKind::OverArrival, ev.loc, message);
+    } else {
+      open = true;
+      report_.notProved.push_back(
+          {ev.loc, fmt::format("{} (not a finding: the ordering graph is not complete, {})",
+                               message.substr(message.find(": ") + 2), graphGap_)});
+    }
+  }
+  if (checked)
+    result("each round's arrivals after the phase before (ordered by a wait for it)", !any && !open,
+           any    ? "violated"
+           : open ? "not proved: see warnings"
+                  : "proved for all sizes: every arrival of round n >= 1 follows a wait for phase "
+                    "n - 1 of its barrier (or, on a barrier of plain arrivals, each arrival of "
+                    "that phase)");
 }
 
 void BarrierProver::checkLaggingWaiters() {

@@ -114,6 +114,10 @@ BarrierReport BarrierProver::run() {
       checkAliasing();
       checkLaggingWaiters();
       checkStages();
+      // After the others: where they found something, an arrival running
+      // ahead is usually its consequence (a wait removed shows as aliasing).
+      if (report_.findings.empty())
+        checkArrivalOrder();
     }
   } catch (const z3::exception &e) {
     report_.notProved.push_back({llvm::SMLoc(), fmt::format("Z3 failed: {}", e.msg())});

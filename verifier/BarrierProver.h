@@ -428,6 +428,19 @@ private:
   // A wait for phase t must not see phase t + 1 complete before it runs.
   void checkAliasing();
 
+  // The DESIGN's "arriving more often than the count in one phase is an
+  // error", as an order: an arrival or expect_tx of round n >= 1 on element
+  // j must run after phase n - 1 of j completed, and the only thing that
+  // tells a thread so is a wait for that phase (by the thread, or before
+  // whatever orders the thread after it: a path of D_). Asked per
+  // arrival in the graph: the iterations where no wait for the phase
+  // before it lies on such a path (a one-shot wait before the loop, by
+  // the same threads, counts too; on a barrier of plain arrivals alone,
+  // following every arrival of that phase as all their threads does) are a
+  // finding when the graph holds every wait's edges (graphComplete_), else
+  // not proved.
+  void checkArrivalOrder();
+
   // A warp that waits on an mbarrier in a loop but neither feeds a barrier
   // there nor meets a feeding warp of its role in a collective is not held
   // back by anything: the feeding warps can lap it by two phases, after which
@@ -555,6 +568,11 @@ private:
   std::vector<std::vector<int64_t>> everyD_;
   // The same with the edges only deadlock cycles may use (buildGraph).
   std::vector<std::vector<int64_t>> cycleD_;
+  // Whether buildGraph gave every wait its edges to the events completing
+  // its phase and every synchronising event in a loop is a node: only then
+  // is a missing path an absent order (checkArrivalOrder).
+  bool graphComplete_ = true;
+  std::string graphGap_;
   std::vector<std::vector<int>> cycleNext_;
 };
 
