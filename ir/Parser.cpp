@@ -360,6 +360,17 @@ bool Parser::parseLaunch(Launch &launch) {
   if (!expectIdent("launch"))
     return false;
   bool sawThreads = false, sawTarget = false, sawGrid = false;
+  // `word(expr)` after the item's word: the expression, with where it starts.
+  auto parenthesized = [&](llvm::SMLoc &at) -> Expr {
+    advance();
+    if (!expect(Tok::LParen, "'('"))
+      return nullptr;
+    at = tok_.loc();
+    Expr e = parseExpr();
+    if (!e || !expect(Tok::RParen, "')'"))
+      return nullptr;
+    return e;
+  };
   while (tok_.is(Tok::Ident)) {
     llvm::SMLoc at = tok_.loc();
     llvm::StringRef word = tok_.text;
@@ -382,12 +393,9 @@ bool Parser::parseLaunch(Launch &launch) {
         return false;
       }
     } else if (word == "threads") {
-      advance();
-      if (!expect(Tok::LParen, "'('"))
-        return false;
-      llvm::SMLoc numAt = tok_.loc();
-      Expr count = parseExpr();
-      if (!count || !expect(Tok::RParen, "')'"))
+      llvm::SMLoc numAt;
+      Expr count = parenthesized(numAt);
+      if (!count)
         return false;
       auto n = constantValue(count);
       if (!n) { // names kernel parameters: folded when a point is instantiated
@@ -402,12 +410,9 @@ bool Parser::parseLaunch(Launch &launch) {
       launch.threads = *n;
       sawThreads = true;
     } else if (word == "ctas_per_sm") {
-      advance();
-      if (!expect(Tok::LParen, "'('"))
-        return false;
-      llvm::SMLoc numAt = tok_.loc();
-      Expr count = parseExpr();
-      if (!count || !expect(Tok::RParen, "')'"))
+      llvm::SMLoc numAt;
+      Expr count = parenthesized(numAt);
+      if (!count)
         return false;
       auto n = constantValue(count);
       if (!n || *n < 1 || *n > 32) {

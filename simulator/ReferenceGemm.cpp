@@ -277,6 +277,14 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
     return static_cast<const double *>(row.data());
   };
   auto bCol = [&](int64_t j) { return bv.data() + (tb ? j * K : j); };
+  // The columns of row i that some compared element needs (false: none).
+  auto neededColumns = [&](int64_t i, std::vector<int64_t> &cols) {
+    cols.clear();
+    for (int64_t j = 0; j < N; ++j)
+      if (needed(0, i * N + j))
+        cols.push_back(j);
+    return !cols.empty();
+  };
   if (!fp8Sums) {
     // Without fp8 chunks an element needs only its sum and its sum of
     // |products|, each accumulated in k order as below; four elements of a
@@ -296,11 +304,7 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
     std::vector<double> fullA; // the rows of `full`, K values each
     cols.reserve(N);
     for (int64_t i = 0; i < M; ++i) {
-      cols.clear();
-      for (int64_t j = 0; j < N; ++j)
-        if (needed(0, i * N + j))
-          cols.push_back(j);
-      if (cols.empty())
+      if (!neededColumns(i, cols))
         continue;
       const double *a = aRow(i);
       size_t c = 0;
@@ -390,11 +394,7 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
   std::vector<int64_t> cols;
   cols.reserve(N);
   for (int64_t i = 0; i < M; ++i) {
-    cols.clear();
-    for (int64_t j = 0; j < N; ++j)
-      if (needed(0, i * N + j))
-        cols.push_back(j);
-    if (cols.empty())
+    if (!neededColumns(i, cols))
       continue;
     const double *a = aRow(i);
     size_t c = 0;
