@@ -17,6 +17,7 @@
 #include "verifier/BarrierProofs.h"
 #include "proof/ProofContext.h"
 
+#include <cctype>
 #include <fmt/format.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -132,7 +133,9 @@ bool isCudaSource(const std::string &fileName) {
   return fileName.size() > 3 && fileName.compare(fileName.size() - 3, 3, ".cu") == 0;
 }
 
-std::optional<std::string> cudaToPtx(const std::string &source, std::string &why) {
+std::optional<std::string> cudaToPtx(const std::string &source, std::string &why,
+                                     unsigned &line) {
+  line = 0;
   std::optional<std::string> nvcc = codegen::findNvcc();
   if (!nvcc) {
     why = "a CUDA candidate is compiled to PTX by nvcc, which was not found (set TILESCOPE_NVCC)";
@@ -160,6 +163,16 @@ std::optional<std::string> cudaToPtx(const std::string &source, std::string &why
   if (built.exitCode != 0 || !text) {
     size_t err = built.log.find("error");
     std::string first = built.log.substr(err == std::string::npos ? 0 : err);
+    // nvcc names the line as "FILE.cu(LINE): error: ...".
+    size_t open = err == std::string::npos ? std::string::npos : built.log.rfind('(', err);
+    if (open != std::string::npos) {
+      unsigned n = 0;
+      size_t i = open + 1;
+      while (i < err && std::isdigit(static_cast<unsigned char>(built.log[i])) && n < 1u << 24)
+        n = n * 10 + unsigned(built.log[i++] - '0');
+      if (i > open + 1 && built.log.compare(i, 3, "): ") == 0 && i + 3 == err)
+        line = n;
+    }
     why = fmt::format("nvcc -ptx exited {}: {}", built.exitCode, first.substr(0, first.find('\n')));
     return std::nullopt;
   }

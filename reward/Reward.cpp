@@ -462,9 +462,10 @@ RewardResult reward(const std::string &source, const RewardOptions &options) {
   RewardOptions ptxOptions = options;
   if (isCudaSource(options.fileName)) {
     std::string why;
-    compiled = cudaToPtx(source, why);
+    unsigned line = 0;
+    compiled = cudaToPtx(source, why, line);
     if (!compiled) {
-      fileError("parse.cuda-compile", why);
+      fileError("parse.cuda-compile", why, line, line ? 1 : 0);
       return finishError();
     }
     ptxOptions.fileName = options.fileName + ".ptx";

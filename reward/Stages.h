@@ -39,7 +39,10 @@ bool isPtxSource(const std::string &source, const std::string &fileName);
 // sm_100a when the text names tcgen05, else sm_90a) and rewarded as that
 // PTX: the PTX, or nothing with the reason (nvcc missing, or its first error).
 bool isCudaSource(const std::string &fileName);
-std::optional<std::string> cudaToPtx(const std::string &source, std::string &why);
+// nvcc -ptx of a CUDA candidate; on failure `why` is nvcc's first error and
+// `line` its line in the source (0 when nvcc names none).
+std::optional<std::string> cudaToPtx(const std::string &source, std::string &why,
+                                     unsigned &line);
 std::vector<KernelReward> ptxKernelRewards(const std::string &source,
                                            const RewardOptions &options,
                                            std::vector<RewardDiagnostic> &fileDiagnostics);
