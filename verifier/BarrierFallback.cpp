@@ -299,6 +299,10 @@ void runExhaustiveFallback(const BarrierSkeleton &sk, const BarrierProofOptions 
   if (options.sizes.empty())
     for (SizeAssignment &n : neighbourSizes(sk, *sizes))
       points.push_back(std::move(n));
+  if (Budget *budget = activeBudget(); budget && budget->expired()) {
+    notChecked(report, at, "the budget ran out choosing the sizes to check");
+    return;
+  }
   std::string where;
   size_t states = 0;
   for (size_t i = 0; i < points.size(); ++i) {

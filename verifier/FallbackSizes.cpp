@@ -1,5 +1,6 @@
 #include "verifier/FallbackSizes.h"
 
+#include "ir/Budget.h"
 #include "ir/ConcreteEval.h"
 #include "ir/Visitor.h"
 #include "proof/ProtoEncoding.h"
@@ -386,9 +387,19 @@ std::optional<SizeAssignment> smallestTwoRoundSizes(const BarrierSkeleton &sk, s
 }
 
 std::vector<SizeAssignment> neighbourSizes(const BarrierSkeleton &sk, const SizeAssignment &base) {
-  auto reqs = twoRoundRequirements(sk);
-  // The trip count of every level of every ring nest in the bounding CTAs
-  // (-1 where one does not evaluate).
+  // The trip count of every level of every ring nest, built once: the search
+  // below evaluates them at thousands of sizes.
+  std::vector<Expr> tripExprs;
+  for (const TwoRounds &r : twoRoundRequirements(sk))
+    for (int l = r.loop; l >= 0; l = sk.loops[size_t(l)].parent)
+      tripExprs.push_back(sk.loops[size_t(l)].trip());
+  // A symbol that neither a trip count nor the grid reads cannot change one.
+  std::set<std::string> read;
+  for (const Expr &e : tripExprs)
+    read.merge(namesUsed(e));
+  for (const Expr &e : sk.grid)
+    read.merge(namesUsed(e));
+  // The trip counts in the bounding CTAs (-1 where one does not evaluate).
   auto trips = [&](const SizeAssignment &sizes) {
     std::vector<int64_t> out;
     auto ctas = boundingCtas(sk, sizes);
@@ -403,9 +414,8 @@ std::vector<SizeAssignment> neighbourSizes(const BarrierSkeleton &sk, const Size
         int d = int(as<Builtin>(e).which) - int(BuiltinKind::blockIdx_x);
         return d >= 0 && d < 3 ? std::optional<int64_t>(cta[size_t(d)]) : std::nullopt;
       };
-      for (const TwoRounds &r : reqs)
-        for (int l = r.loop; l >= 0; l = sk.loops[size_t(l)].parent)
-          out.push_back(evalConcrete(sk.loops[size_t(l)].trip(), leaf).value_or(-1));
+      for (const Expr &trip : tripExprs)
+        out.push_back(evalConcrete(trip, leaf).value_or(-1));
     }
     return out;
   };
@@ -415,11 +425,20 @@ std::vector<SizeAssignment> neighbourSizes(const BarrierSkeleton &sk, const Size
     return out;
   // A trip count is a step function of the sizes (`(K + 63) / 64`, a tile
   // count over a grid of 132): the next step is at most a few thousand
-  // values away for the sizes the fallback picks.
+  // values away for the sizes the fallback picks. Each value evaluates every
+  // trip count in the bounding CTAs, so the search polls the budget (a
+  // kernel whose trip counts never change walks the whole range: seconds of
+  // processor time); the caller ends the fallback when it ran out.
   constexpr int64_t kSearch = 1 << 16;
+  Budget *budget = activeBudget();
+  int64_t polls = 0;
   for (const auto &[name, v] : base) {
+    if (!read.count(name))
+      continue;
     SizeAssignment c = base;
     for (int64_t x = v + 1; x <= v + kSearch; ++x) {
+      if (budget && ++polls % 256 == 0 && budget->expired())
+        return out;
       c[name] = x;
       if (!admits(sk, c))
         continue;

@@ -62,7 +62,8 @@ std::optional<SizeAssignment> fallbackSizes(const BarrierSkeleton &skeleton,
 // the residue of each trip count modulo the ring depth, and a protocol can be
 // right at one residue only (a flattened counter strided by kt + 1 agrees
 // with the phases when kt % 3 == 2): the neighbours give every such loop a
-// second residue. Empty when no symbol changes a trip count.
+// second residue. Empty when no symbol changes a trip count. Stops early,
+// with the neighbours found so far, once the active budget has run out.
 std::vector<SizeAssignment> neighbourSizes(const BarrierSkeleton &skeleton,
                                            const SizeAssignment &base);
 
