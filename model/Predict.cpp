@@ -309,7 +309,7 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
        fmt::format("{:.0f} cycles a load over a {}-stage ring", m.loadLatencyCycles, p.stages)},
       {"epilogue", cyclesToUs(epilogueMax, m), fmt::format("{} output tiles", out.tiles)},
       {"DRAM", dramUs,
-       fmt::format("{:.1f} MB (L2 reuse by tile order, per wave) at {:.1f} TB/s",
+       fmt::format("{:.1f} MB (L2 reuse by tile order, in a wave and across waves that fit) at {:.1f} TB/s",
                    out.dramBytes * 1e-6, m.dramTBs)},
       {"waves", computeUs * (1 - out.waveEfficiency),
        fmt::format("{} CTAs, {} per SM on {} SMs: {:.2f} waves, busiest SM against the average "
