@@ -25,11 +25,10 @@ struct CtaCost {
 // The L2 -> shared memory bytes a cycle of one SM when `busySms` SMs load at
 // once: their share of the aggregate rate, up to the SM's own limit.
 double l2BytesPerClk(const Machine &m, double busySms) {
-  if (m.l2ToSmemBytesPerClkPerSmMax <= 0) // no limit known: every SM gets its 1/sms share
-    busySms = m.sms;
-  double share = m.l2ToSmemTBs * 1e12 / (std::max(busySms, 1.0) * m.clockGHz * 1e9);
-  return m.l2ToSmemBytesPerClkPerSmMax > 0 ? std::min(share, m.l2ToSmemBytesPerClkPerSmMax)
-                                           : share;
+  double limit = m.l2ToSmemBytesPerClkPerSmMax; // 0: no limit known, every SM gets 1/sms
+  double sharing = limit > 0 ? std::max(busySms, 1.0) : m.sms;
+  double share = m.l2ToSmemTBs * 1e12 / (sharing * m.clockGHz * 1e9);
+  return limit > 0 ? std::min(share, limit) : share;
 }
 
 CtaCost ctaCost(const CtaWork &w, const KernelProfile &p, const Machine &m, double busySms) {
@@ -184,7 +183,6 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
   // Clusters of 4 leave SMs of some GPCs idle (Machine::smsFor).
   const int64_t sms = m.smsFor(p.clusterCtas, out.ctasPerSm);
 
-  // Costs of the traced CTAs; the rest cost their average.
   // The SMs that load at once, per wave of CTAs (CTAs go round the SMs, as
   // below): a last wave that leaves SMs idle, or CTAs with nothing to load (a
   // persistent CTA without a tile), leave the L2's rate to fewer SMs.
@@ -195,6 +193,7 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
       n += i >= static_cast<int64_t>(p.ctas.size()) || p.ctas[static_cast<size_t>(i)].loadBytes > 0;
     return static_cast<double>(std::min(n, sms));
   };
+  // Costs of the traced CTAs; the rest cost their average.
   std::vector<CtaCost> costs;
   double clusterBytes = 0;
   double busySms = 0;
@@ -309,8 +308,9 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
        fmt::format("{:.0f} cycles a load over a {}-stage ring", m.loadLatencyCycles, p.stages)},
       {"epilogue", cyclesToUs(epilogueMax, m), fmt::format("{} output tiles", out.tiles)},
       {"DRAM", dramUs,
-       fmt::format("{:.1f} MB (L2 reuse by tile order, in a wave and across waves that fit) at {:.1f} TB/s",
-                   out.dramBytes * 1e-6, m.dramTBs)},
+       fmt::format(
+           "{:.1f} MB (L2 reuse by tile order, in a wave and across waves that fit) at {:.1f} TB/s",
+           out.dramBytes * 1e-6, m.dramTBs)},
       {"waves", computeUs * (1 - out.waveEfficiency),
        fmt::format("{} CTAs, {} per SM on {} SMs: {:.2f} waves, busiest SM against the average "
                    "{:.0f}%",
