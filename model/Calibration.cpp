@@ -133,6 +133,8 @@ double *machineField(Machine &m, const std::string &key) {
       {"misaligned_pitch16_factor", &m.misalignedPitch16Factor},
       {"misaligned_pitch32_factor", &m.misalignedPitch32Factor},
       {"dram_exposed_fraction", &m.dramExposedFraction},
+      {"l2_to_smem_bytes_per_clk_per_sm_max", &m.l2ToSmemBytesPerClkPerSmMax},
+      {"l2_kept_fraction", &m.l2KeptFraction},
   };
   for (const auto &[name, field] : fields)
     if (key == name)

@@ -43,6 +43,13 @@ struct Machine {
   // The share of the shorter of compute and DRAM time that the longer does
   // not hide (0: perfect overlap, the time is the longer); 0 when absent.
   double dramExposedFraction = 0;
+  // The most an SM's TMA pulls from L2 a cycle, whatever the others do: an
+  // SM of a grid that leaves SMs idle gets more than its 1/sms share of
+  // l2_to_smem_tb_s, up to this; 0 when absent (every SM gets its share).
+  double l2ToSmemBytesPerClkPerSmMax = 0;
+  // The part of l2_bytes that keeps a wave's row blocks for the next waves
+  // (model/Predict.h, DRAM); 0 when absent: no reuse across waves.
+  double l2KeptFraction = 0;
   // The SMs a grid of clusters of `clusterCtas` CTAs, `ctasPerSm` an SM, fills.
   int64_t smsFor(int64_t clusterCtas, int64_t ctasPerSm) const;
   std::map<std::string, std::string> sources; // field name in the file -> its source

@@ -22,9 +22,18 @@ struct CtaCost {
   double reduction = 0; // split K: peers' partials through DSMEM, cluster barriers
 };
 
-CtaCost ctaCost(const CtaWork &w, const KernelProfile &p, const Machine &m) {
+// The L2 -> shared memory bytes a cycle of one SM when `busySms` SMs load at
+// once: their share of the aggregate rate, up to the SM's own limit.
+double l2BytesPerClk(const Machine &m, double busySms) {
+  double limit = m.l2ToSmemBytesPerClkPerSmMax; // 0: no limit known, every SM gets 1/sms
+  double sharing = limit > 0 ? std::max(busySms, 1.0) : m.sms;
+  double share = m.l2ToSmemTBs * 1e12 / (sharing * m.clockGHz * 1e9);
+  return limit > 0 ? std::min(share, limit) : share;
+}
+
+CtaCost ctaCost(const CtaWork &w, const KernelProfile &p, const Machine &m, double busySms) {
   CtaCost c;
-  double perSmL2 = m.l2ToSmemTBs * 1e12 / (m.sms * m.clockGHz * 1e9); // bytes per cycle
+  double perSmL2 = l2BytesPerClk(m, busySms);
   for (const auto &[n, count] : w.wgmmaByN) {
     double compute =
         2.0 * 64 * static_cast<double>(n) * 16 / m.tensorFlopsPerClkPerSm / m.wgmmaEfficiency(n);
@@ -124,9 +133,37 @@ PredictCache predictCache(const KernelProfile &p, const Machine &m) {
       slot = std::max(slot, bytes);
     }
   }
-  for (const auto &[wave, blocks] : perWave)
-    for (const auto &[block, bytes] : blocks)
-      out.dramBytes += bytes;
+  // Across waves, L2 keeps what the last waves loaded while it fits: a wave
+  // loads from DRAM only the bytes of its blocks that the kept waves did not.
+  // A wave whose blocks do not fit leaves nothing the next wave starts with
+  // (the next wave starts at the first K slice, the oldest in the cache).
+  double capacity = m.l2Bytes * m.l2KeptFraction;
+  std::vector<const std::map<BlockKey, double> *> kept; // most recent first
+  for (const auto &[wave, blocks] : perWave) {
+    double footprint = 0;
+    for (const auto &[block, bytes] : blocks) {
+      footprint += bytes;
+      double there = 0;
+      for (const auto *earlier : kept)
+        if (auto it = earlier->find(block); it != earlier->end())
+          there = std::max(there, it->second);
+      out.dramBytes += std::max(bytes - there, 0.0);
+    }
+    if (footprint > capacity) {
+      kept.clear();
+      continue;
+    }
+    kept.insert(kept.begin(), &blocks);
+    double held = 0;
+    for (size_t i = 0; i < kept.size(); ++i) {
+      for (const auto &[block, bytes] : *kept[i])
+        held += bytes;
+      if (held > capacity) {
+        kept.resize(i);
+        break;
+      }
+    }
+  }
   out.dramBytes = out.dramBytes * scale + storeBytes * scale;
   return out;
 }
@@ -146,11 +183,25 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
   // Clusters of 4 leave SMs of some GPCs idle (Machine::smsFor).
   const int64_t sms = m.smsFor(p.clusterCtas, out.ctasPerSm);
 
+  // The SMs that load at once, per wave of CTAs (CTAs go round the SMs, as
+  // below): a last wave that leaves SMs idle, or CTAs with nothing to load (a
+  // persistent CTA without a tile), leave the L2's rate to fewer SMs.
+  const int64_t perWave = sms * std::max<int64_t>(out.ctasPerSm, 1);
+  auto loadingIn = [&](int64_t wave) {
+    int64_t first = wave * perWave, last = std::min(first + perWave, p.grid), n = 0;
+    for (int64_t i = first; i < last; ++i)
+      n += i >= static_cast<int64_t>(p.ctas.size()) || p.ctas[static_cast<size_t>(i)].loadBytes > 0;
+    return static_cast<double>(std::min(n, sms));
+  };
   // Costs of the traced CTAs; the rest cost their average.
   std::vector<CtaCost> costs;
   double clusterBytes = 0;
-  for (const CtaWork &w : p.ctas) {
-    costs.push_back(ctaCost(w, p, m));
+  double busySms = 0;
+  for (size_t i = 0; i < p.ctas.size(); ++i) {
+    const CtaWork &w = p.ctas[i];
+    if (i % static_cast<size_t>(perWave) == 0)
+      busySms = loadingIn(static_cast<int64_t>(i) / perWave);
+    costs.push_back(ctaCost(w, p, m, busySms));
     out.flops += w.flops;
     out.loadBytes += w.loadBytes;
     out.storeBytes += w.storeBytes;
@@ -257,8 +308,9 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
        fmt::format("{:.0f} cycles a load over a {}-stage ring", m.loadLatencyCycles, p.stages)},
       {"epilogue", cyclesToUs(epilogueMax, m), fmt::format("{} output tiles", out.tiles)},
       {"DRAM", dramUs,
-       fmt::format("{:.1f} MB (L2 reuse by tile order, per wave) at {:.1f} TB/s",
-                   out.dramBytes * 1e-6, m.dramTBs)},
+       fmt::format(
+           "{:.1f} MB (L2 reuse by tile order, in a wave and across waves that fit) at {:.1f} TB/s",
+           out.dramBytes * 1e-6, m.dramTBs)},
       {"waves", computeUs * (1 - out.waveEfficiency),
        fmt::format("{} CTAs, {} per SM on {} SMs: {:.2f} waves, busiest SM against the average "
                    "{:.0f}%",

@@ -12,9 +12,11 @@
 // of its step; with g wgmma groups kept in flight, at most depth - g loads
 // overlap one latency). A CTA adds its
 // epilogues and one load latency to fill the ring. CTAs resident together
-// on an SM share its tensor cores and bandwidth; each SM runs its CTAs in
+// on an SM share its tensor cores and bandwidth; the SMs that load in a wave
+// share the L2's rate, each up to its own limit; each SM runs its CTAs in
 // waves. DRAM traffic is counted per wave from the distinct row blocks the
-// CTAs of the wave load (reuse in L2 by tile order), plus C. The kernel
+// CTAs of the wave load (reuse in L2 by tile order), less what L2 kept of
+// the waves before while they fit, plus C. The kernel
 // takes the slowest SM or the DRAM bound, whichever is longer, plus launch.
 #pragma once
 
@@ -53,7 +55,7 @@ struct Prediction {
 struct PredictCache {
   int64_t ctasPerSm = 0;
   std::string occupancyLimit;
-  double dramBytes = 0; // loads (per wave, L2 reuse) and stores
+  double dramBytes = 0; // loads (per wave, L2 reuse in and across waves) and stores
 };
 PredictCache predictCache(const KernelProfile &profile, const Machine &machine);
 

@@ -132,10 +132,10 @@ int runPredict() {
       diag.error(where, admitted ? "--args break the constraints: " + why : "--args: " + why);
       return finishInputError(diag, json);
     }
-    if (!*admitted)
+    if (!*admitted) { // listed as not admitted, not predicted
       skipped.push_back(fmt::format("{}: {}", point, why));
-    if (!admitted)
       continue;
+    }
     auto profile = model::profileKernel(k, sizes->ints, maxCtas, &error);
     if (!profile) {
       diag.error(k.loc, fmt::format("cannot trace kernel '{}'{}: {}", k.name,
