@@ -70,6 +70,17 @@ double floatOp(BinaryOp op, Dtype d, double x, double y) {
   return d == Dtype::f32 ? static_cast<double>(r) : roundTo(d, r);
 }
 
+// Every lane of `y` holds one positive power of two.
+bool powerOfTwoDivisor(const LaneValues &y) {
+  const int64_t q = y.lane[0].i;
+  if (q <= 0 || (q & (q - 1)) != 0)
+    return false;
+  bool same = true;
+  for (int l = 1; l < kWarpSize; ++l)
+    same &= y.lane[l].i == q;
+  return same;
+}
+
 bool isCompare(BinaryOp op) {
   return binaryOpPrecedence(op) == 3 || binaryOpPrecedence(op) == 4;
 }
@@ -83,12 +94,14 @@ void intLanes(uint32_t mask, const LaneValues &x, const LaneValues &y, LaneValue
 void intBinary(BinaryOp op, uint32_t mask, const LaneValues &x, const LaneValues &y,
                LaneValues &out) {
   switch (op) {
+  // Lambdas, not the functions themselves: a function pointer is called per
+  // lane, a lambda is inlined into the lane loop.
   case BinaryOp::Add:
-    return intLanes(mask, x, y, out, wrapAdd);
+    return intLanes(mask, x, y, out, [](int64_t p, int64_t q) { return wrapAdd(p, q); });
   case BinaryOp::Sub:
-    return intLanes(mask, x, y, out, wrapSub);
+    return intLanes(mask, x, y, out, [](int64_t p, int64_t q) { return wrapSub(p, q); });
   case BinaryOp::Mul:
-    return intLanes(mask, x, y, out, wrapMul);
+    return intLanes(mask, x, y, out, [](int64_t p, int64_t q) { return wrapMul(p, q); });
   case BinaryOp::Lt:
     return intLanes(mask, x, y, out, [](int64_t p, int64_t q) -> int64_t { return p < q; });
   case BinaryOp::Le:
@@ -171,12 +184,24 @@ bool CtaExecutor::binaryInto(BinaryOp op, llvm::SMLoc loc, const LaneValues &x, 
     if (op == BinaryOp::Div || op == BinaryOp::Mod) {
       bool bad = false;
       bool div = op == BinaryOp::Div;
-      forLanes(mask, [&](int l) {
-        int64_t p = x.lane[l].i, q = y.lane[l].i;
-        bad |= q == 0;
-        // INT64_MIN / -1 wraps instead of trapping.
-        out.lane[l].i = q == 0 ? 0 : q == -1 ? (div ? wrapSub(0, p) : 0) : div ? p / q : p % q;
-      });
+      if (mask == ~0u && powerOfTwoDivisor(y)) {
+        // One positive power of two in every lane (`laneid / 4`): C's
+        // truncating quotient and remainder by shifts, without idiv.
+        const int shift = std::countr_zero(static_cast<uint64_t>(y.lane[0].i));
+        const int64_t low = y.lane[0].i - 1;
+        for (int l = 0; l < kWarpSize; ++l) {
+          const int64_t p = x.lane[l].i;
+          const int64_t q = (p + ((p >> 63) & low)) >> shift; // rounded toward zero
+          out.lane[l].i = div ? q : p - q * (low + 1);
+        }
+      } else {
+        forLanes(mask, [&](int l) {
+          int64_t p = x.lane[l].i, q = y.lane[l].i;
+          bad |= q == 0;
+          // INT64_MIN / -1 wraps instead of trapping.
+          out.lane[l].i = q == 0 ? 0 : q == -1 ? (div ? wrapSub(0, p) : 0) : div ? p / q : p % q;
+        });
+      }
       if (bad)
         return fail(loc, "integer division by zero");
     } else {
@@ -307,7 +332,21 @@ const LaneValues *CtaExecutor::evalOp(int index, Warp &w, uint32_t mask) {
   case OpKind::Binary: {
     const LaneValues *x = evalOp(op.args[0], w, mask);
     const LaneValues *y = x ? evalOp(op.args[1], w, mask) : nullptr;
-    if (!y || !binaryInto(op.binary, op.ast->loc, *x, *y, mask, out))
+    if (!y)
+      return nullptr;
+    // A warp-uniform operation (ExprOp::uniform: every active lane has the
+    // same operands) computed in the first active lane and copied to the
+    // others: the same values and, a division's zero divisor being in every
+    // lane or none, the same errors.
+    if (op.uniform && mask != 0 && options_.scalarFastPaths) {
+      const int first = std::countr_zero(mask);
+      if (!binaryInto(op.binary, op.ast->loc, *x, *y, uint32_t{1} << first, out))
+        return nullptr;
+      const Scalar v = out.lane[first];
+      forLanes(mask, [&](int l) { out.lane[l] = v; });
+      return &out;
+    }
+    if (!binaryInto(op.binary, op.ast->loc, *x, *y, mask, out))
       return nullptr;
     return &out;
   }
