@@ -24,17 +24,6 @@ double asDouble(const LaneValues &v, int lane) {
   return isFloatKind(v.kind) ? v.lane[lane].f : static_cast<double>(v.lane[lane].i);
 }
 
-// Two's complement wrap-around, as the hardware's 64-bit integers.
-int64_t wrapAdd(int64_t p, int64_t q) {
-  return static_cast<int64_t>(static_cast<uint64_t>(p) + static_cast<uint64_t>(q));
-}
-int64_t wrapSub(int64_t p, int64_t q) {
-  return static_cast<int64_t>(static_cast<uint64_t>(p) - static_cast<uint64_t>(q));
-}
-int64_t wrapMul(int64_t p, int64_t q) {
-  return static_cast<int64_t>(static_cast<uint64_t>(p) * static_cast<uint64_t>(q));
-}
-
 double floatOp(BinaryOp op, Dtype d, double x, double y) {
   if (d == Dtype::f64) {
     switch (op) {
@@ -68,17 +57,6 @@ double floatOp(BinaryOp op, Dtype d, double x, double y) {
     break;
   }
   return d == Dtype::f32 ? static_cast<double>(r) : roundTo(d, r);
-}
-
-// Every lane of `y` holds one positive power of two.
-bool powerOfTwoDivisor(const LaneValues &y) {
-  const int64_t q = y.lane[0].i;
-  if (q <= 0 || (q & (q - 1)) != 0)
-    return false;
-  bool same = true;
-  for (int l = 1; l < kWarpSize; ++l)
-    same &= y.lane[l].i == q;
-  return same;
 }
 
 bool isCompare(BinaryOp op) {
@@ -182,27 +160,7 @@ bool CtaExecutor::binaryInto(BinaryOp op, llvm::SMLoc loc, const LaneValues &x, 
   const bool compare = isCompare(op);
   if (!isFloatKind(xk) && !isFloatKind(yk)) {
     if (op == BinaryOp::Div || op == BinaryOp::Mod) {
-      bool bad = false;
-      bool div = op == BinaryOp::Div;
-      if (mask == ~0u && powerOfTwoDivisor(y)) {
-        // One positive power of two in every lane (`laneid / 4`): C's
-        // truncating quotient and remainder by shifts, without idiv.
-        const int shift = std::countr_zero(static_cast<uint64_t>(y.lane[0].i));
-        const int64_t low = y.lane[0].i - 1;
-        for (int l = 0; l < kWarpSize; ++l) {
-          const int64_t p = x.lane[l].i;
-          const int64_t q = (p + ((p >> 63) & low)) >> shift; // rounded toward zero
-          out.lane[l].i = div ? q : p - q * (low + 1);
-        }
-      } else {
-        forLanes(mask, [&](int l) {
-          int64_t p = x.lane[l].i, q = y.lane[l].i;
-          bad |= q == 0;
-          // INT64_MIN / -1 wraps instead of trapping.
-          out.lane[l].i = q == 0 ? 0 : q == -1 ? (div ? wrapSub(0, p) : 0) : div ? p / q : p % q;
-        });
-      }
-      if (bad)
+      if (!divideLanes(op == BinaryOp::Div, mask, x, y, out))
         return fail(loc, "integer division by zero");
     } else {
       intBinary(op, mask, x, y, out);
