@@ -96,16 +96,24 @@ WriteAttribution::Region WriteAttribution::region(int tensor) const {
   for (int64_t i = 0; i < static_cast<int64_t>(w.size()); ++i)
     if (w[i])
       cells.insert(cellOf(i));
-  for (int64_t i = 0; i < static_cast<int64_t>(w.size()); ++i) {
-    if (!cells.count(cellOf(i)))
-      continue;
-    ++r.elements;
-    if (!t.written[i]) {
-      ++r.unwritten;
-      if (r.firstUnwritten.size() < 8)
-        r.firstUnwritten.push_back(i);
+  // In flat order, a run of the last dimension's tile at a time: its
+  // elements share one cell (the other coordinates are the same, and the
+  // last one's quotient by its tile too).
+  const int64_t last = shape[rank - 1], lastTile = r.tile[rank - 1];
+  const int64_t size = static_cast<int64_t>(w.size());
+  for (int64_t row = 0; row < size; row += last)
+    for (int64_t run = row; run < row + last; run += lastTile) {
+      if (!cells.count(cellOf(run)))
+        continue;
+      for (int64_t i = run; i < std::min(run + lastTile, row + last); ++i) {
+        ++r.elements;
+        if (!t.written[i]) {
+          ++r.unwritten;
+          if (r.firstUnwritten.size() < 8)
+            r.firstUnwritten.push_back(i);
+        }
+      }
     }
-  }
   return r;
 }
 

@@ -335,6 +335,12 @@ public:
   // Race detection hooks (RaceHooks.cpp; each a no-op unless a detector is
   // attached).
   void attachRaceDetector(RaceDetector *detector) { race_ = detector; }
+  // The layout lookups of regionRegs and warpShare depend on the program
+  // alone (owner tables, buffer shapes, the region): the CTAs a run executes
+  // one after another share one set (runProgram), instead of each making its
+  // own.
+  struct RegionCaches;
+  void shareCaches(RegionCaches *caches) { caches_ = caches; }
   // The agent of this CTA's thread `t` (the CTAs of a cluster share one
   // detector group: RaceDetector.h).
   uint32_t raceThread(int64_t t) const { return static_cast<uint32_t>(rank_ * p_.threads + t); }
@@ -547,9 +553,17 @@ private:
   std::vector<AsyncCopy> inflight_;
   std::optional<Failure> failure_;
   std::vector<uint64_t> bits_, bitsB_, bitsC_; // scratch of the whole-region paths
-  // regionRegs by (buffer, thread range, region start, extents, dimensions).
-  std::map<std::vector<int64_t>, RegionRegs> regionRegs_;
-  std::map<std::vector<int64_t>, std::vector<ShareElement>> warpShares_;
+
+public:
+  struct RegionCaches {
+    // regionRegs by (buffer, thread range, region start, extents, dimensions).
+    std::map<std::vector<int64_t>, RegionRegs> regionRegs;
+    std::map<std::vector<int64_t>, std::vector<ShareElement>> warpShares;
+  };
+
+private:
+  RegionCaches ownCaches_;
+  RegionCaches *caches_ = &ownCaches_;
   // Tensor memory: 128 lanes x 512 columns of 32 bits, and who allocated what.
   std::vector<uint32_t> tmem_;
   std::vector<int> tmemOwner_;                           // per column: allocating warp, -1 free

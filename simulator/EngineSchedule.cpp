@@ -526,9 +526,11 @@ RunResult runProgram(const Program &program, std::vector<HostTensor> &tensors,
     runClusters(program, tensors, options, ctas, rng, race.get(), result);
     ctas.clear();
   }
+  CtaExecutor::RegionCaches caches;
   for (const auto &cta : ctas) {
     CtaExecutor exec(program, tensors, options, result.stats, cta, rng);
     exec.attachRaceDetector(race.get());
+    exec.shareCaches(&caches);
     auto failure = exec.run();
     if (auto f = failure) {
       result.outcome = f->outcome;

@@ -24,17 +24,6 @@ double asDouble(const LaneValues &v, int lane) {
   return isFloatKind(v.kind) ? v.lane[lane].f : static_cast<double>(v.lane[lane].i);
 }
 
-// Two's complement wrap-around, as the hardware's 64-bit integers.
-int64_t wrapAdd(int64_t p, int64_t q) {
-  return static_cast<int64_t>(static_cast<uint64_t>(p) + static_cast<uint64_t>(q));
-}
-int64_t wrapSub(int64_t p, int64_t q) {
-  return static_cast<int64_t>(static_cast<uint64_t>(p) - static_cast<uint64_t>(q));
-}
-int64_t wrapMul(int64_t p, int64_t q) {
-  return static_cast<int64_t>(static_cast<uint64_t>(p) * static_cast<uint64_t>(q));
-}
-
 double floatOp(BinaryOp op, Dtype d, double x, double y) {
   if (d == Dtype::f64) {
     switch (op) {
@@ -83,12 +72,14 @@ void intLanes(uint32_t mask, const LaneValues &x, const LaneValues &y, LaneValue
 void intBinary(BinaryOp op, uint32_t mask, const LaneValues &x, const LaneValues &y,
                LaneValues &out) {
   switch (op) {
+  // Lambdas, not the functions themselves: a function pointer is called per
+  // lane, a lambda is inlined into the lane loop.
   case BinaryOp::Add:
-    return intLanes(mask, x, y, out, wrapAdd);
+    return intLanes(mask, x, y, out, [](int64_t p, int64_t q) { return wrapAdd(p, q); });
   case BinaryOp::Sub:
-    return intLanes(mask, x, y, out, wrapSub);
+    return intLanes(mask, x, y, out, [](int64_t p, int64_t q) { return wrapSub(p, q); });
   case BinaryOp::Mul:
-    return intLanes(mask, x, y, out, wrapMul);
+    return intLanes(mask, x, y, out, [](int64_t p, int64_t q) { return wrapMul(p, q); });
   case BinaryOp::Lt:
     return intLanes(mask, x, y, out, [](int64_t p, int64_t q) -> int64_t { return p < q; });
   case BinaryOp::Le:
@@ -169,15 +160,7 @@ bool CtaExecutor::binaryInto(BinaryOp op, llvm::SMLoc loc, const LaneValues &x, 
   const bool compare = isCompare(op);
   if (!isFloatKind(xk) && !isFloatKind(yk)) {
     if (op == BinaryOp::Div || op == BinaryOp::Mod) {
-      bool bad = false;
-      bool div = op == BinaryOp::Div;
-      forLanes(mask, [&](int l) {
-        int64_t p = x.lane[l].i, q = y.lane[l].i;
-        bad |= q == 0;
-        // INT64_MIN / -1 wraps instead of trapping.
-        out.lane[l].i = q == 0 ? 0 : q == -1 ? (div ? wrapSub(0, p) : 0) : div ? p / q : p % q;
-      });
-      if (bad)
+      if (!divideLanes(op == BinaryOp::Div, mask, x, y, out))
         return fail(loc, "integer division by zero");
     } else {
       intBinary(op, mask, x, y, out);
@@ -307,7 +290,21 @@ const LaneValues *CtaExecutor::evalOp(int index, Warp &w, uint32_t mask) {
   case OpKind::Binary: {
     const LaneValues *x = evalOp(op.args[0], w, mask);
     const LaneValues *y = x ? evalOp(op.args[1], w, mask) : nullptr;
-    if (!y || !binaryInto(op.binary, op.ast->loc, *x, *y, mask, out))
+    if (!y)
+      return nullptr;
+    // A warp-uniform operation (ExprOp::uniform: every active lane has the
+    // same operands) computed in the first active lane and copied to the
+    // others: the same values and, a division's zero divisor being in every
+    // lane or none, the same errors.
+    if (op.uniform && mask != 0 && options_.scalarFastPaths) {
+      const int first = std::countr_zero(mask);
+      if (!binaryInto(op.binary, op.ast->loc, *x, *y, uint32_t{1} << first, out))
+        return nullptr;
+      const Scalar v = out.lane[first];
+      forLanes(mask, [&](int l) { out.lane[l] = v; });
+      return &out;
+    }
+    if (!binaryInto(op.binary, op.ast->loc, *x, *y, mask, out))
       return nullptr;
     return &out;
   }

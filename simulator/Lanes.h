@@ -22,6 +22,17 @@
 
 namespace tilescope::sim {
 
+// Two's complement wrap-around, as the hardware's 64-bit integers.
+inline int64_t wrapAdd(int64_t p, int64_t q) {
+  return static_cast<int64_t>(static_cast<uint64_t>(p) + static_cast<uint64_t>(q));
+}
+inline int64_t wrapSub(int64_t p, int64_t q) {
+  return static_cast<int64_t>(static_cast<uint64_t>(p) - static_cast<uint64_t>(q));
+}
+inline int64_t wrapMul(int64_t p, int64_t q) {
+  return static_cast<int64_t>(static_cast<uint64_t>(p) * static_cast<uint64_t>(q));
+}
+
 inline bool isFloatKind(ValueKind k) {
   return k == ValueKind::Float || k == ValueKind::Literal;
 }
@@ -136,6 +147,42 @@ inline void storeBits(uint8_t *p, int bytes, uint64_t v) {
     std::memcpy(p, &v, 8);
     return;
   }
+}
+
+// Every lane of `y` holds one positive power of two.
+inline bool powerOfTwoDivisor(const LaneValues &y) {
+  const int64_t q = y.lane[0].i;
+  if (q <= 0 || (q & (q - 1)) != 0)
+    return false;
+  bool same = true;
+  for (int l = 1; l < kWarpSize; ++l)
+    same &= y.lane[l].i == q;
+  return same;
+}
+
+// C's truncating integer quotient (`div`) or remainder of the active lanes;
+// false when some active lane's divisor is zero (its result is then 0).
+inline bool divideLanes(bool div, uint32_t mask, const LaneValues &x, const LaneValues &y,
+                        LaneValues &out) {
+  if (mask == ~0u && powerOfTwoDivisor(y)) {
+    // One positive power of two in every lane (`laneid / 4`): shifts, without idiv.
+    const int shift = std::countr_zero(static_cast<uint64_t>(y.lane[0].i));
+    const int64_t low = y.lane[0].i - 1;
+    for (int l = 0; l < kWarpSize; ++l) {
+      const int64_t p = x.lane[l].i;
+      const int64_t q = (p + ((p >> 63) & low)) >> shift; // rounded toward zero
+      out.lane[l].i = div ? q : p - q * (low + 1);
+    }
+    return true;
+  }
+  bool bad = false;
+  forLanes(mask, [&](int l) {
+    int64_t p = x.lane[l].i, q = y.lane[l].i;
+    bad |= q == 0;
+    // INT64_MIN / -1 wraps instead of trapping.
+    out.lane[l].i = q == 0 ? 0 : q == -1 ? (div ? wrapSub(0, p) : 0) : div ? p / q : p % q;
+  });
+  return !bad;
 }
 
 } // namespace tilescope::sim

@@ -406,6 +406,7 @@ struct RowChunk {
   const DecodedTile *B;
   const TransposedTile *T; // B transposed: for the narrow sums
   int64_t K, len, chunks, q, N;
+  int64_t end; // outputs 0 .. end - 1 are computed; the rest stay +0 (fusedSumTile)
   uint32_t *c;
 };
 
@@ -506,7 +507,7 @@ template <int Len, bool Narrow>
   const int align = r.row->params.alignBits;
   const int mantissa = r.row->params.outputMantissaBits;
   const DecodedTile &B = *r.B;
-  for (int64_t j = j0; j < r.N; ++j) {
+  for (int64_t j = j0; j < r.end; ++j) {
     uint32_t &acc = r.c[j];
     const int64_t bj = j * r.K + r.q * r.row->k;
     // The accumulator's exponent (an f32's) starts the largest one.
@@ -537,7 +538,7 @@ template <int Len> [[gnu::always_inline]] inline void rowChunkAcross(const RowCh
   const int align = r.row->params.alignBits;
   const int mantissa = r.row->params.outputMantissaBits;
   const TransposedTile &T = *r.T;
-  const int64_t N = r.N, k0 = r.q * r.row->k, whole = N / W * W;
+  const int64_t N = r.N, k0 = r.q * r.row->k, whole = r.end / W * W;
   for (int64_t j0 = 0; j0 < whole; j0 += W) {
     int32_t top[W];
     uint32_t sum[W];
@@ -604,11 +605,11 @@ void rowChunk(const RowChunk &r) {
 // zeros, or a sum of 0 that packs to +0). Only the other outputs are
 // computed, one at a time, by rowChunkOf.
 void zeroRowChunk(const RowChunk &r) {
-  for (int64_t j = 0; j < r.N; ++j) {
+  for (int64_t j = 0; j < r.end; ++j) {
     if (r.c[j] == 0 && !r.B->special[j * r.chunks + r.q])
       continue;
     RowChunk one = r;
-    one.N = j + 1;
+    one.end = j + 1;
     rowChunkOf<0, false>(one, j);
   }
 }
@@ -639,12 +640,26 @@ int64_t fusedSumTile(const MmaInstructionRow &row, int64_t M, int64_t N, int64_t
   std::optional<TransposedTile> T;
   if (integerPath && narrow)
     T.emplace(B, N, K);
+  // Outputs whose B rows are zeros in every chunk (the rows a TMA copy fills
+  // past a tensor's edge) and whose accumulator is +0 stay +0 through every
+  // chunk when A's row holds no NaN or infinity (each chunk maps +0 to +0 on
+  // every path: generalChunk's zeros, a sum of 0 that packs to +0, fusedSum's
+  // zeros): only the outputs before the last run of those are computed.
+  std::vector<uint8_t> zeroB(N, 1);
+  for (int64_t j = 0; j < N; ++j)
+    for (int64_t q = 0; q < chunks; ++q)
+      zeroB[j] = zeroB[j] && B.zero[j * chunks + q];
   std::vector<ProductTerm> terms(kStep);
-  for (int64_t i = 0; i < M; ++i)
-    for (int64_t q = 0; q < chunks; ++q) {
+  for (int64_t i = 0; i < M; ++i) {
+    int64_t end = N;
+    if (std::none_of(&A.special[i * chunks], &A.special[(i + 1) * chunks],
+                     [](uint8_t x) { return x != 0; }))
+      while (end > 0 && zeroB[end - 1] && c[i * N + end - 1] == 0)
+        --end;
+    for (int64_t q = 0; q < chunks && end > 0; ++q) {
       const int64_t k0 = q * kStep, len = std::min(kStep, K - k0);
       if (!integerPath) {
-        for (int64_t j = 0; j < N; ++j) {
+        for (int64_t j = 0; j < end; ++j) {
           for (int64_t k = 0; k < len; ++k)
             terms[k] = {numerics::decompose(a[i * K + k0 + k], fa),
                         numerics::decompose(bt[j * K + k0 + k], fb),
@@ -672,12 +687,14 @@ int64_t fusedSumTile(const MmaInstructionRow &row, int64_t M, int64_t N, int64_t
                  chunks,
                  q,
                  N,
+                 end,
                  &c[i * N]};
       if (A.zero[i * chunks + q])
         zeroRowChunk(r);
       else
         rowChunk(r);
     }
+  }
   return M * N * chunks;
 }
 

@@ -84,7 +84,7 @@ ProblemRule unaryRule(std::string_view kind, std::string_view signature) {
       e.value[i] = kind == "copy" ? x[i] : activation(kind, x[i]);
       e.bound[i] = kind == "copy" ? 0 : activationBound(kind, x[i], e.value[i]);
     }
-    return std::vector<Expected>{std::move(e)};
+    return oneOutput(std::move(e));
   };
   return ProblemRule{kind, signature, 1, 0, 1, false, {}, check, reference};
 }
@@ -105,7 +105,7 @@ ProblemRule scalarRule(std::string_view kind, std::string_view signature) {
       e.value[i] = scale ? s * x[i] : x[i] + s;
       e.bound[i] = kF32Unit * (scale ? std::fabs(e.value[i]) : std::fabs(x[i]) + std::fabs(s));
     }
-    return std::vector<Expected>{std::move(e)};
+    return oneOutput(std::move(e));
   };
   return ProblemRule{kind, signature, 1, 1, 1, false, {}, check, reference};
 }
@@ -140,7 +140,7 @@ ProblemRule binaryRule(std::string_view kind, std::string_view signature) {
       e.value[i] = v;
       e.bound[i] = bound;
     }
-    return std::vector<Expected>{std::move(e)};
+    return oneOutput(std::move(e));
   };
   return ProblemRule{kind, signature, 2, 0, 1, false, {}, check, reference};
 }
@@ -174,7 +174,7 @@ std::vector<Expected> transposeReference(const BoundProblem &p, const std::vecto
         if (needed(0, out))
           e.value[out] = xv[b * R * C + r * C + c];
       }
-  return {std::move(e)};
+  return oneOutput(std::move(e));
 }
 
 } // namespace

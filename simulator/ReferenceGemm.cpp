@@ -108,6 +108,48 @@ void eightColumnSums(const double *a, const double *b, int64_t K, int64_t n, dou
   std::memcpy(magnitudes, &abs, sizeof abs);
 }
 
+// The fp8 chunk model's sums (reference below, fp8Elements) of row `a`
+// (values `aStep` apart) with eight consecutive columns of B laid out k-major
+// (`b` at the first column, rows 8 apart): per column its sum, sum of
+// |products| and chunk bound, each lane with fp8Elements' operations in its
+// order, so every clone and the scalar loop give the same bits.
+#if defined(__GNUC__) && defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+void eightColumnFp8Sums(const double *a, int64_t aStep, const double *b, int64_t K,
+                        int64_t sumBlock, double *sums, double *magnitudes, double *bounds) {
+  using Oct = double __attribute__((vector_size(64)));
+  using OctBits = int64_t __attribute__((vector_size(64)));
+  const OctBits noSign = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX,
+                          INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX};
+  constexpr int64_t kChunk = 32;
+  Oct s = {}, part = {}, abs = {}, bound = {}, largest = {}, chunkAbs = {};
+  for (int64_t k = 0, inBlock = 0, inChunk = 0; k < K; ++k, b += 8) {
+    if (inBlock == 0)
+      part = Oct{};
+    if (inChunk == 0)
+      largest = chunkAbs = (Oct)((OctBits)part & noSign); // |part|: the sign cleared
+    const double x = a[k * aStep];
+    Oct xx = {x, x, x, x, x, x, x, x};
+    Oct bb;
+    std::memcpy(&bb, b, sizeof bb);
+    Oct xy = xx * bb, m = (Oct)((OctBits)xy & noSign);
+    s += xy;
+    part += xy;
+    abs += m;
+    largest = largest < m ? m : largest; // std::max(largest, m), lane by lane
+    chunkAbs += m;
+    if (++inChunk == kChunk || k == K - 1)
+      bound += 0x1p-13 * (static_cast<double>(kChunk + 1) * largest + chunkAbs);
+    inChunk %= kChunk;
+    if (++inBlock == sumBlock)
+      inBlock = 0;
+  }
+  std::memcpy(sums, &s, sizeof s);
+  std::memcpy(magnitudes, &abs, sizeof abs);
+  std::memcpy(bounds, &bound, sizeof bound);
+}
+
 std::optional<ProblemError> check(const BoundProblem &p, const std::vector<HostTensor> &t) {
   const HostTensor &a = t[p.inputs[0]], &b = t[p.inputs[1]], &c = t[p.outputs[0]];
   for (const HostTensor *x : {&a, &b, &c})
@@ -349,7 +391,7 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
         for (int l = 0; l < 8; ++l)
           finish(full[r], c + l, s[l], abs[l], 0);
       }
-    return {std::move(e)};
+    return oneOutput(std::move(e));
   }
   // W elements of a row at a time, each with the loop above's operations in
   // its order (the same bits): the chunk and block boundaries are common
@@ -391,19 +433,48 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
     for (int l = 0; l < W; ++l)
       finish(i, cols[l], s[l], abs[l], fp8Bound[l]);
   };
-  std::vector<int64_t> cols;
+  // Needed columns 8 j .. 8 j + 7 run eight at a time (eightColumnFp8Sums)
+  // from B's column block j laid out k-major, made when a row first needs
+  // it (a run of some CTAs needs a few blocks of a wide B); the rest four
+  // or one at a time.
+  std::vector<std::vector<double>> blocks(N / 8);
+  auto blockOf = [&](int64_t j) -> const double * {
+    std::vector<double> &blk = blocks[j];
+    if (blk.empty()) {
+      blk.resize(K * 8);
+      for (int64_t l = 0; l < 8; ++l) {
+        const double *b = bCol(j * 8 + l);
+        for (int64_t k = 0; k < K; ++k)
+          blk[k * 8 + l] = b[k * bStep];
+      }
+    }
+    return blk.data();
+  };
+  std::vector<int64_t> cols, rest;
   cols.reserve(N);
   for (int64_t i = 0; i < M; ++i) {
     if (!neededColumns(i, cols))
       continue;
     const double *a = aRow(i);
+    rest.clear();
+    for (size_t c = 0; c < cols.size();) {
+      if (cols[c] % 8 != 0 || c + 8 > cols.size() || cols[c + 7] != cols[c] + 7) {
+        rest.push_back(cols[c++]);
+        continue;
+      }
+      double s[8], abs[8], bound[8];
+      eightColumnFp8Sums(a, aStep, blockOf(cols[c] / 8), K, sumBlock, s, abs, bound);
+      for (int l = 0; l < 8; ++l)
+        finish(i, cols[c] + l, s[l], abs[l], bound[l]);
+      c += 8;
+    }
     size_t c = 0;
-    for (; c + 4 <= cols.size(); c += 4)
-      fp8Elements(i, a, cols.data() + c, std::integral_constant<int, 4>());
-    for (; c < cols.size(); ++c)
-      fp8Elements(i, a, cols.data() + c, std::integral_constant<int, 1>());
+    for (; c + 4 <= rest.size(); c += 4)
+      fp8Elements(i, a, rest.data() + c, std::integral_constant<int, 4>());
+    for (; c < rest.size(); ++c)
+      fp8Elements(i, a, rest.data() + c, std::integral_constant<int, 1>());
   }
-  return {std::move(e)};
+  return oneOutput(std::move(e));
 }
 
 } // namespace

@@ -85,7 +85,7 @@ ProblemRule reduceRule(std::string_view kind) {
           e.bound[out] = (dn + 1) * kF32Unit * abs / dn;
         }
       }
-    return std::vector<Expected>{std::move(e)};
+    return oneOutput(std::move(e));
   };
   return ProblemRule{kind,
                      "sum(X [, axis = k] -> Y), likewise max and mean",

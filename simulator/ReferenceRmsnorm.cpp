@@ -45,7 +45,7 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
       e.bound[r * H + h] = std::fabs(y) * static_cast<double>(H + 16) * kF32Unit;
     }
   }
-  return {std::move(e)};
+  return oneOutput(std::move(e));
 }
 
 std::optional<ProblemError> checkLayernorm(const BoundProblem &p,
@@ -100,7 +100,7 @@ std::vector<Expected> referenceLayernorm(const BoundProblem &p, const std::vecto
                            4 * u * std::fabs(d * rs * wv[h]) + 2 * u * std::fabs(bv[h]);
     }
   }
-  return {std::move(e)};
+  return oneOutput(std::move(e));
 }
 
 } // namespace

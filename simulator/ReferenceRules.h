@@ -38,6 +38,14 @@ struct Expected {
   std::vector<double> value, bound;
 };
 
+// A reference's one output, moved into the result (`return {std::move(e)}`
+// copies: an initializer list's elements are const).
+inline std::vector<Expected> oneOutput(Expected &&e) {
+  std::vector<Expected> out;
+  out.push_back(std::move(e));
+  return out;
+}
+
 // Whether output `output` (an index into BoundProblem::outputs) needs element
 // `flat`; elements no CTA that ran could write need no reference.
 using NeededFn = std::function<bool(size_t output, int64_t flat)>;

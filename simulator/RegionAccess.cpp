@@ -272,7 +272,7 @@ const CtaExecutor::RegionRegs &CtaExecutor::regionRegs(const Region &r, ThreadRa
                                                        const std::vector<int64_t> &flats) {
   std::vector<int64_t> key = {threads.begin, threads.end};
   appendRegionKey(key, r);
-  auto [it, fresh] = regionRegs_.try_emplace(std::move(key));
+  auto [it, fresh] = caches_->regionRegs.try_emplace(std::move(key));
   RegionRegs &rr = it->second;
   if (!fresh)
     return rr;

@@ -1,6 +1,7 @@
 #include "simulator/Simulate.h"
 
 #include "simulator/Coverage.h"
+#include "simulator/Packed.h"
 #include "simulator/Value.h"
 
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 namespace tilescope::sim {
@@ -70,9 +72,27 @@ bool isProblemOutput(const BoundProblem *problem, int index) {
                         problem->outputs.end();
 }
 
+namespace {
+
+// Every element of `t` set to `word` (as setBits sets one): byte-sized
+// elements by doubling the filled prefix, packed ones one at a time.
+void fillElements(HostTensor &t, uint64_t word) {
+  const int64_t n = t.elements();
+  if (isPacked(t.dtype) || n == 0) {
+    for (int64_t i = 0; i < n; ++i)
+      t.setBits(i, word);
+    return;
+  }
+  t.setBits(0, word);
+  const size_t total = static_cast<size_t>(n * dtypeBytes(t.dtype));
+  for (size_t filled = static_cast<size_t>(dtypeBytes(t.dtype)); filled < total; filled *= 2)
+    std::memcpy(t.bytes.data() + filled, t.bytes.data(), std::min(filled, total - filled));
+}
+
+} // namespace
+
 void poisonTensor(HostTensor &t) {
-  for (int64_t i = 0; i < t.elements(); ++i)
-    t.setBits(i, isFloat(t.dtype) ? encodeFloat(t.dtype, std::nan("")) : encodeInt(t.dtype, -1));
+  fillElements(t, isFloat(t.dtype) ? encodeFloat(t.dtype, std::nan("")) : encodeInt(t.dtype, -1));
   std::fill(t.written.begin(), t.written.end(), 0);
 }
 
@@ -81,8 +101,11 @@ void poisonTensor(HostTensor &t, PoisonPattern pattern, std::mt19937_64 &rng) {
     return poisonTensor(t);
   int bytes = std::max(1, dtypeBits(t.dtype) / 8);
   uint64_t word = poisonWord(pattern, bytes, rng);
-  for (int64_t i = 0; i < t.elements(); ++i)
-    t.setBits(i, pattern == PoisonPattern::Random ? poisonWord(pattern, bytes, rng) : word);
+  if (pattern == PoisonPattern::Random)
+    for (int64_t i = 0; i < t.elements(); ++i)
+      t.setBits(i, poisonWord(pattern, bytes, rng));
+  else
+    fillElements(t, word);
   std::fill(t.written.begin(), t.written.end(), 0);
 }
 

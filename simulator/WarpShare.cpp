@@ -77,7 +77,7 @@ CtaExecutor::warpShare(const Region &dst, const Region *src, int64_t n, ThreadRa
       appendRegionKey(key, *r);
     else
       key.push_back(-2);
-  auto [it, fresh] = warpShares_.try_emplace(std::move(key));
+  auto [it, fresh] = caches_->warpShares.try_emplace(std::move(key));
   if (fresh) {
     // The elements' flat indices (-1 outside the buffer), in bulk where the
     // region lies inside its buffer.

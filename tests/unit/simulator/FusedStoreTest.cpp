@@ -283,6 +283,47 @@ kernel uniformity(A: global f32[64, 64], C: global f32[64, 64])
   agree(kernel);
 }
 
+TEST_CASE("integer division by powers of two and warp-uniform operations truncate as C does") {
+  // Negative and positive dividends, divisors that are powers of two (the
+  // shift path of binaryInto) and others, uniform operands (computed in one
+  // lane and copied) and a divergent warp.
+  const char *kernel = R"(
+kernel divisions(C: global i32[7, 64])
+  launch grid(1) threads(64) target(sm_80)
+{
+  let x = threadIdx.x - 37
+  let u = warpid * 7 - 9
+  C[0, threadIdx.x] = x / 4
+  C[1, threadIdx.x] = x % 8
+  C[2, threadIdx.x] = x / 3 * 100 + x % 3
+  C[3, threadIdx.x] = u / 4 * 100 + u % 4
+  C[4, threadIdx.x] = (u - 64) / 16 * 100 + x / 1 + x % 1
+  C[6, threadIdx.x] = x / 64 * 100 + x % 64
+  if laneid % 3 == 1 {
+    C[5, threadIdx.x] = x / 2 * 100 + x % 2
+  }
+}
+)";
+  Outcome o = agree(kernel);
+  REQUIRE(o.result.ok());
+  const HostTensor &c = o.tensors[0];
+  auto at = [&](int64_t row, int64_t t) {
+    return static_cast<int64_t>(static_cast<int32_t>(c.bitsAt(row * 64 + t)));
+  };
+  for (int64_t t = 0; t < 64; ++t) {
+    INFO("thread " << t);
+    const int64_t x = t - 37, u = t / 32 * 7 - 9;
+    CHECK(at(0, t) == x / 4);
+    CHECK(at(1, t) == x % 8);
+    CHECK(at(2, t) == x / 3 * 100 + x % 3);
+    CHECK(at(3, t) == u / 4 * 100 + u % 4);
+    CHECK(at(4, t) == (u - 64) / 16 * 100 + x);
+    CHECK(at(6, t) == x / 64 * 100 + x % 64);
+    if (t % 32 % 3 == 1)
+      CHECK(at(5, t) == x / 2 * 100 + x % 2);
+  }
+}
+
 TEST_CASE("fused stores: NaNs, infinities and signed zeros as the general path carries them") {
   // A signalling NaN (quieted by the general path's conversions), a quiet NaN
   // with a payload, both infinities, both zeros, the smallest subnormal.
