@@ -376,13 +376,13 @@ std::optional<Point> parsePoint(const Kernel &kernel, llvm::StringRef text, Diag
   Point point;
   for (const SpaceParam &p : space.params) {
     auto it = given.find(p.name);
-    if (it == given.end()) {
+    if (it == given.end() && !p.defaultValue) {
       diag.error(p.loc, fmt::format("--set gives no value for parameter '{}' (its values: {})",
                                     p.name, p.domainText()));
       ok = false;
       continue;
     }
-    point.push_back({p.name, it->second});
+    point.push_back(space.valueOf(p, it == given.end() ? p.defaultValue : it->second));
   }
   if (!ok)
     return std::nullopt;

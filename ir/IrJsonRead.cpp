@@ -575,7 +575,7 @@ public:
     const json::Array &params = array(required(o, "params", path), pp);
     for (size_t i = 0; i < params.size(); ++i) {
       std::string p = at(pp, i);
-      const json::Object &po = object(params[i], p, {"name", "values", "range"});
+      const json::Object &po = object(params[i], p, {"name", "values", "range", "default"});
       SpaceParam param;
       param.name = name(required(po, "name", p), at(p, "name"), "parameter name");
       if (const json::Value *r = po.get("range")) {
@@ -597,6 +597,11 @@ public:
                      : kind == ExprKind::BoolImm ? SpaceParam::Kind::Bool
                                                  : SpaceParam::Kind::Enum;
       }
+      if (const json::Value *d = po.get("default")) {
+        param.defaultValue = pointValue(*d, at(p, "default"));
+        if (!param.contains(param.defaultValue))
+          fail(at(p, "default"), "the default is not a value of the parameter");
+      }
       sp.params.push_back(std::move(param));
     }
     if (const json::Value *pts = o.get("points")) {
@@ -616,7 +621,7 @@ public:
           if (!x)
             fail(at(p, "values"), fmt::format("missing key '{}'", param.name));
           point.values.push_back(
-              {param.name, pointValue(*x, at(at(p, "values"), param.name.c_str()))});
+              sp.valueOf(param, pointValue(*x, at(at(p, "values"), param.name.c_str()))));
         }
         sp.points.push_back(std::move(point));
       }

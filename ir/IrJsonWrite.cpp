@@ -84,6 +84,8 @@ json::Object spaceToJson(const Space &space) {
       o["range"] = json::Array{p.begin, p.end, p.step};
     else
       o["values"] = exprList(p.values);
+    if (p.defaultValue)
+      o["default"] = exprToJson(p.defaultValue);
     params.push_back(std::move(o));
   }
   for (const NamedPoint &pt : space.points) {

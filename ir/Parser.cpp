@@ -263,6 +263,19 @@ bool Parser::parseSpaceParam(Space &space) {
       return false;
     }
   }
+  // `= v`: the default, which a point may leave out.
+  if (tok_.is(Tok::Assign)) {
+    advance();
+    Expr v = parsePointValue();
+    if (!v)
+      return false;
+    if (!p.contains(v)) {
+      error(v->loc, fmt::format("the default {} is not a value of parameter '{}' (its values: {})",
+                                print(v), p.name, p.domainText()));
+      return false;
+    }
+    p.defaultValue = std::move(v);
+  }
   if (space.find(p.name)) {
     error(p.loc, fmt::format("parameter '{}' is declared twice", p.name));
     return false;
@@ -340,12 +353,12 @@ bool Parser::parseNamedPoint(Space &space) {
   for (const SpaceParam &p : space.params) {
     auto it = std::find_if(given.begin(), given.end(),
                            [&](const PointValue &g) { return g.name == p.name; });
-    if (it == given.end()) {
+    if (it == given.end() && !p.defaultValue) {
       error(point.loc,
             fmt::format("point '{}' gives no value for parameter '{}'", point.name, p.name));
       return false;
     }
-    point.values.push_back(*it);
+    point.values.push_back(space.valueOf(p, it == given.end() ? p.defaultValue : it->value));
   }
   if (space.findPoint(point.name)) {
     error(point.loc, fmt::format("point '{}' is declared twice", point.name));

@@ -129,7 +129,8 @@ public:
     }
     out += ")\n";
     for (const SpaceParam &p : k.space.params)
-      out += "  param " + p.name + " in " + p.domainText() + "\n";
+      out += "  param " + p.name + " in " + p.domainText() +
+             (p.defaultValue ? " = " + printExpr(p.defaultValue, 0) : "") + "\n";
     for (const NamedPoint &pt : k.space.points) {
       out += "  point " + pt.name + "(";
       for (size_t i = 0; i < pt.values.size(); ++i)

@@ -78,7 +78,7 @@ Point Space::pointAt(int64_t i) const {
   Point out(params.size());
   for (size_t j = params.size(); j-- > 0;) {
     int64_t s = params[j].size();
-    out[j] = {params[j].name, params[j].value(i % s)};
+    out[j] = valueOf(params[j], params[j].value(i % s));
     i /= s;
   }
   return out;
@@ -93,10 +93,16 @@ bool Space::isEnumValue(std::string_view name) const {
   return false;
 }
 
+PointValue Space::valueOf(const SpaceParam &p, Expr v) const {
+  bool atDefault = p.defaultValue && equal(p.defaultValue, v);
+  return {p.name, std::move(v), atDefault};
+}
+
 std::string pointText(const Point &p) {
   std::string out;
   for (const PointValue &v : p)
-    out += (out.empty() ? "" : ",") + v.name + "=" + print(v.value);
+    if (!v.atDefault)
+      out += (out.empty() ? "" : ",") + v.name + "=" + print(v.value);
   return out;
 }
 
@@ -106,7 +112,9 @@ bool equal(const Space &a, const Space &b) {
   for (size_t i = 0; i < a.params.size(); ++i) {
     const SpaceParam &x = a.params[i], &y = b.params[i];
     if (x.name != y.name || x.kind != y.kind || !equalLists(x.values, y.values) ||
-        x.begin != y.begin || x.end != y.end || x.step != y.step)
+        x.begin != y.begin || x.end != y.end || x.step != y.step ||
+        !x.defaultValue != !y.defaultValue ||
+        (x.defaultValue && !equal(x.defaultValue, y.defaultValue)))
       return false;
   }
   for (size_t i = 0; i < a.points.size(); ++i) {

@@ -5,9 +5,14 @@
 //   param STAGES in 2 .. 9           a half-open range [2, 9), like `for`
 //   param ORDER in {row, grouped}    an enumeration
 //   param PERSISTENT in {false, true} a boolean
+//   param MCAST in {1, 2} = 1        with a default value
 //   point big(BM = 128, STAGES = 3, ORDER = row, PERSISTENT = true)
 //
 // and named points. A point gives every parameter one value of its domain;
+// one with a default may be left out of a point's text (`--set`, named
+// points, tuning tables, measured rows), and `pointText` leaves it out at
+// its default: a parameter added to a family with a default keeps the texts
+// of its existing points, and the points they name, as they were.
 // instantiating the kernel at a point (ir/Instantiate.h) substitutes the
 // values and folds constants, so an instantiated kernel has no parameters.
 // Values are expressions: IntImm for integers, BoolImm for booleans, and a
@@ -28,6 +33,7 @@ struct SpaceParam {
   Kind kind = Kind::IntSet;
   std::vector<Expr> values;             // IntSet, Enum, Bool: as written
   int64_t begin = 0, end = 0, step = 1; // IntRange: [begin, end) in steps
+  Expr defaultValue;                    // `= v`: the value a point leaves out (null: none)
   llvm::SMLoc loc;
 
   // The number of values of the domain.
@@ -44,6 +50,8 @@ struct SpaceParam {
 struct PointValue {
   std::string name;
   Expr value;
+  // The parameter's default value: `pointText` leaves it out.
+  bool atDefault = false;
 };
 using Point = std::vector<PointValue>;
 
@@ -67,6 +75,8 @@ struct Space {
   Point pointAt(int64_t i) const;
   // Whether `name` is a value of one of the enumerations.
   bool isEnumValue(std::string_view name) const;
+  // The value of parameter p in a point: sets atDefault.
+  PointValue valueOf(const SpaceParam &p, Expr v) const;
 };
 
 // `BM=128,ORDER=grouped`: the point as `--set` and reports write it.

@@ -285,6 +285,21 @@ Pattern BarrierProver::derivePattern(const SyncEvent &ev, const Expr &index, int
     const Expr &index;
   };
   ProverQueries queries(*this, ev, index);
+  // Derived for the symbolic receiver, that is for every CTA, whatever rank
+  // the caller encodes for (RankScope): patterns are cached and every rank
+  // of the per-rank graph reads them.
+  struct Receiver {
+    BarrierProver &p;
+    std::optional<z3::expr> rank, block;
+    explicit Receiver(BarrierProver &prover) : p(prover), rank(p.rank_), block(p.block_) {
+      p.rank_.reset();
+      p.block_.reset();
+    }
+    ~Receiver() {
+      p.rank_ = rank;
+      p.block_ = block;
+    }
+  } receiverScope(*this);
   return elementPattern(queries, sk_, ev, index, period);
 }
 

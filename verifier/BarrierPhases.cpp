@@ -407,19 +407,21 @@ void BarrierProver::encodeAsRank(const z3::expr &rank) {
   block_ = receiverBlock() - receiver() + rank;
 }
 
-std::optional<z3::expr> BarrierProver::reaches(const SyncEvent &ev, const z3::expr &i) {
+std::optional<z3::expr> BarrierProver::reaches(const SyncEvent &ev, const z3::expr &i,
+                                               std::optional<z3::expr> target) {
+  z3::expr to = target ? *target : receiver();
   if (ev.remoteCta) {
     auto r = at(ev.remoteCta, ev, i);
     if (!r || !r->is_int())
       return std::nullopt;
-    return *r == receiver();
+    return *r == to;
   }
   auto mask = at(ev.multicast, ev, i);
   if (!mask || !mask->is_int())
     return std::nullopt;
   z3::expr_vector bits(ctx_);
   for (int64_t rho = 0; rho < *clusterCtas_; ++rho)
-    bits.push_back(receiver() == ctx_.int_val(rho) &&
+    bits.push_back(to == ctx_.int_val(rho) &&
                    z3::mod(*mask / ctx_.int_val(int64_t(1) << rho), 2) == 1);
   return z3::mk_or(bits);
 }
@@ -428,19 +430,17 @@ void BarrierProver::clusterTerms(size_t e, const z3::expr &i, const z3::expr &to
                                  std::vector<Term> &out, bool &ok) {
   const SyncEvent &ev = sk_.events[e];
   if (!ev.crossCta()) {
-    encodeAsRank(receiver());
+    RankScope scope(*this, receiver());
     out.push_back({e, touched && fires(ev, i), amountOf(ev, i, ok), i});
-    rank_.reset();
     return;
   }
   for (int64_t sigma = 0; sigma < *clusterCtas_; ++sigma) {
-    encodeAsRank(ctx_.int_val(sigma));
+    RankScope scope(*this, sigma);
     auto reached = reaches(ev, i);
     if (!reached)
       ok = false;
     z3::expr f = touched && fires(ev, i) && reached.value_or(ctx_.bool_val(false));
     out.push_back({e, f, amountOf(ev, i, ok), i, sigma});
-    rank_.reset();
   }
 }
 

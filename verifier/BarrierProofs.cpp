@@ -74,15 +74,17 @@ BarrierReport BarrierProver::run() {
       if (!info.symbolic)
         unmodelled += (unmodelled.empty() ? "" : ", ") + name;
     // Arrivals and copies between the CTAs of a cluster are counted
-    // (clusterTerms), but the graph orders the events of one CTA only.
-    std::string crossCta = crossCtaBarriers();
-    if (!unmodelled.empty() || !crossCta.empty()) {
+    // (clusterTerms); the graph links the CTAs where it can enumerate their
+    // ranks (clusterGraphModelled, BarrierCluster.cpp).
+    std::string crossCta = crossCtaBarriers(), clusterWhy;
+    bool crossOpen = !crossCta.empty() && (!unmodelled.empty() || !clusterGraphModelled(clusterWhy));
+    if (!unmodelled.empty() || crossOpen) {
       std::string name = unmodelled.empty() ? crossCta : unmodelled;
       std::string why =
           unmodelled.empty()
               ? fmt::format("{} receive arrivals or copies from other CTAs of the cluster, and "
-                            "the ordering graph does not link the CTAs",
-                            crossCta)
+                            "the ordering graph does not link the CTAs: {}",
+                            crossCta, clusterWhy)
               : fmt::format("the phases of {} are not modelled, so the waits and arrivals on "
                             "it are missing from the ordering",
                             unmodelled);

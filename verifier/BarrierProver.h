@@ -304,8 +304,10 @@ private:
   void encodeAsRank(const z3::expr &rank);
 
   // Whether the cross-CTA event ev issued by rank σ at iteration i reaches
-  // the receiver's barrier (rank_ is σ while this runs).
-  std::optional<z3::expr> reaches(const SyncEvent &ev, const z3::expr &i);
+  // the barrier of the CTA of rank `target` (the receiver's by default;
+  // rank_ is σ while this runs).
+  std::optional<z3::expr> reaches(const SyncEvent &ev, const z3::expr &i,
+                                  std::optional<z3::expr> target = std::nullopt);
 
   void clusterTerms(size_t e, const z3::expr &i, const z3::expr &touched, std::vector<Term> &out,
                     bool &ok);
@@ -313,10 +315,73 @@ private:
   // " of the CTA of rank 1" in a cluster, for the witnesses of counts.
   std::string receiverText(const z3::model &m);
 
-  // The barriers that cross-CTA events in loops reach: the ordering graph
-  // has no edges between CTAs, so with them its proofs would be about one
-  // CTA. (Events outside loops are not in the graph at all.)
+  // The barriers that cross-CTA events in loops reach. (Events outside
+  // loops are not in the graph at all.)
   std::string crossCtaBarriers() const;
+
+  // --- the ordering graph over the CTAs of a cluster (BarrierCluster.cpp) ---
+  //
+  // Where cross-CTA events in loops reach a barrier, the graph has one node
+  // per event and rank of a constant cluster of C <= kMaxClusterRanks CTAs
+  // (ranks enumerated, C copies of one CTA's events): program order inside
+  // each CTA, and a wait of rank ρ needs the events completing its phase in
+  // every CTA that sends to it (a remote arrival whose `cta` is ρ, a
+  // multicast whose mask has bit ρ). What a node says is encoded for its
+  // CTA (RankScope: rank r, blockIdx the cluster's first plus r; the
+  // cluster itself, its first blockIdx, stays symbolic). Taken only when
+  // every loop runs alike in every CTA of the cluster (begin, step and trip
+  // count proved equal for every rank, so an iteration number means the
+  // same loop values everywhere), no cluster barrier sits in a loop (its
+  // cross-CTA joins are not edges), and no DSMEM access touches a buffer a
+  // multicast writes; otherwise `why` says what is missing and the graph's
+  // proofs stay not proved. Returns whether the graph is built per rank.
+  bool clusterGraphModelled(std::string &why);
+  static constexpr int64_t kMaxClusterRanks = 4;
+  // Ranks the graph enumerates (1 without: the CTA of the symbolic receiver).
+  int64_t graphRanks() const { return perRank_ ? *clusterCtas_ : 1; }
+  // The node of event e in the CTA of rank r (r < 0: the one node).
+  size_t nodeAt(size_t e, int64_t r) const {
+    return size_t(nodeOf_.at(e)) + size_t(r < 0 ? 0 : r) * baseNodes_;
+  }
+  int64_t rankOfNode(size_t node) const {
+    return perRank_ ? int64_t(node / baseNodes_) : -1;
+  }
+  // rank >= 0: encode for the CTA of that rank while the scope lives.
+  class RankScope {
+  public:
+    RankScope(BarrierProver &p, int64_t rank) : p_(p), rank_(p.rank_), block_(p.block_) {
+      if (rank >= 0)
+        p.encodeAsRank(p.ctx_.int_val(rank));
+    }
+    RankScope(BarrierProver &p, const z3::expr &rank) : p_(p), rank_(p.rank_), block_(p.block_) {
+      p.encodeAsRank(rank);
+    }
+    ~RankScope() {
+      p_.rank_ = rank_;
+      p_.block_ = block_;
+    }
+    RankScope(const RankScope &) = delete;
+    RankScope &operator=(const RankScope &) = delete;
+
+  private:
+    BarrierProver &p_;
+    std::optional<z3::expr> rank_, block_;
+  };
+  z3::expr firesAt(const SyncEvent &ev, const z3::expr &i, int64_t rank) {
+    RankScope scope(*this, rank);
+    return fires(ev, i);
+  }
+  // " of the CTA of rank r" (nothing for r < 0).
+  static std::string rankText(int64_t r);
+  // The edge from the wait w of rank rho to the completing event e of rank
+  // sigma (extraRounds: the phase after the wait's, for aliasing): its
+  // constant iteration distance when e at sigma reaches rho's phase in every
+  // execution of the wait, nothing when it never does; `unknown` is set
+  // when neither is proved.
+  std::optional<int64_t> crossDelta(size_t w, int64_t rho, size_t e, int64_t sigma, int64_t d,
+                                    int64_t extraRounds, bool &unknown);
+  bool perRank_ = false;
+  size_t baseNodes_ = 0;
 
   static z3::expr sumOf(z3::context &ctx, const std::vector<Term> &terms);
   static z3::expr anyOf(z3::context &ctx, const std::vector<Term> &terms);
@@ -425,8 +490,12 @@ private:
 
   void findDeadlockCycles();
 
-  // A wait for phase t must not see phase t + 1 complete before it runs.
+  // A wait for phase t must not see phase t + 1 complete before it runs
+  // (per rank of the per-rank graph; rho < 0 without).
   void checkAliasing();
+  void checkAliasing(size_t w, int64_t d, int64_t rho);
+  // ", over every rank of the cluster of C CTAs ..." for the per-rank graph.
+  std::string clusterScopeText() const;
 
   // The DESIGN's "arriving more often than the count in one phase is an
   // error", as an order: an arrival or expect_tx of round n >= 1 on element
@@ -439,7 +508,14 @@ private:
   // following every arrival of that phase as all their threads does) are a
   // finding when the graph holds every wait's edges (graphComplete_), else
   // not proved.
+  // In the per-rank graph of a cluster, asked for every rank's nodes: a
+  // local arrival on its own CTA's barrier, a remote one on the barrier of
+  // every rank it may reach, ordered by that CTA's waits.
   void checkArrivalOrder();
+  // The over-arrival witness of node a on the barrier of the CTA of rank r
+  // (r < 0 outside the per-rank graph), nothing where the order is proved;
+  // `undecided` when the arrival's target is not encoded.
+  std::optional<std::string> arrivalAhead(size_t a, int64_t r, bool &undecided);
 
   // A warp that waits on an mbarrier in a loop but neither feeds a barrier
   // there nor meets a feeding warp of its role in a collective is not held
@@ -453,11 +529,18 @@ private:
 
   void checkStages();
 
+  // The fill x by the CTA of rank sigma of the buffer of the CTA of rank rho,
+  // the read r by rho (both -1 outside the per-rank graph).
   bool readAfterWrite(const std::string &buffer, size_t x, const Pattern &px, size_t r,
-                      const Pattern &pr);
+                      const Pattern &pr, int64_t sigma = -1, int64_t rho = -1);
 
   bool writeAfterRead(const std::string &buffer, size_t x, const Pattern &px, size_t r,
-                      const Pattern &pr);
+                      const Pattern &pr, int64_t sigma = -1, int64_t rho = -1);
+
+  // Whether x (by sigma) writes the buffer of rho at iteration i: always for
+  // one CTA; a multicast where its mask has bit rho, a plain write where
+  // sigma == rho.
+  z3::expr writesInto(const SyncEvent &x, const z3::expr &i, int64_t sigma, int64_t rho);
 
   // --- structural checks ---
 

@@ -403,11 +403,16 @@ private:
     std::vector<int> chain = sk_.loopChain(ev);
     std::array<std::optional<z3::expr>, 3> block;
     // CTA indices derived from a loop `for v in blockIdx + c .. end step s`
-    // as (v - c) mod s: that loop and dimension, c and s.
+    // as (v - c) mod s: that loop and dimension, c and s. In a cluster of L
+    // CTAs whose tile loop is `for v in blockIdx / L + c .. end step s` (the
+    // CTAs of a cluster share its tiles), blockIdx is ((v - c) mod s) * L
+    // plus the rank, blockIdx % L, read off the region (its one digit there):
+    // then `per` is L.
     struct FromLoop {
       int loop;
       z3::expr first;
       int64_t step;
+      int64_t per = 1;
     };
     std::array<std::optional<FromLoop>, 3> fromLoop;
     for (int d = 0; d < 3; ++d)
@@ -421,15 +426,33 @@ private:
       auto begin = linearize(loop.begin, {});
       auto step = constantValue(loop.step);
       if (!begin || !step || *step < 1 || begin->terms.size() != 1 || begin->terms[0].first != 1 ||
-          constantValue(begin->terms[0].second.L) != 1 || begin->terms[0].second.H)
+          begin->terms[0].second.H)
+        continue;
+      auto per = constantValue(begin->terms[0].second.L);
+      if (!per || *per < 1)
         continue;
       const std::string &var = begin->terms[0].second.var;
-      for (int d = 0; d < 3; ++d)
-        if (var == blockName(d) && !block[size_t(d)])
-          if (auto k = enc_.encode(begin->constant, {}); k && k->is_int()) {
-            block[size_t(d)] = z3::mod(it->second - *k, ctx_.int_val(*step));
-            fromLoop[size_t(d)] = FromLoop{l, *k, *step};
-          }
+      for (int d = 0; d < 3; ++d) {
+        if (var != blockName(d))
+          continue;
+        // With per > 1, the region must hold exactly the rank, blockIdx % per.
+        std::optional<z3::expr> low;
+        if (*per > 1) {
+          auto digits = byVar.find(var);
+          if (digits == byVar.end() || digits->second.size() != 1 ||
+              constantValue(digits->second[0].L) != 1 || !digits->second[0].H ||
+              constantValue(digits->second[0].H) != *per)
+            continue;
+          low = c.digits.at(digits->second[0].key());
+        } else if (block[size_t(d)]) {
+          continue;
+        }
+        if (auto k = enc_.encode(begin->constant, {}); k && k->is_int()) {
+          z3::expr b = z3::mod(it->second - *k, ctx_.int_val(*step));
+          block[size_t(d)] = low ? b * ctx_.int_val(*per) + *low : b;
+          fromLoop[size_t(d)] = FromLoop{l, *k, *step, *per};
+        }
+      }
     }
     const BuiltinKind blockKinds[] = {BuiltinKind::blockIdx_x, BuiltinKind::blockIdx_y,
                                       BuiltinKind::blockIdx_z};
@@ -447,7 +470,8 @@ private:
       // A CTA index (v - c) mod s lies in [0, s): inside the grid when s
       // is at most its extent (no remainder of a product of symbols).
       if (fromLoop[size_t(d)] && !exact) {
-        c.conditions.push_back(ctx_.int_val(fromLoop[size_t(d)]->step) <= extent);
+        c.conditions.push_back(
+            ctx_.int_val(fromLoop[size_t(d)]->step * fromLoop[size_t(d)]->per) <= extent);
         continue;
       }
       // A CTA index put together from digits is non-negative; it is inside
