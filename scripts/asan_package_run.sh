@@ -14,6 +14,9 @@
 #   ASAN_RUN_LIMIT_S  seconds for the whole script (540); lit gets what is left
 #   ASAN_LIT_FILTER   a regular expression for lit --filter (all tests)
 #   ASAN_LIT_JOBS     lit -j (nproc)
+#   ASAN_OVERLAY      a .tar.gz next to this script whose files replace the
+#                     package's (tests changed since it was packed)
+#   ASAN_TIMES        a .lit_test_times.txt next to this script (lit's order)
 #   ASAN_EXTRA        the ctest tests to run beside lit, by name, out of:
 #                     reward_verdicts malformed_inputs ptx_malformed_inputs
 #                     reward_hacks reward_verdicts_in_process (none; the last
@@ -37,6 +40,14 @@ else
 fi
 p="$t/p"
 tool="$p/build/tools/tilescope"
+# Test files laid over the package's tree (ASAN_OVERLAY, a .tar.gz of paths
+# relative to the repository root, next to this script), so that one package
+# serves changed tests; the times lit orders the tests by (ASAN_TIMES).
+if [ -n "${ASAN_OVERLAY:-}" ]; then
+  tar -xzf "$here/$ASAN_OVERLAY" -C "$p/src"
+  echo "$(cat "$p/commit") with $ASAN_OVERLAY laid over its tree ($(tar -tzf "$here/$ASAN_OVERLAY" | wc -l) files)" >"$p/commit"
+fi
+[ -n "${ASAN_TIMES:-}" ] && cp "$here/$ASAN_TIMES" "$p/build/tests/lit-out/.lit_test_times.txt"
 reports="$t/reports"
 mkdir -p "$reports"
 
