@@ -4,7 +4,8 @@
 # sanitizer report fatal (exit 66) and kept, and writes to $OUT (default
 # ./asan-out) at most six small files:
 #   summary.txt      the machine, the commit, the environment, lit's summary
-#                    and one line per test that did not pass, the report count
+#                    and one line per test that did not pass, the report
+#                    count, and when each test finished
 #   lit-log.txt.gz   lit -v --time-tests (every result line, the output of failures)
 #   xunit.xml.gz     lit's per-test results with times
 #   reports.tar.gz   the sanitizer reports (asan.PID, ubsan.PID), if any
@@ -13,6 +14,9 @@
 #   ASAN_RUN_LIMIT_S  seconds for the whole script (540); lit gets what is left
 #   ASAN_LIT_FILTER   a regular expression for lit --filter (all tests)
 #   ASAN_LIT_JOBS     lit -j (nproc)
+#   ASAN_OVERLAY      a .tar.gz next to this script whose files replace the
+#                     package's (tests changed since it was packed)
+#   ASAN_TIMES        a .lit_test_times.txt next to this script (lit's order)
 #   ASAN_EXTRA        the ctest tests to run beside lit, by name, out of:
 #                     reward_verdicts malformed_inputs ptx_malformed_inputs
 #                     reward_hacks reward_verdicts_in_process (none; the last
@@ -36,6 +40,14 @@ else
 fi
 p="$t/p"
 tool="$p/build/tools/tilescope"
+# Test files laid over the package's tree (ASAN_OVERLAY, a .tar.gz of paths
+# relative to the repository root, next to this script), so that one package
+# serves changed tests; the times lit orders the tests by (ASAN_TIMES).
+if [ -n "${ASAN_OVERLAY:-}" ]; then
+  tar -xzf "$here/$ASAN_OVERLAY" -C "$p/src"
+  echo "$(cat "$p/commit") with $ASAN_OVERLAY laid over its tree ($(tar -tzf "$here/$ASAN_OVERLAY" | wc -l) files)" >"$p/commit"
+fi
+[ -n "${ASAN_TIMES:-}" ] && cp "$here/$ASAN_TIMES" "$p/build/tests/lit-out/.lit_test_times.txt"
 reports="$t/reports"
 mkdir -p "$reports"
 
@@ -138,9 +150,20 @@ args=(-v -j"$jobs" --time-tests --xunit-xml-output "$t/xunit.xml")
 [ -n "$filter" ] && args+=(--filter "$filter")
 left=$((limit - ($(date +%s) - start) - 25))
 lit_start=$(date +%s)
+# Each result line is also written with the seconds since lit started to
+# finished.txt (summary.txt): lit reports no times when --max-time stops it.
 timeout -k 10 $((left + 10)) "${wrap[@]}" "$python" "$p/lit/lit.py" "${args[@]}" --max-time "$left" \
-  "$p/build/tests/lit" >"$t/lit.log" 2>&1
-lit_rc=$?
+  "$p/build/tests/lit" 2>&1 | "$python" -u -c '
+import sys, time
+start = time.time()
+with open(sys.argv[1], "w") as log, open(sys.argv[2], "w") as finished:
+    for line in sys.stdin:
+        log.write(line)
+        if line.split(":")[0] in ("PASS", "FAIL", "XPASS", "XFAIL", "UNRESOLVED", "TIMEOUT"):
+            finished.write(f"{time.time() - start:6.0f} s {line}")
+            finished.flush()
+' "$t/lit.log" "$t/finished.txt"
+lit_rc=${PIPESTATUS[0]}
 lit_end=$(date +%s)
 for pid in "${extra_pids[@]}"; do wait "$pid"; done
 
@@ -150,6 +173,8 @@ for pid in "${extra_pids[@]}"; do wait "$pid"; done
   sed -n '/^Testing Time/,$p' "$t/lit.log"
   grep -E 'warning: reached timeout|^error|Traceback' "$t/lit.log" | head -20
   echo "passed: $(grep -c '^PASS: ' "$t/lit.log")"
+  echo "--- finished (seconds after lit started, result line)"
+  cat "$t/finished.txt"
   cat "$t"/extra/*.status 2>/dev/null
   echo "--- sanitizer reports: $(ls "$reports" | wc -l)"
   ls -la "$reports" | head -50

@@ -1,6 +1,6 @@
 """The exhaustive fallback on its own, over the library and the bug corpus.
 
-Usage: forced_fallback.py TILESCOPE ROOT [--only SUBSTRING]
+Usage: forced_fallback.py TILESCOPE ROOT [--only SUBSTRING] [--shard I/N]
 
 Runs `tilescope check` with TILESCOPE_FORCE_FALLBACK=1 (docs/barriers.md: the
 exhaustive check runs on every kernel and the symbolic proofs' Z3 findings
@@ -16,7 +16,9 @@ are set aside), and holds it to what the fallback promises:
 - its fixed twin gets no finding.
 
 Prints one line per file, `<path>: <outcome>`, sorted, and exits 1 after
-listing every broken promise.
+listing every broken promise. With `--shard I/N` (tests/lit/shard.py) only
+the files of that shard are checked, one after the other: the
+forced-fallback-*.test files are the shards, which lit runs side by side.
 """
 
 import concurrent.futures
@@ -25,6 +27,9 @@ import re
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import shard as sharding  # noqa: E402  (tests/lit/shard.py)
 
 # States per exploration: enough for the small kernels and the bug corpus,
 # little enough that the whole run stays within minutes on two cores; a
@@ -107,8 +112,10 @@ def expected(text):
 
 
 def main():
-    tilescope, root = sys.argv[1], sys.argv[2]
-    only = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--only" else ""
+    argv = sys.argv[1:]
+    shard = sharding.take(argv)
+    tilescope, root = argv[0], argv[1]
+    only = argv[3] if len(argv) > 3 and argv[2] == "--only" else ""
     scratch = tempfile.mkdtemp(prefix="forced-fallback-")
     jobs = []
     kernels = os.path.join(root, "kernels")
@@ -127,6 +134,10 @@ def main():
         jobs.append(("twin", os.path.join("tests", "lit", "bugs", name), None))
 
     jobs = [j for j in jobs if only in j[1]]
+    if shard:
+        total = len({j[1] for j in jobs})
+        jobs = [j for j in jobs if sharding.holds(shard, os.path.basename(j[1]))]
+        print(sharding.header(shard, len({j[1] for j in jobs}), total))
 
     def check(job):
         kind, rel, tags = job
@@ -167,10 +178,11 @@ def main():
         return label, "found", []
 
     broken = []
-    # Two at a time on the 2-core dev box and in CI, as before; one per core
-    # where there are more (the sanitized run on 16 cores, docs/robustness.md).
-    # The verdicts do not depend on it: each check has its own CPU budget.
-    workers = max(2, os.cpu_count() or 2)
+    # A shard runs its checks one after the other (lit runs the shards side
+    # by side); the whole run two at a time on the 2-core dev box, one per
+    # core where there are more. The verdicts do not depend on it: each
+    # check has its own CPU budget.
+    workers = 1 if shard else max(2, os.cpu_count() or 2)
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
         results = sorted(pool.map(check, jobs))
     for label, outcome, detail in results:

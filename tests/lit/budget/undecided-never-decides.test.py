@@ -24,6 +24,11 @@ Every run goes through `setarch -R` (address-space randomisation off), so
 that the only difference between runs is the degradation.
 
 Usage: undecided-never-decides.test.py TILESCOPE BUGS_DIR FIXED_TWIN [--only GLOB]
+                                       [--shard I/N]
+With `--shard I/N` (tests/lit/shard.py) only the inputs of that shard are
+checked, one after the other (the library is the input named "the
+library"): the undecided-never-decides*.test files are the shards, which lit
+runs side by side.
 """
 import concurrent.futures
 import fnmatch
@@ -35,6 +40,9 @@ import re
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import shard as sharding  # noqa: E402  (tests/lit/shard.py)
 
 # TILESCOPE_SOLVER_SHARE=1000 is left out: there the exhaustive fallback runs
 # on kernels whose symbolic proof a starved query left open. It reported
@@ -131,15 +139,22 @@ def check_one(tilescope, path):
 
 
 def main():
-    tilescope, bugs, fixed_twin = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3]
-    only = sys.argv[5] if len(sys.argv) > 5 and sys.argv[4] == "--only" else None
+    argv = sys.argv[1:]
+    shard = sharding.take(argv)
+    tilescope, bugs, fixed_twin = argv[0], pathlib.Path(argv[1]), argv[2]
+    only = argv[4] if len(argv) > 4 and argv[3] == "--only" else None
     files = sorted(bugs.glob("*.tile"))
     if only:
         files = [f for f in files if fnmatch.fnmatch(f.name, only)]
     if not files:
         sys.exit(f"no .tile files under {bugs}")
+    library = not only and sharding.holds(shard, "the library")
+    if shard:
+        total = len(files) + (not only)
+        files = [f for f in files if sharding.holds(shard, f.name)]
+        print(sharding.header(shard, len(files) + library, total), flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        inputs = [] if only else [None]
+        inputs = [None] if library else []
         for f in files:
             twin = subprocess.run([sys.executable, fixed_twin, str(f)], capture_output=True,
                                   text=True)
@@ -148,7 +163,9 @@ def main():
                 t = pathlib.Path(tmp) / (f.stem + ".twin.tile")
                 t.write_text(twin.stdout)
                 inputs.append(t)
-        jobs = max(1, min(4, os.cpu_count() or 1))
+        # A shard checks its inputs one after the other (lit runs the shards
+        # side by side).
+        jobs = 1 if shard else max(1, min(4, os.cpu_count() or 1))
         problems = []
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
             for found in pool.map(lambda p: check_one(tilescope, p), inputs):
