@@ -1,8 +1,10 @@
 #include "verifier/CoverageDigits.h"
 
 #include "ir/ThreadIndex.h"
+#include "ir/Visitor.h"
 
 #include <algorithm>
+#include <map>
 
 namespace tilescope::coverage {
 
@@ -71,6 +73,36 @@ Expr productOf(const std::vector<Expr> &factors) {
   for (const Expr &f : factors)
     p = mul(p, f);
   return p;
+}
+
+bool hasUnknown(const Expr &e, const std::set<std::string> &vars) {
+  struct Finder : IRVisitor {
+    const std::set<std::string> *vars;
+    bool found = false;
+    void visitVar(const Var &v) override { found = found || vars->count(v.name) > 0; }
+    void visitBuiltin(const Builtin &) override { found = true; }
+  } f;
+  f.vars = &vars;
+  f.visit(e);
+  return f.found;
+}
+
+std::optional<int64_t> firstMemberOffset(const ThreadSet &threads, const Digit &lowest) {
+  auto G = constantValue(lowest.L);
+  if (!G || *G < 1)
+    return std::nullopt;
+  if (*G == 1)
+    return 0;
+  std::map<int64_t, int64_t> offsets; // group -> first member's offset
+  for (int64_t t = 0; t < threads.launchThreads(); ++t)
+    if (threads.contains(t) && !offsets.count(t / *G))
+      offsets[t / *G] = t % *G;
+  std::set<int64_t> distinct;
+  for (const auto &[g, o] : offsets)
+    distinct.insert(o);
+  if (distinct.size() != 1)
+    return std::nullopt;
+  return *distinct.begin();
 }
 
 } // namespace tilescope::coverage

@@ -4,6 +4,9 @@
 // barrier skeleton only.
 #pragma once
 
+#include <set>
+#include <string>
+
 #include "ir/Expr.h"
 #include "ir/Printer.h"
 #include "sync/BarrierSkeleton.h"
@@ -48,6 +51,12 @@ Linear scale(Linear l, int64_t c);
 // The least value of digit d over the threads of `threads` (0 for other
 // variables): digits are read off x above it.
 int64_t digitFloor(const Digit &d, const ThreadSet &threads);
+// Whether e reads a variable of `vars` or a builtin.
+bool hasUnknown(const Expr &e, const std::set<std::string> &vars);
+// The offset of the executing thread inside its group of `lowest`'s place
+// (the lowest digit the region reads): the first executing thread of every
+// group, when it is the same in each; nothing otherwise.
+std::optional<int64_t> firstMemberOffset(const ThreadSet &threads, const Digit &lowest);
 // The factors of a product, and their product again.
 void factorsOf(const Expr &e, std::vector<Expr> &out);
 Expr productOf(const std::vector<Expr> &factors);

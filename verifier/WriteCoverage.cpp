@@ -72,18 +72,6 @@ private:
     return out;
   }
 
-  bool hasUnknown(const Expr &e, const std::set<std::string> &vars) const {
-    struct Finder : IRVisitor {
-      const std::set<std::string> *vars;
-      bool found = false;
-      void visitVar(const Var &v) override { found = found || vars->count(v.name) > 0; }
-      void visitBuiltin(const Builtin &) override { found = true; }
-    } f;
-    f.vars = &vars;
-    f.visit(e);
-    return f.found;
-  }
-
   std::optional<Linear> linearize(const Expr &e, const std::set<std::string> &vars) const {
     if (!e)
       return std::nullopt;
@@ -377,10 +365,10 @@ private:
           top.emplace(var, std::pair{a, dg.L});
       }
       if (var == kThread) {
-        auto low = threadOffset(ev.threads, digits.front());
+        auto low = firstMemberOffset(ev.threads, digits.front());
         if (!low)
           return std::nullopt;
-        detail::replaceKeeping(v, v + *low);
+        detail::replaceKeeping(v, v + ctx_.int_val(*low));
       }
       value.emplace(var, v);
     }
@@ -571,29 +559,6 @@ private:
       return std::nullopt;
     facts.push_back((top + 1) * *lhs <= *rhs);
     return z3::mk_and(facts);
-  }
-
-  // The offset of the executing thread inside its group of `digit`'s place
-  // (the lowest digit the region reads): the first executing thread of the
-  // group, as a term of the digits above.
-  std::optional<z3::expr> threadOffset(const ThreadSet &threads, const Digit &lowest) {
-    auto G = constantValue(lowest.L);
-    if (!G || *G < 1)
-      return std::nullopt;
-    if (*G == 1)
-      return ctx_.int_val(0);
-    std::map<int64_t, int64_t> offsets; // group -> first member's offset
-    for (int64_t t = 0; t < threads.launchThreads(); ++t)
-      if (threads.contains(t) && !offsets.count(t / *G))
-        offsets[t / *G] = t % *G;
-    if (offsets.empty())
-      return std::nullopt;
-    std::set<int64_t> distinct;
-    for (const auto &[g, o] : offsets)
-      distinct.insert(o);
-    if (distinct.size() == 1)
-      return ctx_.int_val(*distinct.begin());
-    return std::nullopt;
   }
 
   z3::expr threadMember(const ThreadSet &set, const z3::expr &t) {
