@@ -4,15 +4,13 @@
 // barrier skeleton only.
 #pragma once
 
-#include <set>
-#include <string>
-
 #include "ir/Expr.h"
 #include "ir/Printer.h"
 #include "sync/BarrierSkeleton.h"
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
