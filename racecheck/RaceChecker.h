@@ -127,8 +127,22 @@ private:
   // the body of `loop`) in which every thread of a and b syncs orders them
   // too, its events taken together (generationsOrder has the directed
   // cases).
+  //
+  // A barrier counts only where it runs whenever one of `runsWith` does (in
+  // the same iteration of their loops; runsWith): one under a condition over
+  // sizes, or in a loop that may run no iteration, orders nothing for an
+  // access that runs without it.
   bool ctaSyncBetween(const ThreadSet &a, const ThreadSet &b, int fromOrder, int toOrder,
-                      int loop = -2, bool cluster = false, bool warpLevel = false) const;
+                      int loop, bool cluster, bool warpLevel,
+                      std::initializer_list<const SyncEvent *> runsWith) const;
+  // Whether barrier e runs whenever x does, in the same iteration of the
+  // loops they share: its guards are a prefix of x's, and every loop e sits
+  // in that x does not runs at least once (loopRunsOnce_).
+  bool runsWith(const SyncEvent &e, const SyncEvent &x) const;
+  // Per skeleton loop: whether it runs at least one iteration wherever it
+  // is reached, under the where clause (its trip count over sizes and CTA
+  // indices only; a bound that reads another loop's variable counts as no).
+  void findLoopsRunningOnce();
 
   // Whether generation g orders `first`'s accesses before `second`'s: every
   // thread of `first` executes an event of g where firstOk (after its
@@ -279,6 +293,9 @@ private:
 
   std::vector<int> chainOf(const SyncEvent &e) const { return sk_.loopChain(e); }
   static bool isPrefix(const std::vector<int> &a, const std::vector<int> &b);
+  // Whether the guards of `e` are a prefix of `of`'s (e is under no
+  // condition over sizes or loop variables that `of` is not under).
+  static bool guardsCover(const SyncEvent &e, const SyncEvent &of);
   bool readsLoopVar(const std::vector<Expr> &guards) const;
   // e's size guards, encoded; false when one cannot be.
   bool encodeGuards(const SyncEvent &e, const std::map<std::string, z3::expr> &bound,
@@ -499,6 +516,7 @@ private:
   std::set<std::string> loopVars_;
   bool undecided_ = false;                      // satisfiable() met an undecided query
   bool ringRoundsUnmodelled_ = false;           // see checkPair
+  std::vector<bool> loopRunsOnce_;               // see findLoopsRunningOnce
   bool handshakeUnmodelled_ = false;            // see addHandshakes
   std::map<const SyncEvent *, int64_t> period_; // see periodOf
   std::map<const SyncEvent *, std::optional<int64_t>> first_; // see firstIteration

@@ -26,7 +26,11 @@ std::vector<const SyncEvent *> RaceChecker::relaysAfter(const SyncEvent &w, Wait
   std::vector<const SyncEvent *> out;
   std::vector<int> cw = chainOf(w), cy = chainOf(y);
   for (const SyncEvent &b : sk_.events) {
-    if (!b.guards.empty() || !joins(b, waiters, y.threads, true))
+    // A relay under conditions counts where they cannot change during the
+    // run (no loop variable) and y runs under them too: then it runs
+    // whenever y does.
+    bool guardedOk = b.guards.empty() || (!readsLoopVar(b.guards) && guardsCover(b, y));
+    if (!guardedOk || !joins(b, waiters, y.threads, true))
       continue;
     std::vector<int> cb = chainOf(b);
     bool between = b.order > w.order && b.order < y.order;
@@ -74,6 +78,40 @@ RaceChecker::relayThreads(const std::vector<const SyncEvent *> &relays, const Th
 
 bool RaceChecker::isPrefix(const std::vector<int> &a, const std::vector<int> &b) {
   return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
+
+bool RaceChecker::guardsCover(const SyncEvent &e, const SyncEvent &of) {
+  if (e.guards.size() > of.guards.size())
+    return false;
+  for (size_t i = 0; i < e.guards.size(); ++i)
+    if (e.guards[i] != of.guards[i])
+      return false;
+  return true;
+}
+
+bool RaceChecker::runsWith(const SyncEvent &e, const SyncEvent &x) const {
+  if (!guardsCover(e, x))
+    return false;
+  std::vector<int> ce = chainOf(e), cx = chainOf(x);
+  size_t shared = 0;
+  while (shared < ce.size() && shared < cx.size() && ce[shared] == cx[shared])
+    ++shared;
+  for (size_t k = shared; k < ce.size(); ++k)
+    if (size_t(ce[k]) >= loopRunsOnce_.size() || !loopRunsOnce_[size_t(ce[k])])
+      return false;
+  return true;
+}
+
+void RaceChecker::findLoopsRunningOnce() {
+  loopRunsOnce_.assign(sk_.loops.size(), false);
+  for (size_t l = 0; l < sk_.loops.size(); ++l) {
+    auto trip = enc_.encode(sk_.loops[l].trip(), {}, {});
+    if (!trip || !trip->is_int())
+      continue;
+    z3::expr_vector none(ctx_);
+    none.push_back(*trip < 1);
+    loopRunsOnce_[l] = !satisfiable(none);
+  }
 }
 
 bool RaceChecker::readsLoopVar(const std::vector<Expr> &guards) const {

@@ -16,6 +16,7 @@
 namespace tilescope::detail {
 
 void RaceChecker::checkPairs() {
+  findLoopsRunningOnce();
   std::vector<std::pair<size_t, size_t>> accesses; // (event, access)
   for (size_t e = 0; e < sk_.events.size(); ++e)
     for (size_t a = 0; a < sk_.events[e].accesses.size(); ++a)
@@ -146,17 +147,21 @@ RaceChecker::Ordering RaceChecker::orderingOf(const SyncEvent &ea, const MemoryA
   o.sameLoop = !common.empty();
   o.sameIteration =
       !o.loLate && &ea != &eb &&
-      (ctaSyncBetween(ea.threads, eb.threads, lo.order, hi.order, -2, cluster, warpLevel) ||
+      (ctaSyncBetween(ea.threads, eb.threads, lo.order, hi.order, -2, cluster, warpLevel,
+                      {&ea, &eb}) ||
        (!cluster && (generationBetween(lo, hi, common) || generationBetween(hi, lo, common))));
-  auto inBody = [&](int loop, int from, int to) {
-    return ctaSyncBetween(ea.threads, eb.threads, from, to, loop, cluster, warpLevel);
+  // A barrier after hi in its iteration runs when hi does; one before lo in
+  // the next iteration, when lo does.
+  auto inBody = [&](int loop, int from, int to, std::initializer_list<const SyncEvent *> with) {
+    return ctaSyncBetween(ea.threads, eb.threads, from, to, loop, cluster, warpLevel, with);
   };
   o.anyFrom.assign(depth, false);
   o.wrapFrom.assign(depth, false);
   o.direct.assign(depth, false);
   for (size_t m = depth; m-- > 0;) {
-    bool any = inBody(common[m], -1, INT_MAX);
-    bool wrap = inBody(common[m], hi.order, INT_MAX) || inBody(common[m], -1, lo.order) ||
+    bool any = inBody(common[m], -1, INT_MAX, {&ea, &eb});
+    bool wrap = inBody(common[m], hi.order, INT_MAX, {&hi}) ||
+                inBody(common[m], -1, lo.order, {&lo}) ||
                 (!cluster && generationWraps(lo, hi, common[m]));
     o.direct[m] = any;
     o.anyFrom[m] = any || (m + 1 < depth && o.anyFrom[m + 1]);

@@ -531,17 +531,6 @@ z3::check_result RaceChecker::checkFirst(z3::solver &s, const z3::expr_vector &a
 
 namespace {
 
-// Whether the guards of `fence` are a prefix of `of`'s (the fence runs
-// whenever the access does).
-bool guardsCover(const SyncEvent &fence, const SyncEvent &of) {
-  if (fence.guards.size() > of.guards.size())
-    return false;
-  for (size_t i = 0; i < fence.guards.size(); ++i)
-    if (fence.guards[i] != of.guards[i])
-      return false;
-  return true;
-}
-
 // Events after which a thread may have observed another thread's earlier
 // writes (the acquiring side of an ordering).
 bool acquires(SyncKind k) {

@@ -99,9 +99,15 @@ bool RaceChecker::joins(const SyncEvent &e, const ThreadSet &a, const ThreadSet 
 }
 
 bool RaceChecker::ctaSyncBetween(const ThreadSet &a, const ThreadSet &b, int fromOrder, int toOrder,
-                                 int loop, bool cluster, bool warpLevel) const {
+                                 int loop, bool cluster, bool warpLevel,
+                                 std::initializer_list<const SyncEvent *> with) const {
   auto inRange = [&](const SyncEvent &e, int from) {
-    return e.order > from && e.order < toOrder && (loop == -2 || e.loop == loop);
+    if (e.order <= from || e.order >= toOrder || (loop != -2 && e.loop != loop))
+      return false;
+    for (const SyncEvent *x : with)
+      if (runsWith(e, *x))
+        return true;
+    return false;
   };
   if (!cluster && loop != -2)
     for (const NamedGeneration &g : named_.generations)
@@ -132,21 +138,28 @@ bool RaceChecker::generationBetween(const SyncEvent &first, const SyncEvent &sec
     if ((g.loop < 0 || std::count(common.begin(), common.end(), g.loop)) &&
         generationOrders(
             g, first.threads, second.threads, true,
-            [&](const SyncEvent &e) { return e.order > first.order; },
-            [&](const SyncEvent &e) { return e.order < second.order; }))
+            [&](const SyncEvent &e) {
+              return e.order > first.order && (runsWith(e, first) || runsWith(e, second));
+            },
+            [&](const SyncEvent &e) {
+              return e.order < second.order && (runsWith(e, first) || runsWith(e, second));
+            }))
       return true;
   return false;
 }
 
 bool RaceChecker::generationWraps(const SyncEvent &lo, const SyncEvent &hi, int loop) const {
-  auto any = [](const SyncEvent &) { return true; };
+  // A generation after hi in hi's iteration runs when hi does; one before lo
+  // in the next iteration, when lo does.
+  auto withHi = [&](const SyncEvent &e) { return runsWith(e, hi); };
+  auto withLo = [&](const SyncEvent &e) { return runsWith(e, lo); };
   for (const NamedGeneration &g : named_.generations)
     if (g.loop == loop &&
         (generationOrders(
              g, hi.threads, lo.threads, true,
-             [&](const SyncEvent &e) { return e.order > hi.order; }, any) ||
-         generationOrders(g, hi.threads, lo.threads, true, any,
-                          [&](const SyncEvent &e) { return e.order < lo.order; })))
+             [&](const SyncEvent &e) { return e.order > hi.order && withHi(e); }, withHi) ||
+         generationOrders(g, hi.threads, lo.threads, true, withLo,
+                          [&](const SyncEvent &e) { return e.order < lo.order && withLo(e); })))
       return true;
   return false;
 }

@@ -106,13 +106,18 @@ private:
           e->namedThreads % kThreadsPerWarp != 0 || e->namedThreads > sk_.threads ||
           !(e->threads.widened(kThreadsPerWarp) == e->threads))
         return std::nullopt; // a thread-count or divergence finding of its own
+    // Uses under conditions over sizes or loop variables are modelled when
+    // every use of the id is under the same ones (the same `if` arms) in the
+    // same loop: there all threads take them or none does, and the race
+    // check lets such a generation order only accesses that run under those
+    // conditions too (RaceChecker::runsWith).
     for (const SyncEvent *e : events)
-      if (!e->guards.empty() || e->loop != u.loop) {
+      if (e->guards != events.front()->guards || e->loop != u.loop) {
         out_.notProved.push_back(
             {e->loc,
-             fmt::format("named barrier {}: its uses sit in different loops or under conditions "
-                         "over sizes or loop variables ({} here), so its generations are not "
-                         "modelled",
+             fmt::format("named barrier {}: its uses sit in different loops or under different "
+                         "conditions over sizes or loop variables ({} here), so its generations "
+                         "are not modelled",
                          id, e->what)});
         unionCheck(id, events);
         return std::nullopt;

@@ -306,12 +306,20 @@ private:
       // blockIdx.x) * 128`): x_d - const = coef * v + r with 0 <= r < -coef
       // when the region is at most -coef long, so v = ceil((const - x_d) /
       // -coef). A candidate like the others: Z3 still checks its region.
-      if (terms.size() == 1 && terms[0].first < 0 && digitFloor(terms[0].second, ev.threads) == 0) {
-        int64_t m = -terms[0].first;
-        z3::expr value = (ctx_.int_val(m - 1) - (x[d] - *k)) / ctx_.int_val(m);
-        if (c.digits.emplace(terms[0].second.key(), value).second)
-          byVar[terms[0].second.var].push_back(terms[0].second);
-        continue;
+      // Smaller positive digits beside it (`... * 128 + (wgid - 1) * 64`, a
+      // warpgroup's rows of the tile) are read off r as below.
+      if (!terms.empty() && terms.back().first < 0 &&
+          (terms.size() == 1 || (terms[terms.size() - 2].first > 0 &&
+                                 terms.front().first < -terms.back().first)) &&
+          digitFloor(terms.back().second, ev.threads) == 0) {
+        int64_t m = -terms.back().first;
+        z3::expr value = (ctx_.int_val(m - 1) - rest) / ctx_.int_val(m);
+        if (c.digits.emplace(terms.back().second.key(), value).second)
+          byVar[terms.back().second.var].push_back(terms.back().second);
+        terms.pop_back();
+        if (terms.empty())
+          continue;
+        detail::replaceKeeping(rest, rest + ctx_.int_val(m) * value);
       }
       for (size_t i = 0; i < terms.size(); ++i) {
         int64_t coef = terms[i].first;
