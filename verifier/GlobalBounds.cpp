@@ -126,9 +126,20 @@ private:
   // (non-negative) and step are dropped. More executors than run, so its
   // proof holds; its witness stands only where it is a real iteration
   // (confirm), else the exact query decides.
+  //
+  // A variable first divided by a constant c (`let t = blockIdx.x / SPLIT`,
+  // then `t / tn`, `t % tn`: split K) is split over D = c * D': `(v / c) /
+  // D'` reads as q and `(v / c) % D'` as r / c (v, r >= 0), and a cluster
+  // rank `v % e` as r % e where e divides D's constant. Without it the bounds
+  // query of such an access is nonlinear (v < tm * tn * c), and Z3 4.8.12
+  // decided it in 0.5 to 11 s of CPU depending on the terms other proofs had
+  // made in the context, in a loop of its nonlinear arithmetic that neither
+  // the deadline's interrupt nor the rlimit stops (docs/robustness.md).
   struct Split {
     std::string var;
     Expr divisor;             // D
+    int64_t inner = 1;        // c: the access reads (var / c) / outer
+    Expr outer;               // D' (D itself when c is 1)
     int64_t divisorConst = 1; // D's constant factor
     Expr below, bound;        // q * below < bound
     std::vector<Expr> common; // the cancelled factors, each proved >= 1
@@ -183,16 +194,20 @@ private:
                                const MemoryAccess &a) const {
     if (!sizesOnly(end))
       return std::nullopt;
-    // The divisors the access divides the loop variable by.
-    std::vector<Expr> divisors;
+    // The divisors the access divides the loop variable by (c, D'):
+    // `var / D'` (c = 1) or `(var / c) / D'`.
+    std::vector<std::pair<int64_t, Expr>> divisors;
     auto collect = [&](const Expr &x) {
       struct Finder : IRVisitor {
         const std::string *var;
-        std::vector<Expr> *out;
+        std::vector<std::pair<int64_t, Expr>> *out;
         void visitBinary(const Binary &b) override {
-          if ((b.op == BinaryOp::Div || b.op == BinaryOp::Mod) && isVar(b.lhs, *var) &&
-              !constantValue(b.rhs))
-            out->push_back(b.rhs);
+          if ((b.op == BinaryOp::Div || b.op == BinaryOp::Mod) && !constantValue(b.rhs)) {
+            if (isVar(b.lhs, *var))
+              out->push_back({1, b.rhs});
+            else if (auto c = innerDivisor(b.lhs, *var))
+              out->push_back({*c, b.rhs});
+          }
           IRVisitor::visitBinary(b);
         }
       } f;
@@ -206,13 +221,14 @@ private:
     }
     for (const Expr &g : e.guards)
       collect(g);
-    for (const Expr &d : divisors) {
-      if (!sizesOnly(d))
+    for (const auto &[inner, outer] : divisors) {
+      if (!sizesOnly(outer))
         continue;
+      Expr d = inner == 1 ? outer : Binary::make(BinaryOp::Mul, IntImm::make(inner), outer);
       std::vector<Expr> df, ef;
       coverage::factorsOf(d, df);
       coverage::factorsOf(end, ef);
-      Split sp{var, d, 1, nullptr, nullptr, {}};
+      Split sp{var, d, inner, outer, 1, nullptr, nullptr, {}};
       int64_t endConst = 1;
       std::vector<Expr> dRest, eRest;
       for (const Expr &f : df)
@@ -247,13 +263,28 @@ private:
     return std::nullopt;
   }
 
-  // `t / D`, `t % D` and `t % c` (c | D's constant) as q, r and r % c.
+  // c when `e` is `var / c` for a constant c >= 1.
+  static std::optional<int64_t> innerDivisor(const Expr &e, const std::string &var) {
+    if (e->kind != ExprKind::Binary || as<Binary>(e).op != BinaryOp::Div ||
+        !isVar(as<Binary>(e).lhs, var))
+      return std::nullopt;
+    auto c = constantValue(as<Binary>(e).rhs);
+    return c && *c >= 1 ? c : std::nullopt;
+  }
+
+  // `t / D`, `t % D` and `t % c` (c | D's constant) as q, r and r % c;
+  // `(t / c) / D'` and `(t / c) % D'` as q and r / c.
   static Expr splitExpr(const Expr &e, const std::vector<Split> &splits) {
     struct Rewrite : IRMutator {
       const std::vector<Split> *splits;
       Expr mutateBinary(const Binary &b, const Expr &self) override {
         if (b.op == BinaryOp::Div || b.op == BinaryOp::Mod)
           for (const Split &sp : *splits) {
+            if (sp.inner > 1 && innerDivisor(b.lhs, sp.var) == sp.inner &&
+                print(b.rhs) == print(sp.outer))
+              return b.op == BinaryOp::Div ? Var::make(sp.var + "!q")
+                                           : Binary::make(BinaryOp::Div, Var::make(sp.var + "!r"),
+                                                          IntImm::make(sp.inner));
             if (!isVar(b.lhs, sp.var))
               continue;
             if (print(b.rhs) == print(sp.divisor))
@@ -386,9 +417,14 @@ private:
         why = "the cluster's shape is not modelled";
         return Answer::Undecided;
       }
+      // The rank of a split CTA index: r % e where e divides D's constant.
+      z3::expr index = x.cta[size_t(cshape->axis)];
+      for (const Split &sp : splits)
+        if (sp.var == builtinName(kBlock[cshape->axis]) && sp.divisorConst % cshape->extent == 0)
+          index = x.bound.at(sp.var + "!r");
       for (int d = 0; d < 3; ++d)
         x.builtins.emplace(kRank[d], d == cshape->axis
-                                         ? z3::mod(x.cta[size_t(d)], ctx_.int_val(cshape->extent))
+                                         ? z3::mod(index, ctx_.int_val(cshape->extent))
                                          : ctx_.int_val(0));
     }
     auto rewrite = [&](const Expr &ex) { return splits.empty() ? ex : splitExpr(ex, splits); };
