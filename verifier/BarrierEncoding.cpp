@@ -8,6 +8,7 @@
 #include "ir/ConcreteEval.h"
 #include "ir/Printer.h"
 #include "ir/Visitor.h"
+#include "ir/WhereFacts.h"
 #include "verifier/AsyncDrain.h"
 #include "verifier/BarrierFallback.h"
 #include "verifier/TmemProtocol.h"
@@ -206,17 +207,36 @@ BarrierProver::Query BarrierProver::solver() {
 }
 
 void BarrierProver::chooseSampleSizes() {
+  // A symbol the where clause defines (`KB == K / 128`) takes its value from
+  // the others: without it no round value fits such a clause, and an
+  // existence query went to the exact solver, where a trip-count comparison
+  // (provedEqual) took 9 s of nonlinear search that the deadline could not
+  // stop (docs/robustness.md).
+  std::map<std::string, Expr> defined = whereEqualities(sk_.constraints);
   for (int64_t v : {128, 256, 64, 512, 1024, 32, 16, 8, 4, 2, 1}) {
-    LeafValue leaf = [&](const Expr &e) -> std::optional<int64_t> {
-      if (e->kind == ExprKind::Var && enc_.symbols().count(as<Var>(e).name))
+    LeafValue free = [&](const Expr &e) -> std::optional<int64_t> {
+      if (e->kind == ExprKind::Var && enc_.symbols().count(as<Var>(e).name) &&
+          !defined.count(as<Var>(e).name))
         return v;
       return std::nullopt;
+    };
+    LeafValue leaf = [&](const Expr &e) -> std::optional<int64_t> {
+      if (e->kind == ExprKind::Var)
+        if (auto it = defined.find(as<Var>(e).name); it != defined.end())
+          return evalConcrete(it->second, free);
+      return free(e);
     };
     if (!std::all_of(sk_.constraints.begin(), sk_.constraints.end(),
                      [&](const Expr &c) { return evalConcrete(c, leaf).value_or(0) != 0; }))
       continue;
+    std::vector<int64_t> values;
     for (const std::string &name : sk_.symbols)
-      sample_.push_back(enc_.symbols().at(name) == ctx_.int_val(v));
+      if (auto x = leaf(Var::make(name)))
+        values.push_back(*x);
+    if (values.size() != sk_.symbols.size())
+      continue;
+    for (size_t i = 0; i < values.size(); ++i)
+      sample_.push_back(enc_.symbols().at(sk_.symbols[i]) == ctx_.int_val(values[i]));
     return;
   }
 }
