@@ -132,7 +132,7 @@ private:
   // D'` reads as q and `(v / c) % D'` as r / c (v, r >= 0), and a cluster
   // rank `v % e` as r % e where e divides D's constant. Without it the bounds
   // query of such an access is nonlinear (v < tm * tn * c), and Z3 4.8.12
-  // decided it in 0.5 to 11 s of CPU depending on the terms other proofs had
+  // decided it in under 1 to 11 s of CPU depending on the terms other proofs had
   // made in the context, in a loop of its nonlinear arithmetic that neither
   // the deadline's interrupt nor the rlimit stops (docs/robustness.md).
   struct Split {
