@@ -549,8 +549,14 @@ uint64_t RegisterValues::possibleBits(const Operand &op, size_t at, int fuel) co
       uint64_t low2 = std::min(other & (~other + 1), v & (~v + 1));
       r = all & ~(low2 - 1);
     }
-  } else if (o == "mul" && in.hasModifier("lo") && imm(2) && *imm(2) >= 0)
-    r = smear(bits(1) * uint64_t(*imm(2)));
+  } else if (o == "mul" && in.hasModifier("lo") && imm(2) && *imm(2) >= 0) {
+    // Below the product of the bounds; a multiple of both operands' lowest
+    // possible bits, so those trailing zeros stay clear (s * 24576, a stage
+    // of 24 KiB, has bits 0-12 clear).
+    uint64_t a = bits(1), c = uint64_t(*imm(2));
+    uint64_t low = (a & (~a + 1)) * (c & (~c + 1));
+    r = a == 0 || c == 0 ? 0 : smear(a * c) & ~(low - 1);
+  }
   return r & all; // 32-bit results: what passes bit 31 wraps away
 }
 
