@@ -86,6 +86,7 @@ struct Pipeline {
 
 struct PtxasFigures {
   std::optional<int64_t> registers, spillStores, spillLoads, stackFrame, sharedBytes, barriers;
+  std::string source; // empty: a `ptxas -v` log; "cubin PATH" (Cubin.h)
 };
 
 struct KernelSummary {

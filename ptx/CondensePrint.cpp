@@ -94,8 +94,9 @@ std::string printSummary(const KernelSummary &s) {
                    s.registersDeclared, regs);
   if (s.ptxas) {
     auto v = [](const std::optional<int64_t> &x) { return x ? std::to_string(*x) : "?"; };
-    o += fmt::format("  ptxas: {} registers, {} bytes spill stores, {} bytes spill loads, {} bytes "
+    o += fmt::format("  ptxas{}: {} registers, {} bytes spill stores, {} bytes spill loads, {} bytes "
                      "stack, {} bytes static smem, {} barriers\n",
+                     s.ptxas->source.empty() ? "" : " (" + s.ptxas->source + ")",
                      v(s.ptxas->registers), v(s.ptxas->spillStores), v(s.ptxas->spillLoads),
                      v(s.ptxas->stackFrame), v(s.ptxas->sharedBytes), v(s.ptxas->barriers));
   }
@@ -278,6 +279,7 @@ llvm::json::Value summaryToJson(const KernelSummary &s) {
     put("stack_frame", s.ptxas->stackFrame);
     put("shared_bytes", s.ptxas->sharedBytes);
     put("barriers", s.ptxas->barriers);
+    px["source"] = s.ptxas->source.empty() ? std::string("ptxas -v") : s.ptxas->source;
     o["ptxas"] = std::move(px);
   }
   Array notes;

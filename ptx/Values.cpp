@@ -226,16 +226,17 @@ RegisterValues::RegisterValues(const Function &f, const Cfg &cfg) : f_(f), cfg_(
       size_t initDef = ds[size_t(k)], stepDef = ds[size_t(1 - k)];
       const Instruction &s = f.instructions[stepDef];
       int loop = cfg.realLoopOf(stepDef);
-      if (loop < 0 || !s.guard.empty() || (s.opcode != "add" && s.opcode != "sub") ||
-          s.operands.size() != 3)
+      bool set = s.opcode == "mov" && s.operands.size() == 2;
+      if (loop < 0 || !s.guard.empty() ||
+          (!set && ((s.opcode != "add" && s.opcode != "sub") || s.operands.size() != 3)))
         continue;
       const Loop &L = cfg.loops[size_t(loop)];
       if (L.contains(cfg.blockOf[initDef]) || !cfg.dominates(cfg.blockOf[initDef], L.header))
         continue;
-      const Operand &a = s.operands[1], &b = s.operands[2];
-      if (!(a.kind == Operand::Register && b.kind == Operand::Immediate))
+      const Operand &a = s.operands[1], &b = s.operands[set ? 1 : 2];
+      if (!set && !(a.kind == Operand::Register && b.kind == Operand::Immediate))
         continue;
-      if (a.name != reg && !headerCopyOf(a.name, reg, L, stepDef))
+      if (!set && a.name != reg && !headerCopyOf(a.name, reg, L, stepDef))
         continue;
       // The step must run on every iteration: its block dominates each latch.
       bool everyIteration = !L.latches.empty();
@@ -247,6 +248,7 @@ RegisterValues::RegisterValues(const Function &f, const Cfg &cfg) : f_(f), cfg_(
       ind.reg = reg;
       ind.loop = loop;
       ind.step = s.opcode == "add" ? b.value : -b.value;
+      ind.twoValued = set; // its step is known once init is
       ind.update = stepDef;
       inductionOf_[reg] = inductions_.size();
       inductions_.push_back(ind);
@@ -259,6 +261,51 @@ RegisterValues::RegisterValues(const Function &f, const Cfg &cfg) : f_(f), cfg_(
     size_t initDef = ds[0] == ind.update ? ds[1] : ds[0];
     ind.init = evalDefinition(initDef, kFuel);
   }
+  confirmTwoValued();
+}
+
+// A counter set to a constant K in its loop (Induction::twoValued) enters
+// at a constant c0 and is `c0 + (K - c0) * it` for it in {0, 1}: kept only
+// when the loop's latch then gives a constant count of at most two, each
+// iteration's exit decided on a value read before the set (evalRegister
+// refuses the others). Otherwise it is no induction, and every value
+// derived while it was one is forgotten.
+void RegisterValues::confirmTwoValued() {
+  auto isConstant = [](const Expr &e) { return e && e->kind == ExprKind::IntImm; };
+  bool any = false;
+  for (Induction &ind : inductions_) {
+    if (!ind.twoValued)
+      continue;
+    any = true;
+    Expr target = evalDefinition(ind.update, kFuel);
+    if (isConstant(ind.init) && isConstant(target))
+      ind.step = as<IntImm>(target).value - as<IntImm>(ind.init).value;
+    else
+      ind.init = nullptr; // no value from it
+  }
+  if (!any)
+    return;
+  // Values cached while the steps were not known are recomputed.
+  memo_.clear();
+  for (Induction &ind : inductions_) {
+    if (!ind.twoValued || !ind.init)
+      continue;
+    Expr n = ind.step > 0 ? tripCount(ind.loop) : nullptr;
+    if (!isConstant(n) || as<IntImm>(n).value > 2 || topTested(ind.loop))
+      ind.init = nullptr;
+  }
+  std::vector<Induction> kept;
+  for (const Induction &ind : inductions_)
+    if (!ind.twoValued || ind.init)
+      kept.push_back(ind);
+  inductions_ = std::move(kept);
+  inductionOf_.clear();
+  for (size_t k = 0; k < inductions_.size(); ++k)
+    inductionOf_[inductions_[k].reg] = k;
+  memo_.clear();
+  trips_.clear();
+  entryConditions_.clear();
+  topTested_.clear();
 }
 
 const std::vector<size_t> &RegisterValues::definitions(const std::string &reg) const {
@@ -338,6 +385,8 @@ Expr RegisterValues::evalRegister(const std::string &reg, size_t at, int fuel) c
     if (!L.contains(cfg_.blockOf[at]) && readsInit(iv.reg, iv.loop, iv.update, at))
       return iv.init; // before the loop: the value it enters with
     if (!L.contains(cfg_.blockOf[at])) {
+      if (iv.twoValued)
+        return nullptr; // the set is not `init + step * n`
       // After the loop (its header dominates the read): the last value.
       auto trip = trips_.find(iv.loop);
       if (trip == trips_.end() || !trip->second || !cfg_.dominates(L.header, cfg_.blockOf[at]))
@@ -358,7 +407,7 @@ Expr RegisterValues::evalRegister(const std::string &reg, size_t at, int fuel) c
     bool after = readBlock == stepBlock ? at > iv.update : cfg_.dominates(stepBlock, readBlock);
     bool before =
         readBlock == stepBlock ? at <= iv.update : !reachableWithin(L, stepBlock, readBlock);
-    if (!before && !after)
+    if ((!before && !after) || (after && iv.twoValued))
       return nullptr;
     if (after)
       it = add(it, IntImm::make(1));
@@ -500,8 +549,14 @@ uint64_t RegisterValues::possibleBits(const Operand &op, size_t at, int fuel) co
       uint64_t low2 = std::min(other & (~other + 1), v & (~v + 1));
       r = all & ~(low2 - 1);
     }
-  } else if (o == "mul" && in.hasModifier("lo") && imm(2) && *imm(2) >= 0)
-    r = smear(bits(1) * uint64_t(*imm(2)));
+  } else if (o == "mul" && in.hasModifier("lo") && imm(2) && *imm(2) >= 0) {
+    // Below the product of the bounds; a multiple of both operands' lowest
+    // possible bits, so those trailing zeros stay clear (s * 24576, a stage
+    // of 24 KiB, has bits 0-12 clear).
+    uint64_t a = bits(1), c = uint64_t(*imm(2));
+    uint64_t low = (a & (~a + 1)) * (c & (~c + 1));
+    r = a == 0 || c == 0 ? 0 : smear(a * c) & ~(low - 1);
+  }
   return r & all; // 32-bit results: what passes bit 31 wraps away
 }
 

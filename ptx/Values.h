@@ -47,6 +47,12 @@ struct Induction {
   Expr init;
   int64_t step = 0;
   size_t update = 0; // the instruction that steps it
+  // Set the counter to a constant instead of stepping it (`mov %r172, %r136`
+  // with %r136 = 1, nvcc's two-row loop): `init + step * it` holds for it in
+  // {0, 1} only, so the loop must run at most twice (checked by the
+  // constructor, else the induction is dropped) and the stepped value is
+  // not read (nothing after the set, nothing after the loop).
+  bool twoValued = false;
 };
 
 class RegisterValues {
@@ -101,6 +107,7 @@ private:
   // register updated at `update` (0), the updated one (1), or neither (-1).
   int updatedWhenRead(int loop, size_t update, size_t at) const;
   void findCarried();
+  void confirmTwoValued();
   Expr carriedValue(const Carried &c, size_t at, int fuel) const;
   Expr magicDivision(const Instruction &mulHi, size_t at, int shift, int fuel) const;
   Expr eval(const Operand &op, size_t at, int fuel) const;

@@ -1,9 +1,10 @@
 // `tilescope ptx ACTION FILE...`: PTX from any compiler (docs/ptx.md).
 //   ptx parse FILE                 read it; print what was read (a syntax check)
-//   ptx condense FILE [--kernel K] [--json] [--ptxas-log LOG]
-//   ptx diff A B [--kernel K] [--kernel-b K2] [--json]
+//   ptx condense FILE [--kernel K] [--json] [--ptxas-log LOG] [--cubin C ...]
+//   ptx diff A B [--kernel K] [--kernel-b K2] [--json] [--ptxas-log LOG] [--cubin C ...]
 //   ptx check FILE [--kernel K] [--json]
 #include "ptx/Condense.h"
+#include "ptx/Cubin.h"
 #include "ptx/Parser.h"
 #include "tools/Budgets.h"
 #include "tools/Command.h"
@@ -44,6 +45,11 @@ cl::opt<bool> printSkeleton("skeleton",
                             cl::sub(ptxCommand));
 cl::opt<std::string> ptxasLog("ptxas-log", cl::desc("ptxas -v output with register/spill figures"),
                               cl::sub(ptxCommand));
+cl::list<std::string> cubinFiles("cubin",
+                                 cl::desc("condense, diff: a cubin (ptxas -o, nvcc -cubin) whose "
+                                          "registers, stack frame and barriers a kernel it holds "
+                                          "takes (repeatable)"),
+                                 cl::sub(ptxCommand));
 // check: the processor-time, wall-time and memory budgets of `tilescope
 // check`, with larger time defaults (2 min of CPU, 5 min of wall time): a
 // compiler's PTX of a library kernel (attention, the device GEMMs) takes tens
@@ -66,12 +72,24 @@ int runPtxAction() {
     return usage("unknown action '" + action + "'");
   if (a.size() != files + 1)
     return usage("'" + action + "' takes " + std::to_string(files) + " file(s)");
-  std::string log;
+  PtxasInputs ptxas;
   if (!ptxasLog.empty()) {
     auto buf = llvm::MemoryBuffer::getFile(ptxasLog);
     if (!buf)
       return usage("cannot read --ptxas-log " + ptxasLog + ": " + buf.getError().message());
-    log = (*buf)->getBuffer().str();
+    ptxas.log = (*buf)->getBuffer().str();
+  }
+  for (const std::string &path : cubinFiles) {
+    auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+    if (!buf)
+      return usage("cannot read --cubin " + path + ": " + buf.getError().message());
+    std::string why;
+    auto figures = ptx::readCubin((*buf)->getBuffer().str(), why);
+    if (!figures) {
+      llvm::errs() << path << ": error: not read as a cubin: " << why << "\n";
+      return kInputError;
+    }
+    ptxas.cubins.emplace_back(path, std::move(*figures));
   }
   PtxInput first;
   if (!first.load(a[1], kernelName))
@@ -87,7 +105,7 @@ int runPtxAction() {
     return kClean;
   }
   if (action == "condense")
-    return runCondense(first, log, json);
+    return runCondense(first, ptxas, json);
   if (action == "check") {
     std::map<std::string, int64_t> boxes;
     for (const std::string &b : tmaBox) {
@@ -113,7 +131,7 @@ int runPtxAction() {
   PtxInput second;
   if (!second.load(a[2], kernelNameB.empty() ? std::string(kernelName) : std::string(kernelNameB)))
     return kInputError;
-  return runPtxDiff(first, second, log, json);
+  return runPtxDiff(first, second, ptxas, json);
 }
 
 int runPtx() {
@@ -150,10 +168,18 @@ bool PtxInput::load(const std::string &path, const std::string &kernel) {
   return true;
 }
 
-int runCondense(const PtxInput &in, const std::string &log, bool asJson) {
+ptx::KernelSummary condenseWith(const ptx::Module &m, const ptx::Function &kernel,
+                                const PtxasInputs &ptxas) {
+  ptx::KernelSummary s = ptx::condense(m, kernel, ptxas.log);
+  for (const auto &[path, figures] : ptxas.cubins)
+    ptx::addCubinFigures(s, figures, path);
+  return s;
+}
+
+int runCondense(const PtxInput &in, const PtxasInputs &ptxas, bool asJson) {
   llvm::json::Array all;
   for (const ptx::Function *f : in.kernels) {
-    ptx::KernelSummary s = ptx::condense(*in.module, *f, log);
+    ptx::KernelSummary s = condenseWith(*in.module, *f, ptxas);
     if (asJson)
       all.push_back(ptx::summaryToJson(s));
     else

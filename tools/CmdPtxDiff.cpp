@@ -10,15 +10,15 @@
 
 namespace tilescope::tool {
 
-int runPtxDiff(const PtxInput &a, const PtxInput &b, const std::string &ptxasLog, bool json) {
+int runPtxDiff(const PtxInput &a, const PtxInput &b, const PtxasInputs &ptxas, bool json) {
   for (const PtxInput *in : {&a, &b})
     if (in->kernels.size() != 1) {
       llvm::errs() << in->module->file << ": error: " << in->kernels.size()
                    << " kernels; name one with --kernel (first file) or --kernel-b (second)\n";
       return kInputError;
     }
-  ptx::KernelSummary sa = ptx::condense(*a.module, *a.kernels[0], ptxasLog);
-  ptx::KernelSummary sb = ptx::condense(*b.module, *b.kernels[0], ptxasLog);
+  ptx::KernelSummary sa = condenseWith(*a.module, *a.kernels[0], ptxas);
+  ptx::KernelSummary sb = condenseWith(*b.module, *b.kernels[0], ptxas);
   std::vector<ptx::DiffRow> rows = ptx::diffSummaries(sa, sb);
   if (json)
     llvm::outs() << llvm::formatv("{0:2}", ptx::diffToJson(sa, sb, rows)) << "\n";

@@ -8,16 +8,17 @@
 # canonical text, name aside: `tilescope check` says so), lowered from their
 # own files. Device-scale kernels include codegen/runtime/ts_devices.cuh.
 #
-#   [ONLY="name ..."] tests/ptx/regenerate_nvcc.sh [TILESCOPE] [NVCC]
+#   [ONLY="name ..."] [OUT_DIR=DIR] tests/ptx/regenerate_nvcc.sh [TILESCOPE] [NVCC]
 # defaults: build/tools/tilescope and /usr/local/cuda/bin/nvcc; ONLY names
-# the kernel files (without .tile) to regenerate, all when unset.
+# the kernel files (without .tile) to regenerate, all when unset; OUT_DIR
+# writes them there instead of tests/ptx/nvcc (to compare with the corpus).
 # Tests pin facts at line numbers of these files: after regenerating, rerun
 # `lit tests/lit/ptx` and update the line numbers the tests name.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 tilescope="${1:-$root/build/tools/tilescope}"
 nvcc="${2:-/usr/local/cuda/bin/nvcc}"
-out="$root/tests/ptx/nvcc"
+out="${OUT_DIR:-$root/tests/ptx/nvcc}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$out"

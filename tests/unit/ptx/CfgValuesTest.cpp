@@ -287,3 +287,56 @@ TEST_CASE("residues of offsets modulo a power of two") {
   // A bare thread index has no fixed residue.
   CHECK(!residueModulo(t, 16));
 }
+
+TEST_CASE("a counter set to a constant at the latch runs at most twice") {
+  // nvcc's two-row loop: the counter enters at 0 and is set to 1 (through a
+  // register holding 1) instead of being stepped; the latch tests the value
+  // before the set plus one against 2.
+  std::string text = PTX_HEADER R"(.entry k(.param .u32 k_param_0)
+{
+ .reg .pred %p<4>;
+ .reg .b32 %r<8>;
+ mov.u32 %r2, 0;
+$L__BB0_1:
+ mov.u32 %r4, 1;
+ add.s32 %r3, %r2, 1;
+ setp.lt.u32 %p1, %r3, 2;
+ mov.u32 %r2, %r4;
+ @%p1 bra $L__BB0_1;
+ ret;
+}
+)";
+  Analysed a(text);
+  REQUIRE(a.values.inductions().size() == 1);
+  CHECK(a.values.inductions()[0].twoValued);
+  Expr n = a.values.tripCount(0);
+  REQUIRE(n);
+  CHECK(print(n) == "2");
+  CHECK(print(a.values.registerValue("%r3", 4)) == "it0 + 1");
+  // After the set the value is not derived: the formula would say it + 1.
+  CHECK(!a.values.registerValue("%r2", 5));
+  // A bound of 3 never ends the loop (the counter stays 1): no induction.
+  std::string three = text;
+  three.replace(three.find("%r3, 2;"), 7, "%r3, 3;");
+  Analysed b(three);
+  CHECK(b.values.inductions().empty());
+  CHECK(!b.values.tripCount(0));
+}
+
+TEST_CASE("a multiply by a constant keeps the trailing zero bits of both factors") {
+  // s * 24576 (a 24 KiB stage, s < 4) has bits 0-12 clear, so `or` with 32
+  // is an addition.
+  const char *text = PTX_HEADER R"(.entry k(.param .u32 k_param_0)
+{
+ .reg .b32 %r<8>;
+ mov.u32 %r1, %tid.x;
+ and.b32 %r2, %r1, 3;
+ mul.lo.s32 %r3, %r2, 24576;
+ or.b32 %r4, %r3, 32;
+ ret;
+}
+)";
+  Analysed a(text);
+  CHECK(a.values.operandBits(a.f.instructions[2].operands[0], 3) == 0x1e000);
+  CHECK(print(a.values.registerValue("%r4", 4)) == "threadIdx.x % 4 * 24576 + 32");
+}
