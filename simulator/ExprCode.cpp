@@ -106,8 +106,19 @@ private:
     int64_t strideOfFirst = 1;
     for (size_t d = 1; d < b.shape.size(); ++d)
       strideOfFirst *= b.shape[d];
-    return b.dtype == Dtype::f32 && (b.scope == MemScope::Global || b.privateRegs()) &&
+    return b.dtype == Dtype::f32 && (b.scope == MemScope::Global || b.scope == MemScope::Reg) &&
            strideOfFirst <= int64_t{UINT32_MAX};
+  }
+
+  // Whether every slot an operation reads is warp-uniform.
+  bool slotsUniform(int op) const {
+    const ExprOp &o = code_.ops[op];
+    if (o.kind == OpKind::Slot)
+      return o.uniform;
+    for (int arg : o.args)
+      if (arg >= 0 && !slotsUniform(arg))
+        return false;
+    return true;
   }
 
   // Every slot an infallible (hence pure) operation reads.
@@ -140,10 +151,25 @@ private:
     a.tensor = b.tensor;
     a.regBase = b.regBase;
     a.dims = static_cast<int>(o.args.size());
+    a.owned = b.scope == MemScope::Reg && !b.privateRegs();
+    a.buffer = o.buffer;
+    a.byValue = a.owned;
     int64_t stride = 1;
     for (int d = a.dims; d-- > 0;) {
       a.subscript[d] = o.args[d];
-      a.uniform[d] = uniform(o.args[d]);
+      // An owned element's register is no linear function of its subscripts.
+      a.uniform[d] = !a.owned && uniform(o.args[d]);
+      a.byValue &= slotsUniform(o.args[d]);
+      const ExprOp &point = code_.ops[o.args[d]];
+      if (a.owned) {
+        a.extent[d] = b.shape[d];
+        a.stride[d] = stride;
+        stride *= b.shape[d];
+        if (point.kind == OpKind::Constant)
+          inRange &= point.constant.lane[0].i >= 0 && point.constant.lane[0].i < b.shape[d];
+        slotsOf(o.args[d], a);
+        continue;
+      }
       a.extent[d] = b.shape[d];
       a.stride[d] = stride;
       stride *= b.shape[d];
@@ -180,7 +206,7 @@ private:
         if (i < 3 && (i >= f.operands || f.isConstant[i]))
           continue;
         const FusedAccess &a = f.access[i];
-        if (a.uniformEvaluatedCount > 0 || !a.cacheable)
+        if (a.uniformEvaluatedCount > 0 || !a.cacheable || a.owned)
           return false;
         for (int k = 0; k < a.slotCount; ++k)
           if (a.slots[k] == counter)
@@ -374,8 +400,14 @@ private:
     int x = expr(b.lhs), y = expr(b.rhs);
     op.kind = OpKind::Binary;
     op.args = {x, y};
-    op.infallible =
-        infallible(x) && infallible(y) && b.op != BinaryOp::Div && b.op != BinaryOp::Mod;
+    // Division and remainder fail only for an integer zero divisor; by a
+    // positive integer constant they cannot (nor overflow).
+    const ExprOp &divisor = code_.ops[y];
+    const bool positiveConstant = divisor.kind == OpKind::Constant &&
+                                  divisor.constant.kind == ValueKind::Int &&
+                                  divisor.constant.lane[0].i > 0;
+    op.infallible = infallible(x) && infallible(y) &&
+                    ((b.op != BinaryOp::Div && b.op != BinaryOp::Mod) || positiveConstant);
     op.uniform = allUniform(op.args);
     return add(std::move(op));
   }

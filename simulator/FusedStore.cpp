@@ -197,8 +197,8 @@ bool CtaExecutor::laneOffsetsOf(const FusedAccess &a, Warp &w, uint32_t mask, Fu
     v.stride[v.count] = static_cast<uint64_t>(a.stride[d]);
     ++v.count;
   }
-  const int shift = a.global ? 2 : 3;
-  const int64_t laneStride = a.global ? 0 : p_.regsPerThread * 8;
+  const int shift = a.owned ? 0 : a.global ? 2 : 3;
+  const int64_t laneStride = a.global || a.owned ? 0 : p_.regsPerThread * 8;
   bool bad = offsetsOf(v, shift, laneStride, out.offset.data());
   if (bad && mask != ~0u) {
     // Only the active lanes' subscripts count.
@@ -208,6 +208,8 @@ bool CtaExecutor::laneOffsetsOf(const FusedAccess &a, Warp &w, uint32_t mask, Fu
         bad |= v.index[d][l] < 0 || v.index[d][l] >= v.extent[d];
     });
   }
+  if (!bad && a.owned)
+    bad = !ownedOffsets(a, w, mask, out.offset);
   out.valid = !bad && a.cacheable;
   out.mask = mask;
   for (int i = 0; i < a.slotCount; ++i)
@@ -215,8 +217,55 @@ bool CtaExecutor::laneOffsetsOf(const FusedAccess &a, Warp &w, uint32_t mask, Fu
   return !bad;
 }
 
+// Element offsets (flat, every lane) to the byte offsets of the registers
+// that hold them in each active lane's own thread, from the warp's first
+// register. An element the thread holds in none of its registers, or in two
+// (writeBits would write both), is left to the general path, which reports
+// or writes it.
+bool CtaExecutor::ownedOffsets(const FusedAccess &a, const Warp &w, uint32_t mask,
+                               std::array<int64_t, kWarpSize> &offset) const {
+  const BufferPlan &b = p_.buffers[a.buffer];
+  const int64_t perThread = p_.regsPerThread;
+  bool ok = true;
+  for (int l = 0; l < kWarpSize; ++l) {
+    const int64_t flat = offset[l];
+    offset[l] = (l * perThread + b.regBase) * 8; // inactive lanes: never read
+    if (!(mask >> l & 1u))
+      continue;
+    const int32_t t = w.id * 32 + l;
+    int found = 0;
+    for (int32_t k = b.ownerStart[flat]; k < b.ownerStart[flat + 1]; ++k) {
+      if (b.owners[k].first != t)
+        continue;
+      offset[l] = (l * perThread + b.regBase + b.owners[k].second) * 8;
+      ++found;
+    }
+    ok &= found == 1;
+  }
+  return ok;
+}
+
 bool CtaExecutor::resolveAccess(const FusedAccess &a, Warp &w, uint32_t mask, uint8_t *&base,
                                 const int64_t *&offsets) {
+  if (a.owned) {
+    base = reinterpret_cast<uint8_t *>(regs_.data() + w.id * 32 * p_.regsPerThread);
+    if (!a.byValue || !a.cacheable)
+      return cachedOffsets(a, w, mask, offsets);
+    // The offsets by the values of the (uniform) slots the subscripts read.
+    const int first = std::countr_zero(mask);
+    OwnedOffsetsKey key{a.cache, mask, {}};
+    for (int i = 0; i < a.slotCount; ++i)
+      key.values[i] = w.slots[a.slots[i]].lane[first].i;
+    auto it = w.ownedOffsets.find(key);
+    if (it == w.ownedOffsets.end()) {
+      FusedOffsets computed;
+      if (!laneOffsetsOf(a, w, mask, computed))
+        return false;
+      it = w.ownedOffsets.emplace(key, computed.offset).first;
+    }
+    offsets = it->second.data();
+    return true;
+  }
   if (a.global)
     base = tensors_[a.tensor].bytes.data();
   else
@@ -241,6 +290,13 @@ bool CtaExecutor::resolveAccess(const FusedAccess &a, Warp &w, uint32_t mask, ui
     constant += i * a.stride[d];
   }
   base += constant * (a.global ? 4 : 8);
+  return cachedOffsets(a, w, mask, offsets);
+}
+
+// The access's lane offsets as the warp last computed them while the slots
+// they read kept their versions, else computed afresh.
+bool CtaExecutor::cachedOffsets(const FusedAccess &a, Warp &w, uint32_t mask,
+                                const int64_t *&offsets) {
   FusedOffsets &cached = w.fusedOffsets[a.cache];
   bool fresh = cached.valid && cached.mask == mask;
   for (int i = 0; i < a.slotCount && fresh; ++i)
