@@ -529,6 +529,8 @@ private:
   const Program &p_;
   const KernelCode *code_ = nullptr;
   std::vector<LaneValues> scratch_; // per operation of code_: its values
+  // A fused store's evaluated operands (FusedStore::evaluated), as f32 lanes.
+  alignas(32) std::array<std::array<float, kWarpSize>, 3> evaluatedLanes_{};
   LaneValues product_;              // an uncontracted a * b of an Fma operation
   std::vector<LaneValues> builtinLanes_; // per warp and builtin (builtinLanes)
   std::vector<bool> builtinFilled_;

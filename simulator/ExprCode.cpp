@@ -203,6 +203,8 @@ private:
       if (f.shape == FusedStore::Shape::None)
         return false;
       for (int i = 0; i < 4; ++i) {
+        if (i < 3 && i < f.operands && f.evaluated[i] >= 0)
+          return false;
         if (i < 3 && (i >= f.operands || f.isConstant[i]))
           continue;
         const FusedAccess &a = f.access[i];
@@ -214,6 +216,39 @@ private:
       }
     }
     return true;
+  }
+
+  // An operation that reads registers, slots, builtins and constants only,
+  // through arithmetic (no call, no load of any other memory).
+  bool registerArithmetic(int op) const {
+    if (op < 0)
+      return false;
+    const ExprOp &o = code_.ops[op];
+    switch (o.kind) {
+    case OpKind::Constant:
+    case OpKind::Slot:
+    case OpKind::Builtin:
+      return true;
+    case OpKind::Load:
+      if (o.buffer < 0 || p_.buffers[o.buffer].scope != MemScope::Reg)
+        return false;
+      break;
+    case OpKind::Unary:
+    case OpKind::Binary:
+    case OpKind::Fma:
+      break;
+    default:
+      return false;
+    }
+    for (int arg : o.args)
+      if (!registerArithmetic(arg))
+        return false;
+    return true;
+  }
+
+  bool fusableEvaluated(int op) const {
+    return op >= 0 && code_.ops[op].kind != OpKind::Load && code_.ops[op].kind != OpKind::Constant &&
+           registerArithmetic(op);
   }
 
   // A float literal or an f32 scalar: next to an f32 operand the general path
@@ -239,7 +274,7 @@ private:
       bool load = false;
       for (int a : v.args) {
         load |= fusableLoad(a);
-        if (!fusableLoad(a) && !fusableConstant(a))
+        if (!fusableLoad(a) && !fusableConstant(a) && !(v.kind == OpKind::Fma && fusableEvaluated(a)))
           return false;
       }
       return load;
@@ -267,6 +302,8 @@ private:
       if (fusableConstant(operands[i])) {
         f.isConstant[i] = true;
         f.constant[i] = static_cast<float>(code_.ops[operands[i]].constant.lane[0].f);
+      } else if (!fusableLoad(operands[i])) {
+        f.evaluated[i] = operands[i];
       } else {
         f.access[i] = access(operands[i], inRange);
       }

@@ -141,6 +141,11 @@ struct FusedStore {
   // rounded to f32, as the general path rounds a literal meeting an f32.
   std::array<bool, 3> isConstant{};
   std::array<float, 3> constant{};
+  // Or an f32 value computed from registers, slots and constants only
+  // (`sc[0] * sc[2]`): the executor evaluates it after resolving the
+  // accesses; it reads no memory with side effects, so a pass that then
+  // declines leaves nothing for the general path to repeat.
+  std::array<int, 3> evaluated{-1, -1, -1};
 };
 
 struct StmtCode {

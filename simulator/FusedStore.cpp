@@ -87,6 +87,15 @@ bool offsetsOf(const Varying &v, int shift, int64_t laneStride, int64_t *offset)
 // The offsets of a constant operand: every lane reads the one value.
 alignas(32) constexpr std::array<int64_t, kWarpSize> kSameElement{};
 
+// The offsets of an evaluated operand: lane l's f32 at byte 4 l.
+constexpr std::array<int64_t, kWarpSize> laneFloats() {
+  std::array<int64_t, kWarpSize> o{};
+  for (int l = 0; l < kWarpSize; ++l)
+    o[l] = 4 * l;
+  return o;
+}
+alignas(32) constexpr std::array<int64_t, kWarpSize> kLaneFloats = laneFloats();
+
 // sink(l, op(operands of lane l)) for the active lanes. The offsets are
 // restrict locals, so nothing is reloaded per lane; the bases are not (a
 // register target may be one of the operands).
@@ -314,12 +323,31 @@ bool CtaExecutor::resolveFusedStore(const FusedStore &f, Warp &w, uint32_t mask,
       out.in[i] = {reinterpret_cast<const uint8_t *>(&f.constant[i]), kSameElement.data()};
       continue;
     }
+    if (f.evaluated[i] >= 0)
+      continue;
     uint8_t *base = nullptr;
     if (!resolveAccess(f.access[i], w, mask, base, out.in[i].offset))
       return false;
     out.in[i].base = base;
   }
-  return resolveAccess(f.access[3], w, mask, out.target, out.targetOffset);
+  if (!resolveAccess(f.access[3], w, mask, out.target, out.targetOffset))
+    return false;
+  // Every access is in range, so the general path would evaluate each operand
+  // without an error of its own before this one: an error here is the
+  // statement's (failure_ is set; the caller does not repeat it).
+  for (int i = 0; i < f.operands; ++i) {
+    if (f.evaluated[i] < 0)
+      continue;
+    const LaneValues *v = evalOp(f.evaluated[i], w, mask);
+    // Not f32 (the general path would not contract): declined, nothing read
+    // that a second evaluation would count again.
+    if (!v || v->kind != ValueKind::Float || v->dtype != Dtype::f32)
+      return false;
+    std::array<float, kWarpSize> &lanes = evaluatedLanes_[i];
+    forLanes(mask, [&](int l) { lanes[l] = static_cast<float>(v->lane[l].f); });
+    out.in[i] = {reinterpret_cast<const uint8_t *>(lanes.data()), kLaneFloats.data()};
+  }
+  return true;
 }
 
 void CtaExecutor::applyFusedStore(const FusedStore &f, uint32_t mask, const ResolvedStore &r) {
