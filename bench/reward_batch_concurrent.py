@@ -41,6 +41,10 @@ for c in range(n):
         break
 if len(pair1) < 2:  # a small machine (a local trial): the same cpus
     pair1 = pair2
+# Given cpus (a second run with the roles moved: RS5_JOBS1_CPUS=2,3 RS5_JOBS2_CPUS=4,5).
+if os.environ.get("RS5_JOBS1_CPUS") and os.environ.get("RS5_JOBS2_CPUS"):
+    pair1 = [int(c) for c in os.environ["RS5_JOBS1_CPUS"].split(",")]
+    pair2 = [int(c) for c in os.environ["RS5_JOBS2_CPUS"].split(",")]
 print(f"jobs 2 on cpus {pair2}, jobs 1 on cpus {pair1}", flush=True)
 COUNT = int(os.environ.get("RS5_COUNT", "1000"))
 

@@ -38,5 +38,7 @@ say "one candidate: exit $? $(head -c 160 "$work/one.json" | tr '\n' ' ')"
 timeout 20 python3 "$here/bench/reward_batch.py" "$bin" --count 1000 --work "$work/m" --write-only \
   </dev/null >>"$log" 2>&1
 say "mutants: $(wc -l < "$work/m/mutants.jsonl")"
+# Run 2 (docs/reward.md, "Session 18"): 1 job on cpus 2,3, 2 jobs on 4,5.
+export RS5_JOBS1_CPUS="${RS5_JOBS1_CPUS:-2,3}" RS5_JOBS2_CPUS="${RS5_JOBS2_CPUS:-4,5}"
 timeout 135 python3 "$here/drive.py" "$bin" "$work" "$out" </dev/null 2>&1 | tee -a "$log"
 say "done"
