@@ -16,6 +16,7 @@
 #include <llvm/ADT/STLFunctionalExtras.h>
 
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -69,6 +70,10 @@ struct Warp {
   std::vector<uint64_t> slotVersion;
   uint64_t slotWrites = 0;
   std::vector<FusedOffsets> fusedOffsets; // by FusedAccess::cache
+  // Owned accesses read through uniform slots (FusedAccess::byValue): their
+  // offsets by the slots' values, for the warp's life (one CTA).
+  std::unordered_map<OwnedOffsetsKey, std::array<int64_t, kWarpSize>, OwnedOffsetsKey::Hash>
+      ownedOffsets;
   void wrote(int slot) { slotVersion[slot] = ++slotWrites; }
   const StmtNode *blockedAt = nullptr;
   // barrier.cluster: the phase this warp arrived in, -1 when it has not
@@ -432,6 +437,9 @@ private:
   bool resolveAccess(const FusedAccess &a, Warp &w, uint32_t mask, uint8_t *&base,
                      const int64_t *&offsets);
   bool laneOffsetsOf(const FusedAccess &a, Warp &w, uint32_t mask, FusedOffsets &out);
+  bool ownedOffsets(const FusedAccess &a, const Warp &w, uint32_t mask,
+                    std::array<int64_t, kWarpSize> &offset) const;
+  bool cachedOffsets(const FusedAccess &a, Warp &w, uint32_t mask, const int64_t *&offsets);
   // Race detection: the global elements a load read, by lane (from flat
   // indices, or from in-range point subscripts).
   void raceLoads(const ExprOp &op, Warp &w, uint32_t mask,
@@ -521,6 +529,8 @@ private:
   const Program &p_;
   const KernelCode *code_ = nullptr;
   std::vector<LaneValues> scratch_; // per operation of code_: its values
+  // A fused store's evaluated operands (FusedStore::evaluated), as f32 lanes.
+  alignas(32) std::array<std::array<float, kWarpSize>, 3> evaluatedLanes_{};
   LaneValues product_;              // an uncontracted a * b of an Fma operation
   std::vector<LaneValues> builtinLanes_; // per warp and builtin (builtinLanes)
   std::vector<bool> builtinFilled_;

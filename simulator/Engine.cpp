@@ -281,6 +281,8 @@ bool CtaExecutor::execStmt(Warp &w, Frame &f, const Stmt &s) {
       ++f.pc;
       return true;
     }
+    if (failure_) // the fused pass met the statement's error (FusedStore.cpp)
+      return false;
     const ExprOp &target = code_->ops[code.target];
     std::array<int64_t, kWarpSize> flat;
     const LaneValues *v = evalOp(code.value, w, mask);

@@ -106,8 +106,19 @@ private:
     int64_t strideOfFirst = 1;
     for (size_t d = 1; d < b.shape.size(); ++d)
       strideOfFirst *= b.shape[d];
-    return b.dtype == Dtype::f32 && (b.scope == MemScope::Global || b.privateRegs()) &&
+    return b.dtype == Dtype::f32 && (b.scope == MemScope::Global || b.scope == MemScope::Reg) &&
            strideOfFirst <= int64_t{UINT32_MAX};
+  }
+
+  // Whether every slot an operation reads is warp-uniform.
+  bool slotsUniform(int op) const {
+    const ExprOp &o = code_.ops[op];
+    if (o.kind == OpKind::Slot)
+      return o.uniform;
+    for (int arg : o.args)
+      if (arg >= 0 && !slotsUniform(arg))
+        return false;
+    return true;
   }
 
   // Every slot an infallible (hence pure) operation reads.
@@ -140,10 +151,25 @@ private:
     a.tensor = b.tensor;
     a.regBase = b.regBase;
     a.dims = static_cast<int>(o.args.size());
+    a.owned = b.scope == MemScope::Reg && !b.privateRegs();
+    a.buffer = o.buffer;
+    a.byValue = a.owned;
     int64_t stride = 1;
     for (int d = a.dims; d-- > 0;) {
       a.subscript[d] = o.args[d];
-      a.uniform[d] = uniform(o.args[d]);
+      // An owned element's register is no linear function of its subscripts.
+      a.uniform[d] = !a.owned && uniform(o.args[d]);
+      a.byValue &= slotsUniform(o.args[d]);
+      const ExprOp &point = code_.ops[o.args[d]];
+      if (a.owned) {
+        a.extent[d] = b.shape[d];
+        a.stride[d] = stride;
+        stride *= b.shape[d];
+        if (point.kind == OpKind::Constant)
+          inRange &= point.constant.lane[0].i >= 0 && point.constant.lane[0].i < b.shape[d];
+        slotsOf(o.args[d], a);
+        continue;
+      }
       a.extent[d] = b.shape[d];
       a.stride[d] = stride;
       stride *= b.shape[d];
@@ -177,10 +203,12 @@ private:
       if (f.shape == FusedStore::Shape::None)
         return false;
       for (int i = 0; i < 4; ++i) {
+        if (i < 3 && i < f.operands && f.evaluated[i] >= 0)
+          return false;
         if (i < 3 && (i >= f.operands || f.isConstant[i]))
           continue;
         const FusedAccess &a = f.access[i];
-        if (a.uniformEvaluatedCount > 0 || !a.cacheable)
+        if (a.uniformEvaluatedCount > 0 || !a.cacheable || a.owned)
           return false;
         for (int k = 0; k < a.slotCount; ++k)
           if (a.slots[k] == counter)
@@ -188,6 +216,39 @@ private:
       }
     }
     return true;
+  }
+
+  // An operation that reads registers, slots, builtins and constants only,
+  // through arithmetic (no call, no load of any other memory).
+  bool registerArithmetic(int op) const {
+    if (op < 0)
+      return false;
+    const ExprOp &o = code_.ops[op];
+    switch (o.kind) {
+    case OpKind::Constant:
+    case OpKind::Slot:
+    case OpKind::Builtin:
+      return true;
+    case OpKind::Load:
+      if (o.buffer < 0 || p_.buffers[o.buffer].scope != MemScope::Reg)
+        return false;
+      break;
+    case OpKind::Unary:
+    case OpKind::Binary:
+    case OpKind::Fma:
+      break;
+    default:
+      return false;
+    }
+    for (int arg : o.args)
+      if (!registerArithmetic(arg))
+        return false;
+    return true;
+  }
+
+  bool fusableEvaluated(int op) const {
+    return op >= 0 && code_.ops[op].kind != OpKind::Load && code_.ops[op].kind != OpKind::Constant &&
+           registerArithmetic(op);
   }
 
   // A float literal or an f32 scalar: next to an f32 operand the general path
@@ -213,7 +274,7 @@ private:
       bool load = false;
       for (int a : v.args) {
         load |= fusableLoad(a);
-        if (!fusableLoad(a) && !fusableConstant(a))
+        if (!fusableLoad(a) && !fusableConstant(a) && !(v.kind == OpKind::Fma && fusableEvaluated(a)))
           return false;
       }
       return load;
@@ -241,6 +302,8 @@ private:
       if (fusableConstant(operands[i])) {
         f.isConstant[i] = true;
         f.constant[i] = static_cast<float>(code_.ops[operands[i]].constant.lane[0].f);
+      } else if (!fusableLoad(operands[i])) {
+        f.evaluated[i] = operands[i];
       } else {
         f.access[i] = access(operands[i], inRange);
       }
@@ -374,8 +437,14 @@ private:
     int x = expr(b.lhs), y = expr(b.rhs);
     op.kind = OpKind::Binary;
     op.args = {x, y};
-    op.infallible =
-        infallible(x) && infallible(y) && b.op != BinaryOp::Div && b.op != BinaryOp::Mod;
+    // Division and remainder fail only for an integer zero divisor; by a
+    // positive integer constant they cannot (nor overflow).
+    const ExprOp &divisor = code_.ops[y];
+    const bool positiveConstant = divisor.kind == OpKind::Constant &&
+                                  divisor.constant.kind == ValueKind::Int &&
+                                  divisor.constant.lane[0].i > 0;
+    op.infallible = infallible(x) && infallible(y) &&
+                    ((b.op != BinaryOp::Div && b.op != BinaryOp::Mod) || positiveConstant);
     op.uniform = allUniform(op.args);
     return add(std::move(op));
   }

@@ -93,6 +93,16 @@ struct FusedAccess {
   bool global = false;
   int tensor = -1;     // global: the host tensor
   int64_t regBase = 0; // registers: the buffer's first register of a thread
+  // A register tile with a layout: a lane's element is the register its own
+  // thread holds it in (BufferPlan::owners), so every subscript counts as
+  // varying and the lane offsets come from the owner table (`buffer`).
+  bool owned = false;
+  int buffer = -1;
+  // owned, and every slot the subscripts read is warp-uniform: the lane
+  // offsets are a function of those slots' values (one lane's) and the
+  // active lanes, so a warp keeps them by value (Warp::ownedOffsets), not
+  // only until the next write of a slot.
+  bool byValue = false;
   int dims = 0;
   std::array<int, 3> subscript{-1, -1, -1}; // operation per dimension
   std::array<bool, 3> uniform{};
@@ -131,6 +141,11 @@ struct FusedStore {
   // rounded to f32, as the general path rounds a literal meeting an f32.
   std::array<bool, 3> isConstant{};
   std::array<float, 3> constant{};
+  // Or an f32 value computed from registers, slots and constants only
+  // (`sc[0] * sc[2]`): the executor evaluates it after resolving the
+  // accesses; it reads no memory with side effects, so a pass that then
+  // declines leaves nothing for the general path to repeat.
+  std::array<int, 3> evaluated{-1, -1, -1};
 };
 
 struct StmtCode {

@@ -87,6 +87,15 @@ bool offsetsOf(const Varying &v, int shift, int64_t laneStride, int64_t *offset)
 // The offsets of a constant operand: every lane reads the one value.
 alignas(32) constexpr std::array<int64_t, kWarpSize> kSameElement{};
 
+// The offsets of an evaluated operand: lane l's f32 at byte 4 l.
+constexpr std::array<int64_t, kWarpSize> laneFloats() {
+  std::array<int64_t, kWarpSize> o{};
+  for (int l = 0; l < kWarpSize; ++l)
+    o[l] = 4 * l;
+  return o;
+}
+alignas(32) constexpr std::array<int64_t, kWarpSize> kLaneFloats = laneFloats();
+
 // sink(l, op(operands of lane l)) for the active lanes. The offsets are
 // restrict locals, so nothing is reloaded per lane; the bases are not (a
 // register target may be one of the operands).
@@ -197,8 +206,8 @@ bool CtaExecutor::laneOffsetsOf(const FusedAccess &a, Warp &w, uint32_t mask, Fu
     v.stride[v.count] = static_cast<uint64_t>(a.stride[d]);
     ++v.count;
   }
-  const int shift = a.global ? 2 : 3;
-  const int64_t laneStride = a.global ? 0 : p_.regsPerThread * 8;
+  const int shift = a.owned ? 0 : a.global ? 2 : 3;
+  const int64_t laneStride = a.global || a.owned ? 0 : p_.regsPerThread * 8;
   bool bad = offsetsOf(v, shift, laneStride, out.offset.data());
   if (bad && mask != ~0u) {
     // Only the active lanes' subscripts count.
@@ -208,6 +217,8 @@ bool CtaExecutor::laneOffsetsOf(const FusedAccess &a, Warp &w, uint32_t mask, Fu
         bad |= v.index[d][l] < 0 || v.index[d][l] >= v.extent[d];
     });
   }
+  if (!bad && a.owned)
+    bad = !ownedOffsets(a, w, mask, out.offset);
   out.valid = !bad && a.cacheable;
   out.mask = mask;
   for (int i = 0; i < a.slotCount; ++i)
@@ -215,8 +226,55 @@ bool CtaExecutor::laneOffsetsOf(const FusedAccess &a, Warp &w, uint32_t mask, Fu
   return !bad;
 }
 
+// Element offsets (flat, every lane) to the byte offsets of the registers
+// that hold them in each active lane's own thread, from the warp's first
+// register. An element the thread holds in none of its registers, or in two
+// (writeBits would write both), is left to the general path, which reports
+// or writes it.
+bool CtaExecutor::ownedOffsets(const FusedAccess &a, const Warp &w, uint32_t mask,
+                               std::array<int64_t, kWarpSize> &offset) const {
+  const BufferPlan &b = p_.buffers[a.buffer];
+  const int64_t perThread = p_.regsPerThread;
+  bool ok = true;
+  for (int l = 0; l < kWarpSize; ++l) {
+    const int64_t flat = offset[l];
+    offset[l] = (l * perThread + b.regBase) * 8; // inactive lanes: never read
+    if (!(mask >> l & 1u))
+      continue;
+    const int32_t t = w.id * 32 + l;
+    int found = 0;
+    for (int32_t k = b.ownerStart[flat]; k < b.ownerStart[flat + 1]; ++k) {
+      if (b.owners[k].first != t)
+        continue;
+      offset[l] = (l * perThread + b.regBase + b.owners[k].second) * 8;
+      ++found;
+    }
+    ok &= found == 1;
+  }
+  return ok;
+}
+
 bool CtaExecutor::resolveAccess(const FusedAccess &a, Warp &w, uint32_t mask, uint8_t *&base,
                                 const int64_t *&offsets) {
+  if (a.owned) {
+    base = reinterpret_cast<uint8_t *>(regs_.data() + w.id * 32 * p_.regsPerThread);
+    if (!a.byValue || !a.cacheable)
+      return cachedOffsets(a, w, mask, offsets);
+    // The offsets by the values of the (uniform) slots the subscripts read.
+    const int first = std::countr_zero(mask);
+    OwnedOffsetsKey key{a.cache, mask, {}};
+    for (int i = 0; i < a.slotCount; ++i)
+      key.values[i] = w.slots[a.slots[i]].lane[first].i;
+    auto it = w.ownedOffsets.find(key);
+    if (it == w.ownedOffsets.end()) {
+      FusedOffsets computed;
+      if (!laneOffsetsOf(a, w, mask, computed))
+        return false;
+      it = w.ownedOffsets.emplace(key, computed.offset).first;
+    }
+    offsets = it->second.data();
+    return true;
+  }
   if (a.global)
     base = tensors_[a.tensor].bytes.data();
   else
@@ -241,6 +299,13 @@ bool CtaExecutor::resolveAccess(const FusedAccess &a, Warp &w, uint32_t mask, ui
     constant += i * a.stride[d];
   }
   base += constant * (a.global ? 4 : 8);
+  return cachedOffsets(a, w, mask, offsets);
+}
+
+// The access's lane offsets as the warp last computed them while the slots
+// they read kept their versions, else computed afresh.
+bool CtaExecutor::cachedOffsets(const FusedAccess &a, Warp &w, uint32_t mask,
+                                const int64_t *&offsets) {
   FusedOffsets &cached = w.fusedOffsets[a.cache];
   bool fresh = cached.valid && cached.mask == mask;
   for (int i = 0; i < a.slotCount && fresh; ++i)
@@ -258,12 +323,31 @@ bool CtaExecutor::resolveFusedStore(const FusedStore &f, Warp &w, uint32_t mask,
       out.in[i] = {reinterpret_cast<const uint8_t *>(&f.constant[i]), kSameElement.data()};
       continue;
     }
+    if (f.evaluated[i] >= 0)
+      continue;
     uint8_t *base = nullptr;
     if (!resolveAccess(f.access[i], w, mask, base, out.in[i].offset))
       return false;
     out.in[i].base = base;
   }
-  return resolveAccess(f.access[3], w, mask, out.target, out.targetOffset);
+  if (!resolveAccess(f.access[3], w, mask, out.target, out.targetOffset))
+    return false;
+  // Every access is in range, so the general path would evaluate each operand
+  // without an error of its own before this one: an error here is the
+  // statement's (failure_ is set; the caller does not repeat it).
+  for (int i = 0; i < f.operands; ++i) {
+    if (f.evaluated[i] < 0)
+      continue;
+    const LaneValues *v = evalOp(f.evaluated[i], w, mask);
+    // Not f32 (the general path would not contract): declined, nothing read
+    // that a second evaluation would count again.
+    if (!v || v->kind != ValueKind::Float || v->dtype != Dtype::f32)
+      return false;
+    std::array<float, kWarpSize> &lanes = evaluatedLanes_[i];
+    forLanes(mask, [&](int l) { lanes[l] = static_cast<float>(v->lane[l].f); });
+    out.in[i] = {reinterpret_cast<const uint8_t *>(lanes.data()), kLaneFloats.data()};
+  }
+  return true;
 }
 
 void CtaExecutor::applyFusedStore(const FusedStore &f, uint32_t mask, const ResolvedStore &r) {

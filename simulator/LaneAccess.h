@@ -24,6 +24,24 @@ struct FusedOffsets {
   alignas(32) std::array<int64_t, kWarpSize> offset{};
 };
 
+// What the lane offsets of an owned access read through uniform slots depend
+// on (FusedAccess::byValue): the access, the active lanes and the slots'
+// values.
+struct OwnedOffsetsKey {
+  int access = -1;
+  uint32_t mask = 0;
+  std::array<int64_t, 4> values{};
+  bool operator==(const OwnedOffsetsKey &) const = default;
+  struct Hash {
+    size_t operator()(const OwnedOffsetsKey &k) const {
+      uint64_t h = (uint64_t(uint32_t(k.access)) << 32) ^ k.mask;
+      for (int64_t v : k.values)
+        h = (h ^ uint64_t(v)) * 0x9E3779B97F4A7C15ull;
+      return static_cast<size_t>(h ^ (h >> 29));
+    }
+  };
+};
+
 // One element per lane: lane l's element is at base + offset[l].
 struct LaneElements {
   const uint8_t *base = nullptr;

@@ -559,3 +559,72 @@ kernel nans(A: global f32[32], B: global f32[32], C: global f32[32, 5])
   CHECK(c.bitsAt(3) == nanB); // r - p * q, the same operands: q's
   CHECK(c.bitsAt(4) == nanA); // acc * A - B, acc holding B's: q's (A's), every iteration
 }
+
+// Register tiles with a layout (FusedAccess::owned): each lane's element is
+// the register its own thread holds it in (filled and read out by the general
+// path, so a wrong register shows). The accumulator's subscripts read
+// only the uniform counters (offsets kept by value), the part's read a varying
+// let (offsets kept by slot version); lanes off the layout's owner fail as the
+// general path reports it. Operands computed from registers (`s[0] * s[2]`)
+// are evaluated by the fused pass, which declines when they are no f32 (the
+// general path then does not contract) and fails as the general path does.
+TEST_CASE("fused stores: register tiles with a layout, owned by each lane's thread") {
+  const char *body = R"(
+kernel owned(A: global f32[64, 16], S: global f32[8], C: global f32[64, 16],
+             D: global f32[64, 16])
+  launch grid(1) threads(128) target(sm_90a)
+{
+  reg acc: f32[64, 16] layout(wgmma_acc(64, 16))
+  reg part: f32[64, 16] layout(wgmma_acc(64, 16))
+  reg s: f32[3]
+  wg.fill(part, 1.0)
+  s[0] = S[1]
+  s[1] = S[2]
+  s[2] = S[3]
+  for j in 0 .. 8 {
+    let r = warpid % 4 * 16 + laneid / 4 % 8 + j / 4 % 2 * 8
+    let c = laneid % 4 * 2 + j / 2 % 2 * 8 + j % 2
+    acc[r, c] = abs(A[(r + 1) % 64, c])
+  }
+  for k in 0 .. 3 {
+    for j in 0 .. 8 {
+      let r = warpid % 4 * 16 + laneid / 4 % 8 + j / 4 % 2 * 8
+      let c = laneid % 4 * 2 + j / 2 % 2 * 8 + j % 2
+      if laneid < LIVE {
+        part[r, c] = A[r, c] * S[j]
+      }
+      acc[warpid % 4 * 16 + laneid / 4 % 8 + j / 4 % 2 * 8, laneid % 4 * 2 + j / 2 % 2 * 8 + j % 2] = part[r, c] * S[(j + k) % 8] + acc[warpid % 4 * 16 + laneid / 4 % 8 + j / 4 % 2 * 8, laneid % 4 * 2 + j / 2 % 2 * 8 + j % 2]
+      acc[r, c] = part[r, c] * (s[j % 4 / 2] * s[2]) + acc[r, c]
+      acc[r, c] = part[r, c] * (2 * 3) + acc[r, c]
+      part[r, c] = acc[r, c] * (part[r, (c + SHIFT) % 16] * 0.0) - part[r, c]
+      C[r, c] = acc[r, (c + SHIFT) % 16]
+    }
+  }
+  for j in 0 .. 8 {
+    let r = warpid % 4 * 16 + laneid / 4 % 8 + j / 4 % 2 * 8
+    let c = laneid % 4 * 2 + j / 2 % 2 * 8 + j % 2
+    D[r, c] = abs(acc[r, c])
+  }
+}
+)";
+  auto text = [&](int live, int shift) {
+    std::string t = body;
+    t.replace(t.find("LIVE"), 4, std::to_string(live));
+    for (size_t at; (at = t.find("SHIFT")) != std::string::npos;)
+      t.replace(at, 5, std::to_string(shift));
+    return t;
+  };
+  CHECK(fusedStores(text(32, 0)) == 9);
+  for (int live : {32, 20}) {
+    INFO("live lanes " << live);
+    Outcome o = agreeSeeds(text(live, 0));
+    CHECK(o.result.outcome == RunResult::Outcome::Completed);
+    // NaN, -0 and infinity in A's and S's first elements (S feeds `s`).
+    o = agree(text(live, 0), {}, {0x7FC00001u, 0x80000000u, 0x7F800000u});
+    CHECK(o.result.outcome == RunResult::Outcome::Completed);
+  }
+  // Column c + 1 of a pair is in the same thread, c + 2 is not.
+  Outcome o = agree(text(32, 2));
+  CHECK(o.result.outcome == RunResult::Outcome::RuntimeError);
+  CHECK(o.result.message.find("layout places that element on none of them") != std::string::npos);
+}
