@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gemm_sweep_table.py DIR SWEEP_PAIRS POINTS.csv BUCKETS ROUND1.csv [ROUND2.csv]:
+"""gemm_sweep_table.py DIR SWEEP_PAIRS POINTS.csv BUCKETS ROUND1.csv [ROUND2.csv [ROUND3.csv]]:
 the markdown sweep table of docs/perf.md from gemm_run.py's rows: for each
 (name, shape) of SWEEP_PAIRS, the point, whether the shape is a centre of the
 table (BUCKETS: a comma-separated MxNxK list), ours and cuBLAS µs and the
@@ -9,6 +9,7 @@ import csv, statistics, sys
 
 pairs_file, points_file, buckets, r1 = sys.argv[2:6]
 r2 = sys.argv[6] if len(sys.argv) > 6 else None
+r3 = sys.argv[7] if len(sys.argv) > 7 else None
 points = {r["name"]: r["point"] for r in csv.DictReader(open(points_file))}
 buckets = set(buckets.split(","))
 
@@ -23,6 +24,7 @@ def load(path):
 
 one = load(r1)
 two = load(r2) if r2 else {}
+three = load(r3) if r3 else {}
 
 
 def short(p):
@@ -30,15 +32,16 @@ def short(p):
     s = f'{v["BM"]}x{v["BN"]}, {v["STAGES"]} st., '
     s += "persistent" if v["PERSISTENT"] == "true" else "one CTA a tile"
     s += f', {v["ORDER"]}'
-    if v["SPLIT"] != "1":
-        s += f', SPLIT={v["SPLIT"]}'
+    for k in ("SPLIT", "MCAST", "EPI"):
+        if v.get(k, "1") != "1":
+            s += f', {k}={v[k]}'
     return s
 
 
 print("| shape M×N×K | centre | point | ours µs | cuBLAS µs | cuBLAS / ours |" +
-      (" round 2 |" if r2 else ""))
-print("|---|---|---|---|---|---|" + ("---|" if r2 else ""))
-ratios1, ratios2 = [], []
+      (" round 2 |" if r2 else "") + (" round 3 |" if r3 else ""))
+print("|---|---|---|---|---|---|" + ("---|" if r2 else "") + ("---|" if r3 else ""))
+ratios1, ratios2, ratios3 = [], [], []
 for line in open(pairs_file):
     line = line.strip()
     if not line:
@@ -59,9 +62,17 @@ for line in open(pairs_file):
             cell2 = f" {x:.2f} |"
         else:
             cell2 = " — |"
+    if r3:
+        q = three.get((name, shape))
+        if q:
+            x = float(q["cublas_us"]) / float(q["us"])
+            ratios3.append(x)
+            cell2 += f" {x:.2f} |"
+        else:
+            cell2 += " — |"
     print(f'| {shape} | {"yes" if shape in buckets else "no"} | {name} {short(points[name])} | '
           f'{float(r["us"]):.1f} | {float(r["cublas_us"]):.1f} | {ratio:.2f} |{cell2}')
-for label, rs in (("round 1", ratios1), ("round 2", ratios2)):
+for label, rs in (("round 1", ratios1), ("round 2", ratios2), ("round 3", ratios3)):
     if rs:
         print(f"\n{label}: {len(rs)} shapes, median {statistics.median(rs):.3f}, "
               f"min {min(rs):.3f}, below 0.9: {sum(x < 0.9 for x in rs)}")
