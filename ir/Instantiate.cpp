@@ -297,6 +297,19 @@ Instance instantiate(const Kernel &kernel, const Point &point) {
     else
       k.launch.threads = *n;
   }
+  if (kernel.launch.ctasPerSmExpr) {
+    k.launch.ctasPerSmExpr = nullptr;
+    auto n = in.number(kernel.launch.ctasPerSmExpr);
+    if (!n)
+      in.fail(kernel.launch.ctasPerSmExpr->loc,
+              fmt::format("ctas_per_sm({}) is not a constant at this point",
+                          print(kernel.launch.ctasPerSmExpr)));
+    else if (*n < 1 || *n > 32)
+      in.fail(kernel.launch.ctasPerSmExpr->loc,
+              fmt::format("ctas_per_sm takes a constant in [1, 32], not {}", *n));
+    else
+      k.launch.ctasPerSm = *n;
+  }
   k.body = in.block(kernel.body);
   if (in.failure) {
     out.loc = in.failure->first;
@@ -408,6 +421,9 @@ unsigned checkSpaceDeclarations(const Kernel &kernel, Diagnostics &diag) {
     if (kernel.launch.threadsExpr)
       diag.error(kernel.launch.threadsExpr->loc,
                  "threads(...) must be a constant in a kernel without parameters");
+    if (kernel.launch.ctasPerSmExpr)
+      diag.error(kernel.launch.ctasPerSmExpr->loc,
+                 "ctas_per_sm(...) must be a constant in a kernel without parameters");
     struct TermsFinder : IRVisitor {
       Diagnostics &diag;
       explicit TermsFinder(Diagnostics &d) : diag(d) {}

@@ -680,9 +680,13 @@ public:
     else
       k.launch.threads = integer(threads, at(launchPath, "threads"));
     if (const json::Value *c = launch.get("ctas_per_sm")) {
-      k.launch.ctasPerSm = integer(*c, at(launchPath, "ctas_per_sm"));
-      if (k.launch.ctasPerSm < 1 || k.launch.ctasPerSm > 32)
-        fail(at(launchPath, "ctas_per_sm"), "ctas_per_sm is in [1, 32]");
+      if (c->getAsObject()) { // an expression over kernel parameters
+        k.launch.ctasPerSmExpr = expr(*c, at(launchPath, "ctas_per_sm"));
+      } else {
+        k.launch.ctasPerSm = integer(*c, at(launchPath, "ctas_per_sm"));
+        if (k.launch.ctasPerSm < 1 || k.launch.ctasPerSm > 32)
+          fail(at(launchPath, "ctas_per_sm"), "ctas_per_sm is in [1, 32]");
+      }
     }
     if (const json::Value *sp = o.get("space"))
       k.space = space(*sp, at(path, "space"));

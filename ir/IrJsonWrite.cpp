@@ -128,7 +128,9 @@ public:
                         {"target", std::string(targetInfo(k.launch.target).name)}};
     if (!k.launch.devices.empty())
       launch["devices"] = exprList(k.launch.devices);
-    if (k.launch.ctasPerSm != 1)
+    if (k.launch.ctasPerSmExpr)
+      launch["ctas_per_sm"] = exprToJson(k.launch.ctasPerSmExpr);
+    else if (k.launch.ctasPerSm != 1)
       launch["ctas_per_sm"] = k.launch.ctasPerSm;
     json::Object out{{"name", k.name},
                      {"params", std::move(params)},

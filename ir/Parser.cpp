@@ -428,7 +428,11 @@ bool Parser::parseLaunch(Launch &launch) {
       if (!count)
         return false;
       auto n = constantValue(count);
-      if (!n || *n < 1 || *n > 32) {
+      if (!n) { // names kernel parameters: folded when a point is instantiated
+        launch.ctasPerSmExpr = std::move(count);
+        continue;
+      }
+      if (*n < 1 || *n > 32) {
         error(numAt, "ctas_per_sm takes a constant in [1, 32]");
         return false;
       }

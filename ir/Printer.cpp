@@ -148,7 +148,9 @@ public:
     out += fmt::format(" threads({})",
                        k.launch.threadsExpr ? printExpr(k.launch.threadsExpr, 0)
                                             : std::to_string(k.launch.threads));
-    if (k.launch.ctasPerSm != 1)
+    if (k.launch.ctasPerSmExpr)
+      out += fmt::format(" ctas_per_sm({})", printExpr(k.launch.ctasPerSmExpr, 0));
+    else if (k.launch.ctasPerSm != 1)
       out += fmt::format(" ctas_per_sm({})", k.launch.ctasPerSm);
     out += fmt::format(" target({})\n", targetInfo(k.launch.target).name);
     const std::string *open = comments && kernelIndex < comments->kernelOpen.size() &&

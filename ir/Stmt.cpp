@@ -178,7 +178,9 @@ bool equal(const Kernel &a, const Kernel &b) {
       return false;
   }
   if (!equal(a.space, b.space) || bool(a.launch.threadsExpr) != bool(b.launch.threadsExpr) ||
-      (a.launch.threadsExpr && !equal(a.launch.threadsExpr, b.launch.threadsExpr)))
+      (a.launch.threadsExpr && !equal(a.launch.threadsExpr, b.launch.threadsExpr)) ||
+      bool(a.launch.ctasPerSmExpr) != bool(b.launch.ctasPerSmExpr) ||
+      (a.launch.ctasPerSmExpr && !equal(a.launch.ctasPerSmExpr, b.launch.ctasPerSmExpr)))
     return false;
   return equal(a.constraints, b.constraints) && equal(a.launch.grid, b.launch.grid) &&
          equal(a.launch.cluster, b.launch.cluster) && equal(a.launch.devices, b.launch.devices) &&

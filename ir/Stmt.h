@@ -160,6 +160,9 @@ struct Launch {
   // Set (and `threads` 0) when the count names kernel parameters,
   // `threads(128 * (CONSUMERS + 1))`; instantiation folds it into `threads`.
   Expr threadsExpr;
+  // Set when `ctas_per_sm(...)` names kernel parameters (a family whose
+  // points differ in residency); instantiation folds it into `ctasPerSm`.
+  Expr ctasPerSmExpr;
   TargetKind target = TargetKind::sm_90a;
   llvm::SMLoc loc;
 };

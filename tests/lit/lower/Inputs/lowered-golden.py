@@ -22,13 +22,16 @@ import sys
 # Points of the kernel families: the GEMM family
 # (kernels/gemm_bf16_sm90_family.tile): one CTA a tile, persistent with two
 # consumer warpgroups, split K over a cluster; the RMSNorm family
-# (kernels/rmsnorm_family.tile): a warp a row, a CTA a row, two rows a CTA.
+# (kernels/rmsnorm_family.tile): a warp a row, a CTA a row, two rows a CTA;
+# the causal attention family (kernels/attention_fwd_causal_family_sm90.tile):
+# its two points.
 FAMILIES = {
     "kernels/gemm_bf16_sm90_family.tile": [
         "BM=64,BN=128,STAGES=4,CONSUMERS=1,ORDER=row,PERSISTENT=false,SPLIT=1",
         "BM=128,BN=256,STAGES=3,CONSUMERS=2,ORDER=grouped,PERSISTENT=true,SPLIT=1",
         "BM=64,BN=128,STAGES=4,CONSUMERS=1,ORDER=row,PERSISTENT=false,SPLIT=2",
     ],
+    "kernels/attention_fwd_causal_family_sm90.tile": ["BQ=64", "BQ=128"],
     "kernels/rmsnorm_family.tile": [
         "SCOPE=warp,T=32,V=2,RPC=4,NR=1",
         "SCOPE=cta,T=512,V=2,RPC=1,NR=1",
