@@ -13,6 +13,15 @@
 # Settings (environment, or a file `settings` next to this script, sourced):
 #   ASAN_RUN_LIMIT_S  seconds for the whole script (540); lit gets what is left
 #   ASAN_LIT_FILTER   a regular expression for lit --filter (all tests)
+#   ASAN_LIT_FILTER_OUT  one for lit --filter-out (none): the tests a run
+#                     before this one passed, say
+#   ASAN_PINNED       a regular expression of the longest tests, run by a
+#                     second lit beside the first, one at a time on each of
+#                     ASAN_PINNED_JOBS vCPUs of distinct physical cores whose
+#                     sibling threads run nothing (a sanitized test too long
+#                     for a shared core); the first lit gets the other cores
+#   FORCED_FALLBACK_JOBS  workers of each barriers/forced-fallback*.test shard
+#                     (tests/lit/barriers/forced_fallback.py; 1)
 #   ASAN_LIT_JOBS     lit -j (nproc)
 #   ASAN_OVERLAY      a .tar.gz next to this script whose files replace the
 #                     package's (tests changed since it was packed)
@@ -28,6 +37,8 @@ start=$(date +%s)
 [ -f "$here/settings" ] && . "$here/settings"
 limit="${ASAN_RUN_LIMIT_S:-540}"
 filter="${ASAN_LIT_FILTER:-}"
+filter_out="${ASAN_LIT_FILTER_OUT:-}"
+pinned="${ASAN_PINNED:-}"
 jobs="${ASAN_LIT_JOBS:-$(nproc)}"
 out="${OUT:-$PWD/asan-out}"
 mkdir -p "$out"
@@ -61,6 +72,7 @@ config.tilescope_bin = "$p/build/tools"
 config.llvm_tools_dir = "$p/llvm/bin"
 config.source_root = "$p/src"
 config.python = "$python"
+config.environment["FORCED_FALLBACK_JOBS"] = "${FORCED_FALLBACK_JOBS:-1}"
 lit_config.load_config(config, "$p/src/tests/lit/lit.cfg.py")
 EOF
 
@@ -70,6 +82,8 @@ summary="$out/summary.txt"
   echo "commit: $(cat "$p/commit")"
   echo "uname: $(uname -a)"
   echo "nproc: $(nproc); lit -j$jobs; limit ${limit}s; filter: ${filter:-none}"
+  echo "filter-out: ${filter_out:-none}"
+  echo "pinned: ${pinned:-none} (${ASAN_PINNED_JOBS:-0} vCPUs); FORCED_FALLBACK_JOBS=${FORCED_FALLBACK_JOBS:-1}"
   echo "memory: $(free -g | awk '/Mem:/ { print $2 " GiB, " $7 " GiB available" }')"
   echo "python: $python ($("$python" --version 2>&1))"
   echo "vm.mmap_rnd_bits: $(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null)"
@@ -146,14 +160,9 @@ for name in ${ASAN_EXTRA:-}; do
   extra_pids+=($!)
 done
 
-args=(-v -j"$jobs" --time-tests --xunit-xml-output "$t/xunit.xml")
-[ -n "$filter" ] && args+=(--filter "$filter")
-left=$((limit - ($(date +%s) - start) - 25))
-lit_start=$(date +%s)
 # Each result line is also written with the seconds since lit started to
 # finished.txt (summary.txt): lit reports no times when --max-time stops it.
-timeout -k 10 $((left + 10)) "${wrap[@]}" "$python" "$p/lit/lit.py" "${args[@]}" --max-time "$left" \
-  "$p/build/tests/lit" 2>&1 | "$python" -u -c '
+tee_results='
 import sys, time
 start = time.time()
 with open(sys.argv[1], "w") as log, open(sys.argv[2], "w") as finished:
@@ -162,8 +171,52 @@ with open(sys.argv[1], "w") as log, open(sys.argv[2], "w") as finished:
         if line.split(":")[0] in ("PASS", "FAIL", "XPASS", "XFAIL", "UNRESOLVED", "TIMEOUT"):
             finished.write(f"{time.time() - start:6.0f} s {line}")
             finished.flush()
-' "$t/lit.log" "$t/finished.txt"
-lit_rc=${PIPESTATUS[0]}
+'
+# run_lit NAME CPUS JOBS ARGS...: lit on the vCPUs CPUS (all: empty), its log
+# in $t/NAME.log and its result lines in $t/NAME.finished.
+run_lit() {
+  local name="$1" cpus="$2" j="$3"
+  shift 3
+  local pin=()
+  [ -n "$cpus" ] && command -v taskset >/dev/null && pin=(taskset -c "$cpus")
+  timeout -k 10 $((left + 10)) "${pin[@]}" "${wrap[@]}" "$python" "$p/lit/lit.py" -v -j"$j" \
+    --time-tests --max-time "$left" "$@" "$p/build/tests/lit" 2>&1 |
+    "$python" -u -c "$tee_results" "$t/$name.log" "$t/$name.finished"
+  echo "${PIPESTATUS[0]}" >"$t/$name.rc"
+}
+args=(--xunit-xml-output "$t/xunit.xml")
+[ -n "$filter" ] && args+=(--filter "$filter")
+left=$((limit - ($(date +%s) - start) - 25))
+lit_start=$(date +%s)
+main_cpus=""
+if [ -n "$pinned" ]; then
+  # One vCPU of each of the last ASAN_PINNED_JOBS physical cores for the
+  # pinned tests; their siblings idle; every other vCPU for the first lit.
+  read -r pin_cpus main_cpus < <("$python" - "${ASAN_PINNED_JOBS:-4}" <<'PY'
+import glob, sys
+cores = {}
+for f in sorted(glob.glob("/sys/devices/system/cpu/cpu[0-9]*/topology/thread_siblings_list")):
+    cpu = int(f.split("/")[5][3:])
+    cores.setdefault(open(f).read().strip(), []).append(cpu)
+groups = sorted(cores.values(), key=min)
+n = int(sys.argv[1])
+pin = [min(g) for g in groups[-n:]]
+rest = [c for g in groups[:-n] for c in g]
+print(",".join(map(str, pin)), ",".join(map(str, rest)))
+PY
+)
+  echo "pinned lit on vCPUs $pin_cpus; first lit on $main_cpus" >>"$summary"
+  run_lit pinned "$pin_cpus" "${ASAN_PINNED_JOBS:-4}" --filter "$pinned" \
+    --xunit-xml-output "$t/xunit-pinned.xml" &
+  pinned_pid=$!
+  if [ -n "$filter_out" ]; then filter_out="$filter_out|$pinned"; else filter_out="$pinned"; fi
+fi
+[ -n "$filter_out" ] && args+=(--filter-out "$filter_out")
+run_lit main "$main_cpus" "$jobs" "${args[@]}"
+[ -n "$pinned" ] && wait "$pinned_pid"
+cat "$t/main.log" "$t/pinned.log" >"$t/lit.log" 2>/dev/null
+sort -n "$t/main.finished" "$t/pinned.finished" >"$t/finished.txt" 2>/dev/null
+lit_rc="$(cat "$t/main.rc")${pinned:+, pinned lit: exit $(cat "$t/pinned.rc")}"
 lit_end=$(date +%s)
 for pid in "${extra_pids[@]}"; do wait "$pid"; done
 
@@ -188,7 +241,7 @@ gzip -c "$t/lit.log" >"$out/lit-log.txt.gz"
 if ls "$t"/extra/*.log >/dev/null 2>&1; then
   for f in "$t"/extra/*.log; do echo "=== $f"; cat "$f"; done | gzip -c >"$out/extra-logs.txt.gz"
 fi
-[ -f "$t/xunit.xml" ] && gzip -c "$t/xunit.xml" >"$out/xunit.xml.gz"
+[ -f "$t/xunit.xml" ] && cat "$t/xunit.xml" "$t/xunit-pinned.xml" 2>/dev/null | gzip -c >"$out/xunit.xml.gz"
 [ -n "$(ls "$reports")" ] && tar -C "$t" -czf "$out/reports.tar.gz" reports
 cp "$p/build/tests/lit-out/.lit_test_times.txt" "$out/times.txt" 2>/dev/null
 rm -rf "$t"

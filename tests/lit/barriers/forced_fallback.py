@@ -15,13 +15,20 @@ are set aside), and holds it to what the fallback promises:
   (STATE_CAP_EXCEPTIONS: `unknown`, never clean);
 - its fixed twin gets no finding.
 
-Prints one line per file, `<path>: <outcome>`, sorted, and exits 1 after
-listing every broken promise. With `--shard I/N` (tests/lit/shard.py) only
-the files of that shard are checked, one after the other: the
+A library kernel with parameters (a family) is checked point by point:
+one `check --set POINT` for each valid point (`tilescope space`), which is
+what `check FILE` does in one process (each point with the whole budget, its
+verdict independent of the others), so that the shards can split a family.
+
+Prints one line per file or point, `<path>: <outcome>` or `<path> at POINT:
+<outcome>`, sorted, and exits 1 after listing every broken promise. With
+`--shard I/N` (tests/lit/shard.py) only the inputs of that shard are checked,
+one after the other (a point is the input `<file name> at POINT`): the
 forced-fallback-*.test files are the shards, which lit runs side by side.
 """
 
 import concurrent.futures
+import json
 import os
 import re
 import subprocess
@@ -38,9 +45,11 @@ MAX_STATES = "60000"
 BUDGET = ["--timeout-ms", "30000", "--wall-timeout-ms", "120000"]
 
 
-def run(tilescope, path):
+def run(tilescope, path, point=None):
     env = dict(os.environ, TILESCOPE_FORCE_FALLBACK="1")
     cmd = [tilescope, "check", path, "--max-states", MAX_STATES] + BUDGET
+    if point:
+        cmd += ["--set", point]
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     return p.returncode, p.stdout + p.stderr
 
@@ -92,6 +101,17 @@ STATE_CAP_EXCEPTIONS = {
 }
 
 
+def points(tilescope, path):
+    """The valid points of a kernel file with parameters, or [None] without."""
+    if not re.search(r"^\s*param ", open(path).read(), re.M):
+        return [None]
+    p = subprocess.run([tilescope, "space", "--json", path], capture_output=True, text=True)
+    listed = json.loads(p.stdout)["points"] if p.returncode == 0 else []
+    if not listed:
+        sys.exit(f"{path}: `tilescope space --json` listed no point (exit {p.returncode})")
+    return [q["point"] for q in listed]
+
+
 def barrier_errors(lines):
     return [l for l in lines if any(f"error: {k}" in l for k in BARRIER_KINDS)]
 
@@ -120,8 +140,9 @@ def main():
     jobs = []
     kernels = os.path.join(root, "kernels")
     for name in sorted(os.listdir(kernels)):
-        if name.endswith(".tile"):
-            jobs.append(("kernel", os.path.join("kernels", name), None))
+        if name.endswith(".tile") and only in os.path.join("kernels", name):
+            for point in points(tilescope, os.path.join(kernels, name)):
+                jobs.append(("kernel", os.path.join("kernels", name), None, point))
     bugs = os.path.join(root, "tests", "lit", "bugs")
     for name in sorted(os.listdir(bugs)):
         if not name.endswith(".tile"):
@@ -130,17 +151,22 @@ def main():
         kinds, tags = expected(text)
         if not kinds or "// FIX:" not in text:
             continue
-        jobs.append(("bug", os.path.join("tests", "lit", "bugs", name), tags))
-        jobs.append(("twin", os.path.join("tests", "lit", "bugs", name), None))
+        jobs.append(("bug", os.path.join("tests", "lit", "bugs", name), tags, None))
+        jobs.append(("twin", os.path.join("tests", "lit", "bugs", name), None, None))
+
+    def key(job):
+        """The input's name for the shards: the file's, or the file's at a point."""
+        name = os.path.basename(job[1])
+        return f"{name} at {job[3]}" if job[3] else name
 
     jobs = [j for j in jobs if only in j[1]]
     if shard:
-        total = len({j[1] for j in jobs})
-        jobs = [j for j in jobs if sharding.holds(shard, os.path.basename(j[1]))]
-        print(sharding.header(shard, len({j[1] for j in jobs}), total))
+        total = len({key(j) for j in jobs})
+        jobs = [j for j in jobs if sharding.holds(shard, key(j))]
+        print(sharding.header(shard, len({key(j) for j in jobs}), total))
 
     def check(job):
-        kind, rel, tags = job
+        kind, rel, tags, point = job
         path = os.path.join(root, rel)
         if kind == "twin":
             twin = os.path.join(scratch, os.path.basename(rel))
@@ -148,11 +174,11 @@ def main():
                 f.write(fixed_twin(open(path).read()))
             rc, out = run(tilescope, twin)
         else:
-            rc, out = run(tilescope, path)
+            rc, out = run(tilescope, path, point)
         lines = out.splitlines()
         exhaustive = [l for l in lines if "error:" in l and "[exhaustive check]" in l]
         errors = [l for l in lines if "error:" in l]
-        label = f"{rel}{' (twin)' if kind == 'twin' else ''}"
+        label = f"{rel}{' (twin)' if kind == 'twin' else ''}{f' at {point}' if point else ''}"
         if kind in ("kernel", "twin"):
             if rc == 1:
                 return label, "FINDING", errors[:3]
@@ -182,7 +208,11 @@ def main():
     # by side); the whole run two at a time on the 2-core dev box, one per
     # core where there are more. The verdicts do not depend on it: each
     # check has its own CPU budget.
-    workers = 1 if shard else max(2, os.cpu_count() or 2)
+    # FORCED_FALLBACK_JOBS sets a shard's workers (a machine with idle cores
+    # finishing the sanitized run's longest shards).
+    workers = max(2, os.cpu_count() or 2)
+    if shard:
+        workers = int(os.environ.get("FORCED_FALLBACK_JOBS", "1"))
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
         results = sorted(pool.map(check, jobs))
     for label, outcome, detail in results:

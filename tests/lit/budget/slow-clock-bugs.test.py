@@ -21,17 +21,31 @@ from one run to the next): Z3's default strategy for non-linear integer
 queries bounds two of its steps by wall-clock time, so how much of the
 rlimit was left for the last one depended on how fast the first two ran.
 Z3's solvers no longer run those strategies (verifier/SolverBudget.cpp,
-docs/robustness.md), and any difference between the two runs fails."""
+docs/robustness.md), and any difference between the two runs fails.
+
+Usage: slow-clock-bugs.test.py TILESCOPE BUGS_DIR [--shard I/N]
+With `--shard I/N` (tests/lit/shard.py) only the files of that shard are
+checked: the slow-clock-bugs*.test files are the shards, which lit runs side
+by side."""
 import difflib
 import os
 import pathlib
 import subprocess
 import sys
 
-tilescope, corpus = sys.argv[1], pathlib.Path(sys.argv[2])
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import shard as sharding  # noqa: E402  (tests/lit/shard.py)
+
+argv = sys.argv[1:]
+shard = sharding.take(argv)
+tilescope, corpus = argv[0], pathlib.Path(argv[1])
 files = sorted(corpus.glob("*.tile"))
 if not files:
     sys.exit(f"no .tile files under {corpus}")
+if shard:
+    total = len(files)
+    files = [f for f in files if sharding.holds(shard, f.name)]
+    print(sharding.header(shard, len(files), total), flush=True)
 SCALE = 20
 BACKSTOP_MS = 3_600_000  # real milliseconds, in both runs
 failures = 0
