@@ -15,20 +15,20 @@ log=$out/log.txt
 start=$(date +%s)
 say() { echo "[$(( $(date +%s) - start )) s] $*" | tee -a "$log"; }
 say "start $(date -u)"
-smi="timeout 20 nvidia-smi"
+smi="timeout 10 nvidia-smi"
 $smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,clocks.sm,power.limit \
   --format=csv,noheader </dev/null >"$out/card.csv" 2>>"$log"
 say "card: $(cat "$out/card.csv")"
 $smi -q -d CLOCK,POWER </dev/null >"$out/smi.txt" 2>&1
 work=$(mktemp -d)
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-if ! timeout 60 "$nvcc" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \
+if ! timeout 40 "$nvcc" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \
     -I"$here" "$here/microbench.cu" -o "$work/microbench" >>"$log" 2>&1 </dev/null; then
   say "nvcc FAILED"
   exit 1
 fi
 say "built"
-timeout 70 "$work/microbench" >"$work/raw.json" 2>>"$log" </dev/null
+timeout 40 "$work/microbench" >"$work/raw.json" 2>>"$log" </dev/null
 say "microbench exit $?"
 echo "=== after" >>"$out/smi.txt"
 $smi -q -d CLOCK,POWER </dev/null >>"$out/smi.txt" 2>&1
