@@ -55,8 +55,10 @@ def main():
     rows.append(("TMA 16 KB loads from DRAM, every SM, 8 stages (TB/s)",
                  "%.2f" % got["tma_dram_all_sms_stages8_tb_s"], "dram_tb_s"))
     for what in ("l2_1kb", "l2_16kb", "dram_16kb"):
-        rows.append(("TMA latency, one load alone, %s (cycles)" % what.replace("_", " "),
-                     "%.0f" % got["tma_latency_%s_cycles" % what], "load_latency_cycles"))
+        key = "tma_latency_%s_cycles" % what
+        if key in got:
+            rows.append(("TMA latency, one load alone, %s (cycles)" % what.replace("_", " "),
+                         "%.0f" % got[key], "load_latency_cycles"))
     ref = got["wgmma_n256_wg2_efficiency"]
     for n in (64, 128, 192, 256):
         for wg in (1, 2):
@@ -65,6 +67,13 @@ def main():
                          "against n256 with 2" % (n, wg, "s" if wg > 1 else ""),
                          "%.1f; %.3f; %.3f" % (got["wgmma_n%d_wg%d_cycles" % (n, wg)], e, e / ref),
                          "wgmma_efficiency_n%d" % n))
+    for n, wg in ((64, 2), (128, 2), (256, 2), (64, 1)):
+        key = "wgmma_n%d_wg%d_tma" % (n, wg)
+        if key + "_cycles" in got:
+            rows.append(("wgmma m64n%dk16, %d warpgroup%s, TMA streaming 16 KB loads into the same "
+                         "shared memory: cycles a wgmma; TMA B/cycle" % (n, wg, "s" if wg > 1 else ""),
+                         "%.1f; %.1f" % (got[key + "_cycles"], got[key + "_tma_bytes_per_clk"]),
+                         "smem_bytes_per_clk_per_sm"))
     print("card: %s (nvidia-smi: %s, driver %s, max SM clock %s)" %
           (got.get("name"), got.get("smi_name"), got.get("driver"), got.get("smi_max_sm_clock")))
     print("| what | measured | %s | its source |" % machine["name"])

@@ -176,14 +176,65 @@ MICROBENCH_MMA(128)
 MICROBENCH_MMA(192)
 MICROBENCH_MMA(256)
 
+// With `stream` set, one more warp streams 16 KB TMA loads from an L2-resident
+// buffer into a ring of 4 stages of the same shared memory while the
+// warpgroups issue their MMAs (as a GEMM's producer does), until they are
+// done: whether TMA's writes into shared memory slow the MMAs' operand reads.
+struct Stream {
+  const char *src = nullptr;
+  size_t span = 0;
+  unsigned long long *bytes = nullptr; // a CTA's loaded bytes
+};
+constexpr int kStreamStages = 4;
+constexpr uint32_t kStreamChunk = 16384;
+
+__device__ void streamLoads(const Stream &st, unsigned char *ring, uint64_t *bars,
+                            volatile int *stop) {
+  const int lane = threadIdx.x % 32;
+  auto source = [&](uint32_t i) {
+    return st.src + ((static_cast<size_t>(blockIdx.x) * 4096 + i) * kStreamChunk) % st.span;
+  };
+  uint32_t issued = 0, i = 0;
+  if (lane == 0)
+    for (; issued < kStreamStages; ++issued)
+      bulkLoad(smemAddr(ring + issued * kStreamChunk), source(issued), kStreamChunk,
+               smemAddr(&bars[issued]));
+  issued = kStreamStages;
+  for (;; ++i) {
+    int s = i % kStreamStages;
+    mbarWait(smemAddr(&bars[s]), (i / kStreamStages) & 1);
+    if (*stop)
+      break;
+    if (lane == 0)
+      bulkLoad(smemAddr(ring + s * kStreamChunk), source(issued), kStreamChunk,
+               smemAddr(&bars[s]));
+    ++issued;
+    __syncwarp();
+  }
+  for (uint32_t j = i + 1; j < issued; ++j)
+    mbarWait(smemAddr(&bars[j % kStreamStages]), (j / kStreamStages) & 1);
+  if (lane == 0)
+    st.bytes[blockIdx.x] = static_cast<unsigned long long>(issued) * kStreamChunk;
+  __syncwarp();
+}
+
 template <int N>
-__global__ void __launch_bounds__(256, 1)
-    wgmmaKernel(int steps, unsigned long long *outCycles, unsigned long long *outNs, float *sink) {
+__global__ void __launch_bounds__(288, 1)
+    wgmmaKernel(int steps, int warpgroups, Stream st, unsigned long long *outCycles,
+                unsigned long long *outNs, float *sink) {
   extern __shared__ __align__(1024) unsigned char smem[];
+  __shared__ __align__(8) uint64_t bars[kStreamStages];
+  __shared__ volatile int stop;
   constexpr int kABytes = 64 * 64 * 2;
   const int wg = threadIdx.x / 128;
-  const int warpgroups = blockDim.x / 128;
   unsigned char *b = smem + warpgroups * kABytes;
+  unsigned char *ring = smem + 64 * 1024; // after 2 A tiles and B (at most 48 KB)
+  if (threadIdx.x == 0) {
+    stop = 0;
+    for (int s = 0; s < kStreamStages; ++s)
+      mbarInit(smemAddr(&bars[s]));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
   // bf16 in [1, 2): sign 0, exponent 127, a varying mantissa.
   uint16_t *all = reinterpret_cast<uint16_t *>(smem);
   const int halves = (warpgroups * kABytes + N * 128) / 2;
@@ -191,6 +242,12 @@ __global__ void __launch_bounds__(256, 1)
     all[i] = static_cast<uint16_t>(0x3F80 | (i * 37 & 0x7F));
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
   __syncthreads();
+  if (wg >= warpgroups) { // the streaming warp
+    if (st.src)
+      streamLoads(st, ring, bars, &stop);
+    __syncthreads();
+    return;
+  }
   float acc[N / 2];
 #pragma unroll
   for (int i = 0; i < N / 2; ++i)
@@ -210,9 +267,11 @@ __global__ void __launch_bounds__(256, 1)
 #pragma unroll
   for (int i = 0; i < N / 2; ++i)
     asm volatile("" : "+f"(acc[i])::"memory");
-  __syncthreads();
   long long t1 = clock64();
   uint64_t g1 = globalNs();
+  if (threadIdx.x == 0)
+    stop = 1;
+  __syncthreads();
   float sum = 0.f;
 #pragma unroll
   for (int i = 0; i < N / 2; ++i)
@@ -297,21 +356,38 @@ void field(const char *key, double v) {
   std::fprintf(stderr, "%s %.6g\n", key, v);
 }
 
-template <int N> void wgmmaCase(int sms, int warpgroups, float *sink) {
+// `src`: stream TMA loads from it (an L2-resident span) beside the MMAs.
+template <int N>
+void wgmmaCase(int sms, int warpgroups, float *sink, const char *src = nullptr,
+               size_t span = 0) {
   const int steps = 4096;
   PerCta per(sms);
+  unsigned long long *loaded = nullptr;
+  CHECK(cudaMalloc(&loaded, sms * sizeof(unsigned long long)));
+  Stream st{src, span, loaded};
   // Enough shared memory for one CTA a SM.
   int bytes = 160 * 1024;
   CHECK(cudaFuncSetAttribute(wgmmaKernel<N>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  wgmmaKernel<N><<<sms, 128 * warpgroups, bytes>>>(steps / 8, per.cycles, per.ns, sink);
+  int threads = 128 * warpgroups + 32;
+  wgmmaKernel<N><<<sms, threads, bytes>>>(steps / 8, warpgroups, st, per.cycles, per.ns, sink);
   CHECK(cudaDeviceSynchronize());
-  wgmmaKernel<N><<<sms, 128 * warpgroups, bytes>>>(steps, per.cycles, per.ns, sink);
+  wgmmaKernel<N><<<sms, threads, bytes>>>(steps, warpgroups, st, per.cycles, per.ns, sink);
   CHECK(cudaDeviceSynchronize());
   double cycles = 0, ghz = 0;
   per.read(sms, cycles, ghz);
   double perMma = cycles / (4.0 * steps * warpgroups);
   double ideal = 2.0 * 64 * N * 16 / 4096.0;
-  std::string key = "wgmma_n" + std::to_string(N) + "_wg" + std::to_string(warpgroups);
+  std::string key = "wgmma_n" + std::to_string(N) + "_wg" + std::to_string(warpgroups) +
+                    (src ? "_tma" : "");
+  if (src) {
+    std::vector<unsigned long long> b(sms);
+    CHECK(cudaMemcpy(b.data(), loaded, sms * sizeof(b[0]), cudaMemcpyDeviceToHost));
+    std::vector<double> v;
+    for (unsigned long long x : b)
+      v.push_back(static_cast<double>(x));
+    field((key + "_tma_bytes_per_clk").c_str(), median(v) / cycles);
+  }
+  CHECK(cudaFree(loaded));
   field((key + "_cycles").c_str(), perMma);
   field((key + "_efficiency").c_str(), ideal / perMma);
   field((key + "_sm_ghz").c_str(), ghz);
@@ -343,6 +419,7 @@ int main() {
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("{\"name\": \"%s\", ", prop.name);
+  std::fprintf(stderr, "name %s\n", prop.name);
   const int sms = attr(cudaDevAttrMultiProcessorCount);
   field("sms", sms);
   field("l2_bytes", attr(cudaDevAttrL2CacheSize));
@@ -412,9 +489,6 @@ int main() {
     }
     tmaCase("tma_dram_all_sms_stages8", src, bytes, sms, 8, 400, chunk, chunk);
   }
-  CHECK(cudaFree(a));
-  CHECK(cudaFree(b));
-
   // wgmma issue rates.
   for (int wgs : {1, 2}) {
     wgmmaCase<64>(sms, wgs, sink);
@@ -422,6 +496,15 @@ int main() {
     wgmmaCase<192>(sms, wgs, sink);
     wgmmaCase<256>(sms, wgs, sink);
   }
+  // The same with TMA loads streaming into the SM's shared memory (8 MB
+  // span: L2 hits), two warpgroups, last (a fault here leaves the rest).
+  const char *l2src = reinterpret_cast<const char *>(a);
+  wgmmaCase<64>(sms, 2, sink, l2src, size_t(8) << 20);
+  wgmmaCase<128>(sms, 2, sink, l2src, size_t(8) << 20);
+  wgmmaCase<256>(sms, 2, sink, l2src, size_t(8) << 20);
+  wgmmaCase<64>(sms, 1, sink, l2src, size_t(8) << 20);
+  CHECK(cudaFree(a));
+  CHECK(cudaFree(b));
   std::printf("%s}\n", out.c_str() + 1);
   return 0;
 }

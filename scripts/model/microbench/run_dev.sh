@@ -2,7 +2,8 @@
 # Device side of the machine microbenchmarks (docs/model.md "Machine data"):
 # copied as run.sh with microbench.cu and wgmma.h into a device folder
 # (.dev/NAME/) and run from the repository root as `bash .dev/NAME/run.sh`.
-# Builds microbench.cu with nvcc (sm_90a) and runs it; everything under
+# Builds microbench.cu with nvcc (sm_90a) and runs it (its stderr: a `key
+# value` line a figure, kept if it faults later); everything under
 # `timeout`, the whole under 150 s (the caller guards it: timeout 150). Writes $OUT/NAME/: microbench.json (the
 # program's JSON with the card as nvidia-smi names it, its driver and clocks
 # added), smi.txt (nvidia-smi -q -d CLOCK,POWER before and after), log.txt.
@@ -28,13 +29,24 @@ if ! timeout 40 "$nvcc" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \
   exit 1
 fi
 say "built"
-timeout 40 "$work/microbench" >"$work/raw.json" 2>>"$log" </dev/null
+timeout 40 "$work/microbench" >"$work/raw.json" 2>"$work/fields.txt" </dev/null
 say "microbench exit $?"
+cat "$work/fields.txt" >>"$log"
 echo "=== after" >>"$out/smi.txt"
 $smi -q -d CLOCK,POWER </dev/null >>"$out/smi.txt" 2>&1
-python3 - "$work/raw.json" "$out/card.csv" "$out/microbench.json" <<'PY' >>"$log" 2>&1
+python3 - "$work/fields.txt" "$out/card.csv" "$out/microbench.json" <<'PY' >>"$log" 2>&1
 import json, sys
-raw = json.load(open(sys.argv[1]))
+# One "key value" line a figure (the program's stderr: what it measured before
+# a fault or a timeout is kept).
+raw = {}
+for line in open(sys.argv[1]):
+    key, _, value = line.strip().partition(" ")
+    if not key or not value or key in ("error",):
+        continue
+    try:
+        raw[key] = float(value)
+    except ValueError:
+        raw[key] = value
 card = [c.strip() for c in open(sys.argv[2]).read().split(",")]
 keys = ["smi_name", "driver", "smi_max_sm_clock", "smi_max_mem_clock", "smi_sm_clock",
         "smi_power_limit"]
