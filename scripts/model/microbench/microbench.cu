@@ -80,10 +80,16 @@ __global__ void writeKernel(float4 *__restrict__ dst, size_t n) {
 __global__ void readKernel(const float4 *__restrict__ src, size_t n, int reps, float *sink) {
   size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   float acc = 0.f;
+  // Four independent loads in flight a thread (n a multiple of 4 strides).
   for (int r = 0; r < reps; ++r)
-    for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-      float4 v = __ldcg(src + i);
-      acc += v.x + v.y + v.z + v.w;
+    for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i + 3 * stride < n; i += 4 * stride) {
+      float4 v[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+        v[u] = __ldcg(src + i + u * stride);
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+        acc += v[u].x + v[u].y + v[u].z + v[u].w;
     }
   if (acc == 12345.f)
     sink[0] = acc;
@@ -113,24 +119,31 @@ __device__ __forceinline__ void mbarWait(uint32_t bar, uint32_t phase) {
                  : "memory");
 }
 
-constexpr int kMaxStages = 8;
+constexpr int kMaxStages = 8, kMaxWarps = 4;
 
 // One thread a CTA streams `loads` chunks of `chunk` bytes through a ring of
 // `stages` buffers: chunk i of CTA b comes from src + ((b * loads + i) *
 // stride) % span. outCycles[b]: cycles from the first issue to the last
 // arrival (stages = 1: a load's latency times loads).
+// With several warps (blockDim.x / 32), each streams its `loads` through a
+// ring of its own; the CTA's cycles are warp 0's.
 __global__ void tmaKernel(const char *src, size_t span, uint32_t chunk, size_t stride, int stages,
                           int loads,
                           unsigned long long *outCycles, unsigned long long *outNs) {
-  extern __shared__ __align__(1024) unsigned char smem[];
-  __shared__ __align__(8) uint64_t bars[kMaxStages];
-  if (threadIdx.x != 0)
+  extern __shared__ __align__(1024) unsigned char ring[];
+  __shared__ __align__(8) uint64_t allBars[kMaxStages * kMaxWarps];
+  const int warp = threadIdx.x / 32;
+  if (threadIdx.x % 32 != 0)
     return;
+  uint64_t *bars = allBars + warp * kMaxStages;
+  unsigned char *smem = ring + static_cast<size_t>(warp) * stages * chunk;
   for (int s = 0; s < stages; ++s)
     mbarInit(smemAddr(&bars[s]));
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  const int warps = blockDim.x / 32;
   auto source = [&](int i) {
-    size_t off = ((static_cast<size_t>(blockIdx.x) * loads + i) * stride) % span;
+    size_t off =
+        (((static_cast<size_t>(blockIdx.x) * warps + warp) * loads + i) * stride) % span;
     return src + off;
   };
   uint64_t g0 = globalNs();
@@ -145,8 +158,10 @@ __global__ void tmaKernel(const char *src, size_t span, uint32_t chunk, size_t s
   }
   long long t1 = clock64();
   uint64_t g1 = globalNs();
-  outCycles[blockIdx.x] = static_cast<unsigned long long>(t1 - t0);
-  outNs[blockIdx.x] = g1 - g0;
+  if (warp == 0) {
+    outCycles[blockIdx.x] = static_cast<unsigned long long>(t1 - t0);
+    outNs[blockIdx.x] = g1 - g0;
+  }
 }
 
 // ---- wgmma -----------------------------------------------------------------
@@ -396,11 +411,12 @@ void wgmmaCase(int sms, int warpgroups, float *sink, const char *src = nullptr,
 }
 
 void tmaCase(const char *key, const char *src, size_t span, int ctas, int stages, int loads,
-             uint32_t chunk, size_t stride) {
+             uint32_t chunk, size_t stride, int warps = 1) {
   PerCta per(ctas);
-  int bytes = stages * chunk;
+  int bytes = stages * chunk * warps;
   CHECK(cudaFuncSetAttribute(tmaKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  tmaKernel<<<ctas, 32, bytes>>>(src, span, chunk, stride, stages, loads, per.cycles, per.ns);
+  tmaKernel<<<ctas, 32 * warps, bytes>>>(src, span, chunk, stride, stages, loads, per.cycles,
+                                         per.ns);
   CHECK(cudaDeviceSynchronize());
   double cycles = 0, ghz = 0;
   per.read(ctas, cycles, ghz);
@@ -408,8 +424,9 @@ void tmaCase(const char *key, const char *src, size_t span, int ctas, int stages
   if (stages == 1) {
     field((k + "_cycles").c_str(), cycles / loads);
   } else {
-    field((k + "_bytes_per_clk_per_sm").c_str(), static_cast<double>(loads) * chunk / cycles);
-    field((k + "_tb_s").c_str(), static_cast<double>(loads) * chunk * ctas / (cycles / ghz) * 1e-3);
+    double perSm = static_cast<double>(loads) * chunk * warps;
+    field((k + "_bytes_per_clk_per_sm").c_str(), perSm / cycles);
+    field((k + "_tb_s").c_str(), perSm * ctas / (cycles / ghz) * 1e-3);
   }
 }
 
@@ -460,12 +477,14 @@ int main() {
   ms = timeMs(20, [&] { writeKernel<<<grid, block>>>(b, n4); });
   field("dram_write_tb_s", 1.0 * bytes / ms * 1e-9);
 
-  // L2: 8 MB read 50 times a run (every SM; L1 bypassed).
+  // L2: 8.65 MB (one round of four loads a thread of 4 x 132 CTAs of 256
+  // threads) read 50 times a run (every SM; L1 bypassed).
   {
-    const size_t l2 = size_t(8) << 20;
+    const int l2Grid = sms * 4, l2Block = 256;
+    const size_t n = size_t(4) * l2Grid * l2Block;
     const int reps = 50;
-    ms = timeMs(10, [&] { readKernel<<<grid, block>>>(a, l2 / 16, reps, sink); });
-    field("l2_read_8mb_tb_s", 1.0 * l2 * reps / ms * 1e-9);
+    ms = timeMs(10, [&] { readKernel<<<l2Grid, l2Block>>>(a, n, reps, sink); });
+    field("l2_read_8mb_tb_s", 16.0 * n * reps / ms * 1e-9);
   }
 
   // TMA: 16 KB chunks (the family's 128 x 64 bf16 box).
@@ -488,6 +507,12 @@ int main() {
               chunk, chunk);
     }
     tmaCase("tma_dram_all_sms_stages8", src, bytes, sms, 8, 400, chunk, chunk);
+    // Four warps, each its own ring of 3 stages of 16 KB (a stream a warp):
+    // does an SM pull more than one thread's stream does?
+    tmaCase("tma_l2_one_sm_4warps", src, size_t(8) << 20, 1, 3, 1000, chunk, chunk, 4);
+    tmaCase("tma_l2_all_sms_4warps", src, size_t(8) << 20, sms, 3, 1000, chunk, chunk, 4);
+    // 4 KB loads (a 32-row box), 8 stages, one warp.
+    tmaCase("tma_l2_all_sms_4kb_stages8", src, size_t(8) << 20, sms, 8, 4000, 4096, 4096);
   }
   // wgmma issue rates.
   for (int wgs : {1, 2}) {
