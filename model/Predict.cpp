@@ -34,12 +34,16 @@ double l2BytesPerClk(const Machine &m, double busySms) {
 CtaCost ctaCost(const CtaWork &w, const KernelProfile &p, const Machine &m, double busySms) {
   CtaCost c;
   double perSmL2 = l2BytesPerClk(m, busySms);
+  // The MMAs take the longer of their tensor time and the SM's shared memory
+  // time: their operand reads plus the TMA writes of the loads that feed them
+  // (the same banks serve both).
+  double compute = 0, smemBytes = w.loadBytes;
   for (const auto &[n, count] : w.wgmmaByN) {
-    double compute =
-        2.0 * 64 * static_cast<double>(n) * 16 / m.tensorFlopsPerClkPerSm / m.wgmmaEfficiency(n);
-    double operands = (64.0 * 16 * 2 + static_cast<double>(n) * 16 * 2) / m.smemBytesPerClkPerSm;
-    c.tensor += static_cast<double>(count) * std::max(compute, operands);
+    compute += static_cast<double>(count) * 2.0 * 64 * static_cast<double>(n) * 16 /
+               m.tensorFlopsPerClkPerSm / m.wgmmaEfficiency(n);
+    smemBytes += static_cast<double>(count) * (64.0 * 16 * 2 + static_cast<double>(n) * 16 * 2);
   }
+  c.tensor = w.wgmmaByN.empty() ? 0 : std::max(compute, smemBytes / m.smemBytesPerClkPerSm);
   double steps = static_cast<double>(std::max<int64_t>(w.steps, 1));
   int64_t consumers = std::max<int64_t>(w.consumerWarpgroups, 1);
   double drains = static_cast<double>(w.drainingSteps) * m.wgmmaDrainCycles;
@@ -299,7 +303,8 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
                           n, c, m.wgmmaEfficiency(n));
   out.bounds = {
       {"tensor cores", cyclesToUs(tensorMax, m),
-       shapes.empty() ? "no wgmma" : shapes + ", shared-memory operand reads included"},
+       shapes.empty() ? "no wgmma"
+                     : shapes + ", shared-memory operand reads and TMA writes included"},
       {"warpgroup chain", cyclesToUs(chainMax, m),
        "one warpgroup's MMAs plus a pipe drain per wgmma.wait_group(0)"},
       {"L2 -> shared memory", cyclesToUs(transferMax, m),
