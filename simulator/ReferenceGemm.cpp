@@ -265,7 +265,7 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
   if (auto it = p.tensors.find("bias"); it != p.tensors.end())
     biasv = decodedValues(t[it->second]);
   std::string act = p.names.count("act") ? p.names.at("act") : "identity";
-  Expected e{std::vector<double>(M * N), std::vector<double>(M * N)};
+  Expected e = Expected::unset(M * N);
   // Accumulation error: fp32 sums truncated per k chunk (tensor cores) or
   // rounded per fma, bounded by a few units of 2^-24 per term. The sm_90 fp8
   // tensor cores (e4m3 / e5m2 operands, unscaled or with f32 scales, which a
