@@ -9,6 +9,7 @@
 // tensor memory: a write marks what it wrote, and a read of anything not
 // marked declines, so that the per-element path reports it.
 #include "simulator/CtaExecutor.h"
+#include "simulator/Lanes.h"
 #include "simulator/Packed.h"
 
 #include <cstring>
@@ -82,30 +83,6 @@ int64_t firstOwnerReg(const BufferPlan &b, int64_t flat, ThreadRange threads,
       return t * regsPerThread + b.regBase + r;
   }
   return -1;
-}
-
-uint64_t loadLittle(const uint8_t *p, int bytes) {
-  uint64_t v = 0;
-  std::memcpy(&v, p, static_cast<size_t>(bytes));
-  return v;
-}
-
-// fn(std::integral_constant<int, bytes>) for the usual element sizes, so that
-// the loops it runs copy elements with plain loads and stores instead of a
-// memcpy call per element; fn(bytes) otherwise.
-template <typename Fn> void withElementBytes(int bytes, Fn fn) {
-  switch (bytes) {
-  case 1:
-    return fn(std::integral_constant<int, 1>{});
-  case 2:
-    return fn(std::integral_constant<int, 2>{});
-  case 4:
-    return fn(std::integral_constant<int, 4>{});
-  case 8:
-    return fn(std::integral_constant<int, 8>{});
-  default:
-    return fn(bytes);
-  }
 }
 
 } // namespace
@@ -219,21 +196,25 @@ bool CtaExecutor::scatterBits(const Region &r, ThreadRange threads,
   }
   case MemScope::Shared: {
     const int64_t limit = static_cast<int64_t>(shared_.size()) - bytes;
-    for (int64_t flat : flats) // decide before writing anything
-      if (int64_t at = b.sharedByte(flat); at < 0 || at > limit)
+    thread_local std::vector<int64_t> ats; // each element's byte, found once
+    ats.resize(flats.size());
+    for (size_t i = 0; i < flats.size(); ++i) { // decide before writing anything
+      const int64_t at = b.sharedByte(flats[i]);
+      if (at < 0 || at > limit)
         return false;
+      ats[i] = at;
+    }
+    const int64_t initSize = static_cast<int64_t>(sharedInit_.size());
     withElementBytes(bytes, [&](auto size) {
       for (size_t i = 0; i < flats.size(); ++i) {
         uint64_t v = value(i);
-        std::memcpy(shared_.data() + b.sharedByte(flats[i]), &v, static_cast<size_t>(size));
+        std::memcpy(shared_.data() + ats[i], &v, static_cast<size_t>(size));
       }
+      if (options_.checkUninitialized)
+        for (int64_t at : ats)
+          if (at + size <= initSize)
+            std::memset(sharedInit_.data() + at, 1, static_cast<size_t>(size));
     });
-    if (options_.checkUninitialized) {
-      const int64_t initSize = static_cast<int64_t>(sharedInit_.size());
-      for (int64_t flat : flats)
-        if (int64_t at = b.sharedByte(flat); at + bytes <= initSize)
-          std::fill_n(sharedInit_.begin() + at, bytes, uint8_t{1});
-    }
     return true;
   }
   case MemScope::Reg: {
