@@ -20,7 +20,6 @@ gemm_fp8_blockscaled_sm90.tile|gemm(A, B^T -> C, scale_a = SA^T, scale_b = SB, b
 gemm_fp8_blockscaled_sm90_bn192.tile|gemm(A, B^T -> C, scale_a = SA^T, scale_b = SB, block = 128, block_n = 128)
 gemm_fp8_blockscaled_sm90_grouped.tile|gemm(A, B^T -> C, scale_a = SA^T, scale_b = SB, block = 128, block_n = 128)'
 mkdir -p "$WORK"
-untimed() { grep -vE 'seconds|per_second|"ms"|wall' "$1"; }
 dump() { # binary outdir
   local bin=$1 out=$2
   rm -rf "$out"
@@ -43,18 +42,4 @@ for s in json.load(open(sys.argv[1]))["kernels"][0]["simulated"]:
 # REUSE_BEFORE=1 keeps an earlier run's WORK/before (the same BEFORE binary).
 [ -n "${REUSE_BEFORE:-}" ] && [ -d "$WORK/before" ] || dump "$BEFORE" "$WORK/before"
 dump "$AFTER" "$WORK/after"
-status=0
-for f in "$WORK"/before/*.reward.json; do
-  diff <(untimed "$f") <(untimed "$WORK/after/$(basename "$f")") > /dev/null ||
-    { echo "differs: $(basename "$f")"; status=1; }
-done
-for d in "$WORK"/before/*/; do
-  n=$(basename "$d")
-  for f in "$d"*.npy; do
-    cmp -s "$f" "$WORK/after/$n/$(basename "$f")" || { echo "differs: $n/$(basename "$f")"; status=1; }
-  done
-  diff <(untimed "$d/out.json") <(untimed "$WORK/after/$n/out.json") > /dev/null ||
-    { echo "differs: $n/out.json"; status=1; }
-  echo "$n: $(ls "$d" | wc -l) files compared"
-done
-exit $status
+exec "$(dirname "$0")/sim_dump_diff.sh" "$WORK"
