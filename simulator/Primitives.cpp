@@ -289,6 +289,8 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
         gatherBits(*src, threads, bits_) && scatterBits(*dst, threads, bits_)) {
       countAccess(*src, false);
       countAccess(*dst, true);
+    } else if (call.warpShare && src->buffer != dst->buffer &&
+               copyShareToShared(*src, *dst, n, threads, done)) {
     } else if (!forElements(src, [&](int64_t i, ThreadRange by, int64_t to, int64_t from) {
                  auto bits = read(*src, i, by, from);
                  return bits && write(*dst, i, *bits, by, to);

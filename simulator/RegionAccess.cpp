@@ -154,6 +154,52 @@ bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<u
   return false;
 }
 
+bool CtaExecutor::copyShareToShared(const Region &src, const Region &dst, int64_t n,
+                                    ThreadRange warp, int64_t &done) {
+  const BufferPlan &from = p_.buffers[src.buffer], &to = p_.buffers[dst.buffer];
+  if (everyAccessTraced() || from.scope != MemScope::Reg || from.privateRegs() ||
+      to.scope != MemScope::Shared || dtypeBits(to.dtype) % 8 != 0 ||
+      dtypeBits(from.dtype) != dtypeBits(to.dtype))
+    return false;
+  const std::vector<ShareElement> &share = warpShare(dst, &src, n, warp);
+  const int bytes = dtypeBytes(to.dtype);
+  const int64_t limit = static_cast<int64_t>(shared_.size()) - bytes;
+  // Decide before writing anything: every source register held by its
+  // thread (readBits), every destination byte inside shared memory
+  // (writeBits, sharedSpot).
+  thread_local std::vector<std::pair<int64_t, int64_t>> moves; // (register, byte)
+  moves.clear();
+  for (const ShareElement &e : share) {
+    if (e.srcFlat < 0 || e.dstFlat < 0)
+      return false;
+    int64_t reg = -1;
+    for (int32_t k = from.ownerStart[e.srcFlat]; k < from.ownerStart[e.srcFlat + 1] && reg < 0;
+         ++k)
+      if (from.owners[k].first == e.thread)
+        reg = e.thread * p_.regsPerThread + from.regBase + from.owners[k].second;
+    const int64_t at = to.sharedBit(e.dstFlat) / 8;
+    if (reg < 0 || at < 0 || at > limit)
+      return false;
+    moves.emplace_back(reg, at);
+  }
+  const int64_t initSize = static_cast<int64_t>(sharedInit_.size());
+  withElementBytes(bytes, [&](auto size) {
+    for (const auto &[reg, at] : moves) {
+      const uint64_t v = regs_[reg];
+      std::memcpy(shared_.data() + at, &v, static_cast<size_t>(size));
+      if (options_.checkUninitialized && at + size <= initSize)
+        std::memset(sharedInit_.data() + at, 1, static_cast<size_t>(size));
+    }
+  });
+  stats_.sharedBytesAccessed += static_cast<int64_t>(moves.size()) * bytes;
+  int64_t last = -1;
+  for (const ShareElement &e : share) {
+    done += e.element != last;
+    last = e.element;
+  }
+  return true;
+}
+
 const int64_t *CtaExecutor::tmemCells(const Region &r, const std::vector<int64_t> &flats) {
   const BufferPlan &b = p_.buffers[r.buffer];
   auto it = tmemAlloc_.find(r.buffer);
