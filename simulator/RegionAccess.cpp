@@ -109,17 +109,23 @@ bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<u
     const int64_t limit = static_cast<int64_t>(shared_.size()) - bytes;
     const bool init = options_.checkUninitialized;
     const int64_t initLimit = static_cast<int64_t>(sharedInit_.size()) - bytes;
+    // Plain pointers: the loop's stores cannot move them.
+    const uint8_t *shared = shared_.data(), *initialised = sharedInit_.data();
+    const int64_t *table = b.byteOf.empty() ? nullptr : b.byteOf.data();
+    const int64_t *flat = flats.data();
+    uint64_t *to = out.data();
+    const size_t count = flats.size();
     bool inside = true;
     withElementBytes(bytes, [&](auto size) {
-      for (size_t i = 0; i < flats.size() && inside; ++i) {
-        int64_t at = b.sharedByte(flats[i]);
+      for (size_t i = 0; i < count && inside; ++i) {
+        const int64_t at = table ? table[flat[i]] : b.sharedByteFromLayout(flat[i]);
         inside = at >= 0 && at <= limit;
         if (inside && init) { // every byte written since the CTA started
           inside = at <= initLimit;
           for (int k = 0; k < size && inside; ++k)
-            inside = sharedInit_[at + k] != 0;
+            inside = initialised[at + k] != 0;
         }
-        out[i] = inside ? loadLittle(shared_.data() + at, size) : 0;
+        to[i] = inside ? loadLittle(shared + at, size) : 0;
       }
     });
     return inside;
