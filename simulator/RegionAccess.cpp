@@ -257,15 +257,20 @@ bool CtaExecutor::scatterBits(const Region &r, ThreadRange threads,
       ats[i] = at;
     }
     const int64_t initSize = static_cast<int64_t>(sharedInit_.size());
+    // Plain pointers: the byte stores could otherwise alias the vectors'.
+    uint8_t *shared = shared_.data(), *initialised = sharedInit_.data();
+    const int64_t *at = ats.data();
+    const uint64_t *each = bits.data();
+    const size_t count = ats.size(), step = bits.size() == 1 ? 0 : 1;
     withElementBytes(bytes, [&](auto size) {
-      for (size_t i = 0; i < flats.size(); ++i) {
-        uint64_t v = value(i);
-        std::memcpy(shared_.data() + ats[i], &v, static_cast<size_t>(size));
+      for (size_t i = 0; i < count; ++i) {
+        const uint64_t v = each[i * step];
+        std::memcpy(shared + at[i], &v, static_cast<size_t>(size));
       }
       if (options_.checkUninitialized)
-        for (int64_t at : ats)
-          if (at + size <= initSize)
-            std::memset(sharedInit_.data() + at, 1, static_cast<size_t>(size));
+        for (size_t i = 0; i < count; ++i)
+          if (at[i] + size <= initSize)
+            std::memset(initialised + at[i], 1, static_cast<size_t>(size));
     });
     return true;
   }
