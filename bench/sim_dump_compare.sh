@@ -26,15 +26,4 @@ dump() { # binary outdir
 }
 dump "$BEFORE" "$WORK/before"
 dump "$AFTER" "$WORK/after"
-status=0
-untimed() { grep -vE 'seconds|per_second|"ms"|wall' "$1"; }
-for d in "$WORK"/before/*; do
-  n=$(basename "$d")
-  for f in "$d"/*.npy; do
-    cmp -s "$f" "$WORK/after/$n/$(basename "$f")" || { echo "differs: $n/$(basename "$f")"; status=1; }
-  done
-  diff <(untimed "$d/out.json") <(untimed "$WORK/after/$n/out.json") > /dev/null ||
-    { echo "differs: $n/out.json"; status=1; }
-  echo "$n: $(ls "$d" | wc -l) files compared"
-done
-exit $status
+exec "$(dirname "$0")/sim_dump_diff.sh" "$WORK"

@@ -201,9 +201,15 @@ bool CtaExecutor::completeGroupUnit(size_t index) {
   ThreadRange none{0, 0};
   int64_t n = unit.src.elements();
   if (unit.groupKind == kBulkStore && !unit.sourceRead) {
-    // First stage: the TMA reads the shared tile.
+    // First stage: the TMA reads the shared tile, as a whole region where
+    // no access must be traced one by one and every element is inside and
+    // initialised (else element by element, which reports what is not).
+    const bool whole = !everyAccessTraced() && p_.buffers[unit.src.buffer].scope == MemScope::Shared &&
+                       fastRegion(unit.src) && gatherBits(unit.src, none, unit.staged);
+    if (whole)
+      countAccess(unit.src, false);
     unit.staged.resize(n);
-    for (int64_t i = 0; i < n; ++i) {
+    for (int64_t i = 0; i < n && !whole; ++i) {
       auto bits = readBits(unit.src.buffer, bufferFlat(unit.src, i), none, unit.loc);
       if (!bits)
         return false;

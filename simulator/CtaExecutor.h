@@ -218,6 +218,13 @@ public:
   // `bits` holds one value per element, or one value for all of them.
   bool scatterBits(const Region &r, ThreadRange threads, std::span<const uint64_t> bits,
                    bool ownedOnly = false);
+  // A warp's share of a copy from a register tile with a layout into shared
+  // memory (an epilogue's staging), element by element as the per-element
+  // path does it, without its per-element calls: false, with nothing
+  // written, where that path would report something or every access must
+  // be traced. `done` counts the elements moved, as that path counts them.
+  bool copyShareToShared(const Region &src, const Region &dst, int64_t n, ThreadRange warp,
+                         int64_t &done);
   // The tensor-memory cells of a region's elements (`flats`), or null when
   // one is not allocated or outside its allocation (tmemIndex reports it).
   const int64_t *tmemCells(const Region &r, const std::vector<int64_t> &flats);

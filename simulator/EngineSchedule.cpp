@@ -46,6 +46,24 @@ public:
     }
     return flat;
   }
+  // Where the region's last dimension runs along the buffer's last one: the
+  // current element's column there, and (true when every other coordinate
+  // is inside the buffer) the flat index of column 0 of its row.
+  bool rowAlongLast() const {
+    return !r_.extent.empty() && static_cast<size_t>(r_.dimOf.back()) + 1 == shape_.size();
+  }
+  bool row(int64_t &flatOfColumn0, int64_t &column) const {
+    const size_t last = shape_.size() - 1;
+    int64_t flat = 0;
+    for (size_t d = 0; d < last; ++d) {
+      if (coord_[d] < 0 || coord_[d] >= shape_[d])
+        return false;
+      flat = flat * shape_[d] + coord_[d];
+    }
+    flatOfColumn0 = flat * shape_[last];
+    column = coord_[last];
+    return true;
+  }
   void next() {
     for (size_t k = r_.extent.size(); k-- > 0;) {
       if (++digit_[k] < r_.extent[k]) {
@@ -171,10 +189,27 @@ bool CtaExecutor::copyClippedSource(const AsyncCopy &copy) {
   bits_.resize(static_cast<size_t>(n));
   int64_t inside = 0;
   RegionWalk at(copy.src, src.shape);
-  for (int64_t i = 0; i < n; ++i, at.next()) {
-    int64_t from = at.flat();
-    bits_[i] = from >= 0 ? tensor.bitsAt(from) : 0;
-    inside += from >= 0;
+  if (at.rowAlongLast()) {
+    // A row of the box at a time: its columns inside the tensor are read,
+    // the rest are zeros.
+    const int64_t inner = copy.src.extent.back(), width = src.shape.back();
+    withElementBytes(dtypeBytes(tensor.dtype), [&](auto size) {
+      for (int64_t i = 0; i < n; i += inner) {
+        int64_t rowFlat = 0, column = 0;
+        const bool rowInside = at.row(rowFlat, column);
+        for (int64_t e = 0; e < inner; ++e, at.next()) {
+          const bool in = rowInside && column + e >= 0 && column + e < width;
+          bits_[i + e] = in ? loadLittle(tensor.bytes.data() + (rowFlat + column + e) * size, size) : 0;
+          inside += in;
+        }
+      }
+    });
+  } else {
+    for (int64_t i = 0; i < n; ++i, at.next()) {
+      int64_t from = at.flat();
+      bits_[i] = from >= 0 ? tensor.bitsAt(from) : 0;
+      inside += from >= 0;
+    }
   }
   if (!scatterBits(copy.dst, ThreadRange{0, 0}, bits_))
     return false;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 // The fused paths' loops (FusedStore.cpp, FusedLoop.cpp) have a clone for
 // x86-64-v3 (AVX2, FMA) processors chosen at load time; they use integer
@@ -21,6 +22,31 @@
 #endif
 
 namespace tilescope::sim {
+
+// An element of `bytes` bytes (little-endian), zero-extended.
+inline uint64_t loadLittle(const uint8_t *p, int bytes) {
+  uint64_t v = 0;
+  std::memcpy(&v, p, static_cast<size_t>(bytes));
+  return v;
+}
+
+// fn(std::integral_constant<int, bytes>) for the usual element sizes, so that
+// the loops it runs copy elements with plain loads and stores instead of a
+// memcpy call per element; fn(bytes) otherwise.
+template <typename Fn> inline void withElementBytes(int bytes, Fn fn) {
+  switch (bytes) {
+  case 1:
+    return fn(std::integral_constant<int, 1>{});
+  case 2:
+    return fn(std::integral_constant<int, 2>{});
+  case 4:
+    return fn(std::integral_constant<int, 4>{});
+  case 8:
+    return fn(std::integral_constant<int, 8>{});
+  default:
+    return fn(bytes);
+  }
+}
 
 // Two's complement wrap-around, as the hardware's 64-bit integers.
 inline int64_t wrapAdd(int64_t p, int64_t q) {

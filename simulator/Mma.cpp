@@ -347,6 +347,52 @@ namespace {
 // a NaN or an infinity is there (those chunks take the general path).
 constexpr int32_t kNoTerm = -(1 << 28);
 
+// One code's part of a DecodedTile.
+struct CodePlanes {
+  uint32_t significand;
+  int32_t exponent;
+  int32_t signMask;
+  uint8_t special; // NaN or infinity
+  uint8_t nonZero; // anything but a zero
+};
+
+CodePlanes planesOf(uint32_t code, const numerics::FloatFormat &f) {
+  Decoded d = numerics::decompose(code, f);
+  const bool finite = d.cls == Decoded::Finite;
+  return {finite ? d.significand : 0u, finite ? d.exponent : kNoTerm, d.negative ? -1 : 0,
+          uint8_t(d.cls == Decoded::NaN || d.cls == Decoded::Inf),
+          uint8_t(d.cls != Decoded::Zero)};
+}
+
+// planesOf of every code of a format of at most 8 bits, made once per format
+// (decompose keeps only the code's bits, so `code & mask` is its index).
+struct CodeTable {
+  std::array<CodePlanes, 256> planes;
+  uint32_t mask;
+};
+const CodeTable *codeTable(const numerics::FloatFormat &f) {
+  if (f.codeBits() > 8 || f.storageShift != 0)
+    return nullptr;
+  static constexpr Dtype kNarrow[] = {D::f8e4m3, D::f8e5m2, D::f6e2m3, D::f6e3m2, D::f4e2m1,
+                                      D::ue8m0};
+  static const std::vector<std::pair<const numerics::FloatFormat *, CodeTable>> tables = [] {
+    std::vector<std::pair<const numerics::FloatFormat *, CodeTable>> out;
+    for (Dtype d : kNarrow) {
+      const numerics::FloatFormat *format = numerics::floatFormat(d);
+      CodeTable t{};
+      t.mask = numerics::codeMask(*format);
+      for (uint32_t code = 0; code <= t.mask; ++code)
+        t.planes[code] = planesOf(code, *format);
+      out.emplace_back(format, t);
+    }
+    return out;
+  }();
+  for (const auto &[format, table] : tables)
+    if (format == &f)
+      return &table;
+  return nullptr;
+}
+
 struct DecodedTile {
   std::vector<uint32_t> significand;
   std::vector<int32_t> exponent;
@@ -360,21 +406,52 @@ struct DecodedTile {
               const numerics::FloatFormat &f)
       : significand(rows * K), exponent(rows * K), signMask(rows * K),
         special(rows * ((K + kStep - 1) / kStep), 0), zero(special.size(), 1) {
-    int64_t chunks = (K + kStep - 1) / kStep;
+    if (const CodeTable *table = codeTable(f))
+      fill(codes.data(), rows, K, kStep,
+           [table, mask = table->mask](uint32_t code) { return table->planes[code & mask]; });
+    else
+      fill(codes.data(), rows, K, kStep, [&f](uint32_t code) { return planesOf(code, f); });
+  }
+
+private:
+  // Through raw pointers and a chunk at a time: the byte planes' stores
+  // could otherwise alias the format's fields and the vectors' own.
+  template <typename Decode>
+  void fill(const uint32_t *codes, int64_t rows, int64_t K, int64_t kStep, Decode decode) {
+    const int64_t chunks = (K + kStep - 1) / kStep;
+    uint32_t *sig = significand.data();
+    int32_t *exp = exponent.data(), *neg = signMask.data();
+    uint8_t *spec = special.data(), *zer = zero.data();
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t k = 0; k < K; ++k) {
-        int64_t i = r * K + k;
-        Decoded d = numerics::decompose(codes[i], f);
-        significand[i] = d.cls == Decoded::Finite ? d.significand : 0;
-        exponent[i] = d.cls == Decoded::Finite ? d.exponent : kNoTerm;
-        signMask[i] = d.negative ? -1 : 0;
-        if (d.cls == Decoded::NaN || d.cls == Decoded::Inf)
-          special[r * chunks + k / kStep] = 1;
-        if (d.cls != Decoded::Zero)
-          zero[r * chunks + k / kStep] = 0;
+      for (int64_t q = 0; q < chunks; ++q) {
+        uint8_t anySpecial = 0, anyNonZero = 0;
+        for (int64_t k = q * kStep, end = std::min(K, k + kStep); k < end; ++k) {
+          const int64_t i = r * K + k;
+          const CodePlanes p = decode(codes[i]);
+          sig[i] = p.significand;
+          exp[i] = p.exponent;
+          neg[i] = p.signMask;
+          anySpecial |= p.special;
+          anyNonZero |= p.nonZero;
+        }
+        spec[r * chunks + q] = anySpecial;
+        zer[r * chunks + q] = uint8_t(!anyNonZero);
       }
   }
 };
+
+// Whether every one of `n` codes is a zero (no finite term, no NaN, no
+// infinity).
+bool allZeros(const uint32_t *codes, int64_t n, const numerics::FloatFormat &f) {
+  uint8_t nonZero = 0;
+  if (const CodeTable *table = codeTable(f))
+    for (int64_t k = 0; k < n; ++k)
+      nonZero |= table->planes[codes[k] & table->mask].nonZero;
+  else
+    for (int64_t k = 0; k < n; ++k)
+      nonZero |= planesOf(codes[k], f).nonZero;
+  return nonZero == 0;
+}
 
 // B's decoded planes transposed (K x N): for each k the N outputs' operands
 // side by side (rowChunkAcross).
@@ -385,12 +462,17 @@ struct TransposedTile {
 
   TransposedTile(const DecodedTile &t, int64_t rows, int64_t K)
       : significand(rows * K), exponent(rows * K), signMask(rows * K) {
+    transpose(t.significand.data(), significand.data(), rows, K);
+    transpose(t.exponent.data(), exponent.data(), rows, K);
+    transpose(t.signMask.data(), signMask.data(), rows, K);
+  }
+
+private:
+  template <typename E>
+  static void transpose(const E *__restrict from, E *__restrict to, int64_t rows, int64_t K) {
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t k = 0; k < K; ++k) {
-        significand[k * rows + r] = t.significand[r * K + k];
-        exponent[k * rows + r] = t.exponent[r * K + k];
-        signMask[k * rows + r] = t.signMask[r * K + k];
-      }
+      for (int64_t k = 0; k < K; ++k)
+        to[k * rows + r] = from[r * K + k];
   }
 };
 
@@ -405,7 +487,8 @@ struct RowChunk {
   bool specialA;           // a NaN or infinity in A's chunk
   const DecodedTile *B;
   const TransposedTile *T; // B transposed: for the narrow sums
-  int64_t K, len, chunks, q, N;
+  int64_t K, len, chunks, q;
+  int64_t N;   // the rows of B decoded (T's row stride)
   int64_t end; // outputs 0 .. end - 1 are computed; the rest stay +0 (fusedSumTile)
   uint32_t *c;
 };
@@ -633,29 +716,37 @@ int64_t fusedSumTile(const MmaInstructionRow &row, int64_t M, int64_t N, int64_t
                            align + 2 + std::bit_width(static_cast<uint64_t>(kStep + 1)) <= 62;
   const bool narrow = align + 2 + std::bit_width(static_cast<uint64_t>(kStep - 1)) <= 31;
   DecodedTile A(a, M, K, kStep, fa);
-  const DecodedTile B(bt, N, K, kStep, fb);
   if (integerPath)
     for (uint32_t &sig : A.significand)
       sig <<= lift;
-  std::optional<TransposedTile> T;
-  if (integerPath && narrow)
-    T.emplace(B, N, K);
   // Outputs whose B rows are zeros in every chunk (the rows a TMA copy fills
   // past a tensor's edge) and whose accumulator is +0 stay +0 through every
   // chunk when A's row holds no NaN or infinity (each chunk maps +0 to +0 on
   // every path: generalChunk's zeros, a sum of 0 that packs to +0, fusedSum's
-  // zeros): only the outputs before the last run of those are computed.
-  std::vector<uint8_t> zeroB(N, 1);
-  for (int64_t j = 0; j < N; ++j)
-    for (int64_t q = 0; q < chunks; ++q)
-      zeroB[j] = zeroB[j] && B.zero[j * chunks + q];
-  std::vector<ProductTerm> terms(kStep);
+  // zeros): only the outputs before the last run of those are computed, and
+  // only B's rows before the last of those ends are decoded (no path reads
+  // B's row j for an output j at or past its row's end).
+  int64_t zerosFrom = N; // B's rows from here on are zeros in every chunk
+  while (zerosFrom > 0 && allZeros(&bt[(zerosFrom - 1) * K], K, fb))
+    --zerosFrom;
+  std::vector<int64_t> ends(M);
+  int64_t rowsB = 0;
   for (int64_t i = 0; i < M; ++i) {
     int64_t end = N;
     if (std::none_of(&A.special[i * chunks], &A.special[(i + 1) * chunks],
                      [](uint8_t x) { return x != 0; }))
-      while (end > 0 && zeroB[end - 1] && c[i * N + end - 1] == 0)
+      while (end > zerosFrom && c[i * N + end - 1] == 0)
         --end;
+    ends[i] = end;
+    rowsB = std::max(rowsB, end);
+  }
+  const DecodedTile B(bt.first(rowsB * K), rowsB, K, kStep, fb);
+  std::optional<TransposedTile> T;
+  if (integerPath && narrow)
+    T.emplace(B, rowsB, K);
+  std::vector<ProductTerm> terms(kStep);
+  for (int64_t i = 0; i < M; ++i) {
+    const int64_t end = ends[i];
     for (int64_t q = 0; q < chunks && end > 0; ++q) {
       const int64_t k0 = q * kStep, len = std::min(kStep, K - k0);
       if (!integerPath) {
@@ -686,7 +777,7 @@ int64_t fusedSumTile(const MmaInstructionRow &row, int64_t M, int64_t N, int64_t
                  len,
                  chunks,
                  q,
-                 N,
+                 rowsB,
                  end,
                  &c[i * N]};
       if (A.zero[i * chunks + q])

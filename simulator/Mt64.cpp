@@ -38,7 +38,29 @@ void twistAndTemper(uint64_t *__restrict x, uint64_t *__restrict out) {
   }
 }
 
+#if defined(__GNUC__) && defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+void signedUnitsOf(const uint64_t *__restrict words, double *__restrict out, size_t n) {
+  for (size_t k = 0; k < n; ++k) {
+    const double unit = static_cast<double>(words[k]) * 0x1p-64; // exact: a power of two
+    out[k] = (unit >= 1.0 ? 0x1.fffffffffffffp-1 : unit) * 2.0 - 1.0;
+  }
+}
+
 } // namespace
+
+void Mt64Block::signedUnits(double *out, size_t n) {
+  while (n > 0) {
+    if (next_ == kWords)
+      refill();
+    const size_t take = n < kWords - next_ ? n : kWords - next_;
+    signedUnitsOf(out_ + next_, out, take);
+    next_ += take;
+    out += take;
+    n -= take;
+  }
+}
 
 Mt64Block::Mt64Block(uint64_t seed) {
   static_assert(kWords == kN);

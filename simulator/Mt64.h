@@ -33,6 +33,14 @@ public:
     return out_[next_++];
   }
 
+  // The next `n` draws of std::uniform_real_distribution<double>(-1.0, 1.0)
+  // reading this engine, in order, a block at a time: libstdc++'s
+  // generate_canonical<double, 53> takes one word w and gives w / 2^64
+  // rounded to a double (the double below 1 where that is 1), and the
+  // distribution gives that times 2, minus 1 (checked against the library in
+  // tests/unit/simulator/RandomFillTest.cpp).
+  void signedUnits(double *out, size_t n);
+
 private:
   static constexpr size_t kWords = 312;
   void refill();

@@ -289,6 +289,8 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
         gatherBits(*src, threads, bits_) && scatterBits(*dst, threads, bits_)) {
       countAccess(*src, false);
       countAccess(*dst, true);
+    } else if (call.warpShare && src->buffer != dst->buffer &&
+               copyShareToShared(*src, *dst, n, threads, done)) {
     } else if (!forElements(src, [&](int64_t i, ThreadRange by, int64_t to, int64_t from) {
                  auto bits = read(*src, i, by, from);
                  return bits && write(*dst, i, *bits, by, to);
@@ -322,11 +324,15 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     bool ownedSrc = ownedDst && sp.scope == MemScope::Reg && !sp.privateRegs();
     if ((whole || ownedSrc) && src->buffer != dst->buffer && fastRegion(*dst) &&
         gatherBits(*src, threads, bits_, ownedSrc)) {
+      // decodeNumber and encodeNumber below, with the dtypes' kinds found once.
+      const bool fromFloat = isFloat(sd), toFloat = isFloat(db.dtype);
       for (uint64_t &bits : bits_) {
-        Number x = decodeNumber(sd, bits);
-        if (x.isFloat && !isFloat(db.dtype))
-          x = {false, 0, static_cast<int64_t>(std::trunc(x.f))};
-        bits = encodeNumber(db.dtype, x);
+        if (!fromFloat)
+          bits = encodeInt(db.dtype, decodeInt(sd, bits));
+        else if (toFloat)
+          bits = encodeFloat(db.dtype, decodeFloat(sd, bits));
+        else
+          bits = encodeInt(db.dtype, static_cast<int64_t>(std::trunc(decodeFloat(sd, bits))));
       }
       if (scatterBits(*dst, threads, bits_, ownedSrc)) {
         countAccess(*src, false);
@@ -497,9 +503,15 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
       for (int64_t i = 0; i < M; ++i)
         for (int64_t k = 0; k < K; ++k)
           A[i * K + k] = static_cast<uint32_t>(bits_[aIndex(i, k)]);
-      for (int64_t k = 0; k < K; ++k)
-        for (int64_t j = 0; j < N; ++j)
-          Bt[j * K + k] = static_cast<uint32_t>(call.bRows ? pairB(k, j) : bitsB_[bIndex(k, j)]);
+      if (call.bRows || tb) { // N x K already: row by row
+        const uint64_t *from = call.bRows ? call.bBits.data() : bitsB_.data();
+        for (int64_t i = 0; i < N * K; ++i)
+          Bt[i] = static_cast<uint32_t>(from[i]);
+      } else {
+        for (int64_t k = 0; k < K; ++k)
+          for (int64_t j = 0; j < N; ++j)
+            Bt[j * K + k] = static_cast<uint32_t>(bitsB_[bIndex(k, j)]);
+      }
       if (accumulate)
         for (int64_t i = 0; i < M * N; ++i)
           C[i] = toF32(bitsC_[i]);

@@ -285,10 +285,63 @@ std::optional<BoundProblem> bindProblem(const ProblemSpec &spec, const Program &
   return p;
 }
 
+namespace {
+
+// The loops over a block of draws have a clone for x86-64-v4 and v3
+// processors chosen at load time; conversions and exactly rounded
+// operations only, so every clone gives the same codes.
+#if defined(__GNUC__) && defined(__x86_64__)
+#define TILESCOPE_DRAW_CLONES                                                                     \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define TILESCOPE_DRAW_CLONES
+#endif
+
+// Each draw's bf16 bits where encodeFloat rounds a normal float to nearest
+// even, else 0x10000 (encodeFloat decides).
+TILESCOPE_DRAW_CLONES
+void bf16OfDraws(const double *__restrict d, uint32_t *__restrict out, size_t n) {
+  for (size_t k = 0; k < n; ++k) {
+    const uint32_t u = std::bit_cast<uint32_t>(static_cast<float>(d[k])),
+                   magnitude = u & 0x7FFFFFFFu;
+    out[k] = magnitude >= 0x00800000u && magnitude <= 0x7F7F0000u
+                 ? (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16
+                 : 0x10000u;
+  }
+}
+
+// Each draw's e4m3 bits by e4m3OfUnitFloat, else 0x100 (encodeFloat decides).
+TILESCOPE_DRAW_CLONES
+void e4m3OfDraws(const double *__restrict d, uint32_t *__restrict out, size_t n) {
+  for (size_t k = 0; k < n; ++k) {
+    uint32_t bits = 0;
+    out[k] = e4m3OfUnitFloat(static_cast<float>(d[k]), bits) ? bits : 0x100u;
+  }
+}
+
+// Element after element, each the first of the next draws that `take(i,
+// draw, code)` accepts (the general loop's retries), the draws read a block
+// at a time and their codes computed a block at a time: the same draws in
+// the same order (the engine is this fill's own, so the draws left over in
+// the last block are never read).
+template <typename Codes, typename Take>
+void drawCodes(Mt64Block &rng, int64_t n, Codes codes, Take take) {
+  constexpr size_t kBlock = 312;
+  double draws[kBlock];
+  uint32_t code[kBlock];
+  for (int64_t i = 0; i < n;) {
+    rng.signedUnits(draws, kBlock);
+    codes(draws, code, kBlock);
+    for (size_t k = 0; k < kBlock && i < n; ++k)
+      i += take(i, draws[k], code[k]) ? 1 : 0;
+  }
+}
+
+} // namespace
+
 void fillRandomInput(HostTensor &t, uint64_t seed, bool isScale) {
   // std::mt19937_64's words, a block at a time (Mt64.h).
   Mt64Block rng(seed ^ std::hash<std::string>()(t.name));
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
   const int64_t n = t.elements();
   if (!isFloat(t.dtype)) {
     for (int64_t i = 0; i < n; ++i)
@@ -299,23 +352,18 @@ void fillRandomInput(HostTensor &t, uint64_t seed, bool isScale) {
     // The GEMMs' inputs, millions of elements at the persistent size: the
     // same draws and bits as the general loop below, with encodeFloat's
     // rounding of a normal float and the bf16 zero and finiteness tests
-    // written out (bf16 is the upper half of an f32), and no call per element.
+    // written out (bf16 is the upper half of an f32), a block of draws at a
+    // time (drawCodes).
     uint8_t *out = t.bytes.data();
-    for (int64_t i = 0; i < n; ++i) {
-      uint16_t bits = 0;
-      for (;;) {
-        double d = dist(rng);
-        float f = static_cast<float>(d);
-        uint32_t u = std::bit_cast<uint32_t>(f), magnitude = u & 0x7FFFFFFFu;
-        bits = magnitude >= 0x00800000u && magnitude <= 0x7F7F0000u
-                   ? static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16)
-                   : static_cast<uint16_t>(encodeFloat(Dtype::bf16, d));
-        bool zero = (bits & 0x7FFFu) == 0, finite = (bits & 0x7F80u) != 0x7F80u;
-        if (!zero && finite)
-          break;
-      }
+    drawCodes(rng, n, bf16OfDraws, [&](int64_t i, double d, uint32_t code) {
+      const uint16_t bits = code <= 0xFFFFu ? static_cast<uint16_t>(code)
+                                            : static_cast<uint16_t>(encodeFloat(Dtype::bf16, d));
+      const bool zero = (bits & 0x7FFFu) == 0, finite = (bits & 0x7F80u) != 0x7F80u;
+      if (zero || !finite)
+        return false;
       std::memcpy(out + 2 * i, &bits, 2);
-    }
+      return true;
+    });
     return;
   }
   if (t.dtype == Dtype::f8e4m3 && !isScale && t.bytes.size() >= size_t(n)) {
@@ -324,19 +372,17 @@ void fillRandomInput(HostTensor &t, uint64_t seed, bool isScale) {
     // encodeFloat's e4m3 rounding inline and e4m3's zeros (0x00, 0x80) and
     // NaNs (0x7F, 0xFF; it has no infinities) recognised on the bits.
     uint8_t *out = t.bytes.data();
-    for (int64_t i = 0; i < n; ++i) {
-      uint32_t bits = 0;
-      for (;;) {
-        double d = dist(rng);
-        if (!e4m3OfUnitFloat(static_cast<float>(d), bits))
-          bits = static_cast<uint32_t>(encodeFloat(Dtype::f8e4m3, d));
-        if ((bits & 0x7Fu) != 0 && (bits & 0x7Fu) != 0x7Fu)
-          break;
-      }
+    drawCodes(rng, n, e4m3OfDraws, [&](int64_t i, double d, uint32_t code) {
+      const uint32_t bits =
+          code <= 0xFFu ? code : static_cast<uint32_t>(encodeFloat(Dtype::f8e4m3, d));
+      if ((bits & 0x7Fu) == 0 || (bits & 0x7Fu) == 0x7Fu)
+        return false;
       out[i] = static_cast<uint8_t>(bits);
-    }
+      return true;
+    });
     return;
   }
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
   for (int64_t i = 0; i < n; ++i) {
     uint64_t bits = 0;
     double value = 0;

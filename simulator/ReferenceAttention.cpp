@@ -95,9 +95,9 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
   bool hasLse = p.tensors.count("lse") != 0;
   double u = kF32Unit, up = std::max(unitRoundoff(t[p.inputs[2]].dtype), u);
   std::vector<Expected> out(hasLse ? 2 : 1);
-  out[0] = {std::vector<double>(batch * Sq * Dv), std::vector<double>(batch * Sq * Dv)};
+  out[0] = Expected::zeros(batch * Sq * Dv);
   if (hasLse)
-    out[1] = {std::vector<double>(batch * Sq), std::vector<double>(batch * Sq)};
+    out[1] = Expected::zeros(batch * Sq);
   std::vector<double> s(Sk), ds(Sk), pv(Sk);
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t i = 0; i < Sq; ++i) {

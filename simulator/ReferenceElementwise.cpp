@@ -77,7 +77,7 @@ ProblemRule unaryRule(std::string_view kind, std::string_view signature) {
   auto reference = [kind](const BoundProblem &p, const std::vector<HostTensor> &t,
                           const NeededFn &needed) {
     std::vector<double> x = decodedValues(t[p.inputs[0]]);
-    Expected e{std::vector<double>(x.size()), std::vector<double>(x.size())};
+    Expected e = Expected::zeros(x.size());
     for (size_t i = 0; i < x.size(); ++i) {
       if (!needed(0, static_cast<int64_t>(i)))
         continue;
@@ -97,7 +97,7 @@ ProblemRule scalarRule(std::string_view kind, std::string_view signature) {
                           const NeededFn &needed) {
     std::vector<double> x = decodedValues(t[p.inputs[0]]);
     double s = p.numbers.at(p.spec.inputs[1].name);
-    Expected e{std::vector<double>(x.size()), std::vector<double>(x.size())};
+    Expected e = Expected::zeros(x.size());
     for (size_t i = 0; i < x.size(); ++i) {
       if (!needed(0, static_cast<int64_t>(i)))
         continue;
@@ -123,7 +123,7 @@ ProblemRule binaryRule(std::string_view kind, std::string_view signature) {
   auto reference = [kind](const BoundProblem &p, const std::vector<HostTensor> &t,
                           const NeededFn &needed) {
     std::vector<double> a = decodedValues(t[p.inputs[0]]), b = decodedValues(t[p.inputs[1]]);
-    Expected e{std::vector<double>(a.size()), std::vector<double>(a.size())};
+    Expected e = Expected::zeros(a.size());
     for (size_t i = 0; i < a.size(); ++i) {
       if (!needed(0, static_cast<int64_t>(i)))
         continue;
@@ -166,7 +166,7 @@ std::vector<Expected> transposeReference(const BoundProblem &p, const std::vecto
   const HostTensor &x = t[p.inputs[0]];
   std::vector<double> xv = decodedValues(x);
   int64_t R = x.shape[x.shape.size() - 2], C = x.shape.back(), batch = x.elements() / (R * C);
-  Expected e{std::vector<double>(xv.size()), std::vector<double>(xv.size(), 0.0)};
+  Expected e = Expected::zeros(xv.size());
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t c = 0; c < C; ++c)
       for (int64_t r = 0; r < R; ++r) {

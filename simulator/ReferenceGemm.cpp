@@ -14,11 +14,13 @@
 // elements, NVFP4 e4m3 scales per 16; DeepGEMM's FP8 GEMM takes f32 scales
 // per row and 128 of K for A, stored K-block-major (`scale_a = SA^T`), and
 // per 128 x 128 block for B (`scale_b = SB, block = 128, block_n = 128`).
+#include "simulator/Packed.h"
 #include "simulator/ReferenceRules.h"
 #include "simulator/Value.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -217,37 +219,69 @@ std::optional<ProblemError> check(const BoundProblem &p, const std::vector<HostT
   return std::nullopt;
 }
 
-// Decoded operand values with their block scales applied (exact in double:
-// narrow formats times powers of two, e4m3 or f32 scales).
-std::vector<double> scaledValues(const BoundProblem &p, const std::vector<HostTensor> &t,
-                                 size_t input, const char *scaleKey) {
-  const HostTensor &x = t[p.inputs[input]];
-  std::vector<double> v = decodedValues(x);
-  auto it = p.tensors.find(scaleKey);
-  if (it == p.tensors.end())
-    return v;
-  const HostTensor &sc = t[it->second];
-  std::vector<double> s = decodedValues(sc);
-  ScaleLayout l = scaleLayout(p, input == 0);
-  int64_t rows = x.shape[0], cols = x.shape[1];
-  // The scale's coordinates in the operand's stored orientation: row r reads
-  // scale row r / rowStep, and a run of colStep columns shares one scale.
-  // (Integer options are positive: Reference.cpp bindOption.)
-  const int64_t rowStep = std::max<int64_t>(1, l.kFirst ? l.block : l.other),
-                colStep = std::max<int64_t>(1, l.kFirst ? l.other : l.block);
-  const int64_t storedCols = sc.shape[1];
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t sr = r / rowStep;
-    double *row = v.data() + r * cols;
-    for (int64_t c0 = 0; c0 < cols; c0 += colStep) {
-      int64_t scol = c0 / colStep;
-      double scale = l.transposed ? s[scol * storedCols + sr] : s[sr * storedCols + scol];
-      for (int64_t c = c0; c < std::min(cols, c0 + colStep); ++c)
-        row[c] *= scale;
-    }
+// An operand's stored rows decoded with their block scales applied (exact in
+// double: narrow formats times powers of two, e4m3 or f32 scales), each when
+// first asked for: a run of some CTAs compares a few tiles of a wide B.
+class ScaledRows {
+public:
+  ScaledRows(const BoundProblem &p, const std::vector<HostTensor> &t, size_t input,
+             const char *scaleKey)
+      : x_(t[p.inputs[input]]), cols_(x_.shape[1]), values_(x_.elements()),
+        done_(x_.shape[0], 0) {
+    auto it = p.tensors.find(scaleKey);
+    if (it == p.tensors.end())
+      return;
+    const HostTensor &sc = t[it->second];
+    scales_ = decodedValues(sc);
+    ScaleLayout l = scaleLayout(p, input == 0);
+    // The scale's coordinates in the operand's stored orientation: row r
+    // reads scale row r / rowStep, and a run of colStep columns shares one
+    // scale. (Integer options are positive: Reference.cpp bindOption.)
+    rowStep_ = std::max<int64_t>(1, l.kFirst ? l.block : l.other);
+    colStep_ = std::max<int64_t>(1, l.kFirst ? l.other : l.block);
+    storedCols_ = sc.shape[1];
+    transposed_ = l.transposed;
   }
-  return v;
-}
+
+  const double *row(int64_t r) {
+    double *out = values_.data() + r * cols_;
+    if (done_[r])
+      return out;
+    done_[r] = 1;
+    if (!isPacked(x_.dtype) && x_.bytes.size() >= size_t(x_.elements() * dtypeBytes(x_.dtype)))
+      decodeFloats(x_.dtype, x_.bytes.data() + r * cols_ * dtypeBytes(x_.dtype), cols_, out);
+    else
+      for (int64_t c = 0; c < cols_; ++c)
+        out[c] = decodeFloat(x_.dtype, x_.bitsAt(r * cols_ + c));
+    if (scales_.empty())
+      return out;
+    const int64_t sr = r / rowStep_;
+    for (int64_t c0 = 0; c0 < cols_; c0 += colStep_) {
+      const int64_t scol = c0 / colStep_;
+      const double scale =
+          transposed_ ? scales_[scol * storedCols_ + sr] : scales_[sr * storedCols_ + scol];
+      for (int64_t c = c0; c < std::min(cols_, c0 + colStep_); ++c)
+        out[c] *= scale;
+    }
+    return out;
+  }
+
+  // Every row: the operand as decodedValues lays it out, scaled.
+  const double *all() {
+    for (int64_t r = 0; r < x_.shape[0]; ++r)
+      row(r);
+    return values_.data();
+  }
+
+private:
+  const HostTensor &x_;
+  int64_t cols_;
+  Expected::Values values_; // rows not asked for stay unset (and untouched)
+  std::vector<uint8_t> done_;
+  std::vector<double> scales_; // empty: no scale tensor
+  int64_t rowStep_ = 1, colStep_ = 1, storedCols_ = 0;
+  bool transposed_ = false;
+};
 
 std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTensor> &t,
                                 const NeededFn &needed) {
@@ -259,13 +293,17 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
   // A unscaled is decoded row by row, only the rows a needed element reads
   // (a run of some CTAs compares a few tiles of a tall A).
   const bool aRows = !p.tensors.count("scale_a");
-  std::vector<double> av = aRows ? std::vector<double>() : scaledValues(p, t, 0, "scale_a");
-  std::vector<double> bv = scaledValues(p, t, 1, "scale_b");
+  // A scaled and B are decoded a stored row at a time, the rows some needed
+  // element reads (all of them when stored transposed to the rows: the
+  // layout decodedValues gives).
+  ScaledRows as(p, t, 0, "scale_a"), bs(p, t, 1, "scale_b");
+  const double *av = aRows || !ta ? nullptr : as.all();
+  const double *bv = tb ? nullptr : bs.all();
   std::vector<double> biasv;
   if (auto it = p.tensors.find("bias"); it != p.tensors.end())
     biasv = decodedValues(t[it->second]);
   std::string act = p.names.count("act") ? p.names.at("act") : "identity";
-  Expected e{std::vector<double>(M * N), std::vector<double>(M * N)};
+  Expected e = Expected::unset(M * N);
   // Accumulation error: fp32 sums truncated per k chunk (tensor cores) or
   // rounded per fma, bounded by a few units of 2^-24 per term. The sm_90 fp8
   // tensor cores (e4m3 / e5m2 operands, unscaled or with f32 scales, which a
@@ -312,13 +350,13 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
   std::vector<double> row(aRows ? K : 0);
   auto aRow = [&](int64_t i) {
     if (!aRows)
-      return static_cast<const double *>(av.data() + (ta ? i : i * K));
+      return ta ? av + i : as.row(i);
     const HostTensor &a = t[p.inputs[0]];
     for (int64_t k = 0; k < K; ++k)
       row[k] = decodeFloat(a.dtype, a.bitsAt(ta ? k * M + i : i * K + k));
     return static_cast<const double *>(row.data());
   };
-  auto bCol = [&](int64_t j) { return bv.data() + (tb ? j * K : j); };
+  auto bCol = [&](int64_t j) { return tb ? bs.row(j) : bv + j; };
   // The columns of row i that some compared element needs (false: none).
   auto neededColumns = [&](int64_t i, std::vector<int64_t> &cols) {
     cols.clear();

@@ -61,7 +61,7 @@ ProblemRule reduceRule(std::string_view kind) {
       for (size_t d = axis + 1; d < x.shape.size(); ++d)
         inner *= x.shape[d];
     }
-    Expected e{std::vector<double>(y.elements()), std::vector<double>(y.elements())};
+    Expected e = Expected::zeros(y.elements());
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {
         int64_t out = o * inner + i;

@@ -32,7 +32,7 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
   int64_t R = x.shape[0], H = x.shape[1];
   std::vector<double> xv = decodedValues(x), wv = decodedValues(w);
   double eps = p.numbers.at(p.spec.inputs[2].name);
-  Expected e{std::vector<double>(R * H), std::vector<double>(R * H)};
+  Expected e = Expected::zeros(R * H);
   for (int64_t r = 0; r < R; ++r) {
     double ss = 0;
     for (int64_t h = 0; h < H; ++h)
@@ -76,7 +76,7 @@ std::vector<Expected> referenceLayernorm(const BoundProblem &p, const std::vecto
                       bv = decodedValues(t[p.inputs[2]]);
   double eps = p.numbers.at(p.spec.inputs[3].name);
   double u = kF32Unit, dH = static_cast<double>(H);
-  Expected e{std::vector<double>(R * H), std::vector<double>(R * H)};
+  Expected e = Expected::zeros(R * H);
   for (int64_t r = 0; r < R; ++r) {
     const double *row = xv.data() + r * H;
     double sum = 0, abs = 0, sq = 0;

@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tilescope::sim {
@@ -35,7 +36,26 @@ struct OptionRule {
 // absolute error the kernel's arithmetic may add before the output is rounded
 // to its format (docs/simulator.md, "References").
 struct Expected {
-  std::vector<double> value, bound;
+  // Doubles that `Values(n)` leaves unset; `Values(n, 0.0)` zeros them.
+  template <typename T> struct UnsetAllocator : std::allocator<T> {
+    template <typename U> struct rebind {
+      using other = UnsetAllocator<U>;
+    };
+    template <typename U> void construct(U *p) noexcept { ::new (static_cast<void *>(p)) U; }
+    template <typename U, typename... Args> void construct(U *p, Args &&...args) {
+      ::new (static_cast<void *>(p)) U(std::forward<Args>(args)...);
+    }
+  };
+  using Values = std::vector<double, UnsetAllocator<double>>;
+
+  Values value, bound;
+
+  // `n` elements of each, zero.
+  static Expected zeros(size_t n) { return {Values(n, 0.0), Values(n, 0.0)}; }
+  // `n` elements of each, unset, for a reference that sets every element
+  // the comparison needs (compareWithReference reads no other): a sampled
+  // run's large output is neither zeroed nor touched beyond its tiles.
+  static Expected unset(size_t n) { return {Values(n), Values(n)}; }
 };
 
 // A reference's one output, moved into the result (`return {std::move(e)}`

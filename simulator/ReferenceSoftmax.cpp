@@ -29,7 +29,7 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
   const HostTensor &x = t[p.inputs[0]];
   int64_t n = x.shape.back(), rows = n == 0 ? 0 : x.elements() / n;
   std::vector<double> xv = decodedValues(x);
-  Expected e{std::vector<double>(x.elements()), std::vector<double>(x.elements())};
+  Expected e = Expected::zeros(x.elements());
   for (int64_t r = 0; r < rows; ++r) {
     const double *row = xv.data() + r * n;
     double m = -INFINITY, d = 0, sum = 0;

@@ -9,6 +9,7 @@
 // tensor memory: a write marks what it wrote, and a read of anything not
 // marked declines, so that the per-element path reports it.
 #include "simulator/CtaExecutor.h"
+#include "simulator/Lanes.h"
 #include "simulator/Packed.h"
 
 #include <cstring>
@@ -84,30 +85,6 @@ int64_t firstOwnerReg(const BufferPlan &b, int64_t flat, ThreadRange threads,
   return -1;
 }
 
-uint64_t loadLittle(const uint8_t *p, int bytes) {
-  uint64_t v = 0;
-  std::memcpy(&v, p, static_cast<size_t>(bytes));
-  return v;
-}
-
-// fn(std::integral_constant<int, bytes>) for the usual element sizes, so that
-// the loops it runs copy elements with plain loads and stores instead of a
-// memcpy call per element; fn(bytes) otherwise.
-template <typename Fn> void withElementBytes(int bytes, Fn fn) {
-  switch (bytes) {
-  case 1:
-    return fn(std::integral_constant<int, 1>{});
-  case 2:
-    return fn(std::integral_constant<int, 2>{});
-  case 4:
-    return fn(std::integral_constant<int, 4>{});
-  case 8:
-    return fn(std::integral_constant<int, 8>{});
-  default:
-    return fn(bytes);
-  }
-}
-
 } // namespace
 
 bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<uint64_t> &out,
@@ -132,17 +109,23 @@ bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<u
     const int64_t limit = static_cast<int64_t>(shared_.size()) - bytes;
     const bool init = options_.checkUninitialized;
     const int64_t initLimit = static_cast<int64_t>(sharedInit_.size()) - bytes;
+    // Plain pointers: the loop's stores cannot move them.
+    const uint8_t *shared = shared_.data(), *initialised = sharedInit_.data();
+    const int64_t *table = b.byteOf.empty() ? nullptr : b.byteOf.data();
+    const int64_t *flat = flats.data();
+    uint64_t *to = out.data();
+    const size_t count = flats.size();
     bool inside = true;
     withElementBytes(bytes, [&](auto size) {
-      for (size_t i = 0; i < flats.size() && inside; ++i) {
-        int64_t at = b.sharedByte(flats[i]);
+      for (size_t i = 0; i < count && inside; ++i) {
+        const int64_t at = table ? table[flat[i]] : b.sharedByteFromLayout(flat[i]);
         inside = at >= 0 && at <= limit;
         if (inside && init) { // every byte written since the CTA started
           inside = at <= initLimit;
           for (int k = 0; k < size && inside; ++k)
-            inside = sharedInit_[at + k] != 0;
+            inside = initialised[at + k] != 0;
         }
-        out[i] = inside ? loadLittle(shared_.data() + at, size) : 0;
+        to[i] = inside ? loadLittle(shared + at, size) : 0;
       }
     });
     return inside;
@@ -175,6 +158,52 @@ bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<u
   }
   }
   return false;
+}
+
+bool CtaExecutor::copyShareToShared(const Region &src, const Region &dst, int64_t n,
+                                    ThreadRange warp, int64_t &done) {
+  const BufferPlan &from = p_.buffers[src.buffer], &to = p_.buffers[dst.buffer];
+  if (everyAccessTraced() || from.scope != MemScope::Reg || from.privateRegs() ||
+      to.scope != MemScope::Shared || dtypeBits(to.dtype) % 8 != 0 ||
+      dtypeBits(from.dtype) != dtypeBits(to.dtype))
+    return false;
+  const std::vector<ShareElement> &share = warpShare(dst, &src, n, warp);
+  const int bytes = dtypeBytes(to.dtype);
+  const int64_t limit = static_cast<int64_t>(shared_.size()) - bytes;
+  // Decide before writing anything: every source register held by its
+  // thread (readBits), every destination byte inside shared memory
+  // (writeBits, sharedSpot).
+  thread_local std::vector<std::pair<int64_t, int64_t>> moves; // (register, byte)
+  moves.clear();
+  for (const ShareElement &e : share) {
+    if (e.srcFlat < 0 || e.dstFlat < 0)
+      return false;
+    int64_t reg = -1;
+    for (int32_t k = from.ownerStart[e.srcFlat]; k < from.ownerStart[e.srcFlat + 1] && reg < 0;
+         ++k)
+      if (from.owners[k].first == e.thread)
+        reg = e.thread * p_.regsPerThread + from.regBase + from.owners[k].second;
+    const int64_t at = to.sharedBit(e.dstFlat) / 8;
+    if (reg < 0 || at < 0 || at > limit)
+      return false;
+    moves.emplace_back(reg, at);
+  }
+  const int64_t initSize = static_cast<int64_t>(sharedInit_.size());
+  withElementBytes(bytes, [&](auto size) {
+    for (const auto &[reg, at] : moves) {
+      const uint64_t v = regs_[reg];
+      std::memcpy(shared_.data() + at, &v, static_cast<size_t>(size));
+      if (options_.checkUninitialized && at + size <= initSize)
+        std::memset(sharedInit_.data() + at, 1, static_cast<size_t>(size));
+    }
+  });
+  stats_.sharedBytesAccessed += static_cast<int64_t>(moves.size()) * bytes;
+  int64_t last = -1;
+  for (const ShareElement &e : share) {
+    done += e.element != last;
+    last = e.element;
+  }
+  return true;
 }
 
 const int64_t *CtaExecutor::tmemCells(const Region &r, const std::vector<int64_t> &flats) {
@@ -219,21 +248,30 @@ bool CtaExecutor::scatterBits(const Region &r, ThreadRange threads,
   }
   case MemScope::Shared: {
     const int64_t limit = static_cast<int64_t>(shared_.size()) - bytes;
-    for (int64_t flat : flats) // decide before writing anything
-      if (int64_t at = b.sharedByte(flat); at < 0 || at > limit)
+    thread_local std::vector<int64_t> ats; // each element's byte, found once
+    ats.resize(flats.size());
+    for (size_t i = 0; i < flats.size(); ++i) { // decide before writing anything
+      const int64_t at = b.sharedByte(flats[i]);
+      if (at < 0 || at > limit)
         return false;
-    withElementBytes(bytes, [&](auto size) {
-      for (size_t i = 0; i < flats.size(); ++i) {
-        uint64_t v = value(i);
-        std::memcpy(shared_.data() + b.sharedByte(flats[i]), &v, static_cast<size_t>(size));
-      }
-    });
-    if (options_.checkUninitialized) {
-      const int64_t initSize = static_cast<int64_t>(sharedInit_.size());
-      for (int64_t flat : flats)
-        if (int64_t at = b.sharedByte(flat); at + bytes <= initSize)
-          std::fill_n(sharedInit_.begin() + at, bytes, uint8_t{1});
+      ats[i] = at;
     }
+    const int64_t initSize = static_cast<int64_t>(sharedInit_.size());
+    // Plain pointers: the byte stores could otherwise alias the vectors'.
+    uint8_t *shared = shared_.data(), *initialised = sharedInit_.data();
+    const int64_t *at = ats.data();
+    const uint64_t *each = bits.data();
+    const size_t count = ats.size(), step = bits.size() == 1 ? 0 : 1;
+    withElementBytes(bytes, [&](auto size) {
+      for (size_t i = 0; i < count; ++i) {
+        const uint64_t v = each[i * step];
+        std::memcpy(shared + at[i], &v, static_cast<size_t>(size));
+      }
+      if (options_.checkUninitialized)
+        for (size_t i = 0; i < count; ++i)
+          if (at[i] + size <= initSize)
+            std::memset(initialised + at[i], 1, static_cast<size_t>(size));
+    });
     return true;
   }
   case MemScope::Reg: {

@@ -46,11 +46,13 @@ uint64_t encodeFloat(Dtype dtype, double value) {
   if (uint32_t bits = 0; dtype == Dtype::f8e4m3 && e4m3OfUnitFloat(f, bits))
     return bits;
   if (dtype == Dtype::bf16) {
-    // A normal float no larger than bf16's largest finite value: rounding
-    // the bits to nearest even is numerics::encode's result (checked for
-    // every 251st float in tests/unit/simulator), without its general path.
+    // A float no larger than bf16's largest finite value (zeros and
+    // subnormals included: the accumulator tiles of a narrow N are mostly
+    // zeros): rounding the bits to nearest even is numerics::encode's result
+    // (checked for every 251st float in tests/unit/simulator), without its
+    // general path.
     uint32_t u = std::bit_cast<uint32_t>(f), magnitude = u & 0x7FFFFFFFu;
-    if (magnitude >= 0x00800000u && magnitude <= 0x7F7F0000u)
+    if (magnitude <= 0x7F7F0000u)
       return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
   }
   return numerics::encode(f, *numerics::floatFormat(dtype));

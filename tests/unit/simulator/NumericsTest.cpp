@@ -151,8 +151,9 @@ TEST_CASE("bf16 rounds to nearest even like the integer rounding trick") {
 }
 
 TEST_CASE("encodeFloat's bf16 shortcut is numerics::encode on every 251st float") {
-  // encodeFloat rounds normal floats within bf16's range on the bits; the
-  // rest (NaN, infinities, subnormals, overflow) take the general path.
+  // encodeFloat rounds floats within bf16's range (zeros and subnormals
+  // included) on the bits; the rest (NaN, infinities, overflow) take the
+  // general path.
   int64_t differ = 0;
   for (uint64_t bits = 0; bits <= 0xFFFFFFFFu; bits += 251) {
     float x = floatOf(static_cast<uint32_t>(bits));
@@ -160,7 +161,8 @@ TEST_CASE("encodeFloat's bf16 shortcut is numerics::encode on every 251st float"
       ++differ;
   }
   for (uint32_t edge :
-       {0x00800000u, 0x007FFFFFu, 0x7F7F0000u, 0x7F7F7FFFu, 0x7F7F8000u, 0x7F7FFFFFu, 0x7F800000u,
+       {0x00000000u, 0x80000000u, 0x00000001u, 0x80008000u, 0x00018000u, 0x007F8000u,
+        0x00800000u, 0x007FFFFFu, 0x7F7F0000u, 0x7F7F7FFFu, 0x7F7F8000u, 0x7F7FFFFFu, 0x7F800000u,
         0x80800000u, 0xFF7F8000u, 0x3F808000u, 0x3F818000u})
     if (sim::encodeFloat(Dtype::bf16, floatOf(edge)) != encode(floatOf(edge), fmt(Dtype::bf16)))
       ++differ;

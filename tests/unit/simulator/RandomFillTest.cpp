@@ -104,6 +104,24 @@ TEST_CASE("Mt64Block gives std::mt19937_64's words, in order") {
   }
 }
 
+TEST_CASE("Mt64Block::signedUnits gives the library's uniform draws in [-1, 1)") {
+  // Runs of several lengths across block boundaries, between single words.
+  for (uint64_t seed : {uint64_t{1}, uint64_t{14}, uint64_t{0x9E3779B97F4A7C15ull}}) {
+    std::mt19937_64 want(seed);
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    Mt64Block got(seed);
+    std::vector<double> draws(1000);
+    for (size_t run : {size_t{1}, size_t{311}, size_t{312}, size_t{313}, size_t{1000}, size_t{7}}) {
+      got.signedUnits(draws.data(), run);
+      for (size_t k = 0; k < run; ++k) {
+        INFO("seed ", seed, " run ", run, " draw ", k);
+        REQUIRE(std::bit_cast<uint64_t>(draws[k]) == std::bit_cast<uint64_t>(dist(want)));
+      }
+      REQUIRE(got() == want());
+    }
+  }
+}
+
 TEST_CASE("fillRandomInput's bf16 path gives the general loop's bits") {
   for (uint64_t seed : {uint64_t{1}, uint64_t{7}, uint64_t{14}, uint64_t{0xDEADBEEFull}})
     for (const char *name : {"A", "B", "weights"}) {
