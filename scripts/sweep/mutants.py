@@ -131,7 +131,79 @@ def operators(lines):
                        _sub(l, a, a + len(head), f'{head} + 1'))
 
 
+def _indent(l):
+    return len(l) - len(l.lstrip())
+
+
+def _block_end(lines, i):
+    """Index of the line after the statement that starts at i (a block: after its closing `}`)."""
+    if not lines[i].rstrip().endswith('{'):
+        return i + 1
+    ind = _indent(lines[i])
+    j = i + 1
+    while j < len(lines) and not (lines[j].strip().startswith('}') and _indent(lines[j]) == ind and
+                                  not lines[j].strip().startswith('} else')):
+        j += 1
+    return j + 1
+
+
+def reorders(lines):
+    """Second-pass operators: a synchronisation statement moved past its neighbour statement
+    (either way), wait_group / store_wait depths, one-thread conditions widened, elect_sync
+    removed. Each is (op, line index, description, list of new lines for the whole kernel)."""
+    body = _body(lines)
+    for i in range(body, len(lines)):
+        l, s = lines[i], lines[i].strip()
+        if not s or s.startswith('//'):
+            continue
+        if (DROPPABLE.match(l) or MOVABLE.match(l)) and not s.endswith('{'):
+            # the next statement at the same depth (a whole block if it opens one)
+            j = i + 1
+            while j < len(lines) and (not lines[j].strip() or lines[j].strip().startswith('//')):
+                j += 1
+            if j < len(lines) and _indent(lines[j]) == _indent(l) and not lines[j].strip().startswith('}'):
+                e = _block_end(lines, j)
+                if not lines[j].strip().startswith('let '):
+                    yield ('move-down', i, f'`{s}` after `{lines[j].strip()[:40]}`',
+                           lines[:i] + lines[i + 1:e] + [l] + lines[e:])
+            # the previous statement at the same depth (a simple one)
+            k = i - 1
+            while k > body and (not lines[k].strip() or lines[k].strip().startswith('//')):
+                k -= 1
+            if (k >= body and _indent(lines[k]) == _indent(l) and not lines[k].rstrip().endswith('{') and
+                    not lines[k].strip().startswith(('}', 'let ', 'reg ', 'shared ', 'mbarrier '))):
+                yield ('move-up', i, f'`{s}` before `{lines[k].strip()[:40]}`',
+                       lines[:k] + [l, lines[k]] + lines[i + 1:])
+        if MOVABLE.match(l) and not s.endswith('{'):
+            # under a condition on the enclosing loop's variable: skipped on some iterations
+            ind = _indent(l)
+            for k in range(i - 1, body - 1, -1):
+                f = re.match(r'\s*for (\w+) in ', lines[k])
+                if f and _indent(lines[k]) < ind:
+                    v, pad = f.group(1), l[:ind]
+                    for c in (f'{v} > 0', f'{v} % 2 == 0'):
+                        yield ('under-if-iter', i, f'`{s}` under `if {c}`',
+                               lines[:i] + [f'{pad}if {c} {{', f'{pad}  {s}', f'{pad}}}'] + lines[i + 1:])
+                    break
+        m = re.search(r'(wait_group|store_wait|wait_ld)\((\d+)', l)
+        if m:
+            n = int(m.group(2))
+            yield ('wait-depth', i, f'{m.group(1)}({n}) -> ({n + 1})',
+                   lines[:i] + [_sub(l, m.start(2), m.end(2), str(n + 1))] + lines[i + 1:])
+        m = re.match(r'(\s*if (tid_in_wg|threadIdx\.x|laneid|tx|warpid|wid_in_wg) )== (\d+)( \{)\s*$', l)
+        if m:
+            n = int(m.group(3))
+            yield ('widen-cond', i, f'`{s}` -> `< {n + 2}`',
+                   lines[:i] + [f'{m.group(1)}< {n + 2}{m.group(4)}'] + lines[i + 1:])
+        if s == 'if elect_sync() {':
+            e = _block_end(lines, i)
+            inner = [x[2:] if x.startswith('  ') else x for x in lines[i + 1:e - 1]]
+            yield 'no-elect', i, 'elect_sync() removed (every lane)', lines[:i] + inner + lines[e:]
+
+
 def apply(lines, mutant):
+    if isinstance(mutant[3], list):
+        return mutant[3]
     _, i, _, new = mutant
     out = list(lines)
     if new is None:

@@ -156,6 +156,8 @@ def main():
     ap.add_argument('--max-per-target', type=int, default=20)
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--only', default='')
+    ap.add_argument('--pass', dest='pass_', type=int, default=1,
+                    help='1: one-place edits (mutants.operators); 2: reorders, wait depths, widened conditions')
     ap.add_argument('--out', default='/tmp/sweep')
     ap.add_argument('--list', action='store_true', help='print the mutants, run nothing')
     a = ap.parse_args()
@@ -168,7 +170,7 @@ def main():
             continue
         text = instantiate(ts, t, a.out)
         pre, lines, post = kernel_lines(text, kname)
-        muts = list(mutants.operators(lines))
+        muts = list(mutants.operators(lines) if a.pass_ == 1 else mutants.reorders(lines))
         # A stratified sample: round-robin over operators, random within each.
         rnd = random.Random(f'{a.seed}:{name}')
         by_op = {}
@@ -188,15 +190,16 @@ def main():
         base = os.path.join(a.out, name + '.tile')
         v = verdicts(ts, base, kname, simargs)
         print(f'{name}: baseline {classify(v)} {v}', flush=True)
-        rec = dict(target=name, op='baseline', line=0, what='', **v, cls=classify(v))
+        rec = dict(target=name, op='baseline', line=0, what='', **v, cls=classify(v), **{'pass': a.pass_})
         res.write(json.dumps(rec) + '\n')
         for n, m in enumerate(pick):
             mtext = '\n'.join(pre + mutants.apply(lines, m) + post)
-            path = os.path.join(a.out, f'{name}.m{n:02d}.tile')
+            path = os.path.join(a.out, f'{name}.p{a.pass_}m{n:02d}.tile')
             open(path, 'w').write(mtext)
             v = verdicts(ts, path, kname, simargs)
             c = classify(v)
-            rec = dict(target=name, op=m[0], line=m[1] + 1 + len(pre), what=m[2], file=path, **v, cls=c)
+            rec = dict(target=name, op=m[0], line=m[1] + 1 + len(pre), what=m[2], file=path, **v, cls=c,
+                       **{'pass': a.pass_})
             res.write(json.dumps(rec) + '\n')
             res.flush()
             print(f'{name} m{n:02d} {m[0]:14s} L{rec["line"]:<4d} {c:12s} check={v["check"]} sim={v["sim"]} '
