@@ -1,5 +1,7 @@
 #include "verifier/ClusterLifetime.h"
 
+#include "verifier/AsyncDrain.h"
+
 #include "ir/Printer.h"
 
 #include <fmt/format.h>
@@ -48,17 +50,11 @@ bool waits(const SyncEvent &e) {
 // Whether barrier event b runs whenever e does, in e's loop or around it: its
 // loop chain is a prefix of e's and it has no guard e does not have.
 bool runsWith(const BarrierSkeleton &sk, const SyncEvent &b, const SyncEvent &e) {
-  std::vector<int> a = sk.loopChain(b), c = sk.loopChain(e);
-  if (a.size() > c.size())
+  if (!runsAfterLastIteration(sk, b, e))
     return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i] != c[i])
-      return false;
-  std::set<std::string> eg;
-  for (const Expr &g : e.guards)
-    eg.insert(print(g));
-  for (const Expr &g : b.guards)
-    if (!eg.count(print(g)))
+  std::set<std::string> eg = guardTexts(e);
+  for (const std::string &g : guardTexts(b))
+    if (!eg.count(g))
       return false;
   return true;
 }
