@@ -587,17 +587,23 @@ void RaceChecker::checkProxyFences() {
         // write's fence placed after the barrier that publishes the write
         // (the writers synced in between) clears it for the fencing threads
         // only, until another acquiring event follows.
+        // A fence counts for a write only where it runs whenever the write
+        // does (runsWith: no condition over sizes or loop variables the write
+        // does not have, no loop of its own that may run no iteration): a
+        // fence under `if t % 2 == 0` leaves the odd tiles' writes unfenced.
         for (Pending &p : pending)
-          if (!p.global && p.writerSynced && p.write->threads.subsetOf(cover)) {
+          if (!p.global && p.writerSynced && p.write->threads.subsetOf(cover) &&
+              runsWith(e, *p.write)) {
             p.lateFence = true;
             p.fencedBy = cover;
           }
         pending.erase(std::remove_if(pending.begin(), pending.end(),
                                      [&](const Pending &p) {
+                                       if (!runsWith(e, *p.write))
+                                         return false;
                                        if (!p.global)
                                          return !p.writerSynced && p.write->threads.subsetOf(cover);
-                                       return e.globalProxy && guardsCover(e, *p.write) &&
-                                              p.write->threads.subsetOf(cover);
+                                       return e.globalProxy && p.write->threads.subsetOf(cover);
                                      }),
                       pending.end());
         if (e.globalProxy)
@@ -652,7 +658,7 @@ void RaceChecker::checkProxyFences() {
             continue;
           bool fenced = false;
           for (const SyncEvent *f : p.after)
-            fenced |= e.threads.subsetOf(coverOf(*f)) && guardsCover(*f, e);
+            fenced |= e.threads.subsetOf(coverOf(*f)) && runsWith(*f, e);
           if (!fenced) {
             report(e, p, "global",
                    "fence.proxy.async(space = \"global\") by the writing threads after the "

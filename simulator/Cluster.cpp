@@ -46,6 +46,20 @@ CtaExecutor *CtaExecutor::peer(int64_t rank, llvm::SMLoc loc) {
   return other;
 }
 
+// A CTA of a cluster initialises its barriers when it starts, and nothing but
+// a cluster barrier tells another that it has: the simulator starts every CTA
+// with its barriers initialised, so it asks for the barrier instead.
+CtaExecutor *CtaExecutor::startedPeer(const Warp &w, int64_t rank, llvm::SMLoc loc) {
+  if (cluster_ && rank != rank_ && !w.clusterPassed) {
+    fail(loc, fmt::format("warp {} reaches CTA rank {} of the cluster before it passed a cluster "
+                          "barrier: the peer may not have started or initialised its barriers "
+                          "(cluster.sync first)",
+                          w.id, rank));
+    return nullptr;
+  }
+  return peer(rank, loc);
+}
+
 bool CtaExecutor::adoptFailure(const CtaExecutor &other) {
   if (&other != this && other.failure_ && !failure_)
     failure_ = other.failure_;
@@ -109,6 +123,7 @@ bool CtaExecutor::execClusterBarrier(Warp &w, Frame &f, const CallStmt &c) {
     return true;
   }
   w.clusterWait = false;
+  w.clusterPassed = true;
   w.clusterArrivedPhase = -1;
   if (race_) // ... and barrier.cluster.wait acquire semantics
     for (int64_t t = w.id * 32; t < std::min<int64_t>(w.id * 32 + 32, p_.threads); ++t)
@@ -161,7 +176,7 @@ bool CtaExecutor::execDsmem(Warp &w, const CallStmt &c, int lane) {
   if (src->elements() != n)
     return fail(c.loc,
                 fmt::format("'{}' copies {} elements into {}", c.callee, src->elements(), n));
-  CtaExecutor *other = peer(rank.lane[lane].i, c.loc);
+  CtaExecutor *other = startedPeer(w, rank.lane[lane].i, c.loc);
   if (!other)
     return false;
   int64_t t = w.id * 32 + lane;
@@ -201,7 +216,7 @@ bool CtaExecutor::execRemoteArrive(Warp &w, const CallStmt &c, int lane) {
   auto bar = barrierRef(c.args.at(0).value, w, lane);
   if (!bar)
     return false;
-  CtaExecutor *other = peer(rank.lane[lane].i, c.loc);
+  CtaExecutor *other = startedPeer(w, rank.lane[lane].i, c.loc);
   if (!other)
     return false;
   int64_t phaseBefore = other->barriers_[*bar].phase();
@@ -254,7 +269,7 @@ bool CtaExecutor::multicast(Warp &w, const CallStmt &c, int lane,
   for (int64_t r = 0; r < 64; ++r) {
     if (!(bits >> r & 1))
       continue;
-    CtaExecutor *other = peer(r, c.loc);
+    CtaExecutor *other = startedPeer(w, r, c.loc);
     if (!other)
       return false;
     // The copy lands in the peer but its issuer is this CTA's thread.

@@ -80,6 +80,9 @@ struct Warp {
   // arrived; waiting for that phase to complete when `clusterWait`.
   int64_t clusterArrivedPhase = -1;
   bool clusterWait = false;
+  // Whether the warp has passed a cluster barrier wait: only then does it know
+  // that its peers have started (and initialised their barriers).
+  bool clusterPassed = false;
   // A cta_group = 2 tcgen05.alloc / dealloc waiting for the peer CTA's warp.
   bool pairWait = false;
   std::vector<std::pair<int, int64_t>> waits; // (barrier, parity) of each waiting lane
@@ -517,6 +520,9 @@ private:
   // Deadlock notes: what a warp blocked without an mbarrier wait waits for.
   std::string otherWaitText(const Warp &w) const;
   CtaExecutor *peer(int64_t rank, llvm::SMLoc loc);
+  // peer() for an operation of warp w, which must have passed a cluster
+  // barrier first when the rank is another CTA's (docs/simulator.md).
+  CtaExecutor *startedPeer(const Warp &w, int64_t rank, llvm::SMLoc loc);
   bool adoptFailure(const CtaExecutor &other);
   // Where a shared element lives (its first bit, the bytes it spans), and
   // its bits there (packed for sub-byte dtypes); nothing when outside.

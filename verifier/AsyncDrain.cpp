@@ -24,6 +24,15 @@ const AsyncKind kKinds[] = {
      SyncKind::CpAsyncCommit, SyncKind::CpAsyncWait, "writes its shared destination"},
 };
 
+std::string sharedBuffer(const SyncEvent &e) {
+  for (const MemoryAccess &a : e.accesses)
+    if (a.scope == MemScope::Shared)
+      return a.buffer;
+  return "";
+}
+
+} // namespace
+
 std::set<std::string> guardTexts(const SyncEvent &e) {
   std::set<std::string> out;
   for (const Expr &g : e.guards)
@@ -31,8 +40,6 @@ std::set<std::string> guardTexts(const SyncEvent &e) {
   return out;
 }
 
-// Whether `outer` runs after every iteration of `inner`'s loops: its loop
-// chain is a prefix of inner's.
 bool runsAfterLastIteration(const BarrierSkeleton &sk, const SyncEvent &outer,
                             const SyncEvent &inner) {
   std::vector<int> a = sk.loopChain(outer), b = sk.loopChain(inner);
@@ -43,15 +50,6 @@ bool runsAfterLastIteration(const BarrierSkeleton &sk, const SyncEvent &outer,
       return false;
   return true;
 }
-
-std::string sharedBuffer(const SyncEvent &e) {
-  for (const MemoryAccess &a : e.accesses)
-    if (a.scope == MemScope::Shared)
-      return a.buffer;
-  return "";
-}
-
-} // namespace
 
 std::vector<ProtocolFinding> checkAsyncDrainedAtExit(const BarrierSkeleton &sk) {
   std::vector<ProtocolFinding> out;

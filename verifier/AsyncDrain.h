@@ -17,9 +17,19 @@
 #include "verifier/BarrierProofs.h"
 #include "sync/BarrierSkeleton.h"
 
+#include <set>
+#include <string>
 #include <vector>
 
 namespace tilescope {
+
+// The conditions over sizes and loop variables of an event, as printed.
+std::set<std::string> guardTexts(const SyncEvent &e);
+
+// Whether `outer` runs after every iteration of `inner`'s loops (or with
+// each): its loop chain is a prefix of inner's.
+bool runsAfterLastIteration(const BarrierSkeleton &sk, const SyncEvent &outer,
+                            const SyncEvent &inner);
 
 std::vector<ProtocolFinding> checkAsyncDrainedAtExit(const BarrierSkeleton &skeleton);
 

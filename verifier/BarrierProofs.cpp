@@ -53,6 +53,8 @@ std::string_view protocolViolationName(ProtocolViolationKind k) {
     return "overwrite while read";
   case ProtocolViolationKind::IndexOutOfRange:
     return "barrier index out of range";
+  case ProtocolViolationKind::ClusterLifetime:
+    return "cluster lifetime";
   }
   return "?";
 }
@@ -160,18 +162,26 @@ void BarrierProver::finishStructural() {
     runExhaustiveFallback(original_, opt_, report_);
   // Named-barrier generations stay open whatever the fallback found: it
   // runs each role as one process, so it cannot see a role's warps split
-  // between two generations.
-  if (!namedOpen_.empty()) {
+  // between two generations. Cluster lifetimes too: it runs no CTA's exit
+  // against its peers' operations.
+  for (auto [title, open] : {std::pair{"named barrier generations", &namedOpen_},
+                             std::pair{"cluster lifetime", &clusterOpen_}}) {
+    if (open->empty())
+      continue;
     // What the fallback decided stays said, as part of an open verdict.
     for (auto &[loc, text] : report_.checkedExhaustively)
       report_.notProved.push_back({loc, fmt::format("{}: {}", report_.method, text)});
     report_.checkedExhaustively.clear();
     if (report_.findings.empty()) {
-      report_.method = "not proved (named barrier generations: " + namedOpen_.front().second + ")";
-      result("named barrier generations", false, "not proved: " + namedOpen_.front().second);
+      const std::string &why = open->front().second;
+      report_.method = llvm::StringRef(why).startswith(title)
+                           ? fmt::format("not proved ({})", why)
+                           : fmt::format("not proved ({}: {})", title, why);
+      result(title, false, "not proved: " + why);
     }
-    for (auto &n : namedOpen_)
+    for (auto &n : *open)
       report_.notProved.push_back(std::move(n));
+    open->clear();
   }
 }
 

@@ -52,6 +52,7 @@ enum class ProtocolViolationKind : uint8_t {
   ReadBeforeFilled,   // read-after-write on a pipeline stage
   OverwriteWhileRead, // write-after-read on a pipeline stage
   IndexOutOfRange,    // an mbarrier array element that does not exist
+  ClusterLifetime,    // a peer CTA reached before it started (ClusterLifetime.h)
 };
 std::string_view protocolViolationName(ProtocolViolationKind k);
 

@@ -596,6 +596,9 @@ private:
   BarrierReport report_;
   // Named-barrier obligations the exhaustive fallback cannot decide.
   std::vector<std::pair<llvm::SMLoc, std::string>> namedOpen_;
+  // Cluster-lifetime obligations (ClusterLifetime.h): the fallback runs no
+  // CTA exits against its peers' operations, so it cannot decide them.
+  std::vector<std::pair<llvm::SMLoc, std::string>> clusterOpen_;
   struct NestLevel {
     std::string var;
     z3::expr begin, step, trip, stride;

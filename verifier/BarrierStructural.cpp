@@ -9,6 +9,7 @@
 #include "ir/Visitor.h"
 #include "verifier/AsyncDrain.h"
 #include "verifier/BarrierFallback.h"
+#include "verifier/ClusterLifetime.h"
 #include "verifier/TmemProtocol.h"
 
 #include <fmt/format.h>
@@ -32,6 +33,9 @@ void BarrierProver::checkCtaBarriers() {
                       e.what, e.threads.describe(), e.threads.count(), sk_.threads),
           {}, false);
   mergeStructural([&](StructuralResult &r) { checkNamedBarriers(original_, r); }, &namedOpen_);
+  // The peers of a cluster started before, and alive after, every operation
+  // that reaches them (ClusterLifetime.h).
+  mergeStructural([&](StructuralResult &r) { checkClusterLifetime(original_, r); }, &clusterOpen_);
 }
 
 std::vector<const SyncEvent *> BarrierProver::roleSequence(int role) {

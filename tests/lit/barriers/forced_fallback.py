@@ -82,6 +82,7 @@ BARRIER_KINDS = (
     "named barrier threads:",
     "wgmma discipline:",
     "tcgen05 discipline:",
+    "cluster lifetime:",
 )
 # Bugs the forced check may leave `unknown`: their state space exceeds
 # MAX_STATES before the exhaustive check reaches the violation (the normal run
