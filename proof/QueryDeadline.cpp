@@ -11,8 +11,19 @@
 #include <thread>
 #include <vector>
 
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <unordered_set>
+
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 namespace tilescope {
 
@@ -185,14 +196,218 @@ private:
   bool watching_ = false;
 };
 
+// Whether a query may reach Z3's nonlinear integer arithmetic: a product of
+// two terms that are not numerals, or a division, modulo or remainder by one.
+// Conservative: every assertion of the solver counts (the shared solvers
+// keep other queries' constraints, guarded by literals of their own, and the
+// arithmetic theory sees their terms all the same).
+class NonlinearScan {
+public:
+  explicit NonlinearScan(Z3_context ctx) : ctx_(ctx) {}
+
+  bool any(const z3::expr_vector &roots) {
+    for (unsigned i = 0; i < roots.size(); ++i)
+      if (reaches(roots[int(i)]))
+        return true;
+    return false;
+  }
+
+private:
+  bool numeral(Z3_ast a) const { return Z3_is_numeral_ast(ctx_, a); }
+
+  bool reaches(Z3_ast root) {
+    todo_.assign(1, root);
+    while (!todo_.empty()) {
+      Z3_ast a = todo_.back();
+      todo_.pop_back();
+      if (!seen_.insert(Z3_get_ast_id(ctx_, a)).second)
+        continue;
+      Z3_ast_kind kind = Z3_get_ast_kind(ctx_, a);
+      if (kind == Z3_QUANTIFIER_AST)
+        return true; // none are made; if one were, assume the worst
+      if (kind != Z3_APP_AST)
+        continue;
+      Z3_app app = Z3_to_app(ctx_, a);
+      unsigned n = Z3_get_app_num_args(ctx_, app);
+      switch (Z3_get_decl_kind(ctx_, Z3_get_app_decl(ctx_, app))) {
+      case Z3_OP_MUL: {
+        unsigned terms = 0;
+        for (unsigned i = 0; i < n; ++i)
+          terms += numeral(Z3_get_app_arg(ctx_, app, i)) ? 0 : 1;
+        if (terms >= 2)
+          return true;
+        break;
+      }
+      case Z3_OP_DIV:
+      case Z3_OP_IDIV:
+      case Z3_OP_MOD:
+      case Z3_OP_REM:
+        if (n == 2 && !numeral(Z3_get_app_arg(ctx_, app, 1)))
+          return true;
+        break;
+      case Z3_OP_POWER:
+        return true;
+      default:
+        break;
+      }
+      for (unsigned i = 0; i < n; ++i)
+        todo_.push_back(Z3_get_app_arg(ctx_, app, i));
+    }
+    return false;
+  }
+
+  Z3_context ctx_;
+  std::unordered_set<unsigned> seen_;
+  std::vector<Z3_ast> todo_;
+};
+
+// TILESCOPE_HARD_DEADLINE=0 turns the child processes off (measurements of
+// what they cost; docs/robustness.md). Read once.
+bool hardDeadlinesOn() {
+  static const bool on = [] {
+    const char *text = std::getenv("TILESCOPE_HARD_DEADLINE");
+    return !text || std::strcmp(text, "0") != 0;
+  }();
+  return on;
+}
+
+// The solver whose last check this thread's hard deadline stopped (its own
+// reason_unknown() then still tells of the check before).
+thread_local Z3_solver tStoppedSolver = nullptr;
+
+enum class ChildEnd { Finished, Stopped, NotRun };
+
+struct ChildRun {
+  ChildEnd end = ChildEnd::NotRun;
+  BudgetKind stoppedBy = BudgetKind::None;
+  int64_t cpuNs = 0; // the child's processor time
+};
+
+int64_t childCpuNs(const rusage &use) {
+  auto ns = [](const timeval &t) { return int64_t(t.tv_sec) * 1'000'000'000 + t.tv_usec * 1000; };
+  return ns(use.ru_utime) + ns(use.ru_stime);
+}
+
+// Runs the check of `s` in a forked child (a copy of this process, Z3's
+// context and all) and kills the child once it has used `cpuNs` of
+// processor time or `wallNs` of real time (kNever: no limit). The child
+// reports only that it finished: its answer is the one the same check gives
+// here, from the same state.
+ChildRun runInChild(z3::solver &s, const z3::expr_vector *assumptions, int64_t cpuNs,
+                    int64_t wallNs) {
+  ChildRun run;
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    return run;
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return run;
+  }
+  if (pid == 0) {
+    // Only this thread exists here. No destructors, no atexit handlers, no
+    // flushing of the parent's buffers: _exit.
+    close(fds[0]);
+    char done = 1;
+    try {
+      if (assumptions)
+        s.check(*assumptions);
+      else
+        s.check();
+    } catch (...) {
+      done = 2;
+    }
+    ssize_t written = write(fds[1], &done, 1);
+    _exit(written == 1 ? 0 : 1);
+  }
+  close(fds[1]);
+  clockid_t clock{};
+  bool haveClock = clock_getcpuclockid(pid, &clock) == 0;
+  int64_t wallDeadline = wallNs == kNever ? kNever : steadyNs() + wallNs;
+  for (;;) {
+    int64_t now = steadyNs();
+    int64_t used = haveClock ? clockNs(clock) : kNever;
+    int64_t cpuLeft = cpuNs == kNever || used == kNever ? kNever : cpuNs - used;
+    int64_t wallLeft = wallDeadline == kNever ? kNever : wallDeadline - now;
+    if (cpuLeft <= 0 || wallLeft <= 0) {
+      kill(pid, SIGKILL);
+      run.end = ChildEnd::Stopped;
+      run.stoppedBy = cpuLeft <= 0 ? BudgetKind::CpuTime : BudgetKind::WallTime;
+      break;
+    }
+    // Processor time advances no faster than real time (the child runs one
+    // thread), so neither deadline can pass before the nearer one from now.
+    int64_t waitNs = std::min({cpuLeft, wallLeft, int64_t{1'000'000'000}});
+    pollfd p{fds[0], POLLIN, 0};
+    int ready = poll(&p, 1, int(std::max<int64_t>(waitNs / 1'000'000, 1)));
+    if (ready > 0) {
+      run.end = ChildEnd::Finished; // its byte, or its end without one: either way
+      break;                        // the check here repeats what it did
+    }
+    if (ready < 0 && errno != EINTR) {
+      kill(pid, SIGKILL);
+      run.end = ChildEnd::NotRun;
+      break;
+    }
+  }
+  close(fds[0]);
+  int status = 0;
+  rusage use{};
+  while (wait4(pid, &status, 0, &use) < 0 && errno == EINTR) {
+  }
+  run.cpuNs = childCpuNs(use);
+  return run;
+}
+
+// The check under a hard limit, when it needs one: a query that may reach
+// Z3's nonlinear arithmetic, under a budget with a time limit. Z3 4.8.12 has
+// a loop there that looks at neither the interrupt nor the rlimit (it ran
+// 10.6 s of CPU under a 3 s budget, docs/robustness.md), so such a query is
+// run first in a child process that is killed at the deadline; only when the
+// child finished in time is it asked here, where it takes as long again and
+// gives the same answer and model. The child gets half of the time left, so
+// that both runs together stay within it. False when it was not needed (or
+// no child could be made): the caller checks as before.
+bool checkHard(z3::solver &s, const z3::expr_vector *assumptions, z3::check_result &result) {
+  Budget *budget = activeBudget();
+  if (!budget || !hardDeadlinesOn())
+    return false;
+  int64_t cpuMs = budget->remainingCpuMs(), wallMs = budget->remainingWallMs();
+  if (cpuMs < 0 && wallMs < 0)
+    return false;
+  NonlinearScan scan(s.ctx());
+  if (!scan.any(s.assertions()) && !(assumptions && scan.any(*assumptions)))
+    return false;
+  int64_t cpuNs = cpuMs < 0 ? kNever : (cpuMs + 1) * 500'000;
+  int64_t wallNs = wallMs < 0 ? kNever : (wallMs + 1) * 500'000 / wallClockScale();
+  ChildRun run = runInChild(s, assumptions, cpuNs, wallNs);
+  if (run.end == ChildEnd::NotRun)
+    return false;
+  chargeThreadCpuNs(run.cpuNs);
+  if (run.end == ChildEnd::Finished)
+    return false; // asked here now, under the watcher as always
+  if (!budget->expired())
+    budget->exceed(run.stoppedBy, "(a Z3 query was stopped at the deadline)");
+  tStoppedSolver = s;
+  result = z3::unknown;
+  return true;
+}
+
 } // namespace
 
 z3::check_result checkWithinBudget(z3::solver &s) {
+  tStoppedSolver = nullptr;
+  if (z3::check_result r; checkHard(s, nullptr, r))
+    return r;
   WatchScope watch(s.ctx(), s);
   return s.check();
 }
 
 z3::check_result checkWithinBudget(z3::solver &s, const z3::expr_vector &assumptions) {
+  tStoppedSolver = nullptr;
+  if (z3::check_result r; checkHard(s, &assumptions, r))
+    return r;
   WatchScope watch(s.ctx(), s);
   return s.check(assumptions);
 }
@@ -200,6 +415,12 @@ z3::check_result checkWithinBudget(z3::solver &s, const z3::expr_vector &assumpt
 z3::check_result checkWithinBudget(z3::optimize &opt) {
   WatchScope watch(opt.ctx(), nullptr);
   return opt.check();
+}
+
+std::string reasonUnknown(const z3::solver &s) {
+  if (tStoppedSolver && tStoppedSolver == static_cast<Z3_solver>(s))
+    return "canceled";
+  return s.reason_unknown();
 }
 
 } // namespace tilescope

@@ -25,6 +25,8 @@
 
 #include <z3++.h>
 
+#include <string>
+
 namespace tilescope {
 
 // s.check() (with `assumptions`), stopped once the active budget's processor
@@ -38,5 +40,10 @@ z3::check_result checkWithinBudget(z3::solver &s, const z3::expr_vector &assumpt
 // context of its own, which is not used after an interrupted check (Z3 then
 // cancels everything in it for good).
 z3::check_result checkWithinBudget(z3::optimize &opt);
+
+// Why the last check of `s` answered unknown: Z3's reason_unknown(), or
+// "canceled" when the hard deadline stopped it in a child process (above),
+// which leaves `s` itself as it was.
+std::string reasonUnknown(const z3::solver &s);
 
 } // namespace tilescope
