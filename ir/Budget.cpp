@@ -48,18 +48,12 @@ Budget::Budget(BudgetLimits limits) : limits_(limits) {
   totalCpuStartNs_ = threadCpuNs();
 }
 
-namespace {
-thread_local int64_t tChargedCpuNs = 0;
-} // namespace
-
 int64_t threadCpuNs() {
   timespec t{};
   if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
-    return tChargedCpuNs;
-  return int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec + tChargedCpuNs;
+    return 0;
+  return int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
 }
-
-void chargeThreadCpuNs(int64_t ns) { tChargedCpuNs += std::max<int64_t>(ns, 0); }
 
 int64_t wallClockScale() {
   static const int64_t scale = [] {

@@ -122,14 +122,8 @@ private:
   Budget *previous_;
 };
 
-// Processor time of the calling thread, in nanoseconds, plus what
-// chargeThreadCpuNs() added to it.
+// Processor time of the calling thread, in nanoseconds.
 int64_t threadCpuNs();
-
-// Counts `ns` of processor time spent on the calling thread's behalf by a
-// child process (a Z3 query run under a hard limit, proof/QueryDeadline.h) as
-// the thread's own, so that the budgets see it.
-void chargeThreadCpuNs(int64_t ns);
 
 // How many times faster than real time the wall clock of the budgets runs:
 // the environment variable TILESCOPE_SLOW_CLOCK (a whole number, 1 when unset

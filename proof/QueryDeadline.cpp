@@ -14,13 +14,13 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <unordered_set>
 
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -201,65 +201,147 @@ private:
 // Conservative: every assertion of the solver counts (the shared solvers
 // keep other queries' constraints, guarded by literals of their own, and the
 // arithmetic theory sees their terms all the same).
-class NonlinearScan {
+//
+// Read from the solver's SMT-LIB text, not by walking its terms: every call
+// of Z3's API that returns a term or an object (Z3_solver_get_assertions,
+// Z3_get_app_arg, even Z3_mk_params) releases what the API held of its last
+// result, terms are freed earlier, and the ids of the terms the check then
+// makes change. Z3's search depends on those ids: walking the terms moved a
+// race query of the grid-133 GEMM from 0.14 s to 1.5 s (2026-11-27).
+// Z3_solver_to_string and Z3_ast_to_string leave them as they were.
+class NonlinearText {
 public:
-  explicit NonlinearScan(Z3_context ctx) : ctx_(ctx) {}
+  explicit NonlinearText(std::string_view text) : text_(text) {}
 
-  bool any(const z3::expr_vector &roots) {
-    for (unsigned i = 0; i < roots.size(); ++i)
-      if (reaches(roots[int(i)]))
-        return true;
-    return false;
+  // Whether some list of the text is such a term. Numerals are never let-
+  // bound by Z3's printer: a let-bound name is a term, not a numeral.
+  bool any() {
+    std::vector<Frame> stack;
+    for (;;) {
+      std::string_view token = next();
+      if (token.empty())
+        return false;
+      if (token == "(") {
+        stack.push_back({});
+        continue;
+      }
+      if (token == ")") {
+        if (stack.empty())
+          continue;
+        Frame done = stack.back();
+        stack.pop_back();
+        if (done.nonlinear())
+          return true;
+        // `(- 5)` is a numeral; any other list is a term.
+        if (stack.empty())
+          continue;
+        if (!stack.back().headSeen)
+          stack.back().headSeen = true; // a list in head position
+        else
+          stack.back().add(done.head == "-" && done.args == 1 && done.numerals == 1);
+        continue;
+      }
+      if (stack.empty())
+        continue;
+      Frame &top = stack.back();
+      if (!top.headSeen) {
+        top.head = token;
+        top.headSeen = true;
+        continue;
+      }
+      top.add(numeral(token));
+    }
   }
 
 private:
-  bool numeral(Z3_ast a) const { return Z3_is_numeral_ast(ctx_, a); }
+  struct Frame {
+    std::string_view head;
+    bool headSeen = false;
+    unsigned args = 0, numerals = 0;
+    bool lastNumeral = false;
 
-  bool reaches(Z3_ast root) {
-    todo_.assign(1, root);
-    while (!todo_.empty()) {
-      Z3_ast a = todo_.back();
-      todo_.pop_back();
-      if (!seen_.insert(Z3_get_ast_id(ctx_, a)).second)
-        continue;
-      Z3_ast_kind kind = Z3_get_ast_kind(ctx_, a);
-      if (kind == Z3_QUANTIFIER_AST)
-        return true; // none are made; if one were, assume the worst
-      if (kind != Z3_APP_AST)
-        continue;
-      Z3_app app = Z3_to_app(ctx_, a);
-      unsigned n = Z3_get_app_num_args(ctx_, app);
-      switch (Z3_get_decl_kind(ctx_, Z3_get_app_decl(ctx_, app))) {
-      case Z3_OP_MUL: {
-        unsigned terms = 0;
-        for (unsigned i = 0; i < n; ++i)
-          terms += numeral(Z3_get_app_arg(ctx_, app, i)) ? 0 : 1;
-        if (terms >= 2)
-          return true;
-        break;
-      }
-      case Z3_OP_DIV:
-      case Z3_OP_IDIV:
-      case Z3_OP_MOD:
-      case Z3_OP_REM:
-        if (n == 2 && !numeral(Z3_get_app_arg(ctx_, app, 1)))
-          return true;
-        break;
-      case Z3_OP_POWER:
-        return true;
-      default:
-        break;
-      }
-      for (unsigned i = 0; i < n; ++i)
-        todo_.push_back(Z3_get_app_arg(ctx_, app, i));
+    void add(bool isNumeral) {
+      ++args;
+      numerals += isNumeral ? 1 : 0;
+      lastNumeral = isNumeral;
     }
-    return false;
+    bool nonlinear() const {
+      if (head == "*")
+        return args - numerals >= 2;
+      if (head == "div" || head == "mod" || head == "rem" || head == "/")
+        return args == 2 && !lastNumeral;
+      return head == "^";
+    }
+  };
+
+  static bool numeral(std::string_view t) {
+    return !t.empty() && std::all_of(t.begin(), t.end(), [](char c) {
+      return (c >= '0' && c <= '9') || c == '.';
+    });
   }
 
-  Z3_context ctx_;
-  std::unordered_set<unsigned> seen_;
-  std::vector<Z3_ast> todo_;
+  // The next token: "(", ")", a symbol or numeral (|quoted| as one), or
+  // empty at the end. Comments (`;` to the end of the line) are skipped.
+  std::string_view next() {
+    while (pos_ < text_.size()) {
+      char c = text_[pos_];
+      if (c == ';') {
+        while (pos_ < text_.size() && text_[pos_] != '\n')
+          ++pos_;
+        continue;
+      }
+      if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+        ++pos_;
+        continue;
+      }
+      size_t begin = pos_;
+      if (c == '(' || c == ')') {
+        ++pos_;
+        return text_.substr(begin, 1);
+      }
+      if (c == '|') {
+        pos_ = text_.find('|', pos_ + 1);
+        pos_ = pos_ == std::string_view::npos ? text_.size() : pos_ + 1;
+        return text_.substr(begin, pos_ - begin);
+      }
+      if (c == '"') {
+        pos_ = text_.find('"', pos_ + 1);
+        pos_ = pos_ == std::string_view::npos ? text_.size() : pos_ + 1;
+        return text_.substr(begin, pos_ - begin);
+      }
+      while (pos_ < text_.size() && !std::strchr(" \n\t\r();|\"", text_[pos_]))
+        ++pos_;
+      return text_.substr(begin, pos_ - begin);
+    }
+    return {};
+  }
+
+  std::string_view text_;
+  size_t pos_ = 0;
 };
+
+// The solvers found nonlinear on this thread. A solver's assertions only
+// grow but for pop(), so it stays nonlinear, and its text (the shared
+// solvers' grows to megabytes) need not be printed again. A solver made
+// later at the same address, or one popped back to linear, is taken for
+// nonlinear: a child process more, never one less.
+thread_local std::unordered_set<Z3_solver> tNonlinearSolvers;
+
+bool nonlinear(z3::solver &s, const z3::expr_vector *assumptions) {
+  if (tNonlinearSolvers.count(s))
+    return true;
+  if (NonlinearText(Z3_solver_to_string(s.ctx(), s)).any()) {
+    if (tNonlinearSolvers.size() >= 4096)
+      tNonlinearSolvers.clear();
+    tNonlinearSolvers.insert(s);
+    return true;
+  }
+  if (assumptions)
+    for (unsigned i = 0; i < assumptions->size(); ++i)
+      if (NonlinearText(Z3_ast_to_string(s.ctx(), (*assumptions)[int(i)])).any())
+        return true;
+  return false;
+}
 
 // TILESCOPE_HARD_DEADLINE=0 turns the child processes off (measurements of
 // what they cost; docs/robustness.md). Read once.
@@ -280,19 +362,13 @@ enum class ChildEnd { Finished, Stopped, NotRun };
 struct ChildRun {
   ChildEnd end = ChildEnd::NotRun;
   BudgetKind stoppedBy = BudgetKind::None;
-  int64_t cpuNs = 0; // the child's processor time
 };
-
-int64_t childCpuNs(const rusage &use) {
-  auto ns = [](const timeval &t) { return int64_t(t.tv_sec) * 1'000'000'000 + t.tv_usec * 1000; };
-  return ns(use.ru_utime) + ns(use.ru_stime);
-}
 
 // Runs the check of `s` in a forked child (a copy of this process, Z3's
 // context and all) and kills the child once it has used `cpuNs` of
 // processor time or `wallNs` of real time (kNever: no limit). The child
-// reports only that it finished: its answer is the one the same check gives
-// here, from the same state.
+// reports only that it finished: the same check here, from the same state,
+// gives the same answer.
 ChildRun runInChild(z3::solver &s, const z3::expr_vector *assumptions, int64_t cpuNs,
                     int64_t wallNs) {
   ChildRun run;
@@ -309,27 +385,25 @@ ChildRun runInChild(z3::solver &s, const z3::expr_vector *assumptions, int64_t c
     // Only this thread exists here. No destructors, no atexit handlers, no
     // flushing of the parent's buffers: _exit.
     close(fds[0]);
-    char done = 1;
     try {
       if (assumptions)
         s.check(*assumptions);
       else
         s.check();
     } catch (...) {
-      done = 2;
+      // The check here throws the same.
     }
-    ssize_t written = write(fds[1], &done, 1);
-    _exit(written == 1 ? 0 : 1);
+    char done = 1;
+    _exit(write(fds[1], &done, 1) == 1 ? 0 : 1);
   }
   close(fds[1]);
   clockid_t clock{};
   bool haveClock = clock_getcpuclockid(pid, &clock) == 0;
   int64_t wallDeadline = wallNs == kNever ? kNever : steadyNs() + wallNs;
   for (;;) {
-    int64_t now = steadyNs();
     int64_t used = haveClock ? clockNs(clock) : kNever;
     int64_t cpuLeft = cpuNs == kNever || used == kNever ? kNever : cpuNs - used;
-    int64_t wallLeft = wallDeadline == kNever ? kNever : wallDeadline - now;
+    int64_t wallLeft = wallDeadline == kNever ? kNever : wallDeadline - steadyNs();
     if (cpuLeft <= 0 || wallLeft <= 0) {
       kill(pid, SIGKILL);
       run.end = ChildEnd::Stopped;
@@ -342,33 +416,31 @@ ChildRun runInChild(z3::solver &s, const z3::expr_vector *assumptions, int64_t c
     pollfd p{fds[0], POLLIN, 0};
     int ready = poll(&p, 1, int(std::max<int64_t>(waitNs / 1'000'000, 1)));
     if (ready > 0) {
-      run.end = ChildEnd::Finished; // its byte, or its end without one: either way
-      break;                        // the check here repeats what it did
+      run.end = ChildEnd::Finished; // its byte, or its end without one (a crash
+      break;                        // the check here repeats): either way
     }
     if (ready < 0 && errno != EINTR) {
       kill(pid, SIGKILL);
-      run.end = ChildEnd::NotRun;
-      break;
+      break; // NotRun: checked here as before
     }
   }
   close(fds[0]);
-  int status = 0;
-  rusage use{};
-  while (wait4(pid, &status, 0, &use) < 0 && errno == EINTR) {
+  while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
   }
-  run.cpuNs = childCpuNs(use);
   return run;
 }
 
 // The check under a hard limit, when it needs one: a query that may reach
 // Z3's nonlinear arithmetic, under a budget with a time limit. Z3 4.8.12 has
 // a loop there that looks at neither the interrupt nor the rlimit (it ran
-// 10.6 s of CPU under a 3 s budget, docs/robustness.md), so such a query is
-// run first in a child process that is killed at the deadline; only when the
-// child finished in time is it asked here, where it takes as long again and
-// gives the same answer and model. The child gets half of the time left, so
-// that both runs together stay within it. False when it was not needed (or
-// no child could be made): the caller checks as before.
+// 10.4 s of CPU under a 3 s budget, docs/robustness.md), so such a query is
+// run first in a child process that is killed once the time the budget had
+// left when it began has passed; only when the child finished is it asked
+// here, where it takes as long again and gives the same answer, model and
+// reason, and leaves the solver as it always did. The budget counts the
+// check here, not the child's copy: a nonlinear query costs its time twice,
+// the budget sees it once. False when no child was needed (or none could be
+// made): the caller checks as before.
 bool checkHard(z3::solver &s, const z3::expr_vector *assumptions, z3::check_result &result) {
   Budget *budget = activeBudget();
   if (!budget || !hardDeadlinesOn())
@@ -376,16 +448,14 @@ bool checkHard(z3::solver &s, const z3::expr_vector *assumptions, z3::check_resu
   int64_t cpuMs = budget->remainingCpuMs(), wallMs = budget->remainingWallMs();
   if (cpuMs < 0 && wallMs < 0)
     return false;
-  NonlinearScan scan(s.ctx());
-  if (!scan.any(s.assertions()) && !(assumptions && scan.any(*assumptions)))
+  if (!nonlinear(s, assumptions))
     return false;
-  int64_t cpuNs = cpuMs < 0 ? kNever : (cpuMs + 1) * 500'000;
-  int64_t wallNs = wallMs < 0 ? kNever : (wallMs + 1) * 500'000 / wallClockScale();
+  // A millisecond past the budget's own figures (rounded down), as the
+  // watcher does.
+  int64_t cpuNs = cpuMs < 0 ? kNever : (cpuMs + 1) * 1'000'000;
+  int64_t wallNs = wallMs < 0 ? kNever : (wallMs + 1) * 1'000'000 / wallClockScale();
   ChildRun run = runInChild(s, assumptions, cpuNs, wallNs);
-  if (run.end == ChildEnd::NotRun)
-    return false;
-  chargeThreadCpuNs(run.cpuNs);
-  if (run.end == ChildEnd::Finished)
+  if (run.end != ChildEnd::Stopped)
     return false; // asked here now, under the watcher as always
   if (!budget->expired())
     budget->exceed(run.stoppedBy, "(a Z3 query was stopped at the deadline)");
