@@ -313,7 +313,9 @@ private:
                                  terms.front().first < -terms.back().first)) &&
           digitFloor(terms.back().second, ev.threads) == 0) {
         int64_t m = -terms.back().first;
-        z3::expr value = (ctx_.int_val(m - 1) - rest) / ctx_.int_val(m);
+        // Made in GCC's order of old (proof/TruncatingDivision.cpp), as below.
+        z3::expr divisor = ctx_.int_val(m), reversed = ctx_.int_val(m - 1) - rest;
+        z3::expr value = reversed / divisor;
         if (c.digits.emplace(terms.back().second.key(), value).second)
           byVar[terms.back().second.var].push_back(terms.back().second);
         terms.pop_back();
@@ -326,7 +328,8 @@ private:
         if (coef <= 0 || (i > 0 && coef == terms[i - 1].first))
           return std::nullopt;
         const Digit &digit = terms[i].second;
-        z3::expr value = rest / ctx_.int_val(coef) + ctx_.int_val(digitFloor(digit, ev.threads));
+        z3::expr floor = ctx_.int_val(digitFloor(digit, ev.threads));
+        z3::expr value = rest / ctx_.int_val(coef) + floor;
         detail::replaceKeeping(rest, z3::mod(rest, ctx_.int_val(coef)));
         if (c.digits.emplace(digit.key(), value).second)
           byVar[digit.var].push_back(digit);
@@ -353,7 +356,8 @@ private:
         if (!L || !L->is_int())
           return std::nullopt;
         z3::expr a = c.digits.at(dg.key());
-        c.conditions.push_back(*L >= 1 && a >= 0);
+        z3::expr nonNegative = a >= 0;
+        c.conditions.push_back(*L >= 1 && nonNegative);
         if (dg.H) {
           auto H = enc_.encode(dg.H, {});
           if (!H || !H->is_int())
@@ -366,7 +370,8 @@ private:
           auto H = enc_.encode(dg.H, {}), next = enc_.encode(digits[k + 1].L, {});
           if (!next || !next->is_int())
             return std::nullopt;
-          c.conditions.push_back(*H == *next && z3::mod(*next, *L) == 0);
+          z3::expr divides = z3::mod(*next, *L) == 0;
+          c.conditions.push_back(*H == *next && divides);
         }
         detail::replaceKeeping(v, v + a * *L);
         if (k + 1 == digits.size() && !dg.H)
@@ -479,7 +484,8 @@ private:
           c.conditions.push_back(b >= 0 && *below);
           continue;
         }
-      c.conditions.push_back(b >= 0 && b < extent);
+      z3::expr inside = b < extent;
+      c.conditions.push_back(b >= 0 && inside);
     }
     if (!sk_.cluster.empty()) {
       auto shape = clusterShapeOf(sk_);
@@ -516,9 +522,10 @@ private:
           derived = &*f;
       if (derived && it != value.end() && !exact)
         c.conditions.push_back(derived->first <= 0 && below);
-      else
-        c.conditions.push_back(*step >= 1 && v >= *begin && below &&
-                               z3::mod(v - *begin, *step) == 0);
+      else {
+        z3::expr onStep = z3::mod(v - *begin, *step) == 0, fromBegin = v >= *begin;
+        c.conditions.push_back(*step >= 1 && fromBegin && below && onStep);
+      }
       c.bound.emplace(loop.var, v);
       c.digits.emplace(Digit{loop.var, num(1), nullptr}.key(), v);
     }
@@ -533,7 +540,8 @@ private:
            n = valueOf(w.access->region[d].extent, c, vars);
       if (!lo || !n || !lo->is_int() || !n->is_int())
         return std::nullopt;
-      c.conditions.push_back(*lo <= x[d] && x[d] < *lo + *n);
+      z3::expr beforeEnd = x[d] < *lo + *n;
+      c.conditions.push_back(*lo <= x[d] && beforeEnd);
     }
     return c;
   }
@@ -630,8 +638,10 @@ private:
       for (int64_t limit :
            {int64_t(1) << 20, int64_t(1) << 40, std::numeric_limits<int64_t>::max()}) {
         inside.emplace(s);
-        for (const z3::expr &v : small)
-          s.add(v <= ctx_.int_val(limit) && v >= ctx_.int_val(-limit));
+        for (const z3::expr &v : small) {
+          z3::expr above = v >= ctx_.int_val(-limit);
+          s.add(v <= ctx_.int_val(limit) && above);
+        }
         z3::check_result again = checkWithinBudget(s);
         if (again == z3::unsat) {
           inside.reset();
@@ -689,7 +699,8 @@ private:
         return;
       }
       x.push_back(enc_.fresh(fmt::format("{}_{}", name, d)));
-      bounds.push_back(x.back() >= 0 && x.back() < *extent);
+      z3::expr inside = x.back() < *extent;
+      bounds.push_back(x.back() >= 0 && inside);
     }
     // Every size fixed (no shape symbol): the one run decides, element by
     // element.
