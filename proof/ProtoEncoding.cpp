@@ -21,13 +21,7 @@ std::optional<z3::expr> threadSetZ3(const ThreadSet &set, const z3::expr &t) {
     int64_t y = x;
     while (y + 1 < set.launchThreads() && set.contains(y + 1))
       ++y;
-    if (x == y) {
-      any.push_back(t == ctx.int_val(x));
-    } else {
-      // The upper bound first, as GCC built it (WriteCoverage.cpp, digits).
-      z3::expr upTo = t <= ctx.int_val(y);
-      any.push_back(t >= ctx.int_val(x) && upTo);
-    }
+    any.push_back(x == y ? t == ctx.int_val(x) : t >= ctx.int_val(x) && t <= ctx.int_val(y));
     x = y + 1;
   }
   if (any.empty())

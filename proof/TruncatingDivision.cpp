@@ -39,34 +39,20 @@ namespace {
 // truncated remainder is m - |r| and the quotient q + sign(r); elsewhere
 // they agree. Written over Z3's own q and m, so a query has no division term
 // it did not have before, only the case split.
-//
-// Every term below is made in its own statement, in the order GCC evaluated
-// the operands of the one expression each once was (right to left; C++
-// leaves the order unspecified, clang goes left to right): the order in
-// which new terms are made decides their ids, and Z3's models with them, so
-// a clang build gave another witness than a GCC build (docs/robustness.md,
-// "Sanitizers", finding 23).
 z3::expr rounds(const z3::expr &l, const z3::expr &m) {
-  z3::expr inexact = m != 0;
-  z3::expr negative = l < 0;
-  return negative && inexact;
+  return l < 0 && m != 0;
 }
 z3::expr signOf(const z3::expr &r) {
   int64_t v = 0;
   if (r.is_numeral_i64(v))
     return r.ctx().int_val(v > 0 ? 1 : -1);
-  z3::expr minusOne = r.ctx().int_val(-1);
-  z3::expr one = r.ctx().int_val(1);
-  z3::expr positive = r > 0;
-  return z3::ite(positive, one, minusOne);
+  return z3::ite(r > 0, r.ctx().int_val(1), r.ctx().int_val(-1));
 }
 z3::expr magnitudeOf(const z3::expr &r) {
   int64_t v = 0;
   if (r.is_numeral_i64(v) && v != INT64_MIN)
     return r.ctx().int_val(v < 0 ? -v : v);
-  z3::expr negated = -r;
-  z3::expr positive = r > 0;
-  return z3::ite(positive, r, negated);
+  return z3::ite(r > 0, r, -r);
 }
 } // namespace
 
@@ -74,21 +60,14 @@ z3::expr truncatingDiv(const z3::expr &l, const z3::expr &r, const NonNegativeCo
   z3::expr q = l / r;
   if (nonNegativeByForm(l, constant))
     return q;
-  z3::expr sign = signOf(r);
-  z3::expr adjusted = q + sign;
-  z3::expr m = z3::mod(l, r);
-  z3::expr adjust = rounds(l, m);
-  return z3::ite(adjust, adjusted, q);
+  return z3::ite(rounds(l, z3::mod(l, r)), q + signOf(r), q);
 }
 
 z3::expr truncatingRem(const z3::expr &l, const z3::expr &r, const NonNegativeConstant &constant) {
   z3::expr m = z3::mod(l, r);
   if (nonNegativeByForm(l, constant))
     return m;
-  z3::expr magnitude = magnitudeOf(r);
-  z3::expr adjusted = m - magnitude;
-  z3::expr adjust = rounds(l, m);
-  return z3::ite(adjust, adjusted, m);
+  return z3::ite(rounds(l, m), m - magnitudeOf(r), m);
 }
 
 } // namespace tilescope::detail

@@ -313,9 +313,7 @@ private:
                                  terms.front().first < -terms.back().first)) &&
           digitFloor(terms.back().second, ev.threads) == 0) {
         int64_t m = -terms.back().first;
-        // Made in GCC's order of old (proof/TruncatingDivision.cpp), as below.
-        z3::expr divisor = ctx_.int_val(m), reversed = ctx_.int_val(m - 1) - rest;
-        z3::expr value = reversed / divisor;
+        z3::expr value = (ctx_.int_val(m - 1) - rest) / ctx_.int_val(m);
         if (c.digits.emplace(terms.back().second.key(), value).second)
           byVar[terms.back().second.var].push_back(terms.back().second);
         terms.pop_back();
@@ -328,8 +326,7 @@ private:
         if (coef <= 0 || (i > 0 && coef == terms[i - 1].first))
           return std::nullopt;
         const Digit &digit = terms[i].second;
-        z3::expr floor = ctx_.int_val(digitFloor(digit, ev.threads));
-        z3::expr value = rest / ctx_.int_val(coef) + floor;
+        z3::expr value = rest / ctx_.int_val(coef) + ctx_.int_val(digitFloor(digit, ev.threads));
         detail::replaceKeeping(rest, z3::mod(rest, ctx_.int_val(coef)));
         if (c.digits.emplace(digit.key(), value).second)
           byVar[digit.var].push_back(digit);
@@ -356,8 +353,7 @@ private:
         if (!L || !L->is_int())
           return std::nullopt;
         z3::expr a = c.digits.at(dg.key());
-        z3::expr nonNegative = a >= 0;
-        c.conditions.push_back(*L >= 1 && nonNegative);
+        c.conditions.push_back(*L >= 1 && a >= 0);
         if (dg.H) {
           auto H = enc_.encode(dg.H, {});
           if (!H || !H->is_int())
@@ -370,8 +366,7 @@ private:
           auto H = enc_.encode(dg.H, {}), next = enc_.encode(digits[k + 1].L, {});
           if (!next || !next->is_int())
             return std::nullopt;
-          z3::expr divides = z3::mod(*next, *L) == 0;
-          c.conditions.push_back(*H == *next && divides);
+          c.conditions.push_back(*H == *next && z3::mod(*next, *L) == 0);
         }
         detail::replaceKeeping(v, v + a * *L);
         if (k + 1 == digits.size() && !dg.H)
@@ -484,8 +479,7 @@ private:
           c.conditions.push_back(b >= 0 && *below);
           continue;
         }
-      z3::expr inside = b < extent;
-      c.conditions.push_back(b >= 0 && inside);
+      c.conditions.push_back(b >= 0 && b < extent);
     }
     if (!sk_.cluster.empty()) {
       auto shape = clusterShapeOf(sk_);
@@ -522,10 +516,9 @@ private:
           derived = &*f;
       if (derived && it != value.end() && !exact)
         c.conditions.push_back(derived->first <= 0 && below);
-      else {
-        z3::expr onStep = z3::mod(v - *begin, *step) == 0, fromBegin = v >= *begin;
-        c.conditions.push_back(*step >= 1 && fromBegin && below && onStep);
-      }
+      else
+        c.conditions.push_back(*step >= 1 && v >= *begin && below &&
+                               z3::mod(v - *begin, *step) == 0);
       c.bound.emplace(loop.var, v);
       c.digits.emplace(Digit{loop.var, num(1), nullptr}.key(), v);
     }
@@ -540,8 +533,7 @@ private:
            n = valueOf(w.access->region[d].extent, c, vars);
       if (!lo || !n || !lo->is_int() || !n->is_int())
         return std::nullopt;
-      z3::expr beforeEnd = x[d] < *lo + *n;
-      c.conditions.push_back(*lo <= x[d] && beforeEnd);
+      c.conditions.push_back(*lo <= x[d] && x[d] < *lo + *n);
     }
     return c;
   }
@@ -638,10 +630,8 @@ private:
       for (int64_t limit :
            {int64_t(1) << 20, int64_t(1) << 40, std::numeric_limits<int64_t>::max()}) {
         inside.emplace(s);
-        for (const z3::expr &v : small) {
-          z3::expr above = v >= ctx_.int_val(-limit);
-          s.add(v <= ctx_.int_val(limit) && above);
-        }
+        for (const z3::expr &v : small)
+          s.add(v <= ctx_.int_val(limit) && v >= ctx_.int_val(-limit));
         z3::check_result again = checkWithinBudget(s);
         if (again == z3::unsat) {
           inside.reset();
@@ -699,8 +689,7 @@ private:
         return;
       }
       x.push_back(enc_.fresh(fmt::format("{}_{}", name, d)));
-      z3::expr inside = x.back() < *extent;
-      bounds.push_back(x.back() >= 0 && inside);
+      bounds.push_back(x.back() >= 0 && x.back() < *extent);
     }
     // Every size fixed (no shape symbol): the one run decides, element by
     // element.
