@@ -13,6 +13,15 @@
 // and its context stay usable). The check then answers unknown and the
 // budget is recorded as exceeded (noteSolverGaveUp reads it as the budget).
 //
+// The interrupt is not enough for every query: Z3 4.8.12 has a loop in the
+// nonlinear arithmetic of its arithmetic theory that looks at neither the
+// interrupt nor the rlimit (10.4 s of CPU under a 3 s budget). A query that
+// may reach it (a product of two non-constant terms, a division or modulo
+// by one) is therefore checked first in a forked child process, which is
+// killed at the deadline; when the child finished, the query is asked here,
+// from the same state, with the same result (docs/robustness.md, "Hard
+// deadlines for nonlinear queries").
+//
 // Z3's own "timeout" parameter is never used: Z3 4.8.12 runs it on a pool of
 // timer threads that hands a timer's thread back to the pool when it fires,
 // while the query it cancelled still holds that timer's mutex; the next timer
@@ -20,10 +29,12 @@
 // minutes at no CPU in a mutex inside the layout proofs (issue 16;
 // docs/robustness.md). Nothing here starts a Z3 timer.
 //
-// Depends on ir/Budget.h and Z3 only.
+// Depends on ir/Budget.h, Z3 and POSIX (fork, poll, waitpid) only.
 #pragma once
 
 #include <z3++.h>
+
+#include <string>
 
 namespace tilescope {
 
@@ -38,5 +49,10 @@ z3::check_result checkWithinBudget(z3::solver &s, const z3::expr_vector &assumpt
 // context of its own, which is not used after an interrupted check (Z3 then
 // cancels everything in it for good).
 z3::check_result checkWithinBudget(z3::optimize &opt);
+
+// Why the last check of `s` answered unknown: Z3's reason_unknown(), or
+// "canceled" when the hard deadline stopped it in a child process (above),
+// which leaves `s` itself as it was.
+std::string reasonUnknown(const z3::solver &s);
 
 } // namespace tilescope

@@ -161,8 +161,8 @@ Implication implies(const std::vector<Expr> &facts, const Expr &goal, std::strin
     case z3::sat:
       return Implication::Fails;
     default:
-      why = "Z3 gave up: " + s.reason_unknown();
-      noteSolverGaveUp(s.reason_unknown());
+      why = "Z3 gave up: " + reasonUnknown(s);
+      noteSolverGaveUp(reasonUnknown(s));
       return Implication::Unknown;
     }
   } catch (const z3::exception &e) {

@@ -312,7 +312,7 @@ z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess 
   auto gaveUp = [&] {
     ++gaveUpOn_[a.buffer];
     report_.notChecked.push_back(
-        {ea.loc, fmt::format("race on {}: Z3 gave up ({})", a.buffer, s.reason_unknown())});
+        {ea.loc, fmt::format("race on {}: Z3 gave up ({})", a.buffer, reasonUnknown(s))});
     return z3::unknown;
   };
   if (r == z3::unknown) {

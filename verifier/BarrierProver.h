@@ -117,7 +117,7 @@ private:
       z3::check_result r = checkWithinBudget(base(), a);
       if (r == z3::unknown && !prover_.gaveUp_) {
         prover_.gaveUp_ = true;
-        prover_.gaveUpReason_ = base().reason_unknown();
+        prover_.gaveUpReason_ = reasonUnknown(base());
       }
       if (r != z3::sat)
         return r;
@@ -126,7 +126,7 @@ private:
     }
     // The model of the sample sizes or the least witness, else the solver's.
     z3::model get_model() const { return sampleModel_ ? *sampleModel_ : base().get_model(); }
-    std::string reason_unknown() const { return base().reason_unknown(); }
+    std::string reason_unknown() const { return reasonUnknown(base()); }
 
   private:
     z3::solver &base() const { return *prover_.base_; }

@@ -25,7 +25,7 @@ DeviceAnswer askDevices(ProtoEncoder &enc, const DeviceUnknowns &u,
   DeviceAnswer out;
   out.result = checkWithinBudget(s);
   if (out.result == z3::unknown)
-    out.why = fmt::format("Z3 gave up ({})", s.reason_unknown());
+    out.why = fmt::format("Z3 gave up ({})", reasonUnknown(s));
   if (out.result != z3::sat)
     return out;
   std::vector<z3::expr> small = {u.ndev, u.devid};

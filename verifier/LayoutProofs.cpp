@@ -30,7 +30,7 @@ bool hasCounterexample(z3::solver &s, LayoutReport &report, const std::string &w
   case z3::unknown:
     break;
   }
-  report.undecided.push_back(fmt::format("{}: undecided ({})", what, s.reason_unknown()));
+  report.undecided.push_back(fmt::format("{}: undecided ({})", what, reasonUnknown(s)));
   return false;
 }
 

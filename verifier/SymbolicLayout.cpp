@@ -292,7 +292,7 @@ LayoutReport verifySymbolicLayout(const SymbolicLayout &layout, const std::vecto
         break;
       }
       report.undecided.push_back(
-          fmt::format("{}: undecided for symbolic sizes ({})", what, s.reason_unknown()));
+          fmt::format("{}: undecided for symbolic sizes ({})", what, reasonUnknown(s)));
       return false;
     };
     // Everything the concrete engine needs once the symbols are fixed.
@@ -495,7 +495,7 @@ findCounterexample(const Expr &claim, const std::vector<Expr> &constraints, std:
       return symbolValues(enc, s.get_model());
     case z3::unknown:
       if (undecided)
-        *undecided = fmt::format("undecided ({})", s.reason_unknown());
+        *undecided = fmt::format("undecided ({})", reasonUnknown(s));
       return std::map<std::string, int64_t>{};
     }
   } catch (const z3::exception &e) {
@@ -544,7 +544,7 @@ LayoutReport verifySymbolicNoOverlap(const SymbolicBufferView &a, const Symbolic
       return report;
     case z3::unknown:
       report.undecided.push_back(
-          fmt::format("buffer overlap: undecided for symbolic sizes ({})", s.reason_unknown()));
+          fmt::format("buffer overlap: undecided for symbolic sizes ({})", reasonUnknown(s)));
       return report;
     case z3::sat:
       break;

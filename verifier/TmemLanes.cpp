@@ -202,7 +202,7 @@ public:
       return;
     }
     if (r == z3::unknown) {
-      open(e, a, fmt::format("Z3 gave up ({})", s.reason_unknown()));
+      open(e, a, fmt::format("Z3 gave up ({})", reasonUnknown(s)));
       return;
     }
     // The least witness: sizes first, then the loops, the thread.

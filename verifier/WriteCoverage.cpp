@@ -599,7 +599,7 @@ private:
     if (r == z3::unsat)
       return std::nullopt;
     if (r == z3::unknown) {
-      why = fmt::format("Z3 gave up ({})", s.reason_unknown());
+      why = fmt::format("Z3 gave up ({})", reasonUnknown(s));
       return std::nullopt;
     }
     z3::expr_vector lits(ctx_);
@@ -639,7 +639,7 @@ private:
         }
         if (again == z3::unknown) {
           why = fmt::format("Z3 gave up ({}) on an uncovered element inside 64 bits",
-                            s.reason_unknown());
+                            reasonUnknown(s));
           return std::nullopt;
         }
         m = detail::minimizeWitness(s, lits, small,

@@ -37,7 +37,7 @@ std::string giveUpReason(unsigned budgetMs) {
   z3::solver s = oneShotSolver(ctx, budgetMs);
   addHardQuestion(ctx, s);
   z3::check_result r = checkWithinBudget(s);
-  return r == z3::unknown ? s.reason_unknown() : std::string("decided");
+  return r == z3::unknown ? reasonUnknown(s) : std::string("decided");
 }
 
 } // namespace
