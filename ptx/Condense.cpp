@@ -381,6 +381,14 @@ struct Analysis {
       }
       if (c.cls == InstrClass::CtaBarrier) {
         std::string what = in.opcode + "." + (in.modifiers.empty() ? "" : in.modifiers[0]);
+        if (in.hasModifier("warp")) { // bar.warp.sync: the lanes of the mask, not the CTA
+          bool imm = !in.operands.empty() && in.operands[0].kind == Operand::Immediate;
+          what = imm ? fmt::format("bar.warp.sync {:#x}", uint32_t(in.operands[0].value))
+                     : "bar.warp.sync " + (in.operands.empty() ? "?" : in.operands[0].text);
+          if (namedSeen.insert(what).second)
+            p.namedBarriers.push_back(what + fmt::format(" (line {}, a warp's lanes)", in.line));
+          continue;
+        }
         for (size_t k = 0; k < in.operands.size(); ++k) {
           Expr v = values.operandValue(in.operands[k], i);
           what += (k ? ", " : " ") + (v ? show(v) : in.operands[k].text);
