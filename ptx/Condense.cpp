@@ -223,10 +223,28 @@ struct Analysis {
         ls.tripConstant = *k;
       return;
     }
+    // A count from the test (RegisterValues::tripCount), entered do-while
+    // style; a `!=` test holds where the loop is entered with its bound
+    // ahead of the counter (ptx check proves it; this only says it).
+    auto counted = [&](const Expr &n) {
+      ls.trip = "max(1, " + show(n) + ")";
+      if (Expr need = values.entryCondition(l); need && !constantValue(n))
+        ls.trip += " if " + show(need) + " on entry";
+      if (auto k = constantValue(n))
+        ls.tripConstant = std::max<int64_t>(1, *k);
+    };
     for (int latch : L.latches) {
       const BasicBlock &bb = cfg.blocks[size_t(latch)];
       if (bb.last == bb.first)
         continue;
+      // A latch that only jumps back: the test is in the block before it.
+      if (bb.last - bb.first == 1 && f.instructions[bb.first].guard.empty()) {
+        if (Expr n = values.tripCount(l)) {
+          counted(n);
+          return;
+        }
+        continue;
+      }
       size_t bi = bb.last - 1;
       const Instruction &br = f.instructions[bi];
       if (br.opcode != "bra" || br.guard.empty())
@@ -255,13 +273,7 @@ struct Analysis {
         }
       }
       if (Expr n = values.tripCount(l)) {
-        ls.trip = "max(1, " + show(n) + ")";
-        // A `!=` latch: the count holds where the loop is entered with its
-        // bound ahead of the counter (ptx check proves it; this only says it).
-        if (Expr need = values.entryCondition(l); need && !constantValue(n))
-          ls.trip += " if " + show(need) + " on entry";
-        if (auto k = constantValue(n))
-          ls.tripConstant = std::max<int64_t>(1, *k);
+        counted(n);
         return;
       }
       ls.trip = "while " + show(cond) + " after iteration " + it + " (from 0)";
@@ -449,19 +461,31 @@ struct Analysis {
   void epilogue() {
     int64_t tmaStores = 0, sharedStores = 0, stmatrix = 0, atomics = 0;
     std::map<std::string, int64_t> globalStores;
-    for (const Instruction &in : f.instructions) {
+    auto tmaStore = [](const Instruction &in, const Classification &c) {
+      return c.cls == InstrClass::Tma && in.hasModifier("tensor") && in.modifiers.size() > 4 &&
+             std::find(in.modifiers.begin(), in.modifiers.end(), "global") <
+                 std::find_if(in.modifiers.begin(), in.modifiers.end(),
+                              [](const std::string &m) { return m.rfind("shared", 0) == 0; });
+    };
+    // The staging is the shared stores of the code that issues the TMA
+    // stores (outside loops, or the same loop's own body): the attention's
+    // P written to shared memory for the next MMA is no epilogue.
+    std::set<int> storing;
+    for (size_t i = 0; i < f.instructions.size(); ++i)
+      if (tmaStore(f.instructions[i], classify(f.instructions[i])))
+        storing.insert(cfg.realLoopOf(i));
+    for (size_t i = 0; i < f.instructions.size(); ++i) {
+      const Instruction &in = f.instructions[i];
       Classification c = classify(in);
-      if (c.cls == InstrClass::Tma && in.hasModifier("tensor") && in.modifiers.size() > 4 &&
-          std::find(in.modifiers.begin(), in.modifiers.end(), "global") <
-              std::find_if(in.modifiers.begin(), in.modifiers.end(),
-                           [](const std::string &m) { return m.rfind("shared", 0) == 0; }))
+      bool staging = storing.count(cfg.realLoopOf(i)) > 0;
+      if (tmaStore(in, c))
         ++tmaStores;
       else if (c.cls == InstrClass::GlobalStore || c.cls == InstrClass::GenericStore)
         ++globalStores[c.key];
       else if (c.cls == InstrClass::SharedStore)
-        ++sharedStores;
+        sharedStores += staging;
       else if (c.cls == InstrClass::Stmatrix)
-        ++stmatrix;
+        stmatrix += staging;
       else if (c.cls == InstrClass::Atomic)
         ++atomics;
     }

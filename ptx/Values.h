@@ -99,6 +99,7 @@ public:
 private:
   Expr evalDefinition(size_t def, int fuel) const;
   Expr headerTripCount(int loop);
+  void tripFromTest(int loop, Expr cond);
   bool headerCopyOf(const std::string &copy, const std::string &reg, const Loop &L,
                     size_t step) const;
   bool reachableWithin(const Loop &loop, int from, int to) const;

@@ -68,23 +68,68 @@ Expr RegisterValues::tripCount(int loop) {
     return it->second;
   Expr result;
   const Loop &L = cfg_.loops[size_t(loop)];
-  std::string it = iterationVar(loop);
-  // The latch must be the loop's only way out: an exit elsewhere (a break)
+  // The test is the latch's `@%p bra header`, or, where the latch only
+  // jumps back (`bra.uni header`) and its one predecessor in the loop ends
+  // in `@%p bra exit`, that branch: it leaves on %p and goes on otherwise
+  // (nvcc's `setp.eq %p, c, n; @%p bra exit; bra.uni header`).
+  int test = L.latches.size() == 1 ? L.latches.front() : -1;
+  bool leavesOnGuard = false;
+  if (test >= 0) {
+    const BasicBlock &lb = cfg_.blocks[size_t(test)];
+    const Instruction *jump = lb.last - lb.first == 1 ? &f_.instructions[lb.first] : nullptr;
+    if (jump && jump->opcode == "bra" && jump->guard.empty() && lb.pred.size() == 1 &&
+        L.contains(lb.pred[0])) {
+      const BasicBlock &pb = cfg_.blocks[size_t(lb.pred[0])];
+      bool exits = false;
+      for (int succ : pb.succ)
+        exits |= !L.contains(succ);
+      // The branch leaves; it falls through into the latch.
+      if (exits && pb.last > pb.first && pb.last == lb.first &&
+          f_.instructions[pb.last - 1].opcode == "bra")
+        test = lb.pred[0], leavesOnGuard = true;
+    }
+  }
+  // The test must be the loop's only way out: an exit elsewhere (a break)
   // would end it early and n would only bound it.
-  bool onlyExit = L.latches.size() == 1;
+  bool onlyExit = test >= 0;
   for (int b : L.blocks)
     for (int succ : cfg_.blocks[size_t(b)].succ)
-      if (!L.contains(succ) && b != L.latches.front())
+      if (!L.contains(succ) && b != test)
         onlyExit = false;
-  for (int latch : L.latches) {
-    const BasicBlock &bb = cfg_.blocks[size_t(latch)];
-    if (bb.last == bb.first || !onlyExit)
-      break;
+  if (test >= 0 && onlyExit) {
+    const BasicBlock &bb = cfg_.blocks[size_t(test)];
     size_t bi = bb.last - 1;
     const Instruction &br = f_.instructions[bi];
-    if (br.opcode != "bra" || br.guard.empty() || br.guardNegated || L.latches.size() != 1)
-      break;
-    Expr cond = registerValue(br.guard, bi);
+    Expr cond = br.opcode == "bra" && !br.guard.empty() && bb.last > bb.first
+                    ? registerValue(br.guard, bi)
+                    : nullptr;
+    // The condition under which the loop goes on.
+    if (cond && cond->kind == ExprKind::Binary && br.guardNegated != leavesOnGuard) {
+      const auto &c = as<Binary>(cond);
+      static const std::pair<BinaryOp, BinaryOp> kNot[] = {
+          {BinaryOp::Lt, BinaryOp::Ge}, {BinaryOp::Le, BinaryOp::Gt}, {BinaryOp::Gt, BinaryOp::Le},
+          {BinaryOp::Ge, BinaryOp::Lt}, {BinaryOp::Eq, BinaryOp::Ne}, {BinaryOp::Ne, BinaryOp::Eq}};
+      Expr flipped;
+      for (const auto &[op, opposite] : kNot)
+        if (c.op == op)
+          flipped = Binary::make(opposite, c.lhs, c.rhs);
+      cond = flipped;
+    }
+    tripFromTest(loop, cond);
+  }
+  if (auto found = trips_.find(loop); found != trips_.end())
+    result = found->second;
+  if (!result && onlyExit == false)
+    result = headerTripCount(loop);
+  trips_[loop] = result;
+  return result;
+}
+
+// The count of loop `loop` whose iterations go on while `cond` holds, read
+// at the test after the counter's step; stored in trips_ when derived.
+void RegisterValues::tripFromTest(int loop, Expr cond) {
+  std::string it = iterationVar(loop);
+  do {
     if (!cond || cond->kind != ExprKind::Binary)
       break;
     const auto &b = as<Binary>(cond);
@@ -158,12 +203,8 @@ Expr RegisterValues::tripCount(int loop) {
                                       IntImm::make(0)));
       entryConditions_[loop] = ahead;
     }
-    result = n;
-  }
-  if (!result && onlyExit == false)
-    result = headerTripCount(loop);
-  trips_[loop] = result;
-  return result;
+    trips_[loop] = n;
+  } while (false);
 }
 
 // A loop tested at its header (nvcc enters some loops by a jump to the
