@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -156,8 +157,26 @@ struct Analysis {
         what += ", align " + std::to_string(d.align);
       s.sharedVariables.push_back(what);
     };
-    for (const Declaration &d : module.globals)
-      shared(d);
+    // A module's shared variable belongs to the kernels that name it (one
+    // `.extern .shared` of a module serves its tile kernel, not the device
+    // runtime's kernels beside it).
+    std::function<bool(const Operand &, const std::string &)> names =
+        [&](const Operand &o, const std::string &v) {
+          if ((o.kind == Operand::Symbol || o.kind == Operand::Memory) && o.name == v)
+            return true;
+          for (const Operand &e : o.elements)
+            if (names(e, v))
+              return true;
+          return false;
+        };
+    for (const Declaration &d : module.globals) {
+      bool used = d.space != "shared";
+      for (size_t i = 0; i < f.instructions.size() && !used; ++i)
+        for (const Operand &o : f.instructions[i].operands)
+          used = used || names(o, d.name);
+      if (used)
+        shared(d);
+    }
     for (const Declaration &d : f.decls) {
       shared(d);
       if (d.space == "reg") {
@@ -204,6 +223,37 @@ struct Analysis {
       s.notes.push_back(n);
   }
 
+  // Why a latch's counter is no induction variable, where the reason is a
+  // step by a register (a grid-stride loop's `add %rd150, %rd150, %rd117`
+  // with %rd117 = %ntid.x): the count depends on a launch value.
+  void steppedByRegister(const Loop &L, LoopSummary &ls) {
+    for (int latch : L.latches) {
+      const BasicBlock &bb = cfg.blocks[size_t(latch)];
+      if (bb.last - bb.first < 2)
+        continue;
+      const Instruction &br = f.instructions[bb.last - 1], &cmp = f.instructions[bb.last - 2];
+      if (br.opcode != "bra" || cmp.opcode != "setp" || cmp.operands.size() < 3 ||
+          cmp.operands[0].name != br.guard)
+        continue;
+      for (size_t k = 1; k < 3; ++k) {
+        const std::string &r = cmp.operands[k].name;
+        if (cmp.operands[k].kind != Operand::Register)
+          continue;
+        for (size_t d : values.definitions(r)) {
+          const Instruction &in = f.instructions[d];
+          if (L.contains(cfg.blockOf[d]) && in.opcode == "add" && in.operands.size() == 3 &&
+              in.operands[1].name == r && in.operands[2].kind == Operand::Register) {
+            ls.inductionVar = r;
+            Expr by = values.registerValue(in.operands[2].name, d);
+            ls.trip = "unknown: counter " + r + " steps by " + in.operands[2].name +
+                      (by ? " = " + show(by) : "") + ", not a constant";
+            return;
+          }
+        }
+      }
+    }
+  }
+
   // A loop rotated by the compiler: the latch ends in `@%p bra header` with
   // %p comparing the induction variable, after its step, with a bound.
   void tripCount(int l, LoopSummary &ls) {
@@ -213,8 +263,10 @@ struct Analysis {
     for (const Induction &ind : values.inductions())
       if (ind.loop == l)
         iv = &ind;
-    if (!iv)
+    if (!iv) {
+      steppedByRegister(L, ls);
       return;
+    }
     ls.inductionVar = iv->reg;
     // Tested at its header: the count of the body, which may be zero.
     if (Expr n = values.tripCount(l); n && values.topTested(l)) {

@@ -4,6 +4,11 @@ independent count the hand-checked condense tests (condense-*.test) name
 when they say how many instructions of a class a loop holds.
 
     count_mnemonics.py FILE A-B[,C-D ...] [-X-Y ...]
+    count_mnemonics.py --regs FILE A-B    registers declared in A..B by type
+
+With --regs the `.reg` declarations of the lines are summed by type (`%r<N>`
+declares N, each name of a list or an inline `.reg .pred p;` one), the
+figure condense prints as "registers declared".
 
 Lines A..B (inclusive) are counted, minus the ranges after a `-` (an inner
 loop's lines). A line counts when it holds an instruction: not a label, a
@@ -28,7 +33,24 @@ def ranges(args):
     return keep, drop
 
 
+def registers(lines, keep):
+    counts = collections.Counter()
+    for number, line in enumerate(lines, 1):
+        match = re.match(r"\s*\.reg\s+\.(\w+)\s+(.*);", line)
+        if not match or not any(lo <= number <= hi for lo, hi in keep):
+            continue
+        for name in match.group(2).split(","):
+            declared = re.search(r"<(\d+)>", name)
+            counts[match.group(1)] += int(declared.group(1)) if declared else 1
+    for kind, n in sorted(counts.items()):
+        print(n, "." + kind)
+    print("total", sum(counts.values()))
+    return 0
+
+
 def main():
+    if sys.argv[1] == "--regs":
+        return registers(open(sys.argv[2]).read().split("\n"), ranges(sys.argv[3:])[0])
     lines = open(sys.argv[1]).read().split("\n")
     keep, drop = ranges(sys.argv[2:])
     counts = collections.Counter()
