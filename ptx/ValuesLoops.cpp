@@ -90,11 +90,17 @@ Expr RegisterValues::tripCount(int loop) {
     }
   }
   // The test must be the loop's only way out: an exit elsewhere (a break)
-  // would end it early and n would only bound it.
+  // would end it early and n would only bound it. A block that only traps
+  // (a timed-out flag wait, `@%p bra L; trap;`) ends the kernel, not the
+  // loop: the count is that of every run that does not abort.
+  auto traps = [&](int b) {
+    const BasicBlock &bb = cfg_.blocks[size_t(b)];
+    return bb.succ.empty() && bb.last > bb.first && f_.instructions[bb.last - 1].opcode == "trap";
+  };
   bool onlyExit = test >= 0;
   for (int b : L.blocks)
     for (int succ : cfg_.blocks[size_t(b)].succ)
-      if (!L.contains(succ) && b != test)
+      if (!L.contains(succ) && b != test && !traps(succ))
         onlyExit = false;
   if (test >= 0 && onlyExit) {
     const BasicBlock &bb = cfg_.blocks[size_t(test)];
