@@ -256,11 +256,22 @@ RegisterValues::RegisterValues(const Function &f, const Cfg &cfg) : f_(f), cfg_(
     }
   }
   findCarried();
-  for (Induction &ind : inductions_) {
-    const std::vector<size_t> &ds = defs_[ind.reg];
-    size_t initDef = ds[0] == ind.update ? ds[1] : ds[0];
-    ind.init = evalDefinition(initDef, kFuel);
+  // One counter's initial value may read another's (gemm_naive's `sub %r29,
+  // %r11, %r31` before the loop that counts %r31 down): passes until no
+  // initial value is newly derived, the cache cleared between them.
+  for (bool more = true; more;) {
+    more = false;
+    memo_.clear();
+    for (Induction &ind : inductions_) {
+      if (ind.init)
+        continue;
+      const std::vector<size_t> &ds = defs_[ind.reg];
+      size_t initDef = ds[0] == ind.update ? ds[1] : ds[0];
+      ind.init = evalDefinition(initDef, kFuel);
+      more |= bool(ind.init);
+    }
   }
+  memo_.clear();
   confirmTwoValued();
 }
 

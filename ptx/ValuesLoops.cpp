@@ -145,7 +145,9 @@ void RegisterValues::tripFromTest(int loop, Expr cond) {
     Expr bound;
     bool ne = b.op == BinaryOp::Ne;
     for (const Induction &ind : inductions_) {
-      if (ind.loop != loop || !ind.init || ind.step <= 0)
+      // A counter stepped down is read only against `!=` (nvcc's unrolled
+      // `add %r29, %r29, -4; setp.ne %p3, %r29, 0`).
+      if (ind.loop != loop || !ind.init || ind.step == 0 || (ind.step < 0 && !ne))
         continue;
       Expr expected =
           add(ind.init, mul(IntImm::make(ind.step), add(Var::make(it), IntImm::make(1))));
@@ -187,26 +189,27 @@ void RegisterValues::tripFromTest(int loop, Expr cond) {
     freeVars(iv->init, vars);
     if (std::find(vars.begin(), vars.end(), it) != vars.end())
       break;
-    Expr n = sub(bound, iv->init);
-    if (iv->step != 1) {
+    // The distance the counter covers, in the direction of its step.
+    int64_t size = iv->step > 0 ? iv->step : -iv->step;
+    Expr gap = iv->step > 0 ? sub(bound, iv->init) : sub(iv->init, bound);
+    Expr n = gap;
+    if (size != 1) {
       if (ne)
-        n = div(n, IntImm::make(iv->step));
+        n = div(n, IntImm::make(size));
       else
-        n = div(add(n, IntImm::make(iv->step - 1)), IntImm::make(iv->step));
+        n = div(add(n, IntImm::make(size - 1)), IntImm::make(size));
     }
     if (ne) {
       // `!=` ends the loop only when the counter meets the bound exactly:
       // the bound must be ahead of the counter by a positive multiple of the
       // step when the loop is entered, else the counter runs past it (and
       // wraps). The lifting proves this before it uses n (entryCondition).
-      Expr gap = sub(bound, iv->init);
       // (Comparisons built unfolded: a constant gap stays a condition.)
-      Expr ahead = Binary::make(BinaryOp::Ge, gap, IntImm::make(iv->step));
-      if (iv->step != 1)
-        ahead =
-            Binary::make(BinaryOp::And, ahead,
-                         Binary::make(BinaryOp::Eq, mod(gap, IntImm::make(iv->step)),
-                                      IntImm::make(0)));
+      Expr ahead = Binary::make(BinaryOp::Ge, gap, IntImm::make(size));
+      if (size != 1)
+        ahead = Binary::make(BinaryOp::And, ahead,
+                             Binary::make(BinaryOp::Eq, mod(gap, IntImm::make(size)),
+                                          IntImm::make(0)));
       entryConditions_[loop] = ahead;
     }
     trips_[loop] = n;
