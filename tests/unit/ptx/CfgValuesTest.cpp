@@ -412,3 +412,38 @@ $L__BB0_8:
   REQUIRE(a.values.entryCondition(jumped));
   CHECK(print(a.values.entryCondition(jumped)) == "param_0 >= 1");
 }
+
+TEST_CASE("a counter stepped by nvcc's strength-reduced mad is an induction variable") {
+  // attention_fwd_sm100's softmax loop: %r9 = (%r3 << 7) | 1 is the key
+  // offset n * 128 + 1, and `mad.lo %r3, %r3, -127, %r9` is n + 1.
+  const char *text = PTX_HEADER R"(.entry k(.param .u32 k_param_0)
+{
+ .reg .pred %p<4>;
+ .reg .b32 %r<12>;
+ ld.param.u32 %r1, [k_param_0];
+ max.s32 %r2, %r1, 1;
+ mov.u32 %r3, 0;
+$L__BB0_1:
+ and.b32 %r4, %r3, 1;
+ shl.b32 %r8, %r3, 7;
+ or.b32 %r9, %r8, 1;
+ mad.lo.s32 %r3, %r3, -127, %r9;
+ setp.ne.s32 %p1, %r3, %r2;
+ @%p1 bra $L__BB0_1;
+ ret;
+}
+)";
+  Analysed a(text);
+  REQUIRE(a.cfg.loops.size() == 1);
+  Expr n = a.values.tripCount(0);
+  REQUIRE(n);
+  CHECK(print(n) == "max(param_0, 1)");
+  Expr parity = a.values.registerValue("%r4", 4);
+  REQUIRE(parity);
+  CHECK(print(parity) == "it0 % 2");
+  // -126 instead of -127: not the counter plus a constant, no count.
+  std::string wrong = text;
+  wrong.replace(wrong.find("-127"), 4, "-126");
+  Analysed b(wrong);
+  CHECK(!b.values.tripCount(0));
+}
