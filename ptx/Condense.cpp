@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -156,8 +157,26 @@ struct Analysis {
         what += ", align " + std::to_string(d.align);
       s.sharedVariables.push_back(what);
     };
-    for (const Declaration &d : module.globals)
-      shared(d);
+    // A module's shared variable belongs to the kernels that name it (one
+    // `.extern .shared` of a module serves its tile kernel, not the device
+    // runtime's kernels beside it).
+    std::function<bool(const Operand &, const std::string &)> names =
+        [&](const Operand &o, const std::string &v) {
+          if ((o.kind == Operand::Symbol || o.kind == Operand::Memory) && o.name == v)
+            return true;
+          for (const Operand &e : o.elements)
+            if (names(e, v))
+              return true;
+          return false;
+        };
+    for (const Declaration &d : module.globals) {
+      bool used = d.space != "shared";
+      for (size_t i = 0; i < f.instructions.size() && !used; ++i)
+        for (const Operand &o : f.instructions[i].operands)
+          used = used || names(o, d.name);
+      if (used)
+        shared(d);
+    }
     for (const Declaration &d : f.decls) {
       shared(d);
       if (d.space == "reg") {
@@ -204,6 +223,37 @@ struct Analysis {
       s.notes.push_back(n);
   }
 
+  // Why a latch's counter is no induction variable, where the reason is a
+  // step by a register (a grid-stride loop's `add %rd150, %rd150, %rd117`
+  // with %rd117 = %ntid.x): the count depends on a launch value.
+  void steppedByRegister(const Loop &L, LoopSummary &ls) {
+    for (int latch : L.latches) {
+      const BasicBlock &bb = cfg.blocks[size_t(latch)];
+      if (bb.last - bb.first < 2)
+        continue;
+      const Instruction &br = f.instructions[bb.last - 1], &cmp = f.instructions[bb.last - 2];
+      if (br.opcode != "bra" || cmp.opcode != "setp" || cmp.operands.size() < 3 ||
+          cmp.operands[0].name != br.guard)
+        continue;
+      for (size_t k = 1; k < 3; ++k) {
+        const std::string &r = cmp.operands[k].name;
+        if (cmp.operands[k].kind != Operand::Register)
+          continue;
+        for (size_t d : values.definitions(r)) {
+          const Instruction &in = f.instructions[d];
+          if (L.contains(cfg.blockOf[d]) && in.opcode == "add" && in.operands.size() == 3 &&
+              in.operands[1].name == r && in.operands[2].kind == Operand::Register) {
+            ls.inductionVar = r;
+            Expr by = values.registerValue(in.operands[2].name, d);
+            ls.trip = "unknown: counter " + r + " steps by " + in.operands[2].name +
+                      (by ? " = " + show(by) : "") + ", not a constant";
+            return;
+          }
+        }
+      }
+    }
+  }
+
   // A loop rotated by the compiler: the latch ends in `@%p bra header` with
   // %p comparing the induction variable, after its step, with a bound.
   void tripCount(int l, LoopSummary &ls) {
@@ -213,8 +263,10 @@ struct Analysis {
     for (const Induction &ind : values.inductions())
       if (ind.loop == l)
         iv = &ind;
-    if (!iv)
+    if (!iv) {
+      steppedByRegister(L, ls);
       return;
+    }
     ls.inductionVar = iv->reg;
     // Tested at its header: the count of the body, which may be zero.
     if (Expr n = values.tripCount(l); n && values.topTested(l)) {
@@ -223,10 +275,28 @@ struct Analysis {
         ls.tripConstant = *k;
       return;
     }
+    // A count from the test (RegisterValues::tripCount), entered do-while
+    // style; a `!=` test holds where the loop is entered with its bound
+    // ahead of the counter (ptx check proves it; this only says it).
+    auto counted = [&](const Expr &n) {
+      ls.trip = "max(1, " + show(n) + ")";
+      if (Expr need = values.entryCondition(l); need && !constantValue(n))
+        ls.trip += " if " + show(need) + " on entry";
+      if (auto k = constantValue(n))
+        ls.tripConstant = std::max<int64_t>(1, *k);
+    };
     for (int latch : L.latches) {
       const BasicBlock &bb = cfg.blocks[size_t(latch)];
       if (bb.last == bb.first)
         continue;
+      // A latch that only jumps back: the test is in the block before it.
+      if (bb.last - bb.first == 1 && f.instructions[bb.first].guard.empty()) {
+        if (Expr n = values.tripCount(l)) {
+          counted(n);
+          return;
+        }
+        continue;
+      }
       size_t bi = bb.last - 1;
       const Instruction &br = f.instructions[bi];
       if (br.opcode != "bra" || br.guard.empty())
@@ -255,13 +325,7 @@ struct Analysis {
         }
       }
       if (Expr n = values.tripCount(l)) {
-        ls.trip = "max(1, " + show(n) + ")";
-        // A `!=` latch: the count holds where the loop is entered with its
-        // bound ahead of the counter (ptx check proves it; this only says it).
-        if (Expr need = values.entryCondition(l); need && !constantValue(n))
-          ls.trip += " if " + show(need) + " on entry";
-        if (auto k = constantValue(n))
-          ls.tripConstant = std::max<int64_t>(1, *k);
+        counted(n);
         return;
       }
       ls.trip = "while " + show(cond) + " after iteration " + it + " (from 0)";
@@ -381,6 +445,14 @@ struct Analysis {
       }
       if (c.cls == InstrClass::CtaBarrier) {
         std::string what = in.opcode + "." + (in.modifiers.empty() ? "" : in.modifiers[0]);
+        if (in.hasModifier("warp")) { // bar.warp.sync: the lanes of the mask, not the CTA
+          bool imm = !in.operands.empty() && in.operands[0].kind == Operand::Immediate;
+          what = imm ? fmt::format("bar.warp.sync {:#x}", uint32_t(in.operands[0].value))
+                     : "bar.warp.sync " + (in.operands.empty() ? "?" : in.operands[0].text);
+          if (namedSeen.insert(what).second)
+            p.namedBarriers.push_back(what + fmt::format(" (line {}, a warp's lanes)", in.line));
+          continue;
+        }
         for (size_t k = 0; k < in.operands.size(); ++k) {
           Expr v = values.operandValue(in.operands[k], i);
           what += (k ? ", " : " ") + (v ? show(v) : in.operands[k].text);
@@ -441,19 +513,31 @@ struct Analysis {
   void epilogue() {
     int64_t tmaStores = 0, sharedStores = 0, stmatrix = 0, atomics = 0;
     std::map<std::string, int64_t> globalStores;
-    for (const Instruction &in : f.instructions) {
+    auto tmaStore = [](const Instruction &in, const Classification &c) {
+      return c.cls == InstrClass::Tma && in.hasModifier("tensor") && in.modifiers.size() > 4 &&
+             std::find(in.modifiers.begin(), in.modifiers.end(), "global") <
+                 std::find_if(in.modifiers.begin(), in.modifiers.end(),
+                              [](const std::string &m) { return m.rfind("shared", 0) == 0; });
+    };
+    // The staging is the shared stores of the code that issues the TMA
+    // stores (outside loops, or the same loop's own body): the attention's
+    // P written to shared memory for the next MMA is no epilogue.
+    std::set<int> storing;
+    for (size_t i = 0; i < f.instructions.size(); ++i)
+      if (tmaStore(f.instructions[i], classify(f.instructions[i])))
+        storing.insert(cfg.realLoopOf(i));
+    for (size_t i = 0; i < f.instructions.size(); ++i) {
+      const Instruction &in = f.instructions[i];
       Classification c = classify(in);
-      if (c.cls == InstrClass::Tma && in.hasModifier("tensor") && in.modifiers.size() > 4 &&
-          std::find(in.modifiers.begin(), in.modifiers.end(), "global") <
-              std::find_if(in.modifiers.begin(), in.modifiers.end(),
-                           [](const std::string &m) { return m.rfind("shared", 0) == 0; }))
+      bool staging = storing.count(cfg.realLoopOf(i)) > 0;
+      if (tmaStore(in, c))
         ++tmaStores;
       else if (c.cls == InstrClass::GlobalStore || c.cls == InstrClass::GenericStore)
         ++globalStores[c.key];
       else if (c.cls == InstrClass::SharedStore)
-        ++sharedStores;
+        sharedStores += staging;
       else if (c.cls == InstrClass::Stmatrix)
-        ++stmatrix;
+        stmatrix += staging;
       else if (c.cls == InstrClass::Atomic)
         ++atomics;
     }

@@ -201,6 +201,48 @@ bool RegisterValues::headerCopyOf(const std::string &copy, const std::string &re
   return cfg_.blockOf[step] != L.header || step > at;
 }
 
+std::optional<int64_t> RegisterValues::strengthReducedStep(const std::string &reg, const Loop &L,
+                                                          size_t step) const {
+  const Instruction &mad = f_.instructions[step];
+  if (mad.opcode != "mad" || !mad.hasModifier("lo") || mad.operands.size() != 4 ||
+      mad.operands[1].kind != Operand::Register || mad.operands[1].name != reg ||
+      mad.operands[2].kind != Operand::Immediate || mad.operands[3].kind != Operand::Register)
+    return std::nullopt;
+  // The one definition of `name`, unguarded, in L and run before the step in
+  // the same iteration.
+  auto before = [&](const std::string &name) -> const Instruction * {
+    auto d = defs_.find(name);
+    if (d == defs_.end() || d->second.size() != 1)
+      return nullptr;
+    size_t at = d->second[0];
+    int block = cfg_.blockOf[at], stepBlock = cfg_.blockOf[step];
+    const Instruction &in = f_.instructions[at];
+    bool first = block == stepBlock ? at < step : cfg_.dominates(block, stepBlock);
+    return L.contains(block) && first && in.guard.empty() && in.operands.size() == 3 ? &in
+                                                                                       : nullptr;
+  };
+  const Instruction *t = before(mad.operands[3].name);
+  if (!t || (t->opcode != "or" && t->opcode != "add") ||
+      t->operands[1].kind != Operand::Register || t->operands[2].kind != Operand::Immediate)
+    return std::nullopt;
+  int64_t c = t->operands[2].value;
+  const Instruction *u = before(t->operands[1].name);
+  if (!u || u->operands[1].kind != Operand::Register || u->operands[1].name != reg ||
+      u->operands[2].kind != Operand::Immediate)
+    return std::nullopt;
+  int64_t m = 0;
+  if (u->opcode == "shl" && u->operands[2].value >= 0 && u->operands[2].value < 31)
+    m = int64_t(1) << u->operands[2].value;
+  else if (u->opcode == "mul" && u->hasModifier("lo"))
+    m = u->operands[2].value;
+  // `or` adds only where c is below the shift's zero bits.
+  if (m <= 0 || (t->opcode == "or" && (u->opcode != "shl" || c < 0 || c >= m)))
+    return std::nullopt;
+  if (mad.operands[2].value + m != 1 || c == 0)
+    return std::nullopt;
+  return c;
+}
+
 RegisterValues::RegisterValues(const Function &f, const Cfg &cfg) : f_(f), cfg_(cfg) {
   for (size_t i = 0; i < f.instructions.size(); ++i) {
     const Instruction &in = f.instructions[i];
@@ -227,16 +269,20 @@ RegisterValues::RegisterValues(const Function &f, const Cfg &cfg) : f_(f), cfg_(
       const Instruction &s = f.instructions[stepDef];
       int loop = cfg.realLoopOf(stepDef);
       bool set = s.opcode == "mov" && s.operands.size() == 2;
+      bool mad = s.opcode == "mad" && s.operands.size() == 4;
       if (loop < 0 || !s.guard.empty() ||
-          (!set && ((s.opcode != "add" && s.opcode != "sub") || s.operands.size() != 3)))
+          (!set && !mad && ((s.opcode != "add" && s.opcode != "sub") || s.operands.size() != 3)))
         continue;
       const Loop &L = cfg.loops[size_t(loop)];
       if (L.contains(cfg.blockOf[initDef]) || !cfg.dominates(cfg.blockOf[initDef], L.header))
         continue;
-      const Operand &a = s.operands[1], &b = s.operands[set ? 1 : 2];
-      if (!set && !(a.kind == Operand::Register && b.kind == Operand::Immediate))
+      std::optional<int64_t> reduced = mad ? strengthReducedStep(reg, L, stepDef) : std::nullopt;
+      if (mad && !reduced)
         continue;
-      if (!set && a.name != reg && !headerCopyOf(a.name, reg, L, stepDef))
+      const Operand &a = s.operands[1], &b = s.operands[set ? 1 : 2];
+      if (!set && !mad && !(a.kind == Operand::Register && b.kind == Operand::Immediate))
+        continue;
+      if (!set && !mad && a.name != reg && !headerCopyOf(a.name, reg, L, stepDef))
         continue;
       // The step must run on every iteration: its block dominates each latch.
       bool everyIteration = !L.latches.empty();
@@ -247,7 +293,7 @@ RegisterValues::RegisterValues(const Function &f, const Cfg &cfg) : f_(f), cfg_(
       Induction ind;
       ind.reg = reg;
       ind.loop = loop;
-      ind.step = s.opcode == "add" ? b.value : -b.value;
+      ind.step = mad ? *reduced : s.opcode == "add" ? b.value : -b.value;
       ind.twoValued = set; // its step is known once init is
       ind.update = stepDef;
       inductionOf_[reg] = inductions_.size();
@@ -256,11 +302,22 @@ RegisterValues::RegisterValues(const Function &f, const Cfg &cfg) : f_(f), cfg_(
     }
   }
   findCarried();
-  for (Induction &ind : inductions_) {
-    const std::vector<size_t> &ds = defs_[ind.reg];
-    size_t initDef = ds[0] == ind.update ? ds[1] : ds[0];
-    ind.init = evalDefinition(initDef, kFuel);
+  // One counter's initial value may read another's (gemm_naive's `sub %r29,
+  // %r11, %r31` before the loop that counts %r31 down): passes until no
+  // initial value is newly derived, the cache cleared between them.
+  for (bool more = true; more;) {
+    more = false;
+    memo_.clear();
+    for (Induction &ind : inductions_) {
+      if (ind.init)
+        continue;
+      const std::vector<size_t> &ds = defs_[ind.reg];
+      size_t initDef = ds[0] == ind.update ? ds[1] : ds[0];
+      ind.init = evalDefinition(initDef, kFuel);
+      more |= bool(ind.init);
+    }
   }
+  memo_.clear();
   confirmTwoValued();
 }
 

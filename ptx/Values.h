@@ -99,6 +99,12 @@ public:
 private:
   Expr evalDefinition(size_t def, int fuel) const;
   Expr headerTripCount(int loop);
+  void tripFromTest(int loop, Expr cond);
+  // The step c of a counter updated by `mad.lo r, r, K, t` with t = (r << S)
+  // | c, (r << S) + c or r * M + c read in the same iteration and K + 2^S (or
+  // K + M) = 1: nvcc's strength reduction of `r + c` (attention_fwd_sm100).
+  std::optional<int64_t> strengthReducedStep(const std::string &reg, const Loop &L,
+                                             size_t step) const;
   bool headerCopyOf(const std::string &copy, const std::string &reg, const Loop &L,
                     size_t step) const;
   bool reachableWithin(const Loop &loop, int from, int to) const;

@@ -68,23 +68,74 @@ Expr RegisterValues::tripCount(int loop) {
     return it->second;
   Expr result;
   const Loop &L = cfg_.loops[size_t(loop)];
-  std::string it = iterationVar(loop);
-  // The latch must be the loop's only way out: an exit elsewhere (a break)
-  // would end it early and n would only bound it.
-  bool onlyExit = L.latches.size() == 1;
+  // The test is the latch's `@%p bra header`, or, where the latch only
+  // jumps back (`bra.uni header`) and its one predecessor in the loop ends
+  // in `@%p bra exit`, that branch: it leaves on %p and goes on otherwise
+  // (nvcc's `setp.eq %p, c, n; @%p bra exit; bra.uni header`).
+  int test = L.latches.size() == 1 ? L.latches.front() : -1;
+  bool leavesOnGuard = false;
+  if (test >= 0) {
+    const BasicBlock &lb = cfg_.blocks[size_t(test)];
+    const Instruction *jump = lb.last - lb.first == 1 ? &f_.instructions[lb.first] : nullptr;
+    if (jump && jump->opcode == "bra" && jump->guard.empty() && lb.pred.size() == 1 &&
+        L.contains(lb.pred[0])) {
+      const BasicBlock &pb = cfg_.blocks[size_t(lb.pred[0])];
+      bool exits = false;
+      for (int succ : pb.succ)
+        exits |= !L.contains(succ);
+      // The branch leaves; it falls through into the latch.
+      if (exits && pb.last > pb.first && pb.last == lb.first &&
+          f_.instructions[pb.last - 1].opcode == "bra")
+        test = lb.pred[0], leavesOnGuard = true;
+    }
+  }
+  // The test must be the loop's only way out: an exit elsewhere (a break)
+  // would end it early and n would only bound it. A block that only traps
+  // (a timed-out flag wait, `@%p bra L; trap;`) ends the kernel, not the
+  // loop: the count is that of every run that does not abort.
+  auto traps = [&](int b) {
+    const BasicBlock &bb = cfg_.blocks[size_t(b)];
+    return bb.succ.empty() && bb.last > bb.first && f_.instructions[bb.last - 1].opcode == "trap";
+  };
+  bool onlyExit = test >= 0;
   for (int b : L.blocks)
     for (int succ : cfg_.blocks[size_t(b)].succ)
-      if (!L.contains(succ) && b != L.latches.front())
+      if (!L.contains(succ) && b != test && !traps(succ))
         onlyExit = false;
-  for (int latch : L.latches) {
-    const BasicBlock &bb = cfg_.blocks[size_t(latch)];
-    if (bb.last == bb.first || !onlyExit)
-      break;
+  if (test >= 0 && onlyExit) {
+    const BasicBlock &bb = cfg_.blocks[size_t(test)];
     size_t bi = bb.last - 1;
     const Instruction &br = f_.instructions[bi];
-    if (br.opcode != "bra" || br.guard.empty() || br.guardNegated || L.latches.size() != 1)
-      break;
-    Expr cond = registerValue(br.guard, bi);
+    Expr cond = br.opcode == "bra" && !br.guard.empty() && bb.last > bb.first
+                    ? registerValue(br.guard, bi)
+                    : nullptr;
+    // The condition under which the loop goes on.
+    if (cond && cond->kind == ExprKind::Binary && br.guardNegated != leavesOnGuard) {
+      const auto &c = as<Binary>(cond);
+      static const std::pair<BinaryOp, BinaryOp> kNot[] = {
+          {BinaryOp::Lt, BinaryOp::Ge}, {BinaryOp::Le, BinaryOp::Gt}, {BinaryOp::Gt, BinaryOp::Le},
+          {BinaryOp::Ge, BinaryOp::Lt}, {BinaryOp::Eq, BinaryOp::Ne}, {BinaryOp::Ne, BinaryOp::Eq}};
+      Expr flipped;
+      for (const auto &[op, opposite] : kNot)
+        if (c.op == op)
+          flipped = Binary::make(opposite, c.lhs, c.rhs);
+      cond = flipped;
+    }
+    tripFromTest(loop, cond);
+  }
+  if (auto found = trips_.find(loop); found != trips_.end())
+    result = found->second;
+  if (!result && onlyExit == false)
+    result = headerTripCount(loop);
+  trips_[loop] = result;
+  return result;
+}
+
+// The count of loop `loop` whose iterations go on while `cond` holds, read
+// at the test after the counter's step; stored in trips_ when derived.
+void RegisterValues::tripFromTest(int loop, Expr cond) {
+  std::string it = iterationVar(loop);
+  do {
     if (!cond || cond->kind != ExprKind::Binary)
       break;
     const auto &b = as<Binary>(cond);
@@ -94,7 +145,9 @@ Expr RegisterValues::tripCount(int loop) {
     Expr bound;
     bool ne = b.op == BinaryOp::Ne;
     for (const Induction &ind : inductions_) {
-      if (ind.loop != loop || !ind.init || ind.step <= 0)
+      // A counter stepped down is read only against `!=` (nvcc's unrolled
+      // `add %r29, %r29, -4; setp.ne %p3, %r29, 0`).
+      if (ind.loop != loop || !ind.init || ind.step == 0 || (ind.step < 0 && !ne))
         continue;
       Expr expected =
           add(ind.init, mul(IntImm::make(ind.step), add(Var::make(it), IntImm::make(1))));
@@ -136,34 +189,31 @@ Expr RegisterValues::tripCount(int loop) {
     freeVars(iv->init, vars);
     if (std::find(vars.begin(), vars.end(), it) != vars.end())
       break;
-    Expr n = sub(bound, iv->init);
-    if (iv->step != 1) {
+    // The distance the counter covers, in the direction of its step.
+    int64_t size = iv->step > 0 ? iv->step : -iv->step;
+    Expr gap = iv->step > 0 ? sub(bound, iv->init) : sub(iv->init, bound);
+    Expr n = gap;
+    if (size != 1) {
       if (ne)
-        n = div(n, IntImm::make(iv->step));
+        n = div(n, IntImm::make(size));
       else
-        n = div(add(n, IntImm::make(iv->step - 1)), IntImm::make(iv->step));
+        n = div(add(n, IntImm::make(size - 1)), IntImm::make(size));
     }
     if (ne) {
       // `!=` ends the loop only when the counter meets the bound exactly:
       // the bound must be ahead of the counter by a positive multiple of the
       // step when the loop is entered, else the counter runs past it (and
       // wraps). The lifting proves this before it uses n (entryCondition).
-      Expr gap = sub(bound, iv->init);
       // (Comparisons built unfolded: a constant gap stays a condition.)
-      Expr ahead = Binary::make(BinaryOp::Ge, gap, IntImm::make(iv->step));
-      if (iv->step != 1)
-        ahead =
-            Binary::make(BinaryOp::And, ahead,
-                         Binary::make(BinaryOp::Eq, mod(gap, IntImm::make(iv->step)),
-                                      IntImm::make(0)));
+      Expr ahead = Binary::make(BinaryOp::Ge, gap, IntImm::make(size));
+      if (size != 1)
+        ahead = Binary::make(BinaryOp::And, ahead,
+                             Binary::make(BinaryOp::Eq, mod(gap, IntImm::make(size)),
+                                          IntImm::make(0)));
       entryConditions_[loop] = ahead;
     }
-    result = n;
-  }
-  if (!result && onlyExit == false)
-    result = headerTripCount(loop);
-  trips_[loop] = result;
-  return result;
+    trips_[loop] = n;
+  } while (false);
 }
 
 // A loop tested at its header (nvcc enters some loops by a jump to the

@@ -340,3 +340,110 @@ TEST_CASE("a multiply by a constant keeps the trailing zero bits of both factors
   CHECK(a.values.operandBits(a.f.instructions[2].operands[0], 3) == 0x1e000);
   CHECK(print(a.values.registerValue("%r4", 4)) == "threadIdx.x % 4 * 24576 + 32");
 }
+
+TEST_CASE("session 19's loop forms: a test before a jump-only latch, a trap exit, a "
+          "counter stepped down, an initial value read from another counter") {
+  // nvcc's unrolled loop and its remainder (gemm_naive): %r9 = K - K % 4
+  // counted down by 4 against `!=`, read from %r8 = K & 3 before the
+  // remainder loop counts %r8 down; then a loop whose test ends the block
+  // before a latch that only jumps back, with a flag wait that traps.
+  const char *text = PTX_HEADER R"(.entry k(.param .u32 k_param_0)
+{
+ .reg .pred %p<8>;
+ .reg .b32 %r<20>;
+ ld.param.u32 %r1, [k_param_0];
+ and.b32 %r8, %r1, 3;
+ add.s32 %r2, %r1, -1;
+ setp.lt.u32 %p1, %r2, 3;
+ @%p1 bra $L__BB0_3;
+ sub.s32 %r9, %r1, %r8;
+$L__BB0_2:
+ add.s32 %r9, %r9, -4;
+ setp.ne.s32 %p2, %r9, 0;
+ @%p2 bra $L__BB0_2;
+$L__BB0_3:
+ setp.eq.s32 %p3, %r8, 0;
+ @%p3 bra $L__BB0_5;
+$L__BB0_4:
+ add.s32 %r8, %r8, -1;
+ setp.ne.s32 %p4, %r8, 0;
+ @%p4 bra $L__BB0_4;
+$L__BB0_5:
+ mov.u32 %r10, 0;
+$L__BB0_6:
+ ld.param.u32 %r11, [k_param_0];
+ setp.lt.s32 %p5, %r11, 0;
+ @%p5 bra $L__BB0_7;
+ trap;
+$L__BB0_7:
+ add.s32 %r10, %r10, 1;
+ setp.eq.s32 %p6, %r10, %r1;
+ @%p6 bra $L__BB0_8;
+ bra.uni $L__BB0_6;
+$L__BB0_8:
+ ret;
+}
+)";
+  Analysed a(text);
+  REQUIRE(a.cfg.loops.size() == 3);
+  auto loopAt = [&](unsigned line) {
+    for (size_t l = 0; l < a.cfg.loops.size(); ++l)
+      if (a.cfg.loops[l].firstLine <= line && line <= a.cfg.loops[l].lastLine)
+        return int(l);
+    return -1;
+  };
+  int unrolled = loopAt(16), rest = loopAt(24), jumped = loopAt(33);
+  REQUIRE(unrolled >= 0);
+  REQUIRE(rest >= 0);
+  REQUIRE(jumped >= 0);
+  Expr n = a.values.tripCount(unrolled);
+  REQUIRE(n);
+  CHECK(print(n) == "(param_0 - param_0 % 4) / 4");
+  Expr need = a.values.entryCondition(unrolled);
+  REQUIRE(need);
+  CHECK(print(need) == "param_0 - param_0 % 4 >= 4 && (param_0 - param_0 % 4) % 4 == 0");
+  Expr m = a.values.tripCount(rest);
+  REQUIRE(m);
+  CHECK(print(m) == "param_0 % 4");
+  // Goes on while the counter is not param_0; the trap is no way out.
+  Expr j = a.values.tripCount(jumped);
+  REQUIRE(j);
+  CHECK(print(j) == "param_0");
+  REQUIRE(a.values.entryCondition(jumped));
+  CHECK(print(a.values.entryCondition(jumped)) == "param_0 >= 1");
+}
+
+TEST_CASE("a counter stepped by nvcc's strength-reduced mad is an induction variable") {
+  // attention_fwd_sm100's softmax loop: %r9 = (%r3 << 7) | 1 is the key
+  // offset n * 128 + 1, and `mad.lo %r3, %r3, -127, %r9` is n + 1.
+  const char *text = PTX_HEADER R"(.entry k(.param .u32 k_param_0)
+{
+ .reg .pred %p<4>;
+ .reg .b32 %r<12>;
+ ld.param.u32 %r1, [k_param_0];
+ max.s32 %r2, %r1, 1;
+ mov.u32 %r3, 0;
+$L__BB0_1:
+ and.b32 %r4, %r3, 1;
+ shl.b32 %r8, %r3, 7;
+ or.b32 %r9, %r8, 1;
+ mad.lo.s32 %r3, %r3, -127, %r9;
+ setp.ne.s32 %p1, %r3, %r2;
+ @%p1 bra $L__BB0_1;
+ ret;
+}
+)";
+  Analysed a(text);
+  REQUIRE(a.cfg.loops.size() == 1);
+  Expr n = a.values.tripCount(0);
+  REQUIRE(n);
+  CHECK(print(n) == "max(param_0, 1)");
+  Expr parity = a.values.registerValue("%r4", 4);
+  REQUIRE(parity);
+  CHECK(print(parity) == "it0 % 2");
+  // -126 instead of -127: not the counter plus a constant, no count.
+  std::string wrong = text;
+  wrong.replace(wrong.find("-127"), 4, "-126");
+  Analysed b(wrong);
+  CHECK(!b.values.tripCount(0));
+}
