@@ -5,7 +5,8 @@
 # call, median of ATTN_REPS), then runs ncu on each line of ncu.txt,
 # `LABEL SO|cudnn|flash KERNEL S causal|full` (a kernel of ours: -k KERNEL, the third launch;
 # a backend: the one call between cudaProfilerStart and Stop), one launch, text details.
-# Copied as .dev/attn6/ with driver.py, attention_timing.py, ncu_one.py, plan.txt, ncu.txt.
+# Copied as .dev/attn6/ with driver.py, attention_timing.py, ncu_one.py, plan.txt, ncu.txt
+# (and bits.txt with cases/).
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 out="${OUT:?}"
 log="$out/log.txt"
@@ -19,6 +20,17 @@ for f in "$here"/*.cu; do
   n=$(basename "$f" .cu)
   timeout 40 $NV -Xptxas -v -o "$w/$n.so" "$f" > "$w/$n.nvcc.txt" 2>&1 &
 done
+# bits.txt (optional): `CU KERNEL CASE` lines, a -fmad=false build of CU whose O and L on
+# CASE (a `tilescope sim --dump` folder beside this script, with its args file) are
+# compared bit for bit with the simulator's (attention_timing.py's case mode).
+bits=()
+if [[ -f $here/bits.txt ]]; then
+  while read -r cu kernel case; do
+    [[ -z $cu || $cu == \#* ]] && continue
+    timeout 40 $NV -fmad=false -o "$w/bits_$cu.so" "$here/$cu.cu" > "$w/bits_$cu.nvcc" 2>&1 &
+    bits+=("$w/bits_$cu.so" "$kernel" "$here/cases/$case" "$w/bits_$cu")
+  done < "$here/bits.txt"
+fi
 wait
 say "built: $(ls $w/*.so | xargs -n1 basename | tr '\n' ' ')"
 for f in "$w"/*.nvcc.txt; do
@@ -28,6 +40,7 @@ done
 cuobjdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
 for s in "$w"/*.so; do
   n=$(basename "$s" .so)
+  [[ $n == bits_* ]] && continue
   timeout 10 "$cuobjdump" -sass "$s" > "$w/$n.sass" 2>&1
   echo "== $n: $(grep -c '/\*[0-9a-f]*\*/' "$w/$n.sass") instructions"
   grep -oP '/\*[0-9a-f]{4,6}\*/\s+(@!?U?P[T0-9]\s+)?\K[A-Z][A-Z0-9_]*' "$w/$n.sass" | sort | uniq -c | sort -rn | head -40
@@ -36,6 +49,10 @@ tar czf "$out/sass.tgz" -C "$w" $(cd "$w" && ls *.sass)
 say "sass done"
 ATTN_REPS=30 timeout 40 python3 "$here/driver.py" "$w" "$here/plan.txt" < /dev/null 2>&1 | tee -a "$out/timing.jsonl"
 say "timing done"
+if (( ${#bits[@]} )); then
+  timeout 20 python3 "$here/attention_timing.py" "${bits[@]}" < /dev/null 2>&1 | tee -a "$out/timing.jsonl"
+  say "bits done"
+fi
 sections="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
  --section SchedulerStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis"
 while read -r label so kernel S mode; do
