@@ -36,7 +36,7 @@ say "built: $(ls $w/*.so | xargs -n1 basename | tr '\n' ' ')"
 for f in "$w"/*.nvcc.txt; do
   echo "$(basename "$f" .nvcc.txt): $(grep -h -i "error\|registers\|spill\|serializ" "$f" | grep -v "0 bytes spill" | tr '\n' ' ')" >> "$log"
 done
-# The SASS of every kernel (an opcode histogram each in sass.txt, the listings in sass.tgz).
+# The SASS of every kernel (an opcode histogram each in sass.txt).
 cuobjdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
 for s in "$w"/*.so; do
   n=$(basename "$s" .so)
@@ -45,7 +45,8 @@ for s in "$w"/*.so; do
   echo "== $n: $(grep -c '/\*[0-9a-f]*\*/' "$w/$n.sass") instructions"
   grep -oP '/\*[0-9a-f]{4,6}\*/\s+(@!?U?P[T0-9]\s+)?\K[A-Z][A-Z0-9_]*' "$w/$n.sass" | sort | uniq -c | sort -rn | head -40
 done > "$out/sass.txt"
-tar czf "$out/sass.tgz" -C "$w" $(cd "$w" && ls *.sass)
+# (listings only of the kernels ncu.txt names, to keep $OUT small)
+tar czf "$out/sass.tgz" -C "$w" $(awk '$2 ~ /\.so$/ {sub(/\.so$/, ".sass", $2); print $2}' "$here/ncu.txt")
 say "sass done"
 ATTN_REPS=30 timeout 40 python3 "$here/driver.py" "$w" "$here/plan.txt" < /dev/null 2>&1 | tee -a "$out/timing.jsonl"
 say "timing done"
