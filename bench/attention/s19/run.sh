@@ -54,6 +54,9 @@ if (( ${#bits[@]} )); then
   timeout 20 python3 "$here/attention_timing.py" "${bits[@]}" < /dev/null 2>&1 | tee -a "$out/timing.jsonl"
   say "bits done"
 fi
+# ncu-extra.txt (optional): more ncu arguments on one line (e.g. --metrics regex:...).
+extra=()
+[[ -f $here/ncu-extra.txt ]] && read -ra extra < "$here/ncu-extra.txt"
 sections="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
  --section SchedulerStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis"
 while read -r label so kernel S mode; do
@@ -62,7 +65,7 @@ while read -r label so kernel S mode; do
     cudnn|flash) sel=(--profile-from-start off --launch-count 2) ;;
     *) sel=(-k "regex:$kernel" --launch-skip 2 --launch-count 1); so="$w/$so" ;;
   esac
-  timeout 32 ncu --clock-control none --print-summary none "${sel[@]}" $sections \
+  timeout 32 ncu --clock-control none --print-summary none "${sel[@]}" $sections "${extra[@]}" \
     python3 "$here/ncu_one.py" "$so" "$kernel" "$S" "$mode" < /dev/null > "$w/ncu_$label.txt" 2>&1
   say "ncu $label ($so $kernel S = $S $mode): exit $?"
   { echo "===== ncu $label: $so $kernel S = $S $mode"; cat "$w/ncu_$label.txt"; } >> "$out/ncu.txt"
