@@ -8,6 +8,8 @@ issuing S and the softmax could not start before V_i arrived. Same operations on
 same values: O and L bit for bit. gen_lv.py IN OUT NAME"""
 import sys
 
+from genlib import write_variant
+
 src, dst, name = sys.argv[1], sys.argv[2], sys.argv[3]
 t = open(src).read()
 pv = """      mbarrier.wait(fullV[0], parity = i % 2)
@@ -31,8 +33,4 @@ t = t.replace(pv, """      wgmma.wait_group(0)
       wgmma.mma_async(Oacc, P, Vs[0])
       wgmma.commit_group()
 """)
-kname = t.split("\nkernel ")[1].split("(")[0]
-t = t.replace(kname, name)
-t = "// helper attn6 (session 19): " + name + " = gen_lv.py on " + src.split("/")[-1] + " (S retired\n" \
-    "// before the wait for V and the P V issue).\n" + t
-open(dst, "w").write(t)
+write_variant(t, src, dst, name, "gen_lv.py (S retired before the wait for V and the P V issue)")

@@ -7,6 +7,8 @@ for B, so this halves the S GEMM's shared-memory operand traffic.
 gen_qr.py IN OUT NAME"""
 import sys
 
+from genlib import write_variant
+
 src, dst, name = sys.argv[1], sys.argv[2], sys.argv[3]
 t = open(src).read()
 decl = "    reg Ob: bf16[64, 128] layout(wgmma_acc(64, 128))\n"
@@ -18,8 +20,4 @@ t = t.replace(wait, wait + "    wg.copy(Qr, Qs)\n")
 n = t.count("wgmma.mma_async(Sacc, Qs, ")
 assert n == 2, n
 t = t.replace("wgmma.mma_async(Sacc, Qs, ", "wgmma.mma_async(Sacc, Qr, ")
-kname = t.split("\nkernel ")[1].split("(")[0]
-t = t.replace(kname, name)
-t = "// helper attn6 (session 19): " + name + " = gen_qr.py on " + src.split("/")[-1] + " (Q in\n" \
-    "// registers: S = Q K^T by wgmma with A from registers).\n" + t
-open(dst, "w").write(t)
+write_variant(t, src, dst, name, "gen_qr.py (Q in registers, S by wgmma with A from registers)")

@@ -8,6 +8,8 @@ last P V. Same operations on the same values in the same order: O and L bit for
 bit q64erk's. gen_ro.py IN OUT NAME"""
 import sys
 
+from genlib import write_variant
+
 src, dst, name = sys.argv[1], sys.argv[2], sys.argv[3]
 t = open(src).read()
 rescale = """        for j in 0 .. 32 unroll {
@@ -38,8 +40,4 @@ last = """    mbarrier.wait(vlast[0], parity = 0)
 """
 assert t.count(last) == 1
 t = t.replace(last, block(4) + last)
-kname = t.split("\nkernel ")[1].split("(")[0]
-t = t.replace(kname, name)
-t = "// helper attn6 (session 19): " + name + " = gen_ro.py on " + src.split("/")[-1] + " (the rescale of O\n" \
-    "// between the S and the P V issue).\n" + t
-open(dst, "w").write(t)
+write_variant(t, src, dst, name, "gen_ro.py (O's rescale between the S and the P V issue)")

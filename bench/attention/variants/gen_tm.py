@@ -4,6 +4,8 @@ of an unmasked block as a tree (depth 4) instead of a 16-deep chain, as the 128-
 kernel has it (max is exact: the same value). gen_tm.py IN OUT NAME"""
 import sys
 
+from genlib import write_variant
+
 src, dst, name = sys.argv[1], sys.argv[2], sys.argv[3]
 t = open(src).read()
 chain = """          mn[h2] = m[h2]
@@ -27,8 +29,4 @@ t = t.replace(chain, """          for j in 0 .. 8 unroll {
 decl = "    reg alpha: f32[2]\n"
 assert t.count(decl) == 1
 t = t.replace(decl, decl + "    reg tm: f32[8]\n")
-kname = t.split("\nkernel ")[1].split("(")[0]
-t = t.replace(kname, name)
-t = "// helper attn6 (session 19): " + name + " = gen_tm.py on " + src.split("/")[-1] + " (the row\n" \
-    "// maximum of an unmasked block as a tree).\n" + t
-open(dst, "w").write(t)
+write_variant(t, src, dst, name, "gen_tm.py (the row maximum of an unmasked block as a tree)")

@@ -14,6 +14,8 @@ operations on the same values: O and L bit for bit.
 gen_v2.py IN OUT NAME qinos|k0ring"""
 import sys
 
+from genlib import write_variant
+
 src, dst, name, mode = sys.argv[1:5]
 t = open(src).read()
 
@@ -89,8 +91,4 @@ else:
 """)
     sub("      let s = i % 2\n      let kv0", "      let s = (i + 1) % 2\n      let kv0")
     sub("mbarrier.wait(fullK[s], parity = i / 2 % 2)", "mbarrier.wait(fullK[s], parity = (i + 1) / 2 % 2)")
-kname = t.split("\nkernel ")[1].split("(")[0]
-t = t.replace(kname, name)
-t = "// helper attn6 (session 19): " + name + " = gen_v2.py " + mode + " on " + src.split("/")[-1] + \
-    " (V in two\n// stages).\n" + t
-open(dst, "w").write(t)
+write_variant(t, src, dst, name, "gen_v2.py " + mode + " (V in two stages)")
