@@ -148,12 +148,16 @@ bool Budget::expired() {
 }
 
 void Budget::exceed(BudgetKind kind, std::string detail) {
+  exceed(kind, std::move(detail), threadCpuNs());
+}
+
+void Budget::exceed(BudgetKind kind, std::string detail, int64_t cpuNowNs) {
   if (exceeded_ != BudgetKind::None)
     return;
   exceeded_ = kind;
   // The total, when it is what ran out and the window did not.
   if (kind == BudgetKind::CpuTime) {
-    int64_t now = threadCpuNs();
+    int64_t now = cpuNowNs;
     exceededTotal_ = leftMs(limits_.totalTimeoutMs, now - totalCpuStartNs_) == 0 &&
                      leftMs(limits_.timeoutMs, now - cpuStartNs_) != 0;
   } else if (kind == BudgetKind::WallTime) {

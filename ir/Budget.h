@@ -79,6 +79,9 @@ public:
   // Records that `kind` was exceeded, with `detail` (e.g. "in CTA (0, 0, 0)")
   // and the current stage; only the first exceedance is kept.
   void exceed(BudgetKind kind, std::string detail = {});
+  // The same from another thread (proof/QueryDeadline.cpp's watcher):
+  // `cpuNowNs` is the processor time of the thread the budget counts.
+  void exceed(BudgetKind kind, std::string detail, int64_t cpuNowNs);
   // The same with the whole message given (a cap other than the limits').
   void exceedWithMessage(BudgetKind kind, std::string message);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdint>
 #include <limits>
 #include <mutex>
@@ -52,7 +53,31 @@ struct Watched {
   int64_t cpuDeadlineNs = kNever;  // on cpuClock
   int64_t wallDeadlineNs = kNever; // on the real steady clock
   BudgetKind fired = BudgetKind::None;
+  Budget *budget = nullptr;        // the checking thread's
 };
+
+// How far past its deadline a check may run, on either clock, before an
+// OverrunExit ends the process: Z3 honours the interrupt within
+// milliseconds, and a descheduled thread on a loaded machine gets a second
+// of real time to reach its next poll.
+constexpr int64_t kOverrunGraceNs = 1'000'000'000;
+
+// Which hard limit a query that ignores the interrupt meets
+// (TILESCOPE_HARD_DEADLINE, read once): by default the command line's
+// OverrunExit; `0` none (the interrupt and the rlimit only: a test's
+// control); any other value the child processes as well, in process and on
+// the command line.
+enum class HardMode { Off, Default, Fork };
+
+HardMode hardMode() {
+  static const HardMode mode = [] {
+    const char *text = std::getenv("TILESCOPE_HARD_DEADLINE");
+    if (!text || !*text)
+      return HardMode::Default;
+    return std::strcmp(text, "0") == 0 ? HardMode::Off : HardMode::Fork;
+  }();
+  return mode;
+}
 
 // Nanoseconds of processor time `w` has left (kNever: no limit, or the clock
 // cannot be read) and of wall time at `now`.
@@ -109,6 +134,11 @@ public:
     watched_.erase(std::find(watched_.begin(), watched_.end(), w));
   }
 
+  void setOverrunFinish(std::function<int(const Budget &)> *finish) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    overrunFinish_ = finish;
+  }
+
 private:
   void run() {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -126,6 +156,8 @@ private:
             Z3_interrupt(w->ctx);
           if (w->fired == BudgetKind::None)
             w->fired = cpuLeft <= 0 ? BudgetKind::CpuTime : BudgetKind::WallTime;
+          if (overrunFinish_ && (cpuLeft <= -kOverrunGraceNs || wallLeft <= -kOverrunGraceNs))
+            endProcess(*w);
           sleepNs = std::min<int64_t>(sleepNs, 1'000'000); // again in a millisecond
           continue;
         }
@@ -144,6 +176,23 @@ private:
     }
   }
 
+  // The check of `w` ran on past its deadline by the grace: Z3 did not
+  // honour the interrupt (its nonlinear loop). Records the budget exceeded,
+  // has the command print its budget result and ends the process. The
+  // mutex stays held: the checking thread, should Z3 return now after all,
+  // waits in remove() and prints nothing of its own.
+  [[noreturn]] void endProcess(Watched &w) {
+    if (w.budget && w.budget->exceeded() == BudgetKind::None)
+      w.budget->exceed(w.fired,
+                       "(a Z3 query ran on past the deadline; the process was ended a second later)",
+                       w.cpuDeadlineNs == kNever ? 0 : clockNs(w.cpuClock));
+    static Budget none;
+    int status = (*overrunFinish_)(w.budget ? *w.budget : none);
+    std::fflush(nullptr);
+    _exit(status);
+  }
+
+  std::function<int(const Budget &)> *overrunFinish_ = nullptr; // an OverrunExit's
   std::mutex mutex_;
   std::condition_variable wake_;
   std::vector<Watched *> watched_;
@@ -163,6 +212,7 @@ public:
       return;
     w_.ctx = ctx;
     w_.solver = solver;
+    w_.budget = budget_;
     // A millisecond later than the budget's own deadline (its figures are
     // rounded down to milliseconds), so that once the watcher fires the
     // budget has run out as well.
@@ -343,17 +393,6 @@ bool nonlinear(z3::solver &s, const z3::expr_vector *assumptions) {
   return false;
 }
 
-// The child processes are opt-in: TILESCOPE_HARD_DEADLINE=1 turns them on.
-// They triple the processor time of a whole library check (each nonlinear
-// query asked twice, plus a fork), docs/robustness.md. Read once.
-bool hardDeadlinesOn() {
-  static const bool on = [] {
-    const char *text = std::getenv("TILESCOPE_HARD_DEADLINE");
-    return text && std::strcmp(text, "0") != 0;
-  }();
-  return on;
-}
-
 // The solver whose last check this thread's hard deadline stopped (its own
 // reason_unknown() then still tells of the check before).
 thread_local Z3_solver tStoppedSolver = nullptr;
@@ -444,7 +483,7 @@ ChildRun runInChild(z3::solver &s, const z3::expr_vector *assumptions, int64_t c
 // made): the caller checks as before.
 bool checkHard(z3::solver &s, const z3::expr_vector *assumptions, z3::check_result &result) {
   Budget *budget = activeBudget();
-  if (!budget || !hardDeadlinesOn())
+  if (!budget || hardMode() != HardMode::Fork)
     return false;
   int64_t cpuMs = budget->remainingCpuMs(), wallMs = budget->remainingWallMs();
   if (cpuMs < 0 && wallMs < 0)
@@ -486,6 +525,15 @@ z3::check_result checkWithinBudget(z3::solver &s, const z3::expr_vector &assumpt
 z3::check_result checkWithinBudget(z3::optimize &opt) {
   WatchScope watch(opt.ctx(), nullptr);
   return opt.check();
+}
+
+OverrunExit::OverrunExit(std::function<int(const Budget &)> finish) : finish_(std::move(finish)) {
+  if (hardMode() != HardMode::Off)
+    Watcher::get().setOverrunFinish(&finish_);
+}
+
+OverrunExit::~OverrunExit() {
+  Watcher::get().setOverrunFinish(nullptr);
 }
 
 std::string reasonUnknown(const z3::solver &s) {

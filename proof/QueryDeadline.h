@@ -32,8 +32,11 @@
 // Depends on ir/Budget.h, Z3 and POSIX (fork, poll, waitpid) only.
 #pragma once
 
+#include "ir/Budget.h"
+
 #include <z3++.h>
 
+#include <functional>
 #include <string>
 
 namespace tilescope {
@@ -49,6 +52,27 @@ z3::check_result checkWithinBudget(z3::solver &s, const z3::expr_vector &assumpt
 // context of its own, which is not used after an interrupted check (Z3 then
 // cancels everything in it for good).
 z3::check_result checkWithinBudget(z3::optimize &opt);
+
+// The hard limit of a command-line run. While one lives, a check that runs
+// on a second (of processor time of the checking thread, or of real time)
+// past the deadline at which the watcher interrupted it, which only Z3's
+// nonlinear loop does, ends the process: the budget is recorded as
+// exceeded, `finish` (given that budget, called on the watcher's thread while the checking
+// thread is still inside Z3) prints the command's budget result and returns
+// its exit status, and the process _exits with it. For commands only: a
+// library caller (the Python module, reward()) must not be ended, and has
+// the child processes instead (TILESCOPE_HARD_DEADLINE=1). One at a time;
+// TILESCOPE_HARD_DEADLINE=0 makes it do nothing.
+class OverrunExit {
+public:
+  explicit OverrunExit(std::function<int(const Budget &)> finish);
+  ~OverrunExit();
+  OverrunExit(const OverrunExit &) = delete;
+  OverrunExit &operator=(const OverrunExit &) = delete;
+
+private:
+  std::function<int(const Budget &)> finish_;
+};
 
 // Why the last check of `s` answered unknown: Z3's reason_unknown(), or
 // "canceled" when the hard deadline stopped it in a child process (above),

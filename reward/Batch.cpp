@@ -2,6 +2,7 @@
 
 #include "ir/JsonText.h"
 #include "ir/TimeSlack.h"
+#include "proof/QueryDeadline.h"
 #include "reward/Json.h"
 #include "reward/RewardCache.h"
 #include "reward/Task.h"
@@ -115,7 +116,7 @@ std::string errorLine(const llvm::json::Value &id, size_t index, const std::stri
 
 // Runs the reward of one input line (in a worker).
 std::string rewardLine(const std::string &line, size_t index, const BatchOptions &o,
-                       RewardCache &cache) {
+                       RewardCache &cache, int toCoordinator) {
   BatchCandidate c;
   JsonInputError bad;
   if (!readBatchLine(line, o.reward, c, bad))
@@ -139,6 +140,13 @@ std::string rewardLine(const std::string &line, size_t index, const BatchOptions
                            : "<" + oneLine(c.id) + ">";
   }
   const llvm::json::Value &id = c.id;
+  // A Z3 query that ignores its deadline ends this worker a second past it
+  // (proof/QueryDeadline.h): the candidate's result is `budget`, sent first;
+  // the coordinator gives the next candidate to a fresh worker.
+  OverrunExit overrun([&](const Budget &b) {
+    sendMessage(toCoordinator, errorLine(id, index, "budget", b.message()));
+    return 0;
+  });
   llvm::json::Object out = reward_detail::resultJson(reward(source, options));
   out["id"] = id;
   out["index"] = int64_t(index);
@@ -171,7 +179,7 @@ constexpr int kOutOfMemoryStatus = 86;
   while (auto message = receiveMessage(in)) {
     size_t newline = message->find('\n');
     size_t index = std::stoull(message->substr(0, newline));
-    std::string result = rewardLine(message->substr(newline + 1), index, o, cache);
+    std::string result = rewardLine(message->substr(newline + 1), index, o, cache, out);
     if (!sendMessage(out, result))
       break;
   }

@@ -3,6 +3,7 @@
 #include "tools/Command.h"
 #include "tools/JsonOutput.h"
 #include "tools/OptionValues.h"
+#include "proof/QueryDeadline.h"
 #include "proof/SolverBudget.h"
 
 #include <llvm/Support/FormatVariadic.h>
@@ -136,8 +137,16 @@ const char *kindName(BudgetKind kind, bool total) {
 } // namespace
 
 int runWithinBudget(Budget &budget, llvm::function_ref<int()> run,
-                    llvm::function_ref<int()> outOfMemory) {
+                    llvm::function_ref<int()> budgetResult) {
   ActiveBudget active(budget);
+  // A Z3 query that ignores the deadline's interrupt ends the run as
+  // `budget` a second past the deadline (proof/QueryDeadline.h).
+  OverrunExit overrun([&](const Budget &) {
+    int status = budgetResult();
+    llvm::outs().flush();
+    llvm::errs().flush();
+    return status;
+  });
   int64_t memory = budget.limits().maxMemoryBytes;
   if (memory > 0) {
     // Below a floor Z3 cannot even create a context (and z3++ does not check
@@ -158,7 +167,7 @@ int runWithinBudget(Budget &budget, llvm::function_ref<int()> run,
     return run();
   } catch (const std::bad_alloc &) {
     budget.exceed(BudgetKind::Memory, "(an allocation failed)");
-    return outOfMemory();
+    return budgetResult();
   }
 }
 

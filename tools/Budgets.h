@@ -64,9 +64,12 @@ struct BudgetOptions {
 
 // Runs `run` with `budget` active and the memory limits applied. When an
 // allocation fails, records the memory budget as exceeded and returns what
-// `outOfMemory` returns (the command's budget result).
+// `budgetResult` returns (it prints the command's budget result). When a Z3
+// query runs on a second past the deadline without stopping, records the
+// time budget as exceeded, calls `budgetResult` on another thread and ends
+// the process with its status (proof/QueryDeadline.h, OverrunExit).
 int runWithinBudget(Budget &budget, llvm::function_ref<int()> run,
-                    llvm::function_ref<int()> outOfMemory);
+                    llvm::function_ref<int()> budgetResult);
 
 // {"kind": "cpu-time" | "wall-time" | "steps" | "memory", "limit": N,
 // "message": ...}

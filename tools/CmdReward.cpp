@@ -8,6 +8,7 @@
 // Exit (one candidate): 0 every stage passed, 1 a stage failed, 2 input error
 // (also a candidate that does not parse or type-check), 3 unknown, 4 budget.
 // Batches exit 0 once every line has its result, 2 when a file cannot be used.
+#include "proof/QueryDeadline.h"
 #include "reward/Batch.h"
 #include "reward/Reward.h"
 #include "reward/RewardCache.h"
@@ -235,6 +236,21 @@ int runReward() {
     cache.emplace(cacheDir);
     options.cache = &*cache;
   }
+  // A Z3 query that ignores its deadline ends the run as `budget` a second
+  // past it (proof/QueryDeadline.h).
+  OverrunExit overrun([&](const Budget &b) {
+    if (json)
+      llvm::outs() << llvm::json::Value(llvm::json::Object{{"verdict", "budget"},
+                                                           {"exit_code", int64_t(kBudget)},
+                                                           {"score", 0.0},
+                                                           {"error", b.message()}})
+                   << "\n";
+    else
+      llvm::errs() << "tilescope reward: error: " << b.message() << "\n";
+    llvm::outs().flush();
+    llvm::errs().flush();
+    return int(kBudget);
+  });
   RewardResult result = reward((*buffer)->getBuffer().str(), options);
   if (json)
     llvm::outs() << rewardJson(result) << "\n";
