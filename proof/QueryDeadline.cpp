@@ -106,6 +106,7 @@ public:
                        w.started_ = false;
                        w.watched_.clear();
                        w.wakeAtNs_ = kNever;
+                       w.overrunFinish_ = nullptr; // the parent's to print
                        w.mutex_.unlock();
                      });
       return w;

@@ -15,12 +15,15 @@
 //
 // The interrupt is not enough for every query: Z3 4.8.12 has a loop in the
 // nonlinear arithmetic of its arithmetic theory that looks at neither the
-// interrupt nor the rlimit (10.4 s of CPU under a 3 s budget). A query that
-// may reach it (a product of two non-constant terms, a division or modulo
-// by one) is therefore checked first in a forked child process, which is
-// killed at the deadline; when the child finished, the query is asked here,
-// from the same state, with the same result (docs/robustness.md, "Hard
-// deadlines for nonlinear queries").
+// interrupt nor the rlimit (10.4 s of CPU under a 3 s budget). Two hard
+// limits bound it (docs/robustness.md, "Hard deadlines for nonlinear
+// queries"): by default a command ends itself as `budget` once a query runs
+// a second past its deadline (OverrunExit, below), which costs nothing until
+// it fires; with TILESCOPE_HARD_DEADLINE=1 (for library callers, which must
+// not be ended) a query that may reach the loop (a product of two
+// non-constant terms, a division or modulo by one) is checked first in a
+// forked child process, killed at the deadline, and asked here only when
+// the child finished, from the same state, with the same result.
 //
 // Z3's own "timeout" parameter is never used: Z3 4.8.12 runs it on a pool of
 // timer threads that hands a timer's thread back to the pool when it fires,
