@@ -18,7 +18,7 @@
 // interrupt nor the rlimit (10.4 s of CPU under a 3 s budget). Two hard
 // limits bound it (docs/robustness.md, "Hard deadlines for nonlinear
 // queries"): by default a command ends itself as `budget` once a query runs
-// a second past its deadline (OverrunExit, below), which costs nothing until
+// a second of CPU past its deadline (OverrunExit, below), which costs nothing until
 // it fires; with TILESCOPE_HARD_DEADLINE=1 (for library callers, which must
 // not be ended) a query that may reach the loop (a product of two
 // non-constant terms, a division or modulo by one) is checked first in a
@@ -57,8 +57,8 @@ z3::check_result checkWithinBudget(z3::solver &s, const z3::expr_vector &assumpt
 z3::check_result checkWithinBudget(z3::optimize &opt);
 
 // The hard limit of a command-line run. While one lives, a check that runs
-// on a second (of processor time of the checking thread, or of real time)
-// past the deadline at which the watcher interrupted it, which only Z3's
+// on a second of the checking thread's processor time (or ten seconds of
+// real time) past the deadline at which the watcher interrupted it, which only Z3's
 // nonlinear loop does, ends the process: the budget is recorded as
 // exceeded, `finish` (given that budget, called on the watcher's thread while the checking
 // thread is still inside Z3) prints the command's budget result and returns
