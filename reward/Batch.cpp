@@ -114,6 +114,12 @@ std::string errorLine(const llvm::json::Value &id, size_t index, const std::stri
                                     {"error", message}});
 }
 
+// The exit status of a worker that OverrunExit ended (a Z3 query ran on past
+// its deadline) after it had sent its candidate's budget line: the
+// coordinator may already have handed it the next candidate, which then goes
+// to a fresh worker.
+constexpr int kOverranStatus = 87;
+
 // Runs the reward of one input line (in a worker).
 std::string rewardLine(const std::string &line, size_t index, const BatchOptions &o,
                        RewardCache &cache, int toCoordinator) {
@@ -145,7 +151,7 @@ std::string rewardLine(const std::string &line, size_t index, const BatchOptions
   // the coordinator gives the next candidate to a fresh worker.
   OverrunExit overrun([&](const Budget &b) {
     sendMessage(toCoordinator, errorLine(id, index, "budget", b.message()));
-    return 0;
+    return kOverranStatus;
   });
   llvm::json::Object out = reward_detail::resultJson(reward(source, options));
   out["id"] = id;
@@ -421,11 +427,13 @@ bool runBatch(const BatchOptions &o, BatchSummary &summary, std::string &error) 
       // Ends the worker's candidate with an error or budget result, its
       // message made from the worker's exit status: the worker is reaped
       // (killed first unless it has ended) and retired.
-      auto fail = [&](bool kill, const std::string &verdict, auto message) {
-        int status = 0;
+      auto fail = [&](bool kill, const std::string &verdict, auto message,
+                      std::optional<int> reaped = std::nullopt) {
+        int status = reaped.value_or(0);
         if (kill)
           ::kill(w.pid, SIGKILL);
-        ::waitpid(w.pid, &status, 0);
+        if (!reaped)
+          ::waitpid(w.pid, &status, 0);
         results[w.task] = errorLine(taskOf(w.task).id, w.task, verdict, message(status));
         ++(verdict == "budget" ? summary.timedOut : summary.crashed);
         ++summary.done;
@@ -438,10 +446,20 @@ bool runBatch(const BatchOptions &o, BatchSummary &summary, std::string &error) 
           ++summary.done;
           continue;
         }
-        fail(false, "error", [&](int status) {
-          return fmt::format("the candidate crashed its worker: {}",
-                             describeDeath(status, o.workerMemoryMb));
-        });
+        int status = 0;
+        ::waitpid(w.pid, &status, 0);
+        if (WIFEXITED(status) && WEXITSTATUS(status) == kOverranStatus) {
+          pending.push_front(taskOf(w.task)); // never begun: a fresh worker's
+          dead.push_back(which[f]);
+          continue;
+        }
+        fail(
+            false, "error",
+            [&](int status) {
+              return fmt::format("the candidate crashed its worker: {}",
+                                 describeDeath(status, o.workerMemoryMb));
+            },
+            status);
       } else if (std::optional<double> resident =
                      o.workerMemoryMb > 0 ? residentMb(w.pid) : std::nullopt;
                  resident && *resident > double(o.workerMemoryMb)) {
