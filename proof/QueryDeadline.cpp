@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <mutex>
 #include <thread>
@@ -53,7 +53,7 @@ struct Watched {
   int64_t cpuDeadlineNs = kNever;  // on cpuClock
   int64_t wallDeadlineNs = kNever; // on the real steady clock
   BudgetKind fired = BudgetKind::None;
-  Budget *budget = nullptr;        // the checking thread's
+  Budget *budget = nullptr; // the checking thread's
 };
 
 // How far past its deadline a check may run before an OverrunExit ends the
@@ -159,7 +159,8 @@ private:
             Z3_interrupt(w->ctx);
           if (w->fired == BudgetKind::None)
             w->fired = cpuLeft <= 0 ? BudgetKind::CpuTime : BudgetKind::WallTime;
-          if (overrunFinish_ && (cpuLeft <= -kOverrunCpuGraceNs || wallLeft <= -kOverrunWallGraceNs))
+          if (overrunFinish_ &&
+              (cpuLeft <= -kOverrunCpuGraceNs || wallLeft <= -kOverrunWallGraceNs))
             endProcess(*w);
           sleepNs = std::min<int64_t>(sleepNs, 1'000'000); // again in a millisecond
           continue;
@@ -186,8 +187,7 @@ private:
   // waits in remove() and prints nothing of its own.
   [[noreturn]] void endProcess(Watched &w) {
     if (w.budget && w.budget->exceeded() == BudgetKind::None)
-      w.budget->exceed(w.fired,
-                       "(a Z3 query ran on past the deadline; the process was ended)",
+      w.budget->exceed(w.fired, "(a Z3 query ran on past the deadline; the process was ended)",
                        w.cpuDeadlineNs == kNever ? 0 : clockNs(w.cpuClock));
     static Budget none;
     int status = (*overrunFinish_)(w.budget ? *w.budget : none);
