@@ -114,32 +114,54 @@ private:
     return false;
   }
 
-  // Whether fence f runs whenever op does, by all of op's threads, in op's
-  // loops or around them, with no guard op lacks.
-  bool fenceRunsWith(const SyncEvent &f, const SyncEvent &op) const {
-    if (!op.threads.subsetOf(f.threads) || !isPrefix(sk_.loopChain(f), sk_.loopChain(op)))
-      return false;
-    std::set<std::string> og = guardTexts(op);
+  static bool guardsWithin(const SyncEvent &f, const SyncEvent &e) {
+    std::set<std::string> eg = guardTexts(e);
     for (const std::string &g : guardTexts(f))
-      if (!og.count(g))
+      if (!eg.count(g))
         return false;
     return true;
   }
 
-  // Whether synchronisation s falls outside the stretch between fence f
-  // and op (f before op when `fenceFirst`): not between them in program
-  // order, and not in a loop of op's that f is outside of.
-  bool outsideStretch(const SyncEvent &s, const SyncEvent &f, const SyncEvent &op,
-                      bool fenceFirst) const {
-    int lo = fenceFirst ? f.order : op.order, hi = fenceFirst ? op.order : f.order;
-    if (s.order > lo && s.order < hi)
+  // Whether fence f stands between synchronisation s and op on every run
+  // on which both do, for op's threads (`fenceFirst`: f orders op after s,
+  // an after fence; else op before s, a before fence). f is executed by all
+  // of op's threads. Beside s: in s's loop body right after it (before it),
+  // under no guard s lacks, with op not in between: every execution of s
+  // is followed by f (preceded, for a before fence). Or beside op: in op's
+  // loops or around them (its loop chain a prefix of op's), with no guard
+  // (condition over sizes or loop variables) that both op and s lack, and
+  // either in one pass of the code: f between s and op
+  // in program order (f before op, s not between them); or across the back
+  // edge of f's innermost loop: s and f after op in its body, s before f
+  // (an after fence at the end of the body covers a wait there for the
+  // next iteration's op; mirrored for a before fence at the top of the body
+  // and a release before it). In both, s lies in no loop of op's that f is
+  // outside of (a later iteration of it would put s on the wrong side of f).
+  bool fenceBetween(const SyncEvent &f, const SyncEvent &s, const SyncEvent &op,
+                    bool fenceFirst) const {
+    std::vector<int> fc = sk_.loopChain(f), oc = sk_.loopChain(op), sc = sk_.loopChain(s);
+    if (!op.threads.subsetOf(f.threads))
       return false;
-    std::vector<int> oc = sk_.loopChain(op), sc = sk_.loopChain(s);
-    size_t fenceDepth = sk_.loopChain(f).size();
-    for (size_t d = fenceDepth; d < oc.size(); ++d)
+    // Beside s: f in s's loop body, after s (before it, for a before
+    // fence), under no guard s lacks, and op not between them.
+    int lo = fenceFirst ? s.order : f.order, hi = fenceFirst ? f.order : s.order;
+    if (sc == fc && lo < hi && guardsWithin(f, s) && !(op.order > lo && op.order < hi))
+      return true;
+    if (!isPrefix(fc, oc))
+      return false;
+    if (!guardsWithin(f, op) && !(sc == fc && guardsWithin(f, s)))
+      return false;
+    for (size_t d = fc.size(); d < oc.size(); ++d)
       if (inLoop(sc, oc[d]))
         return false;
-    return true;
+    // `a` before `b` in program order, seen from op's side of f.
+    auto precedes = [&](const SyncEvent &a, const SyncEvent &b) {
+      return fenceFirst ? a.order < b.order : a.order > b.order;
+    };
+    if (precedes(f, op)) // one pass: s, f, op (mirrored: op, f, s)
+      return !(precedes(f, s) && precedes(s, op));
+    // across the back edge: op, s, f, then op again (mirrored: op, f, s, op)
+    return !fc.empty() && precedes(op, s) && precedes(s, f) && inLoop(sc, fc.back());
   }
 
   bool sharesLoop(const SyncEvent &a, const SyncEvent &b) const {
@@ -167,9 +189,7 @@ private:
         continue;
       bool covered = false;
       for (const SyncEvent &f : sk_.events)
-        if (f.kind == SyncKind::Tcgen05Fence && f.call == kind &&
-            (before ? f.order < op.order : f.order > op.order) && fenceRunsWith(f, op) &&
-            outsideStretch(s, f, op, before))
+        if (f.kind == SyncKind::Tcgen05Fence && f.call == kind && fenceBetween(f, s, op, before))
           covered = true;
       if (!covered && (!best || distance(s) < distance(*best)) &&
           (before ? mattersBefore(s, op) : mattersAfter(s, op)))
