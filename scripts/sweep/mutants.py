@@ -201,6 +201,33 @@ def reorders(lines):
             yield 'no-elect', i, 'elect_sync() removed (every lane)', lines[:i] + inner + lines[e:]
 
 
+def fences(lines):
+    """Third-pass operators, on the tcgen05 thread-sync fences (session 20): each
+    `tcgen05.fence_before_thread_sync()` / `fence_after_thread_sync()` dropped, moved past the
+    next statement (a whole block if it opens one) and before the previous simple statement (so
+    a wait or barrier beside it changes sides)."""
+    body = _body(lines)
+    for i in range(body, len(lines)):
+        l, s = lines[i], lines[i].strip()
+        if not s.startswith('tcgen05.fence_'):
+            continue
+        yield ('fence-drop', i, f'drop `{s}`', lines[:i] + lines[i + 1:])
+        j = i + 1
+        while j < len(lines) and (not lines[j].strip() or lines[j].strip().startswith('//')):
+            j += 1
+        if j < len(lines) and _indent(lines[j]) == _indent(l) and not lines[j].strip().startswith('}'):
+            e = _block_end(lines, j)
+            yield ('fence-down', i, f'`{s}` after `{lines[j].strip()[:40]}`',
+                   lines[:i] + lines[i + 1:e] + [l] + lines[e:])
+        k = i - 1
+        while k > body and (not lines[k].strip() or lines[k].strip().startswith('//')):
+            k -= 1
+        if (k >= body and _indent(lines[k]) == _indent(l) and not lines[k].rstrip().endswith('{') and
+                not lines[k].strip().startswith(('}', 'let ', 'reg ', 'shared ', 'mbarrier '))):
+            yield ('fence-up', i, f'`{s}` before `{lines[k].strip()[:40]}`',
+                   lines[:k] + [l, lines[k]] + lines[i + 1:])
+
+
 def apply(lines, mutant):
     if isinstance(mutant[3], list):
         return mutant[3]
