@@ -58,9 +58,9 @@ public:
     for (const SyncEvent &op : sk_.events) {
       if (!asyncTcgen05(op) || buffers(op).empty())
         continue;
-      checkAfter(op);
+      check(op, true);
       if (op.call != IntrinsicId::Tcgen05Mma)
-        checkBefore(op);
+        check(op, false);
     }
   }
 
@@ -198,32 +198,25 @@ private:
     return best;
   }
 
-  void checkAfter(const SyncEvent &op) {
-    if (const SyncEvent *s = unfenced(op, true))
-      out_.findings.push_back(
-          {ProtocolViolationKind::Tcgen05Discipline, op.loc,
-           fmt::format("missing tcgen05.fence_after_thread_sync: {} by {} follows {} with no "
-                       "tcgen05.fence_after_thread_sync between them, so it is not ordered "
-                       "after that synchronisation and may act before what it made visible "
-                       "(PTX orders an asynchronous tcgen05 operation after its thread's "
-                       "synchronisation only through that fence)",
-                       op.what, op.threads.describe(), s->what),
-           {{s->loc, fmt::format("the {} it is not ordered after", s->what)}},
-           false});
-  }
-
-  void checkBefore(const SyncEvent &op) {
-    if (const SyncEvent *r = unfenced(op, false))
-      out_.findings.push_back(
-          {ProtocolViolationKind::Tcgen05Discipline, op.loc,
-           fmt::format("missing tcgen05.fence_before_thread_sync: {} by {} is followed by {} "
-                       "with no tcgen05.fence_before_thread_sync between them, so it is not "
-                       "ordered before that synchronisation and may still touch tensor memory "
-                       "after it (PTX orders an asynchronous tcgen05 operation before its "
-                       "thread's synchronisation only through that fence)",
-                       op.what, op.threads.describe(), r->what),
-           {{r->loc, fmt::format("the {} it is not ordered before", r->what)}},
-           false});
+  // A finding at op when a synchronisation that matters for it lacks its
+  // fence: after fences (`before`: the synchronisation precedes op) or
+  // before fences.
+  void check(const SyncEvent &op, bool before) {
+    const SyncEvent *s = unfenced(op, before);
+    if (!s)
+      return;
+    std::string_view fence = before ? "after" : "before";
+    std::string message = fmt::format(
+        "missing tcgen05.fence_{0}_thread_sync: {1} by {2} {3} {4} with no "
+        "tcgen05.fence_{0}_thread_sync between them, so it is not ordered {0} that "
+        "synchronisation and {5} (PTX orders an asynchronous tcgen05 operation {0} its thread's "
+        "synchronisation only through that fence)",
+        fence, op.what, op.threads.describe(), before ? "follows" : "is followed by", s->what,
+        before ? "may act before what it made visible"
+               : "may still touch tensor memory after it");
+    out_.findings.push_back({ProtocolViolationKind::Tcgen05Discipline, op.loc, std::move(message),
+                             {{s->loc, fmt::format("the {} it is not ordered {}", s->what, fence)}},
+                             false});
   }
 
   const BarrierSkeleton &sk_;
