@@ -21,7 +21,8 @@ bool asyncTcgen05(const SyncEvent &e) {
 
 bool acquires(const SyncEvent &e) {
   return e.kind == SyncKind::MbarWait || e.kind == SyncKind::CtaSync ||
-         e.kind == SyncKind::NamedSync || e.kind == SyncKind::ClusterWait;
+         e.kind == SyncKind::NamedSync || e.kind == SyncKind::ClusterWait ||
+         e.kind == SyncKind::WarpSync;
 }
 
 bool arrivesOnMbarrier(const SyncEvent &e) {
@@ -32,7 +33,8 @@ bool arrivesOnMbarrier(const SyncEvent &e) {
 bool releases(const SyncEvent &e) {
   return (arrivesOnMbarrier(e) && e.kind != SyncKind::TxDelivery) ||
          e.kind == SyncKind::CtaSync || e.kind == SyncKind::NamedSync ||
-         e.kind == SyncKind::NamedArrive || e.kind == SyncKind::ClusterArrive;
+         e.kind == SyncKind::NamedArrive || e.kind == SyncKind::ClusterArrive ||
+         e.kind == SyncKind::WarpSync;
 }
 
 bool intersects(const ThreadSet &a, const ThreadSet &b) {

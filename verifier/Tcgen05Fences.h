@@ -5,7 +5,7 @@
 // named and cluster barriers) unless fenced:
 //  - after: an asynchronous tcgen05 operation Y is ordered after an earlier
 //    acquiring synchronisation S of its thread (an mbarrier wait, cta.sync,
-//    barrier.sync, a cluster barrier wait) only through a
+//    barrier.sync, a cluster barrier wait, warp.sync) only through a
 //    `tcgen05.fence_after_thread_sync()` between S and Y. Without it, what S
 //    made visible (a TMA's bytes, another warp's tcgen05.ld of the
 //    accumulator, an MMA's results committed to the barrier S waits on) may
