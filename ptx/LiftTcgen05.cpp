@@ -55,6 +55,11 @@ Tcgen05Form tcgen05Form(const Instruction &in) {
     f.kind = SyncKind::Access;
     f.call = IntrinsicId::Tcgen05St;
     f.warpCollective = f.tmemWrite = true;
+  } else if (what == "fence::before_thread_sync" || what == "fence::after_thread_sync") {
+    // The thread-sync fences (verifier/Tcgen05Fences.h).
+    f.kind = SyncKind::Tcgen05Fence;
+    f.call = what == "fence::before_thread_sync" ? IntrinsicId::Tcgen05FenceBeforeThreadSync
+                                                 : IntrinsicId::Tcgen05FenceAfterThreadSync;
   } else if (what == "wait::ld") {
     f.kind = SyncKind::Tcgen05WaitLd;
     f.call = IntrinsicId::Tcgen05WaitLd;

@@ -705,6 +705,8 @@ private:
         {IntrinsicId::WgmmaFence, SyncKind::WgmmaFence},
         {IntrinsicId::WgmmaCommitGroup, SyncKind::WgmmaCommit},
         {IntrinsicId::Tcgen05WaitLd, SyncKind::Tcgen05WaitLd},
+        {IntrinsicId::Tcgen05FenceBeforeThreadSync, SyncKind::Tcgen05Fence},
+        {IntrinsicId::Tcgen05FenceAfterThreadSync, SyncKind::Tcgen05Fence},
         {IntrinsicId::Tcgen05RelinquishAllocPermit, SyncKind::Tcgen05Relinquish},
     };
     if (auto it = simple.find(id); it != simple.end()) {

@@ -86,6 +86,10 @@ enum class SyncKind : uint8_t {
   Tcgen05Relinquish, // tcgen05.relinquish_alloc_permit: no alloc of the CTA after it
   Tcgen05Ld,
   Tcgen05WaitLd,
+  // tcgen05.fence_before_thread_sync / fence_after_thread_sync (`call` says
+  // which): order the thread's asynchronous tcgen05 operations around its
+  // thread synchronisation (verifier/Tcgen05Fences.h).
+  Tcgen05Fence,
   ClusterArrive, // barrier.cluster.arrive
   ClusterWait,   // barrier.cluster.wait
   CpAsyncCommit, // cp_async.commit (cp_async.wait_all: a commit, then a wait of 0)

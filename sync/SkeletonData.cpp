@@ -149,6 +149,8 @@ std::string_view syncKindName(SyncKind k) {
     return intrinsicName(IntrinsicId::Tcgen05Ld);
   case SyncKind::Tcgen05WaitLd:
     return intrinsicName(IntrinsicId::Tcgen05WaitLd);
+  case SyncKind::Tcgen05Fence:
+    return "tcgen05.fence";
   case SyncKind::ClusterArrive:
     return intrinsicName(IntrinsicId::BarrierClusterArrive);
   case SyncKind::ClusterWait:

@@ -10,6 +10,7 @@
 #include "verifier/AsyncDrain.h"
 #include "verifier/BarrierFallback.h"
 #include "verifier/ClusterLifetime.h"
+#include "verifier/Tcgen05Fences.h"
 #include "verifier/TmemProtocol.h"
 
 #include <fmt/format.h>
@@ -91,6 +92,9 @@ void BarrierProver::checkTcgen05() {
   // column count of an alloc is an operand range (verifier/Resources.h).
   for (ProtocolFinding &f : checkTmemLifetime(original_))
     finding(f.kind, f.loc, std::move(f.message), std::move(f.notes), false);
+  // The thread-sync fences around asynchronous tcgen05 operations
+  // (Tcgen05Fences.h).
+  mergeStructural([&](StructuralResult &r) { checkTcgen05Fences(original_, r); });
   for (size_t r = 0; r < sk_.roles.size(); ++r) {
     auto seq = roleSequence(int(r));
     const SyncEvent *pendingLd = nullptr;

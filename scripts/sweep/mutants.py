@@ -147,6 +147,27 @@ def _block_end(lines, i):
     return j + 1
 
 
+def _neighbour_moves(lines, i, body, prefix):
+    """Statement i moved past the next statement at its depth (a whole block if that opens one;
+    `PREFIX-down`) and before the previous simple one (`PREFIX-up`)."""
+    l, s = lines[i], lines[i].strip()
+    j = i + 1
+    while j < len(lines) and (not lines[j].strip() or lines[j].strip().startswith('//')):
+        j += 1
+    if j < len(lines) and _indent(lines[j]) == _indent(l) and not lines[j].strip().startswith('}'):
+        e = _block_end(lines, j)
+        if not lines[j].strip().startswith('let '):
+            yield (f'{prefix}-down', i, f'`{s}` after `{lines[j].strip()[:40]}`',
+                   lines[:i] + lines[i + 1:e] + [l] + lines[e:])
+    k = i - 1
+    while k > body and (not lines[k].strip() or lines[k].strip().startswith('//')):
+        k -= 1
+    if (k >= body and _indent(lines[k]) == _indent(l) and not lines[k].rstrip().endswith('{') and
+            not lines[k].strip().startswith(('}', 'let ', 'reg ', 'shared ', 'mbarrier '))):
+        yield (f'{prefix}-up', i, f'`{s}` before `{lines[k].strip()[:40]}`',
+               lines[:k] + [l, lines[k]] + lines[i + 1:])
+
+
 def reorders(lines):
     """Second-pass operators: a synchronisation statement moved past its neighbour statement
     (either way), wait_group / store_wait depths, one-thread conditions widened, elect_sync
@@ -157,23 +178,7 @@ def reorders(lines):
         if not s or s.startswith('//'):
             continue
         if (DROPPABLE.match(l) or MOVABLE.match(l)) and not s.endswith('{'):
-            # the next statement at the same depth (a whole block if it opens one)
-            j = i + 1
-            while j < len(lines) and (not lines[j].strip() or lines[j].strip().startswith('//')):
-                j += 1
-            if j < len(lines) and _indent(lines[j]) == _indent(l) and not lines[j].strip().startswith('}'):
-                e = _block_end(lines, j)
-                if not lines[j].strip().startswith('let '):
-                    yield ('move-down', i, f'`{s}` after `{lines[j].strip()[:40]}`',
-                           lines[:i] + lines[i + 1:e] + [l] + lines[e:])
-            # the previous statement at the same depth (a simple one)
-            k = i - 1
-            while k > body and (not lines[k].strip() or lines[k].strip().startswith('//')):
-                k -= 1
-            if (k >= body and _indent(lines[k]) == _indent(l) and not lines[k].rstrip().endswith('{') and
-                    not lines[k].strip().startswith(('}', 'let ', 'reg ', 'shared ', 'mbarrier '))):
-                yield ('move-up', i, f'`{s}` before `{lines[k].strip()[:40]}`',
-                       lines[:k] + [l, lines[k]] + lines[i + 1:])
+            yield from _neighbour_moves(lines, i, body, 'move')
         if MOVABLE.match(l) and not s.endswith('{'):
             # under a condition on the enclosing loop's variable: skipped on some iterations
             ind = _indent(l)
@@ -199,6 +204,20 @@ def reorders(lines):
             e = _block_end(lines, i)
             inner = [x[2:] if x.startswith('  ') else x for x in lines[i + 1:e - 1]]
             yield 'no-elect', i, 'elect_sync() removed (every lane)', lines[:i] + inner + lines[e:]
+
+
+def fences(lines):
+    """Third-pass operators, on the tcgen05 thread-sync fences (session 20): each
+    `tcgen05.fence_before_thread_sync()` / `fence_after_thread_sync()` dropped, moved past the
+    next statement (a whole block if it opens one) and before the previous simple statement (so
+    a wait or barrier beside it changes sides)."""
+    body = _body(lines)
+    for i in range(body, len(lines)):
+        l, s = lines[i], lines[i].strip()
+        if not s.startswith('tcgen05.fence_'):
+            continue
+        yield ('fence-drop', i, f'drop `{s}`', lines[:i] + lines[i + 1:])
+        yield from _neighbour_moves(lines, i, body, 'fence')
 
 
 def apply(lines, mutant):

@@ -157,7 +157,8 @@ def main():
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--only', default='')
     ap.add_argument('--pass', dest='pass_', type=int, default=1,
-                    help='1: one-place edits (mutants.operators); 2: reorders, wait depths, widened conditions')
+                    help='1: one-place edits (mutants.operators); 2: reorders, wait depths, widened conditions; '
+                         '3: the tcgen05 thread-sync fences dropped or moved (mutants.fences)')
     ap.add_argument('--out', default='/tmp/sweep')
     ap.add_argument('--list', action='store_true', help='print the mutants, run nothing')
     a = ap.parse_args()
@@ -170,7 +171,8 @@ def main():
             continue
         text = instantiate(ts, t, a.out)
         pre, lines, post = kernel_lines(text, kname)
-        muts = list(mutants.operators(lines) if a.pass_ == 1 else mutants.reorders(lines))
+        ops = {1: mutants.operators, 2: mutants.reorders, 3: mutants.fences}[a.pass_]
+        muts = list(ops(lines))
         # A stratified sample: round-robin over operators, random within each.
         rnd = random.Random(f'{a.seed}:{name}')
         by_op = {}

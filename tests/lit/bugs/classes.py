@@ -3,7 +3,7 @@
 keeps the class table of tests/lit/bugs/README.md in step with the files.
 
 Every kernel of the bug corpus ends with a line `// CLASS: C...` naming the
-classes of issue 16 (and 20.3, the device protocol of issue 20) it covers (16.1a .. 16.1f are the sub-bullets of class 1, 16.1g the exhaustive check's processes, 16.1h truncating division in the proofs, 16.1i the cluster's ordering graph, 16.1j the cluster's lifetime around operations on a peer, 16.1k fences under conditions;
+classes of issue 16 (and 20.3, the device protocol of issue 20) it covers (16.1a .. 16.1f are the sub-bullets of class 1, 16.1g the exhaustive check's processes, 16.1h truncating division in the proofs, 16.1i the cluster's ordering graph, 16.1j the cluster's lifetime around operations on a peer, 16.1k fences under conditions, 16.1l the tcgen05 thread-sync fences;
 `base` marks a pair of the general protocol corpus that no class of issue 16
 is about). A tagged file is one pair when it holds a `// FIX:` marker (the
 twin is built by fixed-twin.py) or when a sibling `NAME-fixed.tile` exists
@@ -35,6 +35,7 @@ CLASSES = {
     "16.1i": "the ordering graph links the CTAs of a cluster: remote releases, multicast fills, CTA masks",
     "16.1j": "the CTAs of a cluster have started before, and stay alive after, every operation that reaches a peer",
     "16.1k": "a fence counts only where it runs whenever the access it orders does (no other size or loop condition, no loop that may not run)",
+    "16.1l": "an asynchronous tcgen05 operation is ordered around its thread's synchronisation only through tcgen05.fence_after_thread_sync / fence_before_thread_sync",
     "16.2": "named barriers checked per generation",
     "16.3": "tensor-memory lifetime (alloc, relinquish, dealloc)",
     "16.3b": "tcgen05.ld / tcgen05.st reach only the TMEM lanes of the warp's subpartition",
