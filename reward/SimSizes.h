@@ -35,7 +35,7 @@ namespace tilescope::reward_detail {
 struct SimSize {
   std::map<std::string, int64_t> values;
   int64_t sampleCtas = 0; // 0: every CTA
-  std::string role;       // "small", "edge", "persistent", "given"
+  std::string role;       // "small", "edge", "persistent", "given", "threshold"
 };
 
 // The sizes of `auto` (1 to 3); nothing, with `why`, when no admitted size exists.
