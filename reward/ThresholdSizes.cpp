@@ -2,6 +2,7 @@
 #include "reward/SizeRelations.h"
 
 #include "ir/ConcreteEval.h"
+#include "ir/DeviceScale.h"
 #include "ir/Printer.h"
 #include "ir/Visitor.h"
 #include "proof/ProtoEncoding.h"
@@ -13,6 +14,8 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cstdlib>
+#include <functional>
 #include <set>
 
 namespace tilescope::reward_detail {
@@ -25,7 +28,8 @@ struct Decision {
   std::string name[2];
   Expr path;
   llvm::SMLoc loc;
-  bool readsCta = false;
+  bool readsCta = false;        // the outcomes or the path read blockIdx
+  bool outcomeReadsCta = false; // the outcomes do
 };
 
 bool isCta(BuiltinKind b) {
@@ -216,6 +220,7 @@ private:
     bool pathReads = false, pathCta = false;
     if (path)
       sizeOnly(path, symbols_, pathReads, pathCta);
+    d.outcomeReadsCta = cta;
     d.readsCta = cta || pathCta;
     decisions.push_back(std::move(d));
   }
@@ -239,11 +244,27 @@ std::vector<std::array<int64_t, 3>> ctasOf(const std::array<int64_t, 3> &grid) {
 }
 
 // Which outcomes of `d` the run at `size` takes (in any of its CTAs).
-std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk,
-                               const SimSize &size) {
+std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk, const SimSize &size,
+                               std::array<bool, 2> wanted = {true, true}) {
   std::array<bool, 2> out{false, false};
   if (d.readsCta && size.sampleCtas > 0)
     return out; // which CTAs run is drawn per evaluation
+  auto leafIn = [&](const std::array<int64_t, 3> &cta) -> LeafValue {
+    return [&size, cta](const Expr &e) -> std::optional<int64_t> {
+      if (e->kind == ExprKind::Builtin)
+        return cta[size_t(int(as<Builtin>(e).which) - int(BuiltinKind::blockIdx_x))];
+      auto it = size.values.find(as<Var>(e).name);
+      return it == size.values.end() ? std::nullopt : std::optional<int64_t>(it->second);
+    };
+  };
+  // An outcome that reads no CTA index is the same in every CTA: where it
+  // is false in CTA 0, no CTA takes it (and no path needs evaluating).
+  for (size_t k = 0; k < 2; ++k)
+    if (wanted[k] && !d.outcomeReadsCta &&
+        evalConcrete(d.outcome[k], leafIn({0, 0, 0})).value_or(0) == 0)
+      wanted[k] = false;
+  if (!wanted[0] && !wanted[1])
+    return out;
   std::vector<std::array<int64_t, 3>> ctas{{0, 0, 0}};
   if (d.readsCta) {
     auto grid = gridExtent(sk, size.values);
@@ -252,82 +273,230 @@ std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk,
     ctas = ctasOf(*grid);
   }
   for (const auto &cta : ctas) {
-    LeafValue leaf = [&](const Expr &e) -> std::optional<int64_t> {
-      if (e->kind == ExprKind::Builtin)
-        return cta[size_t(int(as<Builtin>(e).which) - int(BuiltinKind::blockIdx_x))];
-      auto it = size.values.find(as<Var>(e).name);
-      return it == size.values.end() ? std::nullopt : std::optional<int64_t>(it->second);
-    };
+    LeafValue leaf = leafIn(cta);
     if (d.path && evalConcrete(d.path, leaf).value_or(0) == 0)
       continue;
     for (size_t k = 0; k < 2; ++k)
-      out[k] = out[k] || evalConcrete(d.outcome[k], leaf).value_or(0) != 0;
-    if (out[0] && out[1])
+      out[k] = out[k] || (wanted[k] && evalConcrete(d.outcome[k], leaf).value_or(0) != 0);
+    if (out[0] == wanted[0] && out[1] == wanted[1])
       break;
   }
   return out;
 }
 
-// The admitted size with the least sum of symbols at which `d` takes
-// outcome k; nothing with `why` (empty `why`: the where clause rules it out).
+// What an integer expression may be at any size: symbols at least
+// leastValueOf, blockIdx at least 0, no upper bounds. `lo`/`hi` absent:
+// unbounded that way.
+struct Range {
+  std::optional<int64_t> lo, hi;
+};
+
+bool nonNegative(const Range &r) {
+  return r.lo && *r.lo >= 0;
+}
+
+// The least value of each symbol the where clause gives by a conjunct alone:
+// `X > c`, `X >= c`, and `X % c == 0` (with X >= 1: X >= c).
+using LeastValues = std::map<std::string, int64_t>;
+LeastValues leastValues(const Kernel &kernel) {
+  LeastValues out;
+  auto raise = [&](const Expr &e, int64_t v) {
+    if (e->kind != ExprKind::Var)
+      return;
+    const std::string &name = as<Var>(e).name;
+    int64_t least = std::max(v, leastValueOf(name));
+    auto [it, fresh] = out.emplace(name, least);
+    if (!fresh)
+      it->second = std::max(it->second, least);
+  };
+  for (const Expr &c : kernel.constraints) {
+    if (c->kind != ExprKind::Binary)
+      continue;
+    const Binary &b = as<Binary>(c);
+    std::optional<int64_t> rhs = constantValue(b.rhs);
+    if (!rhs)
+      continue;
+    if (b.op == BinaryOp::Gt)
+      raise(b.lhs, *rhs + 1);
+    else if (b.op == BinaryOp::Ge)
+      raise(b.lhs, *rhs);
+    else if (b.op == BinaryOp::Eq && *rhs == 0 && b.lhs->kind == ExprKind::Binary &&
+             as<Binary>(b.lhs).op == BinaryOp::Mod &&
+             constantValue(as<Binary>(b.lhs).rhs).value_or(0) > 0 &&
+             leastValueOf(print(as<Binary>(b.lhs).lhs)) >= 1)
+      raise(as<Binary>(b.lhs).lhs, *constantValue(as<Binary>(b.lhs).rhs));
+  }
+  return out;
+}
+
+// The range of `e` (nothing: not an integer the rules below bound).
+std::optional<Range> rangeOf(const Expr &e, const LeastValues &least) {
+  using R = std::optional<Range>;
+  switch (e->kind) {
+  case ExprKind::IntImm:
+    return Range{as<IntImm>(e).value, as<IntImm>(e).value};
+  case ExprKind::Var:
+    if (auto it = least.find(as<Var>(e).name); it != least.end())
+      return Range{it->second, std::nullopt};
+    return Range{leastValueOf(as<Var>(e).name), std::nullopt};
+  case ExprKind::Builtin:
+    return Range{0, std::nullopt};
+  case ExprKind::Binary: {
+    const Binary &b = as<Binary>(e);
+    R l = rangeOf(b.lhs, least), r = rangeOf(b.rhs, least);
+    if (!l || !r)
+      return std::nullopt;
+    auto both = [](std::optional<int64_t> x, std::optional<int64_t> y, auto f) {
+      return x && y ? std::optional<int64_t>(f(*x, *y)) : std::nullopt;
+    };
+    std::optional<int64_t> c = r->lo == r->hi ? r->lo : std::nullopt;
+    // Bounds stay far from overflow: sizes in a kernel are small constants.
+    auto small = [](const Range &x) {
+      return (!x.lo || std::abs(*x.lo) < (int64_t{1} << 30)) &&
+             (!x.hi || std::abs(*x.hi) < (int64_t{1} << 30));
+    };
+    if (!small(*l) || !small(*r))
+      return std::nullopt;
+    switch (b.op) {
+    case BinaryOp::Add:
+      return Range{both(l->lo, r->lo, std::plus<>()), both(l->hi, r->hi, std::plus<>())};
+    case BinaryOp::Sub:
+      return Range{both(l->lo, r->hi, std::minus<>()), both(l->hi, r->lo, std::minus<>())};
+    case BinaryOp::Mul:
+      if (nonNegative(*l) && nonNegative(*r))
+        return Range{*l->lo * *r->lo, both(l->hi, r->hi, std::multiplies<>())};
+      return std::nullopt;
+    case BinaryOp::Div:
+      if (nonNegative(*l) && c && *c > 0)
+        return Range{*l->lo / *c, l->hi ? std::optional<int64_t>(*l->hi / *c) : std::nullopt};
+      return std::nullopt;
+    case BinaryOp::Mod:
+      if (nonNegative(*l) && c && *c > 0)
+        return Range{0, *c - 1};
+      return std::nullopt;
+    default:
+      return std::nullopt;
+    }
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+// Whether `cond` is false at every size by the ranges alone (`(K + 63) / 64
+// == 0` where K >= 1): an outcome no size takes, without asking Z3.
+bool falseByRanges(const Expr &cond, const LeastValues &least) {
+  if (cond->kind != ExprKind::Binary)
+    return false;
+  const Binary &b = as<Binary>(cond);
+  auto l = rangeOf(b.lhs, least), r = rangeOf(b.rhs, least);
+  if (!l || !r)
+    return false;
+  auto below = [](const Range &x, const Range &y) { return x.hi && y.lo && *x.hi < *y.lo; };
+  switch (b.op) {
+  case BinaryOp::Eq:
+    return below(*l, *r) || below(*r, *l);
+  case BinaryOp::Lt:
+    return l->lo && r->hi && *l->lo >= *r->hi;
+  case BinaryOp::Gt:
+    return r->lo && l->hi && *r->lo >= *l->hi;
+  default:
+    return false;
+  }
+}
+
+// `d` taking outcome k in some CTA of the grid, over the encoder's symbols;
+// nothing where Z3 cannot express it.
+std::optional<z3::expr> takes(detail::ProtoEncoder &enc, const BarrierSkeleton &sk,
+                              const Decision &d, size_t k) {
+  z3::context &ctx = enc.ctx();
+  z3::expr all = ctx.bool_val(true);
+  std::map<BuiltinKind, z3::expr> ctas;
+  for (size_t dim = 0; dim < 3; ++dim) {
+    z3::expr b = ctx.int_const(fmt::format("cta{}", dim).c_str());
+    std::optional<z3::expr> extent =
+        dim < sk.grid.size() ? enc.encode(sk.grid[dim], {}) : ctx.int_val(1);
+    if (!extent || !extent->is_int())
+      return std::nullopt;
+    all = all && b >= 0 && b < *extent;
+    ctas.emplace(BuiltinKind(int(BuiltinKind::blockIdx_x) + int(dim)), b);
+  }
+  for (const Expr &e : {d.outcome[k], d.path}) {
+    if (!e)
+      continue;
+    auto v = enc.encode(e, {}, ctas);
+    if (!v || !v->is_bool())
+      return std::nullopt;
+    all = all && *v;
+  }
+  return all;
+}
+
+// Solver work for the question whether an outcome is reachable at all: most
+// are ruled out at once by the where clause (`(K + 63) / 64` is never 0
+// where K > 0).
+constexpr unsigned kReachBudgetMs = 2000;
+
+// The admitted size with the least sum of symbols (each at most
+// kMaxThresholdSymbol) at which `d` takes outcome k; nothing with `why`
+// (empty `why`: the where clause rules the outcome out). A plain check
+// first, with a budget of solver work; the optimizer, in a context of its
+// own (checkWithinBudget), only for outcomes it finds reachable.
 std::optional<SizeAssignment> solveFor(const Decision &d, size_t k, const BarrierSkeleton &sk,
-                                       std::string &why) {
-  for (bool capped : {true, false}) {
+                                       const LeastValues &least, std::string &why) {
+  if (falseByRanges(d.outcome[k], least)) {
+    why.clear();
+    return std::nullopt;
+  }
+  {
     requireSolverContext();
     z3::context ctx;
     detail::ProtoEncoder enc(ctx, sk);
-    z3::optimize opt(ctx);
+    auto query = takes(enc, sk, d, k);
+    if (!query) {
+      why = "the decision or the grid is beyond the solver";
+      return std::nullopt;
+    }
+    z3::solver solver = oneShotSolver(ctx, kReachBudgetMs);
     for (unsigned i = 0; i < enc.assumptions().size(); ++i)
-      opt.add(enc.assumptions()[int(i)]);
-    std::map<BuiltinKind, z3::expr> ctas;
-    const BuiltinKind dims[3] = {BuiltinKind::blockIdx_x, BuiltinKind::blockIdx_y,
-                                 BuiltinKind::blockIdx_z};
-    for (size_t dim = 0; dim < 3; ++dim) {
-      z3::expr b = ctx.int_const(fmt::format("cta{}", dim).c_str());
-      std::optional<z3::expr> extent =
-          dim < sk.grid.size() ? enc.encode(sk.grid[dim], {}) : ctx.int_val(1);
-      if (!extent) {
-        why = "the launch grid is beyond the solver";
-        return std::nullopt;
-      }
-      opt.add(b >= 0 && b < *extent);
-      ctas.emplace(dims[dim], b);
-    }
-    auto target = enc.encode(d.outcome[k], {}, ctas);
-    auto path = d.path ? enc.encode(d.path, {}, ctas) : std::optional<z3::expr>(ctx.bool_val(true));
-    if (!target || !path || !target->is_bool() || !path->is_bool()) {
-      why = "the decision is beyond the solver";
+      solver.add(enc.assumptions()[int(i)]);
+    solver.add(*query);
+    z3::check_result r = checkWithinBudget(solver);
+    if (r == z3::unsat) {
+      why.clear();
       return std::nullopt;
     }
-    opt.add(*target && *path);
-    z3::expr sum = ctx.int_val(0);
-    for (const std::string &s : sk.symbols) {
-      z3::expr v = enc.symbols().at(s);
-      if (capped)
-        opt.add(v <= ctx.int_val(kMaxThresholdSymbol));
-      sum = sum + v;
-    }
-    if (capped)
-      opt.minimize(sum);
-    z3::check_result r = checkWithinBudget(opt);
     if (r == z3::unknown) {
-      why = fmt::format("Z3 gave up ({})", Z3_optimize_get_reason_unknown(ctx, opt));
+      why = fmt::format("Z3 gave up ({})", reasonUnknown(solver));
       return std::nullopt;
     }
-    if (r == z3::unsat)
-      continue; // capped: try without the cap; uncapped: ruled out
-    if (!capped) {
-      why = fmt::format("it needs a size above {}", kMaxThresholdSymbol);
-      return std::nullopt;
-    }
-    z3::model m = opt.get_model();
-    SizeAssignment out;
-    for (const std::string &s : sk.symbols)
-      out[s] = detail::ProtoEncoder::value(m, enc.symbols().at(s));
-    return out;
   }
-  why.clear();
-  return std::nullopt;
+  requireSolverContext();
+  z3::context ctx;
+  detail::ProtoEncoder enc(ctx, sk);
+  z3::optimize opt(ctx);
+  for (unsigned i = 0; i < enc.assumptions().size(); ++i)
+    opt.add(enc.assumptions()[int(i)]);
+  opt.add(*takes(enc, sk, d, k));
+  z3::expr sum = ctx.int_val(0);
+  for (const std::string &s : sk.symbols) {
+    z3::expr v = enc.symbols().at(s);
+    opt.add(v <= ctx.int_val(kMaxThresholdSymbol));
+    sum = sum + v;
+  }
+  opt.minimize(sum);
+  z3::check_result r = checkWithinBudget(opt);
+  if (r != z3::sat) {
+    why = r == z3::unsat
+              ? fmt::format("it needs a size above {}", kMaxThresholdSymbol)
+              : fmt::format("Z3 gave up ({})", Z3_optimize_get_reason_unknown(ctx, opt));
+    return std::nullopt;
+  }
+  z3::model m = opt.get_model();
+  SizeAssignment out;
+  for (const std::string &s : sk.symbols)
+    out[s] = detail::ProtoEncoder::value(m, enc.symbols().at(s));
+  return out;
 }
 
 // The symbols `d` reads (those of the grid for blockIdx) doubled, when the
@@ -364,11 +533,14 @@ ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &s
   Collector collect({symbolList.begin(), symbolList.end()});
   collect.block(kernel.body, nullptr, {});
 
+  LeastValues least = leastValues(kernel);
   std::vector<SimSize> sizes = sampled;
   for (const Decision &d : collect.decisions) {
     std::array<bool, 2> seen{false, false};
     for (const SimSize &s : sizes) {
-      auto got = outcomesAt(d, sk, s);
+      if (seen[0] && seen[1])
+        break;
+      auto got = outcomesAt(d, sk, s, {!seen[0], !seen[1]});
       seen = {seen[0] || got[0], seen[1] || got[1]};
     }
     for (size_t k = 0; k < 2; ++k) {
@@ -378,7 +550,7 @@ ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &s
       std::string why;
       std::optional<SizeAssignment> found;
       try {
-        found = solveFor(d, k, sk, why);
+        found = solveFor(d, k, sk, least, why);
       } catch (const z3::exception &e) {
         why = fmt::format("Z3 failed: {}", e.msg());
       }
