@@ -259,8 +259,10 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
   // A decision's outcome no size reaches leaves the stage unknown: the
   // values past it were never compared.
   for (const std::string &missed : thresholds.unreached)
-    add("simulate.threshold-unreached",
-        "no simulated size takes " + missed + "; the values there are not checked");
+    r.diagnostics.push_back(diagnosticAt(
+        sm, kernel.loc, kernel.name, "simulate.threshold-unreached",
+        "no simulated size takes " + missed + "; the values there are not checked", "",
+        "warning"));
   if (worst == StageStatus::Pass && !thresholds.unreached.empty())
     worst = StageStatus::Unknown;
   r.status = worst;
