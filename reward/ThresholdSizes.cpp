@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <functional>
@@ -89,6 +90,85 @@ public:
 private:
   std::set<std::string> symbols_;
   std::set<std::string> seen_;
+  // The first and last value of each enclosing loop variable whose bounds
+  // are size-only with a constant positive step, and its loop's non-empty
+  // condition.
+  struct Ends {
+    Expr first, last, nonEmpty;
+  };
+  std::map<std::string, Ends> loops_;
+
+  std::optional<Ends> endsOf(const For &f, const std::map<std::string, Expr> &env) {
+    Expr b = substitute(f.begin, env), e = substitute(f.end, env);
+    int64_t step = f.step ? constantValue(f.step).value_or(0) : 1;
+    bool reads = false, cta = false;
+    if (step <= 0 || !sizeOnly(b, symbols_, reads, cta) || !sizeOnly(e, symbols_, reads, cta))
+      return std::nullopt;
+    llvm::SMLoc at = f.loc;
+    Expr lastStep = Binary::make(BinaryOp::Sub, e, IntImm::make(1, at), at);
+    if (step != 1) // begin + (end - 1 - begin) / step * step
+      lastStep = Binary::make(
+          BinaryOp::Add, b,
+          Binary::make(BinaryOp::Mul,
+                       Binary::make(BinaryOp::Div, Binary::make(BinaryOp::Sub, lastStep, b, at),
+                                    IntImm::make(step, at), at),
+                       IntImm::make(step, at), at),
+          at);
+    return Ends{b, lastStep, Binary::make(BinaryOp::Lt, b, e, at)};
+  }
+
+  // A comparison of a loop variable (not under `/` or `%`) with sizes
+  // (`if k < 4096` in `for k in 0 .. K`): monotone in the variable, so the
+  // outcomes over the loop are those at its first and last values; each
+  // corner (up to two variables) is a decision over sizes, under the loops
+  // being non-empty.
+  void loopEnds(const Binary &b, const Expr &self, const Expr &path) {
+    std::vector<std::string> vars;
+    for (const std::string &n : namesUsed(self))
+      if (loops_.count(n))
+        vars.push_back(n);
+    // Only a loop variable against constants: a comparison that reads a
+    // size or blockIdx itself (`kv * 128 + 128 <= S`) is a tail, the edge
+    // size's job (it made four more sizes of the attention kernels).
+    bool reads = false, cta = false;
+    for (const std::string &n : namesUsed(self))
+      reads |= symbols_.count(n) != 0;
+    struct FindCta : IRVisitor {
+      bool found = false;
+      void visitBuiltin(const Builtin &) override { found = true; }
+    } findCta;
+    findCta.visit(self);
+    (void)cta;
+    if (reads || findCta.found || vars.empty() || vars.size() > 2 || underDivision(self, vars))
+      return;
+    for (unsigned corner = 0; corner < (1u << vars.size()); ++corner) {
+      std::map<std::string, Expr> at;
+      Expr under = path;
+      for (size_t v = 0; v < vars.size(); ++v) {
+        const Ends &ends = loops_.at(vars[v]);
+        at[vars[v]] = corner >> v & 1 ? ends.last : ends.first;
+        under = under ? Binary::make(BinaryOp::And, under, ends.nonEmpty, b.loc) : ends.nonEmpty;
+      }
+      Expr c = substitute(self, at);
+      add(c, c, Unary::make(UnaryOp::Not, c, b.loc), "true", "false", under, b.loc);
+    }
+  }
+
+  static bool underDivision(const Expr &e, const std::vector<std::string> &vars) {
+    struct Find : IRVisitor {
+      const std::vector<std::string> *vars;
+      bool found = false;
+      void visitBinary(const Binary &b) override {
+        if (b.op == BinaryOp::Div || b.op == BinaryOp::Mod)
+          for (const std::string &n : namesUsed(Binary::make(b.op, b.lhs, b.rhs)))
+            found |= std::find(vars->begin(), vars->end(), n) != vars->end();
+        IRVisitor::visitBinary(b);
+      }
+    } find;
+    find.vars = &vars;
+    find.visit(e);
+    return find.found;
+  }
 
   void stmt(const Stmt &s, const Expr &path, std::map<std::string, Expr> &env) {
     switch (s->kind) {
@@ -106,7 +186,16 @@ private:
           expr(substitute(e, env), path);
       std::map<std::string, Expr> inner = env;
       inner.erase(f.var); // the loop variable reads no size only
+      std::optional<Ends> outer;
+      if (auto it = loops_.find(f.var); it != loops_.end())
+        outer = it->second;
+      loops_.erase(f.var);
+      if (auto ends = endsOf(f, env))
+        loops_[f.var] = *ends;
       block(f.body, path, inner);
+      loops_.erase(f.var);
+      if (outer)
+        loops_[f.var] = *outer;
       break;
     }
     case StmtKind::If: {
@@ -172,6 +261,8 @@ private:
     case BinaryOp::Le:
     case BinaryOp::Gt:
     case BinaryOp::Ge:
+      loopEnds(b, self, path);
+      [[fallthrough]];
     case BinaryOp::Eq:
     case BinaryOp::Ne:
     case BinaryOp::And:
