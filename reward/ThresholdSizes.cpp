@@ -130,16 +130,16 @@ private:
     // Only a loop variable against constants: a comparison that reads a
     // size or blockIdx itself (`kv * 128 + 128 <= S`) is a tail, the edge
     // size's job (it made four more sizes of the attention kernels).
-    bool reads = false, cta = false;
+    bool readsSize = false;
     for (const std::string &n : namesUsed(self))
-      reads |= symbols_.count(n) != 0;
-    struct FindCta : IRVisitor {
+      readsSize |= symbols_.count(n) != 0;
+    struct FindBuiltin : IRVisitor {
       bool found = false;
       void visitBuiltin(const Builtin &) override { found = true; }
-    } findCta;
-    findCta.visit(self);
-    (void)cta;
-    if (reads || findCta.found || vars.empty() || vars.size() > 2 || underDivision(self, vars))
+    } builtin;
+    builtin.visit(self);
+    if (readsSize || builtin.found || vars.empty() || vars.size() > 2 ||
+        underDivision(self, vars))
       return;
     for (unsigned corner = 0; corner < (1u << vars.size()); ++corner) {
       std::map<std::string, Expr> at;
