@@ -48,6 +48,9 @@ std::optional<std::vector<SimSize>> parseSimSizes(const std::string &text, std::
 // scalar parameters.
 std::vector<std::string> shapeSymbols(const Kernel &kernel);
 
+// The elements of the kernel's tensors at `sizes`: what a run costs.
+double tensorElements(const Kernel &kernel, const std::map<std::string, int64_t> &sizes);
+
 // "K = 384, M = 128, N = 256"
 std::string describe(const std::map<std::string, int64_t> &values);
 

@@ -590,25 +590,43 @@ std::optional<SizeAssignment> solveFor(const Decision &d, size_t k, const Barrie
   return out;
 }
 
-// The symbols `d` reads (those of the grid for blockIdx) doubled, when the
-// outcome holds there too: a kernel that stops working at the threshold then
-// leaves half its work undone, not one step of it (`for k in 0 .. min(K,
-// 4096)` at K = 4097 drops one product of 4097, within the tolerance).
-SimSize farSide(const Decision &d, size_t k, const BarrierSkeleton &sk, const SizeRelations &rel,
-                const SimSize &size) {
+// Past the threshold: one symbol `d` reads (those of the grid for
+// blockIdx) doubled, the one that costs fewest tensor elements among those
+// where the outcome still holds, else all of them together, else none. A
+// kernel that stops working at the threshold then leaves half its work
+// undone, not one step of it (`for k in 0 .. min(K, 4096)` at K = 4097 drops
+// one product of 4097, within the tolerance); one symbol, not all, keeps it
+// cheap (`M * N <= 1048576` false: M doubled, not M and N).
+SimSize farSide(const Kernel &kernel, const Decision &d, size_t k, const BarrierSkeleton &sk,
+                const SizeRelations &rel, const SimSize &size) {
   std::set<std::string> read = namesUsed(d.outcome[k]);
   if (d.path)
     read.merge(namesUsed(d.path));
   if (d.readsCta)
     for (const Expr &g : sk.grid)
       read.merge(namesUsed(g));
-  SimSize far = size;
-  for (const std::string &s : rel.freeBehind(read))
-    if (auto it = far.values.find(s); it != far.values.end() && it->second <= kMaxThresholdSymbol)
+  std::vector<std::string> symbols = rel.freeBehind(read);
+  auto doubled = [&](const std::vector<std::string> &which) -> std::optional<SimSize> {
+    SimSize far = size;
+    for (const std::string &s : which) {
+      auto it = far.values.find(s);
+      if (it == far.values.end() || it->second > kMaxThresholdSymbol)
+        return std::nullopt;
       it->second *= 2;
-  if (rel.admits(far.values) && outcomesAt(d, sk, far)[k])
-    return far;
-  return size;
+    }
+    if (rel.admits(far.values) && outcomesAt(d, sk, far)[k])
+      return far;
+    return std::nullopt;
+  };
+  std::optional<SimSize> best;
+  for (const std::string &s : symbols)
+    if (auto far = doubled({s}))
+      if (!best ||
+          tensorElements(kernel, far->values) < tensorElements(kernel, best->values))
+        best = far;
+  if (!best)
+    best = doubled(symbols);
+  return best.value_or(size);
 }
 
 } // namespace
@@ -661,7 +679,7 @@ ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &s
         else
           why.clear();
         if (why.empty())
-          size = farSide(d, k, sk, rel, size);
+          size = farSide(kernel, d, k, sk, rel, size);
       }
       if (!why.empty()) {
         plan.unreached.push_back(fmt::format("{} at {}: {}", d.name[k], at, why));

@@ -14,7 +14,8 @@
 // 16 per dimension past 4096 CTAs; sizes run on sampled CTAs count only for
 // decisions that do not read blockIdx). For each outcome no sampled size
 // gives, Z3 looks for the admitted size with the least sum of symbols (each
-// at most 2^20) at which the decision takes it under its conditions; that
+// at most 2^20) at which the decision takes it under its conditions, then
+// one symbol it reads doubled where the outcome still holds there; that
 // size is added (role "threshold", the decision's location and outcome as
 // its reason), and it counts for every decision it flips. At most
 // kMaxThresholdSizes are added. An outcome the where clause rules out needs
