@@ -124,6 +124,8 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
     uint64_t seed = mix(req.seed, i);
     ArgValues args;
     args.ints = size.values;
+    if (i >= firstThreshold) // a float scalar a threshold size pins
+      args.floats = thresholds.floats[i - firstThreshold];
     sampleScalars(kernel, args, seed); // float scalars (eps, scale): not only the default
     std::string described = describe(size.values);
     for (const auto &[name, v] : args.floats)

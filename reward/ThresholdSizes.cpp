@@ -77,10 +77,19 @@ Expr cmp(BinaryOp op, const Expr &a, const Expr &b, llvm::SMLoc loc) {
 }
 
 // Collects the decisions of a kernel body, lets substituted.
+// A float scalar compared with a positive literal.
+struct FloatDecision {
+  std::string scalar, text;
+  double literal = 0;
+  llvm::SMLoc loc;
+};
+
 class Collector {
 public:
-  explicit Collector(std::set<std::string> symbols) : symbols_(std::move(symbols)) {}
+  Collector(std::set<std::string> symbols, std::set<std::string> floatScalars)
+      : symbols_(std::move(symbols)), floatScalars_(std::move(floatScalars)) {}
   std::vector<Decision> decisions;
+  std::vector<FloatDecision> floatDecisions;
 
   void block(const Block &b, const Expr &path, std::map<std::string, Expr> env) {
     for (const Stmt &s : b)
@@ -88,8 +97,20 @@ public:
   }
 
 private:
-  std::set<std::string> symbols_;
+  std::set<std::string> symbols_, floatScalars_;
   std::set<std::string> seen_;
+
+  void floatNode(const Binary &b, const Expr &self) {
+    for (const auto &[scalar, literal] : {std::pair(b.lhs, b.rhs), std::pair(b.rhs, b.lhs)}) {
+      if (scalar->kind != ExprKind::Var || !floatScalars_.count(as<Var>(scalar).name))
+        continue;
+      double c = literal->kind == ExprKind::FloatImm ? as<FloatImm>(literal).value
+                 : literal->kind == ExprKind::IntImm ? double(as<IntImm>(literal).value)
+                                                     : 0.0;
+      if (c > 0 && seen_.insert("float\n" + print(self)).second)
+        floatDecisions.push_back({as<Var>(scalar).name, print(self), c, b.loc});
+    }
+  }
   // The first and last value of each enclosing loop variable whose bounds
   // are size-only with a constant positive step, and its loop's non-empty
   // condition.
@@ -262,6 +283,7 @@ private:
     case BinaryOp::Gt:
     case BinaryOp::Ge:
       loopEnds(b, self, path);
+      floatNode(b, self);
       [[fallthrough]];
     case BinaryOp::Eq:
     case BinaryOp::Ne:
@@ -639,7 +661,11 @@ ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &s
     return plan;
   BarrierSkeleton sk = extractBarrierSkeleton(kernel);
   SizeRelations rel(kernel, sk, symbolList);
-  Collector collect({symbolList.begin(), symbolList.end()});
+  std::set<std::string> floatScalars;
+  for (const Param &p : kernel.params)
+    if (!p.isTensor && isFloat(p.dtype))
+      floatScalars.insert(p.name);
+  Collector collect({symbolList.begin(), symbolList.end()}, floatScalars);
   collect.block(kernel.body, nullptr, {});
 
   LeastValues least = leastValues(kernel);
@@ -686,11 +712,25 @@ ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &s
         continue;
       }
       plan.reasons.push_back(fmt::format("{} at {}", d.name[k], at));
+      plan.floats.emplace_back();
       seen[k] = true;
       sizes.push_back(size);
       plan.sizes.push_back(std::move(size));
     }
   }
+  // Float scalars against literals: both sides pinned, at the small size.
+  for (const FloatDecision &f : collect.floatDecisions)
+    for (double v : {f.literal / 2, f.literal * 2}) {
+      std::string what = fmt::format("`{}` with {} = {:g} at {}", f.text, f.scalar, v, where(f.loc));
+      if (plan.sizes.size() >= kMaxThresholdSizes) {
+        plan.unreached.push_back(
+            fmt::format("{}: it needs more than {} threshold sizes", what, kMaxThresholdSizes));
+        continue;
+      }
+      plan.sizes.push_back({sampled.front().values, 0, "threshold"});
+      plan.reasons.push_back(what);
+      plan.floats.push_back({{f.scalar, v}});
+    }
   return plan;
 }
 

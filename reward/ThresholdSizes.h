@@ -22,6 +22,11 @@
 // no size; one Z3 finds only past 2^20, or cannot decide, or past the budget
 // of sizes, is unreached: the stage is then `unknown`, never a pass.
 //
+// A float scalar compared with a literal (`if eps < 0.05`), the lets it
+// reads substituted, gets two threshold sizes: the small size with the
+// scalar pinned at half the literal and at twice it (a positive literal
+// only: the scalars are drawn positive), whatever the draws give.
+//
 // Internal to reward/.
 #pragma once
 
@@ -30,6 +35,7 @@
 #include <llvm/Support/SMLoc.h>
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,6 +47,8 @@ inline constexpr int64_t kMaxThresholdSymbol = int64_t{1} << 20;
 struct ThresholdPlan {
   std::vector<SimSize> sizes;         // role "threshold"
   std::vector<std::string> reasons;   // per size: the outcome it gives, where
+  // Per size: float scalars pinned for it (the others are drawn as usual).
+  std::vector<std::map<std::string, double>> floats;
   std::vector<std::string> unreached; // outcomes no added size gives, and why
 };
 
