@@ -107,3 +107,20 @@ TEST_CASE("threshold sizes: past 2^20 or past the budget, unreached") {
   for (const std::string &u : many.unreached)
     CHECK(u.find("more than 4 threshold sizes") != std::string::npos);
 }
+
+TEST_CASE("threshold sizes: a float scalar against a literal, pinned on both sides") {
+  ThresholdPlan plan = planOf(parseOne(R"(
+kernel scaled(X: global f32[N], Y: global f32[N], eps: f32)
+  where N % 128 == 0
+  launch grid(N / 128) threads(128) target(sm_80)
+{
+  let i = blockIdx.x * 128 + threadIdx.x
+  Y[i] = X[i] + select(eps < 0.05, eps, 0.0)
+}
+)"));
+  REQUIRE(plan.sizes.size() == 2);
+  REQUIRE(plan.floats.size() == 2);
+  CHECK(plan.floats[0].at("eps") == doctest::Approx(0.025));
+  CHECK(plan.floats[1].at("eps") == doctest::Approx(0.1));
+  CHECK(plan.reasons[1] == "`eps < 0.05` with eps = 0.1 at here");
+}
