@@ -76,7 +76,6 @@ Expr cmp(BinaryOp op, const Expr &a, const Expr &b, llvm::SMLoc loc) {
   return Binary::make(op, a, b, loc);
 }
 
-// Collects the decisions of a kernel body, lets substituted.
 // A float scalar compared with a positive literal.
 struct FloatDecision {
   std::string scalar, text;
@@ -84,6 +83,7 @@ struct FloatDecision {
   llvm::SMLoc loc;
 };
 
+// Collects the decisions of a kernel body, lets substituted.
 class Collector {
 public:
   Collector(std::set<std::string> symbols, std::set<std::string> floatScalars)
