@@ -93,6 +93,8 @@ struct SimulatedSize {
   // What shared memory, registers, tensor memory and the outputs held before
   // the run (simulator/Poison.h): nan | random | big | negbig.
   std::string poison;
+  std::string role;   // small | edge | persistent | given | threshold (reward/SimSizes.h)
+  std::string reason; // a threshold size's: the decision it flips, where (else empty)
 };
 
 // What the performance stage predicted (absent when the model did not run).

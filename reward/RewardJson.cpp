@@ -99,12 +99,14 @@ llvm::json::Object resultJson(const RewardResult &r) {
     llvm::json::Array stages, simulated;
     for (const StageResult &s : k.stages)
       stages.push_back(stageJson(s));
-    for (const SimulatedSize &s : k.simulated)
-      simulated.push_back(llvm::json::Object{{"sizes", s.sizes},
-                                             {"ctas", s.ctas},
-                                             {"poison", s.poison},
-                                             {"outcome", s.outcome},
-                                             {"ms", rounded(s.ms, 0.001)}});
+    for (const SimulatedSize &s : k.simulated) {
+      llvm::json::Object size{{"sizes", s.sizes},     {"ctas", s.ctas},
+                              {"poison", s.poison},   {"outcome", s.outcome},
+                              {"ms", rounded(s.ms, 0.001)}, {"role", s.role}};
+      if (!s.reason.empty())
+        size["reason"] = s.reason;
+      simulated.push_back(std::move(size));
+    }
     llvm::json::Object kernel{{"kernel", k.kernel},
                               {"candidate", k.candidate},
                               {"verdict", k.verdict},

@@ -173,7 +173,8 @@ SizeAssignment wrapRings(const BarrierSkeleton &sk, const SizeRelations &rel,
   return sizes;
 }
 
-// The elements of the kernel's tensors at `sizes`: what a run costs.
+} // namespace
+
 double tensorElements(const Kernel &kernel, const SizeAssignment &sizes) {
   double total = 0;
   LeafValue leaf = leafAt(sizes);
@@ -187,6 +188,8 @@ double tensorElements(const Kernel &kernel, const SizeAssignment &sizes) {
   }
   return total;
 }
+
+namespace {
 
 // The solver minimises the sum of the sizes, which can trade a small K for a
 // huge M (more tiles per CTA also wrap a ring). Each symbol is reset to its

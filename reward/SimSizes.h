@@ -35,7 +35,7 @@ namespace tilescope::reward_detail {
 struct SimSize {
   std::map<std::string, int64_t> values;
   int64_t sampleCtas = 0; // 0: every CTA
-  std::string role;       // "small", "edge", "persistent", "given"
+  std::string role;       // "small", "edge", "persistent", "given", "threshold"
 };
 
 // The sizes of `auto` (1 to 3); nothing, with `why`, when no admitted size exists.
@@ -47,6 +47,9 @@ std::optional<std::vector<SimSize>> parseSimSizes(const std::string &text, std::
 // The shape symbols of a kernel: names in its tensor shapes and integer
 // scalar parameters.
 std::vector<std::string> shapeSymbols(const Kernel &kernel);
+
+// The elements of the kernel's tensors at `sizes`: what a run costs.
+double tensorElements(const Kernel &kernel, const std::map<std::string, int64_t> &sizes);
 
 // "K = 384, M = 128, N = 256"
 std::string describe(const std::map<std::string, int64_t> &values);

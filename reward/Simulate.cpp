@@ -10,6 +10,7 @@
 #include "simulator/Simulate.h"
 #include "reward/SimSizes.h"
 #include "reward/SizeRelations.h"
+#include "reward/ThresholdSizes.h"
 #include "reward/Stages.h"
 #include "simulator/Engine.h"
 #include "simulator/Problem.h"
@@ -103,7 +104,18 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
     add(req.sizes == "auto" ? "simulate.no-sizes" : "simulate.sizes-rejected", why);
     return r;
   }
+  // Sizes on the other side of every decision over sizes and CTA indices
+  // that the sampled sizes take one way only (ThresholdSizes.h).
+  ThresholdPlan thresholds;
+  if (req.sizes == "auto") {
+    thresholds = thresholdSizes(kernel, *sizes, [&](llvm::SMLoc loc) {
+      RewardDiagnostic d = diagnosticAt(sm, loc, "", "", "");
+      return fmt::format("{}:{}:{}", d.file, d.line, d.column);
+    });
+    sizes->insert(sizes->end(), thresholds.sizes.begin(), thresholds.sizes.end());
+  }
 
+  size_t firstThreshold = sizes->size() - thresholds.sizes.size();
   size_t passed = 0;
   StageStatus worst = StageStatus::Pass;
   for (size_t i = 0; i < sizes->size(); ++i) {
@@ -112,12 +124,15 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
     uint64_t seed = mix(req.seed, i);
     ArgValues args;
     args.ints = size.values;
+    if (i >= firstThreshold) // a float scalar a threshold size pins
+      args.floats = thresholds.floats[i - firstThreshold];
     sampleScalars(kernel, args, seed); // float scalars (eps, scale): not only the default
     std::string described = describe(size.values);
     for (const auto &[name, v] : args.floats)
       described += fmt::format(", {} = {:.3g}", name, v);
     PoisonPattern poison = poisonOfSize(i, req.seed);
-    SimulatedSize record{described, "all", "", 0, std::string(poisonName(poison))};
+    SimulatedSize record{described, "all", "", 0, std::string(poisonName(poison)), size.role,
+                         i >= firstThreshold ? thresholds.reasons[i - firstThreshold] : ""};
     SizeOutcome result;
     auto finish = [&](StageStatus status, const std::string &outcome) {
       result.status = status;
@@ -243,6 +258,15 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
     else if (worst != StageStatus::Fail)
       worst = result.status;
   }
+  // A decision's outcome no size reaches leaves the stage unknown: the
+  // values past it were never compared.
+  for (const std::string &missed : thresholds.unreached)
+    r.diagnostics.push_back(diagnosticAt(
+        sm, kernel.loc, kernel.name, "simulate.threshold-unreached",
+        "no simulated size takes " + missed + "; the values there are not checked", "",
+        "warning"));
+  if (worst == StageStatus::Pass && !thresholds.unreached.empty())
+    worst = StageStatus::Unknown;
   r.status = worst;
   r.credit = sizes->empty() ? 0 : double(passed) / double(sizes->size());
   r.reason = fmt::format("{} of {} size{} matched the reference of {}", passed, sizes->size(),

@@ -1,0 +1,737 @@
+#include "reward/ThresholdSizes.h"
+#include "reward/SizeRelations.h"
+
+#include "ir/ConcreteEval.h"
+#include "ir/DeviceScale.h"
+#include "ir/Printer.h"
+#include "ir/Visitor.h"
+#include "proof/ProtoEncoding.h"
+#include "proof/QueryDeadline.h"
+#include "proof/SolverBudget.h"
+#include "sync/BarrierSkeleton.h"
+#include "verifier/FallbackSizes.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <functional>
+#include <set>
+
+namespace tilescope::reward_detail {
+namespace {
+
+// A decision over sizes and CTA indices: two exclusive outcomes, reached
+// under `path` (the size-only conditions of the enclosing ifs; null: always).
+struct Decision {
+  Expr outcome[2];
+  std::string name[2];
+  Expr path;
+  llvm::SMLoc loc;
+  bool readsCta = false;        // the outcomes or the path read blockIdx
+  bool outcomeReadsCta = false; // the outcomes do
+};
+
+bool isCta(BuiltinKind b) {
+  return b == BuiltinKind::blockIdx_x || b == BuiltinKind::blockIdx_y ||
+         b == BuiltinKind::blockIdx_z;
+}
+
+// Whether `e` reads only shape symbols, blockIdx and literals (ints, bools),
+// through operators ConcreteEval and ProtoEncoder both know; `reads` is set
+// when it reads a symbol or blockIdx at all, `cta` when blockIdx.
+bool sizeOnly(const Expr &e, const std::set<std::string> &symbols, bool &reads, bool &cta) {
+  switch (e->kind) {
+  case ExprKind::IntImm:
+  case ExprKind::BoolImm:
+    return true;
+  case ExprKind::Var:
+    reads = true;
+    return symbols.count(as<Var>(e).name) != 0;
+  case ExprKind::Builtin:
+    reads = cta = true;
+    return isCta(as<Builtin>(e).which);
+  case ExprKind::Unary:
+    return sizeOnly(as<Unary>(e).operand, symbols, reads, cta);
+  case ExprKind::Binary:
+    return sizeOnly(as<Binary>(e).lhs, symbols, reads, cta) &&
+           sizeOnly(as<Binary>(e).rhs, symbols, reads, cta);
+  case ExprKind::Call: {
+    const Call &c = as<Call>(e);
+    if (!((c.callee == "min" || c.callee == "max") && c.args.size() == 2) &&
+        !(c.callee == "select" && c.args.size() == 3))
+      return false;
+    for (const Expr &a : c.args)
+      if (!sizeOnly(a, symbols, reads, cta))
+        return false;
+    return true;
+  }
+  default:
+    return false;
+  }
+}
+
+Expr cmp(BinaryOp op, const Expr &a, const Expr &b, llvm::SMLoc loc) {
+  return Binary::make(op, a, b, loc);
+}
+
+// A float scalar compared with a positive literal.
+struct FloatDecision {
+  std::string scalar, text;
+  double literal = 0;
+  llvm::SMLoc loc;
+};
+
+// Collects the decisions of a kernel body, lets substituted.
+class Collector {
+public:
+  Collector(std::set<std::string> symbols, std::set<std::string> floatScalars)
+      : symbols_(std::move(symbols)), floatScalars_(std::move(floatScalars)) {}
+  std::vector<Decision> decisions;
+  std::vector<FloatDecision> floatDecisions;
+
+  void block(const Block &b, const Expr &path, std::map<std::string, Expr> env) {
+    for (const Stmt &s : b)
+      stmt(s, path, env);
+  }
+
+private:
+  std::set<std::string> symbols_, floatScalars_;
+  std::set<std::string> seen_;
+
+  void floatNode(const Binary &b, const Expr &self) {
+    for (const auto &[scalar, literal] : {std::pair(b.lhs, b.rhs), std::pair(b.rhs, b.lhs)}) {
+      if (scalar->kind != ExprKind::Var || !floatScalars_.count(as<Var>(scalar).name))
+        continue;
+      double c = literal->kind == ExprKind::FloatImm ? as<FloatImm>(literal).value
+                 : literal->kind == ExprKind::IntImm ? double(as<IntImm>(literal).value)
+                                                     : 0.0;
+      if (c > 0 && seen_.insert("float\n" + print(self)).second)
+        floatDecisions.push_back({as<Var>(scalar).name, print(self), c, b.loc});
+    }
+  }
+  // The first and last value of each enclosing loop variable whose bounds
+  // are size-only with a constant positive step, and its loop's non-empty
+  // condition.
+  struct Ends {
+    Expr first, last, nonEmpty;
+  };
+  std::map<std::string, Ends> loops_;
+
+  std::optional<Ends> endsOf(const For &f, const std::map<std::string, Expr> &env) {
+    Expr b = substitute(f.begin, env), e = substitute(f.end, env);
+    int64_t step = f.step ? constantValue(f.step).value_or(0) : 1;
+    bool reads = false, cta = false;
+    if (step <= 0 || !sizeOnly(b, symbols_, reads, cta) || !sizeOnly(e, symbols_, reads, cta))
+      return std::nullopt;
+    llvm::SMLoc at = f.loc;
+    Expr lastStep = Binary::make(BinaryOp::Sub, e, IntImm::make(1, at), at);
+    if (step != 1) // begin + (end - 1 - begin) / step * step
+      lastStep = Binary::make(
+          BinaryOp::Add, b,
+          Binary::make(BinaryOp::Mul,
+                       Binary::make(BinaryOp::Div, Binary::make(BinaryOp::Sub, lastStep, b, at),
+                                    IntImm::make(step, at), at),
+                       IntImm::make(step, at), at),
+          at);
+    return Ends{b, lastStep, Binary::make(BinaryOp::Lt, b, e, at)};
+  }
+
+  // A comparison of a loop variable (not under `/` or `%`) with sizes
+  // (`if k < 4096` in `for k in 0 .. K`): monotone in the variable, so the
+  // outcomes over the loop are those at its first and last values; each
+  // corner (up to two variables) is a decision over sizes, under the loops
+  // being non-empty.
+  void loopEnds(const Binary &b, const Expr &self, const Expr &path) {
+    std::vector<std::string> vars;
+    for (const std::string &n : namesUsed(self))
+      if (loops_.count(n))
+        vars.push_back(n);
+    // Only a loop variable against constants: a comparison that reads a
+    // size or blockIdx itself (`kv * 128 + 128 <= S`) is a tail, the edge
+    // size's job (it made four more sizes of the attention kernels).
+    bool readsSize = false;
+    for (const std::string &n : namesUsed(self))
+      readsSize |= symbols_.count(n) != 0;
+    struct FindBuiltin : IRVisitor {
+      bool found = false;
+      void visitBuiltin(const Builtin &) override { found = true; }
+    } builtin;
+    builtin.visit(self);
+    if (readsSize || builtin.found || vars.empty() || vars.size() > 2 ||
+        underDivision(self, vars))
+      return;
+    for (unsigned corner = 0; corner < (1u << vars.size()); ++corner) {
+      std::map<std::string, Expr> at;
+      Expr under = path;
+      for (size_t v = 0; v < vars.size(); ++v) {
+        const Ends &ends = loops_.at(vars[v]);
+        at[vars[v]] = corner >> v & 1 ? ends.last : ends.first;
+        under = under ? Binary::make(BinaryOp::And, under, ends.nonEmpty, b.loc) : ends.nonEmpty;
+      }
+      Expr c = substitute(self, at);
+      add(c, c, Unary::make(UnaryOp::Not, c, b.loc), "true", "false", under, b.loc);
+    }
+  }
+
+  static bool underDivision(const Expr &e, const std::vector<std::string> &vars) {
+    struct Find : IRVisitor {
+      const std::vector<std::string> *vars;
+      bool found = false;
+      void visitBinary(const Binary &b) override {
+        if (b.op == BinaryOp::Div || b.op == BinaryOp::Mod)
+          for (const std::string &n : namesUsed(Binary::make(b.op, b.lhs, b.rhs)))
+            found |= std::find(vars->begin(), vars->end(), n) != vars->end();
+        IRVisitor::visitBinary(b);
+      }
+    } find;
+    find.vars = &vars;
+    find.visit(e);
+    return find.found;
+  }
+
+  void stmt(const Stmt &s, const Expr &path, std::map<std::string, Expr> &env) {
+    switch (s->kind) {
+    case StmtKind::Let: {
+      const Let &l = as<Let>(s);
+      Expr v = substitute(l.value, env);
+      expr(v, path);
+      env[l.name] = v;
+      break;
+    }
+    case StmtKind::For: {
+      const For &f = as<For>(s);
+      for (const Expr &e : {f.begin, f.end, f.step})
+        if (e)
+          expr(substitute(e, env), path);
+      std::map<std::string, Expr> inner = env;
+      inner.erase(f.var); // the loop variable reads no size only
+      std::optional<Ends> outer;
+      if (auto it = loops_.find(f.var); it != loops_.end())
+        outer = it->second;
+      loops_.erase(f.var);
+      if (auto ends = endsOf(f, env))
+        loops_[f.var] = *ends;
+      block(f.body, path, inner);
+      loops_.erase(f.var);
+      if (outer)
+        loops_[f.var] = *outer;
+      break;
+    }
+    case StmtKind::If: {
+      const If &i = as<If>(s);
+      Expr c = substitute(i.cond, env);
+      expr(c, path);
+      bool reads = false, cta = false;
+      bool guard = sizeOnly(c, symbols_, reads, cta);
+      auto under = [&](const Expr &cond) {
+        if (!guard)
+          return path;
+        return path ? Binary::make(BinaryOp::And, path, cond, i.loc) : cond;
+      };
+      block(i.thenBody, under(c), env);
+      block(i.elseBody, under(Unary::make(UnaryOp::Not, c, i.loc)), env);
+      break;
+    }
+    default: {
+      // Stores, calls, declarations: every expression they hold.
+      struct Exprs : IRVisitor {
+        std::vector<Expr> top;
+        bool inside = false;
+        void visitStore(const Store &st) override {
+          top.push_back(st.target);
+          top.push_back(st.value);
+        }
+        void visitCallStmt(const CallStmt &c) override {
+          for (const CallArg &a : c.args)
+            top.push_back(a.value);
+        }
+      } exprs;
+      exprs.visit(s);
+      for (const Expr &e : exprs.top)
+        if (e)
+          expr(substitute(e, env), path);
+    }
+    }
+  }
+
+  // Every decision node of `e`.
+  void expr(const Expr &e, const Expr &path) {
+    struct Walk : IRVisitor {
+      Collector *self;
+      const Expr *path;
+      void visitBinary(const Binary &b) override {
+        self->node(b, *path);
+        IRVisitor::visitBinary(b);
+      }
+      void visitCall(const Call &c) override {
+        self->node(c, *path);
+        IRVisitor::visitCall(c);
+      }
+    } walk;
+    walk.self = this;
+    walk.path = &path;
+    walk.visit(e);
+  }
+
+  void node(const Binary &b, const Expr &path) {
+    Expr self = Binary::make(b.op, b.lhs, b.rhs, b.loc);
+    switch (b.op) {
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge:
+      loopEnds(b, self, path);
+      floatNode(b, self);
+      [[fallthrough]];
+    case BinaryOp::Eq:
+    case BinaryOp::Ne:
+    case BinaryOp::And:
+    case BinaryOp::Or:
+      add(self, self, Unary::make(UnaryOp::Not, self, b.loc), "true", "false", path, b.loc);
+      break;
+    case BinaryOp::Mod:
+    case BinaryOp::Div: {
+      Expr zero = IntImm::make(0, b.loc);
+      bool mod = b.op == BinaryOp::Mod;
+      add(self, cmp(BinaryOp::Eq, self, zero, b.loc), cmp(BinaryOp::Ne, self, zero, b.loc),
+          mod ? "remainder zero" : "quotient zero", mod ? "remainder not zero" : "quotient not zero",
+          path, b.loc);
+      break;
+    }
+    default:
+      break;
+    }
+  }
+
+  void node(const Call &c, const Expr &path) {
+    if ((c.callee != "min" && c.callee != "max") || c.args.size() != 2)
+      return;
+    Expr self = Call::make(c.callee, c.args, c.loc);
+    add(self, cmp(BinaryOp::Lt, c.args[0], c.args[1], c.loc),
+        cmp(BinaryOp::Gt, c.args[0], c.args[1], c.loc), "first argument smaller",
+        "first argument larger", path, c.loc);
+  }
+
+  void add(const Expr &self, const Expr &yes, const Expr &no, const char *yesName,
+           const char *noName, const Expr &path, llvm::SMLoc loc) {
+    bool reads = false, cta = false;
+    if (!sizeOnly(self, symbols_, reads, cta) || !reads)
+      return;
+    std::string key = print(self) + "\n" + (path ? print(path) : "");
+    if (!seen_.insert(key).second)
+      return;
+    std::string text = print(self);
+    Decision d;
+    d.outcome[0] = yes;
+    d.outcome[1] = no;
+    d.name[0] = fmt::format("`{}` {}", text, yesName);
+    d.name[1] = fmt::format("`{}` {}", text, noName);
+    d.path = path;
+    d.loc = loc;
+    bool pathReads = false, pathCta = false;
+    if (path)
+      sizeOnly(path, symbols_, pathReads, pathCta);
+    d.outcomeReadsCta = cta;
+    d.readsCta = cta || pathCta;
+    decisions.push_back(std::move(d));
+  }
+};
+
+// The CTAs a decision is evaluated in at one size: all of a grid of up to
+// 4096, else the first and last 8 of each dimension.
+std::vector<std::array<int64_t, 3>> ctasOf(const std::array<int64_t, 3> &grid) {
+  std::array<std::vector<int64_t>, 3> axis;
+  bool all = grid[0] * grid[1] * grid[2] <= 4096;
+  for (size_t d = 0; d < 3; ++d)
+    for (int64_t v = 0; v < grid[d]; ++v)
+      if (all || v < 8 || v >= grid[d] - 8)
+        axis[d].push_back(v);
+  std::vector<std::array<int64_t, 3>> out;
+  for (int64_t x : axis[0])
+    for (int64_t y : axis[1])
+      for (int64_t z : axis[2])
+        out.push_back({x, y, z});
+  return out;
+}
+
+// Which outcomes of `d` the run at `size` takes (in any of its CTAs).
+std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk, const SimSize &size,
+                               std::array<bool, 2> wanted = {true, true}) {
+  std::array<bool, 2> out{false, false};
+  if (d.readsCta && size.sampleCtas > 0)
+    return out; // which CTAs run is drawn per evaluation
+  auto leafIn = [&](const std::array<int64_t, 3> &cta) -> LeafValue {
+    return [&size, cta](const Expr &e) -> std::optional<int64_t> {
+      if (e->kind == ExprKind::Builtin)
+        return cta[size_t(int(as<Builtin>(e).which) - int(BuiltinKind::blockIdx_x))];
+      auto it = size.values.find(as<Var>(e).name);
+      return it == size.values.end() ? std::nullopt : std::optional<int64_t>(it->second);
+    };
+  };
+  // An outcome that reads no CTA index is the same in every CTA: where it
+  // is false in CTA 0, no CTA takes it (and no path needs evaluating).
+  for (size_t k = 0; k < 2; ++k)
+    if (wanted[k] && !d.outcomeReadsCta &&
+        evalConcrete(d.outcome[k], leafIn({0, 0, 0})).value_or(0) == 0)
+      wanted[k] = false;
+  if (!wanted[0] && !wanted[1])
+    return out;
+  std::vector<std::array<int64_t, 3>> ctas{{0, 0, 0}};
+  if (d.readsCta) {
+    auto grid = gridExtent(sk, size.values);
+    if (!grid)
+      return out;
+    ctas = ctasOf(*grid);
+  }
+  for (const auto &cta : ctas) {
+    LeafValue leaf = leafIn(cta);
+    if (d.path && evalConcrete(d.path, leaf).value_or(0) == 0)
+      continue;
+    for (size_t k = 0; k < 2; ++k)
+      out[k] = out[k] || (wanted[k] && evalConcrete(d.outcome[k], leaf).value_or(0) != 0);
+    if (out[0] == wanted[0] && out[1] == wanted[1])
+      break;
+  }
+  return out;
+}
+
+// What an integer expression may be at any size: symbols at least
+// leastValueOf, blockIdx at least 0, no upper bounds. `lo`/`hi` absent:
+// unbounded that way.
+struct Range {
+  std::optional<int64_t> lo, hi;
+};
+
+bool nonNegative(const Range &r) {
+  return r.lo && *r.lo >= 0;
+}
+
+// The least value of each symbol the where clause gives by a conjunct alone:
+// `X > c`, `X >= c`, and `X % c == 0` (with X >= 1: X >= c).
+using LeastValues = std::map<std::string, int64_t>;
+LeastValues leastValues(const Kernel &kernel) {
+  LeastValues out;
+  auto raise = [&](const Expr &e, int64_t v) {
+    if (e->kind != ExprKind::Var)
+      return;
+    const std::string &name = as<Var>(e).name;
+    int64_t least = std::max(v, leastValueOf(name));
+    auto [it, fresh] = out.emplace(name, least);
+    if (!fresh)
+      it->second = std::max(it->second, least);
+  };
+  for (const Expr &c : kernel.constraints) {
+    if (c->kind != ExprKind::Binary)
+      continue;
+    const Binary &b = as<Binary>(c);
+    std::optional<int64_t> rhs = constantValue(b.rhs);
+    if (!rhs)
+      continue;
+    if (b.op == BinaryOp::Gt)
+      raise(b.lhs, *rhs + 1);
+    else if (b.op == BinaryOp::Ge)
+      raise(b.lhs, *rhs);
+    else if (b.op == BinaryOp::Eq && *rhs == 0 && b.lhs->kind == ExprKind::Binary &&
+             as<Binary>(b.lhs).op == BinaryOp::Mod &&
+             constantValue(as<Binary>(b.lhs).rhs).value_or(0) > 0 &&
+             leastValueOf(print(as<Binary>(b.lhs).lhs)) >= 1)
+      raise(as<Binary>(b.lhs).lhs, *constantValue(as<Binary>(b.lhs).rhs));
+  }
+  return out;
+}
+
+// The range of `e` (nothing: not an integer the rules below bound).
+std::optional<Range> rangeOf(const Expr &e, const LeastValues &least) {
+  using R = std::optional<Range>;
+  switch (e->kind) {
+  case ExprKind::IntImm:
+    return Range{as<IntImm>(e).value, as<IntImm>(e).value};
+  case ExprKind::Var:
+    if (auto it = least.find(as<Var>(e).name); it != least.end())
+      return Range{it->second, std::nullopt};
+    return Range{leastValueOf(as<Var>(e).name), std::nullopt};
+  case ExprKind::Builtin:
+    return Range{0, std::nullopt};
+  case ExprKind::Binary: {
+    const Binary &b = as<Binary>(e);
+    R l = rangeOf(b.lhs, least), r = rangeOf(b.rhs, least);
+    if (!l || !r)
+      return std::nullopt;
+    auto both = [](std::optional<int64_t> x, std::optional<int64_t> y, auto f) {
+      return x && y ? std::optional<int64_t>(f(*x, *y)) : std::nullopt;
+    };
+    std::optional<int64_t> c = r->lo == r->hi ? r->lo : std::nullopt;
+    // Bounds stay far from overflow: sizes in a kernel are small constants.
+    auto small = [](const Range &x) {
+      return (!x.lo || std::abs(*x.lo) < (int64_t{1} << 30)) &&
+             (!x.hi || std::abs(*x.hi) < (int64_t{1} << 30));
+    };
+    if (!small(*l) || !small(*r))
+      return std::nullopt;
+    switch (b.op) {
+    case BinaryOp::Add:
+      return Range{both(l->lo, r->lo, std::plus<>()), both(l->hi, r->hi, std::plus<>())};
+    case BinaryOp::Sub:
+      return Range{both(l->lo, r->hi, std::minus<>()), both(l->hi, r->lo, std::minus<>())};
+    case BinaryOp::Mul:
+      if (nonNegative(*l) && nonNegative(*r))
+        return Range{*l->lo * *r->lo, both(l->hi, r->hi, std::multiplies<>())};
+      return std::nullopt;
+    case BinaryOp::Div:
+      if (nonNegative(*l) && c && *c > 0)
+        return Range{*l->lo / *c, l->hi ? std::optional<int64_t>(*l->hi / *c) : std::nullopt};
+      return std::nullopt;
+    case BinaryOp::Mod:
+      if (nonNegative(*l) && c && *c > 0)
+        return Range{0, *c - 1};
+      return std::nullopt;
+    default:
+      return std::nullopt;
+    }
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+// Whether `cond` is false at every size by the ranges alone (`(K + 63) / 64
+// == 0` where K >= 1): an outcome no size takes, without asking Z3.
+bool falseByRanges(const Expr &cond, const LeastValues &least) {
+  if (cond->kind != ExprKind::Binary)
+    return false;
+  const Binary &b = as<Binary>(cond);
+  auto l = rangeOf(b.lhs, least), r = rangeOf(b.rhs, least);
+  if (!l || !r)
+    return false;
+  auto below = [](const Range &x, const Range &y) { return x.hi && y.lo && *x.hi < *y.lo; };
+  switch (b.op) {
+  case BinaryOp::Eq:
+    return below(*l, *r) || below(*r, *l);
+  case BinaryOp::Lt:
+    return l->lo && r->hi && *l->lo >= *r->hi;
+  case BinaryOp::Gt:
+    return r->lo && l->hi && *r->lo >= *l->hi;
+  default:
+    return false;
+  }
+}
+
+// `d` taking outcome k in some CTA of the grid, over the encoder's symbols;
+// nothing where Z3 cannot express it.
+std::optional<z3::expr> takes(detail::ProtoEncoder &enc, const BarrierSkeleton &sk,
+                              const Decision &d, size_t k) {
+  z3::context &ctx = enc.ctx();
+  z3::expr all = ctx.bool_val(true);
+  std::map<BuiltinKind, z3::expr> ctas;
+  for (size_t dim = 0; dim < 3; ++dim) {
+    z3::expr b = ctx.int_const(fmt::format("cta{}", dim).c_str());
+    std::optional<z3::expr> extent =
+        dim < sk.grid.size() ? enc.encode(sk.grid[dim], {}) : ctx.int_val(1);
+    if (!extent || !extent->is_int())
+      return std::nullopt;
+    all = all && b >= 0 && b < *extent;
+    ctas.emplace(BuiltinKind(int(BuiltinKind::blockIdx_x) + int(dim)), b);
+  }
+  for (const Expr &e : {d.outcome[k], d.path}) {
+    if (!e)
+      continue;
+    auto v = enc.encode(e, {}, ctas);
+    if (!v || !v->is_bool())
+      return std::nullopt;
+    all = all && *v;
+  }
+  return all;
+}
+
+// Solver work for the question whether an outcome is reachable at all: most
+// are ruled out at once by the where clause (`(K + 63) / 64` is never 0
+// where K > 0).
+constexpr unsigned kReachBudgetMs = 2000;
+
+// The admitted size with the least sum of symbols (each at most
+// kMaxThresholdSymbol) at which `d` takes outcome k; nothing with `why`
+// (empty `why`: the where clause rules the outcome out). A plain check
+// first, with a budget of solver work; the optimizer, in a context of its
+// own (checkWithinBudget), only for outcomes it finds reachable.
+std::optional<SizeAssignment> solveFor(const Decision &d, size_t k, const BarrierSkeleton &sk,
+                                       const LeastValues &least, std::string &why) {
+  if (falseByRanges(d.outcome[k], least)) {
+    why.clear();
+    return std::nullopt;
+  }
+  {
+    requireSolverContext();
+    z3::context ctx;
+    detail::ProtoEncoder enc(ctx, sk);
+    auto query = takes(enc, sk, d, k);
+    if (!query) {
+      why = "the decision or the grid is beyond the solver";
+      return std::nullopt;
+    }
+    z3::solver solver = oneShotSolver(ctx, kReachBudgetMs);
+    for (unsigned i = 0; i < enc.assumptions().size(); ++i)
+      solver.add(enc.assumptions()[int(i)]);
+    solver.add(*query);
+    z3::check_result r = checkWithinBudget(solver);
+    if (r == z3::unsat) {
+      why.clear();
+      return std::nullopt;
+    }
+    if (r == z3::unknown) {
+      why = fmt::format("Z3 gave up ({})", reasonUnknown(solver));
+      return std::nullopt;
+    }
+  }
+  requireSolverContext();
+  z3::context ctx;
+  detail::ProtoEncoder enc(ctx, sk);
+  z3::optimize opt(ctx);
+  for (unsigned i = 0; i < enc.assumptions().size(); ++i)
+    opt.add(enc.assumptions()[int(i)]);
+  opt.add(*takes(enc, sk, d, k));
+  z3::expr sum = ctx.int_val(0);
+  for (const std::string &s : sk.symbols) {
+    z3::expr v = enc.symbols().at(s);
+    opt.add(v <= ctx.int_val(kMaxThresholdSymbol));
+    sum = sum + v;
+  }
+  opt.minimize(sum);
+  z3::check_result r = checkWithinBudget(opt);
+  if (r != z3::sat) {
+    why = r == z3::unsat
+              ? fmt::format("it needs a size above {}", kMaxThresholdSymbol)
+              : fmt::format("Z3 gave up ({})", Z3_optimize_get_reason_unknown(ctx, opt));
+    return std::nullopt;
+  }
+  z3::model m = opt.get_model();
+  SizeAssignment out;
+  for (const std::string &s : sk.symbols)
+    out[s] = detail::ProtoEncoder::value(m, enc.symbols().at(s));
+  return out;
+}
+
+// Past the threshold: one symbol `d` reads (those of the grid for
+// blockIdx) doubled, the one that costs fewest tensor elements among those
+// where the outcome still holds, else all of them together, else none. A
+// kernel that stops working at the threshold then leaves half its work
+// undone, not one step of it (`for k in 0 .. min(K, 4096)` at K = 4097 drops
+// one product of 4097, within the tolerance); one symbol, not all, keeps it
+// cheap (`M * N <= 1048576` false: M doubled, not M and N).
+SimSize farSide(const Kernel &kernel, const Decision &d, size_t k, const BarrierSkeleton &sk,
+                const SizeRelations &rel, const SimSize &size) {
+  std::set<std::string> read = namesUsed(d.outcome[k]);
+  if (d.path)
+    read.merge(namesUsed(d.path));
+  if (d.readsCta)
+    for (const Expr &g : sk.grid)
+      read.merge(namesUsed(g));
+  std::vector<std::string> symbols = rel.freeBehind(read);
+  auto doubled = [&](const std::vector<std::string> &which) -> std::optional<SimSize> {
+    SimSize far = size;
+    for (const std::string &s : which) {
+      auto it = far.values.find(s);
+      if (it == far.values.end() || it->second > kMaxThresholdSymbol)
+        return std::nullopt;
+      it->second *= 2;
+    }
+    if (rel.admits(far.values) && outcomesAt(d, sk, far)[k])
+      return far;
+    return std::nullopt;
+  };
+  std::optional<SimSize> best;
+  for (const std::string &s : symbols)
+    if (auto far = doubled({s}))
+      if (!best ||
+          tensorElements(kernel, far->values) < tensorElements(kernel, best->values))
+        best = far;
+  if (!best)
+    best = doubled(symbols);
+  return best.value_or(size);
+}
+
+} // namespace
+
+ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &sampled,
+                             const std::function<std::string(llvm::SMLoc)> &where) {
+  ThresholdPlan plan;
+  std::vector<std::string> symbolList = shapeSymbols(kernel);
+  if (symbolList.empty() || sampled.empty())
+    return plan;
+  BarrierSkeleton sk = extractBarrierSkeleton(kernel);
+  SizeRelations rel(kernel, sk, symbolList);
+  std::set<std::string> floatScalars;
+  for (const Param &p : kernel.params)
+    if (!p.isTensor && isFloat(p.dtype))
+      floatScalars.insert(p.name);
+  Collector collect({symbolList.begin(), symbolList.end()}, floatScalars);
+  collect.block(kernel.body, nullptr, {});
+
+  LeastValues least = leastValues(kernel);
+  std::vector<SimSize> sizes = sampled;
+  for (const Decision &d : collect.decisions) {
+    std::array<bool, 2> seen{false, false};
+    for (const SimSize &s : sizes) {
+      if (seen[0] && seen[1])
+        break;
+      auto got = outcomesAt(d, sk, s, {!seen[0], !seen[1]});
+      seen = {seen[0] || got[0], seen[1] || got[1]};
+    }
+    for (size_t k = 0; k < 2; ++k) {
+      if (seen[k])
+        continue;
+      std::string at = where(d.loc);
+      std::string why;
+      std::optional<SizeAssignment> found;
+      try {
+        found = solveFor(d, k, sk, least, why);
+      } catch (const z3::exception &e) {
+        why = fmt::format("Z3 failed: {}", e.msg());
+      }
+      if (!found && why.empty())
+        continue; // the where clause rules this outcome out
+      SimSize size{{}, 0, "threshold"};
+      if (found) {
+        for (const std::string &s : symbolList)
+          if (auto it = found->find(s); it != found->end())
+            size.values[s] = it->second;
+        if (!rel.admits(size.values))
+          why = fmt::format("the solver's sizes ({}) are not admitted", describe(size.values));
+        else if (!outcomesAt(d, sk, size)[k])
+          why = fmt::format("the solver's sizes ({}) do not give it", describe(size.values));
+        else if (plan.sizes.size() >= kMaxThresholdSizes)
+          why = fmt::format("it needs more than {} threshold sizes", kMaxThresholdSizes);
+        else
+          why.clear();
+        if (why.empty())
+          size = farSide(kernel, d, k, sk, rel, size);
+      }
+      if (!why.empty()) {
+        plan.unreached.push_back(fmt::format("{} at {}: {}", d.name[k], at, why));
+        continue;
+      }
+      plan.reasons.push_back(fmt::format("{} at {}", d.name[k], at));
+      plan.floats.emplace_back();
+      seen[k] = true;
+      sizes.push_back(size);
+      plan.sizes.push_back(std::move(size));
+    }
+  }
+  // Float scalars against literals: both sides pinned, at the small size.
+  for (const FloatDecision &f : collect.floatDecisions)
+    for (double v : {f.literal / 2, f.literal * 2}) {
+      std::string what = fmt::format("`{}` with {} = {:g} at {}", f.text, f.scalar, v, where(f.loc));
+      if (plan.sizes.size() >= kMaxThresholdSizes) {
+        plan.unreached.push_back(
+            fmt::format("{}: it needs more than {} threshold sizes", what, kMaxThresholdSizes));
+        continue;
+      }
+      plan.sizes.push_back({sampled.front().values, 0, "threshold"});
+      plan.reasons.push_back(what);
+      plan.floats.push_back({{f.scalar, v}});
+    }
+  return plan;
+}
+
+} // namespace tilescope::reward_detail

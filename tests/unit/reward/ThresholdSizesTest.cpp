@@ -1,0 +1,126 @@
+// The threshold sizes of the simulate stage (reward/ThresholdSizes.h): a
+// decision over sizes and CTA indices that the sampled sizes take one way
+// only gets a size on its other side; outcomes the where clause rules out
+// get none; an outcome past the reach of the search, or past the budget of
+// threshold sizes, is unreached.
+#include "ir/Parser.h"
+#include "kernels/BundledKernels.h"
+#include "reward/SimSizes.h"
+#include "reward/ThresholdSizes.h"
+
+#include <doctest/doctest.h>
+
+#include <llvm/Support/SourceMgr.h>
+
+using namespace tilescope;
+using namespace tilescope::reward_detail;
+
+namespace {
+
+Kernel parseOne(const std::string &text) {
+  static llvm::SourceMgr sm; // the kernels' locations point into its buffers
+  Diagnostics diag(sm, false);
+  Module m = parseModuleText(text, "f.tile", diag);
+  REQUIRE_FALSE(diag.hasErrors());
+  REQUIRE(m.kernels.size() == 1);
+  return m.kernels[0];
+}
+
+ThresholdPlan planOf(const Kernel &kernel) {
+  std::string why;
+  auto sizes = chooseSimSizes(kernel, why);
+  REQUIRE_MESSAGE(sizes, why);
+  return thresholdSizes(kernel, *sizes, [](llvm::SMLoc) { return std::string("here"); });
+}
+
+// A naive GEMM whose body is `BODY`.
+std::string gemm(const std::string &body) {
+  return R"(
+kernel mm(A: global f32[M, K], B: global f32[K, N], C: global f32[M, N])
+  where M % 16 == 0, N % 16 == 0, K > 0
+  launch grid(N / 16, M / 16) threads(256) target(sm_80)
+{
+  reg acc: f32[1]
+  let i = blockIdx.y * 16 + threadIdx.x / 16
+  let j = blockIdx.x * 16 + threadIdx.x % 16
+  acc[0] = 0.0
+)" + body + R"(
+  C[i, j] = acc[0]
+}
+)";
+}
+
+const char *kLoop = "for k in 0 .. K { acc[0] = acc[0] + A[i, k] * B[k, j] }\n";
+
+} // namespace
+
+TEST_CASE("threshold sizes: none for a kernel without decisions over sizes") {
+  ThresholdPlan plan = planOf(parseOne(gemm(kLoop)));
+  CHECK(plan.sizes.empty());
+  CHECK(plan.unreached.empty());
+}
+
+TEST_CASE("threshold sizes: the other side of K <= 4096, with K doubled") {
+  ThresholdPlan plan = planOf(parseOne(gemm(std::string("if K <= 4096 {\n") + kLoop + "}\n")));
+  REQUIRE(plan.sizes.size() == 1);
+  CHECK(plan.sizes[0].role == "threshold");
+  CHECK(plan.sizes[0].values.at("K") == 8194);
+  CHECK(plan.sizes[0].values.at("M") == 16);
+  CHECK(plan.sizes[0].values.at("N") == 16);
+  REQUIRE(plan.reasons.size() == 1);
+  CHECK(plan.reasons[0] == "`K <= 4096` false at here");
+  CHECK(plan.unreached.empty());
+}
+
+TEST_CASE("threshold sizes: a CTA index widens the grid") {
+  ThresholdPlan plan =
+      planOf(parseOne(gemm(std::string("if blockIdx.x < 40 {\n") + kLoop + "}\n")));
+  REQUIRE(plan.sizes.size() == 1);
+  CHECK(plan.sizes[0].values.at("N") / 16 > 40);
+}
+
+TEST_CASE("threshold sizes: an outcome the where clause rules out needs none") {
+  // M % 16 == 0: the remainder is never non-zero; (K + 15) / 16 is never 0.
+  ThresholdPlan plan = planOf(parseOne(
+      gemm(std::string("if M % 16 == 0 {\n") + "for k in 0 .. (K + 15) / 16 * 16 { if k < K "
+                                                "{ acc[0] = acc[0] + A[i, k] * B[k, j] } }\n}\n")));
+  CHECK(plan.sizes.empty());
+  CHECK(plan.unreached.empty());
+}
+
+TEST_CASE("threshold sizes: past 2^20 or past the budget, unreached") {
+  ThresholdPlan far =
+      planOf(parseOne(gemm(std::string("if K <= 3000000 {\n") + kLoop + "}\n")));
+  CHECK(far.sizes.empty());
+  REQUIRE(far.unreached.size() == 1);
+  CHECK(far.unreached[0].find("it needs a size above 1048576") != std::string::npos);
+
+  // Five decisions no size of another flips (the doubled K = 8194 leaves
+  // K % 4096 non-zero, M = 4128 leaves M % 2048 non-zero).
+  std::string body;
+  for (const char *c : {"K <= 4096", "M <= 2048", "N <= 2048", "K % 4096 != 0", "M % 2048 != 0"})
+    body += std::string("if ") + c + " {\n" + kLoop + "}\n";
+  ThresholdPlan many = planOf(parseOne(gemm(body)));
+  CHECK(many.sizes.size() == kMaxThresholdSizes);
+  // `M % 2048 != 0` false, and the remainder `M % 2048` zero with it.
+  REQUIRE(many.unreached.size() == 2);
+  for (const std::string &u : many.unreached)
+    CHECK(u.find("more than 4 threshold sizes") != std::string::npos);
+}
+
+TEST_CASE("threshold sizes: a float scalar against a literal, pinned on both sides") {
+  ThresholdPlan plan = planOf(parseOne(R"(
+kernel scaled(X: global f32[N], Y: global f32[N], eps: f32)
+  where N % 128 == 0
+  launch grid(N / 128) threads(128) target(sm_80)
+{
+  let i = blockIdx.x * 128 + threadIdx.x
+  Y[i] = X[i] + select(eps < 0.05, eps, 0.0)
+}
+)"));
+  REQUIRE(plan.sizes.size() == 2);
+  REQUIRE(plan.floats.size() == 2);
+  CHECK(plan.floats[0].at("eps") == doctest::Approx(0.025));
+  CHECK(plan.floats[1].at("eps") == doctest::Approx(0.1));
+  CHECK(plan.reasons[1] == "`eps < 0.05` with eps = 0.1 at here");
+}
