@@ -301,6 +301,84 @@ bool constantGrid(const Kernel &kernel) {
   return true;
 }
 
+// An edge raise from v to c that cannot make a tile ragged: v and c both
+// multiples of 256, the largest extent of a TMA box or a wgmma tile, so every
+// power-of-two tile of either is as full at c as at v (M % 1024 == 0: 1024
+// -> 2048). What such a raise adds is tiles further along (a grouped tile
+// order's group 1): the persistent size takes it over, where CTA 0's second
+// tile lies beyond 132 tiles, instead of an edge run of every CTA (the
+// edge's M = 2048 was 61-72 % of the grouped GEMMs' simulation).
+constexpr int kFullTileBits = 8;
+bool fullTileRaise(int64_t v, int64_t c) {
+  return trailingZeros(v) >= kFullTileBits && trailingZeros(c) >= kFullTileBits;
+}
+
+// The persistent size (SimSizes.h 3.) from `small` with the edge's `carried`
+// raises applied and kept: the one free symbol, raised least, that makes
+// CTA 0 run its tile loop twice (cheapest in tensor elements), then the
+// other symbols shrunk as far as the rings still wrap twice and CTA 0 still
+// runs two tiles. Nothing when no symbol does it.
+std::optional<SizeAssignment> choosePersistent(const BarrierSkeleton &sk,
+                                               const SizeRelations &rel, const Kernel &kernel,
+                                               const SizeAssignment &small,
+                                               const SizeAssignment &carried) {
+  SizeAssignment base = small;
+  for (const auto &[s, c] : carried) {
+    SizeAssignment trial = base;
+    trial[s] = c;
+    if (rel.admits(trial, s))
+      base = trial;
+  }
+  auto cost = [&](const SizeAssignment &sizes) { return tensorElements(kernel, sizes); };
+  // `sizes` completed, admitted, CTA 0 runs two tiles, and no carried raise
+  // undone.
+  auto persistent = [&](SizeAssignment &sizes, const std::string &varied) {
+    if (!rel.admits(sizes, varied))
+      return false;
+    for (const auto &[s, c] : carried)
+      if (sizes.count(s) && sizes[s] < base[s])
+        return false;
+    auto t = persistentTrip(sk, sizes);
+    return t && *t >= 2;
+  };
+  std::optional<SizeAssignment> bestSizes;
+  double bestCost = 0;
+  for (const std::string &s : rel.free()) {
+    auto at = [&](int64_t c) -> std::optional<SizeAssignment> {
+      SizeAssignment trial = base;
+      trial[s] = c;
+      return persistent(trial, s) ? std::optional<SizeAssignment>(trial) : std::nullopt;
+    };
+    int64_t hi = 0;
+    for (int shift = 1; shift <= 18 && !hi; ++shift)
+      if (at(base[s] << shift))
+        hi = base[s] << shift;
+    if (!hi)
+      continue;
+    // The smallest value that suffices, above the last that did not.
+    std::optional<SizeAssignment> trial;
+    for (int64_t c = std::max(base[s] + 1, hi / 2); c <= hi && !trial; ++c)
+      trial = at(c);
+    if (!bestSizes || cost(*trial) < bestCost) {
+      bestSizes = trial;
+      bestCost = cost(*trial);
+    }
+  }
+  if (!bestSizes)
+    return std::nullopt;
+  // The other symbols shrunk again: with two tiles CTA 0's ring loop runs
+  // twice as often, so half the small size's K already wraps its rings
+  // twice (gemm_bf16_sm90: K = 136 instead of 328, 2.4 times fewer
+  // elements of A to fill and multiply).
+  SizeAssignment sizes = wrapRings(sk, rel, *bestSizes);
+  if (shortRingLoop(sk, sizes) < 0)
+    sizes = shrink(sk, rel, kernel, sizes, [&](const SizeAssignment &trial) {
+      SizeAssignment completed = trial;
+      return persistent(completed, "");
+    });
+  return sizes;
+}
+
 } // namespace
 
 std::optional<std::vector<SimSize>> chooseSimSizes(const Kernel &kernel, std::string &why) {
@@ -321,8 +399,12 @@ std::optional<std::vector<SimSize>> chooseSimSizes(const Kernel &kernel, std::st
   out.push_back({small, 0, "small"});
 
   // Edge: every free symbol raised, ragged where the where clause admits it
-  // (a defined symbol follows its definition).
-  SizeAssignment edge = small;
+  // (a defined symbol follows its definition). A raise that cannot be
+  // ragged (fullTileRaise) is carried to the persistent size instead, where
+  // there is one.
+  auto trip0 = constantGrid(kernel) ? persistentTrip(sk, small) : std::nullopt;
+  bool persistentToCome = trip0 && *trip0 < 2;
+  SizeAssignment edge = small, carried;
   for (const std::string &s : rel.free()) {
     int64_t v = small.count(s) ? small[s] : 1;
     int64_t lo = v + 65;
@@ -340,63 +422,31 @@ std::optional<std::vector<SimSize>> chooseSimSizes(const Kernel &kernel, std::st
       if (trailingZeros(c) == 0)
         break;
     }
-    if (bestSizes)
+    if (bestSizes && persistentToCome && fullTileRaise(v, *best))
+      carried[s] = *best;
+    else if (bestSizes)
       edge = *bestSizes;
   }
   edge = spreadGrid(sk, rel, edge);
-  if (edge != small && rel.admits(edge))
-    out.push_back({edge, 0, "edge"});
 
-  // Persistent: more tiles than CTAs.
-  if (constantGrid(kernel)) {
-    auto trip = persistentTrip(sk, small);
-    if (trip && *trip < 2) {
-      std::optional<SizeAssignment> bestSizes;
-      double bestCost = 0;
-      auto cost = [&](const SizeAssignment &sizes) { return tensorElements(kernel, sizes); };
-      // `sizes` completed, admitted, and CTA 0 runs two tiles.
-      auto persistent = [&](SizeAssignment &sizes, const std::string &varied) {
-        if (!rel.admits(sizes, varied))
-          return false;
-        auto t = persistentTrip(sk, sizes);
-        return t && *t >= 2;
-      };
-      for (const std::string &s : rel.free()) {
-        auto at = [&](int64_t c) -> std::optional<SizeAssignment> {
-          SizeAssignment trial = small;
-          trial[s] = c;
-          return persistent(trial, s) ? std::optional<SizeAssignment>(trial) : std::nullopt;
-        };
-        int64_t hi = 0;
-        for (int shift = 1; shift <= 18 && !hi; ++shift)
-          if (at(small[s] << shift))
-            hi = small[s] << shift;
-        if (!hi)
-          continue;
-        // The smallest value that suffices, above the last that did not.
-        std::optional<SizeAssignment> trial;
-        for (int64_t c = std::max(small[s] + 1, hi / 2); c <= hi && !trial; ++c)
-          trial = at(c);
-        if (!bestSizes || cost(*trial) < bestCost) {
-          bestSizes = trial;
-          bestCost = cost(*trial);
-        }
-      }
-      // The other symbols shrunk again: with two tiles CTA 0's ring loop runs
-      // twice as often, so half the small size's K already wraps its rings
-      // twice (gemm_bf16_sm90: K = 136 instead of 328, 2.4 times fewer
-      // elements of A to fill and multiply).
-      if (bestSizes) {
-        SizeAssignment sizes = wrapRings(sk, rel, *bestSizes);
-        if (shortRingLoop(sk, sizes) < 0)
-          sizes = shrink(sk, rel, kernel, sizes, [&](const SizeAssignment &trial) {
-            SizeAssignment completed = trial;
-            return persistent(completed, "");
-          });
-        out.push_back({sizes, 1, "persistent"});
-      }
+  // Persistent: more tiles than CTAs, from the small size with the edge's
+  // carried raises.
+  std::optional<SizeAssignment> persistentSizes;
+  if (persistentToCome)
+    persistentSizes = choosePersistent(sk, rel, kernel, small, carried);
+  if (!persistentSizes) {
+    // No persistent size: the carried raises go back into the edge.
+    for (const auto &[s, c] : carried) {
+      SizeAssignment trial = edge;
+      trial[s] = c;
+      if (rel.admits(trial, s))
+        edge = trial;
     }
   }
+  if (edge != small && rel.admits(edge))
+    out.push_back({edge, 0, "edge"});
+  if (persistentSizes)
+    out.push_back({*persistentSizes, 1, "persistent"});
   return out;
 }
 

@@ -9,10 +9,13 @@
 //     [v + 65, v + 1089] with the fewest trailing zero bits (odd where
 //     admitted), so edge tiles are ragged; then every grid dimension that
 //     depends on the sizes raised to at least 3 CTAs (a CTA index past 1,
-//     a tail CTA after two full ones), again ragged where admitted;
+//     a tail CTA after two full ones), again ragged where admitted. A raise
+//     that cannot be ragged (v and the value both multiples of 256: `M %
+//     1024 == 0`) goes to the persistent size instead, where there is one;
 //  3. persistent, only for a constant grid whose tile loop starts at
-//     blockIdx: the one symbol, raised least, that makes CTA 0 run the tile
-//     loop twice (more tiles than CTAs; the cheapest in tensor elements),
+//     blockIdx: from the small size with the edge's carried raises, the one
+//     symbol, raised least, that makes CTA 0 run the tile loop twice (more
+//     tiles than CTAs; the cheapest in tensor elements),
 //     the other symbols then shrunk as far as the rings still wrap twice for
 //     CTA 0 (two tiles need half the K of one), run on CTA 0 alone (the
 //     elements it wrote are compared).

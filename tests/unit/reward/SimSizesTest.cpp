@@ -98,11 +98,36 @@ TEST_CASE("sizes: the block-scaled GEMM's rings wrap by K, not by a huge M") {
   REQUIRE(wide.size() == 3);
   CHECK(wide[0].values ==
         SizeAssignment{{"K", 1024}, {"KB", 8}, {"M", 1024}, {"N", 8}, {"NB", 1}});
+  // M % 1024 == 0: the edge's M = 2048 could not be ragged; it moved to
+  // the persistent size (session 20), and the edge keeps M = 1024.
   CHECK(wide[1].values ==
-        SizeAssignment{{"K", 1152}, {"KB", 9}, {"M", 2048}, {"N", 88}, {"NB", 1}});
-  // Two tiles on CTA 0, four k-blocks each.
+        SizeAssignment{{"K", 1152}, {"KB", 9}, {"M", 1024}, {"N", 88}, {"NB", 1}});
+  // Two tiles on CTA 0, four k-blocks each, at M = 2048: 9 column tiles of
+  // 192 in 16 row blocks, 144 tiles.
   CHECK(wide[2].values ==
-        SizeAssignment{{"K", 512}, {"KB", 4}, {"M", 1024}, {"N", 3080}, {"NB", 25}});
+        SizeAssignment{{"K", 512}, {"KB", 4}, {"M", 2048}, {"N", 1544}, {"NB", 13}});
+  // CTA 0's second tile, 132, is in the second group of 8 row blocks
+  // (`m0 = (t / (8 * tn) * 8 + t % 8) * 128`): the rows the edge's M = 2048
+  // reached before.
+  int64_t tn = (wide[2].values.at("N") + 191) / 192;
+  CHECK(132 / (8 * tn) == 1);
+  CHECK((132 / (8 * tn) * 8 + 132 % 8) * 128 >= 1024);
+}
+
+TEST_CASE("sizes: a raise that cannot be ragged stays in the edge without a persistent size") {
+  // H % 1024 == 0 under a grid that follows the sizes: no persistent size
+  // takes the raise over, so the edge still runs H = 2048.
+  Kernel k = parseOne(R"(
+kernel rows(X: global f32[R, H])
+  where R > 0, H >= 1024, H % 1024 == 0
+  launch grid(R) threads(32) target(sm_90a)
+{
+}
+)");
+  std::vector<SimSize> sizes = sizesOf(k);
+  REQUIRE(sizes.size() == 2);
+  CHECK(sizes[1].role == "edge");
+  CHECK(sizes[1].values.at("H") == 2048);
 }
 
 TEST_CASE("sizes: relations between free symbols are repaired by raising the other one") {
