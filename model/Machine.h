@@ -50,6 +50,11 @@ struct Machine {
   // The part of l2_bytes that keeps a wave's row blocks for the next waves
   // (model/Predict.h, DRAM); 0 when absent: no reuse across waves.
   double l2KeptFraction = 0;
+  // The L2 -> shared memory rate of a wave's first read of a line (a row
+  // block's bytes the wave loads once, model/Predict.h); l2_to_smem_tb_s is
+  // then the rate of the wave's other reads of the same lines (SMs sharing a
+  // tile row or column). 0 when absent: every byte at l2_to_smem_tb_s.
+  double l2ToSmemFirstTBs = 0;
   // The SMs a grid of clusters of `clusterCtas` CTAs, `ctasPerSm` an SM, fills.
   int64_t smsFor(int64_t clusterCtas, int64_t ctasPerSm) const;
   std::map<std::string, std::string> sources; // field name in the file -> its source

@@ -22,18 +22,30 @@ struct CtaCost {
   double reduction = 0; // split K: peers' partials through DSMEM, cluster barriers
 };
 
+// The L2's aggregate rate into shared memory (TB/s) for loads of which
+// `firstFraction` are a wave's first read of a line: with a first-read rate in
+// the machine, those bytes at it and the other SMs' reads of the same lines at
+// l2_to_smem_tb_s (harmonic mix); without, every byte at l2_to_smem_tb_s.
+double l2TBs(const Machine &m, double firstFraction) {
+  if (m.l2ToSmemFirstTBs <= 0)
+    return m.l2ToSmemTBs;
+  double f = std::clamp(firstFraction, 0.0, 1.0);
+  return 1 / (f / m.l2ToSmemFirstTBs + (1 - f) / m.l2ToSmemTBs);
+}
+
 // The L2 -> shared memory bytes a cycle of one SM when `busySms` SMs load at
 // once: their share of the aggregate rate, up to the SM's own limit.
-double l2BytesPerClk(const Machine &m, double busySms) {
+double l2BytesPerClk(const Machine &m, double busySms, double firstFraction) {
   double limit = m.l2ToSmemBytesPerClkPerSmMax; // 0: no limit known, every SM gets 1/sms
   double sharing = limit > 0 ? std::max(busySms, 1.0) : m.sms;
-  double share = m.l2ToSmemTBs * 1e12 / (sharing * m.clockGHz * 1e9);
+  double share = l2TBs(m, firstFraction) * 1e12 / (sharing * m.clockGHz * 1e9);
   return limit > 0 ? std::min(share, limit) : share;
 }
 
-CtaCost ctaCost(const CtaWork &w, const KernelProfile &p, const Machine &m, double busySms) {
+CtaCost ctaCost(const CtaWork &w, const KernelProfile &p, const Machine &m, double busySms,
+                double firstFraction) {
   CtaCost c;
-  double perSmL2 = l2BytesPerClk(m, busySms);
+  double perSmL2 = l2BytesPerClk(m, busySms, firstFraction);
   // The MMAs take the longer of their tensor time and the SM's shared memory
   // time: their operand reads plus the TMA writes of the loads that feed them
   // (the same banks serve both).
@@ -121,6 +133,7 @@ PredictCache predictCache(const KernelProfile &p, const Machine &m) {
   // A row block of a tensor (and the K slice of a split-K rank).
   using BlockKey = std::tuple<std::string, int64_t, int64_t>;
   std::map<int64_t, std::map<BlockKey, double>> perWave;
+  double requested = 0, distinct = 0; // bytes the waves' CTAs load, and their distinct blocks'
   int64_t resident = m.smsFor(p.clusterCtas, out.ctasPerSm) * out.ctasPerSm;
   for (size_t i = 0; i < p.ctas.size(); ++i) {
     const CtaWork &w = p.ctas[i];
@@ -135,6 +148,7 @@ PredictCache predictCache(const KernelProfile &p, const Machine &m) {
     for (const auto &[key, bytes] : mine) {
       double &slot = perWave[key.first][key.second];
       slot = std::max(slot, bytes);
+      requested += bytes;
     }
   }
   // Across waves, L2 keeps what the last waves loaded while it fits: a wave
@@ -147,6 +161,7 @@ PredictCache predictCache(const KernelProfile &p, const Machine &m) {
     double footprint = 0;
     for (const auto &[block, bytes] : blocks) {
       footprint += bytes;
+      distinct += bytes;
       double there = 0;
       for (const auto *earlier : kept)
         if (auto it = earlier->find(block); it != earlier->end())
@@ -169,6 +184,7 @@ PredictCache predictCache(const KernelProfile &p, const Machine &m) {
     }
   }
   out.dramBytes = out.dramBytes * scale + storeBytes * scale;
+  out.l2FirstFraction = requested > 0 ? distinct / requested : 1;
   return out;
 }
 
@@ -205,7 +221,7 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
     const CtaWork &w = p.ctas[i];
     if (i % static_cast<size_t>(perWave) == 0)
       busySms = loadingIn(static_cast<int64_t>(i) / perWave);
-    costs.push_back(ctaCost(w, p, m, busySms));
+    costs.push_back(ctaCost(w, p, m, busySms, cache->l2FirstFraction));
     out.flops += w.flops;
     out.loadBytes += w.loadBytes;
     out.storeBytes += w.storeBytes;
@@ -308,7 +324,13 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
       {"warpgroup chain", cyclesToUs(chainMax, m),
        "one warpgroup's MMAs plus a pipe drain per wgmma.wait_group(0)"},
       {"L2 -> shared memory", cyclesToUs(transferMax, m),
-       fmt::format("{:.1f} MB by TMA at {:.1f} TB/s", out.loadBytes * 1e-6, m.l2ToSmemTBs)},
+       m.l2ToSmemFirstTBs > 0
+           ? fmt::format("{:.1f} MB by TMA at {:.1f} TB/s ({:.0f}% a wave's first read of a "
+                         "line at {:.1f}, the rest at {:.1f})",
+                         out.loadBytes * 1e-6, l2TBs(m, cache->l2FirstFraction),
+                         cache->l2FirstFraction * 100, m.l2ToSmemFirstTBs, m.l2ToSmemTBs)
+           : fmt::format("{:.1f} MB by TMA at {:.1f} TB/s", out.loadBytes * 1e-6,
+                         m.l2ToSmemTBs)},
       {"load latency", cyclesToUs(latencyMax, m),
        fmt::format("{:.0f} cycles a load over a {}-stage ring", m.loadLatencyCycles, p.stages)},
       {"epilogue", cyclesToUs(epilogueMax, m), fmt::format("{} output tiles", out.tiles)},

@@ -438,16 +438,17 @@ void tmaCase(const char *key, const char *src, size_t span, int ctas, int stages
 // L2 -> shared memory by how many SMs read each line at once (issue 15's
 // best-point misses: the family's GEMMs reach 12.8-13.8 TB/s where every SM
 // reading distinct lines reaches 7-8): every SM, four warps of 3 x 16 KB
-// stages, groups of `share` CTAs streaming the same chunks; a span of 8 MB
-// (L2) and of 512 MB (each chunk's first reader misses L2). The argument
-// `l2share` runs only these cases.
+// stages, groups of `share` CTAs streaming the same chunks; a span of 16 MB
+// (L2) and of 512 MB (each chunk's first reader misses L2). An odd number of
+// loads a stream makes the streams' start chunks distinct modulo the span's
+// (a power of two), so no two groups read one chunk at the same time. The
+// argument `l2share` runs only these cases.
 void l2ShareCases(const char *src, int sms) {
-  for (size_t span : {size_t(8) << 20, size_t(512) << 20})
+  for (size_t span : {size_t(16) << 20, size_t(512) << 20})
     for (int share : {1, 2, 4, 8, 12, 33}) {
-      std::string key = "tma_share" + std::to_string(share) +
-                        (span > (size_t(64) << 20) ? "_dram" : "_l2");
-      tmaCase(key.c_str(), src, span, sms, 3, span > (size_t(64) << 20) ? 300 : 1000, 16384,
-              16384, 4, share);
+      bool dram = span > (size_t(64) << 20);
+      std::string key = "tma_share" + std::to_string(share) + (dram ? "_dram" : "_l2");
+      tmaCase(key.c_str(), src, span, sms, 3, dram ? 301 : 1001, 16384, 16384, 4, share);
     }
 }
 
