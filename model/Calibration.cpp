@@ -137,6 +137,7 @@ double *machineField(Machine &m, const std::string &key) {
       {"l2_kept_fraction", &m.l2KeptFraction},
       {"l2_to_smem_first_tb_s", &m.l2ToSmemFirstTBs},
       {"l2_to_smem_shared_tb_s", &m.l2ToSmemSharedTBs},
+      {"smem_clock_ghz", &m.smemClockGHz},
   };
   for (const auto &[name, field] : fields)
     if (key == name)

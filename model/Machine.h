@@ -55,7 +55,9 @@ struct Machine {
   // same time: the L2 then serves l2_to_smem_first_tb_s of distinct lines
   // (every SM reading its own lines) and up to l2_to_smem_shared_tb_s in all
   // (model/Predict.h); l2_to_smem_tb_s is the floor. 0 when absent: every
-  // byte at l2_to_smem_tb_s.
+  // byte at l2_to_smem_tb_s. With a first rate and no shared rate, every
+  // wave's distinct lines at the first rate and its other reads at
+  // l2_to_smem_tb_s (harmonic mix; docs/model.md "The three misses again").
   double l2ToSmemFirstTBs = 0, l2ToSmemSharedTBs = 0;
   // The SM clock under load as measured (wgmma on every SM): shared memory's
   // smem_bytes_per_clk_per_sm are a cycle of it, while the model counts

@@ -29,11 +29,15 @@ struct CtaCost {
 // rate of every SM reading its own lines), so all of them at that over the
 // fraction, up to l2_to_smem_shared_tb_s (measured, scripts/model/microbench
 // l2share: 7.9 TB/s distinct, 13.5-20.6 with 2-33 SMs a line). Later waves
-// start as earlier CTAs end, out of step: l2_to_smem_tb_s.
+// start as earlier CTAs end, out of step: l2_to_smem_tb_s. Without a shared
+// rate (the first form, docs/model.md "The three misses again"): every wave's
+// distinct lines at the first rate, its other reads at l2_to_smem_tb_s.
 double l2TBs(const Machine &m, double firstFraction, bool lockstep) {
+  double f = std::clamp(firstFraction, 1e-6, 1.0);
+  if (m.l2ToSmemFirstTBs > 0 && m.l2ToSmemSharedTBs <= 0)
+    return 1 / (f / m.l2ToSmemFirstTBs + (1 - f) / m.l2ToSmemTBs);
   if (!lockstep || m.l2ToSmemFirstTBs <= 0 || m.l2ToSmemSharedTBs <= 0)
     return m.l2ToSmemTBs;
-  double f = std::clamp(firstFraction, 1e-6, 1.0);
   return std::max(m.l2ToSmemTBs, std::min(m.l2ToSmemFirstTBs / f, m.l2ToSmemSharedTBs));
 }
 
@@ -334,8 +338,7 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
        "one warpgroup's MMAs plus a pipe drain per wgmma.wait_group(0)"},
       {"L2 -> shared memory", cyclesToUs(transferMax, m),
        l2Rate != m.l2ToSmemTBs
-           ? fmt::format("{:.1f} MB by TMA at {:.1f} TB/s (one wave in step: {:.0f}% distinct "
-                         "lines at {:.1f})",
+           ? fmt::format("{:.1f} MB by TMA at {:.1f} TB/s ({:.0f}% distinct lines, at {:.1f})",
                          out.loadBytes * 1e-6, l2Rate, cache->l2FirstFraction * 100,
                          m.l2ToSmemFirstTBs)
            : fmt::format("{:.1f} MB by TMA at {:.1f} TB/s", out.loadBytes * 1e-6, l2Rate)},
