@@ -135,6 +135,9 @@ double *machineField(Machine &m, const std::string &key) {
       {"dram_exposed_fraction", &m.dramExposedFraction},
       {"l2_to_smem_bytes_per_clk_per_sm_max", &m.l2ToSmemBytesPerClkPerSmMax},
       {"l2_kept_fraction", &m.l2KeptFraction},
+      {"l2_to_smem_first_tb_s", &m.l2ToSmemFirstTBs},
+      {"l2_to_smem_shared_tb_s", &m.l2ToSmemSharedTBs},
+      {"smem_clock_ghz", &m.smemClockGHz},
   };
   for (const auto &[name, field] : fields)
     if (key == name)

@@ -82,6 +82,9 @@ std::optional<Machine> parseMachine(const std::string &jsonText, std::string *er
       {"wgmma_efficiency_n192", &m.wgmmaEfficiencyN192, true},
       {"l2_to_smem_bytes_per_clk_per_sm_max", &m.l2ToSmemBytesPerClkPerSmMax, true},
       {"l2_kept_fraction", &m.l2KeptFraction, true},
+      {"l2_to_smem_first_tb_s", &m.l2ToSmemFirstTBs, true},
+      {"l2_to_smem_shared_tb_s", &m.l2ToSmemSharedTBs, true},
+      {"smem_clock_ghz", &m.smemClockGHz, true},
   };
   for (const Field &f : fields) {
     const llvm::json::Object *entry = o->getObject(f.key);

@@ -50,6 +50,25 @@ struct Machine {
   // The part of l2_bytes that keeps a wave's row blocks for the next waves
   // (model/Predict.h, DRAM); 0 when absent: no reuse across waves.
   double l2KeptFraction = 0;
+  // A grid that runs as one wave of CTAs of one tile each starts its CTAs
+  // together, so the SMs that share a row block read its lines at about the
+  // same time: the L2 then serves l2_to_smem_first_tb_s of distinct lines
+  // (every SM reading its own lines) and up to l2_to_smem_shared_tb_s in all
+  // (model/Predict.h); l2_to_smem_tb_s is the floor. 0 when absent: every
+  // byte at l2_to_smem_tb_s. With a first rate and no shared rate, every
+  // wave's distinct lines at the first rate and its other reads at
+  // l2_to_smem_tb_s (harmonic mix; docs/model.md "The three misses again").
+  double l2ToSmemFirstTBs = 0, l2ToSmemSharedTBs = 0;
+  // The SM clock under load as measured (wgmma on every SM): shared memory's
+  // smem_bytes_per_clk_per_sm are a cycle of it, while the model counts
+  // cycles of clock_ghz (fitted, lower: it carries the tensor cores' issue
+  // losses); 0 when absent: the same clock.
+  double smemClockGHz = 0;
+  // Shared memory's bytes per cycle of clock_ghz.
+  double smemBytesPerModelClk() const {
+    return smemClockGHz > 0 ? smemBytesPerClkPerSm * smemClockGHz / clockGHz
+                            : smemBytesPerClkPerSm;
+  }
   // The SMs a grid of clusters of `clusterCtas` CTAs, `ctasPerSm` an SM, fills.
   int64_t smsFor(int64_t clusterCtas, int64_t ctasPerSm) const;
   std::map<std::string, std::string> sources; // field name in the file -> its source

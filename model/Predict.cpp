@@ -22,18 +22,38 @@ struct CtaCost {
   double reduction = 0; // split K: peers' partials through DSMEM, cluster barriers
 };
 
+// The L2's aggregate rate into shared memory (TB/s). A grid of one wave of
+// one-tile CTAs (`lockstep`) starts them together, and the SMs that share a
+// row block read its lines at about the same time: of its loads,
+// `firstFraction` are distinct lines, served at l2_to_smem_first_tb_s (the
+// rate of every SM reading its own lines), so all of them at that over the
+// fraction, up to l2_to_smem_shared_tb_s (measured, scripts/model/microbench
+// l2share: 7.9 TB/s distinct, 13.5-20.6 with 2-33 SMs a line). Later waves
+// start as earlier CTAs end, out of step: l2_to_smem_tb_s. Without a shared
+// rate (the first form, docs/model.md "The three misses again"): every wave's
+// distinct lines at the first rate, its other reads at l2_to_smem_tb_s.
+double l2TBs(const Machine &m, double firstFraction, bool lockstep) {
+  double f = std::clamp(firstFraction, 1e-6, 1.0);
+  if (m.l2ToSmemFirstTBs > 0 && m.l2ToSmemSharedTBs <= 0)
+    return 1 / (f / m.l2ToSmemFirstTBs + (1 - f) / m.l2ToSmemTBs);
+  if (!lockstep || m.l2ToSmemFirstTBs <= 0 || m.l2ToSmemSharedTBs <= 0)
+    return m.l2ToSmemTBs;
+  return std::max(m.l2ToSmemTBs, std::min(m.l2ToSmemFirstTBs / f, m.l2ToSmemSharedTBs));
+}
+
 // The L2 -> shared memory bytes a cycle of one SM when `busySms` SMs load at
 // once: their share of the aggregate rate, up to the SM's own limit.
-double l2BytesPerClk(const Machine &m, double busySms) {
+double l2BytesPerClk(const Machine &m, double busySms, double l2Rate) {
   double limit = m.l2ToSmemBytesPerClkPerSmMax; // 0: no limit known, every SM gets 1/sms
   double sharing = limit > 0 ? std::max(busySms, 1.0) : m.sms;
-  double share = m.l2ToSmemTBs * 1e12 / (sharing * m.clockGHz * 1e9);
+  double share = l2Rate * 1e12 / (sharing * m.clockGHz * 1e9);
   return limit > 0 ? std::min(share, limit) : share;
 }
 
-CtaCost ctaCost(const CtaWork &w, const KernelProfile &p, const Machine &m, double busySms) {
+CtaCost ctaCost(const CtaWork &w, const KernelProfile &p, const Machine &m, double busySms,
+                double l2Rate) {
   CtaCost c;
-  double perSmL2 = l2BytesPerClk(m, busySms);
+  double perSmL2 = l2BytesPerClk(m, busySms, l2Rate);
   // The MMAs take the longer of their tensor time and the SM's shared memory
   // time: their operand reads plus the TMA writes of the loads that feed them
   // (the same banks serve both).
@@ -43,7 +63,7 @@ CtaCost ctaCost(const CtaWork &w, const KernelProfile &p, const Machine &m, doub
                m.tensorFlopsPerClkPerSm / m.wgmmaEfficiency(n);
     smemBytes += static_cast<double>(count) * (64.0 * 16 * 2 + static_cast<double>(n) * 16 * 2);
   }
-  c.tensor = w.wgmmaByN.empty() ? 0 : std::max(compute, smemBytes / m.smemBytesPerClkPerSm);
+  c.tensor = w.wgmmaByN.empty() ? 0 : std::max(compute, smemBytes / m.smemBytesPerModelClk());
   double steps = static_cast<double>(std::max<int64_t>(w.steps, 1));
   int64_t consumers = std::max<int64_t>(w.consumerWarpgroups, 1);
   double drains = static_cast<double>(w.drainingSteps) * m.wgmmaDrainCycles;
@@ -70,12 +90,12 @@ CtaCost ctaCost(const CtaWork &w, const KernelProfile &p, const Machine &m, doub
   // The tile is written to shared memory and read back by the TMA store;
   // its way to DRAM overlaps the next tile and counts in the DRAM bound.
   c.epilogue =
-      static_cast<double>(w.tiles) * m.epilogueCycles + 2 * w.storeBytes / m.smemBytesPerClkPerSm;
+      static_cast<double>(w.tiles) * m.epilogueCycles + 2 * w.storeBytes / m.smemBytesPerModelClk();
   // Split K over a cluster: the partials cross the SM-to-SM network, land in
   // shared memory and are read back (twice through the SM's shared memory),
   // between cluster barriers; none of it overlaps the mainloop.
   c.reduction = w.clusterBytes / m.dsmemBytesPerClkPerSm +
-                2 * w.clusterBytes / m.smemBytesPerClkPerSm +
+                2 * w.clusterBytes / m.smemBytesPerModelClk() +
                 static_cast<double>(w.clusterBarriers) * m.clusterBarrierCycles;
   double mainloop = std::max({c.tensor, c.chain, c.transfer, c.latency});
   c.alone = m.loadLatencyCycles + mainloop + c.reduction + c.epilogue;
@@ -121,6 +141,7 @@ PredictCache predictCache(const KernelProfile &p, const Machine &m) {
   // A row block of a tensor (and the K slice of a split-K rank).
   using BlockKey = std::tuple<std::string, int64_t, int64_t>;
   std::map<int64_t, std::map<BlockKey, double>> perWave;
+  double requested = 0, distinct = 0; // bytes the waves' CTAs load, and their distinct blocks'
   int64_t resident = m.smsFor(p.clusterCtas, out.ctasPerSm) * out.ctasPerSm;
   for (size_t i = 0; i < p.ctas.size(); ++i) {
     const CtaWork &w = p.ctas[i];
@@ -135,6 +156,7 @@ PredictCache predictCache(const KernelProfile &p, const Machine &m) {
     for (const auto &[key, bytes] : mine) {
       double &slot = perWave[key.first][key.second];
       slot = std::max(slot, bytes);
+      requested += bytes;
     }
   }
   // Across waves, L2 keeps what the last waves loaded while it fits: a wave
@@ -147,6 +169,7 @@ PredictCache predictCache(const KernelProfile &p, const Machine &m) {
     double footprint = 0;
     for (const auto &[block, bytes] : blocks) {
       footprint += bytes;
+      distinct += bytes;
       double there = 0;
       for (const auto *earlier : kept)
         if (auto it = earlier->find(block); it != earlier->end())
@@ -169,6 +192,7 @@ PredictCache predictCache(const KernelProfile &p, const Machine &m) {
     }
   }
   out.dramBytes = out.dramBytes * scale + storeBytes * scale;
+  out.l2FirstFraction = requested > 0 ? distinct / requested : 1;
   return out;
 }
 
@@ -197,6 +221,11 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
       n += i >= static_cast<int64_t>(p.ctas.size()) || p.ctas[static_cast<size_t>(i)].loadBytes > 0;
     return static_cast<double>(std::min(n, sms));
   };
+  // One wave of one-tile CTAs starts together (l2TBs).
+  bool lockstep = p.grid <= perWave;
+  for (const CtaWork &w : p.ctas)
+    lockstep = lockstep && w.tiles <= 1;
+  const double l2Rate = l2TBs(m, cache->l2FirstFraction, lockstep);
   // Costs of the traced CTAs; the rest cost their average.
   std::vector<CtaCost> costs;
   double clusterBytes = 0;
@@ -205,7 +234,7 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
     const CtaWork &w = p.ctas[i];
     if (i % static_cast<size_t>(perWave) == 0)
       busySms = loadingIn(static_cast<int64_t>(i) / perWave);
-    costs.push_back(ctaCost(w, p, m, busySms));
+    costs.push_back(ctaCost(w, p, m, busySms, l2Rate));
     out.flops += w.flops;
     out.loadBytes += w.loadBytes;
     out.storeBytes += w.storeBytes;
@@ -308,7 +337,11 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
       {"warpgroup chain", cyclesToUs(chainMax, m),
        "one warpgroup's MMAs plus a pipe drain per wgmma.wait_group(0)"},
       {"L2 -> shared memory", cyclesToUs(transferMax, m),
-       fmt::format("{:.1f} MB by TMA at {:.1f} TB/s", out.loadBytes * 1e-6, m.l2ToSmemTBs)},
+       l2Rate != m.l2ToSmemTBs
+           ? fmt::format("{:.1f} MB by TMA at {:.1f} TB/s ({:.0f}% distinct lines, at {:.1f})",
+                         out.loadBytes * 1e-6, l2Rate, cache->l2FirstFraction * 100,
+                         m.l2ToSmemFirstTBs)
+           : fmt::format("{:.1f} MB by TMA at {:.1f} TB/s", out.loadBytes * 1e-6, l2Rate)},
       {"load latency", cyclesToUs(latencyMax, m),
        fmt::format("{:.0f} cycles a load over a {}-stage ring", m.loadLatencyCycles, p.stages)},
       {"epilogue", cyclesToUs(epilogueMax, m), fmt::format("{} output tiles", out.tiles)},

@@ -56,6 +56,10 @@ struct PredictCache {
   int64_t ctasPerSm = 0;
   std::string occupancyLimit;
   double dramBytes = 0; // loads (per wave, L2 reuse in and across waves) and stores
+  // Of the bytes the waves' CTAs load by TMA, the part that is a wave's first
+  // read of a line (its distinct row blocks); the rest are other SMs of the
+  // same wave reading the same lines.
+  double l2FirstFraction = 1;
 };
 PredictCache predictCache(const KernelProfile &profile, const Machine &machine);
 

@@ -126,10 +126,13 @@ constexpr int kMaxStages = 8, kMaxWarps = 4;
 // stride) % span. outCycles[b]: cycles from the first issue to the last
 // arrival (stages = 1: a load's latency times loads).
 // With several warps (blockDim.x / 32), each streams its `loads` through a
-// ring of its own; the CTA's cycles are warp 0's.
+// ring of its own; the CTA's cycles are warp 0's. With `share` > 1, CTAs b and
+// b' with b / share = b' / share stream the same chunks in the same order (a
+// GEMM's CTAs of one tile row or column read the same lines at about the same
+// time).
 __global__ void tmaKernel(const char *src, size_t span, uint32_t chunk, size_t stride, int stages,
-                          int loads,
-                          unsigned long long *outCycles, unsigned long long *outNs) {
+                          int loads, unsigned long long *outCycles, unsigned long long *outNs,
+                          int share) {
   extern __shared__ __align__(1024) unsigned char ring[];
   __shared__ __align__(8) uint64_t allBars[kMaxStages * kMaxWarps];
   const int warp = threadIdx.x / 32;
@@ -143,7 +146,7 @@ __global__ void tmaKernel(const char *src, size_t span, uint32_t chunk, size_t s
   const int warps = blockDim.x / 32;
   auto source = [&](int i) {
     size_t off =
-        (((static_cast<size_t>(blockIdx.x) * warps + warp) * loads + i) * stride) % span;
+        (((static_cast<size_t>(blockIdx.x / share) * warps + warp) * loads + i) * stride) % span;
     return src + off;
   };
   uint64_t g0 = globalNs();
@@ -411,12 +414,12 @@ void wgmmaCase(int sms, int warpgroups, float *sink, const char *src = nullptr,
 }
 
 void tmaCase(const char *key, const char *src, size_t span, int ctas, int stages, int loads,
-             uint32_t chunk, size_t stride, int warps = 1) {
+             uint32_t chunk, size_t stride, int warps = 1, int share = 1) {
   PerCta per(ctas);
   int bytes = stages * chunk * warps;
   CHECK(cudaFuncSetAttribute(tmaKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   tmaKernel<<<ctas, 32 * warps, bytes>>>(src, span, chunk, stride, stages, loads, per.cycles,
-                                         per.ns);
+                                         per.ns, share);
   CHECK(cudaDeviceSynchronize());
   double cycles = 0, ghz = 0;
   per.read(ctas, cycles, ghz);
@@ -432,7 +435,25 @@ void tmaCase(const char *key, const char *src, size_t span, int ctas, int stages
 
 } // namespace
 
-int main() {
+// L2 -> shared memory by how many SMs read each line at once (issue 15's
+// best-point misses: the family's GEMMs reach 12.8-13.8 TB/s where every SM
+// reading distinct lines reaches 7-8): every SM, four warps of 3 x 16 KB
+// stages, groups of `share` CTAs streaming the same chunks; a span of 16 MB
+// (L2) and of 512 MB (each chunk's first reader misses L2). An odd number of
+// loads a stream makes the streams' start chunks distinct modulo the span's
+// (a power of two), so no two groups read one chunk at the same time. The
+// argument `l2share` runs only these cases.
+void l2ShareCases(const char *src, int sms) {
+  for (size_t span : {size_t(16) << 20, size_t(512) << 20})
+    for (int share : {1, 2, 4, 8, 12, 33}) {
+      bool dram = span > (size_t(64) << 20);
+      std::string key = "tma_share" + std::to_string(share) + (dram ? "_dram" : "_l2");
+      tmaCase(key.c_str(), src, span, sms, 3, dram ? 301 : 1001, 16384, 16384, 4, share);
+    }
+}
+
+int main(int argc, char **argv) {
+  const bool onlyShare = argc > 1 && std::string(argv[1]) == "l2share";
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("{\"name\": \"%s\", ", prop.name);
@@ -487,6 +508,11 @@ int main() {
     field("l2_read_8mb_tb_s", 16.0 * n * reps / ms * 1e-9);
   }
 
+  if (onlyShare) {
+    l2ShareCases(reinterpret_cast<const char *>(a), sms);
+    std::printf("%s}\n", out.c_str() + 1);
+    return 0;
+  }
   // TMA: 16 KB chunks (the family's 128 x 64 bf16 box).
   {
     const uint32_t chunk = 16384;

@@ -7,6 +7,7 @@
 # `timeout`, the whole under 150 s (the caller guards it: timeout 150). Writes $OUT/NAME/: microbench.json (the
 # program's JSON with the card as nvidia-smi names it, its driver and clocks
 # added), smi.txt (nvidia-smi -q -d CLOCK,POWER before and after), log.txt.
+# MICROBENCH_ARGS=l2share runs only the L2 sharing cases (docs/model.md).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 name=$(basename "$here")
@@ -29,7 +30,7 @@ if ! timeout 40 "$nvcc" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a \
   exit 1
 fi
 say "built"
-timeout 40 "$work/microbench" >"$work/raw.json" 2>"$work/fields.txt" </dev/null
+timeout 40 "$work/microbench" ${MICROBENCH_ARGS:-} >"$work/raw.json" 2>"$work/fields.txt" </dev/null
 say "microbench exit $?"
 cat "$work/fields.txt" >>"$log"
 echo "=== after" >>"$out/smi.txt"

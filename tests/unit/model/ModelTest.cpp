@@ -320,3 +320,31 @@ TEST_CASE("the MMAs' operand reads and the TMA writes share the SM's shared memo
   CHECK(smemUs > computeUs);
   CHECK(tensor == doctest::Approx(smemUs).epsilon(0.01));
 }
+
+TEST_CASE("one wave of one-tile CTAs in step reads shared lines faster; later waves do not") {
+  // The optional terms of docs/model.md "One wave in step" (not in the
+  // bundled machines): 64x128 8 stages at 1024x1024x16384 is one wave of 128
+  // CTAs, 8% of its loads distinct lines; at 4096^3 it runs 16 waves.
+  const std::string p64 = "BM=64,BN=128,STAGES=8,CONSUMERS=1,ORDER=column,PERSISTENT=false,SPLIT=1";
+  auto transfer = [](const Prediction &p) {
+    for (const Bound &b : p.bounds)
+      if (b.resource == "L2 -> shared memory")
+        return b.us;
+    return 0.0;
+  };
+  Machine inStep = h100();
+  inStep.l2ToSmemFirstTBs = 7.86;
+  inStep.l2ToSmemSharedTBs = 14.2;
+  double before = transfer(predictAt(p64, 1024, 1024, 16384));
+  double after = transfer(predictAt(p64, 1024, 1024, 16384, &inStep));
+  CHECK(after == doctest::Approx(before * inStep.l2ToSmemTBs / 14.2).epsilon(0.01));
+  CHECK(transfer(predictAt(p64, 4096, 4096, 4096, &inStep)) ==
+        doctest::Approx(transfer(predictAt(p64, 4096, 4096, 4096))).epsilon(1e-9));
+  // Shared memory's bytes a cycle at the measured clock: more bytes a cycle
+  // of the model's (lower) clock.
+  Machine fastSmem = h100();
+  fastSmem.smemClockGHz = 1.79;
+  CHECK(fastSmem.smemBytesPerModelClk() ==
+        doctest::Approx(fastSmem.smemBytesPerClkPerSm * 1.79 / fastSmem.clockGHz));
+  CHECK(predictAt(p64, 1024, 1024, 16384, &fastSmem).us < predictAt(p64, 1024, 1024, 16384).us);
+}
