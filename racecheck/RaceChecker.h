@@ -172,6 +172,15 @@ private:
   // consumer warpgroup) are ordered whichever comes first in the text.
   bool generationBetween(const SyncEvent &first, const SyncEvent &second,
                          const std::vector<int> &common) const;
+  // Per thread, the same orderings as generationBetween outside common
+  // loops: for each generation (of uses outside loops), the threads of
+  // `first` whose event of it comes after their access and the threads of
+  // `second` whose sync of it comes before theirs; any thread of the first
+  // set is ordered before any thread of the second (the generation
+  // completes only after every arrival of it). Pairs with an empty side are
+  // left out.
+  std::vector<std::pair<ThreadSet, ThreadSet>> generationPairs(const SyncEvent &first,
+                                                               const SyncEvent &second) const;
   // hi at one iteration of `loop`, lo at the next: a generation of that
   // loop's body at either iteration.
   bool generationWraps(const SyncEvent &lo, const SyncEvent &hi, int loop) const;
@@ -228,6 +237,12 @@ private:
     bool fully = false;             // every execution pair is ordered
     bool differentClusters = false; // across CTAs: only CTAs of different clusters race
     bool warpOrdered = false;       // fully ordered for two threads of one warp (warp.sync)
+    // Outside common loops, with no generation ordering every thread of
+    // both accesses: pairs of thread sets (lo's, hi's) that some generation
+    // of a named barrier orders, lo's thread arriving after its access and
+    // hi's syncing before its own (generationPairs). Each warpgroup syncing
+    // its own id before a TMA store of its rows is ordered this way.
+    std::vector<std::pair<ThreadSet, ThreadSet>> pairOrdered;
     // One thread (Mode::SameThread): whether the first access (a) is the
     // asynchronous one, executed before the other.
     bool issuerIsA = false;

@@ -727,6 +727,14 @@ std::vector<z3::expr> RaceChecker::orderingEscapes(const Side &a, const Side &b,
   }
   if (ord.warpOrdered)
     out.push_back(detail::warpOfZ3(a.t) == detail::warpOfZ3(b.t));
+  if (mode == Mode::SameCta) {
+    const Side &lo = ord.lo == &a.ev ? a : b, &hi = ord.lo == &a.ev ? b : a;
+    for (const auto &[before, after] : ord.pairOrdered) {
+      auto x = detail::threadSetZ3(before, lo.t), y = detail::threadSetZ3(after, hi.t);
+      if (x && y)
+        out.push_back(*x && *y);
+    }
+  }
   addHandshakes(a, b, out);
   addHandshakes(b, a, out);
   if (mode == Mode::SameCta) {

@@ -150,6 +150,8 @@ RaceChecker::Ordering RaceChecker::orderingOf(const SyncEvent &ea, const MemoryA
       (ctaSyncBetween(ea.threads, eb.threads, lo.order, hi.order, -2, cluster, warpLevel,
                       {&ea, &eb}) ||
        (!cluster && (generationBetween(lo, hi, common) || generationBetween(hi, lo, common))));
+  if (!o.sameIteration && !cluster && !o.loLate && &ea != &eb && common.empty())
+    o.pairOrdered = generationPairs(lo, hi);
   // A barrier after hi in its iteration runs when hi does; one before lo in
   // the next iteration, when lo does.
   auto inBody = [&](int loop, int from, int to, std::initializer_list<const SyncEvent *> with) {

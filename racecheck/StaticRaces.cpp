@@ -148,6 +148,30 @@ bool RaceChecker::generationBetween(const SyncEvent &first, const SyncEvent &sec
   return false;
 }
 
+std::vector<std::pair<ThreadSet, ThreadSet>>
+RaceChecker::generationPairs(const SyncEvent &first, const SyncEvent &second) const {
+  std::vector<std::pair<ThreadSet, ThreadSet>> out;
+  auto near = [&](const SyncEvent &e) { return runsWith(e, first) || runsWith(e, second); };
+  for (const NamedGeneration &g : named_.generations) {
+    if (g.loop >= 0)
+      continue;
+    ThreadSet before(first.threads.launchThreads()), after(second.threads.launchThreads());
+    for (int64_t t = 0; t < first.threads.launchThreads(); ++t) {
+      const SyncEvent *e = g.eventOf(t);
+      if (!e)
+        continue;
+      if (first.threads.contains(t) && e->order > first.order && near(*e))
+        before.add(t);
+      if (second.threads.contains(t) && e->kind == SyncKind::NamedSync &&
+          e->order < second.order && near(*e))
+        after.add(t);
+    }
+    if (!before.empty() && !after.empty())
+      out.emplace_back(std::move(before), std::move(after));
+  }
+  return out;
+}
+
 bool RaceChecker::generationWraps(const SyncEvent &lo, const SyncEvent &hi, int loop) const {
   // A generation after hi in hi's iteration runs when hi does; one before lo
   // in the next iteration, when lo does.

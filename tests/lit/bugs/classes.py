@@ -45,6 +45,7 @@ CLASSES = {
     "16.5c": "shared, register-tile and tensor-memory accesses inside their buffers, for all sizes (truncating division)",
     "16.6": "precision: arrive -> sync generations order accesses",
     "16.6b": "precision: a TMA store's wait_group(n) orders across loop iterations (round loops, the next tile, n > 0)",
+    "16.6c": "precision: a named barrier's generation orders the thread pairs it holds (per-warpgroup ids), outside common loops",
     "16.7": "precision: the simulator's named-barrier release (ping-pong)",
     "16.8": "precision: mbarrier inits per element",
     "16.9": "precision: `where` equalities in shape checks",
