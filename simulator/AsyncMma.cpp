@@ -138,7 +138,10 @@ bool CtaExecutor::execTcgen05(Warp &w, const CallStmt &c, ThreadRange threads, i
                                          first, last));
       }
     }
-    return executePrimitive(*call);
+    tcgen05LdSt_ = true; // its TMEM accesses are ordered by the tcgen05 fences
+    bool ok = executePrimitive(*call);
+    tcgen05LdSt_ = false;
+    return ok;
   }
   return fail(c.loc, fmt::format("'{}' is not simulated yet", c.callee));
 }

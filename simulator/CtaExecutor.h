@@ -610,6 +610,7 @@ private:
   // Race detection (owned by the run: global memory is tracked across CTAs).
   RaceDetector *race_ = nullptr;
   int asyncAgent_ = -1;     // the operation being completed, or -1
+  bool tcgen05LdSt_ = false; // a tcgen05.ld / st runs (its TMEM accesses: RaceDetector::tcgen05Agent)
   // EngineOptions::checkUninitialized: a bit per shared byte, per tmem cell.
   std::vector<uint8_t> sharedInit_, tmemInit_;
   int remoteIssuer_ = -1;   // a multicast TMA issued by a peer's thread (this agent), or -1

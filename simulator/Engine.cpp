@@ -791,6 +791,12 @@ bool CtaExecutor::execNative(Warp &w, const CallStmt &c, uint32_t mask, ThreadRa
     if (global && devices_)
       deviceProxyFence();
   }
+  if (race_ && asyncAgent_ < 0 &&
+      (n == IntrinsicId::Tcgen05FenceBeforeThreadSync ||
+       n == IntrinsicId::Tcgen05FenceAfterThreadSync))
+    for (int64_t t = threads.begin; t < threads.end; ++t)
+      n == IntrinsicId::Tcgen05FenceAfterThreadSync ? race_->tcgen05FenceAfter(raceThread(t))
+                                                     : race_->tcgen05FenceBefore(raceThread(t));
   if (unitOf(n) == IntrinsicUnit::Fence || n == IntrinsicId::WgmmaFence ||
       n == IntrinsicId::Tcgen05FenceBeforeThreadSync ||
       n == IntrinsicId::Tcgen05FenceAfterThreadSync)

@@ -26,6 +26,8 @@ void CtaExecutor::raceAccess(RaceSpace space, int buffer, int64_t flat, int64_t 
   if (!race_)
     return;
   uint32_t agent = raceAgent(threads);
+  if (tcgen05LdSt_ && space == RaceSpace::Tmem && asyncAgent_ < 0)
+    agent = race_->tcgen05Agent(agent, loc);
   // A warp reaches only the tensor-memory lanes of its subpartition
   // (ir/InstructionRules.h); the tensor core (an asynchronous operation)
   // reaches all. A cell is lane * 512 + column.

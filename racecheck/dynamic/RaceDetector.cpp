@@ -33,6 +33,8 @@ std::string_view asyncKindName(AsyncKind k) {
     return intrinsicName(IntrinsicId::Tcgen05Mma);
   case AsyncKind::Tcgen05Commit:
     return intrinsicName(IntrinsicId::Tcgen05Commit);
+  case AsyncKind::Tcgen05LdSt:
+    return "tcgen05.ld/st";
   }
   return "?";
 }
@@ -57,6 +59,8 @@ void RaceDetector::beginCluster(const std::vector<std::array<int64_t, 3>> &ctaId
     setClock(clocks_[t], t, 1);
   fences_.assign(groupThreads_, {});
   globalFences_.assign(groupThreads_, {});
+  afterFence_.assign(groupThreads_, VectorClock());
+  ldSt_.assign(groupThreads_, Epoch::kNoAgent);
   barriersPerCta_ = barriers;
   barrierAccum_.assign(static_cast<size_t>(barriers * ranks), VectorClock());
   phaseClock_.assign(static_cast<size_t>(barriers * ranks), {});
@@ -74,7 +78,8 @@ void RaceDetector::beginCluster(const std::vector<std::array<int64_t, 3>> &ctaId
 uint32_t RaceDetector::issueAsync(AsyncKind kind, uint32_t issuer, llvm::SMLoc loc,
                                   const VectorClock *after) {
   uint32_t agent = static_cast<uint32_t>(clocks_.size());
-  VectorClock c = clocks_[issuer];
+  // A tcgen05.mma sees what its issuer acquired up to its last after-fence.
+  VectorClock c = kind == AsyncKind::Tcgen05Mma ? tcgen05View(issuer) : clocks_[issuer];
   if (after)
     joinInto(c, *after);
   setClock(c, agent, 1);
@@ -126,6 +131,41 @@ void RaceDetector::fenceProxyAsync(uint32_t thread, bool global) {
   if (global)
     globalFences_[thread].push_back(clocks_[thread]);
   ++clocks_[thread][thread];
+}
+
+VectorClock RaceDetector::tcgen05View(uint32_t thread) const {
+  VectorClock v = afterFence_[thread];
+  setClock(v, thread, clocks_[thread][thread]);
+  if (uint32_t ldSt = ldSt_[thread]; ldSt != Epoch::kNoAgent)
+    setClock(v, ldSt, clocks_[ldSt][ldSt]);
+  return v;
+}
+
+void RaceDetector::tcgen05FenceAfter(uint32_t thread) {
+  afterFence_[thread] = clocks_[thread];
+}
+
+void RaceDetector::tcgen05FenceBefore(uint32_t thread) {
+  // The thread's loads and stores so far come before what it releases next;
+  // those after this fence get the next time.
+  uint32_t ldSt = ldSt_[thread];
+  if (ldSt == Epoch::kNoAgent)
+    return;
+  setClock(clocks_[thread], ldSt, clocks_[ldSt][ldSt]);
+  ++clocks_[ldSt][ldSt];
+}
+
+uint32_t RaceDetector::tcgen05Agent(uint32_t thread, llvm::SMLoc loc) {
+  uint32_t &ldSt = ldSt_[thread];
+  if (ldSt == Epoch::kNoAgent) {
+    ldSt = static_cast<uint32_t>(clocks_.size());
+    VectorClock c;
+    setClock(c, ldSt, 1);
+    clocks_.push_back(std::move(c));
+    groups_.back().async.push_back({AsyncKind::Tcgen05LdSt, thread, loc});
+  }
+  clocks_[ldSt] = tcgen05View(thread);
+  return ldSt;
 }
 
 void RaceDetector::mbarrierRelease(int barrier, uint32_t agent, int64_t phaseBefore, bool completed,
@@ -187,11 +227,12 @@ RaceSide RaceDetector::side(const Epoch &e, bool write) const {
   uint32_t thread = e.agent;
   if (e.agent >= g.threadAgents) {
     const AsyncInfo &info = g.async[e.agent - g.threadAgents];
-    s.async = true;
+    thread = info.issuer;
+    // A thread's tcgen05.ld / st agent is reported as the thread.
+    s.async = info.kind != AsyncKind::Tcgen05LdSt;
     s.kind = info.kind;
     s.issuer = info.issuer % g.threads;
     s.issuedAt = info.loc;
-    thread = info.issuer;
   }
   s.cta = g.firstCta + thread / g.threads;
   s.agent = s.async ? e.agent : thread % g.threads;
@@ -222,8 +263,11 @@ void RaceDetector::accessCell(ShadowCell &cell, ReadSets &sets, const Target &t,
                               bool write, uint32_t agent, llvm::SMLoc loc) {
   const VectorClock &c = clocks_[agent];
   Epoch now{agent, clockAt(c, agent), group_, loc.getPointer()};
+  // A thread's own tcgen05.ld / st come before what it does next.
+  uint32_t ownLdSt = isAsync(agent) ? Epoch::kNoAgent : ldSt_[agent];
   auto conflict = [&](const Epoch &prev, bool prevWrite) {
-    if (!orderedBefore(prev, agent, group_, c))
+    bool own = prev.agent == ownLdSt && prev.group == group_;
+    if (!own && !orderedBefore(prev, agent, group_, c))
       report(RaceType::DataRace, t, address, side(prev, prevWrite), side(now, write));
   };
   bool asyncProxyRead = false;

@@ -23,6 +23,20 @@
 // phase, the warps that leave the rendezvous). wgmma.wait_group acquires the
 // operations of the groups it retires.
 //
+// tcgen05 thread-sync fences (docs/barriers.md, "tcgen05 thread-sync
+// fences"; the static rule is verifier/Tcgen05Fences.h). A tcgen05.mma,
+// tcgen05.ld or tcgen05.st of a thread is ordered after what the thread
+// acquired only up to its last tcgen05.fence_after_thread_sync: the
+// operation's clock is the thread's clock as of that fence (with the
+// thread's own time now, so its own earlier accesses stay before it). A
+// thread's tcgen05.ld / tcgen05.st accesses of tensor memory are made by a
+// second agent of the thread (tcgen05Agent) whose time advances only at the
+// thread's tcgen05.fence_before_thread_sync, where the thread learns it: what
+// the thread releases afterwards covers the loads and stores before that
+// fence, not those after it. The thread's own later accesses stay ordered
+// after them (program order). tcgen05.commit needs no fence (it tracks the
+// MMAs it commits) and keeps the thread's current clock.
+//
 // Memory. Shared memory per byte and tensor memory per 32-bit cell, both per
 // CTA of the group (a peer reaches them through distributed shared memory or
 // the cta_group::2 tensor core); global memory per tensor element for the
@@ -67,7 +81,17 @@ enum class RaceType : uint8_t {
 };
 std::string_view raceTypeName(RaceType k);
 
-enum class AsyncKind : uint8_t { TmaCopy, TmaStore, CpAsync, Wgmma, Tcgen05Mma, Tcgen05Commit };
+// Tcgen05LdSt: not an operation of its own but the tensor-memory side of a
+// thread's tcgen05.ld / tcgen05.st (tcgen05Agent below); reports name the thread.
+enum class AsyncKind : uint8_t {
+  TmaCopy,
+  TmaStore,
+  CpAsync,
+  Wgmma,
+  Tcgen05Mma,
+  Tcgen05Commit,
+  Tcgen05LdSt
+};
 std::string_view asyncKindName(AsyncKind k);
 // Whether operations of this kind read shared memory through the async proxy.
 bool readsThroughAsyncProxy(AsyncKind k);
@@ -146,6 +170,14 @@ public:
   // "global"), which also orders generic-proxy global writes before TMA
   // copies that read them.
   void fenceProxyAsync(uint32_t thread, bool global = false);
+  // tcgen05.fence_after_thread_sync / tcgen05.fence_before_thread_sync by
+  // `thread` (see "tcgen05 thread-sync fences" above).
+  void tcgen05FenceAfter(uint32_t thread);
+  void tcgen05FenceBefore(uint32_t thread);
+  // The agent that makes `thread`'s tcgen05.ld / tcgen05.st accesses of
+  // tensor memory (made at the first one, at `loc`), its clock the thread's
+  // view as of its last after-fence.
+  uint32_t tcgen05Agent(uint32_t thread, llvm::SMLoc loc);
   // The kind of asynchronous operation `agent` of the running group.
   AsyncKind asyncKind(uint32_t agent) const {
     return groups_.back().async[agent - groupThreads_].kind;
@@ -194,6 +226,9 @@ private:
   bool fenced(uint32_t writer, uint32_t writeTime, uint32_t seen) const;
   bool globalFenced(const Epoch &write, uint32_t op) const;
   RaceSide side(const Epoch &e, bool write) const;
+  // `thread`'s clock as of its last tcgen05.fence_after_thread_sync, with its
+  // own time (and its tcgen05Agent's) now.
+  VectorClock tcgen05View(uint32_t thread) const;
   void report(RaceType kind, const Target &t, int64_t address, const RaceSide &first,
               const RaceSide &second);
 
@@ -223,6 +258,8 @@ private:
   // per thread: the global proxy fences, each with the thread's clock then
   // (what it had observed)
   std::vector<std::vector<VectorClock>> globalFences_;
+  std::vector<VectorClock> afterFence_; // per thread: its clock at its last tcgen05 after-fence
+  std::vector<uint32_t> ldSt_;          // per thread: its tcgen05Agent, or Epoch::kNoAgent
   std::vector<VectorClock> barrierAccum_;              // per mbarrier (rank-major): this phase
   std::vector<std::array<VectorClock, 2>> phaseClock_; // per mbarrier: last phase by parity
   VectorClock clusterAccum_, clusterPhase_;            // the cluster barrier

@@ -261,3 +261,82 @@ TEST_CASE("read sets: a reader's repeats collapse, every reader's latest read is
     CHECK(latest == (agent == 3 ? 100u : 39u));
   }
 }
+
+namespace {
+
+RaceDetector::Target tmemCell(int64_t cell) {
+  return {RaceSpace::Tmem, 0, cell, cell, 1};
+}
+
+RaceDetector freshTmem() {
+  RaceDetector d;
+  d.beginCta({0, 0, 0}, 4, 64, true, 2);
+  return d;
+}
+
+} // namespace
+
+TEST_CASE("race detector: a tcgen05 op sees its thread's view as of its last after-fence") {
+  // Thread 0 writes, the threads meet, thread 1 reads with tcgen05.ld (or
+  // issues a tcgen05.mma): ordered only with thread 1's after-fence after
+  // the meeting.
+  auto run = [](bool fenceBefore, bool fenceAfter, bool mma) {
+    RaceDetector d = freshTmem();
+    d.access(tmemCell(0), true, 0, A);
+    if (fenceBefore)
+      d.tcgen05FenceAfter(1);
+    d.syncThreads(0, 4);
+    if (fenceAfter)
+      d.tcgen05FenceAfter(1);
+    uint32_t agent = mma ? d.issueAsync(AsyncKind::Tcgen05Mma, 1, B) : d.tcgen05Agent(1, B);
+    d.access(tmemCell(0), false, agent, B);
+    return d.races();
+  };
+  for (bool mma : {false, true}) {
+    CHECK(run(false, true, mma).empty());
+    CHECK(run(false, false, mma).size() == 1);
+    CHECK(run(true, false, mma).size() == 1); // a fence before the meeting does not count
+  }
+  // The loads of a thread are reported as the thread, at their place.
+  std::vector<Race> r = run(false, false, false);
+  REQUIRE(r.size() == 1);
+  CHECK_FALSE(r[0].second.async);
+  CHECK(r[0].second.agent == 1);
+  CHECK(r[0].second.loc == B);
+  // Other work of the thread is ordered as before: a plain access sees the meeting.
+  RaceDetector plain = freshTmem();
+  plain.access(tmemCell(0), true, 0, A);
+  plain.syncThreads(0, 4);
+  plain.access(tmemCell(0), false, 1, B);
+  CHECK(plain.races().empty());
+}
+
+TEST_CASE("race detector: a tcgen05.ld is published by a later meeting only behind a before-fence") {
+  auto run = [](bool fence) {
+    RaceDetector d = freshTmem();
+    d.access(tmemCell(0), false, d.tcgen05Agent(1, A), A);
+    if (fence)
+      d.tcgen05FenceBefore(1);
+    d.syncThreads(0, 4);
+    d.access(tmemCell(0), true, 0, B); // e.g. the dealloc
+    return d.races();
+  };
+  CHECK(run(true).empty());
+  REQUIRE(run(false).size() == 1);
+  CHECK(run(false)[0].kind == RaceType::DataRace);
+  // A load after the fence is not covered by it.
+  RaceDetector late = freshTmem();
+  late.access(tmemCell(0), false, late.tcgen05Agent(1, A), A);
+  late.tcgen05FenceBefore(1);
+  late.access(tmemCell(1), false, late.tcgen05Agent(1, A), A);
+  late.syncThreads(0, 4);
+  late.access(tmemCell(0), true, 0, B);
+  late.access(tmemCell(1), true, 0, B);
+  REQUIRE(late.races().size() == 1);
+  CHECK(late.races()[0].address == 1);
+  // The thread's own later accesses stay after its loads (program order).
+  RaceDetector own = freshTmem();
+  own.access(tmemCell(0), false, own.tcgen05Agent(1, A), A);
+  own.access(tmemCell(0), true, 1, B);
+  CHECK(own.races().empty());
+}
