@@ -7,6 +7,7 @@
 #include "reward/SimSizes.h"
 #include "reward/SizeRelations.h"
 #include "sync/BarrierSkeleton.h"
+#include "ParseOne.h"
 
 #include <doctest/doctest.h>
 
@@ -16,15 +17,6 @@ using namespace tilescope;
 using namespace tilescope::reward_detail;
 
 namespace {
-
-Kernel parseOne(const std::string &text) {
-  static llvm::SourceMgr sm; // the kernels' locations point into its buffers
-  Diagnostics diag(sm, false);
-  Module m = parseModuleText(text, "f.tile", diag);
-  REQUIRE_FALSE(diag.hasErrors());
-  REQUIRE(m.kernels.size() == 1);
-  return m.kernels[0];
-}
 
 std::vector<SimSize> sizesOf(const Kernel &kernel) {
   std::string why;
