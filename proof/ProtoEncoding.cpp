@@ -134,6 +134,21 @@ z3::expr ProtoEncoder::fresh(const std::string &name) {
   return ctx_.int_const(fmt::format("{}!{}", name, fresh_++).c_str());
 }
 
+z3::expr ProtoEncoder::symbolSum(const std::vector<std::string> &names) const {
+  z3::expr sum = ctx_.int_val(0);
+  for (const std::string &s : names)
+    sum = sum + symbols_.at(s);
+  return sum;
+}
+
+std::map<std::string, int64_t> ProtoEncoder::symbolValues(const z3::model &m,
+                                                          const std::vector<std::string> &names) const {
+  std::map<std::string, int64_t> out;
+  for (const std::string &s : names)
+    out[s] = value(m, symbols_.at(s));
+  return out;
+}
+
 int64_t ProtoEncoder::value(const z3::model &m, const z3::expr &e) {
   z3::expr v = m.eval(e, true);
   int64_t out = 0;

@@ -60,8 +60,19 @@ public:
   // builtins are refused); nothing when `e` uses what Z3 cannot express here.
   std::optional<z3::expr> encode(const Expr &e, const std::map<std::string, z3::expr> &bound,
                                  const std::map<BuiltinKind, z3::expr> &builtins = {});
+  // Adds assumptions() to a solver or an optimizer (both take `add`).
+  template <class Solver> void assumeWhere(Solver &s) const {
+    for (unsigned i = 0; i < assumptions_.size(); ++i)
+      s.add(assumptions_[int(i)]);
+  }
   // The value of a symbol or name in a model, for witnesses.
   const std::map<std::string, z3::expr> &symbols() const { return symbols_; }
+  // The sum of the named symbols: what a search for the smallest admitted
+  // sizes minimises.
+  z3::expr symbolSum(const std::vector<std::string> &names) const;
+  // The named symbols' values in `m`.
+  std::map<std::string, int64_t> symbolValues(const z3::model &m,
+                                              const std::vector<std::string> &names) const;
   // "K = 128, M = 128" for the symbols that appear in `names` (all when empty).
   std::string describeSymbols(const z3::model &m) const;
   // The value of `e` in `m` as an int64_t, for arithmetic on values that

@@ -571,8 +571,7 @@ std::optional<SizeAssignment> solveFor(const Decision &d, size_t k, const Barrie
       return std::nullopt;
     }
     z3::solver solver = oneShotSolver(ctx, kReachBudgetMs);
-    for (unsigned i = 0; i < enc.assumptions().size(); ++i)
-      solver.add(enc.assumptions()[int(i)]);
+    enc.assumeWhere(solver);
     solver.add(*query);
     z3::check_result r = checkWithinBudget(solver);
     if (r == z3::unsat) {
@@ -588,16 +587,11 @@ std::optional<SizeAssignment> solveFor(const Decision &d, size_t k, const Barrie
   z3::context ctx;
   detail::ProtoEncoder enc(ctx, sk);
   z3::optimize opt(ctx);
-  for (unsigned i = 0; i < enc.assumptions().size(); ++i)
-    opt.add(enc.assumptions()[int(i)]);
+  enc.assumeWhere(opt);
   opt.add(*takes(enc, sk, d, k));
-  z3::expr sum = ctx.int_val(0);
-  for (const std::string &s : sk.symbols) {
-    z3::expr v = enc.symbols().at(s);
-    opt.add(v <= ctx.int_val(kMaxThresholdSymbol));
-    sum = sum + v;
-  }
-  opt.minimize(sum);
+  for (const std::string &s : sk.symbols)
+    opt.add(enc.symbols().at(s) <= ctx.int_val(kMaxThresholdSymbol));
+  opt.minimize(enc.symbolSum(sk.symbols));
   z3::check_result r = checkWithinBudget(opt);
   if (r != z3::sat) {
     why = r == z3::unsat
@@ -605,11 +599,7 @@ std::optional<SizeAssignment> solveFor(const Decision &d, size_t k, const Barrie
               : fmt::format("Z3 gave up ({})", Z3_optimize_get_reason_unknown(ctx, opt));
     return std::nullopt;
   }
-  z3::model m = opt.get_model();
-  SizeAssignment out;
-  for (const std::string &s : sk.symbols)
-    out[s] = detail::ProtoEncoder::value(m, enc.symbols().at(s));
-  return out;
+  return enc.symbolValues(opt.get_model(), sk.symbols);
 }
 
 // Past the threshold: one symbol `d` reads (those of the grid for

@@ -331,8 +331,7 @@ std::optional<SizeAssignment> smallestTwoRoundSizes(const BarrierSkeleton &sk, s
     z3::context ctx;
     detail::ProtoEncoder enc(ctx, sk);
     z3::optimize opt(ctx);
-    for (unsigned i = 0; i < enc.assumptions().size(); ++i)
-      opt.add(enc.assumptions()[int(i)]);
+    enc.assumeWhere(opt);
     for (const auto &[name, v] : fixed)
       if (auto it = enc.symbols().find(name); it != enc.symbols().end())
         opt.add(it->second == ctx.int_val(v));
@@ -350,10 +349,7 @@ std::optional<SizeAssignment> smallestTwoRoundSizes(const BarrierSkeleton &sk, s
       if (trip)
         opt.add_soft(*trip >= ctx.int_val(r.flattened), 1);
     }
-    z3::expr sum = ctx.int_val(0);
-    for (const std::string &s : sk.symbols)
-      sum = sum + enc.symbols().at(s);
-    opt.minimize(sum);
+    opt.minimize(enc.symbolSum(sk.symbols));
     // Z3 4.8.12's optimizer ignores rlimit (tried 2026-11-25: a non-linear
     // minimization ran on past 10^5 units), so only the command's time
     // budgets bound it (checkWithinBudget interrupts this context, which is
@@ -371,10 +367,7 @@ std::optional<SizeAssignment> smallestTwoRoundSizes(const BarrierSkeleton &sk, s
                                         describeSizes(fixed));
       return std::nullopt;
     }
-    z3::model m = opt.get_model();
-    SizeAssignment out;
-    for (const std::string &s : sk.symbols)
-      out[s] = detail::ProtoEncoder::value(m, enc.symbols().at(s));
+    SizeAssignment out = enc.symbolValues(opt.get_model(), sk.symbols);
     if (!admits(sk, out)) {
       why = "Z3 chose sizes the where clause does not admit";
       return std::nullopt;
