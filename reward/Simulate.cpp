@@ -126,7 +126,15 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
     args.ints = size.values;
     if (i >= firstThreshold) // a float scalar a threshold size pins
       args.floats = thresholds.floats[i - firstThreshold];
-    sampleScalars(kernel, args, seed); // float scalars (eps, scale): not only the default
+    // Float scalars (eps, scale): not only the default, and both ends of
+    // their range — the first size draws from the top fifth, the second from
+    // the bottom fifth, later ones from all of it (hack `ignores-eps`, which
+    // dropped eps and passed about a third of the seeds while every size
+    // drew from the whole range).
+    sampleScalars(kernel, args, seed,
+                  i == 0   ? sim::ScalarStratum::Top
+                  : i == 1 ? sim::ScalarStratum::Bottom
+                           : sim::ScalarStratum::Whole);
     std::string described = describe(size.values);
     for (const auto &[name, v] : args.floats)
       described += fmt::format(", {} = {:.3g}", name, v);

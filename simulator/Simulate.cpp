@@ -49,13 +49,17 @@ uint64_t freshSeed() {
   return s & ((uint64_t{1} << 53) - 1);
 }
 
-std::vector<std::string> sampleScalars(const Kernel &kernel, ArgValues &args, uint64_t seed) {
+std::vector<std::string> sampleScalars(const Kernel &kernel, ArgValues &args, uint64_t seed,
+                                       ScalarStratum stratum) {
+  // The part of [0, 1] that u is drawn from.
+  const double from = stratum == ScalarStratum::Top ? 0.8 : 0.0;
+  const double to = stratum == ScalarStratum::Bottom ? 0.2 : 1.0;
   std::vector<std::string> notes;
   for (const Param &p : kernel.params) {
     if (p.isTensor || !isFloat(p.dtype) || args.floats.count(p.name) || args.ints.count(p.name))
       continue;
     std::mt19937_64 rng(seed ^ std::hash<std::string>()("scalar " + p.name));
-    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    std::uniform_real_distribution<double> unit(from, to);
     std::string lower = p.name;
     for (char &c : lower)
       c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
