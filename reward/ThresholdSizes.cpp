@@ -216,9 +216,16 @@ private:
       if (auto it = loops_.find(f.var); it != loops_.end())
         outer = it->second;
       loops_.erase(f.var);
-      if (auto ends = endsOf(f, env))
+      // The body's decisions are taken only where the loop runs: its
+      // non-empty condition joins their path (a `blockIdx.x > 0` inside a
+      // persistent tile loop counted as seen in CTAs that run no tile; hack
+      // `cta-1-zero`).
+      Expr bodyPath = path;
+      if (auto ends = endsOf(f, env)) {
         loops_[f.var] = *ends;
-      block(f.body, path, inner);
+        bodyPath = path ? Binary::make(BinaryOp::And, path, ends->nonEmpty, f.loc) : ends->nonEmpty;
+      }
+      block(f.body, bodyPath, inner);
       loops_.erase(f.var);
       if (outer)
         loops_[f.var] = *outer;
