@@ -73,8 +73,10 @@ TEST_CASE("sizes: the block-scaled GEMM's rings wrap by K, not by a huge M") {
   // A ring of 5 stages, one tile: 10 k-blocks.
   CHECK(sizes[0].values ==
         SizeAssignment{{"K", 1280}, {"KB", 10}, {"M", 4}, {"N", 8}, {"NB", 1}});
+  // M raised to 260 (three row tiles): CTA 2 of the constant grid runs a
+  // tile (spreadTiles; it was M = 76, one tile, until session 21).
   CHECK(sizes[1].values ==
-        SizeAssignment{{"K", 1408}, {"KB", 11}, {"M", 76}, {"N", 88}, {"NB", 1}});
+        SizeAssignment{{"K", 1408}, {"KB", 11}, {"M", 260}, {"N", 88}, {"NB", 1}});
   // 133 column tiles (CTA 0 runs tiles 0 and 132), five k-blocks each.
   CHECK(sizes[2].values ==
         SizeAssignment{{"K", 640}, {"KB", 5}, {"M", 4}, {"N", 16904}, {"NB", 133}});
