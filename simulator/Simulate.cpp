@@ -221,26 +221,29 @@ SimulationResult simulateChecked(const Program &program, const BoundProblem *pro
       if (isProblemOutput(problem, static_cast<int>(i)))
         continue;
       const HostTensor &now = tensors[i], &was = before[i];
-      if (now.bytes == was.bytes)
-        continue; // no element changed (one comparison, not one per element)
       InputChange c;
-      for (int64_t e = 0; e < now.elements(); ++e)
-        if (now.bitsAt(e) != was.bitsAt(e)) {
-          if (c.changed++ == 0) {
+      c.written = std::count(now.written.begin(), now.written.end(), 1);
+      if (now.bytes != was.bytes) // else no element changed (one comparison, not one per element)
+        for (int64_t e = 0; e < now.elements(); ++e)
+          if (now.bitsAt(e) != was.bitsAt(e) && c.changed++ == 0)
             c.first = e;
-            c.before = isFloat(was.dtype) ? decodeFloat(was.dtype, was.bitsAt(e)) : 0;
-            c.after = isFloat(now.dtype) ? decodeFloat(now.dtype, now.bitsAt(e)) : 0;
-          }
-        }
-      if (!c.changed)
+      if (!c.changed && !c.written)
         continue;
+      if (!c.changed)
+        c.first = std::find(now.written.begin(), now.written.end(), 1) - now.written.begin();
+      c.before = isFloat(was.dtype) ? decodeFloat(was.dtype, was.bitsAt(c.first)) : 0;
+      c.after = isFloat(now.dtype) ? decodeFloat(now.dtype, now.bitsAt(c.first)) : 0;
       c.name = now.name;
       out.findings.push_back(
           {"input modified",
-           fmt::format("input modified: {} was {}, is {} after the run ({} of {} elements "
-                       "changed); only the problem's outputs may be written",
-                       elementText(now, c.first), valueText(was, was.bitsAt(c.first)),
-                       valueText(now, now.bitsAt(c.first)), c.changed, now.elements()),
+           c.changed ? fmt::format("input modified: {} was {}, is {} after the run ({} of {} "
+                                   "elements changed); only the problem's outputs may be written",
+                                   elementText(now, c.first), valueText(was, was.bitsAt(c.first)),
+                                   valueText(now, now.bitsAt(c.first)), c.changed, now.elements())
+                     : fmt::format("input modified: the kernel stored to {} ({} of {} elements "
+                                   "written, every value left or put back as it was); only the "
+                                   "problem's outputs may be written",
+                                   elementText(now, c.first), c.written, now.elements()),
            ""});
       out.inputChanges.push_back(std::move(c));
     }

@@ -83,11 +83,14 @@ struct SimulateOptions {
   std::function<std::string(llvm::SMLoc)> where;
 };
 
-// A tensor the kernel must not write that it changed.
+// A tensor the kernel must not write that it changed, or stored to and left
+// (or put back) as it was: an input used as scratch and restored is a write
+// all the same.
 struct InputChange {
   std::string name;
   int64_t changed = 0; // elements whose bits differ
-  int64_t first = 0;   // the first of them (flat)
+  int64_t written = 0; // elements the kernel stored to, changed or not
+  int64_t first = 0;   // the first changed element (flat), else the first written
   double before = 0, after = 0;
 };
 
