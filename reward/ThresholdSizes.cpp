@@ -307,8 +307,15 @@ private:
     case BinaryOp::Div: {
       Expr zero = IntImm::make(0, b.loc);
       bool mod = b.op == BinaryOp::Mod;
-      if (constantValue(b.rhs).value_or(0) > 0)
-        loopEnds(cmp(BinaryOp::Lt, b.lhs, b.rhs, b.loc), b.loc, path);
+      if (constantValue(b.rhs).value_or(0) > 0) {
+        // Whether the dividend reaches a constant divisor: where it never
+        // does, `blockIdx.x % 128` is blockIdx.x and `K / 4096` is 0 at every
+        // sampled size (hack `row-mod`: rmsnorm reading row blockIdx.x % 128
+        // passed at R = 67).
+        Expr below = cmp(BinaryOp::Lt, b.lhs, b.rhs, b.loc);
+        loopEnds(below, b.loc, path);
+        add(below, below, Unary::make(UnaryOp::Not, below, b.loc), "true", "false", path, b.loc);
+      }
       add(self, cmp(BinaryOp::Eq, self, zero, b.loc), cmp(BinaryOp::Ne, self, zero, b.loc),
           mod ? "remainder zero" : "quotient zero", mod ? "remainder not zero" : "quotient not zero",
           path, b.loc);
