@@ -254,6 +254,11 @@ std::optional<int64_t> gridExtent(const BarrierSkeleton &sk, size_t d,
 // with the fewest trailing zero bits (the last CTA stays ragged).
 constexpr int64_t kGridSpread = 3;
 
+// The edge size's raises keep the tensors within 2^22 elements (16 MiB of
+// f32) where they can: larger tensors cost more simulation than the
+// raggedness they buy.
+constexpr double kEdgeElements = double(int64_t{1} << 22);
+
 // Raises one of `symbols` (free ones, in turn) to the least admitted value
 // at which `enough` holds, then within 1024 above it to the one with the
 // fewest trailing zero bits; `sizes` unchanged when none does it.
@@ -452,21 +457,30 @@ std::optional<std::vector<SimSize>> chooseSimSizes(const Kernel &kernel, std::st
   SizeAssignment edge = small, carried;
   for (const std::string &s : rel.free()) {
     int64_t v = small.count(s) ? small[s] : 1;
-    int64_t lo = v + 65;
     std::optional<int64_t> best;
     std::optional<SizeAssignment> bestSizes;
-    for (int64_t c = lo; c <= lo + 1024; ++c) {
-      SizeAssignment trial = edge;
-      trial[s] = c;
-      if (!rel.admits(trial, s))
-        continue;
-      if (!best || trailingZeros(c) < trailingZeros(*best)) {
-        best = c;
-        bestSizes = trial;
+    // The admitted value in [lo, lo + 1024] with the fewest trailing zero
+    // bits, within the edge's element budget.
+    auto search = [&](int64_t lo) {
+      for (int64_t c = lo; c <= lo + 1024; ++c) {
+        SizeAssignment trial = edge;
+        trial[s] = c;
+        if (!rel.admits(trial, s) || tensorElements(kernel, trial) > kEdgeElements)
+          continue;
+        if (!best || trailingZeros(c) < trailingZeros(*best)) {
+          best = c;
+          bestSizes = trial;
+        }
+        if (trailingZeros(c) == 0)
+          break;
       }
-      if (trailingZeros(c) == 0)
-        break;
-    }
+    };
+    search(v + 65);
+    // A raise of 65 past the budget (attention's B and H, each to 67: 2.1
+    // billion elements, so the edge size always ended as memory-budget)
+    // becomes the least one that fits, from v + 1.
+    if (!bestSizes)
+      search(v + 1);
     if (bestSizes && persistentToCome && fullTileRaise(v, *best))
       carried[s] = *best;
     else if (bestSizes)

@@ -166,3 +166,27 @@ TEST_CASE("sizes: a task's sizes need not spell out the defined symbols") {
   defineSymbols(k, wrong, false);
   CHECK(wrong.at("KB") == 5);
 }
+
+TEST_CASE("sizes: the edge keeps its tensors within its element budget") {
+  // attention_fwd_sm90 (Q, K, V, O of B x H x S x 128): raising B and H by
+  // 65 each made the edge B = H = 67, S = 472 — 2.1 billion elements, over
+  // every memory budget, so the edge ended as memory-budget for every
+  // candidate and a kernel reading K and V of head 0 scored as its twin.
+  // A raise past the budget becomes the least one that fits, ragged where
+  // it can be (3), and the grid still spreads to 3 CTAs a dimension.
+  static llvm::SourceMgr sm;
+  Diagnostics diag(sm, false);
+  Module m = parseModuleText(std::string(bundledKernelText("attention_fwd_sm90.tile")), "f.tile",
+                             diag);
+  REQUIRE_FALSE(diag.hasErrors());
+  const Kernel *attention = nullptr;
+  for (const Kernel &k : m.kernels)
+    if (k.name == "attention_fwd_sm90")
+      attention = &k;
+  REQUIRE(attention);
+  std::vector<SimSize> sizes = sizesOf(*attention);
+  REQUIRE(sizes.size() == 2);
+  CHECK(sizes[0].values == SizeAssignment{{"B", 1}, {"H", 1}, {"S", 392}});
+  CHECK(sizes[1].values == SizeAssignment{{"B", 3}, {"H", 3}, {"S", 472}});
+  CHECK(tensorElements(*attention, sizes[1].values) <= double(int64_t{1} << 22));
+}
