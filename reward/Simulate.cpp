@@ -92,6 +92,25 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
     return r;
   }
 
+  // The task's element types (RewardOptions::dtypes): a reference of the
+  // candidate's own cheaper types is no answer to the task (hack
+  // `cheaper-dtypes`).
+  for (const auto &[name, want] : req.dtypes) {
+    auto p = std::find_if(kernel.params.begin(), kernel.params.end(),
+                          [&](const Param &q) { return q.name == name; });
+    std::string got = p == kernel.params.end() ? "" : std::string(dtypeName(p->dtype));
+    if (got == want)
+      continue;
+    r.status = StageStatus::Fail;
+    r.reason = p == kernel.params.end()
+                   ? fmt::format("the task wants a parameter '{}' of type {}; the kernel has none",
+                                 name, want)
+                   : fmt::format("the task wants '{}' as {}; the kernel declares it {}", name, want,
+                                 got);
+    add("simulate.problem-mismatch", r.reason, "", p == kernel.params.end() ? llvm::SMLoc{} : p->loc);
+    return r;
+  }
+
   std::string why;
   std::optional<std::vector<SimSize>> sizes =
       req.sizes == "auto" ? chooseSimSizes(kernel, why) : parseSimSizes(req.sizes, why);
