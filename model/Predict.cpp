@@ -221,10 +221,14 @@ Prediction predict(const KernelProfile &p, const Machine &m, const PredictCache 
       n += i >= static_cast<int64_t>(p.ctas.size()) || p.ctas[static_cast<size_t>(i)].loadBytes > 0;
     return static_cast<double>(std::min(n, sms));
   };
-  // One wave of one-tile CTAs starts together (l2TBs).
+  // One wave of one-tile CTAs starts together (l2TBs). Not a split-K grid
+  // (its ranks reduce through DSMEM): measured, the ranks' loads do not reach
+  // the in-step rate (128x128 SPLIT=2 at 1024x1024x16384 pulled 537 MB in 70
+  // us, 7.7 TB/s, where one-tile 64x128 in the same wave pulled 805 MB at 12.8;
+  // docs/model.md "Split K out of step").
   bool lockstep = p.grid <= perWave;
   for (const CtaWork &w : p.ctas)
-    lockstep = lockstep && w.tiles <= 1;
+    lockstep = lockstep && w.tiles <= 1 && w.clusterBytes == 0;
   const double l2Rate = l2TBs(m, cache->l2FirstFraction, lockstep);
   // Costs of the traced CTAs; the rest cost their average.
   std::vector<CtaCost> costs;

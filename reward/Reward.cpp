@@ -4,6 +4,7 @@
 #include "reward/Reward.h"
 
 #include "ir/Budget.h"
+#include "ir/Dtype.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/SemanticHash.h"
@@ -255,6 +256,8 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
       key += "|ptxas";
     for (const auto &[output, t] : options.tolerances) // simulate's verdict depends on them
       key += fmt::format("|{}:{}:{}", output, t.rtol, t.atol);
+    for (const auto &[param, dtype] : options.dtypes) // and on these
+      key += fmt::format("|{}={}", param, dtype);
   }
   using StageFn = StageResult (*)(const Kernel &, llvm::SourceMgr &);
   static const std::pair<const char *, StageFn> kStatic[] = {
@@ -335,7 +338,7 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
     } else {
       SimulateRequest req{options.problem,   options.sizes,    seed,
                           options.timeoutMs, options.maxSteps, options.maxMemoryMb,
-                          options.tolerances};
+                          options.tolerances, options.dtypes};
       auto started = Clock::now();
       StageResult s = simulateStage(*pk.kernel, sm, req, kr.simulated);
       s.ms = msSince(started);
@@ -520,6 +523,15 @@ RewardResult reward(const std::string &source, const RewardOptions &options) {
       return finishError();
     }
   }
+
+  for (const auto &[param, dtype] : options.dtypes)
+    if (!dtypeFromName(dtype)) {
+      fileError("options.dtypes",
+                fmt::format("the task's type '{}' for '{}' is no element type (f32, bf16, "
+                            "f16, f8e4m3, ...)",
+                            dtype, param));
+      return finishError();
+    }
 
   if (options.sizes != "auto") {
     std::string why;

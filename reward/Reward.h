@@ -40,6 +40,12 @@ struct RewardOptions {
   // By output name, or "*" for every other output; empty: the references'
   // bounds from the numerics model (docs/simulator.md, "Comparison").
   std::map<std::string, RewardTolerance> tolerances;
+  // The element types the task wants, by parameter name ("A" -> "bf16"):
+  // the problem names the operands, not their types, so a candidate could
+  // declare cheaper ones (bf16 inputs for an f32 GEMM) and be compared with
+  // a reference of those. A parameter declared otherwise, or missing, fails
+  // the simulate stage (`simulate.problem-mismatch`). Empty: not checked.
+  std::map<std::string, std::string> dtypes;
   std::string fileName = "<candidate>";
   double staticTimeoutMs = 10000;        // CPU time of the static stages together (0: none)
   double timeoutMs = 10000;              // wall time of the simulate stage per size

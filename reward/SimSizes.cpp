@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <set>
 
@@ -56,23 +57,32 @@ SizeAssignment onlySymbols(const SizeAssignment &all, const std::vector<std::str
 
 LeafValue leafAt(const SizeAssignment &sizes);
 
-// The trip count CTA 0 gives the first loop that starts at a blockIdx (a
-// persistent tile loop), or nothing when there is none.
-std::optional<int64_t> persistentTrip(const BarrierSkeleton &sk, const SizeAssignment &sizes) {
+bool isCtaIndex(BuiltinKind b) {
+  return b == BuiltinKind::blockIdx_x || b == BuiltinKind::blockIdx_y ||
+         b == BuiltinKind::blockIdx_z;
+}
+
+// The trip count CTA `cta` (CTA 0 by default) gives the first loop that
+// starts at a blockIdx (a persistent tile loop), or nothing when there is
+// none.
+std::optional<int64_t> persistentTrip(const BarrierSkeleton &sk, const SizeAssignment &sizes,
+                                      std::array<int64_t, 3> cta = {0, 0, 0}) {
   for (const SkeletonLoop &loop : sk.loops) {
     bool startsAtCta = false;
     struct FindCta : IRVisitor {
       bool found = false;
-      void visitBuiltin(const Builtin &b) override {
-        found |= b.which == BuiltinKind::blockIdx_x || b.which == BuiltinKind::blockIdx_y ||
-                 b.which == BuiltinKind::blockIdx_z;
-      }
+      void visitBuiltin(const Builtin &b) override { found |= isCtaIndex(b.which); }
     } find;
     find.visit(loop.begin);
     startsAtCta = find.found;
     if (!startsAtCta || loop.parent >= 0)
       continue;
-    LeafValue leaf = leafAt(sizes);
+    LeafValue at = leafAt(sizes);
+    LeafValue leaf = [&](const Expr &e) -> std::optional<int64_t> {
+      if (e->kind == ExprKind::Builtin && isCtaIndex(as<Builtin>(e).which))
+        return cta[size_t(int(as<Builtin>(e).which) - int(BuiltinKind::blockIdx_x))];
+      return at(e);
+    };
     if (auto trip = evalConcrete(loop.trip(), leaf))
       return trip;
   }
@@ -243,55 +253,95 @@ std::optional<int64_t> gridExtent(const BarrierSkeleton &sk, size_t d,
 // value that suffices, then, within the edge's window above it, to the one
 // with the fewest trailing zero bits (the last CTA stays ragged).
 constexpr int64_t kGridSpread = 3;
+
+// The edge size's raises keep the tensors within 2^22 elements (16 MiB of
+// f32) where they can: larger tensors cost more simulation than the
+// raggedness they buy.
+constexpr double kEdgeElements = double(int64_t{1} << 22);
+
+// Raises one of `symbols` (free ones, in turn) to the least admitted value
+// at which `enough` holds, then within 1024 above it to the one with the
+// fewest trailing zero bits; `sizes` unchanged when none does it.
+SizeAssignment raiseUntil(const SizeRelations &rel, SizeAssignment sizes,
+                          const std::set<std::string> &symbols,
+                          const std::function<bool(const SizeAssignment &)> &enough) {
+  for (const std::string &name : rel.freeBehind(symbols)) {
+    auto it = sizes.find(name);
+    if (it == sizes.end())
+      continue;
+    int64_t v = it->second, hi = 0;
+    auto at = [&](int64_t c) {
+      SizeAssignment trial = sizes;
+      trial[name] = c;
+      return rel.admits(trial, name) && enough(trial) ? std::optional<SizeAssignment>(trial)
+                                                       : std::nullopt;
+    };
+    for (int shift = 1; shift <= 20 && !hi; ++shift)
+      if (at(v << shift))
+        hi = v << shift;
+    if (!hi)
+      continue;
+    int64_t least = hi;
+    for (int64_t c = std::max(v + 1, hi / 2); c <= hi; ++c)
+      if (at(c)) {
+        least = c;
+        break;
+      }
+    std::optional<int64_t> best;
+    for (int64_t c = least; c <= least + 1024; ++c) {
+      if (!at(c))
+        continue;
+      if (!best || trailingZeros(c) < trailingZeros(*best))
+        best = c;
+      if (trailingZeros(c) == 0)
+        break;
+    }
+    return *at(best.value_or(least));
+  }
+  return sizes;
+}
+
 SizeAssignment spreadGrid(const BarrierSkeleton &sk, const SizeRelations &rel,
                           SizeAssignment sizes) {
   for (size_t d = 0; d < sk.grid.size(); ++d) {
-    std::string name;
-    auto spread = [&](SizeAssignment &trial) {
-      if (!rel.admits(trial, name))
-        return false;
-      auto g = gridExtent(sk, d, trial);
-      return g && *g >= kGridSpread;
-    };
     auto now = gridExtent(sk, d, sizes);
     if (!now || *now >= kGridSpread)
       continue;
-    for (const std::string &symbol : rel.freeBehind(namesUsed(sk.grid[d]))) {
-      name = symbol;
-      auto it = sizes.find(name);
-      if (it == sizes.end())
-        continue;
-      int64_t v = it->second, hi = 0;
-      auto at = [&](int64_t c) {
-        SizeAssignment trial = sizes;
-        trial[name] = c;
-        return spread(trial) ? std::optional<SizeAssignment>(trial) : std::nullopt;
-      };
-      for (int shift = 1; shift <= 20 && !hi; ++shift)
-        if (at(v << shift))
-          hi = v << shift;
-      if (!hi)
-        continue;
-      int64_t least = hi;
-      for (int64_t c = std::max(v + 1, hi / 2); c <= hi; ++c)
-        if (at(c)) {
-          least = c;
-          break;
-        }
-      std::optional<int64_t> best;
-      for (int64_t c = least; c <= least + 1024; ++c) {
-        if (!at(c))
-          continue;
-        if (!best || trailingZeros(c) < trailingZeros(*best))
-          best = c;
-        if (trailingZeros(c) == 0)
-          break;
-      }
-      sizes = *at(best.value_or(least));
-      break;
-    }
+    sizes = raiseUntil(rel, sizes, namesUsed(sk.grid[d]), [&](const SizeAssignment &trial) {
+      auto g = gridExtent(sk, d, trial);
+      return g && *g >= kGridSpread;
+    });
   }
   return sizes;
+}
+
+// The same for a constant grid with a persistent tile loop: the CTA whose
+// indices are min(kGridSpread - 1, extent - 1) must run a tile, so that a
+// CTA other than 0 computes something at a size where every CTA runs (the
+// small and edge sizes gave gemm_bf16_sm90 one tile, the persistent size
+// runs CTA 0 alone: a kernel wrong in every other CTA passed, hack
+// `cta-1-wrong`). The symbols of the loop's trip count are raised.
+SizeAssignment spreadTiles(const BarrierSkeleton &sk, const SizeRelations &rel,
+                           SizeAssignment sizes) {
+  std::array<int64_t, 3> cta{0, 0, 0};
+  for (size_t d = 0; d < sk.grid.size() && d < 3; ++d) {
+    auto g = gridExtent(sk, d, sizes);
+    if (!g || *g < 1)
+      return sizes;
+    cta[d] = std::min(kGridSpread - 1, *g - 1);
+  }
+  auto runs = [&](const SizeAssignment &trial) {
+    auto t = persistentTrip(sk, trial, cta);
+    return t && *t >= 1;
+  };
+  if (!persistentTrip(sk, sizes, cta) || runs(sizes))
+    return sizes;
+  std::set<std::string> symbols;
+  for (const SkeletonLoop &loop : sk.loops)
+    if (loop.parent < 0)
+      for (const std::string &n : namesUsed(loop.trip()))
+        symbols.insert(n);
+  return raiseUntil(rel, sizes, symbols, runs);
 }
 
 bool constantGrid(const Kernel &kernel) {
@@ -407,27 +457,38 @@ std::optional<std::vector<SimSize>> chooseSimSizes(const Kernel &kernel, std::st
   SizeAssignment edge = small, carried;
   for (const std::string &s : rel.free()) {
     int64_t v = small.count(s) ? small[s] : 1;
-    int64_t lo = v + 65;
     std::optional<int64_t> best;
     std::optional<SizeAssignment> bestSizes;
-    for (int64_t c = lo; c <= lo + 1024; ++c) {
-      SizeAssignment trial = edge;
-      trial[s] = c;
-      if (!rel.admits(trial, s))
-        continue;
-      if (!best || trailingZeros(c) < trailingZeros(*best)) {
-        best = c;
-        bestSizes = trial;
+    // The admitted value in [lo, lo + 1024] with the fewest trailing zero
+    // bits, within the edge's element budget.
+    auto search = [&](int64_t lo) {
+      for (int64_t c = lo; c <= lo + 1024; ++c) {
+        SizeAssignment trial = edge;
+        trial[s] = c;
+        if (!rel.admits(trial, s) || tensorElements(kernel, trial) > kEdgeElements)
+          continue;
+        if (!best || trailingZeros(c) < trailingZeros(*best)) {
+          best = c;
+          bestSizes = trial;
+        }
+        if (trailingZeros(c) == 0)
+          break;
       }
-      if (trailingZeros(c) == 0)
-        break;
-    }
+    };
+    search(v + 65);
+    // A raise of 65 past the budget (attention's B and H, each to 67: 2.1
+    // billion elements, so the edge size always ended as memory-budget)
+    // becomes the least one that fits, from v + 1.
+    if (!bestSizes)
+      search(v + 1);
     if (bestSizes && persistentToCome && fullTileRaise(v, *best))
       carried[s] = *best;
     else if (bestSizes)
       edge = *bestSizes;
   }
   edge = spreadGrid(sk, rel, edge);
+  if (constantGrid(kernel))
+    edge = spreadTiles(sk, rel, edge);
 
   // Persistent: more tiles than CTAs, from the small size with the edge's
   // carried raises.

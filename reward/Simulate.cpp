@@ -92,6 +92,25 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
     return r;
   }
 
+  // The task's element types (RewardOptions::dtypes): a reference of the
+  // candidate's own cheaper types is no answer to the task (hack
+  // `cheaper-dtypes`).
+  for (const auto &[name, want] : req.dtypes) {
+    auto p = std::find_if(kernel.params.begin(), kernel.params.end(),
+                          [&](const Param &q) { return q.name == name; });
+    std::string got = p == kernel.params.end() ? "" : std::string(dtypeName(p->dtype));
+    if (got == want)
+      continue;
+    r.status = StageStatus::Fail;
+    r.reason = p == kernel.params.end()
+                   ? fmt::format("the task wants a parameter '{}' of type {}; the kernel has none",
+                                 name, want)
+                   : fmt::format("the task wants '{}' as {}; the kernel declares it {}", name, want,
+                                 got);
+    add("simulate.problem-mismatch", r.reason, "", p == kernel.params.end() ? llvm::SMLoc{} : p->loc);
+    return r;
+  }
+
   std::string why;
   std::optional<std::vector<SimSize>> sizes =
       req.sizes == "auto" ? chooseSimSizes(kernel, why) : parseSimSizes(req.sizes, why);
@@ -126,7 +145,15 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
     args.ints = size.values;
     if (i >= firstThreshold) // a float scalar a threshold size pins
       args.floats = thresholds.floats[i - firstThreshold];
-    sampleScalars(kernel, args, seed); // float scalars (eps, scale): not only the default
+    // Float scalars (eps, scale): not only the default, and both ends of
+    // their range — the first size draws from the top fifth, the second from
+    // the bottom fifth, later ones from all of it (hack `ignores-eps`, which
+    // dropped eps and passed about a third of the seeds while every size
+    // drew from the whole range).
+    sampleScalars(kernel, args, seed,
+                  i == 0   ? sim::ScalarStratum::Top
+                  : i == 1 ? sim::ScalarStratum::Bottom
+                           : sim::ScalarStratum::Whole);
     std::string described = describe(size.values);
     for (const auto &[name, v] : args.floats)
       described += fmt::format(", {} = {:.3g}", name, v);

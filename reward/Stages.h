@@ -71,6 +71,7 @@ struct SimulateRequest {
   uint64_t maxSteps = 0;
   uint64_t maxMemoryMb = 512;
   std::map<std::string, RewardTolerance> tolerances;
+  std::map<std::string, std::string> dtypes; // RewardOptions::dtypes
 };
 StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const SimulateRequest &request,
                           std::vector<SimulatedSize> &ran);

@@ -146,6 +146,24 @@ bool applyTaskKey(llvm::StringRef text, llvm::StringRef key, const json::Value &
     }
     return true;
   }
+  if (key == "dtypes") {
+    const json::Object *params = value.getAsObject();
+    if (!params) {
+      wrongType("an object such as {\"A\": \"bf16\", \"C\": \"f32\"}");
+      return true;
+    }
+    for (const auto &[param, dtype] : *params) {
+      auto name = dtype.getAsString();
+      if (!name) {
+        error = atKey(text, param,
+                      fmt::format("the type of '{}' must be a string such as \"bf16\"",
+                                  param.str()));
+        return true;
+      }
+      o.dtypes[param.str()] = name->str();
+    }
+    return true;
+  }
   if (key != "sizes")
     return false;
   if (auto s = value.getAsString()) {
@@ -204,7 +222,7 @@ bool readTask(llvm::StringRef text, RewardOptions &options, JsonInputError &erro
     if (!applyTaskKey(text, key, value, o, bad))
       bad = atKey(text, key,
                   fmt::format("unknown task key '{}' (problem, sizes, seed, kernel, "
-                              "tolerances, performance_sizes, machine)",
+                              "tolerances, dtypes, performance_sizes, machine)",
                               key.str()));
     if (bad) {
       error = std::move(*bad);

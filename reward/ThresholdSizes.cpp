@@ -142,8 +142,13 @@ private:
   // (`if k < 4096` in `for k in 0 .. K`): monotone in the variable, so the
   // outcomes over the loop are those at its first and last values; each
   // corner (up to two variables) is a decision over sizes, under the loops
-  // being non-empty.
-  void loopEnds(const Binary &b, const Expr &self, const Expr &path) {
+  // being non-empty. `min`/`max` of such terms and a quotient or remainder
+  // by a positive constant come here as the comparison that decides them
+  // (`min(k, 300)`: `k < 300`, `k > 300`; `k % 300`, `k / 300`: `k < 300`,
+  // whether the dividend reaches the divisor), so that an index that stops
+  // moving or wraps past a constant is run on both sides (hacks
+  // `loop-min`, `loop-mod`, `loop-div`).
+  void loopEnds(const Expr &self, llvm::SMLoc loc, const Expr &path) {
     std::vector<std::string> vars;
     for (const std::string &n : namesUsed(self))
       if (loops_.count(n))
@@ -168,10 +173,10 @@ private:
       for (size_t v = 0; v < vars.size(); ++v) {
         const Ends &ends = loops_.at(vars[v]);
         at[vars[v]] = corner >> v & 1 ? ends.last : ends.first;
-        under = under ? Binary::make(BinaryOp::And, under, ends.nonEmpty, b.loc) : ends.nonEmpty;
+        under = under ? Binary::make(BinaryOp::And, under, ends.nonEmpty, loc) : ends.nonEmpty;
       }
       Expr c = substitute(self, at);
-      add(c, c, Unary::make(UnaryOp::Not, c, b.loc), "true", "false", under, b.loc);
+      add(c, c, Unary::make(UnaryOp::Not, c, loc), "true", "false", under, loc);
     }
   }
 
@@ -211,9 +216,16 @@ private:
       if (auto it = loops_.find(f.var); it != loops_.end())
         outer = it->second;
       loops_.erase(f.var);
-      if (auto ends = endsOf(f, env))
+      // The body's decisions are taken only where the loop runs: its
+      // non-empty condition joins their path (a `blockIdx.x > 0` inside a
+      // persistent tile loop counted as seen in CTAs that run no tile; hack
+      // `cta-1-zero`).
+      Expr bodyPath = path;
+      if (auto ends = endsOf(f, env)) {
         loops_[f.var] = *ends;
-      block(f.body, path, inner);
+        bodyPath = path ? Binary::make(BinaryOp::And, path, ends->nonEmpty, f.loc) : ends->nonEmpty;
+      }
+      block(f.body, bodyPath, inner);
       loops_.erase(f.var);
       if (outer)
         loops_[f.var] = *outer;
@@ -282,7 +294,7 @@ private:
     case BinaryOp::Le:
     case BinaryOp::Gt:
     case BinaryOp::Ge:
-      loopEnds(b, self, path);
+      loopEnds(self, b.loc, path);
       floatNode(b, self);
       [[fallthrough]];
     case BinaryOp::Eq:
@@ -295,6 +307,15 @@ private:
     case BinaryOp::Div: {
       Expr zero = IntImm::make(0, b.loc);
       bool mod = b.op == BinaryOp::Mod;
+      if (constantValue(b.rhs).value_or(0) > 0) {
+        // Whether the dividend reaches a constant divisor: where it never
+        // does, `blockIdx.x % 128` is blockIdx.x and `K / 4096` is 0 at every
+        // sampled size (hack `row-mod`: rmsnorm reading row blockIdx.x % 128
+        // passed at R = 67).
+        Expr below = cmp(BinaryOp::Lt, b.lhs, b.rhs, b.loc);
+        loopEnds(below, b.loc, path);
+        add(below, below, Unary::make(UnaryOp::Not, below, b.loc), "true", "false", path, b.loc);
+      }
       add(self, cmp(BinaryOp::Eq, self, zero, b.loc), cmp(BinaryOp::Ne, self, zero, b.loc),
           mod ? "remainder zero" : "quotient zero", mod ? "remainder not zero" : "quotient not zero",
           path, b.loc);
@@ -309,6 +330,8 @@ private:
     if ((c.callee != "min" && c.callee != "max") || c.args.size() != 2)
       return;
     Expr self = Call::make(c.callee, c.args, c.loc);
+    loopEnds(cmp(BinaryOp::Lt, c.args[0], c.args[1], c.loc), c.loc, path);
+    loopEnds(cmp(BinaryOp::Gt, c.args[0], c.args[1], c.loc), c.loc, path);
     add(self, cmp(BinaryOp::Lt, c.args[0], c.args[1], c.loc),
         cmp(BinaryOp::Gt, c.args[0], c.args[1], c.loc), "first argument smaller",
         "first argument larger", path, c.loc);

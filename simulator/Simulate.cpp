@@ -49,13 +49,17 @@ uint64_t freshSeed() {
   return s & ((uint64_t{1} << 53) - 1);
 }
 
-std::vector<std::string> sampleScalars(const Kernel &kernel, ArgValues &args, uint64_t seed) {
+std::vector<std::string> sampleScalars(const Kernel &kernel, ArgValues &args, uint64_t seed,
+                                       ScalarStratum stratum) {
+  // The part of [0, 1] that u is drawn from.
+  const double from = stratum == ScalarStratum::Top ? 0.8 : 0.0;
+  const double to = stratum == ScalarStratum::Bottom ? 0.2 : 1.0;
   std::vector<std::string> notes;
   for (const Param &p : kernel.params) {
     if (p.isTensor || !isFloat(p.dtype) || args.floats.count(p.name) || args.ints.count(p.name))
       continue;
     std::mt19937_64 rng(seed ^ std::hash<std::string>()("scalar " + p.name));
-    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    std::uniform_real_distribution<double> unit(from, to);
     std::string lower = p.name;
     for (char &c : lower)
       c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -217,26 +221,29 @@ SimulationResult simulateChecked(const Program &program, const BoundProblem *pro
       if (isProblemOutput(problem, static_cast<int>(i)))
         continue;
       const HostTensor &now = tensors[i], &was = before[i];
-      if (now.bytes == was.bytes)
-        continue; // no element changed (one comparison, not one per element)
       InputChange c;
-      for (int64_t e = 0; e < now.elements(); ++e)
-        if (now.bitsAt(e) != was.bitsAt(e)) {
-          if (c.changed++ == 0) {
+      c.written = std::count(now.written.begin(), now.written.end(), 1);
+      if (now.bytes != was.bytes) // else no element changed (one comparison, not one per element)
+        for (int64_t e = 0; e < now.elements(); ++e)
+          if (now.bitsAt(e) != was.bitsAt(e) && c.changed++ == 0)
             c.first = e;
-            c.before = isFloat(was.dtype) ? decodeFloat(was.dtype, was.bitsAt(e)) : 0;
-            c.after = isFloat(now.dtype) ? decodeFloat(now.dtype, now.bitsAt(e)) : 0;
-          }
-        }
-      if (!c.changed)
+      if (!c.changed && !c.written)
         continue;
+      if (!c.changed)
+        c.first = std::find(now.written.begin(), now.written.end(), 1) - now.written.begin();
+      c.before = isFloat(was.dtype) ? decodeFloat(was.dtype, was.bitsAt(c.first)) : 0;
+      c.after = isFloat(now.dtype) ? decodeFloat(now.dtype, now.bitsAt(c.first)) : 0;
       c.name = now.name;
       out.findings.push_back(
           {"input modified",
-           fmt::format("input modified: {} was {}, is {} after the run ({} of {} elements "
-                       "changed); only the problem's outputs may be written",
-                       elementText(now, c.first), valueText(was, was.bitsAt(c.first)),
-                       valueText(now, now.bitsAt(c.first)), c.changed, now.elements()),
+           c.changed ? fmt::format("input modified: {} was {}, is {} after the run ({} of {} "
+                                   "elements changed); only the problem's outputs may be written",
+                                   elementText(now, c.first), valueText(was, was.bitsAt(c.first)),
+                                   valueText(now, now.bitsAt(c.first)), c.changed, now.elements())
+                     : fmt::format("input modified: the kernel stored to {} ({} of {} elements "
+                                   "written, every value left or put back as it was); only the "
+                                   "problem's outputs may be written",
+                                   elementText(now, c.first), c.written, now.elements()),
            ""});
       out.inputChanges.push_back(std::move(c));
     }

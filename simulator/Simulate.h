@@ -41,7 +41,15 @@ uint64_t freshSeed();
 // [-3, 1] (scales, temperatures). Integer scalars are not sampled (they are
 // sizes: bindProgram asks for them). Returns one note per sampled value
 // ("scalar 'eps' sampled: 3.1e-05").
-std::vector<std::string> sampleScalars(const Kernel &kernel, ArgValues &args, uint64_t seed);
+//
+// `stratum` narrows u to a part of its range, so that a caller running
+// several sizes sees both ends: ScalarStratum::Top draws u from the top
+// fifth of the range (eps in [1e-2, 1e-1]: where a kernel that drops eps,
+// or replaces it by a constant, is visibly wrong), Bottom from the lowest
+// fifth, Whole from all of it.
+enum class ScalarStratum { Whole, Top, Bottom };
+std::vector<std::string> sampleScalars(const Kernel &kernel, ArgValues &args, uint64_t seed,
+                                       ScalarStratum stratum = ScalarStratum::Whole);
 
 // Fills the kernel's tensors (allocateTensors) for a run: inputs (every
 // tensor `problem` does not name as an output; all of them without a problem)
@@ -75,11 +83,14 @@ struct SimulateOptions {
   std::function<std::string(llvm::SMLoc)> where;
 };
 
-// A tensor the kernel must not write that it changed.
+// A tensor the kernel must not write that it changed, or stored to and left
+// (or put back) as it was: an input used as scratch and restored is a write
+// all the same.
 struct InputChange {
   std::string name;
   int64_t changed = 0; // elements whose bits differ
-  int64_t first = 0;   // the first of them (flat)
+  int64_t written = 0; // elements the kernel stored to, changed or not
+  int64_t first = 0;   // the first changed element (flat), else the first written
   double before = 0, after = 0;
 };
 

@@ -36,6 +36,9 @@ cl::opt<std::string> problem("problem", cl::desc("The task's problem, e.g. \"gem
                              cl::value_desc("P"), cl::sub(rewardCommand));
 cl::opt<std::string> taskFile("task", cl::desc("The task as JSON: problem, sizes, seed"),
                               cl::value_desc("task.json"), cl::sub(rewardCommand));
+cl::opt<std::string> dtypes("dtypes",
+                            cl::desc("The task's element types: NAME=TYPE,... (A=bf16,C=f32)"),
+                            cl::value_desc("A=T,..."), cl::sub(rewardCommand));
 cl::opt<std::string> sizes("sizes", cl::desc("auto, or NAME=V,...;NAME=V,... (one set per run)"),
                            cl::init("auto"), cl::sub(rewardCommand));
 cl::opt<std::string> seedText("seed", cl::desc("Seed of the inputs (default: drawn from the OS)"),
@@ -156,6 +159,14 @@ int runReward() {
   options.sizes = sizes;
   options.performanceSizes = performanceSizes;
   options.machine = machine;
+  llvm::SmallVector<llvm::StringRef, 8> typed;
+  llvm::StringRef(dtypes).split(typed, ',', -1, false);
+  for (llvm::StringRef item : typed) {
+    auto [name, type] = item.trim().split('=');
+    if (name.trim().empty() || type.trim().empty())
+      return usage(fmt::format("--dtypes takes NAME=TYPE,..., not '{}'", item.trim().str()));
+    options.dtypes[name.trim().str()] = type.trim().str();
+  }
   // `!(x >= 0)`: NaN ("nan" parses as a double) is no number of milliseconds.
   if (!(timeoutMs >= 0) || !(staticTimeoutMs >= 0) || !(candidateTimeoutMs >= 0))
     return usage("--timeout-ms, --static-timeout-ms and --candidate-timeout-ms take a "

@@ -165,6 +165,7 @@ llvm::json::Object toJson(const SimReport &r) {
     const std::vector<int64_t> &shape = shapeOf(r, c.name);
     changes.push_back(llvm::json::Object{{"name", c.name},
                                          {"changed", c.changed},
+                                         {"written", c.written},
                                          {"first", indexJson(shape, c.first)},
                                          {"before", numberJson(c.before)},
                                          {"after", numberJson(c.after)}});

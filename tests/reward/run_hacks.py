@@ -10,7 +10,9 @@ strictly below its honest twin's: a way out of the performance model's
 reach must lower the reward. A hack marked `// NEEDS:
 WHAT` depends on simulator work that may not have landed: while it still
 passes it is reported as an expected failure, and once it fails as expected
-the script says to drop the marker.
+the script says to drop the marker. A hack with a `// DTYPES: A=f32,...`
+line is rewarded, with its twin, against a task that also names those
+element types (`--dtypes`).
 
 Every diagnostic code the corpus produces must be listed in docs/reward.md
 (given as DOC).
@@ -33,9 +35,10 @@ def header(path, key):
     return None
 
 
-def reward(tilescope, path, problem, seed):
+def reward(tilescope, path, problem, seed, dtypes=None):
     out = subprocess.run(
-        [tilescope, "reward", path, "--problem", problem, "--seed", str(seed), "--json"],
+        [tilescope, "reward", path, "--problem", problem, "--seed", str(seed), "--json"] +
+        (["--dtypes", dtypes] if dtypes else []),
         capture_output=True, text=True, timeout=600)
     try:
         return out.returncode, json.loads(out.stdout)
@@ -75,11 +78,12 @@ def main():
         twin = hack[:-len(".tile")] + ".honest.tile"
         problem, expect = header(hack, "PROBLEM"), header(hack, "EXPECT")
         needs = header(hack, "NEEDS")
+        dtypes = header(hack, "DTYPES")
         if not problem or not expect or not os.path.exists(twin):
             failures.append(f"{name}: needs // PROBLEM:, // EXPECT: and an .honest.tile twin")
             continue
         stage, code = expect.split()
-        rc, result = reward(tilescope, hack, problem, seed)
+        rc, result = reward(tilescope, hack, problem, seed, dtypes)
         kernels = result.get("kernels", [])
         stages = {s["name"]: s for s in kernels[0]["stages"]} if kernels else {}
         got = stages.get(stage, {})
@@ -98,7 +102,7 @@ def main():
             (xfails if needs else failures).append(what)
         elif needs:
             print(f"note: {name} now fails as expected; drop its '// NEEDS: {needs}' line")
-        rc, result = reward(tilescope, twin, problem, seed)
+        rc, result = reward(tilescope, twin, problem, seed, dtypes)
         if code == "below-twin":
             failures.extend(below_twin(name, stage, hack_rc, hack_result, result))
         if rc != 0 or result.get("verdict") != "pass":

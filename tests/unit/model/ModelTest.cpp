@@ -340,6 +340,13 @@ TEST_CASE("one wave of one-tile CTAs in step reads shared lines faster; later wa
   CHECK(after == doctest::Approx(before * inStep.l2ToSmemTBs / 14.2).epsilon(0.01));
   CHECK(transfer(predictAt(p64, 4096, 4096, 4096, &inStep)) ==
         doctest::Approx(transfer(predictAt(p64, 4096, 4096, 4096))).epsilon(1e-9));
+  // A split-K grid (its ranks reduce through DSMEM) is one wave of one-tile
+  // CTAs too, but stays at the out-of-step rate (docs/model.md "Split K out of
+  // step").
+  const std::string split =
+      "BM=128,BN=128,STAGES=4,CONSUMERS=2,ORDER=row,PERSISTENT=false,SPLIT=2";
+  CHECK(transfer(predictAt(split, 1024, 1024, 16384, &inStep)) ==
+        doctest::Approx(transfer(predictAt(split, 1024, 1024, 16384))).epsilon(1e-9));
   // Shared memory's bytes a cycle at the measured clock: more bytes a cycle
   // of the model's (lower) clock.
   Machine fastSmem = h100();

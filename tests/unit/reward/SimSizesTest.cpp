@@ -73,8 +73,10 @@ TEST_CASE("sizes: the block-scaled GEMM's rings wrap by K, not by a huge M") {
   // A ring of 5 stages, one tile: 10 k-blocks.
   CHECK(sizes[0].values ==
         SizeAssignment{{"K", 1280}, {"KB", 10}, {"M", 4}, {"N", 8}, {"NB", 1}});
+  // M raised to 260 (three row tiles): CTA 2 of the constant grid runs a
+  // tile (spreadTiles; it was M = 76, one tile, until session 21).
   CHECK(sizes[1].values ==
-        SizeAssignment{{"K", 1408}, {"KB", 11}, {"M", 76}, {"N", 88}, {"NB", 1}});
+        SizeAssignment{{"K", 1408}, {"KB", 11}, {"M", 260}, {"N", 88}, {"NB", 1}});
   // 133 column tiles (CTA 0 runs tiles 0 and 132), five k-blocks each.
   CHECK(sizes[2].values ==
         SizeAssignment{{"K", 640}, {"KB", 5}, {"M", 4}, {"N", 16904}, {"NB", 133}});
@@ -163,4 +165,28 @@ TEST_CASE("sizes: a task's sizes need not spell out the defined symbols") {
   SizeAssignment wrong{{"M", 32}, {"K", 12}, {"KB", 5}};
   defineSymbols(k, wrong, false);
   CHECK(wrong.at("KB") == 5);
+}
+
+TEST_CASE("sizes: the edge keeps its tensors within its element budget") {
+  // attention_fwd_sm90 (Q, K, V, O of B x H x S x 128): raising B and H by
+  // 65 each made the edge B = H = 67, S = 472 — 2.1 billion elements, over
+  // every memory budget, so the edge ended as memory-budget for every
+  // candidate and a kernel reading K and V of head 0 scored as its twin.
+  // A raise past the budget becomes the least one that fits, ragged where
+  // it can be (3), and the grid still spreads to 3 CTAs a dimension.
+  static llvm::SourceMgr sm;
+  Diagnostics diag(sm, false);
+  Module m = parseModuleText(std::string(bundledKernelText("attention_fwd_sm90.tile")), "f.tile",
+                             diag);
+  REQUIRE_FALSE(diag.hasErrors());
+  const Kernel *attention = nullptr;
+  for (const Kernel &k : m.kernels)
+    if (k.name == "attention_fwd_sm90")
+      attention = &k;
+  REQUIRE(attention);
+  std::vector<SimSize> sizes = sizesOf(*attention);
+  REQUIRE(sizes.size() == 2);
+  CHECK(sizes[0].values == SizeAssignment{{"B", 1}, {"H", 1}, {"S", 392}});
+  CHECK(sizes[1].values == SizeAssignment{{"B", 3}, {"H", 3}, {"S", 472}});
+  CHECK(tensorElements(*attention, sizes[1].values) <= double(int64_t{1} << 22));
 }

@@ -60,7 +60,12 @@ TEST_CASE("a task key that is unknown or mistyped is refused at the key") {
   CHECK(refusal("[1, 2]") == "t.json:1:1: error: the task must be a JSON object");
   CHECK(refusal("{\"problem\": \"p\",\n \"tolerance\": {}}") ==
         "t.json:2:2: error: unknown task key 'tolerance' (problem, sizes, seed, kernel, "
-        "tolerances, performance_sizes, machine)");
+        "tolerances, dtypes, performance_sizes, machine)");
+  CHECK(refusal(R"({"dtypes": {"A": 3}})") ==
+        "t.json:1:13: error: the type of 'A' must be a string such as \"bf16\"");
+  CHECK(refusal(R"({"dtypes": ["A"]})") ==
+        "t.json:1:2: error: task key \"dtypes\" must be an object such as {\"A\": \"bf16\", "
+        "\"C\": \"f32\"}");
   CHECK(refusal(R"({"performance_sizes": {"M": 0}})") ==
         "t.json:1:24: error: size 'M' must be an integer in [1, 2^40]");
   CHECK(refusal(R"({"machine": 100})") ==

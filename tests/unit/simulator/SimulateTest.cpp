@@ -166,6 +166,39 @@ kernel zeroes(X: global f32[64], Y: global f32[64])
   CHECK(c->result.outputs.at(0).mismatches == 64);
 }
 
+TEST_CASE("simulate: storing into an input is a finding even when its values end as they were") {
+  // Each thread stores back the element it read (an input used as scratch
+  // and restored writes it all the same): values unchanged, 64 written.
+  auto c = simulate(R"(
+kernel restores(X: global f32[64], Y: global f32[64])
+  launch grid(1) threads(64) target(sm_90a)
+{
+  reg v: f32[1]
+  v[0] = X[threadIdx.x]
+  X[threadIdx.x] = v[0]
+  Y[threadIdx.x] = v[0]
+}
+)",
+                    "copy(X -> Y)");
+  CHECK(c->result.verdict == SimVerdict::Finding);
+  REQUIRE(c->result.inputChanges.size() == 1);
+  CHECK(c->result.inputChanges[0].name == "X");
+  CHECK(c->result.inputChanges[0].changed == 0);
+  CHECK(c->result.inputChanges[0].written == 64);
+  CHECK(c->result.outputs.at(0).mismatches == 0);
+  // The copy kernel that writes only Y has no input change.
+  auto ok = simulate(R"(
+kernel copies(X: global f32[64], Y: global f32[64])
+  launch grid(1) threads(64) target(sm_90a)
+{
+  Y[threadIdx.x] = X[threadIdx.x]
+}
+)",
+                     "copy(X -> Y)");
+  CHECK(ok->result.verdict == SimVerdict::Proved);
+  CHECK(ok->result.inputChanges.empty());
+}
+
 TEST_CASE("simulate: CTA sampling checks the sampled CTAs' tiles for unwritten elements") {
   const char *text = R"(
 kernel rows(X: global f32[64, 32], Y: global f32[64, 32])
