@@ -414,9 +414,10 @@ std::vector<OutputReport> compareWithReference(const BoundProblem &problem,
                                                const Tolerances *tolerances) {
   // Only elements that will be compared need a reference (CTA sampling
   // leaves most of a large output unwritten).
-  NeededFn needed = [&](size_t o, int64_t i) {
-    return allCtas || tensors[problem.outputs[o]].written[i];
-  };
+  std::vector<const uint8_t *> written;
+  for (size_t o = 0; o < problem.outputs.size() && !allCtas; ++o)
+    written.push_back(tensors[problem.outputs[o]].written.data());
+  const NeededFn needed(std::move(written));
   std::vector<Expected> expected = problem.rule->reference(problem, before, needed);
   std::vector<OutputReport> reports;
   for (size_t o = 0; o < problem.outputs.size(); ++o) {
@@ -427,7 +428,7 @@ std::vector<OutputReport> compareWithReference(const BoundProblem &problem,
     rep.elements = out.elements();
     double u = unitRoundoff(out.dtype), tiny = halfSmallestStep(out.dtype);
     const Tolerance *task = tolerances ? toleranceOf(*tolerances, out.name) : nullptr;
-    for (int64_t i = 0; i < out.elements(); ++i) {
+    for (int64_t i = 0, n = out.elements(); i < n; ++i) {
       if (!out.written[i]) {
         ++rep.unwritten;
         if (rep.firstUnwritten.size() < 8)

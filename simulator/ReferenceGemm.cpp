@@ -325,12 +325,13 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
   int64_t sumBlock = p.numbers.count("block") ? static_cast<int64_t>(p.numbers.at("block")) : K;
   constexpr int64_t kFp8Chunk = 32;
   double accUnit = 4.0 * static_cast<double>(K + 2) * kF32Unit;
-  double alpha = p.numbers.count("alpha") ? p.numbers.at("alpha") : 1.0;
+  const bool hasAlpha = p.numbers.count("alpha") != 0;
+  double alpha = hasAlpha ? p.numbers.at("alpha") : 1.0;
   // The epilogue of one element: its sum s, sum of |products| abs and (fp8)
   // chunk bound.
   auto finish = [&](int64_t i, int64_t j, double s, double abs, double fp8Bound) {
     double bound = fp8Sums ? fp8Bound + accUnit * abs : accUnit * abs;
-    if (p.numbers.count("alpha")) {
+    if (hasAlpha) {
       // The epilogue's f32 multiply by alpha: one more rounding.
       s *= alpha;
       bound = bound * std::fabs(alpha) + kF32Unit * std::fabs(s);
@@ -360,6 +361,11 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
   // The columns of row i that some compared element needs (false: none).
   auto neededColumns = [&](int64_t i, std::vector<int64_t> &cols) {
     cols.clear();
+    if (needed.all()) {
+      for (int64_t j = 0; j < N; ++j)
+        cols.push_back(j);
+      return N > 0;
+    }
     for (int64_t j = 0; j < N; ++j)
       if (needed(0, i * N + j))
         cols.push_back(j);
