@@ -488,7 +488,15 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     bool accumulate = flag("accumulate", true);
     // Operands as row-major M x K codes, B transposed (N x K, so one output's
     // operands are contiguous) and the M x N accumulator as f32 bits.
-    std::vector<uint32_t> A(M * K), Bt(N * K), C(M * N, 0);
+    // Reused from call to call (a k-loop issues thousands): every element of
+    // A and Bt is set below before it is read, C's too when it accumulates.
+    thread_local std::vector<uint32_t> A, Bt, C;
+    A.resize(M * K);
+    Bt.resize(N * K);
+    if (accumulate)
+      C.resize(M * N);
+    else
+      C.assign(M * N, 0);
     auto aIndex = [&](int64_t i, int64_t k) { return ta ? k * M + i : i * K + k; };
     auto bIndex = [&](int64_t k, int64_t j) { return tb ? j * K + k : k * N + j; };
     auto toF32 = [&](uint64_t bits) {
