@@ -349,12 +349,18 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
   };
   const int64_t aStep = aRows ? 1 : ta ? M : 1, bStep = tb ? 1 : N;
   std::vector<double> row(aRows ? K : 0);
+  const HostTensor &aTensor = t[p.inputs[0]];
+  const bool aWhole = !isPacked(aTensor.dtype) &&
+                      aTensor.bytes.size() >= size_t(aTensor.elements() * dtypeBytes(aTensor.dtype));
   auto aRow = [&](int64_t i) {
     if (!aRows)
       return ta ? av + i : as.row(i);
     const HostTensor &a = t[p.inputs[0]];
-    for (int64_t k = 0; k < K; ++k)
-      row[k] = decodeFloat(a.dtype, a.bitsAt(ta ? k * M + i : i * K + k));
+    if (!ta && aWhole) // a stored row: decodeFloats gives decodeFloat's values
+      decodeFloats(a.dtype, a.bytes.data() + i * K * dtypeBytes(a.dtype), K, row.data());
+    else
+      for (int64_t k = 0; k < K; ++k)
+        row[k] = decodeFloat(a.dtype, a.bitsAt(ta ? k * M + i : i * K + k));
     return static_cast<const double *>(row.data());
   };
   auto bCol = [&](int64_t j) { return tb ? bs.row(j) : bv + j; };
