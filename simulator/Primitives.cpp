@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <type_traits>
@@ -520,7 +521,10 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
           for (int64_t j = 0; j < N; ++j)
             Bt[j * K + k] = static_cast<uint32_t>(bitsB_[bIndex(k, j)]);
       }
-      if (accumulate)
+      if (accumulate && db.dtype == Dtype::f32) // the common accumulator: a plain copy
+        for (int64_t i = 0; i < M * N; ++i)
+          C[i] = static_cast<uint32_t>(bitsC_[i]);
+      else if (accumulate)
         for (int64_t i = 0; i < M * N; ++i)
           C[i] = toF32(bitsC_[i]);
       countAccess(*a, false);
@@ -584,8 +588,11 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
       stats_.mmaSums += mma::fusedSumTile(*row, M, N, K, A, Bt, C);
     }
     bits_.resize(static_cast<size_t>(M * N));
-    for (int64_t i = 0; i < M * N; ++i)
-      bits_[i] = db.dtype == Dtype::f32 ? C[i] : encodeFloat(db.dtype, numerics::floatOf(C[i]));
+    if (db.dtype == Dtype::f32)
+      std::copy(C.begin(), C.begin() + M * N, bits_.begin());
+    else
+      for (int64_t i = 0; i < M * N; ++i)
+        bits_[i] = encodeFloat(db.dtype, numerics::floatOf(C[i]));
     if (scatterBits(*dst, threads, bits_)) {
       countAccess(*dst, true);
       return true;
