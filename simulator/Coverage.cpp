@@ -1,25 +1,46 @@
 #include "simulator/Coverage.h"
 
 #include <algorithm>
-#include <set>
+#include <bit>
+#include <cstring>
 #include <unordered_set>
 
 namespace tilescope::sim {
 
 WriteAttribution::WriteAttribution(const std::vector<HostTensor> &tensors, std::vector<int> outputs)
-    : tensors_(tensors), outputs_(std::move(outputs)) {
+    : tensors_(tensors), outputs_(std::move(outputs)), firstWrites_(outputs_.size()) {
   for (int o : outputs_)
-    writer_.emplace_back(tensors_[o].elements(), 0);
+    attributed_.emplace_back((tensors_[o].written.size() + 63) / 64, 0);
 }
 
 void WriteAttribution::unitDone() {
-  ++units_;
   for (size_t k = 0; k < outputs_.size(); ++k) {
-    const HostTensor &t = tensors_[outputs_[k]];
-    std::vector<int32_t> &w = writer_[k];
-    for (size_t i = 0; i < w.size(); ++i)
-      if (w[i] == 0 && t.written[i])
-        w[i] = units_;
+    const std::vector<uint8_t> &written = tensors_[outputs_[k]].written;
+    std::vector<uint64_t> &seen = attributed_[k];
+    std::vector<int64_t> &mine = firstWrites_[k].emplace_back();
+    const size_t n = written.size();
+    // 64 elements at a time: a block that nobody wrote (most of a large
+    // output) costs eight word loads.
+    for (size_t w = 0; w < seen.size(); ++w) {
+      const size_t base = w * 64, len = std::min<size_t>(64, n - base);
+      uint64_t any = 0;
+      for (size_t i = 0; i + 8 <= len; i += 8) {
+        uint64_t word;
+        std::memcpy(&word, &written[base + i], 8);
+        any |= word;
+      }
+      for (size_t i = len / 8 * 8; i < len; ++i)
+        any |= written[base + i];
+      if (!any)
+        continue;
+      uint64_t fresh = 0;
+      for (size_t i = 0; i < len; ++i)
+        fresh |= uint64_t{written[base + i] != 0} << i;
+      fresh &= ~seen[w];
+      seen[w] |= fresh;
+      for (; fresh; fresh &= fresh - 1)
+        mine.push_back(static_cast<int64_t>(base + std::countr_zero(fresh)));
+    }
   }
 }
 
@@ -57,12 +78,9 @@ WriteAttribution::Region WriteAttribution::region(int tensor) const {
   if (it == outputs_.end())
     return r;
   const HostTensor &t = tensors_[tensor];
-  const std::vector<int32_t> &w = writer_[it - outputs_.begin()];
+  const std::vector<std::vector<int64_t>> &units = firstWrites_[it - outputs_.begin()];
   std::vector<int64_t> shape = t.shape.empty() ? std::vector<int64_t>{1} : t.shape;
   size_t rank = shape.size();
-  // Per dimension, per unit: the coordinates it wrote.
-  std::vector<std::vector<std::set<int64_t>>> seen(rank,
-                                                   std::vector<std::set<int64_t>>(units_ + 1));
   std::vector<int64_t> idx(rank);
   auto unflatten = [&](int64_t flat) {
     for (size_t d = rank; d-- > 0;) {
@@ -70,20 +88,25 @@ WriteAttribution::Region WriteAttribution::region(int tensor) const {
       flat /= shape[d];
     }
   };
-  for (int64_t i = 0; i < static_cast<int64_t>(w.size()); ++i) {
-    if (!w[i])
-      continue;
-    unflatten(i);
-    for (size_t d = 0; d < rank; ++d)
-      seen[d][w[i]].insert(idx[d]);
+  // Per dimension, per unit: the coordinates it wrote, sorted and distinct
+  // (an empty list first: the unit numbers start at 1).
+  std::vector<std::vector<std::vector<int64_t>>> seen(
+      rank, std::vector<std::vector<int64_t>>(units.size() + 1));
+  for (size_t u = 0; u < units.size(); ++u) {
+    for (int64_t i : units[u]) {
+      unflatten(i);
+      for (size_t d = 0; d < rank; ++d)
+        seen[d][u + 1].push_back(idx[d]);
+    }
+    for (size_t d = 0; d < rank; ++d) {
+      std::vector<int64_t> &c = seen[d][u + 1];
+      std::sort(c.begin(), c.end());
+      c.erase(std::unique(c.begin(), c.end()), c.end());
+    }
   }
   r.tile.resize(rank);
-  for (size_t d = 0; d < rank; ++d) {
-    std::vector<std::vector<int64_t>> coords;
-    for (const std::set<int64_t> &s : seen[d])
-      coords.emplace_back(s.begin(), s.end());
-    r.tile[d] = tileExtent(coords, shape[d]);
-  }
+  for (size_t d = 0; d < rank; ++d)
+    r.tile[d] = tileExtent(seen[d], shape[d]);
   // A cell by its index in the grid of cells (row-major).
   auto cellOf = [&](int64_t flat) {
     unflatten(flat);
@@ -93,14 +116,14 @@ WriteAttribution::Region WriteAttribution::region(int tensor) const {
     return key;
   };
   std::unordered_set<int64_t> cells;
-  for (int64_t i = 0; i < static_cast<int64_t>(w.size()); ++i)
-    if (w[i])
+  for (const std::vector<int64_t> &mine : units)
+    for (int64_t i : mine)
       cells.insert(cellOf(i));
   // In flat order, a run of the last dimension's tile at a time: its
   // elements share one cell (the other coordinates are the same, and the
   // last one's quotient by its tile too).
   const int64_t last = shape[rank - 1], lastTile = r.tile[rank - 1];
-  const int64_t size = static_cast<int64_t>(w.size());
+  const int64_t size = t.elements();
   for (int64_t row = 0; row < size; row += last)
     for (int64_t run = row; run < row + last; run += lastTile) {
       if (!cells.count(cellOf(run)))

@@ -47,8 +47,12 @@ public:
 private:
   const std::vector<HostTensor> &tensors_;
   std::vector<int> outputs_;
-  std::vector<std::vector<int32_t>> writer_; // per output: unit + 1, 0 for none
-  int32_t units_ = 0;
+  // Per output, per unit (in run order): the flat indices that unit wrote
+  // first, ascending. Only written elements are kept: a sampled run of a
+  // large output writes a few tiles of it.
+  std::vector<std::vector<std::vector<int64_t>>> firstWrites_;
+  // Per output: the elements attributed so far, one bit each.
+  std::vector<std::vector<uint64_t>> attributed_;
 };
 
 } // namespace tilescope::sim

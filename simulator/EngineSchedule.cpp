@@ -334,10 +334,8 @@ std::optional<Failure> CtaExecutor::start() {
             std::fill(reg, reg + std::max<int64_t>(b.regCount, 0), word);
             continue;
           }
-          splitmixFill(reg, size_t(std::max<int64_t>(b.regCount, 0)), stream);
-          if (bytes < 8)
-            for (int64_t r = 0; r < b.regCount; ++r)
-              reg[r] = low(reg[r], bytes);
+          splitmixFill(reg, size_t(std::max<int64_t>(b.regCount, 0)), stream,
+                       low(~uint64_t{0}, bytes));
         }
       }
     if (targetInfo(p_.target).hasTensorMemory) {

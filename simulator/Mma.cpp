@@ -402,10 +402,15 @@ struct DecodedTile {
   // NaN, no infinity), as in the rows a TMA copy fills past a tensor's edge.
   std::vector<uint8_t> zero;
 
-  DecodedTile(std::span<const uint32_t> codes, int64_t rows, int64_t K, int64_t kStep,
-              const numerics::FloatFormat &f)
-      : significand(rows * K), exponent(rows * K), signMask(rows * K),
-        special(rows * ((K + kStep - 1) / kStep), 0), zero(special.size(), 1) {
+  // Decodes `rows` x K codes; the planes' storage is kept from one call to
+  // the next (fill sets every element of each).
+  void decode(std::span<const uint32_t> codes, int64_t rows, int64_t K, int64_t kStep,
+              const numerics::FloatFormat &f) {
+    significand.resize(rows * K);
+    exponent.resize(rows * K);
+    signMask.resize(rows * K);
+    special.resize(rows * ((K + kStep - 1) / kStep));
+    zero.resize(special.size());
     if (const CodeTable *table = codeTable(f))
       fill(codes.data(), rows, K, kStep,
            [table, mask = table->mask](uint32_t code) { return table->planes[code & mask]; });
@@ -460,8 +465,11 @@ struct TransposedTile {
   std::vector<int32_t> exponent;
   std::vector<int32_t> signMask;
 
-  TransposedTile(const DecodedTile &t, int64_t rows, int64_t K)
-      : significand(rows * K), exponent(rows * K), signMask(rows * K) {
+  // B's planes transposed; the storage is kept from one call to the next.
+  void assign(const DecodedTile &t, int64_t rows, int64_t K) {
+    significand.resize(rows * K);
+    exponent.resize(rows * K);
+    signMask.resize(rows * K);
     transpose(t.significand.data(), significand.data(), rows, K);
     transpose(t.exponent.data(), exponent.data(), rows, K);
     transpose(t.signMask.data(), signMask.data(), rows, K);
@@ -715,7 +723,10 @@ int64_t fusedSumTile(const MmaInstructionRow &row, int64_t M, int64_t N, int64_t
   const bool integerPath = lift >= 0 && kStep <= 64 &&
                            align + 2 + std::bit_width(static_cast<uint64_t>(kStep + 1)) <= 62;
   const bool narrow = align + 2 + std::bit_width(static_cast<uint64_t>(kStep - 1)) <= 31;
-  DecodedTile A(a, M, K, kStep, fa);
+  // Per thread, reused: a k-loop calls this thousands of times.
+  thread_local DecodedTile A, B;
+  thread_local TransposedTile transposed;
+  A.decode(a, M, K, kStep, fa);
   if (integerPath)
     for (uint32_t &sig : A.significand)
       sig <<= lift;
@@ -740,10 +751,12 @@ int64_t fusedSumTile(const MmaInstructionRow &row, int64_t M, int64_t N, int64_t
     ends[i] = end;
     rowsB = std::max(rowsB, end);
   }
-  const DecodedTile B(bt.first(rowsB * K), rowsB, K, kStep, fb);
-  std::optional<TransposedTile> T;
-  if (integerPath && narrow)
-    T.emplace(B, rowsB, K);
+  B.decode(bt.first(rowsB * K), rowsB, K, kStep, fb);
+  const TransposedTile *T = nullptr;
+  if (integerPath && narrow) {
+    transposed.assign(B, rowsB, K);
+    T = &transposed;
+  }
   std::vector<ProductTerm> terms(kStep);
   for (int64_t i = 0; i < M; ++i) {
     const int64_t end = ends[i];
@@ -772,7 +785,7 @@ int64_t fusedSumTile(const MmaInstructionRow &row, int64_t M, int64_t N, int64_t
                  &A.signMask[i * K + k0],
                  A.special[i * chunks + q] != 0,
                  &B,
-                 T ? &*T : nullptr,
+                 T,
                  K,
                  len,
                  chunks,

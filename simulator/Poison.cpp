@@ -60,14 +60,14 @@ uint64_t poisonWord(PoisonPattern p, int bytes, std::mt19937_64 &rng) {
 #if defined(__GNUC__) && defined(__x86_64__)
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
-void splitmixFill(uint64_t *out, size_t n, uint64_t &state) {
+void splitmixFill(uint64_t *out, size_t n, uint64_t &state, uint64_t keep) {
   constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ull;
   const uint64_t base = state;
   for (size_t i = 0; i < n; ++i) {
     uint64_t z = base + (i + 1) * kGolden;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    out[i] = z ^ (z >> 31);
+    out[i] = (z ^ (z >> 31)) & keep;
   }
   state = base + n * kGolden;
 }

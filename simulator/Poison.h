@@ -49,7 +49,8 @@ uint64_t poisonWord(PoisonPattern p, int bytes, std::mt19937_64 &rng);
 // chosen at load time; integer operations only, every clone gives the same
 // words). A persistent kernel starts every CTA of its constant grid at every
 // size, and drawing one word at a time was a tenth of its reward (perf,
-// 2026-11-26).
-void splitmixFill(uint64_t *out, size_t n, uint64_t &state);
+// 2026-11-26). Each word is masked with `keep` (a register narrower than 8
+// bytes keeps its low bytes).
+void splitmixFill(uint64_t *out, size_t n, uint64_t &state, uint64_t keep = ~uint64_t{0});
 
 } // namespace tilescope::sim

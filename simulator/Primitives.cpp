@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <type_traits>
@@ -488,7 +489,15 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
     bool accumulate = flag("accumulate", true);
     // Operands as row-major M x K codes, B transposed (N x K, so one output's
     // operands are contiguous) and the M x N accumulator as f32 bits.
-    std::vector<uint32_t> A(M * K), Bt(N * K), C(M * N, 0);
+    // Reused from call to call (a k-loop issues thousands): every element of
+    // A and Bt is set below before it is read, C's too when it accumulates.
+    thread_local std::vector<uint32_t> A, Bt, C;
+    A.resize(M * K);
+    Bt.resize(N * K);
+    if (accumulate)
+      C.resize(M * N);
+    else
+      C.assign(M * N, 0);
     auto aIndex = [&](int64_t i, int64_t k) { return ta ? k * M + i : i * K + k; };
     auto bIndex = [&](int64_t k, int64_t j) { return tb ? j * K + k : k * N + j; };
     auto toF32 = [&](uint64_t bits) {
@@ -512,7 +521,10 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
           for (int64_t j = 0; j < N; ++j)
             Bt[j * K + k] = static_cast<uint32_t>(bitsB_[bIndex(k, j)]);
       }
-      if (accumulate)
+      if (accumulate && db.dtype == Dtype::f32) // the common accumulator: a plain copy
+        for (int64_t i = 0; i < M * N; ++i)
+          C[i] = static_cast<uint32_t>(bitsC_[i]);
+      else if (accumulate)
         for (int64_t i = 0; i < M * N; ++i)
           C[i] = toF32(bitsC_[i]);
       countAccess(*a, false);
@@ -576,8 +588,11 @@ bool CtaExecutor::executePrimitive(const PrimitiveCall &call) {
       stats_.mmaSums += mma::fusedSumTile(*row, M, N, K, A, Bt, C);
     }
     bits_.resize(static_cast<size_t>(M * N));
-    for (int64_t i = 0; i < M * N; ++i)
-      bits_[i] = db.dtype == Dtype::f32 ? C[i] : encodeFloat(db.dtype, numerics::floatOf(C[i]));
+    if (db.dtype == Dtype::f32)
+      std::copy(C.begin(), C.begin() + M * N, bits_.begin());
+    else
+      for (int64_t i = 0; i < M * N; ++i)
+        bits_[i] = encodeFloat(db.dtype, numerics::floatOf(C[i]));
     if (scatterBits(*dst, threads, bits_)) {
       countAccess(*dst, true);
       return true;

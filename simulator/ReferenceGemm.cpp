@@ -325,12 +325,13 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
   int64_t sumBlock = p.numbers.count("block") ? static_cast<int64_t>(p.numbers.at("block")) : K;
   constexpr int64_t kFp8Chunk = 32;
   double accUnit = 4.0 * static_cast<double>(K + 2) * kF32Unit;
-  double alpha = p.numbers.count("alpha") ? p.numbers.at("alpha") : 1.0;
+  const bool hasAlpha = p.numbers.count("alpha") != 0;
+  double alpha = hasAlpha ? p.numbers.at("alpha") : 1.0;
   // The epilogue of one element: its sum s, sum of |products| abs and (fp8)
   // chunk bound.
   auto finish = [&](int64_t i, int64_t j, double s, double abs, double fp8Bound) {
     double bound = fp8Sums ? fp8Bound + accUnit * abs : accUnit * abs;
-    if (p.numbers.count("alpha")) {
+    if (hasAlpha) {
       // The epilogue's f32 multiply by alpha: one more rounding.
       s *= alpha;
       bound = bound * std::fabs(alpha) + kF32Unit * std::fabs(s);
@@ -348,18 +349,29 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
   };
   const int64_t aStep = aRows ? 1 : ta ? M : 1, bStep = tb ? 1 : N;
   std::vector<double> row(aRows ? K : 0);
+  const HostTensor &aTensor = t[p.inputs[0]];
+  const bool aWhole = !isPacked(aTensor.dtype) &&
+                      aTensor.bytes.size() >= size_t(aTensor.elements() * dtypeBytes(aTensor.dtype));
   auto aRow = [&](int64_t i) {
     if (!aRows)
       return ta ? av + i : as.row(i);
     const HostTensor &a = t[p.inputs[0]];
-    for (int64_t k = 0; k < K; ++k)
-      row[k] = decodeFloat(a.dtype, a.bitsAt(ta ? k * M + i : i * K + k));
+    if (!ta && aWhole) // a stored row: decodeFloats gives decodeFloat's values
+      decodeFloats(a.dtype, a.bytes.data() + i * K * dtypeBytes(a.dtype), K, row.data());
+    else
+      for (int64_t k = 0; k < K; ++k)
+        row[k] = decodeFloat(a.dtype, a.bitsAt(ta ? k * M + i : i * K + k));
     return static_cast<const double *>(row.data());
   };
   auto bCol = [&](int64_t j) { return tb ? bs.row(j) : bv + j; };
   // The columns of row i that some compared element needs (false: none).
   auto neededColumns = [&](int64_t i, std::vector<int64_t> &cols) {
     cols.clear();
+    if (needed.all()) {
+      for (int64_t j = 0; j < N; ++j)
+        cols.push_back(j);
+      return N > 0;
+    }
     for (int64_t j = 0; j < N; ++j)
       if (needed(0, i * N + j))
         cols.push_back(j);

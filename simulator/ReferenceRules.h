@@ -67,8 +67,22 @@ inline std::vector<Expected> oneOutput(Expected &&e) {
 }
 
 // Whether output `output` (an index into BoundProblem::outputs) needs element
-// `flat`; elements no CTA that ran could write need no reference.
-using NeededFn = std::function<bool(size_t output, int64_t flat)>;
+// `flat`; elements no CTA that ran could write need no reference. A plain
+// test, not a std::function: the references ask it once per element.
+class NeededFn {
+public:
+  // Every element of every output.
+  NeededFn() = default;
+  // The elements marked in `written` (per output, one byte per element).
+  explicit NeededFn(std::vector<const uint8_t *> written) : written_(std::move(written)) {}
+  bool all() const { return written_.empty(); }
+  bool operator()(size_t output, int64_t flat) const {
+    return written_.empty() || written_[output][flat] != 0;
+  }
+
+private:
+  std::vector<const uint8_t *> written_;
+};
 
 struct ProblemRule {
   std::string_view kind;

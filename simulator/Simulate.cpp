@@ -187,8 +187,18 @@ SimulationResult simulateChecked(const Program &program, const BoundProblem *pro
     int64_t total = program.grid[0] * program.grid[1] * program.grid[2];
     out.allCtas = static_cast<int64_t>(options.ctas.size()) >= total;
   }
-  // The copy the reference reads and the inputs are checked against.
-  const std::vector<HostTensor> before = tensors;
+  // The copy the reference reads and the inputs are checked against. The
+  // problem's outputs are copied without their elements (poison, and nothing
+  // written): no reference reads them, only their names, dtypes and shapes.
+  std::vector<HostTensor> before;
+  before.reserve(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const HostTensor &t = tensors[i];
+    if (isProblemOutput(problem, static_cast<int>(i)))
+      before.push_back(HostTensor{t.name, t.dtype, t.shape, {}, {}});
+    else
+      before.push_back(t);
+  }
   std::vector<int> outputs = problem ? problem->outputs : std::vector<int>{};
   WriteAttribution attribution(tensors, outputs);
 
