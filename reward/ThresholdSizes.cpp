@@ -8,6 +8,7 @@
 #include "proof/ProtoEncoding.h"
 #include "proof/QueryDeadline.h"
 #include "proof/SolverBudget.h"
+#include "simulator/Engine.h"
 #include "sync/BarrierSkeleton.h"
 #include "verifier/FallbackSizes.h"
 
@@ -167,17 +168,27 @@ private:
     if (readsSize || builtin.found || vars.empty() || vars.size() > 2 ||
         underDivision(self, vars))
       return;
+    // Monotone in each variable, the comparison is true in some iteration
+    // exactly when it is at some corner, and false likewise: one decision
+    // whose outcomes are "true at a corner" and "false at a corner" (a
+    // decision per corner also asked for a CTA whose *first* tile is past
+    // the constant, `t % 8` in a persistent loop: a threshold size of 24
+    // full tiles for the grouped GEMMs, whose CTA 0 reaches t = 132 anyway).
+    Expr under = path, yes, no;
+    for (const std::string &v : vars)
+      under = under ? Binary::make(BinaryOp::And, under, loops_.at(v).nonEmpty, loc)
+                    : loops_.at(v).nonEmpty;
     for (unsigned corner = 0; corner < (1u << vars.size()); ++corner) {
       std::map<std::string, Expr> at;
-      Expr under = path;
       for (size_t v = 0; v < vars.size(); ++v) {
         const Ends &ends = loops_.at(vars[v]);
         at[vars[v]] = corner >> v & 1 ? ends.last : ends.first;
-        under = under ? Binary::make(BinaryOp::And, under, ends.nonEmpty, loc) : ends.nonEmpty;
       }
-      Expr c = substitute(self, at);
-      add(c, c, Unary::make(UnaryOp::Not, c, loc), "true", "false", under, loc);
+      Expr c = substitute(self, at), notC = Unary::make(UnaryOp::Not, c, loc);
+      yes = yes ? Binary::make(BinaryOp::Or, yes, c, loc) : c;
+      no = no ? Binary::make(BinaryOp::Or, no, notC, loc) : notC;
     }
+    add(yes, yes, no, "true in some iteration", "false in some iteration", under, loc);
   }
 
   static bool underDivision(const Expr &e, const std::vector<std::string> &vars) {
@@ -383,8 +394,6 @@ std::vector<std::array<int64_t, 3>> ctasOf(const std::array<int64_t, 3> &grid) {
 std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk, const SimSize &size,
                                std::array<bool, 2> wanted = {true, true}) {
   std::array<bool, 2> out{false, false};
-  if (d.readsCta && size.sampleCtas > 0)
-    return out; // which CTAs run is drawn per evaluation
   auto leafIn = [&](const std::array<int64_t, 3> &cta) -> LeafValue {
     return [&size, cta](const Expr &e) -> std::optional<int64_t> {
       if (e->kind == ExprKind::Builtin)
@@ -406,7 +415,9 @@ std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk, con
     auto grid = gridExtent(sk, size.values);
     if (!grid)
       return out;
-    ctas = ctasOf(*grid);
+    // A sampled size counts only the CTAs every evaluation runs (the grid's
+    // corners, sim::fixedSampleCtas); the others are drawn per evaluation.
+    ctas = size.sampleCtas > 0 ? sim::fixedSampleCtas(*grid, size.sampleCtas) : ctasOf(*grid);
   }
   for (const auto &cta : ctas) {
     LeafValue leaf = leafIn(cta);

@@ -163,5 +163,9 @@ RunResult runProgram(const Program &program, std::vector<HostTensor> &tensors,
 // from `seed`; all of them when count <= 0 or count >= the grid's size.
 std::vector<std::array<int64_t, 3>> sampleCtas(const std::array<int64_t, 3> &grid, int64_t count,
                                                uint64_t seed);
+// The part of sampleCtas(grid, count, seed) that is the same for every seed:
+// all CTAs, or the corners among the first `count`.
+std::vector<std::array<int64_t, 3>> fixedSampleCtas(const std::array<int64_t, 3> &grid,
+                                                    int64_t count);
 
 } // namespace tilescope::sim

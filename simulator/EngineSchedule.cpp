@@ -507,6 +507,22 @@ std::optional<Failure> CtaExecutor::finish() {
 
 std::vector<std::array<int64_t, 3>> sampleCtas(const std::array<int64_t, 3> &grid, int64_t count,
                                                uint64_t seed) {
+  std::vector<std::array<int64_t, 3>> out = fixedSampleCtas(grid, count);
+  int64_t total = grid[0] * grid[1] * grid[2];
+  auto add = [&](std::array<int64_t, 3> c) {
+    if (std::find(out.begin(), out.end(), c) == out.end())
+      out.push_back(c);
+  };
+  std::mt19937_64 rng(seed ^ 0x9E3779B97F4A7C15ull);
+  while (static_cast<int64_t>(out.size()) < std::min(count, total)) {
+    int64_t i = static_cast<int64_t>(rng() % static_cast<uint64_t>(total));
+    add({i % grid[0], (i / grid[0]) % grid[1], i / (grid[0] * grid[1])});
+  }
+  return out;
+}
+
+std::vector<std::array<int64_t, 3>> fixedSampleCtas(const std::array<int64_t, 3> &grid,
+                                                    int64_t count) {
   int64_t total = grid[0] * grid[1] * grid[2];
   std::vector<std::array<int64_t, 3>> out;
   auto add = [&](std::array<int64_t, 3> c) {
@@ -526,11 +542,6 @@ std::vector<std::array<int64_t, 3>> sampleCtas(const std::array<int64_t, 3> &gri
     if (static_cast<int64_t>(out.size()) >= count)
       break;
     add({corner & 1 ? grid[0] - 1 : 0, corner & 2 ? grid[1] - 1 : 0, corner & 4 ? grid[2] - 1 : 0});
-  }
-  std::mt19937_64 rng(seed ^ 0x9E3779B97F4A7C15ull);
-  while (static_cast<int64_t>(out.size()) < count) {
-    int64_t i = static_cast<int64_t>(rng() % static_cast<uint64_t>(total));
-    add({i % grid[0], (i / grid[0]) % grid[1], i / (grid[0] * grid[1])});
   }
   return out;
 }

@@ -116,3 +116,13 @@ kernel scaled(X: global f32[N], Y: global f32[N], eps: f32)
   CHECK(plan.floats[1].at("eps") == doctest::Approx(0.1));
   CHECK(plan.reasons[1] == "`eps < 0.05` with eps = 0.1 at here");
 }
+
+TEST_CASE("threshold sizes: t % 8 in a persistent tile loop is decided over the loop, not per CTA") {
+  // CTA 0, which the persistent size runs alone, reaches t = 132 >= 8: the
+  // comparison `t < 8` that `t % 8` stands for is false in one of its
+  // iterations, so no size needs a CTA whose first tile is past 8 (before:
+  // one decision per end of the loop asked for 24 tiles of the grouped GEMM).
+  ThresholdPlan plan = planOf(parseOne(std::string(bundledKernelText("gemm_bf16_sm90_grouped.tile"))));
+  CHECK(plan.sizes.empty());
+  CHECK(plan.unreached.empty());
+}

@@ -434,6 +434,22 @@ TEST_CASE("engine: CTA sampling takes the grid's corners first, opposite ones le
   CHECK(sampleCtas({4, 3, 1}, 0, 7).size() == 12);
 }
 
+TEST_CASE("engine: the seed-independent CTAs of a sample are the corners it starts with") {
+  auto fixed = fixedSampleCtas({4, 3, 1}, 2);
+  REQUIRE(fixed.size() == 2);
+  CHECK(fixed[0] == std::array<int64_t, 3>{0, 0, 0});
+  CHECK(fixed[1] == std::array<int64_t, 3>{3, 2, 0});
+  for (uint64_t seed : {1u, 2u, 99u}) {
+    auto drawn = sampleCtas({4, 3, 1}, 7, seed);
+    REQUIRE(drawn.size() == 7);
+    auto fixed7 = fixedSampleCtas({4, 3, 1}, 7);
+    REQUIRE(fixed7.size() == 4); // the grid has four corners
+    CHECK(std::equal(fixed7.begin(), fixed7.end(), drawn.begin()));
+  }
+  CHECK(fixedSampleCtas({4, 3, 1}, 12).size() == 12);
+  CHECK(fixedSampleCtas({132, 1, 1}, 1) == std::vector<std::array<int64_t, 3>>{{0, 0, 0}});
+}
+
 TEST_CASE("engine: tensor memory must be allocated before use and freed by its allocator") {
   auto s = prepare(R"(
 kernel tmem_use(C: global f32[128, 32])
