@@ -5,7 +5,6 @@
 #include "check/KernelProofs.h"
 #include "dispatch/Dispatch.h"
 #include "ir/Checker.h"
-#include "proof/ProofContext.h"
 #include "racecheck/StaticRaces.h"
 #include "reward/Stages.h"
 #include "verifier/BarrierProofs.h"
@@ -303,14 +302,6 @@ StageResult coverageStage(const Kernel &kernel, llvm::SourceMgr &sm) {
   std::vector<std::string> methods;
   Verdict verdict = Verdict::Proved;
   for (const char *name : {"coverage", "devices"}) {
-    // Write coverage and the global bounds in a Z3 context of their own: Z3
-    // orders terms by creation, so the number of terms the stages before
-    // built moved these queries' cost (one query fewer in the race check
-    // sent the block-scaled grouped GEMM's global-bounds queries from 11 to
-    // 79 ms of CPU, 2026-11-27). The device protocol stays where it was.
-    std::optional<ProofContextScope> own;
-    if (std::string_view(name) == "coverage")
-      own.emplace();
     std::optional<ProofOutcome> o = runKernelProof(name, kernel, diag);
     if (!o)
       continue;
