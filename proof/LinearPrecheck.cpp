@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -18,35 +17,33 @@ namespace tilescope::detail {
 
 namespace {
 
-// Answers of formulas asked before, by their SMT-LIB text (declarations with
-// their sorts and every assertion). Process-wide, so that the candidates of an
-// agent's search (mostly the same protocol) share what was proved; bounded by
-// a byte budget and cleared when full. The linear pre-check keeps only unsat
-// (a formula that was unsat is unsat wherever it is asked again, so a hit is
-// a proof found earlier, not a guess); the congruence pre-check keeps every
-// answer its fresh context gave within its rlimit (the same text there takes
-// the same path).
-class AnswerMemo {
+// Over-approximations proved unsat before, by their SMT-LIB text
+// (declarations with their sorts and every assertion): a formula that was
+// unsat is unsat wherever it is asked again, so a hit is a proof found
+// earlier, not a guess. Only unsat is kept: sat and unknown are asked again.
+// Process-wide, so that the candidates of an agent's search (mostly the same
+// protocol) share what was proved; bounded by a byte budget and cleared when
+// full.
+class UnsatMemo {
 public:
-  std::optional<z3::check_result> find(const std::string &formula) {
+  bool contains(const std::string &formula) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = answers_.find(formula);
-    return it == answers_.end() ? std::nullopt : std::optional(it->second);
+    return formulas_.count(formula) != 0;
   }
-  void insert(std::string formula, z3::check_result answer) {
+  void insert(std::string formula) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (bytes_ + formula.size() > kMaxBytes) {
-      answers_.clear();
+      formulas_.clear();
       bytes_ = 0;
     }
     bytes_ += formula.size();
-    answers_.emplace(std::move(formula), answer);
+    formulas_.insert(std::move(formula));
   }
 
 private:
   static constexpr size_t kMaxBytes = size_t{64} << 20;
   std::mutex mutex_;
-  std::unordered_map<std::string, z3::check_result> answers_;
+  std::unordered_set<std::string> formulas_;
   size_t bytes_ = 0;
 };
 
@@ -121,15 +118,9 @@ std::string alphaNormal(const std::string &smt2) {
 namespace {
 
 std::atomic<uint64_t> memoHits{0};
-std::atomic<uint64_t> congruenceMemoHits{0};
 
-AnswerMemo &unsatMemo() {
-  static AnswerMemo memo;
-  return memo;
-}
-
-AnswerMemo &congruenceMemo() {
-  static AnswerMemo memo;
+UnsatMemo &unsatMemo() {
+  static UnsatMemo memo;
   return memo;
 }
 
@@ -137,10 +128,6 @@ AnswerMemo &congruenceMemo() {
 
 uint64_t linearPrecheckMemoHits() {
   return memoHits.load();
-}
-
-uint64_t congruencePrecheckMemoHits() {
-  return congruenceMemoHits.load();
 }
 
 namespace {
@@ -222,26 +209,22 @@ z3::expr_vector linearConjuncts(const z3::expr_vector &constraints) {
 z3::check_result congruenceCheck(const z3::expr_vector &background,
                                  const z3::expr_vector &constraints, unsigned budgetMs);
 
-// The budget of a first look at the linear form (below): 30,000 rlimit
+// The budget of a first look at the linear form (below): 100,000 rlimit
 // units. The pairs of the library GEMMs that the linear form decides take
-// 4,000-28,500 units (measured 2026-11-27; the grouped tile order's race
-// between CTAs: 14,636 for the FP8 GEMM, 18,830 for the block-scaled 128 x
-// 192 one, 28,460 for the BF16 one); the one it does not decide (the
-// block-scaled grouped GEMM's race between CTAs) runs on past 200,000,
-// where its whole form is unsat in 96,383. A first look of 100,000 units
-// spent 0.14 s of CPU there before the whole form was asked.
-constexpr unsigned kFirstLookMs = 15;
+// 4,000-28,500 units (measured 2026-11-27); the one it does not decide (the
+// block-scaled grouped GEMM's race between CTAs) ran the whole 200,000.
+constexpr unsigned kFirstLookMs = 50;
 
 } // namespace
 
-z3::check_result congruencePrecheck(const z3::expr_vector &background,
-                                    const z3::expr_vector &constraints, unsigned budgetMs) {
+bool congruencePrecheckUnsat(const z3::expr_vector &background,
+                             const z3::expr_vector &constraints, unsigned budgetMs) {
   std::unordered_set<unsigned> seen;
   bool divides = false;
   for (unsigned k = 0; k < constraints.size() && !divides; ++k)
     divides = dividesByMultiple(constraints[int(k)], seen);
   if (!divides)
-    return z3::unknown;
+    return false;
   // Built in a context of its own (whose terms, those the abstraction keeps
   // until the context ends among them, go with it), then read back from its
   // text into another, in which Z3 numbers the terms in the order the text
@@ -260,22 +243,16 @@ z3::check_result congruencePrecheck(const z3::expr_vector &background,
   // smaller one is decided alike within a larger one, and a sat stays sat);
   // only the order changed, so a linear form that runs on without an answer
   // (the block-scaled grouped GEMM's race between CTAs: 0.4 s of CPU before
-  // it gave up, where the whole form is unsat in 0.12 s) costs a first look
-  // (kFirstLookMs).
-  // The whole form's sat is the answer sat: its models are models of the
-  // linear form and of every coarser abstraction.
+  // it gave up, where the whole form is unsat in 0.12 s) costs a first look.
   z3::expr_vector linear = linearConjuncts(constraints);
   unsigned whole = std::min(budgetMs, kPrecheckBudgetMs);
   z3::check_result first = congruenceCheck(background, linear, std::min(whole, kFirstLookMs));
   if (first == z3::unsat)
-    return z3::unsat;
-  z3::check_result all = congruenceCheck(background, constraints, whole);
-  if (all != z3::unknown)
-    return all;
-  if (first == z3::unknown && whole > kFirstLookMs &&
-      congruenceCheck(background, linear, whole) == z3::unsat)
-    return z3::unsat;
-  return z3::unknown;
+    return true;
+  if (congruenceCheck(background, constraints, whole) == z3::unsat)
+    return true;
+  return first == z3::unknown && whole > kFirstLookMs &&
+         congruenceCheck(background, linear, whole) == z3::unsat;
 }
 
 namespace {
@@ -287,22 +264,11 @@ z3::check_result congruenceCheck(const z3::expr_vector &background,
     ProofContextScope scope;
     formula = congruenceFormula(sharedContext(), background, constraints);
   }
-  std::string key = formula + "\n; budget " + std::to_string(budgetMs);
-  if (std::optional<z3::check_result> known = congruenceMemo().find(key)) {
-    ++congruenceMemoHits;
-    return *known;
-  }
   ProofContextScope scope;
   z3::context &ctx = sharedContext();
   z3::solver s = oneShotSolver(ctx, budgetMs);
   s.add(ctx.parse_string(formula.c_str()));
-  z3::check_result r = checkWithinBudget(s);
-  // An unknown is kept only when the rlimit ended it: the command's deadline
-  // or memory cap is not a property of the formula.
-  if (r != z3::unknown ||
-      (!isDeadlineReason(reasonUnknown(s)) && !isOutOfMemoryReason(reasonUnknown(s))))
-    congruenceMemo().insert(std::move(key), r);
-  return r;
+  return checkWithinBudget(s);
 }
 
 } // namespace
@@ -332,13 +298,13 @@ bool LinearPrecheck::unsat(const z3::expr_vector &background, const z3::expr_vec
   s.add(abstraction_.definitionsFor(used));
   s.add(rewritten);
   std::string formula = alphaNormal(s.to_smt2());
-  if (unsatMemo().find(formula)) {
+  if (unsatMemo().contains(formula)) {
     ++memoHits;
     return true;
   }
   if (checkWithinBudget(s) != z3::unsat)
     return false;
-  unsatMemo().insert(std::move(formula), z3::unsat);
+  unsatMemo().insert(std::move(formula));
   return true;
 }
 

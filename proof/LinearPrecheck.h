@@ -43,28 +43,19 @@ std::string alphaNormal(const std::string &smt2);
 // Pre-checks answered from the memo so far (for tests and benchmarks).
 uint64_t linearPrecheckMemoHits();
 
-// What the linear over-approximation with the congruences of divisors c * e
-// (DivisionAbstraction) says of `background` and `constraints`, asked in a
-// fresh context of its own within `budgetMs`: unsat is a proof that the
-// exact query is unsat; sat means that the whole over-approximation (every
-// constraint) has a model, so every coarser one has one too (LinearPrecheck,
-// whose abstraction states the same facts less the congruences: the caller
-// need not ask it); unknown says nothing. Only for constraints that divide by
-// such a divisor (unknown at once, without Z3, for any other): the grouped
-// tile order's race between CTAs (t / (8 * tn), t % 8, t % (8 * tn) / 8),
-// which the shared context's queries decided in 1-2 s of CPU or gave up on,
-// depending on the terms the context held before (the cliff
-// DivisionAbstraction.cpp describes). In a context of its own the answer
-// depends on the query alone, and the shared context gets no new term from
-// it, so every later query there meets the terms it met before. For the same
-// reason each answer is remembered process-wide by the formula's exact text
-// and budget (congruencePrecheckMemoHits): asked again, the same text in a
-// fresh context takes the same path to the same answer.
-z3::check_result congruencePrecheck(const z3::expr_vector &background,
-                                    const z3::expr_vector &constraints, unsigned budgetMs);
-
-// congruencePrecheck's answers taken from its memo so far (for tests).
-uint64_t congruencePrecheckMemoHits();
+// Whether `background` and `constraints` are proved unsat by their linear
+// over-approximation with the congruences of divisors c * e
+// (DivisionAbstraction), asked in a fresh context of its own within
+// `budgetMs`. Only for constraints that divide by such a divisor (false at
+// once, without Z3, for any other): the grouped tile order's race between
+// CTAs (t / (8 * tn), t % 8, t % (8 * tn) / 8), which the shared context's
+// queries decided in 1-2 s of CPU or gave up on, depending on the terms the
+// context held before (the cliff DivisionAbstraction.cpp describes). In a
+// context of its own the answer depends on the query alone, and the shared
+// context gets no new term from it, so every later query there meets the
+// terms it met before. Unsat is a proof; anything else says nothing.
+bool congruencePrecheckUnsat(const z3::expr_vector &background,
+                             const z3::expr_vector &constraints, unsigned budgetMs);
 
 class LinearPrecheck {
 public:

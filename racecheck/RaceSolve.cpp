@@ -257,13 +257,9 @@ z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess 
   for (unsigned k = 0; k < cons.size(); ++k)
     pending_.push_back(z3::implies(pair, cons[int(k)]));
   // An over-approximation first, linear up to congruence: its unsat
-  // decides most pairs in a few milliseconds (LinearPrecheck.h). Where the
-  // one with congruences has a model, the coarser one without them has one
-  // too and is not asked (the grouped FP8 GEMM's race between CTAs: 20 ms
-  // of CPU to answer sat, 150-220 ms after other candidates in one process).
-  z3::check_result over =
-      detail::congruencePrecheck(enc_.assumptions(), cons, kFirstQueryBudgetMs);
-  if (over == z3::unsat || (over != z3::sat && linear_.unsat(enc_.assumptions(), cons)))
+  // decides most pairs in a few milliseconds (LinearPrecheck.h).
+  if (detail::congruencePrecheckUnsat(enc_.assumptions(), cons, kFirstQueryBudgetMs) ||
+      linear_.unsat(enc_.assumptions(), cons))
     return z3::unsat;
   // Once Z3 has given up on kGiveUpsPerBuffer pairs of a buffer, the race
   // verdict is unknown and the buffer's other pairs would mostly give up

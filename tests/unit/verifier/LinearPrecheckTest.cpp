@@ -7,8 +7,6 @@
 
 #include <doctest/doctest.h>
 
-#include <functional>
-
 using tilescope::detail::LinearPrecheck;
 
 namespace {
@@ -95,38 +93,4 @@ TEST_CASE("an over-approximation proved unsat is answered again from the memo, i
   uint64_t before = tilescope::detail::linearPrecheckMemoHits();
   CHECK(ask(7));
   CHECK(tilescope::detail::linearPrecheckMemoHits() == before + 1);
-}
-
-namespace {
-
-// congruencePrecheck of one constraint over a tile index t and a symbolic
-// tile count tn (divisor 8 * tn, as in the grouped tile order).
-z3::check_result congruence(const std::function<z3::expr(z3::expr, z3::expr)> &query) {
-  z3::context ctx;
-  z3::expr t = ctx.int_const("t"), tn = ctx.int_const("tn");
-  z3::expr_vector background(ctx);
-  background.push_back(tn >= 1 && t >= 0);
-  z3::expr_vector constraints(ctx);
-  constraints.push_back(query(t, tn));
-  return tilescope::detail::congruencePrecheck(background, constraints, 1000);
-}
-
-} // namespace
-
-TEST_CASE("the congruence pre-check proves, finds models, and answers a formula again from its "
-          "memo") {
-  using tilescope::detail::congruencePrecheckMemoHits;
-  auto remainderTooLarge = [](z3::expr t, z3::expr tn) { return t % (8 * tn) >= 8 * tn; };
-  auto someTile = [](z3::expr t, z3::expr tn) { return t / (8 * tn) == 2 && tn == 3; };
-  // The congruence: t and its remainder by 8 * tn agree modulo 8.
-  auto congruent = [](z3::expr t, z3::expr tn) { return z3::mod(t, 8) != z3::mod(t % (8 * tn), 8); };
-  CHECK(congruence(remainderTooLarge) == z3::unsat);
-  CHECK(congruence(someTile) == z3::sat);
-  CHECK(congruence(congruent) == z3::unsat);
-  uint64_t before = congruencePrecheckMemoHits();
-  CHECK(congruence(remainderTooLarge) == z3::unsat);
-  CHECK(congruence(someTile) == z3::sat);
-  CHECK(congruencePrecheckMemoHits() > before);
-  // No division by a multiple of a symbol: not asked.
-  CHECK(congruence([](z3::expr t, z3::expr tn) { return t % tn >= tn; }) == z3::unknown);
 }
