@@ -620,17 +620,18 @@ template <int Len, bool Narrow>
   }
 }
 
-// Eight outputs of the row at a time, with B's planes transposed (K x N) so
-// that the eight are side by side: the same sums as rowChunkOf, computed
-// across the outputs instead of across the products (no horizontal maxima or
-// sums), the eight lanes of one vector each.
-template <int Len> [[gnu::always_inline]] inline void rowChunkAcross(const RowChunk &r) {
-  constexpr int W = 8;
+// W outputs of the row at a time, from `from` on as far as whole groups of W
+// reach (returned), with B's planes transposed (K x N) so that the W are side
+// by side: the same sums as rowChunkOf, computed across the outputs instead
+// of across the products (no horizontal maxima or sums), the W lanes of one
+// vector each.
+template <int Len, int W>
+[[gnu::always_inline]] inline int64_t rowChunkAcross(const RowChunk &r, int64_t from) {
   const int align = r.row->params.alignBits;
   const int mantissa = r.row->params.outputMantissaBits;
   const TransposedTile &T = *r.T;
-  const int64_t N = r.N, k0 = r.q * r.row->k, whole = r.end / W * W;
-  for (int64_t j0 = 0; j0 < whole; j0 += W) {
+  const int64_t N = r.N, k0 = r.q * r.row->k, whole = from + (r.end - from) / W * W;
+  for (int64_t j0 = from; j0 < whole; j0 += W) {
     int32_t top[W];
     uint32_t sum[W];
     for (int jj = 0; jj < W; ++jj) {
@@ -667,16 +668,25 @@ template <int Len> [[gnu::always_inline]] inline void rowChunkAcross(const RowCh
                     : finishSum(acc, static_cast<int32_t>(sum[jj]), top[jj], align, mantissa);
     }
   }
-  rowChunkOf<Len, true>(r, whole);
+  return whole;
+}
+
+// Sixteen outputs at a time (one 512-bit vector of lanes where the processor
+// has them), then eight, then one at a time: the same sums in any grouping.
+template <int Len> [[gnu::always_inline]] inline void rowChunkAcross(const RowChunk &r) {
+  int64_t j = rowChunkAcross<Len, 16>(r, 0);
+  j = rowChunkAcross<Len, 8>(r, j);
+  rowChunkOf<Len, true>(r, j);
 }
 
 // The row loop with the chunk's length known where it usually is (16 for
-// f16 / bf16, 32 for fp8), cloned for AVX2 processors where the compiler
-// builds vector code for it (integer operations only: every clone gives the
+// f16 / bf16, 32 for fp8), cloned for AVX-512 (x86-64-v4) and AVX2
+// processors where the compiler builds vector code for it (integer operations only: every clone gives the
 // same sums). The hardware test compiles this file with nvcc, which gets the
 // plain function.
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__CUDACC__)
-#define TILESCOPE_MMA_CLONES __attribute__((target_clones("avx2", "default")))
+#define TILESCOPE_MMA_CLONES                                                                      \
+  __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #define TILESCOPE_MMA_CLONES
 #endif
