@@ -271,31 +271,31 @@ __device__ __forceinline__ uint32_t ts_pack2(__half lo, __half hi) {
   return (uint32_t)__half_as_ushort(lo) | ((uint32_t)__half_as_ushort(hi) << 16);
 }
 
-#ifndef TS_HELPER_WGMMA_M64N168K16_bf16
-#define TS_HELPER_WGMMA_M64N168K16_bf16
-__device__ __forceinline__ void ts_wgmma_m64n168k16_bf16(float (&d)[84], uint64_t da, uint64_t db, int scale_d) {
+#ifndef TS_HELPER_WGMMA_M64N144K16_bf16
+#define TS_HELPER_WGMMA_M64N144K16_bf16
+__device__ __forceinline__ void ts_wgmma_m64n144k16_bf16(float (&d)[72], uint64_t da, uint64_t db, int scale_d) {
 #pragma unroll
-  for (int i = 0; i < 84; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %86, 0;\nwgmma.mma_async.sync.aligned.m64n168k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83}, %84, %85, p, 1, 1, 0, 0;\n}\n"
-    : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83])
+  for (int i = 0; i < 72; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %74, 0;\nwgmma.mma_async.sync.aligned.m64n144k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71}, %72, %73, p, 1, 1, 0, 0;\n}\n"
+    : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71])
     : "l"(da), "l"(db), "r"(scale_d));
 #pragma unroll
-  for (int i = 0; i < 84; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
+  for (int i = 0; i < 72; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
 }
 #endif
-#ifndef TS_HELPER_WGMMA_M64N168K16_f16
-#define TS_HELPER_WGMMA_M64N168K16_f16
-__device__ __forceinline__ void ts_wgmma_m64n168k16_f16(float (&d)[84], uint64_t da, uint64_t db, int scale_d) {
+#ifndef TS_HELPER_WGMMA_M64N144K16_f16
+#define TS_HELPER_WGMMA_M64N144K16_f16
+__device__ __forceinline__ void ts_wgmma_m64n144k16_f16(float (&d)[72], uint64_t da, uint64_t db, int scale_d) {
 #pragma unroll
-  for (int i = 0; i < 84; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %86, 0;\nwgmma.mma_async.sync.aligned.m64n168k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83}, %84, %85, p, 1, 1, 0, 0;\n}\n"
-    : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83])
+  for (int i = 0; i < 72; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %74, 0;\nwgmma.mma_async.sync.aligned.m64n144k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71}, %72, %73, p, 1, 1, 0, 0;\n}\n"
+    : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71])
     : "l"(da), "l"(db), "r"(scale_d));
 #pragma unroll
-  for (int i = 0; i < 84; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
+  for (int i = 0; i < 72; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
 }
 #endif
-extern "C" __global__ void __launch_bounds__(384, 1) x09(__nv_bfloat16 *__restrict__ A, __nv_bfloat16 *__restrict__ B, __nv_bfloat16 *__restrict__ C, int M, int K, int N, const __grid_constant__ CUtensorMap tmap_A, const __grid_constant__ CUtensorMap tmap_B, const __grid_constant__ CUtensorMap tmap_C, const __grid_constant__ CUtensorMap tmap_C_box1, const __grid_constant__ CUtensorMap tmap_C_box2) {
+extern "C" __global__ void __launch_bounds__(384, 1) x09(__nv_bfloat16 *__restrict__ A, __nv_bfloat16 *__restrict__ B, __nv_bfloat16 *__restrict__ C, int M, int K, int N, const __grid_constant__ CUtensorMap tmap_A, const __grid_constant__ CUtensorMap tmap_B, const __grid_constant__ CUtensorMap tmap_C, const __grid_constant__ CUtensorMap tmap_C_box1) {
   extern __shared__ __align__(1024) uint8_t ts_smem_raw[];
   uint8_t *ts_smem = ts_smem_raw + ((1024u - (ts_smem_addr(ts_smem_raw) & 1023u)) & 1023u);
   const int ts_tid = (int)threadIdx.x;
@@ -304,1017 +304,582 @@ extern "C" __global__ void __launch_bounds__(384, 1) x09(__nv_bfloat16 *__restri
     asm volatile("prefetch.tensormap [%0];" :: "l"(reinterpret_cast<uint64_t>(&tmap_B)) : "memory");
     asm volatile("prefetch.tensormap [%0];" :: "l"(reinterpret_cast<uint64_t>(&tmap_C)) : "memory");
     asm volatile("prefetch.tensormap [%0];" :: "l"(reinterpret_cast<uint64_t>(&tmap_C_box1)) : "memory");
-    asm volatile("prefetch.tensormap [%0];" :: "l"(reinterpret_cast<uint64_t>(&tmap_C_box2)) : "memory");
   }
   __nv_bfloat16 *As = reinterpret_cast<__nv_bfloat16 *>(ts_smem + 0);
-  __nv_bfloat16 *Bs = reinterpret_cast<__nv_bfloat16 *>(ts_smem + 65536);
-  __nv_bfloat16 *C32 = reinterpret_cast<__nv_bfloat16 *>(ts_smem + 184320);
-  __nv_bfloat16 *C8 = reinterpret_cast<__nv_bfloat16 *>(ts_smem + 192512);
-  __nv_bfloat16 *Cs = reinterpret_cast<__nv_bfloat16 *>(ts_smem + 151552);
-  uint64_t *empty = reinterpret_cast<uint64_t *>(ts_smem + 194592);
-  uint64_t *full = reinterpret_cast<uint64_t *>(ts_smem + 194560);
+  __nv_bfloat16 *Bs = reinterpret_cast<__nv_bfloat16 *>(ts_smem + 81920);
+  __nv_bfloat16 *C16 = reinterpret_cast<__nv_bfloat16 *>(ts_smem + 206848);
+  __nv_bfloat16 *Cs = reinterpret_cast<__nv_bfloat16 *>(ts_smem + 174080);
+  uint64_t *empty = reinterpret_cast<uint64_t *>(ts_smem + 210984);
+  uint64_t *full = reinterpret_cast<uint64_t *>(ts_smem + 210944);
   if (threadIdx.x == 0) {
-    for (int i = 0; i < 4; ++i) ts_mbar_init(ts_smem_addr(&full[i]), 1);
-    for (int i = 0; i < 4; ++i) ts_mbar_init(ts_smem_addr(&empty[i]), 2);
+    for (int i = 0; i < 5; ++i) ts_mbar_init(ts_smem_addr(&full[i]), 1);
+    for (int i = 0; i < 5; ++i) ts_mbar_init(ts_smem_addr(&empty[i]), 2);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
   const int kt = ((K + 63) / 64);
-  const int tn = ((N + 167) / 168);
+  const int tn = ((N + 143) / 144);
   const int tiles = (tn * ((M + 127) / 128));
+  const int t = (int)blockIdx.x;
+  const int m0 = ((t / tn) * 128);
+  const int n0 = ((t % tn) * 144);
+  const int kn = kt;
+  const int kb = 0;
   if (((ts_tid >> 7) == 0)) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
     if (((ts_tid >> 5) == 0)) {
-      for (int t = (int)blockIdx.x; t < tiles; t += 132) {
-        const int ts_tid = ts_read_tid();
-        const int m0 = ((t / tn) * 128);
-        const int n0 = ((t % tn) * 168);
-        for (int k = 0; k < kt; k += 1) {
-          const int it = ((((t - (int)blockIdx.x) / 132) * kt) + k);
-          const int s = (it % 4);
-          ts_mbar_wait(ts_smem_addr(&empty[s]), (((it / 4) + 1) % 2));
-          if (ts_elect_sync()) {
-            ts_mbar_arrive_expect_tx(ts_smem_addr(&full[s]), 37888);
-            ts_tma_load_2d((ts_smem_addr(As) + (uint32_t)((s) * 8192 + (0) * 64 + (0) * 1) * 2), &tmap_A, ts_smem_addr(&full[s]), (int)((k * 64)), (int)(m0));
-            ts_tma_load_2d((ts_smem_addr(Bs) + (uint32_t)((s) * 10752 + (0) * 64 + (0) * 1) * 2), &tmap_B, ts_smem_addr(&full[s]), (int)((k * 64)), (int)(n0));
-          }
+      for (int k = 0; k < kn; k += 1) {
+        const int s = (k % 5);
+        ts_mbar_wait(ts_smem_addr(&empty[s]), (((k / 5) + 1) % 2));
+        if (ts_elect_sync()) {
+          ts_mbar_arrive_expect_tx(ts_smem_addr(&full[s]), 34816);
+          ts_tma_load_2d((ts_smem_addr(As) + (uint32_t)((s) * 8192 + (0) * 64 + (0) * 1) * 2), &tmap_A, ts_smem_addr(&full[s]), (int)(((kb + k) * 64)), (int)(m0));
+          ts_tma_load_2d((ts_smem_addr(Bs) + (uint32_t)((s) * 9216 + (0) * 64 + (0) * 1) * 2), &tmap_B, ts_smem_addr(&full[s]), (int)(((kb + k) * 64)), (int)(n0));
         }
       }
     }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
-    for (int t = (int)blockIdx.x; t < tiles; t += 132) {
-      const int ts_tid = ts_read_tid();
-      const int m0 = ((t / tn) * 128);
-      const int n0 = ((t % tn) * 168);
-      float acc[84];
-      acc[0] = 0.0f;
-      acc[1] = 0.0f;
-      acc[4] = 0.0f;
-      acc[5] = 0.0f;
-      acc[8] = 0.0f;
-      acc[9] = 0.0f;
-      acc[12] = 0.0f;
-      acc[13] = 0.0f;
-      acc[16] = 0.0f;
-      acc[17] = 0.0f;
-      acc[20] = 0.0f;
-      acc[21] = 0.0f;
-      acc[24] = 0.0f;
-      acc[25] = 0.0f;
-      acc[28] = 0.0f;
-      acc[29] = 0.0f;
-      acc[32] = 0.0f;
-      acc[33] = 0.0f;
-      acc[36] = 0.0f;
-      acc[37] = 0.0f;
-      acc[40] = 0.0f;
-      acc[41] = 0.0f;
-      acc[44] = 0.0f;
-      acc[45] = 0.0f;
-      acc[48] = 0.0f;
-      acc[49] = 0.0f;
-      acc[52] = 0.0f;
-      acc[53] = 0.0f;
-      acc[56] = 0.0f;
-      acc[57] = 0.0f;
-      acc[60] = 0.0f;
-      acc[61] = 0.0f;
-      acc[64] = 0.0f;
-      acc[65] = 0.0f;
-      acc[68] = 0.0f;
-      acc[69] = 0.0f;
-      acc[72] = 0.0f;
-      acc[73] = 0.0f;
-      acc[76] = 0.0f;
-      acc[77] = 0.0f;
-      acc[80] = 0.0f;
-      acc[81] = 0.0f;
-      acc[2] = 0.0f;
-      acc[3] = 0.0f;
-      acc[6] = 0.0f;
-      acc[7] = 0.0f;
-      acc[10] = 0.0f;
-      acc[11] = 0.0f;
-      acc[14] = 0.0f;
-      acc[15] = 0.0f;
-      acc[18] = 0.0f;
-      acc[19] = 0.0f;
-      acc[22] = 0.0f;
-      acc[23] = 0.0f;
-      acc[26] = 0.0f;
-      acc[27] = 0.0f;
-      acc[30] = 0.0f;
-      acc[31] = 0.0f;
-      acc[34] = 0.0f;
-      acc[35] = 0.0f;
-      acc[38] = 0.0f;
-      acc[39] = 0.0f;
-      acc[42] = 0.0f;
-      acc[43] = 0.0f;
-      acc[46] = 0.0f;
-      acc[47] = 0.0f;
-      acc[50] = 0.0f;
-      acc[51] = 0.0f;
-      acc[54] = 0.0f;
-      acc[55] = 0.0f;
-      acc[58] = 0.0f;
-      acc[59] = 0.0f;
-      acc[62] = 0.0f;
-      acc[63] = 0.0f;
-      acc[66] = 0.0f;
-      acc[67] = 0.0f;
-      acc[70] = 0.0f;
-      acc[71] = 0.0f;
-      acc[74] = 0.0f;
-      acc[75] = 0.0f;
-      acc[78] = 0.0f;
-      acc[79] = 0.0f;
-      acc[82] = 0.0f;
-      acc[83] = 0.0f;
-      for (int k = 0; k < kt; k += 1) {
-        const int it = ((((t - (int)blockIdx.x) / 132) * kt) + k);
-        const int s = (it % 4);
-        ts_mbar_wait(ts_smem_addr(&full[s]), ((it / 4) % 2));
-        {
-          asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-          ts_wgmma_m64n168k16_bf16(acc, ts_wgmma_desc((ts_smem_addr(As) + (uint32_t)((s) * 8192 + ((((ts_tid >> 7) - 1) * 64)) * 64 + (0) * 1) * 2), 1, 1024), ts_wgmma_desc((ts_smem_addr(Bs) + (uint32_t)((s) * 10752 + (0) * 64 + (0) * 1) * 2), 1, 1024), 1);
-          ts_wgmma_m64n168k16_bf16(acc, ts_wgmma_desc((ts_smem_addr(As) + (uint32_t)((s) * 8192 + ((((ts_tid >> 7) - 1) * 64)) * 64 + (16) * 1) * 2), 1, 1024), ts_wgmma_desc((ts_smem_addr(Bs) + (uint32_t)((s) * 10752 + (0) * 64 + (16) * 1) * 2), 1, 1024), 1);
-          ts_wgmma_m64n168k16_bf16(acc, ts_wgmma_desc((ts_smem_addr(As) + (uint32_t)((s) * 8192 + ((((ts_tid >> 7) - 1) * 64)) * 64 + (32) * 1) * 2), 1, 1024), ts_wgmma_desc((ts_smem_addr(Bs) + (uint32_t)((s) * 10752 + (0) * 64 + (32) * 1) * 2), 1, 1024), 1);
-          ts_wgmma_m64n168k16_bf16(acc, ts_wgmma_desc((ts_smem_addr(As) + (uint32_t)((s) * 8192 + ((((ts_tid >> 7) - 1) * 64)) * 64 + (48) * 1) * 2), 1, 1024), ts_wgmma_desc((ts_smem_addr(Bs) + (uint32_t)((s) * 10752 + (0) * 64 + (48) * 1) * 2), 1, 1024), 1);
-          asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-          asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-          ts_fence_operands(acc);
-        }
-        if (((ts_tid & 127) == 0)) {
-          ts_mbar_arrive(ts_smem_addr(&empty[s]));
-        }
-      }
-      __nv_bfloat16 out[84];
-      out[0] = __float2bfloat16_rn(ts_to_f32(acc[0]));
-      out[1] = __float2bfloat16_rn(ts_to_f32(acc[1]));
-      out[4] = __float2bfloat16_rn(ts_to_f32(acc[4]));
-      out[5] = __float2bfloat16_rn(ts_to_f32(acc[5]));
-      out[8] = __float2bfloat16_rn(ts_to_f32(acc[8]));
-      out[9] = __float2bfloat16_rn(ts_to_f32(acc[9]));
-      out[12] = __float2bfloat16_rn(ts_to_f32(acc[12]));
-      out[13] = __float2bfloat16_rn(ts_to_f32(acc[13]));
-      out[16] = __float2bfloat16_rn(ts_to_f32(acc[16]));
-      out[17] = __float2bfloat16_rn(ts_to_f32(acc[17]));
-      out[20] = __float2bfloat16_rn(ts_to_f32(acc[20]));
-      out[21] = __float2bfloat16_rn(ts_to_f32(acc[21]));
-      out[24] = __float2bfloat16_rn(ts_to_f32(acc[24]));
-      out[25] = __float2bfloat16_rn(ts_to_f32(acc[25]));
-      out[28] = __float2bfloat16_rn(ts_to_f32(acc[28]));
-      out[29] = __float2bfloat16_rn(ts_to_f32(acc[29]));
-      out[32] = __float2bfloat16_rn(ts_to_f32(acc[32]));
-      out[33] = __float2bfloat16_rn(ts_to_f32(acc[33]));
-      out[36] = __float2bfloat16_rn(ts_to_f32(acc[36]));
-      out[37] = __float2bfloat16_rn(ts_to_f32(acc[37]));
-      out[40] = __float2bfloat16_rn(ts_to_f32(acc[40]));
-      out[41] = __float2bfloat16_rn(ts_to_f32(acc[41]));
-      out[44] = __float2bfloat16_rn(ts_to_f32(acc[44]));
-      out[45] = __float2bfloat16_rn(ts_to_f32(acc[45]));
-      out[48] = __float2bfloat16_rn(ts_to_f32(acc[48]));
-      out[49] = __float2bfloat16_rn(ts_to_f32(acc[49]));
-      out[52] = __float2bfloat16_rn(ts_to_f32(acc[52]));
-      out[53] = __float2bfloat16_rn(ts_to_f32(acc[53]));
-      out[56] = __float2bfloat16_rn(ts_to_f32(acc[56]));
-      out[57] = __float2bfloat16_rn(ts_to_f32(acc[57]));
-      out[60] = __float2bfloat16_rn(ts_to_f32(acc[60]));
-      out[61] = __float2bfloat16_rn(ts_to_f32(acc[61]));
-      out[64] = __float2bfloat16_rn(ts_to_f32(acc[64]));
-      out[65] = __float2bfloat16_rn(ts_to_f32(acc[65]));
-      out[68] = __float2bfloat16_rn(ts_to_f32(acc[68]));
-      out[69] = __float2bfloat16_rn(ts_to_f32(acc[69]));
-      out[72] = __float2bfloat16_rn(ts_to_f32(acc[72]));
-      out[73] = __float2bfloat16_rn(ts_to_f32(acc[73]));
-      out[76] = __float2bfloat16_rn(ts_to_f32(acc[76]));
-      out[77] = __float2bfloat16_rn(ts_to_f32(acc[77]));
-      out[80] = __float2bfloat16_rn(ts_to_f32(acc[80]));
-      out[81] = __float2bfloat16_rn(ts_to_f32(acc[81]));
-      out[2] = __float2bfloat16_rn(ts_to_f32(acc[2]));
-      out[3] = __float2bfloat16_rn(ts_to_f32(acc[3]));
-      out[6] = __float2bfloat16_rn(ts_to_f32(acc[6]));
-      out[7] = __float2bfloat16_rn(ts_to_f32(acc[7]));
-      out[10] = __float2bfloat16_rn(ts_to_f32(acc[10]));
-      out[11] = __float2bfloat16_rn(ts_to_f32(acc[11]));
-      out[14] = __float2bfloat16_rn(ts_to_f32(acc[14]));
-      out[15] = __float2bfloat16_rn(ts_to_f32(acc[15]));
-      out[18] = __float2bfloat16_rn(ts_to_f32(acc[18]));
-      out[19] = __float2bfloat16_rn(ts_to_f32(acc[19]));
-      out[22] = __float2bfloat16_rn(ts_to_f32(acc[22]));
-      out[23] = __float2bfloat16_rn(ts_to_f32(acc[23]));
-      out[26] = __float2bfloat16_rn(ts_to_f32(acc[26]));
-      out[27] = __float2bfloat16_rn(ts_to_f32(acc[27]));
-      out[30] = __float2bfloat16_rn(ts_to_f32(acc[30]));
-      out[31] = __float2bfloat16_rn(ts_to_f32(acc[31]));
-      out[34] = __float2bfloat16_rn(ts_to_f32(acc[34]));
-      out[35] = __float2bfloat16_rn(ts_to_f32(acc[35]));
-      out[38] = __float2bfloat16_rn(ts_to_f32(acc[38]));
-      out[39] = __float2bfloat16_rn(ts_to_f32(acc[39]));
-      out[42] = __float2bfloat16_rn(ts_to_f32(acc[42]));
-      out[43] = __float2bfloat16_rn(ts_to_f32(acc[43]));
-      out[46] = __float2bfloat16_rn(ts_to_f32(acc[46]));
-      out[47] = __float2bfloat16_rn(ts_to_f32(acc[47]));
-      out[50] = __float2bfloat16_rn(ts_to_f32(acc[50]));
-      out[51] = __float2bfloat16_rn(ts_to_f32(acc[51]));
-      out[54] = __float2bfloat16_rn(ts_to_f32(acc[54]));
-      out[55] = __float2bfloat16_rn(ts_to_f32(acc[55]));
-      out[58] = __float2bfloat16_rn(ts_to_f32(acc[58]));
-      out[59] = __float2bfloat16_rn(ts_to_f32(acc[59]));
-      out[62] = __float2bfloat16_rn(ts_to_f32(acc[62]));
-      out[63] = __float2bfloat16_rn(ts_to_f32(acc[63]));
-      out[66] = __float2bfloat16_rn(ts_to_f32(acc[66]));
-      out[67] = __float2bfloat16_rn(ts_to_f32(acc[67]));
-      out[70] = __float2bfloat16_rn(ts_to_f32(acc[70]));
-      out[71] = __float2bfloat16_rn(ts_to_f32(acc[71]));
-      out[74] = __float2bfloat16_rn(ts_to_f32(acc[74]));
-      out[75] = __float2bfloat16_rn(ts_to_f32(acc[75]));
-      out[78] = __float2bfloat16_rn(ts_to_f32(acc[78]));
-      out[79] = __float2bfloat16_rn(ts_to_f32(acc[79]));
-      out[82] = __float2bfloat16_rn(ts_to_f32(acc[82]));
-      out[83] = __float2bfloat16_rn(ts_to_f32(acc[83]));
-      if ((ts_tid == 128)) {
-        asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
-      }
-      asm volatile("bar.sync %0, %1;" :: "r"((int)(1)), "r"((int)(256)) : "memory");
-      if ((((((((ts_tid & 31) % 4) * 2) + 0) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 0) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 0))) / 1) % 64) * 1)] = out[0];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 0) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 0) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 1))) / 1) % 64) * 1)] = out[1];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 8) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 8) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 0))) / 1) % 64) * 1)] = out[4];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 8) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 8) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 1))) / 1) % 64) * 1)] = out[5];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 16) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 16) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 0))) / 1) % 64) * 1)] = out[8];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 16) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 16) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 1))) / 1) % 64) * 1)] = out[9];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 24) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 24) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 0))) / 1) % 64) * 1)] = out[12];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 24) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 24) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 1))) / 1) % 64) * 1)] = out[13];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 32) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 32) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 0))) / 1) % 64) * 1)] = out[16];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 32) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 32) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 1))) / 1) % 64) * 1)] = out[17];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 40) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 40) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 0))) / 1) % 64) * 1)] = out[20];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 40) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 40) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 1))) / 1) % 64) * 1)] = out[21];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 48) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 48) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 0))) / 1) % 64) * 1)] = out[24];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 48) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 48) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 1))) / 1) % 64) * 1)] = out[25];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 56) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 56) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 0))) / 1) % 64) * 1)] = out[28];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 56) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 56) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 1))) / 1) % 64) * 1)] = out[29];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 64) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 64) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 0))) / 1) % 64) * 1)] = out[32];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 64) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 64) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 1))) / 1) % 64) * 1)] = out[33];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 72) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 72) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 0))) / 1) % 64) * 1)] = out[36];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 72) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 72) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 1))) / 1) % 64) * 1)] = out[37];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 80) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 80) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 0))) / 1) % 64) * 1)] = out[40];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 80) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 80) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 1))) / 1) % 64) * 1)] = out[41];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 88) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 88) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 0))) / 1) % 64) * 1)] = out[44];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 88) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 88) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 1))) / 1) % 64) * 1)] = out[45];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 96) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 96) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 0))) / 1) % 64) * 1)] = out[48];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 96) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 96) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 1))) / 1) % 64) * 1)] = out[49];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 104) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 104) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 0))) / 1) % 64) * 1)] = out[52];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 104) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 104) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 1))) / 1) % 64) * 1)] = out[53];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 112) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 112) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 0))) / 1) % 64) * 1)] = out[56];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 112) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 112) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 1))) / 1) % 64) * 1)] = out[57];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 120) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 120) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 0))) / 1) % 64) * 1)] = out[60];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 120) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 120) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 1))) / 1) % 64) * 1)] = out[61];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 128) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 128) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 0))) / 1) % 64) * 1)] = out[64];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 128) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 128) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 1))) / 1) % 64) * 1)] = out[65];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 136) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 136) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 0))) / 1) % 64) * 1)] = out[68];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 136) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 136) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 1))) / 1) % 64) * 1)] = out[69];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 144) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 144) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 144) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 144) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 144) + 0))) / 1) % 64) * 1)] = out[72];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 144) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 144) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 144) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 144) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 144) + 1))) / 1) % 64) * 1)] = out[73];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 152) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 152) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 152) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 152) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 152) + 0))) / 1) % 64) * 1)] = out[76];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 152) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 152) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 152) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 152) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 152) + 1))) / 1) % 64) * 1)] = out[77];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 160) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 160) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 160) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 160) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 160) + 0))) / 1) % 64) * 1)] = out[80];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 160) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 160) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 160) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 160) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 160) + 1))) / 1) % 64) * 1)] = out[81];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 0) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 0) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 0))) / 1) % 64) * 1)] = out[2];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 0) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 0) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 1))) / 1) % 64) * 1)] = out[3];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 8) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 8) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 0))) / 1) % 64) * 1)] = out[6];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 8) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 8) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 1))) / 1) % 64) * 1)] = out[7];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 16) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 16) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 0))) / 1) % 64) * 1)] = out[10];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 16) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 16) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 1))) / 1) % 64) * 1)] = out[11];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 24) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 24) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 0))) / 1) % 64) * 1)] = out[14];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 24) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 24) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 1))) / 1) % 64) * 1)] = out[15];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 32) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 32) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 0))) / 1) % 64) * 1)] = out[18];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 32) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 32) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 1))) / 1) % 64) * 1)] = out[19];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 40) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 40) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 0))) / 1) % 64) * 1)] = out[22];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 40) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 40) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 1))) / 1) % 64) * 1)] = out[23];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 48) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 48) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 0))) / 1) % 64) * 1)] = out[26];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 48) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 48) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 1))) / 1) % 64) * 1)] = out[27];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 56) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 56) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 0))) / 1) % 64) * 1)] = out[30];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 56) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 56) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 1))) / 1) % 64) * 1)] = out[31];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 64) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 64) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 0))) / 1) % 64) * 1)] = out[34];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 64) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 64) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 1))) / 1) % 64) * 1)] = out[35];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 72) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 72) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 0))) / 1) % 64) * 1)] = out[38];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 72) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 72) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 1))) / 1) % 64) * 1)] = out[39];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 80) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 80) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 0))) / 1) % 64) * 1)] = out[42];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 80) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 80) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 1))) / 1) % 64) * 1)] = out[43];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 88) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 88) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 0))) / 1) % 64) * 1)] = out[46];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 88) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 88) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 1))) / 1) % 64) * 1)] = out[47];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 96) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 96) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 0))) / 1) % 64) * 1)] = out[50];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 96) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 96) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 1))) / 1) % 64) * 1)] = out[51];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 104) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 104) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 0))) / 1) % 64) * 1)] = out[54];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 104) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 104) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 1))) / 1) % 64) * 1)] = out[55];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 112) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 112) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 0))) / 1) % 64) * 1)] = out[58];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 112) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 112) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 1))) / 1) % 64) * 1)] = out[59];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 120) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 120) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 0))) / 1) % 64) * 1)] = out[62];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 120) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 120) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 1))) / 1) % 64) * 1)] = out[63];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 128) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 128) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 0))) / 1) % 64) * 1)] = out[66];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 128) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 128) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 1))) / 1) % 64) * 1)] = out[67];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 136) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 136) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 0))) / 1) % 64) * 1)] = out[70];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 136) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 136) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 1))) / 1) % 64) * 1)] = out[71];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 144) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 144) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 144) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 144) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 144) + 0))) / 1) % 64) * 1)] = out[74];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 144) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 144) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 144) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 144) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 144) + 1))) / 1) % 64) * 1)] = out[75];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 152) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 152) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 152) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 152) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 152) + 0))) / 1) % 64) * 1)] = out[78];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 152) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 152) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 152) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 152) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 152) + 1))) / 1) % 64) * 1)] = out[79];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 160) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 160) + 0) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 160) + 0))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 160) + 0))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 160) + 0))) / 1) % 64) * 1)] = out[82];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 160) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 160) + 1) < 128))) {
-        Cs[ts_swizzle<3, 3, 3>(((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 160) + 1))) / 128) * 64 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 160) + 1))) / 64) % 2) * 8192 + (((((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 160) + 1))) / 1) % 64) * 1)] = out[83];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 0) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 0) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 0) + 0) - 128)) * 1)] = out[0];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 0) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 0) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 0) + 1) - 128)) * 1)] = out[1];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 8) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 8) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 8) + 0) - 128)) * 1)] = out[4];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 8) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 8) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 8) + 1) - 128)) * 1)] = out[5];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 16) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 16) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 16) + 0) - 128)) * 1)] = out[8];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 16) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 16) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 16) + 1) - 128)) * 1)] = out[9];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 24) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 24) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 24) + 0) - 128)) * 1)] = out[12];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 24) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 24) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 24) + 1) - 128)) * 1)] = out[13];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 32) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 32) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 32) + 0) - 128)) * 1)] = out[16];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 32) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 32) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 32) + 1) - 128)) * 1)] = out[17];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 40) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 40) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 40) + 0) - 128)) * 1)] = out[20];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 40) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 40) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 40) + 1) - 128)) * 1)] = out[21];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 48) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 48) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 48) + 0) - 128)) * 1)] = out[24];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 48) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 48) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 48) + 1) - 128)) * 1)] = out[25];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 56) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 56) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 56) + 0) - 128)) * 1)] = out[28];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 56) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 56) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 56) + 1) - 128)) * 1)] = out[29];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 64) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 64) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 64) + 0) - 128)) * 1)] = out[32];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 64) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 64) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 64) + 1) - 128)) * 1)] = out[33];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 72) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 72) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 72) + 0) - 128)) * 1)] = out[36];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 72) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 72) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 72) + 1) - 128)) * 1)] = out[37];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 80) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 80) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 80) + 0) - 128)) * 1)] = out[40];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 80) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 80) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 80) + 1) - 128)) * 1)] = out[41];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 88) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 88) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 88) + 0) - 128)) * 1)] = out[44];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 88) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 88) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 88) + 1) - 128)) * 1)] = out[45];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 96) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 96) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 96) + 0) - 128)) * 1)] = out[48];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 96) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 96) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 96) + 1) - 128)) * 1)] = out[49];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 104) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 104) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 104) + 0) - 128)) * 1)] = out[52];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 104) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 104) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 104) + 1) - 128)) * 1)] = out[53];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 112) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 112) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 112) + 0) - 128)) * 1)] = out[56];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 112) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 112) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 112) + 1) - 128)) * 1)] = out[57];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 120) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 120) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 120) + 0) - 128)) * 1)] = out[60];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 120) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 120) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 120) + 1) - 128)) * 1)] = out[61];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 128) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 128) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 128) + 0) - 128)) * 1)] = out[64];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 128) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 128) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 128) + 1) - 128)) * 1)] = out[65];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 136) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 136) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 136) + 0) - 128)) * 1)] = out[68];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 136) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 136) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 136) + 1) - 128)) * 1)] = out[69];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 144) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 144) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 144) + 0) - 128)) * 1)] = out[72];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 144) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 144) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 144) + 1) - 128)) * 1)] = out[73];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 152) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 152) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 152) + 0) - 128)) * 1)] = out[76];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 152) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 152) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 152) + 1) - 128)) * 1)] = out[77];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 160) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 160) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 160) + 0) - 128)) * 1)] = out[80];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 160) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 160) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 160) + 1) - 128)) * 1)] = out[81];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 0) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 0) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 0) + 0) - 128)) * 1)] = out[2];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 0) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 0) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 0) + 1) - 128)) * 1)] = out[3];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 8) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 8) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 8) + 0) - 128)) * 1)] = out[6];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 8) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 8) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 8) + 1) - 128)) * 1)] = out[7];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 16) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 16) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 16) + 0) - 128)) * 1)] = out[10];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 16) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 16) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 16) + 1) - 128)) * 1)] = out[11];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 24) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 24) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 24) + 0) - 128)) * 1)] = out[14];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 24) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 24) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 24) + 1) - 128)) * 1)] = out[15];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 32) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 32) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 32) + 0) - 128)) * 1)] = out[18];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 32) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 32) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 32) + 1) - 128)) * 1)] = out[19];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 40) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 40) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 40) + 0) - 128)) * 1)] = out[22];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 40) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 40) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 40) + 1) - 128)) * 1)] = out[23];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 48) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 48) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 48) + 0) - 128)) * 1)] = out[26];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 48) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 48) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 48) + 1) - 128)) * 1)] = out[27];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 56) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 56) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 56) + 0) - 128)) * 1)] = out[30];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 56) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 56) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 56) + 1) - 128)) * 1)] = out[31];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 64) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 64) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 64) + 0) - 128)) * 1)] = out[34];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 64) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 64) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 64) + 1) - 128)) * 1)] = out[35];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 72) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 72) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 72) + 0) - 128)) * 1)] = out[38];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 72) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 72) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 72) + 1) - 128)) * 1)] = out[39];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 80) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 80) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 80) + 0) - 128)) * 1)] = out[42];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 80) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 80) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 80) + 1) - 128)) * 1)] = out[43];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 88) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 88) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 88) + 0) - 128)) * 1)] = out[46];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 88) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 88) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 88) + 1) - 128)) * 1)] = out[47];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 96) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 96) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 96) + 0) - 128)) * 1)] = out[50];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 96) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 96) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 96) + 1) - 128)) * 1)] = out[51];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 104) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 104) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 104) + 0) - 128)) * 1)] = out[54];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 104) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 104) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 104) + 1) - 128)) * 1)] = out[55];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 112) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 112) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 112) + 0) - 128)) * 1)] = out[58];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 112) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 112) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 112) + 1) - 128)) * 1)] = out[59];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 120) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 120) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 120) + 0) - 128)) * 1)] = out[62];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 120) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 120) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 120) + 1) - 128)) * 1)] = out[63];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 128) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 128) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 128) + 0) - 128)) * 1)] = out[66];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 128) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 128) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 128) + 1) - 128)) * 1)] = out[67];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 136) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 136) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 136) + 0) - 128)) * 1)] = out[70];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 136) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 136) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 136) + 1) - 128)) * 1)] = out[71];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 144) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 144) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 144) + 0) - 128)) * 1)] = out[74];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 144) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 144) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 144) + 1) - 128)) * 1)] = out[75];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 152) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 152) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 152) + 0) - 128)) * 1)] = out[78];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 152) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 152) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 152) + 1) - 128)) * 1)] = out[79];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 160) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 160) + 0) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 160) + 0) - 128)) * 1)] = out[82];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 160) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 160) + 1) < 160))) {
-        C32[ts_swizzle<3, 2, 3>((((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 32 + (((((((ts_tid & 31) % 4) * 2) + 160) + 1) - 128)) * 1)] = out[83];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 0) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 0) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 0) + 0) - 160)) * 1] = out[0];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 0) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 0) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 0) + 1) - 160)) * 1] = out[1];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 8) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 8) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 8) + 0) - 160)) * 1] = out[4];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 8) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 8) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 8) + 1) - 160)) * 1] = out[5];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 16) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 16) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 16) + 0) - 160)) * 1] = out[8];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 16) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 16) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 16) + 1) - 160)) * 1] = out[9];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 24) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 24) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 24) + 0) - 160)) * 1] = out[12];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 24) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 24) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 24) + 1) - 160)) * 1] = out[13];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 32) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 32) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 32) + 0) - 160)) * 1] = out[16];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 32) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 32) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 32) + 1) - 160)) * 1] = out[17];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 40) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 40) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 40) + 0) - 160)) * 1] = out[20];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 40) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 40) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 40) + 1) - 160)) * 1] = out[21];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 48) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 48) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 48) + 0) - 160)) * 1] = out[24];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 48) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 48) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 48) + 1) - 160)) * 1] = out[25];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 56) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 56) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 56) + 0) - 160)) * 1] = out[28];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 56) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 56) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 56) + 1) - 160)) * 1] = out[29];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 64) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 64) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 64) + 0) - 160)) * 1] = out[32];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 64) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 64) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 64) + 1) - 160)) * 1] = out[33];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 72) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 72) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 72) + 0) - 160)) * 1] = out[36];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 72) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 72) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 72) + 1) - 160)) * 1] = out[37];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 80) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 80) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 80) + 0) - 160)) * 1] = out[40];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 80) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 80) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 80) + 1) - 160)) * 1] = out[41];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 88) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 88) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 88) + 0) - 160)) * 1] = out[44];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 88) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 88) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 88) + 1) - 160)) * 1] = out[45];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 96) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 96) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 96) + 0) - 160)) * 1] = out[48];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 96) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 96) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 96) + 1) - 160)) * 1] = out[49];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 104) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 104) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 104) + 0) - 160)) * 1] = out[52];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 104) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 104) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 104) + 1) - 160)) * 1] = out[53];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 112) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 112) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 112) + 0) - 160)) * 1] = out[56];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 112) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 112) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 112) + 1) - 160)) * 1] = out[57];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 120) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 120) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 120) + 0) - 160)) * 1] = out[60];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 120) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 120) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 120) + 1) - 160)) * 1] = out[61];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 128) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 128) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 128) + 0) - 160)) * 1] = out[64];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 128) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 128) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 128) + 1) - 160)) * 1] = out[65];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 136) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 136) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 136) + 0) - 160)) * 1] = out[68];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 136) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 136) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 136) + 1) - 160)) * 1] = out[69];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 144) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 144) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 144) + 0) - 160)) * 1] = out[72];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 144) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 144) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 144) + 1) - 160)) * 1] = out[73];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 152) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 152) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 152) + 0) - 160)) * 1] = out[76];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 152) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 152) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 152) + 1) - 160)) * 1] = out[77];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 160) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 160) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 160) + 0) - 160)) * 1] = out[80];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 160) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 160) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 160) + 1) - 160)) * 1] = out[81];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 0) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 0) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 0) + 0) - 160)) * 1] = out[2];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 0) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 0) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 0) + 1) - 160)) * 1] = out[3];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 8) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 8) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 8) + 0) - 160)) * 1] = out[6];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 8) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 8) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 8) + 1) - 160)) * 1] = out[7];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 16) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 16) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 16) + 0) - 160)) * 1] = out[10];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 16) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 16) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 16) + 1) - 160)) * 1] = out[11];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 24) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 24) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 24) + 0) - 160)) * 1] = out[14];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 24) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 24) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 24) + 1) - 160)) * 1] = out[15];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 32) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 32) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 32) + 0) - 160)) * 1] = out[18];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 32) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 32) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 32) + 1) - 160)) * 1] = out[19];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 40) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 40) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 40) + 0) - 160)) * 1] = out[22];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 40) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 40) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 40) + 1) - 160)) * 1] = out[23];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 48) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 48) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 48) + 0) - 160)) * 1] = out[26];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 48) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 48) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 48) + 1) - 160)) * 1] = out[27];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 56) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 56) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 56) + 0) - 160)) * 1] = out[30];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 56) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 56) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 56) + 1) - 160)) * 1] = out[31];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 64) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 64) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 64) + 0) - 160)) * 1] = out[34];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 64) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 64) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 64) + 1) - 160)) * 1] = out[35];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 72) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 72) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 72) + 0) - 160)) * 1] = out[38];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 72) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 72) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 72) + 1) - 160)) * 1] = out[39];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 80) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 80) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 80) + 0) - 160)) * 1] = out[42];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 80) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 80) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 80) + 1) - 160)) * 1] = out[43];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 88) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 88) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 88) + 0) - 160)) * 1] = out[46];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 88) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 88) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 88) + 1) - 160)) * 1] = out[47];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 96) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 96) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 96) + 0) - 160)) * 1] = out[50];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 96) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 96) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 96) + 1) - 160)) * 1] = out[51];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 104) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 104) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 104) + 0) - 160)) * 1] = out[54];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 104) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 104) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 104) + 1) - 160)) * 1] = out[55];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 112) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 112) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 112) + 0) - 160)) * 1] = out[58];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 112) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 112) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 112) + 1) - 160)) * 1] = out[59];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 120) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 120) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 120) + 0) - 160)) * 1] = out[62];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 120) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 120) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 120) + 1) - 160)) * 1] = out[63];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 128) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 128) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 128) + 0) - 160)) * 1] = out[66];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 128) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 128) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 128) + 1) - 160)) * 1] = out[67];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 136) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 136) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 136) + 0) - 160)) * 1] = out[70];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 136) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 136) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 136) + 1) - 160)) * 1] = out[71];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 144) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 144) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 144) + 0) - 160)) * 1] = out[74];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 144) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 144) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 144) + 1) - 160)) * 1] = out[75];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 152) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 152) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 152) + 0) - 160)) * 1] = out[78];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 152) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 152) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 152) + 1) - 160)) * 1] = out[79];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 160) + 0) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 160) + 0) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 160) + 0) - 160)) * 1] = out[82];
-      }
-      if ((((((((ts_tid & 31) % 4) * 2) + 160) + 1) >= 160) && ((((((ts_tid & 31) % 4) * 2) + 160) + 1) < 168))) {
-        C8[(((((ts_tid >> 7) - 1) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 8 + (((((((ts_tid & 31) % 4) * 2) + 160) + 1) - 160)) * 1] = out[83];
-      }
-      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-      asm volatile("bar.sync %0, %1;" :: "r"((int)(1)), "r"((int)(256)) : "memory");
-      if ((ts_tid == 128)) {
-        if (((n0 + 0) < N)) {
-          ts_tma_store_2d(&tmap_C, (ts_smem_addr(Cs) + (uint32_t)(((((0)) * 128 + (0)) / 128) * 64 + (((((0)) * 128 + (0)) / 64) % 2) * 8192 + (((((0)) * 128 + (0)) / 1) % 64) * 1) * 2), (int)((n0 + 0)), (int)(m0));
-        }
-        if (((n0 + 64) < N)) {
-          ts_tma_store_2d(&tmap_C, (ts_smem_addr(Cs) + (uint32_t)(((((0)) * 128 + (64)) / 128) * 64 + (((((0)) * 128 + (64)) / 64) % 2) * 8192 + (((((0)) * 128 + (64)) / 1) % 64) * 1) * 2), (int)((n0 + 64)), (int)(m0));
-        }
-        if (((n0 + 128) < N)) {
-          ts_tma_store_2d(&tmap_C_box1, (ts_smem_addr(C32) + (uint32_t)((0) * 32 + (0) * 1) * 2), (int)((n0 + 128)), (int)(m0));
-        }
-        if (((n0 + 160) < N)) {
-          ts_tma_store_2d(&tmap_C_box2, (ts_smem_addr(C8) + (uint32_t)((0) * 8 + (0) * 1) * 2), (int)((n0 + 160)), (int)(m0));
-        }
-        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    float acc[72];
+    for (int k = 0; k < kn; k += 1) {
+      const int s = (k % 5);
+      ts_mbar_wait(ts_smem_addr(&full[s]), ((k / 5) % 2));
+      asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+      ts_wgmma_m64n144k16_bf16(acc, ts_wgmma_desc((ts_smem_addr(As) + (uint32_t)((s) * 8192 + (((((ts_tid >> 7) - 1) % 2) * 64)) * 64 + (0) * 1) * 2), 1, 1024), ts_wgmma_desc((ts_smem_addr(Bs) + (uint32_t)((s) * 9216 + (0) * 64 + (0) * 1) * 2), 1, 1024), ((k > 0)) ? 1 : 0);
+      ts_wgmma_m64n144k16_bf16(acc, ts_wgmma_desc((ts_smem_addr(As) + (uint32_t)((s) * 8192 + (((((ts_tid >> 7) - 1) % 2) * 64)) * 64 + (16) * 1) * 2), 1, 1024), ts_wgmma_desc((ts_smem_addr(Bs) + (uint32_t)((s) * 9216 + (0) * 64 + (16) * 1) * 2), 1, 1024), 1);
+      ts_wgmma_m64n144k16_bf16(acc, ts_wgmma_desc((ts_smem_addr(As) + (uint32_t)((s) * 8192 + (((((ts_tid >> 7) - 1) % 2) * 64)) * 64 + (32) * 1) * 2), 1, 1024), ts_wgmma_desc((ts_smem_addr(Bs) + (uint32_t)((s) * 9216 + (0) * 64 + (32) * 1) * 2), 1, 1024), 1);
+      ts_wgmma_m64n144k16_bf16(acc, ts_wgmma_desc((ts_smem_addr(As) + (uint32_t)((s) * 8192 + (((((ts_tid >> 7) - 1) % 2) * 64)) * 64 + (48) * 1) * 2), 1, 1024), ts_wgmma_desc((ts_smem_addr(Bs) + (uint32_t)((s) * 9216 + (0) * 64 + (48) * 1) * 2), 1, 1024), 1);
+      asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+      asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+      ts_fence_operands(acc);
+      if (((k > 0) && ((ts_tid & 127) == 0))) {
+        ts_mbar_arrive(ts_smem_addr(&empty[((k + 4) % 5)]));
       }
     }
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+    ts_fence_operands(acc);
+    if (((ts_tid & 127) == 0)) {
+      ts_mbar_arrive(ts_smem_addr(&empty[((kn + 4) % 5)]));
+    }
+    __nv_bfloat16 out[72];
+    out[0] = __float2bfloat16_rn(ts_to_f32(acc[0]));
+    out[1] = __float2bfloat16_rn(ts_to_f32(acc[1]));
+    out[4] = __float2bfloat16_rn(ts_to_f32(acc[4]));
+    out[5] = __float2bfloat16_rn(ts_to_f32(acc[5]));
+    out[8] = __float2bfloat16_rn(ts_to_f32(acc[8]));
+    out[9] = __float2bfloat16_rn(ts_to_f32(acc[9]));
+    out[12] = __float2bfloat16_rn(ts_to_f32(acc[12]));
+    out[13] = __float2bfloat16_rn(ts_to_f32(acc[13]));
+    out[16] = __float2bfloat16_rn(ts_to_f32(acc[16]));
+    out[17] = __float2bfloat16_rn(ts_to_f32(acc[17]));
+    out[20] = __float2bfloat16_rn(ts_to_f32(acc[20]));
+    out[21] = __float2bfloat16_rn(ts_to_f32(acc[21]));
+    out[24] = __float2bfloat16_rn(ts_to_f32(acc[24]));
+    out[25] = __float2bfloat16_rn(ts_to_f32(acc[25]));
+    out[28] = __float2bfloat16_rn(ts_to_f32(acc[28]));
+    out[29] = __float2bfloat16_rn(ts_to_f32(acc[29]));
+    out[32] = __float2bfloat16_rn(ts_to_f32(acc[32]));
+    out[33] = __float2bfloat16_rn(ts_to_f32(acc[33]));
+    out[36] = __float2bfloat16_rn(ts_to_f32(acc[36]));
+    out[37] = __float2bfloat16_rn(ts_to_f32(acc[37]));
+    out[40] = __float2bfloat16_rn(ts_to_f32(acc[40]));
+    out[41] = __float2bfloat16_rn(ts_to_f32(acc[41]));
+    out[44] = __float2bfloat16_rn(ts_to_f32(acc[44]));
+    out[45] = __float2bfloat16_rn(ts_to_f32(acc[45]));
+    out[48] = __float2bfloat16_rn(ts_to_f32(acc[48]));
+    out[49] = __float2bfloat16_rn(ts_to_f32(acc[49]));
+    out[52] = __float2bfloat16_rn(ts_to_f32(acc[52]));
+    out[53] = __float2bfloat16_rn(ts_to_f32(acc[53]));
+    out[56] = __float2bfloat16_rn(ts_to_f32(acc[56]));
+    out[57] = __float2bfloat16_rn(ts_to_f32(acc[57]));
+    out[60] = __float2bfloat16_rn(ts_to_f32(acc[60]));
+    out[61] = __float2bfloat16_rn(ts_to_f32(acc[61]));
+    out[64] = __float2bfloat16_rn(ts_to_f32(acc[64]));
+    out[65] = __float2bfloat16_rn(ts_to_f32(acc[65]));
+    out[68] = __float2bfloat16_rn(ts_to_f32(acc[68]));
+    out[69] = __float2bfloat16_rn(ts_to_f32(acc[69]));
+    out[2] = __float2bfloat16_rn(ts_to_f32(acc[2]));
+    out[3] = __float2bfloat16_rn(ts_to_f32(acc[3]));
+    out[6] = __float2bfloat16_rn(ts_to_f32(acc[6]));
+    out[7] = __float2bfloat16_rn(ts_to_f32(acc[7]));
+    out[10] = __float2bfloat16_rn(ts_to_f32(acc[10]));
+    out[11] = __float2bfloat16_rn(ts_to_f32(acc[11]));
+    out[14] = __float2bfloat16_rn(ts_to_f32(acc[14]));
+    out[15] = __float2bfloat16_rn(ts_to_f32(acc[15]));
+    out[18] = __float2bfloat16_rn(ts_to_f32(acc[18]));
+    out[19] = __float2bfloat16_rn(ts_to_f32(acc[19]));
+    out[22] = __float2bfloat16_rn(ts_to_f32(acc[22]));
+    out[23] = __float2bfloat16_rn(ts_to_f32(acc[23]));
+    out[26] = __float2bfloat16_rn(ts_to_f32(acc[26]));
+    out[27] = __float2bfloat16_rn(ts_to_f32(acc[27]));
+    out[30] = __float2bfloat16_rn(ts_to_f32(acc[30]));
+    out[31] = __float2bfloat16_rn(ts_to_f32(acc[31]));
+    out[34] = __float2bfloat16_rn(ts_to_f32(acc[34]));
+    out[35] = __float2bfloat16_rn(ts_to_f32(acc[35]));
+    out[38] = __float2bfloat16_rn(ts_to_f32(acc[38]));
+    out[39] = __float2bfloat16_rn(ts_to_f32(acc[39]));
+    out[42] = __float2bfloat16_rn(ts_to_f32(acc[42]));
+    out[43] = __float2bfloat16_rn(ts_to_f32(acc[43]));
+    out[46] = __float2bfloat16_rn(ts_to_f32(acc[46]));
+    out[47] = __float2bfloat16_rn(ts_to_f32(acc[47]));
+    out[50] = __float2bfloat16_rn(ts_to_f32(acc[50]));
+    out[51] = __float2bfloat16_rn(ts_to_f32(acc[51]));
+    out[54] = __float2bfloat16_rn(ts_to_f32(acc[54]));
+    out[55] = __float2bfloat16_rn(ts_to_f32(acc[55]));
+    out[58] = __float2bfloat16_rn(ts_to_f32(acc[58]));
+    out[59] = __float2bfloat16_rn(ts_to_f32(acc[59]));
+    out[62] = __float2bfloat16_rn(ts_to_f32(acc[62]));
+    out[63] = __float2bfloat16_rn(ts_to_f32(acc[63]));
+    out[66] = __float2bfloat16_rn(ts_to_f32(acc[66]));
+    out[67] = __float2bfloat16_rn(ts_to_f32(acc[67]));
+    out[70] = __float2bfloat16_rn(ts_to_f32(acc[70]));
+    out[71] = __float2bfloat16_rn(ts_to_f32(acc[71]));
+    if ((((((((ts_tid & 31) % 4) * 2) + 0) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 0) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 0))) / 1) % 64) * 1)] = out[0];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 0) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 0) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 1))) / 1) % 64) * 1)] = out[1];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 8) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 8) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 0))) / 1) % 64) * 1)] = out[4];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 8) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 8) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 1))) / 1) % 64) * 1)] = out[5];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 16) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 16) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 0))) / 1) % 64) * 1)] = out[8];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 16) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 16) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 1))) / 1) % 64) * 1)] = out[9];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 24) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 24) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 0))) / 1) % 64) * 1)] = out[12];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 24) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 24) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 1))) / 1) % 64) * 1)] = out[13];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 32) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 32) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 0))) / 1) % 64) * 1)] = out[16];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 32) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 32) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 1))) / 1) % 64) * 1)] = out[17];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 40) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 40) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 0))) / 1) % 64) * 1)] = out[20];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 40) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 40) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 1))) / 1) % 64) * 1)] = out[21];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 48) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 48) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 0))) / 1) % 64) * 1)] = out[24];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 48) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 48) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 1))) / 1) % 64) * 1)] = out[25];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 56) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 56) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 0))) / 1) % 64) * 1)] = out[28];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 56) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 56) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 1))) / 1) % 64) * 1)] = out[29];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 64) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 64) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 0))) / 1) % 64) * 1)] = out[32];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 64) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 64) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 1))) / 1) % 64) * 1)] = out[33];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 72) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 72) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 0))) / 1) % 64) * 1)] = out[36];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 72) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 72) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 1))) / 1) % 64) * 1)] = out[37];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 80) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 80) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 0))) / 1) % 64) * 1)] = out[40];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 80) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 80) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 1))) / 1) % 64) * 1)] = out[41];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 88) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 88) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 0))) / 1) % 64) * 1)] = out[44];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 88) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 88) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 1))) / 1) % 64) * 1)] = out[45];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 96) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 96) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 0))) / 1) % 64) * 1)] = out[48];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 96) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 96) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 1))) / 1) % 64) * 1)] = out[49];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 104) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 104) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 0))) / 1) % 64) * 1)] = out[52];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 104) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 104) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 1))) / 1) % 64) * 1)] = out[53];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 112) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 112) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 0))) / 1) % 64) * 1)] = out[56];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 112) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 112) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 1))) / 1) % 64) * 1)] = out[57];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 120) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 120) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 0))) / 1) % 64) * 1)] = out[60];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 120) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 120) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 1))) / 1) % 64) * 1)] = out[61];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 128) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 128) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 0))) / 1) % 64) * 1)] = out[64];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 128) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 128) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 1))) / 1) % 64) * 1)] = out[65];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 136) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 136) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 0))) / 1) % 64) * 1)] = out[68];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 136) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 136) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 1))) / 1) % 64) * 1)] = out[69];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 0) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 0) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 0))) / 1) % 64) * 1)] = out[2];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 0) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 0) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 0) + 1))) / 1) % 64) * 1)] = out[3];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 8) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 8) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 0))) / 1) % 64) * 1)] = out[6];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 8) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 8) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 8) + 1))) / 1) % 64) * 1)] = out[7];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 16) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 16) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 0))) / 1) % 64) * 1)] = out[10];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 16) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 16) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 16) + 1))) / 1) % 64) * 1)] = out[11];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 24) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 24) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 0))) / 1) % 64) * 1)] = out[14];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 24) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 24) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 24) + 1))) / 1) % 64) * 1)] = out[15];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 32) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 32) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 0))) / 1) % 64) * 1)] = out[18];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 32) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 32) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 32) + 1))) / 1) % 64) * 1)] = out[19];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 40) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 40) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 0))) / 1) % 64) * 1)] = out[22];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 40) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 40) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 40) + 1))) / 1) % 64) * 1)] = out[23];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 48) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 48) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 0))) / 1) % 64) * 1)] = out[26];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 48) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 48) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 48) + 1))) / 1) % 64) * 1)] = out[27];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 56) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 56) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 0))) / 1) % 64) * 1)] = out[30];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 56) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 56) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 56) + 1))) / 1) % 64) * 1)] = out[31];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 64) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 64) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 0))) / 1) % 64) * 1)] = out[34];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 64) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 64) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 64) + 1))) / 1) % 64) * 1)] = out[35];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 72) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 72) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 0))) / 1) % 64) * 1)] = out[38];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 72) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 72) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 72) + 1))) / 1) % 64) * 1)] = out[39];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 80) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 80) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 0))) / 1) % 64) * 1)] = out[42];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 80) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 80) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 80) + 1))) / 1) % 64) * 1)] = out[43];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 88) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 88) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 0))) / 1) % 64) * 1)] = out[46];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 88) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 88) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 88) + 1))) / 1) % 64) * 1)] = out[47];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 96) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 96) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 0))) / 1) % 64) * 1)] = out[50];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 96) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 96) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 96) + 1))) / 1) % 64) * 1)] = out[51];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 104) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 104) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 0))) / 1) % 64) * 1)] = out[54];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 104) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 104) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 104) + 1))) / 1) % 64) * 1)] = out[55];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 112) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 112) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 0))) / 1) % 64) * 1)] = out[58];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 112) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 112) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 112) + 1))) / 1) % 64) * 1)] = out[59];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 120) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 120) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 0))) / 1) % 64) * 1)] = out[62];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 120) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 120) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 120) + 1))) / 1) % 64) * 1)] = out[63];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 128) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 128) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 0))) / 1) % 64) * 1)] = out[66];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 128) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 128) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 128) + 1))) / 1) % 64) * 1)] = out[67];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 136) + 0) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 136) + 0) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 0))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 0))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 0))) / 1) % 64) * 1)] = out[70];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 136) + 1) >= 0) && ((((((ts_tid & 31) % 4) * 2) + 136) + 1) < 128))) {
+      Cs[ts_swizzle<3, 3, 3>((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 1))) / 128) * 64 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 1))) / 64) % 2) * 8192 + ((((((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8)))) * 128 + ((((((ts_tid & 31) % 4) * 2) + 136) + 1))) / 1) % 64) * 1)] = out[71];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 0) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 0) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 0) + 0) - 128)) * 1)] = out[0];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 0) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 0) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 0) + 1) - 128)) * 1)] = out[1];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 8) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 8) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 8) + 0) - 128)) * 1)] = out[4];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 8) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 8) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 8) + 1) - 128)) * 1)] = out[5];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 16) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 16) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 16) + 0) - 128)) * 1)] = out[8];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 16) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 16) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 16) + 1) - 128)) * 1)] = out[9];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 24) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 24) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 24) + 0) - 128)) * 1)] = out[12];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 24) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 24) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 24) + 1) - 128)) * 1)] = out[13];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 32) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 32) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 32) + 0) - 128)) * 1)] = out[16];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 32) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 32) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 32) + 1) - 128)) * 1)] = out[17];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 40) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 40) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 40) + 0) - 128)) * 1)] = out[20];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 40) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 40) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 40) + 1) - 128)) * 1)] = out[21];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 48) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 48) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 48) + 0) - 128)) * 1)] = out[24];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 48) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 48) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 48) + 1) - 128)) * 1)] = out[25];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 56) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 56) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 56) + 0) - 128)) * 1)] = out[28];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 56) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 56) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 56) + 1) - 128)) * 1)] = out[29];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 64) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 64) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 64) + 0) - 128)) * 1)] = out[32];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 64) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 64) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 64) + 1) - 128)) * 1)] = out[33];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 72) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 72) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 72) + 0) - 128)) * 1)] = out[36];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 72) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 72) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 72) + 1) - 128)) * 1)] = out[37];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 80) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 80) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 80) + 0) - 128)) * 1)] = out[40];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 80) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 80) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 80) + 1) - 128)) * 1)] = out[41];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 88) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 88) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 88) + 0) - 128)) * 1)] = out[44];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 88) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 88) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 88) + 1) - 128)) * 1)] = out[45];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 96) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 96) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 96) + 0) - 128)) * 1)] = out[48];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 96) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 96) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 96) + 1) - 128)) * 1)] = out[49];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 104) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 104) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 104) + 0) - 128)) * 1)] = out[52];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 104) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 104) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 104) + 1) - 128)) * 1)] = out[53];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 112) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 112) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 112) + 0) - 128)) * 1)] = out[56];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 112) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 112) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 112) + 1) - 128)) * 1)] = out[57];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 120) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 120) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 120) + 0) - 128)) * 1)] = out[60];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 120) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 120) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 120) + 1) - 128)) * 1)] = out[61];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 128) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 128) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 128) + 0) - 128)) * 1)] = out[64];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 128) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 128) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 128) + 1) - 128)) * 1)] = out[65];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 136) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 136) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 136) + 0) - 128)) * 1)] = out[68];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 136) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 136) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 0))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 136) + 1) - 128)) * 1)] = out[69];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 0) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 0) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 0) + 0) - 128)) * 1)] = out[2];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 0) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 0) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 0) + 1) - 128)) * 1)] = out[3];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 8) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 8) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 8) + 0) - 128)) * 1)] = out[6];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 8) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 8) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 8) + 1) - 128)) * 1)] = out[7];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 16) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 16) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 16) + 0) - 128)) * 1)] = out[10];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 16) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 16) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 16) + 1) - 128)) * 1)] = out[11];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 24) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 24) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 24) + 0) - 128)) * 1)] = out[14];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 24) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 24) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 24) + 1) - 128)) * 1)] = out[15];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 32) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 32) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 32) + 0) - 128)) * 1)] = out[18];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 32) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 32) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 32) + 1) - 128)) * 1)] = out[19];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 40) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 40) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 40) + 0) - 128)) * 1)] = out[22];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 40) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 40) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 40) + 1) - 128)) * 1)] = out[23];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 48) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 48) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 48) + 0) - 128)) * 1)] = out[26];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 48) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 48) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 48) + 1) - 128)) * 1)] = out[27];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 56) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 56) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 56) + 0) - 128)) * 1)] = out[30];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 56) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 56) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 56) + 1) - 128)) * 1)] = out[31];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 64) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 64) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 64) + 0) - 128)) * 1)] = out[34];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 64) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 64) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 64) + 1) - 128)) * 1)] = out[35];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 72) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 72) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 72) + 0) - 128)) * 1)] = out[38];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 72) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 72) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 72) + 1) - 128)) * 1)] = out[39];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 80) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 80) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 80) + 0) - 128)) * 1)] = out[42];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 80) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 80) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 80) + 1) - 128)) * 1)] = out[43];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 88) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 88) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 88) + 0) - 128)) * 1)] = out[46];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 88) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 88) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 88) + 1) - 128)) * 1)] = out[47];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 96) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 96) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 96) + 0) - 128)) * 1)] = out[50];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 96) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 96) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 96) + 1) - 128)) * 1)] = out[51];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 104) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 104) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 104) + 0) - 128)) * 1)] = out[54];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 104) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 104) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 104) + 1) - 128)) * 1)] = out[55];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 112) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 112) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 112) + 0) - 128)) * 1)] = out[58];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 112) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 112) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 112) + 1) - 128)) * 1)] = out[59];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 120) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 120) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 120) + 0) - 128)) * 1)] = out[62];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 120) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 120) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 120) + 1) - 128)) * 1)] = out[63];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 128) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 128) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 128) + 0) - 128)) * 1)] = out[66];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 128) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 128) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 128) + 1) - 128)) * 1)] = out[67];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 136) + 0) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 136) + 0) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 136) + 0) - 128)) * 1)] = out[70];
+    }
+    if ((((((((ts_tid & 31) % 4) * 2) + 136) + 1) >= 128) && ((((((ts_tid & 31) % 4) * 2) + 136) + 1) < 144))) {
+      C16[ts_swizzle<3, 1, 3>(((((((ts_tid >> 7) - 1) % 2) * 64) + ((((((ts_tid >> 5) & 3) % 4) * 16) + (((ts_tid & 31) / 4) % 8)) + 8))) * 16 + (((((((ts_tid & 31) % 4) * 2) + 136) + 1) - 128)) * 1)] = out[71];
+    }
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    asm volatile("bar.sync %0, %1;" :: "r"((int)(1)), "r"((int)(256)) : "memory");
     if ((ts_tid == 128)) {
-      asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+      if (((n0 + 0) < N)) {
+        ts_tma_store_2d(&tmap_C, (ts_smem_addr(Cs) + (uint32_t)(((((0)) * 128 + (0)) / 128) * 64 + (((((0)) * 128 + (0)) / 64) % 2) * 8192 + (((((0)) * 128 + (0)) / 1) % 64) * 1) * 2), (int)((n0 + 0)), (int)(m0));
+      }
+      if (((n0 + 64) < N)) {
+        ts_tma_store_2d(&tmap_C, (ts_smem_addr(Cs) + (uint32_t)(((((0)) * 128 + (64)) / 128) * 64 + (((((0)) * 128 + (64)) / 64) % 2) * 8192 + (((((0)) * 128 + (64)) / 1) % 64) * 1) * 2), (int)((n0 + 64)), (int)(m0));
+      }
+      if (((n0 + 128) < N)) {
+        ts_tma_store_2d(&tmap_C_box1, (ts_smem_addr(C16) + (uint32_t)((0) * 16 + (0) * 1) * 2), (int)((n0 + 128)), (int)(m0));
+      }
+      asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+      asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
     }
   }
 }
@@ -1336,7 +901,7 @@ typedef CUresult (*ts_encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuin
   return fn;
 }
 
-extern "C" const char *tilescope_abi_x09() { return "{\"kernel\": \"x09\", \"target\": \"sm_90a\", \"tensors\": [{\"name\": \"A\", \"dtype\": \"bf16\", \"shape\": [\"M\", \"K\"]}, {\"name\": \"B\", \"dtype\": \"bf16\", \"shape\": [\"N\", \"K\"]}, {\"name\": \"C\", \"dtype\": \"bf16\", \"shape\": [\"M\", \"N\"]}], \"symbols\": [\"M\", \"K\", \"N\"], \"scalars\": [], \"threads\": 384, \"dynamic_smem\": 195648}"; }
+extern "C" const char *tilescope_abi_x09() { return "{\"kernel\": \"x09\", \"target\": \"sm_90a\", \"tensors\": [{\"name\": \"A\", \"dtype\": \"bf16\", \"shape\": [\"M\", \"K\"]}, {\"name\": \"B\", \"dtype\": \"bf16\", \"shape\": [\"N\", \"K\"]}, {\"name\": \"C\", \"dtype\": \"bf16\", \"shape\": [\"M\", \"N\"]}], \"symbols\": [\"M\", \"K\", \"N\"], \"scalars\": [], \"threads\": 384, \"dynamic_smem\": 212048}"; }
 
 extern "C" int tilescope_launch_x09(void *const *tensors, const int64_t *symbols, const double *scalars, cudaStream_t stream) {
   (void)tensors; (void)symbols; (void)scalars;
@@ -1364,7 +929,7 @@ extern "C" int tilescope_launch_x09(void *const *tensors, const int64_t *symbols
   {
     cuuint64_t dims[2] = {(cuuint64_t)(K), (cuuint64_t)(N)};
     cuuint64_t strides[1] = {(2) * (cuuint64_t)(K)};
-    cuuint32_t box[2] = {64, 168};
+    cuuint32_t box[2] = {64, 144};
     cuuint32_t estr[2] = {1, 1};
     CUresult r = ts_encode_tiled()(&tmap_B, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, B, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, strides[0] % 32 == 16 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) return (int)cudaErrorInvalidValue;
@@ -1382,23 +947,14 @@ extern "C" int tilescope_launch_x09(void *const *tensors, const int64_t *symbols
   {
     cuuint64_t dims[2] = {(cuuint64_t)(N), (cuuint64_t)(M)};
     cuuint64_t strides[1] = {(2) * (cuuint64_t)(N)};
-    cuuint32_t box[2] = {32, 128};
+    cuuint32_t box[2] = {16, 128};
     cuuint32_t estr[2] = {1, 1};
-    CUresult r = ts_encode_tiled()(&tmap_C_box1, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, C, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_64B, strides[0] % 32 == 16 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    CUresult r = ts_encode_tiled()(&tmap_C_box1, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, C, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_32B, strides[0] % 32 == 16 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) return (int)cudaErrorInvalidValue;
   }
-  CUtensorMap tmap_C_box2;
-  {
-    cuuint64_t dims[2] = {(cuuint64_t)(N), (cuuint64_t)(M)};
-    cuuint64_t strides[1] = {(2) * (cuuint64_t)(N)};
-    cuuint32_t box[2] = {8, 128};
-    cuuint32_t estr[2] = {1, 1};
-    CUresult r = ts_encode_tiled()(&tmap_C_box2, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, C, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, strides[0] % 32 == 16 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) return (int)cudaErrorInvalidValue;
-  }
-  cudaError_t e = cudaFuncSetAttribute(x09, cudaFuncAttributeMaxDynamicSharedMemorySize, 195648);
+  cudaError_t e = cudaFuncSetAttribute(x09, cudaFuncAttributeMaxDynamicSharedMemorySize, 212048);
   if (e != cudaSuccess) return (int)e;
-  x09<<<dim3((unsigned)(132), 1u, 1u), dim3(384), 195648, stream>>>(A, B, C, M, K, N, tmap_A, tmap_B, tmap_C, tmap_C_box1, tmap_C_box2);
+  x09<<<dim3((unsigned)((((M + 127) / 128) * ((N + 143) / 144))), 1u, 1u), dim3(384), 212048, stream>>>(A, B, C, M, K, N, tmap_A, tmap_B, tmap_C, tmap_C_box1);
   return (int)cudaGetLastError();
 }
 

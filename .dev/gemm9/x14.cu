@@ -327,8 +327,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) x14(__nv_bfloat16 *__restri
     if (((ts_tid >> 5) == 0)) {
       for (int t = (int)blockIdx.x; t < tiles; t += 132) {
         const int ts_tid = ts_read_tid();
-        const int m0 = ((t % ((M + 127) / 128)) * 128);
-        const int n0 = ((t / ((M + 127) / 128)) * 176);
+        const int m0 = ((t / tn) * 128);
+        const int n0 = ((t % tn) * 176);
         for (int k = 0; k < kt; k += 1) {
           const int it = ((((t - (int)blockIdx.x) / 132) * kt) + k);
           const int s = (it % 4);
@@ -345,8 +345,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) x14(__nv_bfloat16 *__restri
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
     for (int t = (int)blockIdx.x; t < tiles; t += 132) {
       const int ts_tid = ts_read_tid();
-      const int m0 = ((t % ((M + 127) / 128)) * 128);
-      const int n0 = ((t / ((M + 127) / 128)) * 176);
+      const int m0 = ((t / tn) * 128);
+      const int n0 = ((t % tn) * 176);
       float acc[88];
       acc[0] = 0.0f;
       acc[1] = 0.0f;
