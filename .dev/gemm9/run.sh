@@ -9,7 +9,9 @@
 # scripts/model/run_gemm5_dev.sh: nvcc of every NAME.cu in parallel, then
 # gemm_run.py (codegen/gpu_harness.py: cold L2, 50 runs alternating with
 # cuBLAS in one process, every output checked against fp32), round 1 every
-# pair, rounds 2 and 3 again, each in its own process; all under `timeout 230`.
+# pair, rounds 2 and 3 again (round 3 in reverse order, so that a shape cut off
+# by a round's budget is timed in another), each in its own process; all under
+# `timeout 230`.
 # Run from the repository root on the device: bash .dev/gemm9/run.sh
 # (results in $OUT: log.txt, results.csv, round2.csv, round3.csv, summary.txt).
 here=$(cd "$(dirname "$0")" && pwd)
