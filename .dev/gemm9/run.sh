@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# .dev/gemm9/run.sh (helper gemm9, session 22): times the GEMM family's points
-# with BN not a multiple of 64 (x06..x22, every one `proved`) against the H100
-# table's point at the same shape (s00..s05) and cuBLAS, at the six sweep
-# shapes where cuBLAS runs such tiles. The folder was made by
+# .dev/gemm9/run.sh (helper gemm9, session 22): times the GEMM family's new
+# points (x09..x31, every one `proved`: BN not a multiple of 64, and BM = 256)
+# against the H100 table's point at the same shape (s00..s08) and cuBLAS, at
+# the 12 sweep shapes where cuBLAS runs such tiles. The folder was made by
 #   scripts/model/gen_gemm_sweep.sh build/tools/tilescope \
 #     model/tables/gemm_bf16_sm90_family.h100.json .dev/gemm9/shapes.txt DIR .dev/gemm9/extra.txt
 # (points.csv names each point; pairs.txt the (point, shape) pairs). As
@@ -55,10 +55,12 @@ rounds = []
 for f in ("results.csv", "round2.csv", "round3.csv"):
     p = os.path.join(sys.argv[2], f)
     rounds.append({(r["name"], f'{r["M"]}x{r["N"]}x{r["K"]}'): r for r in csv.DictReader(open(p))} if os.path.exists(p) else {})
-keys = list(rounds[0].keys())
+keys = []
+for rd in rounds:
+    keys += [k for k in rd if k not in keys]
 print("name,shape,point,us,cublas_us,ratio_r1,ratio_r2,ratio_r3,ok")
 for k in keys:
-    r = rounds[0][k]
+    r = next(rd[k] for rd in rounds if k in rd)
     ratios = [rd[k]["ratio"] if k in rd else "" for rd in rounds]
     print(f'{k[0]},{k[1]},"{points.get(k[0], "")}",{r["us"]},{r["cublas_us"]},{",".join(ratios)},{r["ok"]}')
 PY
