@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # .dev/gemm9/run.sh (helper gemm9, session 22): times the GEMM family's new
-# points (x09..x31, every one `proved`: BN not a multiple of 64, and BM = 256)
+# points (x09..x35, every one `proved`: BN not a multiple of 64, BM = 256, BM = 192)
 # against the H100 table's point at the same shape (s00..s08) and cuBLAS, at
 # the 12 sweep shapes where cuBLAS runs such tiles. The folder was made by
 #   scripts/model/gen_gemm_sweep.sh build/tools/tilescope \
