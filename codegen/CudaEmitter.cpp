@@ -517,7 +517,7 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
     h << "  if (!(" << text << ")) return " << badArgs << "; // where " << print(c) << "\n";
   }
   for (auto &[n, m] : tma_) {
-    const BufferInfo &gb = bufs_.at(n);
+    const BufferInfo &gb = bufs_.at(m.param);
     size_t rank = gb.shape.size();
     h << "  CUtensorMap tmap_" << n << ";\n  {\n";
     h << "    cuuint64_t dims[" << rank << "] = {";
@@ -545,7 +545,7 @@ bool KernelEmitter::run(std::string &device, std::string &host) {
     // not 32 bytes aligned, where 128-byte fetches ran the GEMM family
     // 1.08-1.21x faster on an H100 (docs/perf.md, "L2 promotion").
     h << "};\n    CUresult r = ts_encode_tiled()(&tmap_" << n << ", " << tmaType(gb.dtype) << ", "
-      << rank << ", " << n << ", dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, " << sw
+      << rank << ", " << m.param << ", dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, " << sw
       << ", strides[0] % 32 == 16 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : "
          "CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);\n"
       << "    if (r != CUDA_SUCCESS) return " << badMap << ";\n  }\n";

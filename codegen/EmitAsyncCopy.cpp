@@ -43,14 +43,20 @@ bool KernelEmitter::asyncCopyCall(const CallStmt &c, IntrinsicId id) {
     int swz = 0;
     if (const auto &sw = sb.layout->swizzle())
       swz = 16 << sw->bitsXored;
-    auto it = tma_.find(param);
-    if (it == tma_.end()) {
-      TmaMap m{param, gb.dtype, box, swz, static_cast<int>(tma_.size())};
-      it = tma_.emplace(param, m).first;
-    } else if (it->second.box != box || it->second.swizzleBytes != swz) {
-      error(c.loc, fmt::format("TMA copies of '{}' use two different boxes or swizzles; one tensor "
-                               "map per tensor is supported",
-                               param));
+    // One tensor map per (tensor, box, swizzle): the first box of a tensor
+    // is tmap_P, a later different one tmap_P_box1, tmap_P_box2, ... (a C stored
+    // in 64-column boxes and a narrower last one).
+    std::string mapName;
+    int sameTensor = 0;
+    for (const auto &[name, m] : tma_)
+      if (m.param == param) {
+        if (m.box == box && m.swizzleBytes == swz)
+          mapName = name;
+        ++sameTensor;
+      }
+    if (mapName.empty()) {
+      mapName = sameTensor == 0 ? param : fmt::format("{}_box{}", param, sameTensor);
+      tma_.emplace(mapName, TmaMap{param, gb.dtype, box, swz, static_cast<int>(tma_.size())});
     }
     std::string coords;
     for (size_t d = gb.shape.size(); d-- > 0;)
@@ -59,13 +65,13 @@ bool KernelEmitter::asyncCopyCall(const CallStmt &c, IntrinsicId id) {
     if (mask && gb.shape.size() != 2)
       error(c.loc, "multicast TMA loads are lowered for 2-D tensors only");
     if (mask)
-      line(fmt::format("ts_tma_load_2d_mc({}, &tmap_{}, {}, (uint16_t)({}), {});", saddr, param,
+      line(fmt::format("ts_tma_load_2d_mc({}, &tmap_{}, {}, (uint16_t)({}), {});", saddr, mapName,
                        barrierAddr(callKeyword(c, "mbar")), ex(mask), coords));
     else if (load)
-      line(fmt::format("ts_tma_load_{}d({}, &tmap_{}, {}, {});", gb.shape.size(), saddr, param,
+      line(fmt::format("ts_tma_load_{}d({}, &tmap_{}, {}, {});", gb.shape.size(), saddr, mapName,
                        barrierAddr(callKeyword(c, "mbar")), coords));
     else
-      line(fmt::format("ts_tma_store_{}d(&tmap_{}, {}, {});", gb.shape.size(), param, saddr,
+      line(fmt::format("ts_tma_store_{}d(&tmap_{}, {}, {});", gb.shape.size(), mapName, saddr,
                        coords));
   } else if (id == IntrinsicId::TmaStoreCommit) {
     plainPtx(id);

@@ -207,7 +207,7 @@ private:
   std::map<std::string, int64_t> env_;                       // unrolled loop variables
   std::vector<std::pair<std::string, Expr>> lets_;           // visible lets, innermost last
   std::map<std::string, Dtype> letTypes_;
-  std::map<std::string, TmaMap> tma_;
+  std::map<std::string, TmaMap> tma_;                        // by map name (tmap_NAME)
   std::set<int> wgmmaShapes_;
   // Other wgmma kinds used (fp8: N and the MMA table's row), one helper each.
   std::set<std::pair<int, const MmaShape *>> wgmmaOtherShapes_;
