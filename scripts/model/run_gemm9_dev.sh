@@ -1,19 +1,17 @@
 #!/usr/bin/env bash
-# .dev/gemm9/run.sh (helper gemm9, session 22): times the GEMM family's new
-# points (x09..x35, every one `proved`: BN not a multiple of 64, BM = 256, BM = 192)
-# against the H100 table's point at the same shape (s00..s08) and cuBLAS, at
-# the 12 sweep shapes where cuBLAS runs such tiles. The folder was made by
-#   scripts/model/gen_gemm_sweep.sh build/tools/tilescope \
-#     model/tables/gemm_bf16_sm90_family.h100.json .dev/gemm9/shapes.txt DIR .dev/gemm9/extra.txt
-# (points.csv names each point; pairs.txt the (point, shape) pairs). As
-# scripts/model/run_gemm5_dev.sh: nvcc of every NAME.cu in parallel, then
-# gemm_run.py (codegen/gpu_harness.py: cold L2, 50 runs alternating with
-# cuBLAS in one process, every output checked against fp32), round 1 every
-# pair, rounds 2 and 3 again (round 3 in reverse order, so that a shape cut off
-# by a round's budget is timed in another), each in its own process; all under
-# `timeout 230`.
-# Run from the repository root on the device: bash .dev/gemm9/run.sh
-# (results in $OUT: log.txt, results.csv, round2.csv, round3.csv, summary.txt).
+# scripts/model/run_gemm9_dev.sh (helper gemm9, session 22): the device half of a GEMM
+# timing run. Copy it as run.sh into a folder made by scripts/model/gen_gemm_sweep.sh (the
+# lowered NAME.cu files, pairs.txt, points.csv), with scripts/model/gemm_run.py,
+# codegen/gpu_harness.py and round3_pairs.txt (pairs.txt reversed: `tac`) beside it; on the
+# device: `bash DIR/run.sh` (results in $OUT: log.txt, results.csv, round2.csv, round3.csv,
+# summary.txt). nvcc of every NAME.cu in parallel, then gemm_run.py (cold L2, 50 runs
+# alternating with cuBLAS in one process, every output checked against fp32), round 1 every
+# pair, rounds 2 and 3 again (round 3 in reverse order, so that a shape cut off by a round's
+# budget is timed in another), each in its own process; all under `timeout 230`.
+# Used for helper gemm9's runs (folder: gen_gemm_sweep.sh build/tools/tilescope
+# model/tables/gemm_bf16_sm90_family.h100.json tests/model/gemm9/shapes.txt DIR
+# tests/model/gemm9/extra.txt; data tests/model/gemm9/run1..3) and session 22's sweep
+# (tests/model/sweep22, docs/perf.md).
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
