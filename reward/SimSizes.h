@@ -14,11 +14,12 @@
 //     1024 == 0`) goes to the persistent size instead, where there is one;
 //  3. persistent, only for a constant grid whose tile loop starts at
 //     blockIdx: from the small size with the edge's carried raises, the one
-//     symbol, raised least, that makes CTA 0 run the tile loop twice (more
-//     tiles than CTAs; the cheapest in tensor elements),
-//     the other symbols then shrunk as far as the rings still wrap twice for
-//     CTA 0 (two tiles need half the K of one), run on CTA 0 alone (the
-//     elements it wrote are compared).
+//     symbol, raised least, that makes CTA 0 and CTA 1 (linear index) run
+//     the tile loop twice (more tiles than CTAs plus one; the cheapest in
+//     tensor elements), the other symbols then shrunk as far as the rings
+//     still wrap twice for CTA 0 (two tiles need half the K of one), run on
+//     CTAs 0 and 1 alone (the elements they wrote are compared): a second
+//     tile of a CTA other than 0 runs (before session 22 CTA 0 ran alone).
 // Every search varies the free symbols; a symbol the where clause defines
 // (`KB == K / 128`) follows its definition, and a relation a change breaks
 // in another free symbol (`M % N == 0`) is repaired (SizeRelations.h).
@@ -27,6 +28,7 @@
 
 #include "ir/Stmt.h"
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -39,6 +41,9 @@ struct SimSize {
   std::map<std::string, int64_t> values;
   int64_t sampleCtas = 0; // 0: every CTA
   std::string role;       // "small", "edge", "persistent", "given", "threshold"
+  // The CTAs a sampled size runs, where the size names them (the persistent
+  // size: CTA 0 and the CTA of linear index 1); empty: sim::sampleCtas's.
+  std::vector<std::array<int64_t, 3>> ctas;
 };
 
 // The sizes of `auto` (1 to 3); nothing, with `why`, when no admitted size exists.

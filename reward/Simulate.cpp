@@ -224,7 +224,8 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
       if (size.sampleCtas > 0) {
         int64_t total = program->grid[0] * program->grid[1] * program->grid[2];
         if (size.sampleCtas < total)
-          options.ctas = sampleCtas(program->grid, size.sampleCtas, seed);
+          options.ctas =
+              size.ctas.empty() ? sampleCtas(program->grid, size.sampleCtas, seed) : size.ctas;
         record.ctas = fmt::format("{} of {}", std::min(size.sampleCtas, total), total);
       }
       SimulationResult sim = simulateChecked(*program, &*problem, tensors, options);

@@ -417,7 +417,9 @@ std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk, con
       return out;
     // A sampled size counts only the CTAs every evaluation runs (the grid's
     // corners, sim::fixedSampleCtas); the others are drawn per evaluation.
-    ctas = size.sampleCtas > 0 ? sim::fixedSampleCtas(*grid, size.sampleCtas) : ctasOf(*grid);
+    ctas = size.sampleCtas <= 0   ? ctasOf(*grid)
+           : !size.ctas.empty()   ? size.ctas
+                                  : sim::fixedSampleCtas(*grid, size.sampleCtas);
   }
   for (const auto &cta : ctas) {
     LeafValue leaf = leafIn(cta);
@@ -715,7 +717,7 @@ ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &s
       }
       if (!found && why.empty())
         continue; // the where clause rules this outcome out
-      SimSize size{{}, 0, "threshold"};
+      SimSize size{{}, 0, "threshold", {}};
       if (found) {
         for (const std::string &s : symbolList)
           if (auto it = found->find(s); it != found->end())
@@ -751,7 +753,7 @@ ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &s
             fmt::format("{}: it needs more than {} threshold sizes", what, kMaxThresholdSizes));
         continue;
       }
-      plan.sizes.push_back({sampled.front().values, 0, "threshold"});
+      plan.sizes.push_back({sampled.front().values, 0, "threshold", {}});
       plan.reasons.push_back(what);
       plan.floats.push_back({{f.scalar, v}});
     }
