@@ -134,6 +134,10 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
     sizes->insert(sizes->end(), thresholds.sizes.begin(), thresholds.sizes.end());
   }
 
+  // A gemm's alpha takes either sign (Reference.h signedScalars): positive at
+  // the first size, negative at the second (a kernel that took |alpha|
+  // passed, hack `abs-alpha`).
+  std::set<std::string> signedNames = signedScalars(*spec);
   size_t firstThreshold = sizes->size() - thresholds.sizes.size();
   size_t passed = 0;
   StageStatus worst = StageStatus::Pass;
@@ -153,7 +157,8 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
     sampleScalars(kernel, args, seed,
                   i == 0   ? sim::ScalarStratum::Top
                   : i == 1 ? sim::ScalarStratum::Bottom
-                           : sim::ScalarStratum::Whole);
+                           : sim::ScalarStratum::Whole,
+                  signedNames);
     std::string described = describe(size.values);
     for (const auto &[name, v] : args.floats)
       described += fmt::format(", {} = {:.3g}", name, v);

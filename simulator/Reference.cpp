@@ -202,6 +202,17 @@ std::optional<ProblemError> sameShape(const BoundProblem &p, const HostTensor &y
                              shapeText(y.shape), x.name, shapeText(x.shape)));
 }
 
+std::set<std::string> signedScalars(const ProblemSpec &spec) {
+  std::set<std::string> out;
+  if (spec.kind == "gemm")
+    for (const ProblemOption &o : spec.options)
+      if (o.key == "alpha")
+        out.insert(o.value);
+  if ((spec.kind == "scale" || spec.kind == "add_scalar") && spec.inputs.size() > 1)
+    out.insert(spec.inputs[1].name);
+  return out;
+}
+
 std::optional<BoundProblem> bindProblem(const ProblemSpec &spec, const Program &program,
                                         const std::vector<HostTensor> &tensors,
                                         ProblemError *error) {
