@@ -100,6 +100,7 @@ public:
 private:
   std::set<std::string> symbols_, floatScalars_;
   std::set<std::string> seen_;
+  bool inParity_ = false; // collecting a barrier wait's `parity =` argument
 
   void floatNode(const Binary &b, const Expr &self) {
     for (const auto &[scalar, literal] : {std::pair(b.lhs, b.rhs), std::pair(b.rhs, b.lhs)}) {
@@ -165,9 +166,26 @@ private:
       void visitBuiltin(const Builtin &) override { found = true; }
     } builtin;
     builtin.visit(self);
-    if (readsSize || builtin.found || vars.empty() || vars.size() > 2 ||
-        underDivision(self, vars))
+    if (readsSize || builtin.found || vars.empty() || vars.size() > 2)
       return;
+    // A variable under `/` or `%` is let in where the comparison is still
+    // monotone in it (the corners argument below needs that): terms moving
+    // the same way, scaled by constants, under `/` by a constant and
+    // min/max (`(k / 2) % 300`: `k / 2 < 300`, since session 22; before,
+    // any `/` or `%` around the variable left it out, hack `loop-div-mod`).
+    // Without `/` or `%` the comparison is taken as before, monotone or not:
+    // its corners are still where a threshold search looks (a band
+    // `(k - 300) * (k - 400) >= 0` gets K = 302). A barrier's parity
+    // (`parity = n / 2 % 2`) keeps the old rule: the barrier proof covers it
+    // for all sizes, and as a decision it gave the attention kernels a
+    // threshold size each (S = 1040 to 1296).
+    if (underDivision(self, vars)) {
+      if (inParity_)
+        return;
+      for (const std::string &v : vars)
+        if (comparedDirection(self, v) == Direction::Unknown)
+          return;
+    }
     // Monotone in each variable, the comparison is true in some iteration
     // exactly when it is at some corner, and false likewise: one decision
     // whose outcomes are "true at a corner" and "false at a corner" (a
@@ -189,6 +207,74 @@ private:
       no = no ? Binary::make(BinaryOp::Or, no, notC, loc) : notC;
     }
     add(yes, yes, no, "true in some iteration", "false in some iteration", under, loc);
+  }
+
+  // How `e` moves as loop variable `v` grows, the others held.
+  enum class Direction { Constant, Up, Down, Unknown };
+  static Direction flip(Direction d) {
+    return d == Direction::Up ? Direction::Down : d == Direction::Down ? Direction::Up : d;
+  }
+  static Direction join(Direction a, Direction b) {
+    if (a == Direction::Constant)
+      return b;
+    if (b == Direction::Constant || a == b)
+      return a;
+    return Direction::Unknown;
+  }
+  static Direction direction(const Expr &e, const std::string &v) {
+    if (!namesUsed(e).count(v))
+      return Direction::Constant;
+    switch (e->kind) {
+    case ExprKind::Var:
+      return Direction::Up; // v itself: it reads v
+    case ExprKind::Unary:
+      return as<Unary>(e).op == UnaryOp::Neg ? flip(direction(as<Unary>(e).operand, v))
+                                             : Direction::Unknown;
+    case ExprKind::Binary: {
+      const Binary &b = as<Binary>(e);
+      Direction l = direction(b.lhs, v), r = direction(b.rhs, v);
+      std::optional<int64_t> cl = constantValue(b.lhs), cr = constantValue(b.rhs);
+      auto scaled = [](Direction d, int64_t c) {
+        return c > 0 ? d : c < 0 ? flip(d) : Direction::Constant;
+      };
+      switch (b.op) {
+      case BinaryOp::Add:
+        return join(l, r);
+      case BinaryOp::Sub:
+        return join(l, flip(r));
+      case BinaryOp::Mul:
+        return cr ? scaled(l, *cr) : cl ? scaled(r, *cl) : Direction::Unknown;
+      case BinaryOp::Div: // floor or truncation by a constant: monotone
+        return cr && *cr != 0 ? scaled(l, *cr) : Direction::Unknown;
+      default:
+        return Direction::Unknown;
+      }
+    }
+    case ExprKind::Call: {
+      const Call &c = as<Call>(e);
+      if ((c.callee != "min" && c.callee != "max") || c.args.size() != 2)
+        return Direction::Unknown;
+      return join(direction(c.args[0], v), direction(c.args[1], v));
+    }
+    default:
+      return Direction::Unknown;
+    }
+  }
+
+  // A comparison `a < b` moves as `a - b` does.
+  static Direction comparedDirection(const Expr &e, const std::string &v) {
+    if (e->kind != ExprKind::Binary)
+      return direction(e, v);
+    const Binary &b = as<Binary>(e);
+    switch (b.op) {
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge:
+      return join(direction(b.lhs, v), flip(direction(b.rhs, v)));
+    default:
+      return direction(e, v);
+    }
   }
 
   static bool underDivision(const Expr &e, const std::vector<std::string> &vars) {
@@ -260,21 +346,24 @@ private:
     default: {
       // Stores, calls, declarations: every expression they hold.
       struct Exprs : IRVisitor {
-        std::vector<Expr> top;
+        std::vector<std::pair<Expr, bool>> top; // and whether a barrier's parity
         bool inside = false;
         void visitStore(const Store &st) override {
-          top.push_back(st.target);
-          top.push_back(st.value);
+          top.push_back({st.target, false});
+          top.push_back({st.value, false});
         }
         void visitCallStmt(const CallStmt &c) override {
           for (const CallArg &a : c.args)
-            top.push_back(a.value);
+            top.push_back({a.value, a.keyword == "parity"});
         }
       } exprs;
       exprs.visit(s);
-      for (const Expr &e : exprs.top)
-        if (e)
+      for (const auto &[e, parity] : exprs.top)
+        if (e) {
+          inParity_ = parity;
           expr(substitute(e, env), path);
+          inParity_ = false;
+        }
     }
     }
   }

@@ -126,3 +126,20 @@ TEST_CASE("threshold sizes: t % 8 in a persistent tile loop is decided over the 
   CHECK(plan.sizes.empty());
   CHECK(plan.unreached.empty());
 }
+
+TEST_CASE("threshold sizes: a remainder of a quotient of the loop variable wraps past its divisor") {
+  // `(k / 2) % 300` stands for `k / 2 < 300`, monotone in k: true at k = 0,
+  // false where K - 1 reaches 600, which no sampled size does (K = 1, 67).
+  ThresholdPlan plan = planOf(parseOne(
+      gemm("for k in 0 .. K { acc[0] = acc[0] + A[i, (k / 2) % 300 * 2 + k % 2] * B[k, j] }\n")));
+  REQUIRE(plan.sizes.size() == 1);
+  CHECK(plan.sizes[0].values.at("K") == 1202);
+  REQUIRE(plan.reasons.size() == 1);
+  CHECK(plan.reasons[0] == "`0 / 2 < 300 || (K - 1) / 2 < 300` false in some iteration at here");
+  // A quotient that is not monotone in k (`(k % 7) / 2`) stays no decision;
+  // nor is a barrier's parity (`parity = k / 2 % 2`), which the barrier
+  // proof covers for all sizes.
+  CHECK(planOf(parseOne(gemm("for k in 0 .. K { acc[0] = acc[0] + A[i, (k % 7) / 2 % 300] * "
+                             "B[k, j] }\n")))
+            .sizes.empty());
+}
