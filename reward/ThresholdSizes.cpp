@@ -32,6 +32,8 @@ struct Decision {
   llvm::SMLoc loc;
   bool readsCta = false;        // the outcomes or the path read blockIdx
   bool outcomeReadsCta = false; // the outcomes do
+  std::array<bool, 2> needed{true, true}; // the outcomes a size must give
+  bool farSide = true; // a symbol doubled past the threshold (farSide)
 };
 
 bool isCta(BuiltinKind b) {
@@ -415,6 +417,23 @@ private:
         Expr below = cmp(BinaryOp::Lt, b.lhs, b.rhs, b.loc);
         loopEnds(below, b.loc, path);
         add(below, below, Unary::make(UnaryOp::Not, below, b.loc), "true", "false", path, b.loc);
+        // A quotient of sizes by a constant is often a tile count, `(N +
+        // 255) / 256`, which is never 0: whether it is 1 or more decides
+        // whether a second tile along that dimension exists. No sampled size
+        // of gemm_bf16_sm90 had N > 256, so a kernel that read B's first 256
+        // rows for every column tile passed with the honest score (hack
+        // `column-tile-1-sm90`); since session 22, `a < 2 * c` is a decision too.
+        // Only its false side is asked for: a single tile (`K + 63 < 128`
+        // true) gave eleven library kernels a size each, for no cheat that
+        // a decision of their own would not name. And at the threshold
+        // itself (N = 264: a second tile, 8 columns wide), not doubled
+        // past it: what is missing is a second tile, not half the work.
+        if (!mod) {
+          Expr once = cmp(BinaryOp::Lt, b.lhs,
+                          IntImm::make(2 * *constantValue(b.rhs), b.loc), b.loc);
+          add(once, once, Unary::make(UnaryOp::Not, once, b.loc), "true", "false", path,
+              b.loc, {false, true}, false);
+        }
       }
       add(self, cmp(BinaryOp::Eq, self, zero, b.loc), cmp(BinaryOp::Ne, self, zero, b.loc),
           mod ? "remainder zero" : "quotient zero", mod ? "remainder not zero" : "quotient not zero",
@@ -438,11 +457,13 @@ private:
   }
 
   void add(const Expr &self, const Expr &yes, const Expr &no, const char *yesName,
-           const char *noName, const Expr &path, llvm::SMLoc loc) {
+           const char *noName, const Expr &path, llvm::SMLoc loc,
+           std::array<bool, 2> needed = {true, true}, bool far = true) {
     bool reads = false, cta = false;
     if (!sizeOnly(self, symbols_, reads, cta) || !reads)
       return;
-    std::string key = print(self) + "\n" + (path ? print(path) : "");
+    std::string key = print(self) + "\n" + (path ? print(path) : "") +
+                      (needed[0] ? "" : "\nfalse side only");
     if (!seen_.insert(key).second)
       return;
     std::string text = print(self);
@@ -453,6 +474,8 @@ private:
     d.name[1] = fmt::format("`{}` {}", text, noName);
     d.path = path;
     d.loc = loc;
+    d.needed = needed;
+    d.farSide = far;
     bool pathReads = false, pathCta = false;
     if (path)
       sizeOnly(path, symbols_, pathReads, pathCta);
@@ -786,7 +809,7 @@ ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &s
   LeastValues least = leastValues(kernel);
   std::vector<SimSize> sizes = sampled;
   for (const Decision &d : collect.decisions) {
-    std::array<bool, 2> seen{false, false};
+    std::array<bool, 2> seen{!d.needed[0], !d.needed[1]};
     for (const SimSize &s : sizes) {
       if (seen[0] && seen[1])
         break;
@@ -819,7 +842,7 @@ ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &s
           why = fmt::format("it needs more than {} threshold sizes", kMaxThresholdSizes);
         else
           why.clear();
-        if (why.empty())
+        if (why.empty() && d.farSide)
           size = farSide(kernel, d, k, sk, rel, size);
       }
       if (!why.empty()) {

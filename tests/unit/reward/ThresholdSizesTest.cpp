@@ -143,3 +143,15 @@ TEST_CASE("threshold sizes: a remainder of a quotient of the loop variable wraps
                              "B[k, j] }\n")))
             .sizes.empty());
 }
+
+TEST_CASE("threshold sizes: a tile count reaching 2 gets a size at the threshold, its one side only") {
+  // gemm_bf16_sm90's `tn = (N + 255) / 256` is 1 at every sampled size (N =
+  // 8, 88, 8): a size with a second column tile, N = 264, not doubled; the
+  // single tile (`K + 63 < 128` true) is asked for by no decision.
+  ThresholdPlan plan = planOf(parseOne(std::string(bundledKernelText("gemm_bf16_sm90.tile"))));
+  REQUIRE(plan.sizes.size() == 1);
+  CHECK(plan.sizes[0].values == std::map<std::string, int64_t>{{"K", 8}, {"M", 1}, {"N", 264}});
+  REQUIRE(plan.reasons.size() == 1);
+  CHECK(plan.reasons[0] == "`N + 255 < 512` false at here");
+  CHECK(plan.unreached.empty());
+}
