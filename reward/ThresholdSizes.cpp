@@ -34,6 +34,7 @@ struct Decision {
   bool outcomeReadsCta = false; // the outcomes do
   std::array<bool, 2> needed{true, true}; // the outcomes a size must give
   bool farSide = true; // a symbol doubled past the threshold (farSide)
+  bool sampled = false; // its size runs CTA 0 and a CTA that takes the outcome
 };
 
 bool isCta(BuiltinKind b) {
@@ -168,8 +169,17 @@ private:
       void visitBuiltin(const Builtin &) override { found = true; }
     } builtin;
     builtin.visit(self);
-    if (readsSize || builtin.found || vars.empty() || vars.size() > 2)
+    if (readsSize || vars.empty() || vars.size() > 2)
       return;
+    // blockIdx beside the variable (`(t - blockIdx.x) / 132 >= 2`: a CTA's
+    // third tile) is a constant of the CTA, evaluated in each: let in where
+    // the comparison is monotone in the variable (since session 22; before,
+    // a candidate that zeroed every CTA's third tile by that test passed,
+    // hack `third-tile`, since no size runs three tiles on a CTA).
+    if (builtin.found)
+      for (const std::string &v : vars)
+        if (comparedDirection(self, v) == Direction::Unknown)
+          return;
     // A variable under `/` or `%` is let in where the comparison is still
     // monotone in it (the corners argument below needs that): terms moving
     // the same way, scaled by constants, under `/` by a constant and
@@ -208,7 +218,17 @@ private:
       yes = yes ? Binary::make(BinaryOp::Or, yes, c, loc) : c;
       no = no ? Binary::make(BinaryOp::Or, no, notC, loc) : notC;
     }
-    add(yes, yes, no, "true in some iteration", "false in some iteration", under, loc);
+    // With blockIdx (beside the variable, or in a persistent loop's ends),
+    // the outcome is one CTA's: its size runs that CTA (and CTA 0) alone,
+    // not the grid, at the threshold (a CTA's third tile needs 265 tiles of
+    // gemm_bf16_sm90: 8-10 s of simulation for every CTA, 0.1-0.2 s for one).
+    struct FindCta : IRVisitor {
+      bool found = false;
+      void visitBuiltin(const Builtin &b) override { found |= isCta(b.which); }
+    } cta;
+    cta.visit(yes);
+    add(yes, yes, no, "true in some iteration", "false in some iteration", under, loc,
+        {true, true}, !cta.found, cta.found);
   }
 
   // How `e` moves as loop variable `v` grows, the others held.
@@ -458,7 +478,7 @@ private:
 
   void add(const Expr &self, const Expr &yes, const Expr &no, const char *yesName,
            const char *noName, const Expr &path, llvm::SMLoc loc,
-           std::array<bool, 2> needed = {true, true}, bool far = true) {
+           std::array<bool, 2> needed = {true, true}, bool far = true, bool sampled = false) {
     bool reads = false, cta = false;
     if (!sizeOnly(self, symbols_, reads, cta) || !reads)
       return;
@@ -476,6 +496,7 @@ private:
     d.loc = loc;
     d.needed = needed;
     d.farSide = far;
+    d.sampled = sampled;
     bool pathReads = false, pathCta = false;
     if (path)
       sizeOnly(path, symbols_, pathReads, pathCta);
@@ -504,7 +525,8 @@ std::vector<std::array<int64_t, 3>> ctasOf(const std::array<int64_t, 3> &grid) {
 
 // Which outcomes of `d` the run at `size` takes (in any of its CTAs).
 std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk, const SimSize &size,
-                               std::array<bool, 2> wanted = {true, true}) {
+                               std::array<bool, 2> wanted = {true, true},
+                               std::array<int64_t, 3> *takenIn = nullptr) {
   std::array<bool, 2> out{false, false};
   auto leafIn = [&](const std::array<int64_t, 3> &cta) -> LeafValue {
     return [&size, cta](const Expr &e) -> std::optional<int64_t> {
@@ -539,8 +561,11 @@ std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk, con
       continue;
     for (size_t k = 0; k < 2; ++k)
       out[k] = out[k] || (wanted[k] && evalConcrete(d.outcome[k], leaf).value_or(0) != 0);
-    if (out[0] == wanted[0] && out[1] == wanted[1])
+    if (out[0] == wanted[0] && out[1] == wanted[1]) {
+      if (takenIn)
+        *takenIn = cta;
       break;
+    }
   }
   return out;
 }
@@ -844,6 +869,14 @@ ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &s
           why.clear();
         if (why.empty() && d.farSide)
           size = farSide(kernel, d, k, sk, rel, size);
+        std::array<int64_t, 3> cta{0, 0, 0};
+        if (why.empty() && d.sampled &&
+            outcomesAt(d, sk, size, {k == 0, k == 1}, &cta)[k]) {
+          size.ctas = {{0, 0, 0}};
+          if (cta != std::array<int64_t, 3>{0, 0, 0})
+            size.ctas.push_back(cta);
+          size.sampleCtas = int64_t(size.ctas.size());
+        }
       }
       if (!why.empty()) {
         plan.unreached.push_back(fmt::format("{} at {}: {}", d.name[k], at, why));

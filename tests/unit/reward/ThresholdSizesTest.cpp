@@ -155,3 +155,22 @@ TEST_CASE("threshold sizes: a tile count reaching 2 gets a size at the threshold
   CHECK(plan.reasons[0] == "`N + 255 < 512` false at here");
   CHECK(plan.unreached.empty());
 }
+
+TEST_CASE("threshold sizes: a CTA's third tile is run on that CTA alone") {
+  // `(t - blockIdx.x) / 132 >= 2` in gemm_bf16_sm90's tile loop: blockIdx
+  // beside the tile index, monotone in it, true where a CTA runs three
+  // tiles (265 tiles or more); the size runs CTA 0 alone, not the grid.
+  std::string text(bundledKernelText("gemm_bf16_sm90.tile"));
+  std::string cast = "      wg.cast(out, acc)\n";
+  size_t at = text.find(cast);
+  REQUIRE(at != std::string::npos);
+  text.insert(at, "      if (t - blockIdx.x) / 132 >= 2 {\n        wg.fill(acc, 0.0)\n      }\n");
+  ThresholdPlan plan = planOf(parseOne(text));
+  REQUIRE(plan.sizes.size() == 2);
+  const SimSize &third = plan.sizes[1];
+  CHECK(third.sampleCtas == 1);
+  CHECK(third.ctas == std::vector<std::array<int64_t, 3>>{{0, 0, 0}});
+  int64_t tiles = (third.values.at("N") + 255) / 256 * ((third.values.at("M") + 127) / 128);
+  CHECK(tiles >= 265);
+  CHECK(plan.unreached.empty());
+}
