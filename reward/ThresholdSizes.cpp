@@ -265,7 +265,13 @@ private:
       case BinaryOp::Sub:
         return join(l, flip(r));
       case BinaryOp::Mul:
-        return cr ? scaled(l, *cr) : cl ? scaled(r, *cl) : Direction::Unknown;
+        // By a constant, or by a factor that reads no `v` and is never
+        // negative (`k * blockIdx.x`): the factor's sign decides.
+        return cr                                             ? scaled(l, *cr)
+               : cl                                           ? scaled(r, *cl)
+               : r == Direction::Constant && nonNegative(b.rhs) ? l
+               : l == Direction::Constant && nonNegative(b.lhs) ? r
+                                                              : Direction::Unknown;
       case BinaryOp::Div: // floor or truncation by a constant: monotone
         return cr && *cr != 0 ? scaled(l, *cr) : Direction::Unknown;
       default:
@@ -280,6 +286,28 @@ private:
     }
     default:
       return Direction::Unknown;
+    }
+  }
+
+  // Whether `e` is never negative by its form: literals at least 0,
+  // blockIdx, and sums, products and quotients (by a positive constant) of
+  // such terms.
+  static bool nonNegative(const Expr &e) {
+    switch (e->kind) {
+    case ExprKind::IntImm:
+      return as<IntImm>(e).value >= 0;
+    case ExprKind::Builtin:
+      return isCta(as<Builtin>(e).which);
+    case ExprKind::Binary: {
+      const Binary &b = as<Binary>(e);
+      if (b.op == BinaryOp::Add || b.op == BinaryOp::Mul)
+        return nonNegative(b.lhs) && nonNegative(b.rhs);
+      if (b.op == BinaryOp::Div)
+        return nonNegative(b.lhs) && constantValue(b.rhs).value_or(0) > 0;
+      return false;
+    }
+    default:
+      return false;
     }
   }
 
