@@ -127,10 +127,13 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
   // that the sampled sizes take one way only (ThresholdSizes.h).
   ThresholdPlan thresholds;
   if (req.sizes == "auto") {
-    thresholds = thresholdSizes(kernel, *sizes, [&](llvm::SMLoc loc) {
-      RewardDiagnostic d = diagnosticAt(sm, loc, "", "", "");
-      return fmt::format("{}:{}:{}", d.file, d.line, d.column);
-    });
+    thresholds = thresholdSizes(
+        kernel, *sizes,
+        [&](llvm::SMLoc loc) {
+          RewardDiagnostic d = diagnosticAt(sm, loc, "", "", "");
+          return fmt::format("{}:{}:{}", d.file, d.line, d.column);
+        },
+        signedScalars(*spec));
     sizes->insert(sizes->end(), thresholds.sizes.begin(), thresholds.sizes.end());
   }
 

@@ -90,8 +90,10 @@ struct FloatDecision {
 // Collects the decisions of a kernel body, lets substituted.
 class Collector {
 public:
-  Collector(std::set<std::string> symbols, std::set<std::string> floatScalars)
-      : symbols_(std::move(symbols)), floatScalars_(std::move(floatScalars)) {}
+  Collector(std::set<std::string> symbols, std::set<std::string> floatScalars,
+            std::set<std::string> signedScalars)
+      : symbols_(std::move(symbols)), floatScalars_(std::move(floatScalars)),
+        signedScalars_(std::move(signedScalars)) {}
   std::vector<Decision> decisions;
   std::vector<FloatDecision> floatDecisions;
 
@@ -101,19 +103,31 @@ public:
   }
 
 private:
-  std::set<std::string> symbols_, floatScalars_;
+  std::set<std::string> symbols_, floatScalars_, signedScalars_;
   std::set<std::string> seen_;
   bool inParity_ = false; // collecting a barrier wait's `parity =` argument
 
-  void floatNode(const Binary &b, const Expr &self) {
-    for (const auto &[scalar, literal] : {std::pair(b.lhs, b.rhs), std::pair(b.rhs, b.lhs)}) {
+  // A float scalar against a literal: a comparison, or (since session 22) a
+  // min/max (`min(scale, 1.5)` passed for every seed whose draws fell below
+  // 1.5, half of them). The literal must be positive, or negative for a
+  // scalar the task takes with either sign (a gemm's alpha): the pins
+  // are the literal halved and doubled, of its sign.
+  void floatNode(const Expr &lhs, const Expr &rhs, const Expr &self, llvm::SMLoc loc) {
+    for (const auto &[scalar, literal] : {std::pair(lhs, rhs), std::pair(rhs, lhs)}) {
       if (scalar->kind != ExprKind::Var || !floatScalars_.count(as<Var>(scalar).name))
         continue;
       double c = literal->kind == ExprKind::FloatImm ? as<FloatImm>(literal).value
                  : literal->kind == ExprKind::IntImm ? double(as<IntImm>(literal).value)
                                                      : 0.0;
-      if (c > 0 && seen_.insert("float\n" + print(self)).second)
-        floatDecisions.push_back({as<Var>(scalar).name, print(self), c, b.loc});
+      if (literal->kind == ExprKind::Unary && as<Unary>(literal).op == UnaryOp::Neg) {
+        const Expr &v = as<Unary>(literal).operand;
+        c = v->kind == ExprKind::FloatImm ? -as<FloatImm>(v).value
+            : v->kind == ExprKind::IntImm ? -double(as<IntImm>(v).value)
+                                          : 0.0;
+      }
+      bool admitted = c > 0 || (c < 0 && signedScalars_.count(as<Var>(scalar).name));
+      if (admitted && seen_.insert("float\n" + print(self)).second)
+        floatDecisions.push_back({as<Var>(scalar).name, print(self), c, loc});
     }
   }
   // The first and last value of each enclosing loop variable whose bounds
@@ -445,7 +459,7 @@ private:
     case BinaryOp::Gt:
     case BinaryOp::Ge:
       loopEnds(self, b.loc, path);
-      floatNode(b, self);
+      floatNode(b.lhs, b.rhs, self, b.loc);
       [[fallthrough]];
     case BinaryOp::Eq:
     case BinaryOp::Ne:
@@ -497,6 +511,7 @@ private:
     if ((c.callee != "min" && c.callee != "max") || c.args.size() != 2)
       return;
     Expr self = Call::make(c.callee, c.args, c.loc);
+    floatNode(c.args[0], c.args[1], self, c.loc);
     loopEnds(cmp(BinaryOp::Lt, c.args[0], c.args[1], c.loc), c.loc, path);
     loopEnds(cmp(BinaryOp::Gt, c.args[0], c.args[1], c.loc), c.loc, path);
     add(self, cmp(BinaryOp::Lt, c.args[0], c.args[1], c.loc),
@@ -845,7 +860,8 @@ SimSize farSide(const Kernel &kernel, const Decision &d, size_t k, const Barrier
 } // namespace
 
 ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &sampled,
-                             const std::function<std::string(llvm::SMLoc)> &where) {
+                             const std::function<std::string(llvm::SMLoc)> &where,
+                             const std::set<std::string> &signedScalars) {
   ThresholdPlan plan;
   std::vector<std::string> symbolList = shapeSymbols(kernel);
   if (symbolList.empty() || sampled.empty())
@@ -856,7 +872,7 @@ ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &s
   for (const Param &p : kernel.params)
     if (!p.isTensor && isFloat(p.dtype))
       floatScalars.insert(p.name);
-  Collector collect({symbolList.begin(), symbolList.end()}, floatScalars);
+  Collector collect({symbolList.begin(), symbolList.end()}, floatScalars, signedScalars);
   collect.block(kernel.body, nullptr, {});
 
   LeastValues least = leastValues(kernel);

@@ -174,3 +174,31 @@ TEST_CASE("threshold sizes: a CTA's third tile is run on that CTA alone") {
   CHECK(tiles >= 265);
   CHECK(plan.unreached.empty());
 }
+
+TEST_CASE("threshold sizes: a float scalar in a min or max with a literal is pinned too") {
+  // `max(s, -1.0)`: a negative literal counts for a scalar drawn with
+  // either sign only (a gemm's alpha); `min(s, 1.5)` for any.
+  const char *text = R"(
+kernel scaled(X: global f32[N], Y: global f32[N], s: f32)
+  where N % 128 == 0
+  launch grid(N / 128) threads(128) target(sm_80)
+{
+  let i = blockIdx.x * 128 + threadIdx.x
+  Y[i] = X[i] * max(s, -1.0) * min(s, 1.5)
+}
+)";
+  Kernel k = parseOne(text);
+  std::string why;
+  auto sizes = chooseSimSizes(k, why);
+  REQUIRE(sizes);
+  auto here = [](llvm::SMLoc) { return std::string("here"); };
+  ThresholdPlan positive = thresholdSizes(k, *sizes, here);
+  REQUIRE(positive.floats.size() == 2);
+  CHECK(positive.floats[0].at("s") == doctest::Approx(0.75));
+  CHECK(positive.floats[1].at("s") == doctest::Approx(3.0));
+  ThresholdPlan either = thresholdSizes(k, *sizes, here, {"s"});
+  REQUIRE(either.floats.size() == 4);
+  CHECK(either.floats[0].at("s") == doctest::Approx(-0.5));
+  CHECK(either.floats[1].at("s") == doctest::Approx(-2.0));
+  CHECK(either.reasons[1] == "`max(s, -1.0)` with s = -2 at here");
+}
