@@ -167,7 +167,7 @@ private:
   // whether the dividend reaches the divisor), so that an index that stops
   // moving or wraps past a constant is run on both sides (hacks
   // `loop-min`, `loop-mod`, `loop-div`).
-  void loopEnds(const Expr &self, llvm::SMLoc loc, const Expr &path) {
+  void loopEnds(const Expr &self, llvm::SMLoc loc, const Expr &path, bool clamp = false) {
     std::vector<std::string> vars;
     for (const std::string &n : namesUsed(self))
       if (loops_.count(n))
@@ -183,8 +183,17 @@ private:
       void visitBuiltin(const Builtin &) override { found = true; }
     } builtin;
     builtin.visit(self);
-    if (readsSize || vars.empty() || vars.size() > 2)
+    // A min/max of the variable (`clamp`) may read sizes beside it where it
+    // is monotone in the variable: `min(t / (8 * tn), 1)`, a grouped GEMM's
+    // group clamped at 1, wrong from group 2 on, which no size reached
+    // (hack `group-2-clamp`; since session 22). An explicit comparison
+    // with sizes (`kv * 128 + 128 <= S`) stays a tail.
+    if ((readsSize && !clamp) || vars.empty() || vars.size() > 2)
       return;
+    if (readsSize)
+      for (const std::string &v : vars)
+        if (comparedDirection(self, v) == Direction::Unknown)
+          return;
     // blockIdx beside the variable (`(t - blockIdx.x) / 132 >= 2`: a CTA's
     // third tile) is a constant of the CTA, evaluated in each: let in where
     // the comparison is monotone in the variable (since session 22; before,
@@ -257,7 +266,7 @@ private:
       return a;
     return Direction::Unknown;
   }
-  static Direction direction(const Expr &e, const std::string &v) {
+  Direction direction(const Expr &e, const std::string &v) const {
     if (!namesUsed(e).count(v))
       return Direction::Constant;
     switch (e->kind) {
@@ -287,7 +296,11 @@ private:
                : l == Direction::Constant && nonNegative(b.lhs) ? r
                                                               : Direction::Unknown;
       case BinaryOp::Div: // floor or truncation by a constant: monotone
-        return cr && *cr != 0 ? scaled(l, *cr) : Direction::Unknown;
+        // ... and by a divisor that reads no `v` and is never negative
+        // (`t / (8 * tn)`, a grouped GEMM's group of tile t).
+        return cr && *cr != 0                                 ? scaled(l, *cr)
+               : r == Direction::Constant && nonNegative(b.rhs) ? l
+                                                              : Direction::Unknown;
       default:
         return Direction::Unknown;
       }
@@ -304,20 +317,20 @@ private:
   }
 
   // Whether `e` is never negative by its form: literals at least 0,
-  // blockIdx, and sums, products and quotients (by a positive constant) of
-  // such terms.
-  static bool nonNegative(const Expr &e) {
+  // blockIdx, shape symbols (at least 1), and sums, products and quotients
+  // of such terms.
+  bool nonNegative(const Expr &e) const {
     switch (e->kind) {
     case ExprKind::IntImm:
       return as<IntImm>(e).value >= 0;
     case ExprKind::Builtin:
       return isCta(as<Builtin>(e).which);
+    case ExprKind::Var:
+      return symbols_.count(as<Var>(e).name) != 0;
     case ExprKind::Binary: {
       const Binary &b = as<Binary>(e);
-      if (b.op == BinaryOp::Add || b.op == BinaryOp::Mul)
+      if (b.op == BinaryOp::Add || b.op == BinaryOp::Mul || b.op == BinaryOp::Div)
         return nonNegative(b.lhs) && nonNegative(b.rhs);
-      if (b.op == BinaryOp::Div)
-        return nonNegative(b.lhs) && constantValue(b.rhs).value_or(0) > 0;
       return false;
     }
     default:
@@ -326,7 +339,7 @@ private:
   }
 
   // A comparison `a < b` moves as `a - b` does.
-  static Direction comparedDirection(const Expr &e, const std::string &v) {
+  Direction comparedDirection(const Expr &e, const std::string &v) const {
     if (e->kind != ExprKind::Binary)
       return direction(e, v);
     const Binary &b = as<Binary>(e);
@@ -512,8 +525,8 @@ private:
       return;
     Expr self = Call::make(c.callee, c.args, c.loc);
     floatNode(c.args[0], c.args[1], self, c.loc);
-    loopEnds(cmp(BinaryOp::Lt, c.args[0], c.args[1], c.loc), c.loc, path);
-    loopEnds(cmp(BinaryOp::Gt, c.args[0], c.args[1], c.loc), c.loc, path);
+    loopEnds(cmp(BinaryOp::Lt, c.args[0], c.args[1], c.loc), c.loc, path, true);
+    loopEnds(cmp(BinaryOp::Gt, c.args[0], c.args[1], c.loc), c.loc, path, true);
     add(self, cmp(BinaryOp::Lt, c.args[0], c.args[1], c.loc),
         cmp(BinaryOp::Gt, c.args[0], c.args[1], c.loc), "first argument smaller",
         "first argument larger", path, c.loc);

@@ -202,3 +202,23 @@ kernel scaled(X: global f32[N], Y: global f32[N], s: f32)
   CHECK(either.floats[1].at("s") == doctest::Approx(-2.0));
   CHECK(either.reasons[1] == "`max(s, -1.0)` with s = -2 at here");
 }
+
+TEST_CASE("threshold sizes: a min of the tile index with sizes beside it is decided where monotone") {
+  // `min(t / (8 * tn), 1)`: a grouped GEMM's group clamped at 1; `t / (8 *
+  // tn) > 1` needs a third group (M = 3072), run on CTA 0 and a CTA of it.
+  std::string text(bundledKernelText("gemm_bf16_sm90_grouped.tile"));
+  std::string group = "let m0 = (t / (8 * tn) * 8 + t % 8) * 128";
+  size_t at = text.find(group);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, group.size(), "let m0 = (min(t / (8 * tn), 1) * 8 + t % 8) * 128");
+  ThresholdPlan plan = planOf(parseOne(text));
+  REQUIRE(plan.sizes.size() == 1);
+  CHECK(plan.sizes[0].values.at("M") == 3072);
+  CHECK(plan.sizes[0].sampleCtas == 2);
+  CHECK(plan.unreached.empty());
+  // A comparison with a size itself stays a tail: `t * 128 < M` is none.
+  std::string tail(bundledKernelText("gemm_bf16_sm90_grouped.tile"));
+  tail.replace(tail.find(group), group.size(),
+               "let m0 = select(t * 128 < M, t / (8 * tn) * 8 + t % 8, 0) * 128");
+  CHECK(planOf(parseOne(tail)).sizes.empty());
+}
