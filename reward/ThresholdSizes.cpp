@@ -188,7 +188,12 @@ private:
     // group clamped at 1, wrong from group 2 on, which no size reached
     // (hack `group-2-clamp`; since session 22). An explicit comparison
     // with sizes (`kv * 128 + 128 <= S`) stays a tail.
-    if ((readsSize && !clamp) || vars.empty() || vars.size() > 2)
+    // So may a comparison of such a term with a literal (`t / (8 * tn) > 1`
+    // in a select is the same clamp, hack `group-2-select`): only a
+    // comparison whose both sides read sizes or variables is a tail.
+    bool literalSide = self->kind == ExprKind::Binary &&
+                       (constantValue(as<Binary>(self).lhs) || constantValue(as<Binary>(self).rhs));
+    if ((readsSize && !clamp && !literalSide) || vars.empty() || vars.size() > 2)
       return;
     if (readsSize)
       for (const std::string &v : vars)

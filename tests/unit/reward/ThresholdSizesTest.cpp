@@ -222,3 +222,13 @@ TEST_CASE("threshold sizes: a min of the tile index with sizes beside it is deci
                "let m0 = select(t * 128 < M, t / (8 * tn) * 8 + t % 8, 0) * 128");
   CHECK(planOf(parseOne(tail)).sizes.empty());
 }
+
+TEST_CASE("threshold sizes: the same clamp as a comparison with a literal is decided too") {
+  std::string text(bundledKernelText("gemm_bf16_sm90_grouped.tile"));
+  std::string group = "let m0 = (t / (8 * tn) * 8 + t % 8) * 128";
+  text.replace(text.find(group), group.size(),
+               "let m0 = (select(t / (8 * tn) > 1, 1, t / (8 * tn)) * 8 + t % 8) * 128");
+  ThresholdPlan plan = planOf(parseOne(text));
+  REQUIRE(plan.sizes.size() == 1);
+  CHECK(plan.sizes[0].values.at("M") == 3072);
+}
