@@ -479,6 +479,26 @@ std::vector<std::array<int64_t, 3>> persistentCtas(const BarrierSkeleton &sk,
 
 } // namespace
 
+std::vector<std::array<int64_t, 3>> ctasWithTiles(const Kernel &kernel,
+                                                  const BarrierSkeleton &sk,
+                                                  const SizeAssignment &sizes) {
+  std::vector<std::array<int64_t, 3>> out;
+  auto grid = gridAt(sk, sizes);
+  if (!constantGrid(kernel) || !grid || !persistentTrip(sk, sizes))
+    return out;
+  int64_t total = (*grid)[0] * (*grid)[1] * (*grid)[2];
+  for (int64_t i = 0; i < total; ++i) {
+    auto t = persistentTrip(sk, sizes, ctaOfIndex(*grid, i));
+    if (!t)
+      return {};
+    if (*t >= 1)
+      out.push_back(ctaOfIndex(*grid, i));
+  }
+  if (int64_t(out.size()) == total || out.empty())
+    out.clear();
+  return out;
+}
+
 std::optional<std::vector<SimSize>> chooseSimSizes(const Kernel &kernel, std::string &why) {
   BarrierSkeleton sk = extractBarrierSkeleton(kernel);
   std::vector<std::string> symbols = shapeSymbols(kernel);

@@ -27,6 +27,7 @@
 #pragma once
 
 #include "ir/Stmt.h"
+#include "sync/BarrierSkeleton.h"
 
 #include <array>
 #include <cstdint>
@@ -58,6 +59,13 @@ std::vector<std::string> shapeSymbols(const Kernel &kernel);
 
 // The elements of the kernel's tensors at `sizes`: what a run costs.
 double tensorElements(const Kernel &kernel, const std::map<std::string, int64_t> &sizes);
+
+// For a constant grid with a persistent tile loop (a loop that starts at
+// blockIdx): the CTAs that run at least one tile at `sizes`, when fewer than
+// the grid; empty otherwise (every CTA has work, or there is no such loop).
+std::vector<std::array<int64_t, 3>> ctasWithTiles(const Kernel &kernel,
+                                                  const BarrierSkeleton &sk,
+                                                  const std::map<std::string, int64_t> &sizes);
 
 // "K = 384, M = 128, N = 256"
 std::string describe(const std::map<std::string, int64_t> &values);

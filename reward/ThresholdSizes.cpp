@@ -978,6 +978,14 @@ ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &s
           why.clear();
         if (why.empty() && d.farSide)
           size = farSide(kernel, d, k, sk, rel, size);
+        // A second tile along a dimension (a tile count reaching 2): the
+        // CTAs with tiles run, not the 130 idle ones of a persistent grid,
+        // which the small and edge sizes run (about half the size's time
+        // for gemm_bf16_sm90's N = 264).
+        if (why.empty() && !d.needed[0]) {
+          size.ctas = ctasWithTiles(kernel, sk, size.values);
+          size.sampleCtas = int64_t(size.ctas.size());
+        }
         std::array<int64_t, 3> cta{0, 0, 0};
         if (why.empty() && d.sampled &&
             outcomesAt(d, sk, size, {k == 0, k == 1}, &cta)[k]) {

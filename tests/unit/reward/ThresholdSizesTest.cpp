@@ -154,6 +154,9 @@ TEST_CASE("threshold sizes: a tile count reaching 2 gets a size at the threshold
   REQUIRE(plan.reasons.size() == 1);
   CHECK(plan.reasons[0] == "`N + 255 < 512` false at here");
   CHECK(plan.unreached.empty());
+  // Run on the two CTAs with a tile, not on the 130 idle ones.
+  CHECK(plan.sizes[0].sampleCtas == 2);
+  CHECK(plan.sizes[0].ctas == std::vector<std::array<int64_t, 3>>{{0, 0, 0}, {1, 0, 0}});
 }
 
 TEST_CASE("threshold sizes: a CTA's third tile is run on that CTA alone") {
