@@ -204,12 +204,18 @@ std::optional<ProblemError> sameShape(const BoundProblem &p, const HostTensor &y
 
 std::set<std::string> signedScalars(const ProblemSpec &spec) {
   std::set<std::string> out;
-  if (spec.kind == "gemm")
+  for (const ProblemRule *r : rules()) {
+    if (r->kind != spec.kind)
+      continue;
     for (const ProblemOption &o : spec.options)
-      if (o.key == "alpha")
-        out.insert(o.value);
-  if ((spec.kind == "scale" || spec.kind == "add_scalar") && spec.inputs.size() > 1)
-    out.insert(spec.inputs[1].name);
+      for (const OptionRule &rule : r->options)
+        if (rule.eitherSign && rule.key == o.key)
+          out.insert(o.value);
+    if (r->signedScalarInputs)
+      for (size_t i = r->tensorInputs; i < r->tensorInputs + r->scalarInputs; ++i)
+        if (i < spec.inputs.size())
+          out.insert(spec.inputs[i].name);
+  }
   return out;
 }
 
