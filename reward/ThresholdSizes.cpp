@@ -1,4 +1,6 @@
 #include "reward/ThresholdSizes.h"
+#include "reward/LoopMonotone.h"
+#include "reward/SizeRanges.h"
 #include "reward/SizeRelations.h"
 
 #include "ir/ConcreteEval.h"
@@ -197,7 +199,7 @@ private:
       return;
     if (readsSize)
       for (const std::string &v : vars)
-        if (comparedDirection(self, v) == Direction::Unknown)
+        if (comparedDirection(self, v, symbols_) == Direction::Unknown)
           return;
     // blockIdx beside the variable (`(t - blockIdx.x) / 132 >= 2`: a CTA's
     // third tile) is a constant of the CTA, evaluated in each: let in where
@@ -206,7 +208,7 @@ private:
     // hack `third-tile`, since no size runs three tiles on a CTA).
     if (builtin.found)
       for (const std::string &v : vars)
-        if (comparedDirection(self, v) == Direction::Unknown)
+        if (comparedDirection(self, v, symbols_) == Direction::Unknown)
           return;
     // A variable under `/` or `%` is let in where the comparison is still
     // monotone in it (the corners argument below needs that): terms moving
@@ -223,7 +225,7 @@ private:
       if (inParity_)
         return;
       for (const std::string &v : vars)
-        if (comparedDirection(self, v) == Direction::Unknown)
+        if (comparedDirection(self, v, symbols_) == Direction::Unknown)
           return;
     }
     // Monotone in each variable, the comparison is true in some iteration
@@ -257,106 +259,6 @@ private:
     cta.visit(yes);
     add(yes, yes, no, "true in some iteration", "false in some iteration", under, loc,
         {true, true}, !cta.found, cta.found);
-  }
-
-  // How `e` moves as loop variable `v` grows, the others held.
-  enum class Direction { Constant, Up, Down, Unknown };
-  static Direction flip(Direction d) {
-    return d == Direction::Up ? Direction::Down : d == Direction::Down ? Direction::Up : d;
-  }
-  static Direction join(Direction a, Direction b) {
-    if (a == Direction::Constant)
-      return b;
-    if (b == Direction::Constant || a == b)
-      return a;
-    return Direction::Unknown;
-  }
-  Direction direction(const Expr &e, const std::string &v) const {
-    if (!namesUsed(e).count(v))
-      return Direction::Constant;
-    switch (e->kind) {
-    case ExprKind::Var:
-      return Direction::Up; // v itself: it reads v
-    case ExprKind::Unary:
-      return as<Unary>(e).op == UnaryOp::Neg ? flip(direction(as<Unary>(e).operand, v))
-                                             : Direction::Unknown;
-    case ExprKind::Binary: {
-      const Binary &b = as<Binary>(e);
-      Direction l = direction(b.lhs, v), r = direction(b.rhs, v);
-      std::optional<int64_t> cl = constantValue(b.lhs), cr = constantValue(b.rhs);
-      auto scaled = [](Direction d, int64_t c) {
-        return c > 0 ? d : c < 0 ? flip(d) : Direction::Constant;
-      };
-      switch (b.op) {
-      case BinaryOp::Add:
-        return join(l, r);
-      case BinaryOp::Sub:
-        return join(l, flip(r));
-      case BinaryOp::Mul:
-        // By a constant, or by a factor that reads no `v` and is never
-        // negative (`k * blockIdx.x`): the factor's sign decides.
-        return cr                                             ? scaled(l, *cr)
-               : cl                                           ? scaled(r, *cl)
-               : r == Direction::Constant && nonNegative(b.rhs) ? l
-               : l == Direction::Constant && nonNegative(b.lhs) ? r
-                                                              : Direction::Unknown;
-      case BinaryOp::Div: // floor or truncation by a constant: monotone
-        // ... and by a divisor that reads no `v` and is never negative
-        // (`t / (8 * tn)`, a grouped GEMM's group of tile t).
-        return cr && *cr != 0                                 ? scaled(l, *cr)
-               : r == Direction::Constant && nonNegative(b.rhs) ? l
-                                                              : Direction::Unknown;
-      default:
-        return Direction::Unknown;
-      }
-    }
-    case ExprKind::Call: {
-      const Call &c = as<Call>(e);
-      if ((c.callee != "min" && c.callee != "max") || c.args.size() != 2)
-        return Direction::Unknown;
-      return join(direction(c.args[0], v), direction(c.args[1], v));
-    }
-    default:
-      return Direction::Unknown;
-    }
-  }
-
-  // Whether `e` is never negative by its form: literals at least 0,
-  // blockIdx, shape symbols (at least 1), and sums, products and quotients
-  // of such terms.
-  bool nonNegative(const Expr &e) const {
-    switch (e->kind) {
-    case ExprKind::IntImm:
-      return as<IntImm>(e).value >= 0;
-    case ExprKind::Builtin:
-      return isCta(as<Builtin>(e).which);
-    case ExprKind::Var:
-      return symbols_.count(as<Var>(e).name) != 0;
-    case ExprKind::Binary: {
-      const Binary &b = as<Binary>(e);
-      if (b.op == BinaryOp::Add || b.op == BinaryOp::Mul || b.op == BinaryOp::Div)
-        return nonNegative(b.lhs) && nonNegative(b.rhs);
-      return false;
-    }
-    default:
-      return false;
-    }
-  }
-
-  // A comparison `a < b` moves as `a - b` does.
-  Direction comparedDirection(const Expr &e, const std::string &v) const {
-    if (e->kind != ExprKind::Binary)
-      return direction(e, v);
-    const Binary &b = as<Binary>(e);
-    switch (b.op) {
-    case BinaryOp::Lt:
-    case BinaryOp::Le:
-    case BinaryOp::Gt:
-    case BinaryOp::Ge:
-      return join(direction(b.lhs, v), flip(direction(b.rhs, v)));
-    default:
-      return direction(e, v);
-    }
   }
 
   static bool underDivision(const Expr &e, const std::vector<std::string> &vars) {
@@ -629,127 +531,6 @@ std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk, con
     }
   }
   return out;
-}
-
-// What an integer expression may be at any size: symbols at least
-// leastValueOf, blockIdx at least 0, no upper bounds. `lo`/`hi` absent:
-// unbounded that way.
-struct Range {
-  std::optional<int64_t> lo, hi;
-};
-
-bool nonNegative(const Range &r) {
-  return r.lo && *r.lo >= 0;
-}
-
-// The least value of each symbol the where clause gives by a conjunct alone:
-// `X > c`, `X >= c`, and `X % c == 0` (with X >= 1: X >= c).
-using LeastValues = std::map<std::string, int64_t>;
-LeastValues leastValues(const Kernel &kernel) {
-  LeastValues out;
-  auto raise = [&](const Expr &e, int64_t v) {
-    if (e->kind != ExprKind::Var)
-      return;
-    const std::string &name = as<Var>(e).name;
-    int64_t least = std::max(v, leastValueOf(name));
-    auto [it, fresh] = out.emplace(name, least);
-    if (!fresh)
-      it->second = std::max(it->second, least);
-  };
-  for (const Expr &c : kernel.constraints) {
-    if (c->kind != ExprKind::Binary)
-      continue;
-    const Binary &b = as<Binary>(c);
-    std::optional<int64_t> rhs = constantValue(b.rhs);
-    if (!rhs)
-      continue;
-    if (b.op == BinaryOp::Gt)
-      raise(b.lhs, *rhs + 1);
-    else if (b.op == BinaryOp::Ge)
-      raise(b.lhs, *rhs);
-    else if (b.op == BinaryOp::Eq && *rhs == 0 && b.lhs->kind == ExprKind::Binary &&
-             as<Binary>(b.lhs).op == BinaryOp::Mod &&
-             constantValue(as<Binary>(b.lhs).rhs).value_or(0) > 0 &&
-             leastValueOf(print(as<Binary>(b.lhs).lhs)) >= 1)
-      raise(as<Binary>(b.lhs).lhs, *constantValue(as<Binary>(b.lhs).rhs));
-  }
-  return out;
-}
-
-// The range of `e` (nothing: not an integer the rules below bound).
-std::optional<Range> rangeOf(const Expr &e, const LeastValues &least) {
-  using R = std::optional<Range>;
-  switch (e->kind) {
-  case ExprKind::IntImm:
-    return Range{as<IntImm>(e).value, as<IntImm>(e).value};
-  case ExprKind::Var:
-    if (auto it = least.find(as<Var>(e).name); it != least.end())
-      return Range{it->second, std::nullopt};
-    return Range{leastValueOf(as<Var>(e).name), std::nullopt};
-  case ExprKind::Builtin:
-    return Range{0, std::nullopt};
-  case ExprKind::Binary: {
-    const Binary &b = as<Binary>(e);
-    R l = rangeOf(b.lhs, least), r = rangeOf(b.rhs, least);
-    if (!l || !r)
-      return std::nullopt;
-    auto both = [](std::optional<int64_t> x, std::optional<int64_t> y, auto f) {
-      return x && y ? std::optional<int64_t>(f(*x, *y)) : std::nullopt;
-    };
-    std::optional<int64_t> c = r->lo == r->hi ? r->lo : std::nullopt;
-    // Bounds stay far from overflow: sizes in a kernel are small constants.
-    auto small = [](const Range &x) {
-      return (!x.lo || std::abs(*x.lo) < (int64_t{1} << 30)) &&
-             (!x.hi || std::abs(*x.hi) < (int64_t{1} << 30));
-    };
-    if (!small(*l) || !small(*r))
-      return std::nullopt;
-    switch (b.op) {
-    case BinaryOp::Add:
-      return Range{both(l->lo, r->lo, std::plus<>()), both(l->hi, r->hi, std::plus<>())};
-    case BinaryOp::Sub:
-      return Range{both(l->lo, r->hi, std::minus<>()), both(l->hi, r->lo, std::minus<>())};
-    case BinaryOp::Mul:
-      if (nonNegative(*l) && nonNegative(*r))
-        return Range{*l->lo * *r->lo, both(l->hi, r->hi, std::multiplies<>())};
-      return std::nullopt;
-    case BinaryOp::Div:
-      if (nonNegative(*l) && c && *c > 0)
-        return Range{*l->lo / *c, l->hi ? std::optional<int64_t>(*l->hi / *c) : std::nullopt};
-      return std::nullopt;
-    case BinaryOp::Mod:
-      if (nonNegative(*l) && c && *c > 0)
-        return Range{0, *c - 1};
-      return std::nullopt;
-    default:
-      return std::nullopt;
-    }
-  }
-  default:
-    return std::nullopt;
-  }
-}
-
-// Whether `cond` is false at every size by the ranges alone (`(K + 63) / 64
-// == 0` where K >= 1): an outcome no size takes, without asking Z3.
-bool falseByRanges(const Expr &cond, const LeastValues &least) {
-  if (cond->kind != ExprKind::Binary)
-    return false;
-  const Binary &b = as<Binary>(cond);
-  auto l = rangeOf(b.lhs, least), r = rangeOf(b.rhs, least);
-  if (!l || !r)
-    return false;
-  auto below = [](const Range &x, const Range &y) { return x.hi && y.lo && *x.hi < *y.lo; };
-  switch (b.op) {
-  case BinaryOp::Eq:
-    return below(*l, *r) || below(*r, *l);
-  case BinaryOp::Lt:
-    return l->lo && r->hi && *l->lo >= *r->hi;
-  case BinaryOp::Gt:
-    return r->lo && l->hi && *r->lo >= *l->hi;
-  default:
-    return false;
-  }
 }
 
 // `d` taking outcome k in some CTA of the grid, over the encoder's symbols;
