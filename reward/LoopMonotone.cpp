@@ -114,4 +114,28 @@ Direction comparedDirection(const Expr &e, const std::string &v,
   }
 }
 
+Direction truthDirection(const Expr &e, const std::string &v,
+                         const std::set<std::string> &symbols) {
+  if (!namesUsed(e).count(v))
+    return Direction::Constant;
+  if (e->kind == ExprKind::Unary && as<Unary>(e).op == UnaryOp::Not)
+    return flip(truthDirection(as<Unary>(e).operand, v, symbols));
+  if (e->kind != ExprKind::Binary)
+    return Direction::Unknown;
+  const Binary &b = as<Binary>(e);
+  switch (b.op) {
+  case BinaryOp::And:
+  case BinaryOp::Or:
+    return join(truthDirection(b.lhs, v, symbols), truthDirection(b.rhs, v, symbols));
+  case BinaryOp::Gt:
+  case BinaryOp::Ge:
+    return comparedDirection(e, v, symbols);
+  case BinaryOp::Lt:
+  case BinaryOp::Le:
+    return flip(comparedDirection(e, v, symbols));
+  default:
+    return Direction::Unknown;
+  }
+}
+
 } // namespace tilescope::reward_detail

@@ -21,6 +21,13 @@ Direction direction(const Expr &e, const std::string &v, const std::set<std::str
 Direction comparedDirection(const Expr &e, const std::string &v,
                             const std::set<std::string> &symbols);
 
+// How the truth of a condition moves with `v`: a comparison as its sides'
+// difference (`a > b` true more often as a - b grows: Up), `!` flipped,
+// `&&` and `||` of conditions that move the same way (`t >= 132 &&
+// blockIdx.x > 1`: Up); Unknown otherwise.
+Direction truthDirection(const Expr &e, const std::string &v,
+                         const std::set<std::string> &symbols);
+
 // Whether `e` is never negative by its form: literals at least 0, blockIdx,
 // shape symbols, and sums, products and quotients of such terms.
 bool nonNegativeByForm(const Expr &e, const std::set<std::string> &symbols);

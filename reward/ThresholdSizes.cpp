@@ -195,11 +195,25 @@ private:
     // comparison whose both sides read sizes or variables is a tail.
     bool literalSide = self->kind == ExprKind::Binary &&
                        (constantValue(as<Binary>(self).lhs) || constantValue(as<Binary>(self).rhs));
+    // A conjunction or disjunction of such comparisons (`t >= 132 &&
+    // blockIdx.x > 1`: a second tile of the CTAs past the persistent size's
+    // two, hack `second-tile-cta-2`; since session 22) is one decision where
+    // its truth moves one way with the variable; its parts decide the rest.
+    bool logical = self->kind == ExprKind::Binary && (as<Binary>(self).op == BinaryOp::And ||
+                                                      as<Binary>(self).op == BinaryOp::Or);
+    auto monotone = [&](const std::string &v) {
+      return (logical ? truthDirection(self, v, symbols_) : comparedDirection(self, v, symbols_)) !=
+             Direction::Unknown;
+    };
+    if (logical)
+      for (const std::string &v : vars)
+        if (!monotone(v))
+          return;
     if ((readsSize && !clamp && !literalSide) || vars.empty() || vars.size() > 2)
       return;
     if (readsSize)
       for (const std::string &v : vars)
-        if (comparedDirection(self, v, symbols_) == Direction::Unknown)
+        if (!monotone(v))
           return;
     // blockIdx beside the variable (`(t - blockIdx.x) / 132 >= 2`: a CTA's
     // third tile) is a constant of the CTA, evaluated in each: let in where
@@ -208,7 +222,7 @@ private:
     // hack `third-tile`, since no size runs three tiles on a CTA).
     if (builtin.found)
       for (const std::string &v : vars)
-        if (comparedDirection(self, v, symbols_) == Direction::Unknown)
+        if (!monotone(v))
           return;
     // A variable under `/` or `%` is let in where the comparison is still
     // monotone in it (the corners argument below needs that): terms moving
@@ -225,7 +239,7 @@ private:
       if (inParity_)
         return;
       for (const std::string &v : vars)
-        if (comparedDirection(self, v, symbols_) == Direction::Unknown)
+        if (!monotone(v))
           return;
     }
     // Monotone in each variable, the comparison is true in some iteration
@@ -383,8 +397,11 @@ private:
       [[fallthrough]];
     case BinaryOp::Eq:
     case BinaryOp::Ne:
+      add(self, self, Unary::make(UnaryOp::Not, self, b.loc), "true", "false", path, b.loc);
+      break;
     case BinaryOp::And:
     case BinaryOp::Or:
+      loopEnds(self, b.loc, path);
       add(self, self, Unary::make(UnaryOp::Not, self, b.loc), "true", "false", path, b.loc);
       break;
     case BinaryOp::Mod:

@@ -235,3 +235,21 @@ TEST_CASE("threshold sizes: the same clamp as a comparison with a literal is dec
   REQUIRE(plan.sizes.size() == 1);
   CHECK(plan.sizes[0].values.at("M") == 3072);
 }
+
+TEST_CASE("threshold sizes: a conjunction moving one way with the loop variable is a loop decision") {
+  // `t >= 132 && blockIdx.x > 1`: true where a CTA past 1 runs a second
+  // tile; run on CTA 0 and that CTA. `k < 10 || k > 20` moves both ways
+  // with k: no loop decision (its parts are).
+  std::string text(bundledKernelText("gemm_bf16_sm90.tile"));
+  std::string cast = "      wg.cast(out, acc)\n";
+  text.insert(text.find(cast), "      if t >= 132 && blockIdx.x > 1 {\n        wg.fill(acc, 0.0)\n      }\n");
+  ThresholdPlan plan = planOf(parseOne(text));
+  REQUIRE(plan.sizes.size() == 2);
+  CHECK(plan.sizes[1].ctas == std::vector<std::array<int64_t, 3>>{{0, 0, 0}, {2, 0, 0}});
+  ThresholdPlan both = planOf(parseOne(
+      gemm("for k in 0 .. K { if k < 100 || k > 200 { acc[0] = acc[0] + A[i, k] * B[k, j] } }\n")));
+  REQUIRE_FALSE(both.reasons.empty());
+  for (const std::string &reason : both.reasons) // a part's corners, never the whole
+    CHECK_FALSE((reason.find("< 100") != std::string::npos &&
+                 reason.find("> 200") != std::string::npos));
+}
