@@ -1,4 +1,5 @@
 #include "ir/Dtype.h"
+#include "ir/DtypeNames.h"
 
 #include <array>
 
@@ -36,6 +37,13 @@ std::optional<Dtype> dtypeFromName(std::string_view name) {
     if (info.name == name)
       return info.dtype;
   return std::nullopt;
+}
+
+std::vector<std::string_view> dtypeNames() {
+  std::vector<std::string_view> out;
+  for (const DtypeInfo &info : kDtypes)
+    out.push_back(info.name);
+  return out;
 }
 
 } // namespace tilescope

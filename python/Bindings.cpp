@@ -272,7 +272,8 @@ PYBIND11_MODULE(_core, m) {
       [](const py::object &source, const std::string &problem, const py::object &seed,
          const std::string &sizes, const std::string &kernel, double timeoutMs, uint64_t maxSteps,
          uint64_t memoryMb, const std::string &name, double staticTimeoutMs, bool staticOnly,
-         const std::string &performanceSizes, const std::string &machine) {
+         const std::string &performanceSizes, const std::string &machine,
+         const py::dict &dtypes) {
         if (!(timeoutMs >= 0) || !(staticTimeoutMs >= 0)) // NaN included
           throw py::value_error("timeout_ms and static_timeout_ms take a non-negative number");
         auto [text, file] = sourceOf(source, name.empty() ? "<candidate>" : name);
@@ -290,6 +291,13 @@ PYBIND11_MODULE(_core, m) {
         options.staticOnly = staticOnly;
         options.performanceSizes = performanceSizes;
         options.machine = machine;
+        // The task's element types, as --dtypes (an unknown name is the
+        // result's `options.dtypes` diagnostic, as a bad machine is).
+        for (const auto &[param, dtype] : dtypes) {
+          if (!py::isinstance<py::str>(param) || !py::isinstance<py::str>(dtype))
+            throw py::type_error("dtypes maps parameter names to type names: {\"A\": \"bf16\"}");
+          options.dtypes[param.cast<std::string>()] = dtype.cast<std::string>();
+        }
         std::string result;
         {
           py::gil_scoped_release release;
@@ -301,5 +309,6 @@ PYBIND11_MODULE(_core, m) {
       "timeout_ms"_a = RewardOptions().timeoutMs, "max_steps"_a = RewardOptions().maxSteps,
       "memory_mb"_a = RewardOptions().maxMemoryMb, "name"_a = "",
       "static_timeout_ms"_a = RewardOptions().staticTimeoutMs, "static_only"_a = false,
-      "performance_sizes"_a = RewardOptions().performanceSizes, "machine"_a = "");
+      "performance_sizes"_a = RewardOptions().performanceSizes, "machine"_a = "",
+      "dtypes"_a = py::dict());
 }

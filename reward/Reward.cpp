@@ -5,6 +5,7 @@
 
 #include "ir/Budget.h"
 #include "ir/Dtype.h"
+#include "ir/DtypeNames.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/SemanticHash.h"
@@ -528,8 +529,8 @@ RewardResult reward(const std::string &source, const RewardOptions &options) {
     if (!dtypeFromName(dtype)) {
       fileError("options.dtypes",
                 fmt::format("the task's type '{}' for '{}' is no element type (f32, bf16, "
-                            "f16, f8e4m3, ...)",
-                            dtype, param));
+                            "f16, f8e4m3, ...){}",
+                            dtype, param, didYouMean(dtype, dtypeNames())));
       return finishError();
     }
 

@@ -363,15 +363,34 @@ bool fullTileRaise(int64_t v, int64_t c) {
   return trailingZeros(v) >= kFullTileBits && trailingZeros(c) >= kFullTileBits;
 }
 
+// The CTA of linear index `i` of `grid` (x fastest).
+std::array<int64_t, 3> ctaOfIndex(const std::array<int64_t, 3> &grid, int64_t i) {
+  return {i % grid[0], i / grid[0] % grid[1], i / (grid[0] * grid[1])};
+}
+
+// The grid's extents at `sizes`; nothing where one does not evaluate.
+std::optional<std::array<int64_t, 3>> gridAt(const BarrierSkeleton &sk,
+                                             const SizeAssignment &sizes) {
+  std::array<int64_t, 3> grid{1, 1, 1};
+  for (size_t d = 0; d < 3; ++d) {
+    auto g = gridExtent(sk, d, sizes);
+    if (!g || *g < 1)
+      return std::nullopt;
+    grid[d] = *g;
+  }
+  return grid;
+}
+
 // The persistent size (SimSizes.h 3.) from `small` with the edge's `carried`
 // raises applied and kept: the one free symbol, raised least, that makes
-// CTA 0 run its tile loop twice (cheapest in tensor elements), then the
-// other symbols shrunk as far as the rings still wrap twice and CTA 0 still
-// runs two tiles. Nothing when no symbol does it.
+// CTA 0 run its tile loop twice — and, with `twoCtas`, CTA 1 as well (more
+// tiles than CTAs plus one) — cheapest in tensor elements, then the other
+// symbols shrunk as far as the rings still wrap twice and those CTAs still
+// run two tiles. Nothing when no symbol does it.
 std::optional<SizeAssignment> choosePersistent(const BarrierSkeleton &sk,
                                                const SizeRelations &rel, const Kernel &kernel,
                                                const SizeAssignment &small,
-                                               const SizeAssignment &carried) {
+                                               const SizeAssignment &carried, bool twoCtas) {
   SizeAssignment base = small;
   for (const auto &[s, c] : carried) {
     SizeAssignment trial = base;
@@ -380,8 +399,8 @@ std::optional<SizeAssignment> choosePersistent(const BarrierSkeleton &sk,
       base = trial;
   }
   auto cost = [&](const SizeAssignment &sizes) { return tensorElements(kernel, sizes); };
-  // `sizes` completed, admitted, CTA 0 runs two tiles, and no carried raise
-  // undone.
+  // `sizes` completed, admitted, CTA 0 (and CTA 1) runs two tiles, and no
+  // carried raise undone.
   auto persistent = [&](SizeAssignment &sizes, const std::string &varied) {
     if (!rel.admits(sizes, varied))
       return false;
@@ -389,7 +408,15 @@ std::optional<SizeAssignment> choosePersistent(const BarrierSkeleton &sk,
       if (sizes.count(s) && sizes[s] < base[s])
         return false;
     auto t = persistentTrip(sk, sizes);
-    return t && *t >= 2;
+    if (!t || *t < 2)
+      return false;
+    if (!twoCtas)
+      return true;
+    auto grid = gridAt(sk, sizes);
+    if (!grid || (*grid)[0] * (*grid)[1] * (*grid)[2] < 2)
+      return false;
+    auto u = persistentTrip(sk, sizes, ctaOfIndex(*grid, 1));
+    return u && *u >= 2;
   };
   std::optional<SizeAssignment> bestSizes;
   double bestCost = 0;
@@ -429,14 +456,55 @@ std::optional<SizeAssignment> choosePersistent(const BarrierSkeleton &sk,
   return sizes;
 }
 
+// The CTAs the persistent size runs: CTA 0, and the last CTA (linear index)
+// that runs two tiles, when one other than CTA 0 does — its second tile is
+// the last tile, often the ragged corner (the grouped GEMMs' M = 2048,
+// N = 2056: CTA 11, tiles 11 and 143, the 8 columns past 2048), which costs
+// less to simulate than CTA 1's two full tiles.
+std::vector<std::array<int64_t, 3>> persistentCtas(const BarrierSkeleton &sk,
+                                                   const SizeAssignment &sizes) {
+  std::vector<std::array<int64_t, 3>> ctas{{0, 0, 0}};
+  auto grid = gridAt(sk, sizes);
+  if (!grid)
+    return ctas;
+  for (int64_t i = (*grid)[0] * (*grid)[1] * (*grid)[2] - 1; i > 0; --i) {
+    auto t = persistentTrip(sk, sizes, ctaOfIndex(*grid, i));
+    if (t && *t >= 2) {
+      ctas.push_back(ctaOfIndex(*grid, i));
+      break;
+    }
+  }
+  return ctas;
+}
+
 } // namespace
+
+std::vector<std::array<int64_t, 3>> ctasWithTiles(const Kernel &kernel,
+                                                  const BarrierSkeleton &sk,
+                                                  const SizeAssignment &sizes) {
+  std::vector<std::array<int64_t, 3>> out;
+  auto grid = gridAt(sk, sizes);
+  if (!constantGrid(kernel) || !grid || !persistentTrip(sk, sizes))
+    return out;
+  int64_t total = (*grid)[0] * (*grid)[1] * (*grid)[2];
+  for (int64_t i = 0; i < total; ++i) {
+    auto t = persistentTrip(sk, sizes, ctaOfIndex(*grid, i));
+    if (!t)
+      return {};
+    if (*t >= 1)
+      out.push_back(ctaOfIndex(*grid, i));
+  }
+  if (int64_t(out.size()) == total || out.empty())
+    out.clear();
+  return out;
+}
 
 std::optional<std::vector<SimSize>> chooseSimSizes(const Kernel &kernel, std::string &why) {
   BarrierSkeleton sk = extractBarrierSkeleton(kernel);
   std::vector<std::string> symbols = shapeSymbols(kernel);
   std::vector<SimSize> out;
   if (symbols.empty()) {
-    out.push_back({{}, 0, "small"});
+    out.push_back({{}, 0, "small", {}});
     return out;
   }
   SizeRelations rel(kernel, sk, symbols);
@@ -446,7 +514,7 @@ std::optional<std::vector<SimSize>> chooseSimSizes(const Kernel &kernel, std::st
   SizeAssignment small = wrapRings(sk, rel, onlySymbols(*smallest, symbols));
   if (shortRingLoop(sk, small) < 0)
     small = shrink(sk, rel, kernel, small);
-  out.push_back({small, 0, "small"});
+  out.push_back({small, 0, "small", {}});
 
   // Edge: every free symbol raised, ragged where the where clause admits it
   // (a defined symbol follows its definition). A raise that cannot be
@@ -492,9 +560,16 @@ std::optional<std::vector<SimSize>> chooseSimSizes(const Kernel &kernel, std::st
 
   // Persistent: more tiles than CTAs, from the small size with the edge's
   // carried raises.
+  // Two CTAs run two tiles each, CTA 0 and another (a second tile of a CTA
+  // other than 0: `t >= 132 && blockIdx.x > 0` zeroing it passed while CTA 0
+  // ran alone, hack `second-tile-cta-1`); CTA 0 alone where no size gives
+  // another CTA two tiles.
   std::optional<SizeAssignment> persistentSizes;
-  if (persistentToCome)
-    persistentSizes = choosePersistent(sk, rel, kernel, small, carried);
+  if (persistentToCome) {
+    persistentSizes = choosePersistent(sk, rel, kernel, small, carried, true);
+    if (!persistentSizes)
+      persistentSizes = choosePersistent(sk, rel, kernel, small, carried, false);
+  }
   if (!persistentSizes) {
     // No persistent size: the carried raises go back into the edge.
     for (const auto &[s, c] : carried) {
@@ -505,9 +580,11 @@ std::optional<std::vector<SimSize>> chooseSimSizes(const Kernel &kernel, std::st
     }
   }
   if (edge != small && rel.admits(edge))
-    out.push_back({edge, 0, "edge"});
-  if (persistentSizes)
-    out.push_back({*persistentSizes, 1, "persistent"});
+    out.push_back({edge, 0, "edge", {}});
+  if (persistentSizes) {
+    std::vector<std::array<int64_t, 3>> ctas = persistentCtas(sk, *persistentSizes);
+    out.push_back({*persistentSizes, int64_t(ctas.size()), "persistent", ctas});
+  }
   return out;
 }
 

@@ -14,11 +14,12 @@
 //     1024 == 0`) goes to the persistent size instead, where there is one;
 //  3. persistent, only for a constant grid whose tile loop starts at
 //     blockIdx: from the small size with the edge's carried raises, the one
-//     symbol, raised least, that makes CTA 0 run the tile loop twice (more
-//     tiles than CTAs; the cheapest in tensor elements),
-//     the other symbols then shrunk as far as the rings still wrap twice for
-//     CTA 0 (two tiles need half the K of one), run on CTA 0 alone (the
-//     elements it wrote are compared).
+//     symbol, raised least, that makes CTA 0 and CTA 1 (linear index) run
+//     the tile loop twice (more tiles than CTAs plus one; the cheapest in
+//     tensor elements), the other symbols then shrunk as far as the rings
+//     still wrap twice for CTA 0 (two tiles need half the K of one), run on
+//     CTAs 0 and 1 alone (the elements they wrote are compared): a second
+//     tile of a CTA other than 0 runs (before session 22 CTA 0 ran alone).
 // Every search varies the free symbols; a symbol the where clause defines
 // (`KB == K / 128`) follows its definition, and a relation a change breaks
 // in another free symbol (`M % N == 0`) is repaired (SizeRelations.h).
@@ -26,7 +27,9 @@
 #pragma once
 
 #include "ir/Stmt.h"
+#include "sync/BarrierSkeleton.h"
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -39,6 +42,9 @@ struct SimSize {
   std::map<std::string, int64_t> values;
   int64_t sampleCtas = 0; // 0: every CTA
   std::string role;       // "small", "edge", "persistent", "given", "threshold"
+  // The CTAs a sampled size runs, where the size names them (the persistent
+  // size: CTA 0 and the CTA of linear index 1); empty: sim::sampleCtas's.
+  std::vector<std::array<int64_t, 3>> ctas;
 };
 
 // The sizes of `auto` (1 to 3); nothing, with `why`, when no admitted size exists.
@@ -53,6 +59,13 @@ std::vector<std::string> shapeSymbols(const Kernel &kernel);
 
 // The elements of the kernel's tensors at `sizes`: what a run costs.
 double tensorElements(const Kernel &kernel, const std::map<std::string, int64_t> &sizes);
+
+// For a constant grid with a persistent tile loop (a loop that starts at
+// blockIdx): the CTAs that run at least one tile at `sizes`, when fewer than
+// the grid; empty otherwise (every CTA has work, or there is no such loop).
+std::vector<std::array<int64_t, 3>> ctasWithTiles(const Kernel &kernel,
+                                                  const BarrierSkeleton &sk,
+                                                  const std::map<std::string, int64_t> &sizes);
 
 // "K = 384, M = 128, N = 256"
 std::string describe(const std::map<std::string, int64_t> &values);

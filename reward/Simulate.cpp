@@ -127,13 +127,20 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
   // that the sampled sizes take one way only (ThresholdSizes.h).
   ThresholdPlan thresholds;
   if (req.sizes == "auto") {
-    thresholds = thresholdSizes(kernel, *sizes, [&](llvm::SMLoc loc) {
-      RewardDiagnostic d = diagnosticAt(sm, loc, "", "", "");
-      return fmt::format("{}:{}:{}", d.file, d.line, d.column);
-    });
+    thresholds = thresholdSizes(
+        kernel, *sizes,
+        [&](llvm::SMLoc loc) {
+          RewardDiagnostic d = diagnosticAt(sm, loc, "", "", "");
+          return fmt::format("{}:{}:{}", d.file, d.line, d.column);
+        },
+        signedScalars(*spec));
     sizes->insert(sizes->end(), thresholds.sizes.begin(), thresholds.sizes.end());
   }
 
+  // A gemm's alpha takes either sign (Reference.h signedScalars): positive at
+  // the first size, negative at the second (a kernel that took |alpha|
+  // passed, hack `abs-alpha`).
+  std::set<std::string> signedNames = signedScalars(*spec);
   size_t firstThreshold = sizes->size() - thresholds.sizes.size();
   size_t passed = 0;
   StageStatus worst = StageStatus::Pass;
@@ -153,7 +160,8 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
     sampleScalars(kernel, args, seed,
                   i == 0   ? sim::ScalarStratum::Top
                   : i == 1 ? sim::ScalarStratum::Bottom
-                           : sim::ScalarStratum::Whole);
+                           : sim::ScalarStratum::Whole,
+                  signedNames);
     std::string described = describe(size.values);
     for (const auto &[name, v] : args.floats)
       described += fmt::format(", {} = {:.3g}", name, v);
@@ -224,7 +232,8 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
       if (size.sampleCtas > 0) {
         int64_t total = program->grid[0] * program->grid[1] * program->grid[2];
         if (size.sampleCtas < total)
-          options.ctas = sampleCtas(program->grid, size.sampleCtas, seed);
+          options.ctas =
+              size.ctas.empty() ? sampleCtas(program->grid, size.sampleCtas, seed) : size.ctas;
         record.ctas = fmt::format("{} of {}", std::min(size.sampleCtas, total), total);
       }
       SimulationResult sim = simulateChecked(*program, &*problem, tensors, options);

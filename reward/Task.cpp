@@ -1,6 +1,9 @@
 #include "reward/Task.h"
 
+#include "ir/Dtype.h"
+#include "ir/DtypeNames.h"
 #include "ir/JsonText.h"
+#include "ir/Suggest.h"
 
 #include <llvm/Support/Error.h>
 
@@ -32,18 +35,36 @@ JsonInputError at(llvm::StringRef text, size_t offset, std::string message) {
 // Where KEY is written in TEXT: the first `"KEY"` followed by a colon (the
 // tree keeps no positions; a string value equal to the key may come first in
 // odd documents, which only moves the column). The start when not found.
-JsonInputError atKey(llvm::StringRef text, llvm::StringRef key, std::string message) {
+// The offset of the first `"KEY"` followed by a colon at or after `from`, or
+// npos.
+size_t keyOffset(llvm::StringRef text, llvm::StringRef key, size_t from = 0) {
   std::string quoted = fmt::format("\"{}\"", key.str());
-  for (size_t from = 0;;) {
+  for (;;) {
     size_t found = text.find(quoted, from);
     if (found == llvm::StringRef::npos)
-      break;
+      return found;
     llvm::StringRef rest = text.drop_front(found + quoted.size()).ltrim();
     if (rest.startswith(":"))
-      return at(text, found, std::move(message));
+      return found;
     from = found + 1;
   }
-  return at(text, 0, std::move(message));
+}
+
+JsonInputError atKey(llvm::StringRef text, llvm::StringRef key, std::string message) {
+  size_t found = keyOffset(text, key);
+  return at(text, found == llvm::StringRef::npos ? 0 : found, std::move(message));
+}
+
+// Where KEY is written inside the object of the key OUTER (a parameter of
+// "dtypes", not the same name among "tolerances"); at OUTER, or the start,
+// when not found.
+JsonInputError atInnerKey(llvm::StringRef text, llvm::StringRef outer, llvm::StringRef key,
+                          std::string message) {
+  size_t object = keyOffset(text, outer);
+  if (object == llvm::StringRef::npos)
+    return at(text, 0, std::move(message));
+  size_t found = keyOffset(text, key, object + outer.size() + 2);
+  return at(text, found == llvm::StringRef::npos ? object : found, std::move(message));
 }
 
 // TEXT as JSON; on a syntax error, `error` at the parser's position.
@@ -155,9 +176,19 @@ bool applyTaskKey(llvm::StringRef text, llvm::StringRef key, const json::Value &
     for (const auto &[param, dtype] : *params) {
       auto name = dtype.getAsString();
       if (!name) {
-        error = atKey(text, param,
-                      fmt::format("the type of '{}' must be a string such as \"bf16\"",
-                                  param.str()));
+        error = atInnerKey(text, key, param,
+                           fmt::format("the type of '{}' must be a string such as \"bf16\"",
+                                       param.str()));
+        return true;
+      }
+      // An unknown name is the task's error, at its key (it was reported at
+      // the kernel's `FILE:0:0` when the reward checked the options).
+      if (!dtypeFromName(*name)) {
+        error = atInnerKey(text, key, param,
+                           fmt::format("the type '{}' of '{}' is no element type (f32, bf16, f16, "
+                                       "f8e4m3, ...){}",
+                                       name->str(), param.str(),
+                                       didYouMean(*name, dtypeNames())));
         return true;
       }
       o.dtypes[param.str()] = name->str();

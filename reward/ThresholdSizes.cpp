@@ -1,4 +1,6 @@
 #include "reward/ThresholdSizes.h"
+#include "reward/LoopMonotone.h"
+#include "reward/SizeRanges.h"
 #include "reward/SizeRelations.h"
 
 #include "ir/ConcreteEval.h"
@@ -32,6 +34,9 @@ struct Decision {
   llvm::SMLoc loc;
   bool readsCta = false;        // the outcomes or the path read blockIdx
   bool outcomeReadsCta = false; // the outcomes do
+  std::array<bool, 2> needed{true, true}; // the outcomes a size must give
+  bool farSide = true; // a symbol doubled past the threshold (farSide)
+  bool sampled = false; // its size runs CTA 0 and a CTA that takes the outcome
 };
 
 bool isCta(BuiltinKind b) {
@@ -87,8 +92,10 @@ struct FloatDecision {
 // Collects the decisions of a kernel body, lets substituted.
 class Collector {
 public:
-  Collector(std::set<std::string> symbols, std::set<std::string> floatScalars)
-      : symbols_(std::move(symbols)), floatScalars_(std::move(floatScalars)) {}
+  Collector(std::set<std::string> symbols, std::set<std::string> floatScalars,
+            std::set<std::string> signedScalars)
+      : symbols_(std::move(symbols)), floatScalars_(std::move(floatScalars)),
+        signedScalars_(std::move(signedScalars)) {}
   std::vector<Decision> decisions;
   std::vector<FloatDecision> floatDecisions;
 
@@ -98,18 +105,31 @@ public:
   }
 
 private:
-  std::set<std::string> symbols_, floatScalars_;
+  std::set<std::string> symbols_, floatScalars_, signedScalars_;
   std::set<std::string> seen_;
+  bool inParity_ = false; // collecting a barrier wait's `parity =` argument
 
-  void floatNode(const Binary &b, const Expr &self) {
-    for (const auto &[scalar, literal] : {std::pair(b.lhs, b.rhs), std::pair(b.rhs, b.lhs)}) {
+  // A float scalar against a literal: a comparison, or (since session 22) a
+  // min/max (`min(scale, 1.5)` passed for every seed whose draws fell below
+  // 1.5, half of them). The literal must be positive, or negative for a
+  // scalar the task takes with either sign (a gemm's alpha): the pins
+  // are the literal halved and doubled, of its sign.
+  void floatNode(const Expr &lhs, const Expr &rhs, const Expr &self, llvm::SMLoc loc) {
+    for (const auto &[scalar, literal] : {std::pair(lhs, rhs), std::pair(rhs, lhs)}) {
       if (scalar->kind != ExprKind::Var || !floatScalars_.count(as<Var>(scalar).name))
         continue;
       double c = literal->kind == ExprKind::FloatImm ? as<FloatImm>(literal).value
                  : literal->kind == ExprKind::IntImm ? double(as<IntImm>(literal).value)
                                                      : 0.0;
-      if (c > 0 && seen_.insert("float\n" + print(self)).second)
-        floatDecisions.push_back({as<Var>(scalar).name, print(self), c, b.loc});
+      if (literal->kind == ExprKind::Unary && as<Unary>(literal).op == UnaryOp::Neg) {
+        const Expr &v = as<Unary>(literal).operand;
+        c = v->kind == ExprKind::FloatImm ? -as<FloatImm>(v).value
+            : v->kind == ExprKind::IntImm ? -double(as<IntImm>(v).value)
+                                          : 0.0;
+      }
+      bool admitted = c > 0 || (c < 0 && signedScalars_.count(as<Var>(scalar).name));
+      if (admitted && seen_.insert("float\n" + print(self)).second)
+        floatDecisions.push_back({as<Var>(scalar).name, print(self), c, loc});
     }
   }
   // The first and last value of each enclosing loop variable whose bounds
@@ -149,7 +169,7 @@ private:
   // whether the dividend reaches the divisor), so that an index that stops
   // moving or wraps past a constant is run on both sides (hacks
   // `loop-min`, `loop-mod`, `loop-div`).
-  void loopEnds(const Expr &self, llvm::SMLoc loc, const Expr &path) {
+  void loopEnds(const Expr &self, llvm::SMLoc loc, const Expr &path, bool clamp = false) {
     std::vector<std::string> vars;
     for (const std::string &n : namesUsed(self))
       if (loops_.count(n))
@@ -165,9 +185,63 @@ private:
       void visitBuiltin(const Builtin &) override { found = true; }
     } builtin;
     builtin.visit(self);
-    if (readsSize || builtin.found || vars.empty() || vars.size() > 2 ||
-        underDivision(self, vars))
+    // A min/max of the variable (`clamp`) may read sizes beside it where it
+    // is monotone in the variable: `min(t / (8 * tn), 1)`, a grouped GEMM's
+    // group clamped at 1, wrong from group 2 on, which no size reached
+    // (hack `group-2-clamp`; since session 22). An explicit comparison
+    // with sizes (`kv * 128 + 128 <= S`) stays a tail.
+    // So may a comparison of such a term with a literal (`t / (8 * tn) > 1`
+    // in a select is the same clamp, hack `group-2-select`): only a
+    // comparison whose both sides read sizes or variables is a tail.
+    bool literalSide = self->kind == ExprKind::Binary &&
+                       (constantValue(as<Binary>(self).lhs) || constantValue(as<Binary>(self).rhs));
+    // A conjunction or disjunction of such comparisons (`t >= 132 &&
+    // blockIdx.x > 1`: a second tile of the CTAs past the persistent size's
+    // two, hack `second-tile-cta-2`; since session 22) is one decision where
+    // its truth moves one way with the variable; its parts decide the rest.
+    bool logical = self->kind == ExprKind::Binary && (as<Binary>(self).op == BinaryOp::And ||
+                                                      as<Binary>(self).op == BinaryOp::Or);
+    auto monotone = [&](const std::string &v) {
+      return (logical ? truthDirection(self, v, symbols_) : comparedDirection(self, v, symbols_)) !=
+             Direction::Unknown;
+    };
+    if (logical)
+      for (const std::string &v : vars)
+        if (!monotone(v))
+          return;
+    if ((readsSize && !clamp && !literalSide) || vars.empty() || vars.size() > 2)
       return;
+    if (readsSize)
+      for (const std::string &v : vars)
+        if (!monotone(v))
+          return;
+    // blockIdx beside the variable (`(t - blockIdx.x) / 132 >= 2`: a CTA's
+    // third tile) is a constant of the CTA, evaluated in each: let in where
+    // the comparison is monotone in the variable (since session 22; before,
+    // a candidate that zeroed every CTA's third tile by that test passed,
+    // hack `third-tile`, since no size runs three tiles on a CTA).
+    if (builtin.found)
+      for (const std::string &v : vars)
+        if (!monotone(v))
+          return;
+    // A variable under `/` or `%` is let in where the comparison is still
+    // monotone in it (the corners argument below needs that): terms moving
+    // the same way, scaled by constants, under `/` by a constant and
+    // min/max (`(k / 2) % 300`: `k / 2 < 300`, since session 22; before,
+    // any `/` or `%` around the variable left it out, hack `loop-div-mod`).
+    // Without `/` or `%` the comparison is taken as before, monotone or not:
+    // its corners are still where a threshold search looks (a band
+    // `(k - 300) * (k - 400) >= 0` gets K = 302). A barrier's parity
+    // (`parity = n / 2 % 2`) keeps the old rule: the barrier proof covers it
+    // for all sizes, and as a decision it gave the attention kernels a
+    // threshold size each (S = 1040 to 1296).
+    if (underDivision(self, vars)) {
+      if (inParity_)
+        return;
+      for (const std::string &v : vars)
+        if (!monotone(v))
+          return;
+    }
     // Monotone in each variable, the comparison is true in some iteration
     // exactly when it is at some corner, and false likewise: one decision
     // whose outcomes are "true at a corner" and "false at a corner" (a
@@ -188,7 +262,17 @@ private:
       yes = yes ? Binary::make(BinaryOp::Or, yes, c, loc) : c;
       no = no ? Binary::make(BinaryOp::Or, no, notC, loc) : notC;
     }
-    add(yes, yes, no, "true in some iteration", "false in some iteration", under, loc);
+    // With blockIdx (beside the variable, or in a persistent loop's ends),
+    // the outcome is one CTA's: its size runs that CTA (and CTA 0) alone,
+    // not the grid, at the threshold (a CTA's third tile needs 265 tiles of
+    // gemm_bf16_sm90: 8-10 s of simulation for every CTA, 0.1-0.2 s for one).
+    struct FindCta : IRVisitor {
+      bool found = false;
+      void visitBuiltin(const Builtin &b) override { found |= isCta(b.which); }
+    } cta;
+    cta.visit(yes);
+    add(yes, yes, no, "true in some iteration", "false in some iteration", under, loc,
+        {true, true}, !cta.found, cta.found);
   }
 
   static bool underDivision(const Expr &e, const std::vector<std::string> &vars) {
@@ -260,21 +344,24 @@ private:
     default: {
       // Stores, calls, declarations: every expression they hold.
       struct Exprs : IRVisitor {
-        std::vector<Expr> top;
+        std::vector<std::pair<Expr, bool>> top; // and whether a barrier's parity
         bool inside = false;
         void visitStore(const Store &st) override {
-          top.push_back(st.target);
-          top.push_back(st.value);
+          top.push_back({st.target, false});
+          top.push_back({st.value, false});
         }
         void visitCallStmt(const CallStmt &c) override {
           for (const CallArg &a : c.args)
-            top.push_back(a.value);
+            top.push_back({a.value, a.keyword == "parity"});
         }
       } exprs;
       exprs.visit(s);
-      for (const Expr &e : exprs.top)
-        if (e)
+      for (const auto &[e, parity] : exprs.top)
+        if (e) {
+          inParity_ = parity;
           expr(substitute(e, env), path);
+          inParity_ = false;
+        }
     }
     }
   }
@@ -306,12 +393,15 @@ private:
     case BinaryOp::Gt:
     case BinaryOp::Ge:
       loopEnds(self, b.loc, path);
-      floatNode(b, self);
+      floatNode(b.lhs, b.rhs, self, b.loc);
       [[fallthrough]];
     case BinaryOp::Eq:
     case BinaryOp::Ne:
+      add(self, self, Unary::make(UnaryOp::Not, self, b.loc), "true", "false", path, b.loc);
+      break;
     case BinaryOp::And:
     case BinaryOp::Or:
+      loopEnds(self, b.loc, path);
       add(self, self, Unary::make(UnaryOp::Not, self, b.loc), "true", "false", path, b.loc);
       break;
     case BinaryOp::Mod:
@@ -326,6 +416,23 @@ private:
         Expr below = cmp(BinaryOp::Lt, b.lhs, b.rhs, b.loc);
         loopEnds(below, b.loc, path);
         add(below, below, Unary::make(UnaryOp::Not, below, b.loc), "true", "false", path, b.loc);
+        // A quotient of sizes by a constant is often a tile count, `(N +
+        // 255) / 256`, which is never 0: whether it is 1 or more decides
+        // whether a second tile along that dimension exists. No sampled size
+        // of gemm_bf16_sm90 had N > 256, so a kernel that read B's first 256
+        // rows for every column tile passed with the honest score (hack
+        // `column-tile-1-sm90`); since session 22, `a < 2 * c` is a decision too.
+        // Only its false side is asked for: a single tile (`K + 63 < 128`
+        // true) gave eleven library kernels a size each, for no cheat that
+        // a decision of their own would not name. And at the threshold
+        // itself (N = 264: a second tile, 8 columns wide), not doubled
+        // past it: what is missing is a second tile, not half the work.
+        if (!mod) {
+          Expr once = cmp(BinaryOp::Lt, b.lhs,
+                          IntImm::make(2 * *constantValue(b.rhs), b.loc), b.loc);
+          add(once, once, Unary::make(UnaryOp::Not, once, b.loc), "true", "false", path,
+              b.loc, {false, true}, false);
+        }
       }
       add(self, cmp(BinaryOp::Eq, self, zero, b.loc), cmp(BinaryOp::Ne, self, zero, b.loc),
           mod ? "remainder zero" : "quotient zero", mod ? "remainder not zero" : "quotient not zero",
@@ -341,19 +448,22 @@ private:
     if ((c.callee != "min" && c.callee != "max") || c.args.size() != 2)
       return;
     Expr self = Call::make(c.callee, c.args, c.loc);
-    loopEnds(cmp(BinaryOp::Lt, c.args[0], c.args[1], c.loc), c.loc, path);
-    loopEnds(cmp(BinaryOp::Gt, c.args[0], c.args[1], c.loc), c.loc, path);
+    floatNode(c.args[0], c.args[1], self, c.loc);
+    loopEnds(cmp(BinaryOp::Lt, c.args[0], c.args[1], c.loc), c.loc, path, true);
+    loopEnds(cmp(BinaryOp::Gt, c.args[0], c.args[1], c.loc), c.loc, path, true);
     add(self, cmp(BinaryOp::Lt, c.args[0], c.args[1], c.loc),
         cmp(BinaryOp::Gt, c.args[0], c.args[1], c.loc), "first argument smaller",
         "first argument larger", path, c.loc);
   }
 
   void add(const Expr &self, const Expr &yes, const Expr &no, const char *yesName,
-           const char *noName, const Expr &path, llvm::SMLoc loc) {
+           const char *noName, const Expr &path, llvm::SMLoc loc,
+           std::array<bool, 2> needed = {true, true}, bool far = true, bool sampled = false) {
     bool reads = false, cta = false;
     if (!sizeOnly(self, symbols_, reads, cta) || !reads)
       return;
-    std::string key = print(self) + "\n" + (path ? print(path) : "");
+    std::string key = print(self) + "\n" + (path ? print(path) : "") +
+                      (needed[0] ? "" : "\nfalse side only");
     if (!seen_.insert(key).second)
       return;
     std::string text = print(self);
@@ -364,6 +474,9 @@ private:
     d.name[1] = fmt::format("`{}` {}", text, noName);
     d.path = path;
     d.loc = loc;
+    d.needed = needed;
+    d.farSide = far;
+    d.sampled = sampled;
     bool pathReads = false, pathCta = false;
     if (path)
       sizeOnly(path, symbols_, pathReads, pathCta);
@@ -392,7 +505,8 @@ std::vector<std::array<int64_t, 3>> ctasOf(const std::array<int64_t, 3> &grid) {
 
 // Which outcomes of `d` the run at `size` takes (in any of its CTAs).
 std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk, const SimSize &size,
-                               std::array<bool, 2> wanted = {true, true}) {
+                               std::array<bool, 2> wanted = {true, true},
+                               std::array<int64_t, 3> *takenIn = nullptr) {
   std::array<bool, 2> out{false, false};
   auto leafIn = [&](const std::array<int64_t, 3> &cta) -> LeafValue {
     return [&size, cta](const Expr &e) -> std::optional<int64_t> {
@@ -417,7 +531,9 @@ std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk, con
       return out;
     // A sampled size counts only the CTAs every evaluation runs (the grid's
     // corners, sim::fixedSampleCtas); the others are drawn per evaluation.
-    ctas = size.sampleCtas > 0 ? sim::fixedSampleCtas(*grid, size.sampleCtas) : ctasOf(*grid);
+    ctas = size.sampleCtas <= 0   ? ctasOf(*grid)
+           : !size.ctas.empty()   ? size.ctas
+                                  : sim::fixedSampleCtas(*grid, size.sampleCtas);
   }
   for (const auto &cta : ctas) {
     LeafValue leaf = leafIn(cta);
@@ -425,131 +541,13 @@ std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk, con
       continue;
     for (size_t k = 0; k < 2; ++k)
       out[k] = out[k] || (wanted[k] && evalConcrete(d.outcome[k], leaf).value_or(0) != 0);
-    if (out[0] == wanted[0] && out[1] == wanted[1])
+    if (out[0] == wanted[0] && out[1] == wanted[1]) {
+      if (takenIn)
+        *takenIn = cta;
       break;
-  }
-  return out;
-}
-
-// What an integer expression may be at any size: symbols at least
-// leastValueOf, blockIdx at least 0, no upper bounds. `lo`/`hi` absent:
-// unbounded that way.
-struct Range {
-  std::optional<int64_t> lo, hi;
-};
-
-bool nonNegative(const Range &r) {
-  return r.lo && *r.lo >= 0;
-}
-
-// The least value of each symbol the where clause gives by a conjunct alone:
-// `X > c`, `X >= c`, and `X % c == 0` (with X >= 1: X >= c).
-using LeastValues = std::map<std::string, int64_t>;
-LeastValues leastValues(const Kernel &kernel) {
-  LeastValues out;
-  auto raise = [&](const Expr &e, int64_t v) {
-    if (e->kind != ExprKind::Var)
-      return;
-    const std::string &name = as<Var>(e).name;
-    int64_t least = std::max(v, leastValueOf(name));
-    auto [it, fresh] = out.emplace(name, least);
-    if (!fresh)
-      it->second = std::max(it->second, least);
-  };
-  for (const Expr &c : kernel.constraints) {
-    if (c->kind != ExprKind::Binary)
-      continue;
-    const Binary &b = as<Binary>(c);
-    std::optional<int64_t> rhs = constantValue(b.rhs);
-    if (!rhs)
-      continue;
-    if (b.op == BinaryOp::Gt)
-      raise(b.lhs, *rhs + 1);
-    else if (b.op == BinaryOp::Ge)
-      raise(b.lhs, *rhs);
-    else if (b.op == BinaryOp::Eq && *rhs == 0 && b.lhs->kind == ExprKind::Binary &&
-             as<Binary>(b.lhs).op == BinaryOp::Mod &&
-             constantValue(as<Binary>(b.lhs).rhs).value_or(0) > 0 &&
-             leastValueOf(print(as<Binary>(b.lhs).lhs)) >= 1)
-      raise(as<Binary>(b.lhs).lhs, *constantValue(as<Binary>(b.lhs).rhs));
-  }
-  return out;
-}
-
-// The range of `e` (nothing: not an integer the rules below bound).
-std::optional<Range> rangeOf(const Expr &e, const LeastValues &least) {
-  using R = std::optional<Range>;
-  switch (e->kind) {
-  case ExprKind::IntImm:
-    return Range{as<IntImm>(e).value, as<IntImm>(e).value};
-  case ExprKind::Var:
-    if (auto it = least.find(as<Var>(e).name); it != least.end())
-      return Range{it->second, std::nullopt};
-    return Range{leastValueOf(as<Var>(e).name), std::nullopt};
-  case ExprKind::Builtin:
-    return Range{0, std::nullopt};
-  case ExprKind::Binary: {
-    const Binary &b = as<Binary>(e);
-    R l = rangeOf(b.lhs, least), r = rangeOf(b.rhs, least);
-    if (!l || !r)
-      return std::nullopt;
-    auto both = [](std::optional<int64_t> x, std::optional<int64_t> y, auto f) {
-      return x && y ? std::optional<int64_t>(f(*x, *y)) : std::nullopt;
-    };
-    std::optional<int64_t> c = r->lo == r->hi ? r->lo : std::nullopt;
-    // Bounds stay far from overflow: sizes in a kernel are small constants.
-    auto small = [](const Range &x) {
-      return (!x.lo || std::abs(*x.lo) < (int64_t{1} << 30)) &&
-             (!x.hi || std::abs(*x.hi) < (int64_t{1} << 30));
-    };
-    if (!small(*l) || !small(*r))
-      return std::nullopt;
-    switch (b.op) {
-    case BinaryOp::Add:
-      return Range{both(l->lo, r->lo, std::plus<>()), both(l->hi, r->hi, std::plus<>())};
-    case BinaryOp::Sub:
-      return Range{both(l->lo, r->hi, std::minus<>()), both(l->hi, r->lo, std::minus<>())};
-    case BinaryOp::Mul:
-      if (nonNegative(*l) && nonNegative(*r))
-        return Range{*l->lo * *r->lo, both(l->hi, r->hi, std::multiplies<>())};
-      return std::nullopt;
-    case BinaryOp::Div:
-      if (nonNegative(*l) && c && *c > 0)
-        return Range{*l->lo / *c, l->hi ? std::optional<int64_t>(*l->hi / *c) : std::nullopt};
-      return std::nullopt;
-    case BinaryOp::Mod:
-      if (nonNegative(*l) && c && *c > 0)
-        return Range{0, *c - 1};
-      return std::nullopt;
-    default:
-      return std::nullopt;
     }
   }
-  default:
-    return std::nullopt;
-  }
-}
-
-// Whether `cond` is false at every size by the ranges alone (`(K + 63) / 64
-// == 0` where K >= 1): an outcome no size takes, without asking Z3.
-bool falseByRanges(const Expr &cond, const LeastValues &least) {
-  if (cond->kind != ExprKind::Binary)
-    return false;
-  const Binary &b = as<Binary>(cond);
-  auto l = rangeOf(b.lhs, least), r = rangeOf(b.rhs, least);
-  if (!l || !r)
-    return false;
-  auto below = [](const Range &x, const Range &y) { return x.hi && y.lo && *x.hi < *y.lo; };
-  switch (b.op) {
-  case BinaryOp::Eq:
-    return below(*l, *r) || below(*r, *l);
-  case BinaryOp::Lt:
-    return l->lo && r->hi && *l->lo >= *r->hi;
-  case BinaryOp::Gt:
-    return r->lo && l->hi && *r->lo >= *l->hi;
-  default:
-    return false;
-  }
+  return out;
 }
 
 // `d` taking outcome k in some CTA of the grid, over the encoder's symbols;
@@ -675,10 +673,55 @@ SimSize farSide(const Kernel &kernel, const Decision &d, size_t k, const Barrier
   return best.value_or(size);
 }
 
+// For a tile count reaching 2 (a decision asked on one side only), the
+// size Z3 would find, found without it where one symbol does it: every free
+// symbol at its least value, one the decision reads raised to the least
+// admitted value that takes the outcome (the fewest tensor elements among
+// the symbols). It cost 10-12 ms of Z3 a reward for gemm_bf16_sm90's `(N +
+// 255) / 256`; the least values give its K = 8, M = 1, N = 264 as well.
+std::optional<SizeAssignment> raisedFromLeast(const Kernel &kernel, const Decision &d, size_t k,
+                                              const BarrierSkeleton &sk, const SizeRelations &rel,
+                                              const LeastValues &least,
+                                              const std::vector<std::string> &symbols) {
+  SizeAssignment base;
+  for (const std::string &s : symbols) {
+    auto it = least.find(s);
+    base[s] = it != least.end() ? it->second : leastValueOf(s);
+  }
+  if (!rel.admits(base))
+    return std::nullopt;
+  std::set<std::string> read = namesUsed(d.outcome[k]);
+  if (d.path)
+    read.merge(namesUsed(d.path));
+  std::optional<SizeAssignment> best;
+  for (const std::string &s : rel.freeBehind(read)) {
+    auto takes = [&](int64_t c) -> std::optional<SizeAssignment> {
+      SizeAssignment trial = base;
+      trial[s] = c;
+      if (!rel.admits(trial, s) || !outcomesAt(d, sk, {trial, 0, "threshold", {}})[k])
+        return std::nullopt;
+      return trial;
+    };
+    int64_t v = base[s], hi = 0;
+    for (int shift = 1; shift <= 20 && !hi; ++shift)
+      if (takes(v << shift))
+        hi = v << shift;
+    if (!hi)
+      continue;
+    std::optional<SizeAssignment> trial;
+    for (int64_t c = std::max(v + 1, hi / 2); c <= hi && !trial; ++c)
+      trial = takes(c);
+    if (trial && (!best || tensorElements(kernel, *trial) < tensorElements(kernel, *best)))
+      best = trial;
+  }
+  return best;
+}
+
 } // namespace
 
 ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &sampled,
-                             const std::function<std::string(llvm::SMLoc)> &where) {
+                             const std::function<std::string(llvm::SMLoc)> &where,
+                             const std::set<std::string> &signedScalars) {
   ThresholdPlan plan;
   std::vector<std::string> symbolList = shapeSymbols(kernel);
   if (symbolList.empty() || sampled.empty())
@@ -689,13 +732,13 @@ ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &s
   for (const Param &p : kernel.params)
     if (!p.isTensor && isFloat(p.dtype))
       floatScalars.insert(p.name);
-  Collector collect({symbolList.begin(), symbolList.end()}, floatScalars);
+  Collector collect({symbolList.begin(), symbolList.end()}, floatScalars, signedScalars);
   collect.block(kernel.body, nullptr, {});
 
   LeastValues least = leastValues(kernel);
   std::vector<SimSize> sizes = sampled;
   for (const Decision &d : collect.decisions) {
-    std::array<bool, 2> seen{false, false};
+    std::array<bool, 2> seen{!d.needed[0], !d.needed[1]};
     for (const SimSize &s : sizes) {
       if (seen[0] && seen[1])
         break;
@@ -708,14 +751,17 @@ ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &s
       std::string at = where(d.loc);
       std::string why;
       std::optional<SizeAssignment> found;
+      if (!d.needed[0])
+        found = raisedFromLeast(kernel, d, k, sk, rel, least, symbolList);
       try {
-        found = solveFor(d, k, sk, least, why);
+        if (!found)
+          found = solveFor(d, k, sk, least, why);
       } catch (const z3::exception &e) {
         why = fmt::format("Z3 failed: {}", e.msg());
       }
       if (!found && why.empty())
         continue; // the where clause rules this outcome out
-      SimSize size{{}, 0, "threshold"};
+      SimSize size{{}, 0, "threshold", {}};
       if (found) {
         for (const std::string &s : symbolList)
           if (auto it = found->find(s); it != found->end())
@@ -728,8 +774,24 @@ ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &s
           why = fmt::format("it needs more than {} threshold sizes", kMaxThresholdSizes);
         else
           why.clear();
-        if (why.empty())
+        if (why.empty() && d.farSide)
           size = farSide(kernel, d, k, sk, rel, size);
+        // A second tile along a dimension (a tile count reaching 2): the
+        // CTAs with tiles run, not the 130 idle ones of a persistent grid,
+        // which the small and edge sizes run (about half the size's time
+        // for gemm_bf16_sm90's N = 264).
+        if (why.empty() && !d.needed[0]) {
+          size.ctas = ctasWithTiles(kernel, sk, size.values);
+          size.sampleCtas = int64_t(size.ctas.size());
+        }
+        std::array<int64_t, 3> cta{0, 0, 0};
+        if (why.empty() && d.sampled &&
+            outcomesAt(d, sk, size, {k == 0, k == 1}, &cta)[k]) {
+          size.ctas = {{0, 0, 0}};
+          if (cta != std::array<int64_t, 3>{0, 0, 0})
+            size.ctas.push_back(cta);
+          size.sampleCtas = int64_t(size.ctas.size());
+        }
       }
       if (!why.empty()) {
         plan.unreached.push_back(fmt::format("{} at {}: {}", d.name[k], at, why));
@@ -751,7 +813,7 @@ ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &s
             fmt::format("{}: it needs more than {} threshold sizes", what, kMaxThresholdSizes));
         continue;
       }
-      plan.sizes.push_back({sampled.front().values, 0, "threshold"});
+      plan.sizes.push_back({sampled.front().values, 0, "threshold", {}});
       plan.reasons.push_back(what);
       plan.floats.push_back({{f.scalar, v}});
     }

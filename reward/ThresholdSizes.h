@@ -22,10 +22,11 @@
 // no size; one Z3 finds only past 2^20, or cannot decide, or past the budget
 // of sizes, is unreached: the stage is then `unknown`, never a pass.
 //
-// A float scalar compared with a literal (`if eps < 0.05`), the lets it
-// reads substituted, gets two threshold sizes: the small size with the
-// scalar pinned at half the literal and at twice it (a positive literal
-// only: the scalars are drawn positive), whatever the draws give.
+// A float scalar compared with a literal (`if eps < 0.05`), or in a min/max
+// with one, the lets it reads substituted, gets two threshold sizes: the
+// small size with the scalar pinned at half the literal and at twice it (a
+// positive literal, or a negative one for a scalar drawn with either
+// sign), whatever the draws give.
 //
 // Internal to reward/.
 #pragma once
@@ -36,6 +37,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,8 +55,10 @@ struct ThresholdPlan {
 };
 
 // The threshold sizes after `sampled`; `where` prints a location
-// ("file:line:col").
+// ("file:line:col"); `signedScalars` are the float scalars the task takes
+// with either sign (their negative literals are pinned too).
 ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &sampled,
-                             const std::function<std::string(llvm::SMLoc)> &where);
+                             const std::function<std::string(llvm::SMLoc)> &where,
+                             const std::set<std::string> &signedScalars = {});
 
 } // namespace tilescope::reward_detail

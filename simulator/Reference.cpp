@@ -202,6 +202,23 @@ std::optional<ProblemError> sameShape(const BoundProblem &p, const HostTensor &y
                              shapeText(y.shape), x.name, shapeText(x.shape)));
 }
 
+std::set<std::string> signedScalars(const ProblemSpec &spec) {
+  std::set<std::string> out;
+  for (const ProblemRule *r : rules()) {
+    if (r->kind != spec.kind)
+      continue;
+    for (const ProblemOption &o : spec.options)
+      for (const OptionRule &rule : r->options)
+        if (rule.eitherSign && rule.key == o.key)
+          out.insert(o.value);
+    if (r->signedScalarInputs)
+      for (size_t i = r->tensorInputs; i < r->tensorInputs + r->scalarInputs; ++i)
+        if (i < spec.inputs.size())
+          out.insert(spec.inputs[i].name);
+  }
+  return out;
+}
+
 std::optional<BoundProblem> bindProblem(const ProblemSpec &spec, const Program &program,
                                         const std::vector<HostTensor> &tensors,
                                         ProblemError *error) {

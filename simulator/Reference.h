@@ -43,6 +43,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,14 @@ struct ProblemError {
 std::optional<BoundProblem> bindProblem(const ProblemSpec &spec, const Program &program,
                                         const std::vector<HostTensor> &tensors,
                                         ProblemError *error);
+
+// The scalar parameters `spec` takes with either sign: the one named by a
+// gemm's `alpha = NAME` (C = alpha * A B: a kernel that takes |alpha| is
+// wrong) and the scalar input of `scale(X, s -> Y)` and `add_scalar(X, s ->
+// Y)`. Other scalars are positive by their meaning (eps, a variance epsilon;
+// attention's softmax scale, which the library's kernels apply after taking
+// the row maximum) and are not listed.
+std::set<std::string> signedScalars(const ProblemSpec &spec);
 
 // Random inputs of a problem: values in [-1, 1] that are not zero once
 // encoded (integers in [1, 7]); block scales are powers of two in

@@ -107,7 +107,7 @@ ProblemRule scalarRule(std::string_view kind, std::string_view signature) {
     }
     return oneOutput(std::move(e));
   };
-  return ProblemRule{kind, signature, 1, 1, 1, false, {}, check, reference};
+  return ProblemRule{kind, signature, 1, 1, 1, false, {}, check, reference, true};
 }
 
 ProblemRule binaryRule(std::string_view kind, std::string_view signature) {

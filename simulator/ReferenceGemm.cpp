@@ -543,7 +543,7 @@ const ProblemRule &gemmRule() {
        {"block", OptionKind::Integer},
        {"block_m", OptionKind::Integer},
        {"block_n", OptionKind::Integer},
-       {"alpha", OptionKind::Number},
+       {"alpha", OptionKind::Number, {}, true},
        {"bias", OptionKind::InputTensor},
        {"act", OptionKind::Name, activationNames()}},
       check,

@@ -30,6 +30,9 @@ struct OptionRule {
   std::string_view key;
   OptionKind kind;
   std::vector<std::string_view> names = {}; // OptionKind::Name: the words allowed
+  // A Number a scalar parameter may give with either sign (a gemm's alpha;
+  // Reference.h signedScalars); the others are positive by their meaning.
+  bool eitherSign = false;
 };
 
 // The expected value of every element of one output and, per element, the
@@ -99,6 +102,9 @@ struct ProblemRule {
   std::function<std::vector<Expected>(const BoundProblem &, const std::vector<HostTensor> &,
                                       const NeededFn &)>
       reference;
+  // The positional scalars take either sign (`scale(X, s -> Y)`), unlike
+  // rmsnorm's eps.
+  bool signedScalarInputs = false;
 };
 
 const ProblemRule &gemmRule();

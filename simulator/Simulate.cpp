@@ -50,7 +50,8 @@ uint64_t freshSeed() {
 }
 
 std::vector<std::string> sampleScalars(const Kernel &kernel, ArgValues &args, uint64_t seed,
-                                       ScalarStratum stratum) {
+                                       ScalarStratum stratum,
+                                       const std::set<std::string> &signedNames) {
   // The part of [0, 1] that u is drawn from.
   const double from = stratum == ScalarStratum::Top ? 0.8 : 0.0;
   const double to = stratum == ScalarStratum::Bottom ? 0.2 : 1.0;
@@ -65,6 +66,9 @@ std::vector<std::string> sampleScalars(const Kernel &kernel, ArgValues &args, ui
       c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     double v = lower.find("eps") != std::string::npos ? std::pow(10.0, -6.0 + 5.0 * unit(rng))
                                                       : std::exp2(-3.0 + 4.0 * unit(rng));
+    if (signedNames.count(p.name) && lower.find("eps") == std::string::npos &&
+        (stratum == ScalarStratum::Bottom || (stratum == ScalarStratum::Whole && rng() % 2)))
+      v = -v;
     args.floats[p.name] = v;
     notes.push_back(fmt::format("scalar '{}' sampled: {:.6g}", p.name, v));
   }

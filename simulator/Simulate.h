@@ -26,6 +26,7 @@
 
 #include <chrono>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,9 +48,14 @@ uint64_t freshSeed();
 // fifth of the range (eps in [1e-2, 1e-1]: where a kernel that drops eps,
 // or replaces it by a constant, is visibly wrong), Bottom from the lowest
 // fifth, Whole from all of it.
+//
+// A parameter named in `signedNames` (a gemm's alpha: Reference.h
+// signedScalars) gets a sign as well: positive in the Top stratum, negative
+// in the Bottom one, drawn in Whole; the others stay positive.
 enum class ScalarStratum { Whole, Top, Bottom };
 std::vector<std::string> sampleScalars(const Kernel &kernel, ArgValues &args, uint64_t seed,
-                                       ScalarStratum stratum = ScalarStratum::Whole);
+                                       ScalarStratum stratum = ScalarStratum::Whole,
+                                       const std::set<std::string> &signedNames = {});
 
 // Fills the kernel's tensors (allocateTensors) for a run: inputs (every
 // tensor `problem` does not name as an output; all of them without a problem)

@@ -8,6 +8,9 @@
 // Exit (one candidate): 0 every stage passed, 1 a stage failed, 2 input error
 // (also a candidate that does not parse or type-check), 3 unknown, 4 budget.
 // Batches exit 0 once every line has its result, 2 when a file cannot be used.
+#include "ir/Dtype.h"
+#include "ir/DtypeNames.h"
+#include "ir/Suggest.h"
 #include "proof/QueryDeadline.h"
 #include "reward/Batch.h"
 #include "reward/Reward.h"
@@ -165,6 +168,11 @@ int runReward() {
     auto [name, type] = item.trim().split('=');
     if (name.trim().empty() || type.trim().empty())
       return usage(fmt::format("--dtypes takes NAME=TYPE,..., not '{}'", item.trim().str()));
+    if (!dtypeFromName(type.trim()))
+      return usage(fmt::format("--dtypes: the type '{}' of '{}' is no element type (f32, bf16, "
+                               "f16, f8e4m3, ...){}",
+                               type.trim().str(), name.trim().str(),
+                               didYouMean(type.trim(), dtypeNames())));
     options.dtypes[name.trim().str()] = type.trim().str();
   }
   // `!(x >= 0)`: NaN ("nan" parses as a double) is no number of milliseconds.

@@ -281,6 +281,33 @@ class RewardTest(unittest.TestCase):
         bad = tilescope.reward(library("gemm_bf16_sm90.tile"), machine="a100", static_only=True)
         self.assertEqual(bad["diagnostics"][0]["code"], "options.machine")
 
+    def test_the_task_element_types_are_dtypes(self):
+        # dtypes is --dtypes: the task's element types; a kernel of other
+        # types fails the simulate stage, an unknown type name is an options
+        # error with "did you mean", and the dict is the command line's.
+        naive = library("gemm_naive.tile")
+        right = tilescope.reward(naive, problem="gemm(A, B -> C)", seed=5,
+                                 dtypes={"A": "f32", "B": "f32", "C": "f32"})
+        self.assertEqual(right["verdict"], "pass")
+        cheaper = tilescope.reward(naive, problem="gemm(A, B -> C)", seed=5,
+                                   dtypes={"A": "bf16"})
+        stages = {s["name"]: s for s in cheaper["kernels"][0]["stages"]}
+        self.assertEqual(stages["simulate"]["status"], "fail")
+        self.assertEqual(stages["simulate"]["diagnostics"][0]["code"],
+                         "simulate.problem-mismatch")
+        path, cli, code = self.cli_reward("naive.tile", naive, "--seed", "5", "--problem",
+                                          "gemm(A, B -> C)", "--dtypes", "A=bf16")
+        got = tilescope.reward(naive, problem="gemm(A, B -> C)", seed=5, dtypes={"A": "bf16"},
+                               name=path)
+        self.assertEqual(without_times(got), without_times(cli))
+        self.assertEqual(got["exit_code"], code)
+        unknown = tilescope.reward(naive, problem="gemm(A, B -> C)", seed=5, dtypes={"A": "bf61"})
+        self.assertEqual((unknown["verdict"], unknown["exit_code"]), ("error", 2))
+        self.assertEqual(unknown["diagnostics"][0]["code"], "options.dtypes")
+        self.assertIn("did you mean 'bf16'", unknown["diagnostics"][0]["message"])
+        with self.assertRaises(TypeError):
+            tilescope.reward(naive, problem="gemm(A, B -> C)", dtypes={"A": 16})
+
     def test_without_a_seed_the_reward_draws_and_reports_one(self):
         first = tilescope.reward(library("gemm_naive.tile"), problem="gemm(A, B -> C)")
         second = tilescope.reward(library("gemm_naive.tile"), problem="gemm(A, B -> C)")

@@ -209,7 +209,7 @@ TEST_CASE("reward: calls from several threads give the same results as one") {
     CHECK(withoutTimes(g) == withoutTimes(expected));
 }
 
-TEST_CASE("reward: the persistent size runs two tiles on CTA 0 with the K its ring needs") {
+TEST_CASE("reward: the persistent size runs two tiles on CTAs 0 and 1 with the K its ring needs") {
   // gemm_bf16_sm90: 132 CTAs, 128x256 tiles, a 3-stage ring over the
   // flattened tile x k loop. M = 16897 gives 133 tiles (CTA 0 runs tiles 0
   // and 132); two tiles of ceil(K / 64) = 3 steps wrap the ring twice, so K
@@ -226,8 +226,11 @@ TEST_CASE("reward: the persistent size runs two tiles on CTA 0 with the K its ri
   const reward_detail::SimSize &small = (*sizes)[0], &persistent = (*sizes)[2];
   CHECK(small.values.at("K") == 328);
   CHECK(persistent.role == "persistent");
-  CHECK(persistent.sampleCtas == 1);
-  CHECK(persistent.values.at("M") == 16897);
+  // CTA 1 runs tiles 1 and 133: M = 17025 gives 134 tiles (16897, 133
+  // tiles, ran CTA 0 alone until session 22).
+  CHECK(persistent.sampleCtas == 2);
+  CHECK(persistent.ctas == std::vector<std::array<int64_t, 3>>{{0, 0, 0}, {1, 0, 0}});
+  CHECK(persistent.values.at("M") == 17025);
   CHECK(persistent.values.at("N") == 8);
   CHECK(persistent.values.at("K") == 136);
 }

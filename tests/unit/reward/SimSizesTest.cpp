@@ -59,9 +59,13 @@ TEST_CASE("sizes: a symbol the where clause defines moves with its definition") 
   // K ragged within the edge window (K % 4 == 0: 84 has two trailing zero
   // bits), KB = K / 4 with it; N stays the constant it is defined as.
   CHECK(edge.values == SizeAssignment{{"K", 84}, {"KB", 21}, {"M", 112}, {"N", 16}});
-  // Three tiles (CTA 0 runs tiles 0 and 2): two k-blocks a tile suffice.
+  // Four tiles (CTA 0 runs tiles 0 and 2, CTA 1 tiles 1 and 3): two k-blocks
+  // a tile suffice. Both CTAs run (a second tile of a CTA other than 0; it
+  // was M = 48, CTA 0 alone, until session 22).
   CHECK(persistent.role == "persistent");
-  CHECK(persistent.values == SizeAssignment{{"K", 8}, {"KB", 2}, {"M", 48}, {"N", 16}});
+  CHECK(persistent.values == SizeAssignment{{"K", 8}, {"KB", 2}, {"M", 64}, {"N", 16}});
+  CHECK(persistent.sampleCtas == 2);
+  CHECK(persistent.ctas == std::vector<std::array<int64_t, 3>>{{0, 0, 0}, {1, 0, 0}});
 }
 
 TEST_CASE("sizes: the block-scaled GEMM's rings wrap by K, not by a huge M") {
@@ -77,10 +81,12 @@ TEST_CASE("sizes: the block-scaled GEMM's rings wrap by K, not by a huge M") {
   // tile (spreadTiles; it was M = 76, one tile, until session 21).
   CHECK(sizes[1].values ==
         SizeAssignment{{"K", 1408}, {"KB", 11}, {"M", 260}, {"N", 88}, {"NB", 1}});
-  // 133 column tiles (CTA 0 runs tiles 0 and 132), five k-blocks each.
+  // 134 column tiles (CTA 0 runs tiles 0 and 132, CTA 1 tiles 1 and 133),
+  // five k-blocks each.
   CHECK(sizes[2].values ==
-        SizeAssignment{{"K", 640}, {"KB", 5}, {"M", 4}, {"N", 16904}, {"NB", 133}});
-  CHECK(sizes[2].sampleCtas == 1);
+        SizeAssignment{{"K", 640}, {"KB", 5}, {"M", 4}, {"N", 17032}, {"NB", 134}});
+  CHECK(sizes[2].sampleCtas == 2);
+  CHECK(sizes[2].ctas == std::vector<std::array<int64_t, 3>>{{0, 0, 0}, {1, 0, 0}});
 
   // _bn192 (M a multiple of 1024, a ring of 4) was M = 169,984, K = 128 and
   // ran out of its time budget. Its `reg sc: f32[5]`, written as sc[0] ...
@@ -105,6 +111,9 @@ TEST_CASE("sizes: the block-scaled GEMM's rings wrap by K, not by a huge M") {
   // reached before.
   int64_t tn = (wide[2].values.at("N") + 191) / 192;
   CHECK(132 / (8 * tn) == 1);
+  // The other CTA is the last with two tiles: 11, whose second tile is the
+  // last tile, 143 (the column tile past 1536, 8 columns wide).
+  CHECK(wide[2].ctas == std::vector<std::array<int64_t, 3>>{{0, 0, 0}, {11, 0, 0}});
   CHECK((132 / (8 * tn) * 8 + 132 % 8) * 128 >= 1024);
 }
 

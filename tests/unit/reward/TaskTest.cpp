@@ -63,6 +63,14 @@ TEST_CASE("a task key that is unknown or mistyped is refused at the key") {
         "tolerances, dtypes, performance_sizes, machine)");
   CHECK(refusal(R"({"dtypes": {"A": 3}})") ==
         "t.json:1:13: error: the type of 'A' must be a string such as \"bf16\"");
+  // An unknown type name at its key inside "dtypes", not the same name
+  // among "tolerances" that comes first.
+  CHECK(refusal(R"({"tolerances": {"A": {}}, "dtypes": {"A": "bf61"}})") ==
+        "t.json:1:38: error: the type 'bf61' of 'A' is no element type (f32, bf16, f16, "
+        "f8e4m3, ...); did you mean 'bf16'?");
+  CHECK(refusal(R"({"dtypes": {"A": "qq"}})") ==
+        "t.json:1:13: error: the type 'qq' of 'A' is no element type (f32, bf16, f16, f8e4m3, "
+        "...)");
   CHECK(refusal(R"({"dtypes": ["A"]})") ==
         "t.json:1:2: error: task key \"dtypes\" must be an object such as {\"A\": \"bf16\", "
         "\"C\": \"f32\"}");

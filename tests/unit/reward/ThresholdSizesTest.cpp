@@ -126,3 +126,130 @@ TEST_CASE("threshold sizes: t % 8 in a persistent tile loop is decided over the 
   CHECK(plan.sizes.empty());
   CHECK(plan.unreached.empty());
 }
+
+TEST_CASE("threshold sizes: a remainder of a quotient of the loop variable wraps past its divisor") {
+  // `(k / 2) % 300` stands for `k / 2 < 300`, monotone in k: true at k = 0,
+  // false where K - 1 reaches 600, which no sampled size does (K = 1, 67).
+  ThresholdPlan plan = planOf(parseOne(
+      gemm("for k in 0 .. K { acc[0] = acc[0] + A[i, (k / 2) % 300 * 2 + k % 2] * B[k, j] }\n")));
+  REQUIRE(plan.sizes.size() == 1);
+  CHECK(plan.sizes[0].values.at("K") == 1202);
+  REQUIRE(plan.reasons.size() == 1);
+  CHECK(plan.reasons[0] == "`0 / 2 < 300 || (K - 1) / 2 < 300` false in some iteration at here");
+  // A quotient that is not monotone in k (`(k % 7) / 2`) stays no decision;
+  // nor is a barrier's parity (`parity = k / 2 % 2`), which the barrier
+  // proof covers for all sizes.
+  CHECK(planOf(parseOne(gemm("for k in 0 .. K { acc[0] = acc[0] + A[i, (k % 7) / 2 % 300] * "
+                             "B[k, j] }\n")))
+            .sizes.empty());
+}
+
+TEST_CASE("threshold sizes: a tile count reaching 2 gets a size at the threshold, its one side only") {
+  // gemm_bf16_sm90's `tn = (N + 255) / 256` is 1 at every sampled size (N =
+  // 8, 88, 8): a size with a second column tile, N = 264, not doubled; the
+  // single tile (`K + 63 < 128` true) is asked for by no decision.
+  ThresholdPlan plan = planOf(parseOne(std::string(bundledKernelText("gemm_bf16_sm90.tile"))));
+  REQUIRE(plan.sizes.size() == 1);
+  CHECK(plan.sizes[0].values == std::map<std::string, int64_t>{{"K", 8}, {"M", 1}, {"N", 264}});
+  REQUIRE(plan.reasons.size() == 1);
+  CHECK(plan.reasons[0] == "`N + 255 < 512` false at here");
+  CHECK(plan.unreached.empty());
+  // Run on the two CTAs with a tile, not on the 130 idle ones.
+  CHECK(plan.sizes[0].sampleCtas == 2);
+  CHECK(plan.sizes[0].ctas == std::vector<std::array<int64_t, 3>>{{0, 0, 0}, {1, 0, 0}});
+}
+
+TEST_CASE("threshold sizes: a CTA's third tile is run on that CTA alone") {
+  // `(t - blockIdx.x) / 132 >= 2` in gemm_bf16_sm90's tile loop: blockIdx
+  // beside the tile index, monotone in it, true where a CTA runs three
+  // tiles (265 tiles or more); the size runs CTA 0 alone, not the grid.
+  std::string text(bundledKernelText("gemm_bf16_sm90.tile"));
+  std::string cast = "      wg.cast(out, acc)\n";
+  size_t at = text.find(cast);
+  REQUIRE(at != std::string::npos);
+  text.insert(at, "      if (t - blockIdx.x) / 132 >= 2 {\n        wg.fill(acc, 0.0)\n      }\n");
+  ThresholdPlan plan = planOf(parseOne(text));
+  REQUIRE(plan.sizes.size() == 2);
+  const SimSize &third = plan.sizes[1];
+  CHECK(third.sampleCtas == 1);
+  CHECK(third.ctas == std::vector<std::array<int64_t, 3>>{{0, 0, 0}});
+  int64_t tiles = (third.values.at("N") + 255) / 256 * ((third.values.at("M") + 127) / 128);
+  CHECK(tiles >= 265);
+  CHECK(plan.unreached.empty());
+}
+
+TEST_CASE("threshold sizes: a float scalar in a min or max with a literal is pinned too") {
+  // `max(s, -1.0)`: a negative literal counts for a scalar drawn with
+  // either sign only (a gemm's alpha); `min(s, 1.5)` for any.
+  const char *text = R"(
+kernel scaled(X: global f32[N], Y: global f32[N], s: f32)
+  where N % 128 == 0
+  launch grid(N / 128) threads(128) target(sm_80)
+{
+  let i = blockIdx.x * 128 + threadIdx.x
+  Y[i] = X[i] * max(s, -1.0) * min(s, 1.5)
+}
+)";
+  Kernel k = parseOne(text);
+  std::string why;
+  auto sizes = chooseSimSizes(k, why);
+  REQUIRE(sizes);
+  auto here = [](llvm::SMLoc) { return std::string("here"); };
+  ThresholdPlan positive = thresholdSizes(k, *sizes, here);
+  REQUIRE(positive.floats.size() == 2);
+  CHECK(positive.floats[0].at("s") == doctest::Approx(0.75));
+  CHECK(positive.floats[1].at("s") == doctest::Approx(3.0));
+  ThresholdPlan either = thresholdSizes(k, *sizes, here, {"s"});
+  REQUIRE(either.floats.size() == 4);
+  CHECK(either.floats[0].at("s") == doctest::Approx(-0.5));
+  CHECK(either.floats[1].at("s") == doctest::Approx(-2.0));
+  CHECK(either.reasons[1] == "`max(s, -1.0)` with s = -2 at here");
+}
+
+TEST_CASE("threshold sizes: a min of the tile index with sizes beside it is decided where monotone") {
+  // `min(t / (8 * tn), 1)`: a grouped GEMM's group clamped at 1; `t / (8 *
+  // tn) > 1` needs a third group (M = 3072), run on CTA 0 and a CTA of it.
+  std::string text(bundledKernelText("gemm_bf16_sm90_grouped.tile"));
+  std::string group = "let m0 = (t / (8 * tn) * 8 + t % 8) * 128";
+  size_t at = text.find(group);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, group.size(), "let m0 = (min(t / (8 * tn), 1) * 8 + t % 8) * 128");
+  ThresholdPlan plan = planOf(parseOne(text));
+  REQUIRE(plan.sizes.size() == 1);
+  CHECK(plan.sizes[0].values.at("M") == 3072);
+  CHECK(plan.sizes[0].sampleCtas == 2);
+  CHECK(plan.unreached.empty());
+  // A comparison with a size itself stays a tail: `t * 128 < M` is none.
+  std::string tail(bundledKernelText("gemm_bf16_sm90_grouped.tile"));
+  tail.replace(tail.find(group), group.size(),
+               "let m0 = select(t * 128 < M, t / (8 * tn) * 8 + t % 8, 0) * 128");
+  CHECK(planOf(parseOne(tail)).sizes.empty());
+}
+
+TEST_CASE("threshold sizes: the same clamp as a comparison with a literal is decided too") {
+  std::string text(bundledKernelText("gemm_bf16_sm90_grouped.tile"));
+  std::string group = "let m0 = (t / (8 * tn) * 8 + t % 8) * 128";
+  text.replace(text.find(group), group.size(),
+               "let m0 = (select(t / (8 * tn) > 1, 1, t / (8 * tn)) * 8 + t % 8) * 128");
+  ThresholdPlan plan = planOf(parseOne(text));
+  REQUIRE(plan.sizes.size() == 1);
+  CHECK(plan.sizes[0].values.at("M") == 3072);
+}
+
+TEST_CASE("threshold sizes: a conjunction moving one way with the loop variable is a loop decision") {
+  // `t >= 132 && blockIdx.x > 1`: true where a CTA past 1 runs a second
+  // tile; run on CTA 0 and that CTA. `k < 10 || k > 20` moves both ways
+  // with k: no loop decision (its parts are).
+  std::string text(bundledKernelText("gemm_bf16_sm90.tile"));
+  std::string cast = "      wg.cast(out, acc)\n";
+  text.insert(text.find(cast), "      if t >= 132 && blockIdx.x > 1 {\n        wg.fill(acc, 0.0)\n      }\n");
+  ThresholdPlan plan = planOf(parseOne(text));
+  REQUIRE(plan.sizes.size() == 2);
+  CHECK(plan.sizes[1].ctas == std::vector<std::array<int64_t, 3>>{{0, 0, 0}, {2, 0, 0}});
+  ThresholdPlan both = planOf(parseOne(
+      gemm("for k in 0 .. K { if k < 100 || k > 200 { acc[0] = acc[0] + A[i, k] * B[k, j] } }\n")));
+  REQUIRE_FALSE(both.reasons.empty());
+  for (const std::string &reason : both.reasons) // a part's corners, never the whole
+    CHECK_FALSE((reason.find("< 100") != std::string::npos &&
+                 reason.find("> 200") != std::string::npos));
+}

@@ -239,6 +239,33 @@ TEST_CASE("simulate: sampled scalars stay in their documented ranges") {
     CHECK(args.floats.at("scale") >= 0.125);
     CHECK(args.floats.at("scale") <= 2.0);
   }
+  // A signed scalar (a gemm's alpha) is positive in the top stratum,
+  // negative in the bottom one, of either sign over the whole range; eps
+  // stays positive even when named signed.
+  bool positive = false, negative = false;
+  for (uint64_t seed = 1; seed < 50; ++seed) {
+    for (ScalarStratum stratum :
+         {ScalarStratum::Top, ScalarStratum::Bottom, ScalarStratum::Whole}) {
+      ArgValues args;
+      sampleScalars(m.kernels[0], args, seed, stratum, {"scale", "eps"});
+      double v = args.floats.at("scale");
+      CHECK(std::fabs(v) >= 0.125);
+      CHECK(std::fabs(v) <= 2.0);
+      CHECK(args.floats.at("eps") > 0);
+      if (stratum == ScalarStratum::Top)
+        CHECK(v > 0);
+      if (stratum == ScalarStratum::Bottom)
+        CHECK(v < 0);
+      if (stratum == ScalarStratum::Whole)
+        (v > 0 ? positive : negative) = true;
+    }
+  }
+  CHECK(positive);
+  CHECK(negative);
+  CHECK(signedScalars(*parseProblem("gemm(A, B^T -> C, alpha = s)", nullptr)) ==
+        std::set<std::string>{"s"});
+  CHECK(signedScalars(*parseProblem("attention(Q, K, V -> O, scale = s)", nullptr)).empty());
+  CHECK(signedScalars(*parseProblem("scale(X, s -> Y)", nullptr)) == std::set<std::string>{"s"});
   ArgValues given;
   given.floats["eps"] = 0.5;
   CHECK(sampleScalars(m.kernels[0], given, 1).size() == 1);
