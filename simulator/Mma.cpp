@@ -679,11 +679,9 @@ template <int Len> [[gnu::always_inline]] inline void rowChunkAcross(const RowCh
   rowChunkOf<Len, true>(r, j);
 }
 
-// The row loop with the chunk's length known where it usually is (16 for
-// f16 / bf16, 32 for fp8), cloned for AVX-512 (x86-64-v4) and AVX2
-// processors where the compiler builds vector code for it (integer operations only: every clone gives the
-// same sums). The hardware test compiles this file with nvcc, which gets the
-// plain function.
+// The row loop with the chunk's usual length known (16 for f16 / bf16, 32 for fp8), cloned
+// for AVX-512 and AVX2 (integer operations only: every clone gives the same sums); nvcc (the
+// hardware test) gets the plain function.
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__CUDACC__)
 #define TILESCOPE_MMA_CLONES                                                                      \
   __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))

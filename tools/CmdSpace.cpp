@@ -1,7 +1,8 @@
 // `tilescope space FILE [--kernel K] [--max-points N] [--json]`: the points
 // of a kernel's space (ir/Space.h), each valid (it instantiates and the
-// instance checks) or rejected with its reason and location: a constraint
-// false at the point, a layout that does not resolve, a checker error.
+// instance checks and fits the target's resources) or rejected with its
+// reason and location: a constraint false at the point, a layout that does
+// not resolve, a checker error, a resource limit (verifier/Resources.h).
 //
 // `tilescope instantiate FILE [--kernel K] --set P=V,... [-o OUT]`: prints
 // the kernel of one point in canonical form (no parameters left). An unknown
@@ -15,6 +16,7 @@
 #include "tools/InputFile.h"
 #include "tools/JsonOutput.h"
 #include "tools/OptionValues.h"
+#include "verifier/Resources.h"
 
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/FormatVariadic.h>
@@ -132,7 +134,19 @@ int runSpace() {
           r.reason = "does not check: " + d.message;
           break;
         }
-      r.valid = !quiet.hasErrors();
+      // A point that checks but does not fit an SM (shared memory, the
+      // register pool, tensor-memory columns, operand ranges: verifier/
+      // Resources.h) would be a finding of `check` and dropped by `tune`:
+      // it is rejected here too, so that a space's valid points are the
+      // ones that can run.
+      if (!quiet.hasErrors()) {
+        ResourceReport fit = checkResources(*p.instance.kernel);
+        if (!fit.findings.empty()) {
+          r.where = locationText(sourceMgr, fit.findings.front().loc);
+          r.reason = "does not fit: " + fit.findings.front().message;
+        }
+        r.valid = fit.findings.empty();
+      }
       r.hash = structuralHash(*p.instance.kernel);
     }
     valid += r.valid;

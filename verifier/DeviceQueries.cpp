@@ -1,5 +1,6 @@
 #include "verifier/DeviceQueries.h"
 
+#include "proof/DivisionAbstraction.h"
 #include "proof/LeastWitness.h"
 #include "proof/SharedContext.h"
 #include "proof/QueryDeadline.h"
@@ -18,10 +19,18 @@ DeviceAnswer askDevices(ProtoEncoder &enc, const DeviceUnknowns &u,
   z3::params p(ctx);
   setSolverBudget(p, budgetMs);
   s.set(p);
-  s.add(enc.assumptions());
+  // Divisions by a non-constant (t / tn, with tn = N / 256) as quotient and
+  // remainder terms with their defining facts (exact, proof/
+  // DivisionAbstraction.h): Z3 otherwise re-derives them in every query.
+  DivisionAbstraction divisions(ctx, false);
+  z3::expr_vector asserted(ctx);
+  for (const z3::expr &f : enc.assumptions())
+    asserted.push_back(divisions.rewrite(f));
   for (const z3::expr &f : facts)
-    s.add(f);
-  s.add(violation);
+    asserted.push_back(divisions.rewrite(f));
+  asserted.push_back(divisions.rewrite(violation));
+  s.add(asserted);
+  s.add(divisions.definitionsFor(asserted));
   DeviceAnswer out;
   out.result = checkWithinBudget(s);
   if (out.result == z3::unknown)
