@@ -21,8 +21,9 @@ import sys
 
 # Points of the kernel families: the GEMM family
 # (kernels/gemm_bf16_sm90_family.tile): one CTA a tile, persistent with two
-# consumer warpgroups, split K over a cluster, a BN not a multiple of 64 (C's
-# last columns in 16- and 8-column boxes), BM = 256; the RMSNorm family
+# consumer warpgroups, split K over a cluster (of 2, and of 8 sliced by
+# columns), a BN not a multiple of 64 (C's last columns in 16- and 8-column
+# boxes), BM = 256; the RMSNorm family
 # (kernels/rmsnorm_family.tile): a warp a row, a CTA a row, two rows a CTA;
 # the causal attention family (kernels/attention_fwd_causal_family_sm90.tile):
 # its two points.
@@ -33,6 +34,7 @@ FAMILIES = {
         "BM=64,BN=128,STAGES=4,CONSUMERS=1,ORDER=row,PERSISTENT=false,SPLIT=2",
         "BM=128,BN=152,STAGES=5,CONSUMERS=2,ORDER=row,PERSISTENT=true,SPLIT=1",
         "BM=256,BN=128,STAGES=3,CONSUMERS=2,ORDER=row,PERSISTENT=true,SPLIT=1",
+        "BM=128,BN=128,STAGES=3,CONSUMERS=2,ORDER=row,PERSISTENT=false,SPLIT=8",
     ],
     "kernels/attention_fwd_causal_family_sm90.tile": ["BQ=64", "BQ=128"],
     "kernels/rmsnorm_family.tile": [
