@@ -277,7 +277,8 @@ LinearPrecheck::LinearPrecheck(z3::context &ctx, unsigned budgetMs)
     : ctx_(ctx), budgetMs_(std::min(budgetMs, kPrecheckBudgetMs)),
       abstraction_(ctx, /*uninterpretedProducts=*/true), background_(ctx) {}
 
-bool LinearPrecheck::unsat(const z3::expr_vector &background, const z3::expr_vector &constraints) {
+z3::check_result LinearPrecheck::check(const z3::expr_vector &background,
+                                       const z3::expr_vector &constraints, unsigned budgetMs) {
   for (; backgroundSeen_ < background.size(); ++backgroundSeen_)
     background_.push_back(abstraction_.rewrite(background[int(backgroundSeen_)]));
   z3::expr_vector rewritten(ctx_);
@@ -287,8 +288,8 @@ bool LinearPrecheck::unsat(const z3::expr_vector &background, const z3::expr_vec
     abstracted |= !z3::eq(rewritten.back(), constraints[int(k)]);
   }
   if (!abstracted)
-    return false;
-  z3::solver s = oneShotSolver(ctx_, budgetMs_);
+    return z3::unknown;
+  z3::solver s = oneShotSolver(ctx_, std::min(budgetMs, budgetMs_));
   s.add(background_);
   z3::expr_vector used(ctx_);
   for (unsigned k = 0; k < background_.size(); ++k)
@@ -300,12 +301,12 @@ bool LinearPrecheck::unsat(const z3::expr_vector &background, const z3::expr_vec
   std::string formula = alphaNormal(s.to_smt2());
   if (unsatMemo().contains(formula)) {
     ++memoHits;
-    return true;
+    return z3::unsat;
   }
-  if (checkWithinBudget(s) != z3::unsat)
-    return false;
-  unsatMemo().insert(std::move(formula));
-  return true;
+  z3::check_result r = checkWithinBudget(s);
+  if (r == z3::unsat)
+    unsatMemo().insert(std::move(formula));
+  return r;
 }
 
 } // namespace tilescope::detail

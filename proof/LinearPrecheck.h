@@ -66,7 +66,16 @@ public:
   // symbol ranges; it may grow between calls, entries already seen are not
   // added again) together with `constraints` is proved unsat by the
   // over-approximation.
-  bool unsat(const z3::expr_vector &background, const z3::expr_vector &constraints);
+  bool unsat(const z3::expr_vector &background, const z3::expr_vector &constraints) {
+    return check(background, constraints, budgetMs_) == z3::unsat;
+  }
+  // The same question within `budgetMs` (at most the constructor's budget):
+  // unsat is a proof; sat says the over-approximation has a model (asked
+  // again on any budget, the answer stays sat: Z3's rlimit is deterministic
+  // work); unknown says the budget ran out first, or that the query has no
+  // non-linear term (not asked: nothing to gain over the exact query).
+  z3::check_result check(const z3::expr_vector &background, const z3::expr_vector &constraints,
+                         unsigned budgetMs);
 
 private:
   z3::context &ctx_;

@@ -217,6 +217,14 @@ private:
 
   // The budget of the first, cheaper question about a pair (solvePair).
   static constexpr unsigned kFirstQueryBudgetMs = 100;
+  // The first look of the linear over-approximation (solvePair): 100,000
+  // units of rlimit. The pairs it proves in the library take 0.1-3 ms; the
+  // ones it cannot prove (an address a thread computes with C's signed
+  // division and remainder by constants, lifted from PTX) ran 1.5-4 s of
+  // CPU each to the pre-check's whole budget, 100 of the 115 s `ptx check`
+  // took on an FP8 GEMM. The whole budget is asked only before a pair
+  // would be left undecided, so the proofs are those of the whole budget.
+  static constexpr unsigned kLinearFirstLookMs = 50;
 
   // One thread's asynchronous access and its own later access: program
   // order does not order them, since the asynchronous access completes

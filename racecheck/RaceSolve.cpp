@@ -257,16 +257,28 @@ z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess 
   for (unsigned k = 0; k < cons.size(); ++k)
     pending_.push_back(z3::implies(pair, cons[int(k)]));
   // An over-approximation first, linear up to congruence: its unsat
-  // decides most pairs in a few milliseconds (LinearPrecheck.h).
-  if (detail::congruencePrecheckUnsat(enc_.assumptions(), cons, kFirstQueryBudgetMs) ||
-      linear_.unsat(enc_.assumptions(), cons))
+  // decides most pairs in a few milliseconds (LinearPrecheck.h). A first
+  // look on a small budget; where it runs out, the whole budget is asked
+  // before the pair is left undecided (undecided() below), never earlier,
+  // so a pair that the exact queries decide does not wait for it.
+  if (detail::congruencePrecheckUnsat(enc_.assumptions(), cons, kFirstQueryBudgetMs))
     return z3::unsat;
+  z3::check_result firstLook = linear_.check(enc_.assumptions(), cons, kLinearFirstLookMs);
+  if (firstLook == z3::unsat)
+    return z3::unsat;
+  // Whether the pair is proved by the over-approximation on the whole
+  // budget: asked once, where it is left undecided otherwise.
+  auto linearOnWholeBudget = [&] {
+    return firstLook == z3::unknown && linear_.unsat(enc_.assumptions(), cons);
+  };
   // Once Z3 has given up on kGiveUpsPerBuffer pairs of a buffer, the race
   // verdict is unknown and the buffer's other pairs would mostly give up
   // too, each after the whole query budget (Triton's cp.async matmul: 20
   // such pairs, minutes on a loaded machine). They are reported as not
   // checked instead; a pair the linear precheck decides is still decided.
   if (gaveUpOn_[a.buffer] >= kGiveUpsPerBuffer) {
+    if (linearOnWholeBudget())
+      return z3::unsat;
     report_.notChecked.push_back(
         {ea.loc, fmt::format("race on {}: not checked: Z3 gave up on {} pairs of {} before",
                              a.buffer, kGiveUpsPerBuffer, a.buffer)});
@@ -310,6 +322,8 @@ z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess 
   if (r == z3::unsat)
     return r;
   auto gaveUp = [&] {
+    if (linearOnWholeBudget())
+      return z3::unsat;
     ++gaveUpOn_[a.buffer];
     report_.notChecked.push_back(
         {ea.loc, fmt::format("race on {}: Z3 gave up ({})", a.buffer, reasonUnknown(s))});
@@ -374,6 +388,8 @@ z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess 
   // A witness Z3 gave under a resource limit that does not satisfy the
   // query is no witness.
   if (!m.eval(z3::mk_and(all), true).is_true()) {
+    if (linearOnWholeBudget())
+      return z3::unsat;
     report_.notChecked.push_back(
         {ea.loc, fmt::format("race on {}: Z3's model does not satisfy the query", a.buffer)});
     return z3::unknown;
