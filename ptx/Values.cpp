@@ -527,14 +527,62 @@ Expr RegisterValues::magicDivision(const Instruction &m, size_t at, int s, int f
   return bin(BinaryOp::Div, eval(m.operands[1], at, fuel), IntImm::make(int64_t(d)));
 }
 
+namespace {
+
+constexpr uint64_t kAll32 = 0xffffffffu;
+
+// The smallest all-ones mask at or above v.
+uint64_t smear(uint64_t v) {
+  uint64_t m = 0;
+  while (m < v)
+    m = (m << 1) | 1;
+  return m;
+}
+
+// The bits a 32-bit sum may have, of operands that may have bits a and b
+// (ca, cb: an operand's value where it is an immediate).
+uint64_t sumBits(uint64_t a, uint64_t b, std::optional<int64_t> ca, std::optional<int64_t> cb) {
+  // Disjoint: an or. Else below the larger sum, and the trailing zero
+  // bits both have stay clear.
+  uint64_t low = std::min(a & (~a + 1), b & (~b + 1));
+  uint64_t r = (a & b) == 0 ? (a | b) : smear(a + b) & ~(low - 1);
+  // A constant's bits below the other operand's trailing zeros pass
+  // through unchanged: (sym + 65536 * s) + 65568 keeps bit 5 alone.
+  for (int k = 1; k <= 2 && (a & b) != 0; ++k) {
+    std::optional<int64_t> c = k == 1 ? ca : cb;
+    uint64_t other = k == 1 ? b : a;
+    if (!c || *c < 0 || other == 0)
+      continue;
+    uint64_t below = (other & (~other + 1)) - 1, v = uint64_t(*c);
+    r = (smear(other + (v & ~below)) & ~below) | (v & below);
+  }
+  // A negative constant (x - 16384 after x << 8): the trailing zero bits
+  // both have stay clear in 32-bit arithmetic; any bit above may be set.
+  for (int k = 1; k <= 2; ++k) {
+    std::optional<int64_t> c = k == 1 ? ca : cb;
+    uint64_t other = k == 1 ? b : a;
+    if (!c || *c >= 0 || other == 0)
+      continue;
+    uint64_t v = uint64_t(*c) & kAll32;
+    uint64_t low2 = std::min(other & (~other + 1), v & (~v + 1));
+    r = kAll32 & ~(low2 - 1);
+  }
+  return r;
+}
+
+// The bits a 32-bit product of an operand that may have bits a and the
+// constant c may have: below the product of the bounds, and a multiple of
+// both factors' lowest possible bits, so those trailing zeros stay clear
+// (s * 24576, a stage of 24 KiB, has bits 0-12 clear).
+uint64_t productBits(uint64_t a, uint64_t c) {
+  uint64_t low = (a & (~a + 1)) * (c & (~c + 1));
+  return a == 0 || c == 0 ? 0 : smear(a * c) & ~(low - 1);
+}
+
+} // namespace
+
 uint64_t RegisterValues::possibleBits(const Operand &op, size_t at, int fuel) const {
-  constexpr uint64_t all = 0xffffffffu;
-  auto smear = [](uint64_t v) {
-    uint64_t m = 0;
-    while (m < v)
-      m = (m << 1) | 1;
-    return m;
-  };
+  constexpr uint64_t all = kAll32;
   if (op.kind == Operand::Immediate)
     return op.value >= 0 && op.value <= int64_t(all) ? uint64_t(op.value) : all;
   if (op.kind == Operand::Symbol) {
@@ -579,41 +627,15 @@ uint64_t RegisterValues::possibleBits(const Operand &op, size_t at, int fuel) co
     r = (bits(1) << *imm(2)) & all;
   else if (o == "shr" && imm(2) && *imm(2) >= 0 && *imm(2) < 32 && !in.hasModifier("s32"))
     r = bits(1) >> *imm(2);
-  else if (o == "add" && in.operands.size() == 3) {
-    // Disjoint: an or. Else below the larger sum, and the trailing zero
-    // bits both have stay clear.
-    uint64_t a = bits(1), b = bits(2);
-    uint64_t low = std::min(a & (~a + 1), b & (~b + 1));
-    r = (a & b) == 0 ? (a | b) : smear(a + b) & ~(low - 1);
-    // A constant's bits below the other operand's trailing zeros pass
-    // through unchanged: (sym + 65536 * s) + 65568 keeps bit 5 alone.
-    for (int k = 1; k <= 2 && (a & b) != 0; ++k) {
-      const Operand &c = in.operands[size_t(k)];
-      uint64_t other = k == 1 ? b : a;
-      if (c.kind != Operand::Immediate || c.value < 0 || other == 0)
-        continue;
-      uint64_t below = (other & (~other + 1)) - 1, v = uint64_t(c.value);
-      r = (smear(other + (v & ~below)) & ~below) | (v & below);
-    }
-    // A negative constant (x - 16384 after x << 8): the trailing zero bits
-    // both have stay clear in 32-bit arithmetic; any bit above may be set.
-    for (int k = 1; k <= 2; ++k) {
-      const Operand &c = in.operands[size_t(k)];
-      uint64_t other = k == 1 ? b : a;
-      if (c.kind != Operand::Immediate || c.value >= 0 || other == 0)
-        continue;
-      uint64_t v = uint64_t(c.value) & all;
-      uint64_t low2 = std::min(other & (~other + 1), v & (~v + 1));
-      r = all & ~(low2 - 1);
-    }
-  } else if (o == "mul" && in.hasModifier("lo") && imm(2) && *imm(2) >= 0) {
-    // Below the product of the bounds; a multiple of both operands' lowest
-    // possible bits, so those trailing zeros stay clear (s * 24576, a stage
-    // of 24 KiB, has bits 0-12 clear).
-    uint64_t a = bits(1), c = uint64_t(*imm(2));
-    uint64_t low = (a & (~a + 1)) * (c & (~c + 1));
-    r = a == 0 || c == 0 ? 0 : smear(a * c) & ~(low - 1);
-  }
+  else if (o == "add" && in.operands.size() == 3)
+    r = sumBits(bits(1), bits(2), imm(1), imm(2));
+  else if (o == "mul" && in.hasModifier("lo") && imm(2) && *imm(2) >= 0)
+    r = productBits(bits(1), uint64_t(*imm(2)));
+  else if (o == "mad" && in.hasModifier("lo") && in.operands.size() == 4 && imm(2) &&
+           *imm(2) >= 0)
+    // A product by a constant plus an addend, as mul.lo then add (the
+    // block-scaled GEMM's row offset `mad.lo.s32 %r, %r, 192, -12288`).
+    r = sumBits(productBits(bits(1), uint64_t(*imm(2))), bits(3), std::nullopt, imm(3));
   return r & all; // 32-bit results: what passes bit 31 wraps away
 }
 
