@@ -356,6 +356,28 @@ void drawCodes(Mt64Block &rng, int64_t n, Codes codes, Take take) {
 
 } // namespace
 
+void widenInput(HostTensor &t, uint64_t seed) {
+  const numerics::FloatFormat *format = numerics::floatFormat(t.dtype);
+  if (!format || t.elements() == 0)
+    return;
+  // The largest E with 2^(2E + 6) below the format's largest value, at most 6.
+  const int top = static_cast<int>(std::floor(std::log2(double(format->maxFinite()))));
+  const int reach = std::clamp((top - 6) / 2, 0, 6);
+  const int64_t n = t.elements();
+  const int64_t row = t.shape.empty() ? n : std::max<int64_t>(1, t.shape.back());
+  std::mt19937_64 rng(seed ^ std::hash<std::string>()("wide " + t.name));
+  double factor = 1;
+  for (int64_t i = 0; i < n; ++i) {
+    if (i % row == 0)
+      factor = std::ldexp(1.0, static_cast<int>(rng() % uint64_t(2 * reach + 1)) - reach);
+    const bool zero = rng() % 16 == 0;
+    if (!zero && factor == 1)
+      continue;
+    const double v = zero ? 0.0 : decodeFloat(t.dtype, t.bitsAt(i)) * factor;
+    t.setBits(i, encodeFloat(t.dtype, v));
+  }
+}
+
 void fillRandomInput(HostTensor &t, uint64_t seed, bool isScale) {
   // std::mt19937_64's words, a block at a time (Mt64.h).
   Mt64Block rng(seed ^ std::hash<std::string>()(t.name));
