@@ -59,6 +59,11 @@ PoisonPattern poisonOfSize(size_t i, uint64_t seed) {
   return mix(seed, 1000 + i) % 2 ? PoisonPattern::Big : PoisonPattern::NegBig;
 }
 
+// Whether size `i` of an evaluation runs on widened inputs: the second,
+// the edge size where there is one (its eps is drawn from the bottom of
+// its range, so that rows of small values still see it).
+bool wideInputs(size_t i) { return i == 1; }
+
 // What one size gave.
 struct SizeOutcome {
   StageStatus status = StageStatus::Pass;
@@ -212,7 +217,12 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
       }
     }
     if (program && problem) {
-      prepareTensors(tensors, &*problem, seed, poison);
+      // The second size's inputs are widened (rows scaled by 2^-6 .. 2^6,
+      // exact zeros; simulator/Reference.h widenInput): a kernel that clamps
+      // an input to [-1, 1], special-cases zero, or overflows on large rows
+      // or underflows on small ones passed while every input lay in [-1, 1]
+      // and none was zero (session 24's red team).
+      prepareTensors(tensors, &*problem, seed, poison, wideInputs(i));
       SimulateOptions options;
       options.seed = seed;
       options.poison = poison;
@@ -239,7 +249,8 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
       SimulationResult sim = simulateChecked(*program, &*problem, tensors, options);
       size_t said = r.diagnostics.size();
       std::string witnessSeed =
-          fmt::format("{}; seed {}; poison {}", described, req.seed, poisonName(poison));
+          fmt::format("{}; seed {}; poison {}{}", described, req.seed, poisonName(poison),
+                      wideInputs(i) ? "; inputs wide" : "");
       // Uninitialised reads first, at the reading statement; the engine's
       // reads and simulateChecked's findings of that kind are in one order.
       const std::vector<UninitializedRead> &reads = sim.run.stats.uninitializedReads;

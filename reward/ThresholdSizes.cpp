@@ -109,27 +109,84 @@ private:
   std::set<std::string> seen_;
   bool inParity_ = false; // collecting a barrier wait's `parity =` argument
 
+  // A literal (or its negation): its value.
+  static std::optional<double> literalValue(const Expr &e) {
+    if (e->kind == ExprKind::FloatImm)
+      return as<FloatImm>(e).value;
+    if (e->kind == ExprKind::IntImm)
+      return double(as<IntImm>(e).value);
+    if (e->kind == ExprKind::Unary && as<Unary>(e).op == UnaryOp::Neg)
+      if (std::optional<double> v = literalValue(as<Unary>(e).operand))
+        return -*v;
+    return std::nullopt;
+  }
+  // `e` as a * s + b for one float scalar s and literals a != 0, b: a
+  // scalar, its negation, and sums, differences, products and quotients of
+  // such a term with literals (`eps - 0.1`, `2 * scale + 1`).
+  struct Affine {
+    std::string scalar;
+    double a = 1, b = 0;
+  };
+  std::optional<Affine> affine(const Expr &e) const {
+    if (e->kind == ExprKind::Var && floatScalars_.count(as<Var>(e).name))
+      return Affine{as<Var>(e).name, 1, 0};
+    if (e->kind == ExprKind::Unary && as<Unary>(e).op == UnaryOp::Neg) {
+      std::optional<Affine> f = affine(as<Unary>(e).operand);
+      if (f)
+        f->a = -f->a, f->b = -f->b;
+      return f;
+    }
+    if (e->kind != ExprKind::Binary)
+      return std::nullopt;
+    const Binary &b = as<Binary>(e);
+    std::optional<Affine> l = affine(b.lhs), r = affine(b.rhs);
+    std::optional<double> lc = literalValue(b.lhs), rc = literalValue(b.rhs);
+    switch (b.op) {
+    case BinaryOp::Add:
+      if (l && rc)
+        return Affine{l->scalar, l->a, l->b + *rc};
+      if (r && lc)
+        return Affine{r->scalar, r->a, r->b + *lc};
+      return std::nullopt;
+    case BinaryOp::Sub:
+      if (l && rc)
+        return Affine{l->scalar, l->a, l->b - *rc};
+      if (r && lc)
+        return Affine{r->scalar, -r->a, *lc - r->b};
+      return std::nullopt;
+    case BinaryOp::Mul:
+      if (l && rc && *rc != 0)
+        return Affine{l->scalar, l->a * *rc, l->b * *rc};
+      if (r && lc && *lc != 0)
+        return Affine{r->scalar, r->a * *lc, r->b * *lc};
+      return std::nullopt;
+    case BinaryOp::Div:
+      if (l && rc && *rc != 0)
+        return Affine{l->scalar, l->a / *rc, l->b / *rc};
+      return std::nullopt;
+    default:
+      return std::nullopt;
+    }
+  }
+
   // A float scalar against a literal: a comparison, or (since session 22) a
   // min/max (`min(scale, 1.5)` passed for every seed whose draws fell below
-  // 1.5, half of them). The literal must be positive, or negative for a
-  // scalar the task takes with either sign (a gemm's alpha): the pins
-  // are the literal halved and doubled, of its sign.
+  // 1.5, half of them). The threshold (the scalar's value where the two
+  // sides meet) must be positive, or negative for a scalar the task takes
+  // with either sign (a gemm's alpha): the pins are the threshold halved
+  // and doubled, of its sign. Since session 24 the scalar's side may be an
+  // affine term of it (`max(eps - 0.1, 0.0)`: eps pinned at 0.05 and 0.2;
+  // it passed every seed, no draw of eps reaching 0.1).
   void floatNode(const Expr &lhs, const Expr &rhs, const Expr &self, llvm::SMLoc loc) {
-    for (const auto &[scalar, literal] : {std::pair(lhs, rhs), std::pair(rhs, lhs)}) {
-      if (scalar->kind != ExprKind::Var || !floatScalars_.count(as<Var>(scalar).name))
+    for (const auto &[term, literal] : {std::pair(lhs, rhs), std::pair(rhs, lhs)}) {
+      std::optional<Affine> f = affine(term);
+      std::optional<double> value = literalValue(literal);
+      if (!f || !value || f->a == 0)
         continue;
-      double c = literal->kind == ExprKind::FloatImm ? as<FloatImm>(literal).value
-                 : literal->kind == ExprKind::IntImm ? double(as<IntImm>(literal).value)
-                                                     : 0.0;
-      if (literal->kind == ExprKind::Unary && as<Unary>(literal).op == UnaryOp::Neg) {
-        const Expr &v = as<Unary>(literal).operand;
-        c = v->kind == ExprKind::FloatImm ? -as<FloatImm>(v).value
-            : v->kind == ExprKind::IntImm ? -double(as<IntImm>(v).value)
-                                          : 0.0;
-      }
-      bool admitted = c > 0 || (c < 0 && signedScalars_.count(as<Var>(scalar).name));
+      double c = (*value - f->b) / f->a;
+      bool admitted = (c > 0 && std::isfinite(c)) || (c < 0 && std::isfinite(c) && signedScalars_.count(f->scalar));
       if (admitted && seen_.insert("float\n" + print(self)).second)
-        floatDecisions.push_back({as<Var>(scalar).name, print(self), c, loc});
+        floatDecisions.push_back({f->scalar, print(self), c, loc});
     }
   }
   // The first and last value of each enclosing loop variable whose bounds

@@ -356,6 +356,48 @@ void drawCodes(Mt64Block &rng, int64_t n, Codes codes, Take take) {
 
 } // namespace
 
+void widenInput(HostTensor &t, uint64_t seed) {
+  const numerics::FloatFormat *format = numerics::floatFormat(t.dtype);
+  if (!format || t.elements() == 0)
+    return;
+  // The largest E with 2^(2E + 6) below the format's largest value, at most 6.
+  const int top = static_cast<int>(std::floor(std::log2(double(format->maxFinite()))));
+  const int reach = std::clamp((top - 6) / 2, 0, 6);
+  const int64_t n = t.elements();
+  const int64_t row = t.shape.empty() ? n : std::max<int64_t>(1, t.shape.back());
+  std::mt19937_64 rng(seed ^ std::hash<std::string>()("wide " + t.name));
+  const uint64_t zeroCode = encodeFloat(t.dtype, 0.0);
+  // bf16 (the GEMMs' and attention's inputs, millions of elements at
+  // attention's edge): a normal value stays normal under the shift, which
+  // then moves the exponent field alone — the bits encodeFloat gives.
+  const bool bf16 = t.dtype == Dtype::bf16 && t.bytes.size() >= size_t(n) * 2;
+  int shift = 0;
+  double factor = 1;
+  for (int64_t i = 0; i < n; ++i) {
+    if (i % row == 0) {
+      shift = static_cast<int>(rng() % uint64_t(2 * reach + 1)) - reach;
+      factor = std::ldexp(1.0, shift);
+    }
+    if (rng() % 16 == 0) {
+      t.setBits(i, zeroCode);
+      continue;
+    }
+    if (shift == 0)
+      continue;
+    if (bf16) {
+      uint16_t bits;
+      std::memcpy(&bits, t.bytes.data() + 2 * i, 2);
+      const int exponent = (bits >> 7) & 0xFF;
+      if (exponent > 0 && exponent + shift > 0 && exponent + shift < 0xFF) {
+        bits = static_cast<uint16_t>((bits & 0x807Fu) | uint32_t(exponent + shift) << 7);
+        std::memcpy(t.bytes.data() + 2 * i, &bits, 2);
+        continue;
+      }
+    }
+    t.setBits(i, encodeFloat(t.dtype, decodeFloat(t.dtype, t.bitsAt(i)) * factor));
+  }
+}
+
 void fillRandomInput(HostTensor &t, uint64_t seed, bool isScale) {
   // std::mt19937_64's words, a block at a time (Mt64.h).
   Mt64Block rng(seed ^ std::hash<std::string>()(t.name));

@@ -90,6 +90,17 @@ std::set<std::string> signedScalars(const ProblemSpec &spec);
 // [2^-3, 2^3] (rounded into their format). Seeded by `seed` and the name.
 void fillRandomInput(HostTensor &t, uint64_t seed, bool isScale);
 
+// Widens a float input that fillRandomInput filled (docs/simulator.md,
+// "Inputs"): each row (the elements that share every index but the last)
+// times 2^e, e an integer drawn from [-E, E] for the row, and each element
+// made exactly zero with probability 1/16. E is 6 for f32 and bf16, less for
+// the narrow formats (2^(2E + 6) at most the format's largest value: f16
+// and e5m2 4, e4m3 1, e2m1 0). Values in [-1, 1] that
+// are never zero hid kernels that clamp an input, special-case zero, or
+// overflow or underflow for large or small rows (session 24's red team).
+// Integer tensors are left as they are. Seeded by `seed` and the name.
+void widenInput(HostTensor &t, uint64_t seed);
+
 struct Mismatch {
   int64_t index; // flat
   double got, expected;

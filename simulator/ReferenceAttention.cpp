@@ -135,14 +135,20 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
       double rel = 2 * dp + 2 * up + 4.0 * static_cast<double>(Sk + 2) * u +
                    static_cast<double>(Sk + 2) * u + 2.0 * static_cast<double>(Sk) * u;
       for (int64_t c = 0; c < Dv; ++c) {
-        double acc = 0, abs = 0;
+        double acc = 0, abs = 0, flushed = 0;
         for (int64_t j = 0; j < keys; ++j) {
-          double term = pv[j] / l * vv[(b * Sk + j) * Dv + c];
+          double v = vv[(b * Sk + j) * Dv + c];
+          double term = pv[j] / l * v;
           acc += term;
           abs += std::fabs(term);
+          flushed += std::fabs(v);
         }
         out[0].value[row * Dv + c] = acc;
-        out[0].bound[row * Dv + c] = rel * abs;
+        // Plus 2^-126 |v| / l a key: the hardware's exp may flush a weight
+        // below 2^-126 to zero (as for softmax). It matters where the terms
+        // that survive cancel or are zero: a one-hot row of P whose V element
+        // is 0 expects the flushed keys' ~1e-40 (widened inputs, session 24).
+        out[0].bound[row * Dv + c] = rel * abs + 0x1p-126 * flushed / l;
       }
       if (hasLse) {
         double lse = keys == 0 ? -INFINITY : m + std::log(l);

@@ -63,8 +63,10 @@ std::vector<std::string> sampleScalars(const Kernel &kernel, ArgValues &args, ui
 // tensors), outputs poisoned with NaN (-1 for integers) and marked unwritten.
 // `outputPoison` other than NaN fills the outputs with that pattern instead
 // (Poison.h; Random from `seed`).
+// `wide`: float inputs other than block scales are then widened (widenInput:
+// rows scaled by powers of two, exact zeros).
 void prepareTensors(std::vector<HostTensor> &tensors, const BoundProblem *problem, uint64_t seed,
-                    PoisonPattern outputPoison = PoisonPattern::Nan);
+                    PoisonPattern outputPoison = PoisonPattern::Nan, bool wide = false);
 // Whether tensor `index` is an output of `problem`.
 bool isProblemOutput(const BoundProblem *problem, int index);
 // NaN in every element (-1 for integers), nothing marked written; with

@@ -1,5 +1,5 @@
 // `tilescope sim FILE [--kernel K] [--set P=V,...] --args M=256,N=256,K=128 [--seed S]
-//  [--problem "gemm(A, B^T -> C)"] [--poison nan|big|negbig|random|zero]
+//  [--problem "gemm(A, B^T -> C)"] [--poison nan|big|negbig|random|zero] [--wide-inputs]
 //  [--ctas all|N] [--input A=a.npy ...] [--dump DIR] [--max-steps N]
 //  [--timeout-ms MS] [--max-memory-mb MIB] [--json]`:
 // runs a kernel on the simulator (simulator/Engine.h) with random inputs
@@ -64,6 +64,10 @@ cl::opt<std::string> poisonText("poison",
                                          "at kernel start: nan (default), big, negbig, random, "
                                          "zero"),
                                 cl::init("nan"), cl::value_desc("PATTERN"), cl::sub(simCommand));
+cl::opt<bool> wideInputs("wide-inputs",
+                         cl::desc("Widen the random float inputs as the reward's second size "
+                                  "does: rows times 2^-6 .. 2^6, exact zeros"),
+                         cl::init(false), cl::sub(simCommand));
 cl::opt<bool> checkUninit("check-uninitialized",
                           cl::desc("Report reads of shared or tensor memory nothing wrote "
                                    "(default on; =false for speed)"),
@@ -297,7 +301,7 @@ int runSimulation() {
     }
   }
   const BoundProblem *bound = problem ? &*problem : nullptr;
-  prepareTensors(tensors, bound, seed);
+  prepareTensors(tensors, bound, seed, PoisonPattern::Nan, wideInputs);
   for (const std::string &item : inputs) {
     // Plain variables, not a structured binding: clang 14 (the `asan` preset's
     // compiler) rejects capturing a binding in the lambda below.

@@ -206,6 +206,32 @@ kernel scaled(X: global f32[N], Y: global f32[N], s: f32)
   CHECK(either.reasons[1] == "`max(s, -1.0)` with s = -2 at here");
 }
 
+TEST_CASE("threshold sizes: an affine term of a float scalar against a literal is pinned at the crossing") {
+  // `max(eps - 0.1, 0.0)`: eps = 0.1 where the sides meet (hack
+  // `eps-affine`, session 24); `2.0 * eps + 1.0 < 1.5`: eps = 0.25; a term
+  // with no crossing of the right sign (`eps + 1.0 < 0.5`) pins nothing.
+  const char *text = R"(
+kernel scaled(X: global f32[N], Y: global f32[N], eps: f32)
+  where N % 128 == 0
+  launch grid(N / 128) threads(128) target(sm_80)
+{
+  let i = blockIdx.x * 128 + threadIdx.x
+  Y[i] = X[i] * max(eps - 0.1, 0.0) + select(2.0 * eps + 1.0 < 1.5, 1.0, 0.0) + select(eps + 1.0 < 0.5, 1.0, 0.0)
+}
+)";
+  Kernel k = parseOne(text);
+  std::string why;
+  auto sizes = chooseSimSizes(k, why);
+  REQUIRE(sizes);
+  auto here = [](llvm::SMLoc) { return std::string("here"); };
+  ThresholdPlan plan = thresholdSizes(k, *sizes, here);
+  REQUIRE(plan.floats.size() == 4);
+  CHECK(plan.floats[0].at("eps") == doctest::Approx(0.05));
+  CHECK(plan.floats[1].at("eps") == doctest::Approx(0.2));
+  CHECK(plan.floats[2].at("eps") == doctest::Approx(0.125));
+  CHECK(plan.floats[3].at("eps") == doctest::Approx(0.5));
+}
+
 TEST_CASE("threshold sizes: a min of the tile index with sizes beside it is decided where monotone") {
   // `min(t / (8 * tn), 1)`: a grouped GEMM's group clamped at 1; `t / (8 *
   // tn) > 1` needs a third group (M = 3072), run on CTA 0 and a CTA of it.

@@ -18,7 +18,9 @@
 #include <bit>
 #include <cmath>
 #include <iterator>
+#include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -145,6 +147,41 @@ TEST_CASE("fillRandomInput's bf16 path gives the general loop's bits") {
   fillRandomInput(f16, 3, false);
   plainFill(plain, 3);
   CHECK(f16.bytes == plain.bytes);
+}
+
+TEST_CASE("widenInput scales each row by a power of two in range and zeroes about one in 16") {
+  for (auto [dtype, reach] : {std::pair(Dtype::bf16, 6), std::pair(Dtype::f8e4m3, 1)}) {
+    HostTensor t = tensor("A", dtype, {200, 64});
+    fillRandomInput(t, 5, false);
+    HostTensor before = t;
+    widenInput(t, 5);
+    int64_t zeros = 0;
+    std::set<int> seen;
+    for (int64_t r = 0; r < 200; ++r) {
+      std::optional<double> ratio; // the row's factor, from its nonzero elements
+      for (int64_t c = 0; c < 64; ++c) {
+        double was = decodeFloat(dtype, before.bitsAt(r * 64 + c));
+        double now = decodeFloat(dtype, t.bitsAt(r * 64 + c));
+        if (now == 0) {
+          ++zeros;
+          continue;
+        }
+        // e4m3 rounds a scaled-down value; bf16 scales exactly.
+        double q = now / was;
+        if (!ratio)
+          ratio = q;
+        if (dtype == Dtype::bf16)
+          CHECK(q == *ratio);
+      }
+      REQUIRE(ratio);
+      int e = static_cast<int>(std::lround(std::log2(*ratio)));
+      CHECK(std::abs(e) <= reach);
+      seen.insert(e);
+    }
+    CHECK(seen.size() == size_t(2 * reach + 1)); // every exponent drawn among 200 rows
+    CHECK(zeros > 200 * 64 / 32);                // about 1 in 16
+    CHECK(zeros < 200 * 64 / 8);
+  }
 }
 
 TEST_CASE("the GEMM reference's eight-column sums give the scalar loop's bits") {
