@@ -178,6 +178,17 @@ TEST_CASE("threshold sizes: a CTA's third tile is run on that CTA alone") {
   CHECK(plan.unreached.empty());
 }
 
+// The threshold plan of `kernel` at its chosen sizes, `signed_` the float
+// scalars drawn with either sign; every location reads "here".
+static ThresholdPlan floatPlanOf(const Kernel &kernel,
+                                 const std::set<std::string> &signed_ = {}) {
+  std::string why;
+  auto sizes = chooseSimSizes(kernel, why);
+  REQUIRE(sizes);
+  auto here = [](llvm::SMLoc) { return std::string("here"); };
+  return thresholdSizes(kernel, *sizes, here, signed_);
+}
+
 TEST_CASE("threshold sizes: a float scalar in a min or max with a literal is pinned too") {
   // `max(s, -1.0)`: a negative literal counts for a scalar drawn with
   // either sign only (a gemm's alpha); `min(s, 1.5)` for any.
@@ -191,15 +202,11 @@ kernel scaled(X: global f32[N], Y: global f32[N], s: f32)
 }
 )";
   Kernel k = parseOne(text);
-  std::string why;
-  auto sizes = chooseSimSizes(k, why);
-  REQUIRE(sizes);
-  auto here = [](llvm::SMLoc) { return std::string("here"); };
-  ThresholdPlan positive = thresholdSizes(k, *sizes, here);
+  ThresholdPlan positive = floatPlanOf(k);
   REQUIRE(positive.floats.size() == 2);
   CHECK(positive.floats[0].at("s") == doctest::Approx(0.75));
   CHECK(positive.floats[1].at("s") == doctest::Approx(3.0));
-  ThresholdPlan either = thresholdSizes(k, *sizes, here, {"s"});
+  ThresholdPlan either = floatPlanOf(k, {"s"});
   REQUIRE(either.floats.size() == 4);
   CHECK(either.floats[0].at("s") == doctest::Approx(-0.5));
   CHECK(either.floats[1].at("s") == doctest::Approx(-2.0));
@@ -219,12 +226,7 @@ kernel scaled(X: global f32[N], Y: global f32[N], eps: f32)
   Y[i] = X[i] * max(eps - 0.1, 0.0) + select(2.0 * eps + 1.0 < 1.5, 1.0, 0.0) + select(eps + 1.0 < 0.5, 1.0, 0.0)
 }
 )";
-  Kernel k = parseOne(text);
-  std::string why;
-  auto sizes = chooseSimSizes(k, why);
-  REQUIRE(sizes);
-  auto here = [](llvm::SMLoc) { return std::string("here"); };
-  ThresholdPlan plan = thresholdSizes(k, *sizes, here);
+  ThresholdPlan plan = floatPlanOf(parseOne(text));
   REQUIRE(plan.floats.size() == 4);
   CHECK(plan.floats[0].at("eps") == doctest::Approx(0.05));
   CHECK(plan.floats[1].at("eps") == doctest::Approx(0.2));
