@@ -222,8 +222,9 @@ private:
   // ones it cannot prove (an address a thread computes with C's signed
   // division and remainder by constants, lifted from PTX) ran 1.5-4 s of
   // CPU each to the pre-check's whole budget, 100 of the 115 s `ptx check`
-  // took on an FP8 GEMM. The whole budget is asked only before a pair
-  // would be left undecided, so the proofs are those of the whole budget.
+  // took on an FP8 GEMM. The whole budget is asked where the first cheap
+  // exact question leaves the pair undecided, and before any pair is left
+  // undecided, so the proofs are those of the whole budget.
   static constexpr unsigned kLinearFirstLookMs = 50;
 
   // One thread's asynchronous access and its own later access: program

@@ -259,8 +259,8 @@ z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess 
   // An over-approximation first, linear up to congruence: its unsat
   // decides most pairs in a few milliseconds (LinearPrecheck.h). A first
   // look on a small budget; where it runs out, the whole budget is asked
-  // before the pair is left undecided (undecided() below), never earlier,
-  // so a pair that the exact queries decide does not wait for it.
+  // once the first cheap exact question has not decided the pair (below),
+  // and before any pair is left undecided.
   if (detail::congruencePrecheckUnsat(enc_.assumptions(), cons, kFirstQueryBudgetMs))
     return z3::unsat;
   z3::check_result firstLook = linear_.check(enc_.assumptions(), cons, kLinearFirstLookMs);
