@@ -281,3 +281,49 @@ TEST_CASE("threshold sizes: a conjunction moving one way with the loop variable 
     CHECK_FALSE((reason.find("< 100") != std::string::npos &&
                  reason.find("> 200") != std::string::npos));
 }
+
+TEST_CASE("threshold sizes: a thread's global index against a constant runs the CTA that reaches it") {
+  // C[200, 200] zeroed (hack `far-element`): no sampled size has 200 rows;
+  // one size of at least 208 x 208 runs CTA 0 and a CTA whose threads
+  // reach row and column 200, not the whole grid.
+  ThresholdPlan plan = planOf(parseOne(
+      gemm(std::string(kLoop) + "acc[0] = select(i == 200 && j == 200, 0.0, acc[0])\n")));
+  REQUIRE(plan.sizes.size() == 1);
+  const SimSize &far = plan.sizes[0];
+  CHECK(far.values.at("M") >= 208);
+  CHECK(far.values.at("N") >= 208);
+  REQUIRE(far.ctas.size() == 2);
+  CHECK(far.ctas[0] == std::array<int64_t, 3>{0, 0, 0});
+  CHECK(far.ctas[1] == std::array<int64_t, 3>{200 / 16, 200 / 16, 0});
+  CHECK(plan.unreached.empty());
+}
+
+TEST_CASE("threshold sizes: a thread's global index against the wrong size runs a non-square grid") {
+  // `i < N` zeroes the rows past N (hack `rows-past-n`): right while M = N,
+  // as at both sampled sizes. `i < M` is false nowhere (the where clause),
+  // and a comparison of the thread index alone (`threadIdx.x < 128`) is the
+  // same at every size: neither asks for a size.
+  ThresholdPlan tails = planOf(parseOne(gemm(std::string(kLoop) +
+                                             "acc[0] = select(i < M, acc[0], 0.0)\n"
+                                             "acc[0] = select(threadIdx.x < 128, acc[0], 0.0)\n")));
+  CHECK(tails.sizes.empty());
+  CHECK(tails.unreached.empty());
+  ThresholdPlan plan =
+      planOf(parseOne(gemm(std::string(kLoop) + "acc[0] = select(i < N, acc[0], 0.0)\n")));
+  REQUIRE(plan.sizes.size() == 1);
+  CHECK(plan.sizes[0].values.at("M") > plan.sizes[0].values.at("N"));
+  CHECK(plan.sizes[0].sampleCtas == 2);
+  CHECK(plan.unreached.empty());
+}
+
+TEST_CASE("threshold sizes: a flat index reading a size against a constant") {
+  // blockIdx.y * N + j == 70000: the flat index of C's element, reached
+  // only where M * N passes 70000.
+  ThresholdPlan plan = planOf(parseOne(
+      gemm(std::string(kLoop) + "acc[0] = select(i * N + j == 70000, 0.0, acc[0])\n")));
+  REQUIRE(plan.sizes.size() == 1);
+  const SimSize &far = plan.sizes[0];
+  CHECK(far.values.at("M") * far.values.at("N") > 70000);
+  CHECK(far.sampleCtas == 2);
+  CHECK(plan.unreached.empty());
+}
