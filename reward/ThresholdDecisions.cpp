@@ -205,6 +205,7 @@ private:
   // condition.
   struct Ends {
     Expr first, last, nonEmpty;
+    Decision::Loop loop;
   };
   std::map<std::string, Ends> loops_;
 
@@ -224,7 +225,54 @@ private:
                                     IntImm::make(step, at), at),
                        IntImm::make(step, at), at),
           at);
-    return Ends{b, lastStep, Binary::make(BinaryOp::Lt, b, e, at)};
+    return Ends{b, lastStep, Binary::make(BinaryOp::Lt, b, e, at), {f.var, b, e, step}};
+  }
+
+  // An equality of one loop variable's term with a constant (`t == 300` in
+  // a persistent tile loop: one tile zeroed, hack `tile-300`; since session
+  // 25): not monotone, so not decided at the loop's ends; its outcomes are
+  // "true in some iteration" and "false in some iteration", evaluated over
+  // the iterations and sought by Z3 with the iteration as one more unknown.
+  // The rest of the term reads sizes, blockIdx and literals only. At the
+  // threshold, run on CTA 0 and a CTA that takes it where it reads blockIdx.
+  void loopEquality(const Expr &self, const Binary &b, const Expr &path) {
+    if (!constantValue(b.lhs) && !constantValue(b.rhs))
+      return;
+    std::vector<std::string> vars;
+    for (const std::string &n : namesUsed(self))
+      if (loops_.count(n))
+        vars.push_back(n);
+    if (vars.size() != 1)
+      return;
+    std::set<std::string> known = symbols_;
+    known.insert(vars[0]);
+    bool reads = false, cta = false;
+    if (!sizeOnly(self, known, reads, cta))
+      return;
+    const Ends &ends = loops_.at(vars[0]);
+    bool loopCta = false, loopReads = false;
+    sizeOnly(ends.loop.begin, symbols_, loopReads, loopCta);
+    sizeOnly(ends.loop.end, symbols_, loopReads, loopCta);
+    std::string key = "loop\n" + print(self) + "\n" + (path ? print(path) : "");
+    if (!seen_.insert(key).second)
+      return;
+    Decision d;
+    d.outcome[0] = self;
+    d.outcome[1] = Unary::make(UnaryOp::Not, self, b.loc);
+    std::string text = print(self);
+    d.name[0] = fmt::format("`{}` true in some iteration", text);
+    d.name[1] = fmt::format("`{}` false in some iteration", text);
+    d.path = path; // the loop's non-empty condition among them
+    d.loc = b.loc;
+    d.outcomeReadsCta = cta || loopCta;
+    bool pathReads = false, pathCta = false;
+    if (path)
+      sizeOnly(path, symbols_, pathReads, pathCta);
+    d.readsCta = d.outcomeReadsCta || pathCta;
+    d.farSide = false;
+    d.sampled = d.readsCta;
+    d.loop = ends.loop;
+    decisions.push_back(std::move(d));
   }
 
   // A comparison of a loop variable (not under `/` or `%`) with sizes
@@ -465,6 +513,8 @@ private:
       [[fallthrough]];
     case BinaryOp::Eq:
     case BinaryOp::Ne:
+      if (b.op == BinaryOp::Eq || b.op == BinaryOp::Ne)
+        loopEquality(self, b, path);
       add(self, self, Unary::make(UnaryOp::Not, self, b.loc), "true", "false", path, b.loc);
       break;
     case BinaryOp::And:

@@ -12,6 +12,7 @@
 #include <llvm/Support/SMLoc.h>
 
 #include <array>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -31,6 +32,14 @@ struct Decision {
   bool farSide = true; // a symbol doubled past the threshold (farSide)
   bool sampled = false; // its size runs CTA 0 and a CTA that takes the outcome
   bool readsThread = false; // a thread's global index (threadIndexDecision)
+  // A loop variable the outcomes read (an equality with a constant, not
+  // monotone in it): taken in some iteration `begin + i * step < end`.
+  struct Loop {
+    std::string var;
+    Expr begin, end;
+    int64_t step = 1;
+  };
+  std::optional<Loop> loop;
 };
 
 // A float scalar compared with a positive literal.

@@ -47,8 +47,9 @@ std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk, con
                                std::array<bool, 2> wanted = {true, true},
                                std::array<int64_t, 3> *takenIn = nullptr) {
   std::array<bool, 2> out{false, false};
-  auto leafIn = [&](const std::array<int64_t, 3> &cta, int64_t tx = 0) -> LeafValue {
-    return [&size, cta, tx](const Expr &e) -> std::optional<int64_t> {
+  auto leafIn = [&](const std::array<int64_t, 3> &cta, int64_t tx = 0,
+                    std::optional<int64_t> iteration = std::nullopt) -> LeafValue {
+    return [&size, &d, cta, tx, iteration](const Expr &e) -> std::optional<int64_t> {
       if (e->kind == ExprKind::Builtin) {
         BuiltinKind b = as<Builtin>(e).which;
         if (isThreadBuiltin(b))
@@ -57,6 +58,8 @@ std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk, con
           return std::nullopt;
         return cta[size_t(int(b) - int(BuiltinKind::blockIdx_x))];
       }
+      if (iteration && as<Var>(e).name == d.loop->var)
+        return iteration;
       auto it = size.values.find(as<Var>(e).name);
       return it == size.values.end() ? std::nullopt : std::optional<int64_t>(it->second);
     };
@@ -64,7 +67,7 @@ std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk, con
   // An outcome that reads no CTA index is the same in every CTA: where it
   // is false in CTA 0, no CTA takes it (and no path needs evaluating).
   for (size_t k = 0; k < 2; ++k)
-    if (wanted[k] && !d.outcomeReadsCta &&
+    if (wanted[k] && !d.outcomeReadsCta && !d.loop &&
         evalConcrete(d.outcome[k], leafIn({0, 0, 0})).value_or(0) == 0)
       wanted[k] = false;
   if (!wanted[0] && !wanted[1])
@@ -93,11 +96,32 @@ std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk, con
     if (threads.back() != n - 1)
       threads.push_back(n - 1);
   }
+  // A loop variable's iterations in each CTA: every one, or a spread where
+  // they pass 2^16 evaluations in all.
+  auto iterationsIn = [&](const std::array<int64_t, 3> &cta) {
+    std::vector<std::optional<int64_t>> out{std::nullopt};
+    if (!d.loop)
+      return out;
+    out.clear();
+    LeafValue leaf = leafIn(cta);
+    std::optional<int64_t> b = evalConcrete(d.loop->begin, leaf);
+    std::optional<int64_t> e = evalConcrete(d.loop->end, leaf);
+    if (!b || !e || *e <= *b)
+      return out;
+    int64_t count = (*e - *b + d.loop->step - 1) / d.loop->step;
+    int64_t stride = std::max<int64_t>(1, (int64_t(ctas.size()) * count + 65535) >> 16);
+    for (int64_t i = 0; i < count; i += stride)
+      out.push_back(*b + i * d.loop->step);
+    if (*out.back() != *b + (count - 1) * d.loop->step)
+      out.push_back(*b + (count - 1) * d.loop->step);
+    return out;
+  };
   for (const auto &cta : ctas) {
     if (d.path && evalConcrete(d.path, leafIn(cta)).value_or(0) == 0)
       continue;
+    for (std::optional<int64_t> iteration : iterationsIn(cta))
     for (int64_t tx : threads) {
-      LeafValue leaf = leafIn(cta, tx);
+      LeafValue leaf = leafIn(cta, tx, iteration);
       for (size_t k = 0; k < 2; ++k)
         out[k] = out[k] || (wanted[k] && evalConcrete(d.outcome[k], leaf).value_or(0) != 0);
       if (out[0] == wanted[0] && out[1] == wanted[1]) {
@@ -132,10 +156,20 @@ std::optional<z3::expr> takes(detail::ProtoEncoder &enc, const BarrierSkeleton &
     for (BuiltinKind b : kThreadBuiltins)
       ctas.emplace(b, detail::threadBuiltinZ3(b, t));
   }
+  std::map<std::string, z3::expr> bound;
+  if (d.loop) { // some iteration begin + i * step < end
+    auto begin = enc.encode(d.loop->begin, {}, ctas), end = enc.encode(d.loop->end, {}, ctas);
+    if (!begin || !end || !begin->is_int() || !end->is_int())
+      return std::nullopt;
+    z3::expr i = ctx.int_const("iteration");
+    z3::expr v = *begin + ctx.int_val(d.loop->step) * i;
+    all = all && i >= 0 && v < *end;
+    bound.emplace(d.loop->var, v);
+  }
   for (const Expr &e : {d.outcome[k], d.path}) {
     if (!e)
       continue;
-    auto v = enc.encode(e, {}, ctas);
+    auto v = enc.encode(e, bound, ctas);
     if (!v || !v->is_bool())
       return std::nullopt;
     all = all && *v;

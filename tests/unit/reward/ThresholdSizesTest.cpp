@@ -327,3 +327,32 @@ TEST_CASE("threshold sizes: a flat index reading a size against a constant") {
   CHECK(far.sampleCtas == 2);
   CHECK(plan.unreached.empty());
 }
+
+TEST_CASE("threshold sizes: a loop variable equal to a constant is taken in some iteration") {
+  // `k == 500` drops one product (hack `k-500`): not monotone in k, so not
+  // decided at the loop's ends; the iteration is an unknown of its own.
+  ThresholdPlan plan = planOf(parseOne(
+      gemm("for k in 0 .. K { acc[0] = acc[0] + select(k == 500, 0.0, A[i, k] * B[k, j]) }\n")));
+  REQUIRE(plan.sizes.size() == 1);
+  CHECK(plan.sizes[0].values.at("K") == 501);
+  CHECK(plan.unreached.empty());
+}
+
+TEST_CASE("threshold sizes: a persistent tile index equal to a constant runs the CTA of that tile") {
+  // `t == 300` in gemm_bf16_sm90's tile loop `for t in blockIdx.x .. tiles
+  // step 132` (hack `tile-300`): a size with 301 tiles, run on CTA 0 and
+  // the CTA whose tiles include 300.
+  std::string text(bundledKernelText("gemm_bf16_sm90.tile"));
+  std::string cast = "      wg.cast(out, acc)\n";
+  size_t at = text.find(cast);
+  REQUIRE(at != std::string::npos);
+  text.insert(at, "      if t == 300 {\n        wg.fill(acc, 0.0)\n      }\n");
+  ThresholdPlan plan = planOf(parseOne(text));
+  REQUIRE(plan.sizes.size() == 2);
+  const SimSize &tile = plan.sizes[1];
+  int64_t tiles = (tile.values.at("N") + 255) / 256 * ((tile.values.at("M") + 127) / 128);
+  CHECK(tiles > 300);
+  REQUIRE(tile.ctas.size() == 2);
+  CHECK(tile.ctas[1] == std::array<int64_t, 3>{300 % 132, 0, 0});
+  CHECK(plan.unreached.empty());
+}
