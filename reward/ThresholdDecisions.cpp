@@ -134,13 +134,38 @@ private:
   // `e` as a * s + b for one float scalar s and literals a != 0, b: a
   // scalar, its negation, and sums, differences, products and quotients of
   // such a term with literals (`eps - 0.1`, `2 * scale + 1`).
+  // Since session 25 the scalar may be multiplied or divided by a size
+  // converted to float (`eps * f32(H)`, with nothing added before: the
+  // factor then scales the scalar's coefficient alone).
   struct Affine {
     std::string scalar;
     double a = 1, b = 0;
+    Expr factor;
+    int power = 0;
   };
+  // `f32(E)` (or another float conversion) of a size-only integer term
+  // reading a shape symbol and no CTA index: E.
+  Expr sizeFactor(const Expr &e) const {
+    if (e->kind != ExprKind::Call)
+      return nullptr;
+    const Call &c = as<Call>(e);
+    if (c.args.size() != 1 ||
+        (c.callee != "f32" && c.callee != "f64" && c.callee != "f16" && c.callee != "bf16"))
+      return nullptr;
+    bool reads = false, cta = false;
+    if (!sizeOnly(c.args[0], symbols_, reads, cta) || !reads || cta)
+      return nullptr;
+    return c.args[0];
+  }
+  std::optional<Affine> scaledBySize(const std::optional<Affine> &f, const Expr &size,
+                                     int power) const {
+    if (!f || f->power != 0 || f->b != 0 || !size)
+      return std::nullopt;
+    return Affine{f->scalar, f->a, 0, size, power};
+  }
   std::optional<Affine> affine(const Expr &e) const {
     if (e->kind == ExprKind::Var && floatScalars_.count(as<Var>(e).name))
-      return Affine{as<Var>(e).name, 1, 0};
+      return Affine{as<Var>(e).name, 1, 0, nullptr, 0};
     if (e->kind == ExprKind::Unary && as<Unary>(e).op == UnaryOp::Neg) {
       std::optional<Affine> f = affine(as<Unary>(e).operand);
       if (f)
@@ -155,26 +180,28 @@ private:
     switch (b.op) {
     case BinaryOp::Add:
       if (l && rc)
-        return Affine{l->scalar, l->a, l->b + *rc};
+        return Affine{l->scalar, l->a, l->b + *rc, l->factor, l->power};
       if (r && lc)
-        return Affine{r->scalar, r->a, r->b + *lc};
+        return Affine{r->scalar, r->a, r->b + *lc, r->factor, r->power};
       return std::nullopt;
     case BinaryOp::Sub:
       if (l && rc)
-        return Affine{l->scalar, l->a, l->b - *rc};
+        return Affine{l->scalar, l->a, l->b - *rc, l->factor, l->power};
       if (r && lc)
-        return Affine{r->scalar, -r->a, *lc - r->b};
+        return Affine{r->scalar, -r->a, *lc - r->b, r->factor, r->power};
       return std::nullopt;
     case BinaryOp::Mul:
       if (l && rc && *rc != 0)
-        return Affine{l->scalar, l->a * *rc, l->b * *rc};
+        return Affine{l->scalar, l->a * *rc, l->b * *rc, l->factor, l->power};
       if (r && lc && *lc != 0)
-        return Affine{r->scalar, r->a * *lc, r->b * *lc};
-      return std::nullopt;
+        return Affine{r->scalar, r->a * *lc, r->b * *lc, r->factor, r->power};
+      if (auto f = scaledBySize(l, sizeFactor(b.rhs), 1))
+        return f;
+      return scaledBySize(r, sizeFactor(b.lhs), 1);
     case BinaryOp::Div:
       if (l && rc && *rc != 0)
-        return Affine{l->scalar, l->a / *rc, l->b / *rc};
-      return std::nullopt;
+        return Affine{l->scalar, l->a / *rc, l->b / *rc, l->factor, l->power};
+      return scaledBySize(l, sizeFactor(b.rhs), -1);
     default:
       return std::nullopt;
     }
@@ -197,7 +224,7 @@ private:
       double c = (*value - f->b) / f->a;
       bool admitted = (c > 0 && std::isfinite(c)) || (c < 0 && std::isfinite(c) && signedScalars_.count(f->scalar));
       if (admitted && seen_.insert("float\n" + print(self)).second)
-        floatDecisions.push_back({f->scalar, print(self), c, loc});
+        floatDecisions.push_back({f->scalar, print(self), c, loc, f->factor, f->power});
     }
   }
   // The first and last value of each enclosing loop variable whose bounds

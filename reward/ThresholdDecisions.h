@@ -45,8 +45,13 @@ struct Decision {
 // A float scalar compared with a positive literal.
 struct FloatDecision {
   std::string scalar, text;
-  double literal = 0;
+  double literal = 0; // the scalar's value at the crossing, times factor^power
   llvm::SMLoc loc;
+  // A size the scalar is multiplied (power 1) or divided (power -1) by
+  // (`eps * f32(H) < 100.0`; since session 25): the crossing is literal /
+  // factor^power at the size the pins run at.
+  Expr factor;
+  int power = 0;
 };
 
 bool isCta(BuiltinKind b);

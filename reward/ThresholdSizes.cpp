@@ -405,8 +405,23 @@ ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &s
     }
   }
   // Float scalars against literals: both sides pinned, at the small size.
-  for (const FloatDecision &f : collect.floatDecisions)
-    for (double v : {f.literal / 2, f.literal * 2}) {
+  for (const FloatDecision &f : collect.floatDecisions) {
+    double crossing = f.literal;
+    if (f.power != 0) { // the crossing at the small size, where the pins run
+      const SizeAssignment &small = sampled.front().values;
+      std::optional<int64_t> factor = evalConcrete(f.factor, [&](const Expr &e) {
+        auto it = e->kind == ExprKind::Var ? small.find(as<Var>(e).name) : small.end();
+        return it == small.end() ? std::nullopt : std::optional<int64_t>(it->second);
+      });
+      if (!factor || *factor <= 0) {
+        plan.unreached.push_back(fmt::format("`{}` at {}: its size factor has no positive value "
+                                             "at the small size",
+                                             f.text, where(f.loc)));
+        continue;
+      }
+      crossing = f.power > 0 ? crossing / double(*factor) : crossing * double(*factor);
+    }
+    for (double v : {crossing / 2, crossing * 2}) {
       std::string what = fmt::format("`{}` with {} = {:g} at {}", f.text, f.scalar, v, where(f.loc));
       if (plan.sizes.size() >= kMaxThresholdSizes) {
         plan.unreached.push_back(
@@ -417,6 +432,7 @@ ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &s
       plan.reasons.push_back(what);
       plan.floats.push_back({{f.scalar, v}});
     }
+  }
   return plan;
 }
 

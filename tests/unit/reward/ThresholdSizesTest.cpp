@@ -356,3 +356,26 @@ TEST_CASE("threshold sizes: a persistent tile index equal to a constant runs the
   CHECK(tile.ctas[1] == std::array<int64_t, 3>{300 % 132, 0, 0});
   CHECK(plan.unreached.empty());
 }
+
+TEST_CASE("threshold sizes: a float scalar times or over a size is pinned at the small size's crossing") {
+  // `eps * f32(N) < 100.0` (hack `eps-times-size`): eps = 100 / N at the
+  // small size N = 128; `eps / f32(N) > 0.001`: eps = 0.128. A size added
+  // before the factor (`(eps + 1.0) * f32(N)`) is no affine term of eps.
+  const char *text = R"(
+kernel scaled(X: global f32[N], Y: global f32[N], eps: f32)
+  where N % 128 == 0
+  launch grid(N / 128) threads(128) target(sm_80)
+{
+  let i = blockIdx.x * 128 + threadIdx.x
+  Y[i] = X[i] * select(eps * f32(N) < 100.0, eps, 0.0) + select(eps / f32(N) > 0.001, 1.0, 0.0) + select((eps + 1.0) * f32(N) < 3.0, 1.0, 0.0)
+}
+)";
+  ThresholdPlan plan = floatPlanOf(parseOne(text));
+  REQUIRE(plan.sizes.size() == 4);
+  REQUIRE(plan.sizes[0].values.at("N") == 128);
+  CHECK(plan.floats[0].at("eps") == doctest::Approx(100.0 / 128 / 2));
+  CHECK(plan.floats[1].at("eps") == doctest::Approx(100.0 / 128 * 2));
+  CHECK(plan.floats[2].at("eps") == doctest::Approx(0.128 / 2));
+  CHECK(plan.floats[3].at("eps") == doctest::Approx(0.128 * 2));
+  CHECK(plan.unreached.empty());
+}
