@@ -22,32 +22,42 @@ bool isCta(BuiltinKind b) {
 
 namespace {
 
-// Whether `e` reads only shape symbols, blockIdx and literals (ints, bools),
-// through operators ConcreteEval and ProtoEncoder both know; `reads` is set
-// when it reads a symbol or blockIdx at all, `cta` when blockIdx.
-bool sizeOnly(const Expr &e, const std::set<std::string> &symbols, bool &reads, bool &cta) {
+// What a term reads: a shape symbol (or another name), any builtin,
+// blockIdx, a thread builtin.
+struct Reads {
+  bool symbol = false, builtin = false, cta = false, thread = false;
+};
+
+// Whether `e` reads only shape symbols, blockIdx, literals (ints, bools)
+// and, with `threads`, the thread builtins, through operators ConcreteEval
+// and ProtoEncoder both know; `r` says what it read on the way.
+bool termOnly(const Expr &e, const std::set<std::string> &symbols, bool threads, Reads &r) {
   switch (e->kind) {
   case ExprKind::IntImm:
   case ExprKind::BoolImm:
     return true;
   case ExprKind::Var:
-    reads = true;
+    r.symbol = true;
     return symbols.count(as<Var>(e).name) != 0;
-  case ExprKind::Builtin:
-    reads = cta = true;
-    return isCta(as<Builtin>(e).which);
+  case ExprKind::Builtin: {
+    BuiltinKind b = as<Builtin>(e).which;
+    r.builtin = true;
+    r.cta |= isCta(b);
+    r.thread |= isThreadBuiltin(b);
+    return isCta(b) || (threads && isThreadBuiltin(b));
+  }
   case ExprKind::Unary:
-    return sizeOnly(as<Unary>(e).operand, symbols, reads, cta);
+    return termOnly(as<Unary>(e).operand, symbols, threads, r);
   case ExprKind::Binary:
-    return sizeOnly(as<Binary>(e).lhs, symbols, reads, cta) &&
-           sizeOnly(as<Binary>(e).rhs, symbols, reads, cta);
+    return termOnly(as<Binary>(e).lhs, symbols, threads, r) &&
+           termOnly(as<Binary>(e).rhs, symbols, threads, r);
   case ExprKind::Call: {
     const Call &c = as<Call>(e);
     if (!((c.callee == "min" || c.callee == "max") && c.args.size() == 2) &&
         !(c.callee == "select" && c.args.size() == 3))
       return false;
     for (const Expr &a : c.args)
-      if (!sizeOnly(a, symbols, reads, cta))
+      if (!termOnly(a, symbols, threads, r))
         return false;
     return true;
   }
@@ -56,43 +66,26 @@ bool sizeOnly(const Expr &e, const std::set<std::string> &symbols, bool &reads, 
   }
 }
 
+// Whether `e` reads only shape symbols, blockIdx and literals; `reads` is
+// set when it reads a symbol or a builtin at all, `cta` when a builtin.
+bool sizeOnly(const Expr &e, const std::set<std::string> &symbols, bool &reads, bool &cta) {
+  Reads r;
+  bool only = termOnly(e, symbols, false, r);
+  reads |= r.symbol || r.builtin;
+  cta |= r.builtin;
+  return only;
+}
+
 // Whether `e` reads only blockIdx, the thread builtins, shape symbols and
 // literals: a thread's global index (`blockIdx.y * 16 + threadIdx.x / 16`,
-// `blockIdx.x * N + threadIdx.x`). `cta`, `thread` and `symbol` are set
-// when it reads blockIdx, a thread builtin and a shape symbol.
-bool indexOnly(const Expr &e, const std::set<std::string> &symbols, bool &cta, bool &thread,
-               bool &symbol) {
-  switch (e->kind) {
-  case ExprKind::IntImm:
-  case ExprKind::BoolImm:
-    return true;
-  case ExprKind::Var:
-    symbol = true;
-    return symbols.count(as<Var>(e).name) != 0;
-  case ExprKind::Builtin: {
-    BuiltinKind b = as<Builtin>(e).which;
-    cta |= isCta(b);
-    thread |= isThreadBuiltin(b);
-    return isCta(b) || isThreadBuiltin(b);
-  }
-  case ExprKind::Unary:
-    return indexOnly(as<Unary>(e).operand, symbols, cta, thread, symbol);
-  case ExprKind::Binary:
-    return indexOnly(as<Binary>(e).lhs, symbols, cta, thread, symbol) &&
-           indexOnly(as<Binary>(e).rhs, symbols, cta, thread, symbol);
-  case ExprKind::Call: {
-    const Call &c = as<Call>(e);
-    if (!((c.callee == "min" || c.callee == "max") && c.args.size() == 2) &&
-        !(c.callee == "select" && c.args.size() == 3))
-      return false;
-    for (const Expr &a : c.args)
-      if (!indexOnly(a, symbols, cta, thread, symbol))
-        return false;
-    return true;
-  }
-  default:
-    return false;
-  }
+// `blockIdx.x * N + threadIdx.x`). `cta` and `thread` are set when it
+// reads blockIdx and a thread builtin.
+bool indexOnly(const Expr &e, const std::set<std::string> &symbols, bool &cta, bool &thread) {
+  Reads r;
+  bool only = termOnly(e, symbols, true, r);
+  cta |= r.cta;
+  thread |= r.thread;
+  return only;
 }
 
 Expr cmp(BinaryOp op, const Expr &a, const Expr &b, llvm::SMLoc loc) {
@@ -617,8 +610,7 @@ private:
       // asked on one side only. A tail (`row < M`) is one too: the edge
       // size takes both of its outcomes, or the where clause rules one out.
       reads = cta = false;
-      bool symbol = false;
-      if (!needed[0] || !indexOnly(self, symbols_, cta, thread, symbol) || !cta || !thread)
+      if (!needed[0] || !indexOnly(self, symbols_, cta, thread) || !cta || !thread)
         return;
       reads = true;
       far = false;

@@ -44,6 +44,17 @@ kernel mm(A: global f32[M, K], B: global f32[K, N], C: global f32[M, N])
 
 const char *kLoop = "for k in 0 .. K { acc[0] = acc[0] + A[i, k] * B[k, j] }\n";
 
+// gemm_bf16_sm90 with its accumulator zeroed under the `if` line `guard`
+// before the epilogue's cast.
+std::string zeroedTileOfGemmBf16(const std::string &guard) {
+  std::string text(bundledKernelText("gemm_bf16_sm90.tile"));
+  std::string cast = "      wg.cast(out, acc)\n";
+  size_t at = text.find(cast);
+  REQUIRE(at != std::string::npos);
+  text.insert(at, guard + "        wg.fill(acc, 0.0)\n      }\n");
+  return text;
+}
+
 } // namespace
 
 TEST_CASE("threshold sizes: none for a kernel without decisions over sizes") {
@@ -163,12 +174,8 @@ TEST_CASE("threshold sizes: a CTA's third tile is run on that CTA alone") {
   // `(t - blockIdx.x) / 132 >= 2` in gemm_bf16_sm90's tile loop: blockIdx
   // beside the tile index, monotone in it, true where a CTA runs three
   // tiles (265 tiles or more); the size runs CTA 0 alone, not the grid.
-  std::string text(bundledKernelText("gemm_bf16_sm90.tile"));
-  std::string cast = "      wg.cast(out, acc)\n";
-  size_t at = text.find(cast);
-  REQUIRE(at != std::string::npos);
-  text.insert(at, "      if (t - blockIdx.x) / 132 >= 2 {\n        wg.fill(acc, 0.0)\n      }\n");
-  ThresholdPlan plan = planOf(parseOne(text));
+  ThresholdPlan plan = planOf(parseOne(
+      zeroedTileOfGemmBf16("      if (t - blockIdx.x) / 132 >= 2 {\n")));
   REQUIRE(plan.sizes.size() == 2);
   const SimSize &third = plan.sizes[1];
   CHECK(third.sampleCtas == 1);
@@ -342,12 +349,7 @@ TEST_CASE("threshold sizes: a persistent tile index equal to a constant runs the
   // `t == 300` in gemm_bf16_sm90's tile loop `for t in blockIdx.x .. tiles
   // step 132` (hack `tile-300`): a size with 301 tiles, run on CTA 0 and
   // the CTA whose tiles include 300.
-  std::string text(bundledKernelText("gemm_bf16_sm90.tile"));
-  std::string cast = "      wg.cast(out, acc)\n";
-  size_t at = text.find(cast);
-  REQUIRE(at != std::string::npos);
-  text.insert(at, "      if t == 300 {\n        wg.fill(acc, 0.0)\n      }\n");
-  ThresholdPlan plan = planOf(parseOne(text));
+  ThresholdPlan plan = planOf(parseOne(zeroedTileOfGemmBf16("      if t == 300 {\n")));
   REQUIRE(plan.sizes.size() == 2);
   const SimSize &tile = plan.sizes[1];
   int64_t tiles = (tile.values.at("N") + 255) / 256 * ((tile.values.at("M") + 127) / 128);
