@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <cstdlib>
 #include <functional>
@@ -89,7 +90,7 @@ std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk, con
   std::vector<int64_t> threads{0};
   if (d.readsThread) {
     int64_t n = std::max<int64_t>(sk.threads, 1);
-    int64_t step = (int64_t(ctas.size()) * n + 65535) >> 16;
+    int64_t step = int64_t(std::ceil(double(ctas.size()) * double(n) / 65536.0));
     threads.clear();
     for (int64_t t = 0; t < n; t += std::max<int64_t>(step, 1))
       threads.push_back(t);
@@ -108,8 +109,10 @@ std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk, con
     std::optional<int64_t> e = evalConcrete(d.loop->end, leaf);
     if (!b || !e || *e <= *b)
       return out;
-    int64_t count = (*e - *b + d.loop->step - 1) / d.loop->step;
-    int64_t stride = std::max<int64_t>(1, (int64_t(ctas.size()) * count + 65535) >> 16);
+    int64_t count = (*e - *b - 1) / d.loop->step + 1;
+    // In double: a loop over a product of sizes may run 2^60 iterations.
+    int64_t stride = std::max<int64_t>(
+        1, int64_t(std::ceil(double(ctas.size()) * double(count) / 65536.0)));
     for (int64_t i = 0; i < count; i += stride)
       out.push_back(*b + i * d.loop->step);
     if (*out.back() != *b + (count - 1) * d.loop->step)
