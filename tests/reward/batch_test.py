@@ -58,7 +58,10 @@ with open(batch, "w") as f:
 def run(out, *extra):
     cmd = [tilescope, "reward", "--batch", batch, "-o", out, "--problem", "gemm(A, B -> C)",
            "--seed", "9", "--timeout-ms", "60000", "--memory-mb", "1000000",
-           "--worker-memory-mb", "1500", "--candidate-timeout-ms", "4000", *extra]
+           "--worker-memory-mb", "1500", "--candidate-timeout-ms", "4000",
+           # The endless candidate must meet the wall-time kill, not the step
+           # budget: 2^28 warp statements took 3.6 s of its 4 (2026-11-28).
+           "--max-steps", "1000000000000", *extra]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     check(p.returncode == 0, f"{' '.join(extra)}: exit {p.returncode}: {p.stderr}")
     return [json.loads(l) for l in open(out) if l.strip()]
