@@ -530,7 +530,8 @@ private:
     int64_t bit = 0, at = 0;
     int span = 0;
   };
-  std::optional<SharedSpot> sharedSpot(const BufferPlan &b, int64_t flat) const;
+  // Also poisons the spot's page on first use (readyShared).
+  std::optional<SharedSpot> sharedSpot(const BufferPlan &b, int64_t flat);
   uint64_t loadShared(const SharedSpot &s, Dtype d) const;
   void storeShared(const SharedSpot &s, Dtype d, uint64_t bits);
   bool waitSatisfied(const Warp &w) const;
@@ -613,6 +614,23 @@ private:
   bool tcgen05LdSt_ = false; // a tcgen05.ld / st runs (its TMEM accesses: RaceDetector::tcgen05Agent)
   // EngineOptions::checkUninitialized: a bit per shared byte, per tmem cell.
   std::vector<uint8_t> sharedInit_, tmemInit_;
+  // Shared memory is poisoned (Poison.h) and its bytes marked unwritten a
+  // page at a time, when something first reads or writes the page: the same
+  // bytes start() would have given every page, but a CTA of a persistent
+  // grid with no tile touches few of its 227 KB. Every access to shared_ or
+  // sharedInit_ asks readyShared first (sharedSpot, the whole-region paths,
+  // initAccess).
+  static constexpr int kSharedPageBits = 12;
+  std::vector<uint8_t> sharedPending_; // per page: not poisoned yet
+  int64_t sharedPendingPages_ = 0;
+  uint64_t sharedStream_ = 0;   // Random: the splitmix64 state before shared memory's first word
+  uint8_t sharedPoisonByte_ = 0; // the fixed patterns' byte
+  bool sharedRandom_ = false;
+  void poisonSharedPages(int64_t at, int64_t span);
+  void readyShared(int64_t at, int64_t span) {
+    if (sharedPendingPages_ != 0)
+      poisonSharedPages(at, span);
+  }
   int remoteIssuer_ = -1;   // a multicast TMA issued by a peer's thread (this agent), or -1
   VectorClock tcgen05Pipe_; // the tcgen05 operations issued so far
   std::map<int64_t, VectorClock> wgmmaPipe_; // per warpgroup: its wgmmas issued so far

@@ -111,13 +111,15 @@ CtaExecutor::~CtaExecutor() {
 }
 
 void CtaExecutor::takeSpareStorage() {
-  // Only the capacity: each is empty until start() assigns it.
+  // Only the capacity of the rest: each is empty until start() assigns it.
   auto take = [](auto &mine, auto &kept) {
     mine.swap(kept);
     mine.clear();
   };
-  take(shared_, spare.shared);
-  take(sharedInit_, spare.sharedInit);
+  // Shared memory keeps its size and bytes too: start() poisons it page by
+  // page on first use (poisonSharedPages), and resizing would zero it.
+  shared_.swap(spare.shared);
+  sharedInit_.swap(spare.sharedInit);
   take(tmemInit_, spare.tmemInit);
   take(regs_, spare.regs);
   take(tmem_, spare.tmem);

@@ -314,12 +314,20 @@ std::optional<Failure> CtaExecutor::start() {
     const bool random = pp == PoisonPattern::Random;
     // The fixed patterns draw nothing; this generator only fills the signature.
     thread_local std::mt19937_64 fixed;
-    shared_.assign(p_.sharedBytes, random ? 0 : poisonByte(pp, fixed));
-    if (random && !shared_.empty()) {
-      words.resize((shared_.size() + 7) / 8);
-      splitmixFill(words.data(), words.size(), stream);
-      std::memcpy(shared_.data(), words.data(), shared_.size());
-    }
+    // Shared memory: its bytes are the stream's first words, poisoned a page
+    // at a time on first use (poisonSharedPages); the registers' words follow
+    // them in the stream.
+    sharedRandom_ = random;
+    sharedPoisonByte_ = random ? 0 : poisonByte(pp, fixed);
+    sharedStream_ = stream;
+    if (random && p_.sharedBytes > 0)
+      stream += static_cast<uint64_t>((p_.sharedBytes + 7) / 8) * 0x9E3779B97F4A7C15ull;
+    // The bytes a previous CTA left (takeSpareStorage) stay until poisoned.
+    if (shared_.size() != static_cast<size_t>(p_.sharedBytes))
+      shared_.resize(p_.sharedBytes);
+    const int64_t pageBytes = int64_t{1} << kSharedPageBits;
+    sharedPendingPages_ = (p_.sharedBytes + pageBytes - 1) / pageBytes;
+    sharedPending_.assign(sharedPendingPages_, 1);
     regs_.assign(p_.threads * p_.regsPerThread, 0);
     if (pp != PoisonPattern::Zero)
       for (const BufferPlan &b : p_.buffers) {
@@ -348,8 +356,12 @@ std::optional<Failure> CtaExecutor::start() {
       }
     }
     if (options_.checkUninitialized) {
-      sharedInit_.assign(p_.sharedBytes, 0);
+      // Cleared page by page with the poison (poisonSharedPages).
+      if (sharedInit_.size() != static_cast<size_t>(p_.sharedBytes))
+        sharedInit_.resize(p_.sharedBytes);
       tmemInit_.assign(tmem_.size(), 0);
+    } else {
+      sharedInit_.clear();
     }
   }
   barriers_.assign(p_.barrierCount, Mbarrier());
@@ -391,6 +403,34 @@ std::optional<Failure> CtaExecutor::start() {
     w.stack.back().code = code_->block(p_.kernel->body);
   }
   return std::nullopt;
+}
+
+void CtaExecutor::poisonSharedPages(int64_t at, int64_t span) {
+  const int64_t size = static_cast<int64_t>(shared_.size());
+  const int64_t from = std::max<int64_t>(at, 0), to = std::min(at + span, size);
+  if (from >= to)
+    return;
+  const int64_t pageBytes = int64_t{1} << kSharedPageBits;
+  for (int64_t page = from >> kSharedPageBits; page <= (to - 1) >> kSharedPageBits; ++page) {
+    if (!sharedPending_[page])
+      continue;
+    sharedPending_[page] = 0;
+    --sharedPendingPages_;
+    const int64_t first = page * pageBytes, n = std::min(pageBytes, size - first);
+    if (sharedRandom_) {
+      // Words first / 8 on of the stream (a page starts at a multiple of 8).
+      thread_local std::vector<uint64_t> words;
+      words.resize((n + 7) / 8);
+      uint64_t state = sharedStream_ + static_cast<uint64_t>(first / 8) * 0x9E3779B97F4A7C15ull;
+      splitmixFill(words.data(), words.size(), state);
+      std::memcpy(shared_.data() + first, words.data(), static_cast<size_t>(n));
+    } else {
+      std::memset(shared_.data() + first, sharedPoisonByte_, static_cast<size_t>(n));
+    }
+    if (first < static_cast<int64_t>(sharedInit_.size()))
+      std::memset(sharedInit_.data() + first, 0,
+                  static_cast<size_t>(std::min<int64_t>(n, sharedInit_.size() - first)));
+  }
 }
 
 CtaExecutor::Tick CtaExecutor::tick() {
