@@ -116,12 +116,12 @@ void CtaExecutor::takeSpareStorage() {
     mine.swap(kept);
     mine.clear();
   };
-  // Shared memory keeps its size and bytes too: start() poisons it page by
-  // page on first use (poisonSharedPages), and resizing would zero it.
+  // Shared memory keeps its size and bytes too: start() poisons it
+  // on first use (poisonShared), and resizing would zero it.
   shared_.swap(spare.shared);
   sharedInit_.swap(spare.sharedInit);
   take(tmemInit_, spare.tmemInit);
-  take(regs_, spare.regs);
+  regs_.swap(spare.regs); // overwritten by start() without clearing first
   take(tmem_, spare.tmem);
 }
 

@@ -153,7 +153,7 @@ std::optional<CtaExecutor::SharedSpot> CtaExecutor::sharedSpot(const BufferPlan 
   s.span = static_cast<int>((s.bit % 8 + dtypeBits(b.dtype) + 7) / 8);
   if (s.at < 0 || s.at + s.span > static_cast<int64_t>(shared_.size()))
     return std::nullopt;
-  readyShared(s.at, s.span);
+  readyShared();
   return s;
 }
 

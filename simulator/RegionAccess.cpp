@@ -106,6 +106,7 @@ bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<u
     return true;
   }
   case MemScope::Shared: {
+    readyShared();
     const int64_t limit = static_cast<int64_t>(shared_.size()) - bytes;
     const bool init = options_.checkUninitialized;
     const int64_t initLimit = static_cast<int64_t>(sharedInit_.size()) - bytes;
@@ -120,8 +121,6 @@ bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<u
       for (size_t i = 0; i < count && inside; ++i) {
         const int64_t at = table ? table[flat[i]] : b.sharedByteFromLayout(flat[i]);
         inside = at >= 0 && at <= limit;
-        if (inside)
-          readyShared(at, size);
         if (inside && init) { // every byte written since the CTA started
           inside = at <= initLimit;
           for (int k = 0; k < size && inside; ++k)
@@ -190,8 +189,7 @@ bool CtaExecutor::copyShareToShared(const Region &src, const Region &dst, int64_
       return false;
     moves.emplace_back(reg, at);
   }
-  for (const auto &[reg, at] : moves)
-    readyShared(at, bytes);
+  readyShared();
   const int64_t initSize = static_cast<int64_t>(sharedInit_.size());
   withElementBytes(bytes, [&](auto size) {
     for (const auto &[reg, at] : moves) {
@@ -260,8 +258,7 @@ bool CtaExecutor::scatterBits(const Region &r, ThreadRange threads,
         return false;
       ats[i] = at;
     }
-    for (size_t i = 0; i < flats.size() && sharedPendingPages_ != 0; ++i)
-      readyShared(ats[i], bytes);
+    readyShared();
     const int64_t initSize = static_cast<int64_t>(sharedInit_.size());
     // Plain pointers: the byte stores could otherwise alias the vectors'.
     uint8_t *shared = shared_.data(), *initialised = sharedInit_.data();
