@@ -432,7 +432,8 @@ void CtaExecutor::poisonShared() {
   } else {
     std::memset(shared_.data(), sharedPoisonByte_, shared_.size());
   }
-  std::memset(sharedInit_.data(), 0, sharedInit_.size());
+  if (!sharedInit_.empty())
+    std::memset(sharedInit_.data(), 0, sharedInit_.size());
 }
 
 CtaExecutor::Tick CtaExecutor::tick() {
