@@ -91,7 +91,10 @@ ScaleLayout scaleLayout(const BoundProblem &p, bool isA) {
 // counted by callgrind, which runs the v3 clone, 2026-11-28). Each column
 // is one lane with the same operations in the same order in every
 // instantiation, so every clone and the scalar loops give the same bits. The
-// file is compiled without FMA contraction (simulator/CMakeLists.txt).
+// file is compiled without FMA contraction (simulator/CMakeLists.txt). GCC
+// (the release build) keeps each addition's operands in the order written;
+// clang 14 (the fuzz preset) commutes some in the 512-bit instantiation,
+// which changes only which of two NaNs a sum keeps (its sign or payload).
 using Oct = double __attribute__((vector_size(64)));
 using Quad = double __attribute__((vector_size(32)));
 using OctBits = int64_t __attribute__((vector_size(64)));
