@@ -647,6 +647,28 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
 
 } // namespace
 
+bool gemmWideLanes() {
+  return wideLanes();
+}
+
+void gemmEightColumnSums(bool wide, const double *a, const double *b, int64_t K, int64_t n,
+                         double *sums, double *magnitudes) {
+#ifdef TILESCOPE_GEMM_WIDE
+  if (wide && wideLanes())
+    return eightColumnSumsWide(a, b, K, n, sums, magnitudes);
+#endif
+  eightColumnSumsNarrow(a, b, K, n, sums, magnitudes);
+}
+
+void gemmEightColumnFp8Sums(bool wide, const double *a, int64_t aStep, const double *b, int64_t K,
+                            int64_t sumBlock, double *sums, double *magnitudes, double *bounds) {
+#ifdef TILESCOPE_GEMM_WIDE
+  if (wide && wideLanes())
+    return eightColumnFp8SumsWide(a, aStep, b, K, sumBlock, sums, magnitudes, bounds);
+#endif
+  eightColumnFp8SumsNarrow(a, aStep, b, K, sumBlock, sums, magnitudes, bounds);
+}
+
 const ProblemRule &gemmRule() {
   static const ProblemRule rule{
       "gemm",
