@@ -530,7 +530,8 @@ private:
     int64_t bit = 0, at = 0;
     int span = 0;
   };
-  std::optional<SharedSpot> sharedSpot(const BufferPlan &b, int64_t flat) const;
+  // Also poisons shared memory on first use (readyShared).
+  std::optional<SharedSpot> sharedSpot(const BufferPlan &b, int64_t flat);
   uint64_t loadShared(const SharedSpot &s, Dtype d) const;
   void storeShared(const SharedSpot &s, Dtype d, uint64_t bits);
   bool waitSatisfied(const Warp &w) const;
@@ -613,6 +614,23 @@ private:
   bool tcgen05LdSt_ = false; // a tcgen05.ld / st runs (its TMEM accesses: RaceDetector::tcgen05Agent)
   // EngineOptions::checkUninitialized: a bit per shared byte, per tmem cell.
   std::vector<uint8_t> sharedInit_, tmemInit_;
+  // Shared memory is poisoned (Poison.h) and its bytes marked unwritten when
+  // something first reads or writes it, not at start(): the same bytes, but
+  // the CTAs of a persistent grid that get no tile never touch their 227 KB
+  // (at the small size of the persistent GEMMs, 124 of 132 CTAs). Every
+  // access to shared_ or sharedInit_ asks readyShared first (sharedSpot, the
+  // whole-region paths, initAccess). The whole of it at once: a page at a
+  // time cost the CTAs that run more than it saved (a call per element
+  // while their ring's later stages stay untouched).
+  bool sharedPending_ = false;  // not poisoned yet
+  uint64_t sharedStream_ = 0;   // Random: the splitmix64 state before shared memory's first word
+  uint8_t sharedPoisonByte_ = 0; // the fixed patterns' byte
+  bool sharedRandom_ = false;
+  void poisonShared();
+  void readyShared() {
+    if (sharedPending_) [[unlikely]]
+      poisonShared();
+  }
   int remoteIssuer_ = -1;   // a multicast TMA issued by a peer's thread (this agent), or -1
   VectorClock tcgen05Pipe_; // the tcgen05 operations issued so far
   std::map<int64_t, VectorClock> wgmmaPipe_; // per warpgroup: its wgmmas issued so far

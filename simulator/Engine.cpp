@@ -111,15 +111,17 @@ CtaExecutor::~CtaExecutor() {
 }
 
 void CtaExecutor::takeSpareStorage() {
-  // Only the capacity: each is empty until start() assigns it.
+  // Only the capacity of the rest: each is empty until start() assigns it.
   auto take = [](auto &mine, auto &kept) {
     mine.swap(kept);
     mine.clear();
   };
-  take(shared_, spare.shared);
-  take(sharedInit_, spare.sharedInit);
+  // Shared memory keeps its size and bytes too: start() poisons it
+  // on first use (poisonShared), and resizing would zero it.
+  shared_.swap(spare.shared);
+  sharedInit_.swap(spare.sharedInit);
   take(tmemInit_, spare.tmemInit);
-  take(regs_, spare.regs);
+  regs_.swap(spare.regs); // overwritten by start() without clearing first
   take(tmem_, spare.tmem);
 }
 

@@ -146,13 +146,14 @@ std::optional<uint64_t> CtaExecutor::readBits(int buffer, int64_t flat, ThreadRa
 }
 
 std::optional<CtaExecutor::SharedSpot> CtaExecutor::sharedSpot(const BufferPlan &b,
-                                                               int64_t flat) const {
+                                                               int64_t flat) {
   SharedSpot s;
   s.bit = b.sharedBit(flat);
   s.at = s.bit / 8;
   s.span = static_cast<int>((s.bit % 8 + dtypeBits(b.dtype) + 7) / 8);
   if (s.at < 0 || s.at + s.span > static_cast<int64_t>(shared_.size()))
     return std::nullopt;
+  readyShared();
   return s;
 }
 

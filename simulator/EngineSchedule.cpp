@@ -314,30 +314,54 @@ std::optional<Failure> CtaExecutor::start() {
     const bool random = pp == PoisonPattern::Random;
     // The fixed patterns draw nothing; this generator only fills the signature.
     thread_local std::mt19937_64 fixed;
-    shared_.assign(p_.sharedBytes, random ? 0 : poisonByte(pp, fixed));
-    if (random && !shared_.empty()) {
-      words.resize((shared_.size() + 7) / 8);
-      splitmixFill(words.data(), words.size(), stream);
-      std::memcpy(shared_.data(), words.data(), shared_.size());
+    // Shared memory: its bytes are the stream's first words, poisoned on
+    // first use (poisonShared); the registers' words follow them in the
+    // stream.
+    sharedRandom_ = random;
+    sharedPoisonByte_ = random ? 0 : poisonByte(pp, fixed);
+    sharedStream_ = stream;
+    if (random && p_.sharedBytes > 0)
+      stream += static_cast<uint64_t>((p_.sharedBytes + 7) / 8) * 0x9E3779B97F4A7C15ull;
+    // The bytes a previous CTA left (takeSpareStorage) stay until poisoned.
+    if (shared_.size() != static_cast<size_t>(p_.sharedBytes))
+      shared_.resize(p_.sharedBytes);
+    sharedPending_ = !shared_.empty();
+    // Registers, written once each (the storage a previous CTA left,
+    // takeSpareStorage, is overwritten, not cleared first): a fixed pattern
+    // gives every thread the same row (its buffers' words, zeros in the
+    // slots no buffer has), built once and copied; Random draws each
+    // buffer's registers thread by thread, buffer after buffer.
+    const int64_t perThread = p_.regsPerThread;
+    const size_t regWords = static_cast<size_t>(p_.threads * perThread);
+    if (regs_.size() != regWords)
+      regs_.resize(regWords);
+    thread_local std::vector<uint64_t> row;
+    row.assign(perThread, 0);
+    for (const BufferPlan &b : p_.buffers) {
+      if (pp == PoisonPattern::Zero || b.scope != MemScope::Reg)
+        continue;
+      int bytes = std::min(b.elementBytes, 8);
+      // A fixed pattern is one word; only Random draws one per register.
+      uint64_t word = random ? 0 : poisonWord(pp, bytes, fixed);
+      // Random: a slot the loop below draws is marked 1.
+      std::fill(row.begin() + b.regBase, row.begin() + b.regBase + std::max<int64_t>(b.regCount, 0),
+                random ? uint64_t{1} : word);
     }
-    regs_.assign(p_.threads * p_.regsPerThread, 0);
-    if (pp != PoisonPattern::Zero)
+    if (!random) {
+      for (int64_t t = 0; t < p_.threads; ++t)
+        std::memcpy(regs_.data() + t * perThread, row.data(), perThread * sizeof(uint64_t));
+    } else {
+      if (std::find(row.begin(), row.end(), uint64_t{0}) != row.end())
+        std::fill(regs_.begin(), regs_.end(), uint64_t{0}); // slots no buffer draws
       for (const BufferPlan &b : p_.buffers) {
         if (b.scope != MemScope::Reg)
           continue;
         int bytes = std::min(b.elementBytes, 8);
-        // A fixed pattern is one word; only Random draws one per register.
-        uint64_t word = random ? 0 : poisonWord(pp, bytes, fixed);
-        for (int64_t t = 0; t < p_.threads; ++t) {
-          uint64_t *reg = &regs_[t * p_.regsPerThread + b.regBase];
-          if (!random) {
-            std::fill(reg, reg + std::max<int64_t>(b.regCount, 0), word);
-            continue;
-          }
-          splitmixFill(reg, size_t(std::max<int64_t>(b.regCount, 0)), stream,
-                       low(~uint64_t{0}, bytes));
-        }
+        for (int64_t t = 0; t < p_.threads; ++t)
+          splitmixFill(&regs_[t * perThread + b.regBase], size_t(std::max<int64_t>(b.regCount, 0)),
+                       stream, low(~uint64_t{0}, bytes));
       }
+    }
     if (targetInfo(p_.target).hasTensorMemory) {
       tmem_.assign(128 * 512, random ? 0 : static_cast<uint32_t>(poisonWord(pp, 4, fixed)));
       if (random) {
@@ -348,8 +372,12 @@ std::optional<Failure> CtaExecutor::start() {
       }
     }
     if (options_.checkUninitialized) {
-      sharedInit_.assign(p_.sharedBytes, 0);
+      // Cleared with the poison (poisonShared).
+      if (sharedInit_.size() != static_cast<size_t>(p_.sharedBytes))
+        sharedInit_.resize(p_.sharedBytes);
       tmemInit_.assign(tmem_.size(), 0);
+    } else {
+      sharedInit_.clear();
     }
   }
   barriers_.assign(p_.barrierCount, Mbarrier());
@@ -391,6 +419,21 @@ std::optional<Failure> CtaExecutor::start() {
     w.stack.back().code = code_->block(p_.kernel->body);
   }
   return std::nullopt;
+}
+
+void CtaExecutor::poisonShared() {
+  sharedPending_ = false;
+  if (sharedRandom_) {
+    thread_local std::vector<uint64_t> words;
+    words.resize((shared_.size() + 7) / 8);
+    uint64_t state = sharedStream_;
+    splitmixFill(words.data(), words.size(), state);
+    std::memcpy(shared_.data(), words.data(), shared_.size());
+  } else {
+    std::memset(shared_.data(), sharedPoisonByte_, shared_.size());
+  }
+  if (!sharedInit_.empty())
+    std::memset(sharedInit_.data(), 0, sharedInit_.size());
 }
 
 CtaExecutor::Tick CtaExecutor::tick() {

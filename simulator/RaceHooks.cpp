@@ -60,6 +60,8 @@ void CtaExecutor::initAccess(RaceSpace space, int buffer, int64_t flat, int64_t 
   std::vector<uint8_t> &bits = space == RaceSpace::Shared ? sharedInit_ : tmemInit_;
   if (address < 0 || address + units > static_cast<int64_t>(bits.size()))
     return; // the access itself fails elsewhere
+  if (space == RaceSpace::Shared)
+    readyShared();
   if (write) {
     std::fill_n(bits.begin() + address, units, uint8_t{1});
     return;

@@ -81,75 +81,193 @@ ScaleLayout scaleLayout(const BoundProblem &p, bool isA) {
           optionTransposed(p, isA ? "scale_a" : "scale_b")};
 }
 
+// The eight-column sums below are written once over a lane group V of
+// doubles (P groups make the eight columns) and compiled twice: with one
+// 512-bit group for x86-64-v4 and with two 256-bit groups for the other
+// clones (x86-64-v3: one AVX operation per group and step; default: two SSE2
+// ones). A 512-bit vector type on a target without 512-bit registers is
+// lowered through the stack lane by lane (about ten times the instructions
+// of the v3 clone's loop: 30 % of the block-scaled grouped GEMM's reward
+// counted by callgrind, which runs the v3 clone, 2026-11-28). Each column
+// is one lane with the same operations in the same order in every
+// instantiation, so every clone and the scalar loops give the same bits. The
+// file is compiled without FMA contraction (simulator/CMakeLists.txt). GCC
+// (the release build) keeps each addition's operands in the order written;
+// clang 14 (the fuzz preset) commutes some in the 512-bit instantiation,
+// which changes only which of two NaNs a sum keeps (its sign or payload).
+using Oct = double __attribute__((vector_size(64)));
+using Quad = double __attribute__((vector_size(32)));
+using OctBits = int64_t __attribute__((vector_size(64)));
+using QuadBits = int64_t __attribute__((vector_size(32)));
+
+template <typename V> struct Lanes8 {
+  static constexpr int kWidth = sizeof(V) / sizeof(double);
+  static constexpr int kParts = 8 / kWidth;
+  using Bits = std::conditional_t<kWidth == 8, OctBits, QuadBits>;
+  V v[kParts];
+
+  // The helpers take and give vectors by reference and are always inlined
+  // into the instantiations, whose targets have the registers.
+  // |x|: the sign cleared (a vector cast keeps the bits).
+  [[gnu::always_inline]] static void magnitude(V &r, const V &x) {
+    r = (V)((Bits)x & INT64_MAX); // the scalar in every lane
+  }
+  [[gnu::always_inline]] void clear() {
+    #pragma GCC unroll 8
+    for (int p = 0; p < kParts; ++p)
+      v[p] = V{};
+  }
+  [[gnu::always_inline]] void store(double *out) const { std::memcpy(out, v, sizeof v); }
+};
+
 // Row `a`'s sums over k of its products with eight consecutive columns of B
 // laid out k-major (`b` at the first column, rows `n` apart), and the sums of
 // their magnitudes: each column's products and sums in k order, one lane per
-// column, so every clone (x86-64-v4: one AVX-512 operation per step, v3: two
-// AVX ones, default: four SSE2 ones) and the scalar loop give the same bits.
-// The file is compiled without FMA contraction (simulator/CMakeLists.txt).
-#if defined(__GNUC__) && defined(__x86_64__)
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#endif
-void eightColumnSums(const double *a, const double *b, int64_t K, int64_t n, double *sums,
-                     double *magnitudes) {
-  using Oct = double __attribute__((vector_size(64)));
-  using OctBits = int64_t __attribute__((vector_size(64)));
-  const OctBits noSign = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX,
-                          INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX}; // |x|: the sign cleared
-  Oct s = {}, abs = {};
+// column.
+template <typename V>
+[[gnu::always_inline]] inline void eightColumnSumsOf(const double *a, const double *b, int64_t K,
+                                                     int64_t n, double *sums,
+                                                     double *magnitudes) {
+  using L = Lanes8<V>;
+  L s, abs;
+  s.clear();
+  abs.clear();
   for (int64_t k = 0; k < K; ++k, b += n) {
     const double x = a[k];
-    Oct xx = {x, x, x, x, x, x, x, x};
-    Oct bb;
-    std::memcpy(&bb, b, sizeof bb);
-    Oct p = xx * bb;
-    s += p;
-    abs += (Oct)((OctBits)p & noSign); // a vector cast keeps the bits
+    V bb, xy, m;
+    #pragma GCC unroll 8
+    for (int p = 0; p < L::kParts; ++p) {
+      std::memcpy(&bb, b + p * L::kWidth, sizeof bb);
+      xy = x * bb; // x in every lane
+      L::magnitude(m, xy);
+      s.v[p] += xy;
+      abs.v[p] += m;
+    }
   }
-  std::memcpy(sums, &s, sizeof s);
-  std::memcpy(magnitudes, &abs, sizeof abs);
+  s.store(sums);
+  abs.store(magnitudes);
 }
 
 // The fp8 chunk model's sums (reference below, fp8Elements) of row `a`
 // (values `aStep` apart) with eight consecutive columns of B laid out k-major
 // (`b` at the first column, rows 8 apart): per column its sum, sum of
 // |products| and chunk bound, each lane with fp8Elements' operations in its
-// order, so every clone and the scalar loop give the same bits.
+// order. fp8Elements tests the chunk (32 of k) and block (`sumBlock` of k)
+// boundaries at every k; here the loop runs a chunk at a time, split where a
+// block starts inside it, with the same resets at the same k: a block's
+// start clears `part` before a chunk's start takes |part|, and a chunk's
+// bound is added after its last k (or K's last).
+template <typename V>
+[[gnu::always_inline]] inline void eightColumnFp8SumsOf(const double *a, int64_t aStep,
+                                                        const double *b, int64_t K,
+                                                        int64_t sumBlock, double *sums,
+                                                        double *magnitudes, double *bounds) {
+  using L = Lanes8<V>;
+  constexpr int64_t kChunk = 32;
+  // fp8Elements resets `part` at k = 0 only when sumBlock is not positive.
+  const int64_t block = sumBlock > 0 ? sumBlock : INT64_MAX;
+  L s, part, abs, bound, largest, chunkAbs;
+  s.clear();
+  part.clear();
+  abs.clear();
+  bound.clear();
+  for (int64_t k0 = 0; k0 < K; k0 += kChunk) {
+    const int64_t kEnd = std::min(K, k0 + kChunk);
+    if (k0 % block == 0)
+      part.clear();
+    #pragma GCC unroll 8
+    for (int p = 0; p < L::kParts; ++p) {
+      L::magnitude(largest.v[p], part.v[p]);
+      chunkAbs.v[p] = largest.v[p];
+    }
+    for (int64_t k = k0; k < kEnd;) {
+      if (k != k0 && k % block == 0)
+        part.clear();
+      const int64_t stop = std::min(kEnd, (k / block + 1) * block);
+      for (; k < stop; ++k) {
+        const double x = a[k * aStep];
+        V bb, xy, m;
+        #pragma GCC unroll 8
+        for (int p = 0; p < L::kParts; ++p) {
+          std::memcpy(&bb, b + k * 8 + p * L::kWidth, sizeof bb);
+          xy = x * bb; // x in every lane
+          L::magnitude(m, xy);
+          s.v[p] += xy;
+          part.v[p] += xy;
+          abs.v[p] += m;
+          largest.v[p] = largest.v[p] < m ? m : largest.v[p]; // std::max, lane by lane
+          chunkAbs.v[p] += m;
+        }
+      }
+    }
+    #pragma GCC unroll 8
+    for (int p = 0; p < L::kParts; ++p)
+      bound.v[p] += 0x1p-13 * (static_cast<double>(kChunk + 1) * largest.v[p] + chunkAbs.v[p]);
+  }
+  s.store(sums);
+  abs.store(magnitudes);
+  bound.store(bounds);
+}
+
 #if defined(__GNUC__) && defined(__x86_64__)
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define TILESCOPE_GEMM_WIDE 1
+__attribute__((target("arch=x86-64-v4"))) void
+eightColumnSumsWide(const double *a, const double *b, int64_t K, int64_t n, double *sums,
+                    double *magnitudes) {
+  eightColumnSumsOf<Oct>(a, b, K, n, sums, magnitudes);
+}
+__attribute__((target("arch=x86-64-v4"))) void
+eightColumnFp8SumsWide(const double *a, int64_t aStep, const double *b, int64_t K,
+                       int64_t sumBlock, double *sums, double *magnitudes, double *bounds) {
+  eightColumnFp8SumsOf<Oct>(a, aStep, b, K, sumBlock, sums, magnitudes, bounds);
+}
+__attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
+void eightColumnSumsNarrow(const double *a, const double *b, int64_t K, int64_t n, double *sums,
+                           double *magnitudes) {
+  eightColumnSumsOf<Quad>(a, b, K, n, sums, magnitudes);
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
+void eightColumnFp8SumsNarrow(const double *a, int64_t aStep, const double *b, int64_t K,
+                              int64_t sumBlock, double *sums, double *magnitudes,
+                              double *bounds) {
+  eightColumnFp8SumsOf<Quad>(a, aStep, b, K, sumBlock, sums, magnitudes, bounds);
+}
+
+// Whether the processor runs the 512-bit instantiations (what target_clones'
+// "arch=x86-64-v4" asks of it).
+bool wideLanes() {
+#ifdef TILESCOPE_GEMM_WIDE
+  static const bool wide = __builtin_cpu_supports("avx512f") &&
+                           __builtin_cpu_supports("avx512bw") &&
+                           __builtin_cpu_supports("avx512cd") &&
+                           __builtin_cpu_supports("avx512dq") &&
+                           __builtin_cpu_supports("avx512vl");
+  return wide;
+#else
+  return false;
+#endif
+}
+
+void eightColumnSums(const double *a, const double *b, int64_t K, int64_t n, double *sums,
+                     double *magnitudes) {
+#ifdef TILESCOPE_GEMM_WIDE
+  if (wideLanes())
+    return eightColumnSumsWide(a, b, K, n, sums, magnitudes);
+#endif
+  eightColumnSumsNarrow(a, b, K, n, sums, magnitudes);
+}
+
 void eightColumnFp8Sums(const double *a, int64_t aStep, const double *b, int64_t K,
                         int64_t sumBlock, double *sums, double *magnitudes, double *bounds) {
-  using Oct = double __attribute__((vector_size(64)));
-  using OctBits = int64_t __attribute__((vector_size(64)));
-  const OctBits noSign = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX,
-                          INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX};
-  constexpr int64_t kChunk = 32;
-  Oct s = {}, part = {}, abs = {}, bound = {}, largest = {}, chunkAbs = {};
-  for (int64_t k = 0, inBlock = 0, inChunk = 0; k < K; ++k, b += 8) {
-    if (inBlock == 0)
-      part = Oct{};
-    if (inChunk == 0)
-      largest = chunkAbs = (Oct)((OctBits)part & noSign); // |part|: the sign cleared
-    const double x = a[k * aStep];
-    Oct xx = {x, x, x, x, x, x, x, x};
-    Oct bb;
-    std::memcpy(&bb, b, sizeof bb);
-    Oct xy = xx * bb, m = (Oct)((OctBits)xy & noSign);
-    s += xy;
-    part += xy;
-    abs += m;
-    largest = largest < m ? m : largest; // std::max(largest, m), lane by lane
-    chunkAbs += m;
-    if (++inChunk == kChunk || k == K - 1)
-      bound += 0x1p-13 * (static_cast<double>(kChunk + 1) * largest + chunkAbs);
-    inChunk %= kChunk;
-    if (++inBlock == sumBlock)
-      inBlock = 0;
-  }
-  std::memcpy(sums, &s, sizeof s);
-  std::memcpy(magnitudes, &abs, sizeof abs);
-  std::memcpy(bounds, &bound, sizeof bound);
+#ifdef TILESCOPE_GEMM_WIDE
+  if (wideLanes())
+    return eightColumnFp8SumsWide(a, aStep, b, K, sumBlock, sums, magnitudes, bounds);
+#endif
+  eightColumnFp8SumsNarrow(a, aStep, b, K, sumBlock, sums, magnitudes, bounds);
 }
 
 std::optional<ProblemError> check(const BoundProblem &p, const std::vector<HostTensor> &t) {
@@ -528,6 +646,28 @@ std::vector<Expected> reference(const BoundProblem &p, const std::vector<HostTen
 }
 
 } // namespace
+
+bool gemmWideLanes() {
+  return wideLanes();
+}
+
+void gemmEightColumnSums(bool wide, const double *a, const double *b, int64_t K, int64_t n,
+                         double *sums, double *magnitudes) {
+#ifdef TILESCOPE_GEMM_WIDE
+  if (wide && wideLanes())
+    return eightColumnSumsWide(a, b, K, n, sums, magnitudes);
+#endif
+  eightColumnSumsNarrow(a, b, K, n, sums, magnitudes);
+}
+
+void gemmEightColumnFp8Sums(bool wide, const double *a, int64_t aStep, const double *b, int64_t K,
+                            int64_t sumBlock, double *sums, double *magnitudes, double *bounds) {
+#ifdef TILESCOPE_GEMM_WIDE
+  if (wide && wideLanes())
+    return eightColumnFp8SumsWide(a, aStep, b, K, sumBlock, sums, magnitudes, bounds);
+#endif
+  eightColumnFp8SumsNarrow(a, aStep, b, K, sumBlock, sums, magnitudes, bounds);
+}
 
 const ProblemRule &gemmRule() {
   static const ProblemRule rule{

@@ -143,4 +143,13 @@ std::optional<ProblemError> sameShape(const BoundProblem &p, const HostTensor &y
 // Unit roundoff of the single-precision arithmetic kernels accumulate in.
 inline constexpr double kF32Unit = 0x1p-24;
 
+// The gemm reference's eight-column sums (ReferenceGemm.cpp), for its tests:
+// `wide` runs the 512-bit instantiation (only where gemmWideLanes(): the
+// processor has AVX-512), else the 256-bit one (its AVX2 or default clone).
+bool gemmWideLanes();
+void gemmEightColumnSums(bool wide, const double *a, const double *b, int64_t K, int64_t n,
+                         double *sums, double *magnitudes);
+void gemmEightColumnFp8Sums(bool wide, const double *a, int64_t aStep, const double *b, int64_t K,
+                            int64_t sumBlock, double *sums, double *magnitudes, double *bounds);
+
 } // namespace tilescope::sim

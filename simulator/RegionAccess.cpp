@@ -106,6 +106,7 @@ bool CtaExecutor::gatherBits(const Region &r, ThreadRange threads, std::vector<u
     return true;
   }
   case MemScope::Shared: {
+    readyShared();
     const int64_t limit = static_cast<int64_t>(shared_.size()) - bytes;
     const bool init = options_.checkUninitialized;
     const int64_t initLimit = static_cast<int64_t>(sharedInit_.size()) - bytes;
@@ -188,6 +189,7 @@ bool CtaExecutor::copyShareToShared(const Region &src, const Region &dst, int64_
       return false;
     moves.emplace_back(reg, at);
   }
+  readyShared();
   const int64_t initSize = static_cast<int64_t>(sharedInit_.size());
   withElementBytes(bytes, [&](auto size) {
     for (const auto &[reg, at] : moves) {
@@ -256,6 +258,7 @@ bool CtaExecutor::scatterBits(const Region &r, ThreadRange threads,
         return false;
       ats[i] = at;
     }
+    readyShared();
     const int64_t initSize = static_cast<int64_t>(sharedInit_.size());
     // Plain pointers: the byte stores could otherwise alias the vectors'.
     uint8_t *shared = shared_.data(), *initialised = sharedInit_.data();

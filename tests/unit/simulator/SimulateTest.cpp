@@ -128,6 +128,40 @@ kernel early(X: global f32[64], Y: global f32[64])
   CHECK(z->result.verdict == SimVerdict::Proved);
 }
 
+TEST_CASE("simulate: each CTA's shared memory starts poisoned and unwritten, whatever the last "
+          "CTA left") {
+  // CTA 0 writes S before reading it; CTA 1 reads it first. The CTAs run one
+  // after the other on one thread and hand their storage on, and shared
+  // memory is poisoned (and its written marks cleared) when a CTA first
+  // touches it (CtaExecutor::readyShared): CTA 1 must see the poison and be
+  // reported, never CTA 0's zeros and marks.
+  const char *text = R"(
+kernel leftover(X: global f32[128], Y: global f32[128])
+  launch grid(2) threads(64) target(sm_90a)
+{
+  shared S: f32[64]
+  if blockIdx.x == 0 {
+    S[threadIdx.x] = 0.0
+  }
+  Y[blockIdx.x * 64 + threadIdx.x] = S[threadIdx.x] + X[blockIdx.x * 64 + threadIdx.x]
+}
+)";
+  auto c = simulate(text, "copy(X -> Y)");
+  CHECK(c->result.verdict == SimVerdict::Finding);
+  REQUIRE(c->result.run.stats.uninitializedReads.size() == 1);
+  CHECK(c->result.run.stats.uninitializedReads[0].buffer == "S");
+  CHECK(c->result.run.stats.uninitializedReads[0].count == 64); // CTA 1's reads only
+  SimulateOptions noShadow;
+  noShadow.checkUninitialized = false;
+  auto p = simulate(text, "copy(X -> Y)", {}, noShadow);
+  CHECK(p->result.result == "mismatch");
+  const auto &mismatches = p->result.outputs.at(0).first;
+  REQUIRE(!mismatches.empty());
+  for (const auto &m : mismatches)
+    CHECK(std::isnan(m.got));
+  CHECK(p->result.outputs.at(0).mismatches == 64); // CTA 0's outputs match
+}
+
 TEST_CASE("simulate: a register tile read before it is filled is poisoned") {
   const char *text = R"(
 kernel acc(X: global f32[64], Y: global f32[64])
