@@ -356,16 +356,30 @@ void drawCodes(Mt64Block &rng, int64_t n, Codes codes, Take take) {
 
 } // namespace
 
-void widenInput(HostTensor &t, uint64_t seed) {
+void widenInput(HostTensor &t, uint64_t seed, const WideTargets &targets) {
   const numerics::FloatFormat *format = numerics::floatFormat(t.dtype);
   if (!format || t.elements() == 0)
     return;
   // The largest E with 2^(2E + 6) below the format's largest value, at most 6.
   const int top = static_cast<int>(std::floor(std::log2(double(format->maxFinite()))));
   const int reach = std::clamp((top - 6) / 2, 0, 6);
+  // The rows past the usual reach (f32 and bf16 only: a product of two such
+  // rows, times 2^16 terms, stays normal and finite): the targets of the
+  // kernel's literals up to 2^55, and 1 row in 16 at 2^-24, where a sum of
+  // products with it lies below 2^-10 (an output flushed below some
+  // magnitude fails there: hack `tiny-output-flush`).
+  const bool deep = format->minExponent() <= -120 && top >= 120;
+  std::vector<int> beyond;
+  if (deep)
+    for (int e : targets.exponents)
+      if (e >= -56 && e <= 55)
+        beyond.push_back(e);
   const int64_t n = t.elements();
   const int64_t row = t.shape.empty() ? n : std::max<int64_t>(1, t.shape.back());
   std::mt19937_64 rng(seed ^ std::hash<std::string>()("wide " + t.name));
+  // Its own engine, so that every other row keeps the scale and zeros it had
+  // before these rows were added (session 25).
+  std::mt19937_64 rows(seed ^ std::hash<std::string>()("wide rows " + t.name));
   const uint64_t zeroCode = encodeFloat(t.dtype, 0.0);
   // bf16 (the GEMMs' and attention's inputs, millions of elements at
   // attention's edge): a normal value stays normal under the shift, which
@@ -376,6 +390,13 @@ void widenInput(HostTensor &t, uint64_t seed) {
   for (int64_t i = 0; i < n; ++i) {
     if (i % row == 0) {
       shift = static_cast<int>(rng() % uint64_t(2 * reach + 1)) - reach;
+      if (deep) {
+        const uint64_t r = rows();
+        if (r % 16 == 0)
+          shift = -24;
+        else if (!beyond.empty() && (r >> 8) % 4 == 0)
+          shift = beyond[(r >> 16) % beyond.size()];
+      }
       factor = std::ldexp(1.0, shift);
     }
     if (rng() % 16 == 0) {

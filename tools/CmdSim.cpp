@@ -301,7 +301,9 @@ int runSimulation() {
     }
   }
   const BoundProblem *bound = problem ? &*problem : nullptr;
-  prepareTensors(tensors, bound, seed, PoisonPattern::Nan, wideInputs);
+  // The rows past the kernel's literals, as the reward's widened sizes draw them.
+  prepareTensors(tensors, bound, seed, PoisonPattern::Nan, wideInputs,
+                 wideInputs ? wideTargets(*kernel) : WideTargets{});
   for (const std::string &item : inputs) {
     // Plain variables, not a structured binding: clang 14 (the `asan` preset's
     // compiler) rejects capturing a binding in the lambda below.
