@@ -377,8 +377,8 @@ void widenInput(HostTensor &t, uint64_t seed, const WideTargets &targets) {
   const int64_t n = t.elements();
   const int64_t row = t.shape.empty() ? n : std::max<int64_t>(1, t.shape.back());
   std::mt19937_64 rng(seed ^ std::hash<std::string>()("wide " + t.name));
-  // Its own engine, so that every other row keeps the scale and zeros it had
-  // before these rows were added (session 25).
+  // Its own engine (the rows past the reach, the zero rows), so that every
+  // other row keeps the scale and zeros it had before (session 25).
   std::mt19937_64 rows(seed ^ std::hash<std::string>()("wide rows " + t.name));
   const uint64_t zeroCode = encodeFloat(t.dtype, 0.0);
   // bf16 (the GEMMs' and attention's inputs, millions of elements at
@@ -387,11 +387,15 @@ void widenInput(HostTensor &t, uint64_t seed, const WideTargets &targets) {
   const bool bf16 = t.dtype == Dtype::bf16 && t.bytes.size() >= size_t(n) * 2;
   int shift = 0;
   double factor = 1;
+  bool zeroRow = false;
   for (int64_t i = 0; i < n; ++i) {
     if (i % row == 0) {
       shift = static_cast<int>(rng() % uint64_t(2 * reach + 1)) - reach;
+      const uint64_t r = rows();
+      // 1 row in 32 all zeros (any format): an output that is exactly zero
+      // (a row of C = A B) for a kernel that skips storing zeros to meet.
+      zeroRow = (r >> 4) % 32 == 0;
       if (deep) {
-        const uint64_t r = rows();
         if (r % 16 == 0)
           shift = -24;
         else if (!beyond.empty() && (r >> 8) % 4 == 0)
@@ -399,7 +403,7 @@ void widenInput(HostTensor &t, uint64_t seed, const WideTargets &targets) {
       }
       factor = std::ldexp(1.0, shift);
     }
-    if (rng() % 16 == 0) {
+    if (rng() % 16 == 0 || zeroRow) {
       t.setBits(i, zeroCode);
       continue;
     }

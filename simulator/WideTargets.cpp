@@ -24,7 +24,7 @@ struct Affine {
 
 class Collector : public IRVisitor {
 public:
-  explicit Collector(const Kernel &kernel) {
+  Collector(const Kernel &kernel, const ArgValues &args) : args_(args) {
     for (const Param &p : kernel.params)
       if (!p.isTensor)
         opaqueNames_.insert(p.name);
@@ -78,6 +78,7 @@ protected:
   }
 
 private:
+  const ArgValues &args_;
   std::set<std::string> opaqueNames_;
   std::map<std::string, std::vector<Expr>> lets_;
 
@@ -136,6 +137,12 @@ private:
       }
       // A buffer (a register, shared memory) holds data; a loop variable, a
       // size or a scalar parameter does not.
+      // A size or a float scalar of the run is its value there (`min(x,
+      // f32(K) * 2.0)` clamps at 134 where K = 67).
+      if (auto it = args_.ints.find(name); it != args_.ints.end())
+        return Affine::constant(double(it->second));
+      if (auto it = args_.floats.find(name); it != args_.floats.end())
+        return Affine::constant(it->second);
       return opaqueNames_.count(name) ? Affine::opaque() : Affine::data();
     }
     case ExprKind::Unary: {
@@ -210,8 +217,8 @@ private:
 
 } // namespace
 
-WideTargets wideTargets(const Kernel &kernel) {
-  Collector c(kernel);
+WideTargets wideTargets(const Kernel &kernel, const ArgValues &args) {
+  Collector c(kernel, args);
   c.visit(kernel);
   WideTargets out;
   for (double t : c.thresholds) {

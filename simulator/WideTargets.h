@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ir/Stmt.h"
+#include "simulator/Program.h"
 
 #include <set>
 
@@ -24,9 +25,12 @@ struct WideTargets {
 // The literals, and the thresholds of affine tests (`x * 0.5 - 50.0 > 0.0`
 // tests x against 100), that a comparison, a `min` or a `max` sets against
 // an operand that is no constant, float scalar or size alone (a value of
-// the data: a load, a register, a let of one); let-bound constants folded.
+// the data: a load, a register, a let of one); let-bound constants folded,
+// and the sizes and float scalars of `args` (the run's) taken at their
+// values, so that a threshold made of a size (`f32(K) * 2.0`) or a scalar
+// (`eps * 1.0e9`) is reached at the size that runs it.
 // A threshold past 2^55 or below 2^-36 (a sentinel such as -3.0e38, out of
 // reach of a product of two inputs) is left out.
-WideTargets wideTargets(const Kernel &kernel);
+WideTargets wideTargets(const Kernel &kernel, const ArgValues &args);
 
 } // namespace tilescope::sim
