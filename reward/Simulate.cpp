@@ -153,7 +153,6 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
   size_t firstThreshold = sizes->size() - thresholds.sizes.size();
   size_t passed = 0;
   StageStatus worst = StageStatus::Pass;
-  const WideTargets targets = wideTargets(kernel);
   for (size_t i = 0; i < sizes->size(); ++i) {
     const SimSize &size = (*sizes)[i];
     auto started = Clock::now();
@@ -234,7 +233,8 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
       // the literals the kernel compares its data with (a clamp at 100.0
       // passed), and 1 row in 16 at 2^-24 (outputs below 2^-10 were rare:
       // `tiny-output-flush` passed at some seeds).
-      prepareTensors(tensors, &*problem, seed, poison, wide, targets);
+      prepareTensors(tensors, &*problem, seed, poison, wide,
+                     wide ? wideTargets(kernel, args) : WideTargets{});
       SimulateOptions options;
       options.seed = seed;
       options.poison = poison;

@@ -376,50 +376,63 @@ void widenInput(HostTensor &t, uint64_t seed, const WideTargets &targets) {
         beyond.push_back(e);
   const int64_t n = t.elements();
   const int64_t row = t.shape.empty() ? n : std::max<int64_t>(1, t.shape.back());
-  std::mt19937_64 rng(seed ^ std::hash<std::string>()("wide " + t.name));
-  // Its own engine (the rows past the reach, the zero rows), so that every
-  // other row keeps the scale and zeros it had before (session 25).
+  // A word a row (its scale), and a word per 16 elements (4 bits each: zero
+  // where they are 0), a block of words at a time: at the persistent size
+  // (gemm_bf16_sm90's A of 17025 x 136) a word per element and
+  // std::mt19937_64 cost about 35 ms (session 25).
+  Mt64Block rng(seed ^ std::hash<std::string>()("wide " + t.name));
+  // Its own engine (the rows past the reach, the zero rows).
   std::mt19937_64 rows(seed ^ std::hash<std::string>()("wide rows " + t.name));
   const uint64_t zeroCode = encodeFloat(t.dtype, 0.0);
   // bf16 (the GEMMs' and attention's inputs, millions of elements at
   // attention's edge): a normal value stays normal under the shift, which
   // then moves the exponent field alone — the bits encodeFloat gives.
   const bool bf16 = t.dtype == Dtype::bf16 && t.bytes.size() >= size_t(n) * 2;
-  int shift = 0;
-  double factor = 1;
-  bool zeroRow = false;
-  for (int64_t i = 0; i < n; ++i) {
-    if (i % row == 0) {
-      shift = static_cast<int>(rng() % uint64_t(2 * reach + 1)) - reach;
-      const uint64_t r = rows();
-      // 1 row in 32 all zeros (any format): an output that is exactly zero
-      // (a row of C = A B) for a kernel that skips storing zeros to meet.
-      zeroRow = (r >> 4) % 32 == 0;
-      if (deep) {
-        if (r % 16 == 0)
-          shift = -24;
-        else if (!beyond.empty() && (r >> 8) % 4 == 0)
-          shift = beyond[(r >> 16) % beyond.size()];
+  uint64_t zeros = 0;
+  int left = 0;
+  for (int64_t r0 = 0; r0 < n; r0 += row) {
+    const int64_t end = std::min(n, r0 + row);
+    int shift = static_cast<int>(rng() % uint64_t(2 * reach + 1)) - reach;
+    const uint64_t r = rows();
+    // 1 row in 32 all zeros (any format): an output that is exactly zero
+    // (a row of C = A B) for a kernel that skips storing zeros to meet.
+    const bool zeroRow = (r >> 4) % 32 == 0;
+    if (deep) {
+      if (r % 16 == 0)
+        shift = -24;
+      else if (!beyond.empty() && (r >> 8) % 4 == 0)
+        shift = beyond[(r >> 16) % beyond.size()];
+    }
+    const double factor = std::ldexp(1.0, shift);
+    for (int64_t i = r0; i < end; ++i) {
+      if (left == 0) {
+        zeros = rng();
+        left = 16;
       }
-      factor = std::ldexp(1.0, shift);
-    }
-    if (rng() % 16 == 0 || zeroRow) {
-      t.setBits(i, zeroCode);
-      continue;
-    }
-    if (shift == 0)
-      continue;
-    if (bf16) {
-      uint16_t bits;
-      std::memcpy(&bits, t.bytes.data() + 2 * i, 2);
-      const int exponent = (bits >> 7) & 0xFF;
-      if (exponent > 0 && exponent + shift > 0 && exponent + shift < 0xFF) {
-        bits = static_cast<uint16_t>((bits & 0x807Fu) | uint32_t(exponent + shift) << 7);
-        std::memcpy(t.bytes.data() + 2 * i, &bits, 2);
+      const bool zero = (zeros & 15u) == 0;
+      zeros >>= 4;
+      --left;
+      if (zero || zeroRow) {
+        if (bf16)
+          std::memset(t.bytes.data() + 2 * i, 0, 2);
+        else
+          t.setBits(i, zeroCode);
         continue;
       }
+      if (shift == 0)
+        continue;
+      if (bf16) {
+        uint16_t bits;
+        std::memcpy(&bits, t.bytes.data() + 2 * i, 2);
+        const int exponent = (bits >> 7) & 0xFF;
+        if (exponent > 0 && exponent + shift > 0 && exponent + shift < 0xFF) {
+          bits = static_cast<uint16_t>((bits & 0x807Fu) | uint32_t(exponent + shift) << 7);
+          std::memcpy(t.bytes.data() + 2 * i, &bits, 2);
+          continue;
+        }
+      }
+      t.setBits(i, encodeFloat(t.dtype, decodeFloat(t.dtype, t.bitsAt(i)) * factor));
     }
-    t.setBits(i, encodeFloat(t.dtype, decodeFloat(t.dtype, t.bitsAt(i)) * factor));
   }
 }
 

@@ -303,7 +303,7 @@ int runSimulation() {
   const BoundProblem *bound = problem ? &*problem : nullptr;
   // The rows past the kernel's literals, as the reward's widened sizes draw them.
   prepareTensors(tensors, bound, seed, PoisonPattern::Nan, wideInputs,
-                 wideInputs ? wideTargets(*kernel) : WideTargets{});
+                 wideInputs ? wideTargets(*kernel, *args) : WideTargets{});
   for (const std::string &item : inputs) {
     // Plain variables, not a structured binding: clang 14 (the `asan` preset's
     // compiler) rejects capturing a binding in the lambda below.
