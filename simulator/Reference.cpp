@@ -407,7 +407,7 @@ void widenInput(HostTensor &t, uint64_t seed, const WideTargets &targets) {
     if (deep) {
       if (r % 16 == 0)
         shift = -24;
-      else if (!beyond.empty() && (r >> 8) % 4 == 0)
+      else if (!beyond.empty() && (r >> 8) % 2 == 0)
         shift = beyond[(r >> 16) % beyond.size()];
     }
     const double factor = std::ldexp(1.0, shift);

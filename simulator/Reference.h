@@ -102,7 +102,7 @@ void fillRandomInput(HostTensor &t, uint64_t seed, bool isScale);
 // Integer tensors are left as they are. Seeded by `seed` and the name.
 // Since session 25, for f32 and bf16 some rows go further: 1 row in 16 is
 // scaled by 2^-24 (outputs far below 2^-10 become common), and, with
-// `targets` (WideTargets.h: the kernel's literals), 1 other row in 4 by
+// `targets` (WideTargets.h: the kernel's literals), 1 other row in 2 by
 // 2^e for an e of `targets` (in [-56, 55]), drawn per row.
 void widenInput(HostTensor &t, uint64_t seed, const WideTargets &targets = {});
 
