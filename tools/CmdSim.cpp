@@ -65,8 +65,9 @@ cl::opt<std::string> poisonText("poison",
                                          "zero"),
                                 cl::init("nan"), cl::value_desc("PATTERN"), cl::sub(simCommand));
 cl::opt<bool> wideInputs("wide-inputs",
-                         cl::desc("Widen the random float inputs as the reward's second size "
-                                  "does: rows times 2^-6 .. 2^6, exact zeros"),
+                         cl::desc("Widen the random float inputs as the reward's sizes after the "
+                                  "first do: rows times 2^-6 .. 2^6 (f32 and bf16: some at "
+                                  "2^-24 and past the kernel's literals), exact zeros"),
                          cl::init(false), cl::sub(simCommand));
 cl::opt<bool> checkUninit("check-uninitialized",
                           cl::desc("Report reads of shared or tensor memory nothing wrote "
