@@ -10,7 +10,9 @@
 // zero or not), a `/` (quotient zero or not) — in a let, a loop bound or
 // step, a condition, a subscript or a call argument, with the lets it reads
 // substituted and under the size-only conditions of the `if`s around it, is
-// evaluated at the sampled sizes (in every CTA of their grids, or a spread of
+// evaluated (since session 25 also a node reading a thread index beside
+// blockIdx, a thread's global index, at every thread; reward/
+// ThresholdDecisions.h collects them all) at the sampled sizes (in every CTA of their grids, or a spread of
 // 16 per dimension past 4096 CTAs; sizes run on sampled CTAs count only for
 // decisions that do not read blockIdx). For each outcome no sampled size
 // gives, Z3 looks for the admitted size with the least sum of symbols (each

@@ -281,3 +281,101 @@ TEST_CASE("threshold sizes: a conjunction moving one way with the loop variable 
     CHECK_FALSE((reason.find("< 100") != std::string::npos &&
                  reason.find("> 200") != std::string::npos));
 }
+
+TEST_CASE("threshold sizes: a thread's global index against a constant runs the CTA that reaches it") {
+  // C[200, 200] zeroed (hack `far-element`): no sampled size has 200 rows;
+  // one size of at least 208 x 208 runs CTA 0 and a CTA whose threads
+  // reach row and column 200, not the whole grid.
+  ThresholdPlan plan = planOf(parseOne(
+      gemm(std::string(kLoop) + "acc[0] = select(i == 200 && j == 200, 0.0, acc[0])\n")));
+  REQUIRE(plan.sizes.size() == 1);
+  const SimSize &far = plan.sizes[0];
+  CHECK(far.values.at("M") >= 208);
+  CHECK(far.values.at("N") >= 208);
+  REQUIRE(far.ctas.size() == 2);
+  CHECK(far.ctas[0] == std::array<int64_t, 3>{0, 0, 0});
+  CHECK(far.ctas[1] == std::array<int64_t, 3>{200 / 16, 200 / 16, 0});
+  CHECK(plan.unreached.empty());
+}
+
+TEST_CASE("threshold sizes: a thread's global index against the wrong size runs a non-square grid") {
+  // `i < N` zeroes the rows past N (hack `rows-past-n`): right while M = N,
+  // as at both sampled sizes. `i < M` is false nowhere (the where clause),
+  // and a comparison of the thread index alone (`threadIdx.x < 128`) is the
+  // same at every size: neither asks for a size.
+  ThresholdPlan tails = planOf(parseOne(gemm(std::string(kLoop) +
+                                             "acc[0] = select(i < M, acc[0], 0.0)\n"
+                                             "acc[0] = select(threadIdx.x < 128, acc[0], 0.0)\n")));
+  CHECK(tails.sizes.empty());
+  CHECK(tails.unreached.empty());
+  ThresholdPlan plan =
+      planOf(parseOne(gemm(std::string(kLoop) + "acc[0] = select(i < N, acc[0], 0.0)\n")));
+  REQUIRE(plan.sizes.size() == 1);
+  CHECK(plan.sizes[0].values.at("M") > plan.sizes[0].values.at("N"));
+  CHECK(plan.sizes[0].sampleCtas == 2);
+  CHECK(plan.unreached.empty());
+}
+
+TEST_CASE("threshold sizes: a flat index reading a size against a constant") {
+  // blockIdx.y * N + j == 70000: the flat index of C's element, reached
+  // only where M * N passes 70000.
+  ThresholdPlan plan = planOf(parseOne(
+      gemm(std::string(kLoop) + "acc[0] = select(i * N + j == 70000, 0.0, acc[0])\n")));
+  REQUIRE(plan.sizes.size() == 1);
+  const SimSize &far = plan.sizes[0];
+  CHECK(far.values.at("M") * far.values.at("N") > 70000);
+  CHECK(far.sampleCtas == 2);
+  CHECK(plan.unreached.empty());
+}
+
+TEST_CASE("threshold sizes: a loop variable equal to a constant is taken in some iteration") {
+  // `k == 500` drops one product (hack `k-500`): not monotone in k, so not
+  // decided at the loop's ends; the iteration is an unknown of its own.
+  ThresholdPlan plan = planOf(parseOne(
+      gemm("for k in 0 .. K { acc[0] = acc[0] + select(k == 500, 0.0, A[i, k] * B[k, j]) }\n")));
+  REQUIRE(plan.sizes.size() == 1);
+  CHECK(plan.sizes[0].values.at("K") == 501);
+  CHECK(plan.unreached.empty());
+}
+
+TEST_CASE("threshold sizes: a persistent tile index equal to a constant runs the CTA of that tile") {
+  // `t == 300` in gemm_bf16_sm90's tile loop `for t in blockIdx.x .. tiles
+  // step 132` (hack `tile-300`): a size with 301 tiles, run on CTA 0 and
+  // the CTA whose tiles include 300.
+  std::string text(bundledKernelText("gemm_bf16_sm90.tile"));
+  std::string cast = "      wg.cast(out, acc)\n";
+  size_t at = text.find(cast);
+  REQUIRE(at != std::string::npos);
+  text.insert(at, "      if t == 300 {\n        wg.fill(acc, 0.0)\n      }\n");
+  ThresholdPlan plan = planOf(parseOne(text));
+  REQUIRE(plan.sizes.size() == 2);
+  const SimSize &tile = plan.sizes[1];
+  int64_t tiles = (tile.values.at("N") + 255) / 256 * ((tile.values.at("M") + 127) / 128);
+  CHECK(tiles > 300);
+  REQUIRE(tile.ctas.size() == 2);
+  CHECK(tile.ctas[1] == std::array<int64_t, 3>{300 % 132, 0, 0});
+  CHECK(plan.unreached.empty());
+}
+
+TEST_CASE("threshold sizes: a float scalar times or over a size is pinned at the small size's crossing") {
+  // `eps * f32(N) < 100.0` (hack `eps-times-size`): eps = 100 / N at the
+  // small size N = 128; `eps / f32(N) > 0.001`: eps = 0.128. A size added
+  // before the factor (`(eps + 1.0) * f32(N)`) is no affine term of eps.
+  const char *text = R"(
+kernel scaled(X: global f32[N], Y: global f32[N], eps: f32)
+  where N % 128 == 0
+  launch grid(N / 128) threads(128) target(sm_80)
+{
+  let i = blockIdx.x * 128 + threadIdx.x
+  Y[i] = X[i] * select(eps * f32(N) < 100.0, eps, 0.0) + select(eps / f32(N) > 0.001, 1.0, 0.0) + select((eps + 1.0) * f32(N) < 3.0, 1.0, 0.0)
+}
+)";
+  ThresholdPlan plan = floatPlanOf(parseOne(text));
+  REQUIRE(plan.sizes.size() == 4);
+  REQUIRE(plan.sizes[0].values.at("N") == 128);
+  CHECK(plan.floats[0].at("eps") == doctest::Approx(100.0 / 128 / 2));
+  CHECK(plan.floats[1].at("eps") == doctest::Approx(100.0 / 128 * 2));
+  CHECK(plan.floats[2].at("eps") == doctest::Approx(0.128 / 2));
+  CHECK(plan.floats[3].at("eps") == doctest::Approx(0.128 * 2));
+  CHECK(plan.unreached.empty());
+}
