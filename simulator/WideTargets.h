@@ -19,6 +19,10 @@ struct WideTargets {
   // row lies past L; below it for 0 < |L| < 2^-6: e = floor(log2 |L|) - 20,
   // so that a sum of products with a row of that scale stays below L.
   std::set<int> exponents;
+  // Whether 1 row in 16 goes to 2^-24 (the reward's second size only: at a
+  // threshold or persistent size, whose error may be one term of a sum, a
+  // row that small hid it; hack `loop-cta-product` passed at seed 1).
+  bool deepRows = true;
   bool empty() const { return exponents.empty(); }
 };
 

@@ -69,6 +69,10 @@ cl::opt<bool> wideInputs("wide-inputs",
                                   "first do: rows times 2^-6 .. 2^6 (f32 and bf16: some at "
                                   "2^-24 and past the kernel's literals), exact zeros"),
                          cl::init(false), cl::sub(simCommand));
+cl::opt<bool> noDeepRows("no-deep-rows",
+                         cl::desc("With --wide-inputs, no rows at 2^-24 (the reward's widened "
+                                  "sizes after the second: `inputs wide, no deep rows`)"),
+                         cl::init(false), cl::sub(simCommand));
 cl::opt<bool> checkUninit("check-uninitialized",
                           cl::desc("Report reads of shared or tensor memory nothing wrote "
                                    "(default on; =false for speed)"),
@@ -303,8 +307,9 @@ int runSimulation() {
   }
   const BoundProblem *bound = problem ? &*problem : nullptr;
   // The rows past the kernel's literals, as the reward's widened sizes draw them.
-  prepareTensors(tensors, bound, seed, PoisonPattern::Nan, wideInputs,
-                 wideInputs ? wideTargets(*kernel, *args) : WideTargets{});
+  WideTargets targets = wideInputs ? wideTargets(*kernel, *args) : WideTargets{};
+  targets.deepRows = !noDeepRows;
+  prepareTensors(tensors, bound, seed, PoisonPattern::Nan, wideInputs, targets);
   for (const std::string &item : inputs) {
     // Plain variables, not a structured binding: clang 14 (the `asan` preset's
     // compiler) rejects capturing a binding in the lambda below.

@@ -208,6 +208,28 @@ TEST_CASE("widenInput scales each row by a power of two in range and zeroes abou
     }
 }
 
+TEST_CASE("widenInput without deep rows keeps every row within the reach") {
+  // The reward's widened sizes after the second (threshold, persistent).
+  HostTensor t = tensor("A", Dtype::bf16, {400, 64});
+  fillRandomInput(t, 5, false);
+  HostTensor before = t;
+  sim::WideTargets shallow;
+  shallow.deepRows = false;
+  widenInput(t, 5, shallow);
+  int rowsSeen = 0;
+  for (int64_t r = 0; r < 400; ++r)
+    for (int64_t c = 0; c < 64; ++c) {
+      double was = decodeFloat(Dtype::bf16, before.bitsAt(r * 64 + c));
+      double now = decodeFloat(Dtype::bf16, t.bitsAt(r * 64 + c));
+      if (now == 0)
+        continue;
+      CHECK(std::abs(std::lround(std::log2(now / was))) <= 6);
+      ++rowsSeen;
+      break;
+    }
+  CHECK(rowsSeen == 400);
+}
+
 TEST_CASE("wideTargets: the literals a kernel tests its data against") {
   // Each body's clamp or test, and the exponents it gives (WideTargets.h):
   // past a literal above 2^6, e = ceil(log2(2|L|)); below one under 2^-6,
