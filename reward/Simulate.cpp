@@ -234,7 +234,7 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
       // passed), and 1 row in 16 at 2^-24 (outputs below 2^-10 were rare:
       // `tiny-output-flush` passed at some seeds).
       WideTargets targets = wide ? wideTargets(kernel, args) : WideTargets{};
-      targets.deepRows = i == 1; // rows at 2^-24: the second size only
+      targets.edgeRows = i == 1; // zeros and rows at 2^-24: the second size only
       prepareTensors(tensors, &*problem, seed, poison, wide, targets);
       SimulateOptions options;
       options.seed = seed;
@@ -263,7 +263,7 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
       size_t said = r.diagnostics.size();
       std::string witnessSeed =
           fmt::format("{}; seed {}; poison {}{}", described, req.seed, poisonName(poison),
-                      !wide ? "" : i == 1 ? "; inputs wide" : "; inputs wide, no deep rows");
+                      !wide ? "" : i == 1 ? "; inputs wide" : "; inputs wide, later");
       // Uninitialised reads first, at the reading statement; the engine's
       // reads and simulateChecked's findings of that kind are in one order.
       const std::vector<UninitializedRead> &reads = sim.run.stats.uninitializedReads;

@@ -405,7 +405,7 @@ void widenInput(HostTensor &t, uint64_t seed, const WideTargets &targets) {
     // second tile of CTA 1 is row 17024 of gemm_bf16_sm90's C) passed at 1
     // seed in 32 (tried in session 25, hack `second-tile-cta-1`).
     if (deep) {
-      if (r % 16 == 0 && targets.deepRows)
+      if (r % 16 == 0 && targets.edgeRows)
         shift = -24;
       else if (!beyond.empty() && (r >> 8) % 2 == 0)
         shift = beyond[(r >> 16) % beyond.size()];
@@ -416,7 +416,7 @@ void widenInput(HostTensor &t, uint64_t seed, const WideTargets &targets) {
         zeros = rng();
         left = 16;
       }
-      const bool zero = (zeros & 15u) == 0;
+      const bool zero = (zeros & 15u) == 0 && targets.edgeRows;
       zeros >>= 4;
       --left;
       if (zero) {

@@ -19,10 +19,12 @@ struct WideTargets {
   // row lies past L; below it for 0 < |L| < 2^-6: e = floor(log2 |L|) - 20,
   // so that a sum of products with a row of that scale stays below L.
   std::set<int> exponents;
-  // Whether 1 row in 16 goes to 2^-24 (the reward's second size only: at a
-  // threshold or persistent size, whose error may be one term of a sum, a
-  // row that small hid it; hack `loop-cta-product` passed at seed 1).
-  bool deepRows = true;
+  // Whether 1 element in 16 is made exactly zero and (f32, bf16) 1 row in
+  // 16 goes to 2^-24: the reward's second size only. At a threshold or
+  // persistent size the error may be one term of a sum, or one element of
+  // K = 1, which a row that small or a zero hid (hacks `loop-cta-product`
+  // and `far-element` passed at seeds 1 and 2).
+  bool edgeRows = true;
   bool empty() const { return exponents.empty(); }
 };
 

@@ -69,9 +69,10 @@ cl::opt<bool> wideInputs("wide-inputs",
                                   "first do: rows times 2^-6 .. 2^6 (f32 and bf16: some at "
                                   "2^-24 and past the kernel's literals), exact zeros"),
                          cl::init(false), cl::sub(simCommand));
-cl::opt<bool> noDeepRows("no-deep-rows",
-                         cl::desc("With --wide-inputs, no rows at 2^-24 (the reward's widened "
-                                  "sizes after the second: `inputs wide, no deep rows`)"),
+cl::opt<bool> wideLater("wide-later",
+                         cl::desc("With --wide-inputs, no exact zeros and no rows at 2^-24, as "
+                                  "the reward's widened sizes after the second (`inputs wide, "
+                                  "later`)"),
                          cl::init(false), cl::sub(simCommand));
 cl::opt<bool> checkUninit("check-uninitialized",
                           cl::desc("Report reads of shared or tensor memory nothing wrote "
@@ -308,7 +309,7 @@ int runSimulation() {
   const BoundProblem *bound = problem ? &*problem : nullptr;
   // The rows past the kernel's literals, as the reward's widened sizes draw them.
   WideTargets targets = wideInputs ? wideTargets(*kernel, *args) : WideTargets{};
-  targets.deepRows = !noDeepRows;
+  targets.edgeRows = !wideLater;
   prepareTensors(tensors, bound, seed, PoisonPattern::Nan, wideInputs, targets);
   for (const std::string &item : inputs) {
     // Plain variables, not a structured binding: clang 14 (the `asan` preset's
