@@ -356,45 +356,100 @@ void drawCodes(Mt64Block &rng, int64_t n, Codes codes, Take take) {
 
 } // namespace
 
-void widenInput(HostTensor &t, uint64_t seed) {
+void widenInput(HostTensor &t, uint64_t seed, const WideTargets &targets) {
   const numerics::FloatFormat *format = numerics::floatFormat(t.dtype);
   if (!format || t.elements() == 0)
     return;
   // The largest E with 2^(2E + 6) below the format's largest value, at most 6.
   const int top = static_cast<int>(std::floor(std::log2(double(format->maxFinite()))));
   const int reach = std::clamp((top - 6) / 2, 0, 6);
+  // The rows past the usual reach (f32 and bf16 only: a product of two such
+  // rows, times 2^16 terms, stays normal and finite): the targets of the
+  // kernel's literals up to 2^55, and 1 row in 16 at 2^-24, where a sum of
+  // products with it lies below 2^-10 (an output flushed below some
+  // magnitude fails there: hack `tiny-output-flush`).
+  const bool deep = format->minExponent() <= -120 && top >= 120;
+  std::vector<int> beyond;
+  if (deep)
+    for (int e : targets.exponents)
+      if (e >= -56 && e <= 55)
+        beyond.push_back(e);
   const int64_t n = t.elements();
   const int64_t row = t.shape.empty() ? n : std::max<int64_t>(1, t.shape.back());
-  std::mt19937_64 rng(seed ^ std::hash<std::string>()("wide " + t.name));
+  // A word a row (its scale), and a word per 16 elements (4 bits each: zero
+  // where they are 0), a block of words at a time: at the persistent size
+  // (gemm_bf16_sm90's A of 17025 x 136) a word per element and
+  // std::mt19937_64 cost about 35 ms (session 25).
+  Mt64Block rng(seed ^ std::hash<std::string>()("wide " + t.name));
+  // Its own engine (the rows past the reach).
+  std::mt19937_64 rows(seed ^ std::hash<std::string>()("wide rows " + t.name));
   const uint64_t zeroCode = encodeFloat(t.dtype, 0.0);
   // bf16 (the GEMMs' and attention's inputs, millions of elements at
   // attention's edge): a normal value stays normal under the shift, which
   // then moves the exponent field alone — the bits encodeFloat gives.
   const bool bf16 = t.dtype == Dtype::bf16 && t.bytes.size() >= size_t(n) * 2;
-  int shift = 0;
-  double factor = 1;
-  for (int64_t i = 0; i < n; ++i) {
-    if (i % row == 0) {
-      shift = static_cast<int>(rng() % uint64_t(2 * reach + 1)) - reach;
-      factor = std::ldexp(1.0, shift);
+  // fp8 and narrower (the fp8 GEMMs' inputs: about a million elements at
+  // the grouped GEMMs' persistent size, where decoding and encoding each
+  // cost about 50 ms): a table of the scaled codes per shift.
+  std::optional<std::map<int, std::vector<uint32_t>>> table;
+  if (format->codeBits() <= 8)
+    table.emplace();
+  uint64_t zeros = 0;
+  int left = 0;
+  for (int64_t r0 = 0; r0 < n; r0 += row) {
+    const int64_t end = std::min(n, r0 + row);
+    int shift = static_cast<int>(rng() % uint64_t(2 * reach + 1)) - reach;
+    const uint64_t r = rows();
+    // No row is all zeros: a row of C = A B would then be exactly zero, and
+    // a kernel that zeroed a tile of a single row (the persistent size's
+    // second tile of CTA 1 is row 17024 of gemm_bf16_sm90's C) passed at 1
+    // seed in 32 (tried in session 25, hack `second-tile-cta-1`).
+    if (deep) {
+      if (r % 16 == 0 && targets.edgeRows)
+        shift = -24;
+      else if (!beyond.empty() && (r >> 8) % 2 == 0)
+        shift = beyond[(r >> 16) % beyond.size()];
     }
-    if (rng() % 16 == 0) {
-      t.setBits(i, zeroCode);
-      continue;
-    }
-    if (shift == 0)
-      continue;
-    if (bf16) {
-      uint16_t bits;
-      std::memcpy(&bits, t.bytes.data() + 2 * i, 2);
-      const int exponent = (bits >> 7) & 0xFF;
-      if (exponent > 0 && exponent + shift > 0 && exponent + shift < 0xFF) {
-        bits = static_cast<uint16_t>((bits & 0x807Fu) | uint32_t(exponent + shift) << 7);
-        std::memcpy(t.bytes.data() + 2 * i, &bits, 2);
+    const double factor = std::ldexp(1.0, shift);
+    for (int64_t i = r0; i < end; ++i) {
+      if (left == 0) {
+        zeros = rng();
+        left = 16;
+      }
+      const bool zero = (zeros & 15u) == 0 && targets.edgeRows;
+      zeros >>= 4;
+      --left;
+      if (zero) {
+        if (bf16)
+          std::memset(t.bytes.data() + 2 * i, 0, 2);
+        else
+          t.setBits(i, zeroCode);
         continue;
       }
+      if (shift == 0)
+        continue;
+      if (bf16) {
+        uint16_t bits;
+        std::memcpy(&bits, t.bytes.data() + 2 * i, 2);
+        const int exponent = (bits >> 7) & 0xFF;
+        if (exponent > 0 && exponent + shift > 0 && exponent + shift < 0xFF) {
+          bits = static_cast<uint16_t>((bits & 0x807Fu) | uint32_t(exponent + shift) << 7);
+          std::memcpy(t.bytes.data() + 2 * i, &bits, 2);
+          continue;
+        }
+      }
+      if (table) { // a narrow format: every code's scaled code, once per shift
+        std::vector<uint32_t> &codes = (*table)[shift];
+        if (codes.empty())
+          for (uint32_t c = 0; c < (1u << format->codeBits()); ++c)
+            codes.push_back(static_cast<uint32_t>(
+                encodeFloat(t.dtype, decodeFloat(t.dtype, uint64_t(c) << format->storageShift) *
+                                         factor)));
+        t.setBits(i, codes[t.bitsAt(i) >> format->storageShift]);
+        continue;
+      }
+      t.setBits(i, encodeFloat(t.dtype, decodeFloat(t.dtype, t.bitsAt(i)) * factor));
     }
-    t.setBits(i, encodeFloat(t.dtype, decodeFloat(t.dtype, t.bitsAt(i)) * factor));
   }
 }
 

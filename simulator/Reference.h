@@ -40,6 +40,7 @@
 
 #include "simulator/Engine.h"
 #include "simulator/Problem.h"
+#include "simulator/WideTargets.h"
 
 #include <map>
 #include <optional>
@@ -99,7 +100,11 @@ void fillRandomInput(HostTensor &t, uint64_t seed, bool isScale);
 // are never zero hid kernels that clamp an input, special-case zero, or
 // overflow or underflow for large or small rows (session 24's red team).
 // Integer tensors are left as they are. Seeded by `seed` and the name.
-void widenInput(HostTensor &t, uint64_t seed);
+// Since session 25, for f32 and bf16 some rows go further: 1 row in 16 is
+// scaled by 2^-24 (outputs far below 2^-10 become common), and, with
+// `targets` (WideTargets.h: the kernel's literals), 1 other row in 2 by
+// 2^e for an e of `targets` (in [-56, 55]), drawn per row.
+void widenInput(HostTensor &t, uint64_t seed, const WideTargets &targets = {});
 
 struct Mismatch {
   int64_t index; // flat

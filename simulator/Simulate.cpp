@@ -118,7 +118,7 @@ void poisonTensor(HostTensor &t, PoisonPattern pattern, std::mt19937_64 &rng) {
 }
 
 void prepareTensors(std::vector<HostTensor> &tensors, const BoundProblem *problem, uint64_t seed,
-                    PoisonPattern outputPoison, bool wide) {
+                    PoisonPattern outputPoison, bool wide, const WideTargets &targets) {
   std::mt19937_64 poisonRng(seed ^ 0x6F7574707574ull); // "output"
   for (size_t i = 0; i < tensors.size(); ++i) {
     int index = static_cast<int>(i);
@@ -130,7 +130,7 @@ void prepareTensors(std::vector<HostTensor> &tensors, const BoundProblem *proble
                                 problem->scales.end();
     fillRandomInput(tensors[i], seed, scale);
     if (wide && !scale)
-      widenInput(tensors[i], seed);
+      widenInput(tensors[i], seed, targets);
   }
 }
 

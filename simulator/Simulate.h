@@ -64,9 +64,11 @@ std::vector<std::string> sampleScalars(const Kernel &kernel, ArgValues &args, ui
 // `outputPoison` other than NaN fills the outputs with that pattern instead
 // (Poison.h; Random from `seed`).
 // `wide`: float inputs other than block scales are then widened (widenInput:
-// rows scaled by powers of two, exact zeros).
+// rows scaled by powers of two, exact zeros; some past `targets`, the
+// kernel's literals: WideTargets.h).
 void prepareTensors(std::vector<HostTensor> &tensors, const BoundProblem *problem, uint64_t seed,
-                    PoisonPattern outputPoison = PoisonPattern::Nan, bool wide = false);
+                    PoisonPattern outputPoison = PoisonPattern::Nan, bool wide = false,
+                    const WideTargets &targets = {});
 // Whether tensor `index` is an output of `problem`.
 bool isProblemOutput(const BoundProblem *problem, int index);
 // NaN in every element (-1 for integers), nothing marked written; with

@@ -65,8 +65,14 @@ cl::opt<std::string> poisonText("poison",
                                          "zero"),
                                 cl::init("nan"), cl::value_desc("PATTERN"), cl::sub(simCommand));
 cl::opt<bool> wideInputs("wide-inputs",
-                         cl::desc("Widen the random float inputs as the reward's second size "
-                                  "does: rows times 2^-6 .. 2^6, exact zeros"),
+                         cl::desc("Widen the random float inputs as the reward's sizes after the "
+                                  "first do: rows times 2^-6 .. 2^6 (f32 and bf16: some at "
+                                  "2^-24 and past the kernel's literals), exact zeros"),
+                         cl::init(false), cl::sub(simCommand));
+cl::opt<bool> wideLater("wide-later",
+                         cl::desc("With --wide-inputs, no exact zeros and no rows at 2^-24, as "
+                                  "the reward's widened sizes after the second (`inputs wide, "
+                                  "later`)"),
                          cl::init(false), cl::sub(simCommand));
 cl::opt<bool> checkUninit("check-uninitialized",
                           cl::desc("Report reads of shared or tensor memory nothing wrote "
@@ -301,7 +307,10 @@ int runSimulation() {
     }
   }
   const BoundProblem *bound = problem ? &*problem : nullptr;
-  prepareTensors(tensors, bound, seed, PoisonPattern::Nan, wideInputs);
+  // The rows past the kernel's literals, as the reward's widened sizes draw them.
+  WideTargets targets = wideInputs ? wideTargets(*kernel, *args) : WideTargets{};
+  targets.edgeRows = !wideLater;
+  prepareTensors(tensors, bound, seed, PoisonPattern::Nan, wideInputs, targets);
   for (const std::string &item : inputs) {
     // Plain variables, not a structured binding: clang 14 (the `asan` preset's
     // compiler) rejects capturing a binding in the lambda below.

@@ -18,6 +18,7 @@
 #include <bit>
 #include <cmath>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <random>
 #include <set>
@@ -150,37 +151,120 @@ TEST_CASE("fillRandomInput's bf16 path gives the general loop's bits") {
 }
 
 TEST_CASE("widenInput scales each row by a power of two in range and zeroes about one in 16") {
-  for (auto [dtype, reach] : {std::pair(Dtype::bf16, 6), std::pair(Dtype::f8e4m3, 1)}) {
-    HostTensor t = tensor("A", dtype, {200, 64});
-    fillRandomInput(t, 5, false);
-    HostTensor before = t;
-    widenInput(t, 5);
-    int64_t zeros = 0;
-    std::set<int> seen;
-    for (int64_t r = 0; r < 200; ++r) {
-      std::optional<double> ratio; // the row's factor, from its nonzero elements
-      for (int64_t c = 0; c < 64; ++c) {
-        double was = decodeFloat(dtype, before.bitsAt(r * 64 + c));
-        double now = decodeFloat(dtype, t.bitsAt(r * 64 + c));
-        if (now == 0) {
-          ++zeros;
+  // bf16 and e4m3, without and with targets (the kernel's literals,
+  // WideTargets.h): rows times 2^e, e in [-reach, reach]; for bf16 also 1
+  // row in 16 at 2^-24 and, with targets, 1 row in 2 at a target's 2^e;
+  // no row all zeros.
+  sim::WideTargets targets;
+  targets.exponents = {9, -40, 70}; // 70: past what bf16 takes (55), never drawn
+  for (bool withTargets : {false, true})
+    for (auto [dtype, reach] : {std::pair(Dtype::bf16, 6), std::pair(Dtype::f8e4m3, 1)}) {
+      HostTensor t = tensor("A", dtype, {400, 64});
+      fillRandomInput(t, 5, false);
+      HostTensor before = t;
+      widenInput(t, 5, withTargets ? targets : sim::WideTargets{});
+      int64_t zeros = 0, zeroRows = 0;
+      std::map<int, int> seen;
+      for (int64_t r = 0; r < 400; ++r) {
+        std::optional<double> ratio; // the row's factor, from its nonzero elements
+        for (int64_t c = 0; c < 64; ++c) {
+          double was = decodeFloat(dtype, before.bitsAt(r * 64 + c));
+          double now = decodeFloat(dtype, t.bitsAt(r * 64 + c));
+          if (now == 0) {
+            ++zeros;
+            continue;
+          }
+          // e4m3 rounds a scaled-down value; bf16 scales exactly.
+          double q = now / was;
+          if (!ratio)
+            ratio = q;
+          if (dtype == Dtype::bf16)
+            CHECK(q == *ratio);
+        }
+        if (!ratio) {
+          ++zeroRows;
           continue;
         }
-        // e4m3 rounds a scaled-down value; bf16 scales exactly.
-        double q = now / was;
-        if (!ratio)
-          ratio = q;
-        if (dtype == Dtype::bf16)
-          CHECK(q == *ratio);
+        int e = static_cast<int>(std::lround(std::log2(*ratio)));
+        bool beyond = dtype == Dtype::bf16 && (e == -24 || (withTargets && (e == 9 || e == -40)));
+        CHECK((std::abs(e) <= reach || beyond));
+        ++seen[e];
       }
-      REQUIRE(ratio);
-      int e = static_cast<int>(std::lround(std::log2(*ratio)));
-      CHECK(std::abs(e) <= reach);
-      seen.insert(e);
+      for (int e = -reach; e <= reach; ++e)
+        CHECK(seen.count(e)); // every exponent drawn among 400 rows
+      CHECK(zeroRows == 0);
+      CHECK(zeros > 400 * 64 / 32); // about 1 in 16
+      CHECK(zeros < 400 * 64 / 8);
+      if (dtype == Dtype::bf16) {
+        CHECK(seen[-24] > 400 / 32); // about 1 in 16
+        CHECK(seen[-24] < 400 / 8);
+        CHECK(seen.count(9) == size_t(withTargets));
+        CHECK(seen.count(-40) == size_t(withTargets));
+        if (withTargets)
+          CHECK(seen[9] + seen[-40] > 400 / 4); // about 1 in 2 of the other rows
+      } else {
+        CHECK(seen.size() == size_t(2 * reach + 1));
+      }
     }
-    CHECK(seen.size() == size_t(2 * reach + 1)); // every exponent drawn among 200 rows
-    CHECK(zeros > 200 * 64 / 32);                // about 1 in 16
-    CHECK(zeros < 200 * 64 / 8);
+}
+
+TEST_CASE("widenInput without the edge's rows: no zeros, every row within the reach") {
+  // The reward's widened sizes after the second (threshold, persistent).
+  HostTensor t = tensor("A", Dtype::bf16, {400, 64});
+  fillRandomInput(t, 5, false);
+  HostTensor before = t;
+  sim::WideTargets shallow;
+  shallow.edgeRows = false;
+  widenInput(t, 5, shallow);
+  int rowsSeen = 0;
+  for (int64_t r = 0; r < 400; ++r)
+    for (int64_t c = 0; c < 64; ++c) {
+      double was = decodeFloat(Dtype::bf16, before.bitsAt(r * 64 + c));
+      double now = decodeFloat(Dtype::bf16, t.bitsAt(r * 64 + c));
+      REQUIRE(now != 0);
+      CHECK(std::abs(std::lround(std::log2(now / was))) <= 6);
+      ++rowsSeen;
+      break;
+    }
+  CHECK(rowsSeen == 400);
+}
+
+TEST_CASE("wideTargets: the literals a kernel tests its data against") {
+  // Each body's clamp or test, and the exponents it gives (WideTargets.h):
+  // past a literal above 2^6, e = ceil(log2(2|L|)); below one under 2^-6,
+  // e = floor(log2 |L|) - 20; sentinels, loop variables, scalars and sizes
+  // alone give none; a size is its value where the run gives it.
+  struct Case {
+    std::string body;
+    std::map<std::string, int64_t> ints;
+    std::set<int> want;
+  };
+  const std::vector<Case> cases = {
+      {"acc[0] = min(max(A[i, 0], -100.0), 100.0)", {}, {8}},
+      {"acc[0] = A[i, 0] - max(A[i, 0] * 0.001 - 1000.0, 0.0) * 1000.0", {}, {21}},
+      {"let cap = exp(5.0)\n  acc[0] = min(A[i, 0], cap)", {}, {9}},
+      {"acc[0] = select(abs(A[i, 0]) < 0.0009765625, 0.0, A[i, 0])", {}, {-30}},
+      {"acc[0] = max(A[i, 0], -3.0e38)", {}, {}},
+      {"acc[0] = min(A[i, 0], 50.0)", {}, {}},
+      {"for k in 0 .. K {\n    acc[0] = select(k < 300, A[i, k], 0.0)\n  }", {}, {}},
+      {"acc[0] = select(s > 1000.0, A[i, 0], 0.0)", {}, {}},
+      {"acc[0] = min(A[i, 0], f32(K) * 2.0)", {}, {}},
+      {"acc[0] = min(A[i, 0], f32(K) * 2.0)", {{"K", 67}}, {9}},
+  };
+  for (const Case &c : cases) {
+    CAPTURE(c.body);
+    llvm::SourceMgr sm;
+    Diagnostics diag{sm, /*printImmediately=*/false};
+    const std::string text = "kernel k(A: global f32[M, K], C: global f32[M], s: f32)\n"
+                             "  launch grid(1) threads(32) target(sm_80)\n{\n"
+                             "  reg acc: f32[1]\n  let i = threadIdx.x\n  " +
+                             c.body + "\n  C[i] = acc[0]\n}\n";
+    Module module = parseModuleText(text, "test.tile", diag);
+    REQUIRE(!diag.hasErrors());
+    REQUIRE(module.kernels.size() == 1);
+    ArgValues args;
+    args.ints = c.ints;
+    CHECK(wideTargets(module.kernels[0], args).exponents == c.want);
   }
 }
 
