@@ -61,12 +61,13 @@ PoisonPattern poisonOfSize(size_t i, uint64_t seed) {
 
 // Whether size `i` of an evaluation runs on widened inputs: every size but
 // the first (whose eps is drawn from the top of its range, visible against
-// a mean square of about 1/3 only while the rows are not scaled up) and a
-// threshold size that pins a float scalar (`pinsFloat`: an eps pinned at a
-// literal is meant to be seen the same way). Until session 25 the second
-// size alone: a kernel wrong for large inputs only in a tile that only the
-// persistent or a threshold size runs passed.
-bool wideInputs(size_t i, bool pinsFloat) { return i >= 1 && !pinsFloat; }
+// a mean square of about 1/3 only while the rows are not scaled up). Until
+// session 25 the second size alone: a kernel wrong for large inputs only
+// in a tile that only the persistent or a threshold size runs passed. A
+// threshold size that pins a float scalar runs at the edge size's values
+// (reward/ThresholdSizes.cpp) with its zeros and rows at 2^-24 too: an eps
+// floored at 3e-6 showed only in rows of small values (`eps-floor`).
+bool wideInputs(size_t i) { return i >= 1; }
 
 // What one size gave.
 struct SizeOutcome {
@@ -175,8 +176,8 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
     for (const auto &[name, v] : args.floats)
       described += fmt::format(", {} = {:.3g}", name, v);
     PoisonPattern poison = poisonOfSize(i, req.seed);
-    const bool wide =
-        wideInputs(i, i >= firstThreshold && !thresholds.floats[i - firstThreshold].empty());
+    const bool pinsFloat = i >= firstThreshold && !thresholds.floats[i - firstThreshold].empty();
+    const bool wide = wideInputs(i);
     SimulatedSize record{described, "all", "", 0, std::string(poisonName(poison)), size.role,
                          i >= firstThreshold ? thresholds.reasons[i - firstThreshold] : ""};
     SizeOutcome result;
@@ -234,7 +235,7 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
       // passed), and 1 row in 16 at 2^-24 (outputs below 2^-10 were rare:
       // `tiny-output-flush` passed at some seeds).
       WideTargets targets = wide ? wideTargets(kernel, args) : WideTargets{};
-      targets.edgeRows = i == 1; // zeros and rows at 2^-24: the second size only
+      targets.edgeRows = i == 1 || pinsFloat; // zeros and rows at 2^-24
       prepareTensors(tensors, &*problem, seed, poison, wide, targets);
       SimulateOptions options;
       options.seed = seed;

@@ -408,10 +408,14 @@ ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &s
     }
   }
   // Float scalars against literals: both sides pinned, at the small size.
+  // The pins run at the edge size (the second) where there is one: its rows
+  // are widened, some small enough for an eps of 1e-6 to show, some of
+  // about 1 for an eps of 0.1 (`eps-floor` passed at the small size, R = 1).
+  const SimSize &pinAt = sampled.size() > 1 ? sampled[1] : sampled.front();
   for (const FloatDecision &f : collect.floatDecisions) {
     double crossing = f.literal;
     if (f.power != 0) { // the crossing at the small size, where the pins run
-      const SizeAssignment &small = sampled.front().values;
+      const SizeAssignment &small = pinAt.values;
       std::optional<int64_t> factor = evalConcrete(f.factor, [&](const Expr &e) {
         auto it = e->kind == ExprKind::Var ? small.find(as<Var>(e).name) : small.end();
         return it == small.end() ? std::nullopt : std::optional<int64_t>(it->second);
@@ -431,7 +435,7 @@ ThresholdPlan thresholdSizes(const Kernel &kernel, const std::vector<SimSize> &s
             fmt::format("{}: it needs more than {} threshold sizes", what, kMaxThresholdSizes));
         continue;
       }
-      plan.sizes.push_back({sampled.front().values, 0, "threshold", {}});
+      plan.sizes.push_back({pinAt.values, 0, "threshold", {}});
       plan.reasons.push_back(what);
       plan.floats.push_back({{f.scalar, v}});
     }

@@ -27,8 +27,9 @@
 //
 // A float scalar compared with a literal (`if eps < 0.05`), or in a min/max
 // with one, the lets it reads substituted, gets two threshold sizes: the
-// small size with the scalar pinned at half the literal and at twice it (a
-// positive literal, or a negative one for a scalar drawn with either
+// edge size (the small one where there is none; since session 25, on its
+// widened inputs) with the scalar pinned at half the literal and at twice
+// it (a positive literal, or a negative one for a scalar drawn with either
 // sign), whatever the draws give.
 //
 // Internal to reward/.

@@ -359,10 +359,11 @@ TEST_CASE("threshold sizes: a persistent tile index equal to a constant runs the
   CHECK(plan.unreached.empty());
 }
 
-TEST_CASE("threshold sizes: a float scalar times or over a size is pinned at the small size's crossing") {
+TEST_CASE("threshold sizes: a float scalar times or over a size is pinned at the crossing where the pins run") {
   // `eps * f32(N) < 100.0` (hack `eps-times-size`): eps = 100 / N at the
-  // small size N = 128; `eps / f32(N) > 0.001`: eps = 0.128. A size added
-  // before the factor (`(eps + 1.0) * f32(N)`) is no affine term of eps.
+  // size the pins run at (the edge, N = 384); `eps / f32(N) > 0.001`: eps =
+  // 0.384. A size added before the factor (`(eps + 1.0) * f32(N)`) is no
+  // affine term of eps.
   const char *text = R"(
 kernel scaled(X: global f32[N], Y: global f32[N], eps: f32)
   where N % 128 == 0
@@ -374,10 +375,10 @@ kernel scaled(X: global f32[N], Y: global f32[N], eps: f32)
 )";
   ThresholdPlan plan = floatPlanOf(parseOne(text));
   REQUIRE(plan.sizes.size() == 4);
-  REQUIRE(plan.sizes[0].values.at("N") == 128);
-  CHECK(plan.floats[0].at("eps") == doctest::Approx(100.0 / 128 / 2));
-  CHECK(plan.floats[1].at("eps") == doctest::Approx(100.0 / 128 * 2));
-  CHECK(plan.floats[2].at("eps") == doctest::Approx(0.128 / 2));
-  CHECK(plan.floats[3].at("eps") == doctest::Approx(0.128 * 2));
+  REQUIRE(plan.sizes[0].values.at("N") == 384);
+  CHECK(plan.floats[0].at("eps") == doctest::Approx(100.0 / 384 / 2));
+  CHECK(plan.floats[1].at("eps") == doctest::Approx(100.0 / 384 * 2));
+  CHECK(plan.floats[2].at("eps") == doctest::Approx(0.384 / 2));
+  CHECK(plan.floats[3].at("eps") == doctest::Approx(0.384 * 2));
   CHECK(plan.unreached.empty());
 }
