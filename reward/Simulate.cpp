@@ -264,7 +264,7 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
       size_t said = r.diagnostics.size();
       std::string witnessSeed =
           fmt::format("{}; seed {}; poison {}{}", described, req.seed, poisonName(poison),
-                      !wide ? "" : i == 1 ? "; inputs wide" : "; inputs wide, later");
+                      !wide ? "" : i == 1 || pinsFloat ? "; inputs wide" : "; inputs wide, later");
       // Uninitialised reads first, at the reading statement; the engine's
       // reads and simulateChecked's findings of that kind are in one order.
       const std::vector<UninitializedRead> &reads = sim.run.stats.uninitializedReads;
