@@ -2,6 +2,7 @@
 #include "reward/LoopMonotone.h"
 
 #include "ir/ConcreteEval.h"
+#include "ir/Dtype.h"
 #include "ir/Printer.h"
 #include "ir/ThreadIndex.h"
 #include "ir/Visitor.h"
@@ -142,8 +143,8 @@ private:
     if (e->kind != ExprKind::Call)
       return nullptr;
     const Call &c = as<Call>(e);
-    if (c.args.size() != 1 ||
-        (c.callee != "f32" && c.callee != "f64" && c.callee != "f16" && c.callee != "bf16"))
+    std::optional<Dtype> to = dtypeFromName(c.callee);
+    if (c.args.size() != 1 || !to || !isFloat(*to))
       return nullptr;
     bool reads = false, cta = false;
     if (!sizeOnly(c.args[0], symbols_, reads, cta) || !reads || cta)
