@@ -254,11 +254,20 @@ TEST_CASE("threshold sizes: a min of the tile index with sizes beside it is deci
   CHECK(plan.sizes[0].values.at("M") == 3072);
   CHECK(plan.sizes[0].sampleCtas == 2);
   CHECK(plan.unreached.empty());
-  // A comparison with a size itself stays a tail: `t * 128 < M` is none.
+  // A comparison with a size itself (`t * 128 < M`: the tile index, not a
+  // row, against M) was a tail until session 26; it is decided at the
+  // loop's first and second-to-last tiles now (false there: tiles past M /
+  // 128 of a CTA that runs two), run on CTA 0 and a CTA that takes it.
   std::string tail(bundledKernelText("gemm_bf16_sm90_grouped.tile"));
   tail.replace(tail.find(group), group.size(),
                "let m0 = select(t * 128 < M, t / (8 * tn) * 8 + t % 8, 0) * 128");
-  CHECK(planOf(parseOne(tail)).sizes.empty());
+  ThresholdPlan mixed = planOf(parseOne(tail));
+  REQUIRE(mixed.sizes.size() == 1);
+  CHECK(mixed.sizes[0].values.at("M") == 2048); // CTA 16's first tile lies past M / 128
+  CHECK(mixed.sizes[0].values.at("N") == 2312);
+  CHECK(mixed.sizes[0].sampleCtas == 2);
+  CHECK(mixed.reasons[0].find("false in some iteration before the last") != std::string::npos);
+  CHECK(mixed.unreached.empty());
 }
 
 TEST_CASE("threshold sizes: the same clamp as a comparison with a literal is decided too") {
@@ -381,4 +390,24 @@ kernel scaled(X: global f32[N], Y: global f32[N], eps: f32)
   CHECK(plan.floats[2].at("eps") == doctest::Approx(0.384 / 2));
   CHECK(plan.floats[3].at("eps") == doctest::Approx(0.384 * 2));
   CHECK(plan.unreached.empty());
+}
+
+TEST_CASE("threshold sizes: a loop variable against a size is decided before the last iteration") {
+  // `k * 4 < K + 300` drops the products from about K / 4 + 75 on where K
+  // passes 100 (hack `mixed-chunk-skip` is rmsnorm's): both sides read sizes
+  // or the variable, so it was a tail and no decision. It is false at the
+  // second-to-last k = K - 2 from K = 103 (doubled: 206). A tail, false at
+  // the last iteration alone (`k + 1 < K`), needs no size.
+  ThresholdPlan plan = planOf(parseOne(gemm(
+      "for k in 0 .. K { if k * 4 < K + 300 { acc[0] = acc[0] + A[i, k] * B[k, j] } }\n")));
+  REQUIRE(plan.sizes.size() == 1);
+  CHECK(plan.sizes[0].values.at("K") == 206);
+  REQUIRE(plan.reasons.size() == 1);
+  CHECK(plan.reasons[0].find("false in some iteration before the last") != std::string::npos);
+  CHECK(plan.unreached.empty());
+  ThresholdPlan tail = planOf(parseOne(gemm(
+      "for k in 0 .. K { if k + 1 < K { acc[0] = acc[0] + A[i, k] * B[k, j] } else { acc[0] = "
+      "acc[0] + A[i, k] * B[k, j] } }\n")));
+  CHECK(tail.sizes.empty());
+  CHECK(tail.unreached.empty());
 }
