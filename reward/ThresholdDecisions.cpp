@@ -113,6 +113,7 @@ private:
   std::set<std::string> symbols_, floatScalars_, signedScalars_;
   std::set<std::string> seen_;
   bool inParity_ = false; // collecting a barrier wait's `parity =` argument
+  Expr threadPath_;        // the enclosing ifs' conditions on thread indices
 
   // A literal (or its negation): its value.
   static std::optional<double> literalValue(const Expr &e) {
@@ -350,7 +351,11 @@ private:
       mixedEnds(self, loc, path, vars);
       return;
     }
-    if (vars.empty() || vars.size() > 2)
+    if (vars.size() > 2) {
+      fixedEnds(self, loc, path, vars);
+      return;
+    }
+    if (vars.empty())
       return;
     if (readsSize)
       for (const std::string &v : vars)
@@ -453,6 +458,82 @@ private:
         "false in some iteration before the last", under, loc, {true, true}, !cta, cta);
   }
 
+  // A comparison of more than two loop variables where the loops past two
+  // have constant bounds (a fragment's unrolled column and row loops beside
+  // the key-block loop: `kv0 + col < q0 + r0 + row + 2048` in attention, a
+  // 2048-key sliding window that passed with score 1, hack
+  // `key-window-2048`; since session 26), reading thread indices or
+  // blockIdx, sizes and literals beside them: the loops of sized bounds (one
+  // or two, monotone) are taken at their corners, the constant loops' values
+  // and the thread are enumerated and unknowns of Z3, like a thread's
+  // global index; its size runs CTA 0 and a CTA that takes the outcome.
+  void fixedEnds(const Expr &self, llvm::SMLoc loc, const Expr &path,
+                 const std::vector<std::string> &vars) {
+    if (self->kind != ExprKind::Binary)
+      return;
+    std::vector<std::string> sized;
+    std::vector<Decision::Loop> fixed;
+    std::set<std::string> known = symbols_;
+    for (const std::string &v : vars) {
+      const Ends &ends = loops_.at(v);
+      std::optional<int64_t> b = constantValue(ends.loop.begin), e = constantValue(ends.loop.end);
+      if (b && e) {
+        if (*e - *b > 1024)
+          return;
+        fixed.push_back(ends.loop);
+        known.insert(v);
+      } else {
+        sized.push_back(v);
+      }
+    }
+    if (sized.empty() || sized.size() > 2 || fixed.empty())
+      return;
+    for (const std::string &v : sized)
+      if (comparedDirection(self, v, symbols_) == Direction::Unknown)
+        return;
+    Expr under = path, yes, no;
+    for (const std::string &v : sized)
+      under = under ? Binary::make(BinaryOp::And, under, loops_.at(v).nonEmpty, loc)
+                    : loops_.at(v).nonEmpty;
+    for (unsigned corner = 0; corner < (1u << sized.size()); ++corner) {
+      std::map<std::string, Expr> at;
+      for (size_t v = 0; v < sized.size(); ++v) {
+        const Ends &ends = loops_.at(sized[v]);
+        at[sized[v]] = corner >> v & 1 ? ends.last : ends.first;
+      }
+      Expr c = substitute(self, at), notC = Unary::make(UnaryOp::Not, c, loc);
+      yes = yes ? Binary::make(BinaryOp::Or, yes, c, loc) : c;
+      no = no ? Binary::make(BinaryOp::Or, no, notC, loc) : notC;
+    }
+    Reads r;
+    if (!termOnly(yes, known, true, r) || !(r.cta || r.thread))
+      return;
+    if (threadPath_) {
+      yes = Binary::make(BinaryOp::And, threadPath_, yes, loc);
+      no = Binary::make(BinaryOp::And, threadPath_, no, loc);
+    }
+    std::string key = "fixed\n" + print(yes) + "\n" + (under ? print(under) : "");
+    if (!seen_.insert(key).second)
+      return;
+    std::string text = print(self);
+    Decision d;
+    d.outcome[0] = yes;
+    d.outcome[1] = no;
+    d.name[0] = fmt::format("`{}` true in some iteration", text);
+    d.name[1] = fmt::format("`{}` false in some iteration", text);
+    d.path = under;
+    d.loc = loc;
+    bool pathReads = false, pathCta = false;
+    sizeOnly(under, symbols_, pathReads, pathCta);
+    d.outcomeReadsCta = r.cta;
+    d.readsCta = r.cta || pathCta;
+    d.readsThread = r.thread;
+    d.farSide = true; // half the keys past the window, not 8 of 2056
+    d.sampled = d.readsCta;
+    d.fixedLoops = std::move(fixed);
+    decisions.push_back(std::move(d));
+  }
+
   static bool underDivision(const Expr &e, const std::vector<std::string> &vars) {
     struct Find : IRVisitor {
       const std::vector<std::string> *vars;
@@ -515,8 +596,22 @@ private:
           return path;
         return path ? Binary::make(BinaryOp::And, path, cond, i.loc) : cond;
       };
+      // A condition on thread indices (`if wgid == 0`: the producer's
+      // branch) joins the thread path of the constant-loop decisions
+      // (fixedEnds): without it, Z3 took the outcome in a thread that never
+      // runs the comparison.
+      bool threadCta = false, thread = false;
+      bool threadGuard = !guard && indexOnly(c, symbols_, threadCta, thread) && thread;
+      Expr outerThreads = threadPath_;
+      auto threads = [&](const Expr &cond) {
+        if (threadGuard)
+          threadPath_ = outerThreads ? Binary::make(BinaryOp::And, outerThreads, cond, i.loc) : cond;
+      };
+      threads(c);
       block(i.thenBody, under(c), env);
+      threads(Unary::make(UnaryOp::Not, c, i.loc));
       block(i.elseBody, under(Unary::make(UnaryOp::Not, c, i.loc)), env);
+      threadPath_ = outerThreads;
       break;
     }
     default: {

@@ -411,3 +411,28 @@ TEST_CASE("threshold sizes: a loop variable against a size is decided before the
   CHECK(tail.sizes.empty());
   CHECK(tail.unreached.empty());
 }
+
+TEST_CASE("threshold sizes: a comparison over constant loops and a thread index beside the k loop") {
+  // Three loop variables (the key-block loop and a fragment's unrolled
+  // loops) and a thread's global index against a constant offset: a window
+  // of the first 300 positions past each row (hack `key-window-2048` is
+  // attention's). The k loop is taken at its corners, the constant loops and
+  // the thread are unknowns: false from K = 76 at row 0 (doubled: 152), run
+  // on CTA 0. Before session 26 more than two loop variables were no
+  // decision.
+  ThresholdPlan plan = planOf(parseOne(gemm(
+      "for k in 0 .. K { for u in 0 .. 2 { for v in 0 .. 2 { if k * 4 + u * 2 + v < i + 300 { "
+      "acc[0] = acc[0] + A[i, k] * B[k, j] } } } }\n")));
+  REQUIRE(plan.sizes.size() == 1);
+  CHECK(plan.sizes[0].values.at("K") == 152);
+  CHECK(plan.sizes[0].sampleCtas >= 1);
+  CHECK(plan.reasons[0].find("false in some iteration") != std::string::npos);
+  CHECK(plan.unreached.empty());
+  // Under a thread condition no thread meets (threadIdx.x >= 512 in a CTA
+  // of 256): the enclosing ifs' thread conditions join the outcome, so Z3
+  // takes no thread that never runs the comparison, and there is no size.
+  ThresholdPlan guarded = planOf(parseOne(gemm(
+      "if threadIdx.x >= 512 { for k in 0 .. K { for u in 0 .. 2 { for v in 0 .. 2 { if k * 4 + "
+      "u * 2 + v < i + 300 { acc[0] = acc[0] + A[i, k] * B[k, j] } } } } }\n")));
+  CHECK(guarded.sizes.empty());
+}
