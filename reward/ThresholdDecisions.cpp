@@ -708,6 +708,15 @@ private:
           add(once, once, Unary::make(UnaryOp::Not, once, b.loc), "true", "false", path,
               b.loc, {false, true}, false);
         }
+      } else if (!constantValue(b.rhs)) {
+        // A divisor of sizes (`% H`): whether the dividend reaches it too
+        // (since session 26). A head index that is right at the sampled
+        // heads only, `(h * (h - 1) * (h - 2) + h) % H` (h at H <= 3, head 1
+        // read for head 3 at H = 4), passed with score 1: the remainder
+        // zero and not zero were both taken at the edge's H = 3 (hack
+        // `head-poly-mod`).
+        Expr below = cmp(BinaryOp::Lt, b.lhs, b.rhs, b.loc);
+        add(below, below, Unary::make(UnaryOp::Not, below, b.loc), "true", "false", path, b.loc);
       }
       add(self, cmp(BinaryOp::Eq, self, zero, b.loc), cmp(BinaryOp::Ne, self, zero, b.loc),
           mod ? "remainder zero" : "quotient zero", mod ? "remainder not zero" : "quotient not zero",

@@ -436,3 +436,17 @@ TEST_CASE("threshold sizes: a comparison over constant loops and a thread index 
       "u * 2 + v < i + 300 { acc[0] = acc[0] + A[i, k] * B[k, j] } } } } }\n")));
   CHECK(guarded.sizes.empty());
 }
+
+TEST_CASE("threshold sizes: a dividend reaching a divisor of sizes") {
+  // `(c * c) % (4 N)` as a value, c the column CTA: c * c itself while
+  // c * c < 4 N, as at N = 16 and 112 (c up to 6): the remainder's zero and
+  // non-zero sides are both taken there, and were its only outcomes (hack
+  // `head-poly-mod` is attention's head index). `c * c < 4 N` false needs
+  // c >= 64, N >= 1040.
+  ThresholdPlan plan = planOf(parseOne(gemm(
+      "acc[0] = f32((blockIdx.x * blockIdx.x) % (N * 4))\n" + std::string(kLoop))));
+  REQUIRE(plan.sizes.size() == 1);
+  CHECK(plan.reasons[0].find("`blockIdx.x * blockIdx.x < N * 4` false") != std::string::npos);
+  CHECK(plan.sizes[0].values.at("N") >= 1040);
+  CHECK(plan.unreached.empty());
+}
