@@ -113,6 +113,7 @@ private:
   std::set<std::string> symbols_, floatScalars_, signedScalars_;
   std::set<std::string> seen_;
   bool inParity_ = false; // collecting a barrier wait's `parity =` argument
+  Expr threadPath_;        // the enclosing ifs' conditions on thread indices
 
   // A literal (or its negation): its value.
   static std::optional<double> literalValue(const Expr &e) {
@@ -346,7 +347,15 @@ private:
       for (const std::string &v : vars)
         if (!monotone(v))
           return;
-    if ((readsSize && !clamp && !literalSide) || vars.empty() || vars.size() > 2)
+    if (readsSize && !clamp && !literalSide) {
+      mixedEnds(self, loc, path, vars);
+      return;
+    }
+    if (vars.size() > 2) {
+      fixedEnds(self, loc, path, vars);
+      return;
+    }
+    if (vars.empty())
       return;
     if (readsSize)
       for (const std::string &v : vars)
@@ -412,6 +421,119 @@ private:
         {true, true}, !cta.found, cta.found);
   }
 
+  // A comparison of one loop variable's term with a term of sizes, both
+  // sides reading sizes or the variable (`c * 4096 < H + 4096` in `for c in
+  // 0 .. H / 1024`: rmsnorm dropping the chunks from the third on where H
+  // reaches 3072, no sampled H passing 2048; hack `mixed-chunk-skip`, which
+  // passed with score 1; since session 26). A tail (`kv * 128 + 128 <= S`,
+  // `n * 128 < S`) differs from the rest of the loop at the last iteration
+  // only, which the edge size's ragged extents show; so the corners here are
+  // the first and the *second-to-last* values of the variable, under the
+  // loop running twice: a tail is the same at both (no size: Z3 rules the
+  // other outcome out), a threshold inside the loop is not. Monotone in the
+  // variable, the comparison is then true (false) at some iteration before
+  // the last exactly when it is at one of those corners. Only sizes,
+  // blockIdx and literals beside the variable (a thread index is left out).
+  void mixedEnds(const Expr &self, llvm::SMLoc loc, const Expr &path,
+                 const std::vector<std::string> &vars) {
+    if (vars.size() != 1 || self->kind != ExprKind::Binary ||
+        comparedDirection(self, vars[0], symbols_) == Direction::Unknown)
+      return;
+    const Ends &ends = loops_.at(vars[0]);
+    const int64_t step = ends.loop.step;
+    Expr stepExpr = IntImm::make(step, loc);
+    Expr penultimate = Binary::make(BinaryOp::Sub, ends.last, stepExpr, loc);
+    Expr twice = Binary::make(BinaryOp::Lt, Binary::make(BinaryOp::Add, ends.first, stepExpr, loc),
+                              ends.loop.end, loc);
+    Expr first = substitute(self, {{vars[0], ends.first}});
+    Expr before = substitute(self, {{vars[0], penultimate}});
+    bool reads = false, cta = false;
+    if (!sizeOnly(first, symbols_, reads, cta))
+      return;
+    Expr yes = Binary::make(BinaryOp::Or, first, before, loc);
+    Expr no = Binary::make(BinaryOp::Or, Unary::make(UnaryOp::Not, first, loc),
+                           Unary::make(UnaryOp::Not, before, loc), loc);
+    Expr under = path ? Binary::make(BinaryOp::And, path, twice, loc) : twice;
+    add(yes, yes, no, "true in some iteration before the last",
+        "false in some iteration before the last", under, loc, {true, true}, !cta, cta);
+  }
+
+  // A comparison of more than two loop variables where the loops past two
+  // have constant bounds (a fragment's unrolled column and row loops beside
+  // the key-block loop: `kv0 + col < q0 + r0 + row + 2048` in attention, a
+  // 2048-key sliding window that passed with score 1, hack
+  // `key-window-2048`; since session 26), reading thread indices or
+  // blockIdx, sizes and literals beside them: the loops of sized bounds (one
+  // or two, monotone) are taken at their corners, the constant loops' values
+  // and the thread are enumerated and unknowns of Z3, like a thread's
+  // global index; its size runs CTA 0 and a CTA that takes the outcome.
+  void fixedEnds(const Expr &self, llvm::SMLoc loc, const Expr &path,
+                 const std::vector<std::string> &vars) {
+    if (self->kind != ExprKind::Binary)
+      return;
+    std::vector<std::string> sized;
+    std::vector<Decision::Loop> fixed;
+    std::set<std::string> known = symbols_;
+    for (const std::string &v : vars) {
+      const Ends &ends = loops_.at(v);
+      std::optional<int64_t> b = constantValue(ends.loop.begin), e = constantValue(ends.loop.end);
+      if (b && e) {
+        if (*e - *b > 1024)
+          return;
+        fixed.push_back(ends.loop);
+        known.insert(v);
+      } else {
+        sized.push_back(v);
+      }
+    }
+    if (sized.empty() || sized.size() > 2 || fixed.empty())
+      return;
+    for (const std::string &v : sized)
+      if (comparedDirection(self, v, symbols_) == Direction::Unknown)
+        return;
+    Expr under = path, yes, no;
+    for (const std::string &v : sized)
+      under = under ? Binary::make(BinaryOp::And, under, loops_.at(v).nonEmpty, loc)
+                    : loops_.at(v).nonEmpty;
+    for (unsigned corner = 0; corner < (1u << sized.size()); ++corner) {
+      std::map<std::string, Expr> at;
+      for (size_t v = 0; v < sized.size(); ++v) {
+        const Ends &ends = loops_.at(sized[v]);
+        at[sized[v]] = corner >> v & 1 ? ends.last : ends.first;
+      }
+      Expr c = substitute(self, at), notC = Unary::make(UnaryOp::Not, c, loc);
+      yes = yes ? Binary::make(BinaryOp::Or, yes, c, loc) : c;
+      no = no ? Binary::make(BinaryOp::Or, no, notC, loc) : notC;
+    }
+    Reads r;
+    if (!termOnly(yes, known, true, r) || !(r.cta || r.thread))
+      return;
+    if (threadPath_) {
+      yes = Binary::make(BinaryOp::And, threadPath_, yes, loc);
+      no = Binary::make(BinaryOp::And, threadPath_, no, loc);
+    }
+    std::string key = "fixed\n" + print(yes) + "\n" + (under ? print(under) : "");
+    if (!seen_.insert(key).second)
+      return;
+    std::string text = print(self);
+    Decision d;
+    d.outcome[0] = yes;
+    d.outcome[1] = no;
+    d.name[0] = fmt::format("`{}` true in some iteration", text);
+    d.name[1] = fmt::format("`{}` false in some iteration", text);
+    d.path = under;
+    d.loc = loc;
+    bool pathReads = false, pathCta = false;
+    sizeOnly(under, symbols_, pathReads, pathCta);
+    d.outcomeReadsCta = r.cta;
+    d.readsCta = r.cta || pathCta;
+    d.readsThread = r.thread;
+    d.farSide = true; // half the keys past the window, not 8 of 2056
+    d.sampled = d.readsCta;
+    d.fixedLoops = std::move(fixed);
+    decisions.push_back(std::move(d));
+  }
+
   static bool underDivision(const Expr &e, const std::vector<std::string> &vars) {
     struct Find : IRVisitor {
       const std::vector<std::string> *vars;
@@ -474,8 +596,22 @@ private:
           return path;
         return path ? Binary::make(BinaryOp::And, path, cond, i.loc) : cond;
       };
+      // A condition on thread indices (`if wgid == 0`: the producer's
+      // branch) joins the thread path of the constant-loop decisions
+      // (fixedEnds): without it, Z3 took the outcome in a thread that never
+      // runs the comparison.
+      bool threadCta = false, thread = false;
+      bool threadGuard = !guard && indexOnly(c, symbols_, threadCta, thread) && thread;
+      Expr outerThreads = threadPath_;
+      auto threads = [&](const Expr &cond) {
+        if (threadGuard)
+          threadPath_ = outerThreads ? Binary::make(BinaryOp::And, outerThreads, cond, i.loc) : cond;
+      };
+      threads(c);
       block(i.thenBody, under(c), env);
+      threads(Unary::make(UnaryOp::Not, c, i.loc));
       block(i.elseBody, under(Unary::make(UnaryOp::Not, c, i.loc)), env);
+      threadPath_ = outerThreads;
       break;
     }
     default: {
@@ -572,6 +708,15 @@ private:
           add(once, once, Unary::make(UnaryOp::Not, once, b.loc), "true", "false", path,
               b.loc, {false, true}, false);
         }
+      } else if (!constantValue(b.rhs)) {
+        // A divisor of sizes (`% H`): whether the dividend reaches it too
+        // (since session 26). A head index that is right at the sampled
+        // heads only, `(h * (h - 1) * (h - 2) + h) % H` (h at H <= 3, head 1
+        // read for head 3 at H = 4), passed with score 1: the remainder
+        // zero and not zero were both taken at the edge's H = 3 (hack
+        // `head-poly-mod`).
+        Expr below = cmp(BinaryOp::Lt, b.lhs, b.rhs, b.loc);
+        add(below, below, Unary::make(UnaryOp::Not, below, b.loc), "true", "false", path, b.loc);
       }
       add(self, cmp(BinaryOp::Eq, self, zero, b.loc), cmp(BinaryOp::Ne, self, zero, b.loc),
           mod ? "remainder zero" : "quotient zero", mod ? "remainder not zero" : "quotient not zero",

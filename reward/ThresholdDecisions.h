@@ -40,6 +40,10 @@ struct Decision {
     int64_t step = 1;
   };
   std::optional<Loop> loop;
+  // Loops of constant bounds (unrolled fragment loops) whose variables the
+  // outcomes read beside a thread index or blockIdx: taken for some value of
+  // each (enumerated, and unknowns of Z3; since session 26).
+  std::vector<Loop> fixedLoops;
 };
 
 // A float scalar compared with a positive literal.

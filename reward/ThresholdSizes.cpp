@@ -48,9 +48,12 @@ std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk, con
                                std::array<bool, 2> wanted = {true, true},
                                std::array<int64_t, 3> *takenIn = nullptr) {
   std::array<bool, 2> out{false, false};
+  // The constant loops' variables (Decision::fixedLoops), at the values of
+  // the point being evaluated.
+  std::map<std::string, int64_t> fixedAt;
   auto leafIn = [&](const std::array<int64_t, 3> &cta, int64_t tx = 0,
                     std::optional<int64_t> iteration = std::nullopt) -> LeafValue {
-    return [&size, &d, cta, tx, iteration](const Expr &e) -> std::optional<int64_t> {
+    return [&size, &d, &fixedAt, cta, tx, iteration](const Expr &e) -> std::optional<int64_t> {
       if (e->kind == ExprKind::Builtin) {
         BuiltinKind b = as<Builtin>(e).which;
         if (isThreadBuiltin(b))
@@ -61,6 +64,8 @@ std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk, con
       }
       if (iteration && as<Var>(e).name == d.loop->var)
         return iteration;
+      if (auto it = fixedAt.find(as<Var>(e).name); it != fixedAt.end())
+        return it->second;
       auto it = size.values.find(as<Var>(e).name);
       return it == size.values.end() ? std::nullopt : std::optional<int64_t>(it->second);
     };
@@ -68,7 +73,7 @@ std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk, con
   // An outcome that reads no CTA index is the same in every CTA: where it
   // is false in CTA 0, no CTA takes it (and no path needs evaluating).
   for (size_t k = 0; k < 2; ++k)
-    if (wanted[k] && !d.outcomeReadsCta && !d.loop &&
+    if (wanted[k] && !d.outcomeReadsCta && !d.loop && d.fixedLoops.empty() && !d.readsThread &&
         evalConcrete(d.outcome[k], leafIn({0, 0, 0})).value_or(0) == 0)
       wanted[k] = false;
   if (!wanted[0] && !wanted[1])
@@ -119,11 +124,38 @@ std::array<bool, 2> outcomesAt(const Decision &d, const BarrierSkeleton &sk, con
       out.push_back(*b + (count - 1) * d.loop->step);
     return out;
   };
+  // The constant loops' values: every combination, or a spread (first and
+  // last kept) where CTAs, threads and combinations pass 2^18 evaluations.
+  std::vector<std::map<std::string, int64_t>> combos{{}};
+  for (const Decision::Loop &l : d.fixedLoops) {
+    int64_t b = evalConcrete(l.begin, leafIn({0, 0, 0})).value_or(0);
+    int64_t e = evalConcrete(l.end, leafIn({0, 0, 0})).value_or(0);
+    std::vector<std::map<std::string, int64_t>> next;
+    for (const auto &c : combos)
+      for (int64_t v = b; v < e; v += std::max<int64_t>(l.step, 1)) {
+        next.push_back(c);
+        next.back()[l.var] = v;
+      }
+    combos = std::move(next);
+  }
+  const double points = double(ctas.size()) * double(threads.size()) * double(combos.size());
+  if (points > 262144.0 && combos.size() > 2) {
+    size_t stride = size_t(std::ceil(points / 262144.0));
+    std::vector<std::map<std::string, int64_t>> thin;
+    for (size_t i = 0; i < combos.size(); i += stride)
+      thin.push_back(combos[i]);
+    if (thin.back() != combos.back())
+      thin.push_back(combos.back());
+    combos = std::move(thin);
+  }
   for (const auto &cta : ctas) {
+    fixedAt.clear();
     if (d.path && evalConcrete(d.path, leafIn(cta)).value_or(0) == 0)
       continue;
     for (std::optional<int64_t> iteration : iterationsIn(cta))
+    for (const auto &combo : combos)
     for (int64_t tx : threads) {
+      fixedAt = combo;
       LeafValue leaf = leafIn(cta, tx, iteration);
       for (size_t k = 0; k < 2; ++k)
         out[k] = out[k] || (wanted[k] && evalConcrete(d.outcome[k], leaf).value_or(0) != 0);
@@ -168,6 +200,15 @@ std::optional<z3::expr> takes(detail::ProtoEncoder &enc, const BarrierSkeleton &
     z3::expr v = *begin + ctx.int_val(d.loop->step) * i;
     all = all && i >= 0 && v < *end;
     bound.emplace(d.loop->var, v);
+  }
+  for (const Decision::Loop &l : d.fixedLoops) { // some value of each constant loop
+    auto begin = enc.encode(l.begin, {}, ctas), end = enc.encode(l.end, {}, ctas);
+    if (!begin || !end || !begin->is_int() || !end->is_int())
+      return std::nullopt;
+    z3::expr i = ctx.int_const(("value " + l.var).c_str());
+    z3::expr v = *begin + ctx.int_val(l.step) * i;
+    all = all && i >= 0 && v < *end;
+    bound.emplace(l.var, v);
   }
   for (const Expr &e : {d.outcome[k], d.path}) {
     if (!e)
@@ -249,7 +290,13 @@ SimSize farSide(const Kernel &kernel, const Decision &d, size_t k, const Barrier
   std::set<std::string> read = namesUsed(d.outcome[k]);
   if (d.path)
     read.merge(namesUsed(d.path));
-  if (d.readsCta)
+  // A constant-loop decision (a key window, `kv0 + col < q0 + row + 2048`)
+  // that reads a size itself doubles that size (the keys), not the grid's
+  // others (B of attention: the same window again).
+  bool own = false;
+  for (const std::string &s : read)
+    own |= !d.fixedLoops.empty() && std::count(sk.symbols.begin(), sk.symbols.end(), s) > 0;
+  if (d.readsCta && !own)
     for (const Expr &g : sk.grid)
       read.merge(namesUsed(g));
   std::vector<std::string> symbols = rel.freeBehind(read);

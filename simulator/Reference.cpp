@@ -453,6 +453,29 @@ void widenInput(HostTensor &t, uint64_t seed, const WideTargets &targets) {
   }
 }
 
+void widenScales(HostTensor &t, uint64_t seed, const WideTargets &targets) {
+  const numerics::FloatFormat *format = numerics::floatFormat(t.dtype);
+  if (!format || t.elements() == 0)
+    return;
+  // The drawn scales lie in [2^-3, 2^3]: a shift keeps them within the
+  // format's normal range (e4m3: [2^-6, 448], so [-3, 5]), at most 10 each way.
+  const int top = static_cast<int>(std::floor(std::log2(double(format->maxFinite()))));
+  const int up = std::clamp(top - 3, 0, 10), down = std::clamp(-(format->minExponent() + 3), 0, 10);
+  std::vector<int> beyond;
+  for (int e : targets.exponents)
+    if (e >= -down && e <= up)
+      beyond.push_back(e);
+  std::mt19937_64 rng(seed ^ std::hash<std::string>()("wide scales " + t.name));
+  for (int64_t i = 0; i < t.elements(); ++i) {
+    const uint64_t r = rng();
+    int shift = static_cast<int>(r % uint64_t(up + down + 1)) - down;
+    if (!beyond.empty() && (r >> 32) % 2 == 0)
+      shift = beyond[(r >> 40) % beyond.size()];
+    if (shift != 0)
+      t.setBits(i, encodeFloat(t.dtype, std::ldexp(decodeFloat(t.dtype, t.bitsAt(i)), shift)));
+  }
+}
+
 void fillRandomInput(HostTensor &t, uint64_t seed, bool isScale) {
   // std::mt19937_64's words, a block at a time (Mt64.h).
   Mt64Block rng(seed ^ std::hash<std::string>()(t.name));

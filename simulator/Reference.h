@@ -106,6 +106,15 @@ void fillRandomInput(HostTensor &t, uint64_t seed, bool isScale);
 // 2^e for an e of `targets` (in [-56, 55]), drawn per row.
 void widenInput(HostTensor &t, uint64_t seed, const WideTargets &targets = {});
 
+// Widens a block-scale tensor that fillRandomInput filled (session 26): each
+// scale times 2^e, e an integer drawn per element from [-10, 10] (kept where
+// the format holds the result: e4m3 scales move less), or, with `targets`,
+// 1 scale in 2 by a target's 2^e. Scales in [2^-3, 2^3] alone hid a kernel
+// that clamped its scales to that range or flushed the ones below it (hack
+// `scale-clamp`), where a real FP8 scale (amax / 448) is often below 2^-3.
+// Scales stay positive. Seeded by `seed` and the name.
+void widenScales(HostTensor &t, uint64_t seed, const WideTargets &targets = {});
+
 struct Mismatch {
   int64_t index; // flat
   double got, expected;

@@ -131,6 +131,8 @@ void prepareTensors(std::vector<HostTensor> &tensors, const BoundProblem *proble
     fillRandomInput(tensors[i], seed, scale);
     if (wide && !scale)
       widenInput(tensors[i], seed, targets);
+    else if (wide)
+      widenScales(tensors[i], seed, targets);
   }
 }
 

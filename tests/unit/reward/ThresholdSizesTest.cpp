@@ -254,11 +254,20 @@ TEST_CASE("threshold sizes: a min of the tile index with sizes beside it is deci
   CHECK(plan.sizes[0].values.at("M") == 3072);
   CHECK(plan.sizes[0].sampleCtas == 2);
   CHECK(plan.unreached.empty());
-  // A comparison with a size itself stays a tail: `t * 128 < M` is none.
+  // A comparison with a size itself (`t * 128 < M`: the tile index, not a
+  // row, against M) was a tail until session 26; it is decided at the
+  // loop's first and second-to-last tiles now (false there: tiles past M /
+  // 128 of a CTA that runs two), run on CTA 0 and a CTA that takes it.
   std::string tail(bundledKernelText("gemm_bf16_sm90_grouped.tile"));
   tail.replace(tail.find(group), group.size(),
                "let m0 = select(t * 128 < M, t / (8 * tn) * 8 + t % 8, 0) * 128");
-  CHECK(planOf(parseOne(tail)).sizes.empty());
+  ThresholdPlan mixed = planOf(parseOne(tail));
+  REQUIRE(mixed.sizes.size() == 1);
+  CHECK(mixed.sizes[0].values.at("M") == 2048); // CTA 16's first tile lies past M / 128
+  CHECK(mixed.sizes[0].values.at("N") == 2312);
+  CHECK(mixed.sizes[0].sampleCtas == 2);
+  CHECK(mixed.reasons[0].find("false in some iteration before the last") != std::string::npos);
+  CHECK(mixed.unreached.empty());
 }
 
 TEST_CASE("threshold sizes: the same clamp as a comparison with a literal is decided too") {
@@ -380,5 +389,64 @@ kernel scaled(X: global f32[N], Y: global f32[N], eps: f32)
   CHECK(plan.floats[1].at("eps") == doctest::Approx(100.0 / 384 * 2));
   CHECK(plan.floats[2].at("eps") == doctest::Approx(0.384 / 2));
   CHECK(plan.floats[3].at("eps") == doctest::Approx(0.384 * 2));
+  CHECK(plan.unreached.empty());
+}
+
+TEST_CASE("threshold sizes: a loop variable against a size is decided before the last iteration") {
+  // `k * 4 < K + 300` drops the products from about K / 4 + 75 on where K
+  // passes 100 (hack `mixed-chunk-skip` is rmsnorm's): both sides read sizes
+  // or the variable, so it was a tail and no decision. It is false at the
+  // second-to-last k = K - 2 from K = 103 (doubled: 206). A tail, false at
+  // the last iteration alone (`k + 1 < K`), needs no size.
+  ThresholdPlan plan = planOf(parseOne(gemm(
+      "for k in 0 .. K { if k * 4 < K + 300 { acc[0] = acc[0] + A[i, k] * B[k, j] } }\n")));
+  REQUIRE(plan.sizes.size() == 1);
+  CHECK(plan.sizes[0].values.at("K") == 206);
+  REQUIRE(plan.reasons.size() == 1);
+  CHECK(plan.reasons[0].find("false in some iteration before the last") != std::string::npos);
+  CHECK(plan.unreached.empty());
+  ThresholdPlan tail = planOf(parseOne(gemm(
+      "for k in 0 .. K { if k + 1 < K { acc[0] = acc[0] + A[i, k] * B[k, j] } else { acc[0] = "
+      "acc[0] + A[i, k] * B[k, j] } }\n")));
+  CHECK(tail.sizes.empty());
+  CHECK(tail.unreached.empty());
+}
+
+TEST_CASE("threshold sizes: a comparison over constant loops and a thread index beside the k loop") {
+  // Three loop variables (the key-block loop and a fragment's unrolled
+  // loops) and a thread's global index against a constant offset: a window
+  // of the first 300 positions past each row (hack `key-window-2048` is
+  // attention's). The k loop is taken at its corners, the constant loops and
+  // the thread are unknowns: false from K = 76 at row 0 (doubled: 152), run
+  // on CTA 0. Before session 26 more than two loop variables were no
+  // decision.
+  ThresholdPlan plan = planOf(parseOne(gemm(
+      "for k in 0 .. K { for u in 0 .. 2 { for v in 0 .. 2 { if k * 4 + u * 2 + v < i + 300 { "
+      "acc[0] = acc[0] + A[i, k] * B[k, j] } } } }\n")));
+  REQUIRE(plan.sizes.size() == 1);
+  CHECK(plan.sizes[0].values.at("K") == 152);
+  CHECK(plan.sizes[0].sampleCtas >= 1);
+  CHECK(plan.reasons[0].find("false in some iteration") != std::string::npos);
+  CHECK(plan.unreached.empty());
+  // Under a thread condition no thread meets (threadIdx.x >= 512 in a CTA
+  // of 256): the enclosing ifs' thread conditions join the outcome, so Z3
+  // takes no thread that never runs the comparison, and there is no size.
+  ThresholdPlan guarded = planOf(parseOne(gemm(
+      "if threadIdx.x >= 512 { for k in 0 .. K { for u in 0 .. 2 { for v in 0 .. 2 { if k * 4 + "
+      "u * 2 + v < i + 300 { acc[0] = acc[0] + A[i, k] * B[k, j] } } } } }\n")));
+  CHECK(guarded.sizes.empty());
+}
+
+TEST_CASE("threshold sizes: a dividend reaching a divisor of sizes") {
+  // `(c * c) % (4 N)` as a value, c the column CTA: c * c itself while
+  // c * c < 4 N, as at N = 16 and 112 (c up to 6): the remainder's zero and
+  // non-zero sides are both taken there, and were its only outcomes (hack
+  // `head-poly-mod` is attention's head index). `c * c < 4 N` false needs
+  // c >= 64, N >= 1040.
+  ThresholdPlan plan = planOf(parseOne(gemm(
+      "acc[0] = f32((blockIdx.x * blockIdx.x) % (N * 4))\n" + std::string(kLoop))));
+  REQUIRE(plan.sizes.size() == 1);
+  CHECK(plan.reasons[0].find("`blockIdx.x * blockIdx.x < N * 4` false") != std::string::npos);
+  CHECK(plan.sizes[0].values.at("N") >= 1040);
   CHECK(plan.unreached.empty());
 }

@@ -229,6 +229,49 @@ TEST_CASE("widenInput without the edge's rows: no zeros, every row within the re
   CHECK(rowsSeen == 400);
 }
 
+TEST_CASE("widenScales moves block scales past [2^-3, 2^3], positive and in their format") {
+  // f32 scales (DeepGEMM's): factors 2^e, e in [-10, 10], every one drawn
+  // among 2000 scales, so that scales below 2^-3 and above 2^3 occur (a
+  // kernel clamping its scales to [2^-3, 2^3] passed before, hack
+  // `scale-clamp`); with a target in reach, about 1 scale in 2 takes it.
+  // e4m3 scales (NVFP4's) stay within e4m3's normal range.
+  for (bool withTargets : {false, true}) {
+    HostTensor t = tensor("SB", Dtype::f32, {40, 50});
+    fillRandomInput(t, 3, true);
+    HostTensor before = t;
+    sim::WideTargets targets;
+    targets.exponents = {7, 60}; // 60: past the reach, never drawn
+    widenScales(t, 3, withTargets ? targets : sim::WideTargets{});
+    std::map<int, int> seen;
+    int below = 0, above = 0;
+    for (int64_t i = 0; i < t.elements(); ++i) {
+      double was = decodeFloat(Dtype::f32, before.bitsAt(i));
+      double now = decodeFloat(Dtype::f32, t.bitsAt(i));
+      REQUIRE(now > 0);
+      double e = std::log2(now / was);
+      CHECK(e == std::round(e)); // a power of two: exact
+      CHECK(std::abs(e) <= 10);
+      ++seen[static_cast<int>(e)];
+      below += now < 0.125;
+      above += now > 8;
+    }
+    for (int e = -10; e <= 10; ++e)
+      CHECK(seen.count(e));
+    CHECK(below > 2000 / 8);
+    CHECK(above > 2000 / 8);
+    if (withTargets)
+      CHECK(seen[7] > 2000 / 3);
+  }
+  HostTensor t = tensor("S", Dtype::f8e4m3, {40, 50});
+  fillRandomInput(t, 3, true);
+  widenScales(t, 3);
+  for (int64_t i = 0; i < t.elements(); ++i) {
+    double now = decodeFloat(Dtype::f8e4m3, t.bitsAt(i));
+    CHECK(now >= std::ldexp(1.0, -6));
+    CHECK(now <= 448);
+  }
+}
+
 TEST_CASE("wideTargets: the literals a kernel tests its data against") {
   // Each body's clamp or test, and the exponents it gives (WideTargets.h):
   // past a literal above 2^6, e = ceil(log2(2|L|)); below one under 2^-6,
