@@ -219,7 +219,8 @@ private:
       // value, as the type checker and the simulator read it: a scalar
       // operand of fill and the element-wise primitives, not a region.
       if (!site.operands.empty() && !op->isScalar && !op->whole &&
-          (family == "elementwise" || family == "fill") &&
+          (isElementwise(intrinsicIdOf(c.callee)) ||
+           intrinsicIdOf(c.callee) == IntrinsicId::Fill) &&
           std::none_of(op->kept.begin(), op->kept.end(), [](bool k) { return k; }))
         op->isScalar = true;
       site.operands.push_back(std::move(*op));
