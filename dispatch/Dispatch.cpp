@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 namespace tilescope {
@@ -202,6 +203,7 @@ private:
     site.kernel = &kernel_;
     site.target = kernel_.launch.target;
     site.scope = c.scope;
+    std::string_view family = primitiveFamily(c.callee);
     for (const CallArg &a : c.args) {
       if (!a.keyword.empty())
         continue;
@@ -213,6 +215,14 @@ private:
         failed = true;
         return {};
       }
+      // An element of a buffer (a point in every dimension: `mx[0]`) is a
+      // value, as the type checker and the simulator read it: a scalar
+      // operand of fill and the element-wise primitives, not a region.
+      if (!site.operands.empty() && !op->isScalar && !op->whole &&
+          (isElementwise(intrinsicIdOf(c.callee)) ||
+           intrinsicIdOf(c.callee) == IntrinsicId::Fill) &&
+          std::none_of(op->kept.begin(), op->kept.end(), [](bool k) { return k; }))
+        op->isScalar = true;
       site.operands.push_back(std::move(*op));
     }
     std::string forced;
@@ -224,7 +234,6 @@ private:
       }
       forced = as<StringImm>(f->value).value;
     }
-    std::string_view family = primitiveFamily(c.callee);
     DispatchDecision decision;
     decision.loc = c.loc;
     decision.primitive = std::string(c.callee);

@@ -14,7 +14,17 @@ void Checker::callStmt(const CallStmt &c) {
                           ? c.callee
                           : std::string(execScopePrefix(c.scope)) + "." + c.callee;
   if (!info) {
-    error(c.loc, fmt::format("unknown call '{}'{}", shown, didYouMean(c.callee, intrinsicNames())));
+    // The suggestion as the call would be written: a tile primitive keeps
+    // the call's scope (`cta.reduce_summ` -> `cta.reduce_sum`), a native
+    // intrinsic takes none.
+    std::string hint;
+    if (auto name = closestName(c.callee, intrinsicNames())) {
+      const IntrinsicInfo *near = findIntrinsic(*name);
+      bool scoped = c.scope != ExecScope::Thread && near && near->cls == CallClass::TilePrimitive;
+      hint = fmt::format("; did you mean '{}{}'?",
+                         scoped ? std::string(execScopePrefix(c.scope)) + "." : "", *name);
+    }
+    error(c.loc, fmt::format("unknown call '{}'{}", shown, hint));
     return;
   }
   if (info->cls == CallClass::Native && c.scope != ExecScope::Thread) {

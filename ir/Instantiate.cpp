@@ -1,6 +1,7 @@
 #include "ir/Instantiate.h"
 
 #include "ir/Printer.h"
+#include "ir/Suggest.h"
 #include "ir/Visitor.h"
 
 #include <llvm/ADT/StringExtras.h>
@@ -343,11 +344,15 @@ std::optional<Point> parsePoint(const Kernel &kernel, llvm::StringRef text, Diag
         std::string names;
         for (const NamedPoint &p : space.points)
           names += (names.empty() ? "" : ", ") + p.name;
+        std::vector<std::string_view> known;
+        for (const NamedPoint &p : space.points)
+          known.push_back(p.name);
         diag.error(kernel.loc,
-                   fmt::format("--set names '{}', but kernel '{}' has no point of that name{}",
+                   fmt::format("--set names '{}', but kernel '{}' has no point of that name{}{}",
                                name.str(), kernel.name,
                                names.empty() ? std::string(" (it names none)")
-                                             : " (its points: " + names + ")"));
+                                             : " (its points: " + names + ")",
+                               didYouMean(name.str(), known)));
         ok = false;
         continue;
       }
@@ -358,12 +363,15 @@ std::optional<Point> parsePoint(const Kernel &kernel, llvm::StringRef text, Diag
     const SpaceParam *p = space.find(name);
     if (!p) {
       std::string names;
-      for (const SpaceParam &q : space.params)
+      std::vector<std::string_view> known;
+      for (const SpaceParam &q : space.params) {
         names += (names.empty() ? "" : ", ") + q.name;
+        known.push_back(q.name);
+      }
       diag.error(kernel.loc,
                  fmt::format("--set gives '{}', but kernel '{}' has no parameter of that name "
-                             "(its parameters: {})",
-                             name.str(), kernel.name, names));
+                             "(its parameters: {}){}",
+                             name.str(), kernel.name, names, didYouMean(name.str(), known)));
       ok = false;
       continue;
     }

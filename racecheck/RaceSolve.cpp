@@ -205,10 +205,10 @@ z3::check_result RaceChecker::solvePair(const SyncEvent &ea, const MemoryAccess 
   };
   auto builtinsA = [&] { return builtinsOf(t1, ctaA, rankOf(rankA)); };
   auto builtinsB = [&] { return builtinsOf(t2, ctaB, rankOf(rankB)); };
-  for (const Expr &g : ea.guards)
+  for (const Expr &g : ea.allGuards())
     if (auto e = enc_.encode(g, boundA, builtinsA()); e && e->is_bool())
       cons.push_back(*e);
-  for (const Expr &g : eb.guards)
+  for (const Expr &g : eb.allGuards())
     if (auto e = enc_.encode(g, boundB, builtinsB()); e && e->is_bool())
       cons.push_back(*e);
   if (inCluster) {

@@ -26,6 +26,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 namespace tilescope::reward_detail {
 
@@ -36,6 +37,48 @@ namespace {
 // persistent library GEMM: 40 ms) and predicts the library GEMMs' times as
 // tracing every CTA does.
 constexpr int64_t kMaxTracedCtas = 16;
+
+// The automatic sizes where the where clause rejects 4096 for some symbol
+// (`N % 192 == 0`): each free symbol in turn moved to the value nearest 4096
+// (the lower one on a tie) at which every constraint over it and the symbols
+// already chosen holds; defined symbols follow their definitions. The caller
+// checks the whole clause afterwards, so nothing it rejects is predicted.
+void admitAutoSizes(const Kernel &kernel, const std::vector<std::string> &symbols,
+                    std::map<std::string, int64_t> &sizes) {
+  BarrierSkeleton sk = extractBarrierSkeleton(kernel);
+  SizeRelations rel(kernel, sk, symbols);
+  std::set<std::string> chosen;
+  auto holds = [&](const std::map<std::string, int64_t> &at) {
+    for (const Expr &c : kernel.constraints) {
+      std::vector<std::string> behind = rel.freeBehind(namesUsed(c));
+      if (!std::all_of(behind.begin(), behind.end(),
+                       [&](const std::string &n) { return chosen.count(n) > 0; }))
+        continue;
+      auto v = model::evaluate(kernel, c, at);
+      if (!v || !*v)
+        return false;
+    }
+    return true;
+  };
+  for (const std::string &s : rel.free()) {
+    chosen.insert(s);
+    for (int64_t d = 0; d < kPerformanceAutoSize; ++d) {
+      bool found = false;
+      for (int64_t v : {kPerformanceAutoSize - d, kPerformanceAutoSize + d}) {
+        SizeAssignment trial = sizes;
+        trial[s] = v;
+        rel.define(trial);
+        if (holds(trial)) {
+          sizes = trial;
+          found = true;
+          break;
+        }
+      }
+      if (found)
+        break;
+    }
+  }
+}
 
 StageResult stage(StageStatus status, std::string reason) {
   StageResult r;
@@ -200,6 +243,11 @@ StageResult performanceStage(const Kernel &kernel, llvm::SourceMgr &sm,
     for (const std::string &s : symbols)
       sizes[s] = kPerformanceAutoSize;
     defineSymbols(kernel, sizes, true);
+    for (const Expr &c : kernel.constraints)
+      if (auto v = model::evaluate(kernel, c, sizes); !v || !*v) {
+        admitAutoSizes(kernel, symbols, sizes);
+        break;
+      }
   } else {
     std::string why;
     auto given = parseSimSizes(request.sizes, why);

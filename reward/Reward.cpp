@@ -16,6 +16,7 @@
 #include "reward/SourceAnchors.h"
 #include "reward/Stages.h"
 #include "simulator/Problem.h"
+#include "simulator/Reference.h"
 #include "proof/ProofContext.h"
 
 #include <llvm/Support/xxhash.h>
@@ -506,6 +507,14 @@ RewardResult reward(const std::string &source, const RewardOptions &options) {
                                                options.problem, syntax.offset, syntax.message));
       return finishError();
     }
+    // An unknown kind is the task's error too, not each candidate's
+    // (simulate.problem-mismatch, exit 1, failed every candidate before).
+    if (auto spec = sim::parseProblem(options.problem, &syntax))
+      if (std::string why = sim::unknownProblemKind(spec->kind); !why.empty()) {
+        fileError("options.problem",
+                  fmt::format("the task's problem '{}': {}", options.problem, why));
+        return finishError();
+      }
   }
 
   for (const auto &[output, t] : options.tolerances) {

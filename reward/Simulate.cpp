@@ -16,6 +16,9 @@
 #include "simulator/Problem.h"
 #include "simulator/Reference.h"
 #include "simulator/Value.h"
+#include "ir/Suggest.h"
+
+#include <llvm/ADT/StringExtras.h>
 
 #include <fmt/format.h>
 
@@ -195,6 +198,18 @@ StageResult simulateStage(const Kernel &kernel, llvm::SourceMgr &sm, const Simul
     if (!program) {
       std::string message = bindDiag.all().empty() ? "the kernel does not bind at these sizes"
                                                    : bindDiag.all().front().message;
+      // Sizes under names the kernel does not have (a task's `Q` for the
+      // kernel's `N`): say so, with the kernel's symbols.
+      std::vector<std::string> symbols = shapeSymbols(kernel);
+      std::vector<std::string_view> known(symbols.begin(), symbols.end());
+      for (const auto &[name, v] : size.values)
+        if (std::find(symbols.begin(), symbols.end(), name) == symbols.end() &&
+            std::none_of(kernel.params.begin(), kernel.params.end(),
+                         [&, &name = name](const Param &p) { return p.name == name; }))
+          message += fmt::format("; the sizes give '{}', which is no shape symbol of kernel '{}' "
+                                 "(its symbols: {}){}",
+                                 name, kernel.name, llvm::join(symbols, ", "),
+                                 didYouMean(name, known));
       add("simulate.sizes-rejected", fmt::format("at {}: {}", described, message), described);
       finish(StageStatus::Fail, "sizes-rejected");
     } else {

@@ -253,8 +253,11 @@ bool readTask(llvm::StringRef text, RewardOptions &options, JsonInputError &erro
     if (!applyTaskKey(text, key, value, o, bad))
       bad = atKey(text, key,
                   fmt::format("unknown task key '{}' (problem, sizes, seed, kernel, "
-                              "tolerances, dtypes, performance_sizes, machine)",
-                              key.str()));
+                              "tolerances, dtypes, performance_sizes, machine){}",
+                              key.str(),
+                              didYouMean(key.str(), {"problem", "sizes", "seed", "kernel",
+                                                     "tolerances", "dtypes",
+                                                     "performance_sizes", "machine"})));
     if (bad) {
       error = std::move(*bad);
       return false;
@@ -300,8 +303,11 @@ bool readBatchLine(llvm::StringRef line, const RewardOptions &defaults, BatchCan
       }
     } else if (!applyTaskKey(line, key, value, candidate.options, bad)) {
       bad = atKey(line, key,
-                  fmt::format("unknown key '{}' (id, source, path, problem, sizes, seed, kernel)",
-                              key.str()));
+                  fmt::format("unknown key '{}' (id, source, path, problem, sizes, seed, kernel){}",
+                              key.str(),
+                              didYouMean(key.str(), {"id", "source", "path", "problem", "sizes",
+                                                     "seed", "kernel", "tolerances", "dtypes",
+                                                     "performance_sizes", "machine"})));
     }
     if (bad) {
       error = std::move(*bad);

@@ -379,13 +379,14 @@ void runClusters(const Program &program, std::vector<HostTensor> &tensors,
           members.push_back(std::make_unique<CtaExecutor>(
               program, tensors, options, result.stats,
               std::array<int64_t, 3>{first[0] + x, first[1] + y, first[2] + z}, rng));
-    if (auto f = runCluster(members, rng, race)) {
+    auto failure = runCluster(members, rng, race);
+    result.stats.ctas += static_cast<int64_t>(members.size()); // failed ones ran too
+    if (auto f = failure) {
       result.outcome = f->outcome;
       result.message = std::move(f->message);
       result.notes = std::move(f->notes);
       return;
     }
-    result.stats.ctas += static_cast<int64_t>(members.size());
     if (options.afterUnit)
       options.afterUnit(first);
   }

@@ -728,13 +728,14 @@ DeviceRunResult runDevices(const std::vector<Program> &programs,
       if (!detectors.empty())
         members.back()->attachRaceDetector(detectors[size_t(d)].get());
     }
-    if (auto f = runGroup(g, members, rng, out.unmatchedSignals, options.where)) {
+    auto failure = runGroup(g, members, rng, out.unmatchedSignals, options.where);
+    result.stats.ctas += ndev; // a group that failed ran too
+    if (auto f = failure) {
       result.outcome = f->outcome;
       result.message = std::move(f->message);
       result.notes = std::move(f->notes);
       break;
     }
-    result.stats.ctas += ndev;
     if (options.afterUnit)
       options.afterUnit(cta);
   }

@@ -619,13 +619,15 @@ RunResult runProgram(const Program &program, std::vector<HostTensor> &tensors,
     exec.attachRaceDetector(race.get());
     exec.shareCaches(&caches);
     auto failure = exec.run();
+    // A CTA that stopped the run ran too (up to its failure): `oob on 1 CTA:
+    // runtime-error`, not `on 0 CTAs`.
+    ++result.stats.ctas;
     if (auto f = failure) {
       result.outcome = f->outcome;
       result.message = std::move(f->message);
       result.notes = std::move(f->notes);
       break;
     }
-    ++result.stats.ctas;
     if (options.afterUnit)
       options.afterUnit(cta);
   }

@@ -1,5 +1,6 @@
 #include "simulator/Reference.h"
 
+#include "ir/Suggest.h"
 #include "simulator/Mt64.h"
 #include "simulator/Numerics.h"
 #include "simulator/Packed.h"
@@ -40,6 +41,21 @@ std::string knownKinds() {
   }
   return s;
 }
+
+} // namespace
+
+std::string unknownProblemKind(std::string_view kind) {
+  std::vector<std::string_view> kinds;
+  for (const ProblemRule *r : rules())
+    if (std::find(kinds.begin(), kinds.end(), r->kind) == kinds.end())
+      kinds.push_back(r->kind);
+  if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end())
+    return "";
+  return fmt::format("unknown problem '{}' (known: {}){}", kind, knownKinds(),
+                     didYouMean(kind, kinds));
+}
+
+namespace {
 
 int tensorIndex(const std::vector<HostTensor> &tensors, std::string_view name) {
   for (size_t i = 0; i < tensors.size(); ++i)
@@ -237,8 +253,7 @@ std::optional<BoundProblem> bindProblem(const ProblemSpec &spec, const Program &
     return std::nullopt;
   };
   if (!rule)
-    return fail({fmt::format("unknown problem '{}' (known: {})", spec.kind, knownKinds()),
-                 spec.kindOffset});
+    return fail({unknownProblemKind(spec.kind), spec.kindOffset});
   BoundProblem p;
   p.spec = spec;
   p.rule = rule;

@@ -72,6 +72,12 @@ struct ProblemError {
   size_t offset = 0;
 };
 
+// Empty when `kind` names a known problem, else "unknown problem 'KIND'
+// (known: ...)" with "did you mean" for a close one (`ad` -> `add`): the
+// message bindProblem gives, which the reward also gives a task's problem
+// before any candidate is run (a task's typo is no candidate's failure).
+std::string unknownProblemKind(std::string_view kind);
+
 // Checks `spec` against the kernel: a known kind, its operands and options,
 // names of the kernel's tensor parameters or scalars, shapes that agree.
 std::optional<BoundProblem> bindProblem(const ProblemSpec &spec, const Program &program,

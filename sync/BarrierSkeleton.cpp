@@ -161,6 +161,7 @@ private:
     ThreadSet active;     // threads that reach this point
     ThreadSet roleActive; // narrowed by warp-uniform conditions only
     std::vector<Expr> guards;
+    std::vector<Expr> threadGuards; // SyncEvent::threadGuards
     std::map<std::string, Expr> env; // let bindings, substituted
     int loop = -1;
     int role = -1; // fixed at the outermost loop's entry
@@ -265,7 +266,10 @@ private:
           mixed = true;
         (d.thread ? threadPart : uniformPart).push_back(e);
       }
-      if (mixed) {
+      // A mixed condition (a bounds guard `i < N` of a thread's index i)
+      // over plain accesses only is kept as a thread guard of its events.
+      bool plain = mixed && plainBody(i.thenBody) && plainBody(i.elseBody);
+      if (mixed && !plain) {
         sk_.unsupported.push_back(
             {i.loc, fmt::format("condition '{}' mixes thread indices with sizes or loop variables",
                                 print(cond))});
@@ -274,6 +278,8 @@ private:
       for (const Expr &e : uniformPart)
         thenC.guards.push_back(e);
       for (const Expr &e : threadPart) {
+        if (plain && dependenceOf(e).uniform)
+          thenC.threadGuards.push_back(e);
         if (auto t = threadsWhere(e, thenC.active))
           thenC.active = *t;
         if (warpUniform(e))
@@ -283,6 +289,8 @@ private:
       // else: the negation, exact when the condition is all thread or all uniform
       if (threadPart.empty()) {
         elseC.guards.push_back(Unary::make(UnaryOp::Not, cond));
+      } else if (plain) {
+        elseC.threadGuards.push_back(Unary::make(UnaryOp::Not, cond));
       } else if (uniformPart.empty()) {
         if (auto t = threadsWhere(cond, c.active))
           elseC.active = minus(c.active, *t);
@@ -326,6 +334,7 @@ private:
     e.scope = scope;
     e.threads = c.active;
     e.guards = c.guards;
+    e.threadGuards = c.threadGuards;
     e.role = c.role >= 0 ? c.role : roleFor(c.roleActive, loc);
     return e;
   }
@@ -486,6 +495,22 @@ private:
       IntrinsicId n = idOf(as<CallStmt>(st));
       if (n != IntrinsicId::DeviceSignal && n != IntrinsicId::DeviceWait &&
           n != IntrinsicId::DeviceFence)
+        return false;
+    }
+    return true;
+  }
+
+  // Declarations of registers, lets, stores and loops and branches of them:
+  // no synchronisation, call or async operation.
+  static bool plainBody(const Block &b) {
+    for (const Stmt &st : b) {
+      if (st->kind == StmtKind::If && plainBody(as<If>(st).thenBody) &&
+          plainBody(as<If>(st).elseBody))
+        continue;
+      if (st->kind == StmtKind::For && plainBody(as<For>(st).body))
+        continue;
+      if (st->kind != StmtKind::Let && st->kind != StmtKind::Store &&
+          !(st->kind == StmtKind::BufferDecl && as<BufferDecl>(st).scope == MemScope::Reg))
         return false;
     }
     return true;

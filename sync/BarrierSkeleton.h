@@ -143,6 +143,18 @@ struct SyncEvent {
   ExecScope scope = ExecScope::Thread;
   ThreadSet threads;
   std::vector<Expr> guards; // conditions over sizes and loop variables
+  // Conditions that mix thread indices with sizes or loop variables
+  // (`blockIdx.x * 256 + threadIdx.x < N`), kept only on the plain accesses
+  // of a branch without synchronisation (BarrierSkeleton.cpp, `plainBody`).
+  // The write-coverage, bounds and race queries read them (allGuards); the
+  // protocol proofs leave them out (more executors than run).
+  std::vector<Expr> threadGuards;
+  // guards, then threadGuards: every condition under which the event runs.
+  std::vector<Expr> allGuards() const {
+    std::vector<Expr> out = guards;
+    out.insert(out.end(), threadGuards.begin(), threadGuards.end());
+    return out;
+  }
   BarrierRef barrier;
   Expr parity; // waits
   Expr amount; // arrivals per thread, bytes, wait_group n, init count

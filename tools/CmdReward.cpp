@@ -116,9 +116,13 @@ bool readTaskFile(RewardOptions &o, std::string &error) {
 }
 
 void printText(const RewardResult &r) {
+  // A diagnostic with no place in the file (the file's, an option's: the
+  // task's problem) names the file alone, not `FILE:0:0`.
   for (const RewardDiagnostic &d : r.diagnostics)
-    llvm::errs() << fmt::format("{}:{}:{}: error: [{}] {}\n", d.file, d.line, d.column, d.code,
-                                d.message);
+    llvm::errs() << (d.line == 0 ? fmt::format("{}: error: [{}] {}\n", d.file, d.code,
+                                               d.message)
+                                 : fmt::format("{}:{}:{}: error: [{}] {}\n", d.file, d.line,
+                                               d.column, d.code, d.message));
   for (const KernelReward &k : r.kernels) {
     for (const StageResult &s : k.stages)
       for (const RewardDiagnostic &d : s.diagnostics) {

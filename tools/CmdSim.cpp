@@ -110,6 +110,7 @@ int inputError(const std::string &file, const std::string &message, int64_t line
     }
     llvm::json::Object out{{"ok", false},
                            {"status", static_cast<int64_t>(kInputError)},
+                           {"verdict", "error"},
                            {"diagnostics", llvm::json::Array{std::move(d)}}};
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
   } else {

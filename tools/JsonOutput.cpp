@@ -26,6 +26,7 @@ int finishInputError(const Diagnostics &diag, bool json) {
   if (json) {
     llvm::json::Object out{{"ok", false},
                            {"status", static_cast<int64_t>(kInputError)},
+                           {"verdict", "error"},
                            {"diagnostics", diagnosticsJson(diag)}};
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
   }

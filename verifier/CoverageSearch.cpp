@@ -40,6 +40,7 @@ std::optional<bool> forEachWrite(const BarrierSkeleton &sk, const std::vector<St
   for (const StoreRef &w : writers) {
     const SyncEvent &ev = *w.event;
     std::vector<int> chain = sk.loopChain(ev);
+    std::vector<Expr> guards = ev.allGuards();
     std::vector<int64_t> members;
     for (int64_t t = 0; t < ev.threads.launchThreads(); ++t)
       if (ev.threads.contains(t))
@@ -83,7 +84,7 @@ std::optional<bool> forEachWrite(const BarrierSkeleton &sk, const std::vector<St
           failed = true;
           return false;
         }
-        for (const Expr &g : ev.guards) {
+        for (const Expr &g : guards) {
           auto v = evalConcrete(g, leaf);
           if (!v) {
             failed = true;
@@ -146,7 +147,7 @@ std::optional<bool> forEachWrite(const BarrierSkeleton &sk, const std::vector<St
     };
     for (const RegionDim &r : w.access->region)
       threadDependent = threadDependent || readsThread(r.begin) || readsThread(r.extent);
-    for (const Expr &g : ev.guards)
+    for (const Expr &g : guards)
       threadDependent = threadDependent || readsThread(g);
     if (!threadDependent && !members.empty())
       members.resize(1);

@@ -233,7 +233,7 @@ private:
       collect(r.begin);
       collect(r.extent);
     }
-    for (const Expr &g : e.guards)
+    for (const Expr &g : e.allGuards())
       collect(g);
     for (const auto &[inner, outer] : divisors) {
       if (!sizesOnly(outer))
@@ -469,7 +469,7 @@ private:
     }
     // A guard Z3 cannot express is left out: more executors than run, so a
     // proof still holds; a violation found then is confirmed concretely.
-    for (const Expr &g : e.guards)
+    for (const Expr &g : e.allGuards())
       if (auto c = enc_.encode(rewrite(g), x.bound, x.builtins); c && c->is_bool())
         s.add(*c);
     bool clip = clipped(e, a, sk_.target);
@@ -589,7 +589,7 @@ private:
                             sizes));
       return false;
     }
-    for (const Expr &g : e.guards) {
+    for (const Expr &g : e.allGuards()) {
       auto v = evalConcrete(g, leaf);
       if (!v || !*v) {
         undecided(e, a,

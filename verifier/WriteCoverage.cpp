@@ -522,7 +522,8 @@ private:
       c.bound.emplace(loop.var, v);
       c.digits.emplace(Digit{loop.var, num(1), nullptr}.key(), v);
     }
-    for (const Expr &g : ev.guards) {
+    std::vector<Expr> guards = ev.allGuards();
+    for (const Expr &g : guards) {
       auto e = condition(g, c, vars);
       if (!e)
         return std::nullopt;

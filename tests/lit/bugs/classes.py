@@ -51,6 +51,7 @@ CLASSES = {
     "16.9": "precision: `where` equalities in shape checks",
     "16.10": "precision: warp uniformity from the condition's values",
     "16.11": "malformed and huge inputs (not bug/twin shaped)",
+    "16.12": "precision: a guard mixing a thread's index with sizes or loop variables (`i < N`) over plain accesses is a thread guard of the bounds, coverage and race proofs",
     "20.3": "device scale (issue 20): flags, epochs, fences, handoffs and collectives across devices",
 }
 TAGS = set(CLASSES) | {"base"}

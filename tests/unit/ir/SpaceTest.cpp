@@ -157,7 +157,7 @@ TEST_CASE("--set errors name the parameter and its domain") {
     CHECK_FALSE(parsePoint(k, "BN=64", diag));
     CHECK(firstError(diag) ==
           "--set gives 'BN', but kernel 'tiles' has no parameter of that name (its parameters: "
-          "BM, STAGES, ORDER, FAST)");
+          "BM, STAGES, ORDER, FAST); did you mean 'BM'?");
   }
   {
     Diagnostics diag(p->sm, false);

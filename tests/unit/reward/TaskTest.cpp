@@ -60,7 +60,7 @@ TEST_CASE("a task key that is unknown or mistyped is refused at the key") {
   CHECK(refusal("[1, 2]") == "t.json:1:1: error: the task must be a JSON object");
   CHECK(refusal("{\"problem\": \"p\",\n \"tolerance\": {}}") ==
         "t.json:2:2: error: unknown task key 'tolerance' (problem, sizes, seed, kernel, "
-        "tolerances, dtypes, performance_sizes, machine)");
+        "tolerances, dtypes, performance_sizes, machine); did you mean 'tolerances'?");
   CHECK(refusal(R"({"dtypes": {"A": 3}})") ==
         "t.json:1:13: error: the type of 'A' must be a string such as \"bf16\"");
   // An unknown type name at its key inside "dtypes", not the same name
