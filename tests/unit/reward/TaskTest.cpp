@@ -122,6 +122,9 @@ TEST_CASE("a batch line has an id and one of source and path") {
         "in.jsonl:1:11: error: \"path\" must not be empty");
   CHECK(lineRefusal(R"({"id": 1, "source": "x", "sead": 3})") ==
         "in.jsonl:1:26: error: unknown key 'sead' (id, source, path, problem, sizes, seed, "
+        "kernel); did you mean 'seed'?");
+  CHECK(lineRefusal(R"({"id": 1, "source": "x", "zzzz": 3})") ==
+        "in.jsonl:1:26: error: unknown key 'zzzz' (id, source, path, problem, sizes, seed, "
         "kernel)");
 }
 
