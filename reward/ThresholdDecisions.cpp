@@ -257,6 +257,32 @@ private:
   // the iterations and sought by Z3 with the iteration as one more unknown.
   // The rest of the term reads sizes, blockIdx and literals only. At the
   // threshold, run on CTA 0 and a CTA that takes it where it reads blockIdx.
+  // Over the corners of `vars`' loops (each variable at its first or last
+  // value): `path` with every loop nonempty, `self` true at some corner, and
+  // `self` false at some corner. Monotone in each variable, `self` takes an
+  // outcome in some iteration exactly when it takes it at a corner.
+  struct Corners {
+    Expr under, yes, no;
+  };
+  Corners corners(const Expr &self, const std::vector<std::string> &vars, const Expr &path,
+                  llvm::SMLoc loc) const {
+    Corners out{path, nullptr, nullptr};
+    for (const std::string &v : vars)
+      out.under = out.under ? Binary::make(BinaryOp::And, out.under, loops_.at(v).nonEmpty, loc)
+                            : loops_.at(v).nonEmpty;
+    for (unsigned corner = 0; corner < (1u << vars.size()); ++corner) {
+      std::map<std::string, Expr> at;
+      for (size_t v = 0; v < vars.size(); ++v) {
+        const Ends &ends = loops_.at(vars[v]);
+        at[vars[v]] = corner >> v & 1 ? ends.last : ends.first;
+      }
+      Expr c = substitute(self, at), notC = Unary::make(UnaryOp::Not, c, loc);
+      out.yes = out.yes ? Binary::make(BinaryOp::Or, out.yes, c, loc) : c;
+      out.no = out.no ? Binary::make(BinaryOp::Or, out.no, notC, loc) : notC;
+    }
+    return out;
+  }
+
   void loopEquality(const Expr &self, const Binary &b, const Expr &path) {
     if (!constantValue(b.lhs) && !constantValue(b.rhs))
       return;
@@ -394,20 +420,7 @@ private:
     // decision per corner also asked for a CTA whose *first* tile is past
     // the constant, `t % 8` in a persistent loop: a threshold size of 24
     // full tiles for the grouped GEMMs, whose CTA 0 reaches t = 132 anyway).
-    Expr under = path, yes, no;
-    for (const std::string &v : vars)
-      under = under ? Binary::make(BinaryOp::And, under, loops_.at(v).nonEmpty, loc)
-                    : loops_.at(v).nonEmpty;
-    for (unsigned corner = 0; corner < (1u << vars.size()); ++corner) {
-      std::map<std::string, Expr> at;
-      for (size_t v = 0; v < vars.size(); ++v) {
-        const Ends &ends = loops_.at(vars[v]);
-        at[vars[v]] = corner >> v & 1 ? ends.last : ends.first;
-      }
-      Expr c = substitute(self, at), notC = Unary::make(UnaryOp::Not, c, loc);
-      yes = yes ? Binary::make(BinaryOp::Or, yes, c, loc) : c;
-      no = no ? Binary::make(BinaryOp::Or, no, notC, loc) : notC;
-    }
+    auto [under, yes, no] = corners(self, vars, path, loc);
     // With blockIdx (beside the variable, or in a persistent loop's ends),
     // the outcome is one CTA's: its size runs that CTA (and CTA 0) alone,
     // not the grid, at the threshold (a CTA's third tile needs 265 tiles of
@@ -491,20 +504,7 @@ private:
     for (const std::string &v : sized)
       if (comparedDirection(self, v, symbols_) == Direction::Unknown)
         return;
-    Expr under = path, yes, no;
-    for (const std::string &v : sized)
-      under = under ? Binary::make(BinaryOp::And, under, loops_.at(v).nonEmpty, loc)
-                    : loops_.at(v).nonEmpty;
-    for (unsigned corner = 0; corner < (1u << sized.size()); ++corner) {
-      std::map<std::string, Expr> at;
-      for (size_t v = 0; v < sized.size(); ++v) {
-        const Ends &ends = loops_.at(sized[v]);
-        at[sized[v]] = corner >> v & 1 ? ends.last : ends.first;
-      }
-      Expr c = substitute(self, at), notC = Unary::make(UnaryOp::Not, c, loc);
-      yes = yes ? Binary::make(BinaryOp::Or, yes, c, loc) : c;
-      no = no ? Binary::make(BinaryOp::Or, no, notC, loc) : notC;
-    }
+    auto [under, yes, no] = corners(self, sized, path, loc);
     Reads r;
     if (!termOnly(yes, known, true, r) || !(r.cta || r.thread))
       return;
