@@ -273,12 +273,13 @@ PYBIND11_MODULE(_core, m) {
          const std::string &sizes, const std::string &kernel, double timeoutMs, uint64_t maxSteps,
          uint64_t memoryMb, const std::string &name, double staticTimeoutMs, bool staticOnly,
          const std::string &performanceSizes, const std::string &machine,
-         const py::dict &dtypes) {
+         const py::dict &dtypes, const std::string &set) {
         if (!(timeoutMs >= 0) || !(staticTimeoutMs >= 0)) // NaN included
           throw py::value_error("timeout_ms and static_timeout_ms take a non-negative number");
         auto [text, file] = sourceOf(source, name.empty() ? "<candidate>" : name);
         RewardOptions options;
         options.kernel = kernel;
+        options.point = set;
         options.problem = problem;
         options.sizes = sizes;
         if (!seed.is_none())
@@ -310,5 +311,5 @@ PYBIND11_MODULE(_core, m) {
       "memory_mb"_a = RewardOptions().maxMemoryMb, "name"_a = "",
       "static_timeout_ms"_a = RewardOptions().staticTimeoutMs, "static_only"_a = false,
       "performance_sizes"_a = RewardOptions().performanceSizes, "machine"_a = "",
-      "dtypes"_a = py::dict());
+      "dtypes"_a = py::dict(), "set"_a = "");
 }

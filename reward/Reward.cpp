@@ -4,8 +4,10 @@
 #include "reward/Reward.h"
 
 #include "ir/Budget.h"
+#include "ir/Checker.h"
 #include "ir/Dtype.h"
 #include "ir/DtypeNames.h"
+#include "ir/Instantiate.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/SemanticHash.h"
@@ -141,6 +143,9 @@ std::string adviceFor(const std::string &code) {
       {"types.unknown-call", "call a known intrinsic or tile primitive (docs/ir.md lists them)"},
       {"types.undefined-name", "define the name before this use, or fix its spelling"},
       {"types.redefined", "give one of the two definitions another name"},
+      {"types.point", "the task's point must be one of the kernel's space: a value of every "
+                      "parameter's domain that the where clause admits (tilescope space lists "
+                      "them)"},
       {"types.", "make the operands' dtypes, shapes and scopes agree with the call"},
       {"dispatch.", "change the operand layouts or the execution scope so that an "
                     "implementation accepts the call (the message lists why each refused)"},
@@ -226,12 +231,47 @@ struct ParsedKernel {
   std::optional<Kernel> kernel;
   std::string name;
   StageResult parse;
+  std::string point;                // the point `kernel` is the instance of
+  std::optional<StageResult> types; // types, failed before the stage ran: no such point
 };
+
+// A kernel with parameters is scored at the task's point (options.point):
+// `pk.kernel` becomes its instance, whose canonical text and hash are the
+// point's. A family that does not check, or without a point, is left to the
+// types stage (which says so); a point that is not in the space (an unknown
+// parameter, a value outside its domain, a `where` constraint false there)
+// fails types at the candidate's declaration.
+void choosePoint(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOptions &options) {
+  if (!pk.kernel || pk.kernel->space.empty() || options.point.empty())
+    return;
+  Diagnostics diag(sm, false);
+  Module family;
+  family.kernels.push_back(*pk.kernel);
+  if (checkModule(family, diag) > 0 || diag.hasErrors())
+    return;
+  if (std::optional<Point> p = parsePoint(*pk.kernel, options.point, diag)) {
+    Instance inst = instantiate(*pk.kernel, *p);
+    if (inst.kernel) {
+      pk.kernel = std::move(*inst.kernel);
+      pk.point = pointText(*p);
+      return;
+    }
+    diag.error(inst.loc, fmt::format("point {} of kernel '{}' {}", pointText(*p), pk.name,
+                                     inst.byConstraint ? "is not in the space: " + inst.reason
+                                                       : "does not instantiate: " + inst.reason));
+  }
+  StageResult types;
+  types.name = "types";
+  types.status = StageStatus::Fail;
+  types.diagnostics = convertDiagnostics(diag, 0, pk.name, "types");
+  pk.types = std::move(types);
+}
 
 KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOptions &options,
                           uint64_t seed) {
   KernelReward kr;
   kr.kernel = pk.name;
+  kr.point = pk.point;
   kr.stages.push_back(pk.parse);
   std::string blockedBy;
   auto blocked = [&](const StageResult &s) {
@@ -254,6 +294,8 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
     if (options.cache)
       anchors = sourceAnchors(normal, sm);
     key = fmt::format("v1|{}|{}|{}", kr.candidate, options.problem, options.sizes);
+    if (!options.point.empty()) // a point outside the space fails types by its text
+      key += "|set:" + options.point;
     if (options.ptxas)
       key += "|ptxas";
     for (const auto &[output, t] : options.tolerances) // simulate's verdict depends on them
@@ -300,7 +342,7 @@ KernelReward rewardKernel(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOpt
         continue;
       }
       auto started = Clock::now();
-      StageResult s = run(*pk.kernel, sm);
+      StageResult s = pk.types && std::string_view(name) == "types" ? *pk.types : run(*pk.kernel, sm);
       if (options.ptxas && s.name == "resources" && s.status == StageStatus::Pass)
         addPtxasReport(*pk.kernel, sm, s);
       s.ms = msSince(started);
@@ -651,6 +693,7 @@ RewardResult reward(const std::string &source, const RewardOptions &options) {
   res.verdict = "pass";
   double scores = 0;
   for (ParsedKernel &pk : parsed) {
+    choosePoint(pk, sm, options);
     KernelReward kr = rewardKernel(pk, sm, options, res.seed);
     fileHash += kr.candidate.empty() ? "-" : kr.candidate;
     scores += kr.score;

@@ -34,6 +34,11 @@ struct RewardTolerance {
 
 struct RewardOptions {
   std::string kernel;           // empty: every kernel of the file, reported per kernel
+  // The point a kernel with parameters is scored at, as `tilescope
+  // instantiate --set` takes it ("BM=128,STAGES=6", a named point, or a named
+  // point with changes); the kernels without parameters ignore it. Empty: a
+  // kernel with parameters fails `types` (a family is not one candidate).
+  std::string point;
   std::string problem;          // the task's problem, e.g. "gemm(A, B^T -> C)"
   std::string sizes = "auto";   // "auto" or "M=256,N=256,K=128;M=384,N=128,K=320"
   std::optional<uint64_t> seed; // none: drawn from the OS (and reported)
@@ -123,7 +128,8 @@ struct FirstFailure {
 
 struct KernelReward {
   std::string kernel;
-  std::string candidate; // semantic hash, 16 hex digits
+  std::string candidate; // semantic hash, 16 hex digits (of the instance, for a point)
+  std::string point;     // the point scored, every parameter named; empty: no parameters
   std::vector<StageResult> stages;
   std::vector<SimulatedSize> simulated;
   std::optional<PerformanceEstimate> performance;

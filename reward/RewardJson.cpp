@@ -114,6 +114,8 @@ llvm::json::Object resultJson(const RewardResult &r) {
                               {"stages", std::move(stages)},
                               {"simulated", std::move(simulated)},
                               {"first_failure", firstFailureJson(k.firstFailure)}};
+    if (!k.point.empty()) // a kernel with parameters, scored at this point
+      kernel["point"] = k.point;
     if (const std::optional<PerformanceEstimate> &p = k.performance) // only when the model ran
       kernel["performance"] = llvm::json::Object{{"machine", p->machine},
                                                  {"sizes", p->sizes},

@@ -66,6 +66,9 @@ std::string codeOfMessage(const std::string &stage, const std::string &m) {
     return "parse.syntax";
   }
   if (stage == "types") {
+    if (has(m, "has parameters: score one point") || has(m, "--set gives") ||
+        has(m, "is not in the space") || has(m, "does not instantiate"))
+      return "types.point";
     if (has(m, "unknown call"))
       return "types.unknown-call";
     if (has(m, "unknown function"))
@@ -136,7 +139,7 @@ StageResult typesStage(const Kernel &kernel, llvm::SourceMgr &sm) {
   // at a point (tilescope instantiate --set ...), not as a family.
   if (!diag.hasErrors() && !kernel.space.empty())
     diag.error(kernel.loc, fmt::format("kernel '{}' has parameters: score one point of it "
-                                       "(tilescope instantiate --set ...)",
+                                       "(reward --set NAME=VALUE,..., or \"set\" in the task)",
                                        kernel.name));
   return fromDiag("types", diag, kernel.name);
 }

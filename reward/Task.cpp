@@ -102,9 +102,12 @@ bool applyTaskKey(llvm::StringRef text, llvm::StringRef key, const json::Value &
   auto wrongType = [&](const char *expected) {
     error = atKey(text, key, fmt::format("task key \"{}\" must be {}", key.str(), expected));
   };
-  if (key == "problem" || key == "kernel" || key == "machine") {
+  if (key == "problem" || key == "kernel" || key == "machine" || key == "set") {
     if (auto s = value.getAsString())
-      (key == "problem" ? o.problem : key == "kernel" ? o.kernel : o.machine) = s->str();
+      (key == "problem" ? o.problem
+       : key == "kernel" ? o.kernel
+       : key == "set"    ? o.point
+                         : o.machine) = s->str();
     else
       wrongType("a string");
     return true;
@@ -252,10 +255,10 @@ bool readTask(llvm::StringRef text, RewardOptions &options, JsonInputError &erro
     std::optional<JsonInputError> bad;
     if (!applyTaskKey(text, key, value, o, bad))
       bad = atKey(text, key,
-                  fmt::format("unknown task key '{}' (problem, sizes, seed, kernel, "
+                  fmt::format("unknown task key '{}' (problem, sizes, seed, kernel, set, "
                               "tolerances, dtypes, performance_sizes, machine){}",
                               key.str(),
-                              didYouMean(key.str(), {"problem", "sizes", "seed", "kernel",
+                              didYouMean(key.str(), {"problem", "sizes", "seed", "kernel", "set",
                                                      "tolerances", "dtypes",
                                                      "performance_sizes", "machine"})));
     if (bad) {
@@ -303,11 +306,12 @@ bool readBatchLine(llvm::StringRef line, const RewardOptions &defaults, BatchCan
       }
     } else if (!applyTaskKey(line, key, value, candidate.options, bad)) {
       bad = atKey(line, key,
-                  fmt::format("unknown key '{}' (id, source, path, problem, sizes, seed, kernel){}",
+                  fmt::format("unknown key '{}' (id, source, path, problem, sizes, seed, "
+                              "kernel, set){}",
                               key.str(),
                               didYouMean(key.str(), {"id", "source", "path", "problem", "sizes",
-                                                     "seed", "kernel", "tolerances", "dtypes",
-                                                     "performance_sizes", "machine"})));
+                                                     "seed", "kernel", "set", "tolerances",
+                                                     "dtypes", "performance_sizes", "machine"})));
     }
     if (bad) {
       error = std::move(*bad);

@@ -35,6 +35,11 @@ cl::list<std::string> positional(cl::Positional, cl::desc("FILE | - | merge OUT 
                                  cl::sub(rewardCommand));
 cl::opt<std::string> kernelName("kernel", cl::desc("Reward only kernel K"), cl::value_desc("K"),
                                 cl::sub(rewardCommand));
+cl::opt<std::string> setText("set",
+                             cl::desc("The point a kernel with parameters is scored at: "
+                                      "NAME=VALUE,... or a named point (as `tilescope "
+                                      "instantiate --set`)"),
+                             cl::value_desc("NAME=VALUE,..."), cl::sub(rewardCommand));
 cl::opt<std::string> problem("problem", cl::desc("The task's problem, e.g. \"gemm(A, B^T -> C)\""),
                              cl::value_desc("P"), cl::sub(rewardCommand));
 cl::opt<std::string> taskFile("task", cl::desc("The task as JSON: problem, sizes, seed"),
@@ -162,6 +167,7 @@ int runReward() {
     return runMerge();
   RewardOptions options;
   options.kernel = kernelName;
+  options.point = setText;
   options.problem = problem;
   options.sizes = sizes;
   options.performanceSizes = performanceSizes;

@@ -308,6 +308,25 @@ class RewardTest(unittest.TestCase):
         with self.assertRaises(TypeError):
             tilescope.reward(naive, problem="gemm(A, B -> C)", dtypes={"A": 16})
 
+    def test_a_kernel_with_parameters_is_scored_at_the_point_set_names(self):
+        family = library("gemm_bf16_sm90_family.tile")
+        point = "BM=64,BN=64,STAGES=2,CONSUMERS=1,ORDER=row,PERSISTENT=false,SPLIT=1"
+        got = tilescope.reward(family, problem="gemm(A, B^T -> C)", seed=1, set=point,
+                               sizes="M=72,N=64,K=192")
+        self.assertEqual(got["verdict"], "pass")
+        self.assertEqual(got["kernels"][0]["point"], point)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "instance.tile")
+            subprocess.run([BINARY, "instantiate", os.path.join(SOURCE_DIR, "kernels",
+                            "gemm_bf16_sm90_family.tile"), "--set", point, "-o", path],
+                           check=True)
+            with open(path) as f:
+                instance = tilescope.reward(f.read(), static_only=True)
+        self.assertEqual(got["kernels"][0]["candidate"], instance["kernels"][0]["candidate"])
+        outside = tilescope.reward(family, problem="gemm(A, B^T -> C)", static_only=True,
+                                   set=point.replace("CONSUMERS=1", "CONSUMERS=2"))
+        self.assertEqual(outside["first_failure"]["code"], "types.point")
+
     def test_without_a_seed_the_reward_draws_and_reports_one(self):
         first = tilescope.reward(library("gemm_naive.tile"), problem="gemm(A, B -> C)")
         second = tilescope.reward(library("gemm_naive.tile"), problem="gemm(A, B -> C)")

@@ -59,7 +59,7 @@ TEST_CASE("a task that is not JSON is refused at the parser's position") {
 TEST_CASE("a task key that is unknown or mistyped is refused at the key") {
   CHECK(refusal("[1, 2]") == "t.json:1:1: error: the task must be a JSON object");
   CHECK(refusal("{\"problem\": \"p\",\n \"tolerance\": {}}") ==
-        "t.json:2:2: error: unknown task key 'tolerance' (problem, sizes, seed, kernel, "
+        "t.json:2:2: error: unknown task key 'tolerance' (problem, sizes, seed, kernel, set, "
         "tolerances, dtypes, performance_sizes, machine); did you mean 'tolerances'?");
   CHECK(refusal(R"({"dtypes": {"A": 3}})") ==
         "t.json:1:13: error: the type of 'A' must be a string such as \"bf16\"");
@@ -122,10 +122,10 @@ TEST_CASE("a batch line has an id and one of source and path") {
         "in.jsonl:1:11: error: \"path\" must not be empty");
   CHECK(lineRefusal(R"({"id": 1, "source": "x", "sead": 3})") ==
         "in.jsonl:1:26: error: unknown key 'sead' (id, source, path, problem, sizes, seed, "
-        "kernel); did you mean 'seed'?");
+        "kernel, set); did you mean 'seed'?");
   CHECK(lineRefusal(R"({"id": 1, "source": "x", "zzzz": 3})") ==
         "in.jsonl:1:26: error: unknown key 'zzzz' (id, source, path, problem, sizes, seed, "
-        "kernel)");
+        "kernel, set)");
 }
 
 TEST_CASE("a refused batch line keeps its id for the error line") {
