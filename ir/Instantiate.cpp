@@ -244,6 +244,10 @@ private:
 
 } // namespace
 
+std::string whyNotInstantiated(const Instance &inst) {
+  return (inst.byConstraint ? "is not in the space: " : "does not instantiate: ") + inst.reason;
+}
+
 Instance instantiate(const Kernel &kernel, const Point &point) {
   Instance out;
   Instantiator in(kernel, point);

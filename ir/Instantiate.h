@@ -30,6 +30,11 @@ struct Instance {
 
 Instance instantiate(const Kernel &kernel, const Point &point);
 
+// Why `inst` has no kernel, as the diagnostics say it after "point P":
+// "is not in the space: REASON" (a constraint false there) or "does not
+// instantiate: REASON".
+std::string whyNotInstantiated(const Instance &inst);
+
 // The point `text` names: `BM=128,STAGES=6`, a named point `big`, or a named
 // point with changes `big,STAGES=4`. Every parameter needs a value. Errors
 // (an unknown parameter, a value outside its domain, a missing value) go to

@@ -257,8 +257,7 @@ void choosePoint(ParsedKernel &pk, llvm::SourceMgr &sm, const RewardOptions &opt
       return;
     }
     diag.error(inst.loc, fmt::format("point {} of kernel '{}' {}", pointText(*p), pk.name,
-                                     inst.byConstraint ? "is not in the space: " + inst.reason
-                                                       : "does not instantiate: " + inst.reason));
+                                     whyNotInstantiated(inst)));
   }
   StageResult types;
   types.name = "types";

@@ -241,6 +241,28 @@ std::string JsonInputError::str(llvm::StringRef file) const {
   return fmt::format("{}:{}:{}: error: {}", file.str(), line, column, message);
 }
 
+namespace {
+
+// The keys a task file takes (applyTaskKey's), in the order messages list them.
+const std::vector<std::string_view> &taskKeys() {
+  static const std::vector<std::string_view> keys = {
+      "problem", "sizes", "seed", "kernel", "set", "tolerances", "dtypes", "performance_sizes",
+      "machine"};
+  return keys;
+}
+
+// A batch line's keys: its own and a task's.
+const std::vector<std::string_view> &lineKeys() {
+  static const std::vector<std::string_view> keys = [] {
+    std::vector<std::string_view> k = {"id", "source", "path"};
+    k.insert(k.end(), taskKeys().begin(), taskKeys().end());
+    return k;
+  }();
+  return keys;
+}
+
+} // namespace
+
 bool readTask(llvm::StringRef text, RewardOptions &options, JsonInputError &error) {
   std::optional<json::Value> task = parseJson(text, error);
   if (!task)
@@ -255,12 +277,8 @@ bool readTask(llvm::StringRef text, RewardOptions &options, JsonInputError &erro
     std::optional<JsonInputError> bad;
     if (!applyTaskKey(text, key, value, o, bad))
       bad = atKey(text, key,
-                  fmt::format("unknown task key '{}' (problem, sizes, seed, kernel, set, "
-                              "tolerances, dtypes, performance_sizes, machine){}",
-                              key.str(),
-                              didYouMean(key.str(), {"problem", "sizes", "seed", "kernel", "set",
-                                                     "tolerances", "dtypes",
-                                                     "performance_sizes", "machine"})));
+                  fmt::format("unknown task key '{}' ({}){}", key.str(),
+                              fmt::join(taskKeys(), ", "), didYouMean(key.str(), taskKeys())));
     if (bad) {
       error = std::move(*bad);
       return false;
@@ -309,9 +327,7 @@ bool readBatchLine(llvm::StringRef line, const RewardOptions &defaults, BatchCan
                   fmt::format("unknown key '{}' (id, source, path, problem, sizes, seed, "
                               "kernel, set){}",
                               key.str(),
-                              didYouMean(key.str(), {"id", "source", "path", "problem", "sizes",
-                                                     "seed", "kernel", "set", "tolerances",
-                                                     "dtypes", "performance_sizes", "machine"})));
+                              didYouMean(key.str(), lineKeys())));
     }
     if (bad) {
       error = std::move(*bad);

@@ -157,8 +157,7 @@ bool expandSpaces(FileResult &r, bool namedOnly, Diagnostics &diag) {
       if (!inst.kernel) {
         diag.error(inst.loc,
                    fmt::format("point {} of kernel '{}' {}", pointText(p), k.name,
-                               inst.byConstraint ? "is not in the space: " + inst.reason
-                                                 : "does not instantiate: " + inst.reason));
+                               whyNotInstantiated(inst)));
         return false;
       }
       if (namedOnly)

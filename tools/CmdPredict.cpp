@@ -112,8 +112,7 @@ int runPredict() {
     Instance inst = instantiate(*kernel, *point);
     if (!inst.kernel) {
       diag.error(inst.loc, fmt::format("point {} {}", pointText(*point),
-                                       inst.byConstraint ? "is not in the space: " + inst.reason
-                                                         : "does not instantiate: " + inst.reason));
+                                       whyNotInstantiated(inst)));
       return finishInputError(diag, json);
     }
     candidates.emplace_back(pointText(*point), std::move(*inst.kernel));

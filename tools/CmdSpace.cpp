@@ -228,8 +228,7 @@ int runInstantiate() {
   Instance inst = instantiate(*kernel, *point);
   if (!inst.kernel) {
     diag.error(inst.loc, fmt::format("point {} {}", pointText(*point),
-                                     inst.byConstraint ? "is not in the space: " + inst.reason
-                                                       : "does not instantiate: " + inst.reason));
+                                     whyNotInstantiated(inst)));
     return kInputError;
   }
   Module one;

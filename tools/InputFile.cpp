@@ -56,8 +56,7 @@ bool instantiateChosen(Module &module, PointChoice point, Diagnostics &diag) {
     Instance inst = instantiate(k, *p);
     if (!inst.kernel) {
       diag.error(inst.loc, fmt::format("point {} of kernel '{}' {}", pointText(*p), k.name,
-                                       inst.byConstraint ? "is not in the space: " + inst.reason
-                                                         : "does not instantiate: " + inst.reason));
+                                       whyNotInstantiated(inst)));
       return false;
     }
     kept.push_back(std::move(*inst.kernel));
